@@ -1,0 +1,40 @@
+"""Training callbacks: how a training loop talks to the outside world.
+
+A training loop knows nothing of memorization tracking, files or the UI. It calls
+the hooks of each callback it was given; progress bars, the warm-up tracker and
+checkpoints are callbacks. A hook may return :data:`STOP` to end training early
+(the dashboard's cancel button does that).
+"""
+from __future__ import annotations
+
+STOP = "stop"
+
+
+class Callback:
+    """Base class: every hook is optional.
+
+    ``model`` is the estimator being fitted (with ``model.epoch_`` set to the number
+    of finished epochs when ``on_epoch_end`` is called).
+    """
+
+    def on_fit_start(self, model) -> None:
+        pass
+
+    def on_epoch_end(self, model, epoch: int, logs: dict) -> str | None:
+        """``epoch`` counts finished epochs from 1; ``logs`` holds e.g. ``{"loss": float}``."""
+        return None
+
+    def on_fit_end(self, model) -> None:
+        pass
+
+
+class ProgressCallback(Callback):
+    """Forward progress to a plain function ``fn(done, total, message)``."""
+
+    def __init__(self, fn, total: int):
+        self.fn, self.total = fn, total
+
+    def on_epoch_end(self, model, epoch, logs):
+        loss = logs.get("loss")
+        self.fn(epoch, self.total, f"epoch {epoch}/{self.total}" + (f" loss {loss:.4f}" if loss is not None else ""))
+        return None
