@@ -1,0 +1,487 @@
+"""Per-training-row memorization dynamics from a warm-up's checks table.
+
+Input is the long **checks table** the warm-up tracker writes: one row per
+(check, synthetic row) with columns ``check`` (0-based check index), ``epoch``
+(epochs finished at that check), ``synthetic_id``, ``nn1`` (``row_id`` of the
+nearest training row), ``d1``, ``d2``, ``ratio`` = d1 / d2 (NaN for 0/0) and
+``memorized`` (ratio < 1/3). Synthetic rows are fresh samples at every check, so
+everything here is keyed by the *training* row they are attributed to (their NN1).
+
+Notation: training row i (``row_id``), check e (in check order), synthetic row g
+with nearest training row NN1(g) and ratio r_g.
+
+* copy count          c_i(e) = #{g at check e : NN1(g) = i and g memorized}
+* per-row Mem-AUC     A_i(e) = sum over g at check e with NN1(g) = i and r_g finite of (1 - r_g)
+  (over **all** synthetic rows whose NN1 is i, memorized or not; METHOD.md section 2)
+* cumulative count    C_i(e) = sum_{e' <= e} c_i(e');  total count  C_i = C_i(last check)
+* first memorization  the epoch of the first check with c_i(e) > 0 (censored when none)
+* forgetting events   F_i = #{consecutive checks (e, e+) : c_i(e) > 0 and c_i(e+) = 0}
+* Top group           the ceil(top_frac * N) rows with the largest total count,
+  ties broken by the lowest ``row_id``
+
+Everything is held densely (N training rows x C checks) in :class:`RowDynamics`, so
+rescoring (see :mod:`memviz.dynamiccut`) is pure numpy.
+"""
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import asdict, dataclass
+
+import numpy as np
+import pandas as pd
+
+from .errors import MemvizError
+
+CHECK_COLUMNS = ("check", "epoch", "synthetic_id", "nn1", "d1", "d2", "ratio", "memorized")
+DEFAULT_TOP_FRAC = 0.10
+#: per-term Mem-AUC contributions are rounded to multiples of 1 / AUC_QUANTUM_INV (about 1e-9)
+AUC_QUANTUM_INV = float(2 ** 30)
+
+
+def ceil_share(share: float, n: int) -> int:
+    """Number of rows in a share: ``ceil(share * n)``, robust to float noise.
+
+    ``0.1 * 30`` is ``3.0000000000000004`` in floating point; the product is rounded
+    to 9 decimals before the ceiling so it gives 3, not 4.
+    """
+    return int(math.ceil(round(share * n, 9)))
+
+
+def _frozen(a: np.ndarray) -> np.ndarray:
+    a = np.ascontiguousarray(a)
+    a.setflags(write=False)
+    return a
+
+
+@dataclass(frozen=True, eq=False)
+class RowDynamics:
+    """Dense per-row dynamics: N training rows (sorted by ``row_id``) x C checks.
+
+    Attributes
+    ----------
+    row_ids : ndarray, int64, (N,)
+        All training ``row_id`` values, ascending; every other (N, ...) array is aligned to it.
+    checks : ndarray, int64, (C,)
+        Check indices as found in the checks table, ascending.
+    epochs : ndarray, int64, (C,)
+        Epochs finished at each check (non-decreasing).
+    n_synthetic : ndarray, int64, (C,)
+        Synthetic rows evaluated at each check.
+    counts : ndarray, int32, (N, C)
+        Copy counts c_i(e).
+    auc : ndarray, float64, (N, C)
+        Per-row Mem-AUC A_i(e) = sum of (1 - r) over synthetic rows with NN1 = i and finite r.
+    cumulative : ndarray, int64, (N, C)
+        C_i(e) = cumsum of ``counts`` along checks.
+    total : ndarray, int64, (N,)
+        Total count C_i = cumulative[:, -1].
+    first_check : ndarray, int64, (N,)
+        Position (0..C-1) of the first check with c_i > 0; -1 when never memorized.
+    first_epoch : ndarray, float64, (N,)
+        ``epochs[first_check]``; NaN when never memorized (censored).
+    censored : ndarray, bool, (N,)
+        True when the row was never memorized during the warm-up.
+    forgetting_events : ndarray, int64, (N,)
+        F_i = #{e : c_i(e) > 0 and c_i(e+1) = 0}.
+    top : ndarray, bool, (N,)
+        Membership of the Top group (see :func:`top_mask`).
+    top_frac : float
+        The share used for ``top``.
+    """
+
+    row_ids: np.ndarray
+    checks: np.ndarray
+    epochs: np.ndarray
+    n_synthetic: np.ndarray
+    counts: np.ndarray
+    auc: np.ndarray
+    cumulative: np.ndarray
+    total: np.ndarray
+    first_check: np.ndarray
+    first_epoch: np.ndarray
+    censored: np.ndarray
+    forgetting_events: np.ndarray
+    top: np.ndarray
+    top_frac: float = DEFAULT_TOP_FRAC
+
+    @property
+    def n_rows(self) -> int:
+        return int(self.row_ids.shape[0])
+
+    @property
+    def n_checks(self) -> int:
+        return int(self.epochs.shape[0])
+
+    @property
+    def ever_memorized(self) -> np.ndarray:
+        """(N,) bool: C_i > 0."""
+        return self.total > 0
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per training row (RangeIndex; ``row_id`` is a column).
+
+        Columns: row_id, total_count, ever_memorized, first_check, first_epoch, censored,
+        forgetting_events, copy_checks (#checks with c_i > 0), mem_auc_sum (sum_e A_i(e)),
+        mem_auc_max (max_e A_i(e)), top.
+        """
+        return pd.DataFrame({
+            "row_id": self.row_ids,
+            "total_count": self.total,
+            "ever_memorized": self.ever_memorized,
+            "first_check": self.first_check,
+            "first_epoch": self.first_epoch,
+            "censored": self.censored,
+            "forgetting_events": self.forgetting_events,
+            "copy_checks": (self.counts > 0).sum(axis=1).astype(np.int64),
+            "mem_auc_sum": self.auc.sum(axis=1),
+            "mem_auc_max": self.auc.max(axis=1),
+            "top": self.top,
+        })
+
+    def to_long(self) -> pd.DataFrame:
+        """Tidy (N * C rows, row-major: all checks of the first row first).
+
+        Columns: row_id, check, epoch, count, mem_auc, cumulative.
+        """
+        n, c = self.counts.shape
+        return pd.DataFrame({
+            "row_id": np.repeat(self.row_ids, c),
+            "check": np.tile(self.checks, n),
+            "epoch": np.tile(self.epochs, n),
+            "count": self.counts.ravel(),
+            "mem_auc": self.auc.ravel(),
+            "cumulative": self.cumulative.ravel(),
+        })
+
+
+def top_mask(total: np.ndarray, row_ids: np.ndarray, top_frac: float = DEFAULT_TOP_FRAC) -> np.ndarray:
+    """Top group: the ``ceil(top_frac * N)`` rows with the largest total count.
+
+    Ties are broken by the lowest ``row_id``, so the group is a deterministic function of
+    the counts. When fewer than ``ceil(top_frac * N)`` rows were ever copied, the Top group
+    is filled with never-copied rows of lowest ``row_id`` (it always has that size).
+    """
+    if not 0.0 < float(top_frac) <= 1.0:
+        raise MemvizError(f"top_frac must be in (0, 1], got {top_frac}")
+    n_top = ceil_share(float(top_frac), len(total))
+    order = np.lexsort((row_ids, -np.asarray(total, dtype=np.int64)))  # descending count, then row_id
+    mask = np.zeros(len(total), dtype=bool)
+    mask[order[:n_top]] = True
+    return mask
+
+
+def _check_columns(checks: pd.DataFrame) -> None:
+    if not isinstance(checks, pd.DataFrame):
+        raise MemvizError(f"checks table must be a pandas DataFrame, got {type(checks).__name__}")
+    missing = [c for c in ("check", "epoch", "nn1", "ratio", "memorized") if c not in checks.columns]
+    if missing:
+        raise MemvizError(f"checks table is missing column(s) {', '.join(missing)}")
+    if len(checks) == 0:
+        raise MemvizError("checks table is empty: the warm-up recorded no check")
+
+
+def _int_column(checks: pd.DataFrame, name: str) -> np.ndarray:
+    col = checks[name].to_numpy()
+    if col.dtype.kind in "iu":
+        return col.astype(np.int64, copy=False)
+    as_float = np.asarray(col, dtype=np.float64)
+    if not np.all(np.isfinite(as_float)) or np.any(as_float != np.round(as_float)):
+        raise MemvizError(f"checks table column {name} must hold integers")
+    return as_float.astype(np.int64)
+
+
+def _check_index(checks: pd.DataFrame):
+    """Distinct checks, their epochs and each table row's check position."""
+    check = _int_column(checks, "check")
+    epoch = _int_column(checks, "epoch")
+    uniq, inverse = np.unique(check, return_inverse=True)  # (C,), (S_total,)
+    epochs = np.zeros(len(uniq), dtype=np.int64)
+    epochs[inverse] = epoch
+    if np.any(epochs[inverse] != epoch):
+        bad = uniq[np.unique(inverse[epochs[inverse] != epoch])[0]]
+        raise MemvizError(f"checks table: check {bad} has more than one epoch")
+    if np.any(np.diff(epochs) < 0):
+        raise MemvizError("checks table: epochs decrease as the check index grows")
+    return uniq, epochs, inverse
+
+
+def _row_positions(nn1: np.ndarray, row_ids: np.ndarray) -> np.ndarray:
+    """Map training row_ids to positions in the sorted ``row_ids`` (searchsorted)."""
+    pos = np.searchsorted(row_ids, nn1)
+    pos_clip = np.minimum(pos, len(row_ids) - 1)
+    unknown = row_ids[pos_clip] != nn1
+    if np.any(unknown):
+        bad = np.unique(nn1[unknown])
+        more = f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""
+        raise MemvizError(f"checks table: nn1 {bad[0]}{more} is not a training row_id")
+    return pos
+
+
+def _train_ids(train_row_ids) -> np.ndarray:
+    ids = np.asarray(train_row_ids)
+    if ids.ndim != 1 or ids.size == 0 or ids.dtype.kind not in "iu":
+        raise MemvizError("train_row_ids must be a non-empty 1-D array of integer row_ids")
+    ids = np.sort(ids.astype(np.int64))
+    if np.any(ids[1:] == ids[:-1]):
+        dup = ids[1:][ids[1:] == ids[:-1]][0]
+        raise MemvizError(f"train_row_ids: row_id {dup} appears more than once")
+    return ids
+
+
+def compute_dynamics(checks: pd.DataFrame, train_row_ids, top_frac: float = DEFAULT_TOP_FRAC) -> RowDynamics:
+    """Build :class:`RowDynamics` from a checks table.
+
+    Parameters
+    ----------
+    checks : DataFrame
+        The long checks table (columns ``check``, ``epoch``, ``nn1``, ``ratio``,
+        ``memorized``; others are ignored). ``memorized`` is taken as given (the metric's
+        decision, r < 1/3), not recomputed from ``ratio``.
+    train_row_ids : array of int
+        **All** training row_ids (order irrelevant): rows never copied get zero counts.
+    top_frac : float, default 0.10
+        Share of rows in the Top group (by total count, ties to the lowest row_id).
+
+    Returns
+    -------
+    RowDynamics
+        c_i(e) and A_i(e) are computed with ``np.bincount`` on the flat index
+        ``position(i) * C + check_position(e)``, then
+        C_i(e) = cumsum_e c_i(e), first check = argmax_e [c_i(e) > 0],
+        F_i = sum_e [c_i(e) > 0][c_i(e+1) = 0]. Each term 1 - r is first rounded to a
+        multiple of 2**-30 (error < 1e-9), which makes the float sums exact and so
+        independent of the order of the table's rows: equal scores stay exactly equal.
+
+    Raises
+    ------
+    MemvizError
+        A missing column, an empty table, a check with two epochs, epochs decreasing with
+        the check index, duplicated train row_ids, or an ``nn1`` that is not a training row_id.
+    """
+    _check_columns(checks)
+    row_ids = _train_ids(train_row_ids)
+    check_ids, epochs, check_pos = _check_index(checks)  # (C,), (C,), (S,)
+    n, c = len(row_ids), len(check_ids)
+    row_pos = _row_positions(_int_column(checks, "nn1"), row_ids)  # (S,)
+    flat = row_pos * c + check_pos  # (S,) index into the (N, C) matrices
+    memorized = checks["memorized"].to_numpy(dtype=bool)
+    ratio = checks["ratio"].to_numpy(dtype=np.float64)
+    one_minus_r = np.where(np.isfinite(ratio), 1.0 - ratio, 0.0)  # (S,), NaN ratio counts 0
+    # quantize to multiples of 2**-30 so every sum below is exact in float64 (up to 2**23 terms
+    # per cell), hence independent of the order of the table's rows (ties rank the same)
+    one_minus_r = np.round(one_minus_r * AUC_QUANTUM_INV) / AUC_QUANTUM_INV
+
+    counts = np.bincount(flat[memorized], minlength=n * c).reshape(n, c).astype(np.int32)  # (N, C)
+    auc = np.bincount(flat, weights=one_minus_r, minlength=n * c).reshape(n, c)  # (N, C)
+    n_synthetic = np.bincount(check_pos, minlength=c).astype(np.int64)  # (C,)
+
+    cumulative = np.cumsum(counts, axis=1, dtype=np.int64)  # (N, C)
+    total = cumulative[:, -1].copy()
+    copied = counts > 0  # (N, C)
+    first_check = np.where(total > 0, np.argmax(copied, axis=1), -1).astype(np.int64)
+    censored = first_check < 0
+    first_epoch = np.where(censored, np.nan, epochs[np.maximum(first_check, 0)].astype(np.float64))
+    forgetting = (copied[:, :-1] & ~copied[:, 1:]).sum(axis=1).astype(np.int64)
+    top = top_mask(total, row_ids, top_frac)
+    return RowDynamics(
+        row_ids=_frozen(row_ids), checks=_frozen(check_ids), epochs=_frozen(epochs),
+        n_synthetic=_frozen(n_synthetic), counts=_frozen(counts), auc=_frozen(auc),
+        cumulative=_frozen(cumulative), total=_frozen(total), first_check=_frozen(first_check),
+        first_epoch=_frozen(first_epoch), censored=_frozen(censored),
+        forgetting_events=_frozen(forgetting), top=_frozen(top), top_frac=float(top_frac),
+    )
+
+
+def check_summary(checks: pd.DataFrame) -> pd.DataFrame:
+    """Whole-table memorization at every check.
+
+    Columns: check, epoch, n_synthetic, n_memorized,
+    mem_ratio = n_memorized / n_synthetic, and
+    mem_auc = (1 / S) * sum_g (1 - r_g) with the term counted as 0 when r_g is not finite
+    (an NaN ratio, 0/0, is below no threshold), i.e. integral_0^1 MemRatio(tau) dtau.
+    """
+    _check_columns(checks)
+    check_ids, epochs, check_pos = _check_index(checks)
+    c = len(check_ids)
+    ratio = checks["ratio"].to_numpy(dtype=np.float64)
+    one_minus_r = np.where(np.isfinite(ratio), 1.0 - ratio, 0.0)
+    n_syn = np.bincount(check_pos, minlength=c)
+    n_mem = np.bincount(check_pos, weights=checks["memorized"].to_numpy(dtype=bool), minlength=c)
+    auc_sum = np.bincount(check_pos, weights=one_minus_r, minlength=c)
+    return pd.DataFrame({
+        "check": check_ids, "epoch": epochs, "n_synthetic": n_syn.astype(np.int64),
+        "n_memorized": n_mem.astype(np.int64), "mem_ratio": n_mem / n_syn, "mem_auc": auc_sum / n_syn,
+    })
+
+
+# --------------------------------------------------------------------------- summaries
+
+def concentration_curve(dyn: RowDynamics) -> tuple[np.ndarray, np.ndarray]:
+    """Concentration (Lorenz-type) curve of copies over training rows.
+
+    Rows are sorted by total count, largest first; ``x[j] = j / N`` and
+    ``y[j] = (sum of the j largest C_i) / sum_i C_i`` for j = 0..N (both start at 0).
+    ``y`` is all NaN when there are no copies at all.
+    """
+    tot = np.sort(dyn.total)[::-1].astype(np.float64)  # (N,) descending
+    x = np.arange(len(tot) + 1) / len(tot)
+    s = tot.sum()
+    y = np.concatenate([[0.0], np.cumsum(tot)]) / s if s > 0 else np.full(len(tot) + 1, np.nan)
+    return x, y
+
+
+def concentration(dyn: RowDynamics, share: float) -> float:
+    """Share of all copies held by the ``ceil(share * N)`` most-copied rows (NaN if no copies)."""
+    x, y = concentration_curve(dyn)
+    return float(y[ceil_share(share, dyn.n_rows)])
+
+
+@dataclass(frozen=True)
+class HeavyTail:
+    """Shape of the distribution of total counts C_i over all N training rows.
+
+    gini = (2 * sum_j j * C_(j)) / (N * sum_j C_(j)) - (N + 1) / N with C_(1) <= ... <= C_(N)
+    (0 = all rows copied equally, -> 1 = one row holds every copy; NaN when no copies).
+    """
+
+    gini: float
+    max_count: int
+    mean_count: float
+    median_count: float
+    zero_share: float  # share of rows with C_i = 0
+
+
+def heavy_tail(dyn: RowDynamics) -> HeavyTail:
+    """Gini, max, mean, median and zero share of the total counts (see :class:`HeavyTail`)."""
+    tot = np.sort(dyn.total).astype(np.float64)
+    n, s = len(tot), tot.sum()
+    gini = float(2.0 * np.sum(np.arange(1, n + 1) * tot) / (n * s) - (n + 1) / n) if s > 0 else float("nan")
+    return HeavyTail(gini=gini, max_count=int(tot[-1]), mean_count=float(tot.mean()),
+                     median_count=float(np.median(tot)), zero_share=float(np.mean(tot == 0)))
+
+
+@dataclass(frozen=True)
+class GroupStats:
+    """Dynamics of one group of training rows (Top or Non-Top).
+
+    median_first_epoch is over the group's memorized rows only (NaN if none);
+    censored_share = share of the group never memorized;
+    forgetting_rate = mean_i F_i over the group;
+    forgetting_rate_memorized = mean_i F_i over its memorized rows (NaN if none);
+    early_mem_auc = mean over rows of (1 / q) * sum_{e < q} A_i(e), q = early checks.
+    """
+
+    n_rows: int
+    n_memorized: int
+    censored_share: float
+    median_first_epoch: float
+    forgetting_rate: float
+    forgetting_rate_memorized: float
+    early_mem_auc: float
+
+
+@dataclass(frozen=True)
+class DynamicsSummary:
+    """Headline numbers of a warm-up's per-row dynamics (see :func:`summarize`).
+
+    ``concentration`` maps a share q (e.g. 0.01) to the share of copies held by the
+    ceil(q N) most-copied rows. p-values are two-sided Mann-Whitney U tests Top vs
+    Non-Top (NaN when a group has no value to compare).
+    """
+
+    n_rows: int
+    n_checks: int
+    early_checks: int
+    total_copies: int
+    top_frac: float
+    concentration: dict
+    heavy_tail: HeavyTail
+    top: GroupStats
+    non_top: GroupStats
+    p_first_epoch: float
+    p_forgetting: float
+    p_early_mem_auc: float
+
+    def to_dict(self) -> dict:
+        """JSON-ready nested dict (concentration keys become strings such as ``"0.01"``)."""
+        d = asdict(self)
+        d["concentration"] = {f"{k:g}": v for k, v in self.concentration.items()}
+        return d
+
+
+def early_mem_auc(dyn: RowDynamics, early_checks: int | None = None) -> np.ndarray:
+    """(N,) early Mem-AUC: (1 / q) * sum over the first q checks of A_i(e).
+
+    q defaults to ``ceil(C / 4)`` (the first quarter of the checks, at least one).
+    """
+    q = _early_checks(dyn, early_checks)
+    return dyn.auc[:, :q].mean(axis=1)
+
+
+def _early_checks(dyn: RowDynamics, early_checks: int | None) -> int:
+    if early_checks is None:
+        return max(1, ceil_share(0.25, dyn.n_checks))
+    if int(early_checks) != early_checks or not 1 <= early_checks <= dyn.n_checks:
+        raise MemvizError(f"early_checks must be an integer in [1, {dyn.n_checks}], got {early_checks}")
+    return int(early_checks)
+
+
+def _mean(a: np.ndarray) -> float:
+    return float(a.mean()) if a.size else float("nan")
+
+
+def _group(dyn: RowDynamics, mask: np.ndarray, early: np.ndarray) -> GroupStats:
+    mem = mask & ~dyn.censored
+    return GroupStats(
+        n_rows=int(mask.sum()), n_memorized=int(mem.sum()),
+        censored_share=_mean(dyn.censored[mask].astype(float)),
+        median_first_epoch=float(np.median(dyn.first_epoch[mem])) if mem.any() else float("nan"),
+        forgetting_rate=_mean(dyn.forgetting_events[mask].astype(float)),
+        forgetting_rate_memorized=_mean(dyn.forgetting_events[mem].astype(float)),
+        early_mem_auc=_mean(early[mask]),
+    )
+
+
+def mann_whitney_p(a: np.ndarray, b: np.ndarray) -> float:
+    """Two-sided Mann-Whitney U p-value (scipy); NaN when a sample is empty or the test is undefined."""
+    from scipy.stats import mannwhitneyu
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if a.size == 0 or b.size == 0:
+        return float("nan")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return float(mannwhitneyu(a, b, alternative="two-sided").pvalue)
+
+
+def summarize(dyn: RowDynamics, early_checks: int | None = None,
+              shares: tuple[float, ...] = (0.01, 0.05, 0.10)) -> DynamicsSummary:
+    """Summarize the dynamics: concentration, heavy tail and Top vs Non-Top behaviour.
+
+    Parameters
+    ----------
+    dyn : RowDynamics
+    early_checks : int, optional
+        q, the number of leading checks averaged for the early Mem-AUC; default
+        ``ceil(C / 4)`` (the first quarter of the checks).
+    shares : tuple of float
+        Shares q for the concentration (share of copies in the ceil(q N) top rows).
+
+    Notes
+    -----
+    Top vs Non-Top tests (two-sided Mann-Whitney U): first-memorization epoch over
+    memorized rows only (censored rows are reported as ``censored_share``); forgetting
+    events F_i and early Mem-AUC over all rows of each group.
+    """
+    early = early_mem_auc(dyn, early_checks)
+    q = _early_checks(dyn, early_checks)
+    top, rest = dyn.top, ~dyn.top
+    mem = ~dyn.censored
+    return DynamicsSummary(
+        n_rows=dyn.n_rows, n_checks=dyn.n_checks, early_checks=q, total_copies=int(dyn.total.sum()),
+        top_frac=dyn.top_frac, concentration={float(s): concentration(dyn, s) for s in shares},
+        heavy_tail=heavy_tail(dyn), top=_group(dyn, top, early), non_top=_group(dyn, rest, early),
+        p_first_epoch=mann_whitney_p(dyn.first_epoch[top & mem], dyn.first_epoch[rest & mem]),
+        p_forgetting=mann_whitney_p(dyn.forgetting_events[top], dyn.forgetting_events[rest]),
+        p_early_mem_auc=mann_whitney_p(early[top], early[rest]),
+    )

@@ -1,0 +1,367 @@
+"""TabDDPM (Kotelnikov et al., ICML 2023), our own torch implementation.
+
+Usage::
+
+    model = TabDDPM("cpu-quick", epochs=150).fit(table, callbacks=[...])
+    df = model.sample(3000, seed=0)          # table.schema.columns, original dtypes
+    state = model.state_dict()               # torch.save(state, path)
+    # later, bit-identical continuation:
+    TabDDPM("cpu-quick", epochs=300).fit(table, resume_state=torch.load(path, weights_only=True))
+
+Column transforms: :mod:`memviz.models.transforms`; diffusion maths and the denoiser:
+:mod:`memviz.models.diffusion`.
+
+Training: AdamW; one epoch is one pass over a ``torch.randperm`` of the rows (drawn
+from the training generator) in batches of ``batch_size`` (the last one may be smaller);
+``lr_schedule="linear"`` sets ``lr_s = lr · (1 - s / S)`` before step ``s`` of
+``S = epochs · ⌈N / batch_size⌉`` (the reference TabDDPM annealing), ``"constant"``
+keeps ``lr``. Randomness: the network is initialised from ``seed``; training draws
+(permutations, ``t``, noise, dropout) come from one training generator seeded with
+``seed + 1`` on the model's device; each :meth:`TabDDPM.sample` call builds its own
+generator from its ``seed``, so sampling inside a callback leaves training untouched.
+Samples for a seed depend on the device kind (CPU vs CUDA streams) and on the sampling
+``batch_size``.
+"""
+from __future__ import annotations
+
+import math
+import secrets
+from dataclasses import asdict, dataclass, fields, replace
+
+import pandas as pd
+import torch
+
+from ..callbacks import STOP
+from ..data import Table
+from ..errors import MemvizError
+from .diffusion import CAT_INPUTS, MixedDiffusion, MLPDenoiser
+from .transforms import TabularTransform
+
+STATE_FORMAT = "memviz.tabddpm/1"
+LR_SCHEDULES = ("linear", "constant")
+
+
+@dataclass(frozen=True)
+class TabDDPMConfig:
+    """Hyper-parameters of one preset (every field can be overridden in :class:`TabDDPM`).
+
+    Parameters
+    ----------
+    epochs : int
+        Passes over the training rows.
+    batch_size : int
+        Rows per optimisation step (capped at the number of rows).
+    lr, weight_decay : float
+        AdamW learning rate and decoupled weight decay.
+    layers : tuple of int
+        Hidden widths of the denoiser MLP.
+    dim_t : int
+        ``d0``: width of the input projection and of the time embedding.
+    n_timesteps : int
+        ``T``, diffusion steps (training and sampling).
+    dropout : float
+        Dropout after every hidden ReLU.
+    lr_schedule : {"linear", "constant"}
+        Linear decay to 0 over ``epochs`` (reference) or a constant rate.
+    cat_input : {"log-onehot", "onehot"}
+        Network input for the categorical part of ``x_t`` (see
+        :class:`memviz.models.diffusion.MixedDiffusion`); the reference uses log-one-hot.
+    """
+
+    epochs: int
+    batch_size: int
+    lr: float
+    weight_decay: float
+    layers: tuple
+    dim_t: int
+    n_timesteps: int
+    dropout: float = 0.0
+    lr_schedule: str = "linear"
+    cat_input: str = "log-onehot"
+
+
+PRESETS = {
+    # Tuned on the 3,000-row Adult sample with 2 CPU threads (see the report in the
+    # docstring of TabDDPM): small MLP, T = 50.
+    "cpu-quick": TabDDPMConfig(epochs=150, batch_size=256, lr=2e-3, weight_decay=0.0,
+                               layers=(256, 256, 256), dim_t=128, n_timesteps=50),
+    # The reference Adult configuration (TabDDPM's tuned config, used by the TabCutMix
+    # code): 100,000 steps at batch 4096 = 12,500 epochs of Adult's 32,561 rows
+    # (8 batches each); weight decay 0.0 as in that config. For Default (15,000 steps,
+    # 27,000 rows, 7 batches) use epochs=2143. Needs a GPU.
+    "paper": TabDDPMConfig(epochs=12_500, batch_size=4096, lr=0.001809824563637657, weight_decay=0.0,
+                           layers=(1024, 2048, 2048, 1024), dim_t=1024, n_timesteps=1000),
+}
+
+_ARCH = ("layers", "dim_t", "n_timesteps", "cat_input")
+
+
+class TabDDPM:
+    """TabDDPM generator with the memviz estimator contract.
+
+    Parameters
+    ----------
+    preset : {"cpu-quick", "paper"}
+        Starting values (:data:`PRESETS`); any ``None`` parameter below takes the preset's.
+    epochs, batch_size, lr, weight_decay, layers, dim_t, n_timesteps, dropout, lr_schedule
+        Overrides of :class:`TabDDPMConfig` fields.
+    device : str
+        ``"auto"`` (CUDA when available, else CPU), ``"cpu"``, ``"cuda"``, ``"cuda:1"``...
+    amp : bool
+        bf16 autocast of the denoiser on CUDA; ignored on CPU. The diffusion maths stay float32.
+    seed : int
+        Seeds the initial weights (``seed``) and the training generator (``seed + 1``).
+
+    Attributes (after fit)
+    ----------------------
+    epoch_ : int            finished epochs
+    step_ : int             finished optimisation steps
+    loss_history_ : list    mean training loss of each finished epoch
+    model_ : MLPDenoiser    the network
+    optimizer_ : torch.optim.AdamW
+    transform_ : TabularTransform
+    diffusion_ : MixedDiffusion
+    config_ : TabDDPMConfig the resolved hyper-parameters
+    device_ : torch.device
+    """
+
+    def __init__(self, preset: str = "cpu-quick", *, epochs=None, batch_size=None, lr=None, weight_decay=None,
+                 layers=None, dim_t=None, n_timesteps=None, dropout=None, lr_schedule=None,
+                 cat_input=None, device: str = "auto", amp: bool = False, seed: int = 0):
+        self.preset, self.epochs, self.batch_size, self.lr = preset, epochs, batch_size, lr
+        self.weight_decay, self.layers, self.dim_t, self.n_timesteps = weight_decay, layers, dim_t, n_timesteps
+        self.dropout, self.lr_schedule, self.cat_input = dropout, lr_schedule, cat_input
+        self.device, self.amp, self.seed = device, amp, seed
+        self.config  # fail fast on a bad preset or value
+
+    # ------------------------------------------------------------- params
+    def get_params(self, deep: bool = True) -> dict:
+        names = ("preset", "epochs", "batch_size", "lr", "weight_decay", "layers", "dim_t", "n_timesteps",
+                 "dropout", "lr_schedule", "cat_input", "device", "amp", "seed")
+        return {k: getattr(self, k) for k in names}
+
+    def set_params(self, **params) -> "TabDDPM":
+        for k, v in params.items():
+            if k not in self.get_params():
+                raise MemvizError(f"TabDDPM: unknown parameter {k!r}")
+            setattr(self, k, v)
+        return self
+
+    @property
+    def config(self) -> TabDDPMConfig:
+        """The preset with the non-None overrides applied, validated."""
+        if self.preset not in PRESETS:
+            raise MemvizError(f"TabDDPM: unknown preset {self.preset!r} (use {', '.join(PRESETS)})")
+        over = {f.name: getattr(self, f.name) for f in fields(TabDDPMConfig) if getattr(self, f.name) is not None}
+        if "layers" in over:
+            over["layers"] = tuple(int(w) for w in over["layers"])
+        cfg = replace(PRESETS[self.preset], **over)
+        for name in ("epochs", "batch_size", "dim_t", "n_timesteps"):
+            if int(getattr(cfg, name)) < (0 if name == "epochs" else 1):
+                raise MemvizError(f"TabDDPM: {name} must be a positive integer, got {getattr(cfg, name)!r}")
+        if not cfg.layers or min(cfg.layers) < 1:
+            raise MemvizError(f"TabDDPM: layers must be a non-empty tuple of positive widths, got {cfg.layers!r}")
+        if not 0 <= cfg.dropout < 1:
+            raise MemvizError(f"TabDDPM: dropout must be in [0, 1), got {cfg.dropout!r}")
+        if cfg.lr <= 0 or cfg.weight_decay < 0:
+            raise MemvizError(f"TabDDPM: lr must be > 0 and weight_decay >= 0, got {cfg.lr!r}, {cfg.weight_decay!r}")
+        if cfg.lr_schedule not in LR_SCHEDULES:
+            raise MemvizError(f"TabDDPM: lr_schedule {cfg.lr_schedule!r} is not one of {', '.join(LR_SCHEDULES)}")
+        if cfg.cat_input not in CAT_INPUTS:
+            raise MemvizError(f"TabDDPM: cat_input {cfg.cat_input!r} is not one of {', '.join(CAT_INPUTS)}")
+        return cfg
+
+    def _resolve_device(self) -> torch.device:
+        if self.device in (None, "auto"):
+            return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        try:
+            return torch.device(self.device)
+        except (RuntimeError, TypeError):
+            raise MemvizError(f"TabDDPM: unknown device {self.device!r} (use auto, cpu, cuda)") from None
+
+    def _autocast(self):
+        if self.amp and self.device_.type == "cuda":
+            return lambda: torch.autocast("cuda", dtype=torch.bfloat16)
+        return None
+
+    # -------------------------------------------------------------- build
+    def _build(self, transform: TabularTransform, n_rows: int, fingerprint: int) -> None:
+        cfg, dev = self.config, self._resolve_device()
+        self.config_, self.device_, self.transform_ = cfg, dev, transform
+        self.n_rows_, self.fingerprint_ = n_rows, fingerprint
+        self.diffusion_ = MixedDiffusion(transform.n_num, transform.category_sizes, cfg.n_timesteps, dev, cfg.cat_input)
+        init = torch.Generator().manual_seed(int(self.seed))
+        self.model_ = MLPDenoiser(self.diffusion_.d_in, cfg.layers, cfg.dim_t, cfg.dropout, init).to(dev)
+        self.optimizer_ = torch.optim.AdamW(self.model_.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+        self._train_gen = torch.Generator(device=dev).manual_seed(int(self.seed) + 1)
+        self.epoch_, self.step_, self.loss_history_ = 0, 0, []
+
+    # ---------------------------------------------------------------- fit
+    def fit(self, table: Table, callbacks=(), resume_state: dict | None = None) -> "TabDDPM":
+        """Train for ``epochs`` epochs (or up to ``epochs`` when resuming); returns self.
+
+        ``callbacks`` get ``on_fit_start(model)``, ``on_epoch_end(model, epoch, logs)``
+        after every epoch (``logs``: ``loss``, ``loss_gauss``, ``loss_multi``, ``lr``;
+        returning :data:`memviz.callbacks.STOP` ends training after that epoch) and
+        ``on_fit_end(model)``. ``resume_state`` (from :meth:`state_dict`) continues a
+        run bit-identically on the same table.
+        """
+        if not isinstance(table, Table):
+            raise MemvizError(f"TabDDPM: fit expects a memviz Table, got {type(table).__name__}")
+        if len(table) < 2:
+            raise MemvizError(f"{table.source}: TabDDPM needs at least 2 rows, got {len(table)}")
+        data = table.data.loc[:, list(table.schema.columns)]
+        fingerprint = _fingerprint(data)
+        if resume_state is not None:
+            self.load_state_dict(resume_state)
+            if list(self.transform_.columns) != list(table.schema.columns) or self.fingerprint_ != fingerprint:
+                raise MemvizError(f"{table.source}: resume_state was trained on another table")
+        else:
+            self._build(TabularTransform.fit(data, table.schema, seed=int(self.seed)), len(data), fingerprint)
+        x_num, codes = self.transform_.transform(data)
+        x_num = torch.from_numpy(x_num).to(self.device_)                             # [N, n_num]
+        codes = torch.from_numpy(codes).to(self.device_)                             # [N, n_cat]
+        callbacks = list(callbacks or ())
+        for cb in callbacks:
+            cb.on_fit_start(self)
+        self._train(x_num, codes, callbacks)
+        for cb in callbacks:
+            cb.on_fit_end(self)
+        return self
+
+    def _lr_at(self, step: int, total: int) -> float:
+        cfg = self.config_
+        return cfg.lr * (1 - step / total) if cfg.lr_schedule == "linear" and total else cfg.lr
+
+    def _train(self, x_num: torch.Tensor, codes: torch.Tensor, callbacks) -> None:
+        cfg, gen, opt, model = self.config_, self._train_gen, self.optimizer_, self.model_
+        n = codes.shape[0]
+        bs = min(cfg.batch_size, n)
+        steps = math.ceil(n / bs)
+        total = cfg.epochs * steps
+        autocast = self._autocast()
+        model.train()
+        while self.epoch_ < cfg.epochs:
+            perm = torch.randperm(n, generator=gen, device=self.device_)             # [N]
+            acc = torch.zeros(3, device=self.device_)
+            for s in range(steps):
+                idx = perm[s * bs:(s + 1) * bs]                                      # [B]
+                lr = self._lr_at(self.step_, total)
+                for group in opt.param_groups:
+                    group["lr"] = lr
+                loss, l_gauss, l_multi = self.diffusion_.loss(model, x_num[idx], codes[idx], gen, gen, autocast)
+                opt.zero_grad(set_to_none=True)
+                loss.backward()
+                opt.step()
+                acc += torch.stack([loss.detach(), l_gauss, l_multi]) * idx.shape[0]
+                self.step_ += 1
+            loss, l_gauss, l_multi = (acc / n).tolist()                              # one sync per epoch
+            self.epoch_ += 1
+            self.loss_history_.append(loss)
+            logs = {"loss": loss, "loss_gauss": l_gauss, "loss_multi": l_multi, "lr": lr}
+            replies = [cb.on_epoch_end(self, self.epoch_, logs) for cb in callbacks]
+            model.train()
+            if STOP in replies:
+                break
+
+    # ------------------------------------------------------------- sample
+    def sample(self, n: int, seed: int | None = None, batch_size: int = 10_000) -> pd.DataFrame:
+        """``n`` synthetic rows with ``table.schema.columns``, original dtypes and categories.
+
+        The same ``seed`` (and ``batch_size``, device kind) gives the same rows; ``seed=None``
+        draws a fresh one. All steps run on the model's device; only the final rows
+        are copied to the host. The global torch RNG is never used.
+        """
+        self._check_fitted()
+        n = int(n)
+        if n < 0 or batch_size < 1:
+            raise MemvizError(f"TabDDPM: sample needs n >= 0 and batch_size >= 1, got {n}, {batch_size}")
+        seed = secrets.randbits(63) if seed is None else int(seed)
+        gen = torch.Generator(device=self.device_).manual_seed(seed)
+        was_training = self.model_.training
+        self.model_.eval()
+        nums, cats = [], []
+        try:
+            for start in range(0, n, batch_size):
+                x, c = self.diffusion_.sample(self.model_, min(batch_size, n - start), gen, self._autocast())
+                nums.append(x)
+                cats.append(c)
+        finally:
+            self.model_.train(was_training)
+        d = self.diffusion_
+        x = torch.cat(nums).cpu().numpy() if nums else torch.zeros(0, d.n_num).numpy()
+        c = torch.cat(cats).cpu().numpy() if cats else torch.zeros(0, d.n_cat, dtype=torch.long).numpy()
+        return self.transform_.inverse(x, c)
+
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "model_"):
+            raise MemvizError("TabDDPM: the model is not fitted (call fit or load_state_dict first)")
+
+    # -------------------------------------------------------------- state
+    def state_dict(self) -> dict:
+        """Everything needed to continue training bit-identically or to sample.
+
+        Tensors (on the CPU) and JSON-able Python containers only: store with
+        ``torch.save``, read with ``torch.load(path, weights_only=True)``.
+        """
+        self._check_fitted()
+        return {
+            "format": STATE_FORMAT,
+            "params": {**_plain_params(self.get_params()), "config": _plain_params(asdict(self.config_))},
+            "epoch": self.epoch_, "step": self.step_, "loss_history": list(self.loss_history_),
+            "n_rows": self.n_rows_, "fingerprint": self.fingerprint_,
+            "device_type": self.device_.type,
+            "transform": self.transform_.to_state(),
+            "model": {k: v.detach().cpu().clone() for k, v in self.model_.state_dict().items()},
+            "optimizer": _to_cpu(self.optimizer_.state_dict()),
+            "rng": {"train": self._train_gen.get_state().clone()},
+        }
+
+    def load_state_dict(self, state: dict) -> "TabDDPM":
+        """Restore a fitted model from :meth:`state_dict` (same architecture params); returns self."""
+        if not isinstance(state, dict) or state.get("format") != STATE_FORMAT:
+            raise MemvizError(f"TabDDPM: not a TabDDPM state (expected format {STATE_FORMAT!r})")
+        saved, cfg = state["params"]["config"], self.config
+        for name in _ARCH:
+            if _plain_params({name: getattr(cfg, name)})[name] != saved[name]:
+                raise MemvizError(f"TabDDPM: state has {name}={saved[name]!r}, this model {getattr(cfg, name)!r}")
+        self._build(TabularTransform.from_state(state["transform"]), int(state["n_rows"]), int(state["fingerprint"]))
+        if state["device_type"] != self.device_.type:
+            raise MemvizError(f"TabDDPM: state was trained on {state['device_type']}, this model runs on "
+                              f"{self.device_.type}; resume on the same kind of device")
+        self.model_.load_state_dict(state["model"])
+        self.optimizer_.load_state_dict(state["optimizer"])
+        self._train_gen.set_state(state["rng"]["train"])
+        self.epoch_, self.step_ = int(state["epoch"]), int(state["step"])
+        self.loss_history_ = [float(v) for v in state["loss_history"]]
+        return self
+
+    @classmethod
+    def from_state_dict(cls, state: dict, device: str = "auto", amp: bool = False) -> "TabDDPM":
+        """A fitted TabDDPM built with the parameters saved in ``state``."""
+        p = dict(state["params"])
+        p.pop("config", None)
+        p.update(device=device, amp=amp)
+        if p.get("layers") is not None:
+            p["layers"] = tuple(p["layers"])
+        return cls(**p).load_state_dict(state)
+
+
+def _plain_params(d: dict) -> dict:
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in d.items()}
+
+
+def _to_cpu(obj):
+    if isinstance(obj, torch.Tensor):
+        return obj.detach().cpu().clone()
+    if isinstance(obj, dict):
+        return {k: _to_cpu(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_to_cpu(v) for v in obj]
+    return obj
+
+
+def _fingerprint(data: pd.DataFrame) -> int:
+    """A 63-bit hash of the training rows (values and row_ids), to refuse resuming on another table."""
+    h = pd.util.hash_pandas_object(data, index=True).to_numpy()
+    return int((h.sum(dtype="uint64") ^ len(h)) & ((1 << 63) - 1))

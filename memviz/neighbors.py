@@ -1,0 +1,320 @@
+"""The one nearest-neighbour engine of memviz (tracking, scoring and evaluation all use it).
+
+Distances
+---------
+For a query row g and a reference row x, with p numerical and q categorical
+distance columns (a class target counts as categorical, see
+:attr:`Schema.distance_categorical`), n = p + q:
+
+* ``"paper"`` (the reference papers' metric)::
+
+      e(x)  = || g_num - x_num ||_2                 raw units, no per-column scaling
+      e'(x) = (e(x) - min_x e) / (max_x e - min_x e)  over ALL reference rows, for this g
+              (0 for every x when max = min)
+      h(x)  = #{ j : g_cat_j != x_cat_j }
+      d(x)  = (e'(x) + h(x)) / n
+
+* ``"standardized"``: each numerical column divided by its training range first,
+  ``d(x) = (|| (g_num - x_num) / range ||_2 + h(x)) / n``, no per-query min-max.
+
+Algorithm
+---------
+Queries are processed in chunks of ``b`` rows against all N reference rows, so memory
+is O(b·N) whatever the table sizes (``b = chunk_elements // N``). Per chunk, on CPU or GPU:
+
+1. ``E2 = [g, |g|^2, 1] @ [-2x; 1; |x|^2]``   (b, N) float64, columns centred first;
+   ``E = sqrt(max(E2, 0))``. Float64 keeps the cancellation of this expansion far
+   below the tolerance even on Adult's ``fnlwgt`` (values up to 1.5e6); float32 would
+   lose near copies.
+2. ``M = onehot(g) @ onehot(X)^T``            (b, N) category matches, exact small
+   integers in bfloat16 (float32 when q >= 256).
+3. ranking key ``K = E / R - M`` with R = max E - min E (paper) or ``K = E - M``: the
+   same order as d, since d·n = e/R + q - M - min e / R.
+4. ``topk(K, n_candidates)``, then every candidate's distance is recomputed
+   **exactly** (float64 direct differences), with the exact min e and max e of the
+   row (themselves refined from candidates); candidates are ordered by (d, position),
+   so ties go to the lowest reference position. A query whose ties run past the
+   candidate list is recomputed over all reference rows exactly (rare: duplicated rows).
+
+The result matches a row-at-a-time float64 implementation of the definition.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+import torch
+
+from .data import Table
+from .device import resolve_device
+from .encoding import Encoded, Encoder
+from .errors import MemvizError
+
+DISTANCES = ("paper", "standardized")
+
+
+@dataclass(frozen=True)
+class Neighbors:
+    """The k nearest reference rows of each query row, nearest first.
+
+    pos : (M, k) int64 positions in the reference table.
+    row_id : (M, k) int64 reference row_ids.
+    dist : (M, k) float64 distances d.
+    """
+
+    pos: np.ndarray
+    row_id: np.ndarray
+    dist: np.ndarray
+
+
+class NeighborEngine:
+    """Exact k-nearest reference rows under the paper's (or the standardized) distance.
+
+    Parameters
+    ----------
+    distance : {"paper", "standardized"}
+    device : "auto", "cpu" or "cuda"
+    chunk_elements : int
+        Size of one (query chunk × reference) block; bounds memory at about
+        ``chunk_elements × 14`` bytes whatever the table sizes.
+    n_candidates : int
+        Rows kept from the fast ranking before the exact recomputation (≥ k).
+    n_jobs : int or None
+        CPU worker threads over query chunks (default: ``torch.get_num_threads()``).
+
+    Attributes (after ``fit``)
+    --------------------------
+    encoder_ : Encoder
+    n_reference_ : int
+    device_ : torch.device
+    """
+
+    def __init__(self, distance: str = "paper", device: str = "auto", chunk_elements: int = 1 << 19,
+                 n_candidates: int = 8, n_jobs: int | None = None):
+        if distance not in DISTANCES:
+            raise MemvizError(f"distance {distance!r}: unknown (use paper or standardized)")
+        self.distance = distance
+        self.device = device
+        self.chunk_elements = int(chunk_elements)
+        self.n_candidates = int(n_candidates)
+        self.n_jobs = n_jobs
+
+    # ------------------------------------------------------------------- fit
+    def fit(self, reference: Table, scale_table: Table | None = None) -> "NeighborEngine":
+        """Index the reference rows.
+
+        ``scale_table`` (default: the reference) gives the means used for missing
+        numericals and, for the standardized distance, the column ranges; the
+        category vocabulary always comes from the reference rows.
+        """
+        schema = reference.schema
+        num_cols, cat_cols = schema.distance_numerical, schema.distance_categorical
+        if not num_cols and not cat_cols:
+            raise MemvizError(f"{reference.source}: no numerical or categorical column to compare")
+        base = Encoder.fit((scale_table or reference).data, num_cols, cat_cols)
+        vocab = Encoder.fit(reference.data, (), cat_cols).vocab
+        self.encoder_ = Encoder(base.num_cols, base.cat_cols, base.means, base.mins, base.ranges, vocab)
+        self.device_ = resolve_device(self.device)
+        enc = self.encoder_.transform(reference.data)
+        self.row_ids_ = reference.row_ids
+        self.n_reference_ = len(reference)
+        self._load_reference(enc)
+        return self
+
+    def _scale(self, num: np.ndarray) -> np.ndarray:
+        if self.distance == "standardized":
+            return (num - self.encoder_.mins) / self.encoder_.ranges
+        return num
+
+    def _load_reference(self, enc: Encoded) -> None:
+        dev = self.device_
+        num = self._scale(enc.num)
+        self.p_, self.q_ = num.shape[1], enc.cat.shape[1]
+        self.center_ = num.mean(axis=0) if len(num) else np.zeros(self.p_)
+        x = torch.as_tensor(num - self.center_, dtype=torch.float64, device=dev)        # (N, p)
+        self.x_num_ = torch.as_tensor(num, dtype=torch.float64, device=dev)             # (N, p) exact path
+        ones = torch.ones(len(num), 1, dtype=torch.float64, device=dev)
+        self.x_aug_ = torch.cat([-2 * x, ones, (x * x).sum(1, keepdim=True)], 1).T.contiguous()  # (p+2, N)
+        # rounding bound of |g|^2 + |x|^2 - 2 g.x where it matters (g near some x, so
+        # |g| ≈ |x|): (p + 2)·eps·4·max|x|^2, times a safety factor of 16
+        big = float((x * x).sum(1).max()) if len(num) else 0.0
+        self.margin_ = 64.0 * (self.p_ + 2) * float(np.finfo(np.float64).eps) * max(big, 1e-300)
+        self.x_cat_ = torch.as_tensor(enc.cat, dtype=torch.int64, device=dev)          # (N, q)
+        sizes = self.encoder_.n_categories
+        self.offsets_ = torch.as_tensor(np.concatenate([[0], np.cumsum(sizes)[:-1]]) if len(sizes) else
+                                        np.zeros(0, dtype=np.int64), dtype=torch.int64, device=dev)
+        self.n_onehot_ = int(sizes.sum())
+        self.onehot_dtype_ = torch.float64
+        self.x_onehot_t_ = self._onehot(self.x_cat_).T.contiguous()                     # (K, N)
+
+    def _onehot(self, cat: torch.Tensor) -> torch.Tensor:
+        """(n, q) codes -> (n, K) one-hot; code -1 (unseen category) matches nothing."""
+        out = torch.zeros(cat.shape[0], self.n_onehot_ + 1, dtype=self.onehot_dtype_, device=cat.device)
+        if self.q_:
+            idx = torch.where(cat >= 0, cat + self.offsets_, torch.full_like(cat, self.n_onehot_))
+            out.scatter_(1, idx, 1)
+        return out[:, : self.n_onehot_]
+
+    # ----------------------------------------------------------------- query
+    def kneighbors(self, queries: pd.DataFrame | Table, k: int = 2,
+                   progress: Callable[[int, int], None] | None = None) -> Neighbors:
+        """The ``k`` nearest reference rows of every query row (``k`` ≤ number of reference rows)."""
+        if not hasattr(self, "encoder_"):
+            raise RuntimeError("NeighborEngine.kneighbors called before fit")
+        df = queries.data if isinstance(queries, Table) else queries
+        N = self.n_reference_
+        if k < 1 or k > N:
+            raise MemvizError(f"k={k}: must be between 1 and the {N} reference rows")
+        enc = self.encoder_.transform(df)
+        M = len(df)
+        pos = np.empty((M, k), dtype=np.int64)
+        dist = np.empty((M, k), dtype=np.float64)
+        b = max(1, min(M, self.chunk_elements // max(N, 1)))
+        g_num = self._scale(enc.num)
+        starts = list(range(0, M, b))
+        if self.device_.type == "cpu" and self.n_jobs_() > 1 and len(starts) > 1:
+            self._run_threads(starts, b, M, g_num, enc.cat, k, pos, dist, progress)
+        else:
+            with torch.no_grad():
+                key = self._workspace(b)
+                for start in starts:
+                    stop = min(M, start + b)
+                    pos[start:stop], dist[start:stop] = self._chunk(g_num[start:stop], enc.cat[start:stop], k, key)
+                    if progress is not None:
+                        progress(stop, M)
+        return Neighbors(pos=pos, row_id=self.row_ids_[pos], dist=dist)
+
+    def n_jobs_(self) -> int:
+        return self.n_jobs if self.n_jobs is not None else torch.get_num_threads()
+
+    def _run_threads(self, starts, b, M, g_num, g_cat, k, pos, dist, progress) -> None:
+        """CPU: one thread per core, each with its own cache-sized buffer and a single
+        intra-op thread. Query chunks are independent, so this scales without the
+        per-operation synchronisation of intra-op parallelism on small blocks."""
+        import threading
+        from concurrent.futures import ThreadPoolExecutor
+
+        n_jobs = min(self.n_jobs_(), len(starts))
+        local = threading.local()
+        lock = threading.Lock()
+        done = [0]
+        if self.distance == "paper" and self.p_:
+            self._exact_min_e(g_num[:1], None)  # build the KD-tree once, outside the threads
+
+        def work(start):
+            with torch.no_grad():
+                if not hasattr(local, "key"):
+                    local.key = self._workspace(b)
+                stop = min(M, start + b)
+                pos[start:stop], dist[start:stop] = self._chunk(g_num[start:stop], g_cat[start:stop], k, local.key)
+                if progress is not None:
+                    with lock:
+                        done[0] += stop - start
+                        progress(done[0], M)
+
+        previous = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            with ThreadPoolExecutor(max_workers=n_jobs) as pool:
+                list(pool.map(work, starts))
+        finally:
+            torch.set_num_threads(previous)
+
+    def _workspace(self, b: int) -> torch.Tensor:
+        """The (b, N) key buffer, reused by every chunk (fresh allocations page-fault each time)."""
+        return torch.empty(b, self.n_reference_, dtype=torch.float64, device=self.device_)
+
+    def _exact_min_e(self, g_num: np.ndarray, key: torch.Tensor | None) -> torch.Tensor:
+        """Exact min_x ||g - x|| per query row, float64.
+
+        CPU: a KD-tree over the reference numericals (exact float64 distances, no pass
+        over the (b, N) block). GPU: argmin of the block, then the exact distance of
+        that row, so that nothing leaves the device.
+        """
+        dev = self.device_
+        if dev.type == "cpu":
+            if not hasattr(self, "kdtree_"):
+                from scipy.spatial import cKDTree
+                self.kdtree_ = cKDTree(self.x_num_.numpy())
+            dist, _ = self.kdtree_.query(g_num, k=1)
+            return torch.as_tensor(np.atleast_1d(dist), dtype=torch.float64)
+        gn = torch.as_tensor(g_num, dtype=torch.float64, device=dev)
+        return self._exact_e(gn, key.argmin(dim=1)[:, None])[:, 0]
+
+    def _chunk(self, g_num: np.ndarray, g_cat: np.ndarray, k: int, key: torch.Tensor) -> tuple[np.ndarray, np.ndarray]:
+        dev, N, p, q = self.device_, self.n_reference_, self.p_, self.q_
+        n = p + q
+        kc = min(N, max(self.n_candidates, k + 1))
+        gn = torch.as_tensor(g_num, dtype=torch.float64, device=dev)                  # (b, p)
+        gc = torch.as_tensor(g_cat, dtype=torch.int64, device=dev)                    # (b, q)
+        b = gn.shape[0]
+        key = key[:b]                                                                  # (b, N) float64
+        scale = torch.ones(b, dtype=torch.float64, device=dev)                         # R per query row
+        emin = emax = None
+        if p:
+            g = gn - torch.as_tensor(self.center_, dtype=torch.float64, device=dev)
+            # [g, |g|^2 + c, 1] @ [-2x; 1; |x|^2] = ||g - x||^2 + c; c > 0 covers the
+            # expansion's rounding so that sqrt never sees a negative number.
+            g_aug = torch.cat([g, (g * g).sum(1, keepdim=True) + self.margin_,
+                               torch.ones(b, 1, dtype=torch.float64, device=dev)], 1)   # (b, p+2)
+            torch.mm(g_aug, self.x_aug_, out=key)                                        # (b, N) e^2 + c
+            if self.distance == "paper":
+                emax = (key.amax(dim=1) - self.margin_).clamp_min_(0).sqrt_()           # (b,) max e (rel. err ~1e-12)
+                emin = self._exact_min_e(g_num, key).to(dev)                            # (b,) exact min e
+                span = emax - emin
+                flat = span <= 1e-12 * emax.clamp_min(1.0)                               # all e equal: e' = 0
+                emax = torch.where(flat, emin, emax)
+                scale = torch.where(flat, torch.ones_like(span), span)
+            key.sqrt_()                                                                  # e (+ tiny)
+        else:
+            key.zero_()
+        if q:
+            # ranking key R·(e' + h) + const = e - R·matches: one GEMM, exact integer matches
+            torch.addmm(key, self._onehot(gc) * scale[:, None], self.x_onehot_t_, alpha=-1, out=key)
+        _, cand = torch.topk(key, kc, dim=1, largest=False)                              # (b, kc)
+        d = self._exact_d(gn, gc, cand, emin, emax, n)                                   # (b, kc)
+        cand, d = _sort_by_d_then_pos(cand, d)
+        # ties running to the end of the candidate list: redo those rows over all rows
+        overflow = (d[:, -1] <= d[:, k - 1]) & (kc < N)
+        cand_np, d_np = cand[:, :k].cpu().numpy(), d[:, :k].cpu().numpy()
+        for i in torch.nonzero(overflow).flatten().tolist():
+            all_pos = torch.arange(N, device=dev)[None, :]
+            d_all = self._exact_d(gn[i:i + 1], gc[i:i + 1], all_pos,
+                                  None if emin is None else emin[i:i + 1],
+                                  None if emax is None else emax[i:i + 1], n)
+            c_all, d_all = _sort_by_d_then_pos(all_pos, d_all)
+            cand_np[i], d_np[i] = c_all[0, :k].cpu().numpy(), d_all[0, :k].cpu().numpy()
+        return cand_np, d_np
+
+    def _gather(self, x: torch.Tensor, pos: torch.Tensor) -> torch.Tensor:
+        """x[pos] for (b, c) positions -> (b, c, ...); index_select is far faster than x[pos] on CPU."""
+        return x.index_select(0, pos.reshape(-1)).reshape(*pos.shape, *x.shape[1:])
+
+    def _exact_e(self, gn: torch.Tensor, pos: torch.Tensor) -> torch.Tensor:
+        """Exact L2 by direct differences: (b, p) queries, (b, c) positions -> (b, c)."""
+        diff = gn[:, None, :] - self._gather(self.x_num_, pos)                           # (b, c, p)
+        return diff.square().sum(-1).sqrt()
+
+    def _exact_d(self, gn, gc, pos, emin, emax, n) -> torch.Tensor:
+        """Exact d for (b, c) candidate positions, float64."""
+        h = torch.zeros(pos.shape, dtype=torch.float64, device=pos.device)
+        if self.q_:
+            h = (gc[:, None, :] != self._gather(self.x_cat_, pos)).sum(-1).to(torch.float64)  # (b, c)
+        if not self.p_:
+            return h / n
+        e = self._exact_e(gn, pos)                                                       # (b, c)
+        if self.distance == "paper":
+            span = (emax - emin)[:, None]
+            e = torch.where(span > 0, (e - emin[:, None]) / torch.where(span > 0, span, torch.ones_like(span)),
+                            torch.zeros_like(e)).clamp_(0.0, 1.0)
+        return (e + h) / n
+
+
+def _sort_by_d_then_pos(pos: torch.Tensor, d: torch.Tensor):
+    """Order each row by distance, ties by ascending position (two stable sorts)."""
+    o = torch.argsort(pos, dim=1, stable=True)
+    pos, d = torch.gather(pos, 1, o), torch.gather(d, 1, o)
+    o = torch.argsort(d, dim=1, stable=True)
+    return torch.gather(pos, 1, o), torch.gather(d, 1, o)
