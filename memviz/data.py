@@ -102,13 +102,20 @@ def read_frame(path: str | Path) -> pd.DataFrame:
 
 def _read_parquet(path: Path) -> pd.DataFrame:
     try:
+        import pyarrow.parquet as pq
+
+        names = [str(n) for n in pq.read_schema(path).names]
+    except Exception:
+        names = []  # pd.read_parquet below reports the problem
+    _check_unique(names, str(path))  # pyarrow itself fails on duplicates with a cryptic message
+    try:
         df = pd.read_parquet(path)
     except Exception as exc:  # pyarrow raises many types
         raise DataError(f"{path}: not a readable Parquet file ({type(exc).__name__})") from None
-    if df.columns.duplicated().any():
-        dup = df.columns[df.columns.duplicated()][0]
-        raise DataError(f"{path}: column {dup!r}: duplicate column name")
-    df.columns = [str(c) for c in df.columns]
+    df.columns = [str(c) for c in df.columns]  # pandas metadata may restore int/float names
+    _check_unique(list(df.columns), str(path))
+    if df.shape[1] == 0:
+        raise DataError(f"{path}: the table has no columns")
     if len(df) == 0:
         raise DataError(f"{path}: the table has a header but no rows")
     return df.reset_index(drop=True)
@@ -118,28 +125,26 @@ def read_csv_bytes(raw: bytes, source: str) -> pd.DataFrame:
     """Parse CSV bytes (from a file or an upload) with one-line errors."""
     if not raw.strip():
         raise DataError(f"{source}: the file is empty")
+    if raw[:2] in (b"\xff\xfe", b"\xfe\xff") or (b"\x00" in raw[:4096] and _looks_like_utf16(raw[:4096])):
+        raise DataError(f"{source}: unreadable encoding (UTF-16/UTF-32 text; save the file as UTF-8)")
     if b"\x00" in raw[:4096]:
         raise DataError(f"{source}: binary content, expected a CSV or Parquet file")
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise DataError(f"{source}: unreadable encoding at byte {exc.start} (expected UTF-8 text)") from None
-    first = text.splitlines()[0]
+    first = next(line for line in text.splitlines() if line.strip())  # pandas skips blank lines too
     try:
         delimiter = csv.Sniffer().sniff(first, delimiters=",;\t|").delimiter
     except csv.Error:
         delimiter = ","
     header = next(csv.reader([first], delimiter=delimiter))
     names = [h.strip() for h in header]
-    if any(n == "" for n in names):
-        raise DataError(f"{source}: column {names.index('') + 1} has an empty name (is the header missing?)")
-    seen: set[str] = set()
-    for n in names:
-        if n in seen:
-            raise DataError(f"{source}: column {n!r}: duplicate column name")
-        seen.add(n)
     if _looks_like_data(names):
         raise DataError(f"{source}: no header row (the first line looks like data: {first[:60]!r})")
+    if any(n == "" for n in names):
+        raise DataError(f"{source}: column {names.index('') + 1} has an empty name (is the header missing?)")
+    _check_unique(names, source)
     try:
         df = pd.read_csv(io.StringIO(text), sep=delimiter, na_values=["?"], keep_default_na=True,
                          skipinitialspace=True, low_memory=False)
@@ -150,6 +155,20 @@ def read_csv_bytes(raw: bytes, source: str) -> pd.DataFrame:
     if len(df) == 0:
         raise DataError(f"{source}: the table has a header but no rows")
     return df
+
+
+def _check_unique(names: list[str], source: str) -> None:
+    seen: set[str] = set()
+    for n in names:
+        if n in seen:
+            raise DataError(f"{source}: column {n!r}: duplicate column name")
+        seen.add(n)
+
+
+def _looks_like_utf16(head: bytes) -> bool:
+    """BOM-less UTF-16/32 text: NUL bytes in most even (or most odd) positions."""
+    even, odd = head[0::2], head[1::2]
+    return max(even.count(0) / max(len(even), 1), odd.count(0) / max(len(odd), 1)) > 0.4
 
 
 def _looks_like_data(names: list[str]) -> bool:

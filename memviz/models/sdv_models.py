@@ -41,12 +41,13 @@ from typing import Iterable
 import numpy as np
 import pandas as pd
 
+from ..device import resolve_device
 from ..errors import DataError, MemvizError
 
 KINDS = ("ctgan", "tvae")
 #: CPU-friendly defaults: a real model of the 3,000-row Adult sample in about 20 s
 #: on 2 cores (see the class docstring for the measured quality).
-DEFAULT_EPOCHS = {"ctgan": 100, "tvae": 100}
+DEFAULT_EPOCHS = {"ctgan": 30, "tvae": 200}
 TABLE_NAME = "table"
 _QUIET_LOGGERS = ("sdv", "rdt", "ctgan", "copulas", "sdmetrics", "SingleTableSynthesizer",
                   "MultiTableSynthesizer", "Metadata", "SingleTableMetadata")
@@ -123,7 +124,8 @@ class SDVGenerator:
         kind = str(self.kind).lower()
         callbacks = list(callbacks or ())
         schema = table.schema
-        device, enable_gpu = resolve_device(self.device)
+        dev = resolve_device(self.device)
+        device, enable_gpu = str(dev), dev.type != "cpu"
         synth = _make_synthesizer(kind, schema, epochs=epochs, batch_size=int(self.batch_size),
                                   enable_gpu=enable_gpu, model_kwargs=self.model_kwargs)
         self.schema_ = schema
@@ -181,22 +183,6 @@ class SDVGenerator:
 
 
 # ------------------------------------------------------------------- helpers
-def resolve_device(device: str) -> tuple[str, bool]:
-    """``"auto"`` -> ``"cuda"`` when available else ``"cpu"``; returns (device, enable_gpu)."""
-    import torch
-
-    dev = str(device).lower()
-    if dev == "auto":
-        dev = "cuda" if torch.cuda.is_available() else "cpu"
-    if dev == "cpu":
-        return "cpu", False
-    if dev == "cuda" or dev.startswith("cuda:"):
-        if not torch.cuda.is_available():
-            raise MemvizError(f"device {device!r}: CUDA is not available on this machine (use 'cpu' or 'auto')")
-        return dev, True
-    raise MemvizError(f"device {device!r}: use 'auto', 'cpu', 'cuda' or 'cuda:N'")
-
-
 def build_metadata(schema):
     """SDV ``Metadata`` of one table: numericals and categoricals, nothing else."""
     from sdv.metadata import Metadata

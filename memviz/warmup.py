@@ -1,0 +1,333 @@
+"""The memorization warm-up: train TabDDPM and, every few epochs, measure who is copied.
+
+Every ``check_every`` epochs (and after the last epoch) the tracker samples
+``n_samples`` rows (default: as many as training rows, as in the papers) and runs the
+memorization engine against the training table; each memorized generated row is
+credited to its NN1 training row. The long table of a check has one row per generated
+row: ``check, epoch, synthetic_id, nn1 (row_id), nn2, d1, d2, ratio, memorized``.
+Per-row quantities are derived from it by :func:`memviz.dynamics.compute_dynamics`.
+
+The training loop knows nothing of this: :class:`MemorizationTracker` and
+:class:`StoreCallback` are callbacks. Check ``c`` samples with seed
+``seed * 1_000_003 + c`` from a generator separate from training's, so a resumed run
+reproduces an uninterrupted one exactly.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+
+from .callbacks import STOP, Callback
+from .data import Table
+from .dynamics import RowDynamics, check_summary, compute_dynamics, summarize
+from .errors import MemvizError, RunError
+from .memorization import memorization
+from .neighbors import NeighborEngine
+from .store import RunStore
+
+DEFAULT_CHECKS = 25
+
+
+@dataclass(frozen=True)
+class WarmupConfig:
+    """Settings of a warm-up run.
+
+    Parameters
+    ----------
+    preset : TabDDPM preset (``cpu-quick`` or ``paper``).
+    epochs : training epochs E (None: the preset's).
+    check_every : m, epochs between checks (None: ``ceil(E / 25)``, i.e. about 25 checks).
+    n_samples : G, generated rows per check (None: the number of training rows).
+    seed : seeds the model, training and every check's sampling.
+    device : ``auto``, ``cpu`` or ``cuda``.
+    distance : ``paper`` or ``standardized``.
+    top_frac : share of rows in the Top group (highest total copy count).
+    keep_samples : store the generated rows of every check (for the leak explorer).
+    checkpoint_every : save a model checkpoint every this many checks (resume point).
+    model_params : further TabDDPM overrides (``layers``, ``lr``, ``n_timesteps``...).
+    """
+
+    preset: str = "cpu-quick"
+    epochs: int | None = None
+    check_every: int | None = None
+    n_samples: int | None = None
+    seed: int = 0
+    device: str = "auto"
+    distance: str = "paper"
+    top_frac: float = 0.10
+    keep_samples: bool = True
+    checkpoint_every: int = 1
+    model_params: dict = field(default_factory=dict)
+
+    def resolved(self, n_train: int) -> "WarmupConfig":
+        """Fill epochs, check_every and n_samples; validate."""
+        from .models.tabddpm import PRESETS
+
+        if self.preset not in PRESETS:
+            raise MemvizError(f"preset {self.preset!r}: unknown (use {', '.join(PRESETS)})")
+        epochs = int(self.epochs if self.epochs is not None else
+                     self.model_params.get("epochs") or PRESETS[self.preset].epochs)
+        if epochs < 1:
+            raise MemvizError(f"epochs={epochs}: must be at least 1")
+        every = int(self.check_every) if self.check_every is not None else max(1, math.ceil(epochs / DEFAULT_CHECKS))
+        if every < 1:
+            raise MemvizError(f"check_every={every}: must be at least 1")
+        n = int(self.n_samples) if self.n_samples is not None else n_train
+        if n < 1:
+            raise MemvizError(f"n_samples={n}: must be at least 1")
+        if not 0 < self.top_frac < 1:
+            raise MemvizError(f"top_frac={self.top_frac}: must be between 0 and 1")
+        return WarmupConfig(self.preset, epochs, every, n, int(self.seed), self.device, self.distance,
+                            float(self.top_frac), self.keep_samples, max(1, int(self.checkpoint_every)),
+                            dict(self.model_params))
+
+    def check_epochs(self) -> list[int]:
+        """m, 2m, ... and E."""
+        eps = list(range(self.check_every, self.epochs + 1, self.check_every))
+        if not eps or eps[-1] != self.epochs:
+            eps.append(self.epochs)
+        return eps
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """One check: the long table rows, the generated rows and timings."""
+
+    check: int
+    epoch: int
+    long: pd.DataFrame
+    samples: pd.DataFrame
+    mem_ratio: float
+    mem_auc: float
+    loss: float | None
+    sample_seconds: float
+    memorize_seconds: float
+
+    def summary(self) -> dict:
+        return {"check": self.check, "epoch": self.epoch, "mem_ratio": self.mem_ratio, "mem_auc": self.mem_auc,
+                "loss": self.loss, "sample_seconds": self.sample_seconds,
+                "memorize_seconds": self.memorize_seconds}
+
+
+def long_table(check: int, epoch: int, res) -> pd.DataFrame:
+    """The long-table rows of one check from a :class:`MemorizationResult`."""
+    m = len(res.ratio)
+    return pd.DataFrame({
+        "check": np.full(m, check, dtype=np.int64), "epoch": np.full(m, epoch, dtype=np.int64),
+        "synthetic_id": np.arange(m, dtype=np.int64), "nn1": res.nn1.astype(np.int64),
+        "nn2": res.nn2.astype(np.int64), "d1": res.d1, "d2": res.d2, "ratio": res.ratio,
+        "memorized": res.memorized.astype(bool)})
+
+
+def check_seed(seed: int, check: int) -> int:
+    return int(seed) * 1_000_003 + int(check)
+
+
+class MemorizationTracker(Callback):
+    """Samples and measures memorization at the given epochs; hands each check to ``on_check``."""
+
+    def __init__(self, train: Table, check_epochs, n_samples: int, seed: int, engine: NeighborEngine,
+                 on_check: Callable[[CheckResult], None], first_check: int = 0):
+        self.train, self.engine, self.on_check = train, engine, on_check
+        self.check_epochs = list(check_epochs)
+        self.index = {e: i for i, e in enumerate(self.check_epochs)}
+        self.n_samples, self.seed = n_samples, seed
+        self.first_check = first_check
+
+    def on_epoch_end(self, model, epoch, logs):
+        c = self.index.get(epoch)
+        if c is None or c < self.first_check:
+            return None
+        t0 = time.perf_counter()
+        samples = model.sample(self.n_samples, seed=check_seed(self.seed, c))
+        t1 = time.perf_counter()
+        res = memorization(self.train, samples, engine=self.engine)
+        t2 = time.perf_counter()
+        samples = samples.reset_index(drop=True)
+        samples.insert(0, "synthetic_id", np.arange(len(samples), dtype=np.int64))
+        self.on_check(CheckResult(c, epoch, long_table(c, epoch, res), samples, res.mem_ratio, res.mem_auc,
+                                  logs.get("loss"), t1 - t0, t2 - t1))
+        return None
+
+
+class StopCallback(Callback):
+    """Ends training when ``should_stop()`` says so (the dashboard's cancel button)."""
+
+    def __init__(self, should_stop: Callable[[], bool]):
+        self.should_stop = should_stop
+        self.stopped = False
+
+    def on_epoch_end(self, model, epoch, logs):
+        if self.should_stop():
+            self.stopped = True
+            return STOP
+        return None
+
+
+class ProgressEvents(Callback):
+    """Forwards epoch progress as ``progress({"stage": "train", "epoch", "epochs", "loss"})``."""
+
+    def __init__(self, progress: Callable[[dict], None], epochs: int):
+        self.progress, self.epochs = progress, epochs
+
+    def on_epoch_end(self, model, epoch, logs):
+        self.progress({"stage": "train", "epoch": epoch, "epochs": self.epochs, "loss": logs.get("loss")})
+        return None
+
+
+@dataclass(frozen=True)
+class WarmupResult:
+    """What a warm-up produced (also readable later from its run directory)."""
+
+    config: WarmupConfig
+    checks: pd.DataFrame           # the long table
+    per_check: pd.DataFrame        # check, epoch, mem_ratio, mem_auc, ...
+    dynamics: RowDynamics
+    status: str
+    seconds: float
+    run_dir: Path | None = None
+    model: object = None
+
+    @property
+    def final_mem_ratio(self) -> float:
+        return float(self.per_check["mem_ratio"].iloc[-1]) if len(self.per_check) else float("nan")
+
+    def summary(self) -> dict:
+        return summarize(self.dynamics).to_dict()
+
+
+def run_warmup(train: Table, config: WarmupConfig | None = None, run_dir: str | Path | None = None, *,
+               resume: bool = False, progress: Callable[[dict], None] | None = None,
+               should_stop: Callable[[], bool] | None = None) -> WarmupResult:
+    """Train TabDDPM on ``train`` for E epochs, checking memorization every m epochs.
+
+    Parameters
+    ----------
+    train : the training table.
+    config : :class:`WarmupConfig` (defaults: cpu-quick preset, ~25 checks, G = N).
+    run_dir : where to store the run (None: in memory only).
+    resume : continue the run in ``run_dir`` from its last checkpoint; the result equals
+        an uninterrupted run with the same seed.
+    progress : called with event dicts (``stage`` = ``train`` | ``check`` | ``done``).
+    should_stop : polled after every epoch; True cancels (finished checks are kept).
+    """
+    from .device import describe_device, resolve_device
+    from .models.tabddpm import TabDDPM
+
+    t_start = time.perf_counter()
+    config = (config or WarmupConfig()).resolved(len(train))
+    device = resolve_device(config.device)
+    store, state, first_check, done_checks = None, None, 0, []
+    if run_dir is not None:
+        if resume:
+            store = RunStore.open(run_dir)
+            state, first_check, done_checks = _prepare_resume(store, train, config)
+        else:
+            store = RunStore.create(run_dir, train, config.to_dict(), device=describe_device(device))
+    params = {k: v for k, v in config.model_params.items() if k != "epochs"}
+    model = TabDDPM(config.preset, epochs=config.epochs, device=config.device, seed=config.seed, **params)
+    engine = NeighborEngine(distance=config.distance, device=config.device).fit(train)
+    check_epochs = config.check_epochs()
+    collected: list[pd.DataFrame] = []
+    summaries: list[dict] = list(done_checks)
+    timings = {"sample_seconds": 0.0, "memorize_seconds": 0.0}
+
+    def on_check(cr: CheckResult) -> None:
+        timings["sample_seconds"] += cr.sample_seconds
+        timings["memorize_seconds"] += cr.memorize_seconds
+        summaries.append(cr.summary())
+        if store is not None:
+            store.write_check(cr.check, cr.long, cr.samples if config.keep_samples else None)
+            if (cr.check + 1) % config.checkpoint_every == 0 or cr.epoch == config.epochs:
+                store.save_checkpoint({"model": model.state_dict(), "check": cr.check, "epoch": cr.epoch})
+            store.update(checks=summaries, progress={"epoch": cr.epoch, "epochs": config.epochs})
+        else:
+            collected.append(cr.long)
+        if progress is not None:
+            progress({"stage": "check", **cr.summary(), "checks": len(check_epochs)})
+
+    callbacks: list[Callback] = [MemorizationTracker(train, check_epochs, config.n_samples, config.seed,
+                                                     engine, on_check, first_check=first_check)]
+    stopper = None
+    if should_stop is not None or store is not None:
+        stopper = StopCallback(lambda: bool((should_stop and should_stop()) or (store and store.cancel_requested())))
+        callbacks.append(stopper)
+    if progress is not None:
+        callbacks.append(ProgressEvents(progress, config.epochs))
+    status = "finished"
+    try:
+        if state is not None and state["epoch"] >= config.epochs:
+            model = TabDDPM.from_state_dict(state, device=config.device)
+        else:
+            model.fit(train, callbacks=callbacks, resume_state=state)
+        if stopper is not None and stopper.stopped:
+            status = "cancelled"
+    except BaseException as exc:
+        if store is not None:
+            status = "cancelled" if isinstance(exc, KeyboardInterrupt) else "failed"
+            store.update(status=status, error=f"{type(exc).__name__}: {exc}"[:500])
+        raise
+    checks = store.checks() if store is not None else (
+        pd.concat(collected, ignore_index=True) if collected else pd.DataFrame())
+    if checks.empty:
+        raise MemvizError("the warm-up stopped before its first check; nothing to analyse")
+    dyn = compute_dynamics(checks, train.row_ids, top_frac=config.top_frac)
+    per_check = check_summary(checks)
+    seconds = time.perf_counter() - t_start
+    if store is not None:
+        store.consolidate(dyn.to_frame(), dyn.to_long())
+        m = store.manifest()
+        prev = m.get("timings", {}).get("total_seconds", 0.0) if resume else 0.0
+        store.update(status=status, timings={"total_seconds": prev + seconds, **timings},
+                     summary=summarize(dyn).to_dict())
+        store.clear_cancel()
+    if progress is not None:
+        progress({"stage": "done", "status": status, "seconds": seconds})
+    return WarmupResult(config, checks, per_check, dyn, status, seconds,
+                        Path(run_dir) if run_dir is not None else None, model)
+
+
+def _prepare_resume(store: RunStore, train: Table, config: WarmupConfig):
+    from .store import fingerprint
+
+    m = store.manifest()
+    if m["data"]["fingerprint"] != fingerprint(train):
+        raise RunError(f"{store.path}: this run was trained on another table; resume it with the same data")
+    saved = WarmupConfig(**{k: v for k, v in m["config"].items() if k in WarmupConfig.__dataclass_fields__})
+    for name in ("preset", "epochs", "check_every", "n_samples", "seed", "distance"):
+        if getattr(saved, name) != getattr(config, name):
+            raise RunError(f"{store.path}: {name}={getattr(config, name)!r} differs from the run's "
+                           f"{getattr(saved, name)!r}; resume with the run's settings")
+    ck = store.load_checkpoint()
+    if ck is None:
+        store.drop_checks_after(-1)
+        return None, 0, []
+    last = int(ck["check"])
+    store.drop_checks_after(last)
+    done = [c for c in m.get("checks", []) if c["check"] <= last]
+    store.clear_cancel()
+    store.update(status="running")
+    return ck["model"], last + 1, done
+
+
+def load_warmup(run_dir: str | Path) -> WarmupResult:
+    """Reopen a stored run (no unpickling): checks, per-check summary and dynamics."""
+    store = RunStore.open(run_dir)
+    m = store.manifest()
+    cfg = WarmupConfig(**{k: v for k, v in m["config"].items() if k in WarmupConfig.__dataclass_fields__})
+    checks = store.checks()
+    train = store.train()
+    if checks.empty:
+        raise RunError(f"{store.path}: the run has no finished check yet")
+    dyn = compute_dynamics(checks, train.row_ids, top_frac=cfg.top_frac)
+    return WarmupResult(cfg, checks, check_summary(checks), dyn, m.get("status", "unknown"),
+                        float(m.get("timings", {}).get("total_seconds") or 0.0), Path(run_dir))
