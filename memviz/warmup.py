@@ -27,9 +27,10 @@ from .callbacks import STOP, Callback
 from .data import Table
 from .dynamics import RowDynamics, check_summary, compute_dynamics, summarize
 from .errors import MemvizError, RunError
-from .memorization import memorization
-from .neighbors import NeighborEngine
 from .store import RunStore
+
+# torch-heavy modules (memorization, neighbors, models) are imported where used, so that
+# reading a finished run (the dashboard) never loads torch.
 
 DEFAULT_CHECKS = 25
 
@@ -135,7 +136,7 @@ def check_seed(seed: int, check: int) -> int:
 class MemorizationTracker(Callback):
     """Samples and measures memorization at the given epochs; hands each check to ``on_check``."""
 
-    def __init__(self, train: Table, check_epochs, n_samples: int, seed: int, engine: NeighborEngine,
+    def __init__(self, train: Table, check_epochs, n_samples: int, seed: int, engine,
                  on_check: Callable[[CheckResult], None], first_check: int = 0):
         self.train, self.engine, self.on_check = train, engine, on_check
         self.check_epochs = list(check_epochs)
@@ -147,6 +148,8 @@ class MemorizationTracker(Callback):
         c = self.index.get(epoch)
         if c is None or c < self.first_check:
             return None
+        from .memorization import memorization
+
         t0 = time.perf_counter()
         samples = model.sample(self.n_samples, seed=check_seed(self.seed, c))
         t1 = time.perf_counter()
@@ -222,6 +225,7 @@ def run_warmup(train: Table, config: WarmupConfig | None = None, run_dir: str | 
     """
     from .device import describe_device, resolve_device
     from .models.tabddpm import TabDDPM
+    from .neighbors import NeighborEngine
 
     t_start = time.perf_counter()
     config = (config or WarmupConfig()).resolved(len(train))
