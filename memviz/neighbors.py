@@ -33,8 +33,11 @@ is O(b·N) whatever the table sizes (``b = chunk_elements // N``). Per chunk, on
 4. ``topk(K, n_candidates)``, then every candidate's distance is recomputed
    **exactly** (float64 direct differences), with the exact min e and max e of the
    row (themselves refined from candidates); candidates are ordered by (d, position),
-   so ties go to the lowest reference position. A query whose ties run past the
-   candidate list is recomputed over all reference rows exactly (rare: duplicated rows).
+   so ties go to the lowest reference position. The key's e term is at most
+   ``delta = sqrt(c + rounding bound)`` above the true e, so a query whose k-th
+   candidate is not ahead of ``(largest candidate key) − delta`` (ties running past the
+   list, or reference rows closer together than the expansion resolves) is recomputed
+   over all reference rows exactly (rare: duplicated rows, dense clusters).
 
 The result matches a row-at-a-time float64 implementation of the definition.
 """
@@ -141,6 +144,7 @@ class NeighborEngine:
         # |g| ≈ |x|): (p + 2)·eps·4·max|x|^2, times a safety factor of 16
         big = float((x * x).sum(1).max()) if len(num) else 0.0
         self.margin_ = 64.0 * (self.p_ + 2) * float(np.finfo(np.float64).eps) * max(big, 1e-300)
+        self.x_norm_max_ = big ** 0.5                                                    # X = max |x_c|
         self.x_cat_ = torch.as_tensor(enc.cat, dtype=torch.int64, device=dev)          # (N, q)
         sizes = self.encoder_.n_categories
         self.offsets_ = torch.as_tensor(np.concatenate([[0], np.cumsum(sizes)[:-1]]) if len(sizes) else
@@ -240,8 +244,35 @@ class NeighborEngine:
                 self.kdtree_ = cKDTree(self.x_num_.numpy())
             dist, _ = self.kdtree_.query(g_num, k=1)
             return torch.as_tensor(np.atleast_1d(dist), dtype=torch.float64)
-        gn = torch.as_tensor(g_num, dtype=torch.float64, device=dev)
-        return self._exact_e(gn, key.argmin(dim=1)[:, None])[:, 0]
+        return self._min_e_from_key(torch.as_tensor(g_num, dtype=torch.float64, device=dev), key)
+
+    def _key_error(self, gn: torch.Tensor) -> torch.Tensor:
+        """Bound on |computed − true| of the expansion key e^2 + c, per query row (b,).
+
+        GEMM rounding: (p+2)·eps·Σ|terms| ≤ (p+2)·eps·((|g_c| + X)^2 + c), X = max |x_c|;
+        doubled for the rounding of |g|^2 and |x|^2 themselves.
+        """
+        gc = gn - torch.as_tensor(self.center_, dtype=torch.float64, device=gn.device)
+        spread = gc.square().sum(1).sqrt() + self.x_norm_max_                            # (b,) |g_c| + X
+        return 2.0 * (self.p_ + 2) * float(np.finfo(np.float64).eps) * (spread.square() + self.margin_)
+
+    def _min_e_from_key(self, gn: torch.Tensor, key: torch.Tensor) -> torch.Tensor:
+        """Exact min_x ||g - x|| from the (b, N) block key = e^2 + c (+ rounding).
+
+        The exact e of the n_candidates smallest keys; a row outside them has
+        e^2 ≥ (largest candidate key) − c − error, so when the minimum found is below
+        that it is the true minimum. Otherwise (clusters of rows closer than the
+        expansion's resolution) the row is recomputed over all reference rows.
+        """
+        N = self.n_reference_
+        kc = min(N, max(self.n_candidates, 2))
+        vals, idx = torch.topk(key, kc, dim=1, largest=False)                          # (b, kc)
+        emin = self._exact_e(gn, idx).amin(dim=1)                                       # (b,)
+        floor = vals[:, -1] - self.margin_ - self._key_error(gn)                        # (b,) lower bound of e^2 outside
+        unsure = (emin.square() >= floor) & (kc < N)
+        for i in torch.nonzero(unsure).flatten().tolist():
+            emin[i] = self._exact_e(gn[i:i + 1], torch.arange(N, device=gn.device)[None, :]).amin()
+        return emin
 
     def _chunk(self, g_num: np.ndarray, g_cat: np.ndarray, k: int, key: torch.Tensor) -> tuple[np.ndarray, np.ndarray]:
         dev, N, p, q = self.device_, self.n_reference_, self.p_, self.q_
@@ -273,11 +304,25 @@ class NeighborEngine:
         if q:
             # ranking key R·(e' + h) + const = e - R·matches: one GEMM, exact integer matches
             torch.addmm(key, self._onehot(gc) * scale[:, None], self.x_onehot_t_, alpha=-1, out=key)
-        _, cand = torch.topk(key, kc, dim=1, largest=False)                              # (b, kc)
+        kvals, cand = torch.topk(key, kc, dim=1, largest=False)                          # (b, kc)
         d = self._exact_d(gn, gc, cand, emin, emax, n)                                   # (b, kc)
         cand, d = _sort_by_d_then_pos(cand, d)
-        # ties running to the end of the candidate list: redo those rows over all rows
-        overflow = (d[:, -1] <= d[:, k - 1]) & (kc < N)
+        # Is the k-th candidate surely ahead of every row outside the list? The key's e
+        # term exceeds the true e by at most delta = sqrt(c + error) (0 without
+        # numericals), so a row outside has a true key ≥ kvals[:, -1] − delta, while the
+        # k-th candidate's true key is scale·(n·d_k − q) + emin. When it is not strictly
+        # below (ties running to the end of the list, or rows closer together than the
+        # expansion resolves), redo that query row over all reference rows.
+        if p:
+            delta = (self.margin_ + self._key_error(gn)).sqrt()                          # (b,)
+        else:
+            delta = torch.zeros(b, dtype=torch.float64, device=dev)
+        base = emin if emin is not None else torch.zeros_like(scale)
+        t_k = scale * (n * d[:, k - 1] - q) + base                                       # (b,) true key of the k-th
+        slack = 64 * (n + 2) * float(np.finfo(np.float64).eps) * (scale * (n + q) + base.abs() + delta
+                                                                    + kvals[:, -1].abs())
+        unsure = t_k + slack >= kvals[:, -1] - 2 * delta  # 2·delta: emax (clamp of e') comes from the key too
+        overflow = ((d[:, -1] <= d[:, k - 1]) | unsure) & (kc < N)
         cand_np, d_np = cand[:, :k].cpu().numpy(), d[:, :k].cpu().numpy()
         for i in torch.nonzero(overflow).flatten().tolist():
             all_pos = torch.arange(N, device=dev)[None, :]

@@ -30,9 +30,28 @@ column with ``K`` classes, x0-parametrization::
 the sum is divided by the number of categorical columns. Total loss per batch:
 ``mean(L_gauss) + mean(L_multi)``.
 
-Network input: ``[x_t (numerical), log-one-hot x_t (categorical)]``, the categorical part
-as the log of a one-hot vector clamped at 1e-30 (values 0 and ≈ -69), as in the
-reference code.
+``KL(q(x_T|x_0) ‖ Uniform)`` does not depend on the class of ``x_0`` (it is
+``Σ_c [(ᾱ+(1-ᾱ)/K) log(K ᾱ + 1-ᾱ) + (K-1)(1-ᾱ)/K · log(1-ᾱ)]`` at ``ᾱ = ᾱ_{T-1}``), so it
+is computed once.
+
+Implementation notes (same values as the reference, fewer and cheaper operations):
+
+* categorical tensors are class-major, ``[D, B]`` with ``D = Σ_c K_c``;
+* ``log(a·p + b/K)`` (the reference's ``logaddexp(log p + log a, log b - log K)``) is
+  computed through probabilities; every ``exp`` argument is floored at -80, so nothing
+  enters float32's denormal range (about 100x slower on CPUs); a floored term weighs
+  less than ``e^-80`` next to the block's ≥ ``β/K²`` mass;
+* block sums ``Σ_{k∈c}`` are one matrix product with the block-diagonal 0/1 matrix
+  (deterministic on GPUs, unlike scatter-adds); log-posteriors are normalised as
+  ``L - log Σ_{k∈c} exp L`` without a max shift, because ``L ≤ 0`` and each block holds
+  an entry ≥ ``log(β_t/K²)``; only the network's logits get a per-block max shift;
+* during training ``x_t ~ q(x_t | x_0)`` is drawn as the mixture it is (keep ``x_0``
+  with probability ``ᾱ_t``, else a uniform class), which is the same distribution as
+  the reference's Gumbel-max draw; generation uses Gumbel-max.
+
+Network input: ``[x_t (numerical), x_t (categorical)]``, the categorical part as
+``log(max(onehot, 1e-30))`` (values 0 and ≈ -69, the reference code) or as the plain
+one-hot (``cat_input``).
 """
 from __future__ import annotations
 
@@ -46,6 +65,10 @@ LOG_EPS = 1e-30
 #: floor of every exp() argument: e^-80 is still a normal float32 (denormals are slow on CPUs)
 EXP_FLOOR = -80.0
 CAT_INPUTS = ("log-onehot", "onehot")
+#: columns of MixedDiffusion.table, one row per t
+_TABLE = ("sqrt_abar", "sqrt_1m_abar", "abar", "1m_abar", "abar_prev", "1m_abar_prev", "alpha", "beta")
+#: the block sums use a [D, D] matrix up to this D, a loop over columns beyond
+MAX_BLOCK_MATRIX = 4096
 
 
 def cosine_betas(n_timesteps: int, s: float = 0.008, max_beta: float = 0.999) -> np.ndarray:
@@ -55,13 +78,15 @@ def cosine_betas(n_timesteps: int, s: float = 0.008, max_beta: float = 0.999) ->
     return np.minimum(1 - f[1:] / f[:-1], max_beta)
 
 
+def _exp(x: torch.Tensor) -> torch.Tensor:
+    """``exp(max(x, -80))``."""
+    return torch.exp(x.clamp(min=EXP_FLOOR))
+
+
 class Segments:
     """The one-hot blocks of the categorical columns, in a class-major ``[D, B]`` tensor.
 
-    ``D = Σ_c K_c``; rows ``offset_c .. offset_c + K_c - 1`` hold column ``c``'s classes
-    for the ``B`` rows of a batch. Class-major keeps every block contiguous, so the
-    per-block reductions are vectorised over the batch (a loop over the ``C`` columns,
-    one reduction each) and the element-wise maths runs on the whole tensor at once.
+    ``D = Σ_c K_c``; rows ``start_c .. start_c + K_c - 1`` hold column ``c``'s classes.
     """
 
     def __init__(self, sizes, device):
@@ -69,51 +94,53 @@ class Segments:
         self.n_cols, self.width = len(self.sizes), sum(self.sizes)
         self.k_max = max(self.sizes, default=0)
         starts = np.cumsum([0] + self.sizes[:-1]).astype(np.int64)
-        self.starts = starts.tolist()
         col = np.repeat(np.arange(self.n_cols), self.sizes)                              # [D]
         slot = np.arange(self.width) - starts[col]                                       # [D]
+        k = np.asarray(self.sizes, dtype=np.float64)
         self.offsets = torch.as_tensor(starts, device=device)[:, None]                  # [C, 1]
+        self.k = torch.as_tensor(k, dtype=torch.float32, device=device)[:, None]        # [C, 1] K_c
         self.rank = torch.as_tensor(self.k_max - slot, dtype=torch.float32, device=device)[:, None]  # [D, 1]
-        k = np.asarray(self.sizes, dtype=np.float64)[col]
-        self.log_k = torch.as_tensor(np.log(k), dtype=torch.float32, device=device)[:, None]   # [D, 1] log K_c
-        self.inv_k = torch.as_tensor(1 / k, dtype=torch.float32, device=device)[:, None]       # [D, 1] 1/K_c
+        self.log_k = torch.as_tensor(np.log(k)[col], dtype=torch.float32, device=device)[:, None]    # [D, 1]
+        self.inv_k = torch.as_tensor(1 / k[col], dtype=torch.float32, device=device)[:, None]        # [D, 1]
+        self.block = None
+        if self.width <= MAX_BLOCK_MATRIX:
+            same = col[:, None] == col[None, :]
+            self.block = torch.as_tensor(same, dtype=torch.float32, device=device)      # [D, D] 0/1
 
     def blocks(self, x: torch.Tensor):
         """Views ``[K_c, B]`` of ``x`` ``[D, B]``, one per column."""
         return x.split(self.sizes, dim=0)
 
-    def logsumexp(self, x: torch.Tensor) -> torch.Tensor:
-        """``log Σ_{k∈c} exp x_k`` broadcast to each slot of block ``c``: ``[D, B]``.
+    def block_sum(self, x: torch.Tensor) -> torch.Tensor:
+        """``Σ_{k∈c} x_k`` broadcast to every slot of block ``c``: ``[D, B]``."""
+        if self.block is not None:
+            return self.block @ x
+        return torch.cat([b.sum(0, keepdim=True).expand_as(b) for b in self.blocks(x)], 0)
 
-        ``m_c + log Σ exp(max(x_k - m_c, -80))`` with ``m_c`` the block maximum: the
-        floor keeps ``exp`` out of float32's denormal range (100x slower on CPUs) and
-        changes the sum by less than ``K·e^-80``.
-        """
-        m = torch.cat([b.detach().amax(0, keepdim=True).expand_as(b) for b in self.blocks(x)], 0)   # [D, B]
-        e = torch.exp((x - m).clamp(min=EXP_FLOOR))                                                  # [D, B]
-        total = torch.cat([b.sum(0, keepdim=True).expand_as(b) for b in self.blocks(e)], 0)         # [D, B]
-        return m + torch.log(total)
+    def block_max(self, x: torch.Tensor) -> torch.Tensor:
+        """``max_{k∈c} x_k`` broadcast to every slot of block ``c``: ``[D, B]`` (no gradient)."""
+        x = x.detach()
+        return torch.cat([b.amax(0, keepdim=True).expand_as(b) for b in self.blocks(x)], 0)
 
-    def log_softmax(self, x: torch.Tensor) -> torch.Tensor:
-        """``x_k - log Σ_{k'∈c} exp x_k'`` per block: ``[D, B]``."""
-        return x - self.logsumexp(x)
+    def log_softmax(self, logits: torch.Tensor) -> torch.Tensor:
+        """``z_k - log Σ_{k'∈c} exp z_k'`` with ``z = logits - max_c``: ``[D, B]``."""
+        z = logits - self.block_max(logits)
+        return z - torch.log(self.block_sum(_exp(z)))
+
+    def normalize(self, log_u: torch.Tensor) -> torch.Tensor:
+        """``L - log Σ_{k∈c} exp L`` for ``L ≤ 0`` with a block maximum ≳ -35 (log-posteriors)."""
+        return log_u - torch.log(self.block_sum(_exp(log_u)))
 
     def argmax(self, x: torch.Tensor) -> torch.Tensor:
         """Class code of the (first) largest entry of each block: ``[C, B]`` int64."""
-        top = torch.cat([b.amax(0, keepdim=True).expand_as(b) for b in self.blocks(x)], 0)   # [D, B]
-        score = (x >= top) * self.rank                       # K_max - slot at the maxima, else 0
-        first = torch.stack([b.amax(0) for b in self.blocks(score)])                        # [C, B]
+        score = (x >= self.block_max(x)) * self.rank         # K_max - slot at the maxima, else 0
+        first = torch.stack([b.amax(0) for b in self.blocks(score)])                     # [C, B]
         return (self.k_max - first).long()
 
     def onehot(self, codes: torch.Tensor) -> torch.Tensor:
         """Codes ``[C, B]`` -> one-hot ``[D, B]``."""
         out = torch.zeros(self.width, codes.shape[1], device=codes.device)
         return out.scatter_(0, codes + self.offsets, 1.0)
-
-    def log_onehot(self, codes: torch.Tensor) -> torch.Tensor:
-        """Codes ``[C, B]`` -> ``log(max(onehot, 1e-30))`` ``[D, B]`` (0 and log 1e-30)."""
-        out = torch.full((self.width, codes.shape[1]), math.log(LOG_EPS), device=codes.device)
-        return out.scatter_(0, codes + self.offsets, 0.0)
 
     def gumbel_codes(self, logits: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
         """Gumbel-max sample of each block: ``argmax(logits - log(-log u))``, ``[C, B]``."""
@@ -152,48 +179,48 @@ class MixedDiffusion:
         self.d_in = n_num + self.seg.width
         betas = cosine_betas(self.T)
         alphas = 1.0 - betas
-        abar = np.cumprod(alphas)
-        abar_prev = np.append(1.0, abar[:-1])
-        post_var = betas * (1 - abar_prev) / (1 - abar)
-        log_cum_alpha = np.cumsum(np.log(alphas))
-        f64 = {
-            "sqrt_abar": np.sqrt(abar), "sqrt_1m_abar": np.sqrt(1 - abar),
-            "sqrt_recip_abar": np.sqrt(1 / abar), "sqrt_recipm1_abar": np.sqrt(1 / abar - 1),
-            "coef_x0": betas * np.sqrt(abar_prev) / (1 - abar),
-            "coef_xt": (1 - abar_prev) * np.sqrt(alphas) / (1 - abar),
-            "sigma": np.sqrt(np.append(post_var[1] if self.T > 1 else betas[0], betas[1:])),
-            "alpha": alphas, "beta": betas, "abar": np.exp(log_cum_alpha), "1m_abar": -np.expm1(log_cum_alpha),
-        }
-        self.coef = {k: v.tolist() for k, v in f64.items()}  # python floats for the sampling loop
-        self.buf = {k: torch.tensor(v, dtype=torch.float32, device=self.device) for k, v in f64.items()}
+        log_abar = np.cumsum(np.log(alphas))
+        abar, one_m_abar = np.exp(log_abar), -np.expm1(log_abar)
+        prev = np.maximum(np.arange(self.T) - 1, 0)       # ᾱ_{t-1}; t = 0 never uses it
+        post_var = betas * (1 - np.append(1.0, abar[:-1])) / one_m_abar
+        f64 = {"sqrt_abar": np.sqrt(abar), "sqrt_1m_abar": np.sqrt(one_m_abar), "abar": abar,
+               "1m_abar": one_m_abar, "abar_prev": abar[prev], "1m_abar_prev": one_m_abar[prev],
+               "alpha": alphas, "beta": betas,
+               "sqrt_recip_abar": np.sqrt(1 / abar), "sqrt_recipm1_abar": np.sqrt(1 / abar - 1),
+               "coef_x0": betas * np.sqrt(np.append(1.0, abar[:-1])) / one_m_abar,
+               "coef_xt": (1 - np.append(1.0, abar[:-1])) * np.sqrt(alphas) / one_m_abar,
+               "sigma": np.sqrt(np.append(post_var[1] if self.T > 1 else betas[0], betas[1:]))}
+        self.coef = {k: v.tolist() for k, v in f64.items()}   # python floats for the sampling loop
+        self.table = torch.tensor(np.stack([f64[k] for k in _TABLE], 1), dtype=torch.float32,
+                                  device=self.device)         # [T, 8], columns _TABLE
+        a, k = abar[-1], np.asarray(self.seg.sizes, dtype=np.float64)
+        hot, cold = a + (1 - a) / k, (1 - a) / k
+        self.prior_kl = float(np.sum(hot * np.log(k * hot) + (k - 1) * cold * np.log(np.maximum(k * cold, 1e-300))))
 
     # ------------------------------------------------------------ multinomial
-    def _net_cat(self, codes_t, log_xt):
-        """Network input of the categorical part, ``[B, D]``: log-one-hot or one-hot of x_t."""
-        return log_xt.t() if self.cat_input == "log-onehot" else self.seg.onehot(codes_t).t()
+    def _net_cat(self, x_t: torch.Tensor) -> torch.Tensor:
+        """Network input of the categorical part of a one-hot ``x_t`` ``[D, B]``: ``[B, D]``."""
+        if self.cat_input == "log-onehot":
+            x_t = torch.log(x_t.clamp(min=LOG_EPS))
+        return x_t.t()
 
-    def _mix(self, log_p, keep, noise):
-        """``log(keep · p + noise / K)``, ``p = exp(log_p)``: a categorical mixed with uniform noise.
+    def _log_mix(self, p: torch.Tensor, keep, noise) -> torch.Tensor:
+        """``log(keep · p + noise / K)``: a categorical ``p`` mixed with uniform noise."""
+        return torch.log(p * keep + noise * self.seg.inv_k)
 
-        The reference code writes it ``logaddexp(log_p + log keep, log(noise) - log K)``;
-        the same value is computed through probabilities (``exp`` floored at e^-80, the
-        result ≥ ``noise / K`` > 0), which keeps the CPU out of denormal arithmetic.
+    def _log_model_posterior(self, logits, log_step, c, at_zero):
+        """``log p(x_{t-1} | x_t) = log q(x_{t-1} | x_t, x̂_0)``, ``x̂_0 = softmax(logits)``: ``[D, B]``.
+
+        ``log_step = log q(x_t | x_{t-1})`` ``[D, B]``; ``c`` maps ``abar_prev``,
+        ``1m_abar_prev`` to ``[1, B]`` rows or floats; ``at_zero`` a ``[1, B]`` mask or a bool.
         """
-        return torch.log(torch.exp(log_p.clamp(min=EXP_FLOOR)) * keep + noise * self.seg.inv_k)
-
-    def _q_posterior(self, log_x0, log_xt, t, at_zero):
-        """log q(x_{t-1} | x_t, x_0) ``[D, B]``; ``t`` a ``[1, B]`` index tensor or an int."""
-        if isinstance(t, int):
-            cf, tm1 = self.coef, max(t - 1, 0)
-        else:
-            cf, tm1 = self.buf, (t - 1).clamp(min=0)
-        log_ev = self._mix(log_x0, cf["abar"][tm1], cf["1m_abar"][tm1])            # q(x_{t-1} | x_0)
+        log_x0 = self.seg.log_softmax(logits)                                        # [D, B]
+        log_ev = self._log_mix(_exp(log_x0), c["abar_prev"], c["1m_abar_prev"])      # q(x_{t-1} | x̂_0)
         if at_zero is True:
             log_ev = log_x0
         elif at_zero is not False:
             log_ev = torch.where(at_zero, log_x0, log_ev)
-        unnormed = log_ev + self._mix(log_xt, cf["alpha"][t], cf["beta"][t])        # ⊙ q(x_t | x_{t-1})
-        return unnormed - self.seg.logsumexp(unnormed)
+        return self.seg.normalize(log_ev + log_step)
 
     # ------------------------------------------------------------------ loss
     def loss(self, model, x_num, codes, generator, dropout_generator=None, autocast=None):
@@ -202,37 +229,36 @@ class MixedDiffusion:
         ``x_num`` ``[B, n_num]``, ``codes`` ``[B, n_cat]``. Returns
         ``(loss, L_gauss mean, L_multi mean)`` as 0-dim tensors (no host sync).
         """
-        B, dev, buf = codes.shape[0], self.device, self.buf
+        B, dev, seg = codes.shape[0], self.device, self.seg
         t = torch.randint(0, self.T, (B,), generator=generator, device=dev)          # [B]
+        rows = self.table[t]                                                         # [B, 8]
         zero = x_num.new_zeros(())
         parts = []
         if self.n_num:
             eps = torch.randn(x_num.shape, generator=generator, device=dev)           # [B, n_num]
-            tc = t[:, None]                                                          # [B, 1]
-            parts.append(buf["sqrt_abar"][tc] * x_num + buf["sqrt_1m_abar"][tc] * eps)
+            parts.append(rows[:, 0:1] * x_num + rows[:, 1:2] * eps)                   # x_t
         if self.n_cat:
-            tr = t[None, :]                                                          # [1, B]
-            log_x0 = self.seg.log_onehot(codes.t())                                  # [D, B]
-            log_q = self._mix(log_x0, buf["abar"][tr], buf["1m_abar"][tr])            # q(x_t | x_0)
-            codes_t = self.seg.gumbel_codes(log_q, generator)                        # [C, B]
-            log_xt = self.seg.log_onehot(codes_t)                                    # [D, B]
-            parts.append(self._net_cat(codes_t, log_xt))
+            c = dict(zip(_TABLE, rows.t().unsqueeze(1)))                              # name -> [1, B]
+            codes0 = codes.t()                                                       # [C, B]
+            keep = torch.rand(codes0.shape, generator=generator, device=dev) < c["abar"]
+            noise = (torch.rand(codes0.shape, generator=generator, device=dev) * seg.k).long()
+            x0 = seg.onehot(codes0)                                                  # [D, B]
+            xt = seg.onehot(torch.where(keep, codes0, noise.clamp_(max=seg.k.long() - 1)))  # x_t ~ q(x_t|x_0)
+            parts.append(self._net_cat(xt))
         with autocast() if autocast else _null():
             out = model(torch.cat(parts, dim=1), t, generator=dropout_generator)      # [B, d_in]
         out = out.float()
         l_gauss = ((out[:, :self.n_num] - eps) ** 2).mean() if self.n_num else zero
         if self.n_cat:
-            at_zero = tr == 0
-            log_true = self._q_posterior(log_x0, log_xt, tr, at_zero)                # [D, B]
-            log_x0_hat = self.seg.log_softmax(out[:, self.n_num:].t().contiguous())  # [D, B]
-            log_model = self._q_posterior(log_x0_hat, log_xt, tr, at_zero)          # [D, B]
+            at_zero = t[None, :] == 0                                                # [1, B]
+            log_step = self._log_mix(xt, c["alpha"], c["beta"])                      # log q(x_t | x_{t-1})
+            with torch.no_grad():
+                log_true = seg.normalize(self._log_mix(x0, c["abar_prev"], c["1m_abar_prev"]) + log_step)
+            log_model = self._log_model_posterior(out[:, self.n_num:].t(), log_step, c, at_zero)
             kl = (_exp(log_true) * (log_true - log_model)).sum(0)                     # [B]
-            nll = -(self.seg.onehot(codes.t()) * log_model).sum(0)                    # [B]
-            l_t = torch.where(t == 0, nll, kl)
-            last = self.T - 1
-            log_qT = self._mix(log_x0, self.coef["abar"][last], self.coef["1m_abar"][last])
-            prior = (_exp(log_qT) * (log_qT + self.seg.log_k)).sum(0)                 # KL(q(x_T|x_0) ‖ 1/K)
-            l_multi = ((self.T * l_t + prior) / self.n_cat).mean()
+            nll = -(x0 * log_model).sum(0)                                            # [B]
+            l_t = torch.where(at_zero[0], nll, kl)
+            l_multi = (self.T * l_t.mean() + self.prior_kl) / self.n_cat
         else:
             l_multi = zero
         return l_gauss + l_multi, l_gauss.detach(), l_multi.detach()
@@ -241,35 +267,29 @@ class MixedDiffusion:
     @torch.no_grad()
     def sample(self, model, n: int, generator: torch.Generator, autocast=None):
         """Ancestral sampling of ``n`` rows: ``(x_num [n, n_num], codes [n, n_cat])`` on the device."""
-        dev, c, seg = self.device, self.coef, self.seg
+        dev, cf, seg = self.device, self.coef, self.seg
         x = torch.randn((n, self.n_num), generator=generator, device=dev)            # x_T [n, n_num]
         codes = torch.zeros(seg.n_cols, n, dtype=torch.long, device=dev)              # [C, n]
-        log_z = torch.zeros(seg.width, n, device=dev)                                 # [D, n]
         if self.n_cat:
-            codes = seg.gumbel_codes(log_z, generator)                                # uniform x_T
-            log_z = seg.log_onehot(codes)
-        z_in = self._net_cat(codes, log_z)                                            # [n, D]
+            codes = seg.gumbel_codes(torch.zeros(seg.width, n, device=dev), generator)  # uniform x_T
+        z = seg.onehot(codes)                                                         # [D, n]
         for i in reversed(range(self.T)):
             t = torch.full((1,), i, device=dev, dtype=torch.long)
             with autocast() if autocast else _null():
-                out = model(torch.cat([x, z_in], dim=1), t)                           # [n, d_in]
+                out = model(torch.cat([x, self._net_cat(z)], dim=1), t)               # [n, d_in]
             out = out.float()
             if self.n_num:
-                x0 = c["sqrt_recip_abar"][i] * x - c["sqrt_recipm1_abar"][i] * out[:, :self.n_num]
-                x = c["coef_x0"][i] * x0 + c["coef_xt"][i] * x
+                x0 = cf["sqrt_recip_abar"][i] * x - cf["sqrt_recipm1_abar"][i] * out[:, :self.n_num]
+                x = cf["coef_x0"][i] * x0 + cf["coef_xt"][i] * x
                 if i > 0:
-                    x = x + c["sigma"][i] * torch.randn(x.shape, generator=generator, device=dev)
+                    x = x + cf["sigma"][i] * torch.randn(x.shape, generator=generator, device=dev)
             if self.n_cat:
-                log_x0_hat = seg.log_softmax(out[:, self.n_num:].t().contiguous())   # [D, n]
-                codes = seg.gumbel_codes(self._q_posterior(log_x0_hat, log_z, i, i == 0), generator)
-                if i > 0:
-                    log_z = seg.log_onehot(codes)
-                    z_in = self._net_cat(codes, log_z)
+                c = {k: cf[k][i] for k in ("abar_prev", "1m_abar_prev")}
+                log_step = self._log_mix(z, cf["alpha"][i], cf["beta"][i])
+                log_p = self._log_model_posterior(out[:, self.n_num:].t(), log_step, c, i == 0)
+                codes = seg.gumbel_codes(log_p, generator)                            # [C, n]
+                z = seg.onehot(codes)
         return x, codes.t()
-
-
-def _exp(x: torch.Tensor) -> torch.Tensor:
-    return torch.exp(x.clamp(min=EXP_FLOOR))
 
 
 class _null:

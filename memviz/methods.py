@@ -1,0 +1,123 @@
+"""The mitigation methods of a comparison, by name.
+
+:func:`apply_method` turns the ORIGINAL training table into the table a generator is
+trained on, for one of :data:`METHODS`:
+
+==============  ==========================================================================
+baseline        the table unchanged (a copy)
+dynamiccut      drop the DynamicCut selection (top-p rows of a warm-up's ranking)
+dynamiccutmix   drop the selection, then TabCutMix on the kept rows
+                (``round(ratio · N_kept)`` new rows, mixed from kept rows only)
+tabcutmix       TabCutMix, ``round(ratio · N)`` new rows
+tabcutmixplus   TabCutMixPlus (clusters of correlated columns), ``round(ratio · N)`` new rows
+smote           SMOTE-NC (SMOTE / SMOTEN for all-numerical / all-categorical tables)
+random          drop as many uniformly drawn rows as DynamicCut drops: ``len(selection)``,
+                or ``n = ceil(p · N)`` (DynamicCut's own budget) without a selection
+==============  ==========================================================================
+
+The input table is never modified; kept rows keep their ``row_id``, new rows get fresh
+ids (see :mod:`memviz.mitigate`).
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pandas as pd
+
+from .data import ROW_ID, Table
+from .dynamiccut import DEFAULT_P, prune_budget
+from .errors import MemvizError
+from .mitigate import DEFAULT_RATIO, MitigationResult, prune, random_prune, smote, tabcutmix, tabcutmixplus
+
+METHODS = ("baseline", "dynamiccut", "dynamiccutmix", "tabcutmix", "tabcutmixplus", "smote", "random")
+#: methods that need a DynamicCut selection (a warm-up's ranking)
+NEEDS_SELECTION = frozenset({"dynamiccut", "dynamiccutmix"})
+#: methods that append rows (their ``ratio`` matters)
+AUGMENTS = frozenset({"dynamiccutmix", "tabcutmix", "tabcutmixplus", "smote"})
+
+
+def check_methods(names) -> tuple[str, ...]:
+    """Validate method names (case-insensitive, duplicates dropped, order kept)."""
+    out = []
+    for raw in names:
+        name = str(raw).strip().lower()
+        if name not in METHODS:
+            raise MemvizError(f"unknown method {raw!r} (use {', '.join(METHODS)})")
+        if name not in out:
+            out.append(name)
+    if not out:
+        raise MemvizError(f"no method given (use {', '.join(METHODS)})")
+    return tuple(out)
+
+
+def removed_ids(selection) -> np.ndarray | None:
+    """The removed row_ids of a :class:`~memviz.dynamiccut.Selection` or an id array (None stays None)."""
+    if selection is None:
+        return None
+    ids = getattr(selection, "removed", selection)
+    return np.asarray(ids, dtype=np.int64).ravel()
+
+
+def random_count(train: Table, selection=None, p: float = DEFAULT_P) -> int:
+    """Rows dropped by ``random``: as many as the selection, else DynamicCut's budget ``ceil(p · N)``."""
+    ids = removed_ids(selection)
+    return int(len(ids)) if ids is not None else prune_budget(p, len(train))
+
+
+def apply_method(name: str, train: Table, *, selection=None, seed=0, p: float = DEFAULT_P,
+                 ratio: float = DEFAULT_RATIO) -> MitigationResult:
+    """The training table of method ``name`` built from ``train``.
+
+    Parameters
+    ----------
+    name : one of :data:`METHODS`.
+    train : the original training table (not modified).
+    selection : DynamicCut's removed row_ids (an array or a
+        :class:`~memviz.dynamiccut.Selection`); required by ``dynamiccut`` and
+        ``dynamiccutmix``; sets the count of ``random``.
+    seed : int, seeds every random draw (TabCutMix, SMOTE, random pruning).
+    p : float, the pruning share used by ``random`` when no selection is given.
+    ratio : float, new rows as a share of the rows mixed from (augmentations).
+
+    Returns
+    -------
+    MitigationResult
+        ``method`` is ``name``; ``removed`` the dropped row_ids (sorted), ``added`` the
+        number of appended rows.
+    """
+    (name,) = check_methods([name])
+    ids = removed_ids(selection)
+    if name in NEEDS_SELECTION and ids is None:
+        raise MemvizError(f"{name}: needs a DynamicCut ranking (give a warm-up run)")
+    if name == "baseline":
+        table = Table(train.data.copy(), train.schema, train.source)
+        return MitigationResult(table, np.empty(0, dtype=np.int64), 0, "baseline", {})
+    if name == "dynamiccut":
+        res = prune(train, ids)
+        return dataclasses.replace(res, method="dynamiccut", params={"n_remove": int(res.removed.size), "p": p})
+    if name == "dynamiccutmix":
+        cut = prune(train, ids)
+        mix = tabcutmix(cut.table, ratio=ratio, seed=seed)
+        table, sources = _renumber_new_rows(mix, int(train.row_ids.max()) + 1)
+        return dataclasses.replace(mix, table=table, sources=sources, removed=cut.removed, method="dynamiccutmix",
+                                   params={"n_remove": int(cut.removed.size), "p": p, **mix.params})
+    if name == "random":
+        res = random_prune(train, random_count(train, ids, p), seed=seed)
+        return dataclasses.replace(res, method="random")
+    fn = {"tabcutmix": tabcutmix, "tabcutmixplus": tabcutmixplus, "smote": smote}[name]
+    return fn(train, ratio=ratio, seed=seed)
+
+
+def _renumber_new_rows(res: MitigationResult, start: int):
+    """Give the appended rows ids ``start, start + 1, ...`` so that no new row reuses the
+    row_id of a pruned original row (mixing after pruning starts at max(kept id) + 1)."""
+    data = res.table.data
+    n_old = len(data) - res.added
+    new_ids = np.arange(start, start + res.added, dtype=np.int64)
+    index = np.concatenate([data.index.to_numpy(dtype=np.int64)[:n_old], new_ids])
+    data = data.set_axis(pd.Index(index, name=ROW_ID), axis=0)
+    sources = res.sources
+    if sources is not None:
+        sources = sources.set_axis(pd.Index(new_ids, name=ROW_ID), axis=0)
+    return res.table.with_data(data), sources

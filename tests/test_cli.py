@@ -1,0 +1,111 @@
+"""The CLI contract that scripts rely on."""
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from helpers import TINY_MODEL
+from memviz.cli import main
+
+from conftest import ROOT
+
+SAMPLE = ROOT / "sample_data"
+
+
+def run_cli(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def last_json(out):
+    return json.loads(out.strip().splitlines()[-1])
+
+
+@pytest.fixture()
+def small_files(tmp_path, sample):
+    train, test = sample
+    tr = train.data.iloc[:200].reset_index(drop=True)
+    syn = pd.concat([test.data.iloc[:40], tr.iloc[[7, 3]]], ignore_index=True)  # two planted copies at the end
+    tr.to_csv(tmp_path / "train.csv", index=False)
+    syn.to_csv(tmp_path / "syn.csv", index=False)
+    return tmp_path
+
+
+def test_memorize_contract(capsys, small_files):
+    out_csv = small_files / "out.csv"
+    code, out, err = run_cli(capsys, "memorize", "--train", str(small_files / "train.csv"), "--schema",
+                             str(SAMPLE / "meta.json"), "--synthetic", str(small_files / "syn.csv"),
+                             "--out", str(out_csv), "--device", "cpu", "--quiet")
+    assert code == 0, err
+    summary = last_json(out)
+    assert {"mem_ratio", "mem_auc", "n_train", "n_synthetic", "seconds"} <= set(summary)
+    assert summary["n_train"] == 200 and summary["n_synthetic"] == 42
+    res = pd.read_csv(out_csv)
+    assert list(res.columns[:6]) == ["nn1", "nn2", "d1", "d2", "ratio", "memorized"]
+    assert len(res) == 42
+    assert res["nn1"].iloc[-2:].tolist() == [7, 3] and res["memorized"].iloc[-2:].all()
+    assert summary["mem_ratio"] == pytest.approx(res["memorized"].mean())
+    assert ((res["nn1"] >= 0) & (res["nn1"] < 200)).all()
+
+
+@pytest.mark.parametrize("mutate, needle", [
+    (lambda p: p.write_text(""), "empty"),
+    (lambda p: p.write_bytes("age,workclass\n30,caf\xe9\n".encode("latin-1")), "encoding"),
+    (lambda p: p.write_text("a,b\n1,2\n"), "not in"),
+])
+def test_memorize_user_errors_exit_2_with_one_line(capsys, small_files, mutate, needle):
+    bad = small_files / "bad.csv"
+    mutate(bad)
+    code, out, err = run_cli(capsys, "memorize", "--train", str(small_files / "train.csv"), "--schema",
+                             str(SAMPLE / "meta.json"), "--synthetic", str(bad), "--out",
+                             str(small_files / "o.csv"), "--quiet")
+    assert code == 2
+    assert len(err.strip().splitlines()) == 1 and needle in err and "bad.csv" in err
+    assert not (small_files / "o.csv").exists()  # no half-written output
+
+
+def test_usage_error_is_one_line(capsys):
+    with pytest.raises(SystemExit) as e:
+        main(["memorize", "--train", "x.csv"])
+    assert e.value.code == 2
+    assert len(capsys.readouterr().err.strip().splitlines()) == 1
+
+
+def test_warmup_inspect_prune_contract(capsys, small_files):
+    run = small_files / "run"
+    code, out, err = run_cli(capsys, "warmup", "--train", str(small_files / "train.csv"), "--schema",
+                             str(SAMPLE / "meta.json"), "--out", str(run), "--epochs", "4", "--check-every", "2",
+                             "--n-samples", "50", "--seed", "1", "--device", "cpu", "--quiet",
+                             "--model-params", json.dumps(TINY_MODEL))
+    assert code == 0, err
+    w = last_json(out)
+    assert {"run_dir", "checks", "final_mem_ratio", "seconds"} <= set(w) and w["checks"] == 2
+    assert 0.0 <= w["final_mem_ratio"] <= 1.0
+
+    code, out, err = run_cli(capsys, "inspect", str(run), "--json")
+    assert code == 0, err
+    info = last_json(out)
+    assert info["checks"] == 2 and "concentration" in info["summary"]
+
+    code, out, err = run_cli(capsys, "prune", str(run), "--p", "0.1", "--k", "2", "--out",
+                             str(small_files / "pruned.csv"))
+    assert code == 0, err
+    pr = last_json(out)
+    assert pr["removed"] == 20 and pr["kept"] == 180
+    pruned = pd.read_csv(small_files / "pruned.csv")
+    assert len(pruned) == 180 and "row_id" not in pruned.columns
+
+    code, out, err = run_cli(capsys, "inspect", str(small_files))
+    assert code == 2 and "not a memviz run" in err
+
+
+def test_console_script_runs_as_a_module(small_files):
+    proc = subprocess.run([sys.executable, "-m", "memviz", "memorize", "--train", str(small_files / "train.csv"),
+                           "--synthetic", str(small_files / "syn.csv"), "--out", str(small_files / "m.csv"),
+                           "--device", "cpu", "--quiet"], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout.strip().splitlines()[-1])["n_synthetic"] == 42
