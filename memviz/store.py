@@ -39,6 +39,8 @@ FORMAT = "memviz.run/1"
 MANIFEST = "manifest.json"
 CANCEL = "CANCEL"
 STATUSES = ("running", "finished", "cancelled", "failed")
+_UMASK = os.umask(0)
+os.umask(_UMASK)
 
 
 # ------------------------------------------------------------------ atomic I/O
@@ -47,6 +49,7 @@ def _atomic(path: Path, write) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     os.close(fd)
+    os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes 0600 files; give the usual permissions
     try:
         write(tmp)
         os.replace(tmp, path)
