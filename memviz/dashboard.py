@@ -401,12 +401,25 @@ def pruned_csv(view: RunView, removed_ids, keep_row_id: bool = True) -> bytes:
 
 
 # ==================================================================== comparisons
+DETAILS = "details"
+
+
 @dataclass(frozen=True, eq=False)
 class CompareView:
-    """A finished (or partial) comparison's results directory."""
+    """A comparison's results directory: results.csv (possibly partial) and, once computed
+    by :func:`compute_compare_details`, the per-column Shape scores and the DCR values.
+
+    Attributes
+    ----------
+    results : one row per finished cell (memviz.experiment.COLUMNS).
+    column_shapes : DataFrame ``method, model, seed, column, metric, score`` or None.
+    dcr : DataFrame ``method, model, seed, dcr_train, dcr_test`` (one row per generated row) or None.
+    """
 
     path: Path
     results: pd.DataFrame
+    column_shapes: pd.DataFrame | None = None
+    dcr: pd.DataFrame | None = None
 
     @property
     def methods(self) -> list[str]:
@@ -416,14 +429,94 @@ class CompareView:
     def models(self) -> list[str]:
         return list(dict.fromkeys(self.results["model"])) if "model" in self.results else []
 
+    @property
+    def ok(self) -> pd.DataFrame:
+        """The finished cells (status ok)."""
+        r = self.results
+        return r[r["status"] == "ok"] if "status" in r else r
+
+    def shapes_for(self, model: str) -> pd.DataFrame | None:
+        """``method, column, score`` of one model (seeds averaged by the plot)."""
+        if self.column_shapes is None:
+            return None
+        cs = self.column_shapes
+        return cs[cs["model"] == model][["method", "column", "score"]]
+
+    def dcr_for(self, model: str, seed: int | None = None) -> dict[str, np.ndarray]:
+        """method -> distances to the closest training row of one model's generated rows."""
+        if self.dcr is None:
+            return {}
+        d = self.dcr[self.dcr["model"] == model]
+        if seed is not None:
+            d = d[d["seed"] == seed]
+        return {m: g["dcr_train"].to_numpy(dtype=np.float64) for m, g in d.groupby("method", sort=False)}
+
+
+def compare_token(out_dir: str | Path) -> int:
+    """Changes when results.csv or the details change (cache key)."""
+    out_dir = Path(out_dir)
+    t = 0
+    for f in (out_dir / "results.csv", out_dir / DETAILS / "column_shapes.csv", out_dir / DETAILS / "dcr.parquet"):
+        try:
+            t = max(t, f.stat().st_mtime_ns)
+        except OSError:
+            pass
+    return t
+
 
 def load_compare(out_dir: str | Path) -> CompareView:
-    """Read ``results.csv`` of a comparison (RunError when it has none yet)."""
+    """Read a comparison's results (RunError when it has no results.csv yet) and its details."""
     out_dir = Path(out_dir)
     f = out_dir / "results.csv"
     if not f.exists():
         raise RunError(f"{out_dir}: no results.csv yet")
-    return CompareView(out_dir, pd.read_csv(f))
+    shapes = out_dir / DETAILS / "column_shapes.csv"
+    dcr = out_dir / DETAILS / "dcr.parquet"
+    return CompareView(out_dir, pd.read_csv(f), pd.read_csv(shapes) if shapes.exists() else None,
+                       pd.read_parquet(dcr) if dcr.exists() else None)
+
+
+def details_done(out_dir: str | Path) -> bool:
+    return (Path(out_dir) / DETAILS / "dcr.parquet").exists()
+
+
+def compute_compare_details(out_dir: str | Path, train: Table, test: Table | None, device: str = "auto") -> dict:
+    """Per-column Shape scores and DCR values of every synthetic table of a comparison.
+
+    For each finished cell with a stored synthetic table (``synthetic/{method}_{model}_{seed}.parquet``):
+    :func:`memviz.evaluate.quality` against ``train`` gives the column shapes (KS / TV
+    complement per column) and :func:`memviz.evaluate.dcr_share` against ``train`` and
+    ``test`` gives DCR_train(g) = min_x d(g, x) per generated row (standardized distance,
+    balanced references, seeded with the cell's seed). Written to ``OUT/details/`` (atomic);
+    heavy (torch, SDMetrics): run it in a background job, not in the dashboard.
+    """
+    from .evaluate import dcr_share, quality
+    from .store import atomic_write_csv, atomic_write_parquet
+
+    out_dir = Path(out_dir)
+    view = load_compare(out_dir)
+    shapes, dcrs = [], []
+    for _, r in view.ok.iterrows():
+        syn_path = r.get("synthetic")
+        if not isinstance(syn_path, str) or not (out_dir / syn_path).exists():
+            continue
+        syn = pd.read_parquet(out_dir / syn_path)
+        key = {"method": r["method"], "model": r["model"], "seed": int(r["seed"])}
+        q = quality(train, syn)
+        cs = q.column_shapes
+        shapes.append(pd.DataFrame({**key, "column": cs["column"].to_numpy(),
+                                    "metric": cs["metric"].to_numpy() if "metric" in cs else "",
+                                    "score": cs["score"].to_numpy(dtype=float)}))
+        if test is not None:
+            d = dcr_share(train, test, syn, device=device, seed=int(r["seed"]))
+            dcrs.append(pd.DataFrame({**key, "dcr_train": d.dcr_train, "dcr_test": d.dcr_test}))
+    shapes_df = pd.concat(shapes, ignore_index=True) if shapes else pd.DataFrame(
+        columns=["method", "model", "seed", "column", "metric", "score"])
+    dcr_df = pd.concat(dcrs, ignore_index=True) if dcrs else pd.DataFrame(
+        columns=["method", "model", "seed", "dcr_train", "dcr_test"])
+    atomic_write_csv(out_dir / DETAILS / "column_shapes.csv", shapes_df)
+    atomic_write_parquet(out_dir / DETAILS / "dcr.parquet", dcr_df)
+    return {"out": str(out_dir), "cells": len(shapes), "dcr_cells": len(dcrs)}
 
 
 def compare_outputs(out_dir: str | Path) -> dict[str, Path]:
@@ -455,6 +548,67 @@ def file_bytes(path: str | Path, limit: int = 200 * 2 ** 20) -> bytes:
     return p.read_bytes()
 
 
+# ======================================================================== report
+def report_figures(view: RunView | None, compare: CompareView | None = None, p: float = 0.10, k: int = 3,
+                   T: int | None = None) -> list:
+    """The figures of the report: the run's memorization and dynamics, DynamicCut at (p, k, T),
+    and the comparison's when given."""
+    from . import plots
+    from .dynamiccut import dynamiccut_selection, early_identification_curve
+
+    figs = []
+    if view is not None:
+        dyn = view.dynamics
+        figs += [plots.copies_histogram(dyn), plots.concentration_plot(dyn), plots.check_curves(view.per_check),
+                 plots.first_epoch_plot(dyn), plots.forgetting_plot(dyn), plots.group_band_plot(dyn, "mem_auc")]
+        sel = dynamiccut_selection(dyn, p=p, k=k, T=T)
+        figs += [plots.early_identification_plot(early_identification_curve(dyn, p=p, k=k)),
+                 plots.class_balance_plot(view.train, sel.removed)]
+    if compare is not None and len(compare.ok):
+        res = compare.ok
+        figs += [plots.comparison_plot(res, "mem_ratio"), plots.privacy_utility_plot(res, "mle")]
+        if {"dynamiccut", "random"} & set(res["method"]):
+            figs.append(plots.transferability_plot(res))
+        if compare.column_shapes is not None and len(compare.models):
+            figs.append(plots.shape_breakdown_plot(compare.shapes_for(compare.models[0])))
+        if compare.dcr is not None and len(compare.models):
+            figs.append(plots.dcr_plot(compare.dcr_for(compare.models[0])))
+    return figs
+
+
+def report_html(view: RunView | None, compare: CompareView | None = None, *, p: float = 0.10, k: int = 3,
+                T: int | None = None, redacted: bool = True, n_leaks: int = 3) -> str:
+    """The self-contained HTML report (:func:`memviz.report.build_report`) of a run and a comparison."""
+    from .dynamics import summarize
+    from .leaks import copies_of, most_copied
+    from .report import build_report
+
+    if view is None and compare is None:
+        raise MemvizError("nothing to report: open a warm-up run or a comparison first")
+    summary, settings, leak_views = {}, {}, []
+    if view is not None:
+        summary = {"run": view.run_id, **summarize(view.dynamics).to_dict()}
+        settings = dict(view.settings())
+        settings.update({"DynamicCut p": p, "DynamicCut k": k, "DynamicCut T": T if T is not None else "default"})
+        if view.path is not None and n_leaks:
+            for rid in most_copied(view.dynamics, n=n_leaks)["row_id"]:
+                try:
+                    leak_views.append(copies_of(view.result, int(rid), limit=5, checks=view.result.checks,
+                                                train=view.train))
+                except MemvizError:
+                    break
+    if compare is not None:
+        settings["comparison"] = str(compare.path.name)
+    title = f"memviz report · {view.run_id}" if view is not None else f"memviz report · {compare.path.name}"
+    return build_report(summary, report_figures(view, compare, p, k, T), compare.results if compare else None,
+                        settings, redacted=redacted, title=title, leaks=leak_views)
+
+
+def table_csv(path: str | Path) -> bytes:
+    """An output table (CSV or Parquet) as CSV bytes."""
+    return read_frame(path).to_csv(index=False).encode("utf-8")
+
+
 def jsonable(obj) -> str:
     from .store import _jsonable
     return json.dumps(_jsonable(obj), indent=1, default=str)
@@ -464,5 +618,5 @@ __all__ = ["DatasetChoice", "RawData", "RunView", "PrunePreview", "CompareView",
            "dataset_choices", "choice_by_key", "load_choice", "read_upload", "raw_from_upload", "guess_target",
            "schema_editor_frame", "apply_schema_edits", "build_tables", "data_summary", "run_token", "runs_table",
            "load_run", "most_copied_table", "check_inputs", "column_leaks", "prune_preview", "pruned_csv",
-           "load_compare", "compare_outputs", "synthetic_files", "read_table_file", "file_bytes", "ROW_ID",
-           "MemvizError"]
+           "load_compare", "compare_token", "details_done", "compute_compare_details", "compare_outputs",
+           "synthetic_files", "report_figures", "report_html", "table_csv", "read_table_file", "file_bytes"]

@@ -46,7 +46,8 @@ from .store import MANIFEST, RunStore, _mixed_object_columns, atomic_write_parqu
 RUNS_ENV = "MEMVIZ_RUNS"
 JOBS = ".jobs"
 COMPARE = "compare"
-KINDS = ("warmup", "compare")
+KINDS = ("warmup", "compare", "details")
+DETAILS_SUFFIX = "-details"
 #: states a job can be in; the last four are final
 STATES = ("starting", "running", "finished", "cancelled", "failed", "lost")
 FINAL = ("finished", "cancelled", "failed", "lost")
@@ -79,7 +80,9 @@ class Job:
 
     @property
     def out(self) -> Path:
-        return self.root / self.job_id if self.kind == "warmup" else self.root / COMPARE / self.job_id
+        if self.kind == "warmup":
+            return self.root / self.job_id
+        return self.root / COMPARE / self.job_id.removesuffix(DETAILS_SUFFIX)
 
     @property
     def log_path(self) -> Path:
@@ -165,9 +168,9 @@ def pid_alive(pid: int | None, start_ticks: int | None = None) -> bool:
     return True
 
 
-def _spawn(job: Job, args: list[str], extra: dict) -> Job:
-    """Start ``python -m memviz <args>`` detached, logging to the job's log; record job.json."""
-    cmd = [sys.executable, "-m", "memviz", *args]
+def _spawn(job: Job, args: list[str], extra: dict, module: str = "memviz") -> Job:
+    """Start ``python -m <module> <args>`` detached, logging to the job's log; record job.json."""
+    cmd = [sys.executable, "-m", module, *args]
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     # the package must be importable from the child whatever the dashboard's cwd
     pkg_parent = str(Path(__file__).resolve().parent.parent)
@@ -247,6 +250,29 @@ def start_compare(train: Table, test: Table, *, root: str | Path | None = None, 
     job.out.parent.mkdir(parents=True, exist_ok=True)
     return _spawn(job, args, {"label": label or train.source, "run_dir": str(run_dir) if run_dir else None,
                               "methods": list(methods), "models": list(models), "seeds": [int(s) for s in seeds]})
+
+
+def start_details(compare: Job, device: str = "auto") -> Job | None:
+    """Compute per-column Shapes and DCR values of a finished comparison in the background.
+
+    At most one such job per comparison: the job folder is created exclusively, so two
+    tabs asking at once start one job (the other gets None).
+    """
+    if compare.kind != "compare":
+        raise MemvizError(f"job {compare.job_id}: details are computed for comparisons only")
+    job = Job(compare.job_id + DETAILS_SUFFIX, "details", compare.root)
+    try:
+        job.job_dir.mkdir(parents=True, exist_ok=False)
+    except FileExistsError:
+        return None
+    src = compare.job_dir
+    args = ["details", str(compare.out), "--train", str(src / "train.parquet"), "--schema", str(src / "schema.json"),
+            "--test", str(src / "test.parquet"), "--device", device]
+    return _spawn(job, args, {"label": f"details of {compare.job_id}"}, module="memviz.jobs")
+
+
+def details_job(compare: Job) -> Job:
+    return Job(compare.job_id + DETAILS_SUFFIX, "details", compare.root)
 
 
 # ------------------------------------------------------------------ reading jobs
@@ -340,16 +366,28 @@ def job_status(job: Job) -> JobStatus:
         if state == "finished":
             done = total
     elif alive:
-        state = "running" if (job.kind == "compare" and text.strip()) else "starting"
+        state = "running" if (job.kind != "warmup" and text.strip()) else "starting"
     elif info:
-        state = log_state or ("cancelled" if cancel_asked else "lost")
+        state = log_state or ("finished" if _compare_finished(job) else "lost")
+        if cancel_asked and state != "finished":
+            state = "cancelled"  # interrupted anywhere, even while importing
     else:
         raise RunError(f"{job.job_dir}: no such job")
-    if state == "finished" and job.kind == "compare":
+    if state == "finished" and job.kind != "warmup":
         done = total = total or 1
     message = line if state != "finished" or not line.startswith("{") else "finished"
     return JobStatus(job.job_id, job.kind, state, int(done), int(total), checks, message, result, alive,
                      info.get("started"))
+
+
+def _compare_finished(job: Job) -> bool:
+    """A comparison whose experiment.json has its final timing (written last by run_grid)."""
+    if job.kind != "compare":
+        return False
+    try:
+        return "seconds" in json.loads((job.out / "experiment.json").read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError, UnicodeDecodeError):
+        return False
 
 
 def cancel(job: Job) -> None:
@@ -426,3 +464,37 @@ def available_devices() -> dict[str, str]:
     if name:
         out["cuda"] = f"GPU: {name}"
     return out
+
+
+# ------------------------------------------------------------ the details worker
+def _details_main(argv=None) -> int:
+    """``python -m memviz.jobs details OUT --train --schema --test [--device]`` (see :func:`start_details`)."""
+    import argparse
+
+    from .dashboard import compute_compare_details
+    from .data import load_companion, load_table
+
+    ap = argparse.ArgumentParser(prog="memviz.jobs")
+    ap.add_argument("command", choices=["details"])
+    ap.add_argument("out")
+    ap.add_argument("--train", required=True)
+    ap.add_argument("--schema")
+    ap.add_argument("--test")
+    ap.add_argument("--device", default="auto")
+    args = ap.parse_args(argv)
+    try:
+        train = load_table(args.train, args.schema)
+        test = load_companion(train, args.test, role="test") if args.test and Path(args.test).exists() else None
+        res = compute_compare_details(args.out, train, test, device=args.device)
+    except MemvizError as exc:
+        print(f"memviz details: error: {exc}", file=sys.stderr, flush=True)
+        return 2
+    except KeyboardInterrupt:
+        print("memviz details: interrupted", file=sys.stderr, flush=True)
+        return 130
+    print(json.dumps(res), flush=True)
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(_details_main())

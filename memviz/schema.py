@@ -158,9 +158,13 @@ class Schema:
         known = {"name", "target", "task", "numerical", "categorical", "excluded"}
         extra = {k: v for k, v in d.items() if k not in known}
         categorical = [c for c in d.get("categorical", []) if c != target]
-        return cls(numerical=tuple(d.get("numerical", [])), categorical=tuple(categorical),
-                   target=target, task=task, excluded=tuple(d.get("excluded", []) or []),
-                   name=str(d.get("name") or ""), extra=extra)
+        try:
+            return cls(numerical=tuple(d.get("numerical", [])), categorical=tuple(categorical),
+                       target=target, task=task, excluded=tuple(d.get("excluded", []) or []),
+                       name=str(d.get("name") or ""), extra=extra)
+        except DataError as exc:  # name the file, not just "schema"
+            msg = str(exc)
+            raise DataError(f"{source}: {msg[len('schema: '):] if msg.startswith('schema: ') else msg}") from None
 
     @classmethod
     def load(cls, path: str | Path) -> "Schema":

@@ -56,7 +56,8 @@ def assert_matches_naive(res, ref, train: Table | None = None):
     np.testing.assert_allclose(res.d2, ref["d2"], rtol=0, atol=1e-9)
 
 
-NUM_KINDS = ("small_int", "wide_int", "fnlwgt", "float", "tiny_float", "const")
+NUM_KINDS = ("small_int", "wide_int", "fnlwgt", "float", "tiny_float", "const", "clustered_wide",
+             "small_float")
 
 
 def _num_column(kind: str, n: int, rng: np.random.Generator) -> np.ndarray:
@@ -70,6 +71,10 @@ def _num_column(kind: str, n: int, rng: np.random.Generator) -> np.ndarray:
         return rng.normal(0, 10.0 ** rng.integers(-2, 6), n)
     if kind == "tiny_float":
         return 1e6 + rng.normal(0, 1e-3, n)  # large offset, tiny spread: cancellation
+    if kind == "clustered_wide":  # most rows share one wide value: clusters finer than the key resolves
+        return np.where(rng.uniform(size=n) < 0.7, 1_434_567.0, rng.integers(10_000, 1_500_000, n))
+    if kind == "small_float":
+        return rng.normal(0, 0.01, n)
     return np.full(n, 7.0)
 
 
@@ -123,7 +128,7 @@ def build_case(c):
         row = train.iloc[int(rng.integers(0, n))].copy()
         if mode == "near_num" and num:
             col = num[int(rng.integers(0, len(num)))]
-            row[col] = row[col] + rng.choice([-1.0, 1.0, 0.5])
+            row[col] = row[col] + rng.choice([-1.0, 1.0, 0.5, 1e-4])
         elif mode == "near_tiny" and num:
             col = num[int(rng.integers(0, len(num)))]
             row[col] = row[col] * (1 + 1e-9)
@@ -275,6 +280,29 @@ def test_float32_expansion_would_lose_the_near_copy():
     syn = pd.DataFrame({"v": [g[0]]})
     res = memorization(make_table(pd.DataFrame({"v": x[:, 0]}), ["v"], []), syn, device="cpu")
     assert res.nn1_pos[0] == 123 and res.d1[0] == 0.0
+
+
+@pytest.mark.parametrize("min_e_path", ["cpu", "device"])
+def test_clusters_finer_than_the_expansion_resolves(monkeypatch, min_e_path):
+    """30 training rows share a value of 1.4e6 and differ by ~0.001 in a small column: the
+    ‖g‖² + ‖x‖² − 2g·x key cannot order them (its rounding, ~1e-5 on e², exceeds their
+    e² ~ 1e-6), so the engine must notice and recompute instead of trusting its 8
+    candidates. ``device``: the GPU way of finding min e (from the key block), on CPU."""
+    if min_e_path == "device":
+        monkeypatch.setattr(NeighborEngine, "_exact_min_e",
+                            lambda self, g_num, key: self._min_e_from_key(torch.as_tensor(g_num), key))
+    for seed in range(10):
+        rng = np.random.default_rng(seed)
+        big = rng.integers(10_000, 1_500_000, 40).astype(float)
+        big[:30] = 1_434_567.0
+        small = rng.normal(0, 0.001, 40)
+        train = make_table(pd.DataFrame({"big": big, "small": small}), ["big", "small"], [])
+        k = rng.integers(0, 30, 6)
+        syn = pd.DataFrame({"big": 1_434_567.0, "small": small[k] + 1e-5})
+        for distance in ("paper", "standardized"):
+            eng = NeighborEngine(distance=distance, device="cpu", n_jobs=1).fit(train)
+            res = memorization(train, syn, engine=eng)
+            assert_matches_naive(res, naive_for(train, syn, distance), train)
 
 
 # -------------------------------------------------------------- invariances

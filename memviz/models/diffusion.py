@@ -34,20 +34,24 @@ the sum is divided by the number of categorical columns. Total loss per batch:
 ``Σ_c [(ᾱ+(1-ᾱ)/K) log(K ᾱ + 1-ᾱ) + (K-1)(1-ᾱ)/K · log(1-ᾱ)]`` at ``ᾱ = ᾱ_{T-1}``), so it
 is computed once.
 
-Implementation notes (same values as the reference, fewer and cheaper operations):
+Implementation notes (the reference's values with fewer, cheaper operations):
 
-* categorical tensors are class-major, ``[D, B]`` with ``D = Σ_c K_c``;
-* ``log(a·p + b/K)`` (the reference's ``logaddexp(log p + log a, log b - log K)``) is
-  computed through probabilities; every ``exp`` argument is floored at -80, so nothing
-  enters float32's denormal range (about 100x slower on CPUs); a floored term weighs
-  less than ``e^-80`` next to the block's ≥ ``β/K²`` mass;
-* block sums ``Σ_{k∈c}`` are one matrix product with the block-diagonal 0/1 matrix
-  (deterministic on GPUs, unlike scatter-adds); log-posteriors are normalised as
-  ``L - log Σ_{k∈c} exp L`` without a max shift, because ``L ≤ 0`` and each block holds
-  an entry ≥ ``log(β_t/K²)``; only the network's logits get a per-block max shift;
+* the posteriors are computed in probability space and logged once:
+  ``q(x_{t-1} | x_t, x_0) = ev ⊙ step / Σ_{k∈c} ev ⊙ step`` with
+  ``ev = ᾱ_{t-1} x_0 + (1-ᾱ_{t-1})/K`` (``x̂_0`` for the model) and
+  ``step = α_t x_t + β_t/K``, where the reference adds logs with ``logaddexp``. With
+  ``x_0``, ``x_t`` exact 0/1 one-hots there are no ``log 1e-30`` terms, hence no float32
+  denormals (about 100x slower on CPUs) and no ``log 0``;
+* ``t = 0`` needs no special case: the schedule stores ``ᾱ_{-1} = 1`` and
+  ``1 - ᾱ_{-1} = 1e-30`` (the reference's own floor for log-one-hots), so ``ev = x̂_0 + 1e-30/K``
+  and the same expression gives ``p(x_0 | x_1)``; it differs from the reference only
+  where ``x̂_0 < 1e-28``;
+* per-column sums and their broadcast are products with the ``[C, D]`` 0/1 membership
+  matrix; only the per-block maxima (the softmax shift of the network's logits, and
+  Gumbel-max) loop over the columns;
 * during training ``x_t ~ q(x_t | x_0)`` is drawn as the mixture it is (keep ``x_0``
-  with probability ``ᾱ_t``, else a uniform class), which is the same distribution as
-  the reference's Gumbel-max draw; generation uses Gumbel-max.
+  with probability ``ᾱ_t``, else a uniform class), the same distribution as the
+  reference's Gumbel-max draw; generation uses Gumbel-max.
 
 Network input: ``[x_t (numerical), x_t (categorical)]``, the categorical part as
 ``log(max(onehot, 1e-30))`` (values 0 and ≈ -69, the reference code) or as the plain
@@ -62,12 +66,10 @@ import torch
 from torch import nn
 
 LOG_EPS = 1e-30
-#: floor of every exp() argument: e^-80 is still a normal float32 (denormals are slow on CPUs)
-EXP_FLOOR = -80.0
 CAT_INPUTS = ("log-onehot", "onehot")
 #: columns of MixedDiffusion.table, one row per t
 _TABLE = ("sqrt_abar", "sqrt_1m_abar", "abar", "1m_abar", "abar_prev", "1m_abar_prev", "alpha", "beta")
-#: the block sums use a [D, D] matrix up to this D, a loop over columns beyond
+#: the block sums use a [C, D] matrix up to this D, a loop over columns beyond
 MAX_BLOCK_MATRIX = 4096
 
 
@@ -78,15 +80,13 @@ def cosine_betas(n_timesteps: int, s: float = 0.008, max_beta: float = 0.999) ->
     return np.minimum(1 - f[1:] / f[:-1], max_beta)
 
 
-def _exp(x: torch.Tensor) -> torch.Tensor:
-    """``exp(max(x, -80))``."""
-    return torch.exp(x.clamp(min=EXP_FLOOR))
-
-
 class Segments:
-    """The one-hot blocks of the categorical columns, in a class-major ``[D, B]`` tensor.
+    """The one-hot blocks of the categorical columns inside a ``[B, D]`` tensor.
 
-    ``D = Σ_c K_c``; rows ``start_c .. start_c + K_c - 1`` hold column ``c``'s classes.
+    ``D = Σ_c K_c``; columns ``start_c .. start_c + K_c - 1`` hold column ``c``'s classes.
+    Per-column results are ``[B, C]``; :meth:`spread` copies them to every slot, ``[B, D]``.
+    Sums and spreads are products with the ``[C, D]`` 0/1 membership matrix (exact in
+    float32, and deterministic on GPUs, unlike scatter-adds).
     """
 
     def __init__(self, sizes, device):
@@ -97,53 +97,50 @@ class Segments:
         col = np.repeat(np.arange(self.n_cols), self.sizes)                              # [D]
         slot = np.arange(self.width) - starts[col]                                       # [D]
         k = np.asarray(self.sizes, dtype=np.float64)
-        self.offsets = torch.as_tensor(starts, device=device)[:, None]                  # [C, 1]
-        self.k = torch.as_tensor(k, dtype=torch.float32, device=device)[:, None]        # [C, 1] K_c
-        self.rank = torch.as_tensor(self.k_max - slot, dtype=torch.float32, device=device)[:, None]  # [D, 1]
-        self.log_k = torch.as_tensor(np.log(k)[col], dtype=torch.float32, device=device)[:, None]    # [D, 1]
-        self.inv_k = torch.as_tensor(1 / k[col], dtype=torch.float32, device=device)[:, None]        # [D, 1]
-        self.block = None
+        as_t = lambda v, dt: torch.as_tensor(v, dtype=dt, device=device)  # noqa: E731
+        self.offsets = as_t(starts, torch.long)[None, :]                                 # [1, C]
+        self.k = as_t(k, torch.float32)[None, :]                                         # [1, C] K_c
+        self.last = as_t(k - 1, torch.long)[None, :]                                     # [1, C] K_c - 1
+        self.col = as_t(col, torch.long)                                                 # [D]
+        self.rank = as_t(self.k_max - slot, torch.float32)[None, :]                      # [1, D]
+        self.inv_k = as_t(1 / k[col], torch.float32)[None, :]                            # [1, D] 1/K_c
+        self.member = None
         if self.width <= MAX_BLOCK_MATRIX:
-            same = col[:, None] == col[None, :]
-            self.block = torch.as_tensor(same, dtype=torch.float32, device=device)      # [D, D] 0/1
+            self.member = as_t(np.arange(self.n_cols)[:, None] == col[None, :], torch.float32)  # [C, D]
 
-    def blocks(self, x: torch.Tensor):
-        """Views ``[K_c, B]`` of ``x`` ``[D, B]``, one per column."""
-        return x.split(self.sizes, dim=0)
+    def column_sum(self, x: torch.Tensor) -> torch.Tensor:
+        """``Σ_{k∈c} x_k``: ``[B, D]`` -> ``[B, C]``."""
+        if self.member is not None:
+            return x @ self.member.t()
+        return torch.stack([b.sum(1) for b in x.split(self.sizes, dim=1)], 1)
 
-    def block_sum(self, x: torch.Tensor) -> torch.Tensor:
-        """``Σ_{k∈c} x_k`` broadcast to every slot of block ``c``: ``[D, B]``."""
-        if self.block is not None:
-            return self.block @ x
-        return torch.cat([b.sum(0, keepdim=True).expand_as(b) for b in self.blocks(x)], 0)
+    def spread(self, y: torch.Tensor) -> torch.Tensor:
+        """Per-column ``[B, C]`` (finite) -> every slot of its block, ``[B, D]``."""
+        if self.member is not None:
+            return y @ self.member
+        return y.index_select(1, self.col)
 
-    def block_max(self, x: torch.Tensor) -> torch.Tensor:
-        """``max_{k∈c} x_k`` broadcast to every slot of block ``c``: ``[D, B]`` (no gradient)."""
-        x = x.detach()
-        return torch.cat([b.amax(0, keepdim=True).expand_as(b) for b in self.blocks(x)], 0)
+    def column_max(self, x: torch.Tensor) -> torch.Tensor:
+        """``max_{k∈c} x_k``: ``[B, D]`` -> ``[B, C]`` (no gradient)."""
+        return torch.stack([b.amax(1) for b in x.detach().split(self.sizes, dim=1)], 1)
 
-    def log_softmax(self, logits: torch.Tensor) -> torch.Tensor:
-        """``z_k - log Σ_{k'∈c} exp z_k'`` with ``z = logits - max_c``: ``[D, B]``."""
-        z = logits - self.block_max(logits)
-        return z - torch.log(self.block_sum(_exp(z)))
-
-    def normalize(self, log_u: torch.Tensor) -> torch.Tensor:
-        """``L - log Σ_{k∈c} exp L`` for ``L ≤ 0`` with a block maximum ≳ -35 (log-posteriors)."""
-        return log_u - torch.log(self.block_sum(_exp(log_u)))
+    def softmax(self, logits: torch.Tensor) -> torch.Tensor:
+        """Per-block softmax of ``[B, D]`` logits, shifted by the block maximum."""
+        e = torch.exp(logits - self.spread(self.column_max(logits)))
+        return e / self.spread(self.column_sum(e))
 
     def argmax(self, x: torch.Tensor) -> torch.Tensor:
-        """Class code of the (first) largest entry of each block: ``[C, B]`` int64."""
-        score = (x >= self.block_max(x)) * self.rank         # K_max - slot at the maxima, else 0
-        first = torch.stack([b.amax(0) for b in self.blocks(score)])                     # [C, B]
-        return (self.k_max - first).long()
+        """Class code of the (first) largest entry of each block: ``[B, C]`` int64."""
+        score = (x >= self.spread(self.column_max(x))) * self.rank   # K_max - slot at the maxima, else 0
+        return self.k_max - self.column_max(score).long()
 
     def onehot(self, codes: torch.Tensor) -> torch.Tensor:
-        """Codes ``[C, B]`` -> one-hot ``[D, B]``."""
-        out = torch.zeros(self.width, codes.shape[1], device=codes.device)
-        return out.scatter_(0, codes + self.offsets, 1.0)
+        """Codes ``[B, C]`` -> one-hot ``[B, D]``."""
+        out = torch.zeros(codes.shape[0], self.width, device=codes.device)
+        return out.scatter_(1, codes + self.offsets, 1.0)
 
     def gumbel_codes(self, logits: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
-        """Gumbel-max sample of each block: ``argmax(logits - log(-log u))``, ``[C, B]``."""
+        """Gumbel-max sample of each block: ``argmax(logits - log(-log u))``, ``[B, C]``."""
         u = torch.rand(logits.shape, generator=generator, device=logits.device)
         gumbel = -torch.log(-torch.log(u + LOG_EPS) + LOG_EPS)
         return self.argmax(logits + gumbel)
@@ -181,14 +178,15 @@ class MixedDiffusion:
         alphas = 1.0 - betas
         log_abar = np.cumsum(np.log(alphas))
         abar, one_m_abar = np.exp(log_abar), -np.expm1(log_abar)
-        prev = np.maximum(np.arange(self.T) - 1, 0)       # ᾱ_{t-1}; t = 0 never uses it
-        post_var = betas * (1 - np.append(1.0, abar[:-1])) / one_m_abar
+        abar_prev = np.append(1.0, abar[:-1])                 # ᾱ_{t-1}, ᾱ_{-1} = 1
+        one_m_prev = np.append(LOG_EPS, one_m_abar[:-1])      # 1 - ᾱ_{t-1}; 1e-30 at t = 0 (see module doc)
+        post_var = betas * (1 - abar_prev) / one_m_abar
         f64 = {"sqrt_abar": np.sqrt(abar), "sqrt_1m_abar": np.sqrt(one_m_abar), "abar": abar,
-               "1m_abar": one_m_abar, "abar_prev": abar[prev], "1m_abar_prev": one_m_abar[prev],
+               "1m_abar": one_m_abar, "abar_prev": abar_prev, "1m_abar_prev": one_m_prev,
                "alpha": alphas, "beta": betas,
                "sqrt_recip_abar": np.sqrt(1 / abar), "sqrt_recipm1_abar": np.sqrt(1 / abar - 1),
-               "coef_x0": betas * np.sqrt(np.append(1.0, abar[:-1])) / one_m_abar,
-               "coef_xt": (1 - np.append(1.0, abar[:-1])) * np.sqrt(alphas) / one_m_abar,
+               "coef_x0": betas * np.sqrt(abar_prev) / one_m_abar,
+               "coef_xt": (1 - abar_prev) * np.sqrt(alphas) / one_m_abar,
                "sigma": np.sqrt(np.append(post_var[1] if self.T > 1 else betas[0], betas[1:]))}
         self.coef = {k: v.tolist() for k, v in f64.items()}   # python floats for the sampling loop
         self.table = torch.tensor(np.stack([f64[k] for k in _TABLE], 1), dtype=torch.float32,
@@ -199,28 +197,34 @@ class MixedDiffusion:
 
     # ------------------------------------------------------------ multinomial
     def _net_cat(self, x_t: torch.Tensor) -> torch.Tensor:
-        """Network input of the categorical part of a one-hot ``x_t`` ``[D, B]``: ``[B, D]``."""
-        if self.cat_input == "log-onehot":
-            x_t = torch.log(x_t.clamp(min=LOG_EPS))
-        return x_t.t()
+        """Network input of the categorical part of a one-hot ``x_t`` ``[B, D]``."""
+        return torch.log(x_t.clamp(min=LOG_EPS)) if self.cat_input == "log-onehot" else x_t
 
-    def _log_mix(self, p: torch.Tensor, keep, noise) -> torch.Tensor:
-        """``log(keep · p + noise / K)``: a categorical ``p`` mixed with uniform noise."""
-        return torch.log(p * keep + noise * self.seg.inv_k)
+    def _mix(self, p: torch.Tensor, keep, noise) -> torch.Tensor:
+        """``keep · p + noise / K``: a categorical ``p`` ``[B, D]`` mixed with uniform noise."""
+        return torch.addcmul(noise * self.seg.inv_k, p, keep) if torch.is_tensor(keep) else p * keep + noise * self.seg.inv_k
 
-    def _log_model_posterior(self, logits, log_step, c, at_zero):
-        """``log p(x_{t-1} | x_t) = log q(x_{t-1} | x_t, x̂_0)``, ``x̂_0 = softmax(logits)``: ``[D, B]``.
+    def _log_posterior(self, ev: torch.Tensor, step: torch.Tensor, log_step: torch.Tensor) -> torch.Tensor:
+        """``log(ev ⊙ step / Σ_{k∈c} ev ⊙ step)``: ``log q(x_{t-1} | x_t, ·)`` ``[B, D]``."""
+        return torch.log(ev) + log_step - self.seg.spread(torch.log(self.seg.column_sum(ev * step)))
 
-        ``log_step = log q(x_t | x_{t-1})`` ``[D, B]``; ``c`` maps ``abar_prev``,
-        ``1m_abar_prev`` to ``[1, B]`` rows or floats; ``at_zero`` a ``[1, B]`` mask or a bool.
+    def _vb_term(self, logits, x0, xt, c):
+        """``L_t`` per row ``[B]``: KL of the posteriors for ``t > 0``, ``-log p(x_0 | x_1)`` at ``t = 0``.
+
+        ``logits`` ``[B, D]`` (network output), ``x0``, ``xt`` one-hot ``[B, D]``, ``c`` the
+        schedule columns ``[B, 1]`` by name (``abar_prev = 1`` marks ``t = 0``).
         """
-        log_x0 = self.seg.log_softmax(logits)                                        # [D, B]
-        log_ev = self._log_mix(_exp(log_x0), c["abar_prev"], c["1m_abar_prev"])      # q(x_{t-1} | x̂_0)
-        if at_zero is True:
-            log_ev = log_x0
-        elif at_zero is not False:
-            log_ev = torch.where(at_zero, log_x0, log_ev)
-        return self.seg.normalize(log_ev + log_step)
+        step = self._mix(xt, c["alpha"], c["beta"])                                  # q(x_t | x_{t-1}) [B, D]
+        log_step = torch.log(step)
+        with torch.no_grad():
+            u = self._mix(x0, c["abar_prev"], c["1m_abar_prev"]) * step
+            p_true = u / self.seg.spread(self.seg.column_sum(u))                     # q(x_{t-1} | x_t, x_0)
+            log_true = torch.log(p_true.clamp(min=1e-37))
+        ev = self._mix(self.seg.softmax(logits), c["abar_prev"], c["1m_abar_prev"])   # q(x_{t-1} | x̂_0)
+        log_model = self._log_posterior(ev, step, log_step)                          # log p(x_{t-1} | x_t)
+        kl = (p_true * (log_true - log_model)).sum(1)                                # [B]
+        nll = -(x0 * log_model).sum(1)                                                # [B]
+        return torch.where(c["abar_prev"][:, 0] == 1.0, nll, kl)
 
     # ------------------------------------------------------------------ loss
     def loss(self, model, x_num, codes, generator, dropout_generator=None, autocast=None):
@@ -232,32 +236,24 @@ class MixedDiffusion:
         B, dev, seg = codes.shape[0], self.device, self.seg
         t = torch.randint(0, self.T, (B,), generator=generator, device=dev)          # [B]
         rows = self.table[t]                                                         # [B, 8]
+        c = {name: rows[:, j:j + 1] for j, name in enumerate(_TABLE)}                # name -> [B, 1]
         zero = x_num.new_zeros(())
         parts = []
         if self.n_num:
             eps = torch.randn(x_num.shape, generator=generator, device=dev)           # [B, n_num]
-            parts.append(rows[:, 0:1] * x_num + rows[:, 1:2] * eps)                   # x_t
+            parts.append(c["sqrt_abar"] * x_num + c["sqrt_1m_abar"] * eps)            # x_t
         if self.n_cat:
-            c = dict(zip(_TABLE, rows.t().unsqueeze(1)))                              # name -> [1, B]
-            codes0 = codes.t()                                                       # [C, B]
-            keep = torch.rand(codes0.shape, generator=generator, device=dev) < c["abar"]
-            noise = (torch.rand(codes0.shape, generator=generator, device=dev) * seg.k).long()
-            x0 = seg.onehot(codes0)                                                  # [D, B]
-            xt = seg.onehot(torch.where(keep, codes0, noise.clamp_(max=seg.k.long() - 1)))  # x_t ~ q(x_t|x_0)
+            keep = torch.rand(codes.shape, generator=generator, device=dev) < c["abar"]
+            noise = (torch.rand(codes.shape, generator=generator, device=dev) * seg.k).long()
+            x0 = seg.onehot(codes)                                                   # [B, D]
+            xt = seg.onehot(torch.where(keep, codes, torch.minimum(noise, seg.last)))  # x_t ~ q(x_t|x_0)
             parts.append(self._net_cat(xt))
         with autocast() if autocast else _null():
             out = model(torch.cat(parts, dim=1), t, generator=dropout_generator)      # [B, d_in]
         out = out.float()
         l_gauss = ((out[:, :self.n_num] - eps) ** 2).mean() if self.n_num else zero
         if self.n_cat:
-            at_zero = t[None, :] == 0                                                # [1, B]
-            log_step = self._log_mix(xt, c["alpha"], c["beta"])                      # log q(x_t | x_{t-1})
-            with torch.no_grad():
-                log_true = seg.normalize(self._log_mix(x0, c["abar_prev"], c["1m_abar_prev"]) + log_step)
-            log_model = self._log_model_posterior(out[:, self.n_num:].t(), log_step, c, at_zero)
-            kl = (_exp(log_true) * (log_true - log_model)).sum(0)                     # [B]
-            nll = -(x0 * log_model).sum(0)                                            # [B]
-            l_t = torch.where(at_zero[0], nll, kl)
+            l_t = self._vb_term(out[:, self.n_num:], x0, xt, c)
             l_multi = (self.T * l_t.mean() + self.prior_kl) / self.n_cat
         else:
             l_multi = zero
@@ -269,10 +265,10 @@ class MixedDiffusion:
         """Ancestral sampling of ``n`` rows: ``(x_num [n, n_num], codes [n, n_cat])`` on the device."""
         dev, cf, seg = self.device, self.coef, self.seg
         x = torch.randn((n, self.n_num), generator=generator, device=dev)            # x_T [n, n_num]
-        codes = torch.zeros(seg.n_cols, n, dtype=torch.long, device=dev)              # [C, n]
+        codes = torch.zeros(n, seg.n_cols, dtype=torch.long, device=dev)              # [n, C]
         if self.n_cat:
-            codes = seg.gumbel_codes(torch.zeros(seg.width, n, device=dev), generator)  # uniform x_T
-        z = seg.onehot(codes)                                                         # [D, n]
+            codes = seg.gumbel_codes(torch.zeros(n, seg.width, device=dev), generator)  # uniform x_T
+        z = seg.onehot(codes)                                                         # [n, D]
         for i in reversed(range(self.T)):
             t = torch.full((1,), i, device=dev, dtype=torch.long)
             with autocast() if autocast else _null():
@@ -284,12 +280,11 @@ class MixedDiffusion:
                 if i > 0:
                     x = x + cf["sigma"][i] * torch.randn(x.shape, generator=generator, device=dev)
             if self.n_cat:
-                c = {k: cf[k][i] for k in ("abar_prev", "1m_abar_prev")}
-                log_step = self._log_mix(z, cf["alpha"][i], cf["beta"][i])
-                log_p = self._log_model_posterior(out[:, self.n_num:].t(), log_step, c, i == 0)
-                codes = seg.gumbel_codes(log_p, generator)                            # [C, n]
+                step = self._mix(z, cf["alpha"][i], cf["beta"][i])
+                ev = self._mix(seg.softmax(out[:, self.n_num:]), cf["abar_prev"][i], cf["1m_abar_prev"][i])
+                codes = seg.gumbel_codes(self._log_posterior(ev, step, torch.log(step)), generator)
                 z = seg.onehot(codes)
-        return x, codes.t()
+        return x, codes
 
 
 class _null:

@@ -192,7 +192,7 @@ class TabDDPM:
         self.diffusion_ = MixedDiffusion(transform.n_num, transform.category_sizes, cfg.n_timesteps, dev, cfg.cat_input)
         init = torch.Generator().manual_seed(int(self.seed))
         self.model_ = MLPDenoiser(self.diffusion_.d_in, cfg.layers, cfg.dim_t, cfg.dropout, init).to(dev)
-        self.optimizer_ = torch.optim.AdamW(self.model_.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+        self.optimizer_ = _adamw(self.model_.parameters(), cfg.lr, cfg.weight_decay)
         self._train_gen = torch.Generator(device=dev).manual_seed(int(self.seed) + 1)
         self.epoch_, self.step_, self.loss_history_ = 0, 0, []
 
@@ -345,6 +345,15 @@ class TabDDPM:
         if p.get("layers") is not None:
             p["layers"] = tuple(p["layers"])
         return cls(**p).load_state_dict(state)
+
+
+def _adamw(params, lr: float, weight_decay: float) -> torch.optim.AdamW:
+    """AdamW, fused (one kernel per step) where this torch build and device support it."""
+    params = list(params)
+    try:
+        return torch.optim.AdamW(params, lr=lr, weight_decay=weight_decay, fused=True)
+    except (RuntimeError, TypeError, ValueError):
+        return torch.optim.AdamW(params, lr=lr, weight_decay=weight_decay)
 
 
 def _plain_params(d: dict) -> dict:

@@ -143,3 +143,11 @@ def test_cuda_without_gpu_and_sample_before_fit():
             SDVGenerator(kind="tvae", device="cuda").fit(tiny_table())
     with pytest.raises(MemvizError, match="before fit"):
         SDVGenerator(kind="tvae").sample(5)
+
+
+def test_fitted_model_pickles():
+    import pickle
+
+    model = SDVGenerator(kind="ctgan", epochs=2, device="cpu").fit(tiny_table())
+    clone = pickle.loads(pickle.dumps(model))
+    pd.testing.assert_frame_equal(clone.sample(50, seed=1), model.sample(50, seed=1))

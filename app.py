@@ -1,0 +1,69 @@
+"""memviz dashboard: `streamlit run app.py`.
+
+The router (st.navigation) and the shared sidebar: the current dataset and the current
+warm-up run. Every screen is one file in pages/.
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+if str(ROOT) not in sys.path:  # pages import pages._ui and memviz from the repository
+    sys.path.insert(0, str(ROOT))
+
+import streamlit as st  # noqa: E402
+
+from pages import _ui  # noqa: E402
+
+st.set_page_config(page_title="memviz: which rows does the model copy?", page_icon=":material/search:", layout="wide")
+
+# url paths equal the file names without their number, as Streamlit's pages/ folder would name them
+PAGES = [
+    st.Page("pages/1_data.py", title="Data", icon=":material/table_chart:", default=True),
+    st.Page("pages/2_warmup.py", title="Warm-up", icon=":material/local_fire_department:", url_path="warmup"),
+    st.Page("pages/3_memorization.py", title="Memorization", icon=":material/content_copy:", url_path="memorization"),
+    st.Page("pages/4_dynamics.py", title="Dynamics", icon=":material/timeline:", url_path="dynamics"),
+    st.Page("pages/5_tune.py", title="Tune & prune", icon=":material/content_cut:", url_path="tune"),
+    st.Page("pages/6_compare.py", title="Compare", icon=":material/balance:", url_path="compare"),
+    st.Page("pages/7_report.py", title="Report", icon=":material/description:", url_path="report"),
+]
+
+
+def sidebar() -> None:
+    data = _ui.ensure_data()
+    train = data["train"]
+    with st.sidebar:
+        st.markdown("**Dataset**")
+        st.caption(f"{data['label']}  \n{len(train):,} training rows · "
+                   f"{len(data['test']) if data['test'] is not None else 0:,} test rows · "
+                   f"target: {train.schema.target or 'none'}")
+        runs = _ui.runs(_ui.root())
+        options = [""] + runs["path"].tolist()
+        labels = dict(zip(runs["path"], runs["label"]))
+        # a run chosen on a page (new warm-up, reopen) or in the URL wins over the old pick
+        pending = st.session_state.pop(_ui.PENDING_RUN, None)
+        if pending is None and _ui.RUN not in st.session_state:
+            wanted = st.query_params.get("run")
+            match = [p for p in runs["path"] if Path(p).name == wanted] if wanted else []
+            finished = runs[runs["status"] == "finished"]["path"].tolist()
+            pending = match[0] if match else (finished[0] if finished else "")
+        if pending is not None:
+            if pending and pending not in options:
+                options.append(pending)  # a run that has just started
+            st.session_state[_ui.RUN] = pending
+        elif st.session_state.get(_ui.RUN) not in options:
+            st.session_state[_ui.RUN] = ""
+        st.selectbox("Warm-up run", options, key=_ui.RUN,
+                     format_func=lambda p: labels.get(p, Path(p).name + " · starting") if p else "— none —",
+                     help="Every page shows this run. Runs live under the runs folder "
+                          f"({_ui.root()}); a run keeps going when you close the tab.")
+        current = st.session_state.get(_ui.RUN)
+        if current:
+            st.query_params["run"] = Path(current).name
+        elif "run" in st.query_params:
+            del st.query_params["run"]
+
+
+sidebar()
+st.navigation(PAGES).run()

@@ -1,0 +1,251 @@
+"""A self-contained HTML report of a memviz analysis (returned as a string; the caller saves it).
+
+The page holds everything it needs: plotly.js inline once (not per figure), inline CSS,
+no external URL, and a Content-Security-Policy that forbids loading anything from the
+network. Every user-provided string (titles, setting names and values, column names,
+method names, table cells) is escaped with :func:`html.escape`; figure data is embedded
+by plotly as JSON with ``<``, ``>`` and ``/`` escaped.
+
+Redaction (default): row-level content (the optional leak tables) is shown through
+:func:`memviz.leaks.redact`; figures are aggregates (counts, shares, distances) and name
+columns, methods and internal row ids only.
+"""
+from __future__ import annotations
+
+import html
+import json
+import math
+import time
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from .errors import MemvizError
+from .plots import METRICS, caption, method_label, model_label
+
+CSP = ("default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
+       "img-src data: blob:; font-src data:")
+#: results columns shown as percentages (fractions in [0, 1], or already percent when > 1.5)
+PERCENT_COLUMNS = (*METRICS, "mle_real", "dcr_ideal")
+#: identifiers printed without thousands separators
+PLAIN_INT_COLUMNS = ("synthetic_id", "row_id", "check", "epoch", "seed")
+CSS = """
+body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,Arial,sans-serif;margin:0 auto;max-width:1100px;
+ padding:24px;color:#222;line-height:1.45}
+h1{margin-bottom:4px} h2{border-bottom:1px solid #ddd;padding-bottom:4px;margin-top:36px}
+.meta{color:#666;font-size:0.9em}
+.banner{padding:10px 14px;border-radius:6px;margin:16px 0}
+.redacted{background:#eef6ee;border:1px solid #9c9}
+.raw{background:#fdecea;border:1px solid #e57373}
+table{border-collapse:collapse;font-size:0.88em;margin:8px 0}
+th,td{border:1px solid #ddd;padding:4px 8px;text-align:right;vertical-align:top}
+th{background:#f4f4f4} td.text,th.text{text-align:left}
+td.match{background:#ffcccb;font-weight:bold}
+.scroll{overflow-x:auto} .scroll td,.scroll th{white-space:nowrap}
+figure{margin:24px 0} figcaption{color:#444;font-size:0.95em;margin-top:4px}
+.plot{width:100%;height:480px}
+"""
+
+
+def _e(x) -> str:
+    return html.escape(str(x), quote=True)
+
+
+def _fmt_value(v) -> str:
+    if v is None or v is pd.NA:
+        return ""
+    if isinstance(v, (bool, np.bool_)):
+        return "yes" if v else "no"
+    if isinstance(v, (int, np.integer)):
+        return f"{int(v):,}"
+    if isinstance(v, (float, np.floating)):
+        if math.isnan(v):
+            return "n/a"
+        if float(v).is_integer() and abs(v) < 1e15:
+            return f"{int(v):,}"
+        if not 1e-3 <= abs(v) < 1e15:
+            return f"{v:.4g}"
+        decimals = max(0, 5 - int(math.floor(math.log10(abs(v)))))  # 6 significant digits, no exponent
+        return f"{v:,.{decimals}f}".rstrip("0").rstrip(".")
+    if isinstance(v, (list, tuple, dict)):
+        return json.dumps(v, default=str)
+    return str(v)
+
+
+def _flatten(d: Mapping, prefix: str = "") -> list[tuple[str, object]]:
+    out = []
+    for k, v in d.items():
+        key = f"{prefix}{k}"
+        if isinstance(v, Mapping) and v:
+            out.extend(_flatten(v, key + "."))
+        else:
+            out.append((key, v))
+    return out
+
+
+def _kv_table(d: Mapping) -> str:
+    if not d:
+        return "<p class='meta'>none</p>"
+    rows = "".join(f"<tr><th class='text'>{_e(k)}</th><td class='text'>{_e(_fmt_value(v))}</td></tr>"
+                   for k, v in _flatten(d))
+    return f"<table>{rows}</table>"
+
+
+def _frame_table(df: pd.DataFrame, text_cols=(), match: pd.DataFrame | None = None, na: str = "n/a") -> str:
+    """An HTML table of ``df`` (index as row headers), every string escaped; ``match`` marks cells."""
+    head = f"<th class='text'>{_e(df.index.name or '')}</th>" + \
+        "".join(f"<th{' class=text' if c in text_cols else ''}>{_e(c)}</th>" for c in df.columns)
+    body = []
+    for r, (label, row) in enumerate(df.iterrows()):
+        cells = []
+        for j, c in enumerate(df.columns):
+            cls = ["text"] if c in text_cols else []
+            if match is not None and bool(match.iat[r, j]):
+                cls.append("match")
+            attr = f" class='{' '.join(cls)}'" if cls else ""
+            v = row[c]
+            if c in PLAIN_INT_COLUMNS and isinstance(v, (int, np.integer)):
+                text = str(int(v))
+            elif v is pd.NA or v is None or (isinstance(v, float) and math.isnan(v)):
+                text = na
+            else:
+                text = _fmt_value(v)
+            cells.append(f"<td{attr}>{_e(text)}</td>")
+        body.append(f"<tr><th class='text'>{_e(label)}</th>{''.join(cells)}</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def _as_fraction(s: pd.Series) -> pd.Series:
+    v = pd.to_numeric(s, errors="coerce").astype(float)
+    return v / 100.0 if (v.abs() > 1.5).any() else v
+
+
+def results_summary(results: pd.DataFrame) -> pd.DataFrame:
+    """Results as display strings: mean ± sd over seeds per (method, model) when those
+    columns exist (else one line per row); metric columns of ``plots.METRICS`` as
+    percentages with 2 decimals, other numbers with 4 significant digits."""
+    df = results.copy()
+    numeric = [c for c in df.columns if c not in ("method", "model", "seed") and pd.api.types.is_numeric_dtype(df[c])
+               and not pd.api.types.is_bool_dtype(df[c])]
+    for c in numeric:
+        if c in PERCENT_COLUMNS:
+            df[c] = _as_fraction(df[c]) * 100.0
+
+    def fmt(c, x):
+        if x is None or (isinstance(x, float) and math.isnan(x)):
+            return "n/a"
+        return f"{x:.2f}%" if c in PERCENT_COLUMNS else _fmt_value(float(x))
+
+    if {"method", "model"} <= set(df.columns):
+        g = df.groupby(["method", "model"], sort=False)
+        mean, std, n = g[numeric].mean(), g[numeric].std(), g.size()
+        rows = []
+        for key in mean.index:
+            row = {"method": method_label(key[0]), "model": model_label(key[1]), "seeds": int(n[key])}
+            for c in numeric:
+                m, s = mean.at[key, c], std.at[key, c]
+                row[c] = fmt(c, m) + (f" ± {fmt(c, s)}" if n[key] > 1 and np.isfinite(s) else "")
+            rows.append(row)
+        out = pd.DataFrame(rows, columns=["method", "model", "seeds", *numeric])
+    else:
+        out = df.copy()
+        for c in numeric:
+            out[c] = [fmt(c, x) for x in df[c]]
+    out.index = pd.RangeIndex(1, len(out) + 1, name="#")
+    return out
+
+
+def _figure_block(fig, i: int) -> str:
+    import plotly.io as pio
+
+    div = pio.to_html(fig, full_html=False, include_plotlyjs=False, div_id=f"memviz-fig-{i}",
+                      config={"displaylogo": False, "responsive": True}, default_height="480px")
+    return (f"<figure id='figure-{i + 1}'><h3>Figure {i + 1}</h3>{div}"
+            f"<figcaption>{_e(caption(fig))}</figcaption></figure>")
+
+
+def _leak_block(view, redacted: bool) -> str:
+    t = view.table(redacted).astype(object)
+    t["ratio"] = [("" if pd.isna(r) else f"{r:.3f}") for r in t["ratio"]]
+    if not redacted:  # raw numbers exactly as stored (shortest repr, no exponent)
+        for c in view.schema.distance_numerical:
+            t[c] = [np.format_float_positional(float(x), trim="-") if pd.notna(x) else "missing"
+                    for x in pd.to_numeric(t[c], errors="coerce")]
+    shown = len(view.copies)
+    head = f"Training row {view.row_id}: {view.n_copies:,} copies"
+    if shown < view.n_copies:
+        head += f" (closest {shown} shown)"
+    text_cols = tuple(t.columns) if redacted else tuple(view.schema.distance_categorical)
+    return f"<h3>{_e(head)}</h3><div class='scroll'>" + _frame_table(t, text_cols=text_cols, match=view.mask(),
+                                                                     na="") + "</div>"
+
+
+REDACTED_NOTE = ("Redacted report: training and generated rows appear only in redacted form (numbers replaced by "
+                 "ranges of round numbers, categories by salted hashes; cells that equal the training row stay "
+                 "marked). Figures show aggregates (counts, shares, distances), column names and internal row ids.")
+RAW_NOTE = ("Not redacted: this report contains raw values of training rows. Share it only with people allowed to "
+            "see the training data.")
+
+
+def build_report(run_summary: Mapping | None, figures: Sequence, results: pd.DataFrame | None,
+                 settings: Mapping | None, redacted: bool = True, title: str = "memviz report", *,
+                 leaks: Sequence = (), created: str | None = None) -> str:
+    """Self-contained HTML report.
+
+    Parameters
+    ----------
+    run_summary : dict
+        Headline numbers of the run (nested dicts are flattened to dotted keys), e.g.
+        ``memviz.dynamics.summarize(dyn).to_dict()`` plus the run id.
+    figures : list of plotly Figure
+        Shown in order, each with its title and :func:`memviz.plots.caption`.
+    results : DataFrame or None
+        The comparison results (method, model, seed, metrics); summarized by
+        :func:`results_summary`.
+    settings : dict
+        The settings that produced the run and the results.
+    redacted : bool, default True
+        Show row-level content (``leaks``) redacted; the report states which it is.
+    title : str
+    leaks : sequence of :class:`memviz.leaks.LeakView`, optional
+        Most-copied training rows beside their copies, matching cells marked.
+    created : str, optional
+        Timestamp printed in the header (default: now).
+
+    Returns
+    -------
+    str
+        The HTML document (UTF-8 text).
+    """
+    if results is not None and not isinstance(results, pd.DataFrame):
+        raise MemvizError(f"results must be a pandas DataFrame or None, got {type(results).__name__}")
+    figures = list(figures or [])
+    created = created or time.strftime("%Y-%m-%d %H:%M:%S %Z")
+    parts = [f"<h1>{_e(title)}</h1><p class='meta'>created {_e(created)} by memviz</p>",
+             f"<div class='banner {'redacted' if redacted else 'raw'}'>"
+             f"{_e(REDACTED_NOTE if redacted else RAW_NOTE)}</div>",
+             "<h2>Settings</h2>", _kv_table(settings or {}),
+             "<h2>Run summary</h2>", _kv_table(run_summary or {})]
+    parts.append("<h2>Results</h2>")
+    if results is None or results.empty:
+        parts.append("<p class='meta'>No comparison results.</p>")
+    else:
+        summary = results_summary(results)
+        parts.append("<p class='meta'>Mean ± standard deviation over seeds; percentages for the memorization, "
+                     "quality, MLE and DCR metrics.</p>")
+        parts.append(_frame_table(summary, text_cols=("method", "model")))
+    if figures:
+        parts.append("<h2>Figures</h2>")
+        parts.extend(_figure_block(f, i) for i, f in enumerate(figures))
+    if leaks:
+        parts.append("<h2>Most-copied training rows</h2>")
+        parts.extend(_leak_block(v, redacted) for v in leaks)
+    head = (f"<meta charset='utf-8'><meta http-equiv='Content-Security-Policy' content=\"{CSP}\">"
+            f"<meta name='viewport' content='width=device-width, initial-scale=1'><title>{_e(title)}</title>"
+            f"<style>{CSS}</style>")
+    if figures:
+        from plotly.offline import get_plotlyjs
+
+        head += f"<script type='text/javascript'>{get_plotlyjs()}</script>"
+    return f"<!DOCTYPE html><html lang='en'><head>{head}</head><body>{''.join(parts)}</body></html>\n"

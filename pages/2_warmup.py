@@ -1,0 +1,106 @@
+"""Warm-up: train TabDDPM in the background and watch memorization per check; reopen saved runs."""
+from pathlib import Path
+
+import streamlit as st
+
+from memviz import dashboard as dash
+from memviz import jobs
+from memviz.errors import MemvizError
+from pages import _ui
+
+st.title("Warm-up")
+st.write("Train TabDDPM on the current table and, every few epochs, generate rows and count which training "
+         "rows they copy. The run works in the background: refreshing or closing the tab does not stop it.")
+
+data = _ui.ensure_data()
+train = data["train"]
+D = dash.UI_WARMUP_DEFAULTS
+devices = jobs.available_devices()
+
+with st.form("warmup_form"):
+    st.markdown(f"**Table:** {data['label']} · {len(train):,} rows")
+    c1, c2, c3 = st.columns(3)
+    preset = c1.selectbox("Preset", ["cpu-quick", "paper"], index=0, key="wu_preset",
+                          help="cpu-quick: small network, 50 diffusion steps (minutes on a CPU). "
+                               "paper: the reference TabDDPM (needs a GPU).")
+    epochs = c2.number_input("Epochs", 1, 100_000, D["epochs"], key="wu_epochs")
+    every = c3.number_input("Check every (epochs)", 1, 10_000, D["check_every"], key="wu_every")
+    c4, c5, c6 = st.columns(3)
+    n_samples = c4.number_input("Generated rows per check (0 = as many as training rows)", 0, 1_000_000, 0,
+                                key="wu_samples")
+    seed = c5.number_input("Seed", 0, 2**31 - 1, D["seed"], key="wu_seed")
+    device = c6.selectbox("Device", list(devices), format_func=devices.get, key="wu_device")
+    submitted = st.form_submit_button("Start warm-up", type="primary")
+
+if submitted:
+    if preset == "paper" and "cuda" not in devices:
+        st.warning("The paper preset on a CPU takes days; consider cpu-quick.")
+    try:
+        job = jobs.start_warmup(train, preset=preset, epochs=int(epochs), check_every=int(every),
+                                n_samples=int(n_samples) or None, seed=int(seed), device=device,
+                                label=data["label"])
+    except MemvizError as exc:
+        _ui.error(exc)
+    else:
+        _ui.select_run(job.out)
+        st.rerun()
+
+run_dir = _ui.current_run_dir()
+st.subheader("Current run")
+if run_dir is None:
+    st.info("No run yet: press **Start warm-up** (defaults finish in a few minutes on the sample), or reopen a "
+            "saved run below.")
+else:
+    job = jobs.job_for(run_dir)
+    try:
+        first = jobs.job_status(job)
+    except MemvizError as exc:
+        first = None
+        _ui.error(exc)
+
+    if first is not None:
+        @st.fragment(run_every=None if first.final else 2.0)
+        def live():
+            st_ = jobs.job_status(job)
+            head = f"**{Path(run_dir).name}** · {st_.state}"
+            if st_.total:
+                head += f" · epoch {st_.done}/{st_.total}"
+            head += f" · {len(st_.checks)} checks"
+            st.markdown(head)
+            st.progress(st_.fraction, text=st_.message if st_.state not in ("finished",) else "finished")
+            if st_.state in ("failed", "lost"):
+                st.error(st_.message or f"the run stopped ({st_.state})")
+            if len(st_.checks):
+                from memviz import plots
+
+                pc = st_.per_check
+                cols = st.columns(3)
+                cols[0].metric("mem ratio (last check)", _ui.pct(pc["mem_ratio"].iloc[-1]),
+                               delta=None if len(pc) < 2 else f"{(pc['mem_ratio'].iloc[-1] - pc['mem_ratio'].iloc[-2]) * 100:+.1f} pts",
+                               delta_color="inverse")
+                cols[1].metric("Mem-AUC (last check)", f"{pc['mem_auc'].iloc[-1]:.3f}")
+                cols[2].metric("checks", f"{len(pc)}")
+                _ui.show(plots.check_curves(pc), key="live_curves")
+            if not st_.final:
+                if st.button("Cancel", key="cancel_run", help="Stops after the current epoch; finished checks are kept."):
+                    jobs.cancel(job)
+                    st.toast("Cancel requested: the run stops after the current epoch.")
+            elif not first.final:
+                st.rerun()  # the run just ended: refresh the whole app (sidebar, pages)
+
+        live()
+
+st.subheader("Saved runs")
+runs = _ui.runs(_ui.root())
+if runs.empty:
+    st.caption(f"No saved run under {_ui.root()}.")
+else:
+    show = runs[["run_id", "status", "dataset", "n_rows", "checks", "final_mem_ratio", "preset", "device", "created"]]
+    st.dataframe(show, hide_index=True, height=min(400, 40 + 35 * len(show)),
+                 column_config={"final_mem_ratio": st.column_config.NumberColumn("final mem ratio", format="percent")})
+    c1, c2 = st.columns([3, 1])
+    pick = c1.selectbox("Reopen", runs["path"].tolist(), format_func=dict(zip(runs["path"], runs["label"])).get,
+                        key="reopen_pick")
+    if c2.button("Open", key="reopen"):
+        _ui.select_run(pick)
+        st.rerun()

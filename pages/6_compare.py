@@ -1,0 +1,147 @@
+"""Compare: mitigations × generators in the background, then side by side."""
+from pathlib import Path
+
+import streamlit as st
+
+from memviz import dashboard as dash
+from memviz import jobs, plots
+from memviz.errors import MemvizError
+from pages import _ui
+
+METHODS = ("baseline", "dynamiccut", "dynamiccutmix", "tabcutmix", "tabcutmixplus", "smote", "random")
+MODELS = ("tabddpm", "ctgan", "tvae")
+COMPARE = "compare_pick"
+
+st.title("Compare")
+st.write("Train each generator on each mitigated table, then measure memorization (against the original rows), "
+         "quality, utility and privacy. DynamicCut uses the current warm-up run's ranking.")
+
+data = _ui.ensure_data()
+view = _ui.current_view(stop_message=False)
+dc = st.session_state.get("dc_params", {})
+devices = jobs.available_devices()
+
+with st.form("compare_form"):
+    c1, c2 = st.columns(2)
+    methods = c1.multiselect("Methods", METHODS, default=["baseline", "dynamiccut", "random"], key="cmp_methods",
+                             format_func=plots.method_label)
+    models = c2.multiselect("Generators", MODELS, default=["tabddpm"], key="cmp_models", format_func=plots.model_label)
+    c3, c4, c5, c6 = st.columns(4)
+    seeds = c3.text_input("Seeds (comma separated)", "0", key="cmp_seeds")
+    epochs = c4.number_input("Training epochs per model (0 = CPU presets)", 0, 100_000, 60, key="cmp_epochs")
+    p = c5.number_input("DynamicCut p", 0.01, 0.5, float(dc.get("p", 0.10)), 0.01, key="cmp_p")
+    device = c6.selectbox("Device", list(devices), format_func=devices.get, key="cmp_device")
+    ranking = (f"ranking of run **{view.run_id}** (k={dc.get('k', 3)}, T={dc.get('T', 'default')})" if view
+               else "no warm-up run selected: a warm-up is run first for DynamicCut")
+    st.caption(f"Table: {view.settings()['dataset'] if view else data['label']} · {ranking}")
+    go = st.form_submit_button("Run comparison", type="primary")
+
+if go:
+    try:
+        seed_list = [int(s) for s in seeds.replace(" ", "").split(",") if s]
+        if not seed_list:
+            raise MemvizError("seeds: give at least one integer, e.g. 0 or 0,1,2")
+        if data["test"] is None:
+            raise MemvizError("Compare needs a test split (MLE and DCR): choose one on the Data page")
+        train = view.train if view is not None else data["train"]
+        job = jobs.start_compare(train, data["test"], run_dir=view.path if view is not None else None,
+                                 methods=methods, models=models, seeds=seed_list, p=float(p),
+                                 k=int(dc.get("k", 3)), T=dc.get("T"), epochs=int(epochs) or None, device=device,
+                                 label=data["label"])
+    except ValueError:
+        _ui.error(MemvizError(f"seeds {seeds!r}: expected integers separated by commas"))
+    except MemvizError as exc:
+        _ui.error(exc)
+    else:
+        st.session_state["compare_pending"] = str(job.out)
+        st.rerun()
+
+done = jobs.list_jobs(_ui.root(), kind="compare")
+if done.empty:
+    st.info("No comparison yet. Choose methods and generators above and press **Run comparison**.")
+else:
+    options = done["out"].tolist()
+    pending = st.session_state.pop("compare_pending", None)
+    if pending in options:
+        st.session_state[COMPARE] = pending
+    elif st.session_state.get(COMPARE) not in options:
+        st.session_state[COMPARE] = options[0]
+    labels = {r.out: f"{r.job_id} · {r.state} · {r.label}" for r in done.itertuples()}
+    out = st.selectbox("Comparison", options, format_func=labels.get, key=COMPARE)
+    job = jobs.job_for(out)
+    first = jobs.job_status(job)
+
+    @st.fragment(run_every=None if first.final else 3.0)
+    def progress():
+        s = jobs.job_status(job)
+        st.progress(s.fraction, text=f"{s.state} · {s.done}/{s.total} · {s.message}" if s.total else s.state)
+        if s.state in ("failed", "lost"):
+            st.error(s.message or f"the comparison stopped ({s.state})")
+        if not s.final:
+            if st.button("Cancel", key="cancel_compare"):
+                jobs.cancel(job)
+                st.toast("Cancel requested.")
+        elif not first.final:
+            st.rerun()
+
+    progress()
+
+    try:
+        cv = _ui.compare_view(out, dash.compare_token(out))
+    except MemvizError:
+        cv = None
+    if cv is not None and len(cv.ok):
+        from memviz.experiment import summary_table
+
+        res = cv.ok
+        st.subheader("Side by side")
+        summ = summary_table(cv.results)
+        keep = [c for c in ("model", "method", "n_seeds", "mem_ratio_mean", "relative_reduction_mean",
+                            "mem_ratio_pruned_mean", "shape_mean", "trend_mean", "mle_mean", "mle_real_mean",
+                            "dcr_share_mean", "fit_seconds_mean") if c in summ.columns]
+        pct_cols = {c: st.column_config.NumberColumn(c.removesuffix("_mean"), format="percent")
+                    for c in keep if c.endswith("_mean") and not c.startswith(("fit", "mle"))}
+        st.dataframe(summ[keep], hide_index=True, column_config=pct_cols)
+        metric = st.selectbox("Metric", ["mem_ratio", "relative_reduction", "shape", "trend", "mle", "dcr_share",
+                                         "mem_ratio_pruned"], key="cmp_metric")
+        _ui.show(plots.comparison_plot(res, metric), key="cmp_bars")
+        utility = st.radio("Utility axis", ["mle", "shape", "trend"], horizontal=True, key="cmp_utility")
+        _ui.show(plots.privacy_utility_plot(res, utility), key="cmp_scatter")
+        if {"dynamiccut", "random"} & set(res["method"]):
+            _ui.show(plots.transferability_plot(res), key="cmp_transfer")
+
+        details_job = jobs.details_job(job)
+        if cv.column_shapes is None or cv.dcr is None:
+            if first.state == "finished" and jobs.start_details(job, device=device) is not None:
+                st.rerun()
+            try:
+                ds = jobs.job_status(details_job)
+            except MemvizError:
+                ds = None
+
+            @st.fragment(run_every=None if (ds is None or ds.final) else 3.0)
+            def details_wait():
+                try:
+                    d = jobs.job_status(details_job)
+                except MemvizError:
+                    st.caption("Per-column Shape and DCR distributions are computed when the comparison finishes.")
+                    return
+                if d.state == "finished":
+                    st.rerun()
+                elif d.final:
+                    st.error(f"Could not compute the per-column details: {d.message}")
+                else:
+                    st.caption("Computing per-column Shape scores and distances to the closest record…")
+
+            details_wait()
+        else:
+            model = st.selectbox("Generator for the breakdowns", cv.models, format_func=plots.model_label,
+                                 key="cmp_detail_model")
+            left, right = st.columns(2)
+            with left:
+                shapes = cv.shapes_for(model)
+                _ui.show(plots.shape_breakdown_plot(shapes), key="cmp_shapes")
+            with right:
+                _ui.show(plots.dcr_plot(cv.dcr_for(model)), key="cmp_dcr")
+    elif cv is not None:
+        st.info("No finished cell yet.")

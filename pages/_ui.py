@@ -1,0 +1,115 @@
+"""Shared Streamlit helpers of the pages: session state, cached loaders, figure rendering.
+
+Not a page (st.navigation lists the pages explicitly). Caches are keyed on run ids and
+the manifest's modification time (:func:`memviz.dashboard.run_token`), so a finished
+run is read once for every session, and a live run is re-read only after it wrote.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import streamlit as st
+
+from memviz import dashboard as dash
+from memviz import jobs
+from memviz.errors import MemvizError
+
+DATA = "memviz_data"            # session key: the current DataState
+RUN = "run_pick"                # session key of the sidebar's run selectbox (a run path or "")
+PENDING_RUN = "memviz_pending_run"
+
+
+# ------------------------------------------------------------------ cached loaders
+@st.cache_resource(show_spinner=False, max_entries=8)
+def raw_choice(key: str) -> dash.RawData:
+    return dash.load_choice(key)
+
+
+@st.cache_resource(show_spinner=False, max_entries=4)
+def raw_upload(name: str, raw: bytes, test_name: str | None, test_raw: bytes | None) -> dash.RawData:
+    return dash.raw_from_upload(name, raw, test_name, test_raw)
+
+
+@st.cache_resource(show_spinner="Reading the run…", max_entries=12)
+def run_view(run_dir: str, token: int) -> dash.RunView:
+    return dash.load_run(run_dir)
+
+
+@st.cache_resource(show_spinner="Comparing generated rows with their nearest training rows…", max_entries=12)
+def column_leaks(run_dir: str, token: int, check: int | None):
+    return dash.column_leaks(run_view(run_dir, token), check)
+
+
+@st.cache_resource(show_spinner=False, max_entries=12)
+def compare_view(out_dir: str, token: int) -> dash.CompareView:
+    return dash.load_compare(out_dir)
+
+
+@st.cache_data(show_spinner=False, ttl=3)
+def runs(root: str):
+    return dash.runs_table(root)
+
+
+def root() -> str:
+    return str(jobs.runs_root())
+
+
+# ------------------------------------------------------------------- session state
+def set_data(train, test, label: str) -> None:
+    st.session_state[DATA] = {"train": train, "test": test, "label": label}
+
+
+def ensure_data() -> dict:
+    """The current dataset; on a first visit the bundled sample with its test file."""
+    if DATA not in st.session_state:
+        raw = raw_choice("sample")
+        train, test = dash.build_tables(raw, raw.schema, "file")
+        set_data(train, test, raw.label)
+    return st.session_state[DATA]
+
+
+def select_run(run_dir: str | Path | None) -> None:
+    """Make a run the current one (applied before the sidebar's selectbox is drawn)."""
+    st.session_state[PENDING_RUN] = str(run_dir) if run_dir else ""
+
+
+def current_run_dir() -> str | None:
+    value = st.session_state.get(RUN)
+    return value or None
+
+
+def current_view(stop_message: bool = True) -> dash.RunView | None:
+    """The current run, opened (cached); None with an info box when there is none or it has no check yet."""
+    run_dir = current_run_dir()
+    if run_dir is None:
+        if stop_message:
+            st.info("No warm-up run selected. Start one on the **Warm-up** page or pick a saved run in the sidebar.")
+        return None
+    try:
+        return run_view(run_dir, dash.run_token(run_dir))
+    except MemvizError as exc:
+        if stop_message:
+            st.info(f"This run cannot be shown yet: {exc}")
+        return None
+
+
+# ------------------------------------------------------------------------ rendering
+def show(fig, key: str | None = None) -> None:
+    """A plotly figure with its one-sentence reading guide under it."""
+    from memviz import plots
+
+    st.plotly_chart(fig, width="stretch", key=key, config={"displaylogo": False})
+    text = plots.caption(fig)
+    if text:
+        st.caption(text)
+
+
+def error(exc: Exception) -> None:
+    st.error(str(exc), icon=":material/error:")
+
+
+def pct(v) -> str:
+    try:
+        return "–" if v is None or v != v else f"{float(v):.1%}"
+    except (TypeError, ValueError):
+        return "–"

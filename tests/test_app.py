@@ -1,0 +1,265 @@
+"""The dashboard in Streamlit's AppTest: every page renders, and its main widgets act.
+
+Two finished runs live in a temporary runs root (MEMVIZ_RUNS):
+
+* ``tiny``: a real warm-up (300 sample rows, 6 epochs, tiny TabDDPM);
+* ``copier``: the run store of a "generator" that returns exact copies of rows 0-9
+  next to column-shuffled rows, measured with the real memorization engine, so the
+  leak explorer and the column heatmap have copies to show.
+
+plus a comparison results folder registered as a finished background job.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dash_helpers import N_COPIED, copier_run, finished_compare
+from memviz import jobs
+from memviz.warmup import WarmupConfig, run_warmup
+
+ROOT = Path(__file__).resolve().parent.parent
+APP = str(ROOT / "app.py")
+TIMEOUT = 90
+RUN_PAGES = ["pages/3_memorization.py", "pages/4_dynamics.py", "pages/5_tune.py"]
+ALL_PAGES = ["pages/1_data.py", "pages/2_warmup.py", *RUN_PAGES, "pages/6_compare.py", "pages/7_report.py"]
+
+
+@pytest.fixture(autouse=True)
+def _navigation_pages(monkeypatch):
+    """Run app.py (st.navigation) on every AppTest run, as the real server does.
+
+    AppTest forgets before each run that st.navigation switched off the legacy
+    ``pages/`` folder mode, and would then run a page script without app.py.
+    """
+    import streamlit.testing.v1.app_test as app_test
+    from streamlit.runtime.pages_manager import PagesManager
+
+    class NavigationPages(PagesManager):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            PagesManager.uses_pages_directory = False
+
+    monkeypatch.setattr(app_test, "PagesManager", NavigationPages)
+
+
+@pytest.fixture(scope="session")
+def runs_root(tmp_path_factory, sample):
+    root = tmp_path_factory.mktemp("runs")
+    train, _ = sample
+    small = train.subset(train.row_ids[:300])
+    run_warmup(small, WarmupConfig(epochs=6, check_every=2, device="cpu",
+                                   model_params={"layers": [32, 32], "n_timesteps": 10}), root / "tiny")
+    copier_run(small, root / "copier")
+    finished_compare(root, small, np.random.default_rng(0))
+    return root
+
+
+@pytest.fixture
+def app(runs_root, monkeypatch):
+    """An AppTest on the fixture runs root; ``app(run)`` opens with that run selected."""
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv(jobs.RUNS_ENV, str(runs_root))
+
+    def make(run: str | None = "tiny"):
+        at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+        if run:
+            at.query_params["run"] = run
+        return at
+    return make
+
+
+def figures(at) -> list[dict]:
+    return [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
+
+
+def no_exception(at) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+
+
+def table_with(at, column: str) -> pd.DataFrame:
+    """The first st.dataframe holding this column (dataframes without selection carry no key)."""
+    return next(d.value for d in at.dataframe if column in d.value.columns)
+
+
+def metric(at, label: str) -> str:
+    return next(m.value for m in at.metric if m.label == label)
+
+
+# ---------------------------------------------------------------------- pages
+def test_first_visit_shows_the_sample_ready_to_use(app):
+    at = app(None).run()
+    no_exception(at)
+    assert metric(at, "rows") == "3,000" and metric(at, "test rows") == "1,000"
+    assert metric(at, "target") == "income"
+    assert at.button(key="use_table").disabled  # the sample is already the current table
+    assert "3,000 training rows" in at.sidebar.caption[0].value
+
+
+@pytest.mark.parametrize("page", ALL_PAGES)
+def test_every_page_renders_on_a_finished_run(app, page):
+    at = app("tiny").run()
+    at.switch_page(page).run()
+    no_exception(at)
+    assert not at.error, [e.value for e in at.error]
+    assert at.sidebar.selectbox(key="run_pick").value.endswith("tiny")
+    figs = figures(at)
+    if page in RUN_PAGES or page.endswith("2_warmup.py"):
+        assert figs, "a page of a finished run shows figures"
+    # every figure has its one-sentence reading guide under it
+    captions = {c.value for c in at.caption}
+    for f in figs:
+        text = f["layout"]["meta"]["caption"]
+        assert text and text in captions
+
+
+@pytest.mark.parametrize("page", RUN_PAGES)
+def test_run_pages_without_a_run_say_what_to_do(tmp_path, monkeypatch, page):
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv(jobs.RUNS_ENV, str(tmp_path))
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    at.switch_page(page).run()
+    no_exception(at)
+    assert any("Warm-up" in i.value for i in at.info)
+    assert not figures(at)
+
+
+def test_bad_upload_shows_one_line_error_and_the_app_keeps_working(app):
+    at = app().run()
+    at.radio(key="data_source").set_value("upload").run()
+    at.file_uploader(key="upload_train").set_value(("table.csv", b"\x00\x01\x02binary\x00", "text/csv")).run()
+    no_exception(at)
+    assert len(at.error) == 1 and "binary content" in at.error[0].value and "\n" not in at.error[0].value
+    at.file_uploader(key="upload_train").set_value(("table.parquet", b"PAR1 not really", "application/octet-stream"))
+    at.run()
+    assert "Parquet" in at.error[0].value
+    at.radio(key="data_source").set_value("sample").run()  # back to a good table
+    no_exception(at)
+    assert not at.error and metric(at, "rows") == "3,000"
+    at.switch_page("pages/5_tune.py").run()
+    no_exception(at)
+    assert figures(at)
+
+
+def test_upload_then_schema_edit_then_use(app, sample):
+    train, _ = sample
+    csv = train.data.head(120).to_csv(index=False).encode()
+    at = app().run()
+    at.radio(key="data_source").set_value("upload").run()
+    at.file_uploader(key="upload_train").set_value(("people.csv", csv, "text/csv")).run()
+    no_exception(at)
+    assert metric(at, "target") == "income"  # a label-like column is guessed
+    n_num = int(metric(at, "numerical"))
+    editor = next(d for d in at.data_editor)
+    age = int(np.flatnonzero(editor.value["column"].to_numpy() == "age")[0])
+    at.session_state[editor.key] = {"edited_rows": {age: {"kind": "excluded"}}, "added_rows": [], "deleted_rows": []}
+    at.radio(key="data_split").set_value("random").run()
+    no_exception(at)
+    assert int(metric(at, "numerical")) == n_num - 1
+    assert metric(at, "test rows") == "30"  # 25 % of 120
+    at.button(key="use_table").click().run()
+    no_exception(at)
+    assert "people.csv" in at.sidebar.caption[0].value and "90 training rows" in at.sidebar.caption[0].value
+
+
+def test_log_toggle_changes_the_histogram_axis(app):
+    at = app("copier").run()
+    at.switch_page("pages/3_memorization.py").run()
+
+    def hist_axis():
+        hist = next(f for f in figures(at) if f["layout"]["title"]["text"].startswith("Copies per training row"))
+        return hist["layout"]["yaxis"].get("type", "linear")
+
+    assert hist_axis() == "log"
+    at.toggle(key="hist_log").set_value(False).run()
+    no_exception(at)
+    assert hist_axis() == "linear"
+
+
+def test_leak_explorer_shows_copies_and_redacts(app, sample):
+    train, _ = sample
+    at = app("copier").run()
+    at.switch_page("pages/3_memorization.py").run()
+    no_exception(at)
+    top = table_with(at, "total_count")
+    # the copied rows lead (shuffled rows are sometimes flagged too: the paper's distance is relative)
+    assert set(top["row_id"].head(5)) <= set(range(N_COPIED))
+    leak = table_with(at, "synthetic_id")
+    assert len(leak) > 1
+    raw_value = str(train.data.loc[int(top["row_id"].iloc[0]), "workclass"])
+    assert raw_value in leak["workclass"].astype(str).tolist()
+    at.toggle(key="redact").set_value(True).run()
+    no_exception(at)
+    leak = table_with(at, "synthetic_id")
+    assert raw_value not in leak["workclass"].astype(str).tolist()
+    assert leak["workclass"].astype(str).str.startswith(("cat-", "missing")).all()
+    heat = next(f for f in figures(at) if "leak" in f["layout"]["title"]["text"].lower())
+    assert heat["data"][0]["type"] == "heatmap"
+
+
+def test_p_slider_changes_the_rows_that_would_go(app):
+    at = app("tiny").run()
+    at.switch_page("pages/5_tune.py").run()
+    assert metric(at, "rows that would go") == "30"  # ceil(0.10 * 300)
+    removed = table_with(at, "score")
+    assert len(removed) == 30
+    at.slider(key="tune_p").set_value(0.25).run()
+    no_exception(at)
+    assert metric(at, "rows that would go") == "75"
+    assert len(table_with(at, "score")) == 75
+    at.slider(key="tune_k").set_value(1).run()
+    no_exception(at)
+
+
+def test_warmup_page_starts_a_background_run_that_can_be_cancelled(app, runs_root):
+    at = app("tiny").run()
+    at.switch_page("pages/2_warmup.py").run()
+    assert "finished" in " ".join(m.value for m in at.markdown)
+    at.number_input(key="wu_epochs").set_value(2)
+    at.number_input(key="wu_every").set_value(1)
+    at.selectbox(key="wu_device").set_value("cpu")
+    next(b for b in at.button if b.label == "Start warm-up").click().run()
+    no_exception(at)
+    new = at.sidebar.selectbox(key="run_pick").value
+    assert new and Path(new).parent == runs_root and Path(new).name != "tiny"
+    job = jobs.job_for(new)
+    assert job.info()["pid"]
+    jobs.cancel(job)
+    status = jobs.wait(job, timeout=120)
+    assert status.state in ("cancelled", "finished")
+    assert (runs_root / "tiny" / "manifest.json").exists()  # other runs untouched
+
+
+def test_compare_page_shows_results_side_by_side(app):
+    at = app("tiny").run()
+    at.switch_page("pages/6_compare.py").run()
+    no_exception(at)
+    titles = [f["layout"]["title"]["text"] for f in figures(at)]
+    assert any("by method and model" in t for t in titles)
+    assert any("Privacy" in t for t in titles)
+    assert any("transfer" in t for t in titles)
+    assert any("Column shapes" in t for t in titles) and any("closest" in t for t in titles)
+    before = next(t for t in titles if "by method and model" in t)
+    at.selectbox(key="cmp_metric").set_value("shape").run()
+    no_exception(at)
+    after = next(f["layout"]["title"]["text"] for f in figures(at) if "by method and model" in f["layout"]["title"]["text"])
+    assert after != before
+
+
+def test_report_page_offers_every_download(app, runs_root):
+    at = app("tiny").run()
+    at.switch_page("pages/7_report.py").run()
+    no_exception(at)
+    keys = {b.key for b in at.get("download_button")}
+    assert "dl_report" in keys and "dl_pruned_report" in keys
+    out = jobs.list_jobs(runs_root, kind="compare")["out"].iloc[0]
+    at.selectbox(key="report_compare").set_value(out).run()
+    no_exception(at)
+    keys = {b.key for b in at.get("download_button")}
+    assert "dl_results" in keys and any(k.startswith("dl_syn_") for k in keys)

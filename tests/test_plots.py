@@ -1,0 +1,315 @@
+"""Figures: every function gives a titled, labelled, captioned Figure whose data match the inputs.
+
+Runs on the planted run of tests/test_leaks.py, on edge cases (no copies at all, a single
+check, an empty removed set) and on an Adult-size dynamics (32,561 rows x 25 checks) for
+the build-time budget of the dashboard's sliders.
+"""
+import time
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import pytest
+
+from memviz import plots
+from memviz.dynamiccut import dynamiccut_selection, early_identification_curve
+from memviz.dynamics import compute_dynamics
+from memviz.errors import MemvizError
+from memviz.leaks import column_match_rates
+from memviz.warmup import load_warmup
+
+from test_leaks import planted_run
+
+METHODS = ("baseline", "dynamiccut", "dynamiccutmix", "tabcutmix", "random")
+MODELS = ("tabddpm", "ctgan", "tvae")
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    store = planted_run(tmp_path_factory.mktemp("plots") / "run")
+    return store, load_warmup(store.path), store.train()
+
+
+def results_frame(seed: int = 0, n_seeds: int = 3) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    rows = []
+    for m in METHODS:
+        for mo in MODELS:
+            for s in range(n_seeds):
+                base = 0.3 if m == "baseline" else 0.25
+                mem = base + rng.normal(0, 0.01)
+                rows.append({"method": m, "model": mo, "seed": s, "mem_ratio": mem, "mem_ratio_pruned": mem - 0.01,
+                             "mem_auc": rng.uniform(0.3, 0.4), "shape": rng.uniform(0.85, 0.99),
+                             "trend": rng.uniform(0.8, 0.95), "mle": rng.uniform(0.8, 0.9), "mle_real": 0.91,
+                             "dcr_share": rng.uniform(0.5, 0.6),
+                             "relative_reduction": 0.0 if m == "baseline" else (0.3 - mem) / 0.3})
+    return pd.DataFrame(rows)
+
+
+def checks_table(n_rows=30, n_checks=3, memorize=True, seed=0, n_syn=50):
+    rng = np.random.default_rng(seed)
+    ids = np.arange(n_rows, dtype=np.int64) * 2 + 7
+    parts = []
+    for c in range(n_checks):
+        nn1 = ids[np.minimum(rng.zipf(1.6, n_syn) - 1, n_rows - 1)]
+        ratio = rng.uniform(0, 1, n_syn)
+        parts.append(pd.DataFrame({"check": c, "epoch": 3 * (c + 1), "synthetic_id": np.arange(n_syn), "nn1": nn1,
+                                   "d1": ratio, "d2": 1.0, "ratio": ratio,
+                                   "memorized": (ratio < 1 / 3) & memorize}))
+    return pd.concat(parts, ignore_index=True), ids
+
+
+def all_figures(dyn, per_check, train, removed, results):
+    curve = early_identification_curve(dyn, p=0.1, k=2)
+    cols = list(train.schema.columns)
+    shapes = {m: pd.DataFrame({"column": cols, "score": np.linspace(0.8, 1.0, len(cols))})
+              for m in ("baseline", "dynamiccut")}
+    rng = np.random.default_rng(0)
+    num, cat = train.schema.numerical[0], train.schema.distance_categorical[0]
+    return {
+        "copies_histogram": plots.copies_histogram(dyn),
+        "copies_histogram_linear": plots.copies_histogram(dyn, log_y=False),
+        "concentration_plot": plots.concentration_plot(dyn),
+        "check_curves": plots.check_curves(per_check),
+        "first_epoch_plot": plots.first_epoch_plot(dyn),
+        "forgetting_plot": plots.forgetting_plot(dyn),
+        "group_band_cumulative": plots.group_band_plot(dyn, "cumulative"),
+        "group_band_mem_auc": plots.group_band_plot(dyn, "mem_auc"),
+        "row_timeline": plots.row_timeline(dyn, dyn.row_ids[:5]),
+        "early_identification_plot": plots.early_identification_plot(curve),
+        "class_balance_plot": plots.class_balance_plot(train, removed),
+        "column_shift_numerical": plots.column_shift_plot(train, removed, num),
+        "column_shift_categorical": plots.column_shift_plot(train, removed, cat),
+        "comparison_plot": plots.comparison_plot(results, "mem_ratio"),
+        "comparison_mle": plots.comparison_plot(results, "mle"),
+        "privacy_utility_plot": plots.privacy_utility_plot(results),
+        "shape_breakdown_plot": plots.shape_breakdown_plot(shapes),
+        "dcr_plot": plots.dcr_plot({"baseline": rng.gamma(2, 0.02, 300), "dynamiccut": rng.gamma(2, 0.03, 300)}),
+        "transferability_plot": plots.transferability_plot(results),
+    }
+
+
+def assert_readable(fig, name):
+    assert isinstance(fig, go.Figure), name
+    assert fig.layout.title.text, f"{name}: no title"
+    assert fig.layout.xaxis.title.text and fig.layout.yaxis.title.text, f"{name}: unlabelled axis"
+    text = plots.caption(fig)
+    assert text and text.endswith(".") and ". " not in text[:-1], f"{name}: caption must be one sentence"
+    assert len(fig.data) >= 1, name
+    fig.to_json()  # serializable
+
+
+def test_every_figure_on_the_planted_run(run):
+    store, res, train = run
+    removed = dynamiccut_selection(res.dynamics, p=0.1, k=2).removed
+    figs = all_figures(res.dynamics, res.per_check, train, removed, results_frame())
+    leak = column_match_rates(train, store.samples(2), res.checks[res.checks["check"] == 2])
+    figs["leak_heatmap"] = plots.leak_heatmap(leak.columns)
+    figs["leak_heatmap_pairs"] = plots.leak_heatmap(leak, {"memorized": leak.pairs_memorized,
+                                                           "not memorized": leak.pairs_non_memorized})
+    for name, fig in figs.items():
+        assert_readable(fig, name)
+
+
+@pytest.mark.parametrize("case", ["no_copies", "single_check", "empty_removed"])
+def test_edge_cases(run, case):
+    _, _, train = run
+    long, ids = checks_table(memorize=case != "no_copies", n_checks=1 if case == "single_check" else 3)
+    dyn = compute_dynamics(long, ids)
+    from memviz.dynamics import check_summary
+    per_check = check_summary(long)
+    removed = [] if case == "empty_removed" else list(train.data.index[:3])
+    results = results_frame(n_seeds=1) if case == "single_check" else results_frame()
+    for name, fig in all_figures(dyn, per_check, train, removed, results).items():
+        assert_readable(fig, f"{case}/{name}")
+    if case == "no_copies":
+        hist = plots.copies_histogram(dyn)
+        assert list(hist.data[0].y) == [len(ids)]
+        assert any("No training row was copied" in a.text for a in hist.layout.annotations)
+        assert any("No training row" in a.text for a in plots.concentration_plot(dyn).layout.annotations)
+
+
+# ------------------------------------------------------------------------- behaviour
+def _dyn(seed=0, **kw):
+    long, ids = checks_table(seed=seed, **kw)
+    return compute_dynamics(long, ids), long
+
+
+def test_copies_histogram_counts_every_row_and_toggles_log():
+    dyn, _ = _dyn(n_rows=200, n_syn=2000, n_checks=4)
+    assert dyn.total.max() > 60  # forces grouped bins
+    for log_y in (True, False):
+        fig = plots.copies_histogram(dyn, log_y=log_y)
+        y = np.asarray(fig.data[0].y)
+        assert y.sum() == dyn.n_rows and y[0] == (dyn.total == 0).sum()
+        assert fig.layout.yaxis.type == ("log" if log_y else "linear")
+        assert len(y) <= 60
+    small, _ = _dyn(n_rows=30, n_syn=20)
+    fig = plots.copies_histogram(small)
+    np.testing.assert_array_equal(fig.data[0].y, np.bincount(small.total))
+
+
+def test_concentration_curve_is_thinned_and_monotone():
+    dyn, _ = _dyn(n_rows=5000, n_syn=3000)
+    fig = plots.concentration_plot(dyn)
+    curve = fig.data[1]
+    y = np.asarray(curve.y, dtype=float)
+    assert len(y) <= plots.MAX_CURVE_POINTS + 1
+    assert np.all(np.diff(y) >= -1e-12) and y[-1] == pytest.approx(1.0) and y[0] == 0.0
+    assert np.all(np.diff(np.asarray(curve.x, dtype=float)) > 0)
+
+
+def test_group_figures_match_the_dynamics():
+    dyn, long = _dyn(n_rows=60, n_syn=120, n_checks=5)
+    fe = plots.first_epoch_plot(dyn)
+    for trace, mask in zip(fe.data, (dyn.top, ~dyn.top)):
+        y = np.asarray(trace.y)
+        assert y.sum() == pytest.approx(1.0) and y[-1] == pytest.approx(dyn.censored[mask].mean())
+    fg = plots.forgetting_plot(dyn)
+    for trace, mask in zip(fg.data, (dyn.top, ~dyn.top)):
+        y = np.asarray(trace.y)
+        assert y.sum() == pytest.approx(1.0)
+        assert (np.arange(len(y)) * y).sum() == pytest.approx(dyn.forgetting_events[mask].mean())
+    band = plots.group_band_plot(dyn, "mem_auc")
+    med = [t for t in band.data if (t.name or "").endswith("median")]
+    np.testing.assert_allclose(med[0].y, np.median(dyn.auc[dyn.top], axis=0))
+    np.testing.assert_allclose(med[1].y, np.median(dyn.auc[~dyn.top], axis=0))
+    with pytest.raises(MemvizError, match="quantity"):
+        plots.group_band_plot(dyn, "nonsense")
+    from memviz.dynamics import check_summary
+    pc = check_summary(long)
+    cc = plots.check_curves(pc)
+    np.testing.assert_allclose(cc.data[0].y, pc["mem_ratio"])
+    with pytest.raises(MemvizError, match="mem_auc"):
+        plots.check_curves(pc.drop(columns="mem_auc"))
+
+
+def test_row_timeline_marks_checks_with_copies():
+    dyn, _ = _dyn(n_rows=40, n_syn=100, n_checks=4)
+    chosen = [dyn.row_ids[3], dyn.row_ids[0], dyn.row_ids[10]]
+    fig = plots.row_timeline(dyn, chosen)
+    heat = [t for t in fig.data if t.type == "heatmap"][0]
+    pos = np.searchsorted(dyn.row_ids, chosen)
+    np.testing.assert_array_equal(np.asarray(heat.z), (dyn.counts[pos] > 0).astype(int))
+    assert heat.y[0].startswith(str(chosen[0]))
+    with pytest.raises(MemvizError, match="row_id 8"):
+        plots.row_timeline(dyn, [8])
+    empty = plots.row_timeline(dyn, [])
+    assert empty.layout.annotations and plots.caption(empty)
+
+
+def test_early_identification_plot_traces_the_curve():
+    dyn, _ = _dyn(n_rows=80, n_syn=200, n_checks=5)
+    curve = early_identification_curve(dyn, p=0.1, k=2)
+    fig = plots.early_identification_plot(curve)
+    by_name = {t.name: t for t in fig.data}
+    np.testing.assert_allclose(by_name["precision"].y, curve["precision"])
+    np.testing.assert_allclose(by_name["random recall"].y, curve["random_recall"])
+    assert "p = 10%" in fig.layout.title.text
+
+
+def test_pruning_figures(run):
+    _, res, train = run
+    removed = train.data.index[train.data["y"] == train.data["y"].iloc[0]][:4]
+    cb = plots.class_balance_plot(train, removed)
+    before, after, gone = (np.asarray(t.y) for t in cb.data)
+    assert before.sum() == pytest.approx(1) and after.sum() == pytest.approx(1) and gone.max() == pytest.approx(1)
+    kept = train.data.drop(index=removed)["y"]
+    np.testing.assert_allclose(after, kept.value_counts(normalize=True).reindex(list(cb.data[1].x)).to_numpy())
+    same = plots.class_balance_plot(train, [])
+    np.testing.assert_allclose(same.data[0].y, same.data[1].y)
+    for col in ("a", "b", "c1"):
+        fig = plots.column_shift_plot(train, removed, col)
+        assert np.asarray(fig.data[0].y).sum() == pytest.approx(1.0)
+        assert np.asarray(fig.data[1].y).sum() == pytest.approx(1.0)
+        assert "distance 0.0%" in plots.column_shift_plot(train, [], col).layout.title.text
+    with pytest.raises(MemvizError, match="'zzz'"):
+        plots.column_shift_plot(train, removed, "zzz")
+    with pytest.raises(MemvizError, match="removed row_id 1"):
+        plots.class_balance_plot(train, [1])
+
+
+def test_comparison_figures_aggregate_over_seeds():
+    res = results_frame()
+    fig = plots.comparison_plot(res, "mem_ratio")
+    tab = res[res["model"] == "ctgan"].groupby("method")["mem_ratio"]
+    trace = [t for t in fig.data if t.name == "CTGAN"][0]
+    order = [plots.method_label(m) for m in plots._method_sort(res["method"].unique())]
+    assert list(trace.x) == order
+    np.testing.assert_allclose(trace.y, [tab.mean()[m] for m in plots._method_sort(res["method"].unique())])
+    np.testing.assert_allclose(trace.error_y.array, [tab.std()[m] for m in plots._method_sort(res["method"].unique())])
+    pct = res.assign(mem_ratio=res["mem_ratio"] * 100)  # percent input reads the same
+    pct_trace = [t for t in plots.comparison_plot(pct, "mem_ratio").data if t.name == "CTGAN"][0]
+    np.testing.assert_allclose(pct_trace.y, trace.y)
+    pu = plots.privacy_utility_plot(res, "shape")
+    assert sum(len(t.x) for t in pu.data if t.x[0] is not None) == len(METHODS) * len(MODELS)
+    tr = plots.transferability_plot(res)
+    assert {t.name for t in tr.data if t.type == "bar"} == {"DynamicCut", "Random"}
+    with pytest.raises(MemvizError, match="mle"):
+        plots.comparison_plot(res.drop(columns="mle"), "mle")
+
+
+def test_shape_dcr_and_leak_figures():
+    cols = ["age", "<b>x</b>"]
+    d = {"dynamiccut": pd.DataFrame({"column": cols, "score": [0.9, 0.8]}),
+         "baseline": pd.DataFrame({"column": cols, "score": [0.95, 0.85]})}
+    long = pd.concat([v.assign(method=k) for k, v in d.items()])
+    a, b = plots.shape_breakdown_plot(d), plots.shape_breakdown_plot(long)
+    np.testing.assert_allclose(a.data[0].z, b.data[0].z)
+    assert list(a.data[0].x) == ["Baseline", "DynamicCut"]  # canonical method order
+    np.testing.assert_allclose(np.asarray(a.data[0].customdata)[:, 1], [-0.05, -0.05])
+    rng = np.random.default_rng(1)
+    dcr = {"baseline": rng.gamma(2, 0.02, 500), "dynamiccut": np.r_[rng.gamma(2, 0.03, 499), np.inf]}
+    fig = plots.dcr_plot(dcr)
+    for t in fig.data:
+        assert np.asarray(t.y).sum() == pytest.approx(1.0)
+    assert sorted(s.x0 for s in fig.layout.shapes) == pytest.approx(
+        sorted(np.median(v[np.isfinite(v)]) for v in dcr.values()))
+    assert plots.dcr_plot({}).layout.annotations
+    rates = pd.DataFrame({"column": ["x", "y"], "memorized_rate": [0.2, 1.0], "non_memorized_rate": [0.1, 0.3]})
+    lh = plots.leak_heatmap(rates)
+    assert list(lh.data[0].y) == ["y", "x"]  # most-leaking first
+    pairs = pd.DataFrame([[0.2, 0.1], [0.1, 1.0]], index=["x", "y"], columns=["x", "y"])
+    pairs.attrs["group"] = "non-memorized rows"
+    lp = plots.leak_heatmap(rates, pairs)
+    assert [a.text for a in lp.layout.annotations][:2] == ["columns", "pairs, non-memorized rows"]
+    np.testing.assert_allclose(lp.data[1].z, [[1.0, 0.1], [0.1, 0.2]])  # same order as the column panel
+    np.testing.assert_allclose(lh.data[0].z, [[1.0, 0.3], [0.2, 0.1]])
+
+
+def test_adult_scale_figures_build_fast():
+    rng = np.random.default_rng(0)
+    n, c, s = 32_561, 25, 32_561
+    ids = np.arange(n, dtype=np.int64)
+    parts = []
+    for k in range(c):
+        ratio = rng.uniform(0, 1, s)
+        nn1 = ids[np.minimum(rng.zipf(1.5, s) - 1, n - 1)]  # heavy-tailed attribution
+        parts.append(pd.DataFrame({"check": k, "epoch": 4 * (k + 1), "nn1": nn1,
+                                   "ratio": ratio, "memorized": ratio < 1 / 3}))
+    dyn = compute_dynamics(pd.concat(parts, ignore_index=True), ids)
+    plots.check_curves(pd.DataFrame({"epoch": [1], "mem_ratio": [0.1], "mem_auc": [0.2]}))  # warm plotly up
+    for name, fn in {"copies_histogram": lambda: plots.copies_histogram(dyn),
+                     "concentration_plot": lambda: plots.concentration_plot(dyn),
+                     "first_epoch_plot": lambda: plots.first_epoch_plot(dyn),
+                     "forgetting_plot": lambda: plots.forgetting_plot(dyn),
+                     "group_band_plot": lambda: plots.group_band_plot(dyn, "mem_auc")}.items():
+        t0 = time.perf_counter()
+        fig = fn()
+        elapsed = time.perf_counter() - t0
+        assert elapsed < 1.0, f"{name} took {elapsed:.2f} s"
+        assert len(fig.to_json()) < 100_000, f"{name} sends too much data"
+
+
+@pytest.mark.slow
+def test_figures_on_a_real_tiny_warmup(tmp_path):
+    import memviz
+    from memviz.warmup import WarmupConfig, run_warmup
+
+    train, _ = memviz.load_dataset(memviz.data.sample_data_dir())
+    small = train.subset(train.row_ids[:200])
+    config = WarmupConfig(epochs=4, check_every=2, seed=0, model_params={"layers": [32, 32], "n_timesteps": 20})
+    res = run_warmup(small, config, tmp_path / "run")
+    removed = dynamiccut_selection(res.dynamics, p=0.1, k=2).removed
+    for name, fig in all_figures(res.dynamics, res.per_check, small, removed, results_frame()).items():
+        assert_readable(fig, name)

@@ -1,0 +1,138 @@
+"""The HTML report: self-contained, escaped, captioned, redacted by default."""
+import html
+import re
+from html.parser import HTMLParser
+
+import numpy as np
+import pandas as pd
+import pytest
+from plotly.offline import get_plotlyjs
+
+from memviz import plots
+from memviz.errors import MemvizError
+from memviz.leaks import copies_of, most_copied
+from memviz.report import build_report, results_summary
+from memviz.warmup import load_warmup
+
+from test_leaks import planted_run
+from test_plots import results_frame
+
+EVIL = "<script>alert(1)</script>"
+
+
+class Tags(HTMLParser):
+    """Collects start tags with their attributes and checks nesting of the container tags."""
+
+    CONTAINERS = {"html", "head", "body", "table", "tr", "figure", "div", "script", "style"}
+
+    def __init__(self):
+        super().__init__()
+        self.tags, self.stack, self.errors = [], [], []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs)))
+        if tag in self.CONTAINERS:
+            self.stack.append(tag)
+
+    def handle_endtag(self, tag):
+        if tag in self.CONTAINERS:
+            if not self.stack or self.stack[-1] != tag:
+                self.errors.append(f"unexpected </{tag}> (open: {self.stack[-3:]})")
+            else:
+                self.stack.pop()
+
+
+def parse(doc: str) -> Tags:
+    p = Tags()
+    p.feed(doc)
+    p.close()
+    return p
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    store = planted_run(tmp_path_factory.mktemp("report") / "run")
+    res = load_warmup(store.path)
+    views = [copies_of(store, int(r), limit=5) for r in most_copied(res.dynamics, n=2)["row_id"]]
+    figs = [plots.copies_histogram(res.dynamics), plots.check_curves(res.per_check),
+            plots.first_epoch_plot(res.dynamics)]
+    return store, res, views, figs
+
+
+def test_report_is_self_contained_html(run):
+    _, _, views, figs = run
+    doc = build_report({"run_id": "r1", "total_copies": 1234}, figs, results_frame(), {"epochs": 6}, leaks=views)
+    assert doc.startswith("<!DOCTYPE html>") and doc.rstrip().endswith("</html>")
+    p = parse(doc)
+    assert not p.errors and not p.stack, p.errors or p.stack
+    for tag, attrs in p.tags:
+        for key in ("src", "href"):
+            assert not str(attrs.get(key, "")).lower().startswith(("http", "//")), (tag, attrs)
+    assert not [a for t, a in p.tags if t == "script" and "src" in a]
+    assert not [t for t, _ in p.tags if t in ("link", "iframe", "img")]
+    assert ("meta", {"charset": "utf-8"}) in p.tags
+    assert doc.count(get_plotlyjs()[:300]) == 1  # plotly.js inline once, not per figure
+    assert sum(t == "script" for t, _ in p.tags) == 1 + len(figs)
+    for fig in figs:
+        assert html.escape(plots.caption(fig)) in doc
+    assert "Content-Security-Policy" in doc
+
+
+def test_report_without_figures_or_results():
+    doc = build_report({}, [], None, {})
+    assert get_plotlyjs()[:300] not in doc and "No comparison results" in doc
+    assert not parse(doc).errors
+    with pytest.raises(MemvizError, match="results"):
+        build_report({}, [], [1, 2], {})
+
+
+def test_report_escapes_user_strings(run):
+    store, res, _, _ = run
+    results = results_frame().rename(columns={"trend": EVIL})
+    results.loc[0, "method"] = EVIL
+    rates = pd.DataFrame({"column": [EVIL, "age"], "memorized_rate": [1.0, 0.5], "non_memorized_rate": [0.2, 0.1]})
+    figs = [plots.leak_heatmap(rates), plots.comparison_plot(results, EVIL)]
+    doc = build_report({EVIL: EVIL, "nested": {EVIL: 1}}, figs, results, {EVIL: [EVIL]}, title=EVIL,
+                       redacted=False)
+    assert EVIL not in doc
+    assert html.escape(EVIL) in doc
+    assert "<script>alert" not in doc.lower()
+    assert not parse(doc).errors
+
+
+def _raw_training_values(views) -> list[str]:
+    vals = []
+    for v in views:
+        row = v.source.iloc[0]
+        vals += [str(row["c1"]), f"{row['a']:,.1f}", f"{row['a']:.1f}", str(row["a"])]
+    return vals
+
+
+def test_report_is_redacted_by_default(run):
+    _, _, views, figs = run
+    secret = _raw_training_values(views)
+    doc = build_report({"run_id": "r1"}, figs, None, {}, leaks=views)
+    assert "Redacted report" in doc
+    for value in secret:
+        assert value not in doc, value
+    assert "SECRET-" not in doc
+    assert "cat-" in doc and re.search(r"<td class='[^']*\bmatch\b", doc)  # structure and matches still shown
+    raw = build_report({"run_id": "r1"}, figs, None, {}, redacted=False, leaks=views)
+    assert "Not redacted" in raw
+    assert all(str(v.source.iloc[0]["c1"]) in raw and str(v.source.iloc[0]['a']) in raw for v in views)
+
+
+def test_results_are_formatted():
+    res = results_frame(n_seeds=2)
+    table = results_summary(res)
+    assert len(table) == res.groupby(["method", "model"]).ngroups
+    row = table[(table["method"] == "DynamicCut") & (table["model"] == "CTGAN")].iloc[0]
+    sub = res[(res["method"] == "dynamiccut") & (res["model"] == "ctgan")]["mem_ratio"]
+    assert row["mem_ratio"] == f"{100 * sub.mean():.2f}% ± {100 * sub.std():.2f}%"
+    assert row["seeds"] == 2
+    pct = results_summary(res.assign(mem_ratio=res["mem_ratio"] * 100))
+    assert pct["mem_ratio"].equals(table["mem_ratio"])  # percent input reads the same
+    flat = results_summary(pd.DataFrame({"x": [1234567.0, np.nan], "mem_ratio": [0.5, 0.25]}))
+    assert list(flat["x"]) == ["1,234,567", "n/a"] and list(flat["mem_ratio"]) == ["50.00%", "25.00%"]
+    doc = build_report({}, [], res, {})
+    assert row["mem_ratio"] in doc
