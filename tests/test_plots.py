@@ -4,7 +4,6 @@ Runs on the planted run of tests/test_leaks.py, on edge cases (no copies at all,
 check, an empty removed set) and on an Adult-size dynamics (32,561 rows x 25 checks) for
 the build-time budget of the dashboard's sliders.
 """
-import time
 
 import numpy as np
 import pandas as pd
@@ -277,7 +276,8 @@ def test_shape_dcr_and_leak_figures():
     np.testing.assert_allclose(lh.data[0].z, [[1.0, 0.3], [0.2, 0.1]])
 
 
-def test_adult_scale_figures_build_fast():
+def test_adult_scale_figures_stay_small():
+    """Adult-scale dynamics are aggregated before plotting (speed: benchmarks/bench_dashboard.py)."""
     rng = np.random.default_rng(0)
     n, c, s = 32_561, 25, 32_561
     ids = np.arange(n, dtype=np.int64)
@@ -294,10 +294,7 @@ def test_adult_scale_figures_build_fast():
                      "first_epoch_plot": lambda: plots.first_epoch_plot(dyn),
                      "forgetting_plot": lambda: plots.forgetting_plot(dyn),
                      "group_band_plot": lambda: plots.group_band_plot(dyn, "mem_auc")}.items():
-        t0 = time.perf_counter()
         fig = fn()
-        elapsed = time.perf_counter() - t0
-        assert elapsed < 1.0, f"{name} took {elapsed:.2f} s"
         assert len(fig.to_json()) < 100_000, f"{name} sends too much data"
 
 
