@@ -1,0 +1,145 @@
+"""Warm-up benchmark (issue 3): time, throughput, training-loop overhead and quality.
+
+Run by hand from the repository root::
+
+    python benchmarks/bench_warmup.py                 # sample data, default cpu-quick warm-up
+    python benchmarks/bench_warmup.py --adult         # also the full Adult split (a few epochs)
+    python benchmarks/bench_warmup.py --skip-quality  # no TVAE/CTGAN comparison
+
+Prints:
+1. the default warm-up on the bundled sample: wall time (target ≤ 180 s), checks (target
+   ≥ 20), training throughput (rows/s), sampling and memorization seconds per check;
+2. the training step time of ``TabDDPM.fit`` (with the tracker's callbacks attached,
+   no check falling in the timed epochs) against a plain PyTorch loop over the same MLP
+   and the same diffusion loss, measured in the same run: ratio (target ≤ 1.2);
+3. quality of the final model (SDMetrics Shape / Trend against its training table;
+   targets 0.90 / 0.85) beside TVAE and CTGAN trained for the same wall time;
+4. with ``--adult``: throughput, sampling and memorization per check on 32,561 rows.
+The machine's load average is printed with the timings: on a shared machine they vary.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import memviz  # noqa: E402
+from memviz.callbacks import Callback  # noqa: E402
+from memviz.models.tabddpm import TabDDPM  # noqa: E402
+from memviz.warmup import WarmupConfig, run_warmup  # noqa: E402
+
+
+def load() -> str:
+    return "load average " + " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+class Noop(Callback):
+    """Stands for the tracker on epochs without a check."""
+
+    def on_epoch_end(self, model, epoch, logs):
+        return None
+
+
+def plain_loop(model: TabDDPM, x_num: torch.Tensor, codes: torch.Tensor, epochs: int) -> float:
+    """The same MLP and diffusion loss in a bare loop: no callbacks, no lr schedule, no logging."""
+    net, diff = model.model_, model.diffusion_
+    opt = torch.optim.AdamW(net.parameters(), lr=model.config_.lr)
+    gen = torch.Generator().manual_seed(0)
+    n, bs = codes.shape[0], min(model.config_.batch_size, codes.shape[0])
+    net.train()
+    t0 = time.perf_counter()
+    for _ in range(epochs):
+        perm = torch.randperm(n, generator=gen)
+        for s in range(math.ceil(n / bs)):
+            idx = perm[s * bs:(s + 1) * bs]
+            loss, _, _ = diff.loss(net, x_num[idx], codes[idx], gen, gen, None)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+    return time.perf_counter() - t0
+
+
+def step_overhead(train, epochs: int = 5) -> tuple[float, float]:
+    """Seconds per epoch: TabDDPM.fit with a callback vs the plain loop (same process, same data)."""
+    ours = TabDDPM(epochs=epochs, device="cpu", seed=0)
+    t0 = time.perf_counter()
+    ours.fit(train, callbacks=[Noop()])
+    t_ours = (time.perf_counter() - t0) / epochs
+    x_num, codes = ours.transform_.transform(train.data.loc[:, list(train.schema.columns)])
+    t_plain = plain_loop(ours, torch.from_numpy(x_num), torch.from_numpy(codes), epochs) / epochs
+    return t_ours, t_plain
+
+
+def warmup_figures(train, cfg: WarmupConfig, label: str):
+    with tempfile.TemporaryDirectory() as tmp:
+        t0 = time.perf_counter()
+        res = run_warmup(train, cfg, Path(tmp) / "run")
+        wall = time.perf_counter() - t0
+        m = memviz.store.RunStore(Path(tmp) / "run").manifest()
+    tim = m["timings"]
+    n_checks = len(res.per_check)
+    train_s = wall - tim["sample_seconds"] - tim["memorize_seconds"]
+    print(f"[{label}] warm-up {wall:.1f} s wall ({load()}), {n_checks} checks, {res.config.epochs} epochs")
+    print(f"[{label}]   training {train_s:.1f} s -> {res.config.epochs * len(train) / train_s:,.0f} rows/s")
+    print(f"[{label}]   sampling {tim['sample_seconds'] / n_checks:.2f} s/check, memorization "
+          f"{tim['memorize_seconds'] / n_checks:.2f} s/check ({res.config.n_samples:,} rows each)")
+    print(f"[{label}]   final mem ratio {res.final_mem_ratio:.3f}")
+    return res, wall, train_s
+
+
+def quality_figures(train, model, wall: float) -> None:
+    from memviz.evaluate import quality
+    from memviz.models.sdv_models import SDVGenerator
+
+    q = quality(train, model.sample(len(train), seed=123))
+    print(f"[quality] TabDDPM final model: Shape {q.shape:.3f} (target 0.90), Trend {q.trend:.3f} (target 0.85)")
+    for kind in ("tvae", "ctgan"):
+        probe = 3
+        t0 = time.perf_counter()
+        SDVGenerator(kind, epochs=probe, device="cpu", seed=0).fit(train)
+        per_epoch = (time.perf_counter() - t0) / probe
+        epochs = max(1, int(wall / per_epoch))
+        t0 = time.perf_counter()
+        g = SDVGenerator(kind, epochs=epochs, device="cpu", seed=0).fit(train)
+        fit_s = time.perf_counter() - t0
+        q2 = quality(train, g.sample(len(train), seed=123))
+        print(f"[quality] {kind.upper():5s} {epochs} epochs in {fit_s:.0f} s: Shape {q2.shape:.3f}, Trend {q2.trend:.3f}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--adult", action="store_true", help="also time the full Adult split")
+    ap.add_argument("--skip-quality", action="store_true")
+    ap.add_argument("--adult-epochs", type=int, default=2)
+    args = ap.parse_args()
+    torch.set_num_threads(min(2, os.cpu_count() or 1))
+    train, _ = memviz.load_dataset(ROOT / "sample_data")
+
+    t_ours, t_plain = step_overhead(train)
+    print(f"[overhead] TabDDPM.fit {t_ours * 1e3:.0f} ms/epoch vs plain loop {t_plain * 1e3:.0f} ms/epoch: "
+          f"ratio {t_ours / t_plain:.2f} (target <= 1.2) ({load()})")
+
+    res, wall, train_s = warmup_figures(train, WarmupConfig(device="cpu"), "sample")
+    print(f"[sample] target: <= 180 s and >= 20 checks -> {'OK' if wall <= 180 and len(res.per_check) >= 20 else 'MISSED'}")
+    if not args.skip_quality:
+        quality_figures(train, res.model, train_s)
+
+    if args.adult:
+        shared = ROOT.parent / "shared" / "datasets" / "adult"
+        adult, _ = memviz.load_dataset(shared)
+        cfg = WarmupConfig(device="cpu", epochs=args.adult_epochs, check_every=args.adult_epochs)
+        warmup_figures(adult, cfg, "adult")
+
+
+if __name__ == "__main__":
+    main()
