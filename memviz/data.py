@@ -205,6 +205,8 @@ def infer_schema(df: pd.DataFrame, target: str | None = None, source: str = "tab
     * text, boolean and category dtypes: categorical;
     * integer columns with at most ``max_int_categories`` distinct values: categorical;
     * other numbers: numerical;
+    * text columns that are numbers but for a few cells (at most 5 %), numbers that
+      would be inferred numerical: numerical, so that validation names the stray text;
     * ID-like columns (unique in every row: consecutive integers, ``*_id`` names, or
       unique text) and all-missing columns are excluded with a :class:`SchemaWarning`.
 
@@ -219,6 +221,9 @@ def infer_schema(df: pd.DataFrame, target: str | None = None, source: str = "tab
         if s.isna().all():
             warnings.warn(f"{source}: column {col!r} is all missing and is left out", SchemaWarning, stacklevel=2)
             exc.append(col)
+            continue
+        if col != target and _mostly_numeric(s, max_int_categories):
+            num.append(col)  # numbers with stray text: validate() names the text cell
             continue
         if col != target and _is_id_like(s):
             warnings.warn(f"{source}: column {col!r} looks like a row identifier and is left out",
@@ -244,6 +249,21 @@ def infer_schema(df: pd.DataFrame, target: str | None = None, source: str = "tab
             task = "binary" if k <= 2 else "multiclass"
     return Schema(numerical=tuple(num), categorical=tuple(cat), target=target, task=task,
                   excluded=tuple(exc), name=Path(source).parent.name if source else "")
+
+
+def _mostly_numeric(s: pd.Series, max_int_categories: int) -> bool:
+    """A text column whose cells are numbers, but for at most 5 % (stray text such as
+    ``"n/a!"``), and whose numbers would be inferred numerical (not few integers): a
+    numerical column holding text. It is inferred numerical so that validation reports
+    the text (the user may override the column to categorical)."""
+    if pd.api.types.is_numeric_dtype(s) or pd.api.types.is_bool_dtype(s):
+        return False
+    v = s.dropna()
+    conv = pd.to_numeric(v, errors="coerce")
+    if len(v) == 0 or conv.notna().mean() < 0.95:
+        return False
+    nums = conv.dropna()
+    return not (_is_integer_valued(nums) and nums.nunique() <= max_int_categories)
 
 
 def _is_integer_valued(s: pd.Series) -> bool:

@@ -234,8 +234,9 @@ class NeighborEngine:
         """Exact min_x ||g - x|| per query row, float64.
 
         CPU: a KD-tree over the reference numericals (exact float64 distances, no pass
-        over the (b, N) block). GPU: argmin of the block, then the exact distance of
-        that row, so that nothing leaves the device.
+        over the (b, N) block). GPU: exact distances of the smallest keys of the block,
+        checked against the key's rounding bound (:meth:`_min_e_from_key`), so that
+        nothing leaves the device.
         """
         dev = self.device_
         if dev.type == "cpu":

@@ -52,8 +52,8 @@ def assert_matches_naive(res, ref, train: Table | None = None):
     np.testing.assert_array_equal(res.nn1_pos[sep], ref["nn1"][sep], err_msg="NN1 position")
     if train is not None:
         np.testing.assert_array_equal(res.nn1[sep], train.row_ids[ref["nn1"][sep]], err_msg="NN1 row_id")
-    np.testing.assert_allclose(res.d1, ref["d1"], rtol=0, atol=1e-9)
-    np.testing.assert_allclose(res.d2, ref["d2"], rtol=0, atol=1e-9)
+    np.testing.assert_allclose(res.d1, ref["d1"], rtol=0, atol=1e-7)
+    np.testing.assert_allclose(res.d2, ref["d2"], rtol=0, atol=1e-7)
 
 
 NUM_KINDS = ("small_int", "wide_int", "fnlwgt", "float", "tiny_float", "const", "clustered_wide",
@@ -144,11 +144,12 @@ def build_case(c):
                 frame.loc[hole, col] = np.nan if col in num else None
     for col in num:
         train[col], syn[col] = train[col].astype(float), syn[col].astype(float)
-    t = make_table(train, num, cat, "y" if c["with_target"] else None)
+    ids = rng.permutation(n) * 3 + 11  # row_ids that are neither positions nor sorted
+    t = make_table(train, num, cat, "y" if c["with_target"] else None, row_ids=ids)
     return t, syn
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
 @given(mixed_case())
 def test_matches_naive_reference_on_random_mixed_tables(case):
     train, syn = build_case(case)
