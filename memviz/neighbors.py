@@ -150,7 +150,9 @@ class NeighborEngine:
         self.offsets_ = torch.as_tensor(np.concatenate([[0], np.cumsum(sizes)[:-1]]) if len(sizes) else
                                         np.zeros(0, dtype=np.int64), dtype=torch.int64, device=dev)
         self.n_onehot_ = int(sizes.sum())
-        self.onehot_dtype_ = torch.float64
+        # matches are small exact integers: bfloat16 holds them exactly up to 256
+        # (accumulation is float32 inside the GEMM), float32 up to 2**24
+        self.onehot_dtype_ = torch.bfloat16 if self.q_ < 256 else torch.float32
         self.x_onehot_t_ = self._onehot(self.x_cat_).T.contiguous()                     # (K, N)
 
     def _onehot(self, cat: torch.Tensor) -> torch.Tensor:
@@ -182,10 +184,10 @@ class NeighborEngine:
             self._run_threads(starts, b, M, g_num, enc.cat, k, pos, dist, progress)
         else:
             with torch.no_grad():
-                key = self._workspace(b)
+                ws = self._workspace(b)
                 for start in starts:
                     stop = min(M, start + b)
-                    pos[start:stop], dist[start:stop] = self._chunk(g_num[start:stop], enc.cat[start:stop], k, key)
+                    pos[start:stop], dist[start:stop] = self._chunk(g_num[start:stop], enc.cat[start:stop], k, ws)
                     if progress is not None:
                         progress(stop, M)
         return Neighbors(pos=pos, row_id=self.row_ids_[pos], dist=dist)
@@ -209,10 +211,10 @@ class NeighborEngine:
 
         def work(start):
             with torch.no_grad():
-                if not hasattr(local, "key"):
-                    local.key = self._workspace(b)
+                if not hasattr(local, "ws"):
+                    local.ws = self._workspace(b)
                 stop = min(M, start + b)
-                pos[start:stop], dist[start:stop] = self._chunk(g_num[start:stop], g_cat[start:stop], k, local.key)
+                pos[start:stop], dist[start:stop] = self._chunk(g_num[start:stop], g_cat[start:stop], k, local.ws)
                 if progress is not None:
                     with lock:
                         done[0] += stop - start
@@ -226,9 +228,12 @@ class NeighborEngine:
         finally:
             torch.set_num_threads(previous)
 
-    def _workspace(self, b: int) -> torch.Tensor:
-        """The (b, N) key buffer, reused by every chunk (fresh allocations page-fault each time)."""
-        return torch.empty(b, self.n_reference_, dtype=torch.float64, device=self.device_)
+    def _workspace(self, b: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """The (b, N) key (float64) and matches buffers, reused by every chunk
+        (fresh allocations page-fault each time)."""
+        shape = (b, self.n_reference_)
+        return (torch.empty(shape, dtype=torch.float64, device=self.device_),
+                torch.empty(shape, dtype=self.onehot_dtype_, device=self.device_))
 
     def _exact_min_e(self, g_num: np.ndarray, key: torch.Tensor | None) -> torch.Tensor:
         """Exact min_x ||g - x|| per query row, float64.
@@ -275,14 +280,14 @@ class NeighborEngine:
             emin[i] = self._exact_e(gn[i:i + 1], torch.arange(N, device=gn.device)[None, :]).amin()
         return emin
 
-    def _chunk(self, g_num: np.ndarray, g_cat: np.ndarray, k: int, key: torch.Tensor) -> tuple[np.ndarray, np.ndarray]:
+    def _chunk(self, g_num: np.ndarray, g_cat: np.ndarray, k: int, ws) -> tuple[np.ndarray, np.ndarray]:
         dev, N, p, q = self.device_, self.n_reference_, self.p_, self.q_
         n = p + q
         kc = min(N, max(self.n_candidates, k + 1))
         gn = torch.as_tensor(g_num, dtype=torch.float64, device=dev)                  # (b, p)
         gc = torch.as_tensor(g_cat, dtype=torch.int64, device=dev)                    # (b, q)
         b = gn.shape[0]
-        key = key[:b]                                                                  # (b, N) float64
+        key, matches = ws[0][:b], ws[1][:b]                                            # (b, N) float64, (b, N)
         scale = torch.ones(b, dtype=torch.float64, device=dev)                         # R per query row
         emin = emax = None
         if p:
@@ -304,7 +309,8 @@ class NeighborEngine:
             key.zero_()
         if q:
             # ranking key R·(e' + h) + const = e - R·matches: one GEMM, exact integer matches
-            torch.addmm(key, self._onehot(gc) * scale[:, None], self.x_onehot_t_, alpha=-1, out=key)
+            torch.mm(self._onehot(gc), self.x_onehot_t_, out=matches)                   # (b, N) exact counts
+            key.addcmul_(matches, scale[:, None], value=-1)
         kvals, cand = torch.topk(key, kc, dim=1, largest=False)                          # (b, kc)
         d = self._exact_d(gn, gc, cand, emin, emax, n)                                   # (b, kc)
         cand, d = _sort_by_d_then_pos(cand, d)
