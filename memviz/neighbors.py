@@ -311,7 +311,7 @@ class NeighborEngine:
             # ranking key R·(e' + h) + const = e - R·matches: one GEMM, exact integer matches
             torch.mm(self._onehot(gc), self.x_onehot_t_, out=matches)                   # (b, N) exact counts
             key.addcmul_(matches, scale[:, None], value=-1)
-        kvals, cand = torch.topk(key, kc, dim=1, largest=False)                          # (b, kc)
+        kvals, cand = smallest(key, kc)                                                  # (b, kc)
         d = self._exact_d(gn, gc, cand, emin, emax, n)                                   # (b, kc)
         cand, d = _sort_by_d_then_pos(cand, d)
         # Is the k-th candidate surely ahead of every row outside the list? The key's e
@@ -362,6 +362,32 @@ class NeighborEngine:
             e = torch.where(span > 0, (e - emin[:, None]) / torch.where(span > 0, span, torch.ones_like(span)),
                             torch.zeros_like(e)).clamp_(0.0, 1.0)
         return (e + h) / n
+
+
+def smallest(key: torch.Tensor, kc: int, block: int = 64) -> tuple[torch.Tensor, torch.Tensor]:
+    """The ``kc`` smallest values of each row and their positions, sorted (like ``topk``).
+
+    Two stages, exact: the minimum of every block of ``block`` columns (one vectorized
+    pass), ``topk`` over those minima, then ``topk`` inside the ``kc`` chosen blocks. The
+    kc smallest values always lie in the kc blocks with the smallest minima: a block
+    left out has kc blocks with smaller minima, hence kc smaller values, before it.
+    On CPU this is several times cheaper than ``topk`` over the whole row.
+    """
+    b, N = key.shape
+    nb = N // block
+    if nb < 4 * kc:
+        return torch.topk(key, kc, dim=1, largest=False)
+    M = nb * block
+    mins = key[:, :M].view(b, nb, block).amin(dim=2)                                     # (b, nb)
+    if M < N:
+        mins = torch.cat([mins, key[:, M:].amin(dim=1, keepdim=True)], 1)               # tail block
+    _, blocks = torch.topk(mins, kc, dim=1, largest=False)                               # (b, kc)
+    pos = blocks[..., None] * block + torch.arange(block, device=key.device)             # (b, kc, block)
+    inside = pos < N
+    pos = pos.clamp_max_(N - 1).reshape(b, -1)                                           # (b, kc·block)
+    vals = key.gather(1, pos).masked_fill_(~inside.reshape(b, -1), float("inf"))
+    v, i = torch.topk(vals, kc, dim=1, largest=False)
+    return v, pos.gather(1, i)
 
 
 def _sort_by_d_then_pos(pos: torch.Tensor, d: torch.Tensor):
