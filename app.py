@@ -41,24 +41,34 @@ def sidebar() -> None:
         runs = _ui.runs(_ui.root())
         options = [""] + runs["path"].tolist()
         labels = dict(zip(runs["path"], runs["label"]))
+        state = st.session_state
+        # the current run lives in a plain session key (widget state is dropped on page changes);
         # a run chosen on a page (new warm-up, reopen) or in the URL wins over the old pick
-        pending = st.session_state.pop(_ui.PENDING_RUN, None)
-        if pending is None and _ui.RUN not in st.session_state:
+        pending = state.pop(_ui.PENDING_RUN, None)
+        if pending is not None:
+            state[_ui.CURRENT] = pending
+        elif _ui.CURRENT not in state:
             wanted = st.query_params.get("run")
             match = [p for p in runs["path"] if Path(p).name == wanted] if wanted else []
+            if wanted and not match and (Path(_ui.root()) / Path(wanted).name / "manifest.json").exists():
+                match = [str(Path(_ui.root()) / Path(wanted).name)]  # newer than the cached list
             finished = runs[runs["status"] == "finished"]["path"].tolist()
-            pending = match[0] if match else (finished[0] if finished else "")
-        if pending is not None:
-            if pending and pending not in options:
-                options.append(pending)  # a run that has just started
-            st.session_state[_ui.RUN] = pending
-        elif st.session_state.get(_ui.RUN) not in options:
-            st.session_state[_ui.RUN] = ""
-        st.selectbox("Warm-up run", options, key=_ui.RUN,
+            state[_ui.CURRENT] = match[0] if match else (finished[0] if finished else "")
+        current = state[_ui.CURRENT]
+        if current and current not in options:
+            if Path(current).exists() or (Path(current).parent / ".jobs" / Path(current).name).exists():
+                options.append(current)  # a run that has just started
+            else:
+                current = state[_ui.CURRENT] = ""
+        state[_ui.RUN] = current
+
+        def picked():
+            state[_ui.CURRENT] = state[_ui.RUN]
+
+        st.selectbox("Warm-up run", options, key=_ui.RUN, on_change=picked,
                      format_func=lambda p: labels.get(p, Path(p).name + " · starting") if p else "— none —",
                      help="Every page shows this run. Runs live under the runs folder "
                           f"({_ui.root()}); a run keeps going when you close the tab.")
-        current = st.session_state.get(_ui.RUN)
         if current:
             st.query_params["run"] = Path(current).name
         elif "run" in st.query_params:

@@ -12,7 +12,6 @@ with pyarrow from memory; nothing is unpickled or evaluated.
 from __future__ import annotations
 
 import io
-import json
 import os
 import warnings
 from dataclasses import dataclass
@@ -21,8 +20,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .data import ROW_ID, SchemaWarning, Table, infer_schema, read_csv_bytes, read_frame, sample_data_dir, \
-    table_from_frame, check_same_columns
+from .data import SchemaWarning, Table, check_same_columns, infer_schema, read_csv_bytes, read_frame, \
+    sample_data_dir, table_from_frame
 from .errors import DataError, MemvizError, RunError
 from .schema import KINDS, Schema
 
@@ -55,7 +54,7 @@ def shared_datasets_dir() -> Path | None:
 
 def dataset_choices() -> list[DatasetChoice]:
     """The sample first, then every shared benchmark folder holding a train.csv."""
-    out = [DatasetChoice("sample", "Bundled sample: UCI Adult, 3,000 / 1,000 rows", sample_data_dir())]
+    out = [DatasetChoice("sample", "Bundled sample (UCI Adult)", sample_data_dir())]
     shared = shared_datasets_dir()
     if shared is not None:
         for d in sorted(shared.iterdir()):
@@ -535,11 +534,6 @@ def synthetic_files(out_dir: str | Path) -> dict[str, Path]:
     return {k: v for k, v in compare_outputs(out_dir).items() if "synth" in k.lower()}
 
 
-def read_table_file(path: str | Path) -> pd.DataFrame:
-    """A CSV or Parquet output file as a DataFrame (for DCR and Shape views)."""
-    return read_frame(path)
-
-
 def file_bytes(path: str | Path, limit: int = 200 * 2 ** 20) -> bytes:
     """The bytes of an output file for a download button (DataError when it is too large)."""
     p = Path(path)
@@ -609,14 +603,9 @@ def table_csv(path: str | Path) -> bytes:
     return read_frame(path).to_csv(index=False).encode("utf-8")
 
 
-def jsonable(obj) -> str:
-    from .store import _jsonable
-    return json.dumps(_jsonable(obj), indent=1, default=str)
-
-
 __all__ = ["DatasetChoice", "RawData", "RunView", "PrunePreview", "CompareView", "UI_WARMUP_DEFAULTS",
            "dataset_choices", "choice_by_key", "load_choice", "read_upload", "raw_from_upload", "guess_target",
            "schema_editor_frame", "apply_schema_edits", "build_tables", "data_summary", "run_token", "runs_table",
            "load_run", "most_copied_table", "check_inputs", "column_leaks", "prune_preview", "pruned_csv",
            "load_compare", "compare_token", "details_done", "compute_compare_details", "compare_outputs",
-           "synthetic_files", "report_figures", "report_html", "table_csv", "read_table_file", "file_bytes"]
+           "synthetic_files", "report_figures", "report_html", "table_csv", "file_bytes"]

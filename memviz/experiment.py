@@ -23,8 +23,8 @@ One **cell** = (method, model, seed):
      reference line (the same booster fitted on the real training table, computed
      once per seed), ``dcr_share`` (:func:`memviz.evaluate.dcr_share`); all against
      the ORIGINAL training table and the real test split;
-   * wall-clock seconds per phase (mitigate, fit, sample, memorize, quality, mle, dcr),
-     ``total_seconds``, and ``cpu_seconds``: the CPU time of the worker process during
+   * wall-clock seconds per phase (mitigate, fit, sample, memorize, quality, mle, dcr;
+     ``evaluate_seconds`` = memorize + quality + mle + dcr), ``total_seconds``, and ``cpu_seconds``: the CPU time of the worker process during
      the cell (all its threads; on a shared machine it tells work from waiting; with
      several cells in one process, as dask threads, it includes their work too).
 
@@ -259,9 +259,10 @@ def auto_warmup(train: Table, run_dir: Path, config, progress: Progress | None =
             raise RunError(f"{run_dir}: warm-up left by a comparison on another table; "
                            "choose another --out or delete that folder")
         if m.get("status") == "finished":
-            saved = {k: m.get("config", {}).get(k) for k in ("preset", "epochs", "seed")}
-            want = config.resolved(len(train))
-            if saved != {"preset": want.preset, "epochs": want.epochs, "seed": want.seed}:
+            names = ("preset", "epochs", "seed", "model_params")
+            saved = {k: m.get("config", {}).get(k) for k in names}
+            want = _plain({k: getattr(config.resolved(len(train)), k) for k in names})
+            if _plain(saved) != want:
                 raise RunError(f"{run_dir}: warm-up made with other settings {saved}; delete it or pass --run")
             return run_dir
         run_warmup(train, config, run_dir, resume=True, progress=forward)
@@ -596,6 +597,10 @@ def cli_compare(args) -> dict:
 
     Progress goes to stderr (one bar for the warm-up, one for the cells); failed cells
     are listed on stderr. Every cell failing is an error (exit code 2).
+
+    Returned keys: ``results_csv, out, cells`` (in the grid), ``ran`` (computed now, the
+    others were finished), ``failed, seconds, n_removed, run_dir`` (the ranking's warm-up),
+    ``mem_ratio`` and ``relative_reduction``: {method: mean over models and seeds}.
     """
     import sys
 

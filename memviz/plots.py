@@ -567,10 +567,11 @@ def column_shift_plot(train: Table, removed_ids, column: str, *, bins: int = 30,
 
 
 # ------------------------------------------------------------------------ compare screen
-def _fractions(values: pd.Series) -> pd.Series:
-    """Results metrics as fractions: a column with any |value| > 1.5 is taken as percent."""
-    v = pd.to_numeric(values, errors="coerce").astype(float)
-    return v / 100.0 if (v.abs() > 1.5).any() else v
+def fractions(values: pd.Series) -> pd.Series:
+    """Results metrics as floats. They are fractions by contract (``results.csv`` of
+    :mod:`memviz.experiment`); no guessing of percent scales, which would misread a
+    relative reduction of -3,420 % (-34.2) as -34 %."""
+    return pd.to_numeric(values, errors="coerce").astype(float)
 
 
 def _check_results(results: pd.DataFrame, *cols: str) -> None:
@@ -584,7 +585,7 @@ def _check_results(results: pd.DataFrame, *cols: str) -> None:
 def _aggregate(results: pd.DataFrame, metric: str) -> pd.DataFrame:
     """Mean, std and count over seeds per (method, model) of a metric (``METRICS`` ones as fractions)."""
     df = results[["method", "model"]].copy()
-    df["value"] = _fractions(results[metric]) if metric in METRICS else \
+    df["value"] = fractions(results[metric]) if metric in METRICS else \
         pd.to_numeric(results[metric], errors="coerce").astype(float)
     g = df.groupby(["method", "model"], sort=False)["value"].agg(["mean", "std", "count"]).reset_index()
     return g.fillna({"std": 0.0})
@@ -621,7 +622,7 @@ def comparison_plot(results: pd.DataFrame, metric: str = "mem_ratio") -> go.Figu
                     hovertemplate=f"%{{x}}: %{{y:{fmt}}} ± %{{customdata[0]:{fmt}}} (%{{customdata[1]}} seeds)"
                                   "<extra>%{fullData.name}</extra>")
     if isinstance(ref, str) and ref in results.columns and results[ref].notna().any():
-        fig.add_hline(y=float(_fractions(results[ref]).mean()), line_dash="dash", line_color="#555",
+        fig.add_hline(y=float(fractions(results[ref]).mean()), line_dash="dash", line_color="#555",
                       annotation_text="real training data", annotation_position="top left")
     elif isinstance(ref, float):
         fig.add_hline(y=ref, line_dash="dash", line_color="#555", annotation_text=f"ideal {ref:.0%}",
@@ -692,7 +693,7 @@ def shape_breakdown_plot(column_shapes) -> go.Figure:
     missing = [c for c in ("method", "column", "score") if c not in df.columns]
     if missing:
         raise MemvizError(f"column shapes table is missing column(s) {', '.join(missing)}")
-    df = df.assign(score=_fractions(df["score"]))
+    df = df.assign(score=fractions(df["score"]))
     piv = df.pivot_table(index="column", columns="method", values="score", aggfunc="mean", sort=False)
     methods = _method_sort(list(piv.columns))
     piv = piv[methods] if methods else piv

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import MemvizError
-from .plots import METRICS, caption, method_label, model_label
+from .plots import METRICS, caption, fractions, method_label, model_label
 
 CSP = ("default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
        "img-src data: blob:; font-src data:")
@@ -116,11 +116,6 @@ def _frame_table(df: pd.DataFrame, text_cols=(), match: pd.DataFrame | None = No
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
 
-def _as_fraction(s: pd.Series) -> pd.Series:
-    v = pd.to_numeric(s, errors="coerce").astype(float)
-    return v / 100.0 if (v.abs() > 1.5).any() else v
-
-
 def results_summary(results: pd.DataFrame) -> pd.DataFrame:
     """Results as display strings: mean ± sd over seeds per (method, model) when those
     columns exist (else one line per row); metric columns of ``plots.METRICS`` as
@@ -130,7 +125,7 @@ def results_summary(results: pd.DataFrame) -> pd.DataFrame:
                and not pd.api.types.is_bool_dtype(df[c])]
     for c in numeric:
         if c in PERCENT_COLUMNS:
-            df[c] = _as_fraction(df[c]) * 100.0
+            df[c] = fractions(df[c]) * 100.0
 
     def fmt(c, x):
         if x is None or (isinstance(x, float) and math.isnan(x)):

@@ -6,6 +6,8 @@ from memviz.errors import MemvizError
 from memviz.schema import KINDS
 from pages import _ui
 
+_ui.through_app()
+
 st.title("Data")
 st.write("Pick the training table whose memorization you want to measure. The bundled sample works out of "
          "the box; benchmark tables appear when `../shared/datasets` is present; uploads are parsed as data only.")

@@ -8,6 +8,8 @@ from memviz import jobs
 from memviz.errors import MemvizError
 from pages import _ui
 
+_ui.through_app()
+
 st.title("Warm-up")
 st.write("Train TabDDPM on the current table and, every few epochs, generate rows and count which training "
          "rows they copy. The run works in the background: refreshing or closing the tab does not stop it.")
@@ -18,7 +20,7 @@ D = dash.UI_WARMUP_DEFAULTS
 devices = jobs.available_devices()
 
 with st.form("warmup_form"):
-    st.markdown(f"**Table:** {data['label']} · {len(train):,} rows")
+    st.markdown(f"**Table:** {data['label']} · {len(train):,} training rows")
     c1, c2, c3 = st.columns(3)
     preset = c1.selectbox("Preset", ["cpu-quick", "paper"], index=0, key="wu_preset",
                           help="cpu-quick: small network, 50 diffusion steps (minutes on a CPU). "
@@ -43,6 +45,7 @@ if submitted:
         _ui.error(exc)
     else:
         _ui.select_run(job.out)
+        _ui.runs.clear()
         st.rerun()
 
 run_dir = _ui.current_run_dir()
@@ -86,6 +89,7 @@ else:
                     jobs.cancel(job)
                     st.toast("Cancel requested: the run stops after the current epoch.")
             elif not first.final:
+                _ui.runs.clear()
                 st.rerun()  # the run just ended: refresh the whole app (sidebar, pages)
 
         live()

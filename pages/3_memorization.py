@@ -7,6 +7,8 @@ from memviz.dynamics import concentration, heavy_tail
 from memviz.errors import MemvizError
 from pages import _ui
 
+_ui.through_app()
+
 st.title("Memorization")
 view = _ui.current_view()
 if view is not None:
@@ -40,7 +42,7 @@ if view is not None:
         row_id = st.selectbox("Training row", top["row_id"].tolist(), key="leak_row",
                               format_func=lambda r: f"row {r} · {int(top.set_index('row_id').loc[r, 'total_count'])} copies")
         try:
-            lv = leaks.copies_of(view.result, int(row_id), limit=20, checks=view.result.checks, train=view.train)
+            lv = _ui.leak_view(str(view.path), dash.run_token(view.path), int(row_id))
         except MemvizError as exc:
             _ui.error(exc)
         else:

@@ -5,6 +5,8 @@ from memviz import dashboard as dash
 from memviz import plots
 from pages import _ui
 
+_ui.through_app()
+
 st.title("Dynamics")
 view = _ui.current_view()
 if view is not None:

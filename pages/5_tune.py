@@ -3,9 +3,11 @@ import streamlit as st
 
 from memviz import dashboard as dash
 from memviz import plots
-from memviz.dynamiccut import DEFAULT_K, DEFAULT_P, default_T, early_identification_curve
+from memviz.dynamiccut import DEFAULT_K, DEFAULT_P, default_T
 from memviz.errors import MemvizError
 from pages import _ui
+
+_ui.through_app()
 
 st.title("Tune & prune")
 st.write("DynamicCut scores every training row by the mean of its k largest per-check Mem-AUC values up to "
@@ -46,5 +48,5 @@ if view is not None:
             cols = list(view.train.schema.columns)
             col = st.selectbox("Column", cols, key="shift_column")
             _ui.show(plots.column_shift_plot(view.train, removed, col), key="column_shift")
-        curve = early_identification_curve(dyn, p=p, k=int(k))
+        curve = _ui.early_curve(str(view.path), dash.run_token(view.path), float(p), int(k))
         _ui.show(plots.early_identification_plot(curve), key="early_id")

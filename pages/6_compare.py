@@ -8,6 +8,8 @@ from memviz import jobs, plots
 from memviz.errors import MemvizError
 from pages import _ui
 
+_ui.through_app()
+
 METHODS = ("baseline", "dynamiccut", "dynamiccutmix", "tabcutmix", "tabcutmixplus", "smote", "random")
 MODELS = ("tabddpm", "ctgan", "tvae")
 COMPARE = "compare_pick"
@@ -47,7 +49,7 @@ if go:
         job = jobs.start_compare(train, data["test"], run_dir=view.path if view is not None else None,
                                  methods=methods, models=models, seeds=seed_list, p=float(p),
                                  k=int(dc.get("k", 3)), T=dc.get("T"), epochs=int(epochs) or None, device=device,
-                                 label=data["label"])
+                                 label=view.settings()["dataset"] if view is not None else data["label"])
     except ValueError:
         _ui.error(MemvizError(f"seeds {seeds!r}: expected integers separated by commas"))
     except MemvizError as exc:
@@ -137,11 +139,7 @@ else:
         else:
             model = st.selectbox("Generator for the breakdowns", cv.models, format_func=plots.model_label,
                                  key="cmp_detail_model")
-            left, right = st.columns(2)
-            with left:
-                shapes = cv.shapes_for(model)
-                _ui.show(plots.shape_breakdown_plot(shapes), key="cmp_shapes")
-            with right:
-                _ui.show(plots.dcr_plot(cv.dcr_for(model)), key="cmp_dcr")
+            _ui.show(plots.shape_breakdown_plot(cv.shapes_for(model)), key="cmp_shapes")
+            _ui.show(plots.dcr_plot(cv.dcr_for(model)), key="cmp_dcr")
     elif cv is not None:
         st.info("No finished cell yet.")

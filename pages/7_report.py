@@ -8,6 +8,8 @@ from memviz import jobs
 from memviz.errors import MemvizError
 from pages import _ui
 
+_ui.through_app()
+
 st.title("Report")
 st.write("Everything to take away: a self-contained HTML report (opens offline, no external link), the pruned "
          "training table and the comparison's tables.")

@@ -15,8 +15,26 @@ from memviz import jobs
 from memviz.errors import MemvizError
 
 DATA = "memviz_data"            # session key: the current DataState
-RUN = "run_pick"                # session key of the sidebar's run selectbox (a run path or "")
+CURRENT = "memviz_run"          # session key: the current run's path ("" for none)
+RUN = "run_pick"                # key of the sidebar's run selectbox (seeded from CURRENT on every run)
 PENDING_RUN = "memviz_pending_run"
+
+
+# -------------------------------------------------------------------------- routing
+def through_app() -> None:
+    """Make sure a page runs inside app.py (router and sidebar), never on its own.
+
+    Streamlit treats a ``pages/`` folder next to the main script as its legacy multipage
+    mode until app.py has called st.navigation once; a deep link (``/tune``) opened first
+    after a server start would run the page file alone, without the sidebar. Switch that
+    mode off and rerun: the rerun goes through app.py, which routes to the same page
+    (its url path equals the legacy one).
+    """
+    from streamlit.runtime.pages_manager import PagesManager
+
+    if PagesManager.uses_pages_directory:
+        PagesManager.uses_pages_directory = False
+        st.rerun()
 
 
 # ------------------------------------------------------------------ cached loaders
@@ -38,6 +56,23 @@ def run_view(run_dir: str, token: int) -> dash.RunView:
 @st.cache_resource(show_spinner="Comparing generated rows with their nearest training rows…", max_entries=12)
 def column_leaks(run_dir: str, token: int, check: int | None):
     return dash.column_leaks(run_view(run_dir, token), check)
+
+
+@st.cache_resource(show_spinner=False, max_entries=64)
+def leak_view(run_dir: str, token: int, row_id: int, limit: int = 20):
+    """A training row beside its generated copies (reads the stored samples of their checks once)."""
+    from memviz import leaks
+
+    view = run_view(run_dir, token)
+    return leaks.copies_of(view.result, int(row_id), limit=limit, checks=view.result.checks, train=view.train)
+
+
+@st.cache_resource(show_spinner=False, max_entries=64)
+def early_curve(run_dir: str, token: int, p: float, k: int):
+    """Precision / recall / Jaccard of DynamicCut at every check epoch vs the final Top group."""
+    from memviz.dynamiccut import early_identification_curve
+
+    return early_identification_curve(run_view(run_dir, token).dynamics, p=p, k=k)
 
 
 @st.cache_resource(show_spinner=False, max_entries=12)
@@ -74,8 +109,7 @@ def select_run(run_dir: str | Path | None) -> None:
 
 
 def current_run_dir() -> str | None:
-    value = st.session_state.get(RUN)
-    return value or None
+    return st.session_state.get(CURRENT) or None
 
 
 def current_view(stop_message: bool = True) -> dash.RunView | None:
@@ -113,3 +147,7 @@ def pct(v) -> str:
         return "–" if v is None or v != v else f"{float(v):.1%}"
     except (TypeError, ValueError):
         return "–"
+
+
+if __name__ == "__main__":  # opened as a legacy page (/ui): go through the router
+    through_app()

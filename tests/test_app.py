@@ -31,10 +31,11 @@ ALL_PAGES = ["pages/1_data.py", "pages/2_warmup.py", *RUN_PAGES, "pages/6_compar
 
 @pytest.fixture(autouse=True)
 def _navigation_pages(monkeypatch):
-    """Run app.py (st.navigation) on every AppTest run, as the real server does.
+    """Keep Streamlit's legacy ``pages/`` folder mode off between runs, as the real server does.
 
-    AppTest forgets before each run that st.navigation switched off the legacy
-    ``pages/`` folder mode, and would then run a page script without app.py.
+    A server switches that mode off for good the first time app.py calls st.navigation
+    (and pages/_ui.through_app() reroutes a deep link opened before that); AppTest
+    re-detects the folder before every run, which would run page scripts without app.py.
     """
     import streamlit.testing.v1.app_test as app_test
     from streamlit.runtime.pages_manager import PagesManager

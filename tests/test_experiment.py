@@ -182,18 +182,19 @@ def test_run_of_another_table_is_refused(tables, files, run_dir):
 def test_cli_compare_contract(files, run_dir, tmp_path, capsys):
     out = tmp_path / "res"
     code = main(["compare", "--train", str(files / "train.csv"), "--test", str(files / "test.csv"),
-                 "--schema", str(META), "--run", str(run_dir), "--methods", "baseline,dynamiccut,random",
+                 "--schema", str(META), "--run", str(run_dir), "--methods", "baseline,dynamiccut",
                  "--models", "tabddpm", "--seeds", "0", "--epochs", "1", "--device", "cpu", "--out", str(out),
                  "--quiet"])
     cap = capsys.readouterr()
     assert code == 0, cap.err
     lines = cap.out.strip().splitlines()
     last = json.loads(lines[-1])
-    assert last["cells"] == 3 and last["failed"] == 0 and last["n_removed"] == 20
-    assert set(last["mem_ratio"]) == {"baseline", "dynamiccut", "random"}
+    assert last["cells"] == 2 and last["failed"] == 0 and last["n_removed"] == 20
+    assert set(last["mem_ratio"]) == {"baseline", "dynamiccut"}
     assert any("dynamiccut" in line for line in lines[:-1])                       # the summary table
     csv = pd.read_csv(last["results_csv"])
-    assert len(csv) == 3 and (csv["status"] == "ok").all() and csv["mem_ratio"].between(0, 1).all()
+    assert len(csv) == 2 and (csv["status"] == "ok").all() and csv["mem_ratio"].between(0, 1).all()
+    assert csv.loc[csv["method"] == "dynamiccut", "n_train_used"].tolist() == [180]
 
 
 def test_cli_compare_bad_run(files, run_dir, tmp_path, capsys):

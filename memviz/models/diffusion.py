@@ -202,17 +202,19 @@ class MixedDiffusion:
 
     def _mix(self, p: torch.Tensor, keep, noise) -> torch.Tensor:
         """``keep · p + noise / K``: a categorical ``p`` ``[B, D]`` mixed with uniform noise."""
-        return torch.addcmul(noise * self.seg.inv_k, p, keep) if torch.is_tensor(keep) else p * keep + noise * self.seg.inv_k
+        if torch.is_tensor(keep):
+            return torch.addcmul(noise * self.seg.inv_k, p, keep)
+        return p * keep + noise * self.seg.inv_k
 
     def _log_posterior(self, ev: torch.Tensor, step: torch.Tensor, log_step: torch.Tensor) -> torch.Tensor:
         """``log(ev ⊙ step / Σ_{k∈c} ev ⊙ step)``: ``log q(x_{t-1} | x_t, ·)`` ``[B, D]``."""
         return torch.log(ev) + log_step - self.seg.spread(torch.log(self.seg.column_sum(ev * step)))
 
-    def _vb_term(self, logits, x0, xt, c):
+    def _vb_term(self, logits, x0, xt, c, at_zero):
         """``L_t`` per row ``[B]``: KL of the posteriors for ``t > 0``, ``-log p(x_0 | x_1)`` at ``t = 0``.
 
         ``logits`` ``[B, D]`` (network output), ``x0``, ``xt`` one-hot ``[B, D]``, ``c`` the
-        schedule columns ``[B, 1]`` by name (``abar_prev = 1`` marks ``t = 0``).
+        schedule columns ``[B, 1]`` by name, ``at_zero`` the rows with ``t = 0`` ``[B]``.
         """
         step = self._mix(xt, c["alpha"], c["beta"])                                  # q(x_t | x_{t-1}) [B, D]
         log_step = torch.log(step)
@@ -224,7 +226,7 @@ class MixedDiffusion:
         log_model = self._log_posterior(ev, step, log_step)                          # log p(x_{t-1} | x_t)
         kl = (p_true * (log_true - log_model)).sum(1)                                # [B]
         nll = -(x0 * log_model).sum(1)                                                # [B]
-        return torch.where(c["abar_prev"][:, 0] == 1.0, nll, kl)
+        return torch.where(at_zero, nll, kl)
 
     # ------------------------------------------------------------------ loss
     def loss(self, model, x_num, codes, generator, dropout_generator=None, autocast=None):
@@ -253,7 +255,7 @@ class MixedDiffusion:
         out = out.float()
         l_gauss = ((out[:, :self.n_num] - eps) ** 2).mean() if self.n_num else zero
         if self.n_cat:
-            l_t = self._vb_term(out[:, self.n_num:], x0, xt, c)
+            l_t = self._vb_term(out[:, self.n_num:], x0, xt, c, t == 0)
             l_multi = (self.T * l_t.mean() + self.prior_kl) / self.n_cat
         else:
             l_multi = zero
@@ -308,7 +310,7 @@ class MLPDenoiser(nn.Module):
     (``d0`` = ``dim_t``). Hidden layers ``layers``: ``Linear → ReLU → dropout``.
     Dropout draws from the ``generator`` passed to :meth:`forward`, never the global RNG.
     Parameters are initialised as ``torch.nn.Linear`` does (``U(±1/√fan_in)``), from
-    ``init_generator``.
+    ``init_generator`` (seed 0 when None); the global RNG is never touched.
     """
 
     def __init__(self, d_in: int, layers, dim_t: int, dropout: float = 0.0,
@@ -316,19 +318,22 @@ class MLPDenoiser(nn.Module):
         super().__init__()
         self.dim_t, self.dropout = int(dim_t), float(dropout)
         half = self.dim_t // 2
-        self.register_buffer("freqs", torch.exp(-math.log(10000.0) * torch.arange(half) / max(half, 1)))
-        self.proj = nn.Linear(d_in, self.dim_t)
-        self.time_embed = nn.Sequential(nn.Linear(2 * half, self.dim_t), nn.SiLU(), nn.Linear(self.dim_t, self.dim_t))
+        meta = {"device": "meta"}      # no default initialisation: it would draw from the global RNG
+        self.proj = nn.Linear(d_in, self.dim_t, **meta)
+        self.time_embed = nn.Sequential(nn.Linear(2 * half, self.dim_t, **meta), nn.SiLU(),
+                                        nn.Linear(self.dim_t, self.dim_t, **meta))
         widths = [self.dim_t, *layers]
-        self.hidden = nn.ModuleList(nn.Linear(a, b) for a, b in zip(widths[:-1], widths[1:]))
-        self.head = nn.Linear(widths[-1], d_in)
-        if init_generator is not None:
-            with torch.no_grad():
-                for m in self.modules():
-                    if isinstance(m, nn.Linear):
-                        bound = 1 / math.sqrt(m.in_features) if m.in_features else 0.0
-                        m.weight.uniform_(-bound, bound, generator=init_generator)
-                        m.bias.uniform_(-bound, bound, generator=init_generator)
+        self.hidden = nn.ModuleList(nn.Linear(a, b, **meta) for a, b in zip(widths[:-1], widths[1:]))
+        self.head = nn.Linear(widths[-1], d_in, **meta)
+        self.to_empty(device="cpu")
+        gen = init_generator if init_generator is not None else torch.Generator().manual_seed(0)
+        with torch.no_grad():
+            for m in self.modules():
+                if isinstance(m, nn.Linear):
+                    bound = 1 / math.sqrt(m.in_features) if m.in_features else 0.0
+                    m.weight.uniform_(-bound, bound, generator=gen)
+                    m.bias.uniform_(-bound, bound, generator=gen)
+        self.register_buffer("freqs", torch.exp(-math.log(10000.0) * torch.arange(half) / max(half, 1)))
 
     def forward(self, x: torch.Tensor, t: torch.Tensor, generator: torch.Generator | None = None):
         """``x`` ``[B, d_in]``, ``t`` ``[B]`` or ``[1]`` -> ``[B, d_in]``."""

@@ -45,6 +45,12 @@ def _plain(value):
     return value.item() if isinstance(value, np.generic) else value
 
 
+def _odd_dtype(s: pd.Series) -> bool:
+    """Dates, durations, periods and intervals: not storable as plain category values."""
+    return bool(pd.api.types.is_datetime64_any_dtype(s) or pd.api.types.is_timedelta64_dtype(s)
+                or isinstance(s.dtype, (pd.PeriodDtype, pd.IntervalDtype)))
+
+
 def _sorted_values(values: list) -> list:
     try:
         return sorted(values)
@@ -118,8 +124,14 @@ class TabularTransform:
         categorical = []
         for col in cat_cols:
             s = data[col]
+            values = [] if _odd_dtype(s) else [_plain(v) for v in pd.unique(s.dropna())]
+            odd = [v for v in values if not isinstance(v, (str, int, float, bool))]
+            if _odd_dtype(s) or odd:
+                kind = type(odd[0]).__name__ if odd else str(s.dtype)
+                raise DataError(f"TabDDPM: column {col!r}: categories of type {kind} are not supported "
+                                "(use text, numbers or booleans)")
             spec = {"name": col, "dtype": str(s.dtype), "missing": bool(s.isna().any()),
-                    "values": _sorted_values([_plain(v) for v in pd.unique(s.dropna())])}
+                    "values": _sorted_values(values)}
             if isinstance(s.dtype, pd.CategoricalDtype):
                 spec["categories"] = [_plain(v) for v in s.dtype.categories]
                 spec["ordered"] = bool(s.dtype.ordered)
@@ -173,11 +185,12 @@ class TabularTransform:
     # --------------------------------------------------------------- inverse
     def inverse(self, x_num: np.ndarray, codes: np.ndarray) -> pd.DataFrame:
         """(``x_num`` ``[n, n_num]`` in model space, ``codes`` ``[n, n_cat]``) -> table rows."""
-        n = len(codes) if codes.ndim == 2 and codes.shape[1] else len(x_num)
+        n = len(codes)
         out: dict[str, pd.Series] = {}
         if self.numerical:
-            qt = _quantile_transformer(self.quantiles, self.references)
-            x = qt.inverse_transform(np.asarray(x_num, dtype=np.float64))  # [n, n_num]
+            x = np.asarray(x_num, dtype=np.float64)                                          # [n, n_num]
+            if n:
+                x = _quantile_transformer(self.quantiles, self.references).inverse_transform(x)
             for j, c in enumerate(self.numerical):
                 v = np.clip(np.nan_to_num(x[:, j], nan=c["mean"]), c["min"], c["max"])
                 if c["integer"]:

@@ -1,0 +1,104 @@
+"""Dashboard responsiveness on an Adult-size finished run (server-side script time, AppTest).
+
+Fabricates a finished run of the shared Adult table (32,561 rows x 25 checks; who is
+copied drawn from a heavy-tailed law, no training) in a temporary runs root, then times
+every page switch (first visit and again) and p-slider moves. For the browser-side
+timings run the browser test with ``MEMVIZ_BROWSER_BENCH_RUN=<the run folder>``.
+
+    python benchmarks/bench_dashboard.py [--data ../shared/datasets/adult] [--keep DIR]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGES = ["pages/2_warmup.py", "pages/3_memorization.py", "pages/4_dynamics.py", "pages/5_tune.py",
+         "pages/6_compare.py", "pages/7_report.py"]
+
+
+def fabricate(data: Path, run_dir: Path, n_checks: int = 25, seed: int = 0) -> None:
+    import memviz
+    from memviz.dynamics import compute_dynamics, summarize
+    from memviz.store import RunStore
+    from memviz.warmup import WarmupConfig
+
+    train, _ = memviz.load_dataset(data)
+    n, rng = len(train), np.random.default_rng(seed)
+    cfg = WarmupConfig(epochs=4 * n_checks, check_every=4, device="cpu").resolved(n)
+    store = RunStore.create(run_dir, train, cfg.to_dict(), device="cpu")
+    w = rng.pareto(1.2, n) + 1e-3
+    w /= w.sum()
+    summaries = []
+    for c in range(n_checks):
+        ratio = rng.beta(2, 3, n)
+        long = pd.DataFrame({"check": c, "epoch": 4 * (c + 1), "synthetic_id": np.arange(n),
+                             "nn1": rng.choice(train.row_ids, size=n, p=w), "nn2": rng.choice(train.row_ids, size=n),
+                             "d1": ratio * 0.1, "d2": np.full(n, 0.1), "ratio": ratio, "memorized": ratio < 1 / 3})
+        samples = train.data.iloc[rng.permutation(n)].reset_index(drop=True)
+        samples.insert(0, "synthetic_id", np.arange(n))
+        store.write_check(c, long, samples)
+        summaries.append({"check": c, "epoch": 4 * (c + 1), "mem_ratio": float((ratio < 1 / 3).mean()),
+                          "mem_auc": float(np.mean(1 - ratio))})
+    store.update(checks=summaries)
+    dyn = compute_dynamics(store.checks(), train.row_ids)
+    store.consolidate(dyn.to_frame(), dyn.to_long())
+    store.update(status="finished", summary=summarize(dyn).to_dict(), timings={"total_seconds": 0.0})
+
+
+def time_pages(root: Path, run: str) -> dict:
+    os.environ["MEMVIZ_RUNS"] = str(root)
+    import streamlit.testing.v1.app_test as app_test
+    from streamlit.runtime.pages_manager import PagesManager
+    from streamlit.testing.v1 import AppTest
+
+    class NavigationPages(PagesManager):  # see tests/test_app.py
+        def __init__(self, *a, **k):
+            super().__init__(*a, **k)
+            PagesManager.uses_pages_directory = False
+
+    app_test.PagesManager = NavigationPages
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
+    at.query_params["run"] = run
+    out: dict = {"page_seconds": {}, "slider_seconds": []}
+    t0 = time.perf_counter()
+    at.run()
+    out["first_load_seconds"] = time.perf_counter() - t0
+    for rep in ("first", "again"):
+        for page in PAGES:
+            t0 = time.perf_counter()
+            at.switch_page(page).run()
+            out["page_seconds"][f"{Path(page).stem} ({rep})"] = round(time.perf_counter() - t0, 3)
+            assert not at.exception, [e.value for e in at.exception]
+    at.switch_page("pages/5_tune.py").run()
+    for p in (0.11, 0.12, 0.2, 0.3):
+        t0 = time.perf_counter()
+        at.slider(key="tune_p").set_value(p).run()
+        out["slider_seconds"].append(round(time.perf_counter() - t0, 3))
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--data", default=str(ROOT.parent / "shared" / "datasets" / "adult"))
+    ap.add_argument("--keep", help="runs root to keep the fabricated run in (default: a temporary folder)")
+    args = ap.parse_args()
+    root = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="memviz_bench_"))
+    run = root / "adult_size"
+    if not (run / "manifest.json").exists():
+        t0 = time.perf_counter()
+        fabricate(Path(args.data), run)
+        print(f"fabricated {run} in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
+    print(json.dumps(time_pages(root, run.name), indent=1))
+
+
+if __name__ == "__main__":
+    main()
