@@ -182,6 +182,8 @@ def test_dashboard_end_to_end(server):
                 timings["page_switch_seconds"][title] = _goto(page, title)
                 _no_exception(page)
                 if title in ("Memorization", "Dynamics", "Tune & prune"):
+                    # figures render after the script finishes: wait for them, then count
+                    page.locator(".js-plotly-plot").nth(1).wait_for(timeout=120_000)
                     assert page.locator(".js-plotly-plot").count() >= 2
                 if title == "Tune & prune":
                     before = _metric(page, "rows that would go")
