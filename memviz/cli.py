@@ -75,7 +75,10 @@ def cmd_warmup(args) -> None:
 
     t0 = time.perf_counter()
     train = _load_train(args)
-    overrides = json.loads(args.model_params) if args.model_params else {}
+    try:
+        overrides = json.loads(args.model_params) if args.model_params else {}
+    except json.JSONDecodeError as exc:
+        raise MemvizError(f"--model-params: not valid JSON ({exc.msg} at character {exc.pos})") from None
     if not isinstance(overrides, dict):
         raise MemvizError("--model-params: expected a JSON object, e.g. '{\"layers\": [256, 256]}'")
     cfg = WarmupConfig(preset=args.preset, epochs=args.epochs, check_every=args.check_every,
@@ -254,6 +257,10 @@ def main(argv=None) -> int:
         args.func(args)
     except MemvizError as exc:
         print(f"memviz {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # an output path that is a folder, read-only, a full disk...
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"memviz {args.command}: error: {where}{exc.strerror or exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"memviz {args.command}: interrupted", file=sys.stderr)

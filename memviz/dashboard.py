@@ -287,6 +287,12 @@ def runs_table(root: str | Path | None = None) -> pd.DataFrame:
     return df.reset_index(drop=True)
 
 
+def same_table(view: "RunView", train: Table | None) -> bool:
+    """Was this run trained on ``train`` (same rows, values and row_ids)?"""
+    from .store import fingerprint
+    return train is not None and view.manifest.get("data", {}).get("fingerprint") == fingerprint(train)
+
+
 @dataclass(frozen=True, eq=False)
 class RunView:
     """A warm-up run opened for display (read-only; share it across reruns and sessions)."""

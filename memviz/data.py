@@ -133,7 +133,9 @@ def read_csv_bytes(raw: bytes, source: str) -> pd.DataFrame:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise DataError(f"{source}: unreadable encoding at byte {exc.start} (expected UTF-8 text)") from None
-    first = next(line for line in text.splitlines() if line.strip())  # pandas skips blank lines too
+    first = next((line for line in text.splitlines() if line.strip()), None)  # pandas skips blank lines too
+    if first is None:  # only a BOM or Unicode whitespace
+        raise DataError(f"{source}: the file is empty")
     try:
         delimiter = csv.Sniffer().sniff(first, delimiters=",;\t|").delimiter
     except csv.Error:

@@ -67,7 +67,7 @@ import numpy as np
 import pandas as pd
 
 from .data import Table
-from .dynamiccut import DEFAULT_K, DEFAULT_P, dynamiccut_selection
+from .dynamiccut import DEFAULT_K, DEFAULT_P, _check_k, dynamiccut_selection, prune_budget
 from .errors import MemvizError, RunError
 from .methods import AUGMENTS, NEEDS_SELECTION, apply_method, check_methods, random_count, removed_ids
 from .mitigate import DEFAULT_RATIO
@@ -348,6 +348,9 @@ def run_grid(train: Table, test: Table | None, methods, models, seeds, out_dir, 
     t_start = time.perf_counter()
     methods, models, seeds = _check_grid(methods, models, seeds, n_jobs, backend, scheduler, pruned_reference,
                                          device)
+    if run_dir is not None or any(m in NEEDS_SELECTION or m == "random" for m in methods):
+        prune_budget(p, len(train))  # a bad p fails now, not after a warm-up of minutes
+        _check_k(k)
     model_params = {m: dict(v) for m, v in (model_params or {}).items()}
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

@@ -330,7 +330,10 @@ def cli_study(args) -> dict:
 
     t0 = time.perf_counter()
     datasets = [d.strip() for d in args.datasets.split(",") if d.strip()]
-    seeds = [int(s) for s in args.seeds.split(",")] if args.seeds else None
+    try:
+        seeds = [int(s) for s in args.seeds.split(",") if s.strip()] if args.seeds else None
+    except ValueError:
+        raise MemvizError(f"--seeds: expected integers separated by commas, got {args.seeds!r}") from None
     studies = run_study(args.data_dir, args.out, scale=args.scale, datasets=datasets, seeds=seeds,
                         device=args.device, progress=lambda m: sys.stderr.write(m + "\n"))
     return {"out": str(args.out), "markdown": str(Path(args.out) / "study.md"), "datasets": list(studies),

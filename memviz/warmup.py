@@ -84,6 +84,7 @@ class WarmupConfig:
             raise MemvizError(f"n_samples={n}: must be at least 1")
         if not 0 < self.top_frac < 1:
             raise MemvizError(f"top_frac={self.top_frac}: must be between 0 and 1")
+        _check_model_params(self.preset, self.model_params)
         return WarmupConfig(self.preset, epochs, every, n, int(self.seed), self.device, self.distance,
                             float(self.top_frac), self.keep_samples, max(1, int(self.checkpoint_every)),
                             dict(self.model_params))
@@ -97,6 +98,26 @@ class WarmupConfig:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+#: TabDDPM parameters a warm-up sets itself (not allowed in ``model_params``)
+_OWN_PARAMS = ("preset", "device", "seed")
+
+
+def _check_model_params(preset: str, model_params) -> None:
+    """Unknown or badly typed TabDDPM overrides are a user error (one line), not a TypeError."""
+    from .models.tabddpm import TabDDPM
+
+    if not isinstance(model_params, dict):
+        raise MemvizError(f"model_params: expected a dict of TabDDPM parameters, got {type(model_params).__name__}")
+    allowed = [k for k in TabDDPM().get_params() if k not in _OWN_PARAMS]
+    for k in model_params:
+        if k not in allowed:
+            raise MemvizError(f"model_params: unknown TabDDPM parameter {k!r} (use {', '.join(allowed)})")
+    try:
+        TabDDPM(preset, **model_params)  # validates the values (TabDDPM.config)
+    except (TypeError, ValueError) as exc:
+        raise MemvizError(f"model_params: invalid value ({exc})") from None
 
 
 @dataclass(frozen=True)

@@ -45,6 +45,9 @@ if go:
             raise MemvizError("seeds: give at least one integer, e.g. 0 or 0,1,2")
         if data["test"] is None:
             raise MemvizError("Compare needs a test split (MLE and DCR): choose one on the Data page")
+        if view is not None and not dash.same_table(view, data["train"]):
+            raise MemvizError(f"run {view.run_id} was trained on another table than the one on the Data page; "
+                              "load that table (or pick a run of this table) so that train and test match")
         train = view.train if view is not None else data["train"]
         job = jobs.start_compare(train, data["test"], run_dir=view.path if view is not None else None,
                                  methods=methods, models=models, seeds=seed_list, p=float(p),

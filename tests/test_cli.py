@@ -56,6 +56,7 @@ def test_memorize_contract(capsys, small_files):
     (lambda p: p.write_text(""), "empty"),
     (lambda p: p.write_bytes("age,workclass\n30,caf\xe9\n".encode("latin-1")), "encoding"),
     (lambda p: p.write_text("a,b\n1,2\n"), "not in"),
+    (lambda p: p.write_bytes(b"\xef\xbb\xbf\n"), "empty"),  # only a UTF-8 BOM
 ])
 def test_memorize_user_errors_exit_2_with_one_line(capsys, small_files, mutate, needle):
     bad = small_files / "bad.csv"
@@ -109,3 +110,26 @@ def test_console_script_runs_as_a_module(small_files):
                            "--device", "cpu", "--quiet"], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout.strip().splitlines()[-1])["n_synthetic"] == 42
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["warmup", "--model-params", "{bad"], "not valid JSON"),
+    (["warmup", "--model-params", '{"foo": 1}'], "'foo'"),
+    (["warmup", "--model-params", '{"layers": "ab"}'], "invalid value"),
+    (["warmup", "--model-params", '{"seed": 3}'], "'seed'"),
+    (["compare", "--test", "TEST", "--methods", "baseline,dynamiccut", "--p", "2"], "p must be"),
+])
+def test_bad_options_exit_2_before_any_work(capsys, small_files, argv, needle):
+    out_dir = small_files / "out_dir"
+    argv = [str(small_files / "syn.csv") if a == "TEST" else a for a in argv]
+    code, out, err = run_cli(capsys, *argv, "--train", str(small_files / "train.csv"), "--schema",
+                             str(SAMPLE / "meta.json"), "--out", str(out_dir), "--device", "cpu", "--quiet")
+    assert code == 2, err
+    assert len(err.strip().splitlines()) == 1 and needle in err
+    assert not out_dir.exists()  # nothing created for a rejected command
+
+
+def test_study_bad_seeds_exit_2(capsys, tmp_path):
+    code, out, err = run_cli(capsys, "study", "--data-dir", str(tmp_path), "--out", str(tmp_path / "o"),
+                             "--seeds", "a,b")
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "--seeds" in err
