@@ -40,7 +40,7 @@ from pathlib import Path
 import pandas as pd
 
 from memviz.data import load_dataset, sample_data_dir
-from memviz.experiment import auto_warmup, run_grid
+from memviz.experiment import auto_warmup, run_grid, torch_threads
 from memviz.methods import METHODS, NEEDS_SELECTION
 from memviz.models import MODELS
 from memviz.warmup import WarmupConfig
@@ -73,7 +73,7 @@ def main() -> None:
     ap.add_argument("--models", default=",".join(MODELS))
     ap.add_argument("--seeds", default="0")
     ap.add_argument("--n-jobs", type=int, default=2, help="cells in parallel (processes)")
-    ap.add_argument("--threads", type=int, default=None, help="torch threads per cell (default: cores / n-jobs)")
+    ap.add_argument("--threads", type=int, default=None, help="torch threads per cell and for the warm-up (default 1, as run_grid)")
     ap.add_argument("--run", default=None, help="an existing warm-up on the same table (skips the warm-up)")
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--epochs", type=int, default=None, help="override every model's epochs (smoke tests)")
@@ -92,7 +92,8 @@ def main() -> None:
     if run_dir is None and any(m in NEEDS_SELECTION for m in methods):
         cfg = WarmupConfig(preset="cpu-quick", epochs=args.epochs, seed=0, device=args.device)
         t, c = time.perf_counter(), time.process_time()
-        run_dir = auto_warmup(train, out / "warmup", cfg)
+        with torch_threads(args.threads or 1):
+            run_dir = auto_warmup(train, out / "warmup", cfg)
         warmup_s, warmup_cpu = time.perf_counter() - t, time.process_time() - c
         print(f"warm-up: {warmup_s:.0f} s", flush=True)
 
@@ -123,7 +124,8 @@ def main() -> None:
     proj_cpu = warmup_cpu + grid_proj * float(ok["cpu_seconds"].sum() / ok["total_seconds"].sum())
     summary = {
         "cells": int(len(res)), "failed": int((res["status"] != "ok").sum()), "n_jobs": args.n_jobs,
-        "warmup_seconds": round(warmup_s, 1), "warmup_cpu_seconds": round(warmup_cpu, 1), "grid_seconds": round(grid_s, 1),
+        "warmup_seconds": round(warmup_s, 1), "warmup_cpu_seconds": round(warmup_cpu, 1),
+        "grid_seconds": round(grid_s, 1),
         "total_minutes": round(total_s / 60, 2), "target_minutes": args.target_minutes,
         "within_target": bool(total_s / 60 <= args.target_minutes) if full else None,
         "sum_cell_seconds": round(serial, 1), "parallel_speedup": round(serial / grid_s, 2) if grid_s else None,

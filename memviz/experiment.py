@@ -24,9 +24,10 @@ One **cell** = (method, model, seed):
      once per seed), ``dcr_share`` (:func:`memviz.evaluate.dcr_share`); all against
      the ORIGINAL training table and the real test split;
    * wall-clock seconds per phase (mitigate, fit, sample, memorize, quality, mle, dcr;
-     ``evaluate_seconds`` = memorize + quality + mle + dcr), ``total_seconds``, and ``cpu_seconds``: the CPU time of the worker process during
-     the cell (all its threads; on a shared machine it tells work from waiting; with
-     several cells in one process, as dask threads, it includes their work too).
+     ``evaluate_seconds`` = memorize + quality + mle + dcr), ``total_seconds``, and
+     ``cpu_seconds``: the CPU time of the worker process during the cell (all its
+     threads; on a shared machine it tells work from waiting; with several cells in one
+     process, as dask threads, it includes their work too).
 
 Relative reduction (per model and seed, against the baseline cell)::
 
@@ -54,11 +55,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import threading
 import time
 import traceback
 import uuid
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -150,40 +151,48 @@ def pruned_reference(ctx: GridContext, mitigated) -> Table | None:
     return ctx.train.drop(mitigated.removed) if len(mitigated.removed) else None
 
 
-def run_cell(spec: CellSpec, ctx: GridContext) -> CellOutput:
-    """Mitigate, fit, sample and evaluate one cell; a failure is recorded, not raised."""
+@contextmanager
+def torch_threads(n: int | None):
+    """torch's intra-op threads set to ``n`` inside (None: unchanged), restored on exit."""
     import torch
 
+    previous = torch.get_num_threads()
+    if n:
+        torch.set_num_threads(int(n))
+    try:
+        yield
+    finally:
+        torch.set_num_threads(previous)
+
+
+def run_cell(spec: CellSpec, ctx: GridContext) -> CellOutput:
+    """Mitigate, fit, sample and evaluate one cell; a failure is recorded, not raised."""
     rec = {"method": spec.method, "model": spec.model, "seed": spec.seed, "key": spec.key,
            "status": "ok", "error": "", "notes": ""}
-    previous = torch.get_num_threads()
-    if ctx.threads:
-        torch.set_num_threads(int(ctx.threads))
     t_start, cpu_start = time.perf_counter(), time.process_time()
     try:
-        t0 = time.perf_counter()
-        mit = apply_method(spec.method, ctx.train, selection=ctx.selection, seed=spec.seed, p=ctx.p,
-                           ratio=ctx.ratio)
-        t1 = time.perf_counter()
-        params = dict(ctx.model_params.get(spec.model, {}))
-        if ctx.epochs is not None:
-            params["epochs"] = int(ctx.epochs)
-        model = make_model(spec.model, device=ctx.device, seed=spec.seed, **params).fit(mit.table)
-        t2 = time.perf_counter()
-        syn = model.sample(len(ctx.train), seed=spec.seed)
-        t3 = time.perf_counter()
-        rec.update(mitigate_seconds=t1 - t0, fit_seconds=t2 - t1, sample_seconds=t3 - t2,
-                   n_train_used=len(mit.table), n_removed=int(len(mit.removed)), n_added=int(mit.added),
-                   n_synthetic=len(syn), epochs=getattr(model, "epoch_", None),
-                   device=str(getattr(model, "device_", ctx.device)))
-        rec.update(evaluate_cell(ctx, mit, syn, spec.seed))
+        with torch_threads(ctx.threads):
+            t0 = time.perf_counter()
+            mit = apply_method(spec.method, ctx.train, selection=ctx.selection, seed=spec.seed, p=ctx.p,
+                               ratio=ctx.ratio)
+            t1 = time.perf_counter()
+            params = dict(ctx.model_params.get(spec.model, {}))
+            if ctx.epochs is not None:
+                params["epochs"] = int(ctx.epochs)
+            model = make_model(spec.model, device=ctx.device, seed=spec.seed, **params).fit(mit.table)
+            t2 = time.perf_counter()
+            syn = model.sample(len(ctx.train), seed=spec.seed)
+            t3 = time.perf_counter()
+            rec.update(mitigate_seconds=t1 - t0, fit_seconds=t2 - t1, sample_seconds=t3 - t2,
+                       n_train_used=len(mit.table), n_removed=int(len(mit.removed)), n_added=int(mit.added),
+                       n_synthetic=len(syn), epochs=getattr(model, "epoch_", None),
+                       device=str(getattr(model, "device_", ctx.device)))
+            rec.update(evaluate_cell(ctx, mit, syn, spec.seed))
     except Exception as exc:  # recorded in the cell; the grid goes on
         msg = " ".join(f"{type(exc).__name__}: {exc}".split())[:500]
         rec.update(status="failed", error=msg, total_seconds=time.perf_counter() - t_start,
                    cpu_seconds=time.process_time() - cpu_start)
         return CellOutput(rec, None, traceback.format_exc())
-    finally:
-        torch.set_num_threads(previous)
     rec.update(total_seconds=time.perf_counter() - t_start, cpu_seconds=time.process_time() - cpu_start)
     return CellOutput(rec, syn)
 
@@ -336,7 +345,13 @@ def run_grid(train: Table, test: Table | None, methods, models, seeds, out_dir, 
     model_params : {model: {param: value}} extra parameters of :func:`memviz.models.make_model`.
     distance : memorization distance, ``paper`` or ``standardized``.
     pruned_reference : ``"kept"`` or ``"trained"``, see the module docstring.
-    threads : torch threads per cell (None: cores / n_jobs; left alone with an external scheduler).
+    threads : torch threads per cell and for the warm-up (None: 1; with an external dask
+        scheduler, the workers' setting is left alone). One thread is the default on
+        purpose: these networks are small (200 x 256 matrices), so a second thread gains
+        little on an idle machine (the cpu-quick warm-up: 42 s with 2 threads vs about
+        53 s estimated with 1), while on a busy one OpenMP's waiting threads make every
+        op far slower (a 200 x 256 @ 256 x 256 matmul: 0.3 ms with 1 thread, 7.7 ms with
+        2, on 2 shared cores). Parallelism comes from ``n_jobs`` cells at a time.
 
     Returns
     -------
@@ -352,6 +367,8 @@ def run_grid(train: Table, test: Table | None, methods, models, seeds, out_dir, 
         prune_budget(p, len(train))  # a bad p fails now, not after a warm-up of minutes
         _check_k(k)
     model_params = {m: dict(v) for m, v in (model_params or {}).items()}
+    if threads is None and not (backend == "dask" and scheduler is not None):
+        threads = 1
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     selection, sel_info = None, {}
@@ -360,7 +377,8 @@ def run_grid(train: Table, test: Table | None, methods, models, seeds, out_dir, 
             from .warmup import WarmupConfig
             cfg = warmup_config or WarmupConfig(preset="cpu-quick", epochs=epochs, seed=0, device=device,
                                                 distance=distance, model_params=model_params.get("tabddpm", {}))
-            run_dir = auto_warmup(train, out / "warmup", cfg, progress)
+            with torch_threads(threads):
+                run_dir = auto_warmup(train, out / "warmup", cfg, progress)
         sel = selection_from_run(run_dir, train, p=p, k=k, T=T)
         atomic_write_csv(out / "selection.csv", sel.to_frame())
         selection = removed_ids(sel)
@@ -393,8 +411,6 @@ def run_grid(train: Table, test: Table | None, methods, models, seeds, out_dir, 
     if progress is not None:
         progress(done, total, f"{done} cells already finished" if done else "starting")
     mle_real = _mle_reference(train, test, {s.seed for s in todo})
-    if threads is None and not (backend == "dask" and scheduler is not None):
-        threads = max(1, (os.cpu_count() or 1) // n_jobs)
     ctx = GridContext(train, test, train_fp, selection, p, ratio, epochs, model_params, device, distance,
                       pruned_reference, mle_real, threads)
 
@@ -564,7 +580,7 @@ def format_summary(summary: pd.DataFrame) -> str:
         m = row[f"{c}_mean"]
         return fmt.format(m) if np.isfinite(m) else "-"
 
-    head = ["model", "method", "seeds", "mem ratio", "vs base", "mem (pruned)", "Mem-AUC", "shape", "trend",
+    head = ["model", "method", "seeds", "mem ratio", "reduction", "mem (pruned)", "Mem-AUC", "shape", "trend",
             "MLE (real)", "DCR", "fit s", "eval s"]
     body = []
     for _, r in summary.iterrows():
