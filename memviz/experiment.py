@@ -637,9 +637,18 @@ def cli_compare(args) -> dict:
         if not args.quiet:
             bars["warm-up" if msg.startswith("warm-up") else "cells"](done, total, msg)
 
+    model_params = None
+    if getattr(args, "model_params", None):
+        try:
+            model_params = json.loads(args.model_params)
+        except json.JSONDecodeError as exc:
+            raise MemvizError(f"--model-params: not valid JSON ({exc.msg} at character {exc.pos})") from None
+        if not isinstance(model_params, dict) or not all(isinstance(v, dict) for v in model_params.values()):
+            raise MemvizError("--model-params: expected a JSON object {model: {param: value}}")
     res = run_grid(train, test, methods, models, seeds, args.out, run_dir=args.run, p=args.p, k=args.k, T=args.T,
                    epochs=args.epochs, device=args.device, n_jobs=args.n_jobs, backend=args.backend,
-                   scheduler=args.scheduler, progress=progress)
+                   scheduler=args.scheduler, progress=progress, ratio=getattr(args, "ratio", 0.3),
+                   model_params=model_params, threads=getattr(args, "threads", None))
     failed = res[res["status"] != "ok"]
     for _, r in failed.iterrows():
         sys.stderr.write(f"memviz compare: cell {r['method']}/{r['model']}/seed {r['seed']} failed: {r['error']}\n")
