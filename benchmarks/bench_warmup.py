@@ -85,7 +85,8 @@ def step_overhead(train, epochs: int = 8, rounds: int = 3) -> tuple[float, float
         ours = TabDDPM(epochs=epochs, device="cpu", seed=r).fit(train, callbacks=[clock])
         ours_t.append((clock.times[-1] - clock.times[0]) / (epochs - 1))
         x_num, codes = ours.transform_.transform(train.data.loc[:, list(train.schema.columns)])
-        plain_t.append(plain_loop(ours, torch.from_numpy(x_num), torch.from_numpy(codes), epochs))
+        with ours._cpu_threads():  # the same thread count as fit uses
+            plain_t.append(plain_loop(ours, torch.from_numpy(x_num), torch.from_numpy(codes), epochs))
     return float(np.median(ours_t)), float(np.median(plain_t))
 
 
