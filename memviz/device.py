@@ -1,6 +1,8 @@
 """Choosing where tensors live."""
 from __future__ import annotations
 
+import contextlib
+
 import torch
 
 from .errors import MemvizError
@@ -28,3 +30,19 @@ def describe_device(device: torch.device) -> str:
     if device.type == "cuda":
         return f"cuda ({torch.cuda.get_device_name(device)})"
     return f"cpu ({torch.get_num_threads()} threads)"
+
+
+@contextlib.contextmanager
+def torch_threads(n: int | None):
+    """torch's CPU intra-op threads set to ``n`` inside, restored on exit (None: unchanged)."""
+    if n is None:
+        yield
+        return
+    if isinstance(n, bool) or not hasattr(n, "__index__") or int(n) < 1:
+        raise MemvizError(f"n_threads must be a positive integer or None, got {n!r}")
+    previous = torch.get_num_threads()
+    torch.set_num_threads(int(n))
+    try:
+        yield
+    finally:
+        torch.set_num_threads(previous)

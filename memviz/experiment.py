@@ -59,7 +59,6 @@ import threading
 import time
 import traceback
 import uuid
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -151,18 +150,10 @@ def pruned_reference(ctx: GridContext, mitigated) -> Table | None:
     return ctx.train.drop(mitigated.removed) if len(mitigated.removed) else None
 
 
-@contextmanager
 def torch_threads(n: int | None):
-    """torch's intra-op threads set to ``n`` inside (None: unchanged), restored on exit."""
-    import torch
-
-    previous = torch.get_num_threads()
-    if n:
-        torch.set_num_threads(int(n))
-    try:
-        yield
-    finally:
-        torch.set_num_threads(previous)
+    """torch's intra-op threads set to ``n`` inside (None or 0: unchanged), restored on exit."""
+    from .device import torch_threads as _threads
+    return _threads(int(n) if n else None)
 
 
 def run_cell(spec: CellSpec, ctx: GridContext) -> CellOutput:

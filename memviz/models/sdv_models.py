@@ -41,7 +41,7 @@ from typing import Iterable
 import numpy as np
 import pandas as pd
 
-from ..device import resolve_device
+from ..device import resolve_device, torch_threads
 from ..errors import DataError, MemvizError
 
 KINDS = ("ctgan", "tvae")
@@ -327,24 +327,6 @@ def seeded(seed: int):
     finally:
         np.random.set_state(np_state)
         random.setstate(py_state)
-
-
-@contextmanager
-def torch_threads(n: int | None):
-    """``torch.set_num_threads(n)`` while inside (nothing when n is None)."""
-    if n is None:
-        yield
-        return
-    import torch
-
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-        raise MemvizError(f"n_threads must be a positive integer or None, got {n!r}")
-    previous = torch.get_num_threads()
-    torch.set_num_threads(int(n))
-    try:
-        yield
-    finally:
-        torch.set_num_threads(previous)
 
 
 @contextmanager

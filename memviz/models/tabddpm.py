@@ -29,7 +29,6 @@ on the sampling ``batch_size``.
 """
 from __future__ import annotations
 
-import contextlib
 import math
 import secrets
 from dataclasses import asdict, dataclass, fields, replace
@@ -40,7 +39,7 @@ import torch
 
 from ..callbacks import STOP
 from ..data import Table
-from ..device import resolve_device
+from ..device import resolve_device, torch_threads
 from ..errors import MemvizError
 from .diffusion import CAT_INPUTS, MixedDiffusion, MLPDenoiser
 from .transforms import TabularTransform
@@ -315,22 +314,13 @@ class TabDDPM:
         c = torch.cat(cats).cpu().numpy() if cats else torch.zeros(0, d.n_cat, dtype=torch.long).numpy()
         return self.transform_.inverse(x, c)
 
-    @contextlib.contextmanager
     def _cpu_threads(self):
-        """Set torch's CPU threads for this model's work, restore them after."""
+        """Context setting torch's CPU threads for this model's work (see ``n_threads``)."""
         n = self.n_threads
         if n is None and getattr(self, "model_", None) is not None:
             size = sum(p.numel() for p in self.model_.parameters())
             n = 1 if size < 2_000_000 else None
-        if self.device_.type != "cpu" or n is None:
-            yield
-            return
-        before = torch.get_num_threads()
-        torch.set_num_threads(int(n))
-        try:
-            yield
-        finally:
-            torch.set_num_threads(before)
+        return torch_threads(None if self.device_.type != "cpu" else n)
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "model_"):
