@@ -246,7 +246,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--out", required=True)
     sp.add_argument("--scale", default="cpu", choices=["cpu", "paper", "tiny"])
     sp.add_argument("--datasets", default="adult,default,shoppers")
-    sp.add_argument("--seeds", default=None)
+    sp.add_argument("--seeds", default=None, help="comma-separated seeds (default: the scale's)")
+    sp.add_argument("--n-jobs", type=int, default=2, help="comparison cells run in parallel")
     sp.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
     sp.set_defaults(func=cmd_study)
     return p

@@ -109,7 +109,7 @@ def _T_values(epochs: np.ndarray, fracs) -> list[int]:
 
 
 def dataset_study(name: str, folder: Path, out: Path, scale: StudyScale, device: str = "auto",
-                  progress: Callable[[str], None] | None = None) -> dict:
+                  progress: Callable[[str], None] | None = None, n_jobs: int = 2) -> dict:
     """Run the five parts of the study on one dataset; returns a JSON-able dict (also saved)."""
     from .dynamiccut import early_identification
     from .dynamics import summarize
@@ -149,7 +149,7 @@ def dataset_study(name: str, folder: Path, out: Path, scale: StudyScale, device:
         f"{len(scale.seeds)} seeds")
     results = run_grid(train, test, scale.methods, scale.models, scale.seeds, out / "compare", run_dir=run_dir,
                        p=scale.p, k=scale.k, epochs=scale.model_epochs, device=device,
-                       model_params=scale.model_params or None,
+                       model_params=scale.model_params or None, n_jobs=n_jobs,
                        progress=lambda d, t, m: say(f"{name}: {d}/{t} {m}"))
     summary = summary_table(results)
     transfer = []
@@ -202,8 +202,13 @@ def _write_report(out: Path, name: str, wres, results: pd.DataFrame) -> None:
 
 
 def run_study(data_dir: str | Path, out: str | Path, scale: str = "cpu", datasets=("adult", "default", "shoppers"),
-              seeds=None, device: str = "auto", progress: Callable[[str], None] | None = None) -> dict:
-    """Run the study on every dataset; writes ``OUT/<dataset>/...``, ``OUT/study.json`` and ``OUT/study.md``."""
+              seeds=None, device: str = "auto", progress: Callable[[str], None] | None = None,
+              n_jobs: int = 2) -> dict:
+    """Run the study on every dataset; writes ``OUT/<dataset>/...``, ``OUT/study.json`` and ``OUT/study.md``.
+
+    ``n_jobs`` comparison cells run in parallel (processes, one torch thread each). A rerun
+    of the same command reuses the finished warm-ups and cells (e.g. to add seeds).
+    """
     if scale not in SCALES:
         raise MemvizError(f"scale {scale!r}: unknown (use {', '.join(SCALES)})")
     sc = SCALES[scale]
@@ -217,7 +222,7 @@ def run_study(data_dir: str | Path, out: str | Path, scale: str = "cpu", dataset
         folder = data_dir / name
         if not (folder / "train.csv").exists():
             raise MemvizError(f"{folder}: no train.csv (dataset {name!r} not in {data_dir})")
-        studies[name] = dataset_study(name, folder, out / name, sc, device=device, progress=progress)
+        studies[name] = dataset_study(name, folder, out / name, sc, device=device, progress=progress, n_jobs=n_jobs)
     from .store import _jsonable
     atomic_write_text(out / "study.json", json.dumps(_jsonable(studies), indent=1))
     atomic_write_text(out / "study.md", render_markdown(studies, sc))
@@ -335,7 +340,8 @@ def cli_study(args) -> dict:
     except ValueError:
         raise MemvizError(f"--seeds: expected integers separated by commas, got {args.seeds!r}") from None
     studies = run_study(args.data_dir, args.out, scale=args.scale, datasets=datasets, seeds=seeds,
-                        device=args.device, progress=lambda m: sys.stderr.write(m + "\n"))
+                        device=args.device, progress=lambda m: sys.stderr.write(m + "\n"),
+                        n_jobs=getattr(args, "n_jobs", 2))
     return {"out": str(args.out), "markdown": str(Path(args.out) / "study.md"), "datasets": list(studies),
             "final_mem_ratio": {k: v["warmup"]["per_check"]["mem_ratio"][-1] for k, v in studies.items()},
             "seconds": round(time.perf_counter() - t0, 1)}
