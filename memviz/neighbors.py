@@ -117,7 +117,8 @@ class NeighborEngine:
         if not num_cols and not cat_cols:
             raise MemvizError(f"{reference.source}: no numerical or categorical column to compare")
         base = Encoder.fit((scale_table or reference).data, num_cols, cat_cols)
-        vocab = Encoder.fit(reference.data, (), cat_cols).vocab
+        # the vocabulary must be the reference's; it already is unless a scale table is given
+        vocab = base.vocab if scale_table is None else Encoder.fit(reference.data, (), cat_cols).vocab
         self.encoder_ = Encoder(base.num_cols, base.cat_cols, base.means, base.mins, base.ranges, vocab)
         self.device_ = resolve_device(self.device)
         enc = self.encoder_.transform(reference.data)
