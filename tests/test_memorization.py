@@ -119,7 +119,8 @@ def build_case(c):
     if c["dup_train"]:  # a few exact duplicated training rows: 0/0 and tie handling
         src = rng.integers(0, n, 3)
         dst = rng.choice(n, 3, replace=False)
-        train.iloc[dst] = train.iloc[src].to_numpy()
+        for col in train.columns:  # column by column: pandas 3 string columns refuse 2-D row sets
+            train.loc[dst, col] = train.loc[src, col].to_numpy()
     syn = draw_rows(m)
     for i in range(m):
         mode = rng.choice(["fresh", "copy", "near_num", "near_cat", "near_tiny"], p=[.3, .25, .2, .15, .1])
@@ -135,7 +136,8 @@ def build_case(c):
         elif mode == "near_cat" and cat:
             col = cat[int(rng.integers(0, len(cat)))]
             row[col] = syn.loc[i, col]
-        syn.iloc[i] = row.to_numpy()
+        for col in syn.columns:
+            syn.at[i, col] = row[col]
     if c["missing"]:
         for frame in (train, syn):
             for col in num + cat:
