@@ -230,9 +230,15 @@ def test_from_state_dict_samples_like_the_original(tmp_path):
     table = mixed_table()
     model = TabDDPM(**TINY).fit(table)
     torch.save(model.state_dict(), tmp_path / "s.pt")
-    loaded = TabDDPM.from_state_dict(torch.load(tmp_path / "s.pt", weights_only=True), device="cpu")
+    state = torch.load(tmp_path / "s.pt", weights_only=True)
+    # same device kind: the same rows for the same seed
+    loaded = TabDDPM.from_state_dict(state, device=model.device_.type)
     assert loaded.epoch_ == model.epoch_ and loaded.config_ == model.config_
     pd.testing.assert_frame_equal(model.sample(40, seed=2), loaded.sample(40, seed=2))
+    # a GPU-trained model also samples on the CPU (other random streams, same columns)
+    on_cpu = TabDDPM.from_state_dict(state, device="cpu")
+    assert next(on_cpu.model_.parameters()).device.type == "cpu"
+    assert list(on_cpu.sample(40, seed=2).columns) == list(table.schema.columns)
 
 
 def test_resume_refuses_another_table_or_architecture():
@@ -275,7 +281,7 @@ def test_one_host_sync_per_epoch_and_none_while_sampling(monkeypatch):
     fit_calls = len(calls)
     assert fit_calls <= 3 + 2            # one loss read per epoch (+ setup)
     calls.clear()
-    model.diffusion_.sample(model.model_, 64, torch.Generator().manual_seed(0))
+    model.diffusion_.sample(model.model_, 64, torch.Generator(device=model.device_).manual_seed(0))
     assert calls == []
 
 
@@ -430,3 +436,17 @@ def test_date_categories_are_refused_in_one_line():
     table = table_from_frame(df, Schema(numerical=("x",), categorical=("d",)))
     with pytest.raises(MemvizError, match="column 'd'"):
         TabDDPM(**TINY).fit(table)
+
+
+def test_state_from_another_device_kind_samples_but_does_not_resume():
+    """A GPU-trained state (device_type "cuda") loads for sampling on a CPU; resuming its
+    training there is refused, since CPU and CUDA random streams differ."""
+    table = mixed_table()
+    model = TabDDPM(**{**TINY, "device": "cpu"}).fit(table)
+    state = {**model.state_dict(), "device_type": "cuda"}
+    loaded = TabDDPM.from_state_dict(state, device="cpu")
+    for a, b in zip(model.model_.parameters(), loaded.model_.parameters()):
+        assert torch.equal(a, b)
+    assert list(loaded.sample(20, seed=1).columns) == list(table.schema.columns)
+    with pytest.raises(MemvizError, match="same kind of device"):
+        TabDDPM(**{**TINY, "device": "cpu", "epochs": TINY["epochs"] + 1}).fit(table, resume_state=state)
