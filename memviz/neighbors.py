@@ -79,9 +79,12 @@ class NeighborEngine:
     ----------
     distance : {"paper", "standardized"}
     device : "auto", "cpu" or "cuda"
-    chunk_elements : int
+    chunk_elements : int or None
         Size of one (query chunk × reference) block; bounds memory at about
-        ``chunk_elements × 14`` bytes whatever the table sizes.
+        ``chunk_elements × 14`` bytes whatever the table sizes. None (default): 2**19 on
+        CPU (a cache-sized block per thread), and on CUDA 2**27 or a 64th of the free
+        GPU memory, whichever is smaller: small blocks leave a GPU idle between kernel
+        launches (measured on an H200, full Adult: 4.5 s with 2**19, the CPU default).
     n_candidates : int
         Rows kept from the fast ranking before the exact recomputation (≥ k).
     n_jobs : int or None
@@ -94,13 +97,13 @@ class NeighborEngine:
     device_ : torch.device
     """
 
-    def __init__(self, distance: str = "paper", device: str = "auto", chunk_elements: int = 1 << 19,
+    def __init__(self, distance: str = "paper", device: str = "auto", chunk_elements: int | None = None,
                  n_candidates: int = 8, n_jobs: int | None = None):
         if distance not in DISTANCES:
             raise MemvizError(f"distance {distance!r}: unknown (use paper or standardized)")
         self.distance = distance
         self.device = device
-        self.chunk_elements = int(chunk_elements)
+        self.chunk_elements = None if chunk_elements is None else int(chunk_elements)
         self.n_candidates = int(n_candidates)
         self.n_jobs = n_jobs
 
@@ -121,11 +124,22 @@ class NeighborEngine:
         vocab = base.vocab if scale_table is None else Encoder.fit(reference.data, (), cat_cols).vocab
         self.encoder_ = Encoder(base.num_cols, base.cat_cols, base.means, base.mins, base.ranges, vocab)
         self.device_ = resolve_device(self.device)
+        self.chunk_elements_ = self._chunk_elements()
         enc = self.encoder_.transform(reference.data)
         self.row_ids_ = reference.row_ids
         self.n_reference_ = len(reference)
         self._load_reference(enc)
         return self
+
+    def _chunk_elements(self) -> int:
+        if self.chunk_elements is not None:
+            if self.chunk_elements < 1:
+                raise MemvizError(f"chunk_elements={self.chunk_elements}: must be at least 1")
+            return self.chunk_elements
+        if self.device_.type == "cuda":
+            free, _ = torch.cuda.mem_get_info(self.device_)
+            return int(max(1 << 19, min(1 << 27, free // 64)))
+        return 1 << 19
 
     def _scale(self, num: np.ndarray) -> np.ndarray:
         if self.distance == "standardized":
@@ -178,7 +192,7 @@ class NeighborEngine:
         M = len(df)
         pos = np.empty((M, k), dtype=np.int64)
         dist = np.empty((M, k), dtype=np.float64)
-        b = max(1, min(M, self.chunk_elements // max(N, 1)))
+        b = max(1, min(M, self.chunk_elements_ // max(N, 1)))
         g_num = self._scale(enc.num)
         starts = list(range(0, M, b))
         if self.device_.type == "cpu" and self.n_jobs_() > 1 and len(starts) > 1:
