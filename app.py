@@ -12,6 +12,7 @@ ROOT = Path(__file__).resolve().parent
 if str(ROOT) not in sys.path:  # pages import pages._ui and memviz from the repository
     sys.path.insert(0, str(ROOT))
 
+import pandas as pd  # noqa: E402
 import streamlit as st  # noqa: E402
 
 from pages import _ui  # noqa: E402
@@ -40,7 +41,7 @@ def sidebar() -> None:
                    f"target: {train.schema.target or 'none'}")
         runs = _ui.runs(_ui.root())
         options = [""] + runs["path"].tolist()
-        labels = dict(zip(runs["path"], runs["label"]))
+        labels = _ui.run_labels(runs)
         state = st.session_state
         # the current run lives in a plain session key (widget state is dropped on page changes);
         # a run chosen on a page (new warm-up, reopen) or in the URL wins over the old pick
@@ -63,12 +64,20 @@ def sidebar() -> None:
         state[_ui.RUN] = current
 
         def picked():
-            state[_ui.CURRENT] = state[_ui.RUN]
+            if state[_ui.RUN] in options:  # never a stale label (see _ui.run_labels)
+                state[_ui.CURRENT] = state[_ui.RUN]
 
         st.selectbox("Warm-up run", options, key=_ui.RUN, on_change=picked,
-                     format_func=lambda p: labels.get(p, Path(p).name + " · starting") if p else "— none —",
+                     format_func=lambda p: _ui.run_label(labels, p),
                      help="Every page shows this run. Runs live under the runs folder "
                           f"({_ui.root()}); a run keeps going when you close the tab.")
+        row = runs[runs["path"] == current]
+        if current and len(row):
+            r = row.iloc[0]
+            mem = r["final_mem_ratio"]
+            st.caption(f"{r['status']} · {r['checks']} checks" + ("" if mem is None or pd.isna(mem) else f" · mem {mem:.1%}"))
+        elif current:
+            st.caption("starting")
         if current:
             st.query_params["run"] = Path(current).name
         elif "run" in st.query_params:

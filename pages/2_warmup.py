@@ -103,8 +103,9 @@ else:
     st.dataframe(show, hide_index=True, height=min(400, 40 + 35 * len(show)),
                  column_config={"final_mem_ratio": st.column_config.NumberColumn("final mem ratio", format="percent")})
     c1, c2 = st.columns([3, 1])
-    pick = c1.selectbox("Reopen", runs["path"].tolist(), format_func=dict(zip(runs["path"], runs["label"])).get,
+    labels = _ui.run_labels(runs)
+    pick = c1.selectbox("Reopen", runs["path"].tolist(), format_func=lambda p: _ui.run_label(labels, p),
                         key="reopen_pick")
-    if c2.button("Open", key="reopen"):
+    if c2.button("Open", key="reopen") and pick in set(runs["path"]):
         _ui.select_run(pick)
         st.rerun()

@@ -39,8 +39,8 @@ if view is not None:
                                                                   view.train.schema))
     st.dataframe(shown_top, hide_index=True, height=260, key="most_copied")
     if len(top):
-        row_id = st.selectbox("Training row", top["row_id"].tolist(), key="leak_row",
-                              format_func=lambda r: f"row {r} · {int(top.set_index('row_id').loc[r, 'total_count'])} copies")
+        # "row N" only: copy counts grow during a live run, and a selectbox answers with its label
+        row_id = st.selectbox("Training row", top["row_id"].tolist(), key="leak_row", format_func=lambda r: f"row {r}")
         try:
             lv = _ui.leak_view(str(view.path), dash.run_token(view.path), int(row_id))
         except MemvizError as exc:

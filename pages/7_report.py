@@ -22,7 +22,8 @@ p, k, T = float(dc.get("p", 0.10)), int(dc.get("k", 3)), dc.get("T")
 
 compares = jobs.list_jobs(_ui.root(), kind="compare")
 with_results = [o for o in compares["out"] if (Path(o) / "results.csv").exists()]
-labels = dict(zip(compares["out"], compares["job_id"] + " · " + compares["state"] + " · " + compares["label"].astype(str)))
+# stable labels (no state): a selectbox answers with the label it showed
+labels = dict(zip(compares["out"], compares["job_id"] + " · " + compares["label"].astype(str)))
 c1, c2 = st.columns([2, 1])
 pick = c1.selectbox("Comparison to include", [""] + with_results, key="report_compare",
                     format_func=lambda o: labels.get(o, o) if o else "— none —")

@@ -108,6 +108,27 @@ def select_run(run_dir: str | Path | None) -> None:
     st.session_state[PENDING_RUN] = str(run_dir) if run_dir else ""
 
 
+def run_labels(runs) -> dict:
+    """{path: label} for run pickers; a path keeps its first label for the whole session.
+
+    A selectbox sends its choice back as the *label* it showed, so a label that changes
+    while a run progresses (status, check count) would not match any option on the next
+    rerun: Streamlit then hands back the stale label itself as the value, which used to
+    drop the current run on a page switch right after a warm-up finished. Labels hold
+    only what never changes (run id, dataset); the status is shown beside the picker.
+    """
+    memo = st.session_state.setdefault("memviz_run_labels", {})
+    for path, run_id, dataset in zip(runs["path"], runs["run_id"], runs["dataset"]):
+        memo.setdefault(path, f"{run_id} · {dataset}")
+    return memo
+
+
+def run_label(memo: dict, path: str) -> str:
+    if not path:
+        return "— none —"
+    return memo.setdefault(path, Path(path).name)
+
+
 def current_run_dir() -> str | None:
     return st.session_state.get(CURRENT) or None
 

@@ -264,3 +264,47 @@ def test_report_page_offers_every_download(app, runs_root):
     no_exception(at)
     keys = {b.key for b in at.get("download_button")}
     assert "dl_results" in keys and any(k.startswith("dl_syn_") for k in keys)
+
+
+def test_run_stays_selected_when_its_status_changes_between_reruns(tmp_path, runs_root, monkeypatch):
+    """Regression: a selectbox answers with the label it last showed. The sidebar used to
+    label runs with their status and check count, so right after a warm-up finished the
+    next page switch sent a label that matched no option; Streamlit handed that label
+    back as the value and the current run was dropped ("No warm-up run selected")."""
+    import shutil
+
+    import streamlit as st
+    from streamlit.testing.v1 import AppTest
+    from streamlit.testing.v1.element_tree import Selectbox
+
+    root = tmp_path / "runs"
+    shutil.copytree(runs_root / "tiny", root / "live")
+    manifest = root / "live" / "manifest.json"
+    m = json.loads(manifest.read_text())
+    monkeypatch.setenv(jobs.RUNS_ENV, str(root))
+    manifest.write_text(json.dumps({**m, "status": "running", "checks": m["checks"][:1]}))
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params["run"] = "live"
+    at.run()
+    assert at.sidebar.selectbox(key="run_pick").value == str(root / "live")
+    assert "running" in " ".join(c.value for c in at.sidebar.caption)
+    # What the browser keeps: the label it was shown. The frontend leaves a keyed
+    # selectbox's value alone when only its options change, so it keeps answering with it.
+    shown = at.sidebar.selectbox(key="run_pick")._widget_state.string_value
+    real = Selectbox._widget_state
+
+    def like_a_browser(self):
+        ws = real.fget(self)
+        if self.key == "run_pick":
+            ws.string_value = shown
+        return ws
+    monkeypatch.setattr(Selectbox, "_widget_state", property(like_a_browser))
+    manifest.write_text(json.dumps(m))                  # the run finishes with all its checks
+    st.cache_data.clear()                               # the runs list is re-read (ttl 3 s)
+    at.run()                                            # the full rerun when the run ends
+    at.switch_page("pages/3_memorization.py").run()
+    no_exception(at)
+    assert not any("No warm-up run selected" in i.value for i in at.info)
+    assert at.sidebar.selectbox(key="run_pick").value == str(root / "live")
+    assert "finished" in " ".join(c.value for c in at.sidebar.caption)
+    assert figures(at)

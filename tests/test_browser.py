@@ -136,9 +136,6 @@ def _bench(page, url: str, runs: Path, run: Path) -> dict:
     return out
 
 
-@pytest.mark.xfail(strict=False, reason="known defect, open in issue 5's note: right after a warm-up started "
-                   "from the page finishes, switching page can come up with no run selected in the sidebar "
-                   "(seen 4 times in 6 runs on this machine)")
 def test_dashboard_end_to_end(server):
     from playwright.sync_api import sync_playwright
 
