@@ -19,7 +19,7 @@ from __future__ import annotations
 import csv
 import io
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Mapping
 
@@ -348,6 +348,12 @@ def table_from_frame(df: pd.DataFrame, schema: Schema | str | Path | None = None
                                   target=target, source=source)
     if overrides:
         schema = schema.with_overrides(overrides, source=source)
+        if schema.target is not None and overrides.get(schema.target) == "target" and schema.target in df.columns:
+            # the schema alone cannot tell a new target's task; its values can
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", SchemaWarning)
+                task = infer_schema(df[[schema.target]], target=schema.target, source=source).task
+            schema = replace(schema, task=task)
     data = validate(df, schema, source, role=role)
     if row_id_column is not None:
         if row_id_column not in df.columns:

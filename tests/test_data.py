@@ -184,6 +184,10 @@ def test_type_overrides(tmp_path):
     assert "job" in t.schema.excluded and "job" not in t.data.columns
     t2 = load_table(path, meta, overrides={"job": "target"})          # the old target is demoted
     assert t2.schema.target == "job" and "y" in t2.schema.categorical
+    assert t2.schema.task == "multiclass"                              # three jobs: read from the values
+    assert load_table(path, meta, overrides={"wage": "target"}).schema.task == "regression"
+    t4 = load_table(path, target="job", overrides={"y": "target"})
+    assert t4.schema.task == "binary" and "job" in t4.schema.categorical
     t3 = load_table(path, target="y", overrides={"age": "numerical"})
     assert "age" in t3.schema.numerical
 
