@@ -69,8 +69,22 @@ TEMPLATE = {"layout": {
 }}
 
 
+#: title characters per line: a half-width dashboard column (about 560 px) holds ~60
+TITLE_WIDTH = 60
+
+
+def wrap_title(title: str, width: int = TITLE_WIDTH) -> str:
+    """Break a long title into lines of at most ``width`` characters (plotly ``<br>``);
+    plotly never wraps a title and cuts it at the figure's edge."""
+    import textwrap
+
+    if len(title) <= width or "<br>" in title:
+        return title
+    return "<br>".join(textwrap.wrap(title, width, break_long_words=False, break_on_hyphens=False))
+
+
 def _layout(title: str, text: str, **layout) -> dict:
-    base = dict(title={"text": title, "x": 0.01, "xanchor": "left", "yref": "container", "y": 0.98, "yanchor": "top"},
+    base = dict(title={"text": wrap_title(title), "x": 0.01, "xanchor": "left", "yref": "container", "y": 0.98, "yanchor": "top"},
                 template=TEMPLATE, meta={"caption": text}, margin={"t": 100, "r": 20, "l": 60, "b": 60},
                 legend={"orientation": "h", "x": 0, "xanchor": "left", "y": 1.02, "yanchor": "bottom"})
     base.update(layout)

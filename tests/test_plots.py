@@ -310,3 +310,11 @@ def test_figures_on_a_real_tiny_warmup(tmp_path):
     removed = dynamiccut_selection(res.dynamics, p=0.1, k=2).removed
     for name, fig in all_figures(res.dynamics, res.per_check, small, removed, results_frame()).items():
         assert_readable(fig, name)
+
+
+def test_long_titles_wrap_instead_of_running_off_the_figure():
+    long = "Mem-AUC per training row, Top 10% against the other 90%, by epoch of the warm-up run"
+    lines = plots.wrap_title(long).split("<br>")
+    assert len(lines) == 2 and all(len(line) <= plots.TITLE_WIDTH for line in lines)
+    assert " ".join(lines) == long                    # nothing lost, words kept whole
+    assert plots.wrap_title("Short title") == "Short title"
