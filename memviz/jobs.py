@@ -15,6 +15,11 @@ folders under the runs root (``$MEMVIZ_RUNS``, default ``./runs``)::
 The state of a job is read, never held in memory: the run store's manifest (status,
 finished checks), the log (the CLI's progress bar and its last line: a JSON object on
 success, ``memviz <cmd>: error: ...`` on a user error) and whether the process lives.
+At most ``$MEMVIZ_MAX_JOBS`` warm-ups and comparisons run at once under a runs root
+(default: half the CPU cores, at least 1): a job beyond that waits, in state
+``queued``, for a slot (a lock file under ``<root>/.jobs/slots/`` held by the running
+process, so a crashed job frees its slot). Two users on a 2-core server thus get two
+runs one after the other at full speed instead of two at a fraction each.
 Cancelling a warm-up writes the run store's cancel marker (the run stops at the end of
 the epoch and keeps its finished checks); a job that has not created its run yet, or a
 comparison, gets SIGINT (the CLI exits with "interrupted").
@@ -49,7 +54,9 @@ COMPARE = "compare"
 KINDS = ("warmup", "compare", "details")
 DETAILS_SUFFIX = "-details"
 #: states a job can be in; the last four are final
-STATES = ("starting", "running", "finished", "cancelled", "failed", "lost")
+STATES = ("queued", "starting", "running", "finished", "cancelled", "failed", "lost")
+MAX_JOBS_ENV = "MEMVIZ_MAX_JOBS"
+QUEUED = "QUEUED"
 FINAL = ("finished", "cancelled", "failed", "lost")
 _BAR = re.compile(r"\[[#-]*\]\s+(\d+)/(\d+)")
 
@@ -57,6 +64,17 @@ _BAR = re.compile(r"\[[#-]*\]\s+(\d+)/(\d+)")
 def runs_root(root: str | Path | None = None) -> Path:
     """The runs root: ``root`` if given, else ``$MEMVIZ_RUNS``, else ``./runs``."""
     return Path(root if root is not None else os.environ.get(RUNS_ENV) or "runs").expanduser()
+
+
+def max_jobs() -> int:
+    """Jobs that may run at once under one runs root: ``$MEMVIZ_MAX_JOBS``, else half the cores."""
+    raw = os.environ.get(MAX_JOBS_ENV, "").strip()
+    if raw:
+        try:
+            return max(1, int(raw))
+        except ValueError:
+            raise MemvizError(f"${MAX_JOBS_ENV}={raw!r}: expected a whole number of jobs") from None
+    return max(1, (os.cpu_count() or 1) // 2)
 
 
 def new_job_id(kind: str) -> str:
@@ -168,9 +186,16 @@ def pid_alive(pid: int | None, start_ticks: int | None = None) -> bool:
     return True
 
 
-def _spawn(job: Job, args: list[str], extra: dict, module: str = "memviz") -> Job:
-    """Start ``python -m <module> <args>`` detached, logging to the job's log; record job.json."""
+def _spawn(job: Job, args: list[str], extra: dict, module: str = "memviz", queued: bool = True) -> Job:
+    """Start ``python -m <module> <args>`` detached, logging to the job's log; record job.json.
+
+    ``queued``: the process first waits for one of :func:`max_jobs` slots (see the module
+    docstring), then runs the command in the same process.
+    """
     cmd = [sys.executable, "-m", module, *args]
+    if queued:
+        cmd = [sys.executable, "-m", "memviz.jobs", "queued", str(job.root), str(max_jobs()), str(job.job_dir),
+               "--", module, *args]
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     # the package must be importable from the child whatever the dashboard's cwd
     pkg_parent = str(Path(__file__).resolve().parent.parent)
@@ -268,7 +293,8 @@ def start_details(compare: Job, device: str = "auto") -> Job | None:
     src = compare.job_dir
     args = ["details", str(compare.out), "--train", str(src / "train.parquet"), "--schema", str(src / "schema.json"),
             "--test", str(src / "test.parquet"), "--device", device]
-    return _spawn(job, args, {"label": f"details of {compare.job_id}"}, module="memviz.jobs")
+    # short, and asked for by the page showing the results: not queued behind long runs
+    return _spawn(job, args, {"label": f"details of {compare.job_id}"}, module="memviz.jobs", queued=False)
 
 
 def details_job(compare: Job) -> Job:
@@ -365,8 +391,11 @@ def job_status(job: Job) -> JobStatus:
                 line = m["error"]
         if state == "finished":
             done = total
+    elif alive and (job.job_dir / QUEUED).exists():
+        state = "queued"
     elif alive:
-        state = "running" if (job.kind != "warmup" and text.strip()) else "starting"
+        state = "running" if (job.kind != "warmup" and text.strip() and not text.strip().startswith("queued:")) \
+            else "starting"
     elif info:
         state = log_state or ("finished" if _compare_finished(job) else "lost")
         if cancel_asked and state != "finished":
@@ -466,6 +495,66 @@ def available_devices() -> dict[str, str]:
     return out
 
 
+# ------------------------------------------------------------------- the queue
+_SLOT = None  # the open lock file of this process' slot, held until it exits
+
+
+def _take_slot(root: Path, slots: int, job_dir: Path, poll: float = 1.0) -> None:
+    """Block until one of ``slots`` lock files under ``root/.jobs/slots`` is ours.
+
+    flock locks belong to the open file: the kernel frees the slot when the process ends,
+    however it ends. Without fcntl (Windows) there is no queue.
+    """
+    global _SLOT
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover
+        return
+    folder = root / JOBS / "slots"
+    folder.mkdir(parents=True, exist_ok=True)
+    announced = False
+    while True:
+        for i in range(slots):
+            f = open(folder / f"{i}.lock", "a")
+            try:
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                f.close()
+                continue
+            _SLOT = f
+            (job_dir / QUEUED).unlink(missing_ok=True)
+            return
+        if not announced:
+            atomic_write_text(job_dir / QUEUED, time.strftime("%Y-%m-%dT%H:%M:%S"))
+            print(f"queued: waiting for a free slot ({slots} job{'s' if slots > 1 else ''} at a time, "
+                  f"${MAX_JOBS_ENV})", flush=True)
+            announced = True
+        time.sleep(poll)
+
+
+def _queued_main(argv: list[str]) -> int:
+    """``python -m memviz.jobs queued ROOT SLOTS JOB_DIR -- MODULE ARGS...``: wait for a slot, then
+    run ``python -m MODULE ARGS...`` in this process (same pid, same log)."""
+    import runpy
+
+    root, slots, job_dir, sep, module, *args = argv
+    if sep != "--":
+        print("memviz.jobs queued: expected ROOT SLOTS JOB_DIR -- MODULE ARGS", file=sys.stderr)
+        return 2
+    try:
+        _take_slot(Path(root), max(1, int(slots)), Path(job_dir))
+    except KeyboardInterrupt:
+        (Path(job_dir) / QUEUED).unlink(missing_ok=True)
+        print(f"memviz {args[0] if args else module}: interrupted", file=sys.stderr, flush=True)
+        return 130
+    sys.argv = [module, *args]
+    try:
+        runpy.run_module(module, run_name="__main__", alter_sys=True)
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    return 0
+
+
 # ------------------------------------------------------------ the details worker
 def _details_main(argv=None) -> int:
     """``python -m memviz.jobs details OUT --train --schema --test [--device]`` (see :func:`start_details`)."""
@@ -497,4 +586,4 @@ def _details_main(argv=None) -> int:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(_details_main())
+    sys.exit(_queued_main(sys.argv[2:]) if sys.argv[1:2] == ["queued"] else _details_main())

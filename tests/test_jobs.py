@@ -64,7 +64,9 @@ def test_warmup_job_runs_detached_and_finishes(tiny, tmp_path):
     job = jobs.start_warmup(tiny, root=tmp_path, epochs=2, check_every=1, n_samples=60, device="cpu",
                             model_params=TINY_MODEL, label="tiny")
     info = job.info()
-    assert info["pid"] and info["command"][1:4] == ["-m", "memviz", "warmup"]
+    cmd = info["command"]
+    assert info["pid"] and cmd[1:4] == ["-m", "memviz.jobs", "queued"]
+    assert cmd[cmd.index("--") + 1:][:2] == ["memviz", "warmup"]
     assert os.getsid(info["pid"]) != os.getsid(0)  # own session: a closed tab or Ctrl-C does not stop it
     st = jobs.wait(job, timeout=300)
     assert st.state == "finished", st.message
@@ -96,3 +98,61 @@ def test_two_jobs_do_not_mix_and_cancel_keeps_finished_checks(tiny, tmp_path):
     assert json.loads((a.out / "manifest.json").read_text())["status"] == "cancelled"
     assert st_b.state in ("cancelled", "finished")
     assert set(jobs.list_jobs(tmp_path)["job_id"]) == {a.job_id, b.job_id}
+
+
+def test_max_jobs_from_env(monkeypatch):
+    monkeypatch.setenv(jobs.MAX_JOBS_ENV, "3")
+    assert jobs.max_jobs() == 3
+    monkeypatch.setenv(jobs.MAX_JOBS_ENV, "0")
+    assert jobs.max_jobs() == 1
+    monkeypatch.setenv(jobs.MAX_JOBS_ENV, "many")
+    with pytest.raises(jobs.MemvizError, match="MEMVIZ_MAX_JOBS"):
+        jobs.max_jobs()
+    monkeypatch.delenv(jobs.MAX_JOBS_ENV)
+    assert jobs.max_jobs() == max(1, (os.cpu_count() or 1) // 2)
+
+
+@pytest.mark.slow
+def test_a_job_beyond_the_slots_waits_queued_then_runs(tiny, tmp_path, monkeypatch):
+    monkeypatch.setenv(jobs.MAX_JOBS_ENV, "1")
+    a = jobs.start_warmup(tiny, root=tmp_path, epochs=400, check_every=1, n_samples=40, device="cpu",
+                          model_params=TINY_MODEL)
+    deadline = time.monotonic() + 300
+    while jobs.job_status(a).state != "running":         # a holds the only slot
+        assert time.monotonic() < deadline and not jobs.job_status(a).final
+        time.sleep(0.3)
+    b = jobs.start_warmup(tiny, root=tmp_path, epochs=2, check_every=1, n_samples=40, device="cpu",
+                          model_params=TINY_MODEL, seed=1)
+    while "queued:" not in jobs.read_log(b):
+        assert time.monotonic() < deadline
+        time.sleep(0.3)
+    st_b = jobs.job_status(b)
+    assert st_b.state == "queued" and not st_b.final and st_b.message.startswith("queued:")
+    assert not (b.out / "manifest.json").exists()        # nothing started while waiting
+    jobs.cancel(a)                                        # a stops and frees its slot
+    assert jobs.wait(a, timeout=300).state == "cancelled"
+    st_b = jobs.wait(b, timeout=300)
+    assert st_b.state == "finished", st_b.message
+    assert [c["epoch"] for c in st_b.checks] == [1, 2]
+    assert not (b.job_dir / jobs.QUEUED).exists()
+
+
+@pytest.mark.slow
+def test_a_queued_job_can_be_cancelled(tiny, tmp_path, monkeypatch):
+    monkeypatch.setenv(jobs.MAX_JOBS_ENV, "1")
+    a = jobs.start_warmup(tiny, root=tmp_path, epochs=400, check_every=1, n_samples=40, device="cpu",
+                          model_params=TINY_MODEL)
+    deadline = time.monotonic() + 300
+    while jobs.job_status(a).state != "running":         # a holds the only slot
+        assert time.monotonic() < deadline and not jobs.job_status(a).final
+        time.sleep(0.3)
+    b = jobs.start_warmup(tiny, root=tmp_path, epochs=2, check_every=1, n_samples=40, device="cpu",
+                          model_params=TINY_MODEL, seed=1)
+    while jobs.job_status(b).state != "queued":
+        assert time.monotonic() < deadline and not jobs.job_status(b).final
+        time.sleep(0.3)
+    jobs.cancel(b)
+    assert jobs.wait(b, timeout=120).state == "cancelled"
+    assert not b.out.exists()
+    jobs.cancel(a)
+    jobs.wait(a, timeout=300)
