@@ -137,4 +137,5 @@ def memorization(train: Table, synthetic: pd.DataFrame | Table, *, distance: str
     return MemorizationResult(nn1=nb.row_id[:, 0], nn2=nb.row_id[:, 1], nn1_pos=nb.pos[:, 0],
                               nn2_pos=nb.pos[:, 1], d1=d1, d2=d2, ratio=ratio,
                               memorized=is_memorized(ratio), distance=engine.distance,
-                              n_train=engine.n_reference_, seconds=time.perf_counter() - t0)
+                              n_train=engine.n_reference_, seconds=time.perf_counter() - t0,
+                              extra={"n_exhaustive": nb.n_exhaustive})

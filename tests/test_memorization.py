@@ -4,6 +4,7 @@ Exactness contract of issue 2: the same memorized flag for every row whose naive
 not within 1e-5 of 1/3, the same NN1 wherever naive d2 - d1 > 1e-6, r within 1e-5,
 and the same NaN (0/0) pattern.
 """
+import os
 import numpy as np
 import pandas as pd
 import pytest
@@ -151,7 +152,7 @@ def build_case(c):
     return t, syn
 
 
-@settings(max_examples=100, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=int(os.environ.get("MEMVIZ_EXAMPLES", 100)), deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
 @given(mixed_case())
 def test_matches_naive_reference_on_random_mixed_tables(case):
     train, syn = build_case(case)
@@ -435,3 +436,15 @@ def test_bad_options_are_user_errors():
         memorization(train, _mixed_frame(3, 19), device="tpu")
     with pytest.raises(MemvizError, match="2 training rows"):
         memorization(train.subset([0]), _mixed_frame(3, 19), device="cpu")
+
+
+def test_exhaustive_rows_are_counted_and_rare_on_spread_data():
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"a": rng.normal(size=400), "b": rng.uniform(0, 1e6, 400),
+                          "c": rng.choice(["x", "y", "z"], 400)})
+    train = make_table(frame, ["a", "b"], ["c"])
+    nb = NeighborEngine(device="cpu").fit(train).kneighbors(frame.iloc[:100], k=2)
+    assert 0 <= nb.n_exhaustive <= 5            # spread rows: candidates almost always proven complete
+    dup = pd.concat([frame.iloc[:1]] * 50, ignore_index=True)      # 50 equal reference rows: ties run past k_c
+    t2 = make_table(pd.concat([frame, dup], ignore_index=True), ["a", "b"], ["c"])
+    assert NeighborEngine(device="cpu").fit(t2).kneighbors(frame.iloc[:1], k=2).n_exhaustive == 1
