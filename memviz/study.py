@@ -176,7 +176,13 @@ def dataset_study(name: str, folder: Path, out: Path, scale: StudyScale, device:
         "transferability": transfer,
         "paired": paired,
         "reference": REFERENCE.get(name),
-        "seconds": time.perf_counter() - t0,
+        "seconds": time.perf_counter() - t0,           # this invocation (reused parts cost nothing)
+        # what the results cost to compute, whenever they were computed: the warm-up's
+        # wall time and the sum of the comparison cells' wall times (n_jobs run at once)
+        "compute_seconds": {"warmup": float(wres.seconds),
+                            "cells": float(pd.to_numeric(results.loc[results["status"] == "ok", "total_seconds"],
+                                                         errors="coerce").sum()),
+                            "n_cells": int((results["status"] == "ok").sum()), "n_jobs": int(n_jobs)},
     }
     from .store import _jsonable
     atomic_write_text(out / "study.json", json.dumps(_jsonable(study), indent=1))
@@ -390,7 +396,7 @@ def render_markdown(studies: dict, scale: StudyScale) -> str:
         L += [f"## {name}", "",
               f"{s['n_train']:,} of {s['n_train_full']:,} training rows, {s['n_test']:,} test rows; warm-up "
               f"{s['warmup']['config']['epochs']} epochs, {s['warmup']['checks']} checks of "
-              f"{s['warmup']['config']['n_samples']:,} generated rows; study time {s['seconds'] / 60:.1f} min. "
+              f"{s['warmup']['config']['n_samples']:,} generated rows; {_cost(s)}. "
               f"Figures: [report.html]({name}/report.html).", ""]
         pc = s["warmup"]["per_check"]
         ref = s.get("reference") or {}
@@ -444,6 +450,14 @@ def render_markdown(studies: dict, scale: StudyScale) -> str:
             L.append(f"| {f['claim']} | **{f['verdict']}** | {f['numbers']} |")
         L.append("")
     return "\n".join(L)
+
+
+def _cost(s: dict) -> str:
+    c = s.get("compute_seconds")
+    if not c:
+        return f"study time {s['seconds'] / 60:.1f} min"
+    return (f"compute: warm-up {c['warmup'] / 60:.1f} min, {c['n_cells']} comparison cells "
+            f"{c['cells'] / 60:.1f} min summed, {c.get('n_jobs', 2)} at a time")
 
 
 def _bin_labels(edges) -> list[str]:
