@@ -112,20 +112,26 @@ def test_max_jobs_from_env(monkeypatch):
     assert jobs.max_jobs() == max(1, (os.cpu_count() or 1) // 2)
 
 
-@pytest.mark.slow
-def test_a_job_beyond_the_slots_waits_queued_then_runs(tiny, tmp_path, monkeypatch):
+def _busy_slot_then_queued(tiny, root, monkeypatch):
+    """With one slot: a long job ``a`` holding it, then a short job ``b`` waiting as queued."""
     monkeypatch.setenv(jobs.MAX_JOBS_ENV, "1")
-    a = jobs.start_warmup(tiny, root=tmp_path, epochs=400, check_every=1, n_samples=40, device="cpu",
+    a = jobs.start_warmup(tiny, root=root, epochs=400, check_every=1, n_samples=40, device="cpu",
                           model_params=TINY_MODEL)
     deadline = time.monotonic() + 300
     while jobs.job_status(a).state != "running":         # a holds the only slot
         assert time.monotonic() < deadline and not jobs.job_status(a).final
         time.sleep(0.3)
-    b = jobs.start_warmup(tiny, root=tmp_path, epochs=2, check_every=1, n_samples=40, device="cpu",
+    b = jobs.start_warmup(tiny, root=root, epochs=2, check_every=1, n_samples=40, device="cpu",
                           model_params=TINY_MODEL, seed=1)
     while "queued:" not in jobs.read_log(b):
-        assert time.monotonic() < deadline
+        assert time.monotonic() < deadline and not jobs.job_status(b).final
         time.sleep(0.3)
+    return a, b
+
+
+@pytest.mark.slow
+def test_a_job_beyond_the_slots_waits_queued_then_runs(tiny, tmp_path, monkeypatch):
+    a, b = _busy_slot_then_queued(tiny, tmp_path, monkeypatch)
     st_b = jobs.job_status(b)
     assert st_b.state == "queued" and not st_b.final and st_b.message.startswith("queued:")
     assert not (b.out / "manifest.json").exists()        # nothing started while waiting
@@ -139,18 +145,7 @@ def test_a_job_beyond_the_slots_waits_queued_then_runs(tiny, tmp_path, monkeypat
 
 @pytest.mark.slow
 def test_a_queued_job_can_be_cancelled(tiny, tmp_path, monkeypatch):
-    monkeypatch.setenv(jobs.MAX_JOBS_ENV, "1")
-    a = jobs.start_warmup(tiny, root=tmp_path, epochs=400, check_every=1, n_samples=40, device="cpu",
-                          model_params=TINY_MODEL)
-    deadline = time.monotonic() + 300
-    while jobs.job_status(a).state != "running":         # a holds the only slot
-        assert time.monotonic() < deadline and not jobs.job_status(a).final
-        time.sleep(0.3)
-    b = jobs.start_warmup(tiny, root=tmp_path, epochs=2, check_every=1, n_samples=40, device="cpu",
-                          model_params=TINY_MODEL, seed=1)
-    while jobs.job_status(b).state != "queued":
-        assert time.monotonic() < deadline and not jobs.job_status(b).final
-        time.sleep(0.3)
+    a, b = _busy_slot_then_queued(tiny, tmp_path, monkeypatch)
     jobs.cancel(b)
     assert jobs.wait(b, timeout=120).state == "cancelled"
     assert not b.out.exists()
