@@ -77,7 +77,7 @@ def sidebar() -> None:
             mem = r["final_mem_ratio"]
             st.caption(f"{r['status']} · {r['checks']} checks" + ("" if mem is None or pd.isna(mem) else f" · mem {mem:.1%}"))
         elif current:
-            st.caption("starting")
+            st.caption(_ui.job_state(current))  # queued or starting: no manifest yet
         if current:
             st.query_params["run"] = Path(current).name
         elif "run" in st.query_params:

@@ -129,6 +129,14 @@ def run_label(memo: dict, path: str) -> str:
     return memo.setdefault(path, Path(path).name)
 
 
+def job_state(run_dir: str) -> str:
+    """The state of the background job behind a run that has no manifest yet."""
+    try:
+        return jobs.job_status(jobs.job_for(run_dir)).state
+    except MemvizError:
+        return "starting"
+
+
 def current_run_dir() -> str | None:
     return st.session_state.get(CURRENT) or None
 
