@@ -281,14 +281,17 @@ class NeighborEngine:
             return torch.as_tensor(np.atleast_1d(dist), dtype=torch.float64)
         return self._min_e_from_key(torch.as_tensor(g_num, dtype=torch.float64, device=dev), key)
 
-    def _key_error(self, gn: torch.Tensor) -> torch.Tensor:
+    def _spread(self, gn: torch.Tensor) -> torch.Tensor:
+        """|g_c| + X per query row (b,), X = max |x_c| (centred): at least every e of the row."""
+        gc = gn - torch.as_tensor(self.center_, dtype=torch.float64, device=gn.device)
+        return gc.square().sum(1).sqrt() + self.x_norm_max_
+
+    def _key_error(self, spread: torch.Tensor) -> torch.Tensor:
         """Bound on |computed − true| of the expansion key e^2 + c, per query row (b,).
 
-        GEMM rounding: (p+2)·eps·Σ|terms| ≤ (p+2)·eps·((|g_c| + X)^2 + c), X = max |x_c|;
-        doubled for the rounding of |g|^2 and |x|^2 themselves.
+        GEMM rounding: (p+2)·eps·Σ|terms| ≤ (p+2)·eps·((|g_c| + X)^2 + c), X = max |x_c|
+        (``spread`` = :meth:`_spread`); doubled for the rounding of |g|^2 and |x|^2 themselves.
         """
-        gc = gn - torch.as_tensor(self.center_, dtype=torch.float64, device=gn.device)
-        spread = gc.square().sum(1).sqrt() + self.x_norm_max_                            # (b,) |g_c| + X
         return 2.0 * (self.p_ + 2) * float(np.finfo(np.float64).eps) * (spread.square() + self.margin_)
 
     def _min_e_from_key(self, gn: torch.Tensor, key: torch.Tensor) -> torch.Tensor:
@@ -303,7 +306,7 @@ class NeighborEngine:
         kc = min(N, max(self.n_candidates, 2))
         vals, idx = torch.topk(key, kc, dim=1, largest=False)                          # (b, kc)
         emin = self._exact_e(gn, idx).amin(dim=1)                                       # (b,)
-        floor = vals[:, -1] - self.margin_ - self._key_error(gn)                        # (b,) lower bound of e^2 outside
+        floor = vals[:, -1] - self.margin_ - self._key_error(self._spread(gn))          # (b,) lower bound of e^2 outside
         unsure = (emin.square() >= floor) & (kc < N)
         for i in torch.nonzero(unsure).flatten().tolist():
             emin[i] = self._exact_e(gn[i:i + 1], torch.arange(N, device=gn.device)[None, :]).amin()
@@ -351,9 +354,8 @@ class NeighborEngine:
         # below (ties running to the end of the list, or rows closer together than the
         # expansion resolves), redo that query row over all reference rows.
         if p:
-            delta = (self.margin_ + self._key_error(gn)).sqrt()                          # (b,)
-            spread = (gn - torch.as_tensor(self.center_, dtype=torch.float64, device=dev)).square().sum(1).sqrt() \
-                + self.x_norm_max_                                                       # (b,) ≥ every e of the row
+            spread = self._spread(gn)                                                    # (b,) ≥ every e of the row
+            delta = (self.margin_ + self._key_error(spread)).sqrt()                      # (b,)
         else:
             delta = spread = torch.zeros(b, dtype=torch.float64, device=dev)
         # float32 key: cast + sqrt + scale·matches + the fused add, each within 2^-24 of its
