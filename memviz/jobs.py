@@ -285,7 +285,7 @@ def start_details(compare: Job, device: str = "auto") -> Job | None:
     """
     if compare.kind != "compare":
         raise MemvizError(f"job {compare.job_id}: details are computed for comparisons only")
-    job = Job(compare.job_id + DETAILS_SUFFIX, "details", compare.root)
+    job = details_job(compare)
     try:
         job.job_dir.mkdir(parents=True, exist_ok=False)
     except FileExistsError:
@@ -394,8 +394,9 @@ def job_status(job: Job) -> JobStatus:
     elif alive and (job.job_dir / QUEUED).exists():
         state = "queued"
     elif alive:
-        state = "running" if (job.kind != "warmup" and text.strip() and not text.strip().startswith("queued:")) \
-            else "starting"
+        # a comparison runs once it printed anything besides the queue's own line
+        said = any(ln.strip() and not ln.startswith("queued:") for ln in text.splitlines())
+        state = "running" if (job.kind != "warmup" and said) else "starting"
     elif info:
         state = log_state or ("finished" if _compare_finished(job) else "lost")
         if cancel_asked and state != "finished":
