@@ -312,15 +312,11 @@ def test_run_stays_selected_when_its_status_changes_between_reruns(tmp_path, run
 
 def test_sidebar_says_queued_for_a_run_waiting_for_a_slot(tmp_path, monkeypatch):
     """A run whose job waits for a slot has no manifest yet; the sidebar shows it as queued."""
-    import os
-
     from streamlit.testing.v1 import AppTest
 
-    job = jobs.Job(jobs.new_job_id("warmup"), "warmup", tmp_path)
-    job.job_dir.mkdir(parents=True)
-    (job.job_dir / "job.json").write_text(json.dumps({   # this test process stands in for the waiting job
-        "job_id": job.job_id, "kind": "warmup", "pid": os.getpid(), "start_ticks": jobs._proc_start_ticks(os.getpid()),
-        "started": 0, "out": str(job.out)}))
+    from helpers import live_job
+
+    job = live_job(tmp_path, "warmup")                  # this test process stands in for the waiting job
     (job.job_dir / jobs.QUEUED).write_text("now")
     monkeypatch.setenv(jobs.RUNS_ENV, str(tmp_path))
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from helpers import TINY_MODEL
+from helpers import TINY_MODEL, live_job
 from memviz import jobs
 from memviz.store import list_runs
 
@@ -154,11 +154,7 @@ def test_a_queued_job_can_be_cancelled(tiny, tmp_path, monkeypatch):
 
 
 def test_a_comparison_that_waited_in_the_queue_reads_running_once_it_prints(tmp_path):
-    job = jobs.Job(jobs.new_job_id("compare"), "compare", tmp_path)
-    job.job_dir.mkdir(parents=True)
-    (job.job_dir / "job.json").write_text(json.dumps({    # this test process stands in for the job
-        "job_id": job.job_id, "kind": "compare", "pid": os.getpid(),
-        "start_ticks": jobs._proc_start_ticks(os.getpid()), "started": 0, "out": str(job.out)}))
+    job = live_job(tmp_path, "compare")                 # this test process stands in for the job
     job.log_path.write_text("queued: waiting for a free slot (1 job at a time, $MEMVIZ_MAX_JOBS)\n")
     assert jobs.job_status(job).state == "starting"       # the queue's line only: not running yet
     with open(job.log_path, "a") as f:
