@@ -15,6 +15,7 @@ if str(ROOT) not in sys.path:  # pages import pages._ui and memviz from the repo
 import pandas as pd  # noqa: E402
 import streamlit as st  # noqa: E402
 
+from memviz import jobs  # noqa: E402
 from pages import _ui  # noqa: E402
 
 st.set_page_config(page_title="memviz: which rows does the model copy?", page_icon=":material/search:", layout="wide")
@@ -57,7 +58,7 @@ def sidebar() -> None:
             state[_ui.CURRENT] = match[0] if match else (finished[0] if finished else "")
         current = state[_ui.CURRENT]
         if current and current not in options:
-            if Path(current).exists() or (Path(current).parent / ".jobs" / Path(current).name).exists():
+            if Path(current).exists() or jobs.job_for(current).job_dir.exists():
                 options.append(current)  # a run that has just started
             else:
                 current = state[_ui.CURRENT] = ""

@@ -275,15 +275,17 @@ def run_token(run_dir: str | Path) -> int:
 
 
 def runs_table(root: str | Path | None = None) -> pd.DataFrame:
-    """Saved warm-up runs under the runs root, newest first, with a display label."""
+    """Saved warm-up runs under the runs root, newest first, with a display label.
+
+    The label holds only what never changes for a run (id, dataset): a picker showing it
+    must find the same label on the next rerun (see ``pages/_ui.run_labels``).
+    """
     from .jobs import runs_root
     from .store import list_runs
 
     df = list_runs(runs_root(root))
     df = df[df["kind"].fillna("warmup") == "warmup"].sort_values("created", ascending=False, kind="stable")
-    mem = df["final_mem_ratio"].map(lambda v: "–" if v is None or pd.isna(v) else f"{v:.1%}")
-    df = df.assign(label=df["run_id"] + " · " + df["dataset"].astype(str) + " · " + df["status"].astype(str)
-                   + " · " + df["checks"].astype(str) + " checks · mem " + mem)
+    df = df.assign(label=df["run_id"] + " · " + df["dataset"].astype(str))
     return df.reset_index(drop=True)
 
 

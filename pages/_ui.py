@@ -115,11 +115,13 @@ def run_labels(runs) -> dict:
     while a run progresses (status, check count) would not match any option on the next
     rerun: Streamlit then hands back the stale label itself as the value, which used to
     drop the current run on a page switch right after a warm-up finished. Labels hold
-    only what never changes (run id, dataset); the status is shown beside the picker.
+    only what never changes (:func:`memviz.dashboard.runs_table`: run id, dataset); the
+    status is shown beside the picker. The memo keeps the label of a run first shown
+    before its manifest existed (its folder name) until the session ends.
     """
     memo = st.session_state.setdefault("memviz_run_labels", {})
-    for path, run_id, dataset in zip(runs["path"], runs["run_id"], runs["dataset"]):
-        memo.setdefault(path, f"{run_id} · {dataset}")
+    for path, label in zip(runs["path"], runs["label"]):
+        memo.setdefault(path, label)
     return memo
 
 
