@@ -152,15 +152,15 @@ def dataset_study(name: str, folder: Path, out: Path, scale: StudyScale, device:
                        model_params=scale.model_params or None, n_jobs=n_jobs,
                        progress=lambda d, t, m: say(f"{name}: {d}/{t} {m}"))
     summary = summary_table(results)
+    # the ranking's transfer: each model's DynamicCut and random rows of the summary
+    by_cell = summary.set_index(["model", "method"])
     transfer = []
     for model in scale.models:
         row = {"model": model}
         for method in ("dynamiccut", "random"):
-            g = results[(results["model"] == model) & (results["method"] == method) & (results["status"] == "ok")]
-            v = g["relative_reduction"].to_numpy(dtype=float)
-            v = v[np.isfinite(v)]
-            row[f"{method}_mean"] = _float(v.mean()) if v.size else None
-            row[f"{method}_std"] = _float(v.std(ddof=1)) if v.size > 1 else None
+            cell = by_cell.loc[(model, method)] if (model, method) in by_cell.index else None
+            row[f"{method}_mean"] = None if cell is None else _float(cell["relative_reduction_mean"])
+            row[f"{method}_std"] = None if cell is None else _float(cell["relative_reduction_std"])
         transfer.append(row)
 
     paired = [paired_difference(results, model, a, b) for model in scale.models
