@@ -12,25 +12,12 @@ ROOT = Path(__file__).resolve().parent
 if str(ROOT) not in sys.path:  # pages import pages._ui and memviz from the repository
     sys.path.insert(0, str(ROOT))
 
-import pandas as pd  # noqa: E402
 import streamlit as st  # noqa: E402
 
-from memviz import jobs  # noqa: E402
+from memviz.app import jobs  # noqa: E402
 from pages import _ui  # noqa: E402
 
 st.set_page_config(page_title="memviz: which rows does the model copy?", page_icon=":material/search:", layout="wide")
-
-# url paths equal the file names without their number, as Streamlit's pages/ folder would name them
-PAGES = [
-    st.Page("pages/1_data.py", title="Data", icon=":material/table_chart:", default=True),
-    st.Page("pages/2_warmup.py", title="Warm-up", icon=":material/local_fire_department:", url_path="warmup"),
-    st.Page("pages/3_memorization.py", title="Memorization", icon=":material/content_copy:", url_path="memorization"),
-    st.Page("pages/4_dynamics.py", title="Dynamics", icon=":material/timeline:", url_path="dynamics"),
-    st.Page("pages/5_tune.py", title="Tune & prune", icon=":material/content_cut:", url_path="tune"),
-    st.Page("pages/6_compare.py", title="Compare", icon=":material/balance:", url_path="compare"),
-    st.Page("pages/7_report.py", title="Report", icon=":material/description:", url_path="report"),
-]
-
 
 def sidebar() -> None:
     data = _ui.ensure_data()
@@ -40,7 +27,7 @@ def sidebar() -> None:
         st.caption(f"{data['label']}  \n{len(train):,} training rows · "
                    f"{len(data['test']) if data['test'] is not None else 0:,} test rows · "
                    f"target: {train.schema.target or 'none'}")
-        runs = _ui.runs(_ui.root())
+        runs = _ui.run_list(_ui.root())
         options = [""] + runs["path"].tolist()
         labels = _ui.run_labels(runs)
         state = st.session_state
@@ -72,13 +59,8 @@ def sidebar() -> None:
                      format_func=lambda p: _ui.run_label(labels, p),
                      help="Every page shows this run. Runs live under the runs folder "
                           f"({_ui.root()}); a run keeps going when you close the tab.")
-        row = runs[runs["path"] == current]
-        if current and len(row):
-            r = row.iloc[0]
-            mem = r["final_mem_ratio"]
-            st.caption(f"{r['status']} · {r['checks']} checks" + ("" if mem is None or pd.isna(mem) else f" · mem {mem:.1%}"))
-        elif current:
-            st.caption(_ui.job_state(current))  # queued or starting: no manifest yet
+        if current:
+            st.caption(_ui.job_readout(current))
         if current:
             st.query_params["run"] = Path(current).name
         elif "run" in st.query_params:
@@ -86,4 +68,6 @@ def sidebar() -> None:
 
 
 sidebar()
-st.navigation(PAGES).run()
+page = st.navigation(_ui.pages())
+_ui.routed()
+page.run()

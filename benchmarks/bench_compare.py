@@ -40,10 +40,11 @@ from pathlib import Path
 import pandas as pd
 
 from memviz.data import load_dataset, sample_data_dir
-from memviz.experiment import auto_warmup, run_grid, torch_threads
-from memviz.methods import METHODS, NEEDS_SELECTION
+from memviz.compare import CompareConfig, run_grid
+from memviz.compare.methods import METHODS, NEEDS_SELECTION
+from memviz.device import torch_threads
 from memviz.models import MODELS
-from memviz.warmup import WarmupConfig
+from memviz.warmup import WarmupConfig, ensure_warmup
 
 PHASES = ["mitigate_seconds", "fit_seconds", "sample_seconds", "memorize_seconds", "quality_seconds",
           "mle_seconds", "dcr_seconds"]
@@ -93,16 +94,20 @@ def main() -> None:
         cfg = WarmupConfig(preset="cpu-quick", epochs=args.epochs, seed=0, device=args.device)
         t, c = time.perf_counter(), time.process_time()
         with torch_threads(args.threads or 1):
-            run_dir = auto_warmup(train, out / "warmup", cfg)
+            ensure_warmup(train, cfg, out / "warmup")
+        run_dir = str(out / "warmup")
         warmup_s, warmup_cpu = time.perf_counter() - t, time.process_time() - c
         print(f"warm-up: {warmup_s:.0f} s", flush=True)
 
-    def progress(done, total, msg):
-        print(f"[{time.perf_counter() - t0:7.0f} s] {done}/{total} {msg}", flush=True)
+    def progress(ev):
+        if ev.get("event") == "cell":
+            print(f"[{time.perf_counter() - t0:7.0f} s] {ev['done']}/{ev['total']} {ev['method']}/{ev['model']}/"
+                  f"seed {ev['seed']}: {ev['status']} ({ev.get('seconds') or 0:.0f} s)", flush=True)
 
     t = time.perf_counter()
-    res = run_grid(train, test, methods, models, seeds, out, run_dir=run_dir, device=args.device, epochs=args.epochs,
-                   n_jobs=args.n_jobs, threads=args.threads, progress=progress)
+    config = CompareConfig(methods=tuple(methods), models=tuple(models), seeds=tuple(seeds), run_dir=run_dir,
+                           device=args.device, epochs=args.epochs, n_jobs=args.n_jobs, threads=args.threads)
+    res = run_grid(train, test, config, out, progress=progress)
     grid_s = time.perf_counter() - t
     total_s = time.perf_counter() - t0
     ok = res[res["status"] == "ok"].copy()

@@ -1,7 +1,10 @@
-"""Command line: the same pipeline as the dashboard, headless.
+"""Command line: the same pipeline as the dashboard, headless (the top floor of the house).
 
 Every command prints, as its last stdout line, one JSON object (scripts rely on it).
-A user mistake prints one line on stderr and exits with code 2.
+A user mistake prints one line on stderr and exits with code 2. ``warmup`` and
+``compare`` build the same job spec as the dashboard (:class:`memviz.app.spec.JobSpec`)
+and run it here, with a progress bar on stderr drawn from the job's events. All
+argparse and every progress bar live in this module.
 """
 from __future__ import annotations
 
@@ -12,7 +15,16 @@ import time
 import warnings
 from pathlib import Path
 
+from .compare.config import CompareConfig
+from .device import DEVICES
+from .dynamiccut import DEFAULT_K, DEFAULT_P
 from .errors import MemvizError
+from .models.presets import PRESETS
+from .neighbors import DISTANCES
+from .warmup import DEFAULT_CHECKS, WarmupConfig
+
+_COMPARE = CompareConfig()
+_WARMUP = WarmupConfig()
 
 
 # ---------------------------------------------------------------- helpers
@@ -41,65 +53,99 @@ class Bar:
         self.stream.flush()
 
 
+class EventBars:
+    """Draws a job's progress events (:mod:`memviz.app.spec`) as progress bars."""
+
+    def __init__(self, quiet: bool = False):
+        self.quiet = quiet
+        self.bars = {"warm-up": Bar("warm-up"), "compare": Bar("compare")}
+        self.mem = None
+
+    def __call__(self, ev: dict) -> None:
+        if self.quiet:
+            return
+        kind = ev.get("event")
+        if kind == "check":
+            self.mem = ev.get("mem_ratio")
+        elif kind == "epoch":
+            loss = f"loss {ev['loss']:.3f}" if ev.get("loss") is not None else ""
+            mem = f" mem {self.mem:.3f}" if self.mem is not None else ""
+            label = "warm-up (TabDDPM ranking)" if ev.get("phase") == "warmup" else ""
+            self.bars["warm-up"](int(ev["epoch"]), int(ev["epochs"]), (label or loss + mem).strip())
+        elif kind == "cell":
+            what = f"mem {ev['mem_ratio']:.1%}" if ev.get("status") == "ok" else "FAILED"
+            self.bars["compare"](int(ev["done"]), int(ev["total"]),
+                                 f"{ev['method']}/{ev['model']}/seed {ev['seed']}: {what} ({ev.get('seconds') or 0:.0f} s)")
+
+
 def _emit(obj: dict) -> None:
     """The last stdout line: strict JSON (NaN and infinities become null)."""
-    from .store import _jsonable
-    print(json.dumps(_jsonable(obj), default=str, allow_nan=False), flush=True)
+    from .io import dumps
+    print(dumps(obj), flush=True)
 
 
-def _load_train(args):
-    from .data import load_table
-    return load_table(args.train, args.schema)
+def parse_model_params(text: str | None, per_model: bool) -> dict:
+    """``--model-params`` JSON: ``{param: value}`` (``per_model=False``, a warm-up's TabDDPM)
+    or ``{model: {param: value}}`` (a comparison). One-line MemvizError on bad JSON, on
+    NaN/Infinity, or on the wrong shape."""
+    if not text:
+        return {}
+
+    def refuse(const):
+        raise MemvizError(f"--model-params: {const} is not a valid value (use a finite number)")
+
+    try:
+        obj = json.loads(text, parse_constant=refuse)
+    except json.JSONDecodeError as exc:
+        raise MemvizError(f"--model-params: not valid JSON ({exc.msg} at character {exc.pos})") from None
+    if not isinstance(obj, dict):
+        raise MemvizError("--model-params: expected a JSON object, e.g. '{\"layers\": [256, 256]}'")
+    if per_model and not all(isinstance(v, dict) for v in obj.values()):
+        raise MemvizError("--model-params: expected a JSON object {model: {param: value}}")
+    return obj
+
+
+def _split(text: str, what: str) -> list[str]:
+    items = [x.strip() for x in str(text).split(",") if x.strip()]
+    if not items:
+        raise MemvizError(f"--{what}: empty list")
+    return items
+
+
+def _seeds(text: str) -> list[int]:
+    try:
+        return [int(x) for x in _split(text, "seeds")]
+    except ValueError:
+        raise MemvizError(f"--seeds: expected integers separated by commas, got {text!r}") from None
 
 
 # --------------------------------------------------------------- commands
 def cmd_memorize(args) -> None:
-    from .data import load_companion
+    from .data import load_companion, load_table
+    from .io import atomic_write_csv
     from .memorization import memorization
-    from .store import atomic_write_csv
 
     t0 = time.perf_counter()
-    train = _load_train(args)
+    train = load_table(args.train, args.schema)
     syn = load_companion(train, args.synthetic, role="synthetic")
     res = memorization(train, syn, distance=args.distance, device=args.device,
                        progress=Bar("memorize") if not args.quiet else None)
-    out = res.to_frame(positions=True)
-    atomic_write_csv(Path(args.out), out)
+    atomic_write_csv(Path(args.out), res.to_frame(positions=True))
     _emit({"mem_ratio": res.mem_ratio, "mem_auc": res.mem_auc, "mem_auc_trapezoid": res.mem_auc_trapezoid,
            "n_train": res.n_train, "n_synthetic": res.n_synthetic, "distance": res.distance,
            "out": str(args.out), "seconds": round(time.perf_counter() - t0, 3)})
 
 
 def cmd_warmup(args) -> None:
-    from .warmup import WarmupConfig, run_warmup
+    from .app.spec import JobSpec, run_spec
 
-    t0 = time.perf_counter()
-    train = _load_train(args)
-    try:
-        overrides = json.loads(args.model_params) if args.model_params else {}
-    except json.JSONDecodeError as exc:
-        raise MemvizError(f"--model-params: not valid JSON ({exc.msg} at character {exc.pos})") from None
-    if not isinstance(overrides, dict):
-        raise MemvizError("--model-params: expected a JSON object, e.g. '{\"layers\": [256, 256]}'")
     cfg = WarmupConfig(preset=args.preset, epochs=args.epochs, check_every=args.check_every,
                        n_samples=args.n_samples, seed=args.seed, device=args.device, distance=args.distance,
-                       top_frac=args.top_frac, keep_samples=not args.no_samples, model_params=overrides)
-    bar = Bar("warm-up")
-    state = {"mem": None}
-
-    def progress(ev):
-        if args.quiet:
-            return
-        if ev["stage"] == "train":
-            mem = f" mem {state['mem']:.3f}" if state["mem"] is not None else ""
-            bar(ev["epoch"], ev["epochs"], f"loss {ev['loss']:.3f}{mem}" if ev.get("loss") is not None else mem)
-        elif ev["stage"] == "check":
-            state["mem"] = ev["mem_ratio"]
-
-    res = run_warmup(train, cfg, args.out, resume=args.resume, progress=progress)
-    _emit({"run_dir": str(args.out), "status": res.status, "checks": int(res.per_check.shape[0]),
-           "final_mem_ratio": res.final_mem_ratio, "epochs": res.config.epochs,
-           "seconds": round(time.perf_counter() - t0, 3)})
+                       top_frac=args.top_frac, keep_samples=not args.no_samples,
+                       model_params=parse_model_params(args.model_params, per_model=False))
+    spec = JobSpec("warmup", cfg.to_dict(), {"train": args.train, "schema": args.schema, "out": args.out},
+                   resume=args.resume)
+    _emit(run_spec(spec, emit=EventBars(args.quiet)))
 
 
 def cmd_inspect(args) -> None:
@@ -107,11 +153,10 @@ def cmd_inspect(args) -> None:
     from .warmup import load_warmup
 
     res = load_warmup(args.run_dir)
-    summary = res.summary()
     m = RunStore(args.run_dir).manifest()
     out = {"run_dir": str(args.run_dir), "status": res.status, "checks": int(len(res.per_check)),
            "final_mem_ratio": res.final_mem_ratio, "config": m.get("config"), "device": m.get("device"),
-           "timings": m.get("timings"), "summary": summary,
+           "timings": m.get("timings"), "summary": res.summary(),
            "per_check": res.per_check.to_dict(orient="list")}
     if not args.json:
         print(_format_summary(out))
@@ -140,7 +185,8 @@ def _format_summary(o: dict) -> str:
 
 def cmd_prune(args) -> None:
     from .dynamiccut import dynamiccut_selection
-    from .store import RunStore, atomic_write_csv, table_to_frame
+    from .io import atomic_write_csv
+    from .store import RunStore, table_to_frame
     from .warmup import load_warmup
 
     res = load_warmup(args.run_dir)
@@ -156,13 +202,36 @@ def cmd_prune(args) -> None:
 
 
 def cmd_compare(args) -> None:
-    from .experiment import cli_compare
-    _emit(cli_compare(args))
+    """Run the grid, print the summary table, list failed cells on stderr (every cell failing: exit 2)."""
+    from .app.spec import JobSpec, compare_summary_text, run_spec
+
+    cfg = CompareConfig(methods=tuple(_split(args.methods, "methods")), models=tuple(_split(args.models, "models")),
+                        seeds=tuple(_seeds(args.seeds)), p=args.p, k=args.k, T=args.T, run_dir=args.run,
+                        epochs=args.epochs, ratio=args.ratio,
+                        model_params=parse_model_params(args.model_params, per_model=True), device=args.device,
+                        n_jobs=args.n_jobs, backend=args.backend, scheduler=args.scheduler,
+                        threads=args.threads).validated()
+    spec = JobSpec("compare", cfg.to_dict(), {"train": args.train, "schema": args.schema, "test": args.test,
+                                              "out": args.out})
+    result = run_spec(spec, emit=EventBars(args.quiet))
+    for line in result.pop("failed_cells", []):
+        sys.stderr.write(f"memviz compare: cell {line}\n")
+    sys.stdout.write(compare_summary_text(args.out) + "\n")
+    sys.stdout.flush()
+    _emit(result)
 
 
 def cmd_study(args) -> None:
-    from .study import cli_study
-    _emit(cli_study(args))
+    from .study import run_study
+
+    t0 = time.perf_counter()
+    datasets = _split(args.datasets, "datasets")
+    seeds = _seeds(args.seeds) if args.seeds else None
+    studies = run_study(args.data_dir, args.out, scale=args.scale, datasets=datasets, seeds=seeds,
+                        device=args.device, progress=lambda m: sys.stderr.write(m + "\n"), n_jobs=args.n_jobs)
+    _emit({"out": str(args.out), "markdown": str(Path(args.out) / "study.md"), "datasets": list(studies),
+           "final_mem_ratio": {k: v["warmup"]["per_check"]["mem_ratio"][-1] for k, v in studies.items()},
+           "seconds": round(time.perf_counter() - t0, 1)})
 
 
 # ------------------------------------------------------------------ parser
@@ -173,82 +242,124 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
 
 
+class _Help(argparse.HelpFormatter):
+    """Appends "(default: X)" to an option's help unless it has none or says it already."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        if "default" not in text and action.default not in (None, False, argparse.SUPPRESS) and action.option_strings:
+            text += " (default: %(default)s)"
+        return text
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="memviz", description="Which training rows does a tabular generator copy?")
+    p = _Parser(prog="memviz", description="Which training rows does a tabular generator copy?",
+                formatter_class=_Help)
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    def command(name, help_):
+        return sub.add_parser(name, help=help_, description=help_, formatter_class=_Help)
 
     def common(sp, train=True):
         if train:
             sp.add_argument("--train", required=True, help="training table (CSV or Parquet)")
-            sp.add_argument("--schema", help="schema file in the meta.json format (default: inferred)")
-        sp.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
-        sp.add_argument("--quiet", action="store_true", help="no progress bar")
+            sp.add_argument("--schema", help="schema file in the meta.json format (default: inferred from the table)")
+        sp.add_argument("--device", default="auto", choices=DEVICES,
+                        help="where tensors live: auto = a CUDA GPU when one is visible, else the CPU")
+        sp.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
 
-    sp = sub.add_parser("memorize", help="which synthetic rows copy a training row")
+    def distance(sp):
+        sp.add_argument("--distance", default=_WARMUP.distance, choices=DISTANCES,
+                        help="paper = the papers' per-row min-max scaled distance; standardized = numerical "
+                             "columns divided by their training range")
+
+    sp = command("memorize", "which synthetic rows copy a training row (r = d1/d2 < 1/3)")
     common(sp)
-    sp.add_argument("--synthetic", required=True)
-    sp.add_argument("--distance", default="paper", choices=["paper", "standardized"])
-    sp.add_argument("--out", required=True, help="CSV: one row per synthetic row")
+    sp.add_argument("--synthetic", required=True, help="generated table, same columns as the training table")
+    distance(sp)
+    sp.add_argument("--out", required=True, help="CSV written with one row per synthetic row (nn1, nn2, d1, d2, "
+                                                 "ratio, memorized)")
     sp.set_defaults(func=cmd_memorize)
 
-    sp = sub.add_parser("warmup", help="train TabDDPM and track memorization per row")
+    sp = command("warmup", "train TabDDPM and track memorization per training row")
     common(sp)
-    sp.add_argument("--out", required=True, help="run directory")
-    sp.add_argument("--preset", default="cpu-quick", choices=["cpu-quick", "paper"])
-    sp.add_argument("--epochs", type=int)
-    sp.add_argument("--check-every", type=int)
-    sp.add_argument("--n-samples", type=int)
-    sp.add_argument("--seed", type=int, default=0)
-    sp.add_argument("--distance", default="paper", choices=["paper", "standardized"])
-    sp.add_argument("--top-frac", type=float, default=0.10)
-    sp.add_argument("--no-samples", action="store_true", help="do not store generated rows")
-    sp.add_argument("--model-params", help="JSON object of TabDDPM overrides")
-    sp.add_argument("--resume", action="store_true", help="continue the run in --out")
+    sp.add_argument("--out", required=True, help="run directory to create (or to continue with --resume)")
+    sp.add_argument("--preset", default=_WARMUP.preset, choices=list(PRESETS),
+                    help="TabDDPM size: cpu-quick = small network, 50 diffusion steps; paper = the reference "
+                         "network (needs a GPU)")
+    sp.add_argument("--epochs", type=int, help="training epochs (default: the preset's)")
+    sp.add_argument("--check-every", type=int,
+                    help=f"epochs between memorization checks (default: epochs / {DEFAULT_CHECKS}, about "
+                         f"{DEFAULT_CHECKS} checks)")
+    sp.add_argument("--n-samples", type=int, help="generated rows per check (default: as many as training rows)")
+    sp.add_argument("--seed", type=int, default=_WARMUP.seed, help="seeds the model, training and every check")
+    distance(sp)
+    sp.add_argument("--top-frac", type=float, default=_WARMUP.top_frac,
+                    help="share of training rows in the Top group (most copies over the warm-up)")
+    sp.add_argument("--no-samples", action="store_true",
+                    help="do not store the generated rows (the leak explorer then has nothing to show)")
+    sp.add_argument("--model-params", help="JSON object of TabDDPM overrides, e.g. '{\"layers\": [256, 256]}' "
+                                           "(default: none)")
+    sp.add_argument("--resume", action="store_true", help="continue the run in --out from its last checkpoint")
     sp.set_defaults(func=cmd_warmup)
 
-    sp = sub.add_parser("inspect", help="summaries of a warm-up run")
-    sp.add_argument("run_dir")
-    sp.add_argument("--json", action="store_true", help="only the JSON line")
+    sp = command("inspect", "summaries of a warm-up run")
+    sp.add_argument("run_dir", help="a run directory made by memviz warmup")
+    sp.add_argument("--json", action="store_true", help="print only the JSON line, not the text summary")
     sp.set_defaults(func=cmd_inspect)
 
-    sp = sub.add_parser("prune", help="DynamicCut: drop the top-p rows of a warm-up's ranking")
-    sp.add_argument("run_dir")
-    sp.add_argument("--p", type=float, default=0.10)
-    sp.add_argument("--k", type=int, default=3)
-    sp.add_argument("--T", type=int, default=None, help="last epoch scored (default: half the warm-up)")
+    def dynamiccut(sp):
+        sp.add_argument("--p", type=float, default=DEFAULT_P, help="share of training rows DynamicCut removes")
+        sp.add_argument("--k", type=int, default=DEFAULT_K,
+                        help="DynamicCut scores a row by the mean of its k largest per-check Mem-AUC values")
+        sp.add_argument("--T", type=int, default=None,
+                        help="last warm-up epoch scored (default: the first half of the checks)")
+
+    sp = command("prune", "DynamicCut: drop the top-p rows of a warm-up's ranking")
+    sp.add_argument("run_dir", help="a finished run directory made by memviz warmup")
+    dynamiccut(sp)
     sp.add_argument("--out", required=True, help="pruned training table (CSV)")
-    sp.add_argument("--removed-out", help="CSV of the ranking (row_id, score, rank, removed)")
-    sp.add_argument("--keep-row-id", action="store_true", help="write the row_id column too")
+    sp.add_argument("--removed-out", help="CSV of the whole ranking: row_id, score, rank, removed (default: none)")
+    sp.add_argument("--keep-row-id", action="store_true", help="write the row_id column into --out too")
     sp.set_defaults(func=cmd_prune)
 
-    sp = sub.add_parser("compare", help="mitigations x models x seeds, side by side")
+    sp = command("compare", "mitigation methods x generators x seeds, side by side")
     common(sp)
-    sp.add_argument("--test", required=True)
-    sp.add_argument("--run", help="warm-up run directory giving the DynamicCut ranking")
-    sp.add_argument("--methods", default="baseline,dynamiccut,dynamiccutmix,tabcutmix,tabcutmixplus,smote,random")
-    sp.add_argument("--models", default="tabddpm,ctgan,tvae")
-    sp.add_argument("--seeds", default="0")
-    sp.add_argument("--p", type=float, default=0.10)
-    sp.add_argument("--k", type=int, default=3)
-    sp.add_argument("--T", type=int, default=None)
-    sp.add_argument("--epochs", type=int, help="training epochs of every model (default: CPU presets)")
-    sp.add_argument("--n-jobs", type=int, default=2, help="cells run in parallel (processes; 1 torch thread each)")
-    sp.add_argument("--threads", type=int, default=None, help="torch threads per cell (default: cores / n-jobs)")
-    sp.add_argument("--ratio", type=float, default=0.3, help="augmentation size of TabCutMix/SMOTE (share of rows)")
-    sp.add_argument("--model-params", help="JSON {model: {param: value}}, e.g. '{\"tabddpm\": {\"epochs\": 100}}'")
-    sp.add_argument("--backend", default="local", choices=["local", "dask"])
-    sp.add_argument("--scheduler", help="Dask scheduler address (with --backend dask)")
-    sp.add_argument("--out", required=True, help="results directory")
+    sp.add_argument("--test", required=True, help="real test split (MLE and DCR are measured on it)")
+    sp.add_argument("--run", help="finished warm-up run on the same training table giving the DynamicCut ranking "
+                                  "(default: a warm-up is run into OUT/warmup when a method needs one)")
+    sp.add_argument("--methods", default=",".join(_COMPARE.methods), help="comma-separated mitigation methods")
+    sp.add_argument("--models", default=",".join(_COMPARE.models), help="comma-separated generators")
+    sp.add_argument("--seeds", default=",".join(map(str, _COMPARE.seeds)),
+                    help="comma-separated seeds; each seeds the mitigation, the model and the evaluation")
+    dynamiccut(sp)
+    sp.add_argument("--epochs", type=int, help="training epochs of every model (default: each model's CPU preset)")
+    sp.add_argument("--n-jobs", type=int, default=_COMPARE.n_jobs,
+                    help="cells run in parallel (processes, one torch thread each)")
+    sp.add_argument("--threads", type=int, default=None,
+                    help="torch threads per cell (default: 1; parallelism comes from --n-jobs)")
+    sp.add_argument("--ratio", type=float, default=_COMPARE.ratio,
+                    help="rows added by TabCutMix / SMOTE, as a share of the training rows")
+    sp.add_argument("--model-params", help="JSON {model: {param: value}}, e.g. '{\"tabddpm\": {\"epochs\": 100}}' "
+                                           "(default: none)")
+    sp.add_argument("--backend", default=_COMPARE.backend, choices=["local", "dask"],
+                    help="local = joblib processes on this machine; dask = dask.distributed")
+    sp.add_argument("--scheduler", help="dask scheduler address, with --backend dask (default: a local cluster)")
+    sp.add_argument("--out", required=True, help="results directory (a rerun skips its finished cells)")
     sp.set_defaults(func=cmd_compare)
 
-    sp = sub.add_parser("study", help="the paper's findings on adult, default and shoppers")
-    sp.add_argument("--data-dir", required=True)
-    sp.add_argument("--out", required=True)
-    sp.add_argument("--scale", default="cpu", choices=["cpu", "paper", "tiny"])
-    sp.add_argument("--datasets", default="adult,default,shoppers")
+    from .study.scales import SCALES
+    sp = command("study", "the paper's findings on adult, default and shoppers")
+    sp.add_argument("--data-dir", required=True, help="folder holding one sub-folder per dataset "
+                                                      "(train.csv, test.csv, meta.json)")
+    sp.add_argument("--out", required=True, help="output folder (a rerun reuses finished warm-ups and cells)")
+    sp.add_argument("--scale", default="cpu", choices=list(SCALES),
+                    help="tiny = seconds (tests); cpu = 3,000 training rows, hours on 2 cores; paper = full, GPU")
+    sp.add_argument("--datasets", default="adult,default,shoppers", help="comma-separated dataset folders")
     sp.add_argument("--seeds", default=None, help="comma-separated seeds (default: the scale's)")
-    sp.add_argument("--n-jobs", type=int, default=2, help="comparison cells run in parallel")
-    sp.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
+    sp.add_argument("--n-jobs", type=int, default=_COMPARE.n_jobs, help="comparison cells run in parallel")
+    sp.add_argument("--device", default="auto", choices=DEVICES,
+                    help="where tensors live: auto = a CUDA GPU when one is visible, else the CPU")
     sp.set_defaults(func=cmd_study)
     return p
 

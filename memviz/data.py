@@ -375,11 +375,11 @@ def check_same_columns(train: Table, other: pd.DataFrame, source: str) -> None:
         raise DataError(f"{source}: column {missing[0]!r}: in the training table but not in this one")
 
 
-def load_companion(train: Table, path: str | Path, role: str = "synthetic") -> Table:
+def load_companion(train: Table, path: str | Path, role: str = "synthetic", row_id_column: str | None = None) -> Table:
     """Load a synthetic or test table with the training table's schema."""
     df = read_frame(path)
     check_same_columns(train, df, str(path))
-    return table_from_frame(df, train.schema, source=str(path), role=role)
+    return table_from_frame(df, train.schema, source=str(path), role=role, row_id_column=row_id_column)
 
 
 # -------------------------------------------------------------------- datasets

@@ -16,6 +16,7 @@ back from a CSV compares equal to the training table.
 from __future__ import annotations
 
 import itertools
+import time
 import warnings
 from dataclasses import dataclass, field
 from typing import Mapping
@@ -400,6 +401,20 @@ def dcr_share(train: Table, test: Table, synthetic, device: str = "auto", *, bal
                      n_train=n_tr, n_test=n_te, ideal=n_tr / (n_tr + n_te))
 
 
+def ks_statistic(a: np.ndarray, b: np.ndarray) -> float:
+    """Two-sample Kolmogorov–Smirnov statistic D = sup_x |F_a(x) − F_b(x)| (NaN if a sample is empty).
+
+    F_a, F_b are the empirical CDFs; evaluated at every observed value (sorted, O((n+m) log(n+m))).
+    """
+    if len(a) == 0 or len(b) == 0:
+        return float("nan")
+    a, b = np.sort(a), np.sort(b)
+    grid = np.concatenate([a, b])
+    fa = np.searchsorted(a, grid, "right") / len(a)
+    fb = np.searchsorted(b, grid, "right") / len(b)
+    return float(np.max(np.abs(fa - fb)))
+
+
 # ------------------------------------------------------------------ all at once
 def evaluate_synthetic(train: Table, test: Table | None, synthetic, *, original_train: Table | None = None,
                        seed: int = 0, device: str = "auto", real_mle: float | None = None) -> dict:
@@ -414,14 +429,19 @@ def evaluate_synthetic(train: Table, test: Table | None, synthetic, *, original_
     figures that need one are NaN and ``notes`` says why.
 
     Keys: ``shape, trend, mle, mle_real, mle_metric, dcr_share, dcr_median_train,
-    dcr_median_test, dcr_ideal, notes``. Memorization ratios are added by the runner.
+    dcr_median_test, dcr_ideal, notes`` and the wall-clock ``quality_seconds``,
+    ``mle_seconds``, ``dcr_seconds``. Memorization ratios are added by the runner
+    (:func:`memviz.compare.cell.evaluate_cell`).
     """
     real = original_train if original_train is not None else train
+    t0 = time.perf_counter()
     q = quality(real, synthetic)
+    t1 = time.perf_counter()
     out = {"shape": q.shape, "trend": q.trend, "mle": np.nan, "mle_real": np.nan, "mle_metric": "",
            "dcr_share": np.nan, "dcr_median_train": np.nan, "dcr_median_test": np.nan,
            "dcr_ideal": np.nan, "notes": ""}
     notes = []
+    t2 = t3 = t1
     if test is None:
         notes.append("no test split: MLE and DCR share not computed")
     else:
@@ -432,8 +452,10 @@ def evaluate_synthetic(train: Table, test: Table | None, synthetic, *, original_
             out.update(mle=m.score, mle_real=m.real_score, mle_metric=m.metric)
             if m.note:
                 notes.append(f"MLE: {m.note}")
+        t2 = time.perf_counter()
         d = dcr_share(real, test, synthetic, device=device, seed=seed)
         out.update(dcr_share=d.share, dcr_median_train=d.median_train, dcr_median_test=d.median_test,
                    dcr_ideal=d.ideal)
-    out["notes"] = "; ".join(notes)
+        t3 = time.perf_counter()
+    out.update(notes="; ".join(notes), quality_seconds=t1 - t0, mle_seconds=t2 - t1, dcr_seconds=t3 - t2)
     return out

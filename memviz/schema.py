@@ -185,6 +185,6 @@ class Schema:
         return cls.from_dict(d, source=str(path))
 
     def save(self, path: str | Path) -> None:
-        from .store import atomic_write_text
+        from .io import atomic_write_text
 
         atomic_write_text(Path(path), json.dumps(self.to_dict(), indent=1))

@@ -22,9 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import platform
-import tempfile
 import time
 from pathlib import Path
 
@@ -33,61 +31,13 @@ import pandas as pd
 
 from .data import ROW_ID, Table
 from .errors import RunError
+from .io import atomic_torch_save, atomic_write_parquet, atomic_write_text, to_jsonable
 from .schema import Schema
 
 FORMAT = "memviz.run/1"
 MANIFEST = "manifest.json"
 CANCEL = "CANCEL"
 STATUSES = ("running", "finished", "cancelled", "failed")
-_UMASK = os.umask(0)
-os.umask(_UMASK)
-
-
-# ------------------------------------------------------------------ atomic I/O
-def _atomic(path: Path, write) -> None:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes 0600 files; give the usual permissions
-    try:
-        write(tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-
-
-def atomic_write_text(path: Path, text: str) -> None:
-    def w(tmp):
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-    _atomic(path, w)
-
-
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    def w(tmp):
-        with open(tmp, "wb") as f:
-            f.write(data)
-    _atomic(path, w)
-
-
-def atomic_write_parquet(path: Path, df: pd.DataFrame) -> None:
-    _atomic(path, lambda tmp: df.to_parquet(tmp, index=False))
-
-
-def atomic_write_csv(path: Path, df: pd.DataFrame) -> None:
-    _atomic(path, lambda tmp: df.to_csv(tmp, index=False))
-
-
-def atomic_torch_save(path: Path, obj) -> None:
-    import torch
-    _atomic(path, lambda tmp: torch.save(obj, tmp))
 
 
 # ------------------------------------------------------------------- helpers
@@ -106,40 +56,9 @@ def versions() -> dict:
             "numpy": np.__version__, "pandas": pd.__version__, "scikit-learn": sklearn.__version__}
 
 
-def _jsonable(obj):
-    if isinstance(obj, dict):
-        return {str(k): _jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_jsonable(v) for v in obj]
-    if isinstance(obj, (np.integer,)):
-        return int(obj)
-    if isinstance(obj, (np.floating, float)):
-        return None if not np.isfinite(obj) else float(obj)
-    if isinstance(obj, (np.bool_,)):
-        return bool(obj)
-    if isinstance(obj, Path):
-        return str(obj)
-    if isinstance(obj, np.ndarray):
-        return _jsonable(obj.tolist())
-    return obj
-
-
 def table_to_frame(table: Table) -> pd.DataFrame:
     """The table with its row_id as the first column (for Parquet/CSV)."""
     return table.data.reset_index()
-
-
-def _mixed_object_columns(df: pd.DataFrame) -> pd.DataFrame:
-    """Parquet needs one type per column: object columns mixing types become strings."""
-    out = df
-    for c in df.columns:
-        if df[c].dtype == object:
-            kinds = {type(v) for v in df[c].dropna().to_numpy()[:1000]}
-            if len(kinds) > 1:
-                if out is df:
-                    out = df.copy()
-                out[c] = df[c].map(lambda v: v if v is None or (isinstance(v, float) and np.isnan(v)) else str(v))
-    return out
 
 
 # ------------------------------------------------------------------- the run
@@ -159,7 +78,7 @@ class RunStore:
         if store.path.exists() and any(store.path.iterdir()):
             raise RunError(f"{store.path}: folder is not empty and holds no run")
         store.path.mkdir(parents=True, exist_ok=True)
-        atomic_write_parquet(store.path / "train.parquet", _mixed_object_columns(table_to_frame(train)))
+        atomic_write_parquet(store.path / "train.parquet", table_to_frame(train))
         manifest = {
             "format": FORMAT, "kind": kind, "run_id": store.path.name,
             "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "status": "running",
@@ -190,11 +109,11 @@ class RunStore:
         return m
 
     def write_manifest(self, manifest: dict) -> None:
-        atomic_write_text(self.path / MANIFEST, json.dumps(_jsonable(manifest), indent=1))
+        atomic_write_text(self.path / MANIFEST, json.dumps(to_jsonable(manifest), indent=1))
 
     def update(self, **fields) -> dict:
         m = self.manifest()
-        m.update(_jsonable(fields))
+        m.update(to_jsonable(fields))
         m["updated"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
         self.write_manifest(m)
         return m
@@ -219,7 +138,7 @@ class RunStore:
     def write_check(self, check: int, long: pd.DataFrame, samples: pd.DataFrame | None) -> None:
         """Store one finished check: the samples first, then the long table (its presence marks the check done)."""
         if samples is not None:
-            atomic_write_parquet(self._check_file("samples", check), _mixed_object_columns(samples))
+            atomic_write_parquet(self._check_file("samples", check), samples)
         atomic_write_parquet(self._check_file("checks", check), long)
 
     def finished_checks(self) -> list[int]:

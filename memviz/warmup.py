@@ -7,8 +7,9 @@ credited to its NN1 training row. The long table of a check has one row per gene
 row: ``check, epoch, synthetic_id, nn1 (row_id), nn2, d1, d2, ratio, memorized``.
 Per-row quantities are derived from it by :func:`memviz.dynamics.compute_dynamics`.
 
-The training loop knows nothing of this: :class:`MemorizationTracker` and
-:class:`StoreCallback` are callbacks. Check ``c`` samples with seed
+The training loop knows nothing of this: :class:`MemorizationTracker` (sampling and
+measuring), :class:`StopCallback` (cancel) and :class:`ProgressEvents` are callbacks, and
+the run store is written from the tracker's ``on_check`` hook. Check ``c`` samples with seed
 ``seed * 1_000_003 + c`` from a generator separate from training's, so a resumed run
 reproduces an uninterrupted one exactly.
 """
@@ -25,7 +26,7 @@ import pandas as pd
 
 from .callbacks import STOP, Callback
 from .data import Table
-from .dynamics import RowDynamics, check_summary, compute_dynamics, summarize
+from .dynamics import DEFAULT_TOP_FRAC, RowDynamics, check_summary, compute_dynamics, summarize
 from .errors import MemvizError, RunError
 from .store import RunStore
 
@@ -61,14 +62,14 @@ class WarmupConfig:
     seed: int = 0
     device: str = "auto"
     distance: str = "paper"
-    top_frac: float = 0.10
+    top_frac: float = DEFAULT_TOP_FRAC
     keep_samples: bool = True
     checkpoint_every: int = 1
     model_params: dict = field(default_factory=dict)
 
     def resolved(self, n_train: int) -> "WarmupConfig":
         """Fill epochs, check_every and n_samples; validate."""
-        from .models.tabddpm import PRESETS
+        from .models.presets import PRESETS
 
         if self.preset not in PRESETS:
             raise MemvizError(f"preset {self.preset!r}: unknown (use {', '.join(PRESETS)})")
@@ -198,13 +199,13 @@ class StopCallback(Callback):
 
 
 class ProgressEvents(Callback):
-    """Forwards epoch progress as ``progress({"stage": "train", "epoch", "epochs", "loss"})``."""
+    """Forwards epoch progress as ``progress({"event": "epoch", "epoch", "epochs", "loss"})``."""
 
     def __init__(self, progress: Callable[[dict], None], epochs: int):
         self.progress, self.epochs = progress, epochs
 
     def on_epoch_end(self, model, epoch, logs):
-        self.progress({"stage": "train", "epoch": epoch, "epochs": self.epochs, "loss": logs.get("loss")})
+        self.progress({"event": "epoch", "epoch": epoch, "epochs": self.epochs, "loss": logs.get("loss")})
         return None
 
 
@@ -241,7 +242,9 @@ def run_warmup(train: Table, config: WarmupConfig | None = None, run_dir: str | 
     run_dir : where to store the run (None: in memory only).
     resume : continue the run in ``run_dir`` from its last checkpoint; the result equals
         an uninterrupted run with the same seed.
-    progress : called with event dicts (``stage`` = ``train`` | ``check`` | ``done``).
+    progress : called with event dicts: ``{"event": "epoch", "epoch", "epochs", "loss"}`` after
+        every epoch, ``{"event": "check", ...}`` (:meth:`CheckResult.summary` and ``checks``,
+        the number of checks) after every check, ``{"event": "done", "status", "seconds"}``.
     should_stop : polled after every epoch; True cancels (finished checks are kept).
     """
     from .device import describe_device, resolve_device
@@ -278,7 +281,7 @@ def run_warmup(train: Table, config: WarmupConfig | None = None, run_dir: str | 
         else:
             collected.append(cr.long)
         if progress is not None:
-            progress({"stage": "check", **cr.summary(), "checks": len(check_epochs)})
+            progress({"event": "check", **cr.summary(), "checks": len(check_epochs)})
 
     callbacks: list[Callback] = [MemorizationTracker(train, check_epochs, config.n_samples, config.seed,
                                                      engine, on_check, first_check=first_check)]
@@ -316,7 +319,7 @@ def run_warmup(train: Table, config: WarmupConfig | None = None, run_dir: str | 
                      summary=summarize(dyn).to_dict())
         store.clear_cancel()
     if progress is not None:
-        progress({"stage": "done", "status": status, "seconds": seconds})
+        progress({"event": "done", "status": status, "seconds": seconds})
     return WarmupResult(config, checks, per_check, dyn, status, seconds,
                         Path(run_dir) if run_dir is not None else None, model)
 
@@ -356,3 +359,34 @@ def load_warmup(run_dir: str | Path) -> WarmupResult:
     dyn = compute_dynamics(checks, train.row_ids, top_frac=cfg.top_frac)
     return WarmupResult(cfg, checks, check_summary(checks), dyn, m.get("status", "unknown"),
                         float(m.get("timings", {}).get("total_seconds") or 0.0), Path(run_dir))
+
+
+def ensure_warmup(train: Table, config: WarmupConfig, run_dir: str | Path,
+                  progress: Callable[[dict], None] | None = None) -> WarmupResult:
+    """Reuse, resume or start the warm-up in ``run_dir`` (the comparison's and the study's).
+
+    * no run there: start one;
+    * a finished run on the same table with the same settings (preset, epochs, seed,
+      model parameters, distance): reuse it;
+    * an unfinished run on the same table: resume it (same result as uninterrupted).
+
+    A run on another table, or a finished one with other settings, is a RunError: the
+    folder is not silently overwritten.
+    """
+    from .store import MANIFEST, fingerprint
+    from .io import to_jsonable
+
+    run_dir = Path(run_dir)
+    if not (run_dir / MANIFEST).exists():
+        return run_warmup(train, config, run_dir, progress=progress)
+    m = RunStore.open(run_dir).manifest()
+    if (m.get("data") or {}).get("fingerprint") != fingerprint(train):
+        raise RunError(f"{run_dir}: a warm-up of another table is there; choose another folder or delete it")
+    if m.get("status") != "finished":
+        return run_warmup(train, config, run_dir, resume=True, progress=progress)
+    names = ("preset", "epochs", "seed", "model_params", "distance")
+    saved = {k: (m.get("config") or {}).get(k) for k in names}
+    want = to_jsonable({k: getattr(config.resolved(len(train)), k) for k in names})
+    if to_jsonable(saved) != want:
+        raise RunError(f"{run_dir}: warm-up made with other settings {saved}; delete it or choose another folder")
+    return load_warmup(run_dir)

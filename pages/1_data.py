@@ -1,7 +1,7 @@
 """Data: the bundled sample, a shared benchmark table or an upload; schema editor; test split."""
 import streamlit as st
 
-from memviz import dashboard as dash
+from memviz.app import datasets
 from memviz.errors import MemvizError
 from memviz.schema import KINDS
 from pages import _ui
@@ -12,7 +12,7 @@ st.title("Data")
 st.write("Pick the training table whose memorization you want to measure. The bundled sample works out of "
          "the box; benchmark tables appear when `../shared/datasets` is present; uploads are parsed as data only.")
 
-choices = dash.dataset_choices()
+choices = datasets.dataset_choices()
 UPLOAD = "upload"
 labels = {c.key: c.label for c in choices} | {UPLOAD: "Upload a CSV or Parquet file"}
 source = st.radio("Source", list(labels), format_func=labels.get, key="data_source")
@@ -44,7 +44,7 @@ if raw is not None:
     st.caption("Change a column's type in the **kind** column: numerical, categorical, target (the label) or "
                "excluded (left out, e.g. identifiers).")
     edited = st.data_editor(
-        dash.schema_editor_frame(raw.schema, raw.frame), key=f"schema_{source}_{raw.source}", hide_index=True,
+        datasets.schema_editor_frame(raw.schema, raw.frame), key=f"schema_{source}_{raw.source}", hide_index=True,
         disabled=["column", "dtype", "distinct", "missing %", "example"], num_rows="fixed",
         column_config={"kind": st.column_config.SelectboxColumn("kind", options=list(KINDS), required=True)})
     splits = (["file"] if raw.test is not None else []) + ["random", "none"]
@@ -55,12 +55,12 @@ if raw is not None:
     share = c2.slider("Hold-out share", 0.05, 0.5, 0.25, 0.05, disabled=split != "random", key="data_share")
     seed = c3.number_input("Split seed", 0, 2**31 - 1, 0, key="data_seed", disabled=split != "random")
     try:
-        schema = dash.apply_schema_edits(raw.schema, edited, raw.frame)
-        train, test = dash.build_tables(raw, schema, split, share, int(seed))
+        schema = datasets.apply_schema_edits(raw.schema, edited, raw.frame)
+        train, test = datasets.build_tables(raw, schema, split, share, int(seed))
     except MemvizError as exc:
         _ui.error(exc)
     else:
-        summary = dash.data_summary(train, test)
+        summary = datasets.data_summary(train, test)
         cols = st.columns(5)
         for col, key in zip(cols, ("rows", "test rows", "numerical", "categorical", "target")):
             col.metric(key, f"{summary[key]:,}" if isinstance(summary[key], int) else summary[key])

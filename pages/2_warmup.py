@@ -3,8 +3,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from memviz import dashboard as dash
-from memviz import jobs
+from memviz.app import devices, jobs, runs
 from memviz.errors import MemvizError
 from pages import _ui
 
@@ -16,8 +15,8 @@ st.write("Train TabDDPM on the current table and, every few epochs, generate row
 
 data = _ui.ensure_data()
 train = data["train"]
-D = dash.UI_WARMUP_DEFAULTS
-devices = jobs.available_devices()
+D = runs.UI_WARMUP_DEFAULTS
+devices = devices.available_devices()
 
 with st.form("warmup_form"):
     st.markdown(f"**Table:** {data['label']} · {len(train):,} training rows")
@@ -45,7 +44,7 @@ if submitted:
         _ui.error(exc)
     else:
         _ui.select_run(job.out)
-        _ui.runs.clear()
+        _ui.run_list.clear()
         st.rerun()
 
 run_dir = _ui.current_run_dir()
@@ -65,16 +64,12 @@ else:
         @st.fragment(run_every=None if first.final else 2.0)
         def live():
             st_ = jobs.job_status(job)
-            head = f"**{Path(run_dir).name}** · {st_.state}"
-            if st_.total:
-                head += f" · epoch {st_.done}/{st_.total}"
-            head += f" · {len(st_.checks)} checks"
-            st.markdown(head)
-            st.progress(st_.fraction, text=st_.message if st_.state not in ("finished",) else "finished")
+            st.markdown(f"**{Path(run_dir).name}**")
+            st.progress(st_.fraction, text=st_.readout())
             if st_.state in ("failed", "lost"):
                 st.error(st_.message or f"the run stopped ({st_.state})")
             if len(st_.checks):
-                from memviz import plots
+                from memviz import viz
 
                 pc = st_.per_check
                 cols = st.columns(3)
@@ -83,19 +78,19 @@ else:
                                delta_color="inverse")
                 cols[1].metric("Mem-AUC (last check)", f"{pc['mem_auc'].iloc[-1]:.3f}")
                 cols[2].metric("checks", f"{len(pc)}")
-                _ui.show(plots.check_curves(pc), key="live_curves")
+                _ui.show(viz.check_curves(pc), key="live_curves")
             if not st_.final:
                 if st.button("Cancel", key="cancel_run", help="Stops after the current epoch; finished checks are kept."):
                     jobs.cancel(job)
                     st.toast("Cancel requested: the run stops after the current epoch.")
             elif not first.final:
-                _ui.runs.clear()
+                _ui.run_list.clear()
                 st.rerun()  # the run just ended: refresh the whole app (sidebar, pages)
 
         live()
 
 st.subheader("Saved runs")
-runs = _ui.runs(_ui.root())
+runs = _ui.run_list(_ui.root())
 if runs.empty:
     st.caption(f"No saved run under {_ui.root()}.")
 else:

@@ -1,8 +1,8 @@
 """Memorization: who is copied, how concentrated, per check; leak explorer; column heatmap."""
 import streamlit as st
 
-from memviz import dashboard as dash
-from memviz import leaks, plots
+from memviz import leaks, viz
+from memviz.app import runs
 from memviz.dynamics import concentration, heavy_tail
 from memviz.errors import MemvizError
 from pages import _ui
@@ -25,15 +25,15 @@ if view is not None:
     left, right = st.columns(2)
     with left:
         log_y = st.toggle("Log scale for the row counts", value=True, key="hist_log")
-        _ui.show(plots.copies_histogram(dyn, log_y=log_y), key="copies_hist")
+        _ui.show(viz.copies_histogram(dyn, log_y=log_y), key="copies_hist")
     with right:
-        _ui.show(plots.concentration_plot(dyn), key="concentration")
-    _ui.show(plots.check_curves(pc), key="check_curves")
+        _ui.show(viz.concentration_plot(dyn), key="concentration")
+    _ui.show(viz.check_curves(pc), key="check_curves")
 
     st.subheader("Leak explorer")
     st.caption("The most-copied training rows, each beside the generated rows that copy it; highlighted cells "
                "equal the training row's value.")
-    top = dash.most_copied_table(view, n=20)
+    top = runs.most_copied_table(view, n=20)
     redact = st.toggle("Redact raw values (numbers binned, categories hashed)", value=False, key="redact")
     shown_top = top if not redact else top.assign(**leaks.redact(top[list(view.train.schema.columns)],
                                                                   view.train.schema))
@@ -42,7 +42,7 @@ if view is not None:
         # "row N" only: copy counts grow during a live run, and a selectbox answers with its label
         row_id = st.selectbox("Training row", top["row_id"].tolist(), key="leak_row", format_func=lambda r: f"row {r}")
         try:
-            lv = _ui.leak_view(str(view.path), dash.run_token(view.path), int(row_id))
+            lv = _ui.leak_view(str(view.path), runs.run_token(view.path), int(row_id))
         except MemvizError as exc:
             _ui.error(exc)
         else:
@@ -58,10 +58,10 @@ if view is not None:
     last = int(checks["check"].iloc[-1])
     chk = st.select_slider("Check", checks["check"].tolist(), value=last, key="heat_check",
                            format_func=lambda c: f"check {c} (epoch {int(checks.set_index('check').loc[c, 'epoch'])})")
-    cl = _ui.column_leaks(str(view.path), dash.run_token(view.path), int(chk))
+    cl = _ui.column_leaks(str(view.path), runs.run_token(view.path), int(chk))
     if cl is None:
         st.info("This run did not store its generated rows (warm-up with --no-samples).")
     else:
         pair_kind = st.radio("Pairs among", ["memorized", "non-memorized"], horizontal=True, key="pair_kind")
         pairs = cl.pairs_memorized if pair_kind == "memorized" else cl.pairs_non_memorized
-        _ui.show(plots.leak_heatmap(cl.columns, pairs), key="leak_heatmap")
+        _ui.show(viz.leak_heatmap(cl.columns, pairs), key="leak_heatmap")

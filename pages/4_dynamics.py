@@ -1,8 +1,8 @@
 """Dynamics: Top vs Non-Top rows over the warm-up, and the timeline of chosen rows."""
 import streamlit as st
 
-from memviz import dashboard as dash
-from memviz import plots
+from memviz import viz
+from memviz.app import runs
 from pages import _ui
 
 _ui.through_app()
@@ -15,15 +15,15 @@ if view is not None:
                f"whole warm-up; Non-Top = the other {int((~dyn.top).sum()):,}.")
     left, right = st.columns(2)
     with left:
-        _ui.show(plots.first_epoch_plot(dyn), key="first_epoch")
+        _ui.show(viz.first_epoch_plot(dyn), key="first_epoch")
     with right:
-        _ui.show(plots.forgetting_plot(dyn), key="forgetting")
+        _ui.show(viz.forgetting_plot(dyn), key="forgetting")
     quantity = st.radio("Over epochs", ["cumulative", "mem_auc"], horizontal=True, key="band_quantity",
                         format_func={"cumulative": "cumulative copy count", "mem_auc": "per-row Mem-AUC"}.get)
-    _ui.show(plots.group_band_plot(dyn, quantity=quantity), key="band")
+    _ui.show(viz.group_band_plot(dyn, quantity=quantity), key="band")
 
     st.subheader("Timeline of chosen rows")
-    top = dash.most_copied_table(view, n=200)
+    top = runs.most_copied_table(view, n=200)
     options = top["row_id"].astype(int).tolist()
     chosen = st.multiselect("Training rows (row_id)", options, default=options[:10], key="timeline_rows",
                             accept_new_options=True,
@@ -38,6 +38,6 @@ if view is not None:
     if bad:
         st.warning(f"Not a training row_id of this run: {', '.join(map(str, bad))}")
     if ids:
-        _ui.show(plots.row_timeline(dyn, ids), key="timeline")
+        _ui.show(viz.row_timeline(dyn, ids), key="timeline")
     else:
         st.info("Choose at least one row.")

@@ -1,9 +1,8 @@
 """Tune & prune: DynamicCut's p, k, T rescored instantly; what would go and what it shifts."""
 import streamlit as st
 
-from memviz import dashboard as dash
-from memviz import plots
-from memviz.dynamiccut import DEFAULT_K, DEFAULT_P, default_T
+from memviz import viz
+from memviz.app import runs
 from memviz.errors import MemvizError
 from pages import _ui
 
@@ -17,12 +16,13 @@ if view is not None:
     dyn = view.dynamics
     epochs = sorted(set(view.epochs))
     c1, c2, c3 = st.columns(3)
-    p = c1.slider("p: share of rows to remove", 0.01, 0.50, DEFAULT_P, 0.01, format="%.2f", key="tune_p")
-    k = c2.slider("k: largest checks averaged", 1, max(1, dyn.n_checks), min(DEFAULT_K, dyn.n_checks), key="tune_k")
-    T = c3.select_slider("T: last epoch scored", epochs, value=default_T(dyn), key="tune_T")
-    st.session_state["dc_params"] = {"p": float(p), "k": int(k), "T": int(T), "run": view.run_id}
+    d = runs.PruneParams()
+    p = c1.slider("p: share of rows to remove", 0.01, 0.50, d.p, 0.01, format="%.2f", key="tune_p")
+    k = c2.slider("k: largest checks averaged", 1, max(1, dyn.n_checks), min(d.k, dyn.n_checks), key="tune_k")
+    T = c3.select_slider("T: last epoch scored", epochs, value=runs.default_T(view), key="tune_T")
+    st.session_state[_ui.PRUNE] = runs.PruneParams(view.run_id, float(p), int(k), int(T)).to_dict()
     try:
-        prev = dash.prune_preview(view, p, int(k), int(T))
+        prev = runs.prune_preview(view, p, int(k), int(T))
     except MemvizError as exc:
         _ui.error(exc)
     else:
@@ -38,15 +38,15 @@ if view is not None:
         m[3].metric("checks used (epoch ≤ T)", f"{sel.n_checks_used}")
         st.dataframe(prev.removed, hide_index=True, height=260, key="removed_rows",
                      column_config={"score": st.column_config.NumberColumn("score", format="%.4f")})
-        st.download_button("Download the pruned training table (CSV)", lambda: dash.pruned_csv(view, removed),
+        st.download_button("Download the pruned training table (CSV)", lambda: runs.pruned_csv(view, removed),
                            file_name=f"{view.run_id}_pruned_p{p:.2f}_k{k}_T{T}.csv", mime="text/csv",
                            key="dl_pruned")
         left, right = st.columns(2)
         with left:
-            _ui.show(plots.class_balance_plot(view.train, removed), key="class_balance")
+            _ui.show(viz.class_balance_plot(view.train, removed), key="class_balance")
         with right:
             cols = list(view.train.schema.columns)
             col = st.selectbox("Column", cols, key="shift_column")
-            _ui.show(plots.column_shift_plot(view.train, removed, col), key="column_shift")
-        curve = _ui.early_curve(str(view.path), dash.run_token(view.path), float(p), int(k))
-        _ui.show(plots.early_identification_plot(curve), key="early_id")
+            _ui.show(viz.column_shift_plot(view.train, removed, col), key="column_shift")
+        curve = _ui.early_curve(str(view.path), runs.run_token(view.path), float(p), int(k))
+        _ui.show(viz.early_identification_plot(curve), key="early_id")

@@ -1,17 +1,14 @@
 """Compare: mitigations × generators in the background, then side by side."""
-from pathlib import Path
 
 import streamlit as st
 
-from memviz import dashboard as dash
-from memviz import jobs, plots
+from memviz import viz
+from memviz.app import comparisons, devices, jobs, runs
 from memviz.errors import MemvizError
 from pages import _ui
 
 _ui.through_app()
 
-METHODS = ("baseline", "dynamiccut", "dynamiccutmix", "tabcutmix", "tabcutmixplus", "smote", "random")
-MODELS = ("tabddpm", "ctgan", "tvae")
 COMPARE = "compare_pick"
 
 st.title("Compare")
@@ -20,20 +17,21 @@ st.write("Train each generator on each mitigated table, then measure memorizatio
 
 data = _ui.ensure_data()
 view = _ui.current_view(stop_message=False)
-dc = st.session_state.get("dc_params", {})
-devices = jobs.available_devices()
+dc = runs.tuned_params(st.session_state.get(_ui.PRUNE), view.run_id if view is not None else None)
+devices = devices.available_devices()
 
 with st.form("compare_form"):
     c1, c2 = st.columns(2)
-    methods = c1.multiselect("Methods", METHODS, default=["baseline", "dynamiccut", "random"], key="cmp_methods",
-                             format_func=plots.method_label)
-    models = c2.multiselect("Generators", MODELS, default=["tabddpm"], key="cmp_models", format_func=plots.model_label)
+    methods = c1.multiselect("Methods", comparisons.METHODS, default=["baseline", "dynamiccut", "random"],
+                             key="cmp_methods", format_func=viz.method_label)
+    models = c2.multiselect("Generators", comparisons.MODELS, default=["tabddpm"], key="cmp_models",
+                            format_func=viz.model_label)
     c3, c4, c5, c6 = st.columns(4)
     seeds = c3.text_input("Seeds (comma separated)", "0", key="cmp_seeds")
     epochs = c4.number_input("Training epochs per model (0 = CPU presets)", 0, 100_000, 60, key="cmp_epochs")
-    p = c5.number_input("DynamicCut p", 0.01, 0.5, float(dc.get("p", 0.10)), 0.01, key="cmp_p")
+    p = c5.number_input("DynamicCut p", 0.01, 0.5, dc.p, 0.01, key="cmp_p")
     device = c6.selectbox("Device", list(devices), format_func=devices.get, key="cmp_device")
-    ranking = (f"ranking of run **{view.run_id}** (k={dc.get('k', 3)}, T={dc.get('T', 'default')})" if view
+    ranking = (f"ranking of run **{view.run_id}** (k={dc.k}, T={dc.T if dc.T is not None else 'default'})" if view
                else "no warm-up run selected: a warm-up is run first for DynamicCut")
     st.caption(f"Table: {view.settings()['dataset'] if view else data['label']} · {ranking}")
     go = st.form_submit_button("Run comparison", type="primary")
@@ -45,13 +43,13 @@ if go:
             raise MemvizError("seeds: give at least one integer, e.g. 0 or 0,1,2")
         if data["test"] is None:
             raise MemvizError("Compare needs a test split (MLE and DCR): choose one on the Data page")
-        if view is not None and not dash.same_table(view, data["train"]):
+        if view is not None and not runs.same_table(view, data["train"]):
             raise MemvizError(f"run {view.run_id} was trained on another table than the one on the Data page; "
                               "load that table (or pick a run of this table) so that train and test match")
         train = view.train if view is not None else data["train"]
-        job = jobs.start_compare(train, data["test"], run_dir=view.path if view is not None else None,
-                                 methods=methods, models=models, seeds=seed_list, p=float(p),
-                                 k=int(dc.get("k", 3)), T=dc.get("T"), epochs=int(epochs) or None, device=device,
+        job = jobs.start_compare(train, data["test"], run_dir=str(view.path) if view is not None else None,
+                                 methods=tuple(methods), models=tuple(models), seeds=tuple(seed_list), p=float(p),
+                                 k=dc.k, T=dc.T, epochs=int(epochs) or None, device=device,
                                  label=view.settings()["dataset"] if view is not None else data["label"])
     except ValueError:
         _ui.error(MemvizError(f"seeds {seeds!r}: expected integers separated by commas"))
@@ -93,15 +91,13 @@ else:
     progress()
 
     try:
-        cv = _ui.compare_view(out, dash.compare_token(out))
+        cv = _ui.compare_view(out, comparisons.compare_token(out))
     except MemvizError:
         cv = None
     if cv is not None and len(cv.ok):
-        from memviz.experiment import summary_table
-
         res = cv.ok
         st.subheader("Side by side")
-        summ = summary_table(cv.results)
+        summ = comparisons.summary_table(cv.results)
         keep = [c for c in ("model", "method", "n_seeds", "mem_ratio_mean", "relative_reduction_mean",
                             "mem_ratio_pruned_mean", "shape_mean", "trend_mean", "mle_mean", "mle_real_mean",
                             "dcr_share_mean", "fit_seconds_mean") if c in summ.columns]
@@ -110,11 +106,11 @@ else:
         st.dataframe(summ[keep], hide_index=True, column_config=pct_cols)
         metric = st.selectbox("Metric", ["mem_ratio", "relative_reduction", "shape", "trend", "mle", "dcr_share",
                                          "mem_ratio_pruned"], key="cmp_metric")
-        _ui.show(plots.comparison_plot(res, metric), key="cmp_bars")
+        _ui.show(viz.comparison_plot(res, metric), key="cmp_bars")
         utility = st.radio("Utility axis", ["mle", "shape", "trend"], horizontal=True, key="cmp_utility")
-        _ui.show(plots.privacy_utility_plot(res, utility), key="cmp_scatter")
+        _ui.show(viz.privacy_utility_plot(res, utility), key="cmp_scatter")
         if {"dynamiccut", "random"} & set(res["method"]):
-            _ui.show(plots.transferability_plot(res), key="cmp_transfer")
+            _ui.show(viz.transferability_plot(res), key="cmp_transfer")
 
         details_job = jobs.details_job(job)
         if cv.column_shapes is None or cv.dcr is None:
@@ -141,9 +137,9 @@ else:
 
             details_wait()
         else:
-            model = st.selectbox("Generator for the breakdowns", cv.models, format_func=plots.model_label,
+            model = st.selectbox("Generator for the breakdowns", cv.models, format_func=viz.model_label,
                                  key="cmp_detail_model")
-            _ui.show(plots.shape_breakdown_plot(cv.shapes_for(model)), key="cmp_shapes")
-            _ui.show(plots.dcr_plot(cv.dcr_for(model)), key="cmp_dcr")
+            _ui.show(viz.shape_breakdown_plot(cv.shapes_for(model)), key="cmp_shapes")
+            _ui.show(viz.dcr_plot(cv.dcr_for(model)), key="cmp_dcr")
     elif cv is not None:
         st.info("No finished cell yet.")

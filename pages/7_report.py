@@ -3,8 +3,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from memviz import dashboard as dash
-from memviz import jobs
+from memviz.app import comparisons, jobs, reports, runs
 from memviz.errors import MemvizError
 from pages import _ui
 
@@ -15,10 +14,8 @@ st.write("Everything to take away: a self-contained HTML report (opens offline, 
          "training table and the comparison's tables.")
 
 view = _ui.current_view(stop_message=False)
-dc = st.session_state.get("dc_params", {})
-if view is not None and dc.get("run") != view.run_id:
-    dc = {}
-p, k, T = float(dc.get("p", 0.10)), int(dc.get("k", 3)), dc.get("T")
+dc = runs.tuned_params(st.session_state.get(_ui.PRUNE), view.run_id if view is not None else None)
+p, k, T = dc.p, dc.k, dc.T
 
 compares = jobs.list_jobs(_ui.root(), kind="compare")
 with_results = [o for o in compares["out"] if (Path(o) / "results.csv").exists()]
@@ -32,7 +29,7 @@ redacted = c2.toggle("Redact row values", value=True, key="report_redacted",
 cv = None
 if pick:
     try:
-        cv = _ui.compare_view(pick, dash.compare_token(pick))
+        cv = _ui.compare_view(pick, comparisons.compare_token(pick))
     except MemvizError as exc:
         _ui.error(exc)
 
@@ -44,7 +41,7 @@ else:
     name = (view.run_id if view else Path(pick).name) + ("_redacted" if redacted else "_raw")
 
     def build() -> bytes:
-        return dash.report_html(view, cv, p=p, k=k, T=T, redacted=redacted).encode("utf-8")
+        return reports.report_html(view, cv, p=p, k=k, T=T, redacted=redacted).encode("utf-8")
 
     st.download_button("Download the HTML report", build, file_name=f"memviz_report_{name}.html", mime="text/html",
                        type="primary", key="dl_report")
@@ -52,22 +49,22 @@ else:
 st.subheader("Tables")
 if view is not None:
     try:
-        prev = dash.prune_preview(view, p, k, T)
+        prev = runs.prune_preview(view, p, k, T)
     except MemvizError as exc:
         _ui.error(exc)
     else:
         st.download_button(f"Pruned training table ({prev.n_rows - prev.n_remove:,} rows, CSV)",
-                           lambda: dash.pruned_csv(view, prev.selection.removed),
+                           lambda: runs.pruned_csv(view, prev.selection.removed),
                            file_name=f"{view.run_id}_pruned.csv", mime="text/csv", key="dl_pruned_report")
 if cv is not None:
-    st.download_button("Results (CSV)", lambda: dash.file_bytes(cv.path / "results.csv"),
+    st.download_button("Results (CSV)", lambda: comparisons.file_bytes(cv.path / "results.csv"),
                        file_name=f"{cv.path.name}_results.csv", mime="text/csv", key="dl_results")
-    files = dash.synthetic_files(cv.path)
+    files = comparisons.synthetic_files(cv.path)
     if files:
         st.markdown("**Synthetic tables**")
         cols = st.columns(3)
         for i, (rel, path) in enumerate(files.items()):
-            cols[i % 3].download_button(Path(rel).stem, (lambda p=path: dash.table_csv(p)),
+            cols[i % 3].download_button(Path(rel).stem, (lambda p=path: reports.table_csv(p)),
                                         file_name=f"{Path(rel).stem}.csv", mime="text/csv", key=f"dl_syn_{rel}")
 if view is None and cv is None:
     st.caption("Nothing to download yet.")

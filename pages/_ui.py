@@ -1,88 +1,108 @@
 """Shared Streamlit helpers of the pages: session state, cached loaders, figure rendering.
 
 Not a page (st.navigation lists the pages explicitly). Caches are keyed on run ids and
-the manifest's modification time (:func:`memviz.dashboard.run_token`), so a finished
+the manifest's modification time (:func:`memviz.app.runs.run_token`), so a finished
 run is read once for every session, and a live run is re-read only after it wrote.
 """
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import streamlit as st
 
-from memviz import dashboard as dash
-from memviz import jobs
+from memviz.app import comparisons, datasets, jobs, runs
 from memviz.errors import MemvizError
 
 DATA = "memviz_data"            # session key: the current DataState
 CURRENT = "memviz_run"          # session key: the current run's path ("" for none)
 RUN = "run_pick"                # key of the sidebar's run selectbox (seeded from CURRENT on every run)
 PENDING_RUN = "memviz_pending_run"
+PRUNE = "dc_params"             # session key: DynamicCut's (p, k, T) as tuned for one run (runs.PruneParams)
 
 
 # -------------------------------------------------------------------------- routing
+_ROUTE = threading.local()  # set by app.py just before it runs the chosen page, in that script thread
+
+
+def pages() -> list:
+    """The app's pages (app.py routes them with st.navigation); url paths equal the file names
+    without their number, as Streamlit's pages/ folder mode names them."""
+    return [
+        st.Page("pages/1_data.py", title="Data", icon=":material/table_chart:", default=True),
+        st.Page("pages/2_warmup.py", title="Warm-up", icon=":material/local_fire_department:", url_path="warmup"),
+        st.Page("pages/3_memorization.py", title="Memorization", icon=":material/content_copy:",
+                url_path="memorization"),
+        st.Page("pages/4_dynamics.py", title="Dynamics", icon=":material/timeline:", url_path="dynamics"),
+        st.Page("pages/5_tune.py", title="Tune & prune", icon=":material/content_cut:", url_path="tune"),
+        st.Page("pages/6_compare.py", title="Compare", icon=":material/balance:", url_path="compare"),
+        st.Page("pages/7_report.py", title="Report", icon=":material/description:", url_path="report"),
+    ]
+
+
+def routed() -> None:
+    """Called by app.py right before it runs the page it routed to."""
+    _ROUTE.active = True
+
+
 def through_app() -> None:
     """Make sure a page runs inside app.py (router and sidebar), never on its own.
 
-    Streamlit treats a ``pages/`` folder next to the main script as its legacy multipage
-    mode until app.py has called st.navigation once; a deep link (``/tune``) opened first
-    after a server start would run the page file alone, without the sidebar. Switch that
-    mode off and rerun: the rerun goes through app.py, which routes to the same page
-    (its url path equals the legacy one).
+    Until some session has called st.navigation, Streamlit treats the ``pages/`` folder
+    beside app.py as its older multipage mode, so a deep link (``/tune``) opened first
+    after a server start runs the page file alone, without the sidebar. Streamlit
+    documents that once st.navigation runs, the folder is ignored: a page that was not
+    routed by app.py calls it (public API) and reruns; the rerun goes through app.py,
+    which routes to the same url path.
     """
-    from streamlit.runtime.pages_manager import PagesManager
-
-    if PagesManager.uses_pages_directory:
-        PagesManager.uses_pages_directory = False
+    was_routed = getattr(_ROUTE, "active", False)
+    _ROUTE.active = False
+    if not was_routed:
+        st.navigation(pages(), position="hidden")
         st.rerun()
 
 
 # ------------------------------------------------------------------ cached loaders
 @st.cache_resource(show_spinner=False, max_entries=8)
-def raw_choice(key: str) -> dash.RawData:
-    return dash.load_choice(key)
+def raw_choice(key: str) -> datasets.RawData:
+    return datasets.load_choice(key)
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)
-def raw_upload(name: str, raw: bytes, test_name: str | None, test_raw: bytes | None) -> dash.RawData:
-    return dash.raw_from_upload(name, raw, test_name, test_raw)
+def raw_upload(name: str, raw: bytes, test_name: str | None, test_raw: bytes | None) -> datasets.RawData:
+    return datasets.raw_from_upload(name, raw, test_name, test_raw)
 
 
 @st.cache_resource(show_spinner="Reading the run…", max_entries=12)
-def run_view(run_dir: str, token: int) -> dash.RunView:
-    return dash.load_run(run_dir)
+def run_view(run_dir: str, token: int) -> runs.RunView:
+    return runs.load_run(run_dir)
 
 
 @st.cache_resource(show_spinner="Comparing generated rows with their nearest training rows…", max_entries=12)
 def column_leaks(run_dir: str, token: int, check: int | None):
-    return dash.column_leaks(run_view(run_dir, token), check)
+    return runs.column_leaks(run_view(run_dir, token), check)
 
 
 @st.cache_resource(show_spinner=False, max_entries=64)
 def leak_view(run_dir: str, token: int, row_id: int, limit: int = 20):
     """A training row beside its generated copies (reads the stored samples of their checks once)."""
-    from memviz import leaks
-
-    view = run_view(run_dir, token)
-    return leaks.copies_of(view.result, int(row_id), limit=limit, checks=view.result.checks, train=view.train)
+    return runs.leak_view(run_view(run_dir, token), int(row_id), limit=limit)
 
 
 @st.cache_resource(show_spinner=False, max_entries=64)
 def early_curve(run_dir: str, token: int, p: float, k: int):
     """Precision / recall / Jaccard of DynamicCut at every check epoch vs the final Top group."""
-    from memviz.dynamiccut import early_identification_curve
-
-    return early_identification_curve(run_view(run_dir, token).dynamics, p=p, k=k)
+    return runs.early_curve(run_view(run_dir, token), p=p, k=k)
 
 
 @st.cache_resource(show_spinner=False, max_entries=12)
-def compare_view(out_dir: str, token: int) -> dash.CompareView:
-    return dash.load_compare(out_dir)
+def compare_view(out_dir: str, token: int) -> comparisons.CompareView:
+    return comparisons.load_compare(out_dir)
 
 
 @st.cache_data(show_spinner=False, ttl=3)
-def runs(root: str):
-    return dash.runs_table(root)
+def run_list(root: str):
+    return runs.runs_table(root)
 
 
 def root() -> str:
@@ -98,7 +118,7 @@ def ensure_data() -> dict:
     """The current dataset; on a first visit the bundled sample with its test file."""
     if DATA not in st.session_state:
         raw = raw_choice("sample")
-        train, test = dash.build_tables(raw, raw.schema, "file")
+        train, test = datasets.build_tables(raw, raw.schema, "file")
         set_data(train, test, raw.label)
     return st.session_state[DATA]
 
@@ -131,10 +151,11 @@ def run_label(memo: dict, path: str) -> str:
     return memo.setdefault(path, Path(path).name)
 
 
-def job_state(run_dir: str) -> str:
-    """The state of the background job behind a run that has no manifest yet."""
+def job_readout(run_dir: str) -> str:
+    """The one progress line of a run (:meth:`memviz.app.jobs.JobStatus.readout`), the same
+    wherever the run is shown."""
     try:
-        return jobs.job_status(jobs.job_for(run_dir)).state
+        return jobs.job_status(jobs.job_for(run_dir)).readout()
     except MemvizError:
         return "starting"
 
@@ -143,7 +164,7 @@ def current_run_dir() -> str | None:
     return st.session_state.get(CURRENT) or None
 
 
-def current_view(stop_message: bool = True) -> dash.RunView | None:
+def current_view(stop_message: bool = True) -> runs.RunView | None:
     """The current run, opened (cached); None with an info box when there is none or it has no check yet."""
     run_dir = current_run_dir()
     if run_dir is None:
@@ -151,7 +172,7 @@ def current_view(stop_message: bool = True) -> dash.RunView | None:
             st.info("No warm-up run selected. Start one on the **Warm-up** page or pick a saved run in the sidebar.")
         return None
     try:
-        return run_view(run_dir, dash.run_token(run_dir))
+        return run_view(run_dir, runs.run_token(run_dir))
     except MemvizError as exc:
         if stop_message:
             st.info(f"This run cannot be shown yet: {exc}")
@@ -161,10 +182,10 @@ def current_view(stop_message: bool = True) -> dash.RunView | None:
 # ------------------------------------------------------------------------ rendering
 def show(fig, key: str | None = None) -> None:
     """A plotly figure with its one-sentence reading guide under it."""
-    from memviz import plots
+    from memviz import viz
 
     st.plotly_chart(fig, width="stretch", key=key, config={"displaylogo": False})
-    text = plots.caption(fig)
+    text = viz.caption(fig)
     if text:
         st.caption(text)
 
@@ -180,5 +201,5 @@ def pct(v) -> str:
         return "–"
 
 
-if __name__ == "__main__":  # opened as a legacy page (/ui): go through the router
+if __name__ == "__main__":  # opened as a page of the pages/ folder mode (/ui): go through the router
     through_app()

@@ -7,8 +7,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from memviz import jobs
-from memviz.store import RunStore, atomic_write_csv, atomic_write_parquet, atomic_write_text
+from memviz.app import jobs
+from memviz.io import atomic_write_csv, atomic_write_parquet, atomic_write_text
+from memviz.store import RunStore
 from memviz.warmup import WarmupConfig
 
 #: the copier run copies training rows 0..N_COPIED-1
@@ -42,7 +43,7 @@ def copier_run(train, run_dir: Path, epochs=(2, 4, 6)) -> None:
 
 def finished_compare(root: Path, train, rng) -> Path:
     """A comparison results folder (results, synthetic tables, details) registered as a finished job."""
-    from memviz.experiment import results_frame
+    from memviz.compare import results_frame
 
     job = jobs.Job(jobs.new_job_id("compare"), "compare", root)
     out = job.out
@@ -69,5 +70,6 @@ def finished_compare(root: Path, train, rng) -> Path:
     job.job_dir.mkdir(parents=True)
     atomic_write_text(job.job_dir / "job.json", json.dumps({"job_id": job.job_id, "kind": "compare", "pid": None,
                                                              "started": 0, "label": "fixture"}))
-    atomic_write_text(job.log_path, json.dumps({"out": str(out)}) + "\n")
+    jobs.write_spec(job.spec_path, jobs.JobSpec("compare", {}, {"out": str(out)}, label="fixture"))
+    jobs.EventLog(job.events_path)({"event": "finished", "out": str(out)})
     return out

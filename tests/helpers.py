@@ -9,7 +9,7 @@ def live_job(root, kind: str):
     import json
     import os
 
-    from memviz import jobs
+    from memviz.app import jobs
 
     job = jobs.Job(jobs.new_job_id(kind), kind, root)
     job.job_dir.mkdir(parents=True)

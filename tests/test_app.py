@@ -19,7 +19,7 @@ import pandas as pd
 import pytest
 
 from dash_helpers import N_COPIED, copier_run, finished_compare
-from memviz import jobs
+from memviz.app import jobs
 from memviz.warmup import WarmupConfig, run_warmup
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -221,7 +221,9 @@ def test_p_slider_changes_the_rows_that_would_go(app):
 def test_warmup_page_starts_a_background_run_that_can_be_cancelled(app, runs_root):
     at = app("tiny").run()
     at.switch_page("pages/2_warmup.py").run()
-    assert "finished" in " ".join(m.value for m in at.markdown)
+    readout = next(c.value for c in at.sidebar.caption if c.value.startswith("finished"))
+    assert readout == "finished · 3 checks"                      # one readout: the sidebar's is the page's
+    assert at.get("progress")[0].proto.text == readout
     at.number_input(key="wu_epochs").set_value(2)
     at.number_input(key="wu_every").set_value(1)
     at.selectbox(key="wu_device").set_value("cpu")
@@ -251,6 +253,21 @@ def test_compare_page_shows_results_side_by_side(app):
     no_exception(at)
     after = next(f["layout"]["title"]["text"] for f in figures(at) if "by method and model" in f["layout"]["title"]["text"])
     assert after != before
+
+
+def test_compare_page_ignores_prune_settings_tuned_on_another_run(app):
+    """Regression: p/k/T tuned on run A (Tune & prune) were used for run B's comparison."""
+    at = app("tiny").run()
+    at.session_state["dc_params"] = {"p": 0.3, "k": 2, "T": 4, "run": "copier"}
+    at.switch_page("pages/6_compare.py").run()
+    no_exception(at)
+    assert at.number_input(key="cmp_p").value == pytest.approx(0.10)
+    ranking = next(c.value for c in at.caption if "ranking of run" in c.value)
+    assert "tiny" in ranking and "k=3" in ranking and "T=default" in ranking
+    at.session_state["dc_params"] = {"p": 0.3, "k": 2, "T": 4, "run": "tiny"}  # tuned on this run: used
+    at.switch_page("pages/6_compare.py").run()
+    ranking = next(c.value for c in at.caption if "ranking of run" in c.value)
+    assert "k=2" in ranking and "T=4" in ranking
 
 
 def test_report_page_offers_every_download(app, runs_root):
@@ -317,11 +334,11 @@ def test_sidebar_says_queued_for_a_run_waiting_for_a_slot(tmp_path, monkeypatch)
     from helpers import live_job
 
     job = live_job(tmp_path, "warmup")                  # this test process stands in for the waiting job
-    (job.job_dir / jobs.QUEUED).write_text("now")
+    jobs.EventLog(job.events_path)({"event": "queued", "slots": 1})
     monkeypatch.setenv(jobs.RUNS_ENV, str(tmp_path))
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     at.session_state["memviz_run"] = str(job.out)
     at.run()
     no_exception(at)
     assert at.sidebar.selectbox(key="run_pick").value == str(job.out)
-    assert "queued" in [c.value for c in at.sidebar.caption]
+    assert any(c.value.startswith("queued") for c in at.sidebar.caption)

@@ -172,7 +172,7 @@ def test_dashboard_end_to_end(server):
                 box.press("Tab")
             t_run = time.perf_counter()
             page.get_by_role("button", name="Start warm-up").click()
-            page.get_by_text(re.compile(r"· finished · epoch 2/2")).first.wait_for(timeout=600_000)
+            page.get_by_text(re.compile(r"finished · 2 checks")).first.wait_for(timeout=600_000)
             _idle(page)
             timings["warmup_seconds"] = time.perf_counter() - t_run
             _no_exception(page)

@@ -43,7 +43,7 @@ def test_in_memory_warmup_records_every_check(small_train):
     np.testing.assert_array_equal(long["memorized"].to_numpy(), (long["ratio"] < 1 / 3).to_numpy())
     # per-row counts add up to the memorized rows of each check
     assert res.dynamics.counts.sum() == int(long["memorized"].sum())
-    assert [e["stage"] for e in events].count("check") == 3 and events[-1]["stage"] == "done"
+    assert [e["event"] for e in events].count("check") == 3 and events[-1]["event"] == "done"
 
 
 def test_run_store_round_trip(small_train, tmp_path):

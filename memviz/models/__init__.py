@@ -8,9 +8,16 @@ Every model follows the scikit-learn estimator contract::
                                        # original dtypes and categories
 
 ``table`` is a :class:`memviz.data.Table`. ``make_model(name, **params)`` builds one
-by name: ``tabddpm``, ``ctgan``, ``tvae``.
+by name: ``tabddpm``, ``ctgan``, ``tvae`` (:data:`MODELS`, the one registry of names
+and display labels).
 """
 from __future__ import annotations
+
+from ..errors import MemvizError
+
+#: model name -> display label (the one list of generators)
+MODEL_LABELS = {"tabddpm": "TabDDPM", "ctgan": "CTGAN", "tvae": "TVAE"}
+MODELS = tuple(MODEL_LABELS)
 
 
 def make_model(name: str, **params):
@@ -21,8 +28,15 @@ def make_model(name: str, **params):
     if name in ("ctgan", "tvae"):
         from .sdv_models import SDVGenerator
         return SDVGenerator(kind=name, **params)
-    from ..errors import MemvizError
-    raise MemvizError(f"unknown model {name!r} (use tabddpm, ctgan, tvae)")
+    raise MemvizError(f"unknown model {name!r} (use {', '.join(MODELS)})")
 
 
-MODELS = ("tabddpm", "ctgan", "tvae")
+def check_models(names) -> tuple[str, ...]:
+    """Validate model names (case-insensitive, duplicates dropped, order kept)."""
+    out = tuple(dict.fromkeys(str(m).strip().lower() for m in names))
+    for m in out:
+        if m not in MODEL_LABELS:
+            raise MemvizError(f"unknown model {m!r} (use {', '.join(MODELS)})")
+    if not out:
+        raise MemvizError(f"no model given (use {', '.join(MODELS)})")
+    return out

@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from memviz.cli import main
-from memviz.study import _verdict_pair, findings, paired_difference
+from memviz.study.findings import _verdict_pair, findings, paired_difference
 from conftest import SHARED
 
 needs_shared = pytest.mark.skipif(not (SHARED / "shoppers" / "train.csv").exists(),

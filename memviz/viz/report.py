@@ -21,13 +21,15 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .errors import MemvizError
-from .plots import METRICS, caption, fractions, method_label, model_label
+from ..errors import MemvizError
+from ..metrics import METRICS
+from .compare import fractions
+from .style import caption, method_label, model_label
 
 CSP = ("default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
        "img-src data: blob:; font-src data:")
 #: results columns shown as percentages (fractions in [0, 1], or already percent when > 1.5)
-PERCENT_COLUMNS = (*METRICS, "mle_real", "dcr_ideal")
+PERCENT_COLUMNS = (*(k for k, m in METRICS.items() if m.percent), "mle_real", "dcr_ideal")
 #: identifiers printed without thousands separators
 PLAIN_INT_COLUMNS = ("synthetic_id", "row_id", "check", "epoch", "seed")
 CSS = """
@@ -118,7 +120,7 @@ def _frame_table(df: pd.DataFrame, text_cols=(), match: pd.DataFrame | None = No
 
 def results_summary(results: pd.DataFrame) -> pd.DataFrame:
     """Results as display strings: mean ± sd over seeds per (method, model) when those
-    columns exist (else one line per row); metric columns of ``plots.METRICS`` as
+    columns exist (else one line per row); metric columns declared percentages in :data:`memviz.metrics.METRICS` as
     percentages with 2 decimals, other numbers with 4 significant digits."""
     df = results.copy()
     numeric = [c for c in df.columns if c not in ("method", "model", "seed") and pd.api.types.is_numeric_dtype(df[c])
@@ -176,6 +178,39 @@ def _leak_block(view, redacted: bool) -> str:
                                                                      na="") + "</div>"
 
 
+def report_figures(dynamics=None, per_check: pd.DataFrame | None = None, *, early_curve: pd.DataFrame | None = None,
+                   train=None, removed=None, results: pd.DataFrame | None = None,
+                   column_shapes: pd.DataFrame | None = None, dcr: Mapping | None = None) -> list:
+    """The report's figures, in order (the one list the dashboard's report and the study share).
+
+    A run (``dynamics`` and its ``per_check`` table): copies per row, concentration,
+    per-check curves, first memorization, forgetting and Mem-AUC bands; with
+    ``early_curve`` the early-identification curve; with ``train`` and ``removed`` the
+    class balance of that pruning. A comparison (``results``, finished cells): memorization
+    by method, privacy vs utility, transfer when DynamicCut or random pruning is there;
+    ``column_shapes`` and ``dcr`` (one model's) add their breakdowns.
+    """
+    from . import compare as fc, dynamics as fd, memorization as fm, tune as ft
+
+    figs = []
+    if dynamics is not None:
+        figs += [fm.copies_histogram(dynamics), fm.concentration_plot(dynamics), fm.check_curves(per_check),
+                 fd.first_epoch_plot(dynamics), fd.forgetting_plot(dynamics), fd.group_band_plot(dynamics, "mem_auc")]
+    if early_curve is not None:
+        figs.append(ft.early_identification_plot(early_curve))
+    if train is not None and removed is not None:
+        figs.append(ft.class_balance_plot(train, removed))
+    if results is not None and len(results):
+        figs += [fc.comparison_plot(results, "mem_ratio"), fc.privacy_utility_plot(results, "mle")]
+        if {"dynamiccut", "random"} & set(results["method"]):
+            figs.append(fc.transferability_plot(results))
+        if column_shapes is not None:
+            figs.append(fc.shape_breakdown_plot(column_shapes))
+        if dcr is not None:
+            figs.append(fc.dcr_plot(dcr))
+    return figs
+
+
 REDACTED_NOTE = ("Redacted report: training and generated rows appear only in redacted form (numbers replaced by "
                  "ranges of round numbers, categories by salted hashes; cells that equal the training row stay "
                  "marked). Figures show aggregates (counts, shares, distances), column names and internal row ids.")
@@ -194,7 +229,7 @@ def build_report(run_summary: Mapping | None, figures: Sequence, results: pd.Dat
         Headline numbers of the run (nested dicts are flattened to dotted keys), e.g.
         ``memviz.dynamics.summarize(dyn).to_dict()`` plus the run id.
     figures : list of plotly Figure
-        Shown in order, each with its title and :func:`memviz.plots.caption`.
+        Shown in order, each with its title and :func:`memviz.viz.caption`.
     results : DataFrame or None
         The comparison results (method, model, seed, metrics); summarized by
         :func:`results_summary`.

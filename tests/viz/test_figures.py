@@ -10,7 +10,8 @@ import pandas as pd
 import plotly.graph_objects as go
 import pytest
 
-from memviz import plots
+from memviz import viz
+import memviz.viz.style  # noqa: F401
 from memviz.dynamiccut import dynamiccut_selection, early_identification_curve
 from memviz.dynamics import compute_dynamics
 from memviz.errors import MemvizError
@@ -66,25 +67,25 @@ def all_figures(dyn, per_check, train, removed, results):
     rng = np.random.default_rng(0)
     num, cat = train.schema.numerical[0], train.schema.distance_categorical[0]
     return {
-        "copies_histogram": plots.copies_histogram(dyn),
-        "copies_histogram_linear": plots.copies_histogram(dyn, log_y=False),
-        "concentration_plot": plots.concentration_plot(dyn),
-        "check_curves": plots.check_curves(per_check),
-        "first_epoch_plot": plots.first_epoch_plot(dyn),
-        "forgetting_plot": plots.forgetting_plot(dyn),
-        "group_band_cumulative": plots.group_band_plot(dyn, "cumulative"),
-        "group_band_mem_auc": plots.group_band_plot(dyn, "mem_auc"),
-        "row_timeline": plots.row_timeline(dyn, dyn.row_ids[:5]),
-        "early_identification_plot": plots.early_identification_plot(curve),
-        "class_balance_plot": plots.class_balance_plot(train, removed),
-        "column_shift_numerical": plots.column_shift_plot(train, removed, num),
-        "column_shift_categorical": plots.column_shift_plot(train, removed, cat),
-        "comparison_plot": plots.comparison_plot(results, "mem_ratio"),
-        "comparison_mle": plots.comparison_plot(results, "mle"),
-        "privacy_utility_plot": plots.privacy_utility_plot(results),
-        "shape_breakdown_plot": plots.shape_breakdown_plot(shapes),
-        "dcr_plot": plots.dcr_plot({"baseline": rng.gamma(2, 0.02, 300), "dynamiccut": rng.gamma(2, 0.03, 300)}),
-        "transferability_plot": plots.transferability_plot(results),
+        "copies_histogram": viz.copies_histogram(dyn),
+        "copies_histogram_linear": viz.copies_histogram(dyn, log_y=False),
+        "concentration_plot": viz.concentration_plot(dyn),
+        "check_curves": viz.check_curves(per_check),
+        "first_epoch_plot": viz.first_epoch_plot(dyn),
+        "forgetting_plot": viz.forgetting_plot(dyn),
+        "group_band_cumulative": viz.group_band_plot(dyn, "cumulative"),
+        "group_band_mem_auc": viz.group_band_plot(dyn, "mem_auc"),
+        "row_timeline": viz.row_timeline(dyn, dyn.row_ids[:5]),
+        "early_identification_plot": viz.early_identification_plot(curve),
+        "class_balance_plot": viz.class_balance_plot(train, removed),
+        "column_shift_numerical": viz.column_shift_plot(train, removed, num),
+        "column_shift_categorical": viz.column_shift_plot(train, removed, cat),
+        "comparison_plot": viz.comparison_plot(results, "mem_ratio"),
+        "comparison_mle": viz.comparison_plot(results, "mle"),
+        "privacy_utility_plot": viz.privacy_utility_plot(results),
+        "shape_breakdown_plot": viz.shape_breakdown_plot(shapes),
+        "dcr_plot": viz.dcr_plot({"baseline": rng.gamma(2, 0.02, 300), "dynamiccut": rng.gamma(2, 0.03, 300)}),
+        "transferability_plot": viz.transferability_plot(results),
     }
 
 
@@ -92,7 +93,7 @@ def assert_readable(fig, name):
     assert isinstance(fig, go.Figure), name
     assert fig.layout.title.text, f"{name}: no title"
     assert fig.layout.xaxis.title.text and fig.layout.yaxis.title.text, f"{name}: unlabelled axis"
-    text = plots.caption(fig)
+    text = viz.caption(fig)
     assert text and text.endswith(".") and ". " not in text[:-1], f"{name}: caption must be one sentence"
     assert len(fig.data) >= 1, name
     fig.to_json()  # serializable
@@ -103,8 +104,8 @@ def test_every_figure_on_the_planted_run(run):
     removed = dynamiccut_selection(res.dynamics, p=0.1, k=2).removed
     figs = all_figures(res.dynamics, res.per_check, train, removed, results_frame())
     leak = column_match_rates(train, store.samples(2), res.checks[res.checks["check"] == 2])
-    figs["leak_heatmap"] = plots.leak_heatmap(leak.columns)
-    figs["leak_heatmap_pairs"] = plots.leak_heatmap(leak, {"memorized": leak.pairs_memorized,
+    figs["leak_heatmap"] = viz.leak_heatmap(leak.columns)
+    figs["leak_heatmap_pairs"] = viz.leak_heatmap(leak, {"memorized": leak.pairs_memorized,
                                                            "not memorized": leak.pairs_non_memorized})
     for name, fig in figs.items():
         assert_readable(fig, name)
@@ -122,10 +123,10 @@ def test_edge_cases(run, case):
     for name, fig in all_figures(dyn, per_check, train, removed, results).items():
         assert_readable(fig, f"{case}/{name}")
     if case == "no_copies":
-        hist = plots.copies_histogram(dyn)
+        hist = viz.copies_histogram(dyn)
         assert list(hist.data[0].y) == [len(ids)]
         assert any("No training row was copied" in a.text for a in hist.layout.annotations)
-        assert any("No training row" in a.text for a in plots.concentration_plot(dyn).layout.annotations)
+        assert any("No training row" in a.text for a in viz.concentration_plot(dyn).layout.annotations)
 
 
 # ------------------------------------------------------------------------- behaviour
@@ -138,69 +139,69 @@ def test_copies_histogram_counts_every_row_and_toggles_log():
     dyn, _ = _dyn(n_rows=200, n_syn=2000, n_checks=4)
     assert dyn.total.max() > 60  # forces grouped bins
     for log_y in (True, False):
-        fig = plots.copies_histogram(dyn, log_y=log_y)
+        fig = viz.copies_histogram(dyn, log_y=log_y)
         y = np.asarray(fig.data[0].y)
         assert y.sum() == dyn.n_rows and y[0] == (dyn.total == 0).sum()
         assert fig.layout.yaxis.type == ("log" if log_y else "linear")
         assert len(y) <= 60
     small, _ = _dyn(n_rows=30, n_syn=20)
-    fig = plots.copies_histogram(small)
+    fig = viz.copies_histogram(small)
     np.testing.assert_array_equal(fig.data[0].y, np.bincount(small.total))
 
 
 def test_concentration_curve_is_thinned_and_monotone():
     dyn, _ = _dyn(n_rows=5000, n_syn=3000)
-    fig = plots.concentration_plot(dyn)
+    fig = viz.concentration_plot(dyn)
     curve = fig.data[1]
     y = np.asarray(curve.y, dtype=float)
-    assert len(y) <= plots.MAX_CURVE_POINTS + 1
+    assert len(y) <= viz.style.MAX_CURVE_POINTS + 1
     assert np.all(np.diff(y) >= -1e-12) and y[-1] == pytest.approx(1.0) and y[0] == 0.0
     assert np.all(np.diff(np.asarray(curve.x, dtype=float)) > 0)
 
 
 def test_group_figures_match_the_dynamics():
     dyn, long = _dyn(n_rows=60, n_syn=120, n_checks=5)
-    fe = plots.first_epoch_plot(dyn)
+    fe = viz.first_epoch_plot(dyn)
     for trace, mask in zip(fe.data, (dyn.top, ~dyn.top)):
         y = np.asarray(trace.y)
         assert y.sum() == pytest.approx(1.0) and y[-1] == pytest.approx(dyn.censored[mask].mean())
-    fg = plots.forgetting_plot(dyn)
+    fg = viz.forgetting_plot(dyn)
     for trace, mask in zip(fg.data, (dyn.top, ~dyn.top)):
         y = np.asarray(trace.y)
         assert y.sum() == pytest.approx(1.0)
         assert (np.arange(len(y)) * y).sum() == pytest.approx(dyn.forgetting_events[mask].mean())
-    band = plots.group_band_plot(dyn, "mem_auc")
+    band = viz.group_band_plot(dyn, "mem_auc")
     med = [t for t in band.data if (t.name or "").endswith("median")]
     np.testing.assert_allclose(med[0].y, np.median(dyn.auc[dyn.top], axis=0))
     np.testing.assert_allclose(med[1].y, np.median(dyn.auc[~dyn.top], axis=0))
     with pytest.raises(MemvizError, match="quantity"):
-        plots.group_band_plot(dyn, "nonsense")
+        viz.group_band_plot(dyn, "nonsense")
     from memviz.dynamics import check_summary
     pc = check_summary(long)
-    cc = plots.check_curves(pc)
+    cc = viz.check_curves(pc)
     np.testing.assert_allclose(cc.data[0].y, pc["mem_ratio"])
     with pytest.raises(MemvizError, match="mem_auc"):
-        plots.check_curves(pc.drop(columns="mem_auc"))
+        viz.check_curves(pc.drop(columns="mem_auc"))
 
 
 def test_row_timeline_marks_checks_with_copies():
     dyn, _ = _dyn(n_rows=40, n_syn=100, n_checks=4)
     chosen = [dyn.row_ids[3], dyn.row_ids[0], dyn.row_ids[10]]
-    fig = plots.row_timeline(dyn, chosen)
+    fig = viz.row_timeline(dyn, chosen)
     heat = [t for t in fig.data if t.type == "heatmap"][0]
     pos = np.searchsorted(dyn.row_ids, chosen)
     np.testing.assert_array_equal(np.asarray(heat.z), (dyn.counts[pos] > 0).astype(int))
     assert heat.y[0].startswith(str(chosen[0]))
     with pytest.raises(MemvizError, match="row_id 8"):
-        plots.row_timeline(dyn, [8])
-    empty = plots.row_timeline(dyn, [])
-    assert empty.layout.annotations and plots.caption(empty)
+        viz.row_timeline(dyn, [8])
+    empty = viz.row_timeline(dyn, [])
+    assert empty.layout.annotations and viz.caption(empty)
 
 
 def test_early_identification_plot_traces_the_curve():
     dyn, _ = _dyn(n_rows=80, n_syn=200, n_checks=5)
     curve = early_identification_curve(dyn, p=0.1, k=2)
-    fig = plots.early_identification_plot(curve)
+    fig = viz.early_identification_plot(curve)
     by_name = {t.name: t for t in fig.data}
     np.testing.assert_allclose(by_name["precision"].y, curve["precision"])
     np.testing.assert_allclose(by_name["random recall"].y, curve["random_recall"])
@@ -210,42 +211,42 @@ def test_early_identification_plot_traces_the_curve():
 def test_pruning_figures(run):
     _, res, train = run
     removed = train.data.index[train.data["y"] == train.data["y"].iloc[0]][:4]
-    cb = plots.class_balance_plot(train, removed)
+    cb = viz.class_balance_plot(train, removed)
     before, after, gone = (np.asarray(t.y) for t in cb.data)
     assert before.sum() == pytest.approx(1) and after.sum() == pytest.approx(1) and gone.max() == pytest.approx(1)
     kept = train.data.drop(index=removed)["y"]
     np.testing.assert_allclose(after, kept.value_counts(normalize=True).reindex(list(cb.data[1].x)).to_numpy())
-    same = plots.class_balance_plot(train, [])
+    same = viz.class_balance_plot(train, [])
     np.testing.assert_allclose(same.data[0].y, same.data[1].y)
     for col in ("a", "b", "c1"):
-        fig = plots.column_shift_plot(train, removed, col)
+        fig = viz.column_shift_plot(train, removed, col)
         assert np.asarray(fig.data[0].y).sum() == pytest.approx(1.0)
         assert np.asarray(fig.data[1].y).sum() == pytest.approx(1.0)
-        assert "distance 0.0%" in plots.column_shift_plot(train, [], col).layout.title.text
+        assert "distance 0.0%" in viz.column_shift_plot(train, [], col).layout.title.text
     with pytest.raises(MemvizError, match="'zzz'"):
-        plots.column_shift_plot(train, removed, "zzz")
+        viz.column_shift_plot(train, removed, "zzz")
     with pytest.raises(MemvizError, match="removed row_id 1"):
-        plots.class_balance_plot(train, [1])
+        viz.class_balance_plot(train, [1])
 
 
 def test_comparison_figures_aggregate_over_seeds():
     res = results_frame()
-    fig = plots.comparison_plot(res, "mem_ratio")
+    fig = viz.comparison_plot(res, "mem_ratio")
     tab = res[res["model"] == "ctgan"].groupby("method")["mem_ratio"]
     trace = [t for t in fig.data if t.name == "CTGAN"][0]
-    order = [plots.method_label(m) for m in plots._method_sort(res["method"].unique())]
+    order = [viz.method_label(m) for m in viz.style._method_sort(res["method"].unique())]
     assert list(trace.x) == order
-    np.testing.assert_allclose(trace.y, [tab.mean()[m] for m in plots._method_sort(res["method"].unique())])
-    np.testing.assert_allclose(trace.error_y.array, [tab.std()[m] for m in plots._method_sort(res["method"].unique())])
+    np.testing.assert_allclose(trace.y, [tab.mean()[m] for m in viz.style._method_sort(res["method"].unique())])
+    np.testing.assert_allclose(trace.error_y.array, [tab.std()[m] for m in viz.style._method_sort(res["method"].unique())])
     big = res.assign(relative_reduction=-34.2)  # -3,420 %: fractions are never rescaled
-    big_trace = [t for t in plots.comparison_plot(big, "relative_reduction").data if t.name == "CTGAN"][0]
+    big_trace = [t for t in viz.comparison_plot(big, "relative_reduction").data if t.name == "CTGAN"][0]
     np.testing.assert_allclose(big_trace.y, -34.2)
-    pu = plots.privacy_utility_plot(res, "shape")
+    pu = viz.privacy_utility_plot(res, "shape")
     assert sum(len(t.x) for t in pu.data if t.x[0] is not None) == len(METHODS) * len(MODELS)
-    tr = plots.transferability_plot(res)
+    tr = viz.transferability_plot(res)
     assert {t.name for t in tr.data if t.type == "bar"} == {"DynamicCut", "Random"}
     with pytest.raises(MemvizError, match="mle"):
-        plots.comparison_plot(res.drop(columns="mle"), "mle")
+        viz.comparison_plot(res.drop(columns="mle"), "mle")
 
 
 def test_shape_dcr_and_leak_figures():
@@ -253,24 +254,24 @@ def test_shape_dcr_and_leak_figures():
     d = {"dynamiccut": pd.DataFrame({"column": cols, "score": [0.9, 0.8]}),
          "baseline": pd.DataFrame({"column": cols, "score": [0.95, 0.85]})}
     long = pd.concat([v.assign(method=k) for k, v in d.items()])
-    a, b = plots.shape_breakdown_plot(d), plots.shape_breakdown_plot(long)
+    a, b = viz.shape_breakdown_plot(d), viz.shape_breakdown_plot(long)
     np.testing.assert_allclose(a.data[0].z, b.data[0].z)
     assert list(a.data[0].x) == ["Baseline", "DynamicCut"]  # canonical method order
     np.testing.assert_allclose(np.asarray(a.data[0].customdata)[:, 1], [-0.05, -0.05])
     rng = np.random.default_rng(1)
     dcr = {"baseline": rng.gamma(2, 0.02, 500), "dynamiccut": np.r_[rng.gamma(2, 0.03, 499), np.inf]}
-    fig = plots.dcr_plot(dcr)
+    fig = viz.dcr_plot(dcr)
     for t in fig.data:
         assert np.asarray(t.y).sum() == pytest.approx(1.0)
     assert sorted(s.x0 for s in fig.layout.shapes) == pytest.approx(
         sorted(np.median(v[np.isfinite(v)]) for v in dcr.values()))
-    assert plots.dcr_plot({}).layout.annotations
+    assert viz.dcr_plot({}).layout.annotations
     rates = pd.DataFrame({"column": ["x", "y"], "memorized_rate": [0.2, 1.0], "non_memorized_rate": [0.1, 0.3]})
-    lh = plots.leak_heatmap(rates)
+    lh = viz.leak_heatmap(rates)
     assert list(lh.data[0].y) == ["y", "x"]  # most-leaking first
     pairs = pd.DataFrame([[0.2, 0.1], [0.1, 1.0]], index=["x", "y"], columns=["x", "y"])
     pairs.attrs["group"] = "non-memorized rows"
-    lp = plots.leak_heatmap(rates, pairs)
+    lp = viz.leak_heatmap(rates, pairs)
     assert [a.text for a in lp.layout.annotations][:2] == ["columns", "pairs, non-memorized rows"]
     np.testing.assert_allclose(lp.data[1].z, [[1.0, 0.1], [0.1, 0.2]])  # same order as the column panel
     np.testing.assert_allclose(lh.data[0].z, [[1.0, 0.3], [0.2, 0.1]])
@@ -288,12 +289,12 @@ def test_adult_scale_figures_stay_small():
         parts.append(pd.DataFrame({"check": k, "epoch": 4 * (k + 1), "nn1": nn1,
                                    "ratio": ratio, "memorized": ratio < 1 / 3}))
     dyn = compute_dynamics(pd.concat(parts, ignore_index=True), ids)
-    plots.check_curves(pd.DataFrame({"epoch": [1], "mem_ratio": [0.1], "mem_auc": [0.2]}))  # warm plotly up
-    for name, fn in {"copies_histogram": lambda: plots.copies_histogram(dyn),
-                     "concentration_plot": lambda: plots.concentration_plot(dyn),
-                     "first_epoch_plot": lambda: plots.first_epoch_plot(dyn),
-                     "forgetting_plot": lambda: plots.forgetting_plot(dyn),
-                     "group_band_plot": lambda: plots.group_band_plot(dyn, "mem_auc")}.items():
+    viz.check_curves(pd.DataFrame({"epoch": [1], "mem_ratio": [0.1], "mem_auc": [0.2]}))  # warm plotly up
+    for name, fn in {"copies_histogram": lambda: viz.copies_histogram(dyn),
+                     "concentration_plot": lambda: viz.concentration_plot(dyn),
+                     "first_epoch_plot": lambda: viz.first_epoch_plot(dyn),
+                     "forgetting_plot": lambda: viz.forgetting_plot(dyn),
+                     "group_band_plot": lambda: viz.group_band_plot(dyn, "mem_auc")}.items():
         fig = fn()
         assert len(fig.to_json()) < 100_000, f"{name} sends too much data"
 
@@ -314,7 +315,7 @@ def test_figures_on_a_real_tiny_warmup(tmp_path):
 
 def test_long_titles_wrap_instead_of_running_off_the_figure():
     long = "Mem-AUC per training row, Top 10% against the other 90%, by epoch of the warm-up run"
-    lines = plots.wrap_title(long).split("<br>")
-    assert len(lines) == 2 and all(len(line) <= plots.TITLE_WIDTH for line in lines)
+    lines = viz.wrap_title(long).split("<br>")
+    assert len(lines) == 2 and all(len(line) <= viz.style.TITLE_WIDTH for line in lines)
     assert " ".join(lines) == long                    # nothing lost, words kept whole
-    assert plots.wrap_title("Short title") == "Short title"
+    assert viz.wrap_title("Short title") == "Short title"

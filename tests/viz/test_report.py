@@ -8,14 +8,14 @@ import pandas as pd
 import pytest
 from plotly.offline import get_plotlyjs
 
-from memviz import plots
+from memviz import viz
 from memviz.errors import MemvizError
 from memviz.leaks import copies_of, most_copied
-from memviz.report import build_report, results_summary
+from memviz.viz.report import build_report, results_summary
 from memviz.warmup import load_warmup
 
 from test_leaks import planted_run
-from test_plots import results_frame
+from .test_figures import results_frame
 
 EVIL = "<script>alert(1)</script>"
 
@@ -54,8 +54,8 @@ def run(tmp_path_factory):
     store = planted_run(tmp_path_factory.mktemp("report") / "run")
     res = load_warmup(store.path)
     views = [copies_of(store, int(r), limit=5) for r in most_copied(res.dynamics, n=2)["row_id"]]
-    figs = [plots.copies_histogram(res.dynamics), plots.check_curves(res.per_check),
-            plots.first_epoch_plot(res.dynamics)]
+    figs = [viz.copies_histogram(res.dynamics), viz.check_curves(res.per_check),
+            viz.first_epoch_plot(res.dynamics)]
     return store, res, views, figs
 
 
@@ -74,7 +74,7 @@ def test_report_is_self_contained_html(run):
     assert doc.count(get_plotlyjs()[:300]) == 1  # plotly.js inline once, not per figure
     assert sum(t == "script" for t, _ in p.tags) == 1 + len(figs)
     for fig in figs:
-        assert html.escape(plots.caption(fig)) in doc
+        assert html.escape(viz.caption(fig)) in doc
     assert "Content-Security-Policy" in doc
 
 
@@ -91,7 +91,7 @@ def test_report_escapes_user_strings(run):
     results = results_frame().rename(columns={"trend": EVIL})
     results.loc[0, "method"] = EVIL
     rates = pd.DataFrame({"column": [EVIL, "age"], "memorized_rate": [1.0, 0.5], "non_memorized_rate": [0.2, 0.1]})
-    figs = [plots.leak_heatmap(rates), plots.comparison_plot(results, EVIL)]
+    figs = [viz.leak_heatmap(rates), viz.comparison_plot(results, EVIL)]
     doc = build_report({EVIL: EVIL, "nested": {EVIL: 1}}, figs, results, {EVIL: [EVIL]}, title=EVIL,
                        redacted=False)
     assert EVIL not in doc

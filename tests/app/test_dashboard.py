@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 
 from dash_helpers import copier_run, finished_compare
-from memviz import dashboard as dash
+from memviz.app import comparisons, datasets, reports, runs
+from memviz.compare.details import compute_details
 from memviz.errors import DataError, MemvizError
 
 
@@ -23,7 +24,7 @@ def small(sample):
 def view(small, tmp_path_factory):
     run_dir = tmp_path_factory.mktemp("dash") / "copier"
     copier_run(small, run_dir)
-    return dash.load_run(run_dir)
+    return runs.load_run(run_dir)
 
 
 # ----------------------------------------------------------------- data in
@@ -32,127 +33,127 @@ def test_dataset_choices_start_with_the_sample_and_list_shared_folders(tmp_path,
     (tmp_path / "mine").mkdir()
     train.data.head(20).to_csv(tmp_path / "mine" / "train.csv", index=False)
     (tmp_path / "empty").mkdir()
-    monkeypatch.setenv(dash.DATASETS_ENV, str(tmp_path))
-    choices = dash.dataset_choices()
+    monkeypatch.setenv(datasets.DATASETS_ENV, str(tmp_path))
+    choices = datasets.dataset_choices()
     assert choices[0].key == "sample" and choices[0].has_test
     assert [c.key for c in choices[1:]] == ["shared:mine"]
-    raw = dash.load_choice("shared:mine")  # no meta.json: inferred schema
+    raw = datasets.load_choice("shared:mine")  # no meta.json: inferred schema
     assert raw.test is None and len(raw.frame) == 20 and raw.schema.name == "train"
     with pytest.raises(DataError, match="not available"):
-        dash.choice_by_key("shared:nothing")
+        datasets.choice_by_key("shared:nothing")
 
 
 def test_read_upload_parses_csv_and_parquet_and_rejects_the_rest(sample):
     train, _ = sample
     df = train.data.head(30).reset_index(drop=True)
-    assert dash.read_upload("t.csv", df.to_csv(index=False).encode()).shape == df.shape
+    assert datasets.read_upload("t.csv", df.to_csv(index=False).encode()).shape == df.shape
     buf = io.BytesIO()
     df.to_parquet(buf, index=False)
-    back = dash.read_upload("t.parquet", buf.getvalue())
+    back = datasets.read_upload("t.parquet", buf.getvalue())
     pd.testing.assert_frame_equal(back, df)
     for name, raw, msg in [("t.csv", b"", "empty"), ("t.csv", b"\x00\x01\x02binary\x00data", "binary"),
                            ("t.parquet", b"PAR1garbage", "Parquet"), ("t.parquet", b"a,b\n1,2\n", "Parquet"),
                            ("t.csv", b"1,2,3\n4,5,6\n", "no header")]:
         with pytest.raises(DataError, match=msg) as err:
-            dash.read_upload(name, raw)
+            datasets.read_upload(name, raw)
         assert "\n" not in str(err.value)
 
 
 def test_upload_guesses_a_label_column():
     df = pd.DataFrame({"x": np.arange(50) * 1.5, "colour": ["r", "g"] * 25, "y": [0, 1, 1, 0, 1] * 10})
-    raw = dash.raw_from_upload("d.csv", df.to_csv(index=False).encode())
+    raw = datasets.raw_from_upload("d.csv", df.to_csv(index=False).encode())
     assert raw.schema.target == "y" and raw.schema.task == "binary"
-    assert dash.guess_target(pd.DataFrame({"a": np.arange(30.0)})) is None
+    assert datasets.guess_target(pd.DataFrame({"a": np.arange(30.0)})) is None
 
 
 def test_schema_edits_move_columns_and_name_the_bad_one(sample):
-    raw = dash.load_choice("sample")
-    frame = dash.schema_editor_frame(raw.schema, raw.frame)
+    raw = datasets.load_choice("sample")
+    frame = datasets.schema_editor_frame(raw.schema, raw.frame)
     assert list(frame["column"]) == list(raw.frame.columns)
     edited = frame.copy()
     edited.loc[edited["column"] == "age", "kind"] = "excluded"
     edited.loc[edited["column"] == "education-num", "kind"] = "categorical"
-    schema = dash.apply_schema_edits(raw.schema, edited, raw.frame)
+    schema = datasets.apply_schema_edits(raw.schema, edited, raw.frame)
     assert "age" in schema.excluded and "education-num" in schema.categorical
     assert schema.target == "income" and schema.task == "binary"
     two = frame.copy()
     two.loc[two["column"] == "sex", "kind"] = "target"
     with pytest.raises(DataError, match="only one column can be the target") as err:
-        dash.apply_schema_edits(raw.schema, two, raw.frame)
+        datasets.apply_schema_edits(raw.schema, two, raw.frame)
     assert "'sex'" in str(err.value) and "'income'" in str(err.value)
     moved = frame.copy()
     moved.loc[moved["column"] == "income", "kind"] = "categorical"
     moved.loc[moved["column"] == "hours-per-week", "kind"] = "target"
-    assert dash.apply_schema_edits(raw.schema, moved, raw.frame).task == "regression"
+    assert datasets.apply_schema_edits(raw.schema, moved, raw.frame).task == "regression"
     none = frame.assign(kind="excluded")
     with pytest.raises(DataError, match="no feature column"):
-        dash.apply_schema_edits(raw.schema, none, raw.frame)
+        datasets.apply_schema_edits(raw.schema, none, raw.frame)
 
 
 def test_random_split_is_seeded_disjoint_and_renumbers_training_rows():
-    raw = dash.load_choice("sample")
-    train, test = dash.build_tables(raw, raw.schema, "random", 0.2, seed=3)
+    raw = datasets.load_choice("sample")
+    train, test = datasets.build_tables(raw, raw.schema, "random", 0.2, seed=3)
     assert len(test) == 600 and len(train) == 2400
     assert (train.row_ids == np.arange(2400)).all()
-    again, test2 = dash.build_tables(raw, raw.schema, "random", 0.2, seed=3)
+    again, test2 = datasets.build_tables(raw, raw.schema, "random", 0.2, seed=3)
     pd.testing.assert_frame_equal(train.data, again.data)
-    other, _ = dash.build_tables(raw, raw.schema, "random", 0.2, seed=4)
+    other, _ = datasets.build_tables(raw, raw.schema, "random", 0.2, seed=4)
     assert not train.data.equals(other.data)
     # every original row is in exactly one split
     both = pd.concat([train.data, test.data]).sort_values(list(raw.schema.columns)).reset_index(drop=True)
     orig = raw.frame[list(raw.schema.columns)].sort_values(list(raw.schema.columns)).reset_index(drop=True)
     pd.testing.assert_frame_equal(both, orig, check_dtype=False)
-    t2, te = dash.build_tables(raw, raw.schema, "file")
+    t2, te = datasets.build_tables(raw, raw.schema, "file")
     assert len(t2) == 3000 and len(te) == 1000
-    assert dash.build_tables(raw, raw.schema, "none")[1] is None
+    assert datasets.build_tables(raw, raw.schema, "none")[1] is None
     with pytest.raises(DataError, match="test share"):
-        dash.build_tables(raw, raw.schema, "random", 0.95)
+        datasets.build_tables(raw, raw.schema, "random", 0.95)
 
 
 # ---------------------------------------------------------------------- runs
 def test_runs_table_lists_runs_newest_first(view, tmp_path):
-    df = dash.runs_table(view.path.parent)
+    df = runs.runs_table(view.path.parent)
     assert df["run_id"].tolist() == ["copier"] and df["status"].iloc[0] == "finished"
     assert "copier" in df["label"].iloc[0]
-    assert dash.runs_table(tmp_path).empty
-    t0 = dash.run_token(view.path)
-    assert t0 > 0 and dash.run_token(tmp_path / "nothing") == 0
+    assert runs.runs_table(tmp_path).empty
+    t0 = runs.run_token(view.path)
+    assert t0 > 0 and runs.run_token(tmp_path / "nothing") == 0
 
 
 def test_prune_preview_removes_the_top_p_rows_with_their_values(view, small):
     for p in (0.05, 0.2):
-        prev = dash.prune_preview(view, p, 2, None)
+        prev = runs.prune_preview(view, p, 2, None)
         assert prev.n_remove == math.ceil(p * len(small)) == len(prev.removed)
         assert list(prev.removed["rank"]) == list(range(1, prev.n_remove + 1))
         assert prev.removed["score"].is_monotonic_decreasing
         ids = prev.removed["row_id"].to_numpy()
         pd.testing.assert_frame_equal(prev.removed[list(small.schema.columns)].reset_index(drop=True),
                                       small.data.loc[ids].reset_index(drop=True))
-        csv = pd.read_csv(io.BytesIO(dash.pruned_csv(view, ids)))
+        csv = pd.read_csv(io.BytesIO(runs.pruned_csv(view, ids)))
         assert len(csv) == len(small) - prev.n_remove and not set(ids) & set(csv["row_id"])
     with pytest.raises(MemvizError, match="p must be"):
-        dash.prune_preview(view, 1.5, 2, None)
+        runs.prune_preview(view, 1.5, 2, None)
 
 
 def test_most_copied_and_column_leaks(view):
-    top = dash.most_copied_table(view, n=5)
+    top = runs.most_copied_table(view, n=5)
     assert top["total_count"].is_monotonic_decreasing and "workclass" in top.columns
-    check, samples, long = dash.check_inputs(view)
-    assert check == int(view.result.checks["check"].max()) and len(samples) == len(long)
-    leak = dash.column_leaks(view, check)
+    check = int(view.result.checks["check"].max())
+    leak = runs.column_leaks(view, check)
+    assert leak.n_memorized + leak.n_non_memorized == int((view.result.checks["check"] == check).sum())
     rates = leak.columns.set_index("column")
     # exact copies match their NN1 in every column, so memorized rows match at least as often
     assert (rates["memorized_rate"] >= rates["non_memorized_rate"] - 1e-12).all()
 
 
 def test_report_html_is_self_contained_and_redacted_by_default(view):
-    html = dash.report_html(view, None, p=0.1, k=2)
-    assert html.startswith("<!DOCTYPE html>") and html.count("<figure") == len(dash.report_figures(view))
+    html = reports.report_html(view, None, p=0.1, k=2)
+    assert html.startswith("<!DOCTYPE html>") and html.count("<figure") == len(reports.figures(view))
     assert "Redacted report" in html and "http://" not in html.split("<script")[0]
-    raw = dash.report_html(view, None, redacted=False)
+    raw = reports.report_html(view, None, redacted=False)
     assert "Not redacted" in raw
     with pytest.raises(MemvizError, match="nothing to report"):
-        dash.report_html(None, None)
+        reports.report_html(None, None)
 
 
 def test_compare_details_shapes_and_distances(small, sample, tmp_path):
@@ -162,14 +163,14 @@ def test_compare_details_shapes_and_distances(small, sample, tmp_path):
     copies = small.data.reset_index(drop=True)
     copies.to_parquet(out / "synthetic" / "baseline_tabddpm_0.parquet", index=False)
     (out / "details" / "dcr.parquet").unlink()
-    res = dash.compute_compare_details(out, small, test.subset(test.row_ids[:120]), device="cpu")
-    assert res["cells"] == 6 and dash.details_done(out)
-    cv = dash.load_compare(out)
+    res = compute_details(out, small, test.subset(test.row_ids[:120]), device="cpu")
+    assert res["cells"] == 6 and comparisons.details_done(out)
+    cv = comparisons.load_compare(out)
     assert set(cv.column_shapes["column"]) == set(small.schema.columns)
     assert cv.column_shapes["score"].between(0, 1).all()
     d = cv.dcr_for("tabddpm", seed=0)
     assert set(d) == {"baseline", "dynamiccut", "random"}
     assert (d["baseline"] == 0).all() and (d["dynamiccut"] >= 0).all()
-    assert dash.compare_token(out) > 0
-    assert set(dash.synthetic_files(out)) == {f"synthetic/{m}_tabddpm_{s}.parquet"
+    assert comparisons.compare_token(out) > 0
+    assert set(comparisons.synthetic_files(out)) == {f"synthetic/{m}_tabddpm_{s}.parquet"
                                               for m in ("baseline", "dynamiccut", "random") for s in (0, 1)}

@@ -5,11 +5,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import memviz.experiment as experiment
+import memviz.compare.cell as cell
 from memviz.cli import main
+from memviz.compare import CompareConfig, format_summary, results_frame, run_grid, summary_table
+from memviz.compare.methods import METHODS, apply_method
+from memviz.compare.ranking import selection_from_run
 from memviz.data import load_dataset, load_table, sample_data_dir
 from memviz.errors import MemvizError
-from memviz.methods import METHODS, apply_method
 from memviz.store import fingerprint
 from memviz.warmup import WarmupConfig, run_warmup
 
@@ -65,8 +67,15 @@ class Stub:
 @pytest.fixture
 def stub(monkeypatch):
     Stub.fits = []
-    monkeypatch.setattr(experiment, "make_model", lambda name, **kw: Stub(name, **kw))
+    monkeypatch.setattr(cell, "make_model", lambda name, **kw: Stub(name, **kw))
     return Stub
+
+
+def grid(train, test, methods, models, seeds, out, **settings):
+    """run_grid with a CompareConfig of these settings (one cell at a time unless given)."""
+    settings.setdefault("n_jobs", 1)
+    return run_grid(train, test, CompareConfig(methods=tuple(methods), models=tuple(models), seeds=tuple(seeds),
+                                               **settings), out)
 
 
 # ------------------------------------------------------------------ methods
@@ -107,16 +116,16 @@ def test_summary_relative_reduction_by_hand():
            for me, s, v in [("baseline", 0, 0.4), ("baseline", 1, 0.5), ("dynamiccut", 0, 0.3),
                             ("dynamiccut", 1, 0.45), ("random", 0, 0.38)]]
     rec.append(dict(method="random", model="m", seed=1, status="failed", error="boom"))
-    res = experiment.results_frame(rec)
+    res = results_frame(rec)
     rr = dict(zip(zip(res["method"], res["seed"]), res["relative_reduction"]))
     assert rr[("baseline", 0)] == 0 and rr[("dynamiccut", 0)] == pytest.approx(0.25)
     assert rr[("dynamiccut", 1)] == pytest.approx(0.1) and np.isnan(rr[("random", 1)])
-    s = experiment.summary_table(res).set_index("method")
+    s = summary_table(res).set_index("method")
     assert list(s.index) == ["baseline", "dynamiccut", "random"]
     assert s.loc["dynamiccut", "relative_reduction_mean"] == pytest.approx(0.175)
     assert s.loc["dynamiccut", "mem_ratio_std"] == pytest.approx(np.std([0.3, 0.45], ddof=1))
     assert s.loc["random", "n_seeds"] == 1 and np.isnan(s.loc["random", "mem_ratio_std"])
-    text = experiment.format_summary(experiment.summary_table(res))
+    text = format_summary(summary_table(res))
     assert "dynamiccut" in text and "+17.5%" in text
 
 
@@ -124,8 +133,8 @@ def test_summary_relative_reduction_by_hand():
 def test_grid_resumable(tables, tmp_path, stub):
     train, test = tables
     kw = dict(device="cpu", p=0.1, threads=1)
-    grid = (["baseline", "tabcutmix", "random"], ["ctgan"], [0])
-    res = experiment.run_grid(train, test, *grid, tmp_path, **kw)
+    cells = (["baseline", "tabcutmix", "random"], ["ctgan"], [0])
+    res = grid(train, test, *cells, tmp_path, **kw)
     assert len(stub.fits) == 3 and (res["status"] == "ok").all()
     csv = pd.read_csv(tmp_path / "results.csv")
     for c in ("method", "model", "seed", "mem_ratio", "mem_ratio_pruned", "mem_auc", "shape", "trend", "mle",
@@ -143,18 +152,18 @@ def test_grid_resumable(tables, tmp_path, stub):
         syn = pd.read_parquet(tmp_path / r["synthetic"])
         assert len(syn) == len(train) and list(syn.columns) == list(train.schema.columns)
     # a rerun skips every finished cell and gives the same table
-    again = experiment.run_grid(train, test, *grid, tmp_path, **kw)
+    again = grid(train, test, *cells, tmp_path, **kw)
     assert len(stub.fits) == 3
     pd.testing.assert_frame_equal(again, res)
     # a lost cell, and a setting that changes only the augmenting cell, are recomputed
     next((tmp_path / "cells").glob("baseline_ctgan_0_*.json")).unlink()
-    experiment.run_grid(train, test, *grid, tmp_path, ratio=0.2, **kw)
+    grid(train, test, *cells, tmp_path, ratio=0.2, **kw)
     assert [n for _, n in stub.fits[3:]] == [200, 240]                            # baseline, tabcutmix 20 %
 
 
 def test_auto_warmup_and_transfer(tables, tmp_path, stub):
     train, test = tables
-    res = experiment.run_grid(train, None, ["dynamiccut", "random"], ["tvae", "ctgan"], [0], tmp_path,
+    res = grid(train, None, ["dynamiccut", "random"], ["tvae", "ctgan"], [0], tmp_path,
                               epochs=2, device="cpu", model_params={"tabddpm": TINY}, threads=1)
     assert (tmp_path / "warmup" / "manifest.json").exists()
     sel = pd.read_csv(tmp_path / "selection.csv")
@@ -164,7 +173,7 @@ def test_auto_warmup_and_transfer(tables, tmp_path, stub):
     assert [n for _, n in stub.fits] == [180] * 4
     assert res["mle"].isna().all() and res["dcr_share"].isna().all()              # no test split
     m = json.loads((tmp_path / "warmup" / "manifest.json").read_text())
-    experiment.run_grid(train, None, ["dynamiccut", "random"], ["tvae", "ctgan"], [0], tmp_path,
+    grid(train, None, ["dynamiccut", "random"], ["tvae", "ctgan"], [0], tmp_path,
                         epochs=2, device="cpu", model_params={"tabddpm": TINY}, threads=1)
     assert len(stub.fits) == 4 and json.loads((tmp_path / "warmup" / "manifest.json").read_text()) == m
 
@@ -173,8 +182,8 @@ def test_run_of_another_table_is_refused(tables, files, run_dir):
     other = load_table(files / "other.csv", META)
     assert fingerprint(other) != fingerprint(tables[0])
     with pytest.raises(MemvizError, match="another table"):
-        experiment.selection_from_run(run_dir, other)
-    sel = experiment.selection_from_run(run_dir, tables[0], p=0.1)
+        selection_from_run(run_dir, other)
+    sel = selection_from_run(run_dir, tables[0], p=0.1)
     assert len(sel.removed) == 20
 
 
@@ -222,11 +231,11 @@ def test_dask_local_cluster_matches_local(tables, tmp_path):
     distributed = pytest.importorskip("distributed")
     train, test = tables
     kw = dict(epochs=2, device="cpu", model_params={"tabddpm": TINY}, threads=1)
-    grid = (["baseline", "tabcutmix"], ["tabddpm"], [0])
-    local = experiment.run_grid(train, test, *grid, tmp_path / "local", **kw)
+    cells = (["baseline", "tabcutmix"], ["tabddpm"], [0])
+    local = grid(train, test, *cells, tmp_path / "local", **kw)
     with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
                                   dashboard_address=None) as cluster:
-        remote = experiment.run_grid(train, test, *grid, tmp_path / "dask", backend="dask", scheduler=cluster, **kw)
+        remote = grid(train, test, *cells, tmp_path / "dask", backend="dask", scheduler=cluster, **kw)
     assert (remote["status"] == "ok").all() and len(remote) == 2
     figures = ["mem_ratio", "mem_ratio_pruned", "mem_auc", "shape", "trend", "mle", "mle_real", "dcr_share",
                "n_train_used", "n_added"]

@@ -25,12 +25,15 @@ import dataclasses
 import numpy as np
 import pandas as pd
 
-from .data import ROW_ID, Table
-from .dynamiccut import DEFAULT_P, prune_budget
-from .errors import MemvizError
-from .mitigate import DEFAULT_RATIO, MitigationResult, prune, random_prune, smote, tabcutmix, tabcutmixplus
+from ..data import ROW_ID, Table
+from ..dynamiccut import DEFAULT_P, prune_budget
+from ..errors import MemvizError
+from ..mitigate import DEFAULT_RATIO, MitigationResult, prune, random_prune, smote, tabcutmix, tabcutmixplus
 
-METHODS = ("baseline", "dynamiccut", "dynamiccutmix", "tabcutmix", "tabcutmixplus", "smote", "random")
+#: method name -> display label: the one list of mitigation methods, in display order
+METHOD_LABELS = {"baseline": "Baseline", "dynamiccut": "DynamicCut", "dynamiccutmix": "DynamicCutMix",
+                 "tabcutmix": "TabCutMix", "tabcutmixplus": "TabCutMixPlus", "smote": "SMOTE", "random": "Random"}
+METHODS = tuple(METHOD_LABELS)
 #: methods that need a DynamicCut selection (a warm-up's ranking)
 NEEDS_SELECTION = frozenset({"dynamiccut", "dynamiccutmix"})
 #: methods that append rows (their ``ratio`` matters)

@@ -1,0 +1,257 @@
+"""The Data page's library side: which tables there are, uploads, schema edits, the test split.
+
+Uploads are parsed as data only: CSV with :func:`memviz.data.read_csv_bytes`, Parquet
+with pyarrow from memory; nothing is unpickled or evaluated.
+"""
+from __future__ import annotations
+
+import io
+import os
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..data import SchemaWarning, Table, check_same_columns, infer_schema, read_csv_bytes, read_frame, \
+    sample_data_dir, table_from_frame
+from ..errors import DataError
+from ..schema import KINDS, Schema
+
+DATASETS_ENV = "MEMVIZ_DATASETS"
+PARQUET_MAGIC = b"PAR1"
+
+
+# ====================================================================== datasets
+@dataclass(frozen=True)
+class DatasetChoice:
+    """A table the Data page offers: the bundled sample or a shared benchmark folder."""
+
+    key: str
+    label: str
+    folder: Path
+
+    @property
+    def has_test(self) -> bool:
+        return (self.folder / "test.csv").exists()
+
+
+def shared_datasets_dir() -> Path | None:
+    """``$MEMVIZ_DATASETS``, else ``../shared/datasets`` next to the repository (None if absent)."""
+    env = os.environ.get(DATASETS_ENV)
+    folder = Path(env) if env else sample_data_dir().parent.parent / "shared" / "datasets"
+    return folder if folder.is_dir() else None
+
+
+def dataset_choices() -> list[DatasetChoice]:
+    """The sample first, then every shared benchmark folder holding a train.csv."""
+    out = [DatasetChoice("sample", "Bundled sample (UCI Adult)", sample_data_dir())]
+    shared = shared_datasets_dir()
+    if shared is not None:
+        for d in sorted(shared.iterdir()):
+            if (d / "train.csv").exists():
+                out.append(DatasetChoice(f"shared:{d.name}", f"Benchmark: {d.name}", d))
+    return out
+
+
+def choice_by_key(key: str) -> DatasetChoice:
+    for c in dataset_choices():
+        if c.key == key:
+            return c
+    raise DataError(f"dataset {key!r}: not available here")
+
+
+@dataclass(frozen=True)
+class RawData:
+    """A table as read, before the schema is applied (what the schema editor works on).
+
+    ``test`` is the companion test file when the source has one; ``schema`` is the
+    shipped schema (meta.json) or the inferred one; ``notes`` are inference warnings.
+    """
+
+    frame: pd.DataFrame
+    test: pd.DataFrame | None
+    schema: Schema
+    source: str
+    label: str
+    notes: tuple[str, ...] = ()
+
+
+def load_choice(choice: DatasetChoice | str) -> RawData:
+    """Read a dataset folder: train.csv, test.csv when present, meta.json or an inferred schema."""
+    if isinstance(choice, str):
+        choice = choice_by_key(choice)
+    frame = read_frame(choice.folder / "train.csv")
+    test = read_frame(choice.folder / "test.csv") if choice.has_test else None
+    meta = choice.folder / "meta.json"
+    if meta.exists():
+        schema, notes = Schema.load(meta), ()
+        if not schema.name:
+            schema = Schema.from_dict({**schema.to_dict(), "name": choice.folder.name})
+    else:
+        schema, notes = _infer(frame, None, str(choice.folder / "train.csv"))
+    return RawData(frame, test, schema, str(choice.folder / "train.csv"), choice.label, notes)
+
+
+def read_upload(name: str, raw: bytes) -> pd.DataFrame:
+    """Parse an uploaded CSV or Parquet file (data only; one-line DataError on a bad file)."""
+    if raw[:4] == PARQUET_MAGIC or name.lower().endswith((".parquet", ".pq")):
+        if raw[:4] != PARQUET_MAGIC:
+            raise DataError(f"{name}: not a Parquet file (no PAR1 magic bytes)")
+        try:
+            import pyarrow.parquet as pq
+
+            df = pq.read_table(io.BytesIO(raw)).to_pandas()
+        except Exception as exc:  # pyarrow raises many types
+            raise DataError(f"{name}: not a readable Parquet file ({type(exc).__name__})") from None
+        df.columns = [str(c) for c in df.columns]
+        if df.columns.duplicated().any():
+            dup = df.columns[df.columns.duplicated()][0]
+            raise DataError(f"{name}: column {dup!r}: duplicate column name")
+        if df.shape[1] == 0:
+            raise DataError(f"{name}: the table has no columns")
+        if len(df) == 0:
+            raise DataError(f"{name}: the table has a header but no rows")
+        return df.reset_index(drop=True)
+    return read_csv_bytes(raw, name)
+
+
+def _infer(frame: pd.DataFrame, target: str | None, source: str) -> tuple[Schema, tuple[str, ...]]:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", SchemaWarning)
+        schema = infer_schema(frame, target=target, source=source)
+    name = Path(source).stem
+    schema = Schema.from_dict({**schema.to_dict(), "name": name})
+    return schema, tuple(str(w.message) for w in caught if issubclass(w.category, SchemaWarning))
+
+
+def raw_from_upload(name: str, raw: bytes, test_name: str | None = None, test_raw: bytes | None = None,
+                    target: str | None = None) -> RawData:
+    """An uploaded table (and optional test file) with an inferred schema.
+
+    ``target`` defaults to a column named like a label (``income``, ``target``, ``label``,
+    ``class``, ``y``) when there is one, else the last column with 2 to 20 distinct values.
+    """
+    frame = read_upload(name, raw)
+    test = read_upload(test_name or "test", test_raw) if test_raw is not None else None
+    if target is None:
+        target = guess_target(frame)
+    schema, notes = _infer(frame, target, name)
+    return RawData(frame, test, schema, name, f"Upload: {name}", notes)
+
+
+def guess_target(frame: pd.DataFrame) -> str | None:
+    """A likely label column (see :func:`raw_from_upload`), or None."""
+    names = {str(c).strip().lower(): c for c in frame.columns}
+    for cand in ("target", "label", "class", "income", "y", "outcome"):
+        if cand in names:
+            return names[cand]
+    for col in reversed(list(frame.columns)):
+        k = frame[col].nunique(dropna=True)
+        if 2 <= k <= 20:
+            return col
+    return None
+
+
+# ================================================================ schema editing
+def schema_editor_frame(schema: Schema, frame: pd.DataFrame | None = None) -> pd.DataFrame:
+    """One row per file column: column, kind (numerical | categorical | target | excluded),
+    dtype, distinct values, missing share and an example value (for ``st.data_editor``)."""
+    cols = list(frame.columns) if frame is not None else list(schema.columns) + list(schema.excluded)
+    rows = []
+    for c in cols:
+        try:
+            kind = schema.kind_of(c)
+        except KeyError:
+            kind = "excluded"
+        row = {"column": c, "kind": kind}
+        if frame is not None:
+            s = frame[c]
+            row.update({"dtype": str(s.dtype), "distinct": int(s.nunique(dropna=True)),
+                        "missing %": round(100.0 * float(s.isna().mean()), 2),
+                        "example": "" if s.dropna().empty else str(s.dropna().iloc[0])[:40]})
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def target_task(series: pd.Series) -> str:
+    """binary / multiclass / regression for a target column (as :func:`infer_schema` decides)."""
+    return infer_schema(series.to_frame(), target=series.name).task
+
+
+def apply_schema_edits(schema: Schema, edited: pd.DataFrame, frame: pd.DataFrame | None = None,
+                       source: str = "schema editor") -> Schema:
+    """The schema after the user's edits of :func:`schema_editor_frame` (kind column).
+
+    Raises DataError naming the column: unknown kind, more than one target, or no
+    feature column left.
+    """
+    kinds = dict(zip(edited["column"].astype(str), edited["kind"]))
+    for col, kind in kinds.items():
+        if kind not in KINDS:
+            raise DataError(f"{source}: column {col!r}: unknown type {kind!r} (use {', '.join(KINDS)})")
+    targets = [c for c, k in kinds.items() if k == "target"]
+    if len(targets) > 1:
+        raise DataError(f"{source}: column {targets[1]!r}: only one column can be the target "
+                        f"(also {targets[0]!r})")
+    num = [c for c, k in kinds.items() if k == "numerical"]
+    cat = [c for c, k in kinds.items() if k == "categorical"]
+    exc = [c for c, k in kinds.items() if k == "excluded"]
+    if not num and not cat:
+        raise DataError(f"{source}: no feature column left (mark at least one numerical or categorical)")
+    target = targets[0] if targets else None
+    task = "none"
+    if target is not None:
+        if target == schema.target:
+            task = schema.task
+        elif frame is not None and target in frame.columns:
+            task = target_task(frame[target])
+        else:
+            task = "binary"
+    return Schema(numerical=tuple(num), categorical=tuple(cat), target=target, task=task, excluded=tuple(exc),
+                  name=schema.name, extra=dict(schema.extra))
+
+
+def build_tables(raw: RawData, schema: Schema, split: str = "file", test_share: float = 0.25,
+                 seed: int = 0) -> tuple[Table, Table | None]:
+    """Validate the raw data against ``schema`` and pick the test split.
+
+    split : ``"file"`` (the companion test file), ``"random"`` (hold out ``test_share`` of
+        the rows, seeded; the training rows are renumbered 0..n-1 so that their row_id is
+        their position, as in a warm-up run) or ``"none"``.
+    """
+    if split == "random":
+        if not 0.0 < test_share < 0.9:
+            raise DataError(f"test share {test_share}: choose between 0 and 0.9")
+        rng = np.random.default_rng(seed)
+        n = len(raw.frame)
+        n_test = int(round(test_share * n))
+        if n_test < 1 or n - n_test < 10:
+            raise DataError(f"{raw.source}: {n} rows are too few to hold out {test_share:.0%} as a test split")
+        perm = rng.permutation(n)
+        test_pos, train_pos = np.sort(perm[:n_test]), np.sort(perm[n_test:])
+        train = table_from_frame(raw.frame.iloc[train_pos].reset_index(drop=True), schema, source=raw.source)
+        test = table_from_frame(raw.frame.iloc[test_pos].reset_index(drop=True), schema,
+                                source=f"{raw.source} (held-out {test_share:.0%})", role="test")
+        return train, test
+    train = table_from_frame(raw.frame, schema, source=raw.source)
+    if split == "file" and raw.test is not None:
+        src = f"{raw.source} (test)"
+        check_same_columns(train, raw.test, src)
+        return train, table_from_frame(raw.test, schema, source=src, role="test")
+    if split not in ("file", "none"):
+        raise DataError(f"split {split!r}: use file, random or none")
+    return train, None
+
+
+def data_summary(train: Table, test: Table | None) -> dict:
+    """Headline facts for the sidebar and the Data page."""
+    s = train.schema
+    out = {"rows": len(train), "test rows": len(test) if test is not None else 0,
+           "numerical": len(s.numerical), "categorical": len(s.categorical), "target": s.target or "none",
+           "task": s.task}
+    if s.target_is_categorical:
+        shares = train.data[s.target].astype(str).value_counts(normalize=True)
+        out["classes"] = ", ".join(f"{k}: {v:.0%}" for k, v in shares.head(5).items())
+    return out

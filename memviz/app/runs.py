@@ -1,0 +1,181 @@
+"""Warm-up runs as the dashboard shows them: listing, opening, the leak explorer's inputs, pruning.
+
+Loaders are keyed by the run directory and :func:`run_token` (the manifest's modification
+time), so a finished run is read once and a live run is re-read only when it has written
+something new.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..data import Table
+from ..dynamiccut import (DEFAULT_K, DEFAULT_P, Selection, default_T as _default_T, dynamiccut_selection,
+                          early_identification_curve)
+from ..errors import RunError
+from ..leaks import LeakView, copies_of, most_copied, run_column_match_rates
+from ..store import MANIFEST, RunStore, fingerprint, list_runs
+from ..warmup import WarmupResult, load_warmup
+from .jobs import runs_root
+
+#: the defaults of the dashboard's warm-up: one click on the sample finishes in minutes on a CPU
+UI_WARMUP_DEFAULTS = {"preset": "cpu-quick", "epochs": 60, "check_every": 5, "n_samples": None, "seed": 0}
+
+
+def run_token(run_dir: str | Path) -> int:
+    """Changes whenever the run writes its manifest (cache key for live runs); 0 if none."""
+    try:
+        return (Path(run_dir) / MANIFEST).stat().st_mtime_ns
+    except OSError:
+        return 0
+
+
+def runs_table(root: str | Path | None = None) -> pd.DataFrame:
+    """Saved warm-up runs under the runs root, newest first, with a display label.
+
+    The label holds only what never changes for a run (id, dataset): a picker showing it
+    must find the same label on the next rerun (see ``pages/_ui.run_labels``).
+    """
+    df = list_runs(runs_root(root))
+    df = df[df["kind"].fillna("warmup") == "warmup"].sort_values("created", ascending=False, kind="stable")
+    df = df.assign(label=df["run_id"] + " · " + df["dataset"].astype(str))
+    return df.reset_index(drop=True)
+
+
+def same_table(view: "RunView", train: Table | None) -> bool:
+    """Was this run trained on ``train`` (same rows, values and row_ids)?"""
+    return train is not None and (view.manifest.get("data") or {}).get("fingerprint") == fingerprint(train)
+
+
+@dataclass(frozen=True, eq=False)
+class RunView:
+    """A warm-up run opened for display (read-only; share it across reruns and sessions)."""
+
+    run_id: str
+    path: Path
+    manifest: dict
+    result: WarmupResult
+    train: Table
+
+    @property
+    def dynamics(self):
+        return self.result.dynamics
+
+    @property
+    def per_check(self) -> pd.DataFrame:
+        return self.result.per_check
+
+    @property
+    def status(self) -> str:
+        return self.manifest.get("status", "unknown")
+
+    @property
+    def epochs(self) -> list[int]:
+        return [int(e) for e in self.dynamics.epochs]
+
+    def settings(self) -> dict:
+        """Flat settings for display and the report."""
+        cfg = self.manifest.get("config") or {}
+        data = self.manifest.get("data") or {}
+        return {"run": self.run_id, "dataset": (self.manifest.get("schema") or {}).get("name") or data.get("source"),
+                "rows": data.get("n_rows"), "preset": cfg.get("preset"), "epochs": cfg.get("epochs"),
+                "check every": cfg.get("check_every"), "samples per check": cfg.get("n_samples"),
+                "seed": cfg.get("seed"), "distance": cfg.get("distance"), "device": self.manifest.get("device"),
+                "status": self.status, "seconds": (self.manifest.get("timings") or {}).get("total_seconds")}
+
+
+def load_run(run_dir: str | Path) -> RunView:
+    """Open a warm-up run with at least one finished check (RunError otherwise)."""
+    store = RunStore.open(run_dir)
+    result = load_warmup(run_dir)
+    return RunView(Path(run_dir).name, Path(run_dir), store.manifest(), result, store.train())
+
+
+@dataclass(frozen=True)
+class PruneParams:
+    """DynamicCut's (p, k, T) as tuned on the Tune & prune page for one run (T None: default)."""
+
+    run_id: str | None = None
+    p: float = DEFAULT_P
+    k: int = DEFAULT_K
+    T: int | None = None
+
+    def to_dict(self) -> dict:
+        return {"run": self.run_id, "p": self.p, "k": self.k, "T": self.T}
+
+
+def default_T(view: "RunView") -> int:
+    """DynamicCut's default window for this run (:func:`memviz.dynamiccut.default_T`)."""
+    return _default_T(view.dynamics)
+
+
+def tuned_params(saved: dict | None, run_id: str | None) -> PruneParams:
+    """The (p, k, T) tuned for ``run_id``, or the defaults when ``saved`` belongs to another run.
+
+    ``saved`` is what the Tune & prune page stored (:meth:`PruneParams.to_dict`); p, k and T
+    tuned on one run say nothing about another one's checks.
+    """
+    if not saved or run_id is None or saved.get("run") != run_id:
+        return PruneParams(run_id)
+    T = saved.get("T")
+    return PruneParams(run_id, float(saved.get("p", DEFAULT_P)), int(saved.get("k", DEFAULT_K)),
+                       None if T is None else int(T))
+
+
+def most_copied_table(view: RunView, n: int = 20) -> pd.DataFrame:
+    """The n most-copied training rows with their values (row_id first)."""
+    top = most_copied(view.dynamics, n=n)
+    vals = view.train.data.loc[top["row_id"].to_numpy(dtype=np.int64)].reset_index(drop=True)
+    return pd.concat([top.reset_index(drop=True), vals], axis=1)
+
+
+def leak_view(view: RunView, row_id: int, limit: int = 20) -> LeakView:
+    """A training row beside the generated rows credited to it (:func:`memviz.leaks.copies_of`)."""
+    return copies_of(view.result, int(row_id), limit=limit, checks=view.result.checks, train=view.train)
+
+
+def early_curve(view: RunView, p: float = DEFAULT_P, k: int = DEFAULT_K) -> pd.DataFrame:
+    """Precision / recall / Jaccard of DynamicCut at every check epoch vs the final Top group."""
+    return early_identification_curve(view.dynamics, p=p, k=k)
+
+
+def column_leaks(view: RunView, check: int | None = None):
+    """:func:`memviz.leaks.run_column_match_rates` at a check (default the last); None when the
+    run did not store its generated rows."""
+    try:
+        return run_column_match_rates(RunStore(view.path), check, checks=view.result.checks, train=view.train)
+    except RunError:
+        return None
+
+
+@dataclass(frozen=True, eq=False)
+class PrunePreview:
+    """What DynamicCut at (p, k, T) would remove from the run's training table."""
+
+    selection: Selection
+    removed: pd.DataFrame    # rank, row_id, score, then the row's values
+    n_rows: int
+
+    @property
+    def n_remove(self) -> int:
+        return int(self.selection.n_remove)
+
+
+def prune_preview(view: RunView, p: float, k: int, T: int | None) -> PrunePreview:
+    """Rescore the run (milliseconds) and list the rows that would go, best-scored first."""
+    sel = dynamiccut_selection(view.dynamics, p=p, k=k, T=T)
+    frame = sel.to_frame()
+    gone = frame[frame["removed"]].drop(columns="removed")
+    vals = view.train.data.loc[gone["row_id"].to_numpy(dtype=np.int64)].reset_index(drop=True)
+    removed = pd.concat([gone[["rank", "row_id", "score"]].reset_index(drop=True), vals], axis=1)
+    return PrunePreview(sel, removed, view.dynamics.n_rows)
+
+
+def pruned_csv(view: RunView, removed_ids, keep_row_id: bool = True) -> bytes:
+    """The training table without ``removed_ids`` as CSV bytes (row_id kept as first column)."""
+    pruned = view.train.drop(removed_ids)
+    frame = pruned.data.reset_index() if keep_row_id else pruned.data.reset_index(drop=True)
+    return frame.to_csv(index=False).encode("utf-8")

@@ -1,0 +1,21 @@
+"""The comparison floor: mitigation methods × generators × seeds, side by side.
+
+* :mod:`.methods` — the one registry of mitigation methods and :func:`apply_method`;
+* :mod:`.config` — :class:`CompareConfig`, the single source of every default;
+* :mod:`.cell` — one (method, model, seed) cell: mitigate, fit, sample, evaluate;
+* :mod:`.ranking` — the DynamicCut ranking from a warm-up;
+* :mod:`.backends` — where cells run (this process, joblib, dask);
+* :mod:`.results` — the results table and its summaries;
+* :mod:`.grid` — :func:`run_grid`, which ties them together;
+* :mod:`.details` — per-column Shapes and DCR distances of a finished comparison.
+
+Built on the core (data, memorization, warm-up, DynamicCut, mitigation, evaluation);
+never imports the figures, the dashboard or the CLI.
+"""
+from .config import CompareConfig
+from .grid import read_experiment, run_grid
+from .methods import METHOD_LABELS, METHODS, apply_method
+from .results import COLUMNS, format_summary, results_frame, summary_table
+
+__all__ = ["CompareConfig", "run_grid", "read_experiment", "METHODS", "METHOD_LABELS", "apply_method", "COLUMNS",
+           "results_frame", "summary_table", "format_summary"]

@@ -1,0 +1,63 @@
+"""Where the cells of a grid run: in this process, in joblib worker processes, or on dask.
+
+Each backend calls ``on_done(CellOutput)`` in this process as cells finish (in any
+order), so results are written by one writer whatever the backend.
+"""
+from __future__ import annotations
+
+import uuid
+
+from ..errors import MemvizError
+from .cell import run_cell
+
+
+def run_cells(todo, ctx, n_jobs: int, backend: str, scheduler, on_done) -> None:
+    """Run every cell of ``todo`` with the chosen backend (``local`` or ``dask``)."""
+    (_run_dask if backend == "dask" else _run_local)(todo, ctx, n_jobs, scheduler, on_done)
+
+
+def _run_local(todo, ctx, n_jobs, scheduler, on_done) -> None:
+    """Cells in this process (n_jobs = 1) or in joblib's worker processes, handled as they finish."""
+    if n_jobs == 1 or len(todo) == 1:
+        for spec in todo:
+            on_done(run_cell(spec, ctx))
+        return
+    from joblib import Parallel, delayed
+
+    jobs = Parallel(n_jobs=min(n_jobs, len(todo)), return_as="generator_unordered")
+    for res in jobs(delayed(run_cell)(spec, ctx) for spec in todo):
+        on_done(res)
+
+
+def _run_dask(todo, ctx, n_jobs, scheduler, on_done) -> None:
+    """Cells as dask.distributed tasks; results are written here, in the client, as they finish."""
+    try:
+        from dask.distributed import Client, LocalCluster, as_completed
+    except ImportError:
+        raise MemvizError("the dask backend needs the package distributed (pip install distributed)") from None
+    cluster = client = None
+    own_client = True
+    try:
+        if scheduler is None:
+            cluster = LocalCluster(n_workers=n_jobs, threads_per_worker=1, processes=True, dashboard_address=None)
+            client = Client(cluster)
+        elif isinstance(scheduler, Client):
+            client, own_client = scheduler, False
+        elif hasattr(scheduler, "scheduler_address"):
+            client = Client(scheduler)
+        else:
+            try:
+                client = Client(str(scheduler), timeout="10s")
+            except (OSError, TimeoutError) as exc:
+                raise MemvizError(f"dask scheduler {scheduler}: cannot connect ({type(exc).__name__})") from None
+        shared = client.scatter(ctx, broadcast=True)
+        tag = uuid.uuid4().hex[:8]
+        futures = [client.submit(run_cell, spec, shared, key=f"memviz-{spec.name}-{spec.key}-{tag}")
+                   for spec in todo]
+        for fut in as_completed(futures):
+            on_done(fut.result())
+    finally:
+        if client is not None and own_client:
+            client.close()
+        if cluster is not None:
+            cluster.close()

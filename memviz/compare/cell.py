@@ -1,0 +1,152 @@
+"""One cell of a comparison: (method, model, seed) → mitigate, fit, sample, evaluate.
+
+1. build the method's training table from the ORIGINAL training table
+   (:func:`memviz.compare.methods.apply_method`, seeded with the cell's seed);
+2. fit the model (``make_model(model, epochs=..., device=..., seed=seed)``; epochs:
+   each model's CPU preset unless ``epochs`` overrides them all);
+3. sample as many rows as the ORIGINAL training table (``sample(N, seed=seed)``);
+4. evaluate (:func:`evaluate_cell`):
+
+   * ``mem_ratio``, ``mem_auc``: memorization against the ORIGINAL training table
+     (the removed rows are still private), with one fitted
+     :class:`~memviz.neighbors.NeighborEngine` per process, reused by every cell;
+   * ``mem_ratio_pruned``, ``mem_auc_pruned``: against the table the model saw
+     (``pruned_reference``): ``"kept"`` = the ORIGINAL rows that were kept (augmented
+     rows left out: they are no private data, and a copy of a mixed row is not a copy of
+     a person); ``"trained"`` = the method's whole training table. With ``"kept"`` the two
+     figures are equal for baseline, tabcutmix, tabcutmixplus and smote;
+   * ``shape``, ``trend``, ``mle`` (with ``mle_real``, its reference line computed once per
+     seed), ``dcr_share``: :func:`memviz.evaluate.evaluate_synthetic` against the
+     ORIGINAL training table and the real test split;
+   * wall-clock seconds per phase, ``total_seconds``, and ``cpu_seconds`` (the CPU time of
+     the worker process during the cell: on a shared machine it tells work from waiting).
+
+A failure is recorded in the cell (status ``failed``, the error line), never raised:
+the grid goes on.
+"""
+from __future__ import annotations
+
+import threading
+import time
+import traceback
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from ..data import Table
+from ..device import torch_threads
+from ..evaluate import evaluate_synthetic
+from ..memorization import memorization
+from ..models import make_model
+from ..neighbors import NeighborEngine
+from .methods import apply_method
+
+
+@dataclass(frozen=True)
+class CellSpec:
+    """One cell of the grid; ``key`` hashes the settings that change its result."""
+
+    method: str
+    model: str
+    seed: int
+    key: str
+
+    @property
+    def name(self) -> str:
+        return f"{self.method}_{self.model}_{self.seed}"
+
+
+@dataclass(frozen=True)
+class GridContext:
+    """What every cell needs (shipped once to each worker)."""
+
+    train: Table
+    test: Table | None
+    train_key: str
+    selection: np.ndarray | None
+    p: float
+    ratio: float
+    epochs: int | None
+    model_params: dict
+    device: str
+    distance: str
+    pruned_reference: str
+    mle_real: dict = field(default_factory=dict)   # seed -> reference MLE
+    threads: int | None = None                      # torch threads per cell (None: leave as is)
+
+
+@dataclass(frozen=True)
+class CellOutput:
+    record: dict
+    synthetic: pd.DataFrame | None
+    traceback: str = ""
+
+
+_ENGINES: dict = {}
+_ENGINES_LOCK = threading.Lock()
+
+
+def original_engine(ctx: GridContext) -> NeighborEngine:
+    """The NeighborEngine fitted on the original training table, one per process (cached)."""
+    key = (ctx.train_key, ctx.distance, ctx.device)
+    with _ENGINES_LOCK:
+        if key not in _ENGINES:
+            if len(_ENGINES) >= 4:
+                _ENGINES.clear()
+            _ENGINES[key] = NeighborEngine(distance=ctx.distance, device=ctx.device).fit(ctx.train)
+        return _ENGINES[key]
+
+
+def pruned_reference(ctx: GridContext, mitigated) -> Table | None:
+    """The reference of ``mem_ratio_pruned``; None when it is the original table itself."""
+    if ctx.pruned_reference == "trained":
+        return mitigated.table if (mitigated.added or len(mitigated.removed)) else None
+    return ctx.train.drop(mitigated.removed) if len(mitigated.removed) else None
+
+
+def run_cell(spec: CellSpec, ctx: GridContext) -> CellOutput:
+    """Mitigate, fit, sample and evaluate one cell; a failure is recorded, not raised."""
+    rec = {"method": spec.method, "model": spec.model, "seed": spec.seed, "key": spec.key,
+           "status": "ok", "error": "", "notes": ""}
+    t_start, cpu_start = time.perf_counter(), time.process_time()
+    try:
+        with torch_threads(int(ctx.threads) if ctx.threads else None):
+            t0 = time.perf_counter()
+            mit = apply_method(spec.method, ctx.train, selection=ctx.selection, seed=spec.seed, p=ctx.p,
+                               ratio=ctx.ratio)
+            t1 = time.perf_counter()
+            params = dict(ctx.model_params.get(spec.model, {}))
+            if ctx.epochs is not None:
+                params["epochs"] = int(ctx.epochs)
+            model = make_model(spec.model, device=ctx.device, seed=spec.seed, **params).fit(mit.table)
+            t2 = time.perf_counter()
+            syn = model.sample(len(ctx.train), seed=spec.seed)
+            t3 = time.perf_counter()
+            rec.update(mitigate_seconds=t1 - t0, fit_seconds=t2 - t1, sample_seconds=t3 - t2,
+                       n_train_used=len(mit.table), n_removed=int(len(mit.removed)), n_added=int(mit.added),
+                       n_synthetic=len(syn), epochs=getattr(model, "epoch_", None),
+                       device=str(getattr(model, "device_", ctx.device)))
+            rec.update(evaluate_cell(ctx, mit, syn, spec.seed))
+    except Exception as exc:  # recorded in the cell; the grid goes on
+        msg = " ".join(f"{type(exc).__name__}: {exc}".split())[:500]
+        rec.update(status="failed", error=msg, total_seconds=time.perf_counter() - t_start,
+                   cpu_seconds=time.process_time() - cpu_start)
+        return CellOutput(rec, None, traceback.format_exc())
+    rec.update(total_seconds=time.perf_counter() - t_start, cpu_seconds=time.process_time() - cpu_start)
+    return CellOutput(rec, syn)
+
+
+def evaluate_cell(ctx: GridContext, mitigated, syn: pd.DataFrame, seed: int) -> dict:
+    """The figures of one synthetic table (see the module docstring), with their timings."""
+    t0 = time.perf_counter()
+    mem = memorization(ctx.train, syn, engine=original_engine(ctx))
+    ref = pruned_reference(ctx, mitigated)
+    mem_p = mem if ref is None else memorization(ref, syn, distance=ctx.distance, device=ctx.device)
+    t1 = time.perf_counter()
+    out = {"mem_ratio": mem.mem_ratio, "mem_auc": mem.mem_auc, "mem_ratio_pruned": mem_p.mem_ratio,
+           "mem_auc_pruned": mem_p.mem_auc}
+    out.update(evaluate_synthetic(ctx.train, ctx.test, syn, seed=seed, device=ctx.device,
+                                  real_mle=ctx.mle_real.get(seed)))
+    out.update(memorize_seconds=t1 - t0, evaluate_seconds=time.perf_counter() - t0)
+    return out

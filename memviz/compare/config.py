@@ -1,0 +1,139 @@
+"""The settings of a comparison: one frozen dataclass, the single source of every default."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields, replace
+
+from ..device import resolve_device
+from ..dynamiccut import DEFAULT_K, DEFAULT_P, _check_k, prune_budget
+from ..errors import MemvizError
+from ..mitigate import DEFAULT_RATIO
+from ..models import MODELS, check_models
+from ..neighbors import DISTANCES
+from .methods import METHODS, NEEDS_SELECTION, check_methods
+
+BACKENDS = ("local", "dask")
+PRUNED_REFERENCES = ("kept", "trained")
+
+
+@dataclass(frozen=True)
+class CompareConfig:
+    """Mitigation methods × generators × seeds, and how to run them.
+
+    Parameters
+    ----------
+    methods : names from :data:`memviz.compare.methods.METHODS` (default: all).
+    models : names from :data:`memviz.models.MODELS` (default: all).
+    seeds : each seeds the mitigation, the model, its sampling and the evaluation.
+    p, k, T : DynamicCut's pruning share, top-k checks and window
+        (:func:`memviz.dynamiccut.dynamiccut_selection`; T None: the first half of the checks).
+    run_dir : a finished warm-up on the same training table giving the DynamicCut ranking;
+        None: a warm-up is run into ``OUT/warmup`` when a method needs one (``warmup``).
+    warmup : a :class:`memviz.warmup.WarmupConfig` for that warm-up, as a dict of its
+        fields (None: the cpu-quick preset, seed 0, ``epochs``, ``device``, ``distance``
+        and ``model_params["tabddpm"]``).
+    epochs : training epochs of every model (None: each model's CPU preset).
+    ratio : augmentation size as a share of the rows mixed from (TabCutMix, SMOTE).
+    model_params : {model: {param: value}} extra parameters of :func:`memviz.models.make_model`.
+    device : ``auto``, ``cpu`` or ``cuda`` (models and distances).
+    distance : memorization distance, ``paper`` or ``standardized``.
+    pruned_reference : reference of ``mem_ratio_pruned``: ``kept`` (the original rows that
+        were kept) or ``trained`` (the method's whole training table).
+    n_jobs : cells run at once (local: joblib processes; dask: LocalCluster workers).
+    backend : ``local`` (joblib) or ``dask`` (dask.distributed).
+    scheduler : with dask, a scheduler address (None: a LocalCluster of ``n_jobs`` workers).
+    threads : torch threads per cell and for the warm-up (None: 1 — these networks are
+        small, and a second OpenMP thread on a shared 2-core machine makes a 200 × 256 @
+        256 × 256 matmul 25x slower: parallelism comes from ``n_jobs`` cells at a time).
+    """
+
+    methods: tuple = METHODS
+    models: tuple = MODELS
+    seeds: tuple = (0,)
+    p: float = DEFAULT_P
+    k: int = DEFAULT_K
+    T: float | None = None
+    run_dir: str | None = None
+    warmup: dict | None = None
+    epochs: int | None = None
+    ratio: float = DEFAULT_RATIO
+    model_params: dict = field(default_factory=dict)
+    device: str = "auto"
+    distance: str = "paper"
+    pruned_reference: str = "kept"
+    n_jobs: int = 2
+    backend: str = "local"
+    scheduler: str | None = None
+    threads: int | None = None
+
+    # --------------------------------------------------------------- checking
+    def validated(self) -> "CompareConfig":
+        """The same settings, normalized (names lower-case, duplicates dropped), or a
+        one-line MemvizError naming the bad one. Cheap: called before any work starts."""
+        methods = check_methods(self.methods)
+        models = check_models(self.models)
+        try:
+            seeds = tuple(dict.fromkeys(int(s) for s in self.seeds))
+        except (TypeError, ValueError):
+            raise MemvizError(f"seeds must be integers, got {list(self.seeds)!r}") from None
+        if not seeds:
+            raise MemvizError("no seed given")
+        n_jobs = self.n_jobs
+        if isinstance(n_jobs, bool) or not isinstance(n_jobs, int) or n_jobs < 1:
+            raise MemvizError(f"n_jobs must be an integer >= 1, got {n_jobs!r}")
+        if self.backend not in BACKENDS:
+            raise MemvizError(f"backend {self.backend!r}: unknown (use {', '.join(BACKENDS)})")
+        if self.scheduler is not None and self.backend != "dask":
+            raise MemvizError("a scheduler address needs the dask backend (--backend dask)")
+        if self.pruned_reference not in PRUNED_REFERENCES:
+            raise MemvizError(f"pruned_reference {self.pruned_reference!r}: use {' or '.join(PRUNED_REFERENCES)}")
+        if self.distance not in DISTANCES:
+            raise MemvizError(f"distance {self.distance!r}: unknown (use {', '.join(DISTANCES)})")
+        if not isinstance(self.ratio, (int, float)) or isinstance(self.ratio, bool) or not 0 < self.ratio <= 10:
+            raise MemvizError(f"ratio {self.ratio!r}: the augmentation share must be in (0, 10]")
+        if self.epochs is not None and (isinstance(self.epochs, bool) or int(self.epochs) != self.epochs
+                                        or self.epochs < 1):
+            raise MemvizError(f"epochs {self.epochs!r}: must be a whole number >= 1")
+        params = self.model_params or {}
+        if not isinstance(params, dict) or not all(isinstance(v, dict) for v in params.values()):
+            raise MemvizError("model_params: expected {model: {param: value}}")
+        for m in params:
+            check_models([m])
+        resolve_device(self.device)  # a bad or missing device fails here, not in every cell
+        if self.needs_ranking or "random" in methods:
+            prune_budget(self.p, 10**9)  # p in (0, 1); the row count is checked by the grid
+            _check_k(self.k)
+        return replace(self, methods=methods, models=models, seeds=seeds,
+                       model_params={m: dict(v) for m, v in params.items()})
+
+    @property
+    def needs_ranking(self) -> bool:
+        """A DynamicCut ranking is used (a method needs it, or a warm-up run is given)."""
+        return self.run_dir is not None or any(m in NEEDS_SELECTION for m in self.methods)
+
+    # ------------------------------------------------------------------- JSON
+    def to_dict(self) -> dict:
+        """Plain values (a dask scheduler object, which no JSON can hold, is given as None)."""
+        d = {f.name: getattr(self, f.name) for f in fields(self)}
+        for key in ("methods", "models", "seeds"):
+            d[key] = list(d[key])
+        d["model_params"] = {m: dict(v) for m, v in (d["model_params"] or {}).items()}
+        d["warmup"] = dict(d["warmup"]) if d["warmup"] else None
+        if d["scheduler"] is not None and not isinstance(d["scheduler"], str):
+            d["scheduler"] = None
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "CompareConfig":
+        """From :meth:`to_dict` output (a job spec); unknown keys are a one-line error."""
+        if not isinstance(d, dict):
+            raise MemvizError("compare config: expected a JSON object")
+        known = {f.name for f in fields(cls)}
+        bad = [k for k in d if k not in known]
+        if bad:
+            raise MemvizError(f"compare config: unknown setting {bad[0]!r}")
+        d = dict(d)
+        for key in ("methods", "models", "seeds"):
+            if key in d and d[key] is not None:
+                d[key] = tuple(d[key])
+        return cls(**d)
+

@@ -1,0 +1,145 @@
+"""File I/O every floor shares: atomic writes, strict JSON, Parquet-safe frames.
+
+Every file memviz writes goes to a temporary name in the same folder and is renamed
+over the target (``os.replace``), so a killed process never leaves a half-written file
+and a reader sees either the old file or the new one.
+
+This module sits at the bottom of the house: it imports nothing from memviz but the
+errors, so the schema, the run store, the comparison and the dashboard can all use it.
+"""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .errors import RunError
+
+_UMASK = os.umask(0)
+os.umask(_UMASK)
+
+
+# ------------------------------------------------------------------ atomic writes
+def _atomic(path: Path, write) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes 0600 files; give the usual permissions
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    def w(tmp):
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+    _atomic(path, w)
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    def w(tmp):
+        with open(tmp, "wb") as f:
+            f.write(data)
+    _atomic(path, w)
+
+
+def atomic_write_parquet(path: Path, df: pd.DataFrame) -> None:
+    _atomic(path, lambda tmp: parquet_safe(df).to_parquet(tmp, index=False))
+
+
+def atomic_write_csv(path: Path, df: pd.DataFrame) -> None:
+    _atomic(path, lambda tmp: df.to_csv(tmp, index=False))
+
+
+def atomic_write_json(path: Path, obj, indent: int | None = 1) -> None:
+    """``obj`` as strict JSON (NaN and infinities become null), written atomically."""
+    atomic_write_text(path, dumps(obj, indent=indent))
+
+
+def atomic_torch_save(path: Path, obj) -> None:
+    import torch
+    _atomic(path, lambda tmp: torch.save(obj, tmp))
+
+
+# ------------------------------------------------------------------------- JSON
+def to_jsonable(obj):
+    """Plain JSON values: numpy scalars and arrays unwrapped, non-finite floats as None,
+    paths as strings, dict keys as strings."""
+    if isinstance(obj, dict):
+        return {str(k): to_jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [to_jsonable(v) for v in obj]
+    if isinstance(obj, np.integer):
+        return int(obj)
+    if isinstance(obj, (np.floating, float)):
+        return None if not np.isfinite(obj) else float(obj)
+    if isinstance(obj, np.bool_):
+        return bool(obj)
+    if isinstance(obj, Path):
+        return str(obj)
+    if isinstance(obj, np.ndarray):
+        return to_jsonable(obj.tolist())
+    return obj
+
+
+def dumps(obj, indent: int | None = None) -> str:
+    """Strict JSON text of ``obj`` (see :func:`to_jsonable`)."""
+    return json.dumps(to_jsonable(obj), indent=indent, default=str, allow_nan=False)
+
+
+def read_json(path: Path, what: str = "file") -> dict:
+    """A JSON object from ``path``; RunError (one line) when missing, unreadable or not an object."""
+    path = Path(path)
+    try:
+        obj = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise RunError(f"{path}: no such {what}") from None
+    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise RunError(f"{path}: unreadable {what} ({type(exc).__name__})") from None
+    if not isinstance(obj, dict):
+        raise RunError(f"{path}: {what} is not a JSON object")
+    return obj
+
+
+# ---------------------------------------------------------------------- Parquet
+def parquet_safe(df: pd.DataFrame) -> pd.DataFrame:
+    """Parquet needs one type per column: object columns mixing types become strings."""
+    out = df
+    for c in df.columns:
+        if df[c].dtype == object:
+            kinds = {type(v) for v in df[c].dropna().to_numpy()[:1000]}
+            if len(kinds) > 1:
+                if out is df:
+                    out = df.copy()
+                out[c] = df[c].map(lambda v: v if v is None or (isinstance(v, float) and np.isnan(v)) else str(v))
+    return out
+
+
+def read_parquet(path: Path, what: str = "table", columns=None) -> pd.DataFrame:
+    """A Parquet file written by memviz; RunError (one line) when missing, truncated or
+    lacking one of ``columns``."""
+    path = Path(path)
+    if not path.is_file():
+        raise RunError(f"{path}: no such {what}")
+    try:
+        df = pd.read_parquet(path)
+    except Exception as exc:  # pyarrow raises many types for a truncated or foreign file
+        raise RunError(f"{path}: unreadable {what} ({type(exc).__name__})") from None
+    missing = [c for c in (columns or ()) if c not in df.columns]
+    if missing:
+        raise RunError(f"{path}: {what} lacks column(s) {', '.join(map(str, missing))}")
+    return df

@@ -1,0 +1,88 @@
+"""What every reported figure means: its name, its goal and its range, declared once.
+
+As in SDMetrics, a metric declares its own ``name``, ``goal`` (maximize, minimize, or a
+target value) and range (``min_value``, ``max_value``); tables, figures and verdicts read
+these declarations instead of restating them. The formulas live where the figures are
+computed (the module named in ``source``); this registry only describes them.
+
+Shares are stored as fractions in [0, 1] and shown as percentages.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+MAXIMIZE, MINIMIZE, TARGET = "maximize", "minimize", "target"
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One reported figure.
+
+    Attributes
+    ----------
+    key : column name in results tables (``mem_ratio``, ``shape``, ...).
+    name : what a reader sees ("Memorization ratio").
+    goal : ``"maximize"``, ``"minimize"`` or ``"target"`` (closest to ``target`` is best).
+    min_value, max_value : the range the figure can take (None: unbounded on that side).
+    target : the ideal value when ``goal == "target"``.
+    percent : shown as a percentage (a share in [0, 1]).
+    reference : the results column holding this metric's reference line, if any.
+    source : the module that computes it (and documents its formula).
+    """
+
+    key: str
+    name: str
+    goal: str
+    min_value: float | None = 0.0
+    max_value: float | None = 1.0
+    target: float | None = None
+    percent: bool = True
+    reference: str | None = None
+    source: str = ""
+
+    @property
+    def better(self) -> str:
+        """"lower", "higher" or "closer to X" (for captions and legends)."""
+        if self.goal == MINIMIZE:
+            return "lower"
+        if self.goal == MAXIMIZE:
+            return "higher"
+        return f"closer to {self.target:.0%}" if self.percent else f"closer to {self.target:g}"
+
+    def is_better(self, a: float, b: float) -> bool:
+        """Is value ``a`` better than value ``b``?"""
+        if self.goal == MINIMIZE:
+            return a < b
+        if self.goal == MAXIMIZE:
+            return a > b
+        return abs(a - self.target) < abs(b - self.target)
+
+
+_M = "memviz.memorization"
+_F = "memviz.floor"
+_E = "memviz.evaluate"
+_C = "memviz.compare.results"
+
+#: every figure of a comparison's results table, in display order
+METRICS: dict[str, Metric] = {m.key: m for m in (
+    Metric("mem_ratio", "Memorization ratio", MINIMIZE, source=_M),
+    Metric("mem_ratio_pruned", "Memorization ratio vs the kept rows", MINIMIZE, source=_M),
+    Metric("mem_auc", "Mem-AUC", MINIMIZE, source=_M),
+    Metric("mem_auc_pruned", "Mem-AUC vs the kept rows", MINIMIZE, source=_M),
+    Metric("relative_reduction", "Relative reduction of the mem ratio vs baseline", MAXIMIZE, None, 1.0, source=_C),
+    Metric("relative_reduction_auc", "Relative reduction of Mem-AUC vs baseline", MAXIMIZE, None, 1.0, source=_C),
+    Metric("floor", "Floor: fresh real rows flagged", MINIMIZE, source=_F),
+    Metric("excess", "Excess over the floor", MINIMIZE, -1.0, 1.0, source=_F),
+    Metric("shape", "Shape (column shapes similarity)", MAXIMIZE, source=_E),
+    Metric("trend", "Trend (column pair trends similarity)", MAXIMIZE, source=_E),
+    Metric("mle", "MLE (score on the real test split)", MAXIMIZE, reference="mle_real", source=_E),
+    Metric("dcr_share", "DCR share (closest real row is a training row)", TARGET, target=0.5, source=_E),
+)}
+
+
+def metric(key: str) -> Metric:
+    """The declaration of ``key`` (KeyError names the known keys)."""
+    try:
+        return METRICS[key]
+    except KeyError:
+        raise KeyError(f"unknown metric {key!r} (known: {', '.join(METRICS)})") from None

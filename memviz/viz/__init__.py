@@ -1,0 +1,22 @@
+"""The figures floor: one module per dashboard screen, pure functions returning plotly figures.
+
+* :mod:`.style` — colours, template, titles, labels and :func:`caption` (shared);
+* :mod:`.memorization` — copies per row, concentration, per-check curves, column leaks;
+* :mod:`.dynamics` — Top vs Non-Top over the warm-up, timelines of chosen rows;
+* :mod:`.tune` — early identification, class balance and column shifts of a pruning;
+* :mod:`.compare` — methods side by side, privacy vs utility, breakdowns, transfer;
+* :mod:`.report` — the self-contained HTML report.
+
+Reads the core and the comparison; never imports the dashboard or the CLI.
+"""
+from .compare import (comparison_plot, dcr_plot, fractions, privacy_utility_plot, shape_breakdown_plot,
+                      transferability_plot)
+from .dynamics import first_epoch_plot, forgetting_plot, group_band_plot, row_timeline
+from .memorization import check_curves, concentration_plot, copies_histogram, leak_heatmap
+from .style import caption, method_label, model_label, wrap_title
+from .tune import class_balance_plot, column_shift_plot, early_identification_plot
+
+__all__ = ["caption", "method_label", "model_label", "wrap_title", "copies_histogram", "concentration_plot",
+           "check_curves", "leak_heatmap", "first_epoch_plot", "forgetting_plot", "group_band_plot", "row_timeline",
+           "early_identification_plot", "class_balance_plot", "column_shift_plot", "fractions", "comparison_plot",
+           "privacy_utility_plot", "shape_breakdown_plot", "dcr_plot", "transferability_plot"]

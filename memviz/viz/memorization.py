@@ -1,0 +1,184 @@
+"""Figures of the Memorization screen: copies per row, concentration, per-check curves, column leaks."""
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from ..dynamics import RowDynamics, concentration_curve
+from ..errors import MemvizError
+from .style import (BEFORE_COLOR, MAX_CURVE_POINTS, REST_COLOR, TOP_COLOR,
+                    _figure, _int, _layout, _note, _pct,
+                    _rgba)
+
+
+# ------------------------------------------------------------------ memorization screen
+def copies_histogram(dyn: RowDynamics, log_y: bool = True, *, max_bins: int = 60) -> go.Figure:
+    """Heavy-tailed histogram of the total copy count C_i of every training row.
+
+    C_i = sum over checks of c_i(e) (generated rows memorized and attributed to row i).
+    Counts up to ``max_bins`` get one bar each; beyond that, bar 0 stays on its own and the
+    positive counts are grouped in bins of equal integer width w = ceil(max C_i / (max_bins - 1)).
+
+    Parameters
+    ----------
+    dyn : RowDynamics
+    log_y : bool, default True
+        Logarithmic row-count axis (the tail is invisible on a linear axis).
+    max_bins : int, default 60
+    """
+    tot = np.asarray(dyn.total, dtype=np.int64)  # (N,)
+    n = len(tot)
+    mx = int(tot.max()) if n else 0
+    width = 1 if mx < max_bins else math.ceil(mx / (max_bins - 1))
+    # bin 0 holds C_i = 0; bin b >= 1 holds 1 + (b - 1) w <= C_i <= b w
+    bin_of = np.where(tot > 0, 1 + (tot - 1) // width, 0)  # (N,)
+    counts = np.bincount(bin_of, minlength=int(bin_of.max()) + 1 if n else 1)  # (B,)
+    lo = np.concatenate([[0], 1 + width * np.arange(len(counts) - 1)])
+    hi = np.concatenate([[0], np.minimum(lo[1:] + width - 1, mx)])
+    labels = [f"{a:,}" if a == b else f"{a:,}–{b:,}" for a, b in zip(lo, hi)]
+    fig = _figure(
+        f"Copies per training row ({_int(n)} rows, {dyn.n_checks} checks)",
+        "Total copies of the row over all checks (generated rows" + (")" if width == 1 else f", bins of {width:,})"),
+        "Training rows (count" + (", log scale)" if log_y else ")"),
+        "Each bar counts training rows by how many generated copies they received over the warm-up; "
+        "a tall bar at 0 with a short tail is good, a long tail to the right means a few rows are copied "
+        "again and again and are the leak candidates.")
+    fig.add_bar(x=labels, y=counts, marker_color=[BEFORE_COLOR] + [TOP_COLOR] * (len(counts) - 1),
+                name="training rows", customdata=counts / max(n, 1),
+                hovertemplate="%{x} copies: %{y:,} rows (%{customdata:.2%})<extra></extra>")
+    fig.update_yaxes(type="log" if log_y else "linear", tickformat=",")
+    fig.update_xaxes(type="category")
+    if mx == 0:
+        _note(fig, "No training row was copied at any check")
+    elif dyn.top.any():
+        start = int(tot[dyn.top].min())
+        if start > 0:
+            fig.add_vline(x=1 + (start - 1) // width - 0.5, line_dash="dash", line_color="#555",
+                          annotation_text=f"Top {100 * dyn.top_frac:g}% group: ≥ {start:,} copies",
+                          annotation_position="top right")
+    fig.update_layout(showlegend=False, bargap=0.05)
+    return fig
+
+
+def concentration_plot(dyn: RowDynamics, *, marks: Sequence[float] = (0.01, 0.10)) -> go.Figure:
+    """Concentration curve: share of all copies held by the top x share of training rows.
+
+    y(x) = (sum of the ceil(x N) largest C_i) / sum_i C_i (see
+    :func:`memviz.dynamics.concentration_curve`); the diagonal y = x is an even spread.
+    The curve is thinned to at most ``MAX_CURVE_POINTS`` points (it is concave, so
+    straight segments between kept points are within a pixel).
+    """
+    x, y = concentration_curve(dyn)  # (N+1,)
+    n = dyn.n_rows
+    fig = _figure(f"Concentration of copies ({_int(dyn.total.sum())} copies over {_int(n)} rows)",
+                  "Most-copied training rows (% of all rows)", "Share of all copies (%)",
+                  "The curve shows what share of all copies comes from the most-copied x% of training rows; "
+                  "a curve close to the dashed diagonal means copies are spread thinly, a curve that shoots up "
+                  "at the left means a small group of rows accounts for most of the leak.")
+    fig.add_scatter(x=[0, 1], y=[0, 1], mode="lines", line={"dash": "dash", "color": "#999"},
+                    name="even spread", hoverinfo="skip")
+    if np.isnan(y).all():
+        _note(fig, "No training row was copied at any check")
+    else:
+        # linear plus geometric spacing: the steep start (the few most-copied rows) keeps its detail
+        grid = np.concatenate([np.linspace(0, n, MAX_CURVE_POINTS // 2), np.geomspace(1, n, MAX_CURVE_POINTS // 2)])
+        idx = np.unique(np.round(grid).astype(np.int64))
+        fig.add_scatter(x=x[idx], y=y[idx], mode="lines", line={"color": TOP_COLOR, "width": 3},
+                        fill="tozeroy", fillcolor=_rgba(TOP_COLOR, 0.1), name="copies",
+                        hovertemplate="top %{x:.2%} of rows hold %{y:.1%} of copies<extra></extra>")
+        for share in marks:
+            j = min(n, int(math.ceil(round(share * n, 9))))
+            fig.add_scatter(x=[x[j]], y=[y[j]], mode="markers+text", marker={"color": "#333", "size": 8},
+                            text=[f" top {share:.0%}: {_pct(y[j])}"], textposition="bottom right",
+                            showlegend=False, hoverinfo="skip")
+    fig.update_xaxes(tickformat=".0%", range=[0, 1])
+    fig.update_yaxes(tickformat=".0%", range=[0, 1.02])
+    return fig
+
+
+def check_curves(per_check: pd.DataFrame) -> go.Figure:
+    """Memorization ratio and Mem-AUC at every check, against the epoch.
+
+    mem_ratio = (1 / S) * #{g : r_g < 1/3};  mem_auc = (1 / S) * sum_g (1 - r_g)
+    (non-finite r counts 0); see :func:`memviz.dynamics.check_summary`.
+    """
+    missing = [c for c in ("epoch", "mem_ratio", "mem_auc") if c not in per_check.columns]
+    if missing:
+        raise MemvizError(f"per-check table is missing column(s) {', '.join(missing)}")
+    fig = _figure("Memorization during the warm-up", "Epoch (training epochs finished)", "Share of generated rows (%)",
+                  "Both curves should stay low and flat; rising curves mean the model copies more training rows "
+                  "as it trains (mem ratio = share of generated rows with r < 1/3, Mem-AUC = mean of 1 − r).")
+    pc = per_check.sort_values("epoch")
+    extra = pc["n_memorized"] if "n_memorized" in pc else pd.Series(np.nan, index=pc.index)
+    fig.add_scatter(x=pc["epoch"], y=pc["mem_ratio"], mode="lines+markers", name="mem ratio",
+                    line={"color": TOP_COLOR}, customdata=extra,
+                    hovertemplate="epoch %{x:,}: mem ratio %{y:.2%} (%{customdata:,} rows)<extra></extra>")
+    fig.add_scatter(x=pc["epoch"], y=pc["mem_auc"], mode="lines+markers", name="Mem-AUC",
+                    line={"color": REST_COLOR, "dash": "dot"},
+                    hovertemplate="epoch %{x:,}: Mem-AUC %{y:.2%}<extra></extra>")
+    if len(pc) == 0:
+        _note(fig, "No finished check yet")
+    fig.update_yaxes(tickformat=".0%", rangemode="tozero")
+    fig.update_xaxes(tickformat=",")
+    return fig
+
+
+
+# ---------------------------------------------------------------------------- leaks
+def leak_heatmap(column_rates, pair_rates=None) -> go.Figure:
+    """How often a generated row's column equals its NN1 training row, memorized vs not.
+
+    ``column_rates``: DataFrame ``column, memorized_rate, non_memorized_rate`` (or a
+    :class:`memviz.leaks.ColumnLeak`); rows are sorted by memorized rate. ``pair_rates``:
+    optional column x column DataFrame of pair rates (both columns equal; its panel is
+    named after ``pair_rates.attrs["group"]``, set by ``column_match_rates``), or a mapping
+    title -> such DataFrame (e.g. ``{"memorized": leak.pairs_memorized, "not memorized":
+    leak.pairs_non_memorized}``), drawn as extra panels. See
+    :func:`memviz.leaks.column_match_rates` for the formulas.
+    """
+    if hasattr(column_rates, "columns") and not isinstance(column_rates, pd.DataFrame):
+        column_rates = column_rates.columns  # a ColumnLeak
+    missing = [c for c in ("column", "memorized_rate", "non_memorized_rate") if c not in column_rates.columns]
+    if missing:
+        raise MemvizError(f"column rates table is missing column(s) {', '.join(missing)}")
+    if pair_rates is None:
+        pairs = {}
+    elif isinstance(pair_rates, pd.DataFrame):
+        group = pair_rates.attrs.get("group")
+        pairs = {f"pairs, {group}" if group else "column pairs": pair_rates}
+    else:
+        pairs = {f"pairs, {k}": v for k, v in pair_rates.items()}
+    cr = column_rates.sort_values("memorized_rate", ascending=False, na_position="last")
+    titles = ["columns"] + list(pairs)
+    fig = make_subplots(rows=1, cols=len(titles), subplot_titles=titles, horizontal_spacing=0.12,
+                        column_widths=[1.0] + [2.0] * len(pairs))
+    text = ("Each cell is how often a generated row's value equals its nearest training row's value exactly; "
+            "columns far redder for memorized rows than for the others are the attributes that leak, similar "
+            "rates in both columns mean the match is just a common value.")
+    fig.update_layout(**_layout("Which attributes leak: exact matches with the nearest training row", text,
+                                height=max(360, 140 + 24 * len(cr))))
+    z = cr[["memorized_rate", "non_memorized_rate"]].to_numpy(dtype=float)
+    cols = [str(c) for c in cr["column"]]
+    heat = dict(colorscale="Reds", zmin=0.0, zmax=1.0, texttemplate="%{text}", xgap=1, ygap=1)
+    fig.add_heatmap(z=z, x=["memorized", "not memorized"], y=cols, text=np.vectorize(_pct)(z) if z.size else z,
+                    colorbar={"title": "match rate", "tickformat": ".0%"},
+                    hovertemplate="%{y}, %{x} rows: %{z:.1%} equal to NN1<extra></extra>", row=1, col=1, **heat)
+    for j, (name, m) in enumerate(pairs.items(), start=2):
+        order = [c for c in cr["column"] if c in m.index] + [c for c in m.index if c not in set(cr["column"])]
+        m = m.reindex(index=order, columns=order)  # same order as the column panel
+        mz = m.to_numpy(dtype=float)
+        fig.add_heatmap(z=mz, x=[str(c) for c in m.columns], y=[str(c) for c in m.index], showscale=False,
+                        hovertemplate="%{y} & %{x}: %{z:.1%} both equal to NN1<extra>" + name + "</extra>",
+                        row=1, col=j, colorscale="Reds", zmin=0.0, zmax=1.0, xgap=1, ygap=1)
+        fig.update_yaxes(autorange="reversed", type="category", row=1, col=j)
+        fig.update_xaxes(type="category", tickangle=-45, row=1, col=j)
+    fig.update_xaxes(title_text="Generated rows (match rate, %)", row=1, col=1, type="category")
+    fig.update_yaxes(title_text="Column", autorange="reversed", type="category", row=1, col=1)
+    if len(cr) == 0:
+        _note(fig, "No column to compare")
+    return fig

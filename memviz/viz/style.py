@@ -1,0 +1,145 @@
+"""Shared look of every memviz figure: colours, template, titles, labels, captions.
+
+Every figure function (one module per dashboard screen: :mod:`.memorization`,
+:mod:`.dynamics`, :mod:`.tune`, :mod:`.compare`) returns a
+:class:`plotly.graph_objects.Figure` with a title, axis titles with units, formatted hover
+numbers, and a one-sentence reading guide (what is good, what is bad) in
+``fig.layout.meta["caption"]``; :func:`caption` reads it back.
+
+Data are aggregated with numpy before they reach plotly (a histogram is a bar per bin,
+a curve over 32k rows is thinned to a few hundred points), so a figure of an
+Adult-size run (32,561 rows x 25 checks) builds in milliseconds and a slider move
+sends kilobytes, not the raw rows.
+
+Shares are given to plotly as fractions and shown as percentages. Names, goals and
+ranges of the comparison's figures come from :mod:`memviz.metrics`; method and model
+labels from their registries (:data:`memviz.compare.methods.METHOD_LABELS`,
+:data:`memviz.models.MODEL_LABELS`).
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import plotly.graph_objects as go
+
+from ..compare.methods import METHOD_LABELS
+from ..dynamics import RowDynamics
+from ..errors import MemvizError
+from ..models import MODEL_LABELS
+
+TOP_COLOR, REST_COLOR = "#d62728", "#1f77b4"
+BEFORE_COLOR, AFTER_COLOR, REMOVED_COLOR = "#9e9e9e", "#1f77b4", "#d62728"
+PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+           "#bcbd22", "#17becf")
+MAX_CURVE_POINTS = 400
+
+
+# ---------------------------------------------------------------------------- helpers
+def caption(fig: go.Figure) -> str:
+    """The one-sentence reading guide stored in ``fig.layout.meta["caption"]`` ("" if none)."""
+    meta = fig.layout.meta
+    return str(meta.get("caption", "")) if isinstance(meta, Mapping) else ""
+
+
+#: a small white template (plotly's "plotly_white" costs ~50 ms per figure to copy)
+TEMPLATE = {"layout": {
+    "paper_bgcolor": "white", "plot_bgcolor": "white", "font": {"color": "#2a3f5f"}, "hovermode": "closest",
+    "colorway": list(PALETTE), "hoverlabel": {"align": "left", "namelength": -1},
+    "xaxis": {"gridcolor": "#EBF0F8", "linecolor": "#EBF0F8", "zerolinecolor": "#EBF0F8", "automargin": True,
+              "title": {"standoff": 15}},
+    "yaxis": {"gridcolor": "#EBF0F8", "linecolor": "#EBF0F8", "zerolinecolor": "#EBF0F8", "automargin": True,
+              "title": {"standoff": 15}},
+}}
+
+
+#: title characters per line: a half-width dashboard column (about 560 px) holds ~60
+TITLE_WIDTH = 60
+
+
+def wrap_title(title: str, width: int = TITLE_WIDTH) -> str:
+    """Break a long title into lines of at most ``width`` characters (plotly ``<br>``);
+    plotly never wraps a title and cuts it at the figure's edge."""
+    import textwrap
+
+    if len(title) <= width or "<br>" in title:
+        return title
+    return "<br>".join(textwrap.wrap(title, width, break_long_words=False, break_on_hyphens=False))
+
+
+def _layout(title: str, text: str, **layout) -> dict:
+    base = dict(title={"text": wrap_title(title), "x": 0.01, "xanchor": "left", "yref": "container", "y": 0.98, "yanchor": "top"},
+                template=TEMPLATE, meta={"caption": text}, margin={"t": 100, "r": 20, "l": 60, "b": 60},
+                legend={"orientation": "h", "x": 0, "xanchor": "left", "y": 1.02, "yanchor": "bottom"})
+    base.update(layout)
+    return base
+
+
+def _figure(title: str, x_title: str, y_title: str, text: str, **layout) -> go.Figure:
+    """An empty figure with title, axis titles and the caption in ``layout.meta``."""
+    return go.Figure(layout=_layout(title, text, xaxis={"title": {"text": x_title}},
+                                    yaxis={"title": {"text": y_title}}, **layout))
+
+
+def _note(fig: go.Figure, text: str) -> go.Figure:
+    """A centred message for figures without data (no copies, no rows chosen...)."""
+    fig.add_annotation(text=text, xref="paper", yref="paper", x=0.5, y=0.5, showarrow=False,
+                       font={"size": 14, "color": "#555"})
+    return fig
+
+
+def _int(n) -> str:
+    return f"{int(n):,}"
+
+
+def _pct(x: float, digits: int = 1) -> str:
+    return "n/a" if x is None or not np.isfinite(x) else f"{100 * x:.{digits}f}%"
+
+
+def _key(name) -> str:
+    return "".join(ch for ch in str(name).lower() if ch.isalnum())
+
+
+def method_label(name) -> str:
+    """Display name of a method (``dynamic_cut`` -> ``DynamicCut``); unknown names as given."""
+    return METHOD_LABELS.get(_key(name), str(name))
+
+
+def model_label(name) -> str:
+    return MODEL_LABELS.get(_key(name), str(name))
+
+
+def _method_sort(names) -> list:
+    rank = {m: i for i, m in enumerate(METHOD_LABELS)}
+    return sorted(names, key=lambda n: (rank.get(_key(n), len(rank)), str(n)))
+
+
+def _model_sort(names) -> list:
+    rank = {m: i for i, m in enumerate(MODEL_LABELS)}
+    return sorted(names, key=lambda n: (rank.get(_key(n), len(rank)), str(n)))
+
+
+def _positions(dyn: RowDynamics, row_ids) -> np.ndarray:
+    ids = np.asarray(list(row_ids), dtype=np.int64)
+    pos = np.searchsorted(dyn.row_ids, ids)
+    bad = (pos >= dyn.n_rows) | (dyn.row_ids[np.minimum(pos, dyn.n_rows - 1)] != ids)
+    if bad.any():
+        raise MemvizError(f"row_id {ids[bad][0]} is not a training row of this run")
+    return pos
+
+
+def _check_labels(dyn: RowDynamics) -> list[str]:
+    """One x label per check: its epoch (check index added where epochs repeat)."""
+    ep = [str(int(e)) for e in dyn.epochs]
+    dup = {e for e in ep if ep.count(e) > 1}
+    return [f"{e} (check {int(c)})" if e in dup else e for e, c in zip(ep, dyn.checks)]
+
+
+def _groups(dyn: RowDynamics):
+    share = f"{100 * dyn.top_frac:g}%"
+    return ((f"Top {share}", dyn.top, TOP_COLOR), (f"Non-Top {100 - 100 * dyn.top_frac:g}%", ~dyn.top, REST_COLOR))
+
+
+def _rgba(hex_color: str, alpha: float) -> str:
+    h = hex_color.lstrip("#")
+    return f"rgba({int(h[0:2], 16)},{int(h[2:4], 16)},{int(h[4:6], 16)},{alpha})"
