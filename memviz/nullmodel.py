@@ -23,16 +23,33 @@ check's n_s(e) events from the fitted pi_{i,s}, a bootstrap) was measured and dr
 simulated warm-ups with no dynamics it said "holds" for the paper's circular statistics in
 10-12 % of runs instead of 2.5 %, because re-drawn totals re-select a noisier Top group.
 
-Cost: one replicate is a shuffle of the S events plus two ``np.bincount`` over the (N, C)
-cells and the statistics; about 0.1 s for an Adult-size warm-up (32,561 rows x 25 checks
-x 32,561 rows per check, 0.8 M events), so the default 100 replicates take about 10 s
-(``benchmarks/bench_nullmodel.py``).
+Cost (``benchmarks/bench_nullmodel.py``, Adult size: 32,561 rows x 25 checks x 32,561
+rows per check, 0.8 M events, on the shared 2-core machine): fitting 0.3-0.4 s once; a
+replicate (a shuffle of the events and two ``np.bincount`` over the (N, C) cells) 40-70 ms
+and its statistics 35-100 ms, so the default 100 replicates take 7-17 s. At the study's
+scale (3,000 rows x 25 checks) 200 replicates take 2-6 s.
 
 Verdict of a statistic with observed effect x and null effects y_1..y_R (finite ones):
 p_null = (1 + #{r : y_r >= x}) / (R + 1) on the paper's side ("higher"; <= for "lower").
 "holds" when p_null < ALPHA / 2, i.e. x lies beyond the null's central 1 - ALPHA interval on
 the paper's side; "reversed" when the same holds on the other side; "not shown" otherwise;
-"undefined" when x is NaN. This needs R >= 40 so that 1 / (R + 1) < 0.025.
+"undefined" when x is NaN. This needs R >= 40 so that 1 / (R + 1) < 0.025. Ties with the
+null count against the claim, so a statistic on a coarse grid (the paper's median epoch)
+is judged conservatively.
+
+What a verdict means:
+
+* Top vs Non-Top statistics: "holds" says Top differs from Non-Top by more than fixed
+  propensities explain, i.e. the Top rows have dynamics of their own in the paper's
+  direction (e.g. they are copied relatively more early in training than late).
+* Early identification: the null is the best case for an early ranking (nothing changes,
+  so a row's past predicts its future as well as sampling noise allows). "reversed" (below
+  the null) says rows' ranks change during training, so the early selection misses more of
+  the later Top than fixed propensities would. The practical claim "the early selection
+  finds the later Top" is the precision against random (``value`` vs ``baseline``), which
+  the null does not judge.
+* The heavy tail of copies is an input here (each row keeps its copies), so this null cannot
+  test it: that needs a per-row null of copies from real rows the model never saw.
 """
 from __future__ import annotations
 
@@ -129,9 +146,14 @@ class NullFinding:
     verdict: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class NullComparison:
-    """All statistics of a run against ``n_replicates`` null replicates."""
+    """All statistics of a run against ``n_replicates`` null replicates.
+
+    ``findings`` holds one :class:`NullFinding` per statistic of
+    :func:`memviz.splithalf.dynamics_statistics` (the paper's four, then the four
+    non-circular ones); ``T`` and ``early_checks`` are resolved (never None).
+    """
 
     findings: tuple
     n_replicates: int
