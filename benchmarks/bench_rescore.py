@@ -8,6 +8,7 @@ built, then timed:
 * rescoring a new (p, k, T) with ``dynamiccut_selection`` (median over repeats),
 * the same rescoring in plain pandas on ``dyn.to_long()`` (filter epoch <= T, sort, groupby
   head(k) mean, sort by score then row_id), measured in the same run, and the ratio;
+* rescoring with ``score="excess"`` (a random expected_auc_rate per row) beside the raw score;
 * optionally the textbook ``groupby().apply(nlargest(k).mean())`` once (``--apply``).
 
 Usage: python benchmarks/bench_rescore.py [--rows N] [--checks C] [--synthetic S] [--repeats R]
@@ -91,6 +92,11 @@ def main() -> None:
         f, s = np.median(fast[(p, k, T)]), np.median(slow)
         print(f"rescore p={p} k={k} T={sel.T} ({sel.n_checks_used} checks): numpy median {f:.1f} ms,"
               f" pandas median {s:.0f} ms, speed-up x{s / f:.0f}, same removed set: {same}")
+    rate = np.random.default_rng(1).uniform(0, 2.0 / a.rows, a.rows)  # expected Mem-AUC per generated row
+    for p, k, T in grid[:2]:
+        raw = np.median([timed(dynamiccut_selection, dyn, p, k, T)[1] for _ in range(a.repeats)])
+        exc = np.median([timed(dynamiccut_selection, dyn, p, k, T, "excess", rate)[1] for _ in range(a.repeats)])
+        print(f"rescore p={p} k={k} T={T}: excess median {exc:.1f} ms vs raw {raw:.1f} ms (x{exc / raw:.2f})")
     if a.apply:
         sel = dynamiccut_selection(dyn, 0.1, 3, None)
         removed, ms = timed(pandas_apply_rescore, long, 0.1, 3, sel.T)

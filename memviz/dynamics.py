@@ -19,6 +19,10 @@ with nearest training row NN1(g) and ratio r_g.
 * Top group           the ceil(top_frac * N) rows with the largest total count,
   ties broken by the lowest ``row_id``
 
+These are the paper's definitions. Statistics that compare Top with Non-Top on the same
+checks that formed the groups are circular (see :func:`summarize`); the non-circular
+versions are in :mod:`memviz.splithalf` and the null model in :mod:`memviz.nullmodel`.
+
 Everything is held densely (N training rows x C checks) in :class:`RowDynamics`, so
 rescoring (see :mod:`memviz.dynamiccut`) is pure numpy.
 """
@@ -156,7 +160,7 @@ class RowDynamics:
 
 
 def top_mask(total: np.ndarray, row_ids: np.ndarray, top_frac: float = DEFAULT_TOP_FRAC) -> np.ndarray:
-    """Top group: the ``ceil(top_frac * N)`` rows with the largest total count.
+    """Top group: the ``ceil(top_frac * N)`` rows with the largest ``total`` (any per-row count).
 
     Ties are broken by the lowest ``row_id``, so the group is a deterministic function of
     the counts. When fewer than ``ceil(top_frac * N)`` rows were ever copied, the Top group
@@ -229,6 +233,99 @@ def _train_ids(train_row_ids) -> np.ndarray:
     return ids
 
 
+@dataclass(frozen=True, eq=False)
+class CheckEvents:
+    """The checks table as flat per-event arrays (one event = one synthetic row at one check).
+
+    Attributes
+    ----------
+    row_ids, check_ids, epochs : ndarray, int64, (N,), (C,), (C,)
+        As in :class:`RowDynamics`.
+    row_pos : ndarray, int64, (S,)
+        Position of each event's NN1 in ``row_ids``.
+    check_pos : ndarray, int64, (S,)
+        Position of each event's check in ``check_ids``.
+    value : ndarray, float64, (S,)
+        The event's Mem-AUC term 1 - r (0 when r is not finite), rounded to a multiple of
+        2**-30 so that every sum of these terms is exact in float64.
+    memorized : ndarray, bool, (S,)
+        The table's ``memorized`` column (the metric's decision, r < 1/3), as given.
+    """
+
+    row_ids: np.ndarray
+    check_ids: np.ndarray
+    epochs: np.ndarray
+    row_pos: np.ndarray
+    check_pos: np.ndarray
+    value: np.ndarray
+    memorized: np.ndarray
+
+
+def check_events(checks: pd.DataFrame, train_row_ids) -> CheckEvents:
+    """Validate a checks table and flatten it to :class:`CheckEvents`.
+
+    Raises
+    ------
+    MemvizError
+        As :func:`compute_dynamics`.
+    """
+    _check_columns(checks)
+    row_ids = _train_ids(train_row_ids)
+    check_ids, epochs, check_pos = _check_index(checks)  # (C,), (C,), (S,)
+    row_pos = _row_positions(_int_column(checks, "nn1"), row_ids)  # (S,)
+    ratio = checks["ratio"].to_numpy(dtype=np.float64)
+    one_minus_r = np.where(np.isfinite(ratio), 1.0 - ratio, 0.0)  # (S,), NaN ratio counts 0
+    # quantize to multiples of 2**-30 so every sum below is exact in float64 (up to 2**23 terms
+    # per cell), hence independent of the order of the table's rows (ties rank the same)
+    one_minus_r = np.round(one_minus_r * AUC_QUANTUM_INV) / AUC_QUANTUM_INV
+    return CheckEvents(row_ids=row_ids, check_ids=check_ids, epochs=epochs, row_pos=row_pos,
+                       check_pos=check_pos, value=one_minus_r,
+                       memorized=checks["memorized"].to_numpy(dtype=bool))
+
+
+def dynamics_from_events(ev: CheckEvents, top_frac: float = DEFAULT_TOP_FRAC, *,
+                         row_pos: np.ndarray | None = None, check_pos: np.ndarray | None = None,
+                         value: np.ndarray | None = None) -> RowDynamics:
+    """:class:`RowDynamics` of a :class:`CheckEvents`, optionally with its events reassigned.
+
+    ``row_pos``, ``check_pos`` and ``value`` (each (S,), aligned with ``ev.memorized``)
+    replace the events' own; the null model (:mod:`memviz.nullmodel`) passes resampled ones.
+    """
+    row_pos = ev.row_pos if row_pos is None else row_pos
+    check_pos = ev.check_pos if check_pos is None else check_pos
+    value = ev.value if value is None else value
+    n, c = len(ev.row_ids), len(ev.check_ids)
+    flat = row_pos * c + check_pos  # (S,) index into the (N, C) matrices
+    counts = np.bincount(flat[ev.memorized], minlength=n * c).reshape(n, c).astype(np.int32)  # (N, C)
+    auc = np.bincount(flat, weights=value, minlength=n * c).reshape(n, c)  # (N, C)
+    n_synthetic = np.bincount(check_pos, minlength=c).astype(np.int64)  # (C,)
+    return dynamics_from_matrices(ev.row_ids, ev.check_ids, ev.epochs, n_synthetic, counts, auc, top_frac)
+
+
+def dynamics_from_matrices(row_ids, check_ids, epochs, n_synthetic, counts, auc,
+                           top_frac: float = DEFAULT_TOP_FRAC) -> RowDynamics:
+    """:class:`RowDynamics` from c_i(e) (``counts``, (N, C)) and A_i(e) (``auc``, (N, C)).
+
+    Derived fields: C_i(e) = cumsum_e c_i(e), first check = argmax_e [c_i(e) > 0],
+    F_i = sum_e [c_i(e) > 0][c_i(e+1) = 0], Top = :func:`top_mask` of C_i.
+    """
+    cumulative = np.cumsum(counts, axis=1, dtype=np.int64)  # (N, C)
+    total = cumulative[:, -1].copy()
+    copied = counts > 0  # (N, C)
+    first_check = np.where(total > 0, np.argmax(copied, axis=1), -1).astype(np.int64)
+    censored = first_check < 0
+    first_epoch = np.where(censored, np.nan, epochs[np.maximum(first_check, 0)].astype(np.float64))
+    forgetting = (copied[:, :-1] & ~copied[:, 1:]).sum(axis=1).astype(np.int64)
+    top = top_mask(total, row_ids, top_frac)
+    return RowDynamics(
+        row_ids=_frozen(row_ids), checks=_frozen(check_ids), epochs=_frozen(epochs),
+        n_synthetic=_frozen(n_synthetic), counts=_frozen(counts), auc=_frozen(auc),
+        cumulative=_frozen(cumulative), total=_frozen(total), first_check=_frozen(first_check),
+        first_epoch=_frozen(first_epoch), censored=_frozen(censored),
+        forgetting_events=_frozen(forgetting), top=_frozen(top), top_frac=float(top_frac),
+    )
+
+
 def compute_dynamics(checks: pd.DataFrame, train_row_ids, top_frac: float = DEFAULT_TOP_FRAC) -> RowDynamics:
     """Build :class:`RowDynamics` from a checks table.
 
@@ -259,38 +356,7 @@ def compute_dynamics(checks: pd.DataFrame, train_row_ids, top_frac: float = DEFA
         A missing column, an empty table, a check with two epochs, epochs decreasing with
         the check index, duplicated train row_ids, or an ``nn1`` that is not a training row_id.
     """
-    _check_columns(checks)
-    row_ids = _train_ids(train_row_ids)
-    check_ids, epochs, check_pos = _check_index(checks)  # (C,), (C,), (S,)
-    n, c = len(row_ids), len(check_ids)
-    row_pos = _row_positions(_int_column(checks, "nn1"), row_ids)  # (S,)
-    flat = row_pos * c + check_pos  # (S,) index into the (N, C) matrices
-    memorized = checks["memorized"].to_numpy(dtype=bool)
-    ratio = checks["ratio"].to_numpy(dtype=np.float64)
-    one_minus_r = np.where(np.isfinite(ratio), 1.0 - ratio, 0.0)  # (S,), NaN ratio counts 0
-    # quantize to multiples of 2**-30 so every sum below is exact in float64 (up to 2**23 terms
-    # per cell), hence independent of the order of the table's rows (ties rank the same)
-    one_minus_r = np.round(one_minus_r * AUC_QUANTUM_INV) / AUC_QUANTUM_INV
-
-    counts = np.bincount(flat[memorized], minlength=n * c).reshape(n, c).astype(np.int32)  # (N, C)
-    auc = np.bincount(flat, weights=one_minus_r, minlength=n * c).reshape(n, c)  # (N, C)
-    n_synthetic = np.bincount(check_pos, minlength=c).astype(np.int64)  # (C,)
-
-    cumulative = np.cumsum(counts, axis=1, dtype=np.int64)  # (N, C)
-    total = cumulative[:, -1].copy()
-    copied = counts > 0  # (N, C)
-    first_check = np.where(total > 0, np.argmax(copied, axis=1), -1).astype(np.int64)
-    censored = first_check < 0
-    first_epoch = np.where(censored, np.nan, epochs[np.maximum(first_check, 0)].astype(np.float64))
-    forgetting = (copied[:, :-1] & ~copied[:, 1:]).sum(axis=1).astype(np.int64)
-    top = top_mask(total, row_ids, top_frac)
-    return RowDynamics(
-        row_ids=_frozen(row_ids), checks=_frozen(check_ids), epochs=_frozen(epochs),
-        n_synthetic=_frozen(n_synthetic), counts=_frozen(counts), auc=_frozen(auc),
-        cumulative=_frozen(cumulative), total=_frozen(total), first_check=_frozen(first_check),
-        first_epoch=_frozen(first_epoch), censored=_frozen(censored),
-        forgetting_events=_frozen(forgetting), top=_frozen(top), top_frac=float(top_frac),
-    )
+    return dynamics_from_events(check_events(checks, train_row_ids), top_frac)
 
 
 def check_summary(checks: pd.DataFrame) -> pd.DataFrame:
@@ -367,7 +433,9 @@ class GroupStats:
 
     median_first_epoch is over the group's memorized rows only (NaN if none);
     censored_share = share of the group never memorized;
-    forgetting_rate = mean_i F_i over the group;
+    forgetting_rate = mean_i F_i over the group (the paper's: a count of events, not a
+    rate per memorized check, so it grows with how often a row is copied at all; see
+    :func:`memviz.splithalf.forgetting_rate`);
     forgetting_rate_memorized = mean_i F_i over its memorized rows (NaN if none);
     early_mem_auc = mean over rows of (1 / q) * sum_{e < q} A_i(e), q = early checks.
     """
@@ -472,6 +540,14 @@ def summarize(dyn: RowDynamics, early_checks: int | None = None,
     Top vs Non-Top tests (two-sided Mann-Whitney U): first-memorization epoch over
     memorized rows only (censored rows are reported as ``censored_share``); forgetting
     events F_i and early Mem-AUC over all rows of each group.
+
+    These are the paper's definitions, kept for fidelity. They are **circular**: Top is
+    ranked by the same counts the statistics are then measured on, so rows with a fixed
+    copy propensity and no dynamics of their own already give p < 1e-60 in the paper's
+    direction (a row drawn often by chance is both put in Top and memorized sooner, and a
+    row with more memorized checks has more chances to "forget"). A small p says only that
+    the groups differ, not that memorization has dynamics; for that, use the split-half
+    statistics of :mod:`memviz.splithalf` against the null of :mod:`memviz.nullmodel`.
     """
     early = early_mem_auc(dyn, early_checks)
     q = _early_checks(dyn, early_checks)

@@ -161,3 +161,63 @@ def test_early_identification_curve():
     np.testing.assert_allclose(curve["jaccard"], [4 / 6, 1.0])
     assert (curve["random_precision"] == 0.1).all()
     assert list(early_identification_curve(dyn, Ts=[2])["recall"]) == [1.0]
+
+
+def test_after_T_target_planted():
+    dyn = planted()
+    after = early_identification(dyn, p=0.1, k=3, T=1, target="after")  # Top of epoch 2 only: rows 0-4
+    assert after.target == "after" and after.n_top == 5 and after.precision == pytest.approx(0.8)
+    final = early_identification(dyn, p=0.1, k=3, T=1)
+    assert final.target == "final" and final.score == "raw"
+    none_after = early_identification(dyn, p=0.1, k=3, T=2, target="after")  # no check after T
+    assert none_after.n_top == 0 and np.isnan(none_after.precision) and np.isnan(none_after.random_precision)
+    curve = early_identification_curve(dyn, p=0.1, k=3, target="after")
+    assert curve["precision"].iloc[0] == pytest.approx(0.8) and np.isnan(curve["precision"].iloc[1])
+    with pytest.raises(MemvizError, match="target must be one of final, after"):
+        early_identification(dyn, target="later")
+
+
+def test_excess_with_zero_rate_is_raw():
+    checks, ids = random_checks(seed=5, n_checks=9)
+    dyn = compute_dynamics(checks, ids)
+    zero = np.zeros(dyn.n_rows)
+    for k, T in [(1, 5), (3, 25), (20, 45)]:
+        np.testing.assert_array_equal(score_rows(dyn, k, T, "excess", zero), score_rows(dyn, k, T))
+    a, b = dynamiccut_selection(dyn, 0.2, 3, 25), dynamiccut_selection(dyn, 0.2, 3, 25, "excess", zero)
+    np.testing.assert_array_equal(a.removed, b.removed)
+    assert (a.score, b.score) == ("raw", "excess")
+    # ignored with the raw score
+    np.testing.assert_array_equal(score_rows(dyn, 3, 25, "raw", np.ones(dyn.n_rows)), score_rows(dyn, 3, 25))
+
+
+def test_excess_is_auc_above_expected(hand):
+    rate = np.array([0.1, 0.0, 0.05, 0.2, 0.0])  # rows 3, 7, 11, 20, 42; 5 generated rows per check
+    expected = AUC - 5 * rate[:, None]
+    np.testing.assert_allclose(score_rows(hand, 2, 30, "excess", rate), np.sort(expected, axis=1)[:, -2:].mean(axis=1))
+    np.testing.assert_allclose(score_rows(hand, 3, 30, "excess", rate), score_rows(hand, 3, 30) - 5 * rate)
+
+
+def test_excess_ranks_equal_auc_by_lower_rate():
+    dyn = planted()  # rows 0-3 have the same Mem-AUC at every check
+    rate = np.zeros(50)
+    rate[[0, 1, 2, 3]] = [3e-5, 1e-5, 4e-5, 2e-5]  # small: rows 0-3 stay above row 4
+    raw = dynamiccut_selection(dyn, p=0.08, k=3, T=2)
+    excess = dynamiccut_selection(dyn, p=0.08, k=3, T=2, score="excess", expected_auc_rate=rate)
+    assert list(raw.removed) == [0, 1, 2, 3]  # a tie, broken by row_id
+    assert list(excess.removed) == [1, 3, 0, 2]  # by lower expected rate
+    early = early_identification(dyn, p=0.1, k=3, T=1, score="excess", expected_auc_rate=rate)
+    assert early.score == "excess" and len(early_identification_curve(dyn, score="excess", expected_auc_rate=rate)) == 2
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(score="excess"), "score='excess' needs expected_auc_rate"),
+    (dict(score="excess", expected_auc_rate=[0.1, 0.2]), r"expected_auc_rate has shape \(2,\), the warm-up has 5"),
+    (dict(score="excess", expected_auc_rate=[0.1, -0.2, 0, 0, 0]), "must be finite and >= 0"),
+    (dict(score="excess", expected_auc_rate=[0.1, np.nan, 0, 0, 0]), "must be finite and >= 0"),
+    (dict(score="floor"), "score must be one of raw, excess, got 'floor'"),
+])
+def test_excess_errors_are_one_line(hand, kwargs, match):
+    for fn in (score_rows, dynamiccut_selection, early_identification):
+        with pytest.raises(MemvizError, match=match) as err:
+            fn(hand, **kwargs)
+        assert "\n" not in str(err.value)

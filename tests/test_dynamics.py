@@ -3,8 +3,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from memviz.dynamics import (check_summary, compute_dynamics, concentration, concentration_curve,
-                             heavy_tail, summarize, top_mask)
+from memviz.dynamics import (check_events, check_summary, compute_dynamics, concentration, concentration_curve,
+                             dynamics_from_events, heavy_tail, summarize, top_mask)
 from memviz.errors import MemvizError
 
 # 5 training rows with non-contiguous ids; 42 is never anyone's NN1
@@ -114,6 +114,21 @@ def test_order_of_inputs_is_irrelevant():
     b = compute_dynamics(checks.sample(frac=1.0, random_state=7), np.random.default_rng(2).permutation(ids))
     for name in ("row_ids", "counts", "auc", "forgetting_events", "top", "first_check"):
         np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
+
+
+def test_reassigned_events_match_the_rewritten_table():
+    """dynamics_from_events with new checks / rows / values = compute_dynamics of the table so rewritten."""
+    checks, ids = random_checks(seed=4)
+    ev = check_events(checks, ids)
+    rng = np.random.default_rng(0)
+    check_pos, row_pos = rng.permutation(ev.check_pos), rng.permutation(ev.row_pos)
+    moved = dynamics_from_events(ev, check_pos=check_pos, row_pos=row_pos, value=ev.value[::-1].copy())
+    table = checks.assign(check=ev.check_ids[check_pos], epoch=ev.epochs[check_pos], nn1=ev.row_ids[row_pos],
+                          ratio=1.0 - ev.value[::-1])
+    direct = compute_dynamics(table, ids)
+    for name in ("counts", "n_synthetic", "first_epoch", "forgetting_events", "top"):
+        np.testing.assert_array_equal(getattr(moved, name), getattr(direct, name))
+    np.testing.assert_allclose(moved.auc, direct.auc, atol=1e-8)
 
 
 def test_concentration_and_heavy_tail_by_hand():
