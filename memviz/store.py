@@ -13,6 +13,9 @@ Layout of ``RUN_DIR``::
                            forgetting_events, top, ...), written when the run stops
     row_checks.parquet     tidy per row and check: row_id, check, epoch, count, mem_auc, cumulative
     checkpoints/model.pt   latest model state (tensors and plain containers only)
+    floor.json             the floor of the training rows (:mod:`memviz.floor`), when the run
+                           was given a hold-out; absent otherwise (and in older runs)
+    floor_rows.parquet     its per-row arrays: row_id, hits, nn1, auc
 
 Every file is written to a temporary name in the same folder and renamed, so a killed
 run never leaves a half-written file. Opening a run reads JSON and Parquet, and loads
@@ -257,6 +260,25 @@ class RunStore:
             atomic_write_parquet(self.path / "rows.parquet", row_frame)
         if row_long is not None:
             atomic_write_parquet(self.path / "row_checks.parquet", row_long)
+
+    # -- floor -------------------------------------------------------------------
+    def write_floor(self, info: dict, rows: pd.DataFrame) -> None:
+        """Store a floor: the per-row arrays first, then floor.json (its presence marks it complete)."""
+        atomic_write_parquet(self.path / "floor_rows.parquet", rows)
+        atomic_write_text(self.path / "floor.json", json.dumps(_jsonable(info), indent=1))
+
+    def read_floor(self) -> tuple[dict, pd.DataFrame] | None:
+        """(floor.json, floor_rows.parquet), or None for a run without a floor."""
+        f, rows = self.path / "floor.json", self.path / "floor_rows.parquet"
+        if not f.exists():
+            return None
+        try:
+            info = json.loads(f.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            raise RunError(f"{f}: not valid JSON") from None
+        if not rows.exists():
+            raise RunError(f"{self.path}: floor.json without floor_rows.parquet")
+        return info, pd.read_parquet(rows)
 
     # -- checkpoints -------------------------------------------------------------
     def save_checkpoint(self, state: dict) -> None:
