@@ -26,7 +26,7 @@ Most rows have h_i = 0, so π_i is shrunk with a prior fitted across rows:
               power); the mixture does neither (measured: see :func:`fit_spread`).
 * posterior   π_i | h_i, α ~ Gamma(α + h_i, b(α)), b(α) = α / μ + H.
 * predictive  c_i ~ Σ_k w_k NegBin(size α_k + h_i, success probability b_k / (b_k + M)):
-              expected_i = M Σ_k w_k (α_k + h_i) / b_k, and Σ_i expected_i = M K / H = M · floor.
+              expected_i = M Σ_k w_k (α_k + h_i) / b_k, and Σ_i expected_i = M K / H = M · floor (K > 0).
 * p-value     p_i = P(C ≥ c_i) = Σ_k w_k I_{M/(b_k+M)}(c_i, α_k + h_i) (regularised
               incomplete beta; 1 when c_i = 0). This upper tail is what is reported:
               conservative for a discrete law, hence valid for Benjamini–Hochberg.

@@ -139,3 +139,14 @@ def test_misaligned_copies_are_refused(split_floor):
         row_null(split_floor, np.zeros(split_floor.n_reference - 1, dtype=int), 100)
     with pytest.raises(MemvizError, match="non-negative"):
         row_null(split_floor, -np.ones(split_floor.n_reference, dtype=int), 100)
+
+
+def test_a_holdout_with_no_flagged_row_still_gives_a_finite_null():
+    from memviz.floor import floor_from_attributions
+
+    ids = np.arange(10, 60)
+    floor = floor_from_attributions(ids, np.full(20, 11), np.full(20, 0.5), distance="paper")
+    assert floor.floor == 0 and floor.low == 0 and 0 < floor.high < 0.2
+    nul = row_null(floor, np.zeros(len(ids), dtype=np.int64), 40)
+    assert np.all(np.isfinite(nul.expected)) and 0 < nul.expected.sum() <= 40 * 0.5 / 20  # half a hit, shrunk
+    assert not nul.over_copied.any() and np.all(nul.p_value == 1)
