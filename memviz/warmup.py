@@ -248,7 +248,7 @@ def run_warmup(train: Table, config: WarmupConfig | None = None, run_dir: str | 
     run_dir : where to store the run (None: in memory only).
     resume : continue the run in ``run_dir`` from its last checkpoint; the result equals
         an uninterrupted run with the same seed.
-    progress : called with event dicts (``stage`` = ``train`` | ``check`` | ``done``).
+    progress : called with event dicts (``stage`` = ``floor`` (with a hold-out, once) | ``train`` | ``check`` | ``done``).
     should_stop : polled after every epoch; True cancels (finished checks are kept).
     holdout : real rows the model never trains on (the test split or a hold-out), never
         training rows. The floor of ``train`` is measured on them once, before training, with
