@@ -13,6 +13,9 @@ Layout of ``RUN_DIR``::
                            forgetting_events, top, ...), written when the run stops
     row_checks.parquet     tidy per row and check: row_id, check, epoch, count, mem_auc, cumulative
     checkpoints/model.pt   latest model state (tensors and plain containers only)
+    floor.json             the floor of the training rows (:mod:`memviz.floor`), when the run
+                           was given a hold-out; absent otherwise (and in older runs)
+    floor_rows.parquet     its per-row arrays: row_id, hits, nn1, auc
 
 Every file is written to a temporary name in the same folder and renamed, so a killed
 run never leaves a half-written file. Opening a run reads JSON and Parquet, and loads
@@ -31,7 +34,8 @@ import pandas as pd
 
 from .data import ROW_ID, Table
 from .errors import RunError
-from .io import atomic_torch_save, atomic_write_parquet, atomic_write_text, to_jsonable
+from .io import (atomic_torch_save, atomic_write_json, atomic_write_parquet, atomic_write_text, read_json,
+                 read_parquet, to_jsonable)
 from .schema import Schema
 
 FORMAT = "memviz.run/1"
@@ -176,6 +180,22 @@ class RunStore:
             atomic_write_parquet(self.path / "rows.parquet", row_frame)
         if row_long is not None:
             atomic_write_parquet(self.path / "row_checks.parquet", row_long)
+
+    # -- floor -------------------------------------------------------------------
+    def write_floor(self, info: dict, rows: pd.DataFrame) -> None:
+        """Store a floor: the per-row arrays first, then floor.json (its presence marks it complete)."""
+        atomic_write_parquet(self.path / "floor_rows.parquet", rows)
+        atomic_write_json(self.path / "floor.json", info)
+
+    def read_floor(self) -> tuple[dict, pd.DataFrame] | None:
+        """(floor.json, floor_rows.parquet), or None for a run without a floor."""
+        f, rows = self.path / "floor.json", self.path / "floor_rows.parquet"
+        if not f.exists():
+            return None
+        info = read_json(f, "floor record")
+        if not rows.exists():
+            raise RunError(f"{self.path}: floor.json without floor_rows.parquet")
+        return info, read_parquet(rows, "floor rows")
 
     # -- checkpoints -------------------------------------------------------------
     def save_checkpoint(self, state: dict) -> None:

@@ -7,6 +7,11 @@ credited to its NN1 training row. The long table of a check has one row per gene
 row: ``check, epoch, synthetic_id, nn1 (row_id), nn2, d1, d2, ratio, memorized``.
 Per-row quantities are derived from it by :func:`memviz.dynamics.compute_dynamics`.
 
+Given a hold-out (real rows the model never trains on), the warm-up measures the floor of
+the training rows once, before training, with its own engine (:mod:`memviz.floor`), and
+every check's summary gains its excess over that floor with a 95 % interval. Without a
+hold-out there is no floor (``None``), never a number.
+
 The training loop knows nothing of this: :class:`MemorizationTracker` (sampling and
 measuring), :class:`StopCallback` (cancel) and :class:`ProgressEvents` are callbacks, and
 the run store is written from the tracker's ``on_check`` hook. Check ``c`` samples with seed
@@ -28,6 +33,7 @@ from .callbacks import STOP, Callback
 from .data import Table
 from .dynamics import DEFAULT_TOP_FRAC, RowDynamics, check_summary, compute_dynamics, summarize
 from .errors import MemvizError, RunError
+from .floor import Floor, excess, excess_columns
 from .store import RunStore
 
 # torch-heavy modules (memorization, neighbors, models) are imported where used, so that
@@ -221,6 +227,7 @@ class WarmupResult:
     seconds: float
     run_dir: Path | None = None
     model: object = None
+    floor: Floor | None = None     # None: the run was given no hold-out
 
     @property
     def final_mem_ratio(self) -> float:
@@ -232,7 +239,7 @@ class WarmupResult:
 
 def run_warmup(train: Table, config: WarmupConfig | None = None, run_dir: str | Path | None = None, *,
                resume: bool = False, progress: Callable[[dict], None] | None = None,
-               should_stop: Callable[[], bool] | None = None) -> WarmupResult:
+               should_stop: Callable[[], bool] | None = None, holdout: Table | None = None) -> WarmupResult:
     """Train TabDDPM on ``train`` for E epochs, checking memorization every m epochs.
 
     Parameters
@@ -242,10 +249,16 @@ def run_warmup(train: Table, config: WarmupConfig | None = None, run_dir: str | 
     run_dir : where to store the run (None: in memory only).
     resume : continue the run in ``run_dir`` from its last checkpoint; the result equals
         an uninterrupted run with the same seed.
-    progress : called with event dicts: ``{"event": "epoch", "epoch", "epochs", "loss"}`` after
-        every epoch, ``{"event": "check", ...}`` (:meth:`CheckResult.summary` and ``checks``,
-        the number of checks) after every check, ``{"event": "done", "status", "seconds"}``.
+    progress : called with event dicts: ``{"event": "floor", ...}`` once before training (with a
+        hold-out), ``{"event": "epoch", "epoch", "epochs", "loss"}`` after every epoch,
+        ``{"event": "check", ...}`` (the check's summary and ``checks``, the number of checks)
+        after every check, ``{"event": "done", "status", "seconds"}``.
     should_stop : polled after every epoch; True cancels (finished checks are kept).
+    holdout : real rows the model never trains on (the test split or a hold-out), never
+        training rows. The floor of ``train`` is measured on them once, before training, with
+        the warm-up's engine, stored (``floor.json``) and reused on resume; each check's
+        summary then carries ``floor``, ``excess``, ``excess_low`` and ``excess_high``.
+        None: no floor.
     """
     from .device import describe_device, resolve_device
     from .models.tabddpm import TabDDPM
@@ -254,25 +267,33 @@ def run_warmup(train: Table, config: WarmupConfig | None = None, run_dir: str | 
     t_start = time.perf_counter()
     config = (config or WarmupConfig()).resolved(len(train))
     device = resolve_device(config.device)
-    store, state, first_check, done_checks = None, None, 0, []
-    if run_dir is not None:
-        if resume:
-            store = RunStore.open(run_dir)
-            state, first_check, done_checks = _prepare_resume(store, train, config)
-        else:
-            store = RunStore.create(run_dir, train, config.to_dict(), device=describe_device(device))
+    store, state, first_check, done_checks, floor = None, None, 0, [], None
+    engine = NeighborEngine(distance=config.distance, device=config.device).fit(train)
+    if run_dir is not None and resume:
+        store = RunStore.open(run_dir)
+        state, first_check, done_checks = _prepare_resume(store, train, config)
+        floor = _resumed_floor(store, holdout)
+    if floor is None and holdout is not None:  # before the run folder exists: a bad hold-out leaves nothing
+        from .floor import holdout_floor
+        floor = holdout_floor(train, holdout, distance=config.distance, engine=engine)
+    if run_dir is not None and not resume:
+        store = RunStore.create(run_dir, train, config.to_dict(), device=describe_device(device))
+    if store is not None and floor is not None and store.read_floor() is None:
+        store.write_floor(floor.to_dict(), floor.to_frame())
+    if progress is not None and floor is not None:
+        progress({"event": "floor", "floor": floor.floor, "floor_ci": list(floor.ci), "n_holdout": floor.n_holdout})
     params = {k: v for k, v in config.model_params.items() if k != "epochs"}
     model = TabDDPM(config.preset, epochs=config.epochs, device=config.device, seed=config.seed, **params)
-    engine = NeighborEngine(distance=config.distance, device=config.device).fit(train)
     check_epochs = config.check_epochs()
     collected: list[pd.DataFrame] = []
-    summaries: list[dict] = list(done_checks)
+    summaries: list[dict] = [_with_excess(s, config.n_samples, floor) for s in done_checks]
     timings = {"sample_seconds": 0.0, "memorize_seconds": 0.0}
 
     def on_check(cr: CheckResult) -> None:
         timings["sample_seconds"] += cr.sample_seconds
         timings["memorize_seconds"] += cr.memorize_seconds
-        summaries.append(cr.summary())
+        summary = _with_excess(cr.summary(), len(cr.long), floor)
+        summaries.append(summary)
         if store is not None:
             store.write_check(cr.check, cr.long, cr.samples if config.keep_samples else None)
             if (cr.check + 1) % config.checkpoint_every == 0 or cr.epoch == config.epochs:
@@ -281,7 +302,7 @@ def run_warmup(train: Table, config: WarmupConfig | None = None, run_dir: str | 
         else:
             collected.append(cr.long)
         if progress is not None:
-            progress({"event": "check", **cr.summary(), "checks": len(check_epochs)})
+            progress({"event": "check", **summary, "checks": len(check_epochs)})
 
     callbacks: list[Callback] = [MemorizationTracker(train, check_epochs, config.n_samples, config.seed,
                                                      engine, on_check, first_check=first_check)]
@@ -309,7 +330,7 @@ def run_warmup(train: Table, config: WarmupConfig | None = None, run_dir: str | 
     if checks.empty:
         raise MemvizError("the warm-up stopped before its first check; nothing to analyse")
     dyn = compute_dynamics(checks, train.row_ids, top_frac=config.top_frac)
-    per_check = check_summary(checks)
+    per_check = _per_check(checks, floor)
     seconds = time.perf_counter() - t_start
     if store is not None:
         store.consolidate(dyn.to_frame(), dyn.to_long())
@@ -321,7 +342,42 @@ def run_warmup(train: Table, config: WarmupConfig | None = None, run_dir: str | 
     if progress is not None:
         progress({"event": "done", "status": status, "seconds": seconds})
     return WarmupResult(config, checks, per_check, dyn, status, seconds,
-                        Path(run_dir) if run_dir is not None else None, model)
+                        Path(run_dir) if run_dir is not None else None, model, floor)
+
+
+def _with_excess(summary: dict, n_synthetic: int, floor: Floor | None) -> dict:
+    """A check's summary plus floor, excess, excess_low, excess_high (unchanged without a floor,
+    or when they are there already: a resumed run's earlier checks)."""
+    if floor is None or "excess" in summary:
+        return summary
+    ex = excess(summary["mem_ratio"], n_synthetic, floor)
+    return {**summary, "floor": ex.floor, "excess": ex.excess, "excess_low": ex.low, "excess_high": ex.high}
+
+
+def _per_check(checks: pd.DataFrame, floor: Floor | None) -> pd.DataFrame:
+    """check_summary, plus floor, floor_low, floor_high, excess, excess_low, excess_high with a floor."""
+    per_check = check_summary(checks)
+    return per_check if floor is None else excess_columns(per_check, floor)
+
+
+def _stored_floor(store: RunStore) -> Floor | None:
+    stored = store.read_floor()
+    if stored is None:
+        return None
+    try:
+        return Floor.from_stored(*stored)
+    except (KeyError, TypeError, ValueError, MemvizError):
+        raise RunError(f"{store.path}: floor.json is not a readable floor") from None
+
+
+def _resumed_floor(store: RunStore, holdout: Table | None) -> Floor | None:
+    """The run's stored floor; a hold-out given on resume must be the one it was measured on."""
+    from .store import fingerprint
+
+    floor = _stored_floor(store)
+    if floor is not None and holdout is not None and floor.holdout_fingerprint != fingerprint(holdout):
+        raise RunError(f"{store.path}: this run's floor was measured on another hold-out; resume with the same one")
+    return floor
 
 
 def _prepare_resume(store: RunStore, train: Table, config: WarmupConfig):
@@ -348,7 +404,8 @@ def _prepare_resume(store: RunStore, train: Table, config: WarmupConfig):
 
 
 def load_warmup(run_dir: str | Path) -> WarmupResult:
-    """Reopen a stored run (no unpickling): checks, per-check summary and dynamics."""
+    """Reopen a stored run (no unpickling): checks, per-check summary, dynamics and the floor
+    (None for a run without a hold-out, older runs included)."""
     store = RunStore.open(run_dir)
     m = store.manifest()
     cfg = WarmupConfig(**{k: v for k, v in m["config"].items() if k in WarmupConfig.__dataclass_fields__})
@@ -357,18 +414,21 @@ def load_warmup(run_dir: str | Path) -> WarmupResult:
     if checks.empty:
         raise RunError(f"{store.path}: the run has no finished check yet")
     dyn = compute_dynamics(checks, train.row_ids, top_frac=cfg.top_frac)
-    return WarmupResult(cfg, checks, check_summary(checks), dyn, m.get("status", "unknown"),
-                        float(m.get("timings", {}).get("total_seconds") or 0.0), Path(run_dir))
+    floor = _stored_floor(store)
+    return WarmupResult(cfg, checks, _per_check(checks, floor), dyn, m.get("status", "unknown"),
+                        float(m.get("timings", {}).get("total_seconds") or 0.0), Path(run_dir), floor=floor)
 
 
 def ensure_warmup(train: Table, config: WarmupConfig, run_dir: str | Path,
-                  progress: Callable[[dict], None] | None = None) -> WarmupResult:
+                  progress: Callable[[dict], None] | None = None, holdout: Table | None = None) -> WarmupResult:
     """Reuse, resume or start the warm-up in ``run_dir`` (the comparison's and the study's).
 
     * no run there: start one;
     * a finished run on the same table with the same settings (preset, epochs, seed,
       model parameters, distance): reuse it;
     * an unfinished run on the same table: resume it (same result as uninterrupted).
+
+    ``holdout``: real rows outside ``train`` for the floor (see :func:`run_warmup`).
 
     A run on another table, or a finished one with other settings, is a RunError: the
     folder is not silently overwritten.
@@ -378,12 +438,12 @@ def ensure_warmup(train: Table, config: WarmupConfig, run_dir: str | Path,
 
     run_dir = Path(run_dir)
     if not (run_dir / MANIFEST).exists():
-        return run_warmup(train, config, run_dir, progress=progress)
+        return run_warmup(train, config, run_dir, progress=progress, holdout=holdout)
     m = RunStore.open(run_dir).manifest()
     if (m.get("data") or {}).get("fingerprint") != fingerprint(train):
         raise RunError(f"{run_dir}: a warm-up of another table is there; choose another folder or delete it")
     if m.get("status") != "finished":
-        return run_warmup(train, config, run_dir, resume=True, progress=progress)
+        return run_warmup(train, config, run_dir, resume=True, progress=progress, holdout=holdout)
     names = ("preset", "epochs", "seed", "model_params", "distance")
     saved = {k: (m.get("config") or {}).get(k) for k in names}
     want = to_jsonable({k: getattr(config.resolved(len(train)), k) for k in names})

@@ -24,3 +24,28 @@ def small_train(sample):
     """The first 150 training rows of the sample (row_ids 0..149)."""
     train, _ = sample
     return train.subset(train.row_ids[:150])
+
+
+@pytest.fixture(scope="session")
+def holdout_split(sample):
+    """(reference, hold-out, fresh) from the sample: 2,000 training rows (seeded, kept in
+    shuffled order), the other 1,000 training rows, and the 1,000 test rows."""
+    import numpy as np
+
+    train, test = sample
+    ids = np.random.default_rng(0).permutation(train.row_ids)
+    return train.subset(ids[:2000]), train.subset(ids[2000:]), test
+
+
+@pytest.fixture(scope="session")
+def split_engine(holdout_split):
+    from memviz.neighbors import NeighborEngine
+
+    return NeighborEngine(distance="paper", device="cpu").fit(holdout_split[0])
+
+
+@pytest.fixture(scope="session")
+def split_floor(holdout_split, split_engine):
+    from memviz.floor import holdout_floor
+
+    return holdout_floor(holdout_split[0], holdout_split[1], engine=split_engine)

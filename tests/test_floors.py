@@ -36,13 +36,26 @@ def floor(mod: str) -> str:
     return "core"
 
 
+def _type_checking_only(tree: ast.AST) -> set[int]:
+    """ids of the nodes under ``if TYPE_CHECKING:`` (annotations only: never executed)."""
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
+            out.update(id(n) for n in ast.walk(node))
+    return out
+
+
 def imports(mod: str, path: Path, known: set[str]) -> set[str]:
-    """Modules of memviz (and top-level names of others) imported anywhere in the file."""
+    """Modules of memviz (and top-level names of others) imported anywhere in the file that
+    runs: at the top, inside functions, anywhere but an ``if TYPE_CHECKING:`` block."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     is_pkg = path.name == "__init__.py"
     base = mod.split(".") if is_pkg else mod.split(".")[:-1]
+    skip = _type_checking_only(tree)
     out = set()
     for node in ast.walk(tree):
+        if id(node) in skip:
+            continue
         if isinstance(node, ast.Import):
             out.update(a.name for a in node.names)
         elif isinstance(node, ast.ImportFrom):
