@@ -56,12 +56,13 @@ is again exact scaling (a slower dense pass; such tables are rare).
 Algorithms
 ----------
 ``"dense"`` (any device, used on CUDA): query rows in blocks of ``b`` against all N
-reference rows, O(b·N) memory. Per block: e by direct differences (p passes), its exact
-min and max per row, h = q - (one-hot GEMM of category matches, exact small integers),
-then d itself, so every value the selection sees is the float64 definition; the kc
-smallest d per row, ordered by (d, position); where ties at the k-th value run to the
-end of that list, the lowest positions holding that value are taken from the full row.
-Correct by construction: no bound, no recomputation.
+reference rows, O(b·N) memory. Per block: e by direct differences (``torch.cdist``
+without its matrix-product shortcut), its exact min and max per row, s = e' + h with
+h = q - (one-hot GEMM of category matches, small integers, exact in bfloat16); the kc
+smallest s per row (d = s / n is monotone in s), their d = s / n ordered by
+(d, position); where ties at the k-th d run to the end of that list, the lowest
+positions holding that d are read from the full row. Every value compared is the
+float64 definition itself: correct by construction, no bound, no recomputation.
 
 ``"pruned"`` (CPU): see :mod:`memviz.pruned`. Candidates come from the categorical
 mismatch levels (d·n = e' + h with e' in [0, 1]: the k nearest have h <= h_(k) + 1)
@@ -101,7 +102,7 @@ class Neighbors:
     row_id : (M, k) int64 reference row_ids.
     dist : (M, k) float64 distances d.
     n_exhaustive : query rows answered by a pass over all reference rows (the dense
-        path, or a fallback of the pruned one); a cost figure, the result is exact either way.
+        path); a cost figure, the result is exact either way.
     n_pruned : query rows answered by the pruned search.
     """
 
@@ -181,7 +182,9 @@ class NeighborEngine:
         self.p_, self.q_ = y.shape[1], enc.cat.shape[1]
         self.tiny_ = _has_tiny(y)
         self.algorithm_ = self._resolve_algorithm()
-        self._load_dense(y, enc.cat)
+        self._dense_input = (y, enc.cat)       # the dense structures are built on first use on CPU
+        if self.device_.type != "cpu":
+            self._load_dense()
         if self.algorithm_ == "pruned":
             from .pruned import PrunedIndex
             self.pruned_ = PrunedIndex(y, enc.cat, self.encoder_.n_categories, self.distance)
@@ -192,7 +195,7 @@ class NeighborEngine:
             if self.algorithm == "pruned" and self.device_.type != "cpu":
                 raise MemvizError(f"algorithm 'pruned' runs on the CPU only (device {self.device_})")
             return self.algorithm
-        ok = False  # the pruned search (memviz.pruned) lands in the next commit
+        ok = self.device_.type == "cpu" and self.p_ <= PRUNED_MAX_P and self.n_reference_ >= PRUNED_MIN_N
         return "pruned" if ok else "dense"
 
     def _chunk_elements(self) -> int:
@@ -240,18 +243,23 @@ class NeighborEngine:
         return z
 
     # ------------------------------------------------------------- dense path
-    def _load_dense(self, y: np.ndarray, cat: np.ndarray) -> None:
+    def _load_dense(self) -> None:
+        if hasattr(self, "y_t_"):
+            return
+        y, cat = self._dense_input
         dev = self.device_
-        self.y_t_ = torch.as_tensor(np.ascontiguousarray(y.T), dtype=torch.float64, device=dev)   # (p, N)
+        self.y_ = torch.as_tensor(np.ascontiguousarray(y), dtype=torch.float64, device=dev)       # (N, p)
+        self.y_t_ = self.y_.T.contiguous()                                                         # (p, N)
         x_cat = torch.as_tensor(cat, dtype=torch.int64, device=dev)                                # (N, q)
         sizes = self.encoder_.n_categories
         self.offsets_ = torch.as_tensor(np.concatenate([[0], np.cumsum(sizes)[:-1]]) if len(sizes) else
                                         np.zeros(0, dtype=np.int64), dtype=torch.int64, device=dev)
         self.n_onehot_ = int(sizes.sum())
-        # matches are small exact integers: bfloat16 holds them exactly up to 256
-        # (accumulation is float32 inside the GEMM), float32 up to 2**24
+        # h and matches are small exact integers: bfloat16 holds them exactly up to 256,
+        # float32 up to 2**24
         self.onehot_dtype_ = torch.bfloat16 if self.q_ < 256 else torch.float32
         self.x_onehot_t_ = self._onehot(x_cat).T.contiguous()                                     # (K, N)
+        self.q_full_ = torch.full((1, 1), float(self.q_), dtype=self.onehot_dtype_, device=dev)
 
     def _onehot(self, cat: torch.Tensor) -> torch.Tensor:
         """(n, q) codes -> (n, K) one-hot; code -1 (unseen category) matches nothing."""
@@ -262,12 +270,12 @@ class NeighborEngine:
         return out[:, : self.n_onehot_]
 
     def _workspace(self, b: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """The (b, N) distance and scratch buffers (float64) and the matches buffer, reused
-        by every block (fresh allocations page-fault each time)."""
+        """The (b, N) scratch (float64), matches and distance (float64) buffers, reused by
+        every block (fresh allocations page-fault each time)."""
         shape = (b, self.n_reference_)
         return (torch.empty(shape, dtype=torch.float64, device=self.device_),
-                torch.empty(shape, dtype=torch.float64, device=self.device_),
-                torch.empty(shape, dtype=self.onehot_dtype_, device=self.device_))
+                torch.empty(shape, dtype=self.onehot_dtype_, device=self.device_),
+                torch.empty(shape, dtype=torch.float64, device=self.device_))
 
     def _dense_block(self, y: np.ndarray, cat: np.ndarray, k: int, ws,
                      hypot: bool = False) -> tuple[np.ndarray, np.ndarray, int]:
@@ -280,37 +288,34 @@ class NeighborEngine:
         n = p + q
         g = torch.as_tensor(y, dtype=torch.float64, device=dev)                             # (b, p)
         b = g.shape[0]
-        d, tmp, matches = ws[0][:b], ws[1][:b], ws[2][:b]                                  # (b, N)
+        tmp, matches = ws[0][:b], ws[1][:b]                                                # (b, N)
         if p:
             if hypot:
+                d = ws[2][:b]
                 _scaled_e(g, self.y_t_, d, tmp)
             else:
-                # e^2 = sum_j (g_j - x_j)^2, summed in column order, square and add rounded apart
-                torch.sub(g[:, :1], self.y_t_[0], out=d)
-                d.square_()
-                for j in range(1, p):
-                    torch.sub(g[:, j:j + 1], self.y_t_[j], out=tmp)
-                    d.add_(tmp.square_())
-                d.sqrt_()                                                                   # e
+                # e = sqrt(sum_j (g_j - x_j)^2) by direct differences in one kernel (no GEMM)
+                d = torch.cdist(g[None], self.y_[None], compute_mode="donot_use_mm_for_euclid_dist")[0]
             if self.distance == "paper":
                 emin = d.amin(dim=1, keepdim=True)                                          # (b, 1)
                 span = d.amax(dim=1, keepdim=True) - emin
                 # max = min: every e equals min e, so e - min e = 0 and e' = 0 / 1
                 d.sub_(emin).div_(torch.where(span > 0, span, torch.ones_like(span)))       # e'
         else:
-            d.zero_()
+            d = ws[2][:b].zero_()
         if q:
             gc = torch.as_tensor(cat, dtype=torch.int64, device=dev)                       # (b, q)
-            torch.mm(self._onehot(gc), self.x_onehot_t_, out=matches)                       # (b, N) exact counts
-            tmp.copy_(matches).neg_().add_(q)                                               # h = q - matches
-            d.add_(tmp)
-        d.div_(n)                                                                           # d = (e' + h) / n
+            # h = q - matches in one GEMM: small integers, exact in bfloat16
+            torch.addmm(self.q_full_, self._onehot(gc).neg_(), self.x_onehot_t_, out=matches)
+            d.add_(matches)                                                                 # s = e' + h
+        # d = s / n is monotone in s: the kc smallest s hold the kc smallest d, and a row
+        # outside the list has d ≥ fl(s_kc / n), the list's last d
         kc = min(N, max(self.n_candidates, k + 1))
         vals, cand = smallest(d, kc)                                                        # (b, kc)
-        cand, vals = _sort_by_d_then_pos(cand, vals)
+        cand, vals = _sort_by_d_then_pos(cand, vals / n)
         ties = torch.nonzero((vals[:, -1] == vals[:, k - 1]) & (kc < N)).flatten()
         if len(ties):
-            cand[ties, :k], vals[ties, :k] = _resolve_ties(d[ties], cand[ties], vals[ties], k)
+            cand[ties, :k], vals[ties, :k] = _resolve_ties(d[ties] / n, cand[ties], vals[ties], k)
         return cand[:, :k].cpu().numpy(), vals[:, :k].cpu().numpy(), len(ties)
 
     def _dense(self, y: np.ndarray, cat: np.ndarray, k: int, pos: np.ndarray, dist: np.ndarray,
@@ -320,6 +325,7 @@ class NeighborEngine:
         M, N = len(rows), self.n_reference_
         if M == 0:
             return 0
+        self._load_dense()
         b = max(1, min(M, self.chunk_elements_ // max(N, 1)))
         starts = list(range(0, M, b))
         counter = [0]
@@ -349,17 +355,15 @@ class NeighborEngine:
         M = len(df)
         pos = np.empty((M, k), dtype=np.int64)
         dist = np.empty((M, k), dtype=np.float64)
-        todo, n_pruned, n_full = np.arange(M), 0, 0
-        report = None if progress is None else _Progress(progress, M)
+        todo = np.arange(M)
+        report = None if progress is None else _Progress(progress, M).add
         hypot = self.tiny_ or _has_tiny(y)
         if self.algorithm_ == "pruned" and M and not hypot:
-            done, n_full = self.pruned_.kneighbors(y, enc.cat, k, pos, dist, self.n_jobs_(),
-                                                   None if report is None else report.add)
+            done = self.pruned_.kneighbors(y, enc.cat, k, pos, dist, self.n_jobs_(), report)
             todo = np.flatnonzero(~done)
-            n_pruned = M - len(todo)
-        self._dense(y, enc.cat, k, pos, dist, todo, None if report is None else report.add, hypot)
-        return Neighbors(pos=pos, row_id=self.row_ids_[pos], dist=dist,
-                         n_exhaustive=int(len(todo) + n_full), n_pruned=int(n_pruned))
+        self._dense(y, enc.cat, k, pos, dist, todo, report, hypot)
+        return Neighbors(pos=pos, row_id=self.row_ids_[pos], dist=dist, n_exhaustive=len(todo),
+                         n_pruned=M - len(todo))
 
     def n_jobs_(self) -> int:
         return self.n_jobs if self.n_jobs is not None else torch.get_num_threads()

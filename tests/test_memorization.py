@@ -4,7 +4,9 @@ Exactness contract of issue 2: the same memorized flag for every row whose naive
 not within 1e-5 of 1/3, the same NN1 wherever naive d2 - d1 > 1e-6, r within 1e-5,
 and the same NaN (0/0) pattern.
 """
+import contextlib
 import os
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -12,6 +14,7 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from memviz import pruned
 from memviz.data import Table, load_dataset
 from memviz.errors import MemvizError
 from memviz.memorization import THRESHOLD, mem_auc, mem_auc_trapezoid, memorization
@@ -57,6 +60,24 @@ def assert_matches_naive(res, ref, train: Table | None = None):
     np.testing.assert_allclose(res.d2, ref["d2"], rtol=0, atol=1e-7)
 
 
+#: "pruned_tiny": the pruned search with thresholds small enough that tables of a few
+#: dozen rows reach its k-d tree groups, its box tree levels and its chunks
+ALGORITHMS = ("dense", "pruned", "pruned_tiny")
+
+
+@contextlib.contextmanager
+def engine_for(algorithm, distance, **kw):
+    """Yields ``make(train) -> fitted engine`` for one of ALGORITHMS (kept for the query too)."""
+    saved = pruned.BIG, pruned.LEAF, pruned.CHUNK, pruned.PROBE
+    if algorithm == "pruned_tiny":
+        pruned.BIG, pruned.LEAF, pruned.CHUNK, pruned.PROBE = 3, 2, 4, 5
+    try:
+        yield lambda train: NeighborEngine(distance=distance, device="cpu", algorithm=algorithm.split("_")[0],
+                                           **kw).fit(train)
+    finally:
+        pruned.BIG, pruned.LEAF, pruned.CHUNK, pruned.PROBE = saved
+
+
 NUM_KINDS = ("small_int", "wide_int", "fnlwgt", "float", "tiny_float", "const", "clustered_wide",
              "small_float")
 
@@ -92,10 +113,11 @@ def mixed_case(draw):
     missing = draw(st.booleans())
     dup_train = draw(st.booleans())
     chunk = draw(st.sampled_from([None, 1, 3]))  # None: one chunk; else rows per chunk
+    algorithm = draw(st.sampled_from(ALGORITHMS))
     seed = draw(st.integers(0, 2**32 - 1))
     return dict(num_kinds=num_kinds, cat_sizes=cat_sizes, with_target=with_target, n_train=n_train,
                 n_syn=n_syn, distance=distance, missing=missing, dup_train=dup_train, chunk=chunk,
-                seed=seed)
+                algorithm=algorithm, seed=seed)
 
 
 def build_case(c):
@@ -157,9 +179,9 @@ def build_case(c):
 def test_matches_naive_reference_on_random_mixed_tables(case):
     train, syn = build_case(case)
     chunk = case["chunk"]
-    engine = NeighborEngine(distance=case["distance"], device="cpu",
-                            chunk_elements=(1 << 19) if chunk is None else chunk * len(train)).fit(train)
-    res = memorization(train, syn, distance=case["distance"], engine=engine)
+    with engine_for(case["algorithm"], case["distance"], chunk_elements=(1 << 19) if chunk is None
+                    else chunk * len(train), n_jobs=None if chunk is None else 2) as make:
+        res = memorization(train, syn, engine=make(train))
     assert_matches_naive(res, naive_for(train, syn, case["distance"]), train)
 
 
@@ -286,7 +308,7 @@ def test_float32_expansion_would_lose_the_near_copy():
     assert res.nn1_pos[0] == 123 and res.d1[0] == 0.0
 
 
-@pytest.mark.parametrize("algorithm", ["dense"])
+@pytest.mark.parametrize("algorithm", ["dense", "pruned"])
 def test_clusters_finer_than_an_expansion_resolves(algorithm):
     """30 training rows share a value of 1.4e6 and differ by ~0.001 in a small column: a
     ‖g‖² + ‖x‖² − 2g·x expansion cannot order them (its rounding, ~1e-5 on e², exceeds
@@ -523,7 +545,8 @@ def build_wild_case(c, exps, outlier):
 def test_matches_naive_reference_on_columns_of_wildly_different_scales(case):
     train, syn = build_wild_case(*case)
     distance = case[0]["distance"]
-    res = memorization(train, syn, distance=distance, device="cpu")
+    with engine_for(case[0]["algorithm"], distance) as make:
+        res = memorization(train, syn, engine=make(train))
     assert_matches_naive(res, naive_for(train, syn, distance), train)
 
 
@@ -550,9 +573,10 @@ def test_exact_power_of_two_rescaling_changes_nothing_from_1e_minus_285_to_1e307
         ks = [0 if filled[c].max() == filled[c].min() else k for c, k in zip(num, ks)]
     else:
         ks = [ks[0]] * len(num)
-    base = memorization(train, syn, distance=case["distance"], device="cpu")
     big_train, big_syn = _scaled(train, syn, [2.0 ** k for k in ks])
-    other = memorization(big_train, big_syn, distance=case["distance"], device="cpu")
+    with engine_for(case["algorithm"], case["distance"]) as make:
+        base = memorization(train, syn, engine=make(train))
+        other = memorization(big_train, big_syn, engine=make(big_train))
     np.testing.assert_array_equal(other.nn1_pos, base.nn1_pos)
     np.testing.assert_array_equal(other.nn2_pos, base.nn2_pos)
     np.testing.assert_array_equal(other.d1, base.d1)
