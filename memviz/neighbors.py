@@ -122,7 +122,8 @@ class NeighborEngine:
     device : "auto", "cpu" or "cuda"
     chunk_elements : int or None
         Dense path: size of one (query block × reference) block; bounds memory at about
-        ``chunk_elements × 18`` bytes per worker whatever the table sizes. None (default):
+        ``chunk_elements × 10`` bytes per worker whatever the table sizes (26 with the
+        per-pair scaling of tables spanning extreme magnitudes). None (default):
         2**20 on CPU per thread, and on CUDA 2**27 or a 64th of the free GPU memory,
         whichever is smaller (small blocks leave a GPU idle between kernel launches).
     n_candidates : int
@@ -176,8 +177,8 @@ class NeighborEngine:
         self.n_reference_ = len(reference)
         self._check_finite(enc.num, reference.source)
         if self.distance == "paper":
-            maxabs = float(np.abs(enc.num).max()) if enc.num.size else 0.0
-            self.scale_exp_ = int(pow2_exponents(np.array([maxabs]))[0])                # 2^S ≥ max |x|
+            self.max_abs_ = float(np.abs(enc.num).max()) if enc.num.size else 0.0
+            self.scale_exp_ = int(pow2_exponents(np.array([self.max_abs_]))[0])          # 2^S ≥ max |x|
         y = self._coords(enc.num, reference.source)                                      # (N, p)
         self.p_, self.q_ = y.shape[1], enc.cat.shape[1]
         self.tiny_ = _has_tiny(y)
@@ -226,10 +227,9 @@ class NeighborEngine:
             if far.any():
                 i, j = np.argwhere(far)[0]
                 raise MemvizError(
-                    f"{source}: column {self.encoder_.num_cols[j]!r}: value {num[i, j]:.3g} (row {i + 1}) is more "
-                    f"than 2^{REACH_EXP} (~{limit:.2g}) times the largest training magnitude "
-                    f"({np.ldexp(1.0, self.scale_exp_):.3g}); memviz refuses values this far out: their "
-                    f"min-max scaled distances would be float64 rounding")
+                    f"{source}: column {self.encoder_.num_cols[j]!r}: value {num[i, j]:.3g} (row {i + 1}) is over "
+                    f"2^{REACH_EXP} (~{limit:.2g}) times the largest training magnitude ({self.max_abs_:.3g}); "
+                    f"memviz refuses values this far out: their min-max scaled distances would be float64 rounding")
             return np.ldexp(num, SCALE_EXP - self.scale_exp_)
         z = self.encoder_.standardize(num)
         limit = 2.0 ** REACH_STD_EXP
@@ -269,13 +269,16 @@ class NeighborEngine:
             out.scatter_(1, idx, 1)
         return out[:, : self.n_onehot_]
 
-    def _workspace(self, b: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """The (b, N) scratch (float64), matches and distance (float64) buffers, reused by
-        every block (fresh allocations page-fault each time)."""
-        shape = (b, self.n_reference_)
-        return (torch.empty(shape, dtype=torch.float64, device=self.device_),
-                torch.empty(shape, dtype=self.onehot_dtype_, device=self.device_),
-                torch.empty(shape, dtype=torch.float64, device=self.device_))
+    def _workspace(self, b: int) -> dict:
+        """Buffers reused by every block of b rows (fresh allocations page-fault each time):
+        the (b, N) h buffer now, float64 ones on first need (per-pair scaling, p = 0)."""
+        ws = {"b": b, "h": torch.empty((b, self.n_reference_), dtype=self.onehot_dtype_, device=self.device_)}
+        return ws
+
+    def _buffer(self, ws: dict, name: str, b: int) -> torch.Tensor:
+        if name not in ws:
+            ws[name] = torch.empty((ws["b"], self.n_reference_), dtype=torch.float64, device=self.device_)
+        return ws[name][:b]
 
     def _dense_block(self, y: np.ndarray, cat: np.ndarray, k: int, ws,
                      hypot: bool = False) -> tuple[np.ndarray, np.ndarray, int]:
@@ -288,11 +291,10 @@ class NeighborEngine:
         n = p + q
         g = torch.as_tensor(y, dtype=torch.float64, device=dev)                             # (b, p)
         b = g.shape[0]
-        tmp, matches = ws[0][:b], ws[1][:b]                                                # (b, N)
         if p:
             if hypot:
-                d = ws[2][:b]
-                _scaled_e(g, self.y_t_, d, tmp)
+                d = self._buffer(ws, "d", b)                                                # (b, N)
+                _scaled_e(g, self.y_t_, d, self._buffer(ws, "tmp", b))
             else:
                 # e = sqrt(sum_j (g_j - x_j)^2) by direct differences in one kernel (no GEMM)
                 d = torch.cdist(g[None], self.y_[None], compute_mode="donot_use_mm_for_euclid_dist")[0]
@@ -302,8 +304,9 @@ class NeighborEngine:
                 # max = min: every e equals min e, so e - min e = 0 and e' = 0 / 1
                 d.sub_(emin).div_(torch.where(span > 0, span, torch.ones_like(span)))       # e'
         else:
-            d = ws[2][:b].zero_()
+            d = self._buffer(ws, "d", b).zero_()
         if q:
+            matches = ws["h"][:b]                                                           # (b, N)
             gc = torch.as_tensor(cat, dtype=torch.int64, device=dev)                       # (b, q)
             # h = q - matches in one GEMM: small integers, exact in bfloat16
             torch.addmm(self.q_full_, self._onehot(gc).neg_(), self.x_onehot_t_, out=matches)
