@@ -68,7 +68,7 @@ float64 definition itself: correct by construction, no bound, no recomputation.
 mismatch levels (d·n = e' + h with e' in [0, 1]: the k nearest have h <= h_(k) + 1)
 found by hashing, min e and max e from exact tree searches; query rows it cannot bound
 cheaply go to the dense path. ``"auto"``: pruned on CPU when it applies (some
-reference rows, at most 16 numerical columns), else dense.
+reference rows, at most 32 numerical columns), else dense.
 """
 from __future__ import annotations
 
@@ -90,7 +90,7 @@ SCALE_EXP = 400   # paper coordinates: the largest reference magnitude lands in 
 REACH_EXP = 100   # paper: query values may exceed the reference scale by at most 2^100
 REACH_STD_EXP = 500  # standardized: query coordinates may reach 2^500 training ranges
 TINY_EXP = -450   # a nonzero coordinate below 2^-450 may lose its square to underflow
-PRUNED_MAX_P = 16  # "auto" uses the pruned search up to this many numerical columns
+PRUNED_MAX_P = 32  # "auto" uses the pruned search up to this many numerical columns
 PRUNED_MIN_N = 256  # ... and from this many reference rows
 
 
@@ -291,34 +291,37 @@ class NeighborEngine:
         n = p + q
         g = torch.as_tensor(y, dtype=torch.float64, device=dev)                             # (b, p)
         b = g.shape[0]
+        s = self._buffer(ws, "d", b).zero_() if not p else None                             # (b, N)
+        emin = span = None
         if p:
             if hypot:
-                d = self._buffer(ws, "d", b)                                                # (b, N)
-                _scaled_e(g, self.y_t_, d, self._buffer(ws, "tmp", b))
+                s = self._buffer(ws, "d", b)
+                _scaled_e(g, self.y_t_, s, self._buffer(ws, "tmp", b))                      # e
             else:
                 # e = sqrt(sum_j (g_j - x_j)^2) by direct differences in one kernel (no GEMM)
-                d = torch.cdist(g[None], self.y_[None], compute_mode="donot_use_mm_for_euclid_dist")[0]
+                s = torch.cdist(g[None], self.y_[None], compute_mode="donot_use_mm_for_euclid_dist")[0]
             if self.distance == "paper":
-                emin = d.amin(dim=1, keepdim=True)                                          # (b, 1)
-                span = d.amax(dim=1, keepdim=True) - emin
-                # max = min: every e equals min e, so e - min e = 0 and e' = 0 / 1
-                d.sub_(emin).div_(torch.where(span > 0, span, torch.ones_like(span)))       # e'
-        else:
-            d = self._buffer(ws, "d", b).zero_()
+                emin = s.amin(dim=1, keepdim=True)                                          # (b, 1)
+                span = s.amax(dim=1, keepdim=True) - emin
+                if q:
+                    s = _scaled_to_unit(s, emin, span)                                      # e'
         if q:
-            matches = ws["h"][:b]                                                           # (b, N)
+            h = ws["h"][:b]                                                                 # (b, N)
             gc = torch.as_tensor(cat, dtype=torch.int64, device=dev)                       # (b, q)
             # h = q - matches in one GEMM: small integers, exact in bfloat16
-            torch.addmm(self.q_full_, self._onehot(gc).neg_(), self.x_onehot_t_, out=matches)
-            d.add_(matches)                                                                 # s = e' + h
-        # d = s / n is monotone in s: the kc smallest s hold the kc smallest d, and a row
-        # outside the list has d ≥ fl(s_kc / n), the list's last d
+            torch.addmm(self.q_full_, self._onehot(gc).neg_(), self.x_onehot_t_, out=h)
+            s.add_(h)                                                                       # s = e' + h
+        # d is a monotone function of s (s / n; without categories, of e itself): the kc
+        # smallest s hold the kc smallest d, and a row outside the list has d ≥ the list's last d
         kc = min(N, max(self.n_candidates, k + 1))
-        vals, cand = smallest(d, kc)                                                        # (b, kc)
+        vals, cand = smallest(s, kc)                                                        # (b, kc)
+        if emin is not None and not q:
+            vals = _scaled_to_unit(vals, emin, span)
         cand, vals = _sort_by_d_then_pos(cand, vals / n)
         ties = torch.nonzero((vals[:, -1] == vals[:, k - 1]) & (kc < N)).flatten()
         if len(ties):
-            cand[ties, :k], vals[ties, :k] = _resolve_ties(d[ties] / n, cand[ties], vals[ties], k)
+            row = s[ties] if emin is None or q else _scaled_to_unit(s[ties].clone(), emin[ties], span[ties])
+            cand[ties, :k], vals[ties, :k] = _resolve_ties(row / n, cand[ties], vals[ties], k)
         return cand[:, :k].cpu().numpy(), vals[:, :k].cpu().numpy(), len(ties)
 
     def _dense(self, y: np.ndarray, cat: np.ndarray, k: int, pos: np.ndarray, dist: np.ndarray,
@@ -426,6 +429,12 @@ def _map_blocks(engine: NeighborEngine, starts, b, block, progress, counter) -> 
             list(pool.map(work, starts))
     finally:
         torch.set_num_threads(previous)
+
+
+def _scaled_to_unit(e: torch.Tensor, emin: torch.Tensor, span: torch.Tensor) -> torch.Tensor:
+    """e' = (e - min e) / (max e - min e) in place, rows (r, c) with (r, 1) min and span;
+    where max = min every e equals min e, so e - min e = 0 and e' = 0 / 1."""
+    return e.sub_(emin).div_(torch.where(span > 0, span, torch.ones_like(span)))
 
 
 def _has_tiny(y: np.ndarray) -> bool:
