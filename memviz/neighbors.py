@@ -59,9 +59,10 @@ Algorithms
 reference rows, O(b·N) memory. Per block: e by direct differences (``torch.cdist``
 without its matrix-product shortcut), its exact min and max per row, s = e' + h with
 h = q - (one-hot GEMM of category matches, small integers, exact in bfloat16); the kc
-smallest s per row (d = s / n is monotone in s), their d = s / n ordered by
-(d, position); where ties at the k-th d run to the end of that list, the lowest
-positions holding that d are read from the full row. Every value compared is the
+smallest s per row (d = s / n is monotone in s; without categorical columns d is
+monotone in e, so the selection runs on e and e' is computed for the list only), their d
+ordered by (d, position); where ties at the k-th d run to the end of that list, the
+lowest positions holding that d are read from the full row. Every value compared is the
 float64 definition itself: correct by construction, no bound, no recomputation.
 
 ``"pruned"`` (CPU): see :mod:`memviz.pruned`. Candidates come from the categorical
