@@ -37,6 +37,7 @@ import argparse
 import json
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -277,18 +278,22 @@ def main() -> None:
     old_dir = old_tree(args.old_ref) if args.old_ref else None
     line = "-" * 100
     print(line)
-    for out in section("mixed", train, syn, args, sub, old_dir, numeric=False):
-        print(out, flush=True)
-    if not args.no_rss:
-        rss = run_child(args, "--child-rss")
-        print(f"(e) peak RSS of the full check (subprocess): {rss['peak_mib']:.0f} MiB (RSS before the check: "
-              f"{rss['baseline_mib']:.0f} MiB; check took {rss['seconds']:.2f} s) -> "
-              f"{'under' if rss['peak_mib'] < 1024 else 'OVER'} the 1 GB target")
-    if not args.no_numeric:
-        ntrain, nsyn = numeric_only(train, syn)
-        print(f"(g) worst case for the pruned search: {len(ntrain.schema.numerical)} numerical columns only")
-        for out in section("numeric", ntrain, nsyn, args, sub, old_dir, numeric=True):
-            print("    " + out, flush=True)
+    try:
+        for out in section("mixed", train, syn, args, sub, old_dir, numeric=False):
+            print(out, flush=True)
+        if not args.no_rss:
+            rss = run_child(args, "--child-rss")
+            print(f"(e) peak RSS of the full check (subprocess): {rss['peak_mib']:.0f} MiB (RSS before the check: "
+                  f"{rss['baseline_mib']:.0f} MiB; check took {rss['seconds']:.2f} s) -> "
+                  f"{'under' if rss['peak_mib'] < 1024 else 'OVER'} the 1 GB target")
+        if not args.no_numeric:
+            ntrain, nsyn = numeric_only(train, syn)
+            print(f"(g) worst case for the pruned search: {len(ntrain.schema.numerical)} numerical columns only")
+            for out in section("numeric", ntrain, nsyn, args, sub, old_dir, numeric=True):
+                print("    " + out, flush=True)
+    finally:
+        if old_dir is not None:
+            shutil.rmtree(old_dir, ignore_errors=True)
     print(line)
 
 
