@@ -49,9 +49,10 @@ about 2^52); standardized: values more than 2^500 (about 3e150) training ranges
 outside the training values (their squares would overflow).
 
 Where coordinates span more than the squares of float64 can hold (a value of 1e300
-beside values of 1, after the rescaling: some nonzero coordinate below 2^-450), each
-e is computed as 2^a·sqrt(sum((dx_j·2^-a)^2)) with 2^a ≥ max |dx_j| per pair, which
-is again exact scaling (a slower dense pass; such tables are rare).
+beside values of 1: after the rescaling, a nonzero coordinate below 2^-450), each e is
+computed as 2^a·sqrt(sum((dx_j·2^-a)^2)) with 2^a ≥ max |dx_j| per pair, which is
+again exact scaling: a slower dense pass, for such query rows only, or for every row
+when the reference holds such a value.
 
 Algorithms
 ----------
@@ -182,7 +183,7 @@ class NeighborEngine:
             self.scale_exp_ = int(pow2_exponents(np.array([self.max_abs_]))[0])          # 2^S ≥ max |x|
         y = self._coords(enc.num, reference.source)                                      # (N, p)
         self.p_, self.q_ = y.shape[1], enc.cat.shape[1]
-        self.tiny_ = _has_tiny(y)
+        self.tiny_ = bool(_tiny_rows(y).any())
         self.algorithm_ = self._resolve_algorithm()
         self._dense_input = (y, enc.cat)       # the dense structures are built on first use on CPU
         if self.device_.type != "cpu":
@@ -362,13 +363,19 @@ class NeighborEngine:
         M = len(df)
         pos = np.empty((M, k), dtype=np.int64)
         dist = np.empty((M, k), dtype=np.float64)
-        todo = np.arange(M)
         report = None if progress is None else _Progress(progress, M).add
-        hypot = self.tiny_ or _has_tiny(y)
-        if self.algorithm_ == "pruned" and M and not hypot:
-            done = self.pruned_.kneighbors(y, enc.cat, k, pos, dist, self.n_jobs_(), report)
-            todo = np.flatnonzero(~done)
-        self._dense(y, enc.cat, k, pos, dist, todo, report, hypot)
+        # rows with a coordinate too small for plain squares (or all rows, when the
+        # reference has one) take the dense path with per-pair scaling
+        tiny = np.ones(M, dtype=bool) if self.tiny_ else _tiny_rows(y)
+        todo = np.flatnonzero(~tiny)
+        if self.algorithm_ == "pruned" and len(todo):
+            p_, d_ = pos[todo], dist[todo]
+            done = self.pruned_.kneighbors(y[todo], enc.cat[todo], k, p_, d_, self.n_jobs_(), report)
+            pos[todo[done]], dist[todo[done]] = p_[done], d_[done]
+            todo = todo[~done]
+        self._dense(y, enc.cat, k, pos, dist, todo, report)
+        self._dense(y, enc.cat, k, pos, dist, np.flatnonzero(tiny), report, hypot=True)
+        todo = np.concatenate([todo, np.flatnonzero(tiny)])
         return Neighbors(pos=pos, row_id=self.row_ids_[pos], dist=dist, n_exhaustive=len(todo),
                          n_pruned=M - len(todo))
 
@@ -438,13 +445,13 @@ def _scaled_to_unit(e: torch.Tensor, emin: torch.Tensor, span: torch.Tensor) -> 
     return e.sub_(emin).div_(torch.where(span > 0, span, torch.ones_like(span)))
 
 
-def _has_tiny(y: np.ndarray) -> bool:
-    """Whether some nonzero coordinate lies below 2^TINY_EXP. If none does, distinct
-    coordinates differ by at least 2^(TINY_EXP - 52), so no square of a difference
-    underflows (and none overflows: coordinates stay below 2^500), and the plain sum of
-    squares is exact to float64 rounding."""
+def _tiny_rows(y: np.ndarray) -> np.ndarray:
+    """(n,) rows with a nonzero coordinate below 2^TINY_EXP. Where neither row of a pair
+    has one, distinct coordinates differ by at least 2^(TINY_EXP - 52), so no square of a
+    difference underflows (and none overflows: coordinates stay below 2^501), and the
+    plain sum of squares is exact to float64 rounding."""
     a = np.abs(y)
-    return bool(((a > 0) & (a < 2.0 ** TINY_EXP)).any())
+    return ((a > 0) & (a < 2.0 ** TINY_EXP)).any(axis=1)
 
 
 def _scaled_e(g: torch.Tensor, x_t: torch.Tensor, out: torch.Tensor, tmp: torch.Tensor) -> None:

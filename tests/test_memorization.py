@@ -595,3 +595,15 @@ def test_a_generated_value_beyond_float64s_reach_is_refused_naming_the_column(di
     syn.loc[1, "hours"] = np.inf
     with pytest.raises(MemvizError, match="hours"):
         memorization(train, syn, distance=distance, device="cpu")
+
+
+def test_one_query_row_with_a_tiny_value_is_exact_and_leaves_the_others_to_the_pruned_search():
+    df = _mixed_frame(400, 5)
+    train = make_table(df, ["age", "fnlwgt", "hours"], ["job", "sex"], "y")
+    syn = df.iloc[:50].reset_index(drop=True)
+    syn.loc[3, "hours"] = 1e-300                      # below 2^-850 of the largest training magnitude
+    eng = NeighborEngine(device="cpu", algorithm="pruned").fit(train)
+    nb = eng.kneighbors(syn, 2)
+    assert nb.n_pruned >= 45 and nb.n_exhaustive == 50 - nb.n_pruned
+    res = memorization(train, syn, engine=eng)
+    assert_matches_naive(res, naive_for(train, syn, "paper"), train)
