@@ -3,25 +3,33 @@
 Training rows: the full Adult training split (32,561 rows, ``--dataset``). Synthetic rows:
 Adult test rows resampled with replacement (seeded) to ``--n-synthetic`` rows (default
 32,561), 1 % of them replaced by planted near copies of training rows (``fnlwgt`` + 1)
-and 0.5 % by exact copies. Measured in one run:
+and 0.5 % by exact copies. Measured side by side in one run, on the CPU:
 
-(a) the naive row-at-a-time float64 implementation (``tests/naive.py``: one synthetic row
-    at a time, vectorized over the training rows only, as the papers' reference code) on
-    ``--subsample`` synthetic rows -> ms per synthetic row (set-up timed apart);
-(b) ``memviz.memorization.memorization`` on all synthetic rows, median of ``--repeats``
-    runs -> seconds and ms per row; the speed-up per synthetic row (target >= 50x) and
-    whether the full check takes <= 3 s;
-(c) the machine's matmul throughput (float64 and float32 torch GEMM, GFLOP/s) and the
-    fraction of it the engine achieves, counting its useful flops as
-    2·M·N·(p+2) (distance GEMM) + 2·M·N·K (one-hot GEMM, K one-hot columns);
-(d) peak RSS (ru_maxrss) of a subprocess that loads the data and runs the full check,
-    against the 2 GB target;
-(e) agreement of memviz with the naive results on the subsample (the exactness contract).
+(a) a reference-style loop: per generated row, one vectorised numpy float64 pass over all
+    training rows, the way the TabCutMix reference computes the metric (raw numericals,
+    min-max of e over the training rows, mismatches of the raw category values, the two
+    smallest by argmin), on ``--subsample`` generated rows -> ms per generated row. Its
+    arrays are extracted once (the reference re-extracts them from pandas for every row),
+    so it is faster than the reference and the ratios below are conservative;
+(b) ``memviz.memorization.memorization`` with the engine's default (``algorithm="auto"``:
+    the pruned search on CPU) on all generated rows, engine fit included, median of
+    ``--repeats`` runs -> seconds, ms per row, and the ratio per generated row against (a)
+    (target >= 100x);
+(c) the same with the dense path (``algorithm="dense"``, what CUDA runs), one run;
+(d) with ``--old-ref REF``: the engine of that git commit (e.g. the last one before the
+    pruned search), run from ``git archive REF memviz`` in a subprocess, one run;
+(e) peak RSS (ru_maxrss) of a subprocess that loads the data and runs (b) once
+    (target < 1 GB), with its RSS before the check;
+(f) agreement with the row-at-a-time float64 implementation ``tests/naive.py`` on the
+    subsample: NaN pattern, memorized flags, NN1, max |r - r_naive| (target <= 1e-12);
+(g) the worst case for the pruned search, an all-numerical table (Adult's numerical
+    columns only, no category to prune by): (a), (b), (c) and (d) again.
 
-The machine may be shared: the load average is printed next to every timing.
+The machine may be shared: the load average is printed next to every timing, and the
+ratios compare figures measured in the same run.
 
-Usage: python benchmarks/bench_memorize.py [--n-synthetic M] [--repeats R] [--device cpu|cuda|auto]
-       [--subsample S] [--dataset FOLDER] [--seed SEED]
+Usage: python benchmarks/bench_memorize.py [--n-synthetic M] [--repeats R] [--subsample S]
+       [--dataset FOLDER] [--seed SEED] [--old-ref REF] [--no-rss] [--no-numeric]
 """
 from __future__ import annotations
 
@@ -29,22 +37,24 @@ import argparse
 import json
 import os
 import resource
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import torch
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+if "--child-old" not in sys.argv:      # the old engine's child imports memviz from PYTHONPATH
+    sys.path.insert(0, str(ROOT))
+sys.path.insert(1, str(ROOT / "tests"))
 
-from memviz.data import load_dataset  # noqa: E402
+from memviz.data import Table, load_dataset  # noqa: E402
 from memviz.memorization import THRESHOLD, memorization  # noqa: E402
-from memviz.neighbors import NeighborEngine  # noqa: E402
-from naive import naive_memorization  # noqa: E402
+from memviz.schema import Schema  # noqa: E402
 
 DEFAULT_DATASET = ROOT.parent / "shared" / "datasets" / "adult"
 
@@ -67,6 +77,88 @@ def make_synthetic(train, test, n: int, seed: int) -> pd.DataFrame:
     return syn.astype(train.data.dtypes.to_dict())
 
 
+def numeric_only(train: Table, syn: pd.DataFrame) -> tuple[Table, pd.DataFrame]:
+    """The worst case for the pruned search: the same rows, numerical columns only."""
+    num = list(train.schema.numerical)
+    schema = Schema(numerical=tuple(num), categorical=(), target=None, task="none")
+    return Table(train.data[num].copy(), schema, train.source + " (numerical only)"), syn[num].copy()
+
+
+def data(args):
+    train, test = load_dataset(args.dataset)
+    syn = make_synthetic(train, test, args.n_synthetic, args.seed)
+    return (numeric_only(train, syn) if getattr(args, "numeric", False) else (train, syn))
+
+
+def reference_loop(train: Table, syn: pd.DataFrame, rows: np.ndarray) -> np.ndarray:
+    """Per generated row, one vectorised float64 pass over all training rows -> (len(rows),) r."""
+    s = train.schema
+    num, cat = list(s.distance_numerical), list(s.distance_categorical)
+    xn, xc = train.data[num].to_numpy(dtype=float), train.data[cat].to_numpy(dtype=object)
+    gn, gc = syn[num].to_numpy(dtype=float), syn[cat].to_numpy(dtype=object)
+    n = len(num) + len(cat)
+    out = []
+    for i in rows:
+        d = np.zeros(len(xn))
+        if num:
+            e = np.sqrt(((xn - gn[i]) ** 2).sum(axis=1))
+            lo, hi = e.min(), e.max()
+            d += (e - lo) / (hi - lo) if hi > lo else 0.0
+        if cat:
+            d += (xc != gc[i]).sum(axis=1)
+        d /= n
+        j = np.argmin(d)
+        d1 = d[j]
+        d[j] = np.inf
+        d2 = d.min()
+        out.append(d1 / d2 if d2 > 0 else np.nan)
+    return np.array(out)
+
+
+def timed_check(train, syn, algorithm="auto"):
+    """memorization() with a fresh engine (fit included, as without one): wall and CPU
+    seconds, the result, the engine's Neighbors (its cost counts) and the path it took."""
+    from memviz.neighbors import NeighborEngine
+    got = {}
+    t0, c0 = time.perf_counter(), time.process_time()
+    eng = NeighborEngine(device="cpu", algorithm=algorithm).fit(train)
+    query = eng.kneighbors
+    eng.kneighbors = lambda *a, **kw: got.setdefault("nb", query(*a, **kw))
+    res = memorization(train, syn, engine=eng)
+    return time.perf_counter() - t0, time.process_time() - c0, res, got["nb"], eng.algorithm_
+
+
+def child(args) -> None:
+    """--child-rss / --child-old: one full check in a fresh interpreter, JSON on stdout."""
+    train, syn = data(args)
+    base = rss_mib()
+    t0 = time.perf_counter()
+    res = memorization(train, syn, device="cpu")
+    seconds = time.perf_counter() - t0
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024                    # KiB on Linux
+    if args.save:
+        np.savez(args.save, ratio=res.ratio, nn1=res.nn1_pos, memorized=res.memorized)
+    print(json.dumps({"baseline_mib": base, "peak_mib": peak, "seconds": seconds, "mem_ratio": res.mem_ratio,
+                      "load": load_avg()}))
+
+
+def run_child(args, flag: str, env=None, numeric=False, save=None) -> dict:
+    cmd = [sys.executable, __file__, flag, "--n-synthetic", str(args.n_synthetic), "--seed", str(args.seed),
+           "--dataset", str(args.dataset)] + (["--numeric"] if numeric else []) + (["--save", save] if save else [])
+    out = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=tempfile.gettempdir())
+    if out.returncode:
+        raise RuntimeError(f"{flag} failed:\n{out.stderr[-3000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def old_tree(ref: str) -> Path:
+    """``git archive REF memviz`` extracted into a temporary folder."""
+    dest = Path(tempfile.mkdtemp(prefix="memviz-old-"))
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", ref, "memviz"], capture_output=True, check=True)
+    subprocess.run(["tar", "-x", "-C", str(dest)], input=archive.stdout, check=True)
+    return dest
+
+
 def rss_mib() -> float:
     """Current resident set size (Linux /proc), MiB."""
     try:
@@ -78,148 +170,130 @@ def rss_mib() -> float:
     return float("nan")
 
 
-def gemm_gflops(dtype: torch.dtype, device: torch.device, size: int = 2048, reps: int = 5) -> float:
-    a = torch.randn(size, size, dtype=dtype, device=device)
-    b = torch.randn(size, size, dtype=dtype, device=device)
-    torch.mm(a, b)  # warm-up
-    times = []
-    for _ in range(reps):
-        if device.type == "cuda":
-            torch.cuda.synchronize()
-        t0 = time.perf_counter()
-        torch.mm(a, b)
-        if device.type == "cuda":
-            torch.cuda.synchronize()
-        times.append(time.perf_counter() - t0)
-    return 2 * size**3 / float(np.median(times)) / 1e9
-
-
-def child_peak_rss(args) -> dict:
-    """Run the full check in a fresh interpreter; return its peak RSS and baseline."""
-    cmd = [sys.executable, __file__, "--child", "--n-synthetic", str(args.n_synthetic), "--seed", str(args.seed),
-           "--device", args.device, "--dataset", str(args.dataset)]
-    out = subprocess.run(cmd, capture_output=True, text=True, check=True)
-    return json.loads(out.stdout.strip().splitlines()[-1])
-
-
-def child_main(args) -> None:
-    train, test = load_dataset(args.dataset)
-    syn = make_synthetic(train, test, args.n_synthetic, args.seed)
-    base = rss_mib()
-    t0 = time.perf_counter()
-    res = memorization(train, syn, device=args.device)
-    seconds = time.perf_counter() - t0
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
-    print(json.dumps({"baseline_mib": base, "peak_mib": peak / 1024, "seconds": seconds,
-                      "mem_ratio": res.mem_ratio}))
-
-
 def agreement(res_sub, ref) -> dict:
     r, nr = res_sub.ratio, ref["ratio"]
     nan_ok = bool(np.array_equal(np.isnan(r), np.isnan(nr)))
     fin = ~np.isnan(nr)
     max_dr = float(np.max(np.abs(r[fin] - nr[fin]))) if fin.any() else 0.0
     with np.errstate(invalid="ignore"):
-        clear = ~(np.abs(nr - THRESHOLD) <= 1e-5)
-        flags_ok = bool(np.array_equal(res_sub.memorized[clear], (nr < THRESHOLD)[clear]))
+        flags_ok = bool(np.array_equal(res_sub.memorized, nr < THRESHOLD))
     sep = (ref["d2"] - ref["d1"]) > 1e-6
     nn1_ok = bool(np.array_equal(res_sub.nn1_pos[sep], ref["nn1"][sep]))
     return {"nan_pattern": nan_ok, "flags": flags_ok, "nn1": nn1_ok, "max_abs_dr": max_dr,
-            "all_ok": nan_ok and flags_ok and nn1_ok and max_dr <= 1e-5}
+            "all_ok": nan_ok and flags_ok and nn1_ok and max_dr <= 1e-12}
+
+
+def compare_old(res, path) -> str:
+    old = np.load(path)
+    same_flags = np.array_equal(old["memorized"], res.memorized)
+    fin = ~np.isnan(res.ratio) & ~np.isnan(old["ratio"])
+    nan_same = np.array_equal(np.isnan(res.ratio), np.isnan(old["ratio"]))
+    return (f"flags {'identical' if same_flags else 'DIFFER'}, NaN pattern {'identical' if nan_same else 'DIFFERS'}, "
+            f"max |r - r_old| {np.max(np.abs(res.ratio[fin] - old['ratio'][fin])):.1e}")
+
+
+def section(label, train, syn, args, sub, old_dir, numeric):
+    """(a)-(d) (and (f) when not numeric) for one table; returns printable lines."""
+    M = len(syn)
+    lines = []
+    loop_rows = sub[: max(1, len(sub))]
+    reference_loop(train, syn, loop_rows[:2])                                           # warm-up
+    la = load_avg()
+    t0 = time.perf_counter()
+    reference_loop(train, syn, loop_rows)
+    loop_ms = (time.perf_counter() - t0) / len(loop_rows) * 1e3
+    lines.append(f"(a) reference-style loop, {len(loop_rows)} rows: {loop_ms:7.2f} ms/row -> ~{loop_ms * M / 1e3:6.0f} s "
+                 f"for all {M} rows   [{la}]")
+    times, cpu = [], []
+    for _ in range(args.repeats):
+        t, c, res, nb, path = timed_check(train, syn)
+        times.append(t)
+        cpu.append(c)
+    la = load_avg()
+    med = float(np.median(times))
+    ms = med / M * 1e3
+    lines.append(f"(b) memviz auto ({path} search): median {med:6.2f} s of {args.repeats} "
+                 f"({', '.join(f'{t:.2f}' for t in times)}; CPU {', '.join(f'{c:.2f}' for c in cpu)} s) -> "
+                 f"{ms:7.4f} ms/row = {loop_ms / ms:6.1f}x the loop"
+                 + ("" if numeric else f" (target >= 100x: {'met' if loop_ms / ms >= 100 else 'NOT met'})")
+                 + f"   [{la}]")
+    lines.append(f"    rows answered by the pruned search: {nb.n_pruned} of {M}, by a dense pass: "
+                 f"{nb.n_exhaustive}; mem_ratio {res.mem_ratio:.4f}")
+    if not args.no_dense:
+        td, _, dres, _, _ = timed_check(train, syn, "dense")
+        same = np.array_equal(dres.nn1_pos, res.nn1_pos) and np.array_equal(dres.d1, res.d1) \
+            and np.array_equal(dres.d2, res.d2)
+        lines.append(f"(c) memviz dense path: {td:6.2f} s -> {td / M * 1e3:7.4f} ms/row = {loop_ms / (td / M * 1e3):6.1f}x "
+                     f"the loop; auto is {td / med:5.1f}x faster; NN1, d1, d2 "
+                     f"{'bit-identical' if same else 'DIFFER'} to auto   [{load_avg()}]")
+    if old_dir is not None:
+        path = os.path.join(tempfile.gettempdir(), f"memviz-old-{os.getpid()}.npz")
+        o = run_child(args, "--child-old", env={**os.environ, "PYTHONPATH": str(old_dir)}, numeric=numeric, save=path)
+        lines.append(f"(d) old engine ({args.old_ref}): {o['seconds']:6.2f} s -> {o['seconds'] / M * 1e3:7.4f} ms/row = "
+                     f"{loop_ms / (o['seconds'] / M * 1e3):6.1f}x the loop; auto is {o['seconds'] / med:5.1f}x faster "
+                     f"[{o['load']}]")
+        lines.append(f"    auto vs old: {compare_old(res, path)}")
+        os.unlink(path)
+    if not numeric:
+        from naive import naive_memorization
+        s = train.schema
+        ref = naive_memorization(train.data.reset_index(drop=True), syn.iloc[sub].reset_index(drop=True),
+                                 list(s.distance_numerical), list(s.distance_categorical))
+        agree = agreement(memorization(train, syn.iloc[sub].reset_index(drop=True), device="cpu"), ref)
+        lines.append(f"(f) agreement with the float64 loop (tests/naive.py) on {len(sub)} rows: NaN pattern "
+                     f"{agree['nan_pattern']}, memorized flags {agree['flags']}, NN1 {agree['nn1']}, "
+                     f"max |r - r_naive| {agree['max_abs_dr']:.1e} -> {'OK' if agree['all_ok'] else 'MISMATCH'}")
+    return lines
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n-synthetic", type=int, default=32561)
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--device", default="cpu", choices=["auto", "cpu", "cuda"])
     ap.add_argument("--subsample", type=int, default=150)
     ap.add_argument("--dataset", type=Path, default=DEFAULT_DATASET)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--old-ref", default=None, help="git commit of an earlier engine to time beside this one")
     ap.add_argument("--no-rss", action="store_true", help="skip the subprocess peak-RSS run")
-    ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--no-dense", action="store_true", help="skip the dense-path run")
+    ap.add_argument("--no-numeric", action="store_true", help="skip the all-numerical worst case")
+    ap.add_argument("--child-rss", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--child-old", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--numeric", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--save", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
-    if args.child:
-        child_main(args)
+    if args.child_rss or args.child_old:
+        child(args)
         return
 
+    import torch
     print(f"machine: {os.cpu_count()} CPU cores, torch {torch.__version__}, {torch.get_num_threads()} threads; "
-          f"{load_avg()} -- the machine is shared with other jobs, timings are noisy")
-    train, test = load_dataset(args.dataset)
-    syn = make_synthetic(train, test, args.n_synthetic, args.seed)
-    schema = train.schema
-    num, cat = list(schema.distance_numerical), list(schema.distance_categorical)
-    N, M = len(train), len(syn)
-    print(f"data: {N} training rows x {M} synthetic rows ({args.dataset.name}); "
-          f"{len(num)} numerical + {len(cat)} categorical distance columns")
-
-    # (a) naive, on a subsample
+          f"{load_avg()} -- the machine may be shared with other jobs, timings are noisy")
+    train, syn = data(args)
+    s = train.schema
+    print(f"data: {len(train)} training rows x {len(syn)} synthetic rows ({args.dataset.name}); "
+          f"{len(s.distance_numerical)} numerical + {len(s.distance_categorical)} categorical distance columns")
     rng = np.random.default_rng(args.seed + 1)
-    sub = np.sort(rng.choice(M, min(args.subsample, M), replace=False))
-    syn_sub = syn.iloc[sub].reset_index(drop=True)
-    tr = train.data.reset_index(drop=True)
-    t0 = time.perf_counter()
-    naive_memorization(tr, syn_sub.iloc[:0], num, cat)
-    t_setup = time.perf_counter() - t0
-    la_naive = load_avg()
-    t0, c0 = time.perf_counter(), time.process_time()
-    ref = naive_memorization(tr, syn_sub, num, cat)
-    t_naive, c_naive = time.perf_counter() - t0, time.process_time() - c0
-    naive_ms = (t_naive - t_setup) / len(sub) * 1e3
-
-    # (b) memviz, all rows
-    times, cpu, res = [], [], None
-    for _ in range(args.repeats):
-        t0, c0 = time.perf_counter(), time.process_time()
-        res = memorization(train, syn, device=args.device)
-        times.append(time.perf_counter() - t0)
-        cpu.append(time.process_time() - c0)
-    la_memviz = load_avg()
-    med = float(np.median(times))
-    memviz_ms = med / M * 1e3
-    engine = NeighborEngine(device=args.device).fit(train)
-    t0 = time.perf_counter()
-    engine.kneighbors(syn, k=2)
-    t_query = time.perf_counter() - t0
-
-    # (c) throughput
-    dev = engine.device_
-    g64, g32 = gemm_gflops(torch.float64, dev), gemm_gflops(torch.float32, dev)
-    p, K = engine.p_, engine.n_onehot_
-    flops = 2.0 * M * N * (p + 2) + 2.0 * M * N * K
-    achieved = flops / med / 1e9
-
-    # (e) agreement on the subsample
-    res_sub = memorization(train, syn_sub, device=args.device)
-    agree = agreement(res_sub, ref)
-
-    # (d) peak RSS in a subprocess
-    rss = None if args.no_rss else child_peak_rss(args)
-
-    line = "-" * 96
+    sub = np.sort(rng.choice(len(syn), min(args.subsample, len(syn)), replace=False))
+    old_dir = old_tree(args.old_ref) if args.old_ref else None
+    line = "-" * 100
     print(line)
-    print(f"(a) naive row-at-a-time  {len(sub)} rows: {t_naive:7.2f} s (set-up {t_setup:.2f} s) "
-          f"-> {naive_ms:8.2f} ms/row (CPU time {c_naive:.2f} s)   [{la_naive}]")
-    print(f"(b) memviz {args.device:>4}  {M} rows: median {med:6.2f} s of {args.repeats} "
-          f"({', '.join(f'{t:.2f}' for t in times)}) -> {memviz_ms:8.4f} ms/row   [{la_memviz}]")
-    print(f"    CPU time (all threads) per run: {', '.join(f'{c:.2f}' for c in cpu)} s")
-    print(f"    of which kneighbors alone (fitted engine): {t_query:.2f} s; mem_ratio {res.mem_ratio:.4f}, "
-          f"mem_auc {res.mem_auc:.4f}; rows recomputed over all training rows: "
-          f"{res.extra.get('n_exhaustive', 0)} of {M}")
-    print(f"    speed-up per synthetic row: {naive_ms / memviz_ms:8.1f}x   (target >= 50x: "
-          f"{'met' if naive_ms / memviz_ms >= 50 else 'NOT met'})")
-    print(f"    full check <= 3 s: {'yes' if med <= 3.0 else 'NO'} ({med:.2f} s; naive would take "
-          f"~{naive_ms * M / 1e3 / 60:.1f} min for all {M} rows)")
-    print(f"(c) GEMM throughput on {dev}: float64 {g64:8.1f} GFLOP/s, float32 {g32:8.1f} GFLOP/s   [{load_avg()}]")
-    print(f"    engine useful flops 2MN(p+2) + 2MNK = {flops / 1e9:.1f} GFLOP (p={p}, K={K}) -> {achieved:.1f} GFLOP/s "
-          f"= {achieved / g64:.1%} of float64 GEMM, {achieved / g32:.1%} of float32 GEMM")
-    if rss is not None:
-        print(f"(d) peak RSS of the full check (subprocess): {rss['peak_mib']:.0f} MiB (RSS before the check: "
-              f"{rss['baseline_mib']:.0f} MiB; check took {rss['seconds']:.2f} s) -> "
-              f"{'under' if rss['peak_mib'] < 2048 else 'OVER'} the 2 GB target")
-    print(f"(e) agreement with naive on {len(sub)} rows: NaN pattern {agree['nan_pattern']}, memorized flags "
-          f"{agree['flags']}, NN1 {agree['nn1']}, max |r - r_naive| {agree['max_abs_dr']:.2e} -> "
-          f"{'OK' if agree['all_ok'] else 'MISMATCH'}")
+    try:
+        for out in section("mixed", train, syn, args, sub, old_dir, numeric=False):
+            print(out, flush=True)
+        if not args.no_rss:
+            rss = run_child(args, "--child-rss")
+            print(f"(e) peak RSS of the full check (subprocess): {rss['peak_mib']:.0f} MiB (RSS before the check: "
+                  f"{rss['baseline_mib']:.0f} MiB; check took {rss['seconds']:.2f} s) -> "
+                  f"{'under' if rss['peak_mib'] < 1024 else 'OVER'} the 1 GB target")
+        if not args.no_numeric:
+            ntrain, nsyn = numeric_only(train, syn)
+            print(f"(g) worst case for the pruned search: {len(ntrain.schema.numerical)} numerical columns only")
+            for out in section("numeric", ntrain, nsyn, args, sub, old_dir, numeric=True):
+                print("    " + out, flush=True)
+    finally:
+        if old_dir is not None:
+            shutil.rmtree(old_dir, ignore_errors=True)
     print(line)
 
 

@@ -58,35 +58,65 @@ class Encoded:
     cat: np.ndarray
 
 
+def pow2_exponents(maxabs: np.ndarray) -> np.ndarray:
+    """Per entry the integer a with maxabs / 2**a in [0.5, 1) (0 where maxabs is 0)."""
+    m = np.asarray(maxabs, dtype=np.float64)
+    _, a = np.frexp(m)
+    return np.where(m > 0, a, 0).astype(np.int64)
+
+
 @dataclass(frozen=True)
 class Encoder:
-    """Vocabulary and imputation values learnt from the training (reference) table."""
+    """Vocabulary and imputation values learnt from the training (reference) table.
+
+    Numerical statistics are computed on each column divided by a power of two,
+    ``2**exps[j]``, that brings its largest magnitude into [0.5, 1). That division is
+    exact, so the figures equal the plain float64 ones wherever those are finite, and
+    stay finite for any finite values (a plain mean or range of values near 1e308
+    overflows).
+    """
 
     num_cols: tuple[str, ...]
     cat_cols: tuple[str, ...]
-    means: np.ndarray              # (p,) training means used for missing numericals
-    mins: np.ndarray               # (p,) training minimum
-    ranges: np.ndarray             # (p,) training max - min (1 where 0)
+    means: np.ndarray              # (p,) training means used for missing numericals (original units)
+    exps: np.ndarray               # (p,) int: column j's statistics below are in units of 2**exps[j]
+    mins: np.ndarray               # (p,) training minimum / 2**exps
+    ranges: np.ndarray             # (p,) (training max - min) / 2**exps; 2**-exps (1 in original units) where 0
     vocab: tuple[dict, ...]        # per categorical column: canonical value -> code
 
     @classmethod
     def fit(cls, df: pd.DataFrame, num_cols, cat_cols) -> "Encoder":
         num = df.loc[:, list(num_cols)].to_numpy(dtype=np.float64) if num_cols else np.zeros((len(df), 0))
-        means = np.nanmean(num, axis=0) if num.shape[1] else np.zeros(0)
+        p = num.shape[1]
+        finite = np.where(np.isfinite(num), np.abs(num), 0.0)
+        with np.errstate(all="ignore"):
+            exps = pow2_exponents(finite.max(axis=0) if len(num) else np.zeros(p))
+            u = np.ldexp(num, -exps)                                                   # (n, p) exact
+            means = np.ldexp(np.nanmean(u, axis=0), exps) if p and len(num) else np.zeros(p)
         means = np.where(np.isfinite(means), means, 0.0)
-        filled = np.where(np.isnan(num), means, num)
-        mins = filled.min(axis=0) if len(filled) else np.zeros(num.shape[1])
-        ranges = (filled.max(axis=0) - mins) if len(filled) else np.ones(num.shape[1])
-        ranges = np.where(ranges > 0, ranges, 1.0)
+        filled = np.where(np.isnan(u), np.ldexp(means, -exps), u)
+        lo = filled.min(axis=0) if len(filled) else np.zeros(p)
+        span = (filled.max(axis=0) - lo) if len(filled) else np.zeros(p)
+        const = ~(span > 0)         # a constant column: range 1 in original units, as in the definition
+        mins = np.where(const, np.ldexp(lo, exps), lo)
+        exps = np.where(const, 0, exps)
+        ranges = np.where(const, 1.0, span)
         vocab = []
         for c in cat_cols:
             uniq = pd.unique(canonical_series(df[c]))
             vocab.append({u: i for i, u in enumerate(uniq)})
-        return cls(tuple(num_cols), tuple(cat_cols), means, mins, ranges, tuple(vocab))
+        return cls(tuple(num_cols), tuple(cat_cols), means, exps, mins, ranges, tuple(vocab))
 
     @property
     def n_categories(self) -> np.ndarray:
         return np.array([len(v) for v in self.vocab], dtype=np.int64)
+
+    def standardize(self, num: np.ndarray) -> np.ndarray:
+        """(n, p) imputed values -> (value - min) / range per column (the standardized
+        coordinates), computed in the scaled units so that nothing overflows on the way;
+        a value too far outside the training range still gives +-inf."""
+        with np.errstate(over="ignore", invalid="ignore"):
+            return (np.ldexp(num, -self.exps) - self.mins) / self.ranges
 
     def transform(self, df: pd.DataFrame) -> Encoded:
         n = len(df)

@@ -17,36 +17,64 @@ distance columns (a class target counts as categorical, see
 * ``"standardized"``: each numerical column divided by its training range first,
   ``d(x) = (|| (g_num - x_num) / range ||_2 + h(x)) / n``, no per-query min-max.
 
-Algorithm
----------
-Queries are processed in chunks of ``b`` rows against all N reference rows, so memory
-is O(b·N) whatever the table sizes (``b = chunk_elements // N``). Per chunk, on CPU or GPU:
+The k nearest are ordered by (d, reference position): ties go to the lowest position.
 
-1. ``E2 = [g, |g|^2, 1] @ [-2x; 1; |x|^2]``   (b, N) float64, columns centred first;
-   ``E = sqrt(max(E2, 0))``. Float64 keeps the cancellation of this expansion far
-   below the tolerance even on Adult's ``fnlwgt`` (values up to 1.5e6); float32 would
-   lose near copies.
-2. ``M = onehot(g) @ onehot(X)^T``            (b, N) category matches, exact small
-   integers in bfloat16 (float32 when q >= 256).
-3. ranking key ``K = E - R·M`` with R = max E - min E (paper; R = 1 standardized): the
-   same order as d, since d·n = (e - min e)/R + q - M. K is float32 (E cast after the
-   float64 expansion, sqrt and the matches term in float32: half the memory traffic of
-   the passes over the block); its rounding, at most 2^-21·(max e + R·q) per row with
-   an 8x margin, widens the fallback test of step 4.
-4. ``topk(K, n_candidates)``, then every candidate's distance is recomputed
-   **exactly** (float64 direct differences), with the exact min e and max e of the
-   row (themselves refined from candidates); candidates are ordered by (d, position),
-   so ties go to the lowest reference position. The key's e term is at most
-   ``delta = sqrt(c + rounding bound)`` above the true e, so a query whose k-th
-   candidate is not ahead of ``(largest candidate key) − delta`` (ties running past the
-   list, or reference rows closer together than the expansion resolves) is recomputed
-   over all reference rows exactly (rare: duplicated rows, dense clusters).
+Exactness and magnitudes
+------------------------
+The engine returns what a row-at-a-time float64 loop over the definition returns
+(``tests/naive.py``), for every finite input, up to the order in which the p squares
+of one e are summed. It never forms |g|^2 - 2 g.x + |x|^2 (that expansion loses
+near copies to cancellation once one value is large, issue 12): every distance it
+reports, and every min e and max e, comes from direct differences in float64.
 
-The result matches a row-at-a-time float64 implementation of the definition.
+Magnitudes are handled by exact power-of-two rescaling, under which the metric does
+not change:
+
+* paper: d is unchanged when all numerical columns are multiplied by one common
+  factor (the per-row min-max cancels it). The engine multiplies them by the power of
+  two that brings the largest reference magnitude into [2^399, 2^400). Multiplying by
+  a power of two is exact, so the result is bit-identical to the float64 loop wherever
+  that loop neither overflows nor underflows, and stays exact where it would (squares
+  of 1e154 overflow to NaN, squares of 1e-162 vanish).
+* standardized: d is unchanged when one column is multiplied by any factor, so each
+  column's minimum and range are computed after its own power-of-two rescaling
+  (:class:`~memviz.encoding.Encoder`); a plain ``max - min`` of values near 1e308 overflows.
+
+The engine refuses, with one :class:`~memviz.errors.MemvizError` line naming the column
+and the value, only a query value that float64 cannot place: infinite values; paper:
+values more than 2^100 (about 1.3e30) times the largest reference magnitude (such a
+row is farther from every reference row than their spread by 30 orders of magnitude,
+so its e'(x) would be float64 rounding noise, as it already is in the float64 loop from
+about 2^52); standardized: values more than 2^500 (about 3e150) training ranges
+outside the training values (their squares would overflow).
+
+Where coordinates span more than the squares of float64 can hold (a value of 1e300
+beside values of 1: after the rescaling, a nonzero coordinate below 2^-450), each e is
+computed as 2^a·sqrt(sum((dx_j·2^-a)^2)) with 2^a ≥ max |dx_j| per pair, which is
+again exact scaling: a slower dense pass, for such query rows only, or for every row
+when the reference holds such a value.
+
+Algorithms
+----------
+``"dense"`` (any device, used on CUDA): query rows in blocks of ``b`` against all N
+reference rows, O(b·N) memory. Per block: e by direct differences (``torch.cdist``
+without its matrix-product shortcut), its exact min and max per row, s = e' + h with
+h = q - (one-hot GEMM of category matches, small integers, exact in bfloat16); the kc
+smallest s per row (d = s / n is monotone in s; without categorical columns d is
+monotone in e, so the selection runs on e and e' is computed for the list only), their d
+ordered by (d, position); where ties at the k-th d run to the end of that list, the
+lowest positions holding that d are read from the full row. Every value compared is the
+float64 definition itself: correct by construction, no bound, no recomputation.
+
+``"pruned"`` (CPU): see :mod:`memviz.pruned`. Candidates come from the categorical
+mismatch levels (d·n = e' + h with e' in [0, 1]: the k nearest have h <= h_(k) + 1)
+found by hashing, min e and max e from exact tree searches; query rows it cannot bound
+cheaply go to the dense path. ``"auto"``: pruned on CPU when it applies (some
+reference rows, at most 32 numerical columns), else dense.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable
 
 import numpy as np
@@ -55,10 +83,17 @@ import torch
 
 from .data import Table
 from .device import resolve_device
-from .encoding import Encoded, Encoder
+from .encoding import Encoded, Encoder, pow2_exponents
 from .errors import MemvizError
 
 DISTANCES = ("paper", "standardized")
+ALGORITHMS = ("auto", "pruned", "dense")
+SCALE_EXP = 400   # paper coordinates: the largest reference magnitude lands in [2^399, 2^400)
+REACH_EXP = 100   # paper: query values may exceed the reference scale by at most 2^100
+REACH_STD_EXP = 500  # standardized: query coordinates may reach 2^500 training ranges
+TINY_EXP = -450   # a nonzero coordinate below 2^-450 may lose its square to underflow
+PRUNED_MAX_P = 32  # "auto" uses the pruned search up to this many numerical columns
+PRUNED_MIN_N = 256  # ... and from this many reference rows
 
 
 @dataclass(frozen=True)
@@ -68,14 +103,16 @@ class Neighbors:
     pos : (M, k) int64 positions in the reference table.
     row_id : (M, k) int64 reference row_ids.
     dist : (M, k) float64 distances d.
-    n_exhaustive : query rows whose candidates could not be proven complete and were
-        recomputed over all reference rows (a cost figure; the result is exact either way).
+    n_exhaustive : query rows answered by a pass over all reference rows (the dense
+        path); a cost figure, the result is exact either way.
+    n_pruned : query rows answered by the pruned search.
     """
 
     pos: np.ndarray
     row_id: np.ndarray
     dist: np.ndarray
     n_exhaustive: int = 0
+    n_pruned: int = 0
 
 
 class NeighborEngine:
@@ -86,34 +123,38 @@ class NeighborEngine:
     distance : {"paper", "standardized"}
     device : "auto", "cpu" or "cuda"
     chunk_elements : int or None
-        Size of one (query chunk × reference) block; bounds memory at about
-        ``chunk_elements × 14`` bytes whatever the table sizes. None (default): 2**20 on
-        CPU per thread (32 query rows at Adult's 32,561 reference rows: 3.0–4.4 s for the
-        full Adult check on 2 cores against 4.7–5.4 s with 2**19, whose many small
-        blocks pay the per-block overhead twice as often), and on CUDA 2**27 or a 64th of the free
-        GPU memory, whichever is smaller: small blocks leave a GPU idle between kernel
-        launches (measured on an H200, full Adult: 4.5 s with 2**19 against 0.16 s).
+        Dense path: size of one (query block × reference) block; bounds memory at about
+        ``chunk_elements × 10`` bytes per worker whatever the table sizes (26 with the
+        per-pair scaling of tables spanning extreme magnitudes). None (default):
+        2**20 on CPU per thread, and on CUDA 2**27 or a 64th of the free GPU memory,
+        whichever is smaller (small blocks leave a GPU idle between kernel launches).
     n_candidates : int
-        Rows kept from the fast ranking before the exact recomputation (≥ k).
+        Dense path: smallest distances kept per row before the tie check (≥ k + 1).
     n_jobs : int or None
-        CPU worker threads over query chunks (default: ``torch.get_num_threads()``).
+        CPU worker threads (default: ``torch.get_num_threads()``).
+    algorithm : {"auto", "pruned", "dense"}
+        See the module docstring; all three give the same result.
 
     Attributes (after ``fit``)
     --------------------------
     encoder_ : Encoder
     n_reference_ : int
     device_ : torch.device
+    algorithm_ : "pruned" or "dense"
     """
 
     def __init__(self, distance: str = "paper", device: str = "auto", chunk_elements: int | None = None,
-                 n_candidates: int = 8, n_jobs: int | None = None):
+                 n_candidates: int = 8, n_jobs: int | None = None, algorithm: str = "auto"):
         if distance not in DISTANCES:
             raise MemvizError(f"distance {distance!r}: unknown (use paper or standardized)")
+        if algorithm not in ALGORITHMS:
+            raise MemvizError(f"algorithm {algorithm!r}: unknown (use auto, pruned or dense)")
         self.distance = distance
         self.device = device
         self.chunk_elements = None if chunk_elements is None else int(chunk_elements)
         self.n_candidates = int(n_candidates)
         self.n_jobs = n_jobs
+        self.algorithm = algorithm
 
     # ------------------------------------------------------------------- fit
     def fit(self, reference: Table, scale_table: Table | None = None) -> "NeighborEngine":
@@ -130,14 +171,35 @@ class NeighborEngine:
         base = Encoder.fit((scale_table or reference).data, num_cols, cat_cols)
         # the vocabulary must be the reference's; it already is unless a scale table is given
         vocab = base.vocab if scale_table is None else Encoder.fit(reference.data, (), cat_cols).vocab
-        self.encoder_ = Encoder(base.num_cols, base.cat_cols, base.means, base.mins, base.ranges, vocab)
+        self.encoder_ = replace(base, vocab=vocab)
         self.device_ = resolve_device(self.device)
         self.chunk_elements_ = self._chunk_elements()
         enc = self.encoder_.transform(reference.data)
         self.row_ids_ = reference.row_ids
         self.n_reference_ = len(reference)
-        self._load_reference(enc)
+        self._check_finite(enc.num, reference.source)
+        if self.distance == "paper":
+            self.max_abs_ = float(np.abs(enc.num).max()) if enc.num.size else 0.0
+            self.scale_exp_ = int(pow2_exponents(np.array([self.max_abs_]))[0])          # 2^S ≥ max |x|
+        y = self._coords(enc.num, reference.source)                                      # (N, p)
+        self.p_, self.q_ = y.shape[1], enc.cat.shape[1]
+        self.tiny_ = bool(_tiny_rows(y).any())
+        self.algorithm_ = self._resolve_algorithm()
+        self._dense_input = (y, enc.cat)       # the dense structures are built on first use on CPU
+        if self.device_.type != "cpu":
+            self._load_dense()
+        if self.algorithm_ == "pruned":
+            from .pruned import PrunedIndex
+            self.pruned_ = PrunedIndex(y, enc.cat, self.encoder_.n_categories, self.distance)
         return self
+
+    def _resolve_algorithm(self) -> str:
+        if self.algorithm != "auto":
+            if self.algorithm == "pruned" and self.device_.type != "cpu":
+                raise MemvizError(f"algorithm 'pruned' runs on the CPU only (device {self.device_})")
+            return self.algorithm
+        ok = self.device_.type == "cpu" and self.p_ <= PRUNED_MAX_P and self.n_reference_ >= PRUNED_MIN_N
+        return "pruned" if ok else "dense"
 
     def _chunk_elements(self) -> int:
         if self.chunk_elements is not None:
@@ -149,34 +211,57 @@ class NeighborEngine:
             return int(max(1 << 20, min(1 << 27, free // 64)))
         return 1 << 20
 
-    def _scale(self, num: np.ndarray) -> np.ndarray:
-        if self.distance == "standardized":
-            return (num - self.encoder_.mins) / self.encoder_.ranges
-        return num
+    # ----------------------------------------------------------- coordinates
+    def _check_finite(self, num: np.ndarray, source: str) -> None:
+        bad = ~np.isfinite(num)
+        if bad.any():
+            i, j = np.argwhere(bad)[0]
+            raise MemvizError(f"{source}: column {self.encoder_.num_cols[j]!r}: holds an infinite value "
+                              f"(row {i + 1}); distances need finite numbers")
 
-    def _load_reference(self, enc: Encoded) -> None:
+    def _coords(self, num: np.ndarray, source: str) -> np.ndarray:
+        """(n, p) imputed values -> float64 coordinates of the distance (module docstring,
+        "Magnitudes"); refuses values float64 cannot place."""
+        limit = 2.0 ** REACH_EXP
+        if self.distance == "paper":
+            top = np.ldexp(1.0, self.scale_exp_ + REACH_EXP) if self.scale_exp_ + REACH_EXP < 1024 else np.inf
+            far = np.abs(num) > top
+            if far.any():
+                i, j = np.argwhere(far)[0]
+                raise MemvizError(
+                    f"{source}: column {self.encoder_.num_cols[j]!r}: value {num[i, j]:.3g} (row {i + 1}) is over "
+                    f"2^{REACH_EXP} (~{limit:.2g}) times the largest training magnitude ({self.max_abs_:.3g}); "
+                    f"memviz refuses values this far out: their min-max scaled distances would be float64 rounding")
+            return np.ldexp(num, SCALE_EXP - self.scale_exp_)
+        z = self.encoder_.standardize(num)
+        limit = 2.0 ** REACH_STD_EXP
+        far = ~(np.abs(z) <= limit)
+        if far.any():
+            i, j = np.argwhere(far)[0]
+            raise MemvizError(
+                f"{source}: column {self.encoder_.num_cols[j]!r}: value {num[i, j]:.3g} (row {i + 1}) lies "
+                f"{abs(z[i, j]):.3g} training ranges outside the training values, more than the 2^{REACH_STD_EXP} "
+                f"(~{limit:.2g}) memviz computes exactly")
+        return z
+
+    # ------------------------------------------------------------- dense path
+    def _load_dense(self) -> None:
+        if hasattr(self, "y_t_"):
+            return
+        y, cat = self._dense_input
         dev = self.device_
-        num = self._scale(enc.num)
-        self.p_, self.q_ = num.shape[1], enc.cat.shape[1]
-        self.center_ = num.mean(axis=0) if len(num) else np.zeros(self.p_)
-        x = torch.as_tensor(num - self.center_, dtype=torch.float64, device=dev)        # (N, p)
-        self.x_num_ = torch.as_tensor(num, dtype=torch.float64, device=dev)             # (N, p) exact path
-        ones = torch.ones(len(num), 1, dtype=torch.float64, device=dev)
-        self.x_aug_ = torch.cat([-2 * x, ones, (x * x).sum(1, keepdim=True)], 1).T.contiguous()  # (p+2, N)
-        # rounding bound of |g|^2 + |x|^2 - 2 g.x where it matters (g near some x, so
-        # |g| ≈ |x|): (p + 2)·eps·4·max|x|^2, times a safety factor of 16
-        big = float((x * x).sum(1).max()) if len(num) else 0.0
-        self.margin_ = 64.0 * (self.p_ + 2) * float(np.finfo(np.float64).eps) * max(big, 1e-300)
-        self.x_norm_max_ = big ** 0.5                                                    # X = max |x_c|
-        self.x_cat_ = torch.as_tensor(enc.cat, dtype=torch.int64, device=dev)          # (N, q)
+        self.y_ = torch.as_tensor(np.ascontiguousarray(y), dtype=torch.float64, device=dev)       # (N, p)
+        self.y_t_ = self.y_.T.contiguous()                                                         # (p, N)
+        x_cat = torch.as_tensor(cat, dtype=torch.int64, device=dev)                                # (N, q)
         sizes = self.encoder_.n_categories
         self.offsets_ = torch.as_tensor(np.concatenate([[0], np.cumsum(sizes)[:-1]]) if len(sizes) else
                                         np.zeros(0, dtype=np.int64), dtype=torch.int64, device=dev)
         self.n_onehot_ = int(sizes.sum())
-        # matches are small exact integers: bfloat16 holds them exactly up to 256
-        # (accumulation is float32 inside the GEMM), float32 up to 2**24
+        # h and matches are small exact integers: bfloat16 holds them exactly up to 256,
+        # float32 up to 2**24
         self.onehot_dtype_ = torch.bfloat16 if self.q_ < 256 else torch.float32
-        self.x_onehot_t_ = self._onehot(self.x_cat_).T.contiguous()                     # (K, N)
+        self.x_onehot_t_ = self._onehot(x_cat).T.contiguous()                                     # (K, N)
+        self.q_full_ = torch.full((1, 1), float(self.q_), dtype=self.onehot_dtype_, device=dev)
 
     def _onehot(self, cat: torch.Tensor) -> torch.Tensor:
         """(n, q) codes -> (n, K) one-hot; code -1 (unseen category) matches nothing."""
@@ -186,6 +271,81 @@ class NeighborEngine:
             out.scatter_(1, idx, 1)
         return out[:, : self.n_onehot_]
 
+    def _workspace(self, b: int) -> dict:
+        """Buffers reused by every block of b rows (fresh allocations page-fault each time):
+        the (b, N) h buffer now, float64 ones on first need (per-pair scaling, p = 0)."""
+        ws = {"b": b, "h": torch.empty((b, self.n_reference_), dtype=self.onehot_dtype_, device=self.device_)}
+        return ws
+
+    def _buffer(self, ws: dict, name: str, b: int) -> torch.Tensor:
+        if name not in ws:
+            ws[name] = torch.empty((ws["b"], self.n_reference_), dtype=torch.float64, device=self.device_)
+        return ws[name][:b]
+
+    def _dense_block(self, y: np.ndarray, cat: np.ndarray, k: int, ws,
+                     hypot: bool = False) -> tuple[np.ndarray, np.ndarray, int]:
+        """The k nearest of a block of b query rows by the float64 definition itself.
+
+        ``hypot``: e by per-pair power-of-two scaling (:func:`_scaled_e`). Returns (b, k)
+        positions, (b, k) distances, and how many rows needed the full-row tie resolution.
+        """
+        dev, N, p, q = self.device_, self.n_reference_, self.p_, self.q_
+        n = p + q
+        g = torch.as_tensor(y, dtype=torch.float64, device=dev)                             # (b, p)
+        b = g.shape[0]
+        s = self._buffer(ws, "d", b).zero_() if not p else None                             # (b, N)
+        emin = span = None
+        if p:
+            if hypot:
+                s = self._buffer(ws, "d", b)
+                _scaled_e(g, self.y_t_, s, self._buffer(ws, "tmp", b))                      # e
+            else:
+                # e = sqrt(sum_j (g_j - x_j)^2) by direct differences in one kernel (no GEMM)
+                s = torch.cdist(g[None], self.y_[None], compute_mode="donot_use_mm_for_euclid_dist")[0]
+            if self.distance == "paper":
+                emin = s.amin(dim=1, keepdim=True)                                          # (b, 1)
+                span = s.amax(dim=1, keepdim=True) - emin
+                if q:
+                    s = _scaled_to_unit(s, emin, span)                                      # e'
+        if q:
+            h = ws["h"][:b]                                                                 # (b, N)
+            gc = torch.as_tensor(cat, dtype=torch.int64, device=dev)                       # (b, q)
+            # h = q - matches in one GEMM: small integers, exact in bfloat16
+            torch.addmm(self.q_full_, self._onehot(gc).neg_(), self.x_onehot_t_, out=h)
+            s.add_(h)                                                                       # s = e' + h
+        # d is a monotone function of s (s / n; without categories, of e itself): the kc
+        # smallest s hold the kc smallest d, and a row outside the list has d ≥ the list's last d
+        kc = min(N, max(self.n_candidates, k + 1))
+        vals, cand = smallest(s, kc)                                                        # (b, kc)
+        if emin is not None and not q:
+            vals = _scaled_to_unit(vals, emin, span)
+        cand, vals = _sort_by_d_then_pos(cand, vals / n)
+        ties = torch.nonzero((vals[:, -1] == vals[:, k - 1]) & (kc < N)).flatten()
+        if len(ties):
+            row = s[ties] if emin is None or q else _scaled_to_unit(s[ties].clone(), emin[ties], span[ties])
+            cand[ties, :k], vals[ties, :k] = _resolve_ties(row / n, cand[ties], vals[ties], k)
+        return cand[:, :k].cpu().numpy(), vals[:, :k].cpu().numpy(), len(ties)
+
+    def _dense(self, y: np.ndarray, cat: np.ndarray, k: int, pos: np.ndarray, dist: np.ndarray,
+               rows: np.ndarray, progress, hypot: bool = False) -> int:
+        """Dense path for the query rows ``rows``, written into pos/dist; returns the
+        number of rows that needed the full-row tie resolution."""
+        M, N = len(rows), self.n_reference_
+        if M == 0:
+            return 0
+        self._load_dense()
+        b = max(1, min(M, self.chunk_elements_ // max(N, 1)))
+        starts = list(range(0, M, b))
+        counter = [0]
+
+        def block(start, ws):
+            sel = rows[start:start + b]
+            pos[sel], dist[sel], n_ties = self._dense_block(y[sel], cat[sel], k, ws, hypot)
+            return n_ties, len(sel)
+
+        _map_blocks(self, starts, b, block, progress, counter)
+        return counter[0]
+
     # ----------------------------------------------------------------- query
     def kneighbors(self, queries: pd.DataFrame | Table, k: int = 2,
                    progress: Callable[[int, int], None] | None = None) -> Neighbors:
@@ -193,215 +353,123 @@ class NeighborEngine:
         if not hasattr(self, "encoder_"):
             raise RuntimeError("NeighborEngine.kneighbors called before fit")
         df = queries.data if isinstance(queries, Table) else queries
+        source = queries.source if isinstance(queries, Table) else "query rows"
         N = self.n_reference_
         if k < 1 or k > N:
             raise MemvizError(f"k={k}: must be between 1 and the {N} reference rows")
         enc = self.encoder_.transform(df)
+        self._check_finite(enc.num, source)
+        y = self._coords(enc.num, source)                                                  # (M, p)
         M = len(df)
         pos = np.empty((M, k), dtype=np.int64)
         dist = np.empty((M, k), dtype=np.float64)
-        b = max(1, min(M, self.chunk_elements_ // max(N, 1)))
-        g_num = self._scale(enc.num)
-        starts = list(range(0, M, b))
-        exhaustive = [0]
-        if self.device_.type == "cpu" and self.n_jobs_() > 1 and len(starts) > 1:
-            self._run_threads(starts, b, M, g_num, enc.cat, k, pos, dist, progress, exhaustive)
-        else:
-            with torch.no_grad():
-                ws = self._workspace(b)
-                for start in starts:
-                    stop = min(M, start + b)
-                    pos[start:stop], dist[start:stop], n_ex = self._chunk(g_num[start:stop], enc.cat[start:stop],
-                                                                          k, ws)
-                    exhaustive[0] += n_ex
-                    if progress is not None:
-                        progress(stop, M)
-        return Neighbors(pos=pos, row_id=self.row_ids_[pos], dist=dist, n_exhaustive=int(exhaustive[0]))
+        report = None if progress is None else _Progress(progress, M).add
+        # rows with a coordinate too small for plain squares (or all rows, when the
+        # reference has one) take the dense path with per-pair scaling
+        tiny = np.ones(M, dtype=bool) if self.tiny_ else _tiny_rows(y)
+        todo = np.flatnonzero(~tiny)
+        if self.algorithm_ == "pruned" and len(todo):
+            p_, d_ = pos[todo], dist[todo]
+            done = self.pruned_.kneighbors(y[todo], enc.cat[todo], k, p_, d_, self.n_jobs_(), report)
+            pos[todo[done]], dist[todo[done]] = p_[done], d_[done]
+            todo = todo[~done]
+        self._dense(y, enc.cat, k, pos, dist, todo, report)
+        self._dense(y, enc.cat, k, pos, dist, np.flatnonzero(tiny), report, hypot=True)
+        todo = np.concatenate([todo, np.flatnonzero(tiny)])
+        return Neighbors(pos=pos, row_id=self.row_ids_[pos], dist=dist, n_exhaustive=len(todo),
+                         n_pruned=M - len(todo))
 
     def n_jobs_(self) -> int:
         return self.n_jobs if self.n_jobs is not None else torch.get_num_threads()
 
-    def _run_threads(self, starts, b, M, g_num, g_cat, k, pos, dist, progress, exhaustive) -> None:
-        """CPU: one thread per core, each with its own cache-sized buffer and a single
-        intra-op thread. Query chunks are independent, so this scales without the
-        per-operation synchronisation of intra-op parallelism on small blocks."""
+
+class _Progress:
+    """Calls progress(done, total) as parts of the query rows finish (thread-safe)."""
+
+    def __init__(self, fn, total):
         import threading
-        from concurrent.futures import ThreadPoolExecutor
+        self.fn, self.total, self.done, self.lock = fn, total, 0, threading.Lock()
 
-        n_jobs = min(self.n_jobs_(), len(starts))
-        local = threading.local()
-        lock = threading.Lock()
-        done = [0]
-        if self.distance == "paper" and self.p_:
-            self._exact_min_e(g_num[:1], None)  # build the KD-tree once, outside the threads
+    def add(self, n: int) -> None:
+        with self.lock:
+            self.done += n
+            self.fn(self.done, self.total)
 
-        def work(start):
-            with torch.no_grad():
-                if not hasattr(local, "ws"):
-                    local.ws = self._workspace(b)
-                stop = min(M, start + b)
-                pos[start:stop], dist[start:stop], n_ex = self._chunk(g_num[start:stop], g_cat[start:stop], k,
-                                                                      local.ws)
-                with lock:
-                    exhaustive[0] += n_ex
-                    done[0] += stop - start
-                    if progress is not None:
-                        progress(done[0], M)
 
-        previous = torch.get_num_threads()
-        torch.set_num_threads(1)
-        try:
-            with ThreadPoolExecutor(max_workers=n_jobs) as pool:
-                list(pool.map(work, starts))
-        finally:
-            torch.set_num_threads(previous)
+def _map_blocks(engine: NeighborEngine, starts, b, block, progress, counter) -> None:
+    """Run ``block(start, workspace)`` over the starts; on CPU, one thread per core, each
+    with its own cache-sized workspace and a single intra-op thread (blocks are
+    independent, so this scales without the per-operation synchronisation of intra-op
+    parallelism on small blocks)."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
 
-    def _workspace(self, b: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """The (b, N) squared-distance (float64), ranking key (float32) and matches buffers,
-        reused by every chunk (fresh allocations page-fault each time)."""
-        shape = (b, self.n_reference_)
-        return (torch.empty(shape, dtype=torch.float64, device=self.device_),
-                torch.empty(shape, dtype=torch.float32, device=self.device_),
-                torch.empty(shape, dtype=self.onehot_dtype_, device=self.device_))
+    def run(start, ws):
+        with torch.no_grad():
+            n_ties, n_rows = block(start, ws)
+        counter[0] += n_ties
+        if progress is not None:
+            progress(n_rows)
 
-    def _exact_min_e(self, g_num: np.ndarray, key: torch.Tensor | None) -> torch.Tensor:
-        """Exact min_x ||g - x|| per query row, float64.
+    n_jobs = min(engine.n_jobs_(), len(starts))
+    if engine.device_.type != "cpu" or n_jobs <= 1:
+        ws = engine._workspace(b)
+        for start in starts:
+            run(start, ws)
+        return
+    local = threading.local()
+    lock = threading.Lock()
 
-        CPU: a KD-tree over the reference numericals (exact float64 distances, no pass
-        over the (b, N) block). GPU: exact distances of the smallest keys of the block,
-        checked against the key's rounding bound (:meth:`_min_e_from_key`), so that
-        nothing leaves the device.
-        """
-        dev = self.device_
-        if dev.type == "cpu":
-            if not hasattr(self, "kdtree_"):
-                from scipy.spatial import cKDTree
-                self.kdtree_ = cKDTree(self.x_num_.numpy())
-            dist, _ = self.kdtree_.query(g_num, k=1)
-            return torch.as_tensor(np.atleast_1d(dist), dtype=torch.float64)
-        return self._min_e_from_key(torch.as_tensor(g_num, dtype=torch.float64, device=dev), key)
+    def work(start):
+        if not hasattr(local, "ws"):
+            local.ws = engine._workspace(b)
+        with torch.no_grad():
+            n_ties, n_rows = block(start, local.ws)
+        with lock:
+            counter[0] += n_ties
+            if progress is not None:
+                progress(n_rows)
 
-    def _spread(self, gn: torch.Tensor) -> torch.Tensor:
-        """|g_c| + X per query row (b,), X = max |x_c| (centred): at least every e of the row."""
-        gc = gn - torch.as_tensor(self.center_, dtype=torch.float64, device=gn.device)
-        return gc.square().sum(1).sqrt() + self.x_norm_max_
+    previous = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        with ThreadPoolExecutor(max_workers=n_jobs) as pool:
+            list(pool.map(work, starts))
+    finally:
+        torch.set_num_threads(previous)
 
-    def _key_error(self, spread: torch.Tensor) -> torch.Tensor:
-        """Bound on |computed − true| of the expansion key e^2 + c, per query row (b,).
 
-        GEMM rounding: (p+2)·eps·Σ|terms| ≤ (p+2)·eps·((|g_c| + X)^2 + c), X = max |x_c|
-        (``spread`` = :meth:`_spread`); doubled for the rounding of |g|^2 and |x|^2 themselves.
-        """
-        return 2.0 * (self.p_ + 2) * float(np.finfo(np.float64).eps) * (spread.square() + self.margin_)
+def _scaled_to_unit(e: torch.Tensor, emin: torch.Tensor, span: torch.Tensor) -> torch.Tensor:
+    """e' = (e - min e) / (max e - min e) in place, rows (r, c) with (r, 1) min and span;
+    where max = min every e equals min e, so e - min e = 0 and e' = 0 / 1."""
+    return e.sub_(emin).div_(torch.where(span > 0, span, torch.ones_like(span)))
 
-    def _min_e_from_key(self, gn: torch.Tensor, key: torch.Tensor) -> torch.Tensor:
-        """Exact min_x ||g - x|| from the (b, N) block key = e^2 + c (+ rounding).
 
-        The exact e of the n_candidates smallest keys; a row outside them has
-        e^2 ≥ (largest candidate key) − c − error, so when the minimum found is below
-        that it is the true minimum. Otherwise (clusters of rows closer than the
-        expansion's resolution) the row is recomputed over all reference rows.
-        """
-        N = self.n_reference_
-        kc = min(N, max(self.n_candidates, 2))
-        vals, idx = torch.topk(key, kc, dim=1, largest=False)                          # (b, kc)
-        emin = self._exact_e(gn, idx).amin(dim=1)                                       # (b,)
-        floor = vals[:, -1] - self.margin_ - self._key_error(self._spread(gn))          # (b,) lower bound of e^2 outside
-        unsure = (emin.square() >= floor) & (kc < N)
-        for i in torch.nonzero(unsure).flatten().tolist():
-            emin[i] = self._exact_e(gn[i:i + 1], torch.arange(N, device=gn.device)[None, :]).amin()
-        return emin
+def _tiny_rows(y: np.ndarray) -> np.ndarray:
+    """(n,) rows with a nonzero coordinate below 2^TINY_EXP. Where neither row of a pair
+    has one, distinct coordinates differ by at least 2^(TINY_EXP - 52), so no square of a
+    difference underflows (and none overflows: coordinates stay below 2^501), and the
+    plain sum of squares is exact to float64 rounding."""
+    a = np.abs(y)
+    return ((a > 0) & (a < 2.0 ** TINY_EXP)).any(axis=1)
 
-    def _chunk(self, g_num: np.ndarray, g_cat: np.ndarray, k: int, ws) -> tuple[np.ndarray, np.ndarray, int]:
-        dev, N, p, q = self.device_, self.n_reference_, self.p_, self.q_
-        n = p + q
-        kc = min(N, max(self.n_candidates, k + 1))
-        gn = torch.as_tensor(g_num, dtype=torch.float64, device=dev)                  # (b, p)
-        gc = torch.as_tensor(g_cat, dtype=torch.int64, device=dev)                    # (b, q)
-        b = gn.shape[0]
-        e2, key, matches = ws[0][:b], ws[1][:b], ws[2][:b]                            # (b, N) f64, f32, onehot dtype
-        scale = torch.ones(b, dtype=torch.float64, device=dev)                         # R per query row
-        emin = emax = None
-        if p:
-            g = gn - torch.as_tensor(self.center_, dtype=torch.float64, device=dev)
-            # [g, |g|^2 + c, 1] @ [-2x; 1; |x|^2] = ||g - x||^2 + c; c > 0 covers the
-            # expansion's rounding so that sqrt never sees a negative number.
-            g_aug = torch.cat([g, (g * g).sum(1, keepdim=True) + self.margin_,
-                               torch.ones(b, 1, dtype=torch.float64, device=dev)], 1)   # (b, p+2)
-            torch.mm(g_aug, self.x_aug_, out=e2)                                         # (b, N) e^2 + c, float64
-            if self.distance == "paper":
-                emax = (e2.amax(dim=1) - self.margin_).clamp_min_(0).sqrt_()            # (b,) max e (rel. err ~1e-12)
-                emin = self._exact_min_e(g_num, e2).to(dev)                             # (b,) exact min e
-                span = emax - emin
-                flat = span <= 1e-12 * emax.clamp_min(1.0)                               # all e equal: e' = 0
-                emax = torch.where(flat, emin, emax)
-                scale = torch.where(flat, torch.ones_like(span), span)
-            key.copy_(e2).sqrt_()                                                        # e (+ tiny), float32
-        else:
-            key.zero_()
-        if q:
-            # ranking key R·(e' + h) + const = e - R·matches: one GEMM, exact integer matches
-            torch.mm(self._onehot(gc), self.x_onehot_t_, out=matches)                   # (b, N) exact counts
-            key.addcmul_(matches, scale.to(torch.float32)[:, None], value=-1)
-        kvals, cand = smallest(key, kc)                                                  # (b, kc)
-        kvals = kvals.to(torch.float64)
-        d = self._exact_d(gn, gc, cand, emin, emax, n)                                   # (b, kc)
-        cand, d = _sort_by_d_then_pos(cand, d)
-        # Is the k-th candidate surely ahead of every row outside the list? The key's e
-        # term exceeds the true e by at most delta = sqrt(c + error) (0 without
-        # numericals), so a row outside has a true key ≥ kvals[:, -1] − delta, while the
-        # k-th candidate's true key is scale·(n·d_k − q) + emin. When it is not strictly
-        # below (ties running to the end of the list, or rows closer together than the
-        # expansion resolves), redo that query row over all reference rows.
-        if p:
-            spread = self._spread(gn)                                                    # (b,) ≥ every e of the row
-            delta = (self.margin_ + self._key_error(spread)).sqrt()                      # (b,)
-        else:
-            delta = spread = torch.zeros(b, dtype=torch.float64, device=dev)
-        # float32 key: cast + sqrt + scale·matches + the fused add, each within 2^-24 of its
-        # magnitude (≤ spread + scale·q): 2^-21 of it bounds the float32 error, 8x over
-        err32 = 2.0 ** -21 * (spread + scale * q + kvals[:, -1].abs())
-        base = emin if emin is not None else torch.zeros_like(scale)
-        t_k = scale * (n * d[:, k - 1] - q) + base                                       # (b,) true key of the k-th
-        slack = 64 * (n + 2) * float(np.finfo(np.float64).eps) * (scale * (n + q) + base.abs() + delta
-                                                                    + kvals[:, -1].abs())
-        # 2·delta: emax (clamp of e') comes from the expansion too; 2·err32: the listed
-        # k_c-th key and any key left out are both float32
-        unsure = t_k + slack >= kvals[:, -1] - 2 * delta - 2 * err32
-        overflow = ((d[:, -1] <= d[:, k - 1]) | unsure) & (kc < N)
-        cand_np, d_np = cand[:, :k].cpu().numpy(), d[:, :k].cpu().numpy()
-        redo = torch.nonzero(overflow).flatten().tolist()
-        for i in redo:
-            all_pos = torch.arange(N, device=dev)[None, :]
-            d_all = self._exact_d(gn[i:i + 1], gc[i:i + 1], all_pos,
-                                  None if emin is None else emin[i:i + 1],
-                                  None if emax is None else emax[i:i + 1], n)
-            c_all, d_all = _sort_by_d_then_pos(all_pos, d_all)
-            cand_np[i], d_np[i] = c_all[0, :k].cpu().numpy(), d_all[0, :k].cpu().numpy()
-        return cand_np, d_np, len(redo)
 
-    def _gather(self, x: torch.Tensor, pos: torch.Tensor) -> torch.Tensor:
-        """x[pos] for (b, c) positions -> (b, c, ...); index_select is far faster than x[pos] on CPU."""
-        return x.index_select(0, pos.reshape(-1)).reshape(*pos.shape, *x.shape[1:])
-
-    def _exact_e(self, gn: torch.Tensor, pos: torch.Tensor) -> torch.Tensor:
-        """Exact L2 by direct differences: (b, p) queries, (b, c) positions -> (b, c)."""
-        diff = gn[:, None, :] - self._gather(self.x_num_, pos)                           # (b, c, p)
-        return diff.square().sum(-1).sqrt()
-
-    def _exact_d(self, gn, gc, pos, emin, emax, n) -> torch.Tensor:
-        """Exact d for (b, c) candidate positions, float64."""
-        h = torch.zeros(pos.shape, dtype=torch.float64, device=pos.device)
-        if self.q_:
-            h = (gc[:, None, :] != self._gather(self.x_cat_, pos)).sum(-1).to(torch.float64)  # (b, c)
-        if not self.p_:
-            return h / n
-        e = self._exact_e(gn, pos)                                                       # (b, c)
-        if self.distance == "paper":
-            span = (emax - emin)[:, None]
-            e = torch.where(span > 0, (e - emin[:, None]) / torch.where(span > 0, span, torch.ones_like(span)),
-                            torch.zeros_like(e)).clamp_(0.0, 1.0)
-        return (e + h) / n
+def _scaled_e(g: torch.Tensor, x_t: torch.Tensor, out: torch.Tensor, tmp: torch.Tensor) -> None:
+    """e = 2^a · sqrt(sum_j ((g_j - x_j) · 2^-a)^2) with 2^a ≥ max_j |g_j - x_j| per pair
+    (b, N), written into ``out``: powers of two scale exactly, so this equals the plain
+    sum wherever that neither underflows nor overflows, and stays exact where it would
+    (coordinates spanning more than float64's squares can hold, e.g. 1e300 beside 1)."""
+    p = x_t.shape[0]
+    torch.sub(g[:, :1], x_t[0], out=out).abs_()
+    for j in range(1, p):
+        torch.maximum(out, torch.sub(g[:, j:j + 1], x_t[j], out=tmp).abs_(), out=out)
+    _, a = torch.frexp(out)                                                              # (b, N) int32
+    inv = torch.ldexp(torch.ones_like(out), -a)                                          # 2^-a, exact
+    out.zero_()
+    for j in range(p):
+        torch.sub(g[:, j:j + 1], x_t[j], out=tmp).mul_(inv)
+        out.add_(tmp.square_())
+    out.sqrt_().mul_(torch.ldexp(torch.ones_like(out), a))
 
 
 def smallest(key: torch.Tensor, kc: int, block: int = 64) -> tuple[torch.Tensor, torch.Tensor]:
@@ -411,7 +479,8 @@ def smallest(key: torch.Tensor, kc: int, block: int = 64) -> tuple[torch.Tensor,
     pass), ``topk`` over those minima, then ``topk`` inside the ``kc`` chosen blocks. The
     kc smallest values always lie in the kc blocks with the smallest minima: a block
     left out has kc blocks with smaller minima, hence kc smaller values, before it.
-    On CPU this is several times cheaper than ``topk`` over the whole row.
+    On CPU this is several times cheaper than ``topk`` over the whole row. Which of
+    several equal values is returned is unspecified (the caller resolves ties).
     """
     b, N = key.shape
     nb = N // block
@@ -436,3 +505,20 @@ def _sort_by_d_then_pos(pos: torch.Tensor, d: torch.Tensor):
     pos, d = torch.gather(pos, 1, o), torch.gather(d, 1, o)
     o = torch.argsort(d, dim=1, stable=True)
     return torch.gather(pos, 1, o), torch.gather(d, 1, o)
+
+
+def _resolve_ties(d: torch.Tensor, cand: torch.Tensor, vals: torch.Tensor, k: int):
+    """The exact first k (d, position) of rows whose value at rank k ties past their
+    candidate list: the candidates strictly below that value (all of them are listed),
+    then the lowest positions holding it, read from the full (r, N) rows ``d``."""
+    r, N = d.shape
+    t = vals[:, k - 1:k]                                                                 # (r, 1) the tied value
+    n_less = (vals[:, :k] < t).sum(1, keepdim=True)                                      # (r, 1)
+    ar = torch.arange(N, device=d.device)
+    eq_pos, _ = torch.topk(torch.where(d == t, ar, N), k, dim=1, largest=False)          # (r, k) lowest positions
+    j = torch.arange(k, device=d.device)[None, :]                                        # (1, k)
+    from_eq = j >= n_less
+    eq_idx = (j - n_less).clamp_min(0)
+    pos = torch.where(from_eq, eq_pos.gather(1, eq_idx), cand[:, :k])
+    val = torch.where(from_eq, t.expand(-1, k), vals[:, :k])
+    return pos, val

@@ -4,7 +4,9 @@ Exactness contract of issue 2: the same memorized flag for every row whose naive
 not within 1e-5 of 1/3, the same NN1 wherever naive d2 - d1 > 1e-6, r within 1e-5,
 and the same NaN (0/0) pattern.
 """
+import contextlib
 import os
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -12,6 +14,7 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from memviz import pruned
 from memviz.data import Table, load_dataset
 from memviz.errors import MemvizError
 from memviz.memorization import THRESHOLD, mem_auc, mem_auc_trapezoid, memorization
@@ -57,6 +60,24 @@ def assert_matches_naive(res, ref, train: Table | None = None):
     np.testing.assert_allclose(res.d2, ref["d2"], rtol=0, atol=1e-7)
 
 
+#: "pruned_tiny": the pruned search with thresholds small enough that tables of a few
+#: dozen rows reach its k-d tree groups, its box tree levels and its chunks
+ALGORITHMS = ("dense", "pruned", "pruned_tiny")
+
+
+@contextlib.contextmanager
+def engine_for(algorithm, distance, **kw):
+    """Yields ``make(train) -> fitted engine`` for one of ALGORITHMS (kept for the query too)."""
+    saved = pruned.BIG, pruned.LEAF, pruned.CHUNK, pruned.PROBE
+    if algorithm == "pruned_tiny":
+        pruned.BIG, pruned.LEAF, pruned.CHUNK, pruned.PROBE = 3, 2, 4, 5
+    try:
+        yield lambda train: NeighborEngine(distance=distance, device="cpu", algorithm=algorithm.split("_")[0],
+                                           **kw).fit(train)
+    finally:
+        pruned.BIG, pruned.LEAF, pruned.CHUNK, pruned.PROBE = saved
+
+
 NUM_KINDS = ("small_int", "wide_int", "fnlwgt", "float", "tiny_float", "const", "clustered_wide",
              "small_float")
 
@@ -92,10 +113,11 @@ def mixed_case(draw):
     missing = draw(st.booleans())
     dup_train = draw(st.booleans())
     chunk = draw(st.sampled_from([None, 1, 3]))  # None: one chunk; else rows per chunk
+    algorithm = draw(st.sampled_from(ALGORITHMS))
     seed = draw(st.integers(0, 2**32 - 1))
     return dict(num_kinds=num_kinds, cat_sizes=cat_sizes, with_target=with_target, n_train=n_train,
                 n_syn=n_syn, distance=distance, missing=missing, dup_train=dup_train, chunk=chunk,
-                seed=seed)
+                algorithm=algorithm, seed=seed)
 
 
 def build_case(c):
@@ -157,9 +179,9 @@ def build_case(c):
 def test_matches_naive_reference_on_random_mixed_tables(case):
     train, syn = build_case(case)
     chunk = case["chunk"]
-    engine = NeighborEngine(distance=case["distance"], device="cpu",
-                            chunk_elements=(1 << 19) if chunk is None else chunk * len(train)).fit(train)
-    res = memorization(train, syn, distance=case["distance"], engine=engine)
+    with engine_for(case["algorithm"], case["distance"], chunk_elements=(1 << 19) if chunk is None
+                    else chunk * len(train), n_jobs=None if chunk is None else 2) as make:
+        res = memorization(train, syn, engine=make(train))
     assert_matches_naive(res, naive_for(train, syn, case["distance"]), train)
 
 
@@ -286,15 +308,11 @@ def test_float32_expansion_would_lose_the_near_copy():
     assert res.nn1_pos[0] == 123 and res.d1[0] == 0.0
 
 
-@pytest.mark.parametrize("min_e_path", ["cpu", "device"])
-def test_clusters_finer_than_the_expansion_resolves(monkeypatch, min_e_path):
-    """30 training rows share a value of 1.4e6 and differ by ~0.001 in a small column: the
-    ‖g‖² + ‖x‖² − 2g·x key cannot order them (its rounding, ~1e-5 on e², exceeds their
-    e² ~ 1e-6), so the engine must notice and recompute instead of trusting its 8
-    candidates. ``device``: the GPU way of finding min e (from the key block), on CPU."""
-    if min_e_path == "device":
-        monkeypatch.setattr(NeighborEngine, "_exact_min_e",
-                            lambda self, g_num, key: self._min_e_from_key(torch.as_tensor(g_num), key))
+@pytest.mark.parametrize("algorithm", ["dense", "pruned"])
+def test_clusters_finer_than_an_expansion_resolves(algorithm):
+    """30 training rows share a value of 1.4e6 and differ by ~0.001 in a small column: a
+    ‖g‖² + ‖x‖² − 2g·x expansion cannot order them (its rounding, ~1e-5 on e², exceeds
+    their e² ~ 1e-6); direct differences must."""
     for seed in range(10):
         rng = np.random.default_rng(seed)
         big = rng.integers(10_000, 1_500_000, 40).astype(float)
@@ -304,7 +322,7 @@ def test_clusters_finer_than_the_expansion_resolves(monkeypatch, min_e_path):
         k = rng.integers(0, 30, 6)
         syn = pd.DataFrame({"big": 1_434_567.0, "small": small[k] + 1e-5})
         for distance in ("paper", "standardized"):
-            eng = NeighborEngine(distance=distance, device="cpu", n_jobs=1).fit(train)
+            eng = NeighborEngine(distance=distance, device="cpu", n_jobs=1, algorithm=algorithm).fit(train)
             res = memorization(train, syn, engine=eng)
             assert_matches_naive(res, naive_for(train, syn, distance), train)
 
@@ -438,13 +456,154 @@ def test_bad_options_are_user_errors():
         memorization(train.subset([0]), _mixed_frame(3, 19), device="cpu")
 
 
-def test_exhaustive_rows_are_counted_and_rare_on_spread_data():
+def test_rows_answered_by_a_full_pass_are_counted():
     rng = np.random.default_rng(0)
     frame = pd.DataFrame({"a": rng.normal(size=400), "b": rng.uniform(0, 1e6, 400),
                           "c": rng.choice(["x", "y", "z"], 400)})
     train = make_table(frame, ["a", "b"], ["c"])
-    nb = NeighborEngine(device="cpu").fit(train).kneighbors(frame.iloc[:100], k=2)
-    assert 0 <= nb.n_exhaustive <= 5            # spread rows: candidates almost always proven complete
-    dup = pd.concat([frame.iloc[:1]] * 50, ignore_index=True)      # 50 equal reference rows: ties run past k_c
+    nb = NeighborEngine(device="cpu", algorithm="dense").fit(train).kneighbors(frame.iloc[:100], k=2)
+    assert nb.n_exhaustive == 100 and nb.n_pruned == 0
+    dup = pd.concat([frame.iloc[:1]] * 50, ignore_index=True)      # 50 equal reference rows
     t2 = make_table(pd.concat([frame, dup], ignore_index=True), ["a", "b"], ["c"])
-    assert NeighborEngine(device="cpu").fit(t2).kneighbors(frame.iloc[:1], k=2).n_exhaustive == 1
+    nb = NeighborEngine(device="cpu", algorithm="dense").fit(t2).kneighbors(frame.iloc[:1], k=2)
+    np.testing.assert_array_equal(nb.pos, [[0, 400]])             # ties past the list: lowest positions
+    np.testing.assert_array_equal(nb.dist, [[0.0, 0.0]])
+
+
+# ------------------------------------------- magnitudes (issue 12, item 1)
+# The float64 loop is meaningful while squares of differences neither overflow nor
+# underflow: values within 1e-140 .. 1e150. Beyond it, the engine is checked by its
+# invariance to exact power-of-two rescaling (see memviz.neighbors, "Magnitudes").
+HUGE = [1e26, 1e100, 1e160, 1e300, 1.7e308, -1.7e308]
+
+
+@pytest.mark.parametrize("distance", ["paper", "standardized"])
+@pytest.mark.parametrize("big", HUGE)
+def test_one_huge_training_value_leaves_exact_copies_memorized(big, distance):
+    """Issue 12: exact copies of rows 0-19 gave mem ratio 0.4 once another training row's
+    value was 1e26 (cancellation in |g|^2 - 2 g.x + |x|^2), and NaN distances from 1e154."""
+    df = _mixed_frame(40, 2)
+    df.loc[30, "fnlwgt"] = big
+    train = make_table(df, ["age", "fnlwgt", "hours"], ["job", "sex"], "y")
+    syn = df.iloc[list(range(20)) + [30]].reset_index(drop=True)
+    res = memorization(train, syn, distance=distance, device="cpu")
+    np.testing.assert_array_equal(res.nn1_pos, list(range(20)) + [30])
+    np.testing.assert_array_equal(res.d1, 0.0)
+    assert np.isfinite(res.d2).all() and (res.d2 > 0).all()
+    assert res.mem_ratio == 1.0
+    if abs(big) < 1e150:
+        assert_matches_naive(res, naive_for(train, syn, distance), train)
+
+
+@pytest.mark.parametrize("distance", ["paper", "standardized"])
+@pytest.mark.parametrize("big", [None, 1e26, 1e300])
+def test_identical_training_rows_and_their_copy_give_zero_exactly(big, distance):
+    df = _mixed_frame(40, 3)
+    df.iloc[7] = df.iloc[3].to_numpy()
+    if big is not None:
+        df.loc[30, "fnlwgt"] = big
+    train = make_table(df, ["age", "fnlwgt", "hours"], ["job", "sex"], "y")
+    syn = df.iloc[[7, 3]].reset_index(drop=True)
+    res = memorization(train, syn, distance=distance, device="cpu")
+    np.testing.assert_array_equal(res.d1, [0.0, 0.0])
+    np.testing.assert_array_equal(res.d2, [0.0, 0.0])
+    assert np.isnan(res.ratio).all() and not res.memorized.any()   # the documented 0/0 case
+    np.testing.assert_array_equal(res.nn1_pos, [3, 3])
+    np.testing.assert_array_equal(res.nn2_pos, [7, 7])
+
+
+@st.composite
+def wild_scales_case(draw):
+    """A mixed case whose numerical columns are multiplied by 10^k, k in [-140, 140] per
+    column, and optionally one training value set to +-10^(k + K), K <= 140."""
+    c = draw(mixed_case())
+    exps = [draw(st.integers(-140, 140)) for _ in c["num_kinds"]]
+    outlier = draw(st.one_of(st.none(), st.tuples(st.integers(0, 10**6), st.integers(0, 140), st.booleans())))
+    return c, exps, outlier
+
+
+def build_wild_case(c, exps, outlier):
+    train, syn = build_case(c)
+    num = list(train.schema.numerical)
+    data = train.data.copy()
+    for col, k in zip(num, exps):
+        data[col] = data[col] * 10.0 ** k
+        syn[col] = syn[col] * 10.0 ** k
+    if outlier is not None and num:
+        # at most 1e140 times its column's scale (beyond, the loop's squares of standardized
+        # coordinates underflow) and at most 1e150 (beyond, its squares overflow)
+        i, K, neg = outlier
+        j = i % len(num)
+        K = min(exps[j] + K, 150)
+        data.iloc[i % len(data), data.columns.get_loc(num[j])] = (-1.0 if neg else 1.0) * 10.0 ** K
+    return Table(data, train.schema, train.source), syn
+
+
+@settings(max_examples=int(os.environ.get("MEMVIZ_EXAMPLES", 100)), deadline=None, database=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(wild_scales_case())
+def test_matches_naive_reference_on_columns_of_wildly_different_scales(case):
+    train, syn = build_wild_case(*case)
+    distance = case[0]["distance"]
+    with engine_for(case[0]["algorithm"], distance) as make:
+        res = memorization(train, syn, engine=make(train))
+    assert_matches_naive(res, naive_for(train, syn, distance), train)
+
+
+def _scaled(table: Table, syn: pd.DataFrame, factors):
+    data, syn = table.data.copy(), syn.copy()
+    for col, f in zip(table.schema.numerical, factors):
+        data[col], syn[col] = data[col] * f, syn[col] * f
+    return Table(data, table.schema, table.source), syn
+
+
+@settings(max_examples=int(os.environ.get("MEMVIZ_EXAMPLES", 100)) // 2, deadline=None, database=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(mixed_case(), st.lists(st.integers(-950, 1000), min_size=4, max_size=4))
+def test_exact_power_of_two_rescaling_changes_nothing_from_1e_minus_285_to_1e307(case, ks):
+    """The paper distance is invariant to one common factor on all numerical columns, the
+    standardized distance to a factor per (non-constant) column. With powers of two the
+    rescaling is exact, so the engine must give bit-identical results at every magnitude,
+    where the float64 loop itself overflows (above ~1e154) or underflows (below ~1e-154)."""
+    train, syn = build_case(case)
+    num = list(train.schema.numerical)
+    if case["distance"] == "standardized":
+        # a constant training column has range 1 in original units (the definition): not invariant
+        filled = train.data[num].fillna(train.data[num].mean())
+        ks = [0 if filled[c].max() == filled[c].min() else k for c, k in zip(num, ks)]
+    else:
+        ks = [ks[0]] * len(num)
+    big_train, big_syn = _scaled(train, syn, [2.0 ** k for k in ks])
+    with engine_for(case["algorithm"], case["distance"]) as make:
+        base = memorization(train, syn, engine=make(train))
+        other = memorization(big_train, big_syn, engine=make(big_train))
+    np.testing.assert_array_equal(other.nn1_pos, base.nn1_pos)
+    np.testing.assert_array_equal(other.nn2_pos, base.nn2_pos)
+    np.testing.assert_array_equal(other.d1, base.d1)
+    np.testing.assert_array_equal(other.d2, base.d2)
+    np.testing.assert_array_equal(np.isnan(other.ratio), np.isnan(base.ratio))
+
+
+@pytest.mark.parametrize("distance", ["paper", "standardized"])
+def test_a_generated_value_beyond_float64s_reach_is_refused_naming_the_column(distance):
+    df = _mixed_frame(40, 4)
+    train = make_table(df, ["age", "fnlwgt", "hours"], ["job", "sex"], "y")
+    syn = df.iloc[:3].reset_index(drop=True)
+    syn.loc[1, "hours"] = 1e300
+    with pytest.raises(MemvizError, match="hours"):
+        memorization(train, syn, distance=distance, device="cpu")
+    syn.loc[1, "hours"] = np.inf
+    with pytest.raises(MemvizError, match="hours"):
+        memorization(train, syn, distance=distance, device="cpu")
+
+
+def test_one_query_row_with_a_tiny_value_is_exact_and_leaves_the_others_to_the_pruned_search():
+    df = _mixed_frame(400, 5)
+    train = make_table(df, ["age", "fnlwgt", "hours"], ["job", "sex"], "y")
+    syn = df.iloc[:50].reset_index(drop=True)
+    syn.loc[3, "hours"] = 1e-300                      # below 2^-850 of the largest training magnitude
+    eng = NeighborEngine(device="cpu", algorithm="pruned").fit(train)
+    nb = eng.kneighbors(syn, 2)
+    assert nb.n_pruned >= 45 and nb.n_exhaustive == 50 - nb.n_pruned
+    res = memorization(train, syn, engine=eng)
+    assert_matches_naive(res, naive_for(train, syn, "paper"), train)
