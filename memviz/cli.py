@@ -143,8 +143,10 @@ def cmd_warmup(args) -> None:
                        n_samples=args.n_samples, seed=args.seed, device=args.device, distance=args.distance,
                        top_frac=args.top_frac, keep_samples=not args.no_samples,
                        model_params=parse_model_params(args.model_params, per_model=False))
-    spec = JobSpec("warmup", cfg.to_dict(), {"train": args.train, "schema": args.schema, "out": args.out},
-                   resume=args.resume)
+    paths = {"train": args.train, "schema": args.schema, "out": args.out}
+    if args.holdout:
+        paths["holdout"] = args.holdout
+    spec = JobSpec("warmup", cfg.to_dict(), paths, resume=args.resume)
     _emit(run_spec(spec, emit=EventBars(args.quiet)))
 
 
@@ -284,6 +286,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp = command("warmup", "train TabDDPM and track memorization per training row")
     common(sp)
     sp.add_argument("--out", required=True, help="run directory to create (or to continue with --resume)")
+    sp.add_argument("--holdout", help="real rows the model never trains on (e.g. the test split), same columns: "
+                                      "the floor every check is compared with (default: none, no floor)")
     sp.add_argument("--preset", default=_WARMUP.preset, choices=list(PRESETS),
                     help="TabDDPM size: cpu-quick = small network, 50 diffusion steps; paper = the reference "
                          "network (needs a GPU)")

@@ -230,32 +230,34 @@ def _spawn(job: Job, spec: JobSpec, queued: bool = True) -> Job:
     return job
 
 
-def _write_inputs(job: Job, train: Table, test: Table | None) -> dict:
-    """The job's input files (row_id kept as a column), as the spec's paths."""
+def _write_inputs(job: Job, train: Table, test: Table | None, key: str = "test") -> dict:
+    """The job's input files (row_id kept as a column), as the spec's paths; ``test`` is stored
+    under ``key`` (``test`` for a comparison, ``holdout`` for a warm-up's floor)."""
     job.job_dir.mkdir(parents=True, exist_ok=False)
     paths = {"train": str(job.job_dir / "train.parquet"), "schema": str(job.job_dir / "schema.json"),
              "out": str(job.out), "row_id": ROW_ID}
     atomic_write_parquet(job.job_dir / "train.parquet", train.data.reset_index())
     if test is not None:
-        atomic_write_parquet(job.job_dir / "test.parquet", test.data.reset_index())
-        paths["test"] = str(job.job_dir / "test.parquet")
+        atomic_write_parquet(job.job_dir / f"{key}.parquet", test.data.reset_index())
+        paths[key] = str(job.job_dir / f"{key}.parquet")
     train.schema.save(job.job_dir / "schema.json")
     return paths
 
 
 # ---------------------------------------------------------------- starting jobs
-def start_warmup(train: Table, config: WarmupConfig | None = None, *, root: str | Path | None = None,
-                 label: str = "", **settings) -> Job:
+def start_warmup(train: Table, config: WarmupConfig | None = None, *, holdout: Table | None = None,
+                 root: str | Path | None = None, label: str = "", **settings) -> Job:
     """Start a warm-up of ``train`` in the background; its run directory is ``job.out``.
 
     ``config`` (or its fields as ``settings``) is a :class:`memviz.warmup.WarmupConfig`; a bad
-    setting raises MemvizError here, before anything starts. Returns at once; follow the
-    job with :func:`job_status`.
+    setting raises MemvizError here, before anything starts. ``holdout``: real rows outside
+    ``train`` (the test split or the Data page's hold-out) for the floor; None: no floor.
+    Returns at once; follow the job with :func:`job_status`.
     """
     config = config or WarmupConfig(**settings)
     config.resolved(len(train))  # validates
     job = Job(new_job_id("warmup"), "warmup", runs_root(root))
-    paths = _write_inputs(job, train, None)
+    paths = _write_inputs(job, train, holdout, key="holdout")
     return _spawn(job, JobSpec("warmup", config.to_dict(), paths, label=label or train.source))
 
 

@@ -17,6 +17,7 @@ Events (``events.jsonl``, one JSON object per line, appended as they happen; eac
 ``"event"`` and ``"t"``, the Unix time)::
 
     queued    {"slots"}                         waiting for a free job slot
+    floor     {"floor", "n_holdout", ...}       a warm-up's floor, measured before training
     started   {"pid", "kind"}                   the work begins
     epoch     {"epoch", "epochs", "loss", "phase"?}   after a training epoch (throttled)
     check     {"check", "epoch", "mem_ratio", "mem_auc", "checks", ...}   after a warm-up check
@@ -171,7 +172,8 @@ def run_spec(spec: JobSpec, emit: Emit | None = None) -> dict:
         raise MemvizError(f"{spec.kind}: the job needs a training table (paths.train)")
     if spec.kind == "warmup":
         config = _warmup_config(spec.config)
-        res = run_warmup(train, config, out, resume=spec.resume, progress=emit)
+        holdout = _table(spec, "holdout", train, role="test")
+        res = run_warmup(train, config, out, resume=spec.resume, progress=emit, holdout=holdout)
         return {"run_dir": str(out), "status": res.status, "checks": int(res.per_check.shape[0]),
                 "final_mem_ratio": res.final_mem_ratio, "epochs": res.config.epochs,
                 "seconds": round(time.perf_counter() - t0, 3)}

@@ -236,14 +236,18 @@ def test_a_queued_job_can_be_cancelled(tiny, tmp_path, monkeypatch):
     jobs.wait(a, timeout=300)
 
 
-def test_run_spec_runs_a_warmup_in_this_process(tiny, tmp_path):
+def test_run_spec_runs_a_warmup_with_its_floor_in_this_process(tiny, sample, tmp_path):
     tiny.data.reset_index().to_parquet(tmp_path / "train.parquet")
+    sample[1].data.iloc[:100].reset_index().to_parquet(tmp_path / "holdout.parquet")
     tiny.schema.save(tmp_path / "schema.json")
     events = []
     spec = JobSpec("warmup", WarmupConfig(epochs=2, check_every=1, n_samples=30, device="cpu",
                                           model_params=TINY_MODEL).to_dict(),
                    {"train": str(tmp_path / "train.parquet"), "schema": str(tmp_path / "schema.json"),
-                    "row_id": "row_id", "out": str(tmp_path / "run")})
+                    "holdout": str(tmp_path / "holdout.parquet"), "row_id": "row_id", "out": str(tmp_path / "run")})
     res = run_spec(spec, emit=events.append)
     assert res["status"] == "finished" and res["checks"] == 2
-    assert [e["event"] for e in events if e["event"] != "epoch"] == ["check", "check", "done"]
+    assert [e["event"] for e in events if e["event"] != "epoch"] == ["floor", "check", "check", "done"]
+    from memviz.warmup import load_warmup
+    run = load_warmup(tmp_path / "run")
+    assert run.floor is not None and run.floor.n_holdout == 100 and "excess" in run.per_check
