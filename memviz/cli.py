@@ -227,12 +227,12 @@ def cmd_study(args) -> None:
     from .study import run_study
 
     t0 = time.perf_counter()
-    datasets = _split(args.datasets, "datasets")
-    seeds = _seeds(args.seeds) if args.seeds else None
-    studies = run_study(args.data_dir, args.out, scale=args.scale, datasets=datasets, seeds=seeds,
-                        device=args.device, progress=lambda m: sys.stderr.write(m + "\n"), n_jobs=args.n_jobs)
-    _emit({"out": str(args.out), "markdown": str(Path(args.out) / "study.md"), "datasets": list(studies),
-           "final_mem_ratio": {k: v["warmup"]["per_check"]["mem_ratio"][-1] for k, v in studies.items()},
+    study = run_study(args.data_dir, args.out, scales=_split(args.scales, "scales"),
+                      datasets=_split(args.datasets, "datasets"), seeds=_seeds(args.seeds) if args.seeds else None,
+                      parts=_split(args.parts, "parts"), device=args.device, n_jobs=args.n_jobs,
+                      markdown=args.markdown, progress=lambda m: sys.stderr.write(m + "\n"))
+    md = args.markdown or str(Path(args.out) / "study.md")
+    _emit({"out": str(args.out), "markdown": md, "scales": [k for k in study if k not in ("floors", "seconds")],
            "seconds": round(time.perf_counter() - t0, 1)})
 
 
@@ -352,17 +352,22 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--out", required=True, help="results directory (a rerun skips its finished cells)")
     sp.set_defaults(func=cmd_compare)
 
+    from .study.run import DATASETS, PARTS
     from .study.scales import SCALES
-    sp = command("study", "the paper's findings on adult, default and shoppers")
+    sp = command("study", "the paper's findings on adult, default and shoppers, against the floor and a null")
     sp.add_argument("--data-dir", required=True, help="folder holding one sub-folder per dataset "
                                                       "(train.csv, test.csv, meta.json)")
-    sp.add_argument("--out", required=True, help="output folder (a rerun reuses finished warm-ups and cells)")
-    sp.add_argument("--scale", default="cpu", choices=list(SCALES),
-                    help="tiny = seconds (tests); cpu = 3,000 training rows, hours on 2 cores; paper = full, GPU")
-    sp.add_argument("--datasets", default="adult,default,shoppers", help="comma-separated dataset folders")
+    sp.add_argument("--out", required=True, help="output folder (a rerun reuses finished runs and cells)")
+    sp.add_argument("--scales", default="cpu,regime",
+                    help=f"comma-separated scales ({', '.join(SCALES)}): tiny = seconds (tests); cpu = 3,000 "
+                         "rows, 200 epochs; regime = 250 rows, 4,000 epochs; paper = full, GPU")
+    sp.add_argument("--datasets", default=",".join(DATASETS), help="comma-separated dataset folders")
     sp.add_argument("--seeds", default=None, help="comma-separated seeds (default: the scale's)")
-    sp.add_argument("--n-jobs", type=int, default=_COMPARE.n_jobs, help="comparison cells run in parallel")
-    sp.add_argument("--device", default="auto", choices=DEVICES,
+    sp.add_argument("--parts", default=",".join(PARTS),
+                    help="comma-separated parts to run (the summaries and the document are always rebuilt)")
+    sp.add_argument("--markdown", default=None, help="where the document goes (default: OUT/study.md)")
+    sp.add_argument("--n-jobs", type=int, default=_COMPARE.n_jobs, help="runs and cells in parallel")
+    sp.add_argument("--device", default="cpu", choices=DEVICES,
                     help="where tensors live: auto = a CUDA GPU when one is visible, else the CPU")
     sp.set_defaults(func=cmd_study)
     return p

@@ -1,16 +1,20 @@
-"""The study floor: the paper's findings regenerated on real tables, one seeded command.
+"""The study floor: the paper's findings re-read with a floor, a null model and paired tests.
 
-* :mod:`.scales` — how big a run is (tiny / cpu / paper) and the published figures;
-* :mod:`.run` — :func:`run_study`: per dataset a warm-up, its dynamics and a comparison;
-* :mod:`.findings` — each claim checked by fixed criteria;
-* :mod:`.markdown` — ``study.md``.
+* :mod:`.scales` — how big a run is (tiny / cpu / regime / paper) and the published figures;
+* :mod:`.floors` — the study's tables and the floor table (part 1);
+* :mod:`.knobs` — separate runs: excess against a knob, generators' MLE against epochs;
+* :mod:`.warmups` — warm-ups per seed, dynamics against the null, selections and their overlap;
+* :mod:`.mitigation` — the mitigation grid, one warm-up's ranking per seed;
+* :mod:`.findings` — exact paired tests and labels by fixed criteria;
+* :mod:`.markdown`, :mod:`.figures` — ``study.md`` and ``figures.html``;
+* :mod:`.run` — :func:`run_study`, the one command.
 
-Sits above the figures (it writes an HTML report per dataset); below the dashboard and the CLI.
+Sits above the figures; below the dashboard and the CLI.
 """
-from .findings import findings, paired_difference
-from .markdown import render_markdown
-from .run import dataset_study, run_study, subsample
+from .findings import CLAIMS, LABELS, claim_tests, label, null_findings, signed_rank_exact
+from .floors import floor_table, study_tables, subsample
+from .run import PARTS, dataset_study, run_study
 from .scales import REFERENCE, SCALES, StudyScale
 
-__all__ = ["run_study", "dataset_study", "subsample", "findings", "paired_difference", "render_markdown",
-           "REFERENCE", "SCALES", "StudyScale"]
+__all__ = ["run_study", "dataset_study", "PARTS", "subsample", "study_tables", "floor_table", "signed_rank_exact",
+           "label", "LABELS", "CLAIMS", "claim_tests", "null_findings", "REFERENCE", "SCALES", "StudyScale"]

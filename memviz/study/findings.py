@@ -1,109 +1,189 @@
-"""The paper's claims checked on a study's results, each with a verdict by fixed criteria."""
+"""The study's verdicts, by fixed criteria written down before the results.
+
+Mitigation claims: paired by seed
+---------------------------------
+A claim says method a gives lower values of a figure than comparator b (e.g. DynamicCut's
+mem ratio against the original table is below random pruning's). Per seed s,
+d_s = figure_b(s) − figure_a(s) (points; positive = on the claim's side), over the seeds
+where both cells finished. Both cells of a seed share the training table, the seed and,
+for pruning, the warm-up of that seed, so the seed's own level cancels.
+
+**Test: exact Wilcoxon signed-rank, one-sided in the claim's direction.** Zeros are
+dropped (n = non-zero differences); ranks of |d_s| with mid-ranks for ties; W+ = sum of
+the ranks of positive d_s. The p-value is exact, by enumerating all 2^n sign assignments
+of the observed ranks: p_claim = P(W+ ≥ w), p_against = P(W+ ≤ w). The smallest p any
+data can give is **2^-n** (every difference on one side): 0.125 with 3 seeds, 0.0625 with
+4, 0.031 with 5, 0.016 with 6. With 5 seeds, p < 0.05 therefore needs every seed on the
+claim's side.
+
+**Labels** (α = 0.05):
+
+* ``holds`` — p_claim < α;
+* ``reversed`` — p_against < α;
+* ``consistent sign, not significant`` — every seed on the same side (either; the
+  numbers say which), but neither p reaches α (e.g. 3 seeds can never do better than 0.125);
+* ``not shown`` — otherwise (mixed signs, or no seed).
+
+A non-inferiority claim ("keeps quality within m points") is the same test on
+d_s = figure_a(s) − figure_b(s) + m.
+
+Null-model claims, over warm-up seeds
+-------------------------------------
+Each warm-up gives each statistic a verdict against its own null
+(:func:`memviz.nullmodel.verdict`: Monte Carlo p on the claim's side below 0.025, i.e.
+outside the null's central 95 %). Across the warm-up seeds: ``holds`` when it holds in
+every seed, ``reversed`` when reversed in every seed, ``consistent sign, not significant``
+when the observed effect is beyond the null median on the same side in every seed, ``not
+shown`` otherwise.
+"""
 from __future__ import annotations
 
+from itertools import product
+
+import numpy as np
 import pandas as pd
 
-from .util import _float, _p, _pct
+ALPHA = 0.05
+LABELS = ("holds", "consistent sign, not significant", "not shown", "reversed")
 
 
-#: method pairs compared seed by seed (the first should reduce memorization more)
-PAIRS = (("dynamiccut", "random"), ("dynamiccutmix", "tabcutmix"))
+def signed_rank_exact(d) -> dict:
+    """Exact one-sided Wilcoxon signed-rank test of paired differences ``d`` (module docstring).
 
-
-def paired_difference(results: pd.DataFrame, model: str, a: str, b: str) -> dict:
-    """Seed-by-seed difference of the relative reduction of method ``a`` and method ``b``.
-
-    Both are measured against the baseline of the same model and seed, so the difference
-    per seed, Δ_s = red_a(s) − red_b(s), removes the seed's own variation. Returned: the
-    seeds, mean and std (ddof = 1) of Δ, how many seeds have Δ > 0, and a two-sided paired
-    t-test p-value (None below 2 seeds; with 3 seeds it can only flag large effects).
+    Returns n (non-zero differences), n_positive, n_negative, W+, p_claim = P(W+ ≥ w),
+    p_against = P(W+ ≤ w) and min_p = 2^-n (1.0 when n = 0).
     """
-    ok = results[(results["status"] == "ok") & (results["model"] == model)]
-    red = ok.pivot_table(index="seed", columns="method", values="relative_reduction", aggfunc="first")
-    out = {"model": model, "a": a, "b": b, "seeds": [], "mean": None, "std": None, "n_positive": 0, "p": None}
-    if a not in red.columns or b not in red.columns:
+    from scipy.stats import rankdata
+
+    d = np.asarray(d, dtype=float)
+    d = d[np.isfinite(d) & (d != 0)]
+    n = int(d.size)
+    out = {"n": n, "n_positive": int((d > 0).sum()), "n_negative": int((d < 0).sum()), "w_plus": 0.0,
+           "p_claim": 1.0, "p_against": 1.0, "min_p": 2.0 ** -n}
+    if n == 0:
         return out
-    d = (red[a] - red[b]).dropna()
-    out.update(seeds=[int(x) for x in d.index], n_positive=int((d > 0).sum()), mean=_float(d.mean()) if len(d) else None,
-               std=_float(d.std(ddof=1)) if len(d) > 1 else None)
-    if len(d) > 1 and (_float(d.std(ddof=1)) or 0.0) > 1e-12:  # no t-test on constant differences
-        from scipy.stats import ttest_1samp
-        out["p"] = _float(ttest_1samp(d.to_numpy(dtype=float), 0.0).pvalue)
+    ranks = rankdata(np.abs(d))                                         # (n,) mid-ranks
+    w = float(ranks[d > 0].sum())
+    signs = np.array(list(product((0.0, 1.0), repeat=n)))               # (2^n, n)
+    dist = signs @ ranks                                                # (2^n,) W+ under H0
+    eps = 1e-9
+    out.update(w_plus=w, p_claim=float(np.mean(dist >= w - eps)), p_against=float(np.mean(dist <= w + eps)))
     return out
 
 
-def _verdict_pair(pr: dict) -> tuple[str, str]:
-    """holds: Δ > 0 in every seed (at least 3); not shown: mixed signs; reversed: Δ < 0 in every seed."""
-    n, pos = len(pr["seeds"]), pr["n_positive"]
-    if n == 0 or pr["mean"] is None:
-        return "not measured", ""
-    num = (f"Δ = {pr['mean'] * 100:+.1f} ± {(pr['std'] or 0) * 100:.1f} pts, better in {pos}/{n} seeds"
-           + (f", paired t p = {_p(pr['p'])}" if pr["p"] is not None else ""))
-    if n >= 3 and pos == n:
-        return "holds", num
-    if n >= 3 and pos == 0:
-        return "reversed", num
-    return "not shown", num
+def label(test: dict, alpha: float = ALPHA) -> str:
+    """The label of a paired test (module docstring)."""
+    if test["n"] == 0:
+        return "not shown"
+    if test["p_claim"] < alpha:
+        return "holds"
+    if test["p_against"] < alpha:
+        return "reversed"
+    if test["n_positive"] == test["n"] or test["n_negative"] == test["n"]:
+        return "consistent sign, not significant"
+    return "not shown"
 
 
-def findings(study: dict) -> list[dict]:
-    """The paper's claims checked on one dataset's study, each with a verdict and its numbers.
+def combine_null(verdicts: list[str], observed: list[float], medians: list[float], direction: str) -> str:
+    """Label of one null-model statistic over warm-up seeds (module docstring)."""
+    if not verdicts:
+        return "not shown"
+    if all(v == "holds" for v in verdicts):
+        return "holds"
+    if all(v == "reversed" for v in verdicts):
+        return "reversed"
+    side = [np.sign(o - m) * (1 if direction == "higher" else -1) for o, m in zip(observed, medians)]
+    if all(s > 0 for s in side) or all(s < 0 for s in side):
+        return "consistent sign, not significant"
+    return "not shown"
 
-    Criteria (fixed before looking at the results, documented here so the verdicts can be
-    checked by hand):
 
-    * heavy tail — the top 10 % of rows produce at least 30 % of all copies (3x uniform);
-    * Top memorized earlier / more erratically / with higher early Mem-AUC — the Top median
-      (first epoch) or mean (forgetting events, early Mem-AUC) is on the paper's side and
-      the two-sided Mann–Whitney p < 0.01;
-    * early identification — precision of the DynamicCut set from the first half of the
-      warm-up is at least twice the random precision p;
-    * DynamicCut beats random pruning, DynamicCutMix beats TabCutMix, and the ranking
-      transfers to CTGAN / TVAE — the paired difference of relative reductions is positive
-      in every seed (at least 3 seeds); "reversed" when negative in every seed;
-    * quality holds — DynamicCut's mean Shape, Trend and MLE are at most 1 point below the
-      baseline's (TabDDPM).
-    """
+def null_findings(analyses: list[dict]) -> pd.DataFrame:
+    """One row per (statistic, T): its per-seed verdicts and the combined label."""
+    rows = pd.DataFrame([f for a in analyses for f in a["null"]])
+    if rows.empty:
+        return rows
     out = []
-    summ = study["heavy_tail"]["summary"]
-    top10 = _float(summ["concentration"].get("0.1", summ["concentration"].get(0.1)))
-    out.append({"claim": "heavy tail: a small Top group gets most copies",
-                "verdict": "holds" if top10 is not None and top10 >= 0.30 else "does not hold",
-                "numbers": f"top 10 % of rows → {_pct(top10)} % of copies; Gini {_float(summ['heavy_tail']['gini']) or 0:.2f}"})
-    top, non = summ["top"], summ["non_top"]
-    for claim, key, pkey, better, fmt in (
-            ("Top rows are memorized earlier", "median_first_epoch", "p_first_epoch", lambda a, b: a < b, "{:g}"),
-            ("Top rows are memorized more erratically (forgetting events)", "forgetting_rate", "p_forgetting",
-             lambda a, b: a > b, "{:.2f}"),
-            ("Top rows have a higher early Mem-AUC", "early_mem_auc", "p_early_mem_auc", lambda a, b: a > b, "{:.3f}")):
-        a, b, pv = _float(top[key]), _float(non[key]), _float(summ[pkey])
-        ok = a is not None and b is not None and pv is not None and better(a, b) and pv < 0.01
-        out.append({"claim": claim, "verdict": "holds" if ok else "does not hold",
-                    "numbers": f"Top {fmt.format(a) if a is not None else '–'} vs Non-Top "
-                               f"{fmt.format(b) if b is not None else '–'}, Mann–Whitney p = {_p(pv)}"})
-    early = study["early_identification"]
-    epochs = study["warmup"]["config"]["epochs"]
-    half = [e for e in early if e["T"] <= epochs / 2] or early[:1]
-    if half:
-        e = half[-1]
-        prec, rnd = _float(e["precision"]) or 0.0, _float(e["random_precision"]) or 0.0
-        out.append({"claim": "the first half of the warm-up identifies the final Top group",
-                    "verdict": "holds" if rnd and prec >= 2 * rnd else "does not hold",
-                    "numbers": f"T = {e['T']:g}: precision {prec:.2f} vs {rnd:.2f} at random"})
-    pairs = {(pr["model"], pr["a"], pr["b"]): pr for pr in study.get("paired", [])}
-    for key, claim in ((("tabddpm", "dynamiccut", "random"), "DynamicCut reduces TabDDPM memorization more than "
-                                                             "random pruning of as many rows"),
-                       (("tabddpm", "dynamiccutmix", "tabcutmix"), "DynamicCutMix beats TabCutMix (TabDDPM)"),
-                       (("ctgan", "dynamiccut", "random"), "the TabDDPM ranking transfers to CTGAN (vs random)"),
-                       (("tvae", "dynamiccut", "random"), "the TabDDPM ranking transfers to TVAE (vs random)")):
-        if key in pairs:
-            verdict, numbers = _verdict_pair(pairs[key])
-            out.append({"claim": claim, "verdict": verdict, "numbers": numbers})
-    rows = {(r["model"], r["method"]): r for r in study["comparison"]}
-    base, dc = rows.get(("tabddpm", "baseline")), rows.get(("tabddpm", "dynamiccut"))
-    if base and dc:
-        deltas = {m: (_float(dc[f"{m}_mean"]) or 0) - (_float(base[f"{m}_mean"]) or 0) for m in ("shape", "trend", "mle")}
-        out.append({"claim": "DynamicCut keeps TabDDPM's quality (Shape, Trend, MLE)",
-                    "verdict": "holds" if all(v >= -0.01 for v in deltas.values()) else "does not hold",
-                    "numbers": ", ".join(f"{m} {v * 100:+.1f} pts" for m, v in deltas.items())})
+    for (name, frac), g in rows.groupby(["name", "T_frac"], sort=False):
+        g = g.sort_values("seed")
+        out.append({"name": name, "T_frac": frac, "T": int(g["T"].iloc[0]), "label": g["label"].iloc[0],
+                    "circular": bool(g["circular"].iloc[0]), "direction": g["direction"].iloc[0],
+                    "value": float(g["value"].mean()), "baseline": float(g["baseline"].mean()),
+                    "observed": float(g["observed"].mean()), "null_median": float(g["null_median"].mean()),
+                    "null_low": float(g["null_low"].min()), "null_high": float(g["null_high"].max()),
+                    "n_holds": int((g["verdict"] == "holds").sum()), "n_reversed": int((g["verdict"] == "reversed").sum()),
+                    "n_seeds": int(len(g)), "naive_holds": int(g["naive_holds"].sum()),
+                    "naive_null_share": float(g["naive_null_share"].mean()),
+                    "combined": combine_null(list(g["verdict"]), list(g["observed"]), list(g["null_median"]),
+                                             g["direction"].iloc[0])})
+    return pd.DataFrame(out)
+
+
+#: The mitigation claims, fixed before the results: (key, claim, model, figure_a, method_a,
+#: figure_b, method_b, direction, margin). "lower": figure_a of method a below figure_b of
+#: method b, d_s = b − a + margin; "higher": d_s = a − b + margin.
+CLAIMS = (
+    ("dc_vs_random", "DynamicCut (raw) lowers memorization more than random pruning of as many rows",
+     "tabddpm", "mem_ratio", "dynamiccut", "mem_ratio", "random", "lower", 0.0),
+    ("dcx_vs_random", "DynamicCut (excess) lowers memorization more than random pruning",
+     "tabddpm", "mem_ratio", "dynamiccut_excess", "mem_ratio", "random", "lower", 0.0),
+    ("dcx_vs_dc", "DynamicCut (excess) lowers memorization more than DynamicCut (raw)",
+     "tabddpm", "mem_ratio", "dynamiccut_excess", "mem_ratio", "dynamiccut", "lower", 0.0),
+    ("dcq_vs_random", "DynamicCut with T = the first quarter lowers memorization more than random pruning",
+     "tabddpm", "mem_ratio", "dynamiccut_q", "mem_ratio", "random", "lower", 0.0),
+    ("dc_vs_baseline", "DynamicCut (raw) lowers memorization below the baseline",
+     "tabddpm", "mem_ratio", "dynamiccut", "mem_ratio", "baseline", "lower", 0.0),
+    ("dcmix_vs_tcm", "DynamicCutMix lowers memorization more than TabCutMix",
+     "tabddpm", "mem_ratio", "dynamiccutmix", "mem_ratio", "tabcutmix", "lower", 0.0),
+    ("tcm_vs_baseline", "TabCutMix lowers memorization below the baseline",
+     "tabddpm", "mem_ratio", "tabcutmix", "mem_ratio", "baseline", "lower", 0.0),
+    ("tcmp_vs_baseline", "TabCutMixPlus lowers memorization below the baseline",
+     "tabddpm", "mem_ratio", "tabcutmixplus", "mem_ratio", "baseline", "lower", 0.0),
+    ("smote_vs_baseline", "SMOTE (the reference's) lowers memorization below the baseline",
+     "tabddpm", "mem_ratio", "smote", "mem_ratio", "baseline", "lower", 0.0),
+    ("smotenc_vs_baseline", "SMOTE-NC (imbalanced-learn) lowers memorization below the baseline",
+     "tabddpm", "mem_ratio", "smote_nc", "mem_ratio", "baseline", "lower", 0.0),
+    ("dc_kept_vs_control", "DynamicCut's rows copy the kept rows less than the baseline's rows do "
+     "(mem vs kept below the control)", "tabddpm", "mem_ratio_kept", "dynamiccut", "control_kept", "dynamiccut",
+     "lower", 0.0),
+    ("dc_mle", "DynamicCut keeps MLE within 1 point of the baseline (non-inferiority)",
+     "tabddpm", "mle", "dynamiccut", "mle", "baseline", "higher", 0.01),
+    ("dc_shape", "DynamicCut keeps Shape within 1 point of the baseline (non-inferiority)",
+     "tabddpm", "shape", "dynamiccut", "shape", "baseline", "higher", 0.01),
+    ("tvae_dc_vs_random", "the TabDDPM ranking lowers TVAE's memorization more than random pruning",
+     "tvae", "mem_ratio", "dynamiccut", "mem_ratio", "random", "lower", 0.0),
+    ("ctgan_dc_vs_random", "the TabDDPM ranking lowers CTGAN's memorization more than random pruning",
+     "ctgan", "mem_ratio", "dynamiccut", "mem_ratio", "random", "lower", 0.0),
+)
+
+
+def paired_figures(results: pd.DataFrame, model: str, fig_a: str, a: str, fig_b: str, b: str,
+                   direction: str = "lower", margin: float = 0.0) -> dict:
+    """Seed-paired test of ``fig_a`` of method ``a`` against ``fig_b`` of method ``b`` (module docstring).
+
+    Returns seeds, d (the per-seed differences), mean, the fields of :func:`signed_rank_exact`
+    and ``label``; no seed (nothing to pair) gives label "not shown" with n = 0.
+    """
+    ok = results[(results["status"] == "ok") & (results["model"] == model)]
+    out = {"model": model, "figure_a": fig_a, "a": a, "figure_b": fig_b, "b": b, "direction": direction,
+           "margin": margin, "seeds": [], "d": [], "mean": None}
+    if fig_a in ok.columns and fig_b in ok.columns:
+        va = ok[ok["method"] == a].drop_duplicates("seed").set_index("seed")[fig_a]
+        vb = ok[ok["method"] == b].drop_duplicates("seed").set_index("seed")[fig_b]
+        va, vb = pd.to_numeric(va, errors="coerce"), pd.to_numeric(vb, errors="coerce")
+        d = ((vb - va) if direction == "lower" else (va - vb)).dropna() + margin
+        out.update(seeds=[int(s) for s in d.index], d=[float(x) for x in d], mean=float(d.mean()) if len(d) else None)
+    test = signed_rank_exact(out["d"])
+    return {**out, **test, "label": label(test)}
+
+
+def claim_tests(results: pd.DataFrame) -> list[dict]:
+    """Every claim of :data:`CLAIMS` whose cells and figures are in ``results``, tested seed by seed."""
+    out = []
+    methods = set(results.loc[results["status"] == "ok", ["model", "method"]].itertuples(index=False, name=None))
+    for key, claim, model, fa, a, fb, b, direction, margin in CLAIMS:
+        if (model, a) in methods and (model, b) in methods:
+            t = paired_figures(results, model, fa, a, fb, b, direction, margin)
+            if t["seeds"]:  # a figure the results do not have (yet) gives nothing to pair
+                out.append({"key": key, "claim": claim, **t})
     return out

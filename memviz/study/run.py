@@ -1,180 +1,184 @@
-"""The paper's findings on real tables: one seeded command that regenerates the evidence.
+"""The study, one seeded and resumable command (``memviz study``).
 
-For each dataset folder (``train.csv``, ``test.csv``, ``meta.json``) under ``data_dir``:
+Parts (``parts``; every one reuses what a previous run finished):
 
-1. **heavy tail**: a TabDDPM warm-up; the distribution of copies per training row and the
-   share of all copies from the top 1 / 5 / 10 % rows (plus the Gini coefficient);
-2. **Top vs Non-Top**: first-memorization epoch, forgetting events and early Mem-AUC,
-   each with a two-sided Mann–Whitney U test;
-3. **early identification**: precision / recall of the DynamicCut set scored on the
-   first T epochs against the final Top group, for several T;
-4. **comparison**: baseline, DynamicCut, DynamicCutMix, TabCutMix, TabCutMixPlus, SMOTE
-   and random pruning × TabDDPM, CTGAN, TVAE over seeds (mean ± std): mem ratio,
-   relative reduction, Shape, Trend, MLE and the real-data MLE line;
-5. **transferability**: the TabDDPM ranking pruning CTGAN's and TVAE's data, against
-   their own random-pruning control.
+* ``floors``  — the floor table: the official test split against the full training split,
+  both distances (:mod:`.floors`);
+* ``knobs``   — TabDDPM's excess against epochs and training rows (:mod:`.knobs`);
+* ``budget``  — MLE of CTGAN / TVAE against epochs on one dataset (:mod:`.knobs`);
+* ``warmups`` — one warm-up per seed with its floor; dynamics against the null model;
+  selections and their overlap (:mod:`.warmups`);
+* ``grid``    — the mitigation cells (:mod:`.mitigation`);
+* the summaries and ``study.md`` are always rebuilt from what is stored.
 
-Scales (rows are subsampled with a fixed seed, keeping the original row positions as
-``row_id``):
+Output (``OUT`` = ``--out``)::
 
-* ``tiny``  — seconds; what the tests run so that the command cannot silently break;
-* ``cpu``   — a few hours on 2 CPU cores: 3,000 training rows and at most 1,000 test rows
-  per dataset, the ``cpu-quick`` TabDDPM, CPU epochs for CTGAN/TVAE, 3 seeds;
-* ``paper`` — the reference configuration for a GPU: full splits, the ``paper`` TabDDPM
-  preset, 5 seeds.
+    OUT/floors/{dataset}_{distance}.json          part 1
+    OUT/{scale}/knobs/{dataset}/knob_*.json        part 2 (knob runs)
+    OUT/{scale}/budget/budget_*.json               part 6
+    OUT/{scale}/{dataset}/summary.json             everything below, summarized
+    OUT/{scale}/{dataset}/results.csv              every cell (all grids, all seeds)
+    OUT/{scale}/{dataset}/selections.csv           DynamicCut's removed rows per warm-up seed, score, T
+    OUT/{scale}/{dataset}/per_check.csv            every warm-up's per-check mem, floor, excess
+    OUT/{scale}/{dataset}/null.csv                 every statistic against its null, per warm-up seed
+    OUT/{scale}/{dataset}/runs/                    warm-ups and comparison folders (bulky, not committed)
+    OUT/figures.html                               the figures
 """
 from __future__ import annotations
 
 import time
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Callable
 
-import numpy as np
 import pandas as pd
 
-from ..compare import CompareConfig, run_grid, summary_table
-from ..data import Table, load_dataset
-from ..dynamiccut import early_identification, early_identification_curve
-from ..dynamics import summarize
 from ..errors import MemvizError
-from ..io import atomic_write_json, atomic_write_text
-from ..warmup import WarmupConfig, ensure_warmup
-from ..viz.report import build_report, report_figures
-from .findings import PAIRS, paired_difference
-from .markdown import render_markdown
-from .scales import REFERENCE, SCALES, StudyScale
-from .util import _float
+from ..floor import holdout_floor
+from ..io import atomic_write_csv, atomic_write_json, atomic_write_text, read_json
+from .findings import claim_tests, null_findings
+from .floors import DISTANCES, floor_table, study_tables
+from .knobs import budget_table, knob_table
+from .mitigation import available_methods, method_summary, seed_grids, with_reductions
+from .scales import SCALES, StudyScale
+from .warmups import dataset_warmups, selection_frame, selection_overlap
 
-def subsample(table: Table, n: int | None, seed: int = 0) -> Table:
-    """``n`` rows drawn without replacement (seeded), in their original order; ids kept."""
-    if n is None or n >= len(table):
-        return table
-    rng = np.random.default_rng(seed)
-    ids = np.sort(rng.choice(table.row_ids, size=n, replace=False))
-    return table.subset(ids)
+PARTS = ("floors", "knobs", "budget", "warmups", "grid")
+DATASETS = ("adult", "default", "shoppers")
 
 
-def _T_values(epochs: np.ndarray, fracs) -> list[int]:
-    """Check epochs closest to (and at most) each fraction of the warm-up."""
-    out = []
-    for f in fracs:
-        target = f * epochs.max()
-        ok = epochs[epochs <= target + 1e-9]
-        out.append(int(ok.max() if ok.size else epochs.min()))
-    return sorted(set(out))
+def _scale(name: str, seeds=None) -> StudyScale:
+    if name not in SCALES:
+        raise MemvizError(f"scale {name!r}: unknown (use {', '.join(SCALES)})")
+    sc = SCALES[name]
+    return sc if seeds is None else replace(sc, seeds=tuple(int(s) for s in seeds))
 
 
-def dataset_study(name: str, folder: Path, out: Path, scale: StudyScale, device: str = "auto",
-                  progress: Callable[[str], None] | None = None, n_jobs: int = 2) -> dict:
-    """Run the five parts of the study on one dataset; returns a JSON-able dict (also saved)."""
+def _check_parts(parts) -> tuple:
+    parts = tuple(parts)
+    bad = [p for p in parts if p not in PARTS]
+    if bad:
+        raise MemvizError(f"part {bad[0]!r}: unknown (use {', '.join(PARTS)})")
+    return parts
+
+
+def dataset_study(name: str, folder: Path, scale: StudyScale, out: Path, parts=PARTS, device: str = "cpu",
+                  n_jobs: int = 2, progress: Callable[[str], None] | None = None) -> dict:
+    """Warm-ups, null model, selections and grid of one dataset at one scale; writes and returns its summary."""
     say = progress or (lambda msg: None)
+    train, test, n_full = study_tables(folder, scale)
+    d_out = Path(out) / scale.name / name
+    runs = d_out / "runs"
+    summary_path = d_out / "summary.json"
+    prev = read_json(summary_path, "study summary") if summary_path.exists() else {}
+    rec = {"dataset": name, "scale": asdict(scale), "n_train": len(train), "n_train_full": n_full,
+           "n_test": len(test)}
+    rec["floors"] = prev.get("floors") or {d: _floor_figures(train, test, d, device) for d in DISTANCES}
+    analyses = None
+    if "warmups" in parts or "grid" in parts:
+        say(f"{scale.name}/{name}: {len(scale.seeds)} warm-ups on {len(train):,} rows")
+        analyses = dataset_warmups(train, test, scale, runs, device, n_jobs)
+        sel = selection_frame(analyses)
+        atomic_write_csv(d_out / "selections.csv", sel)
+        atomic_write_csv(d_out / "per_check.csv", pd.concat(
+            [pd.DataFrame(a["per_check"]).assign(seed=a["seed"]) for a in analyses], ignore_index=True))
+        atomic_write_csv(d_out / "null.csv", pd.DataFrame([f for a in analyses for f in a["null"]]))
+        rec["warmups"] = [{k: a[k] for k in ("seed", "epochs", "n_checks", "T", "seconds", "summary", "early", "per_check",
+                                             "heavy_tail_null", "floor") if k in a} for a in analyses]
+        rec["null"] = null_findings(analyses).to_dict(orient="records")
+        rec["overlap"] = selection_overlap(sel, len(train))
+    else:
+        rec.update({k: prev[k] for k in ("warmups", "null", "overlap") if k in prev})
+    if "grid" in parts:
+        frames = []
+        for a in analyses:
+            say(f"{scale.name}/{name}: grid of seed {a['seed']}")
+            frames.append(seed_grids(train, test, scale, a["seed"], a["T"], runs, device, n_jobs,
+                                     progress=lambda ev: _say_cell(say, f"{scale.name}/{name}", ev)))
+        atomic_write_csv(d_out / "results.csv", with_reductions(pd.concat(frames, ignore_index=True)))
+    rec["clusters"] = prev.get("clusters") or _clusters(train)
+    if (d_out / "results.csv").exists():
+        results = pd.read_csv(d_out / "results.csv")
+        rec["methods_left_out"] = list(available_methods(scale.methods)[1])
+        rec["summary"] = method_summary(results).to_dict(orient="records")
+        rec["tests"] = claim_tests(results)
+        rec["cells"] = _cell_costs(results)
+    atomic_write_json(summary_path, rec)
+    return rec
+
+
+def _clusters(train) -> dict:
+    """TabCutMixPlus's column clusters under each association rule (empty before the comparison has them)."""
+    try:
+        from ..associations import cluster_rules
+    except ImportError:
+        return {}
+    return {rule: [list(c) for c in cl] for rule, cl in cluster_rules(train).items()}
+
+
+def _floor_figures(train, test, distance: str, device: str) -> dict:
+    fl = holdout_floor(train, test, distance=distance, device=device)
+    return {"floor": fl.floor, "low": fl.low, "high": fl.high, "n_holdout": fl.n_holdout,
+            "n_reference": fl.n_reference, "seconds": fl.seconds}
+
+
+def _cell_costs(results: pd.DataFrame) -> dict:
+    ok = results[results["status"] == "ok"]
+    return {"n_cells": int(len(ok)), "n_failed": int((results["status"] != "ok").sum()),
+            "seconds": float(pd.to_numeric(ok["total_seconds"], errors="coerce").sum()),
+            "cpu_seconds": float(pd.to_numeric(ok["cpu_seconds"], errors="coerce").sum())}
+
+
+def _say_cell(say, where: str, ev: dict) -> None:
+    if ev.get("event") == "cell":
+        what = f"mem {ev['mem_ratio']:.1%}" if ev.get("status") == "ok" else f"FAILED {ev.get('error', '')}"
+        say(f"{where}: {ev.get('grid')} {ev['method']}/{ev['model']}/seed {ev['seed']}: {what} "
+            f"({ev.get('seconds') or 0:.0f} s)")
+
+
+def run_study(data_dir: str | Path, out: str | Path, scales=("cpu", "regime"), datasets=DATASETS, seeds=None,
+              parts=PARTS, device: str = "cpu", n_jobs: int = 2, markdown: str | Path | None = None,
+              progress: Callable[[str], None] | None = None) -> dict:
+    """Run the study's parts at each scale on each dataset, then write the summaries and the document.
+
+    Returns ``{"floors": [...], scale: {"knobs": [...], "budget": [...], dataset: summary}}``.
+    ``markdown``: where ``study.md`` goes (default ``OUT/study.md``).
+    """
+    say = progress or (lambda msg: None)
+    data_dir, out = Path(data_dir), Path(out)
+    parts = _check_parts(parts)
+    sc_list = [_scale(s, seeds) for s in scales]
+    if not data_dir.is_dir():
+        raise MemvizError(f"{data_dir}: data folder not found")
+    for name in datasets:
+        if not (data_dir / name / "train.csv").exists():
+            raise MemvizError(f"{data_dir / name}: no train.csv (dataset {name!r} not in {data_dir})")
     t0 = time.perf_counter()
-    train_full, test_full = load_dataset(folder)
-    if test_full is None:
-        raise MemvizError(f"{folder}: the study needs a test.csv beside train.csv")
-    train = subsample(train_full, scale.max_train, seed=0)
-    test = subsample(test_full, scale.max_test, seed=1)
-    out.mkdir(parents=True, exist_ok=True)
+    study: dict = {"floors": floor_table(data_dir, datasets, out / "floors", device) if "floors" in parts
+                   or (out / "floors").is_dir() else []}
+    for sc in sc_list:
+        block: dict = {}
+        if sc.knobs and ("knobs" in parts or (out / sc.name / "knobs").is_dir()):
+            say(f"{sc.name}: knob runs")
+            block["knobs"] = knob_table(data_dir, datasets, sc, out / sc.name / "knobs", n_jobs, device) \
+                if "knobs" in parts else _stored_records(out / sc.name / "knobs")
+        if sc.budget_runs and ("budget" in parts or (out / sc.name / "budget").is_dir()):
+            say(f"{sc.name}: budget runs")
+            block["budget"] = budget_table(data_dir, sc, out / sc.name / "budget", n_jobs, device) \
+                if "budget" in parts else _stored_records(out / sc.name / "budget")
+        for name in datasets:
+            block[name] = dataset_study(name, data_dir / name, sc, out, parts, device, n_jobs, progress)
+        study[sc.name] = block
+    study["seconds"] = time.perf_counter() - t0
+    from .figures import write_figures
+    from .markdown import render_markdown
 
-    # 1-3: warm-up and dynamics -------------------------------------------------------
-    run_dir = out / "warmup"
-    cfg = WarmupConfig(preset=scale.preset, epochs=scale.warmup_epochs, check_every=scale.check_every, seed=0,
-                       device=device, model_params=dict(scale.model_params.get("tabddpm", {})))
-    say(f"{name}: warm-up on {len(train)} rows")
-    wres = ensure_warmup(train, cfg, run_dir)
-    dyn = wres.dynamics
-    summ = summarize(dyn).to_dict()
-    totals = np.asarray(dyn.total)
-    hist_edges = [0, 1, 2, 3, 5, 10, 20, 50, 100, 1000, 10 ** 9]
-    hist = np.histogram(totals, bins=hist_edges)[0].tolist()
-    Ts = _T_values(np.asarray(dyn.epochs), scale.T_fracs)
-    early = [asdict(early_identification(dyn, p=scale.p, k=scale.k, T=T)) for T in Ts]
-
-    # 4-5: comparison grid ---------------------------------------------------------------
-    say(f"{name}: comparison grid {len(scale.methods)} methods x {len(scale.models)} models x "
-        f"{len(scale.seeds)} seeds")
-    config = CompareConfig(methods=scale.methods, models=scale.models, seeds=scale.seeds, p=scale.p, k=scale.k,
-                           run_dir=str(run_dir), epochs=scale.model_epochs, device=device,
-                           model_params=dict(scale.model_params), n_jobs=n_jobs)
-    results = run_grid(train, test, config, out / "compare", progress=lambda ev: _say_cell(say, name, ev))
-    summary = summary_table(results)
-    # the ranking's transfer: each model's DynamicCut and random rows of the summary
-    by_cell = summary.set_index(["model", "method"])
-    transfer = []
-    for model in scale.models:
-        row = {"model": model}
-        for method in ("dynamiccut", "random"):
-            cell = by_cell.loc[(model, method)] if (model, method) in by_cell.index else None
-            row[f"{method}_mean"] = None if cell is None else _float(cell["relative_reduction_mean"])
-            row[f"{method}_std"] = None if cell is None else _float(cell["relative_reduction_std"])
-        transfer.append(row)
-
-    paired = [paired_difference(results, model, a, b) for model in scale.models
-              for a, b in PAIRS if {a, b} <= set(scale.methods)]
-    study = {
-        "dataset": name, "scale": asdict(scale), "n_train": len(train), "n_train_full": len(train_full),
-        "n_test": len(test), "warmup": {"run_dir": str(run_dir), "config": wres.config.to_dict(),
-                                        "checks": int(len(wres.per_check)), "seconds": wres.seconds,
-                                        "per_check": wres.per_check.to_dict(orient="list")},
-        "heavy_tail": {"summary": summ, "histogram": {"edges": hist_edges, "counts": hist}},
-        "early_identification": early,
-        "comparison": summary.to_dict(orient="records"),
-        "transferability": transfer,
-        "paired": paired,
-        "reference": REFERENCE.get(name),
-        "seconds": time.perf_counter() - t0,           # this invocation (reused parts cost nothing)
-        # what the results cost to compute, whenever they were computed: the warm-up's
-        # wall time and the sum of the comparison cells' wall times (n_jobs run at once)
-        "compute_seconds": {"warmup": float(wres.seconds),
-                            "cells": float(pd.to_numeric(results.loc[results["status"] == "ok", "total_seconds"],
-                                                         errors="coerce").sum()),
-                            "n_cells": int((results["status"] == "ok").sum()), "n_jobs": int(n_jobs)},
-    }
-    atomic_write_json(out / "study.json", study)
-    _write_report(out, name, wres, results)
+    write_figures(study, out)
+    md = Path(markdown) if markdown is not None else out / "study.md"
+    atomic_write_text(md, render_markdown(study, out, md))
     return study
 
 
-def _say_cell(say, name: str, ev: dict) -> None:
-    if ev.get("event") == "cell":
-        what = f"mem {ev['mem_ratio']:.1%}" if ev.get("status") == "ok" else "FAILED"
-        say(f"{name}: {ev['done']}/{ev['total']} {ev['method']}/{ev['model']}/seed {ev['seed']}: {what}")
-
-
-def _write_report(out: Path, name: str, wres, results: pd.DataFrame) -> None:
-    """A self-contained HTML report of one dataset's study (figures + results)."""
-    ok = results[results["status"] == "ok"]
-    figs = report_figures(wres.dynamics, wres.per_check, early_curve=early_identification_curve(wres.dynamics),
-                          results=ok)
-    html = build_report({"dataset": name, **{k: v for k, v in wres.summary().items() if k != "concentration"}},
-                        figs, ok, {"dataset": name, **wres.config.to_dict()}, redacted=True,
-                        title=f"memviz study: {name}")
-    atomic_write_text(out / "report.html", html)
-
-
-def run_study(data_dir: str | Path, out: str | Path, scale: str = "cpu", datasets=("adult", "default", "shoppers"),
-              seeds=None, device: str = "auto", progress: Callable[[str], None] | None = None,
-              n_jobs: int = 2) -> dict:
-    """Run the study on every dataset; writes ``OUT/<dataset>/...``, ``OUT/study.json`` and ``OUT/study.md``.
-
-    ``n_jobs`` comparison cells run in parallel (processes, one torch thread each). A rerun
-    of the same command reuses the finished warm-ups and cells (e.g. to add seeds).
-    """
-    if scale not in SCALES:
-        raise MemvizError(f"scale {scale!r}: unknown (use {', '.join(SCALES)})")
-    sc = SCALES[scale]
-    if seeds is not None:
-        sc = StudyScale(**{**asdict(sc), "seeds": tuple(seeds)})
-    data_dir, out = Path(data_dir), Path(out)
-    if not data_dir.is_dir():
-        raise MemvizError(f"{data_dir}: data folder not found")
-    studies = {}
-    for name in datasets:
-        folder = data_dir / name
-        if not (folder / "train.csv").exists():
-            raise MemvizError(f"{folder}: no train.csv (dataset {name!r} not in {data_dir})")
-        studies[name] = dataset_study(name, folder, out / name, sc, device=device, progress=progress, n_jobs=n_jobs)
-    atomic_write_json(out / "study.json", studies)
-    atomic_write_text(out / "study.md", render_markdown(studies, sc))
-    return studies
+def _stored_records(folder: Path) -> list[dict]:
+    """Every JSON record under ``folder`` (knob or budget runs)."""
+    return [{"dataset": f.parent.name, **read_json(f, "study record")} for f in sorted(Path(folder).rglob("*.json"))]

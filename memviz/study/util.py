@@ -1,7 +1,13 @@
-"""Small helpers of the study's tables."""
+"""Small helpers of the study: formatting, stored jobs, parallel runs."""
 from __future__ import annotations
 
+import hashlib
+import json
 import math
+from pathlib import Path
+from typing import Callable
+
+from ..io import atomic_write_json, to_jsonable
 
 
 def _float(x) -> float | None:
@@ -13,11 +19,11 @@ def _float(x) -> float | None:
     return x if math.isfinite(x) else None
 
 
-def _pct(x, signed=False) -> str:
+def _pct(x, signed=False, digits=1) -> str:
     x = _float(x)
     if x is None:
         return "–"
-    return f"{x * 100:+.1f}" if signed else f"{x * 100:.1f}"
+    return f"{x * 100:+.{digits}f}" if signed else f"{x * 100:.{digits}f}"
 
 
 def _pm(row: dict, key: str, signed=False) -> str:
@@ -35,3 +41,33 @@ def _num(x) -> str:
 def _p(x) -> str:
     x = _float(x)
     return "–" if x is None else (f"{x:.1e}" if x < 1e-3 else f"{x:.3f}")
+
+
+def settings_key(obj) -> str:
+    """12 hex digits hashing a JSON-able description of a job's settings."""
+    return hashlib.sha256(json.dumps(to_jsonable(obj), sort_keys=True, default=str).encode()).hexdigest()[:12]
+
+
+def stored(path: Path, key: str) -> dict | None:
+    """The record of a finished job at ``path`` when it was made with settings ``key``."""
+    try:
+        rec = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return rec if isinstance(rec, dict) and rec.get("key") == key else None
+
+
+def run_jobs(fn: Callable, jobs: list, n_jobs: int) -> list:
+    """``[fn(*job) for job in jobs]``, in joblib worker processes when ``n_jobs > 1`` (order kept)."""
+    if n_jobs <= 1 or len(jobs) <= 1:
+        return [fn(*job) for job in jobs]
+    from joblib import Parallel, delayed
+
+    return list(Parallel(n_jobs=min(n_jobs, len(jobs)))(delayed(fn)(*job) for job in jobs))
+
+
+def save(path: Path, key: str, record: dict) -> dict:
+    """Write a job's record with its settings key; returns it."""
+    rec = {"key": key, **record}
+    atomic_write_json(Path(path), rec)
+    return rec

@@ -1,12 +1,9 @@
-"""A fast version of the study (tiny subsample, 1 seed) so that the command cannot silently break."""
+"""The study at the tiny scale (so that the command cannot silently break), and its statistics."""
 import json
 
-import numpy as np
-import pandas as pd
 import pytest
 
 from memviz.cli import main
-from memviz.study.findings import _verdict_pair, findings, paired_difference
 from conftest import SHARED
 
 needs_shared = pytest.mark.skipif(not (SHARED / "shoppers" / "train.csv").exists(),
@@ -15,92 +12,46 @@ needs_shared = pytest.mark.skipif(not (SHARED / "shoppers" / "train.csv").exists
 
 @needs_shared
 def test_tiny_study_writes_every_part(tmp_path, capsys):
-    code = main(["study", "--data-dir", str(SHARED), "--out", str(tmp_path), "--scale", "tiny",
-                 "--datasets", "shoppers", "--device", "cpu"])
+    md = tmp_path / "doc" / "study.md"
+    code = main(["study", "--data-dir", str(SHARED), "--out", str(tmp_path / "o"), "--scales", "tiny",
+                 "--datasets", "shoppers", "--device", "cpu", "--markdown", str(md)])
     out, err = capsys.readouterr()
     assert code == 0, err
-    last = json.loads(out.strip().splitlines()[-1])
-    assert last["datasets"] == ["shoppers"]
-    study = json.loads((tmp_path / "shoppers" / "study.json").read_text())
-    assert study["n_train"] == 200 and study["warmup"]["checks"] == 3
-    assert set(study["heavy_tail"]["summary"]["concentration"]) == {"0.01", "0.05", "0.1"}
-    assert sum(study["heavy_tail"]["histogram"]["counts"]) == 200
-    assert study["early_identification"] and all(0 <= e["precision"] <= 1 for e in study["early_identification"])
-    cells = {(r["method"], r["model"]) for r in study["comparison"]}
-    assert cells == {(m, mo) for m in ("baseline", "dynamiccut", "random") for mo in ("tabddpm", "tvae")}
-    for r in study["comparison"]:
-        assert 0 <= r["shape_mean"] <= 1 and 0 <= r["mem_ratio_mean"] <= 1
-    md = (tmp_path / "study.md").read_text()
-    for heading in ("Heavy tail", "Top vs Non-Top", "Early identification", "Comparison", "Transferability"):
-        assert heading in md
-    assert "31.37" in md  # the published figure sits beside ours
-    assert "Which of the paper's findings hold at this scale" in md and "### Findings" in md
-    assert [p["model"] for p in study["paired"]] == ["tabddpm", "tvae"]
-    verdicts = {f["claim"]: f["verdict"] for f in findings(study)}
-    assert len(verdicts) >= 7 and all(f"**{v}**" in md for v in verdicts.values())
-    html = (tmp_path / "shoppers" / "report.html").read_text()
-    assert html.startswith("<!DOCTYPE html>") or "<html" in html[:200]
+    assert json.loads(out.strip().splitlines()[-1])["scales"] == ["tiny"]
+    floors = {(r["dataset"], r["distance"]): r for r in
+              (json.loads(f.read_text()) for f in (tmp_path / "o" / "floors").glob("*.json"))}
+    assert set(floors) == {("shoppers", "paper"), ("shoppers", "standardized")}
+    assert all(r["low"] <= r["floor"] <= r["high"] and r["n_holdout"] == 1233 for r in floors.values())
+    s = json.loads((tmp_path / "o" / "tiny" / "shoppers" / "summary.json").read_text())
+    assert s["n_train"] == 200 and [w["seed"] for w in s["warmups"]] == [0, 1]
+    for w in s["warmups"]:  # every check carries its excess over the warm-up's own floor
+        pc = w["per_check"]
+        assert all(lo <= x <= hi for x, lo, hi in zip(pc["excess"], pc["excess_low"], pc["excess_high"]))
+        assert set(w["T"]) == {"0.25", "0.5"} and w["T"]["0.25"] <= w["T"]["0.5"]
+    names = {f["name"] for f in s["null"]}
+    assert {"first_epoch_split", "forgetting_rate_split", "early_identification_after"} <= names
+    assert all(f["n_seeds"] == 2 for f in s["null"])
+    assert any(o["between"] == "warm-up seeds" and o["pairs"] == 1 for o in s["overlap"])
+    cells = {(r["model"], r["method"], r["n_seeds"]) for r in s["summary"]}
+    assert cells == {("tabddpm", m, 2) for m in ("baseline", "dynamiccut", "random")}
+    assert {t["key"] for t in s["tests"]} >= {"dc_vs_random", "dc_vs_baseline"}
+    assert all(t["min_p"] == 0.25 or t["n"] < 2 for t in s["tests"])   # 2 seeds: 2^-2
+    text = md.read_text()
+    for heading in ("The floor in two sentences", "## 1. The floor", "## 2. Excess", "## 3. The dynamics",
+                    "## 4. Mitigation", "## 5. T truly early", "## 6. CTGAN and TVAE", "## 9. The GPU plan"):
+        assert heading in text
+    assert "31.37 %" in text and "../o/figures.html" in text
+    assert (tmp_path / "o" / "figures.html").read_text().startswith("<!DOCTYPE html>")
+    # a rerun reuses everything (no new cell, no new warm-up)
+    before = (tmp_path / "o" / "tiny" / "shoppers" / "results.csv").read_text()
+    assert main(["study", "--data-dir", str(SHARED), "--out", str(tmp_path / "o"), "--scales", "tiny",
+                 "--datasets", "shoppers", "--device", "cpu", "--parts", "warmups"]) == 0
+    assert (tmp_path / "o" / "tiny" / "shoppers" / "results.csv").read_text() == before
 
 
-@needs_shared
-def test_study_bad_data_dir_is_a_user_error(tmp_path, capsys):
-    code = main(["study", "--data-dir", str(tmp_path / "nope"), "--out", str(tmp_path / "o"), "--scale", "tiny"])
+def test_study_bad_input_is_a_user_error(tmp_path, capsys):
+    code = main(["study", "--data-dir", str(tmp_path / "nope"), "--out", str(tmp_path / "o"), "--scales", "tiny"])
     assert code == 2 and "not found" in capsys.readouterr().err
-
-
-def _results(red_a, red_b, model="tabddpm", a="dynamiccut", b="random"):
-    rows = []
-    for seed, (ra, rb) in enumerate(zip(red_a, red_b)):
-        rows += [{"model": model, "method": a, "seed": seed, "relative_reduction": ra, "status": "ok"},
-                 {"model": model, "method": b, "seed": seed, "relative_reduction": rb, "status": "ok"},
-                 {"model": model, "method": "baseline", "seed": seed, "relative_reduction": np.nan, "status": "ok"}]
-    return pd.DataFrame(rows)
-
-
-def test_paired_difference_is_seed_by_seed():
-    # seed effects cancel: a beats b by 0.02, 0.03, 0.04 whatever the seed's level
-    pr = paired_difference(_results([0.10, -0.20, 0.30], [0.08, -0.23, 0.26]), "tabddpm", "dynamiccut", "random")
-    assert pr["seeds"] == [0, 1, 2] and pr["n_positive"] == 3
-    assert pr["mean"] == pytest.approx(0.03) and pr["std"] == pytest.approx(0.01)
-    from scipy.stats import ttest_1samp
-    assert pr["p"] == pytest.approx(ttest_1samp([0.02, 0.03, 0.04], 0).pvalue)
-    assert _verdict_pair(pr)[0] == "holds"
-    # a failed cell drops its seed from the pairing
-    res = _results([0.1, 0.2, 0.3], [0.0, 0.0, 0.0])
-    res.loc[(res["seed"] == 1) & (res["method"] == "random"), "status"] = "failed"
-    assert paired_difference(res, "tabddpm", "dynamiccut", "random")["seeds"] == [0, 2]
-
-
-@pytest.mark.parametrize("a, b, verdict", [
-    ([0.1, 0.1, 0.1], [0.2, 0.2, 0.2], "reversed"),
-    ([0.1, 0.3, 0.1], [0.2, 0.2, 0.2], "not shown"),
-    ([0.3, 0.3], [0.2, 0.2], "not shown"),                 # two seeds are not enough
-])
-def test_pair_verdicts(a, b, verdict):
-    assert _verdict_pair(paired_difference(_results(a, b), "tabddpm", "dynamiccut", "random"))[0] == verdict
-
-
-def test_findings_apply_their_criteria():
-    study = {
-        "heavy_tail": {"summary": {
-            "concentration": {"0.01": 0.1, "0.05": 0.2, "0.1": 0.29}, "heavy_tail": {"gini": 0.5},
-            "top": {"median_first_epoch": 10, "forgetting_rate": 3.0, "early_mem_auc": 0.9},
-            "non_top": {"median_first_epoch": 50, "forgetting_rate": 1.0, "early_mem_auc": 0.1},
-            "p_first_epoch": 1e-5, "p_forgetting": 0.02, "p_early_mem_auc": 1e-9}},
-        "early_identification": [{"T": 20, "precision": 0.15, "random_precision": 0.1},
-                                 {"T": 50, "precision": 0.25, "random_precision": 0.1},
-                                 {"T": 100, "precision": 0.05, "random_precision": 0.1}],
-        "warmup": {"config": {"epochs": 100}},
-        "paired": [paired_difference(_results([0.3, 0.3, 0.3], [0.1, 0.1, 0.1]), "tabddpm", "dynamiccut", "random")],
-        "comparison": [{"model": "tabddpm", "method": "baseline", "shape_mean": 0.95, "trend_mean": 0.90, "mle_mean": 0.88},
-                       {"model": "tabddpm", "method": "dynamiccut", "shape_mean": 0.945, "trend_mean": 0.88,
-                        "mle_mean": 0.89}],
-    }
-    v = {f["claim"]: f["verdict"] for f in findings(study)}
-    assert v["heavy tail: a small Top group gets most copies"] == "does not hold"      # 29 % < 30 %
-    assert v["Top rows are memorized earlier"] == "holds"
-    assert v["Top rows are memorized more erratically (forgetting events)"] == "does not hold"  # p = 0.02
-    assert v["Top rows have a higher early Mem-AUC"] == "holds"
-    assert v["the first half of the warm-up identifies the final Top group"] == "holds"  # T = 50: 0.25 >= 0.2
-    assert v["DynamicCut reduces TabDDPM memorization more than random pruning of as many rows"] == "holds"
-    assert v["DynamicCut keeps TabDDPM's quality (Shape, Trend, MLE)"] == "does not hold"  # Trend -2 pts
+    (tmp_path / "d").mkdir()
+    code = main(["study", "--data-dir", str(tmp_path), "--out", str(tmp_path / "o"), "--scales", "huge"])
+    assert code == 2 and "huge" in capsys.readouterr().err

@@ -1,0 +1,94 @@
+"""The study's figures, one self-contained HTML file (plotly.js embedded once)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..io import atomic_write_text
+from .scales import SCALES
+
+
+def _datasets(block: dict) -> dict:
+    return {k: v for k, v in block.items() if isinstance(v, dict) and "dataset" in v}
+
+
+def check_curves(study: dict):
+    """Mem ratio per check of every warm-up, with each scale's floor band (95 % interval)."""
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+
+    cells = [(sc, d, s) for sc in study if sc in SCALES for d, s in _datasets(study[sc]).items() if s.get("warmups")]
+    if not cells:
+        return None
+    fig = make_subplots(rows=1, cols=len(cells), subplot_titles=[f"{d} ({sc})" for sc, d, _ in cells])
+    for i, (sc, d, s) in enumerate(cells, start=1):
+        for w in s["warmups"]:
+            pc = w.get("per_check") or {}
+            if "floor_low" in pc:
+                fig.add_trace(go.Scatter(x=pc["epoch"] + pc["epoch"][::-1], y=pc["floor_high"] + pc["floor_low"][::-1],
+                                         fill="toself", line={"width": 0}, fillcolor="rgba(200,80,80,0.15)",
+                                         showlegend=False, hoverinfo="skip"), row=1, col=i)
+            fig.add_trace(go.Scatter(x=pc.get("epoch"), y=pc.get("mem_ratio"), mode="lines",
+                                     name=f"{d} {sc} seed {w['seed']}", showlegend=False,
+                                     line={"width": 1}), row=1, col=i)
+    fig.update_layout(title="Mem ratio per warm-up check (lines: warm-up seeds; band: the floor's 95 % interval)",
+                      height=380, width=max(900, 260 * len(cells)))
+    return fig
+
+
+def knob_plot(study: dict):
+    """Excess (95 % CI) against epochs at the smallest row count, per dataset."""
+    import plotly.graph_objects as go
+
+    knobs = [r for sc in study if sc in SCALES for r in study[sc].get("knobs", [])]
+    if not knobs:
+        return None
+    n0 = min(r["n_rows"] for r in knobs)
+    fig = go.Figure()
+    for d in sorted({r["dataset"] for r in knobs}):
+        for by, sel in (("epochs", [r for r in knobs if r["dataset"] == d and r["n_rows"] == n0]),
+                        ("rows", [r for r in knobs if r["dataset"] == d and r["n_rows"] > n0])):
+            if not sel:
+                continue
+            sel = sorted(sel, key=lambda r: (r["epochs"], r["n_rows"], r["seed"]))
+            x = [r["epochs"] if by == "epochs" else f"{r['n_rows']} rows" for r in sel]
+            fig.add_trace(go.Scatter(
+                x=x, y=[r["excess"] * 100 for r in sel], mode="markers", name=f"{d}: {by}",
+                error_y={"type": "data", "symmetric": False, "array": [(r["excess_high"] - r["excess"]) * 100 for r in sel],
+                         "arrayminus": [(r["excess"] - r["excess_low"]) * 100 for r in sel]}))
+    fig.update_layout(title=f"Excess over the floor (points, 95 % CI): epochs at {n0} rows, and more rows",
+                      xaxis_title="epochs (or training rows)", yaxis_title="excess, points", height=420)
+    return fig
+
+
+def mitigation_plot(study: dict, scale: str, out: Path):
+    """Mem ratio against the original table per method, one dot per seed, with the floor."""
+    import pandas as pd
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+
+    ds = {d: s for d, s in _datasets(study.get(scale, {})).items() if (Path(out) / scale / d / "results.csv").exists()}
+    if not ds:
+        return None
+    fig = make_subplots(rows=1, cols=len(ds), subplot_titles=list(ds))
+    for i, (d, s) in enumerate(ds.items(), start=1):
+        res = pd.read_csv(Path(out) / scale / d / "results.csv")
+        ok = res[(res["status"] == "ok") & (res["model"] == "tabddpm")]
+        fig.add_trace(go.Box(x=ok["method"], y=ok["mem_ratio"] * 100, boxpoints="all", name=d, showlegend=False),
+                      row=1, col=i)
+        fl = (s.get("floors") or {}).get("paper")
+        if fl:
+            fig.add_hline(y=fl["floor"] * 100, line_dash="dash", row=1, col=i)
+    fig.update_layout(title=f"Mem ratio vs the original table, TabDDPM ({scale}); dashed: the floor", height=420,
+                      width=max(900, 420 * len(ds)))
+    return fig
+
+
+def write_figures(study: dict, out: Path) -> None:
+    """All figures into ``out/figures.html`` (plotly.js embedded in the first)."""
+    figs = [f for f in (check_curves(study), knob_plot(study)) if f is not None]
+    figs += [f for sc in study if sc in SCALES for f in [mitigation_plot(study, sc, out)] if f is not None]
+    if not figs:
+        return
+    parts = [f.to_html(full_html=False, include_plotlyjs=(i == 0)) for i, f in enumerate(figs)]
+    atomic_write_text(Path(out) / "figures.html", "<!DOCTYPE html><html><head><meta charset='utf-8'><title>memviz study figures"
+                      "</title></head><body>" + "".join(parts) + "</body></html>")

@@ -1,0 +1,126 @@
+"""The mitigation grid of one dataset at one scale (parts 4, 5, 6), on the comparison floor.
+
+For every seed s, three comparisons (:func:`memviz.compare.run_grid`) prune with the
+DynamicCut ranking of **warm-up seed s** (same training rows, its own floor):
+
+* ``main`` — TabDDPM × the scale's methods, T = the first half;
+* ``early`` — TabDDPM × ``early_methods`` with T = the first quarter (named ``<method>_q``);
+* ``transfer`` — the transfer models × ``transfer_methods`` (TabDDPM's ranking), T = the
+  first half.
+
+Each writes its own folder (``runs/{grid}_s{seed}``); a rerun skips finished cells. The
+cells' rows are concatenated into one results table with columns ``grid`` and
+``warmup_seed``, and ``relative_reduction`` recomputed against the ``main`` baseline of
+the same model and seed.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+
+from ..compare import CompareConfig, run_grid
+from ..compare.methods import METHODS
+from .scales import StudyScale
+
+
+def available_methods(wanted) -> tuple[tuple, tuple]:
+    """(methods the installed comparison knows, methods left out). ``smote`` is taken only when
+    ``smote_nc`` exists too: before that, ``smote`` named imbalanced-learn's SMOTE-NC."""
+    have = set(METHODS)
+    ok = tuple(m for m in wanted if m in have and (m != "smote" or "smote_nc" in have))
+    return ok, tuple(m for m in wanted if m not in ok)
+
+
+def tabddpm_params(scale: StudyScale) -> dict:
+    """TabDDPM's parameters in the cells (the warm-up's preset, epochs and overrides)."""
+    params = {"preset": scale.preset, **scale.tabddpm_params}
+    if scale.epochs is not None:
+        params["epochs"] = int(scale.epochs)
+    return params
+
+
+def seed_grids(train, test, scale: StudyScale, seed: int, Ts: dict, runs: Path, device: str, n_jobs: int,
+               progress: Callable[[dict], None] | None = None) -> pd.DataFrame:
+    """The three comparisons of one seed (module docstring); ``Ts`` maps "0.25" / "0.5" to T."""
+    quarter, half = Ts[f"{min(scale.T_fracs):g}"], Ts[f"{max(scale.T_fracs):g}"]
+    warm = str(Path(runs) / f"warmup_s{seed}")
+    base = dict(models=("tabddpm",), seeds=(seed,), p=scale.p, k=scale.k, run_dir=warm, device=device,
+                n_jobs=n_jobs, model_params={"tabddpm": tabddpm_params(scale)})
+    grids = [("main", available_methods(scale.methods)[0], base, half)]
+    early = available_methods(scale.early_methods)[0]
+    if early:
+        grids.append(("early", early, base, quarter))
+    if scale.transfer_models:
+        params = {m: {"epochs": int(e)} for m, e in scale.model_epochs.items() if m in scale.transfer_models}
+        grids.append(("transfer", available_methods(scale.transfer_methods)[0],
+                      {**base, "models": tuple(scale.transfer_models), "model_params": params}, half))
+    frames = []
+    for name, methods, kw, T in grids:
+        cfg = CompareConfig(methods=methods, T=T, **kw)
+        res = run_grid(train, test, cfg, Path(runs) / f"{name}_s{seed}",
+                       progress=None if progress is None else (lambda ev, g=name: progress({**ev, "grid": g})))
+        res = res.assign(grid=name, warmup_seed=seed, T=T)
+        if name == "early":
+            res = early_control(res, train, Path(runs), seed, device)
+            res["method"] = res["method"] + "_q"
+        frames.append(res)
+    return pd.concat(frames, ignore_index=True)
+
+
+def early_control(res: pd.DataFrame, train, runs: Path, seed: int, device: str) -> pd.DataFrame:
+    """``control_kept`` of the ``early`` grid's pruning cells, which has no baseline cell of its own:
+    the ``main`` grid's TabDDPM baseline rows of the same seed against the early cell's kept rows
+    (its selection as stored by the comparison). Left NaN when either file is missing."""
+    from ..io import read_parquet
+    from ..memorization import memorization
+
+    base = Path(runs) / f"main_s{seed}" / "synthetic" / f"baseline_tabddpm_{seed}.parquet"
+    if not base.is_file() or "control_kept" not in res.columns:
+        return res
+    res = res.copy()
+    syn = read_parquet(base, "baseline rows")
+    for i, row in res.iterrows():
+        sel = Path(runs) / f"early_s{seed}" / "selections" / f"{row['method']}_{seed}.parquet"
+        if row["status"] != "ok" or row["model"] != "tabddpm" or not sel.is_file() or pd.notna(row["control_kept"]):
+            continue
+        frame = read_parquet(sel, "selection")
+        kept = train.drop(frame.loc[frame["removed"].astype(bool), "row_id"].to_numpy())
+        res.loc[i, "control_kept"] = memorization(kept, syn, device=device).mem_ratio
+    return res
+
+
+def with_reductions(results: pd.DataFrame) -> pd.DataFrame:
+    """``relative_reduction`` = (baseline − method) / baseline of mem_ratio, against the ``main``
+    grid's baseline of the same model and seed (transfer models: their own baseline)."""
+    ok = results["status"] == "ok"
+    base = results[ok & (results["method"] == "baseline")].drop_duplicates(["model", "seed"]).set_index(
+        ["model", "seed"])["mem_ratio"]
+    b = base.reindex(pd.MultiIndex.from_frame(results[["model", "seed"]])).to_numpy(dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rr = np.where(ok & (b > 0), (b - results["mem_ratio"].to_numpy(dtype=float)) / b, np.nan)
+    return results.assign(relative_reduction=rr)
+
+
+#: figures summarized per method (those present in the results)
+SUMMARY_FIGURES = ("mem_ratio", "mem_ratio_pruned", "mem_ratio_kept", "control_kept", "floor", "floor_kept",
+                   "excess", "excess_low", "excess_high", "n_flagged_removed", "relative_reduction", "shape",
+                   "trend", "mle", "mle_real", "n_removed", "n_added", "total_seconds", "cpu_seconds")
+
+
+def method_summary(results: pd.DataFrame) -> pd.DataFrame:
+    """Mean and std (ddof 1) over seeds per model × method, finished cells only, grid order."""
+    ok = results[results["status"] == "ok"]
+    rows = []
+    for (model, method), g in ok.groupby(["model", "method"], sort=False):
+        row = {"model": model, "method": method, "n_seeds": int(g["seed"].nunique())}
+        for c in SUMMARY_FIGURES:
+            if c in g.columns:
+                v = pd.to_numeric(g[c], errors="coerce").to_numpy(dtype=float)
+                v = v[np.isfinite(v)]
+                row[f"{c}_mean"] = float(v.mean()) if v.size else None
+                row[f"{c}_std"] = float(v.std(ddof=1)) if v.size > 1 else None
+        rows.append(row)
+    return pd.DataFrame(rows)
