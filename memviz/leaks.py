@@ -128,7 +128,7 @@ def copies_vs_null(floor, copies, n_generated, *, max_bins: int = 60) -> pd.Data
     -------
     DataFrame with columns low, high (bin edges, inclusive), observed, expected.
     """
-    from scipy import stats
+    from scipy import special
 
     c = np.asarray(copies, dtype=np.int64)                                       # (N,)
     if c.shape != floor.row_ids.shape:
@@ -142,10 +142,14 @@ def copies_vs_null(floor, copies, n_generated, *, max_bins: int = 60) -> pd.Data
     grid = np.arange(mx + 1)                                                      # (mx + 1,) counts 0..max
     hs, n_rows = np.unique(floor.hits, return_counts=True)                        # (U,) distinct h_i
     a, b, w = floor.null.components(floor.n_holdout)                              # (K,) each
-    prob = b / (b + m)                                                            # (K,) success probability
+    log_p, log_q = np.log(b / (b + m))[:, None], np.log(m / (b + m))[:, None]    # (K, 1) success, failure
+    lg_c1 = special.gammaln(grid + 1.0)[None, :]                                  # (1, C)
     pmf = np.zeros(mx + 1)
     for h, cnt in zip(hs, n_rows):
-        pmf += cnt * (w[:, None] * stats.nbinom.pmf(grid[None, :], a[:, None] + h, prob[:, None])).sum(axis=0)
+        size = (a + h)[:, None]                                                   # (K, 1)
+        log_pmf = special.gammaln(grid[None, :] + size) - special.gammaln(size) - lg_c1 + size * log_p \
+            + grid[None, :] * log_q                                               # (K, C) NegBin log pmf
+        pmf += cnt * (w[:, None] * np.exp(log_pmf)).sum(axis=0)
     grid_bin = np.where(grid > 0, 1 + (grid - 1) // width, 0)
     expected = np.bincount(grid_bin, weights=pmf, minlength=n_bins)
     expected[-1] += max(0.0, len(c) - pmf.sum())                                  # mass beyond max C_i

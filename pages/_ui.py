@@ -203,3 +203,40 @@ def pct(v) -> str:
 
 if __name__ == "__main__":  # opened as a page of the pages/ folder mode (/ui): go through the router
     through_app()
+
+
+# --- floor pages
+# Cached on the run's path and token: a finished run is measured once for every session.
+@st.cache_resource(show_spinner=False, max_entries=12)
+def row_null(run_dir: str, token: int):
+    return runs.run_row_null(run_view(run_dir, token))
+
+
+@st.cache_resource(show_spinner="Measuring how close the flagged rows really are…", max_entries=12)
+def closeness_rows(run_dir: str, token: int):
+    from memviz.leaks import closeness_by_row
+
+    flagged = runs.run_closeness(run_view(run_dir, token))
+    return None if flagged is None else closeness_by_row(flagged)
+
+
+@st.cache_resource(show_spinner=False, max_entries=12)
+def check_closeness(run_dir: str, token: int):
+    return runs.check_closeness(run_view(run_dir, token))
+
+
+@st.cache_resource(show_spinner="Measuring with the other distance…", max_entries=12)
+def other_distance(run_dir: str, token: int, distance: str, _candidates=()):
+    view = run_view(run_dir, token)
+    return runs.measure_distance(view, distance, runs.run_holdout(view, _candidates))
+
+
+@st.cache_resource(show_spinner="Testing the findings against a null with no dynamics (once per run)…",
+                   max_entries=12)
+def null_comparison(run_dir: str, token: int):
+    return runs.null_comparison(run_view(run_dir, token))
+
+
+def user_text(value) -> None:
+    """Show user-supplied text (a column name, a category) as plain text, never as Markdown."""
+    st.text(str(value))
