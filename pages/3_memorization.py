@@ -54,13 +54,13 @@ if view is not None:
             c[1].metric("floor: real rows never seen", _ui.pct(floor.floor),
                         help="Share of hold-out rows (real rows the model never trained on) the same test flags.")
             c[1].caption(f"{ci_pct(floor.low, floor.high)} · {floor.n_holdout:,} hold-out rows")
-            c[2].metric("from the model (excess)", f"{100 * ex.excess:+.1f} points",
+            c[2].metric("above the floor (excess)", f"{100 * ex.excess:+.1f} points",
                         help="Mem ratio minus the floor, with Newcombe's 95 % interval for two proportions.")
             c[2].caption(f"95 %: {100 * ex.low:+.1f} to {100 * ex.high:+.1f} points")
         else:
             c[1].metric("floor: real rows never seen", "not measured")
             c[1].caption("no hold-out was given to this run")
-            c[2].metric("from the model (excess)", "unknown")
+            c[2].metric("above the floor (excess)", "unknown")
             c[2].caption("needs the floor")
         if close is not None:
             c[3].metric("identical to a training row", _ui.pct(close["identical_share"]),

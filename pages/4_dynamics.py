@@ -20,22 +20,8 @@ if view is not None:
     dyn = view.dynamics
     path, token = str(view.path), runs.run_token(view.path)
 
-    st.subheader("Do the findings beat a null with no dynamics?")
-    try:
-        findings = _ui.null_comparison(path, token)
-    except MemvizError as exc:
-        st.info(f"The test against the null cannot run on this run: {exc}.")
-    else:
-        st.caption(f"Null: every training row keeps a fixed chance of being copied, with the warm-up's own number of "
-                   f"copies at each check, so nothing rises or falls on its own ({findings.attrs['n_replicates']} "
-                   "simulated warm-ups). A finding holds only if the run lies beyond the null's central 95 % on the "
-                   "paper's side. The paper's definitions pick the Top group from the very counts they test "
-                   "(circular); the non-circular ones form groups on the odd checks and measure on the even ones, "
-                   "so read those.")
-        _ui.show(viz.null_findings_plot(findings), key="null_findings")
-        st.dataframe(runs.display_names(runs.findings_table(findings), NULL_NAMES), hide_index=True,
-                     key="null_table")
-
+    # filled last: the paper's views below show at once while the null is simulated
+    null_slot = st.container()
     st.subheader("The paper's views (Top chosen from the same counts)")
     st.caption(f"Top = the {dyn.top_frac:.0%} most-copied training rows ({int(dyn.top.sum()):,} rows) over the "
                f"whole warm-up; Non-Top = the other {int((~dyn.top).sum()):,}. Because Top is defined by these "
@@ -48,6 +34,34 @@ if view is not None:
     quantity = st.radio("Over epochs", ["cumulative", "mem_auc"], horizontal=True, key="band_quantity",
                         format_func={"cumulative": "cumulative copy count", "mem_auc": "per-row Mem-AUC"}.get)
     _ui.show(viz.group_band_plot(dyn, quantity=quantity), key="band")
+
+    with null_slot:
+        st.subheader("Do the findings beat a null with no dynamics?")
+        auto = runs.null_is_quick(view)
+        asked = st.session_state.setdefault("memviz_null_asked", set())
+        if not auto and (path, token) not in asked and (path, token) not in _ui.null_done():
+            st.caption("The paper's statistics below choose the Top group from the very counts they test, so they "
+                       "differ between Top and Non-Top even when nothing changes during training. Testing them "
+                       f"against a null model simulates {runs.NULL_REPLICATES} warm-ups of this size (seconds to a "
+                       "minute here; kept for this run afterwards).")
+            if st.button("Test the findings against the null", key="run_null"):
+                asked.add((path, token))
+                st.rerun()
+        else:
+            try:
+                findings = _ui.null_comparison(path, token)
+            except MemvizError as exc:
+                st.info(f"The test against the null cannot run on this run: {exc}.")
+            else:
+                st.caption(f"Null: every training row keeps a fixed chance of being copied, with the warm-up's own "
+                           f"number of copies at each check, so nothing rises or falls on its own "
+                           f"({findings.attrs['n_replicates']} simulated warm-ups). A finding holds only if the run "
+                           "lies beyond the null's central 95 % on the paper's side. The paper's definitions pick the "
+                           "Top group from the very counts they test (circular); the non-circular ones form groups "
+                           "on the odd checks and measure on the even ones, so read those.")
+                _ui.show(viz.null_findings_plot(findings), key="null_findings")
+                st.dataframe(runs.display_names(runs.findings_table(findings), NULL_NAMES), hide_index=True,
+                             key="null_table")
 
     st.subheader("Timeline of chosen rows")
     top = runs.most_copied_table(view, n=200)

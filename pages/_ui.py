@@ -234,7 +234,15 @@ def other_distance(run_dir: str, token: int, distance: str, _candidates=()):
 @st.cache_resource(show_spinner="Testing the findings against a null with no dynamics (once per run)…",
                    max_entries=12)
 def null_comparison(run_dir: str, token: int):
-    return runs.null_comparison(run_view(run_dir, token))
+    out = runs.null_comparison(run_view(run_dir, token))
+    null_done().add((run_dir, token))
+    return out
+
+
+@st.cache_resource(show_spinner=False)
+def null_done() -> set:
+    """(run_dir, token) of the null comparisons already computed (shown without asking again)."""
+    return set()
 
 
 def user_text(value) -> None:

@@ -386,7 +386,7 @@ def test_memorization_with_a_floor_says_how_much_comes_from_the_model(floor_app)
     sentence = next(m.value for m in at.markdown if "Real rows the model never saw are flagged at" in m.value)
     assert "500 hold-out rows" in sentence and "come from the model" in sentence
     assert metric(at, "floor: real rows never seen").endswith("%")
-    assert metric(at, "from the model (excess)").endswith("points")
+    assert metric(at, "above the floor (excess)").endswith("points")
     assert any("95 %:" in c.value and "hold-out rows" in c.value for c in at.caption)
     figs = {_title(f): f for f in figures(at)}
     curves = next(f for t, f in figs.items() if t.startswith("Memorization during the warm-up, against the floor"))
@@ -416,7 +416,7 @@ def test_memorization_without_a_floor_says_so_instead_of_a_number(floor_app):
     assert any("No floor for this run" in m.value for m in at.markdown)
     assert not any("Real rows the model never saw are flagged at" in m.value for m in at.markdown)
     assert metric(at, "floor: real rows never seen") == "not measured"
-    assert metric(at, "from the model (excess)") == "unknown"
+    assert metric(at, "above the floor (excess)") == "unknown"
     assert not [r for r in at.radio if r.key == "rank_by"]                  # nothing to rank by excess against
     ranked = table_with(at, "copies")
     assert "copies above expected" not in ranked.columns and ranked["copies"].is_monotonic_decreasing
@@ -460,3 +460,19 @@ def test_dynamics_row_picker_matches_typed_row_ids_exactly(floor_app):
     assert [str(y).split(" ")[0] for y in heat["y"]] == ["1"]                # not rows 10-19
     assert any("Not a training row_id" in w.value for w in at.warning)
     assert any(t.value == "12345678, x" for t in at.text)                     # user text shown as plain text
+
+
+def test_dynamics_of_a_big_run_asks_before_simulating_the_null(floor_app, monkeypatch):
+    import streamlit as st
+
+    from memviz.app import runs
+
+    st.cache_resource.clear()
+    monkeypatch.setattr(runs, "NULL_AUTO_EVENTS", 0)                         # every run counts as big
+    at = floor_app("nofloor", "pages/4_dynamics.py")
+    assert not any(_title(f).startswith("Dynamics findings") for f in figures(at))
+    assert figures(at)                                                        # the paper's views show at once
+    at.button(key="run_null").click().run()
+    no_exception(at)
+    assert any(_title(f).startswith("Dynamics findings against a null") for f in figures(at))
+    assert len(table_with(at, "verdict")) == 8

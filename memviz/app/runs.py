@@ -17,6 +17,7 @@ from ..dynamiccut import (DEFAULT_K, DEFAULT_P, Selection, default_T as _default
                           early_identification_curve)
 from ..errors import MemvizError, RunError
 from ..leaks import LeakView, copies_of, most_copied, run_column_match_rates
+from ..nullmodel import DEFAULT_REPLICATES as NULL_REPLICATES
 from ..store import MANIFEST, RunStore, fingerprint, list_runs
 from ..warmup import WarmupResult, load_warmup
 from .jobs import runs_root
@@ -393,10 +394,10 @@ def null_comparison(view: RunView, replicates: int | None = None, seed: int = 0)
     p_naive, naive_holds, null_median, null_low, null_high, p_null, naive_null_share,
     verdict. MemvizError when the run has fewer checks than the split-half statistics need.
     """
-    from ..nullmodel import DEFAULT_REPLICATES, compare_to_null
+    from ..nullmodel import compare_to_null
 
     cmp = compare_to_null(view.result.checks, view.train.row_ids,
-                          replicates=DEFAULT_REPLICATES if replicates is None else replicates, seed=seed,
+                          replicates=NULL_REPLICATES if replicates is None else replicates, seed=seed,
                           top_frac=view.dynamics.top_frac)
     frame = cmp.to_frame()
     frame.attrs.update(n_replicates=cmp.n_replicates, T=cmp.T, early_checks=cmp.early_checks)
@@ -460,3 +461,13 @@ def parse_row_ids(text: str, row_ids) -> tuple[list[int], list[str]]:
             continue
         (good if value in known else bad).append(value if value in known else item[:40])
     return good, bad
+
+
+#: the Dynamics page tests against the null without asking up to this many generated rows over all
+#: checks (the sample's default warm-up: 36,000, about 1 s; cost grows linearly)
+NULL_AUTO_EVENTS = 60_000
+
+
+def null_is_quick(view: RunView) -> bool:
+    """Is the run small enough for the null comparison to run on a page visit without asking?"""
+    return len(view.result.checks) <= NULL_AUTO_EVENTS

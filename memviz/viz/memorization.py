@@ -105,8 +105,8 @@ FLOOR_COLOR = "#7f7f7f"
 
 
 def check_curves(per_check: pd.DataFrame) -> go.Figure:
-    """Memorization ratio at every check against the epoch, with the floor when the run has one,
-    and Mem-AUC on its own axis.
+    """Memorization ratio at every check against the epoch, with the floor when the run has one;
+    Mem-AUC (not a share) in its own panel below, on the same epochs.
 
     mem_ratio = (1 / S) * #{g : r_g < 1/3};  mem_auc = (1 / S) * sum_g (1 - r_g)
     (non-finite r counts 0); see :func:`memviz.dynamics.check_summary`.
@@ -127,12 +127,12 @@ def check_curves(per_check: pd.DataFrame) -> go.Figure:
     text = ("The red line is the share of generated rows the paper's test flags at each check"
             + ("; the grey band is the share of real rows the model never saw that the same test flags (the "
                "floor), and only a red point whose bar stays above the dashed floor line shows copying beyond "
-               "resemblance to the population (Mem-AUC, the mean of 1 − r, is on the right axis)."
+               "resemblance to the population (the lower panel is Mem-AUC, the mean of 1 − r)."
                if floored else
-               ", with Mem-AUC (the mean of 1 − r) on the right axis; this run has no hold-out, so there is no "
+               " (the lower panel is Mem-AUC, the mean of 1 − r); this run has no hold-out, so there is no "
                "floor to tell copying from the rate at which the test flags any real row."))
     fig = _figure("Memorization during the warm-up" + (", against the floor" if floored else ""),
-                  "Epoch (training epochs finished)", "Share of generated rows flagged (%)", text)
+                  "Epoch (training epochs finished)", "Share of generated rows flagged (%)", text, height=520)
     extra = pc["n_memorized"] if "n_memorized" in pc else pd.Series(np.nan, index=pc.index)
     x = pc["epoch"].to_numpy()
     if floored:
@@ -157,7 +157,7 @@ def check_curves(per_check: pd.DataFrame) -> go.Figure:
         fig.add_scatter(x=x, y=pc["mem_ratio"], mode="lines+markers", name="mem ratio",
                         line={"color": TOP_COLOR}, customdata=extra,
                         hovertemplate="epoch %{x:,}: mem ratio %{y:.1%} (%{customdata:,} rows)<extra></extra>")
-    fig.add_scatter(x=x, y=pc["mem_auc"], mode="lines+markers", name="Mem-AUC (right axis)", yaxis="y2",
+    fig.add_scatter(x=x, y=pc["mem_auc"], mode="lines+markers", name="Mem-AUC (lower panel)", yaxis="y2",
                     line={"color": REST_COLOR, "dash": "dot"},
                     hovertemplate="epoch %{x:,}: Mem-AUC %{y:.3f}<extra></extra>")
     if len(pc) == 0:
@@ -166,11 +166,10 @@ def check_curves(per_check: pd.DataFrame) -> go.Figure:
                                            (pc["floor_high"].to_numpy(dtype=float) if floored else []),
                                            ((pc["floor"] + pc["excess_high"]).to_numpy(dtype=float)
                                             if floored else [])]))) if len(pc) else 1.0
-    fig.update_yaxes(tickformat=".0%", range=[0, min(1.0, top * 1.15 + 0.01)])
-    fig.update_layout(yaxis2={"title": {"text": "Mem-AUC (mean of 1 − r)"}, "overlaying": "y", "side": "right",
-                              "range": [0, 1], "showgrid": False, "tickformat": ".1f"},
-                      margin={"t": 100, "r": 70, "l": 60, "b": 60})
-    fig.update_xaxes(tickformat=",")
+    fig.update_layout(yaxis={"tickformat": ".0%", "range": [0, min(1.0, top * 1.15 + 0.01)], "domain": [0.36, 1.0]},
+                      yaxis2={"title": {"text": "Mem-AUC"}, "domain": [0.0, 0.24], "anchor": "x",
+                              "range": [0, 1], "tickformat": ".1f", "dtick": 0.5},
+                      xaxis={"anchor": "y2", "tickformat": ","})
     return fig
 
 
