@@ -83,9 +83,9 @@ def rank_rows(dyn: RowDynamics, null=None, *, by: str = "excess", n: int = 20,
     C_i first (:func:`most_copied`). Ties: more copies, then lowest row_id.
 
     Columns: row_id, copies (C_i), then with ``null`` expected, excess, q_value,
-    over_copied (q < 0.05); first_epoch, top, copy_checks; with ``closeness_rows``
-    (:func:`closeness_by_row`) the counts of its copies that are exact, near-exact, differ,
-    and have r ≈ 0 only from the paper distance's per-row scaling.
+    over_copied (q < 0.05); with ``closeness_rows`` (:func:`closeness_by_row`) the counts of
+    its copies that are exact, near-exact, differ, and have r ≈ 0 only from the paper
+    distance's per-row scaling; then first_epoch, top, copy_checks.
     """
     if by not in RANK_BY:
         raise MemvizError(f"by={by!r}: use {' or '.join(RANK_BY)}")
@@ -103,13 +103,13 @@ def rank_rows(dyn: RowDynamics, null=None, *, by: str = "excess", n: int = 20,
     order = np.lexsort((dyn.row_ids, -total, -key))                              # (N,) positions
     order = order[total[order] > 0][:n]
     out = pd.DataFrame({k: np.asarray(v)[order] for k, v in cols.items()})
-    out["first_epoch"] = dyn.first_epoch[order]
-    out["top"] = dyn.top[order]
-    out["copy_checks"] = (dyn.counts[order] > 0).sum(axis=1).astype(np.int64)
     if closeness_rows is not None:
         counts = closeness_rows.set_index("row_id").reindex(out["row_id"])
         for c in CLOSENESS_COUNTS:
             out[c] = counts[c].fillna(0).to_numpy(dtype=np.int64)
+    out["first_epoch"] = dyn.first_epoch[order]
+    out["top"] = dyn.top[order]
+    out["copy_checks"] = (dyn.counts[order] > 0).sum(axis=1).astype(np.int64)
     return out
 
 
@@ -301,9 +301,12 @@ def style_matches(view: LeakView, redacted: bool = False, *, color: str = "#ffcc
     The mask is computed on the raw values, so matches stay visible when ``redacted``.
     """
     t = view.table(redacted, salt=salt)
+    for c in ("check", "epoch", "synthetic_id"):  # the training row has none: blank, not "None"
+        t[c] = t[c].astype(object).where(t[c].notna(), "")
     m = view.mask()
     style = np.where(m.to_numpy(), f"background-color: {color}; font-weight: bold", "")
     styler = t.style.apply(lambda _: pd.DataFrame(style, index=t.index, columns=t.columns), axis=None)
+    styler = styler.format(na_rep="")  # the training row has no check, epoch or ratio
     num = [c for c in view.schema.distance_numerical if c in t.columns and not redacted]
     return styler.format({"ratio": "{:.3f}", **{c: "{:,.6g}" for c in num}}, na_rep="")
 

@@ -140,7 +140,9 @@ if view is not None:
     if crow is not None:
         st.caption("Exact copies equal the training row on every column; near-exact ones match every category and "
                    "every number within 0.1 IQR (the spread of the middle half of the training values); 'r ≈ 0 only "
-                   "from scaling' counts copies the paper's distance calls identical although their numbers differ.")
+                   "from scaling' counts copies the paper's distance calls identical although their numbers differ. "
+                   "A row can be over-copied with no close copy at all: the test credits it with every generated "
+                   "row that resembles it more than any other training row.")
     if len(top):
         # "row N" only: copy counts grow during a live run, and a selectbox answers with its label
         row_id = st.selectbox("Training row", top["row_id"].tolist(), key="leak_row", format_func=lambda r: f"row {r}")

@@ -431,7 +431,7 @@ def test_memorization_measures_the_other_distance_with_its_own_floor(floor_app):
     at.button(key="measure_other").click().run()
     no_exception(at)
     dist = table_with(at, "distance")
-    assert len(dist) == 2 and dist["distance"].tolist() == ["the paper's distance", "the standardized distance"]
+    assert len(dist) == 2 and dist["distance"].tolist() == ["paper's", "standardized"]
     assert dist["floor"].str.endswith("%").all() and dist["how"].iloc[1].startswith("measured now")
     assert dist["floor"].iloc[0] != dist["floor"].iloc[1]                    # each distance has its own floor
     at.run()                                                                  # cached: shown again without a click

@@ -343,7 +343,7 @@ class DistanceReading:
     def row(self) -> dict:
         """One display row (shares as fractions; None where there is no floor)."""
         f, e = self.floor, self.excess
-        return {"distance": DISTANCE_LABELS.get(self.distance, self.distance),
+        return {"distance": {"paper": "paper's", "standardized": "standardized"}.get(self.distance, self.distance),
                 "mem ratio (last check)": self.mem_ratio,
                 "floor": None if f is None else f.floor,
                 "floor 95 % interval": None if f is None else f"{f.low:.1%} – {f.high:.1%}",
@@ -433,17 +433,17 @@ def display_names(frame: pd.DataFrame, names: dict) -> pd.DataFrame:
 
 def findings_table(findings: pd.DataFrame) -> pd.DataFrame:
     """:func:`null_comparison`'s frame for display: definition (the paper's, circular, or
-    non-circular), statistic, Top and Non-Top values, observed effect, null median,
-    null 2.5–97.5 %, verdict; numbers to 4 significant digits."""
+    non-circular), statistic, verdict, observed effect, null median, null 2.5–97.5 %, Top
+    and Non-Top values; numbers to 4 significant digits."""
     def g(v) -> str:
         return "–" if v is None or not np.isfinite(v) else f"{v:.4g}"
 
     return pd.DataFrame({
         "kind": np.where(findings["circular"], "paper's (circular)", "non-circular"),
-        "label": findings["label"], "value": findings["value"].map(g), "baseline": findings["baseline"].map(g),
-        "observed": findings["observed"].map(g), "null_median": findings["null_median"].map(g),
+        "label": findings["label"], "verdict": findings["verdict"], "observed": findings["observed"].map(g),
+        "null_median": findings["null_median"].map(g),
         "null_range": [f"{g(a)} to {g(b)}" for a, b in zip(findings["null_low"], findings["null_high"])],
-        "verdict": findings["verdict"]})
+        "value": findings["value"].map(g), "baseline": findings["baseline"].map(g)})
 
 
 def parse_row_ids(text: str, row_ids) -> tuple[list[int], list[str]]:

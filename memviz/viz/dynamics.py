@@ -205,13 +205,12 @@ def null_findings_plot(findings) -> go.Figure:
         custom = np.stack([f.loc[sel, c].to_numpy(dtype=float) for c in ("observed", "null_median", "null_low",
                                                                         "null_high")], axis=1)
         fig.add_scatter(x=np.where(np.isfinite(x[sel]), x[sel], np.nan), y=np.asarray(names, dtype=object)[sel],
-                        mode="markers", marker={"color": color, "size": 12,
-                                                "symbol": ["diamond" if c else "circle" for c in f.loc[sel, "circular"]]},
+                        mode="markers", marker={"color": color, "size": 12},
                         name=f"{verdict}", customdata=custom,
                         hovertemplate="%{y}<br>observed effect %{customdata[0]:.4g}; null median %{customdata[1]:.4g} "
                                       "(95%: %{customdata[2]:.4g} to %{customdata[3]:.4g})<extra>%{fullData.name}</extra>")
     fig.update_xaxes(range=[-NULL_CLIP - 0.3, NULL_CLIP + 0.3], zeroline=False)
-    fig.update_yaxes(type="category", autorange="reversed")
+    fig.update_yaxes(type="category", categoryorder="array", categoryarray=names, autorange="reversed")
     if len(f) == 0:
         _note(fig, "No statistic")
     return fig

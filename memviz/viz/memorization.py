@@ -189,14 +189,19 @@ def copies_null_plot(table: pd.DataFrame, log_y: bool = True) -> go.Figure:
                   "Total copies of the row over all checks (generated rows)",
                   "Training rows (count" + (", log scale)" if log_y else ")"),
                   "Bars count training rows by how many flagged generated rows the model credited to them, the "
-                  "line how many rows would get that many if the model's rows were real rows it never saw; bars "
-                  "standing above the line at the right are rows copied more often than resemblance explains.")
+                  "line how many rows would get that many if the model's rows were real rows it never saw (below "
+                  "0.1 row it leaves the chart); bars standing above the line at the right are rows copied more "
+                  "often than resemblance explains.")
     fig.add_bar(x=labels, y=table["observed"], name="the model's rows (observed)", marker_color=TOP_COLOR,
                 hovertemplate="%{x} copies: %{y:,} rows<extra>observed</extra>")
     fig.add_scatter(x=labels, y=table["expected"], mode="lines+markers", name="fresh real rows (expected)",
                     line={"color": FLOOR_COLOR, "width": 2}, marker={"size": 5},
                     hovertemplate="%{x} copies: %{y:,.1f} rows expected<extra>fresh real rows</extra>")
-    fig.update_yaxes(type="log" if log_y else "linear", tickformat=",")
+    if log_y:  # expected counts far below one row would stretch the axis: the axis starts at 0.1 row
+        top = max(1.0, float(np.nanmax(np.r_[table["observed"].to_numpy(float), table["expected"].to_numpy(float)])))
+        fig.update_yaxes(type="log", range=[-1, np.log10(top) + 0.3], tickformat=",")
+    else:
+        fig.update_yaxes(type="linear", tickformat=",")
     fig.update_xaxes(type="category")
     fig.update_layout(bargap=0.05)
     if n == 0:
