@@ -302,7 +302,7 @@ def style_matches(view: LeakView, redacted: bool = False, *, color: str = "#ffcc
     """
     t = view.table(redacted, salt=salt)
     for c in ("check", "epoch", "synthetic_id"):  # the training row has none: blank, not "None"
-        t[c] = t[c].astype(object).where(t[c].notna(), "")
+        t[c] = pd.Series(["" if pd.isna(v) else str(v) for v in t[c]], index=t.index, dtype=object)
     m = view.mask()
     style = np.where(m.to_numpy(), f"background-color: {color}; font-weight: bold", "")
     styler = t.style.apply(lambda _: pd.DataFrame(style, index=t.index, columns=t.columns), axis=None)
