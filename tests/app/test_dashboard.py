@@ -266,3 +266,17 @@ def test_typed_row_ids_match_exactly_and_display_names_stay_unique():
     frame = pd.DataFrame([[1, 2, 3]], columns=["copies", "excess", "copies"])
     assert list(runs.display_names(frame, {"copies": "copies", "excess": "copies above expected"}).columns) == \
         ["copies", "copies above expected", "copies (column)"]
+
+
+def test_a_run_without_stored_generated_rows_says_so(floored, tmp_path):
+    import shutil
+
+    v, holdout = floored
+    bare = tmp_path / "bare"
+    shutil.copytree(v.path, bare)
+    shutil.rmtree(bare / "samples")
+    b = runs.load_run(bare)
+    assert runs.run_closeness(b) is None and runs.check_closeness(b) is None
+    assert runs.last_excess(b) is not None                                    # the floor needs no samples
+    with pytest.raises(MemvizError, match="kept no generated rows"):
+        runs.measure_distance(b, "standardized", holdout)
