@@ -131,13 +131,12 @@ if view is not None:
     else:
         by = "copies"
         st.caption("Ranked by raw copies: without a floor there is no expected count to rank against.")
-    crow = _ui.closeness_rows(path, token)
-    top = runs.leak_ranking(view, by=by, n=20, null=null, closeness_rows=crow)
+    top = _ui.leak_ranking(path, token, by, 20)
     redact = st.toggle("Redact raw values (numbers binned, categories hashed)", value=False, key="redact")
     schema_cols = list(view.train.schema.columns)
     shown = top if not redact else top.assign(**leaks.redact(top[schema_cols], view.train.schema))
     st.dataframe(runs.display_names(shown, RANK_NAMES), hide_index=True, height=260, key="most_copied")
-    if crow is not None:
+    if "exact_copies" in top.columns:
         st.caption("Exact copies equal the training row on every column; near-exact ones match every category and "
                    "every number within 0.1 IQR (the spread of the middle half of the training values); 'r ≈ 0 only "
                    "from scaling' counts copies the paper's distance calls identical although their numbers differ. "

@@ -212,12 +212,9 @@ def row_null(run_dir: str, token: int):
     return runs.run_row_null(run_view(run_dir, token))
 
 
-@st.cache_resource(show_spinner="Measuring how close the flagged rows really are…", max_entries=12)
-def closeness_rows(run_dir: str, token: int):
-    from memviz.leaks import closeness_by_row
-
-    flagged = runs.run_closeness(run_view(run_dir, token))
-    return None if flagged is None else closeness_by_row(flagged)
+@st.cache_resource(show_spinner="Measuring how close the copies really are…", max_entries=24)
+def leak_ranking(run_dir: str, token: int, by: str, n: int):
+    return runs.leak_ranking(run_view(run_dir, token), by, n, row_null(run_dir, token))
 
 
 @st.cache_resource(show_spinner=False, max_entries=12)

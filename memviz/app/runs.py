@@ -228,15 +228,17 @@ def _samples_loader(view: RunView):
     return store.samples
 
 
-def run_closeness(view: RunView) -> pd.DataFrame | None:
-    """How close every flagged generated row of the run is to its NN1 training row
-    (:func:`memviz.leaks.flagged_closeness` over all checks); None when the run kept no
-    generated rows."""
+def run_closeness(view: RunView, row_ids=None) -> pd.DataFrame | None:
+    """How close every flagged generated row of the run (or only those credited to ``row_ids``)
+    is to its NN1 training row (:func:`memviz.leaks.flagged_closeness` over all checks); None
+    when the run kept no generated rows."""
     from ..leaks import flagged_closeness
 
+    long = view.result.checks
+    if row_ids is not None:
+        long = long[long["nn1"].isin(np.asarray(row_ids, dtype=np.int64))]
     try:
-        return flagged_closeness(view.train, view.result.checks, _samples_loader(view),
-                                 distance=view.result.config.distance)
+        return flagged_closeness(view.train, long, _samples_loader(view), distance=view.result.config.distance)
     except RunError:
         return None
 
@@ -266,17 +268,21 @@ def check_closeness(view: RunView, check: int | None = None) -> dict | None:
     return out
 
 
-def leak_ranking(view: RunView, by: str = "excess", n: int = 20, null=None,
-                 closeness_rows: pd.DataFrame | None = None) -> pd.DataFrame:
+def leak_ranking(view: RunView, by: str = "excess", n: int = 20, null=None, closeness: bool = True) -> pd.DataFrame:
     """The leak explorer's ranking (:func:`memviz.leaks.rank_rows`) with the rows' values.
 
     ``by="excess"`` (the default, needs the floor: pass ``null`` = :func:`run_row_null`) or
-    ``"copies"``; ``closeness_rows`` = :func:`memviz.leaks.closeness_by_row` of
-    :func:`run_closeness` adds how many of each row's copies are exact, near-exact or differ.
+    ``"copies"``; ``closeness`` adds how many of each listed row's copies are exact, near-exact
+    or differ (:func:`memviz.leaks.closeness_by_row`, measured for the listed rows' copies
+    only: at Adult size all flagged rows of 25 checks would take seconds), unless the run
+    kept no generated rows.
     """
-    from ..leaks import rank_rows
+    from ..leaks import closeness_by_row, rank_rows
 
-    top = rank_rows(view.dynamics, null, by=by, n=n, closeness_rows=closeness_rows)
+    top = rank_rows(view.dynamics, null, by=by, n=n)
+    flagged = run_closeness(view, top["row_id"].to_numpy()) if closeness and len(top) else None
+    if flagged is not None:
+        top = rank_rows(view.dynamics, null, by=by, n=n, closeness_rows=closeness_by_row(flagged))
     vals = view.train.data.loc[top["row_id"].to_numpy(dtype=np.int64)].reset_index(drop=True)
     return pd.concat([top.reset_index(drop=True), vals], axis=1)
 

@@ -212,8 +212,11 @@ def test_leak_ranking_and_closeness_of_a_run(floored):
     v, _ = floored
     flagged = runs.run_closeness(v)
     assert len(flagged) == int(v.result.checks["memorized"].sum())
-    ranked = runs.leak_ranking(v, "excess", 10, runs.run_row_null(v), closeness_by_row(flagged))
+    ranked = runs.leak_ranking(v, "excess", 10, runs.run_row_null(v))
     assert set(ranked["row_id"].head(8)) <= set(range(10)) and (ranked["exact_copies"].head(8) > 0).all()
+    per_row = closeness_by_row(flagged).set_index("row_id")                  # the listed rows' copies only
+    assert (ranked.set_index("row_id")["exact_copies"] == per_row.loc[ranked["row_id"], "exact_copies"]).all()
+    assert "exact_copies" not in runs.leak_ranking(v, "copies", 5, closeness=False).columns
     assert list(ranked.columns[-len(v.train.schema.columns):]) == list(v.train.schema.columns)
     with pytest.raises(MemvizError, match="floor"):
         runs.leak_ranking(v, "excess", 10, None)
