@@ -166,8 +166,8 @@ class Closeness:
         return float(self.pairs["exact"].mean()) if len(self.pairs) else float("nan")
 
     def gap_text(self) -> pd.Series:
-        """Per pair, the largest difference in words: ``age +59 (2.9 IQR)``, ``workclass differs``,
-        ``"exact"`` for exact pairs (display only: column names are the user's)."""
+        """Per pair, the largest difference in words: ``age +3.1 IQR``, ``workclass differs``,
+        ``"none"`` for exact pairs (display only: column names are the user's)."""
         out = []
         where = {c: j for j, c in enumerate(self.spread.columns)}
         units = [{"IQR": "IQR", "std": "SD", "unit": "units"}[k] for k in self.spread.kinds]
@@ -175,7 +175,7 @@ class Closeness:
         p = self.pairs
         for i, (exact, col, n_cat) in enumerate(zip(p["exact"], p["worst_column"], p["n_cat_diff"])):
             if exact:
-                out.append("exact")
+                out.append("none")
             elif col in where:
                 gap = gaps[i, where[col]]
                 out.append(f"{col} missing on one side" if not np.isfinite(gap)

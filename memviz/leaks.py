@@ -301,14 +301,15 @@ def style_matches(view: LeakView, redacted: bool = False, *, color: str = "#ffcc
     The mask is computed on the raw values, so matches stay visible when ``redacted``.
     """
     t = view.table(redacted, salt=salt)
-    for c in ("check", "epoch", "synthetic_id"):  # the training row has none: blank, not "None"
-        t[c] = pd.Series(["" if pd.isna(v) else str(v) for v in t[c]], index=t.index, dtype=object)
+    for c in ("check", "epoch", "synthetic_id", "ratio"):  # the training row has none: blank, not "None"
+        fmt = "{:.3f}".format if c == "ratio" else str
+        t[c] = pd.Series(["" if pd.isna(v) else fmt(v) for v in t[c]], index=t.index, dtype=object)
     m = view.mask()
     style = np.where(m.to_numpy(), f"background-color: {color}; font-weight: bold", "")
     styler = t.style.apply(lambda _: pd.DataFrame(style, index=t.index, columns=t.columns), axis=None)
     styler = styler.format(na_rep="")  # the training row has no check, epoch or ratio
     num = [c for c in view.schema.distance_numerical if c in t.columns and not redacted]
-    return styler.format({"ratio": "{:.3f}", **{c: "{:,.6g}" for c in num}}, na_rep="")
+    return styler.format({c: "{:,.6g}" for c in num}, na_rep="")
 
 
 def _resolve_run(store_or_result):

@@ -61,7 +61,7 @@ def test_an_exact_copy_is_exact_and_a_small_gap_is_near_exact():
     assert not p["zero_by_scaling"][2]                                         # a category differs
     assert p["max_gap"][1] <= NEAR_GAP and p["worst_column"][2] == "c" and p["n_cat_diff"][2] == 1
     assert c.identical_share == pytest.approx(1 / 3)
-    assert c.gap_text().tolist()[0] == "exact" and c.gap_text().tolist()[2] == "c differs"
+    assert c.gap_text().tolist()[0] == "none" and c.gap_text().tolist()[2] == "c differs"
 
 
 def test_missing_values_and_huge_numbers():
