@@ -258,7 +258,7 @@ def cmd_compare(args) -> None:
 
     cfg = CompareConfig(methods=tuple(_split(args.methods, "methods")), models=tuple(_split(args.models, "models")),
                         seeds=tuple(_seeds(args.seeds)), p=args.p, k=args.k, T=args.T, run_dir=args.run,
-                        epochs=args.epochs, ratio=args.ratio,
+                        epochs=args.epochs, ratio=args.ratio, distance=args.distance,
                         model_params=parse_model_params(args.model_params, per_model=True), device=args.device,
                         n_jobs=args.n_jobs, backend=args.backend, scheduler=args.scheduler,
                         threads=args.threads).validated()
@@ -383,12 +383,17 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--keep-row-id", action="store_true", help="write the row_id column into --out too")
     sp.set_defaults(func=cmd_prune)
 
+    from .compare.methods import METHODS
     sp = command("compare", "mitigation methods x generators x seeds, side by side")
     common(sp)
-    sp.add_argument("--test", required=True, help="real test split (MLE and DCR are measured on it)")
-    sp.add_argument("--run", help="finished warm-up run on the same training table giving the DynamicCut ranking "
-                                  "(default: a warm-up is run into OUT/warmup when a method needs one)")
-    sp.add_argument("--methods", default=",".join(_COMPARE.methods), help="comma-separated mitigation methods")
+    sp.add_argument("--test", required=True, help="real test split: MLE and DCR are measured on it, and it is the "
+                                                  "hold-out of the floor every cell is compared with")
+    sp.add_argument("--run", help="finished warm-up run on the same training table giving the DynamicCut ranking, "
+                                  "with a floor for dynamiccut_excess (default: a warm-up is run into OUT/warmup "
+                                  "when a method needs one, with the test split as its hold-out)")
+    sp.add_argument("--methods", default=",".join(_COMPARE.methods),
+                    help=f"comma-separated mitigation methods, from {', '.join(METHODS)} "
+                         f"(default: {','.join(_COMPARE.methods)})")
     sp.add_argument("--models", default=",".join(_COMPARE.models), help="comma-separated generators")
     sp.add_argument("--seeds", default=",".join(map(str, _COMPARE.seeds)),
                     help="comma-separated seeds; each seeds the mitigation, the model and the evaluation")
@@ -400,6 +405,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="torch threads per cell (default: 1; parallelism comes from --n-jobs)")
     sp.add_argument("--ratio", type=float, default=_COMPARE.ratio,
                     help="rows added by TabCutMix / SMOTE, as a share of the training rows")
+    sp.add_argument("--distance", default=_COMPARE.distance, choices=DISTANCES,
+                    help="memorization distance of every figure, the floor's included: paper = the papers' per-row "
+                         "min-max scaled distance; standardized = numerical columns divided by their training range")
     sp.add_argument("--model-params", help="JSON {model: {param: value}}, e.g. '{\"tabddpm\": {\"epochs\": 100}}' "
                                            "(default: none)")
     sp.add_argument("--backend", default=_COMPARE.backend, choices=["local", "dask"],
