@@ -153,6 +153,8 @@ def test_cli_compare_contract(files, run_dir, tmp_path, capsys):
     assert csv.loc[csv["method"] == "dynamiccut", "n_train_used"].tolist() == [180]
     assert csv["floor"].between(0, 1).all() and (csv["n_holdout"] == 100).all()
     assert (csv["excess"] - (csv["mem_ratio"] - csv["floor"])).abs().max() < 1e-12
+    assert last["floor"] == pytest.approx(csv["floor"].iloc[0])                    # the JSON line says it too
+    assert last["excess"] == pytest.approx(dict(zip(csv["method"], csv["excess"])))
     cut = csv[csv["method"] == "dynamiccut"].iloc[0]
     for c in ("mem_ratio_kept", "floor_kept", "control_kept", "n_flagged_removed"):
         assert np.isfinite(cut[c]) and np.isnan(csv.loc[csv["method"] == "baseline", c]).all(), c
