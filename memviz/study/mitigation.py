@@ -1,7 +1,8 @@
 """The mitigation grid of one dataset at one scale (parts 4, 5, 6), on the comparison floor.
 
-For every seed s, three comparisons (:func:`memviz.compare.run_grid`) prune with the
-DynamicCut ranking of **warm-up seed s** (same training rows, its own floor):
+For every seed s, three grids (:func:`memviz.compare.run_grid`, parts of the study of the
+same names) prune with the DynamicCut ranking of **warm-up seed s** (same training rows, its
+own floor):
 
 * ``main`` — TabDDPM × the scale's methods, T = the first half;
 * ``early`` — TabDDPM × ``early_methods`` with T = the first quarter (named ``<method>_q``);
@@ -9,9 +10,9 @@ DynamicCut ranking of **warm-up seed s** (same training rows, its own floor):
   first half.
 
 Each writes its own folder (``runs/{grid}_s{seed}``); a rerun skips finished cells. The
-cells' rows are concatenated into one results table with columns ``grid`` and
-``warmup_seed``, and ``relative_reduction`` recomputed against the ``main`` baseline of
-the same model and seed.
+finished cells of every grid are concatenated into one results table (:func:`collect`) with
+columns ``grid`` and ``warmup_seed``, and ``relative_reduction`` recomputed against the
+``main`` baseline of the same model and seed.
 """
 from __future__ import annotations
 
@@ -42,32 +43,52 @@ def tabddpm_params(scale: StudyScale) -> dict:
     return params
 
 
-def seed_grids(train, test, scale: StudyScale, seed: int, Ts: dict, runs: Path, device: str, n_jobs: int,
-               progress: Callable[[dict], None] | None = None) -> pd.DataFrame:
-    """The three comparisons of one seed (module docstring); ``Ts`` maps "0.25" / "0.5" to T."""
+GRIDS = ("main", "early", "transfer")
+
+
+def grid_specs(scale: StudyScale, seed: int, Ts: dict, runs: Path, device: str, n_jobs: int) -> dict:
+    """grid name -> CompareConfig of one seed (module docstring); ``Ts`` maps "0.25" / "0.5" to T.
+    A grid with no method (e.g. no transfer model at this scale) is left out."""
     quarter, half = Ts[f"{min(scale.T_fracs):g}"], Ts[f"{max(scale.T_fracs):g}"]
-    warm = str(Path(runs) / f"warmup_s{seed}")
-    base = dict(models=("tabddpm",), seeds=(seed,), p=scale.p, k=scale.k, run_dir=warm, device=device,
-                n_jobs=n_jobs, model_params={"tabddpm": tabddpm_params(scale)})
-    grids = [("main", available_methods(scale.methods)[0], base, half)]
-    early = available_methods(scale.early_methods)[0]
-    if early:
-        grids.append(("early", early, base, quarter))
+    base = dict(models=("tabddpm",), seeds=(seed,), p=scale.p, k=scale.k, run_dir=str(Path(runs) / f"warmup_s{seed}"),
+                device=device, n_jobs=n_jobs, model_params={"tabddpm": tabddpm_params(scale)})
+    specs = {"main": CompareConfig(methods=available_methods(scale.methods)[0], T=half, **base)}
+    if available_methods(scale.early_methods)[0]:
+        specs["early"] = CompareConfig(methods=available_methods(scale.early_methods)[0], T=quarter, **base)
     if scale.transfer_models:
         params = {m: {"epochs": int(e)} for m, e in scale.model_epochs.items() if m in scale.transfer_models}
-        grids.append(("transfer", available_methods(scale.transfer_methods)[0],
-                      {**base, "models": tuple(scale.transfer_models), "model_params": params}, half))
+        specs["transfer"] = CompareConfig(methods=available_methods(scale.transfer_methods)[0], T=half,
+                                          **{**base, "models": tuple(scale.transfer_models), "model_params": params})
+    return specs
+
+
+def run_seed_grid(grid: str, train, test, scale: StudyScale, seed: int, Ts: dict, runs: Path, device: str,
+                  n_jobs: int, progress: Callable[[dict], None] | None = None) -> None:
+    """Run (or finish) one grid of one seed into ``runs/{grid}_s{seed}``."""
+    cfg = grid_specs(scale, seed, Ts, runs, device, n_jobs).get(grid)
+    if cfg is not None:
+        run_grid(train, test, cfg, Path(runs) / f"{grid}_s{seed}",
+                 progress=None if progress is None else (lambda ev: progress({**ev, "grid": grid})))
+
+
+def collect(train, scale: StudyScale, seeds_T: dict, runs: Path, device: str) -> pd.DataFrame | None:
+    """Every finished grid's results (``runs/{grid}_s{seed}/results.csv``), concatenated with ``grid``,
+    ``warmup_seed`` and ``T``; the early grid's methods renamed ``<method>_q`` with their control.
+    None when no grid has results yet."""
     frames = []
-    for name, methods, kw, T in grids:
-        cfg = CompareConfig(methods=methods, T=T, **kw)
-        res = run_grid(train, test, cfg, Path(runs) / f"{name}_s{seed}",
-                       progress=None if progress is None else (lambda ev, g=name: progress({**ev, "grid": g})))
-        res = res.assign(grid=name, warmup_seed=seed, T=T)
-        if name == "early":
-            res = early_control(res, train, Path(runs), seed, device)
-            res["method"] = res["method"] + "_q"
-        frames.append(res)
-    return pd.concat(frames, ignore_index=True)
+    for grid in GRIDS:
+        for seed, Ts in seeds_T.items():
+            f = Path(runs) / f"{grid}_s{seed}" / "results.csv"
+            if not f.is_file():
+                continue
+            res = pd.read_csv(f)
+            frac = min(scale.T_fracs) if grid == "early" else max(scale.T_fracs)
+            res = res.assign(grid=grid, warmup_seed=seed, T=Ts[f"{frac:g}"])
+            if grid == "early":
+                res = early_control(res, train, Path(runs), seed, device)
+                res["method"] = res["method"] + "_q"
+            frames.append(res)
+    return with_reductions(pd.concat(frames, ignore_index=True)) if frames else None
 
 
 def early_control(res: pd.DataFrame, train, runs: Path, seed: int, device: str) -> pd.DataFrame:

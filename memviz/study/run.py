@@ -8,7 +8,7 @@ Parts (``parts``; every one reuses what a previous run finished):
 * ``budget``  — MLE of CTGAN / TVAE against epochs on one dataset (:mod:`.knobs`);
 * ``warmups`` — one warm-up per seed with its floor; dynamics against the null model;
   selections and their overlap (:mod:`.warmups`);
-* ``grid``    — the mitigation cells (:mod:`.mitigation`);
+* ``main``, ``early``, ``transfer`` — the mitigation grids (:mod:`.mitigation`);
 * the summaries and ``study.md`` are always rebuilt from what is stored.
 
 Output (``OUT`` = ``--out``)::
@@ -39,11 +39,11 @@ from ..io import atomic_write_csv, atomic_write_json, atomic_write_text, read_js
 from .findings import claim_tests, null_findings
 from .floors import DISTANCES, floor_table, study_tables
 from .knobs import budget_table, knob_table
-from .mitigation import available_methods, method_summary, seed_grids, with_reductions
+from .mitigation import GRIDS, available_methods, collect, method_summary, run_seed_grid
 from .scales import SCALES, StudyScale
 from .warmups import dataset_warmups, selection_frame, selection_overlap
 
-PARTS = ("floors", "knobs", "budget", "warmups", "grid")
+PARTS = ("floors", "knobs", "budget", "warmups", "main", "early", "transfer")
 DATASETS = ("adult", "default", "shoppers")
 
 
@@ -75,7 +75,8 @@ def dataset_study(name: str, folder: Path, scale: StudyScale, out: Path, parts=P
            "n_test": len(test)}
     rec["floors"] = prev.get("floors") or {d: _floor_figures(train, test, d, device) for d in DISTANCES}
     analyses = None
-    if "warmups" in parts or "grid" in parts:
+    grids = [g for g in GRIDS if g in parts]
+    if "warmups" in parts or grids:
         say(f"{scale.name}/{name}: {len(scale.seeds)} warm-ups on {len(train):,} rows")
         analyses = dataset_warmups(train, test, scale, runs, device, n_jobs)
         sel = selection_frame(analyses)
@@ -83,22 +84,23 @@ def dataset_study(name: str, folder: Path, scale: StudyScale, out: Path, parts=P
         atomic_write_csv(d_out / "per_check.csv", pd.concat(
             [pd.DataFrame(a["per_check"]).assign(seed=a["seed"]) for a in analyses], ignore_index=True))
         atomic_write_csv(d_out / "null.csv", pd.DataFrame([f for a in analyses for f in a["null"]]))
-        rec["warmups"] = [{k: a[k] for k in ("seed", "epochs", "n_checks", "T", "seconds", "summary", "early", "per_check",
-                                             "heavy_tail_null", "floor") if k in a} for a in analyses]
+        rec["warmups"] = [{k: a[k] for k in ("seed", "epochs", "n_checks", "T", "seconds", "summary", "early",
+                                             "per_check", "heavy_tail_null", "floor") if k in a} for a in analyses]
         rec["null"] = null_findings(analyses).to_dict(orient="records")
         rec["overlap"] = selection_overlap(sel, len(train))
     else:
         rec.update({k: prev[k] for k in ("warmups", "null", "overlap") if k in prev})
-    if "grid" in parts:
-        frames = []
-        for a in analyses:
-            say(f"{scale.name}/{name}: grid of seed {a['seed']}")
-            frames.append(seed_grids(train, test, scale, a["seed"], a["T"], runs, device, n_jobs,
-                                     progress=lambda ev: _say_cell(say, f"{scale.name}/{name}", ev)))
-        atomic_write_csv(d_out / "results.csv", with_reductions(pd.concat(frames, ignore_index=True)))
+    seeds_T = {w["seed"]: w["T"] for w in rec.get("warmups", [])}
+    for grid in grids:
+        for seed in scale.seeds:
+            say(f"{scale.name}/{name}: {grid} grid of seed {seed}")
+            run_seed_grid(grid, train, test, scale, seed, seeds_T[seed], runs, device, n_jobs,
+                          progress=lambda ev: _say_cell(say, f"{scale.name}/{name}", ev))
+    results = collect(train, scale, seeds_T, runs, device)
+    if results is not None:
+        atomic_write_csv(d_out / "results.csv", results)
     rec["clusters"] = prev.get("clusters") or _clusters(train)
-    if (d_out / "results.csv").exists():
-        results = pd.read_csv(d_out / "results.csv")
+    if results is not None:
         rec["methods_left_out"] = list(available_methods(scale.methods)[1])
         rec["summary"] = method_summary(results).to_dict(orient="records")
         rec["tests"] = claim_tests(results)

@@ -33,8 +33,11 @@ def test_tiny_study_writes_every_part(tmp_path, capsys):
     assert all(f["n_seeds"] == 2 for f in s["null"])
     assert any(o["between"] == "warm-up seeds" and o["pairs"] == 1 for o in s["overlap"])
     cells = {(r["model"], r["method"], r["n_seeds"]) for r in s["summary"]}
-    assert cells == {("tabddpm", m, 2) for m in ("baseline", "dynamiccut", "random")}
-    assert {t["key"] for t in s["tests"]} >= {"dc_vs_random", "dc_vs_baseline"}
+    assert cells == {("tabddpm", m, 2) for m in ("baseline", "dynamiccut", "dynamiccut_excess", "random")}
+    by = {r["method"]: r for r in s["summary"]}
+    assert by["baseline"]["floor_mean"] == pytest.approx(s["floors"]["paper"]["floor"])   # the same floor
+    assert by["dynamiccut"]["control_kept_mean"] is not None and by["baseline"].get("control_kept_mean") is None
+    assert {t["key"] for t in s["tests"]} >= {"dc_vs_random", "dcx_vs_random", "dc_kept_vs_control"}
     assert all(t["min_p"] == 0.25 or t["n"] < 2 for t in s["tests"])   # 2 seeds: 2^-2
     text = md.read_text()
     for heading in ("The floor in two sentences", "## 1. The floor", "## 2. Excess", "## 3. The dynamics",
