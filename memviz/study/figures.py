@@ -23,9 +23,10 @@ def check_curves(study: dict):
     for i, (sc, d, s) in enumerate(cells, start=1):
         for w in s["warmups"]:
             pc = w.get("per_check") or {}
-            if "floor_low" in pc:
-                fig.add_trace(go.Scatter(x=pc["epoch"] + pc["epoch"][::-1], y=pc["floor_high"] + pc["floor_low"][::-1],
-                                         fill="toself", line={"width": 0}, fillcolor="rgba(200,80,80,0.15)",
+            if "floor_low" in pc and w is s["warmups"][0]:  # one band: every warm-up has the same floor
+                fig.add_trace(go.Scatter(x=pc["epoch"] + pc["epoch"][::-1],
+                                         y=pc["floor_high"] + pc["floor_low"][::-1], fill="toself",
+                                         line={"width": 0}, fillcolor="rgba(200,80,80,0.15)",
                                          showlegend=False, hoverinfo="skip"), row=1, col=i)
             fig.add_trace(go.Scatter(x=pc.get("epoch"), y=pc.get("mem_ratio"), mode="lines",
                                      name=f"{d} {sc} seed {w['seed']}", showlegend=False,
@@ -53,7 +54,8 @@ def knob_plot(study: dict):
             x = [r["epochs"] if by == "epochs" else f"{r['n_rows']} rows" for r in sel]
             fig.add_trace(go.Scatter(
                 x=x, y=[r["excess"] * 100 for r in sel], mode="markers", name=f"{d}: {by}",
-                error_y={"type": "data", "symmetric": False, "array": [(r["excess_high"] - r["excess"]) * 100 for r in sel],
+                error_y={"type": "data", "symmetric": False,
+                         "array": [(r["excess_high"] - r["excess"]) * 100 for r in sel],
                          "arrayminus": [(r["excess"] - r["excess_low"]) * 100 for r in sel]}))
     fig.update_layout(title=f"Excess over the floor (points, 95 % CI): epochs at {n0} rows, and more rows",
                       xaxis_title="epochs (or training rows)", yaxis_title="excess, points", height=420)
@@ -66,7 +68,8 @@ def mitigation_plot(study: dict, scale: str, out: Path):
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
 
-    ds = {d: s for d, s in _datasets(study.get(scale, {})).items() if (Path(out) / scale / d / "results.csv").exists()}
+    ds = {d: s for d, s in _datasets(study.get(scale, {})).items()
+          if (Path(out) / scale / d / "results.csv").exists()}
     if not ds:
         return None
     fig = make_subplots(rows=1, cols=len(ds), subplot_titles=list(ds))
@@ -90,5 +93,5 @@ def write_figures(study: dict, out: Path) -> None:
     if not figs:
         return
     parts = [f.to_html(full_html=False, include_plotlyjs=(i == 0)) for i, f in enumerate(figs)]
-    atomic_write_text(Path(out) / "figures.html", "<!DOCTYPE html><html><head><meta charset='utf-8'><title>memviz study figures"
-                      "</title></head><body>" + "".join(parts) + "</body></html>")
+    head = "<!DOCTYPE html><html><head><meta charset='utf-8'><title>memviz study figures</title></head><body>"
+    atomic_write_text(Path(out) / "figures.html", head + "".join(parts) + "</body></html>")

@@ -75,7 +75,8 @@ def dataset_study(name: str, folder: Path, scale: StudyScale, out: Path, parts=P
            "n_test": len(test)}
     rec["floors"] = prev.get("floors") or {d: _floor_figures(train, test, d, device) for d in DISTANCES}
     analyses = None
-    grids = [g for g in GRIDS if g in parts]
+    grids = [g for g in GRIDS if g in parts
+             and (g != "transfer" or scale.transfer_datasets is None or name in scale.transfer_datasets)]
     if "warmups" in parts or grids:
         say(f"{scale.name}/{name}: {len(scale.seeds)} warm-ups on {len(train):,} rows")
         analyses = dataset_warmups(train, test, scale, runs, device, n_jobs)

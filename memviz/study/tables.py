@@ -25,7 +25,8 @@ METHOD_NAMES = {"baseline": "Baseline", "dynamiccut": "DynamicCut (raw)", "dynam
 
 
 def table(head: list[str], rows: list[list[str]]) -> list[str]:
-    return ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)] + ["| " + " | ".join(r) + " |" for r in rows] + [""]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    return lines + ["| " + " | ".join(r) + " |" for r in rows] + [""]
 
 
 def pts(x, digits=1) -> str:
@@ -42,7 +43,9 @@ def mean_sd(row: dict, key: str, signed=False, scale100=True) -> str:
     if m is None:
         return "–"
     f = (lambda v: f"{v * 100:+.1f}" if signed else f"{v * 100:.1f}") if scale100 else (lambda v: f"{v:.1f}")
-    return f(m) + (f" ± {abs(s) * 100:.1f}" if scale100 and s is not None else (f" ± {s:.1f}" if s is not None else ""))
+    if s is None:
+        return f(m)
+    return f(m) + (f" ± {abs(s) * 100:.1f}" if scale100 else f" ± {s:.1f}")
 
 
 # ------------------------------------------------------------------ part 1
@@ -119,7 +122,9 @@ def null_rows(summaries: dict, scale_T: dict) -> list[str]:
         for d in names:
             f = next((x for x in summaries[d].get("null", []) if x["name"] == name and x["T_frac"] == frac), None)
             cells.append("–" if f is None else
-                          f"**{f['combined']}** ({f['n_holds']}/{f['n_seeds']}); {_num3(f['observed'])} vs null "
+                          f"**{f['combined']}** (holds {f['n_holds']}/{f['n_seeds']}, reversed "
+                          f"{f['n_reversed']}/{f['n_seeds']}); Top {_num3(f['value'], False)} vs Non-Top "
+                          f"{_num3(f['baseline'], False)}: effect {_num3(f['observed'])} vs null "
                           f"{_num3(f['null_low'])} to {_num3(f['null_high'])}; paper's test says holds in "
                           f"{f['naive_holds']}/{f['n_seeds']} runs and in {f['naive_null_share'] * 100:.0f} % of "
                           "null replicates")
@@ -142,9 +147,9 @@ def null_rows(summaries: dict, scale_T: dict) -> list[str]:
     return table(["statistic (effect = Top − Non-Top; precision − random)", *names], rows)
 
 
-def _num3(x) -> str:
+def _num3(x, signed=True) -> str:
     x = _float(x)
-    return "–" if x is None else f"{x:+.3g}"
+    return "–" if x is None else (f"{x:+.3g}" if signed else f"{x:.3g}")
 
 
 # ------------------------------------------------------------------ part 4
