@@ -62,11 +62,12 @@ def render_markdown(study: dict, out: Path, md_path: Path | None = None) -> str:
     L += _notes(out, "2_excess")
     L += ["## 3. The dynamics against the null model", ""]
     for sc in _scales(study):
-        L += [f"### {SCALE_TITLES.get(sc, sc)}", "", "Label over the warm-up seeds (holds in k of n), observed "
-              "effect (mean over seeds) against the null's 95 % range (over seeds), and how often the paper's own "
-              "criterion (Mann–Whitney p < 0.01, or precision ≥ 2× random) says \"holds\" on the runs and on "
-              "null replicates with no row-level dynamics.", ""]
-        L += T.null_rows(_datasets(study[sc]), {})
+        L += [f"### {SCALE_TITLES.get(sc, sc)}", "", "Label over the 5 warm-up seeds (with how many hold and how many "
+              "are reversed against their own null), the two sides and the effect (means over seeds) against the "
+              "null's 95 % range (widest over seeds), and how often the paper's own criterion (Mann–Whitney "
+              "p < 0.01 on the paper's side, or precision ≥ 2× random) says \"holds\": on the runs, and on null "
+              "replicates that have no row-level dynamics.", ""]
+        L += T.null_rows(_datasets(study[sc]))
     L += _notes(out, "3_dynamics")
     L += ["## 4. Mitigation", ""]
     for sc in _scales(study):
@@ -120,12 +121,14 @@ def _overview(study: dict) -> list[str]:
     rows, keys = {}, []
     for sc, d in cols:
         s = study[sc][d]
-        for f in s.get("null", []):
-            k = T.STATISTICS.get(f["name"], f["name"]) + (
-                f" (T = first {'quarter' if f['T_frac'] < 0.5 else 'half'})"
-                if f["name"].startswith("early_identification") else "")
-            rows.setdefault(k, {})[(sc, d)] = f"{f['combined']} ({f['n_holds']}/{f['n_seeds']})"
+        for f in sorted(s.get("null", []), key=lambda f: T.null_keys({d: s}).index((f["name"], f["T_frac"]))):
+            k = T.null_name(f["name"], f["T_frac"])
+            rows.setdefault(k, {})[(sc, d)] = T.null_label(f)
             keys.append(k)
+        ht = T.heavy_tail_label([w["heavy_tail_null"] for w in s.get("warmups", []) if w.get("heavy_tail_null")])
+        if ht:
+            rows.setdefault(T.HEAVY_TAIL, {})[(sc, d)] = ht
+            keys.append(T.HEAVY_TAIL)
         for t in s.get("tests", []):
             rows.setdefault(t["claim"], {})[(sc, d)] = t["label"]
             keys.append(t["claim"])
@@ -133,8 +136,8 @@ def _overview(study: dict) -> list[str]:
     head = ["claim"] + [f"{d} ({sc})" for sc, d in cols]
     body = [[k] + [rows[k].get(c, "–") for c in cols] for k in keys]
     return (["## The verdicts at a glance", "",
-             f"Labels ({', '.join(LABELS)}) by the fixed criteria of `memviz.study.findings`; the numbers behind "
-             "each are in the sections below.", ""] + T.table(head, body))
+             f"Labels ({', '.join(f'“{x}”' for x in LABELS)}) by the fixed criteria of `memviz.study.findings`; "
+             "the numbers behind each are in the sections below.", ""] + T.table(head, body))
 
 
 def _costs(study: dict) -> list[str]:

@@ -46,13 +46,18 @@ def tabddpm_params(scale: StudyScale) -> dict:
 GRIDS = ("main", "early", "transfer")
 
 
-def grid_specs(scale: StudyScale, seed: int, Ts: dict, runs: Path, device: str, n_jobs: int) -> dict:
+def dataset_methods(scale: StudyScale, dataset: str) -> tuple:
+    """The scale's methods that run on ``dataset`` (``scale.method_datasets`` limits some)."""
+    return tuple(m for m in scale.methods if dataset in scale.method_datasets.get(m, (dataset,)))
+
+
+def grid_specs(scale: StudyScale, dataset: str, seed: int, Ts: dict, runs: Path, device: str, n_jobs: int) -> dict:
     """grid name -> CompareConfig of one seed (module docstring); ``Ts`` maps "0.25" / "0.5" to T.
     A grid with no method (e.g. no transfer model at this scale) is left out."""
     quarter, half = Ts[f"{min(scale.T_fracs):g}"], Ts[f"{max(scale.T_fracs):g}"]
     base = dict(models=("tabddpm",), seeds=(seed,), p=scale.p, k=scale.k, run_dir=str(Path(runs) / f"warmup_s{seed}"),
                 device=device, n_jobs=n_jobs, model_params={"tabddpm": tabddpm_params(scale)})
-    specs = {"main": CompareConfig(methods=available_methods(scale.methods)[0], T=half, **base)}
+    specs = {"main": CompareConfig(methods=available_methods(dataset_methods(scale, dataset))[0], T=half, **base)}
     if available_methods(scale.early_methods)[0]:
         specs["early"] = CompareConfig(methods=available_methods(scale.early_methods)[0], T=quarter, **base)
     if scale.transfer_models:
@@ -62,10 +67,10 @@ def grid_specs(scale: StudyScale, seed: int, Ts: dict, runs: Path, device: str, 
     return specs
 
 
-def run_seed_grid(grid: str, train, test, scale: StudyScale, seed: int, Ts: dict, runs: Path, device: str,
-                  n_jobs: int, progress: Callable[[dict], None] | None = None) -> None:
+def run_seed_grid(grid: str, train, test, scale: StudyScale, dataset: str, seed: int, Ts: dict, runs: Path,
+                  device: str, n_jobs: int, progress: Callable[[dict], None] | None = None) -> None:
     """Run (or finish) one grid of one seed into ``runs/{grid}_s{seed}``."""
-    cfg = grid_specs(scale, seed, Ts, runs, device, n_jobs).get(grid)
+    cfg = grid_specs(scale, dataset, seed, Ts, runs, device, n_jobs).get(grid)
     if cfg is not None:
         run_grid(train, test, cfg, Path(runs) / f"{grid}_s{seed}",
                  progress=None if progress is None else (lambda ev: progress({**ev, "grid": grid})))

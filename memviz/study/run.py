@@ -39,7 +39,7 @@ from ..io import atomic_write_csv, atomic_write_json, atomic_write_text, read_js
 from .findings import claim_tests, null_findings
 from .floors import DISTANCES, floor_table, study_tables
 from .knobs import budget_table, knob_table
-from .mitigation import GRIDS, available_methods, collect, method_summary, run_seed_grid
+from .mitigation import GRIDS, available_methods, collect, dataset_methods, method_summary, run_seed_grid
 from .scales import SCALES, StudyScale
 from .warmups import dataset_warmups, selection_frame, selection_overlap
 
@@ -95,14 +95,14 @@ def dataset_study(name: str, folder: Path, scale: StudyScale, out: Path, parts=P
     for grid in grids:
         for seed in scale.seeds:
             say(f"{scale.name}/{name}: {grid} grid of seed {seed}")
-            run_seed_grid(grid, train, test, scale, seed, seeds_T[seed], runs, device, n_jobs,
+            run_seed_grid(grid, train, test, scale, name, seed, seeds_T[seed], runs, device, n_jobs,
                           progress=lambda ev: _say_cell(say, f"{scale.name}/{name}", ev))
     results = collect(train, scale, seeds_T, runs, device)
     if results is not None:
         atomic_write_csv(d_out / "results.csv", results)
     rec["clusters"] = prev.get("clusters") or _clusters(train)
     if results is not None:
-        rec["methods_left_out"] = list(available_methods(scale.methods)[1])
+        rec["methods_left_out"] = list(available_methods(dataset_methods(scale, name))[1])
         rec["summary"] = method_summary(results).to_dict(orient="records")
         rec["tests"] = claim_tests(results)
         rec["cells"] = _cell_costs(results)

@@ -38,6 +38,7 @@ class StudyScale:
     early_methods : methods run again with T = the first quarter (``T_fracs[0]``).
     transfer_models, transfer_methods : other generators pruned with TabDDPM's ranking.
     transfer_datasets : the datasets of the transfer grid (None: all).
+    method_datasets : {method: datasets} for methods run on some datasets only (others: all).
     model_epochs : {model: epochs} for the transfer models (None: each model's CPU preset).
     tabddpm_params : further TabDDPM parameters (warm-up and cells).
     p, k : DynamicCut's share and top-k.
@@ -61,6 +62,7 @@ class StudyScale:
     transfer_models: tuple = ()
     transfer_methods: tuple = ("baseline", "dynamiccut", "random")
     transfer_datasets: tuple | None = None
+    method_datasets: dict = field(default_factory=dict)
     model_epochs: dict = field(default_factory=dict)
     tabddpm_params: dict = field(default_factory=dict)
     p: float = 0.10
@@ -91,8 +93,11 @@ SCALES = {
                       budget_runs=(("ctgan", 30), ("ctgan", 100), ("ctgan", 300), ("tvae", 50), ("tvae", 200))),
     # where TabDDPM memorizes clearly above the floor on 2 CPU cores (/work/regime/REPORT.md):
     # 250 rows, 4,000 epochs (4,000 steps: the batch of 256 holds every row)
+    # (SMOTE-NC and TabCutMixPlus with the reference's dtype rule on adult only, and no first-quarter
+    # cells: the CPU budget)
     "regime": StudyScale("regime", 250, 5000, "cpu-quick", 4000, (0, 1, 2, 3, 4), warmup_samples=2000,
-                         methods=STUDY_METHODS[:6] + ("tabcutmixplus_dtype",) + STUDY_METHODS[6:],
+                         methods=STUDY_METHODS[:6] + ("tabcutmixplus_dtype",) + STUDY_METHODS[6:], early_methods=(),
+                         method_datasets={"smote_nc": ("adult",), "tabcutmixplus_dtype": ("adult",)},
                          knobs=((250, 1000), (250, 2000), (250, 4000), (500, 2000), (1000, 1000)),
                          knob_seeds=(0, 1)),
     "paper": StudyScale("paper", None, None, "paper", None, (0, 1, 2, 3, 4), transfer_models=("tvae",)),

@@ -106,44 +106,69 @@ def knob_rows(knobs: list[dict], datasets) -> list[str]:
 
 
 # ------------------------------------------------------------------ part 3
-def null_rows(summaries: dict, scale_T: dict) -> list[str]:
+HEAVY_TAIL = ("heavy tail beyond the floor: the top 10 % of rows hold more of the copies than fresh real rows' "
+              "flags would give them")
+
+
+def heavy_tail_label(ws: list[dict]) -> str:
+    """Label of the heavy-tail test over warm-up seeds (the rule of :func:`memviz.study.findings.combine_null`)."""
+    if not ws:
+        return ""
+    from .findings import combine_null
+
+    lab = combine_null([w["verdict"] for w in ws], [w["observed"] for w in ws], [w["null_median"] for w in ws],
+                       "higher")
+    f = {"combined": lab, "n_holds": sum(w["verdict"] == "holds" for w in ws),
+         "n_reversed": sum(w["verdict"] == "reversed" for w in ws), "n_seeds": len(ws)}
+    return null_label(f)
+
+
+def null_label(f: dict) -> str:
+    """A combined null label with its per-seed counts."""
+    h, r, n = f["n_holds"], f["n_reversed"], f["n_seeds"]
+    if f["combined"] == "holds":
+        return f"holds ({h}/{n})"
+    if f["combined"] == "reversed":
+        return f"reversed ({r}/{n})"
+    return f"{f['combined']} (holds {h}, reversed {r} of {n})"
+
+
+def null_keys(summaries: dict) -> list[tuple]:
+    """(statistic, T share) pairs in display order: the paper's, then the non-circular; T half first."""
+    keys = {(f["name"], f["T_frac"]) for s in summaries.values() for f in s.get("null", [])}
+    order = list(STATISTICS)
+    return sorted(keys, key=lambda k: (order.index(k[0]) if k[0] in order else len(order), -k[1]))
+
+
+def null_name(name: str, frac: float) -> str:
+    return STATISTICS.get(name, name) + (f", T = first {'quarter' if frac < 0.5 else 'half'}"
+                                         if name.startswith("early_identification") else "")
+
+
+def null_rows(summaries: dict) -> list[str]:
     names = list(summaries)
-    keys = []
-    for s in summaries.values():
-        for f in s.get("null", []):
-            k = (f["name"], f["T_frac"])
-            if k not in keys:
-                keys.append(k)
     rows = []
-    for name, frac in keys:
-        label = STATISTICS.get(name, name) + (f", T = first {'quarter' if frac < 0.5 else 'half'}"
-                                              if name.startswith("early_identification") else "")
+    for name, frac in null_keys(summaries):
         cells = []
         for d in names:
             f = next((x for x in summaries[d].get("null", []) if x["name"] == name and x["T_frac"] == frac), None)
+            sides = ("precision", "random") if name.startswith("early_identification") else ("Top", "Non-Top")
             cells.append("–" if f is None else
-                          f"**{f['combined']}** (holds {f['n_holds']}/{f['n_seeds']}, reversed "
-                          f"{f['n_reversed']}/{f['n_seeds']}); Top {_num3(f['value'], False)} vs Non-Top "
-                          f"{_num3(f['baseline'], False)}: effect {_num3(f['observed'])} vs null "
-                          f"{_num3(f['null_low'])} to {_num3(f['null_high'])}; paper's test says holds in "
-                          f"{f['naive_holds']}/{f['n_seeds']} runs and in {f['naive_null_share'] * 100:.0f} % of "
-                          "null replicates")
-        rows.append([label, *cells])
+                         f"**{null_label(f)}**; {sides[0]} {_num3(f['value'], False)} vs {sides[1]} "
+                         f"{_num3(f['baseline'], False)}: effect {_num3(f['observed'])}, null "
+                         f"{_num3(f['null_low'])} to {_num3(f['null_high'])}; paper's criterion: "
+                         f"{f['naive_holds']}/{f['n_seeds']} runs, {f['naive_null_share'] * 100:.0f} % of null runs")
+        rows.append([null_name(name, frac), *cells])
     ht = []
     for d in names:
         ws = [w["heavy_tail_null"] for w in summaries[d].get("warmups", []) if w.get("heavy_tail_null")]
-        if not ws:
-            ht.append("–")
-            continue
-        n_h = sum(w["verdict"] == "holds" for w in ws)
-        lab = "holds" if n_h == len(ws) else "reversed" if all(w["verdict"] == "reversed" for w in ws) else (
-            "consistent sign, not significant" if all(w["observed"] > w["null_median"] for w in ws) else "not shown")
-        ht.append(f"**{lab}** ({n_h}/{len(ws)}); top 10 % hold {np.mean([w['observed'] for w in ws]) * 100:.1f} % "
-                  f"of copies vs null {min(w['null_low'] for w in ws) * 100:.1f}–"
+        ht.append("–" if not ws else
+                  f"**{heavy_tail_label(ws)}**; top 10 % hold {np.mean([w['observed'] for w in ws]) * 100:.1f} % of "
+                  f"copies vs null {min(w['null_low'] for w in ws) * 100:.1f}–"
                   f"{max(w['null_high'] for w in ws) * 100:.1f} %; over-copied rows (q < 0.05) "
-                  f"{np.mean([w['n_over_copied'] for w in ws]):.0f} of {ws[0]['n_rows']:,}")
-    rows.append(["heavy tail beyond the floor: top 10 % of rows hold more of the copies than fresh real rows' "
-                 "flags would give them", *ht])
+                  f"{np.mean([w['n_over_copied'] for w in ws]):.0f} of "
+                  f"{ws[0]['n_rows']:,}")
+    rows.append([HEAVY_TAIL, *ht])
     return table(["statistic (effect = Top − Non-Top; precision − random)", *names], rows)
 
 
