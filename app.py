@@ -17,7 +17,8 @@ import streamlit as st  # noqa: E402
 from memviz.app import jobs  # noqa: E402
 from pages import _ui  # noqa: E402
 
-st.set_page_config(page_title="memviz: which rows does the model copy?", page_icon=":material/search:", layout="wide")
+# an emoji favicon is drawn in the browser; a ":material/..." one is fetched from fonts.gstatic.com
+st.set_page_config(page_title="memviz: which rows does the model copy?", page_icon="🔎", layout="wide")
 
 def sidebar() -> None:
     data = _ui.ensure_data()
@@ -37,10 +38,8 @@ def sidebar() -> None:
         if pending is not None:
             state[_ui.CURRENT] = pending
         elif _ui.CURRENT not in state:
-            wanted = st.query_params.get("run")
-            match = [p for p in runs["path"] if Path(p).name == wanted] if wanted else []
-            if wanted and not match and (Path(_ui.root()) / Path(wanted).name / "manifest.json").exists():
-                match = [str(Path(_ui.root()) / Path(wanted).name)]  # newer than the cached list
+            wanted = jobs.run_dir_named(st.query_params.get("run"), _ui.root())  # a run folder under the root
+            match = [str(wanted)] if wanted is not None else []
             finished = runs[runs["status"] == "finished"]["path"].tolist()
             state[_ui.CURRENT] = match[0] if match else (finished[0] if finished else "")
         current = state[_ui.CURRENT]

@@ -112,6 +112,15 @@ def _split(text: str, what: str) -> list[str]:
     return items
 
 
+def _dataset_names(text: str) -> list[str]:
+    """``--datasets``: plain folder names inside ``--data-dir`` (never ``..``, a path or a hidden folder)."""
+    names = _split(text, "datasets")
+    for name in names:
+        if name.startswith(".") or "/" in name or "\\" in name or name != Path(name).name:
+            raise MemvizError(f"--datasets: {name!r} is not a folder name inside --data-dir")
+    return names
+
+
 def _seeds(text: str) -> list[int]:
     try:
         return [int(x) for x in _split(text, "seeds")]
@@ -122,7 +131,7 @@ def _seeds(text: str) -> list[int]:
 # --------------------------------------------------------------- commands
 def cmd_memorize(args) -> None:
     from .data import load_companion, load_table
-    from .io import atomic_write_csv
+    from .io import export_csv
     from .memorization import memorization
 
     t0 = time.perf_counter()
@@ -130,7 +139,7 @@ def cmd_memorize(args) -> None:
     syn = load_companion(train, args.synthetic, role="synthetic")
     res = memorization(train, syn, distance=args.distance, device=args.device,
                        progress=Bar("memorize") if not args.quiet else None)
-    atomic_write_csv(Path(args.out), res.to_frame(positions=True))
+    export_csv(Path(args.out), res.to_frame(positions=True), raw=args.raw_csv)
     _emit({"mem_ratio": res.mem_ratio, "mem_auc": res.mem_auc, "mem_auc_trapezoid": res.mem_auc_trapezoid,
            "n_train": res.n_train, "n_synthetic": res.n_synthetic, "distance": res.distance,
            "out": str(args.out), "seconds": round(time.perf_counter() - t0, 3)})
@@ -187,7 +196,7 @@ def _format_summary(o: dict) -> str:
 
 def cmd_prune(args) -> None:
     from .dynamiccut import dynamiccut_selection
-    from .io import atomic_write_csv
+    from .io import export_csv
     from .store import RunStore, table_to_frame
     from .warmup import load_warmup
 
@@ -196,9 +205,9 @@ def cmd_prune(args) -> None:
     train = RunStore(args.run_dir).train()
     pruned = train.drop(sel.removed)
     frame = table_to_frame(pruned) if args.keep_row_id else pruned.data.reset_index(drop=True)
-    atomic_write_csv(Path(args.out), frame)
+    export_csv(Path(args.out), frame, raw=args.raw_csv)
     if args.removed_out:
-        atomic_write_csv(Path(args.removed_out), sel.to_frame())
+        export_csv(Path(args.removed_out), sel.to_frame(), raw=args.raw_csv)
     _emit({"removed": int(len(sel.removed)), "kept": int(len(pruned)), "p": sel.p, "k": sel.k, "T": sel.T,
            "out": str(args.out), "removed_row_ids": [int(x) for x in sel.removed[:20]]})
 
@@ -227,7 +236,7 @@ def cmd_study(args) -> None:
     from .study import run_study
 
     t0 = time.perf_counter()
-    datasets = _split(args.datasets, "datasets")
+    datasets = _dataset_names(args.datasets)
     seeds = _seeds(args.seeds) if args.seeds else None
     studies = run_study(args.data_dir, args.out, scale=args.scale, datasets=datasets, seeds=seeds,
                         device=args.device, progress=lambda m: sys.stderr.write(m + "\n"), n_jobs=args.n_jobs)
@@ -270,6 +279,12 @@ def build_parser() -> argparse.ArgumentParser:
                         help="where tensors live: auto = a CUDA GPU when one is visible, else the CPU")
         sp.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
 
+    def raw_csv(sp):
+        sp.add_argument("--raw-csv", action="store_true",
+                        help="write text cells as they are; by default a cell or header starting with =, +, -, @, "
+                             "a tab or a carriage return gets a leading ' so that a spreadsheet shows it as text "
+                             "instead of running it as a formula (numbers stay numbers)")
+
     def distance(sp):
         sp.add_argument("--distance", default=_WARMUP.distance, choices=DISTANCES,
                         help="paper = the papers' per-row min-max scaled distance; standardized = numerical "
@@ -281,6 +296,7 @@ def build_parser() -> argparse.ArgumentParser:
     distance(sp)
     sp.add_argument("--out", required=True, help="CSV written with one row per synthetic row (nn1, nn2, d1, d2, "
                                                  "ratio, memorized)")
+    raw_csv(sp)
     sp.set_defaults(func=cmd_memorize)
 
     sp = command("warmup", "train TabDDPM and track memorization per training row")
@@ -325,6 +341,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--out", required=True, help="pruned training table (CSV)")
     sp.add_argument("--removed-out", help="CSV of the whole ranking: row_id, score, rank, removed (default: none)")
     sp.add_argument("--keep-row-id", action="store_true", help="write the row_id column into --out too")
+    raw_csv(sp)
     sp.set_defaults(func=cmd_prune)
 
     sp = command("compare", "mitigation methods x generators x seeds, side by side")
@@ -368,10 +385,31 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _one_line_warnings(command: str):
+    """A ``warnings.showwarning`` that prints ``memviz CMD: warning: MESSAGE`` on one line (no
+    file, line number or source line; memviz's own warnings, e.g. a SchemaWarning, name their file)."""
+    from .data import SchemaWarning
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        what = "" if issubclass(category, SchemaWarning) else f"{category.__name__}: "
+        text = " ".join(str(message).split())
+        try:
+            (file or sys.stderr).write(f"memviz {command}: warning: {what}{text}\n")
+        except OSError:
+            pass
+    return show
+
+
 def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    warnings.filterwarnings("default", category=UserWarning, module="memviz")
+    with warnings.catch_warnings():
+        warnings.filterwarnings("default", category=UserWarning, module="memviz")
+        warnings.showwarning = _one_line_warnings(args.command)
+        return _run(args)
+
+
+def _run(args) -> int:
     try:
         args.func(args)
     except MemvizError as exc:

@@ -34,7 +34,7 @@ from .data import Table
 from .dynamics import DEFAULT_TOP_FRAC, RowDynamics, check_summary, compute_dynamics, summarize
 from .errors import MemvizError, RunError
 from .floor import Floor, excess, excess_columns
-from .store import RunStore
+from .store import MANIFEST, RunStore
 
 # torch-heavy modules (memorization, neighbors, models) are imported where used, so that
 # reading a finished run (the dashboard) never loads torch.
@@ -79,8 +79,14 @@ class WarmupConfig:
 
         if self.preset not in PRESETS:
             raise MemvizError(f"preset {self.preset!r}: unknown (use {', '.join(PRESETS)})")
-        epochs = int(self.epochs if self.epochs is not None else
-                     self.model_params.get("epochs") or PRESETS[self.preset].epochs)
+        if not isinstance(self.model_params, dict):
+            raise MemvizError(f"model_params: expected a dict of TabDDPM parameters, "
+                              f"got {type(self.model_params).__name__}")
+        epochs = self.epochs if self.epochs is not None else self.model_params.get("epochs")
+        epochs = PRESETS[self.preset].epochs if epochs is None else epochs
+        if not _is_whole(epochs):
+            raise MemvizError(f"epochs={epochs!r}: must be a whole number")
+        epochs = int(epochs)
         if epochs < 1:
             raise MemvizError(f"epochs={epochs}: must be at least 1")
         every = int(self.check_every) if self.check_every is not None else max(1, math.ceil(epochs / DEFAULT_CHECKS))
@@ -105,6 +111,32 @@ class WarmupConfig:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+def _is_whole(v) -> bool:
+    """An integer, or a float with an integer value (JSON may say 100.0); never a bool."""
+    if isinstance(v, bool):
+        return False
+    return isinstance(v, int) or (isinstance(v, float) and math.isfinite(v) and v == int(v))
+
+
+def saved_config(manifest: dict, source) -> WarmupConfig:
+    """The :class:`WarmupConfig` stored in a run's (validated) manifest; RunError naming
+    ``source`` and the field when a value has the wrong type or range."""
+    cfg = manifest["config"]
+    kinds = {"preset": (str,), "epochs": (int,), "check_every": (int,), "n_samples": (int,), "seed": (int,),
+             "device": (str,), "distance": (str,), "top_frac": (int, float), "keep_samples": (bool,),
+             "checkpoint_every": (int,), "model_params": (dict,)}
+    kw = {k: v for k, v in cfg.items() if k in WarmupConfig.__dataclass_fields__}
+    for k, v in kw.items():
+        bad = not isinstance(v, kinds[k]) or (isinstance(v, bool) and bool not in kinds[k])
+        if k in ("epochs", "check_every", "n_samples", "checkpoint_every") and not bad:
+            bad = v < 1
+        if bad:
+            raise RunError(f"{source}: manifest field 'config.{k}': {v!r} is not a valid {k}")
+    if not 0 < kw.get("top_frac", DEFAULT_TOP_FRAC) < 1:
+        raise RunError(f"{source}: manifest field 'config.top_frac': must be between 0 and 1")
+    return WarmupConfig(**kw)
 
 
 #: TabDDPM parameters a warm-up sets itself (not allowed in ``model_params``)
@@ -264,85 +296,92 @@ def run_warmup(train: Table, config: WarmupConfig | None = None, run_dir: str | 
     from .models.tabddpm import TabDDPM
     from .neighbors import NeighborEngine
 
-    t_start = time.perf_counter()
-    config = (config or WarmupConfig()).resolved(len(train))
-    device = resolve_device(config.device)
-    store, state, first_check, done_checks, floor = None, None, 0, [], None
-    engine = NeighborEngine(distance=config.distance, device=config.device).fit(train)
-    if run_dir is not None and resume:
-        store = RunStore.open(run_dir)
-        state, first_check, done_checks = _prepare_resume(store, train, config)
-        floor = _resumed_floor(store, holdout)
-    if floor is None and holdout is not None:  # before the run folder exists: a bad hold-out leaves nothing
-        from .floor import holdout_floor
-        floor = holdout_floor(train, holdout, distance=config.distance, engine=engine)
-    if run_dir is not None and not resume:
-        store = RunStore.create(run_dir, train, config.to_dict(), device=describe_device(device))
-    if store is not None and floor is not None and store.read_floor() is None:
-        store.write_floor(floor.to_dict(), floor.to_frame())
-    if progress is not None and floor is not None:
-        progress({"event": "floor", "floor": floor.floor, "floor_ci": list(floor.ci), "n_holdout": floor.n_holdout})
-    params = {k: v for k, v in config.model_params.items() if k != "epochs"}
-    model = TabDDPM(config.preset, epochs=config.epochs, device=config.device, seed=config.seed, **params)
-    check_epochs = config.check_epochs()
-    collected: list[pd.DataFrame] = []
-    summaries: list[dict] = [_with_excess(s, config.n_samples, floor) for s in done_checks]
-    timings = {"sample_seconds": 0.0, "memorize_seconds": 0.0}
-
-    def on_check(cr: CheckResult) -> None:
-        timings["sample_seconds"] += cr.sample_seconds
-        timings["memorize_seconds"] += cr.memorize_seconds
-        summary = _with_excess(cr.summary(), len(cr.long), floor)
-        summaries.append(summary)
-        if store is not None:
-            store.write_check(cr.check, cr.long, cr.samples if config.keep_samples else None)
-            if (cr.check + 1) % config.checkpoint_every == 0 or cr.epoch == config.epochs:
-                store.save_checkpoint({"model": model.state_dict(), "check": cr.check, "epoch": cr.epoch})
-            store.update(checks=summaries, progress={"epoch": cr.epoch, "epochs": config.epochs})
-        else:
-            collected.append(cr.long)
-        if progress is not None:
-            progress({"event": "check", **summary, "checks": len(check_epochs)})
-
-    callbacks: list[Callback] = [MemorizationTracker(train, check_epochs, config.n_samples, config.seed,
-                                                     engine, on_check, first_check=first_check)]
-    stopper = None
-    if should_stop is not None or store is not None:
-        stopper = StopCallback(lambda: bool((should_stop and should_stop()) or (store and store.cancel_requested())))
-        callbacks.append(stopper)
-    if progress is not None:
-        callbacks.append(ProgressEvents(progress, config.epochs))
-    status = "finished"
+    store = None  # the run store, holding the run's lock while this function runs
     try:
-        if state is not None and state["epoch"] >= config.epochs:
-            model = TabDDPM.from_state_dict(state, device=config.device)
-        else:
-            model.fit(train, callbacks=callbacks, resume_state=state)
-        if stopper is not None and stopper.stopped:
-            status = "cancelled"
-    except BaseException as exc:
+        t_start = time.perf_counter()
+        config = (config or WarmupConfig()).resolved(len(train))
+        device = resolve_device(config.device)
+        state, first_check, done_checks, floor = None, 0, [], None
+        engine = NeighborEngine(distance=config.distance, device=config.device).fit(train)
+        if run_dir is not None and resume:
+            store = RunStore.open(run_dir).acquire()  # a second writer of a live run: RunError
+            state, first_check, done_checks = _prepare_resume(store, train, config)
+            floor = _resumed_floor(store, holdout)
+        if floor is None and holdout is not None:  # before the run folder exists: a bad hold-out leaves nothing
+            from .floor import holdout_floor
+            floor = holdout_floor(train, holdout, distance=config.distance, engine=engine)
+        if run_dir is not None and not resume:
+            store = RunStore.create(run_dir, train, config.to_dict(), device=describe_device(device))
+        if store is not None and floor is not None and store.read_floor() is None:
+            store.write_floor(floor.to_dict(), floor.to_frame())
+        if progress is not None and floor is not None:
+            progress({"event": "floor", "floor": floor.floor, "floor_ci": list(floor.ci), "n_holdout": floor.n_holdout})
+        params = {k: v for k, v in config.model_params.items() if k != "epochs"}
+        model = TabDDPM(config.preset, epochs=config.epochs, device=config.device, seed=config.seed, **params)
+        check_epochs = config.check_epochs()
+        collected: list[pd.DataFrame] = []
+        summaries: list[dict] = [_with_excess(s, config.n_samples, floor) for s in done_checks]
+        timings = {"sample_seconds": 0.0, "memorize_seconds": 0.0}
+
+        def on_check(cr: CheckResult) -> None:
+            timings["sample_seconds"] += cr.sample_seconds
+            timings["memorize_seconds"] += cr.memorize_seconds
+            summary = _with_excess(cr.summary(), len(cr.long), floor)
+            summaries.append(summary)
+            if store is not None:
+                # check files, then the manifest, then the checkpoint: a kill between any two leaves a
+                # checkpoint no newer than the manifest's checks, so a resume redoes what is missing
+                store.write_check(cr.check, cr.long, cr.samples if config.keep_samples else None)
+                store.update(checks=summaries, progress={"epoch": cr.epoch, "epochs": config.epochs})
+                if (cr.check + 1) % config.checkpoint_every == 0 or cr.epoch == config.epochs:
+                    store.save_checkpoint({"model": model.state_dict(), "check": cr.check, "epoch": cr.epoch})
+            else:
+                collected.append(cr.long)
+            if progress is not None:
+                progress({"event": "check", **summary, "checks": len(check_epochs)})
+
+        callbacks: list[Callback] = [MemorizationTracker(train, check_epochs, config.n_samples, config.seed,
+                                                         engine, on_check, first_check=first_check)]
+        stopper = None
+        if should_stop is not None or store is not None:
+            stopper = StopCallback(lambda: bool((should_stop and should_stop()) or (store and store.cancel_requested())))
+            callbacks.append(stopper)
+        if progress is not None:
+            callbacks.append(ProgressEvents(progress, config.epochs))
+        status = "finished"
+        try:
+            if state is not None and state["epoch"] >= config.epochs:
+                model = TabDDPM.from_state_dict(state, device=config.device)
+            else:
+                model.fit(train, callbacks=callbacks, resume_state=state)
+            if stopper is not None and stopper.stopped:
+                status = "cancelled"
+        except BaseException as exc:
+            if store is not None:
+                status = "cancelled" if isinstance(exc, KeyboardInterrupt) else "failed"
+                store.update(status=status, error=f"{type(exc).__name__}: {exc}"[:500])
+            raise
+        checks = store.checks() if store is not None else (
+            pd.concat(collected, ignore_index=True) if collected else pd.DataFrame())
+        if checks.empty:
+            raise MemvizError("the warm-up stopped before its first check; nothing to analyse")
+        dyn = compute_dynamics(checks, train.row_ids, top_frac=config.top_frac)
+        per_check = _per_check(checks, floor)
+        seconds = time.perf_counter() - t_start
         if store is not None:
-            status = "cancelled" if isinstance(exc, KeyboardInterrupt) else "failed"
-            store.update(status=status, error=f"{type(exc).__name__}: {exc}"[:500])
-        raise
-    checks = store.checks() if store is not None else (
-        pd.concat(collected, ignore_index=True) if collected else pd.DataFrame())
-    if checks.empty:
-        raise MemvizError("the warm-up stopped before its first check; nothing to analyse")
-    dyn = compute_dynamics(checks, train.row_ids, top_frac=config.top_frac)
-    per_check = _per_check(checks, floor)
-    seconds = time.perf_counter() - t_start
-    if store is not None:
-        store.consolidate(dyn.to_frame(), dyn.to_long())
-        m = store.manifest()
-        prev = m.get("timings", {}).get("total_seconds", 0.0) if resume else 0.0
-        store.update(status=status, timings={"total_seconds": prev + seconds, **timings},
-                     summary=summarize(dyn).to_dict())
-        store.clear_cancel()
-    if progress is not None:
-        progress({"event": "done", "status": status, "seconds": seconds})
-    return WarmupResult(config, checks, per_check, dyn, status, seconds,
-                        Path(run_dir) if run_dir is not None else None, model, floor)
+            store.consolidate(dyn.to_frame(), dyn.to_long())
+            m = store.manifest()
+            prev = ((m.get("timings") or {}).get("total_seconds") or 0.0) if resume else 0.0
+            store.update(status=status, timings={"total_seconds": prev + seconds, **timings},
+                         summary=summarize(dyn).to_dict())
+            store.clear_cancel()
+        if progress is not None:
+            progress({"event": "done", "status": status, "seconds": seconds})
+        return WarmupResult(config, checks, per_check, dyn, status, seconds,
+                            Path(run_dir) if run_dir is not None else None, model, floor)
+    finally:
+        if store is not None:
+            store.release()
 
 
 def _with_excess(summary: dict, n_synthetic: int, floor: Floor | None) -> dict:
@@ -386,7 +425,7 @@ def _prepare_resume(store: RunStore, train: Table, config: WarmupConfig):
     m = store.manifest()
     if m["data"]["fingerprint"] != fingerprint(train):
         raise RunError(f"{store.path}: this run was trained on another table; resume it with the same data")
-    saved = WarmupConfig(**{k: v for k, v in m["config"].items() if k in WarmupConfig.__dataclass_fields__})
+    saved = saved_config(m, store.path / MANIFEST)
     for name in ("preset", "epochs", "check_every", "n_samples", "seed", "distance"):
         if getattr(saved, name) != getattr(config, name):
             raise RunError(f"{store.path}: {name}={getattr(config, name)!r} differs from the run's "
@@ -405,18 +444,20 @@ def _prepare_resume(store: RunStore, train: Table, config: WarmupConfig):
 
 def load_warmup(run_dir: str | Path) -> WarmupResult:
     """Reopen a stored run (no unpickling): checks, per-check summary, dynamics and the floor
-    (None for a run without a hold-out, older runs included)."""
+    (None for a run without a hold-out, older runs included). ``status`` is the manifest's, or
+    ``interrupted`` for a run that says ``running`` but whose writer is gone
+    (:meth:`RunStore.status`). Anything malformed in the folder is one RunError line."""
     store = RunStore.open(run_dir)
     m = store.manifest()
-    cfg = WarmupConfig(**{k: v for k, v in m["config"].items() if k in WarmupConfig.__dataclass_fields__})
+    cfg = saved_config(m, store.path / MANIFEST)
     checks = store.checks()
     train = store.train()
     if checks.empty:
         raise RunError(f"{store.path}: the run has no finished check yet")
     dyn = compute_dynamics(checks, train.row_ids, top_frac=cfg.top_frac)
     floor = _stored_floor(store)
-    return WarmupResult(cfg, checks, _per_check(checks, floor), dyn, m.get("status", "unknown"),
-                        float(m.get("timings", {}).get("total_seconds") or 0.0), Path(run_dir), floor=floor)
+    return WarmupResult(cfg, checks, _per_check(checks, floor), dyn, store.status(m),
+                        float((m.get("timings") or {}).get("total_seconds") or 0.0), Path(run_dir), floor=floor)
 
 
 def ensure_warmup(train: Table, config: WarmupConfig, run_dir: str | Path,
@@ -433,7 +474,7 @@ def ensure_warmup(train: Table, config: WarmupConfig, run_dir: str | Path,
     A run on another table, or a finished one with other settings, is a RunError: the
     folder is not silently overwritten.
     """
-    from .store import MANIFEST, fingerprint
+    from .store import fingerprint
     from .io import to_jsonable
 
     run_dir = Path(run_dir)

@@ -1,7 +1,10 @@
 """The Data page's library side: which tables there are, uploads, schema edits, the test split.
 
 Uploads are parsed as data only: CSV with :func:`memviz.data.read_csv_bytes`, Parquet
-with pyarrow from memory; nothing is unpickled or evaluated.
+with pyarrow from memory; nothing is unpickled or evaluated. An upload may expand to at most
+:func:`max_upload_cells` cells (rows × columns) and :data:`MAX_UPLOAD_BYTES` bytes of decoded
+values, checked before the table is built: a compressed Parquet file can hold far more than
+its size says (0.26 MB of zstd expanded to 340 MB in pandas).
 """
 from __future__ import annotations
 
@@ -21,6 +24,11 @@ from ..schema import KINDS, Schema
 
 DATASETS_ENV = "MEMVIZ_DATASETS"
 PARQUET_MAGIC = b"PAR1"
+MAX_CELLS_ENV = "MEMVIZ_MAX_UPLOAD_CELLS"
+#: rows × columns an upload may hold (a 200 MB CSV of numbers is about 10 million cells)
+MAX_UPLOAD_CELLS = 10_000_000
+#: decoded bytes a Parquet upload may hold (its values as Arrow holds them, strings included)
+MAX_UPLOAD_BYTES = 1 << 30
 
 
 # ====================================================================== datasets
@@ -94,17 +102,74 @@ def load_choice(choice: DatasetChoice | str) -> RawData:
     return RawData(frame, test, schema, str(choice.folder / "train.csv"), choice.label, notes)
 
 
+def max_upload_cells() -> int:
+    """Rows × columns an upload may hold: ``$MEMVIZ_MAX_UPLOAD_CELLS``, else :data:`MAX_UPLOAD_CELLS`."""
+    raw = os.environ.get(MAX_CELLS_ENV, "").strip()
+    if not raw:
+        return MAX_UPLOAD_CELLS
+    try:
+        return max(1, int(raw))
+    except ValueError:
+        raise DataError(f"${MAX_CELLS_ENV}={raw!r}: expected a whole number of cells") from None
+
+
+def _check_size(name: str, rows: int, cols: int, decoded: int | None = None) -> None:
+    """DataError (one line) when an upload would expand past the caps."""
+    cap = max_upload_cells()
+    if rows * cols > cap:
+        raise DataError(f"{name}: {rows:,} rows × {cols:,} columns = {rows * cols:,} cells, more than an upload "
+                        f"may hold ({cap:,}; set ${MAX_CELLS_ENV} to change it, or use the memviz CLI)")
+    if decoded is not None and decoded > MAX_UPLOAD_BYTES:
+        raise DataError(f"{name}: its values expand to {decoded / 2**20:,.0f} MiB, more than an upload may hold "
+                        f"({MAX_UPLOAD_BYTES / 2**20:,.0f} MiB; use the memviz CLI for it)")
+
+
+def _read_parquet_upload(name: str, raw: bytes) -> pd.DataFrame:
+    """An uploaded Parquet file, its size checked from the footer (rows, columns, encoded
+    bytes) and from its strings' decoded lengths before anything is expanded."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    try:
+        meta = pq.ParquetFile(io.BytesIO(raw)).metadata
+        _check_size(name, meta.num_rows, meta.num_columns,
+                    sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups)))
+        schema = pq.read_schema(io.BytesIO(raw))
+        texts = [f.name for f in schema if pa.types.is_string(f.type) or pa.types.is_large_string(f.type)
+                 or pa.types.is_binary(f.type) or pa.types.is_large_binary(f.type)]
+        table = pq.read_table(io.BytesIO(raw), read_dictionary=texts)  # strings stay dictionary-encoded
+        decoded = 0
+        for col in table.columns:
+            for chunk in col.chunks:
+                if pa.types.is_dictionary(chunk.type):  # the bytes its strings take once decoded
+                    lengths = pc.binary_length(chunk.dictionary)
+                    decoded += (pc.sum(pc.take(lengths, chunk.indices)).as_py() or 0) + 8 * len(chunk)
+                else:
+                    decoded += chunk.nbytes
+        _check_size(name, table.num_rows, table.num_columns, decoded)
+        return table.cast(schema).to_pandas()
+    except DataError:
+        raise
+    except Exception as exc:  # pyarrow raises many types
+        raise DataError(f"{name}: not a readable Parquet file ({type(exc).__name__})") from None
+
+
+def _check_csv_size(name: str, raw: bytes) -> None:
+    """Rows (line breaks) × columns (separators in the first line, the most frequent of , ; tab |)
+    of a CSV upload, against the cap, before pandas parses it."""
+    first = raw[:raw.find(b"\n")] if b"\n" in raw else raw
+    cols = 1 + max(first.count(sep) for sep in (b",", b";", b"\t", b"|"))
+    _check_size(name, max(0, raw.count(b"\n") - 1), cols)  # minus the header line
+
+
 def read_upload(name: str, raw: bytes) -> pd.DataFrame:
-    """Parse an uploaded CSV or Parquet file (data only; one-line DataError on a bad file)."""
+    """Parse an uploaded CSV or Parquet file (data only; one-line DataError on a bad file or
+    one that would expand past :func:`max_upload_cells` cells or :data:`MAX_UPLOAD_BYTES`)."""
     if raw[:4] == PARQUET_MAGIC or name.lower().endswith((".parquet", ".pq")):
         if raw[:4] != PARQUET_MAGIC:
             raise DataError(f"{name}: not a Parquet file (no PAR1 magic bytes)")
-        try:
-            import pyarrow.parquet as pq
-
-            df = pq.read_table(io.BytesIO(raw)).to_pandas()
-        except Exception as exc:  # pyarrow raises many types
-            raise DataError(f"{name}: not a readable Parquet file ({type(exc).__name__})") from None
+        df = _read_parquet_upload(name, raw)
         df.columns = [str(c) for c in df.columns]
         if df.columns.duplicated().any():
             dup = df.columns[df.columns.duplicated()][0]
@@ -114,6 +179,7 @@ def read_upload(name: str, raw: bytes) -> pd.DataFrame:
         if len(df) == 0:
             raise DataError(f"{name}: the table has a header but no rows")
         return df.reset_index(drop=True)
+    _check_csv_size(name, raw)
     return read_csv_bytes(raw, name)
 
 

@@ -37,7 +37,7 @@ from ..compare import CompareConfig
 from ..data import ROW_ID, Table
 from ..errors import MemvizError, RunError
 from ..io import atomic_write_json, atomic_write_parquet, atomic_write_text, read_json
-from ..store import MANIFEST, RunStore
+from ..store import INTERRUPTED, MANIFEST, RunStore
 from ..warmup import WarmupConfig
 from .spec import EVENTS, FINAL_EVENTS, SPEC, EventLog, JobSpec, read_events, write_spec  # noqa: F401 (EventLog re-exported)
 
@@ -56,6 +56,17 @@ FINAL = ("finished", "cancelled", "failed", "lost")
 def runs_root(root: str | Path | None = None) -> Path:
     """The runs root: ``root`` if given, else ``$MEMVIZ_RUNS``, else ``./runs``."""
     return Path(root if root is not None else os.environ.get(RUNS_ENV) or "runs").expanduser()
+
+
+def run_dir_named(name: str | None, root: str | Path | None = None) -> Path | None:
+    """The run folder ``root/name`` when ``name`` is a plain folder name (what the dashboard
+    puts in its ``?run=`` URL) naming a run there; None otherwise, never a path outside the
+    runs root (``..``, ``a/b``, an absolute path, a hidden folder such as ``.jobs``)."""
+    if not name or not isinstance(name, str) or name.startswith(".") or "/" in name or "\\" in name \
+            or name != Path(name).name or "\x00" in name:
+        return None
+    path = runs_root(root) / name
+    return path if (path / MANIFEST).is_file() else None
 
 
 def max_jobs() -> int:
@@ -347,15 +358,15 @@ def job_status(job: Job) -> JobStatus:
     final = next((e for e in reversed(events) if e["event"] in FINAL_EVENTS), None)
     kinds = [e["event"] for e in events]
     checks, done, total, unit, phase = [], 0, 0, "epoch", ""
-    manifest = None
+    manifest, problem, store = None, "", RunStore(job.out)
     if job.kind == "warmup" and (job.out / MANIFEST).exists():
         try:
-            manifest = RunStore(job.out).manifest()
+            manifest = store.manifest()
             checks = list(manifest.get("checks") or [])
-            total = int((manifest.get("config") or {}).get("epochs") or 0)
+            total = int(manifest["config"].get("epochs") or 0)
             done = int((manifest.get("progress") or {}).get("epoch") or 0)
-        except (RunError, TypeError, ValueError):
-            manifest = None
+        except (RunError, TypeError, ValueError) as exc:
+            manifest, problem = None, str(exc)
     for ev in events:  # the latest progress wins
         if ev["event"] == "epoch":
             done, total = int(ev.get("epoch") or 0), int(ev.get("epochs") or 0)
@@ -375,8 +386,11 @@ def job_status(job: Job) -> JobStatus:
             state = "starting"
     elif info:
         state = "cancelled" if (job.job_dir / CANCEL).exists() else "lost"
-    elif manifest is not None:  # a run started from the CLI: no job record, its manifest tells
-        state = manifest.get("status", "running")
+    elif manifest is not None:  # a run started from the CLI: no job record, its manifest and lock tell
+        state = store.status(manifest)
+        state = "lost" if state == INTERRUPTED else state
+    elif problem:  # a run folder nobody started from here, and unreadable
+        state = "failed"
     else:
         raise RunError(f"{job.job_dir}: no such job")
     if state == "finished":
@@ -384,6 +398,8 @@ def job_status(job: Job) -> JobStatus:
     message = _describe(events[-1]) if events else ""
     if state == "lost":
         message = "the process stopped without a word (killed, or the machine restarted)"
+    elif problem and state == "failed":
+        message = problem
     elif state == "failed" and manifest is not None and not message:
         message = str(manifest.get("error") or "")
     return JobStatus(job.job_id, job.kind, state, done, total, unit, phase, checks, message,

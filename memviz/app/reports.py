@@ -7,6 +7,7 @@ from ..data import read_frame
 from ..dynamiccut import DEFAULT_K, DEFAULT_P, dynamiccut_selection, early_identification_curve
 from ..dynamics import summarize
 from ..errors import MemvizError
+from ..io import csv_bytes
 from ..leaks import copies_of, most_copied
 from ..viz.report import build_report, report_figures
 from .comparisons import CompareView
@@ -53,6 +54,7 @@ def report_html(view: RunView | None, compare: CompareView | None = None, *, p: 
                         settings, redacted=redacted, title=title, leaks=leak_views)
 
 
-def table_csv(path: str | Path) -> bytes:
-    """An output table (CSV or Parquet) as CSV bytes."""
-    return read_frame(path).to_csv(index=False).encode("utf-8")
+def table_csv(path: str | Path, raw: bool = False) -> bytes:
+    """An output table (CSV or Parquet) as CSV bytes, spreadsheet formulas neutralised unless
+    ``raw`` (:func:`memviz.io.csv_bytes`)."""
+    return csv_bytes(read_frame(path), raw=raw)

@@ -16,6 +16,7 @@ from ..data import Table
 from ..dynamiccut import (DEFAULT_K, DEFAULT_P, Selection, default_T as _default_T, dynamiccut_selection,
                           early_identification_curve)
 from ..errors import RunError
+from ..io import csv_bytes
 from ..leaks import LeakView, copies_of, most_copied, run_column_match_rates
 from ..store import MANIFEST, RunStore, fingerprint, list_runs
 from ..warmup import WarmupResult, load_warmup
@@ -37,11 +38,15 @@ def runs_table(root: str | Path | None = None) -> pd.DataFrame:
     """Saved warm-up runs under the runs root, newest first, with a display label.
 
     The label holds only what never changes for a run (id, dataset): a picker showing it
-    must find the same label on the next rerun (see ``pages/_ui.run_labels``).
+    must find the same label on the next rerun (see ``pages/_ui.run_labels``). A folder whose
+    manifest cannot be read is listed last, labelled ``unreadable``, with the reason in its
+    status (:func:`memviz.store.list_runs`); opening it gives that RunError line.
     """
     df = list_runs(runs_root(root))
-    df = df[df["kind"].fillna("warmup") == "warmup"].sort_values("created", ascending=False, kind="stable")
-    df = df.assign(label=df["run_id"] + " · " + df["dataset"].astype(str))
+    df = df[df["kind"].fillna("warmup") == "warmup"].sort_values("created", ascending=False, kind="stable",
+                                                                  na_position="last")
+    dataset = df["dataset"].where(df["dataset"].notna(), "unreadable").astype(str)
+    df = df.assign(label=df["run_id"] + " · " + dataset)
     return df.reset_index(drop=True)
 
 
@@ -70,7 +75,8 @@ class RunView:
 
     @property
     def status(self) -> str:
-        return self.manifest.get("status", "unknown")
+        """The run's status as read (``interrupted`` when it says running but its writer is gone)."""
+        return self.result.status
 
     @property
     def epochs(self) -> list[int]:
@@ -174,8 +180,9 @@ def prune_preview(view: RunView, p: float, k: int, T: int | None) -> PrunePrevie
     return PrunePreview(sel, removed, view.dynamics.n_rows)
 
 
-def pruned_csv(view: RunView, removed_ids, keep_row_id: bool = True) -> bytes:
-    """The training table without ``removed_ids`` as CSV bytes (row_id kept as first column)."""
+def pruned_csv(view: RunView, removed_ids, keep_row_id: bool = True, raw: bool = False) -> bytes:
+    """The training table without ``removed_ids`` as CSV bytes (row_id kept as first column),
+    spreadsheet formulas neutralised unless ``raw`` (:func:`memviz.io.csv_bytes`)."""
     pruned = view.train.drop(removed_ids)
     frame = pruned.data.reset_index() if keep_row_id else pruned.data.reset_index(drop=True)
-    return frame.to_csv(index=False).encode("utf-8")
+    return csv_bytes(frame, raw=raw)
