@@ -300,6 +300,8 @@ def test_run_stays_selected_when_its_status_changes_between_reruns(tmp_path, run
     m = json.loads(manifest.read_text())
     monkeypatch.setenv(jobs.RUNS_ENV, str(root))
     manifest.write_text(json.dumps({**m, "status": "running", "checks": m["checks"][:1]}))
+    from memviz.store import RunStore
+    writer = RunStore(root / "live").acquire()          # a live writer: without one, a running run reads as lost
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     at.query_params["run"] = "live"
     at.run()
@@ -317,6 +319,7 @@ def test_run_stays_selected_when_its_status_changes_between_reruns(tmp_path, run
         return ws
     monkeypatch.setattr(Selectbox, "_widget_state", property(like_a_browser))
     manifest.write_text(json.dumps(m))                  # the run finishes with all its checks
+    writer.release()
     st.cache_data.clear()                               # the runs list is re-read (ttl 3 s)
     at.run()                                            # the full rerun when the run ends
     at.switch_page("pages/3_memorization.py").run()

@@ -284,3 +284,40 @@ def test_a_live_run_refuses_a_second_resume_and_says_interrupted_once_killed(cap
     assert code == 0 and last_json(text)["status"] == "interrupted", err
     code, text, err = run_cli(capsys, "inspect", str(out))
     assert "status interrupted" in text
+
+
+# ----------------------------------------------------------------------- CSV for people
+PAYLOADS = ['=HYPERLINK("http://127.0.0.1:8599/x","click")', "@SUM(1+1)", "+cmd|' /C calc'!A0"]
+
+
+def test_prune_and_memorize_outputs_neutralise_formulas_unless_raw_csv(capsys, small_files):
+    """At 9a38467 ``memviz prune --out`` wrote these category values and header as they were."""
+    df = pd.read_csv(small_files / "train.csv")
+    df["workclass"] = [PAYLOADS[i % 3] if i % 2 else v for i, v in enumerate(df["workclass"])]
+    df["capital-loss"] = -df["capital-loss"]                       # negative numbers stay numbers
+    df = df.rename(columns={"race": "=race"})
+    df.to_csv(small_files / "evil.csv", index=False)
+    schema = json.loads((SAMPLE / "meta.json").read_text())
+    schema["categorical"] = ["=race" if c == "race" else c for c in schema["categorical"]]
+    (small_files / "evil.json").write_text(json.dumps(schema))
+    run = small_files / "evil_run"
+    code, out, err = run_cli(capsys, "warmup", "--train", str(small_files / "evil.csv"), "--schema",
+                             str(small_files / "evil.json"), "--out", str(run), "--epochs", "2", "--check-every", "1",
+                             "--n-samples", "30", "--device", "cpu", "--quiet", "--model-params", json.dumps(TINY_MODEL))
+    assert code == 0, err
+    for raw in (False, True):
+        target = small_files / f"pruned_{raw}.csv"
+        code, out, err = run_cli(capsys, "prune", str(run), "--p", "0.1", "--k", "1", "--out", str(target),
+                                 "--keep-row-id", *(["--raw-csv"] if raw else []))
+        assert code == 0, err
+        back = pd.read_csv(target, keep_default_na=False, na_values=[""])
+        kept = df.loc[back["row_id"].to_numpy()]
+        assert ("=race" if raw else "'=race") in back.columns
+        want = kept["workclass"] if raw else kept["workclass"].map(lambda v: "'" + v if v in PAYLOADS else v)
+        assert back["workclass"].tolist() == want.tolist()
+        assert back["capital-loss"].tolist() == kept["capital-loss"].tolist()   # numbers, not '-text
+    code, out, err = run_cli(capsys, "memorize", "--train", str(small_files / "evil.csv"), "--schema",
+                             str(small_files / "evil.json"), "--synthetic", str(small_files / "evil.csv"),
+                             "--out", str(small_files / "m.csv"), "--device", "cpu", "--quiet", "--raw-csv")
+    assert code == 0, err
+    assert pd.read_csv(small_files / "m.csv")["memorized"].all()  # its output is numbers only: the flag is a no-op

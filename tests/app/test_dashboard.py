@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import io
+import json
 import math
 
 import numpy as np
@@ -174,3 +175,43 @@ def test_compare_details_shapes_and_distances(small, sample, tmp_path):
     assert comparisons.compare_token(out) > 0
     assert set(comparisons.synthetic_files(out)) == {f"synthetic/{m}_tabddpm_{s}.parquet"
                                               for m in ("baseline", "dynamiccut", "random") for s in (0, 1)}
+
+
+# ------------------------------------------------------------ downloads for spreadsheets
+PAYLOADS = ['=HYPERLINK("http://127.0.0.1:8599/x","click")', "@SUM(1+1)", "+cmd|' /C calc'!A0"]
+
+
+def test_pruned_and_synthetic_downloads_neutralise_formulas(small, tmp_path):
+    """On today's main (dd9d899) the pruned-table and synthetic-table downloads carried these
+    category values unchanged (generated rows copy category values, so the payload carries)."""
+    data = small.data.copy()
+    data["workclass"] = [PAYLOADS[i % 3] for i in range(len(data))]
+    data["capital-loss"] = -data["capital-loss"]
+    evil = small.with_data(data)
+    copier_run(evil, tmp_path / "evil")
+    view = runs.load_run(tmp_path / "evil")
+    for raw in (False, True):
+        got = pd.read_csv(io.BytesIO(runs.pruned_csv(view, [0, 1], raw=raw)))
+        want = data.drop(index=[0, 1])
+        assert got["row_id"].tolist() == want.index.tolist()
+        assert got["workclass"].tolist() == [v if raw else "'" + v for v in want["workclass"]]
+        assert got["capital-loss"].tolist() == want["capital-loss"].tolist()
+    syn = tmp_path / "syn.parquet"
+    data.reset_index(drop=True).to_parquet(syn)
+    got = pd.read_csv(io.BytesIO(reports.table_csv(syn)))
+    assert got["workclass"].tolist() == ["'" + v for v in data["workclass"]]
+    assert got["capital-loss"].tolist() == data["capital-loss"].tolist()
+    assert pd.read_csv(io.BytesIO(reports.table_csv(syn, raw=True)))["workclass"].tolist() == data["workclass"].tolist()
+
+
+def test_runs_table_lists_an_unreadable_run_last_with_its_reason(view, tmp_path):
+    import shutil
+    shutil.copytree(view.path, tmp_path / "b_good")
+    shutil.copytree(view.path, tmp_path / "a_bad")
+    m = json.loads((tmp_path / "a_bad" / "manifest.json").read_text())
+    del m["data"]
+    (tmp_path / "a_bad" / "manifest.json").write_text(json.dumps(m))
+    df = runs.runs_table(tmp_path)
+    assert df["run_id"].tolist() == ["b_good", "a_bad"]
+    assert df["label"].tolist()[1] == "a_bad · unreadable"
+    assert df["status"].tolist() == ["finished", "unreadable: manifest.json: manifest lacks the field 'data'"]
