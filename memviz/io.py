@@ -136,19 +136,24 @@ def neutralise_csv(df: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+#: RFC 4180 line ends: with them a cell holding a carriage return is quoted (with ``\n`` alone,
+#: pandas leaves it bare, and a spreadsheet starts a new row there: ``x\r=1+1`` would run ``=1+1``)
+CSV_LINE_END = "\r\n"
+
+
 def csv_bytes(df: pd.DataFrame, raw: bool = False) -> bytes:
-    """``df`` as UTF-8 CSV bytes (no index) for a download, formulas neutralised
-    (:func:`neutralise_csv`) unless ``raw``."""
+    """``df`` as UTF-8 CSV bytes (no index, CRLF line ends) for a download, formulas
+    neutralised (:func:`neutralise_csv`) unless ``raw``."""
     buf = io.StringIO()
-    (df if raw else neutralise_csv(df)).to_csv(buf, index=False)
+    (df if raw else neutralise_csv(df)).to_csv(buf, index=False, lineterminator=CSV_LINE_END)
     return buf.getvalue().encode("utf-8")
 
 
 def export_csv(path: Path, df: pd.DataFrame, raw: bool = False) -> None:
-    """Write ``df`` as a CSV file for people, atomically, formulas neutralised
-    (:func:`neutralise_csv`) unless ``raw`` (``--raw-csv``)."""
+    """Write ``df`` as a CSV file for people (no index, CRLF line ends), atomically, formulas
+    neutralised (:func:`neutralise_csv`) unless ``raw`` (``--raw-csv``)."""
     data = df if raw else neutralise_csv(df)
-    _atomic(path, lambda tmp: data.to_csv(tmp, index=False))
+    _atomic(path, lambda tmp: data.to_csv(tmp, index=False, lineterminator=CSV_LINE_END))
 
 
 # ------------------------------------------------------------------------- JSON

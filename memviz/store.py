@@ -143,8 +143,8 @@ def validate_manifest(m, f: Path) -> dict:
     _expect(f, "data.source", data.get("source"), "string", optional=True)
     try:
         Schema.from_dict(m["schema"], source="schema")
-    except MemvizError as exc:
-        raise RunError(f"{f}: manifest field {exc}") from None
+    except (MemvizError, TypeError, ValueError) as exc:
+        raise RunError(f"{f}: manifest field 'schema': {str(exc).removeprefix('schema: ')}") from None
     for i, c in enumerate(m.get("checks") or []):
         _expect(f, f"checks[{i}]", c, "object")
         for key, kind, optional in (("check", "integer", False), ("epoch", "integer", False),

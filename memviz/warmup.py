@@ -344,7 +344,8 @@ def run_warmup(train: Table, config: WarmupConfig | None = None, run_dir: str | 
                                                          engine, on_check, first_check=first_check)]
         stopper = None
         if should_stop is not None or store is not None:
-            stopper = StopCallback(lambda: bool((should_stop and should_stop()) or (store and store.cancel_requested())))
+            stopper = StopCallback(lambda: bool((should_stop and should_stop())
+                                                or (store and store.cancel_requested())))
             callbacks.append(stopper)
         if progress is not None:
             callbacks.append(ProgressEvents(progress, config.epochs))

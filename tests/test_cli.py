@@ -303,7 +303,8 @@ def test_prune_and_memorize_outputs_neutralise_formulas_unless_raw_csv(capsys, s
     run = small_files / "evil_run"
     code, out, err = run_cli(capsys, "warmup", "--train", str(small_files / "evil.csv"), "--schema",
                              str(small_files / "evil.json"), "--out", str(run), "--epochs", "2", "--check-every", "1",
-                             "--n-samples", "30", "--device", "cpu", "--quiet", "--model-params", json.dumps(TINY_MODEL))
+                             "--n-samples", "30", "--device", "cpu", "--quiet",
+                             "--model-params", json.dumps(TINY_MODEL))
     assert code == 0, err
     for raw in (False, True):
         target = small_files / f"pruned_{raw}.csv"

@@ -10,7 +10,6 @@ On today's main (dd9d899) every page load fetched the favicon
 from __future__ import annotations
 
 import os
-import shutil
 import socket
 import subprocess
 import sys
