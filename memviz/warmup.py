@@ -292,97 +292,104 @@ def run_warmup(train: Table, config: WarmupConfig | None = None, run_dir: str | 
         summary then carries ``floor``, ``excess``, ``excess_low`` and ``excess_high``.
         None: no floor.
     """
+    held: list[RunStore] = []  # the run store once created or opened: its lock is let go however this ends
+    try:
+        return _warmup(train, config, run_dir, resume, progress, should_stop, holdout, held)
+    finally:
+        for store in held:
+            store.release()
+
+
+def _warmup(train: Table, config: WarmupConfig | None, run_dir, resume: bool, progress, should_stop,
+            holdout: Table | None, held: list) -> WarmupResult:
+    """:func:`run_warmup`'s work; the store it creates or opens goes into ``held``."""
     from .device import describe_device, resolve_device
     from .models.tabddpm import TabDDPM
     from .neighbors import NeighborEngine
 
-    store = None  # the run store, holding the run's lock while this function runs
+    t_start = time.perf_counter()
+    config = (config or WarmupConfig()).resolved(len(train))
+    device = resolve_device(config.device)
+    store, state, first_check, done_checks, floor = None, None, 0, [], None
+    engine = NeighborEngine(distance=config.distance, device=config.device).fit(train)
+    if run_dir is not None and resume:
+        store = RunStore.open(run_dir).acquire()  # a second writer of a live run: RunError
+        held.append(store)
+        state, first_check, done_checks = _prepare_resume(store, train, config)
+        floor = _resumed_floor(store, holdout)
+    if floor is None and holdout is not None:  # before the run folder exists: a bad hold-out leaves nothing
+        from .floor import holdout_floor
+        floor = holdout_floor(train, holdout, distance=config.distance, engine=engine)
+    if run_dir is not None and not resume:
+        store = RunStore.create(run_dir, train, config.to_dict(), device=describe_device(device))
+        held.append(store)
+    if store is not None and floor is not None and store.read_floor() is None:
+        store.write_floor(floor.to_dict(), floor.to_frame())
+    if progress is not None and floor is not None:
+        progress({"event": "floor", "floor": floor.floor, "floor_ci": list(floor.ci), "n_holdout": floor.n_holdout})
+    params = {k: v for k, v in config.model_params.items() if k != "epochs"}
+    model = TabDDPM(config.preset, epochs=config.epochs, device=config.device, seed=config.seed, **params)
+    check_epochs = config.check_epochs()
+    collected: list[pd.DataFrame] = []
+    summaries: list[dict] = [_with_excess(s, config.n_samples, floor) for s in done_checks]
+    timings = {"sample_seconds": 0.0, "memorize_seconds": 0.0}
+
+    def on_check(cr: CheckResult) -> None:
+        timings["sample_seconds"] += cr.sample_seconds
+        timings["memorize_seconds"] += cr.memorize_seconds
+        summary = _with_excess(cr.summary(), len(cr.long), floor)
+        summaries.append(summary)
+        if store is not None:
+            # check files, then the manifest, then the checkpoint: a kill between any two leaves a
+            # checkpoint no newer than the manifest's checks, so a resume redoes what is missing
+            store.write_check(cr.check, cr.long, cr.samples if config.keep_samples else None)
+            store.update(checks=summaries, progress={"epoch": cr.epoch, "epochs": config.epochs})
+            if (cr.check + 1) % config.checkpoint_every == 0 or cr.epoch == config.epochs:
+                store.save_checkpoint({"model": model.state_dict(), "check": cr.check, "epoch": cr.epoch})
+        else:
+            collected.append(cr.long)
+        if progress is not None:
+            progress({"event": "check", **summary, "checks": len(check_epochs)})
+
+    callbacks: list[Callback] = [MemorizationTracker(train, check_epochs, config.n_samples, config.seed,
+                                                     engine, on_check, first_check=first_check)]
+    stopper = None
+    if should_stop is not None or store is not None:
+        stopper = StopCallback(lambda: bool((should_stop and should_stop()) or (store and store.cancel_requested())))
+        callbacks.append(stopper)
+    if progress is not None:
+        callbacks.append(ProgressEvents(progress, config.epochs))
+    status = "finished"
     try:
-        t_start = time.perf_counter()
-        config = (config or WarmupConfig()).resolved(len(train))
-        device = resolve_device(config.device)
-        state, first_check, done_checks, floor = None, 0, [], None
-        engine = NeighborEngine(distance=config.distance, device=config.device).fit(train)
-        if run_dir is not None and resume:
-            store = RunStore.open(run_dir).acquire()  # a second writer of a live run: RunError
-            state, first_check, done_checks = _prepare_resume(store, train, config)
-            floor = _resumed_floor(store, holdout)
-        if floor is None and holdout is not None:  # before the run folder exists: a bad hold-out leaves nothing
-            from .floor import holdout_floor
-            floor = holdout_floor(train, holdout, distance=config.distance, engine=engine)
-        if run_dir is not None and not resume:
-            store = RunStore.create(run_dir, train, config.to_dict(), device=describe_device(device))
-        if store is not None and floor is not None and store.read_floor() is None:
-            store.write_floor(floor.to_dict(), floor.to_frame())
-        if progress is not None and floor is not None:
-            progress({"event": "floor", "floor": floor.floor, "floor_ci": list(floor.ci), "n_holdout": floor.n_holdout})
-        params = {k: v for k, v in config.model_params.items() if k != "epochs"}
-        model = TabDDPM(config.preset, epochs=config.epochs, device=config.device, seed=config.seed, **params)
-        check_epochs = config.check_epochs()
-        collected: list[pd.DataFrame] = []
-        summaries: list[dict] = [_with_excess(s, config.n_samples, floor) for s in done_checks]
-        timings = {"sample_seconds": 0.0, "memorize_seconds": 0.0}
-
-        def on_check(cr: CheckResult) -> None:
-            timings["sample_seconds"] += cr.sample_seconds
-            timings["memorize_seconds"] += cr.memorize_seconds
-            summary = _with_excess(cr.summary(), len(cr.long), floor)
-            summaries.append(summary)
-            if store is not None:
-                # check files, then the manifest, then the checkpoint: a kill between any two leaves a
-                # checkpoint no newer than the manifest's checks, so a resume redoes what is missing
-                store.write_check(cr.check, cr.long, cr.samples if config.keep_samples else None)
-                store.update(checks=summaries, progress={"epoch": cr.epoch, "epochs": config.epochs})
-                if (cr.check + 1) % config.checkpoint_every == 0 or cr.epoch == config.epochs:
-                    store.save_checkpoint({"model": model.state_dict(), "check": cr.check, "epoch": cr.epoch})
-            else:
-                collected.append(cr.long)
-            if progress is not None:
-                progress({"event": "check", **summary, "checks": len(check_epochs)})
-
-        callbacks: list[Callback] = [MemorizationTracker(train, check_epochs, config.n_samples, config.seed,
-                                                         engine, on_check, first_check=first_check)]
-        stopper = None
-        if should_stop is not None or store is not None:
-            stopper = StopCallback(lambda: bool((should_stop and should_stop())
-                                                or (store and store.cancel_requested())))
-            callbacks.append(stopper)
-        if progress is not None:
-            callbacks.append(ProgressEvents(progress, config.epochs))
-        status = "finished"
-        try:
-            if state is not None and state["epoch"] >= config.epochs:
-                model = TabDDPM.from_state_dict(state, device=config.device)
-            else:
-                model.fit(train, callbacks=callbacks, resume_state=state)
-            if stopper is not None and stopper.stopped:
-                status = "cancelled"
-        except BaseException as exc:
-            if store is not None:
-                status = "cancelled" if isinstance(exc, KeyboardInterrupt) else "failed"
-                store.update(status=status, error=f"{type(exc).__name__}: {exc}"[:500])
-            raise
-        checks = store.checks() if store is not None else (
-            pd.concat(collected, ignore_index=True) if collected else pd.DataFrame())
-        if checks.empty:
-            raise MemvizError("the warm-up stopped before its first check; nothing to analyse")
-        dyn = compute_dynamics(checks, train.row_ids, top_frac=config.top_frac)
-        per_check = _per_check(checks, floor)
-        seconds = time.perf_counter() - t_start
+        if state is not None and state["epoch"] >= config.epochs:
+            model = TabDDPM.from_state_dict(state, device=config.device)
+        else:
+            model.fit(train, callbacks=callbacks, resume_state=state)
+        if stopper is not None and stopper.stopped:
+            status = "cancelled"
+    except BaseException as exc:
         if store is not None:
-            store.consolidate(dyn.to_frame(), dyn.to_long())
-            m = store.manifest()
-            prev = ((m.get("timings") or {}).get("total_seconds") or 0.0) if resume else 0.0
-            store.update(status=status, timings={"total_seconds": prev + seconds, **timings},
-                         summary=summarize(dyn).to_dict())
-            store.clear_cancel()
-        if progress is not None:
-            progress({"event": "done", "status": status, "seconds": seconds})
-        return WarmupResult(config, checks, per_check, dyn, status, seconds,
-                            Path(run_dir) if run_dir is not None else None, model, floor)
-    finally:
-        if store is not None:
-            store.release()
+            status = "cancelled" if isinstance(exc, KeyboardInterrupt) else "failed"
+            store.update(status=status, error=f"{type(exc).__name__}: {exc}"[:500])
+        raise
+    checks = store.checks() if store is not None else (
+        pd.concat(collected, ignore_index=True) if collected else pd.DataFrame())
+    if checks.empty:
+        raise MemvizError("the warm-up stopped before its first check; nothing to analyse")
+    dyn = compute_dynamics(checks, train.row_ids, top_frac=config.top_frac)
+    per_check = _per_check(checks, floor)
+    seconds = time.perf_counter() - t_start
+    if store is not None:
+        store.consolidate(dyn.to_frame(), dyn.to_long())
+        m = store.manifest()
+        prev = ((m.get("timings") or {}).get("total_seconds") or 0.0) if resume else 0.0
+        store.update(status=status, timings={"total_seconds": prev + seconds, **timings},
+                     summary=summarize(dyn).to_dict())
+        store.clear_cancel()
+    if progress is not None:
+        progress({"event": "done", "status": status, "seconds": seconds})
+    return WarmupResult(config, checks, per_check, dyn, status, seconds,
+                        Path(run_dir) if run_dir is not None else None, model, floor)
 
 
 def _with_excess(summary: dict, n_synthetic: int, floor: Floor | None) -> dict:
