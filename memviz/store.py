@@ -258,14 +258,14 @@ class RunStore:
             self._lock.close()
             self._lock = None
 
-    def writer_alive(self) -> bool:
-        """Does a process (this one included) hold the run's lock now? Unknown (no ``fcntl``): True."""
+    def writer_alive(self) -> bool | None:
+        """Does a process (this one included) hold the run's lock now? None: cannot tell (no ``fcntl``)."""
         if self._lock is not None:
             return True
         try:
             import fcntl
         except ImportError:  # pragma: no cover
-            return True
+            return None
         try:
             f = open(self.path / LOCK, "rb")
         except OSError:
@@ -289,7 +289,7 @@ class RunStore:
         """The manifest's status, but :data:`INTERRUPTED` for a ``running`` run whose writer has
         gone (killed, or the machine restarted): no process holds its lock."""
         status = (manifest or self.manifest())["status"]
-        return INTERRUPTED if status == "running" and not self.writer_alive() else status
+        return INTERRUPTED if status == "running" and self.writer_alive() is False else status
 
     # -- manifest --------------------------------------------------------------
     def manifest(self) -> dict:
