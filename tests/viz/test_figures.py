@@ -5,6 +5,8 @@ check, an empty removed set) and on an Adult-size dynamics (32,561 rows x 25 che
 the build-time budget of the dashboard's sliders.
 """
 
+import html
+
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
@@ -202,10 +204,24 @@ def test_early_identification_plot_traces_the_curve():
     dyn, _ = _dyn(n_rows=80, n_syn=200, n_checks=5)
     curve = early_identification_curve(dyn, p=0.1, k=2)
     fig = viz.early_identification_plot(curve)
-    by_name = {t.name: t for t in fig.data}
+    by_name = {t.name.split(" (")[0]: t for t in fig.data}
     np.testing.assert_allclose(by_name["precision"].y, curve["precision"])
     np.testing.assert_allclose(by_name["random recall"].y, curve["random_recall"])
     assert "p = 10%" in fig.layout.title.text
+
+
+def test_precision_stays_visible_when_recall_equals_it():
+    """Regression: with p equal to the Top group's share, |S| = |Top| and recall = precision;
+    the recall line used to hide the precision line completely."""
+    dyn, _ = _dyn(n_rows=80, n_syn=200, n_checks=5)
+    curve = early_identification_curve(dyn, p=dyn.top_frac, k=2)
+    assert np.allclose(curve["precision"], curve["recall"])
+    fig = viz.early_identification_plot(curve)
+    prec = next(t for t in fig.data if t.name.startswith("precision"))
+    rec = next(t for t in fig.data if t.name.startswith("recall"))
+    assert prec.line.width > 2 * rec.line.width            # drawn wider underneath: both stay visible
+    assert prec.marker.symbol != rec.marker.symbol
+    assert "equal to precision" in rec.name
 
 
 def test_pruning_figures(run):
@@ -215,7 +231,9 @@ def test_pruning_figures(run):
     before, after, gone = (np.asarray(t.y) for t in cb.data)
     assert before.sum() == pytest.approx(1) and after.sum() == pytest.approx(1) and gone.max() == pytest.approx(1)
     kept = train.data.drop(index=removed)["y"]
-    np.testing.assert_allclose(after, kept.value_counts(normalize=True).reindex(list(cb.data[1].x)).to_numpy())
+    shown = [html.unescape(x) for x in cb.data[1].x]  # class values are escaped for plotly ("<=50K")
+    assert list(cb.data[1].x) != shown
+    np.testing.assert_allclose(after, kept.value_counts(normalize=True).reindex(shown).to_numpy())
     same = viz.class_balance_plot(train, [])
     np.testing.assert_allclose(same.data[0].y, same.data[1].y)
     for col in ("a", "b", "c1"):

@@ -11,6 +11,7 @@ from plotly.offline import get_plotlyjs
 from memviz import viz
 from memviz.errors import MemvizError
 from memviz.leaks import copies_of, most_copied
+from memviz.viz.compare import results_display
 from memviz.viz.report import build_report, results_summary
 from memviz.warmup import load_warmup
 
@@ -135,4 +136,8 @@ def test_results_are_formatted():
     flat = results_summary(pd.DataFrame({"x": [1234567.0, np.nan], "mem_ratio": [0.5, 0.25]}))
     assert list(flat["x"]) == ["1,234,567", "n/a"] and list(flat["mem_ratio"]) == ["50.00%", "25.00%"]
     doc = build_report({}, [], res, {})
-    assert row["mem_ratio"] in doc
+    shown = results_display(res)
+    dc = shown[(shown["Method"] == "DynamicCut") & (shown["Generator"] == "CTGAN")].iloc[0]
+    assert dc["Memorization ratio"] == f"{100 * sub.mean():.1f} % ± {100 * sub.std():.1f}" and dc["Memorization ratio"] in doc
+    for raw_name in ("mem_ratio", "mle_real", "dcr_share", "relative_reduction"):  # names in words only
+        assert f">{raw_name}<" not in doc
