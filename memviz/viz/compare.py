@@ -82,7 +82,8 @@ def comparison_plot(results: pd.DataFrame, metric: str = "mem_ratio") -> go.Figu
     """
     _check_results(results, metric)
     m = METRICS.get(metric)
-    label, good, pct = (m.name, m.better, m.percent) if m else (metric, "", False)
+    label, good, pct = (m.name, m.better, m.percent) if m else \
+        (SHOWN_COLUMNS.get(metric, metric), "", metric in SHOWN_COLUMNS and metric not in COUNTS)
     ref = (m.reference or m.target) if m else None
     fmt = ".2%" if pct else ",.4g"
     agg = _aggregate(results, metric)
