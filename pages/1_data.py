@@ -82,9 +82,9 @@ if raw is not None:
     st.subheader("Target")
     columns = [str(c) for c in raw.frame.columns]
     default_target = raw.schema.target if raw.schema.target in columns else None
-    target = st.selectbox("Target column (the label a model learns to predict; MLE scores it)", [None] + columns,
+    target = st.selectbox("Target column (the label a model learns to predict; MLE scores it)", [""] + columns,
                           index=0 if default_target is None else 1 + columns.index(default_target),
-                          format_func=lambda c: "— none —" if c is None else c, key=f"target_{choice}")
+                          format_func=lambda c: c or "— none —", key=f"target_{choice}") or None
     try:
         schema_t = datasets.with_target(raw.schema, raw.frame, target)
     except MemvizError as exc:

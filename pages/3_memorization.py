@@ -36,7 +36,7 @@ if view is not None:
     top = runs.most_copied_table(view, n=20)
     redact = st.toggle("Redact raw values (numbers binned, categories hashed)", value=False, key="redact")
     shown_top = top if not redact else top.assign(**leaks.redact(top[list(view.train.schema.columns)],
-                                                                  view.train.schema))
+                                                                  view.train.schema, reference=view.train.data))
     st.dataframe(shown_top, hide_index=True, height=260, key="most_copied")
     if len(top):
         # "row N" only: copy counts grow during a live run, and a selectbox answers with its label
