@@ -84,11 +84,15 @@ else:
                                delta_color="inverse", help="Share of generated rows flagged as memorized (glossary: "
                                                            "Memorized) at the last finished check.")
                 if last.get("floor") is not None:
-                    cols[1].metric("Floor: real rows never seen, flagged", _ui.pct(last["floor"]),
+                    lo, hi = 100 * float(last["excess_low"]), 100 * float(last["excess_high"])
+                    cols[1].metric("Floor (fresh real rows)", _ui.pct(last["floor"]),
                                    help="The same test on the test rows the model never trained on (glossary: Floor).")
                     cols[2].metric("Excess over the floor", f"{100 * float(last['excess']):+.1f} points",
-                                   help=f"95 % interval {100 * float(last['excess_low']):+.1f} to "
-                                        f"{100 * float(last['excess_high']):+.1f} points (glossary: Excess).")
+                                   help="Memorization ratio minus the floor (glossary: Excess).")
+                    st.caption(f"Excess 95 % interval: {lo:+.1f} to {hi:+.1f} points, so the model's rows are " +
+                               ("flagged more often than real rows it never saw." if lo > 0 else
+                                "not flagged more often than real rows it never saw." if hi >= 0 else
+                                "flagged less often than real rows it never saw."))
                 else:
                     cols[1].metric("Floor", "not measured", help="This run was started without a test split.")
                     cols[2].metric("Mem-AUC (last check)", f"{pc['mem_auc'].iloc[-1]:.3f}")

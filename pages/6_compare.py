@@ -102,7 +102,8 @@ else:
         models = cv.models
         vmodel = (st.selectbox("Generator for the verdict", models, format_func=viz.model_label, key="cmp_verdict_model")
                   if len(models) > 1 else models[0])
-        _ui.verdict_card(verdict.compare_verdict(res, model=vmodel), key="compare_verdict")
+        floor = comparisons.run_floor(cv, view) if view is not None else None
+        _ui.verdict_card(verdict.compare_verdict(res, model=vmodel, floor=floor), key="compare_verdict")
         st.subheader("Side by side")
         st.caption("Mean ± standard deviation over seeds; with one seed, the floor and the excess show their 95 % "
                    "interval. Percentages are shares of generated rows; the excess is in percentage points. The "

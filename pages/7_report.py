@@ -45,7 +45,10 @@ if view is None and cv is None:
 else:
     card = reports.verdict(view, cv)
     if card is not None:
-        st.caption("The report opens with this verdict:")
+        sentence = reports.sentence(view, cv)
+        st.caption("The report opens with this sentence and this verdict:")
+        if sentence:
+            st.markdown(f"**{_ui.esc(sentence)}**")
         _ui.verdict_card(card, key="report_verdict")
     st.caption(f"Run: {_ui.esc(view.run_id) if view else '—'} · DynamicCut p={p:.2f}, k={k}, T={T or 'default'} "
                "(set on **Tune & prune**) · " + ("redacted" if redacted else "**RAW VALUES INCLUDED**"))

@@ -11,7 +11,7 @@ from ..errors import MemvizError
 from ..leaks import copies_of, most_copied
 from ..viz.report import build_report, report_figures
 from . import glossary
-from .comparisons import CompareView
+from .comparisons import CompareView, run_floor
 from .runs import RunView
 from .verdict import Verdict, compare_verdict, run_verdict
 
@@ -66,10 +66,21 @@ def run_facts(view: RunView) -> list[tuple[str, str]]:
 def verdict(view: RunView | None, compare: CompareView | None = None) -> Verdict | None:
     """The report's card: the comparison's when there is one with finished cells, else the run's."""
     if compare is not None and len(compare.ok):
-        return compare_verdict(compare.ok)
+        return compare_verdict(compare.ok, floor=run_floor(compare, view) if view is not None else None)
     if view is not None:
         return run_verdict(view.per_check, view.result.floor, live=view.status == "running")
     return None
+
+
+def sentence(view: RunView | None, compare: CompareView | None = None) -> str:
+    """The plain floor sentence the report opens with: the run's last check against its floor,
+    else the comparison's unmitigated model against its floor ("" when there is no floor)."""
+    if view is not None:
+        s = run_verdict(view.per_check, view.result.floor).sentence
+        if s:
+            return s
+    card = verdict(view, compare) if compare is not None else None
+    return card.sentence if card is not None else ""
 
 
 def report_name(view: RunView | None, compare: CompareView | None, redacted: bool) -> str:
@@ -88,14 +99,12 @@ def report_html(view: RunView | None, compare: CompareView | None = None, *, p: 
     if view is None and compare is None:
         raise MemvizError("nothing to report: open a warm-up run or a comparison first")
     salt = secrets.token_hex(16)
-    facts, settings, leak_views, sentence = [], {}, [], ""
+    facts, settings, leak_views = [], {}, []
     if view is not None:
         facts = run_facts(view)
         settings = dict(view.settings())
         settings.update({"DynamicCut p (share of rows removed)": p, "DynamicCut k (largest checks averaged)": k,
                          "DynamicCut T (last epoch scored)": T if T is not None else "default (half the checks)"})
-        rv = run_verdict(view.per_check, view.result.floor)
-        sentence = rv.sentence
         if view.path is not None and n_leaks:
             for rid in most_copied(view.dynamics, n=n_leaks)["row_id"]:
                 try:
@@ -104,15 +113,14 @@ def report_html(view: RunView | None, compare: CompareView | None = None, *, p: 
                 except MemvizError:
                     break
     card = verdict(view, compare)
+    opening = sentence(view, compare)
     if compare is not None:
         settings["comparison"] = str(compare.path.name)
-        if not sentence and card is not None:
-            sentence = card.sentence
     settings["report"] = "redacted" if redacted else "raw values included"
     title = f"memviz report · {view.run_id}" if view is not None else f"memviz report · {compare.path.name}"
     return build_report(facts, figures(view, compare, p, k, T, redact_salt=salt if redacted else None),
                         compare.results if compare else None, settings, redacted=redacted, title=title,
-                        leaks=leak_views, verdict=card, sentence=sentence, glossary=glossary.entries(), salt=salt)
+                        leaks=leak_views, verdict=card, sentence=opening, glossary=glossary.entries(), salt=salt)
 
 
 def table_csv(path: str | Path) -> bytes:
@@ -120,4 +128,4 @@ def table_csv(path: str | Path) -> bytes:
     return read_frame(path).to_csv(index=False).encode("utf-8")
 
 
-__all__ = ["figures", "run_facts", "verdict", "report_name", "report_html", "table_csv"]
+__all__ = ["figures", "run_facts", "verdict", "sentence", "report_name", "report_html", "table_csv"]

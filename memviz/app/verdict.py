@@ -127,17 +127,26 @@ def _has(df: pd.DataFrame, *cols: str) -> bool:
     return all(c in df.columns for c in cols) and df[list(cols)].notna().all(axis=None) and len(df) > 0
 
 
-def pooled_excess(cells: pd.DataFrame) -> Excess | None:
+def pooled_excess(cells: pd.DataFrame, floor: Floor | None = None) -> Excess | None:
     """The floor sentence's figures pooled over seeds: X = Σ_s round(m_s n_s) flagged of M = Σ_s n_s
     generated rows against the floor's K = round(p0 H) of H hold-out rows (the floor depends on
-    the reference rows only, so it is the same for every seed); None without floor columns."""
-    if not _has(cells, "mem_ratio", "n_synthetic", "floor", "n_holdout"):
+    the reference rows and the distance only, so it is the same for every seed).
+
+    The floor comes from the cells' floor columns, else from ``floor`` (a warm-up's floor of the
+    same training rows and distance); None without either.
+    """
+    if not _has(cells, "mem_ratio", "n_synthetic"):
+        return None
+    if _has(cells, "floor", "n_holdout"):
+        h = float(cells["n_holdout"].iloc[0])
+        k = float(round(float(cells["floor"].iloc[0]) * h))
+    elif floor is not None:
+        h, k = float(floor.n_holdout), float(floor.n_flagged)
+    else:
         return None
     n = cells["n_synthetic"].to_numpy(dtype=float)
     x = float(np.round(cells["mem_ratio"].to_numpy(dtype=float) * n).sum())
     m = float(n.sum())
-    h = float(cells["n_holdout"].iloc[0])
-    k = float(round(float(cells["floor"].iloc[0]) * h))
     if m < 1 or h < 1:
         return None
     lo0, hi0 = wilson_interval(k, h)
@@ -205,10 +214,14 @@ def pick_method(methods) -> str | None:
     return rest[0] if rest else (present[0] if present else None)
 
 
-def compare_verdict(results: pd.DataFrame, model: str | None = None, method: str | None = None) -> Verdict:
+def compare_verdict(results: pd.DataFrame, model: str | None = None, method: str | None = None, *,
+                    floor: Floor | None = None) -> Verdict:
     """The Compare page's and the report's card for one generator (default: the first one).
 
     ``results``: a comparison's results (``memviz.compare.results``; cells with status ok are used).
+    ``floor``: the floor to use when the results carry none (older comparisons): the warm-up's
+    floor, valid only when that warm-up measured the same training rows with the same distance
+    (:func:`memviz.app.comparisons.run_floor` checks it).
     """
     ok = results[results["status"] == "ok"] if "status" in results.columns else results
     if ok.empty or not {"method", "model", "seed", "mem_ratio"} <= set(ok.columns):
@@ -226,7 +239,7 @@ def compare_verdict(results: pd.DataFrame, model: str | None = None, method: str
         lines.append(Line("Flagged output", f"No baseline cell for {mlabel}: add the method Baseline (no mitigation) "
                                             "to compare against.", "warn"))
     else:
-        ex = pooled_excess(base)
+        ex = pooled_excess(base, floor)
         n_base = int(base["seed"].nunique())
         who = f"{mlabel} without mitigation ({seeds(n_base)}): its rows"
         lines.append(flagged_line(float(base["mem_ratio"].mean()), ex, who))
@@ -289,8 +302,8 @@ def _utility_line(ok: pd.DataFrame, model: str, method: str) -> Line:
 def _next_step(ok, model, method, ex: Excess | None, pr: Paired | None) -> str:
     label = method_label(method) if method else ""
     if ex is None:
-        return ("Run the comparison again with a test split (Data page) on this version of memviz: it measures the "
-                "floor, so copying can be told apart from resemblance.")
+        return ("Measure the floor before acting: choose a test split on the Data page and start a warm-up (or a "
+                "comparison) with it, so that copying can be told apart from resemblance.")
     if ex.low <= 0:
         return ("The unmitigated model's rows are not flagged more than real rows it never saw: there is no "
                 "measured copying to remove. Check the exact copies (distance to the closest record) before "

@@ -56,7 +56,11 @@ def early_identification_plot(curve: pd.DataFrame) -> go.Figure:
     if len(cv) == 0:
         _note(fig, "No warm-up window to evaluate")
     fig.update_yaxes(tickformat=".0%", range=[0, 1.02])
-    fig.update_xaxes(tickformat=",")
+    ticks = cv["T"].to_numpy()
+    if 0 < len(ticks) <= 15:  # the check epochs themselves: no "epoch 1.5" between two checks
+        fig.update_xaxes(tickmode="array", tickvals=ticks, ticktext=[f"{int(t):,}" for t in ticks])
+    else:
+        fig.update_xaxes(tickformat=",d")
     return fig
 
 

@@ -245,3 +245,24 @@ def test_report_keys_its_hashes_per_report(view):
     a, b = reports.report_html(view, None), reports.report_html(view, None)
     cats = lambda doc: set(re.findall(r"cat-[0-9a-f]{6}", doc))                  # noqa: E731
     assert cats(a) and not cats(a) & cats(b)
+
+
+def test_a_comparison_borrows_the_floor_of_its_own_warmup_only(tmp_path):
+    from types import SimpleNamespace
+
+    from memviz.app import jobs
+
+    job = jobs.Job(jobs.new_job_id("compare"), "compare", tmp_path)
+    job.job_dir.mkdir(parents=True)
+    run = tmp_path / "run-a"
+    jobs.write_spec(job.spec_path, jobs.JobSpec("compare", {"run_dir": str(run), "distance": "paper"},
+                                                {"out": str(job.out)}))
+    cv = comparisons.CompareView(job.out, pd.DataFrame())
+    floor = SimpleNamespace(distance="paper")
+    view = SimpleNamespace(path=run, result=SimpleNamespace(floor=floor))
+    assert comparisons.run_floor(cv, view) is floor
+    other = SimpleNamespace(path=tmp_path / "run-b", result=SimpleNamespace(floor=floor))
+    assert comparisons.run_floor(cv, other) is None                         # ranked with another run
+    std = SimpleNamespace(path=run, result=SimpleNamespace(floor=SimpleNamespace(distance="standardized")))
+    assert comparisons.run_floor(cv, std) is None                           # another distance
+    assert comparisons.run_floor(cv, SimpleNamespace(path=run, result=SimpleNamespace(floor=None))) is None

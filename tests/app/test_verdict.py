@@ -116,3 +116,15 @@ def test_glossary_names_the_terms_and_says_closeness_is_not_identity():
     assert "not 116 %" in terms["DynamicCut score"]
     with pytest.raises(KeyError, match="known"):
         glossary.explain("nope")
+
+
+def test_results_without_floor_columns_use_the_warmups_floor_when_given():
+    from memviz.floor import floor_from_attributions
+
+    ratio = np.r_[np.full(250, 0.1), np.full(750, 0.9)]
+    floor = floor_from_attributions(np.arange(100), np.arange(1000) % 100, ratio, distance="paper")
+    v = compare_verdict(results(3), floor=floor)
+    assert "flagged at 25.0 %" in topics(v)["Flagged output"].text and v.sentence
+    assert NO_FLOOR not in topics(v)["Flagged output"].text
+    own = compare_verdict(results(3, floor=0.20), floor=floor)            # the results' own floor wins
+    assert "flagged at 20.0 %" in own.sentence
