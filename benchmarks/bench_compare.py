@@ -19,6 +19,11 @@ Reported:
   as measured, divided by ``--n-jobs``, plus the warm-up; and the same scaled by the
   cells' CPU / wall ratio plus the warm-up's CPU seconds (roughly what a quiet machine
   takes with one thread per cell);
+* the pruning protocol's own cost (:mod:`memviz.compare.protocol`: the floor of the test
+  split, one floor per kept set, the baseline's rows against each pruning cell's kept
+  rows), measured by running the finished grid again without its stored floors and
+  controls (every cell cached), minus a rerun with everything cached; and its share of
+  the grid's wall time;
 * the load average before and after: on a shared machine wall times are inflated.
 
 Usage::
@@ -37,19 +42,22 @@ import tempfile
 import time
 from pathlib import Path
 
+import shutil
+
 import pandas as pd
 
 from memviz.data import load_dataset, sample_data_dir
 from memviz.compare import CompareConfig, run_grid
-from memviz.compare.methods import METHODS, NEEDS_SELECTION
+from memviz.compare.methods import DEFAULT_METHODS, NEEDS_SELECTION
 from memviz.device import torch_threads
 from memviz.models import MODELS
 from memviz.warmup import WarmupConfig, ensure_warmup
 
 PHASES = ["mitigate_seconds", "fit_seconds", "sample_seconds", "memorize_seconds", "quality_seconds",
           "mle_seconds", "dcr_seconds"]
-ROW_FACTOR = {"baseline": 1.0, "dynamiccut": 0.9, "random": 0.9, "dynamiccutmix": 0.9 * 1.3,
-              "tabcutmix": 1.3, "tabcutmixplus": 1.3, "smote": 1.3}
+ROW_FACTOR = {"baseline": 1.0, "dynamiccut": 0.9, "dynamiccut_excess": 0.9, "random": 0.9,
+              "dynamiccutmix": 0.9 * 1.3, "tabcutmix": 1.3, "tabcutmixplus": 1.3, "tabcutmixplus_dtype": 1.3,
+              "smote": 1.3, "smote_nc": 1.3}
 
 
 def project(cells: pd.DataFrame, n_jobs: int) -> float:
@@ -63,14 +71,14 @@ def project(cells: pd.DataFrame, n_jobs: int) -> float:
         n = float((mine["n_train_used"] / factor).mean())                 # the original N
         fit_per_row = float((mine["fit_seconds"] / mine["n_train_used"]).mean())
         other = float((mine["total_seconds"] - mine["fit_seconds"]).mean())
-        total += sum(fit_per_row * ROW_FACTOR[m] * n + other for m in METHODS)
+        total += sum(fit_per_row * ROW_FACTOR[m] * n + other for m in DEFAULT_METHODS)
     return total * len(MODELS) / cells["model"].nunique() / n_jobs
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", default=str(sample_data_dir()), help="folder with train.csv, test.csv, meta.json")
-    ap.add_argument("--methods", default=",".join(METHODS))
+    ap.add_argument("--methods", default=",".join(DEFAULT_METHODS))
     ap.add_argument("--models", default=",".join(MODELS))
     ap.add_argument("--seeds", default="0")
     ap.add_argument("--n-jobs", type=int, default=2, help="cells in parallel (processes)")
@@ -94,7 +102,7 @@ def main() -> None:
         cfg = WarmupConfig(preset="cpu-quick", epochs=args.epochs, seed=0, device=args.device)
         t, c = time.perf_counter(), time.process_time()
         with torch_threads(args.threads or 1):
-            ensure_warmup(train, cfg, out / "warmup")
+            ensure_warmup(train, cfg, out / "warmup", holdout=test)
         run_dir = str(out / "warmup")
         warmup_s, warmup_cpu = time.perf_counter() - t, time.process_time() - c
         print(f"warm-up: {warmup_s:.0f} s", flush=True)
@@ -110,6 +118,14 @@ def main() -> None:
     res = run_grid(train, test, config, out, progress=progress)
     grid_s = time.perf_counter() - t
     total_s = time.perf_counter() - t0
+    t = time.perf_counter()
+    run_grid(train, test, config, out)                                     # everything cached
+    cached_s = time.perf_counter() - t
+    for name in ("floors", "protocol"):
+        shutil.rmtree(out / name, ignore_errors=True)
+    t = time.perf_counter()
+    run_grid(train, test, config, out)                                     # cells cached, protocol measured again
+    protocol_s = time.perf_counter() - t - cached_s
     ok = res[res["status"] == "ok"].copy()
     cols = PHASES + ["total_seconds", "cpu_seconds"]
     pd.set_option("display.width", 200)
@@ -123,14 +139,15 @@ def main() -> None:
     print("\nper phase (share of cell seconds):")
     print((phase / phase.sum()).round(3).to_string())
     serial = float(ok["total_seconds"].sum())
-    full = len(methods) == len(METHODS) and len(models) == len(MODELS)
+    full = len(methods) == len(DEFAULT_METHODS) and len(models) == len(MODELS)
     grid_proj = project(ok, args.n_jobs)
     proj_wall = warmup_s + grid_proj
     proj_cpu = warmup_cpu + grid_proj * float(ok["cpu_seconds"].sum() / ok["total_seconds"].sum())
     summary = {
         "cells": int(len(res)), "failed": int((res["status"] != "ok").sum()), "n_jobs": args.n_jobs,
         "warmup_seconds": round(warmup_s, 1), "warmup_cpu_seconds": round(warmup_cpu, 1),
-        "grid_seconds": round(grid_s, 1),
+        "grid_seconds": round(grid_s, 1), "protocol_seconds": round(protocol_s, 2),
+        "protocol_share_of_grid": round(protocol_s / grid_s, 4) if grid_s else None,
         "total_minutes": round(total_s / 60, 2), "target_minutes": args.target_minutes,
         "within_target": bool(total_s / 60 <= args.target_minutes) if full else None,
         "sum_cell_seconds": round(serial, 1), "parallel_speedup": round(serial / grid_s, 2) if grid_s else None,
@@ -143,7 +160,8 @@ def main() -> None:
     }
     print(f"\ntotal {total_s / 60:.1f} min (warm-up {warmup_s / 60:.1f}, grid {grid_s / 60:.1f}) "
           f"vs target {args.target_minutes:.0f} min; projected full 7x3 grid: {proj_wall / 60:.1f} min from wall "
-          f"times, {proj_cpu / 60:.1f} min from CPU times")
+          f"times, {proj_cpu / 60:.1f} min from CPU times; the pruning protocol's passes: {protocol_s:.1f} s "
+          f"({100 * protocol_s / grid_s:.1f} % of the grid)")
     print(json.dumps(summary))
 
 

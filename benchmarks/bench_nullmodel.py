@@ -19,6 +19,7 @@ import time
 import numpy as np
 import pandas as pd
 
+from bench_rescore import timed  # noqa: E402  (benchmarks/ is on the path when run as a script)
 from memviz.dynamics import compute_dynamics
 from memviz.nullmodel import fit_null
 from memviz.splithalf import dynamics_statistics
@@ -34,12 +35,6 @@ def synthetic_checks(n_rows: int, n_checks: int, n_syn: int, seed: int = 0) -> p
     ratio = rng.uniform(0.0, 1.0, n) ** (1.0 + check / n_checks)  # closer copies later in training
     return pd.DataFrame({"check": check, "epoch": 8 * (check + 1), "nn1": nn1, "ratio": ratio,
                          "memorized": ratio < 1 / 3})
-
-
-def timed(fn, *args, **kw):
-    t0 = time.perf_counter()
-    out = fn(*args, **kw)
-    return out, (time.perf_counter() - t0) * 1e3
 
 
 def main() -> None:

@@ -9,10 +9,20 @@ Association of two columns, always in [0, 1]:
 * categorical–categorical: Cramér's V with Bergsma's (2013) bias correction;
 * categorical–numerical: the correlation ratio ``η = sqrt(η²)``.
 
-Column kinds follow the memorization distance: a classification target is
-categorical, a regression target numerical. Missing values: a missing numerical is
-replaced by its column mean, a missing categorical is a category of its own. A
-constant column has association 0 with every other column (1 with itself).
+Which measure a pair gets depends on the column kinds, chosen by a ``rule``:
+
+* ``"schema"`` (memviz's default): kinds follow the memorization distance, so a
+  classification target is categorical and a regression target numerical, and an
+  integer-coded categorical (Default's ``PAY_*``) is categorical;
+* ``"dtype"`` (the TabCutMix reference's rule): kinds follow the pandas dtype, so every
+  integer or float column (bool excluded) is numerical, whatever its role, and every other
+  column categorical; as in the reference (scipy's ``chi2_contingency``), Pearson's χ² of
+  a 2 × 2 table then has Yates' continuity correction. The reference tests the dtypes
+  ``int64`` / ``float64`` exactly; here any integer or float width counts as numerical.
+
+Missing values: a missing numerical is replaced by its column mean, a missing categorical
+is a category of its own. A constant column has association 0 with every other column
+(1 with itself).
 """
 from __future__ import annotations
 
@@ -26,6 +36,8 @@ from .data import Table
 from .errors import MemvizError
 
 DEFAULT_THRESHOLD = 0.3
+#: how the column kinds (hence the association measure) are chosen; "schema" is the default
+RULES = ("schema", "dtype")
 
 
 # ------------------------------------------------------------------ encodings
@@ -45,14 +57,21 @@ def _standardized(values) -> np.ndarray:
 
 
 # ------------------------------------------------------------------ measures
-def _cramers_v_codes(cx: np.ndarray, kx: int, cy: np.ndarray, ky: int, bias_correction: bool) -> float:
+def _cramers_v_codes(cx: np.ndarray, kx: int, cy: np.ndarray, ky: int, bias_correction: bool,
+                     yates: bool = False) -> float:
     n = len(cx)
     if n < 2 or kx < 2 or ky < 2:
         return 0.0
     obs = np.bincount(cx * ky + cy, minlength=kx * ky).reshape(kx, ky).astype(float)  # (kx, ky)
     rows, cols = obs.sum(1), obs.sum(0)
-    # Pearson chi² = n (Σ O_ij² / (r_i c_j) − 1); empty rows/columns cannot occur (codes are dense)
-    chi2 = n * ((obs ** 2 / np.outer(rows, cols)).sum() - 1.0)
+    if yates and kx == 2 and ky == 2:
+        # Yates: each O_ij moves by min(0.5, |E_ij − O_ij|) towards E_ij = r_i c_j / n
+        exp = np.outer(rows, cols) / n  # (2, 2)
+        adj = obs + np.sign(exp - obs) * np.minimum(0.5, np.abs(exp - obs))
+        chi2 = float(((adj - exp) ** 2 / exp).sum())
+    else:
+        # Pearson chi² = n (Σ O_ij² / (r_i c_j) − 1); empty rows/columns cannot occur (codes are dense)
+        chi2 = n * ((obs ** 2 / np.outer(rows, cols)).sum() - 1.0)
     phi2 = max(chi2 / n, 0.0)
     r, k = kx, ky
     if bias_correction:
@@ -110,18 +129,35 @@ def correlation_ratio(categories, values) -> float:
 
 
 # ------------------------------------------------------------------ matrix
-def association_matrix(table: Table) -> pd.DataFrame:
+def _check_rule(rule: str) -> str:
+    if rule not in RULES:
+        raise MemvizError(f"cluster rule {rule!r}: unknown (use {' or '.join(RULES)})")
+    return rule
+
+
+def numeric_columns(table: Table, rule: str = "schema") -> list[str]:
+    """The columns a ``rule`` treats as numerical (module docstring), in schema order."""
+    schema, df = table.schema, table.data
+    if _check_rule(rule) == "schema":
+        return [c for c in schema.columns if c in schema.distance_numerical]
+    return [c for c in schema.columns
+            if pd.api.types.is_numeric_dtype(df[c].dtype) and not pd.api.types.is_bool_dtype(df[c].dtype)]
+
+
+def association_matrix(table: Table, rule: str = "schema") -> pd.DataFrame:
     """Association of every pair of the table's columns (target included).
 
     Returns a symmetric DataFrame indexed and labelled by ``schema.columns``, with 1 on
     the diagonal and values in [0, 1]: ``|Pearson r|`` for two numericals, bias-corrected
     Cramér's V (:func:`cramers_v`) for two categoricals, correlation ratio η
-    (:func:`correlation_ratio`) for a categorical and a numerical.
+    (:func:`correlation_ratio`) for a categorical and a numerical. ``rule`` picks the
+    column kinds (:data:`RULES`, module docstring).
     """
     schema, df = table.schema, table.data
     cols = list(schema.columns)
-    num = [c for c in cols if c in schema.distance_numerical]
+    num = numeric_columns(table, rule)
     cat = [c for c in cols if c not in num]
+    yates = rule == "dtype"
     pos = {c: i for i, c in enumerate(cols)}
     a = np.zeros((len(cols), len(cols)))
     n = len(df)
@@ -133,7 +169,7 @@ def association_matrix(table: Table) -> pd.DataFrame:
     codes = {c: _codes(df[c]) for c in cat}
     for i, ci in enumerate(cat):
         for cj in cat[i + 1:]:
-            v = _cramers_v_codes(*codes[ci], *codes[cj], bias_correction=True)
+            v = _cramers_v_codes(*codes[ci], *codes[cj], bias_correction=True, yates=yates)
             a[pos[ci], pos[cj]] = a[pos[cj], pos[ci]] = v
         if num:
             eta = _eta_codes(*codes[ci], z)  # (p_num,)
@@ -145,7 +181,7 @@ def association_matrix(table: Table) -> pd.DataFrame:
 
 
 def column_clusters(table: Table, threshold: float = DEFAULT_THRESHOLD, *,
-                    drop_target: bool = False) -> list[list[str]]:
+                    drop_target: bool = False, rule: str = "schema") -> list[list[str]]:
     """Clusters of correlated columns (TabCutMixPlus).
 
     Distance ``d(i, j) = 1 − association(i, j)`` (:func:`association_matrix`, target
@@ -161,6 +197,7 @@ def column_clusters(table: Table, threshold: float = DEFAULT_THRESHOLD, *,
     drop_target : bool
         Remove the target from its cluster after clustering (and drop the cluster if it
         held only the target); TabCutMixPlus never swaps the target.
+    rule : ``"schema"`` or ``"dtype"``, the association rule of :func:`association_matrix`.
 
     Returns
     -------
@@ -170,11 +207,12 @@ def column_clusters(table: Table, threshold: float = DEFAULT_THRESHOLD, *,
     """
     if not np.isfinite(threshold) or threshold < 0:
         raise MemvizError(f"column_clusters: threshold must be a number >= 0, got {threshold!r}")
+    _check_rule(rule)
     cols = list(table.schema.columns)
     if len(cols) == 1:
         groups = [cols]
     else:
-        dist = 1.0 - association_matrix(table).to_numpy()
+        dist = 1.0 - association_matrix(table, rule).to_numpy()
         np.fill_diagonal(dist, 0.0)
         tree = linkage(squareform(dist, checks=False), method="average")
         labels = fcluster(tree, t=threshold, criterion="distance")
@@ -186,3 +224,9 @@ def column_clusters(table: Table, threshold: float = DEFAULT_THRESHOLD, *,
         groups = [[c for c in g if c != table.schema.target] for g in groups]
         groups = [g for g in groups if g]
     return groups
+
+
+def cluster_rules(table: Table, threshold: float = DEFAULT_THRESHOLD) -> dict[str, list[list[str]]]:
+    """The clusters (target included) each association rule gives for ``table``:
+    ``{"schema": [...], "dtype": [...]}`` (:func:`column_clusters` with each of :data:`RULES`)."""
+    return {rule: column_clusters(table, threshold, rule=rule) for rule in RULES}

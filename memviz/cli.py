@@ -121,19 +121,47 @@ def _seeds(text: str) -> list[int]:
 
 # --------------------------------------------------------------- commands
 def cmd_memorize(args) -> None:
+    import pandas as pd
+
+    from .closeness import nn1_closeness, summary
     from .data import load_companion, load_table
     from .io import atomic_write_csv
     from .memorization import memorization
+    from .neighbors import NeighborEngine
 
     t0 = time.perf_counter()
+    if args.rows_out and not args.holdout:
+        raise MemvizError("--rows-out needs --holdout: each row's expected copies come from the hold-out's floor")
     train = load_table(args.train, args.schema)
     syn = load_companion(train, args.synthetic, role="synthetic")
-    res = memorization(train, syn, distance=args.distance, device=args.device,
-                       progress=Bar("memorize") if not args.quiet else None)
-    atomic_write_csv(Path(args.out), res.to_frame(positions=True))
-    _emit({"mem_ratio": res.mem_ratio, "mem_auc": res.mem_auc, "mem_auc_trapezoid": res.mem_auc_trapezoid,
+    holdout = load_companion(train, args.holdout, role="test") if args.holdout else None
+    engine = NeighborEngine(distance=args.distance, device=args.device).fit(train)
+    res = memorization(train, syn, engine=engine, progress=Bar("memorize") if not args.quiet else None)
+    close = nn1_closeness(train, syn.data.reset_index(drop=True), res.nn1, ratio=res.ratio, distance=res.distance)
+    frame = pd.concat([res.to_frame(positions=True),
+                       close.pairs[["exact", "near_exact", "zero_by_scaling", "max_gap"]].reset_index(drop=True)],
+                      axis=1)
+    out = {"mem_ratio": res.mem_ratio, "mem_auc": res.mem_auc, "mem_auc_trapezoid": res.mem_auc_trapezoid,
            "n_train": res.n_train, "n_synthetic": res.n_synthetic, "distance": res.distance,
-           "out": str(args.out), "seconds": round(time.perf_counter() - t0, 3)})
+           **{k: v for k, v in summary(close, res.memorized).items() if k != "n_pairs"}}
+    rows = None
+    if holdout is not None:
+        from .floor import excess, holdout_floor
+        from .rownull import copies_per_row, row_null
+
+        floor = holdout_floor(train, holdout, distance=args.distance, engine=engine)
+        ex = excess(res.mem_ratio, res.n_synthetic, floor)
+        out.update(floor=floor.floor, floor_ci=[floor.low, floor.high], excess=ex.excess, excess_ci=[ex.low, ex.high],
+                   n_holdout=floor.n_holdout, holdout_identical_share=floor.n_identical / floor.n_holdout,
+                   sentence=ex.sentence())
+        if args.rows_out:
+            rows = row_null(floor, copies_per_row(floor, res.nn1, res.memorized), res.n_synthetic).to_frame()
+            out["over_copied"] = int(rows["over_copied"].sum())
+    atomic_write_csv(Path(args.out), frame)
+    if rows is not None:
+        atomic_write_csv(Path(args.rows_out), rows)
+        out["rows_out"] = str(args.rows_out)
+    _emit({**out, "out": str(args.out), "seconds": round(time.perf_counter() - t0, 3)})
 
 
 def cmd_warmup(args) -> None:
@@ -151,6 +179,7 @@ def cmd_warmup(args) -> None:
 
 
 def cmd_inspect(args) -> None:
+    from .floor import excess
     from .store import RunStore
     from .warmup import load_warmup
 
@@ -159,7 +188,15 @@ def cmd_inspect(args) -> None:
     out = {"run_dir": str(args.run_dir), "status": res.status, "checks": int(len(res.per_check)),
            "final_mem_ratio": res.final_mem_ratio, "config": m.get("config"), "device": m.get("device"),
            "timings": m.get("timings"), "summary": res.summary(),
-           "per_check": res.per_check.to_dict(orient="list")}
+           "per_check": res.per_check.to_dict(orient="list"), "floor": None, "final_excess": None}
+    if res.floor is not None:  # the per-check excess is in per_check (excess, excess_low, excess_high)
+        f = res.floor
+        out["floor"] = {"floor": f.floor, "floor_ci": [f.low, f.high], "n_holdout": f.n_holdout,
+                        "n_flagged": f.n_flagged, "distance": f.distance, "holdout_source": f.holdout_source,
+                        "holdout_identical_share": f.n_identical / f.n_holdout}
+        last = res.per_check.iloc[-1]
+        ex = excess(float(last["mem_ratio"]), int(last["n_synthetic"]), f)
+        out["final_excess"] = {"excess": ex.excess, "excess_ci": [ex.low, ex.high], "sentence": ex.sentence()}
     if not args.json:
         print(_format_summary(out))
     _emit(out)
@@ -169,19 +206,31 @@ def _format_summary(o: dict) -> str:
     s = o["summary"]
     pc = o["per_check"]
     lines = [f"run {o['run_dir']}  status {o['status']}  checks {o['checks']}  device {o['device']}",
-             f"final mem ratio {o['final_mem_ratio']:.2%}",
-             "mem ratio per check: " + ", ".join(f"e{e}:{r:.1%}" for e, r in zip(pc["epoch"], pc["mem_ratio"])),
-             "concentration: " + ", ".join(f"top {float(k):.0%} rows -> {v:.1%} of copies"
-                                           for k, v in s["concentration"].items() if v is not None),
-             f"heavy tail: gini {s['heavy_tail']['gini']:.3f}, max copies of one row "
-             f"{s['heavy_tail']['max_count']}, rows never copied {s['heavy_tail']['zero_share']:.1%}"]
+             f"final mem ratio {o['final_mem_ratio']:.2%}"]
+    if o.get("floor"):
+        f = o["floor"]
+        lo, hi = f["floor_ci"]
+        lines += [f"floor: real rows the model never saw ({f['n_holdout']:,} hold-out rows) are flagged at "
+                  f"{f['floor']:.1%} (95 % interval {lo:.1%} to {hi:.1%}) with the {f['distance']} distance",
+                  o["final_excess"]["sentence"],
+                  "points above the floor per check: " + ", ".join(
+                      f"e{e}:{100 * x:+.1f} ({100 * a:+.1f} to {100 * b:+.1f})"
+                      for e, x, a, b in zip(pc["epoch"], pc["excess"], pc["excess_low"], pc["excess_high"]))]
+    else:
+        lines.append("no floor: this run was given no hold-out, so the mem ratio cannot be compared with real rows "
+                     "the model never saw (the test flags those too); rerun with memviz warmup --holdout")
+    lines += ["mem ratio per check: " + ", ".join(f"e{e}:{r:.1%}" for e, r in zip(pc["epoch"], pc["mem_ratio"])),
+              "concentration: " + ", ".join(f"top {float(k):.0%} rows -> {v:.1%} of copies"
+                                            for k, v in s["concentration"].items() if v is not None),
+              f"heavy tail: gini {s['heavy_tail']['gini']:.3f}, max copies of one row "
+              f"{s['heavy_tail']['max_count']}, rows never copied {s['heavy_tail']['zero_share']:.1%}"]
     for g in ("top", "non_top"):
         t = s[g]
         lines.append(f"{g:8s}: rows {t['n_rows']}, memorized {t['n_memorized']}, median first epoch "
                      f"{t['median_first_epoch']}, forgetting/row {t['forgetting_rate']:.3f}, "
                      f"early Mem-AUC {t['early_mem_auc']:.4f}")
     lines.append(f"Mann-Whitney p: first epoch {s['p_first_epoch']}, forgetting {s['p_forgetting']}, "
-                 f"early Mem-AUC {s['p_early_mem_auc']}")
+                 f"early Mem-AUC {s['p_early_mem_auc']} (the paper's tests: Top is chosen from the same counts)")
     return "\n".join(lines)
 
 
@@ -209,7 +258,7 @@ def cmd_compare(args) -> None:
 
     cfg = CompareConfig(methods=tuple(_split(args.methods, "methods")), models=tuple(_split(args.models, "models")),
                         seeds=tuple(_seeds(args.seeds)), p=args.p, k=args.k, T=args.T, run_dir=args.run,
-                        epochs=args.epochs, ratio=args.ratio,
+                        epochs=args.epochs, ratio=args.ratio, distance=args.distance,
                         model_params=parse_model_params(args.model_params, per_model=True), device=args.device,
                         n_jobs=args.n_jobs, backend=args.backend, scheduler=args.scheduler,
                         threads=args.threads).validated()
@@ -280,7 +329,14 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--synthetic", required=True, help="generated table, same columns as the training table")
     distance(sp)
     sp.add_argument("--out", required=True, help="CSV written with one row per synthetic row (nn1, nn2, d1, d2, "
-                                                 "ratio, memorized)")
+                                                 "ratio, memorized, then how close it is to its nn1: exact, "
+                                                 "near_exact, zero_by_scaling, max_gap in IQRs)")
+    sp.add_argument("--holdout", help="real rows the model never trained on (e.g. the test split), same columns: "
+                                      "adds floor, floor_ci, excess, excess_ci and n_holdout to the JSON line "
+                                      "(default: none, no floor)")
+    sp.add_argument("--rows-out", help="CSV of one row per training row with --holdout: row_id, copies, "
+                                       "holdout_hits, expected, excess, p_value, q_value, over_copied "
+                                       "(default: none)")
     sp.set_defaults(func=cmd_memorize)
 
     sp = command("warmup", "train TabDDPM and track memorization per training row")
@@ -327,12 +383,17 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--keep-row-id", action="store_true", help="write the row_id column into --out too")
     sp.set_defaults(func=cmd_prune)
 
+    from .compare.methods import METHODS
     sp = command("compare", "mitigation methods x generators x seeds, side by side")
     common(sp)
-    sp.add_argument("--test", required=True, help="real test split (MLE and DCR are measured on it)")
-    sp.add_argument("--run", help="finished warm-up run on the same training table giving the DynamicCut ranking "
-                                  "(default: a warm-up is run into OUT/warmup when a method needs one)")
-    sp.add_argument("--methods", default=",".join(_COMPARE.methods), help="comma-separated mitigation methods")
+    sp.add_argument("--test", required=True, help="real test split: MLE and DCR are measured on it, and it is the "
+                                                  "hold-out of the floor every cell is compared with")
+    sp.add_argument("--run", help="finished warm-up run on the same training table giving the DynamicCut ranking, "
+                                  "with a floor for dynamiccut_excess (default: a warm-up is run into OUT/warmup "
+                                  "when a method needs one, with the test split as its hold-out)")
+    sp.add_argument("--methods", default=",".join(_COMPARE.methods),
+                    help=f"comma-separated mitigation methods, from {', '.join(METHODS)} "
+                         f"(default: {','.join(_COMPARE.methods)})")
     sp.add_argument("--models", default=",".join(_COMPARE.models), help="comma-separated generators")
     sp.add_argument("--seeds", default=",".join(map(str, _COMPARE.seeds)),
                     help="comma-separated seeds; each seeds the mitigation, the model and the evaluation")
@@ -344,6 +405,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="torch threads per cell (default: 1; parallelism comes from --n-jobs)")
     sp.add_argument("--ratio", type=float, default=_COMPARE.ratio,
                     help="rows added by TabCutMix / SMOTE, as a share of the training rows")
+    sp.add_argument("--distance", default=_COMPARE.distance, choices=DISTANCES,
+                    help="memorization distance of every figure, the floor's included: paper = the papers' per-row "
+                         "min-max scaled distance; standardized = numerical columns divided by their training range")
     sp.add_argument("--model-params", help="JSON {model: {param: value}}, e.g. '{\"tabddpm\": {\"epochs\": 100}}' "
                                            "(default: none)")
     sp.add_argument("--backend", default=_COMPARE.backend, choices=["local", "dask"],

@@ -1,19 +1,25 @@
 """Which training rows leak, and which of their attributes: the leak explorer's computations.
 
-* :func:`most_copied` ranks training rows by total copies C_i;
+* :func:`most_copied` ranks training rows by total copies C_i; :func:`rank_rows` ranks them by
+  their **excess** copies over what fresh real rows would give them (:mod:`memviz.rownull`),
+  or by raw copies, with how close their copies really are (:mod:`memviz.closeness`);
+* :func:`copies_vs_null` counts training rows by copies, observed and expected under the null;
 * :func:`copies_of` gathers the generated rows credited to one training row (memorized,
-  NN1 = that row) beside it, with a cell-by-cell match mask;
+  NN1 = that row) beside it, with a cell-by-cell match mask and each copy's closeness;
+* :func:`flagged_closeness` measures how close every flagged generated row of a run is to
+  its NN1 training row;
 * :func:`column_match_rates` measures, per column and per column pair, how often a
   generated row's value equals its NN1 training row's value, for memorized and
   non-memorized generated rows;
 * :func:`redact` replaces raw values by coarse ranges and salted category hashes, so
   the structure of a leak (which cells match) can be shown without the values.
 
-Cell equality (:func:`cell_matches`), for a generated value g and a training value x:
-numerical columns (``schema.distance_numerical``): |g - x| <= rtol * max(|g|, |x|)
-(rtol = 1e-9, so 0 equals only 0), and two missing values match; categorical columns
-(``schema.distance_categorical``, class target included): equal canonical values
-(:func:`memviz.encoding.canonical_series`: ``1`` = ``1.0`` = ``"1"``, missing = missing).
+Cell equality (:func:`memviz.closeness.cell_matches`, re-exported here), for a generated
+value g and a training value x: numerical columns (``schema.distance_numerical``):
+|g - x| <= rtol * max(|g|, |x|) (rtol = 1e-9, so 0 equals only 0), and two missing values
+match; categorical columns (``schema.distance_categorical``, class target included): equal
+canonical values (:func:`memviz.encoding.canonical_series`: ``1`` = ``1.0`` = ``"1"``,
+missing = missing).
 """
 from __future__ import annotations
 
@@ -28,52 +34,17 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
+from .closeness import RTOL, Closeness, Spread, cell_matches, fit_spread, nn1_closeness  # noqa: F401 (re-exported)
 from .data import ROW_ID, Table
 from .dynamics import RowDynamics
 from .encoding import MISSING, canonical_series
 from .errors import MemvizError
 from .schema import Schema
 
-RTOL = 1e-9
 #: per-process key of the category hashes of :func:`redact` (hashes cannot be looked up
 #: from a list of common values without it; pass ``salt`` for reproducible hashes)
 _SESSION_SALT = secrets.token_hex(16)
 COPY_COLUMNS = ("synthetic_id", "check", "epoch", "ratio")
-
-
-# ------------------------------------------------------------------------- equality
-def cell_matches(generated: pd.DataFrame, reference: pd.DataFrame, schema: Schema,
-                 rtol: float = RTOL) -> pd.DataFrame:
-    """Row-by-row (positional) equality of two frames on the schema columns.
-
-    Parameters
-    ----------
-    generated, reference : DataFrame
-        Same number of rows; row j of ``generated`` is compared with row j of ``reference``.
-    schema : Schema
-    rtol : float, default 1e-9
-        Relative tolerance of numerical equality: |g - x| <= rtol * max(|g|, |x|).
-
-    Returns
-    -------
-    DataFrame of bool, index of ``generated``, columns = the schema columns present in both.
-    """
-    if len(generated) != len(reference):
-        raise MemvizError(f"cannot compare {len(generated)} generated rows with {len(reference)} reference rows")
-    num, cat = set(schema.distance_numerical), set(schema.distance_categorical)
-    out = {}
-    for col in schema.columns:
-        if col not in generated.columns or col not in reference.columns:
-            continue
-        if col in num:
-            g = pd.to_numeric(generated[col], errors="coerce").to_numpy(dtype=np.float64)
-            x = pd.to_numeric(reference[col], errors="coerce").to_numpy(dtype=np.float64)
-            with np.errstate(invalid="ignore"):
-                eq = np.abs(g - x) <= rtol * np.maximum(np.abs(g), np.abs(x))
-            out[col] = eq | (np.isnan(g) & np.isnan(x))
-        elif col in cat:
-            out[col] = canonical_series(generated[col]) == canonical_series(reference[col])
-    return pd.DataFrame(out, index=generated.index, dtype=bool)
 
 
 # ------------------------------------------------------------------------ ranking rows
@@ -97,6 +68,149 @@ def most_copied(dyn: RowDynamics, n: int = 20, *, include_uncopied: bool = False
     })
 
 
+RANK_BY = ("excess", "copies")
+#: per-row closeness counts of :func:`closeness_by_row`, in display order
+CLOSENESS_COUNTS = ("exact_copies", "near_exact_copies", "differing_copies", "zero_by_scaling_copies")
+
+
+def rank_rows(dyn: RowDynamics, null=None, *, by: str = "excess", n: int = 20,
+              closeness_rows: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The ``n`` leading training rows among those copied at least once.
+
+    ``by="excess"`` (needs ``null``, a :class:`memviz.rownull.RowNull` of ``dyn.total``):
+    largest excess_i = C_i − expected_i first, the copies above what real rows the model
+    never saw would give row i (:func:`memviz.rownull.row_null`); ``by="copies"``: largest
+    C_i first (:func:`most_copied`). Ties: more copies, then lowest row_id.
+
+    Columns: row_id, copies (C_i), then with ``null`` expected, excess, q_value,
+    over_copied (q < 0.05); with ``closeness_rows`` (:func:`closeness_by_row`) the counts of
+    its copies that are exact, near-exact, differ, and have r ≈ 0 only from the paper
+    distance's per-row scaling; then first_epoch, top, copy_checks.
+    """
+    if by not in RANK_BY:
+        raise MemvizError(f"by={by!r}: use {' or '.join(RANK_BY)}")
+    if by == "excess" and null is None:
+        raise MemvizError("ranking by excess needs the run's floor (a hold-out); rank by copies instead")
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise MemvizError(f"n must be an integer >= 1, got {n!r}")
+    total = np.asarray(dyn.total, dtype=np.int64)                               # (N,)
+    cols = {"row_id": dyn.row_ids, "copies": total}
+    if null is not None:
+        if not np.array_equal(null.row_ids, dyn.row_ids) or not np.array_equal(null.copies, total):
+            raise MemvizError("the per-row null was computed for other rows or other copy counts")
+        cols.update(expected=null.expected, excess=null.excess, q_value=null.q_value, over_copied=null.over_copied)
+    key = null.excess if by == "excess" else total
+    order = np.lexsort((dyn.row_ids, -total, -key))                              # (N,) positions
+    order = order[total[order] > 0][:n]
+    out = pd.DataFrame({k: np.asarray(v)[order] for k, v in cols.items()})
+    if closeness_rows is not None:
+        counts = closeness_rows.set_index("row_id").reindex(out["row_id"])
+        for c in CLOSENESS_COUNTS:
+            out[c] = counts[c].fillna(0).to_numpy(dtype=np.int64)
+    out["first_epoch"] = dyn.first_epoch[order]
+    out["top"] = dyn.top[order]
+    out["copy_checks"] = (dyn.counts[order] > 0).sum(axis=1).astype(np.int64)
+    return out
+
+
+def copies_vs_null(floor, copies, n_generated, *, max_bins: int = 60) -> pd.DataFrame:
+    """Training rows by number of copies: observed, and expected if the generated rows were
+    fresh real rows.
+
+    observed(b) = #{i : C_i in bin b}; expected(b) = Σ_i P(C_i in bin b) under the per-row
+    null of :mod:`memviz.rownull` (each row's copies follow its NegBin mixture predictive,
+    sizes α_k + h_i, success probabilities b_k / (b_k + M), weights w_k, M = Σ n_generated).
+    Bins as :func:`memviz.viz.memorization.copies_histogram`: 0 alone, then integer width
+    w = 1 when max C_i < ``max_bins``, else ceil(max C_i / (max_bins − 1)); the last bin
+    also holds the expected rows beyond max C_i.
+
+    Returns
+    -------
+    DataFrame with columns low, high (bin edges, inclusive), observed, expected.
+    """
+    from scipy import special
+
+    c = np.asarray(copies, dtype=np.int64)                                       # (N,)
+    if c.shape != floor.row_ids.shape:
+        raise MemvizError(f"copies: {c.shape[0]} values for {floor.n_reference} reference rows")
+    m = int(np.sum(n_generated))
+    mx = int(c.max()) if c.size else 0
+    width = 1 if mx < max_bins else math.ceil(mx / (max_bins - 1))
+    n_bins = 1 + (math.ceil(mx / width) if mx > 0 else 0)
+    bin_of = np.where(c > 0, 1 + (c - 1) // width, 0)                           # (N,)
+    observed = np.bincount(bin_of, minlength=n_bins)
+    grid = np.arange(mx + 1)                                                      # (mx + 1,) counts 0..max
+    hs, n_rows = np.unique(floor.hits, return_counts=True)                        # (U,) distinct h_i
+    a, b, w = floor.null.components(floor.n_holdout)                              # (K,) each
+    log_p, log_q = np.log(b / (b + m))[:, None], np.log(m / (b + m))[:, None]    # (K, 1) success, failure
+    lg_c1 = special.gammaln(grid + 1.0)[None, :]                                  # (1, C)
+    pmf = np.zeros(mx + 1)
+    for h, cnt in zip(hs, n_rows):
+        size = (a + h)[:, None]                                                   # (K, 1)
+        log_pmf = special.gammaln(grid[None, :] + size) - special.gammaln(size) - lg_c1 + size * log_p \
+            + grid[None, :] * log_q                                               # (K, C) NegBin log pmf
+        pmf += cnt * (w[:, None] * np.exp(log_pmf)).sum(axis=0)
+    grid_bin = np.where(grid > 0, 1 + (grid - 1) // width, 0)
+    expected = np.bincount(grid_bin, weights=pmf, minlength=n_bins)
+    expected[-1] += max(0.0, len(c) - pmf.sum())                                  # mass beyond max C_i
+    low = np.concatenate([[0], 1 + width * np.arange(n_bins - 1)])
+    high = np.concatenate([[0], np.minimum(low[1:] + width - 1, mx)]) if n_bins > 1 else np.array([0])
+    return pd.DataFrame({"low": low.astype(np.int64), "high": high.astype(np.int64),
+                         "observed": observed.astype(np.int64), "expected": expected})
+
+
+# ------------------------------------------------------------------------ closeness
+def flagged_closeness(train: Table, long: pd.DataFrame, samples: Callable[[int], pd.DataFrame], *,
+                      distance: str = "paper", spread: Spread | None = None, flagged_only: bool = True) -> pd.DataFrame:
+    """How close each flagged generated row of a run is to its NN1 training row.
+
+    Parameters
+    ----------
+    train : the run's training table.
+    long : the long checks table (check, synthetic_id, nn1, ratio, memorized), any checks.
+    samples : check -> that check's generated rows (``synthetic_id`` and the schema columns).
+    distance : the run's distance (sets ``zero_by_scaling``, :mod:`memviz.closeness`).
+    flagged_only : only the memorized rows (False: every generated row, e.g. for the share of
+        identical rows).
+
+    Returns
+    -------
+    DataFrame, one row per generated row: check, synthetic_id, nn1, ratio, memorized, then
+    :attr:`memviz.closeness.Closeness.pairs` (exact, near_exact, zero_by_scaling, level, ...).
+    """
+    spread = spread if spread is not None else fit_spread(train)
+    rows = long[long["memorized"].to_numpy(dtype=bool)] if flagged_only else long
+    parts = []
+    for c, sub in rows.groupby("check", sort=True):
+        gen = samples(int(c))
+        key = pd.Index(gen["synthetic_id"].to_numpy() if "synthetic_id" in gen else np.arange(len(gen)))
+        pos = key.get_indexer(sub["synthetic_id"].to_numpy())
+        if (pos < 0).any():
+            raise MemvizError(f"check {c}: generated row {sub['synthetic_id'].to_numpy()[pos < 0][0]} "
+                              "is missing from the stored samples")
+        g = gen.iloc[pos].reset_index(drop=True)
+        cl = nn1_closeness(train, g, sub["nn1"].to_numpy(), ratio=sub["ratio"].to_numpy(), distance=distance,
+                           spread=spread)
+        head = sub[["check", "synthetic_id", "nn1", "ratio", "memorized"]].reset_index(drop=True)
+        parts.append(pd.concat([head, cl.pairs.reset_index(drop=True)], axis=1))
+    if not parts:
+        return pd.DataFrame(columns=["check", "synthetic_id", "nn1", "ratio", "memorized", "exact", "near_exact",
+                                     "zero_by_scaling", "level", "n_cat_diff", "max_gap", "worst_column", "e_num"])
+    return pd.concat(parts, ignore_index=True)
+
+
+def closeness_by_row(flagged: pd.DataFrame) -> pd.DataFrame:
+    """Per training row (``nn1`` of :func:`flagged_closeness`'s flagged rows): row_id,
+    exact_copies, near_exact_copies, differing_copies, zero_by_scaling_copies."""
+    f = flagged[flagged["memorized"].to_numpy(dtype=bool)] if len(flagged) else flagged
+    g = pd.DataFrame({"row_id": f["nn1"].to_numpy(dtype=np.int64),
+                      "exact_copies": f["exact"].to_numpy(dtype=bool),
+                      "near_exact_copies": f["near_exact"].to_numpy(dtype=bool),
+                      "differing_copies": (f["level"] == "differs").to_numpy(dtype=bool),
+                      "zero_by_scaling_copies": f["zero_by_scaling"].to_numpy(dtype=bool)})
+    return g.groupby("row_id", sort=True).sum().astype(np.int64).reset_index()
+
+
 # ------------------------------------------------------------------------ leak explorer
 @dataclass(frozen=True, eq=False)
 class LeakView:
@@ -116,6 +230,9 @@ class LeakView:
     schema : Schema
     n_copies : int
         Copies found before ``limit`` was applied.
+    closeness : Closeness, optional
+        How close each shown copy really is to the training row (:mod:`memviz.closeness`),
+        same index as ``copies``.
     bins : dict column -> edges, optional
         The redaction ranges of the numerical columns, from the whole training table
         (:func:`redaction_bins`); :meth:`table` uses them when redacting.
@@ -127,6 +244,7 @@ class LeakView:
     match: pd.DataFrame
     schema: Schema
     n_copies: int
+    closeness: Closeness | None = None
     bins: dict | None = None
 
     @property
@@ -138,6 +256,9 @@ class LeakView:
         """Display table: the training row first, then its copies.
 
         Index labels ``training row <id>`` and ``copy <j>``; columns check, epoch, ratio,
+        then (with a closeness) ``how close`` (exact copy / near-exact / differs),
+        ``largest difference`` (e.g. ``age +3.1 IQR``) and ``r ≈ 0 from scaling`` ("yes" where
+        the ratio is about 0 only because of the paper distance's per-row scaling),
         synthetic_id, then the schema columns (redacted with :func:`redact` when asked,
         with ranges from the whole training table when :attr:`bins` is set).
         """
@@ -155,6 +276,14 @@ class LeakView:
                              "synthetic_id": [pd.NA] + list(self.copies["synthetic_id"])},
                             index=body.index)
         meta[["check", "epoch", "synthetic_id"]] = meta[["check", "epoch", "synthetic_id"]].astype("Int64")
+        if self.closeness is not None:
+            p = self.closeness.pairs
+            label = {"exact": "exact copy", "near-exact": "near-exact", "differs": "differs"}
+            close = pd.DataFrame({"how close": [""] + [label[v] for v in p["level"]],
+                                  "largest difference": [""] + list(self.closeness.gap_text()),
+                                  "r ≈ 0 from scaling": [""] + ["yes" if z else "" for z in p["zero_by_scaling"]]},
+                                 index=body.index)
+            meta = pd.concat([meta[["check", "epoch", "ratio"]], close, meta[["synthetic_id"]]], axis=1)
         return pd.concat([meta, body], axis=1)
 
     def mask(self) -> pd.DataFrame:
@@ -176,11 +305,15 @@ def style_matches(view: LeakView, redacted: bool = False, *, color: str = "#ffcc
     The mask is computed on the raw values, so matches stay visible when ``redacted``.
     """
     t = view.table(redacted, salt=salt)
+    for c in ("check", "epoch", "synthetic_id", "ratio"):  # the training row has none: blank, not "None"
+        fmt = "{:.3f}".format if c == "ratio" else str
+        t[c] = pd.Series(["" if pd.isna(v) else fmt(v) for v in t[c]], index=t.index, dtype=object)
     m = view.mask()
     style = np.where(m.to_numpy(), f"background-color: {color}; font-weight: bold", "")
     styler = t.style.apply(lambda _: pd.DataFrame(style, index=t.index, columns=t.columns), axis=None)
+    styler = styler.format(na_rep="")  # the training row has no check, epoch or ratio
     num = [c for c in view.schema.distance_numerical if c in t.columns and not redacted]
-    return styler.format({"ratio": "{:.3f}", **{c: "{:,.6g}" for c in num}}, na_rep="")
+    return styler.format({c: "{:,.6g}" for c in num}, na_rep="")
 
 
 def _resolve_run(store_or_result):
@@ -200,7 +333,8 @@ def _resolve_run(store_or_result):
 
 def copies_of(store_or_result, row_id: int, check: int | None = None, limit: int = 20, *,
               checks: pd.DataFrame | None = None, train: Table | None = None,
-              samples: Callable[[int], pd.DataFrame] | None = None) -> LeakView:
+              samples: Callable[[int], pd.DataFrame] | None = None, distance: str | None = None,
+              spread: Spread | None = None) -> LeakView:
     """The generated rows credited to training row ``row_id``, beside it.
 
     A generated row g of check e is a copy of training row i when g is memorized
@@ -223,6 +357,9 @@ def copies_of(store_or_result, row_id: int, check: int | None = None, limit: int
         Returns a check's generated rows (default ``RunStore.samples``); pass a cached
         loader to avoid reading a check's file again (reading is most of the cost: about
         50 ms per check on Adult).
+    distance : the run's distance (default: read from the run's settings, else ``paper``),
+        for the copies' closeness (:mod:`memviz.closeness`).
+    spread : :func:`memviz.closeness.fit_spread` of the training table, when already held.
 
     Raises
     ------
@@ -274,10 +411,22 @@ def copies_of(store_or_result, row_id: int, check: int | None = None, limit: int
     copies = pd.concat([hits, values], axis=1)
     source = train.data.loc[[row_id], cols].reset_index()
     source = source.rename(columns={source.columns[0]: ROW_ID})
-    ref = pd.concat([train.data.loc[[row_id], cols]] * len(copies)) if len(copies) else train.data.loc[[], cols]
-    match = cell_matches(copies[cols], ref.set_axis(copies.index), train.schema)
-    return LeakView(row_id=row_id, source=source, copies=copies, match=match, schema=train.schema,
-                    n_copies=int(n_copies), bins=redaction_bins(train.data, train.schema))
+    if distance is None:
+        distance = _run_distance(store_or_result, store)
+    close = nn1_closeness(train, copies[cols], np.full(len(copies), row_id, dtype=np.int64),
+                          ratio=copies["ratio"].to_numpy(dtype=float), distance=distance, spread=spread)
+    return LeakView(row_id=row_id, source=source, copies=copies, match=close.match, schema=train.schema,
+                    n_copies=int(n_copies), closeness=close, bins=redaction_bins(train.data, train.schema))
+
+
+def _run_distance(store_or_result, store) -> str:
+    """The distance a run measured with: its config, else its manifest, else ``paper``."""
+    cfg = getattr(store_or_result, "config", None)
+    if getattr(cfg, "distance", None):
+        return cfg.distance
+    if store is not None:
+        return (store.manifest().get("config") or {}).get("distance") or "paper"
+    return "paper"
 
 
 # --------------------------------------------------------------------------- redaction

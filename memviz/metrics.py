@@ -62,6 +62,7 @@ _M = "memviz.memorization"
 _F = "memviz.floor"
 _E = "memviz.evaluate"
 _C = "memviz.compare.results"
+_P = "memviz.compare.protocol"
 
 #: every figure of a comparison's results table, in display order
 METRICS: dict[str, Metric] = {m.key: m for m in (
@@ -72,7 +73,20 @@ METRICS: dict[str, Metric] = {m.key: m for m in (
     Metric("relative_reduction", "Relative reduction of the mem ratio vs baseline", MAXIMIZE, None, 1.0, source=_C),
     Metric("relative_reduction_auc", "Relative reduction of Mem-AUC vs baseline", MAXIMIZE, None, 1.0, source=_C),
     Metric("floor", "Floor: fresh real rows flagged", MINIMIZE, source=_F),
+    Metric("floor_low", "Floor, 95 % interval low", MINIMIZE, source=_F),
+    Metric("floor_high", "Floor, 95 % interval high", MINIMIZE, source=_F),
+    Metric("n_holdout", "Hold-out rows (real rows no model trained on)", MAXIMIZE, 0.0, None, percent=False,
+           source=_F),
     Metric("excess", "Excess over the floor", MINIMIZE, -1.0, 1.0, source=_F),
+    Metric("excess_low", "Excess over the floor, 95 % interval low", MINIMIZE, -1.0, 1.0, source=_F),
+    Metric("excess_high", "Excess over the floor, 95 % interval high", MINIMIZE, -1.0, 1.0, source=_F),
+    Metric("mem_ratio_kept", "Memorization ratio vs the kept original rows (pruning)", MINIMIZE, source=_P),
+    Metric("floor_kept", "Floor vs the kept rows: fresh real rows flagged (pruning)", MINIMIZE, source=_P),
+    Metric("floor_kept_low", "Floor vs the kept rows, 95 % interval low", MINIMIZE, source=_P),
+    Metric("floor_kept_high", "Floor vs the kept rows, 95 % interval high", MINIMIZE, source=_P),
+    Metric("control_kept", "Control: the baseline's rows vs the same kept rows (pruning)", MINIMIZE, source=_P),
+    Metric("n_flagged_removed", "Flagged generated rows whose nearest row was removed", MINIMIZE, 0.0, None,
+           percent=False, source=_P),
     Metric("shape", "Shape (column shapes similarity)", MAXIMIZE, source=_E),
     Metric("trend", "Trend (column pair trends similarity)", MAXIMIZE, source=_E),
     Metric("mle", "MLE (score on the real test split)", MAXIMIZE, reference="mle_real", source=_E),

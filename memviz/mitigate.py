@@ -1,5 +1,6 @@
 """Data-side mitigations of memorization: augmentation (TabCutMix, TabCutMixPlus,
-SMOTE) and pruning (a given set of rows, or random rows as the DynamicCut control).
+SMOTE as the TabCutMix reference runs it, imbalanced-learn's SMOTE-NC) and pruning (a
+given set of rows, or random rows as the DynamicCut control).
 
 Every function takes a :class:`~memviz.data.Table` first, its options as keywords
 (``seed`` always a keyword), and returns a :class:`MitigationResult` holding a NEW
@@ -17,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .associations import DEFAULT_THRESHOLD, column_clusters
+from .associations import DEFAULT_THRESHOLD, RULES, column_clusters
 from .data import ROW_ID, Table
 from .errors import DataError, MemvizError
 
@@ -39,12 +40,14 @@ class MitigationResult:
     added : int
         Number of rows appended (0 for a pruning).
     method : str
-        ``"tabcutmix"``, ``"tabcutmixplus"``, ``"smote"``, ``"random_prune"`` or ``"prune"``.
+        ``"tabcutmix"``, ``"tabcutmixplus"``, ``"smote_reference"``, ``"smote"`` (SMOTE-NC),
+        ``"random_prune"`` or ``"prune"``.
     params : dict
         The options used (and, for TabCutMixPlus, the column ``clusters``).
     sources : pandas.DataFrame or None
-        For TabCutMix(Plus): one row per new row (index: its new ``row_id``), columns
-        ``a`` and ``b`` (row_ids of the two parents) and ``lam`` (the drawn λ).
+        For TabCutMix(Plus) and the reference SMOTE: one row per new row (index: its new
+        ``row_id``), columns ``a`` and ``b`` (row_ids of the two parents) and ``lam`` (the
+        drawn λ).
     """
 
     table: Table
@@ -169,18 +172,33 @@ def tabcutmix(table: Table, *, ratio: float = DEFAULT_RATIO, seed=0,
 
 
 def tabcutmixplus(table: Table, *, ratio: float = DEFAULT_RATIO, seed=0, threshold: float = DEFAULT_THRESHOLD,
-                  regression_bins: int = DEFAULT_REGRESSION_BINS) -> MitigationResult:
+                  regression_bins: int = DEFAULT_REGRESSION_BINS, rule: str = "schema") -> MitigationResult:
     """TabCutMixPlus: TabCutMix swapping whole clusters of correlated columns.
 
     Columns (target included) are clustered by :func:`memviz.associations.column_clusters`
     (distance ``1 − association``, average linkage, cut at ``threshold``); the target is
     then removed from its cluster. Each new row copies ``int(λ · K)`` whole clusters
-    (``K`` = number of clusters without the target) from ``b`` into a copy of ``a``;
-    otherwise as :func:`tabcutmix`. The clusters are in ``result.params["clusters"]``.
+    from ``b`` into a copy of ``a``; otherwise as :func:`tabcutmix`. The clusters (target
+    left out) are in ``result.params["clusters"]``.
+
+    ``rule`` (:data:`memviz.associations.RULES`):
+
+    * ``"schema"``: the association follows the schema's column kinds, and a cluster that
+      held only the target is dropped (``K`` = clusters without the target);
+    * ``"dtype"``: the TabCutMix reference's rule: the association follows the pandas dtype
+      (integer-coded categoricals are numbers), and a cluster that holds only the target
+      still counts in ``K``: drawing it swaps nothing (the reference swaps it, but ``b``
+      has ``a``'s class and the label is reset to ``a``'s), so fewer columns change on
+      average. It is kept in ``params["clusters"]`` as an empty list.
     """
-    groups = column_clusters(table, threshold, drop_target=True)
+    if rule not in RULES:
+        raise MemvizError(f"tabcutmixplus: rule {rule!r} is unknown (use {' or '.join(RULES)})")
+    target = table.schema.target
+    groups = [[c for c in g if c != target] for g in column_clusters(table, threshold, rule=rule)]
+    if rule == "schema":
+        groups = [g for g in groups if g]
     params = {"ratio": ratio, "seed": seed, "threshold": threshold, "regression_bins": regression_bins,
-              "clusters": groups}
+              "rule": rule, "clusters": groups}
     return _cutmix(table, groups, ratio=ratio, seed=seed, regression_bins=regression_bins,
                    method="tabcutmixplus", params=params)
 
@@ -345,14 +363,108 @@ def smote(table: Table, *, ratio: float = DEFAULT_RATIO, seed=0, k_neighbors: in
     return MitigationResult(_append(table, frame, "smote"), np.empty(0, np.int64), n_new, "smote", params)
 
 
+def _k_nearest(x: np.ndarray, k: int) -> np.ndarray:
+    """(n, k) positions of each row's k nearest rows of ``x`` (n, p) by Euclidean distance,
+    itself excluded (when a duplicate displaces it from the k + 1 found, the farthest goes)."""
+    from sklearn.neighbors import NearestNeighbors
+
+    idx = NearestNeighbors(n_neighbors=k + 1).fit(x).kneighbors(x, return_distance=False)  # (n, k+1)
+    is_self = idx == np.arange(len(x))[:, None]
+    return np.take_along_axis(idx, np.argsort(is_self, axis=1, kind="stable"), axis=1)[:, :k]
+
+
+def smote_reference(table: Table, *, ratio: float = DEFAULT_RATIO, seed=0, k_neighbors: int = 5) -> MitigationResult:
+    """SMOTE as the TabCutMix reference runs it: ``round(ratio · N)`` new rows, all of the
+    minority class.
+
+    With c the least frequent class (ties: the first in table order), M its rows and N the
+    whole table's size, each new row is built from a base row x drawn uniformly from M and a
+    neighbour x' drawn uniformly from x's k nearest rows of M (Euclidean distance on the raw,
+    unscaled numericals; x itself excluded), with λ ~ U(0, 1):
+
+    * each numerical:   λ · x + (1 − λ) · x'  (between the two parents; integer columns are
+      rounded, which keeps them between the parents);
+    * each categorical: x's value, replaced by x''s with probability 0.5, independently per
+      column (never a value neither parent has);
+    * the target:       c.
+
+    Where memviz differs from the reference code: the count rounds half up (the reference
+    truncates, ``int(0.3 · N)``: at most one row fewer); x is excluded from its neighbours
+    explicitly (the reference drops the first one found, which a duplicate of x can be); k
+    is lowered to |M| − 1 for a small class; missing numericals are replaced by M's column
+    mean; without a numerical column every row of M is equally near, so x' is uniform over
+    the other rows of M. ``sources`` holds each new row's parents (``a`` = x, ``b`` = x')
+    and λ.
+
+    Raises
+    ------
+    MemvizError
+        No class target (regression or none: use :func:`smote`, SMOTE-NC), bad ratio or k.
+    DataError
+        A minority class of fewer than 2 rows.
+    """
+    schema, df = table.schema, table.data
+    if not schema.target_is_categorical:
+        raise MemvizError(f"{table.source}: the reference SMOTE oversamples the minority class and needs a class "
+                          "target; use smote_nc")
+    if isinstance(k_neighbors, bool) or not isinstance(k_neighbors, numbers.Integral) or k_neighbors < 1:
+        raise MemvizError(f"smote: k_neighbors must be an integer >= 1, got {k_neighbors!r}")
+    n_new = _n_new(table, ratio, "smote_reference")
+    params = {"ratio": ratio, "seed": seed, "k_neighbors": k_neighbors}
+    codes = pd.factorize(df[schema.target].reset_index(drop=True), use_na_sentinel=False)[0]  # (n,) first-seen order
+    members = np.flatnonzero(codes == int(np.argmin(np.bincount(codes))))  # (n_min,) positions of M
+    params["minority"] = df[schema.target].iloc[members[0]] if len(members) else None
+    if n_new == 0:
+        return MitigationResult(_append(table, df.iloc[:0].copy(), "smote_reference"), np.empty(0, np.int64), 0,
+                                "smote_reference", params)
+    n_min = len(members)
+    if n_min < 2:
+        raise DataError(f"{table.source}: the reference SMOTE needs a minority class of at least 2 rows "
+                        f"(class {params['minority']!r} has {n_min})")
+    k = int(min(k_neighbors, n_min - 1))
+    num, cat = list(schema.numerical), list(schema.categorical)
+    rng = np.random.default_rng(seed)
+    base = rng.integers(0, n_min, n_new)  # (m,) x, as positions in M
+    lam = rng.random(n_new)  # (m,)
+    if num:
+        x = df[num].iloc[members].apply(pd.to_numeric, errors="coerce")
+        x = x.fillna(x.mean()).fillna(0.0).to_numpy(dtype=float)  # (n_min, p), missing -> M's mean
+        other = _k_nearest(x, k)[base, rng.integers(0, k, n_new)]  # (m,) x' in M
+    else:
+        other = (base + rng.integers(1, n_min, n_new)) % n_min  # uniform over M without x
+    take_other = rng.random((n_new, len(cat))) < 0.5  # (m, q)
+    a, b = members[base], members[other]  # (m,) positions in the table
+    out = {}
+    for j, col in enumerate(num):
+        lo, hi = np.minimum(x[base, j], x[other, j]), np.maximum(x[base, j], x[other, j])
+        v = np.clip(lam * x[base, j] + (1 - lam) * x[other, j], lo, hi)  # (m,) clip: round-off only
+        dtype = df[col].dtype
+        v = np.rint(v) if pd.api.types.is_integer_dtype(dtype) else v
+        out[col] = pd.array(v).astype(dtype) if not isinstance(dtype, np.dtype) else v.astype(dtype)
+    for j, col in enumerate(cat):
+        out[col] = df[col].array.take(np.where(take_other[:, j], b, a))
+    out[schema.target] = df[schema.target].array.take(a)
+    frame = pd.DataFrame(out)[list(df.columns)]
+    res = _append(table, frame, "smote_reference")
+    ids = table.row_ids
+    sources = pd.DataFrame({"a": ids[a], "b": ids[b], "lam": lam}, index=pd.Index(res.row_ids[len(table):], name=ROW_ID))
+    return MitigationResult(res, np.empty(0, np.int64), n_new, "smote_reference", params, sources)
+
+
 # ------------------------------------------------------------------ pruning
+def random_removed(row_ids, n_remove: int, *, seed=0) -> np.ndarray:
+    """The sorted row_ids :func:`random_prune` removes: ``n_remove`` drawn uniformly without
+    replacement from ``row_ids`` (in table order) with ``numpy.random.default_rng(seed)``."""
+    rng = np.random.default_rng(seed)
+    return np.sort(rng.choice(np.asarray(row_ids, dtype=np.int64), size=int(n_remove), replace=False)).astype(np.int64)
+
+
 def random_prune(table: Table, n_remove: int, *, seed=0) -> MitigationResult:
     """Remove exactly ``n_remove`` rows drawn uniformly without replacement (the
     control for DynamicCut, which removes the same number of chosen rows)."""
     if isinstance(n_remove, bool) or not isinstance(n_remove, numbers.Integral) or not 0 <= n_remove <= len(table):
         raise MemvizError(f"random_prune: n_remove must be an integer in [0, {len(table)}], got {n_remove!r}")
-    rng = np.random.default_rng(seed)
-    removed = np.sort(rng.choice(table.row_ids, size=int(n_remove), replace=False)).astype(np.int64)
+    removed = random_removed(table.row_ids, int(n_remove), seed=seed)
     out = table.drop(removed)
     return MitigationResult(Table(out.data.copy(), out.schema, f"{table.source} - random_prune"), removed, 0,
                             "random_prune", {"n_remove": int(n_remove), "seed": seed})

@@ -118,32 +118,28 @@ def fit_null(checks: pd.DataFrame, train_row_ids, top_frac: float = DEFAULT_TOP_
 
 
 @dataclass(frozen=True)
-class NullFinding:
-    """One statistic on the observed run beside its null distribution.
+class NullFinding(Statistic):
+    """One statistic on the observed run (the fields of :class:`~memviz.splithalf.Statistic`)
+    beside its null distribution.
 
     ``observed`` is the statistic's effect (Top - Non-Top, or precision - random
-    precision), ``value`` / ``baseline`` its two sides; ``null_median``, ``null_low`` and
-    ``null_high`` the median and 2.5 / 97.5 % quantiles of the null effects; ``p_null``
-    the one-sided Monte Carlo p on the paper's side; ``naive_holds`` the paper's criterion
-    on the observed run and ``naive_null_share`` the share of null replicates where that
-    criterion also says it holds (near 1: the criterion cannot tell the run from the null).
+    precision); ``null_median``, ``null_low`` and ``null_high`` the median and 2.5 / 97.5 %
+    quantiles of the null effects; ``p_null`` the one-sided Monte Carlo p on the paper's
+    side; ``naive_null_share`` the share of null replicates where the paper's criterion
+    (``naive_holds`` on the observed run) also says it holds (near 1: the criterion cannot
+    tell the run from the null).
     """
 
-    name: str
-    label: str
-    circular: bool
-    direction: str
-    value: float
-    baseline: float
-    observed: float
-    p_naive: float
-    naive_holds: bool
-    null_median: float
-    null_low: float
-    null_high: float
-    p_null: float
-    naive_null_share: float
-    verdict: str
+    null_median: float = float("nan")
+    null_low: float = float("nan")
+    null_high: float = float("nan")
+    p_null: float = float("nan")
+    naive_null_share: float = float("nan")
+    verdict: str = ""
+
+    @property
+    def observed(self) -> float:
+        return self.effect
 
 
 @dataclass(frozen=True, eq=False)
@@ -165,8 +161,8 @@ class NullComparison:
     null_effects: dict = field(repr=False)  # name -> (R,) ndarray of null effects
 
     def to_frame(self) -> pd.DataFrame:
-        """One row per statistic: the fields of :class:`NullFinding`."""
-        return pd.DataFrame([asdict(f) for f in self.findings])
+        """One row per statistic: the fields of :class:`NullFinding` (``effect`` named ``observed``)."""
+        return pd.DataFrame([asdict(f) for f in self.findings]).rename(columns={"effect": "observed"})
 
     def finding(self, name: str) -> NullFinding:
         return next(f for f in self.findings if f.name == name)
@@ -190,11 +186,8 @@ def _finding(obs: Statistic, null: list[Statistic]) -> NullFinding:
     finite = effects[np.isfinite(effects)]
     low, med, high = np.quantile(finite, [0.025, 0.5, 0.975]) if finite.size else (np.nan,) * 3
     p_null, label = verdict(obs.effect, effects, obs.direction)
-    return NullFinding(name=obs.name, label=obs.label, circular=obs.circular, direction=obs.direction,
-                       value=obs.value, baseline=obs.baseline, observed=obs.effect, p_naive=obs.p_naive,
-                       naive_holds=obs.naive_holds, null_median=float(med), null_low=float(low),
-                       null_high=float(high), p_null=p_null,
-                       naive_null_share=float(np.mean([s.naive_holds for s in null])), verdict=label)
+    return NullFinding(**asdict(obs), null_median=float(med), null_low=float(low), null_high=float(high),
+                       p_null=p_null, naive_null_share=float(np.mean([s.naive_holds for s in null])), verdict=label)
 
 
 def compare_to_null(checks: pd.DataFrame, train_row_ids, replicates: int = DEFAULT_REPLICATES, seed: int = 0,

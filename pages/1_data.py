@@ -61,7 +61,7 @@ if source == UPLOAD:
                     _ui.error(exc)
         if raw is None:
             st.info("Upload a table with a header row; one row per record. Nothing is executed or unpickled. "
-                    f"Uploads are kept under {root}/.uploads so that a reload finds them; delete that folder "
+                    f"Uploads are kept under {_ui.esc(root)}/.uploads so that a reload finds them; delete that folder "
                     "to remove them.")
 else:
     try:

@@ -111,7 +111,7 @@ else:
 st.subheader("Saved runs")
 runs = _ui.run_list(_ui.root())
 if runs.empty:
-    st.caption(f"No saved run under {_ui.root()}.")
+    st.caption(f"No saved run under {_ui.esc(_ui.root())}.")
 else:
     show = runs[["run_id", "status", "dataset", "n_rows", "checks", "final_mem_ratio", "preset", "device", "created"]]
     show = show.assign(final_mem_ratio=show["final_mem_ratio"].where(show["status"] == "finished"))

@@ -338,3 +338,45 @@ def pct(v) -> str:
 
 if __name__ == "__main__":  # opened as a page of the pages/ folder mode (/ui): go through the router
     through_app()
+
+
+# --- floor pages
+# Cached on the run's path and token: a finished run is measured once for every session.
+@st.cache_resource(show_spinner=False, max_entries=12)
+def row_null(run_dir: str, token: int):
+    return runs.run_row_null(run_view(run_dir, token))
+
+
+@st.cache_resource(show_spinner="Measuring how close the copies really are…", max_entries=24)
+def leak_ranking(run_dir: str, token: int, by: str, n: int):
+    return runs.leak_ranking(run_view(run_dir, token), by, n, row_null(run_dir, token))
+
+
+@st.cache_resource(show_spinner=False, max_entries=12)
+def check_closeness(run_dir: str, token: int):
+    return runs.check_closeness(run_view(run_dir, token))
+
+
+@st.cache_resource(show_spinner="Measuring with the other distance…", max_entries=12)
+def other_distance(run_dir: str, token: int, distance: str, _candidates=()):
+    view = run_view(run_dir, token)
+    return runs.measure_distance(view, distance, runs.run_holdout(view, _candidates))
+
+
+@st.cache_resource(show_spinner="Testing the findings against a null with no dynamics (once per run)…",
+                   max_entries=12)
+def null_comparison(run_dir: str, token: int):
+    out = runs.null_comparison(run_view(run_dir, token))
+    null_done().add((run_dir, token))
+    return out
+
+
+@st.cache_resource(show_spinner=False)
+def null_done() -> set:
+    """(run_dir, token) of the null comparisons already computed (shown without asking again)."""
+    return set()
+
+
+def user_text(value) -> None:
+    """Show user-supplied text (a column name, a category) as plain text, never as Markdown."""
+    st.text(str(value))

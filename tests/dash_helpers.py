@@ -73,3 +73,19 @@ def finished_compare(root: Path, train, rng) -> Path:
     jobs.write_spec(job.spec_path, jobs.JobSpec("compare", {}, {"out": str(out)}, label="fixture"))
     jobs.EventLog(job.events_path)({"event": "finished", "out": str(out)})
     return out
+
+
+def floored_run(train, holdout, run_dir: Path, epochs=(2, 4, 6, 8)) -> None:
+    """:func:`copier_run` plus the floor of ``train`` measured on ``holdout`` (real rows outside
+    it), stored as a warm-up stores it, and a job spec naming the hold-out file, as the
+    dashboard's warm-up jobs leave them (so the floor pages can measure the other distance)."""
+    from memviz.floor import holdout_floor
+
+    copier_run(train, run_dir, epochs=epochs)
+    floor = holdout_floor(train, holdout, device="cpu")
+    RunStore(run_dir).write_floor(floor.to_dict(), floor.to_frame())
+    job = jobs.Job(run_dir.name, "warmup", run_dir.parent)
+    job.job_dir.mkdir(parents=True, exist_ok=True)
+    atomic_write_parquet(job.job_dir / "holdout.parquet", holdout.data.reset_index())
+    jobs.write_spec(job.spec_path, jobs.JobSpec("warmup", {}, {"out": str(run_dir), "row_id": "row_id",
+                                                               "holdout": str(job.job_dir / "holdout.parquet")}))

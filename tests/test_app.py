@@ -194,12 +194,12 @@ def test_leak_explorer_shows_copies_and_redacts(app, sample):
     at = app("copier").run()
     at.switch_page("pages/3_memorization.py").run()
     no_exception(at)
-    top = table_with(at, "total_count")
+    top = table_with(at, "copies")  # no floor: ranked by raw copies
     # the copied rows lead (shuffled rows are sometimes flagged too: the paper's distance is relative)
-    assert set(top["row_id"].head(5)) <= set(range(N_COPIED))
+    assert set(top["training row"].head(5)) <= set(range(N_COPIED))
     leak = table_with(at, "synthetic_id")
     assert len(leak) > 1
-    raw_value = str(train.data.loc[int(top["row_id"].iloc[0]), "workclass"])
+    raw_value = str(train.data.loc[int(top["training row"].iloc[0]), "workclass"])
     assert raw_value in leak["workclass"].astype(str).tolist()
     at.toggle(key="redact").set_value(True).run()
     no_exception(at)
@@ -592,3 +592,137 @@ def test_warmup_from_the_page_measures_its_floor_on_the_test_split(app, runs_roo
     assert "holdout" in spec["paths"]                                  # the 1,000 test rows of the sample
     assert len(pd.read_parquet(spec["paths"]["holdout"])) == 1_000
     jobs.wait(job, timeout=120)
+
+
+# ------------------------------------------------------------- the floor pages
+@pytest.fixture(scope="session")
+def floor_root(tmp_path_factory, sample):
+    """``floored``: a copier run (4 checks) with its floor measured on 500 real rows outside its
+    training rows and a job spec naming them; ``nofloor``: the same without a hold-out; ``short``:
+    3 checks (too few for the split-half statistics)."""
+    from dash_helpers import floored_run
+
+    root = tmp_path_factory.mktemp("floor_runs")
+    train, _ = sample
+    small, holdout = train.subset(train.row_ids[:300]), train.subset(train.row_ids[300:800])
+    floored_run(small, holdout, root / "floored")
+    copier_run(small, root / "nofloor", epochs=(2, 4, 6, 8))
+    copier_run(small, root / "short")
+    return root
+
+
+@pytest.fixture
+def floor_app(floor_root, monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv(jobs.RUNS_ENV, str(floor_root))
+
+    def make(run: str, page: str):
+        at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+        at.query_params["run"] = run
+        at.run()
+        at.switch_page(page).run()
+        no_exception(at)
+        return at
+    return make
+
+
+def _title(fig) -> str:
+    return fig["layout"]["title"]["text"].replace("<br>", " ")
+
+
+def test_memorization_with_a_floor_says_how_much_comes_from_the_model(floor_app):
+    at = floor_app("floored", "pages/3_memorization.py")
+    sentence = next(m.value for m in at.markdown if "Real rows the model never saw are flagged at" in m.value)
+    assert "500 hold-out rows" in sentence and "come from the model" in sentence
+    assert metric(at, "floor: real rows never seen").endswith("%")
+    assert metric(at, "above the floor (excess)").endswith("points")
+    assert any("95 %:" in c.value and "hold-out rows" in c.value for c in at.caption)
+    figs = {_title(f): f for f in figures(at)}
+    curves = next(f for t, f in figs.items() if t.startswith("Memorization during the warm-up, against the floor"))
+    names = [tr.get("name", "") for tr in curves["data"]]
+    assert any(n.startswith("floor: real rows never seen") for n in names)
+    mem = next(tr for tr in curves["data"] if tr.get("name", "").startswith("mem ratio"))
+    assert mem["error_y"]["type"] == "data"                                  # the per-check excess interval
+    assert any(t.startswith("Copies per training row: the model vs fresh real rows") for t in figs)
+    # the leak explorer ranks by excess by default, raw copies one click away
+    ranked = table_with(at, "copies above expected")
+    assert ranked["copies above expected"].is_monotonic_decreasing
+    assert {"expected from real rows", "over-copied", "exact copies", "near-exact copies",
+            "r ≈ 0 only from scaling"} <= set(ranked.columns)
+    assert set(ranked["training row"].head(5)) <= set(range(N_COPIED)) and ranked["over-copied"].head(5).all()
+    assert (ranked["exact copies"].head(5) > 0).all()                       # the copier's copies are exact
+    at.radio(key="rank_by").set_value("copies").run()
+    no_exception(at)
+    assert table_with(at, "copies above expected")["copies"].is_monotonic_decreasing
+    leak = table_with(at, "how close")
+    assert {"largest difference", "r ≈ 0 from scaling"} <= set(leak.columns)
+    assert "exact copy" in set(leak["how close"])
+    assert metric(at, "identical to a training row").endswith("%")
+
+
+def test_memorization_without_a_floor_says_so_instead_of_a_number(floor_app):
+    at = floor_app("nofloor", "pages/3_memorization.py")
+    assert any("No floor for this run" in m.value for m in at.markdown)
+    assert not any("Real rows the model never saw are flagged at" in m.value for m in at.markdown)
+    assert metric(at, "floor: real rows never seen") == "not measured"
+    assert metric(at, "above the floor (excess)") == "unknown"
+    assert not [r for r in at.radio if r.key == "rank_by"]                  # nothing to rank by excess against
+    ranked = table_with(at, "copies")
+    assert "copies above expected" not in ranked.columns and ranked["copies"].is_monotonic_decreasing
+    curves = next(f for f in figures(at) if _title(f).startswith("Memorization during the warm-up"))
+    assert not any(tr.get("name", "").startswith("floor") for tr in curves["data"])
+    assert "no hold-out" in curves["layout"]["meta"]["caption"]
+
+
+def test_memorization_measures_the_other_distance_with_its_own_floor(floor_app):
+    at = floor_app("floored", "pages/3_memorization.py")
+    assert len(table_with(at, "distance")) == 1
+    at.button(key="measure_other").click().run()
+    no_exception(at)
+    dist = table_with(at, "distance")
+    assert len(dist) == 2 and dist["distance"].tolist() == ["paper's", "standardized"]
+    assert dist["floor"].str.endswith("%").all() and dist["how"].iloc[1].startswith("measured now")
+    assert dist["floor"].iloc[0] != dist["floor"].iloc[1]                    # each distance has its own floor
+    at.run()                                                                  # cached: shown again without a click
+    assert len(table_with(at, "distance")) == 2
+
+
+def test_dynamics_shows_each_statistic_beside_its_null(floor_app):
+    at = floor_app("floored", "pages/4_dynamics.py")
+    assert any(_title(f).startswith("Dynamics findings against a null") for f in figures(at))
+    table = table_with(at, "verdict")
+    assert len(table) == 8 and set(table["definition"]) == {"paper's (circular)", "non-circular"}
+    assert set(table["verdict"]) <= {"holds", "reversed", "not shown", "undefined"}
+    assert {"observed effect", "null median", "null 2.5–97.5 %"} <= set(table.columns)
+    short = floor_app("short", "pages/4_dynamics.py")
+    assert any("cannot run" in i.value and "4 checks" in i.value for i in short.info)
+    assert figures(short)                                                     # the paper's views still show
+
+
+def test_dynamics_row_picker_matches_typed_row_ids_exactly(floor_app):
+    at = floor_app("floored", "pages/4_dynamics.py")
+    at.multiselect(key="timeline_rows").set_value([]).run()
+    at.text_input(key="timeline_more").input("1, 12345678, x").run()
+    no_exception(at)
+    timeline = next(f for f in figures(at) if _title(f).startswith("Memorization timeline"))
+    heat = next(tr for tr in timeline["data"] if tr["type"] == "heatmap")
+    assert [str(y).split(" ")[0] for y in heat["y"]] == ["1"]                # not rows 10-19
+    assert any("Not a training row_id" in w.value for w in at.warning)
+    assert any(t.value == "12345678, x" for t in at.text)                     # user text shown as plain text
+
+
+def test_dynamics_of_a_big_run_asks_before_simulating_the_null(floor_app, monkeypatch):
+    import streamlit as st
+
+    from memviz.app import runs
+
+    st.cache_resource.clear()
+    monkeypatch.setattr(runs, "NULL_AUTO_EVENTS", 0)                         # every run counts as big
+    at = floor_app("nofloor", "pages/4_dynamics.py")
+    assert not any(_title(f).startswith("Dynamics findings") for f in figures(at))
+    assert figures(at)                                                        # the paper's views show at once
+    at.button(key="run_null").click().run()
+    no_exception(at)
+    assert any(_title(f).startswith("Dynamics findings against a null") for f in figures(at))
+    assert len(table_with(at, "verdict")) == 8

@@ -1,9 +1,10 @@
 import numpy as np
 import pandas as pd
 import pytest
+from scipy.stats import chi2_contingency
 from scipy.stats.contingency import association as scipy_association
 
-from memviz.associations import association_matrix, column_clusters, correlation_ratio, cramers_v
+from memviz.associations import association_matrix, cluster_rules, column_clusters, correlation_ratio, cramers_v
 from memviz.data import table_from_frame
 from memviz.errors import MemvizError
 from memviz.schema import Schema
@@ -129,3 +130,39 @@ def test_column_clusters_threshold_extremes():
     assert sorted(map(len, column_clusters(t, threshold=0.0))) == [1] * len(cols)
     with pytest.raises(MemvizError, match="threshold"):
         column_clusters(t, threshold=-0.1)
+
+
+# ------------------------------------------------------------------ the reference's dtype rule
+def integer_coded(n=400, seed=5):
+    """Two integer-coded categoricals that move together as numbers (Pearson ~0.97) but
+    spread over many cells of their 20 x 24 contingency table, beside noise and the target."""
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, 20, n)
+    y = rng.choice(["no", "yes"], n)
+    s = np.where(rng.random(n) < 0.3, np.where(y == "no", "m", "f"), rng.choice(["m", "f"], n))  # tied to y
+    df = pd.DataFrame({"x": rng.normal(size=n), "a": a, "b": a + rng.integers(-2, 3, n), "s": s, "y": y})
+    return _table(df, ["x"], ["a", "b", "s"], "y")
+
+
+def test_dtype_rule_treats_integer_coded_categoricals_as_numbers():
+    t = integer_coded()
+    assert association_matrix(t, "dtype").loc["a", "b"] == pytest.approx(abs(np.corrcoef(t.data["a"], t.data["b"])[0, 1]))
+    assert association_matrix(t).loc["a", "b"] < 0.7 < association_matrix(t, "dtype").loc["a", "b"]
+    rules = cluster_rules(t)
+    assert ["a", "b"] not in rules["schema"] and ["a", "b"] in rules["dtype"]
+    assert ["y"] in rules["dtype"] and ["y"] in rules["schema"]                 # the target-only cluster
+    assert rules["dtype"] == column_clusters(t, rule="dtype")
+    with pytest.raises(MemvizError, match="cluster rule"):
+        column_clusters(t, rule="role")
+
+
+def test_dtype_rule_cramers_v_of_a_two_by_two_table_has_yates_correction():
+    t = integer_coded()
+    obs = pd.crosstab(t.data["s"], t.data["y"])
+    chi2 = chi2_contingency(obs, correction=True)[0]                             # the reference's chi²
+    n, (r, k) = obs.to_numpy().sum(), obs.shape
+    phi2 = max(0.0, chi2 / n - (k - 1) * (r - 1) / (n - 1))
+    rr, kk = r - (r - 1) ** 2 / (n - 1), k - (k - 1) ** 2 / (n - 1)
+    assert association_matrix(t, "dtype").loc["s", "y"] == pytest.approx(np.sqrt(phi2 / min(rr - 1, kk - 1)))
+    assert association_matrix(t).loc["s", "y"] == pytest.approx(cramers_v(t.data["s"], t.data["y"]))
+    assert association_matrix(t, "dtype").loc["s", "y"] < association_matrix(t).loc["s", "y"]  # Yates shrinks χ²

@@ -133,3 +133,82 @@ def test_study_bad_seeds_exit_2(capsys, tmp_path):
     code, out, err = run_cli(capsys, "study", "--data-dir", str(tmp_path), "--out", str(tmp_path / "o"),
                              "--seeds", "a,b")
     assert code == 2 and len(err.strip().splitlines()) == 1 and "--seeds" in err
+
+
+# ------------------------------------------------------------------ the floor
+@pytest.fixture()
+def holdout_csv(small_files, sample):
+    """300 real rows outside the 200 training rows of ``small_files`` (sample rows 1000-1299)."""
+    train, _ = sample
+    train.data.iloc[1000:1300].to_csv(small_files / "holdout.csv", index=False)
+    return small_files / "holdout.csv"
+
+
+def test_memorize_with_a_holdout_reports_the_floor_and_each_rows_null(capsys, small_files, holdout_csv):
+    rows_csv = small_files / "rows.csv"
+    code, out, err = run_cli(capsys, "memorize", "--train", str(small_files / "train.csv"), "--schema",
+                             str(SAMPLE / "meta.json"), "--synthetic", str(small_files / "syn.csv"),
+                             "--holdout", str(holdout_csv), "--rows-out", str(rows_csv),
+                             "--out", str(small_files / "out.csv"), "--device", "cpu", "--quiet")
+    assert code == 0, err
+    s = last_json(out)
+    assert s["n_holdout"] == 300 and 0 <= s["floor"] <= 1
+    lo, hi = s["floor_ci"]
+    assert lo <= s["floor"] <= hi
+    assert s["excess"] == pytest.approx(s["mem_ratio"] - s["floor"])
+    assert s["excess_ci"][0] <= s["excess"] <= s["excess_ci"][1]
+    rows = pd.read_csv(rows_csv)
+    assert list(rows.columns) == ["row_id", "copies", "holdout_hits", "expected", "excess", "p_value", "q_value",
+                                  "over_copied"]
+    assert len(rows) == 200 and rows["copies"].sum() == round(s["mem_ratio"] * s["n_synthetic"])
+    assert rows.set_index("row_id").loc[[7, 3], "copies"].min() >= 1          # the two planted copies
+    np.testing.assert_allclose(rows["excess"], rows["copies"] - rows["expected"])
+    res = pd.read_csv(small_files / "out.csv")                                 # how close each row really is
+    assert list(res.columns[6:]) == ["exact", "near_exact", "zero_by_scaling", "max_gap"]
+    assert res["exact"].iloc[-2:].all() and s["n_identical"] == int(res["exact"].sum()) >= 2
+    assert s["identical_share"] == pytest.approx(res["exact"].mean())
+
+
+def test_memorize_rows_out_needs_a_holdout(capsys, small_files):
+    code, out, err = run_cli(capsys, "memorize", "--train", str(small_files / "train.csv"), "--synthetic",
+                             str(small_files / "syn.csv"), "--rows-out", str(small_files / "r.csv"),
+                             "--out", str(small_files / "o.csv"), "--quiet")
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "--holdout" in err
+    assert not (small_files / "o.csv").exists()
+
+
+def test_warmup_with_a_holdout_then_inspect_shows_the_floor_in_plain_words(capsys, small_files, holdout_csv):
+    run = small_files / "run"
+    code, out, err = run_cli(capsys, "warmup", "--train", str(small_files / "train.csv"), "--schema",
+                             str(SAMPLE / "meta.json"), "--holdout", str(holdout_csv), "--out", str(run),
+                             "--epochs", "4", "--check-every", "2", "--n-samples", "50", "--device", "cpu",
+                             "--quiet", "--model-params", json.dumps(TINY_MODEL))
+    assert code == 0, err
+    code, out, err = run_cli(capsys, "inspect", str(run), "--json")
+    assert code == 0, err
+    info = last_json(out)
+    f = info["floor"]
+    assert f["n_holdout"] == 300 and f["floor_ci"][0] <= f["floor"] <= f["floor_ci"][1]
+    pc = info["per_check"]
+    assert len(pc["excess"]) == 2 and all(a <= x <= b for x, a, b in zip(pc["excess"], pc["excess_low"],
+                                                                         pc["excess_high"]))
+    assert info["final_excess"]["excess"] == pytest.approx(pc["excess"][-1])
+    code, out, err = run_cli(capsys, "inspect", str(run))
+    text = out.strip().splitlines()[:-1]
+    assert any(line.startswith("floor: real rows the model never saw (300 hold-out rows)") for line in text)
+    assert any(line.startswith("Real rows the model never saw are flagged at") for line in text)
+    assert any(line.startswith("points above the floor per check: e2:") for line in text)
+    from memviz.app import runs                                               # the dashboard finds its hold-out
+    assert runs.run_holdout(runs.load_run(run)) is not None                   # again from the floor's source
+
+
+def test_inspect_of_a_run_without_holdout_says_there_is_no_floor(capsys, small_files, tmp_path):
+    from dash_helpers import copier_run
+    from memviz.data import load_table
+
+    train = load_table(small_files / "train.csv", SAMPLE / "meta.json")
+    copier_run(train, tmp_path / "run")
+    code, out, err = run_cli(capsys, "inspect", str(tmp_path / "run"))
+    assert code == 0, err
+    assert any(line.startswith("no floor: this run was given no hold-out") for line in out.splitlines())
+    assert last_json(out)["floor"] is None and "excess" not in last_json(out)["per_check"]

@@ -337,3 +337,87 @@ def test_column_match_rates_several_checks_and_errors(run):
     no_mem = res.checks[res.checks["check"] == 0].assign(memorized=False)
     empty = column_match_rates(train, store.samples(0), no_mem)
     assert empty.columns["memorized_rate"].isna().all() and empty.n_memorized == 0
+
+
+# ------------------------------------------------------------- ranking by excess
+def _planted_floor(train, seed=0, n_holdout=200):
+    """A floor of the planted training rows from simulated hold-out attributions."""
+    from memviz.floor import floor_from_attributions
+
+    rng = np.random.default_rng(seed)
+    ids = train.row_ids
+    return floor_from_attributions(ids, rng.choice(ids, n_holdout), rng.uniform(0, 1, n_holdout), distance="paper")
+
+
+def test_rank_rows_by_excess_and_by_copies(run):
+    from memviz.leaks import rank_rows
+    from memviz.rownull import row_null
+
+    store, res = run
+    dyn = res.dynamics
+    floor = _planted_floor(store.train())
+    null = row_null(floor, dyn.total, res.per_check["n_synthetic"].to_numpy())
+    by_excess = rank_rows(dyn, null, n=1000)
+    assert (by_excess["copies"] > 0).all() and len(by_excess) == int((dyn.total > 0).sum())
+    assert np.all(np.diff(by_excess["excess"].to_numpy()) <= 0)
+    np.testing.assert_allclose(by_excess["excess"], by_excess["copies"] - by_excess["expected"])
+    by_copies = rank_rows(dyn, null, by="copies", n=1000)
+    assert by_copies["row_id"].tolist() == most_copied(dyn, n=1000)["row_id"].tolist()
+    assert rank_rows(dyn, None, by="copies", n=3)["row_id"].tolist() == most_copied(dyn, n=3)["row_id"].tolist()
+    with pytest.raises(MemvizError, match="floor"):
+        rank_rows(dyn, None)
+    with pytest.raises(MemvizError, match="by="):
+        rank_rows(dyn, null, by="ratio")
+    other = row_null(floor, np.zeros_like(dyn.total), 10)
+    with pytest.raises(MemvizError, match="other"):
+        rank_rows(dyn, other)
+
+
+def test_copies_vs_null_counts_every_row_and_matches_the_predictive(run):
+    from scipy import stats
+
+    from memviz.leaks import copies_vs_null
+
+    store, res = run
+    floor = _planted_floor(store.train())
+    total, m = res.dynamics.total, int(res.per_check["n_synthetic"].sum())
+    tab = copies_vs_null(floor, total, m)
+    assert tab["observed"].sum() == N_TRAIN and tab["expected"].sum() == pytest.approx(N_TRAIN)
+    assert tab["low"].iloc[0] == tab["high"].iloc[0] == 0 and tab["high"].iloc[-1] == total.max()
+    a, b, w = floor.null.components(floor.n_holdout)
+    zero = sum((w * stats.nbinom.pmf(0, a + h, b / (b + m))).sum() for h in floor.hits)   # Σ_i P(C_i = 0)
+    assert tab["expected"].iloc[0] == pytest.approx(zero)
+    wide = copies_vs_null(floor, total * 50, m, max_bins=10)                  # grouped bins
+    assert len(wide) <= 10 and wide["observed"].sum() == N_TRAIN
+    assert (wide["low"].iloc[1:].to_numpy() <= wide["high"].iloc[1:].to_numpy()).all()
+
+
+def test_flagged_closeness_and_counts_per_row(run):
+    from memviz.leaks import closeness_by_row, flagged_closeness, rank_rows
+
+    store, res = run
+    train = store.train()
+    flagged = flagged_closeness(train, res.checks, store.samples)
+    assert len(flagged) == int(res.checks["memorized"].sum()) and flagged["memorized"].all()
+    # planted copies: a equal (1e-12), c1 verbatim, b + 1 always: never exact
+    assert not flagged["exact"].any() and set(flagged["level"]) <= {"near-exact", "differs"}
+    per_row = closeness_by_row(flagged)
+    pos = np.searchsorted(res.dynamics.row_ids, per_row["row_id"])
+    np.testing.assert_array_equal(per_row[["exact_copies", "near_exact_copies", "differing_copies"]].sum(axis=1),
+                                  res.dynamics.total[pos])
+    ranked = rank_rows(res.dynamics, by="copies", closeness_rows=per_row)
+    assert (ranked["near_exact_copies"] + ranked["differing_copies"] + ranked["exact_copies"]
+            == ranked["copies"]).all()
+    everything = flagged_closeness(train, res.checks, store.samples, flagged_only=False)
+    assert len(everything) == len(res.checks)
+
+
+def test_leak_view_says_how_close_each_copy_is(run):
+    store, _ = run
+    view = copies_of(store, int(store.train().data.index[0]))
+    t = view.table()
+    assert list(t.columns[:7]) == ["check", "epoch", "ratio", "how close", "largest difference",
+                                   "r ≈ 0 from scaling", "synthetic_id"]
+    assert t["how close"].iloc[0] == "" and set(t["how close"].iloc[1:]) <= {"near-exact", "differs"}
+    assert (t["largest difference"].iloc[1:] != "").all()
+    assert view.closeness.pairs.index.equals(view.copies.index)

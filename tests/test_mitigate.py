@@ -5,7 +5,8 @@ import pytest
 
 from memviz.data import table_from_frame
 from memviz.errors import DataError, MemvizError
-from memviz.mitigate import MitigationResult, prune, random_prune, smote, tabcutmix, tabcutmixplus
+from memviz.mitigate import (MitigationResult, prune, random_prune, random_removed, smote, smote_reference, tabcutmix,
+                             tabcutmixplus)
 from memviz.schema import Schema
 
 
@@ -201,6 +202,86 @@ def test_tabcutmixplus_with_singleton_clusters_equals_tabcutmix():
     assert (plus.table.data.dtypes == t.data.dtypes).all()  # int, float with NaN, object with NaN, category
 
 
+def test_tabcutmixplus_dtype_rule_counts_the_target_only_cluster():
+    rng = np.random.default_rng(0)
+    n = 400
+    a = rng.integers(0, 20, n)                                                  # integer-coded categoricals
+    df = pd.DataFrame({"x": rng.normal(size=n), "a": a, "b": a + rng.integers(-2, 3, n), "y": rng.choice(["n", "y"], n)})
+    t = _table(df, ["x"], ["a", "b"], "y")
+    assert tabcutmixplus(t, seed=0).params["clusters"] == [["x"], ["a"], ["b"]]
+    res = tabcutmixplus(t, ratio=1.0, seed=0, rule="dtype")
+    assert res.params["clusters"] == [["x"], ["a", "b"], []] and res.params["rule"] == "dtype"
+    new, src = new_rows(res), res.sources
+    changed = np.zeros(len(new), dtype=int)
+    for g in (["x"], ["a", "b"]):
+        changed += ~(new[g].to_numpy() == t.data.loc[src["a"], g].to_numpy()).all(1)
+    distinct = ((t.data.loc[src["a"], ["x", "a", "b"]].to_numpy() != t.data.loc[src["b"], ["x", "a", "b"]].to_numpy())
+                .all(1))
+    # int(λ·3) of the K = 3 clusters are drawn; the target's swaps nothing, so at most int(λ·3) change
+    k = np.floor(src["lam"].to_numpy() * 3).astype(int)
+    assert np.all(changed <= k) and np.any(changed[distinct] < k[distinct])
+    assert (changed[distinct] >= k[distinct] - 1).all()
+    with pytest.raises(MemvizError, match="rule"):
+        tabcutmixplus(t, rule="roles")
+
+
+# ------------------------------------------------------------------ SMOTE (the reference's)
+def test_smote_reference_adds_only_minority_rows_between_their_two_parents():
+    t = smote_table()
+    clean = _table(t.data.assign(w=t.data["w"].fillna(1.0), colour=t.data["colour"].fillna("blue")).reset_index(drop=True),
+                   ["age", "w"], ["colour", "size"], "y")
+    for table in (clean, planted()):
+        before = table.data.copy()
+        assert smote_reference(table, seed=4).added == round(0.3 * len(table))   # the default: 0.3 N rows
+        res = smote_reference(table, ratio=3.0, seed=4)
+        pd.testing.assert_frame_equal(table.data, before)
+        assert res.added == 3 * len(table) and res.removed.size == 0 and res.method == "smote_reference"
+        assert (res.table.data.dtypes == table.data.dtypes).all()
+        pd.testing.assert_frame_equal(res.table.data.iloc[:len(table)], table.data)
+        counts = table.data["y"].value_counts()
+        minority = counts.index[counts.argmin()]
+        new, src = new_rows(res), res.sources
+        assert (new["y"] == minority).all() and res.params["minority"] == minority
+        pa, pb = table.data.loc[src["a"]], table.data.loc[src["b"]]
+        assert (pa["y"] == minority).all() and (pb["y"] == minority).all() and (src["a"] != src["b"]).all()
+        for col in table.schema.numerical:                                      # between the two parents
+            lo = np.minimum(pa[col].to_numpy(float), pb[col].to_numpy(float))
+            hi = np.maximum(pa[col].to_numpy(float), pb[col].to_numpy(float))
+            v = new[col].to_numpy(float)
+            assert np.all((lo <= v) & (v <= hi)), col
+        for col in table.schema.categorical:                                    # from one of them, each half the time
+            v = new[col].to_numpy()
+            from_a, from_b = v == pa[col].to_numpy(), v == pb[col].to_numpy()
+            assert np.all(from_a | from_b), col
+            share_b = (from_b & ~from_a).sum() / max((from_a != from_b).sum(), 1)
+            assert 0.35 < share_b < 0.65, (col, share_b)
+
+
+def test_smote_reference_neighbours_are_the_k_nearest_minority_rows():
+    rng = np.random.default_rng(2)
+    x = np.concatenate([rng.normal(size=40), 100 + np.arange(8.0)])           # minority: 100, 101, ..., 107
+    df = pd.DataFrame({"x": x, "y": ["maj"] * 40 + ["min"] * 8})
+    res = smote_reference(_table(df, ["x"], [], "y"), ratio=2.0, seed=0, k_neighbors=2)
+    gap = np.abs(df.loc[res.sources["a"], "x"].to_numpy() - df.loc[res.sources["b"], "x"].to_numpy())
+    ends = df.loc[res.sources["a"], "x"].isin([100.0, 107.0]).to_numpy()       # an end row's 2 nearest are 1 and 2 away
+    assert set(gap[~ends]) == {1.0} and set(gap[ends]) == {1.0, 2.0}
+    assert res.added == 96 and (new_rows(res)["y"] == "min").all()
+
+
+def test_smote_reference_is_seeded_and_refuses_what_it_cannot_do():
+    t = smote_table()
+    pd.testing.assert_frame_equal(smote_reference(t, seed=1).table.data, smote_reference(t, seed=1).table.data)
+    assert new_rows(smote_reference(t, seed=1))[["age", "w"]].notna().all().all()  # missing -> the class mean
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"x": rng.normal(size=20), "k": rng.choice(list("ab"), 20), "y": ["u"] * 19 + ["v"]})
+    with pytest.raises(DataError, match="at least 2 rows"):
+        smote_reference(_table(df, ["x"], ["k"], "y"))
+    with pytest.raises(MemvizError, match="class target"):
+        smote_reference(_table(df.assign(y=rng.normal(size=20)), ["x"], ["k"], "y", "regression"))
+    cat_only = smote_reference(_table(df.assign(y=["u"] * 10 + ["v"] * 10), [], ["k"], "y"), ratio=0.5, seed=0)
+    assert cat_only.added == 10 and (cat_only.sources["a"] != cat_only.sources["b"]).all()
+
+
 # ------------------------------------------------------------------ SMOTE
 imblearn = pytest.importorskip("imblearn")
 
@@ -296,6 +377,7 @@ def test_random_prune_removes_exactly_n_existing_ids():
     assert not np.array_equal(random_prune(t, 137, seed=1).removed, res.removed)
     with pytest.raises(MemvizError, match="n_remove"):
         random_prune(t, 1001)
+    assert np.array_equal(random_removed(t.row_ids, 137, seed=0), res.removed)  # what the comparison stores
 
 
 def test_prune_removes_given_ids_and_names_an_unknown_one():

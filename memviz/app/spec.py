@@ -194,6 +194,8 @@ def run_spec(spec: JobSpec, emit: Emit | None = None) -> dict:
             "run_dir": (exp.get("selection") or {}).get("run_dir"),
             "mem_ratio": {m: float(g["mem_ratio"].mean()) for m, g in by_method},
             "relative_reduction": {m: float(g["relative_reduction"].mean()) for m, g in by_method},
+            "floor": float(ok["floor"].mean()) if "floor" in ok and ok["floor"].notna().any() else None,
+            "excess": {m: float(g["excess"].mean()) for m, g in by_method} if "excess" in ok else {},
             "failed_cells": [f"{r.method}/{r.model}/seed {r.seed}: {r.error}" for r in failed.itertuples()]}
 
 

@@ -3,7 +3,9 @@
 * :mod:`.methods` — the one registry of mitigation methods and :func:`apply_method`;
 * :mod:`.config` — :class:`CompareConfig`, the single source of every default;
 * :mod:`.cell` — one (method, model, seed) cell: mitigate, fit, sample, evaluate;
-* :mod:`.ranking` — the DynamicCut ranking from a warm-up;
+* :mod:`.ranking` — the DynamicCut rankings (raw, excess) from a warm-up;
+* :mod:`.protocol` — the floor, the excess, and the pruning cells' kept-rows figures with
+  the baseline's control;
 * :mod:`.backends` — where cells run (this process, joblib, dask);
 * :mod:`.results` — the results table and its summaries;
 * :mod:`.grid` — :func:`run_grid`, which ties them together;
@@ -14,8 +16,8 @@ never imports the figures, the dashboard or the CLI.
 """
 from .config import CompareConfig
 from .grid import read_experiment, run_grid
-from .methods import METHOD_LABELS, METHODS, apply_method
+from .methods import DEFAULT_METHODS, METHOD_LABELS, METHODS, apply_method
 from .results import COLUMNS, format_summary, results_frame, summary_table
 
-__all__ = ["CompareConfig", "run_grid", "read_experiment", "METHODS", "METHOD_LABELS", "apply_method", "COLUMNS",
-           "results_frame", "summary_table", "format_summary"]
+__all__ = ["CompareConfig", "run_grid", "read_experiment", "METHODS", "DEFAULT_METHODS", "METHOD_LABELS",
+           "apply_method", "COLUMNS", "results_frame", "summary_table", "format_summary"]

@@ -14,7 +14,10 @@
      (``pruned_reference``): ``"kept"`` = the ORIGINAL rows that were kept (augmented
      rows left out: they are no private data, and a copy of a mixed row is not a copy of
      a person); ``"trained"`` = the method's whole training table. With ``"kept"`` the two
-     figures are equal for baseline, tabcutmix, tabcutmixplus and smote;
+     figures are equal for the methods that remove no row;
+   * for a pruning method (:data:`memviz.compare.methods.PRUNES`), ``mem_ratio_kept`` and
+     ``n_flagged_removed`` (:func:`memviz.compare.protocol.pruning_figures`); the floors and
+     the control are added by the grid (:mod:`memviz.compare.protocol`);
    * ``shape``, ``trend``, ``mle`` (with ``mle_real``, its reference line computed once per
      seed), ``dcr_share``: :func:`memviz.evaluate.evaluate_synthetic` against the
      ORIGINAL training table and the real test split;
@@ -40,7 +43,8 @@ from ..evaluate import evaluate_synthetic
 from ..memorization import memorization
 from ..models import make_model
 from ..neighbors import NeighborEngine
-from .methods import apply_method
+from .methods import PRUNES, SELECTION_SCORE, apply_method
+from .protocol import pruning_figures
 
 
 @dataclass(frozen=True)
@@ -64,7 +68,7 @@ class GridContext:
     train: Table
     test: Table | None
     train_key: str
-    selection: np.ndarray | None
+    selections: dict                                # DynamicCut score ("raw", "excess") -> removed row_ids
     p: float
     ratio: float
     epochs: int | None
@@ -105,6 +109,11 @@ def pruned_reference(ctx: GridContext, mitigated) -> Table | None:
     return ctx.train.drop(mitigated.removed) if len(mitigated.removed) else None
 
 
+def cell_selection(ctx: GridContext, method: str) -> np.ndarray | None:
+    """The removed row_ids of the ranking ``method`` prunes with (``random``: the raw one, for its count)."""
+    return ctx.selections.get(SELECTION_SCORE.get(method, "raw"))
+
+
 def run_cell(spec: CellSpec, ctx: GridContext) -> CellOutput:
     """Mitigate, fit, sample and evaluate one cell; a failure is recorded, not raised."""
     rec = {"method": spec.method, "model": spec.model, "seed": spec.seed, "key": spec.key,
@@ -113,8 +122,8 @@ def run_cell(spec: CellSpec, ctx: GridContext) -> CellOutput:
     try:
         with torch_threads(int(ctx.threads) if ctx.threads else None):
             t0 = time.perf_counter()
-            mit = apply_method(spec.method, ctx.train, selection=ctx.selection, seed=spec.seed, p=ctx.p,
-                               ratio=ctx.ratio)
+            mit = apply_method(spec.method, ctx.train, selection=cell_selection(ctx, spec.method), seed=spec.seed,
+                               p=ctx.p, ratio=ctx.ratio)
             t1 = time.perf_counter()
             params = dict(ctx.model_params.get(spec.model, {}))
             if ctx.epochs is not None:
@@ -141,11 +150,21 @@ def evaluate_cell(ctx: GridContext, mitigated, syn: pd.DataFrame, seed: int) -> 
     """The figures of one synthetic table (see the module docstring), with their timings."""
     t0 = time.perf_counter()
     mem = memorization(ctx.train, syn, engine=original_engine(ctx))
+    pruned = mitigated.method in PRUNES and len(mitigated.removed)
+    mem_kept = memorization(ctx.train.drop(mitigated.removed), syn, distance=ctx.distance,
+                            device=ctx.device) if pruned else None
     ref = pruned_reference(ctx, mitigated)
-    mem_p = mem if ref is None else memorization(ref, syn, distance=ctx.distance, device=ctx.device)
+    if ref is None:
+        mem_p = mem
+    elif ctx.pruned_reference == "kept" and mem_kept is not None:
+        mem_p = mem_kept
+    else:
+        mem_p = memorization(ref, syn, distance=ctx.distance, device=ctx.device)
     t1 = time.perf_counter()
     out = {"mem_ratio": mem.mem_ratio, "mem_auc": mem.mem_auc, "mem_ratio_pruned": mem_p.mem_ratio,
            "mem_auc_pruned": mem_p.mem_auc}
+    if mem_kept is not None:
+        out.update(pruning_figures(mem, mitigated.removed, mem_kept))
     out.update(evaluate_synthetic(ctx.train, ctx.test, syn, seed=seed, device=ctx.device,
                                   real_mle=ctx.mle_real.get(seed)))
     out.update(memorize_seconds=t1 - t0, evaluate_seconds=time.perf_counter() - t0)

@@ -9,7 +9,7 @@ from ..errors import MemvizError
 from ..mitigate import DEFAULT_RATIO
 from ..models import MODELS, check_models
 from ..neighbors import DISTANCES
-from .methods import METHODS, NEEDS_SELECTION, check_methods
+from .methods import DEFAULT_METHODS, NEEDS_SELECTION, check_methods
 
 BACKENDS = ("local", "dask")
 PRUNED_REFERENCES = ("kept", "trained")
@@ -21,13 +21,16 @@ class CompareConfig:
 
     Parameters
     ----------
-    methods : names from :data:`memviz.compare.methods.METHODS` (default: all).
+    methods : names from :data:`memviz.compare.methods.METHODS` (default:
+        :data:`~memviz.compare.methods.DEFAULT_METHODS`, the papers' set; ``dynamiccut_excess``,
+        ``tabcutmixplus_dtype`` and ``smote_nc`` are named explicitly).
     models : names from :data:`memviz.models.MODELS` (default: all).
     seeds : each seeds the mitigation, the model, its sampling and the evaluation.
     p, k, T : DynamicCut's pruning share, top-k checks and window
         (:func:`memviz.dynamiccut.dynamiccut_selection`; T None: the first half of the checks).
-    run_dir : a finished warm-up on the same training table giving the DynamicCut ranking;
-        None: a warm-up is run into ``OUT/warmup`` when a method needs one (``warmup``).
+    run_dir : a finished warm-up on the same training table giving the DynamicCut ranking
+        (with a floor for ``dynamiccut_excess``); None: a warm-up is run into ``OUT/warmup``
+        when a method needs one (``warmup``), with the test split as its hold-out.
     warmup : a :class:`memviz.warmup.WarmupConfig` for that warm-up, as a dict of its
         fields (None: the cpu-quick preset, seed 0, ``epochs``, ``device``, ``distance``
         and ``model_params["tabddpm"]``).
@@ -46,7 +49,7 @@ class CompareConfig:
         256 × 256 matmul 25x slower: parallelism comes from ``n_jobs`` cells at a time).
     """
 
-    methods: tuple = METHODS
+    methods: tuple = DEFAULT_METHODS
     models: tuple = MODELS
     seeds: tuple = (0,)
     p: float = DEFAULT_P

@@ -7,15 +7,24 @@ Each cell is :func:`memviz.compare.cell.run_cell`; the figures are described in
 DynamicCut needs a ranking: from a finished warm-up ``config.run_dir`` on the SAME
 training table (checked with the run's data fingerprint), or, without one, a warm-up
 run first into ``OUT/warmup`` (:func:`memviz.warmup.ensure_warmup`: reused or resumed on
-a rerun). The same TabDDPM ranking prunes the data of every model and seed
-(transferability).
+a rerun) with the test split as its hold-out, so that it measures its floor. The same
+TabDDPM ranking prunes the data of every model and seed (transferability).
+``dynamiccut_excess`` ranks by the excess score, which needs that warm-up's floor: a
+warm-up without one is a one-line error before any cell starts.
+
+With a test split, every cell gets the floor and its excess over it, and every pruning
+cell its figures against the kept rows and the baseline's control
+(:mod:`memviz.compare.protocol`), computed after the cells.
 
 Output folder::
 
-    OUT/experiment.json        settings, data fingerprints, selection size
-    OUT/selection.csv          the DynamicCut ranking (row_id, score, rank, removed)
+    OUT/experiment.json        settings, data fingerprints, selection size, the floor
+    OUT/selection.csv          the (raw) DynamicCut ranking (row_id, score, rank, removed)
+    OUT/selections/{method}_{seed}.parquet         each pruning cell's selection: row_id,
+                               removed (and score, rank for a ranked method)
     OUT/cells/{method}_{model}_{seed}_{key}.json   one per finished cell
     OUT/synthetic/{method}_{model}_{seed}.parquet  the generated rows of each cell
+    OUT/floors/, OUT/protocol/ the floors and the controls (:mod:`memviz.compare.protocol`)
     OUT/results.csv            every cell of the grid, rewritten as each one finishes
 
 ``key`` hashes every setting that changes a cell (data fingerprints, epochs, model
@@ -44,12 +53,15 @@ from ..dynamiccut import prune_budget
 from ..evaluate import mle
 from ..io import atomic_write_csv, atomic_write_json, atomic_write_parquet, read_json, to_jsonable
 from ..store import fingerprint, versions
+from ..errors import MemvizError, RunError
 from ..warmup import WarmupConfig, ensure_warmup
 from .backends import run_cells
-from .cell import CellOutput, CellSpec, GridContext
+from .cell import CellOutput, CellSpec, GridContext, original_engine
 from .config import CompareConfig
-from .methods import AUGMENTS, NEEDS_SELECTION, random_count, removed_ids
-from .ranking import selection_from_run
+from .methods import (AUGMENTS, IMPLEMENTATION, NEEDS_FLOOR, NEEDS_SELECTION, PRUNES, SELECTION_SCORE, random_count,
+                      removed_ids, removed_rows)
+from .protocol import Floors, protocol_pass, with_protocol
+from .ranking import check_run, selections_from_run
 from .results import COLUMNS, results_frame
 
 FORMAT = "memviz.compare/1"
@@ -63,7 +75,8 @@ def run_grid(train: Table, test: Table | None, config: CompareConfig, out_dir: s
 
     Parameters
     ----------
-    train, test : the original training table and the real test split (None: no MLE/DCR).
+    train, test : the original training table and the real test split (None: no MLE/DCR and
+        no floor). The test split is also the floor's hold-out (:mod:`.protocol`).
     config : :class:`CompareConfig` (validated here, before any work).
     out_dir : results folder (see the module docstring); reruns skip finished cells.
     progress : called with event dicts (see the module docstring).
@@ -72,46 +85,70 @@ def run_grid(train: Table, test: Table | None, config: CompareConfig, out_dir: s
     -------
     DataFrame, one row per cell of the grid (:data:`memviz.compare.results.COLUMNS`), grid
     order, with ``relative_reduction`` filled where the baseline cell of the same model and
-    seed is there.
+    seed is there, the floor and excess where there is a test split, and the kept-rows
+    figures of the pruning cells (:mod:`memviz.compare.protocol`).
     """
     t_start = time.perf_counter()
     cfg = config.validated()
     if cfg.needs_ranking or "random" in cfg.methods:
         prune_budget(cfg.p, len(train))  # a p removing every row fails now, not after a warm-up
+    scores = tuple(dict.fromkeys(SELECTION_SCORE[m] for m in cfg.methods if m in NEEDS_SELECTION)) or ("raw",)
+    if NEEDS_FLOOR & set(cfg.methods):
+        if cfg.run_dir is not None:
+            check_run(cfg.run_dir, train, need_floor=True)
+        elif test is None:
+            raise MemvizError("dynamiccut_excess needs a floor: give a test split (the warm-up's hold-out) or a "
+                              "warm-up run measured with a hold-out")
     threads = cfg.threads
     if threads is None and not (cfg.backend == "dask" and cfg.scheduler is not None):
         threads = 1
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    selection, sel_info = None, {}
+    selections, sel_info = {}, {}
     if cfg.needs_ranking:
         run_dir = cfg.run_dir
         if run_dir is None:
             with torch_threads(threads):
-                ensure_warmup(train, warmup_config(cfg), out / "warmup", progress=_tagged(progress, "warmup"))
+                wres = ensure_warmup(train, warmup_config(cfg), out / "warmup", progress=_tagged(progress, "warmup"),
+                                     holdout=test)
             run_dir = out / "warmup"
-        sel = selection_from_run(run_dir, train, p=cfg.p, k=cfg.k, T=cfg.T)
+            if "excess" in scores and wres.floor is None:
+                raise RunError(f"{run_dir}: this warm-up was made without a floor; delete it to rerun it with the "
+                               "test split as hold-out, or leave dynamiccut_excess out")
+        sels = selections_from_run(run_dir, train, p=cfg.p, k=cfg.k, T=cfg.T, scores=scores)
+        sel = sels.get("raw") or next(iter(sels.values()))
         atomic_write_csv(out / "selection.csv", sel.to_frame())
-        selection = removed_ids(sel)
-        sel_info = {"run_dir": str(run_dir), "k": sel.k, "T": sel.T, "n_removed": int(sel.n_remove)}
+        selections = {score: removed_ids(x) for score, x in sels.items()}
+        sel_info = {"run_dir": str(run_dir), "k": sel.k, "T": sel.T, "n_removed": int(sel.n_remove),
+                    "scores": list(sels)}
+    else:
+        sels = {}
     train_fp = fingerprint(train)
-    shared = {"v": 1, "train": train_fp, "test": fingerprint(test) if test is not None else None,
+    test_fp = fingerprint(test) if test is not None else None
+    shared = {"v": 1, "train": train_fp, "test": test_fp,
               "epochs": cfg.epochs, "device": cfg.device, "distance": cfg.distance,
               "pruned_reference": cfg.pruned_reference}
-    sel_fp = _hash(np.sort(selection).tolist()) if selection is not None else None
-    n_random = random_count(train, selection, cfg.p) if "random" in cfg.methods else None
+    sel_fp = {score: _hash(np.sort(ids).tolist()) for score, ids in selections.items()}
+    raw_ids = selections.get("raw", next(iter(selections.values()), None))
+    n_random = random_count(train, raw_ids, cfg.p) if "random" in cfg.methods else None
 
     def key(method, model, seed):
         d = {**shared, "method": method, "model": model, "seed": seed, "params": cfg.model_params.get(model, {})}
         if method in NEEDS_SELECTION:
-            d["selection"] = sel_fp
+            d["selection"] = sel_fp[SELECTION_SCORE[method]]
         if method == "random":
             d["n_remove"] = n_random
         if method in AUGMENTS:
             d["ratio"] = cfg.ratio
+        if method in IMPLEMENTATION:
+            d["implementation"] = IMPLEMENTATION[method]
         return _hash(d)
 
     specs = [CellSpec(me, mo, s, key(me, mo, s)) for s in cfg.seeds for mo in cfg.models for me in cfg.methods]
+    removed_by = {(me, s): removed_rows(me, train, selection=selections.get(SELECTION_SCORE.get(me, "raw"), raw_ids),
+                                        seed=s, p=cfg.p)
+                  for me in cfg.methods if me in PRUNES for s in cfg.seeds}
+    _write_selections(out, train, sels, removed_by)
     manifest = {"format": FORMAT, "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
                 "config": cfg.to_dict(), **shared,
                 "methods": cfg.methods, "models": cfg.models, "seeds": cfg.seeds, "p": cfg.p, "ratio": cfg.ratio,
@@ -122,9 +159,23 @@ def run_grid(train: Table, test: Table | None, config: CompareConfig, out_dir: s
     records = {s.name: r for s in specs if (r := _finished(out, s)) is not None}
     todo = [s for s in specs if s.name not in records]
     total = len(specs)
-    ctx = GridContext(train, test, train_fp, selection, cfg.p, cfg.ratio, cfg.epochs, cfg.model_params,
+    ctx = GridContext(train, test, train_fp, selections, cfg.p, cfg.ratio, cfg.epochs, cfg.model_params,
                       cfg.device, cfg.distance, cfg.pruned_reference, _mle_reference(train, test, {s.seed for s in todo}),
                       threads)
+    floors = None if test is None else Floors(out, train, test, train_fp, test_fp, cfg.distance, cfg.device)
+    floor = None
+    if floors is not None:
+        floor = floors.cached([])
+        if floor is None:
+            with torch_threads(threads):
+                floor = floors.get([], engine=original_engine(ctx))
+        manifest["floor"] = {"floor": floor.floor, "floor_ci": list(floor.ci), "n_holdout": floor.n_holdout,
+                             "key": floors.key([])}
+    extra: dict = {}
+
+    def table():
+        return results_frame([with_protocol(records[s.name], floor, extra.get(s.name)) for s in specs
+                              if s.name in records])
 
     def finished(res: CellOutput) -> None:
         spec = CellSpec(res.record["method"], res.record["model"], res.record["seed"], res.record["key"])
@@ -136,7 +187,7 @@ def run_grid(train: Table, test: Table | None, config: CompareConfig, out_dir: s
         atomic_write_json(out / "cells" / f"{spec.name}_{spec.key}.json",
                           {**rec, "settings_key": spec.key, "traceback": res.traceback})
         records[spec.name] = rec
-        atomic_write_csv(out / "results.csv", results_frame([records[s.name] for s in specs if s.name in records]))
+        atomic_write_csv(out / "results.csv", table())
         if progress is not None:
             progress({"event": "cell", "done": len(records), "total": total, "method": spec.method,
                       "model": spec.model, "seed": spec.seed, "status": rec["status"],
@@ -147,12 +198,28 @@ def run_grid(train: Table, test: Table | None, config: CompareConfig, out_dir: s
         progress({"event": "cells", "done": len(records), "total": total})
     if todo:
         run_cells(todo, ctx, cfg.n_jobs, cfg.backend, cfg.scheduler, finished)
-    results = results_frame([records[s.name] for s in specs if s.name in records])
+    with torch_threads(threads):
+        extra.update(protocol_pass(out, records, specs, removed_by, train, floors, lambda: original_engine(ctx),
+                                   cfg.distance, cfg.device))
+    results = table()
     atomic_write_csv(out / "results.csv", results)
     manifest.update(seconds=time.perf_counter() - t_start, cells=total, ran=len(todo),
                     failed=int((results["status"] != "ok").sum()))
     atomic_write_json(out / EXPERIMENT, manifest)
     return results
+
+
+def _write_selections(out: Path, train: Table, sels: dict, removed_by: dict) -> None:
+    """``OUT/selections/{method}_{seed}.parquet`` of every pruning method and seed: row_id and
+    removed for every training row, plus score and rank (1 = removed first) for a ranked method."""
+    for (method, seed), removed in removed_by.items():
+        score = SELECTION_SCORE.get(method)
+        if score is not None:
+            frame = sels[score].to_frame().sort_values("row_id", kind="stable")
+            frame = frame[["row_id", "removed", "score", "rank"]]
+        else:
+            frame = pd.DataFrame({"row_id": train.row_ids, "removed": np.isin(train.row_ids, removed)})
+        atomic_write_parquet(out / "selections" / f"{method}_{seed}.parquet", frame.reset_index(drop=True))
 
 
 def warmup_config(cfg: CompareConfig) -> WarmupConfig:

@@ -3,20 +3,29 @@
 :func:`apply_method` turns the ORIGINAL training table into the table a generator is
 trained on, for one of :data:`METHODS`:
 
-==============  ==========================================================================
-baseline        the table unchanged (a copy)
-dynamiccut      drop the DynamicCut selection (top-p rows of a warm-up's ranking)
-dynamiccutmix   drop the selection, then TabCutMix on the kept rows
-                (``round(ratio · N_kept)`` new rows, mixed from kept rows only)
-tabcutmix       TabCutMix, ``round(ratio · N)`` new rows
-tabcutmixplus   TabCutMixPlus (clusters of correlated columns), ``round(ratio · N)`` new rows
-smote           SMOTE-NC (SMOTE / SMOTEN for all-numerical / all-categorical tables)
-random          drop as many uniformly drawn rows as DynamicCut drops: ``len(selection)``,
-                or ``n = ceil(p · N)`` (DynamicCut's own budget) without a selection
-==============  ==========================================================================
+===================  =====================================================================
+baseline             the table unchanged (a copy)
+dynamiccut           drop the DynamicCut selection (top-p rows of a warm-up's ranking,
+                     the paper's raw score)
+dynamiccut_excess    drop the DynamicCut selection scored by the excess over the null
+                     (``score="excess"``: needs the warm-up's floor)
+dynamiccutmix        drop the (raw) selection, then TabCutMix on the kept rows
+                     (``round(ratio · N_kept)`` new rows, mixed from kept rows only)
+tabcutmix            TabCutMix, ``round(ratio · N)`` new rows
+tabcutmixplus        TabCutMixPlus (clusters of correlated columns, schema rule)
+tabcutmixplus_dtype  TabCutMixPlus with the reference's association rule (by pandas
+                     dtype; a target-only cluster counts)
+smote                SMOTE as the TabCutMix reference runs it: minority class only,
+                     ``round(ratio · N)`` new rows (:func:`memviz.mitigate.smote_reference`)
+smote_nc             imbalanced-learn's SMOTE-NC over all classes (SMOTE / SMOTEN for
+                     all-numerical / all-categorical tables), a different baseline
+random               drop as many uniformly drawn rows as DynamicCut drops: ``len(selection)``,
+                     or ``n = ceil(p · N)`` (DynamicCut's own budget) without a selection
+===================  =====================================================================
 
 The input table is never modified; kept rows keep their ``row_id``, new rows get fresh
-ids (see :mod:`memviz.mitigate`).
+ids (see :mod:`memviz.mitigate`). :func:`removed_rows` gives a pruning method's removed
+row_ids without building its table (the comparison stores and scores them).
 """
 from __future__ import annotations
 
@@ -28,16 +37,30 @@ import pandas as pd
 from ..data import ROW_ID, Table
 from ..dynamiccut import DEFAULT_P, prune_budget
 from ..errors import MemvizError
-from ..mitigate import DEFAULT_RATIO, MitigationResult, prune, random_prune, smote, tabcutmix, tabcutmixplus
+from ..mitigate import (DEFAULT_RATIO, MitigationResult, prune, random_prune, random_removed, smote, smote_reference,
+                        tabcutmix, tabcutmixplus)
 
 #: method name -> display label: the one list of mitigation methods, in display order
-METHOD_LABELS = {"baseline": "Baseline", "dynamiccut": "DynamicCut", "dynamiccutmix": "DynamicCutMix",
-                 "tabcutmix": "TabCutMix", "tabcutmixplus": "TabCutMixPlus", "smote": "SMOTE", "random": "Random"}
+METHOD_LABELS = {"baseline": "Baseline", "dynamiccut": "DynamicCut", "dynamiccut_excess": "DynamicCut (excess)",
+                 "dynamiccutmix": "DynamicCutMix", "tabcutmix": "TabCutMix", "tabcutmixplus": "TabCutMixPlus",
+                 "tabcutmixplus_dtype": "TabCutMixPlus (dtype rule)", "smote": "SMOTE", "smote_nc": "SMOTE-NC",
+                 "random": "Random"}
 METHODS = tuple(METHOD_LABELS)
+#: the methods a comparison runs when none are named: the papers' set
+DEFAULT_METHODS = ("baseline", "dynamiccut", "dynamiccutmix", "tabcutmix", "tabcutmixplus", "smote", "random")
+#: method -> the DynamicCut score of the ranking it prunes with (:func:`memviz.dynamiccut.score_rows`)
+SELECTION_SCORE = {"dynamiccut": "raw", "dynamiccut_excess": "excess", "dynamiccutmix": "raw"}
 #: methods that need a DynamicCut selection (a warm-up's ranking)
-NEEDS_SELECTION = frozenset({"dynamiccut", "dynamiccutmix"})
+NEEDS_SELECTION = frozenset(SELECTION_SCORE)
+#: methods that need the warm-up's floor (its per-row null)
+NEEDS_FLOOR = frozenset(m for m, score in SELECTION_SCORE.items() if score == "excess")
+#: methods that remove original rows (the pruning protocol's figures apply to them)
+PRUNES = frozenset({"dynamiccut", "dynamiccut_excess", "dynamiccutmix", "random"})
 #: methods that append rows (their ``ratio`` matters)
-AUGMENTS = frozenset({"dynamiccutmix", "tabcutmix", "tabcutmixplus", "smote"})
+AUGMENTS = frozenset({"dynamiccutmix", "tabcutmix", "tabcutmixplus", "tabcutmixplus_dtype", "smote", "smote_nc"})
+#: methods whose implementation changed under the same name (part of a cell's key, so that a
+#: rerun does not reuse a cell made by the old one)
+IMPLEMENTATION = {"smote": "tabcutmix-reference"}
 
 
 def check_methods(names) -> tuple[str, ...]:
@@ -77,8 +100,9 @@ def apply_method(name: str, train: Table, *, selection=None, seed=0, p: float = 
     name : one of :data:`METHODS`.
     train : the original training table (not modified).
     selection : DynamicCut's removed row_ids (an array or a
-        :class:`~memviz.dynamiccut.Selection`); required by ``dynamiccut`` and
-        ``dynamiccutmix``; sets the count of ``random``.
+        :class:`~memviz.dynamiccut.Selection`) of the ranking the method prunes with
+        (:data:`SELECTION_SCORE`); required by :data:`NEEDS_SELECTION`; sets the count of
+        ``random``.
     seed : int, seeds every random draw (TabCutMix, SMOTE, random pruning).
     p : float, the pruning share used by ``random`` when no selection is given.
     ratio : float, new rows as a share of the rows mixed from (augmentations).
@@ -96,9 +120,10 @@ def apply_method(name: str, train: Table, *, selection=None, seed=0, p: float = 
     if name == "baseline":
         table = Table(train.data.copy(), train.schema, train.source)
         return MitigationResult(table, np.empty(0, dtype=np.int64), 0, "baseline", {})
-    if name == "dynamiccut":
+    if name in ("dynamiccut", "dynamiccut_excess"):
         res = prune(train, ids)
-        return dataclasses.replace(res, method="dynamiccut", params={"n_remove": int(res.removed.size), "p": p})
+        return dataclasses.replace(res, method=name, params={"n_remove": int(res.removed.size), "p": p,
+                                                             "score": SELECTION_SCORE[name]})
     if name == "dynamiccutmix":
         cut = prune(train, ids)
         mix = tabcutmix(cut.table, ratio=ratio, seed=seed)
@@ -108,8 +133,26 @@ def apply_method(name: str, train: Table, *, selection=None, seed=0, p: float = 
     if name == "random":
         res = random_prune(train, random_count(train, ids, p), seed=seed)
         return dataclasses.replace(res, method="random")
-    fn = {"tabcutmix": tabcutmix, "tabcutmixplus": tabcutmixplus, "smote": smote}[name]
-    return fn(train, ratio=ratio, seed=seed)
+    if name == "tabcutmixplus_dtype":
+        res = tabcutmixplus(train, ratio=ratio, seed=seed, rule="dtype")
+    else:
+        fn = {"tabcutmix": tabcutmix, "tabcutmixplus": tabcutmixplus, "smote": smote_reference, "smote_nc": smote}[name]
+        res = fn(train, ratio=ratio, seed=seed)
+    return dataclasses.replace(res, method=name)
+
+
+def removed_rows(name: str, train: Table, *, selection=None, seed=0, p: float = DEFAULT_P) -> np.ndarray:
+    """The sorted row_ids :func:`apply_method` removes for ``name`` with these arguments
+    (empty for a method that removes none), without building the table."""
+    (name,) = check_methods([name])
+    ids = removed_ids(selection)
+    if name == "random":
+        return random_removed(train.row_ids, random_count(train, ids, p), seed=seed)
+    if name in NEEDS_SELECTION:
+        if ids is None:
+            raise MemvizError(f"{name}: needs a DynamicCut ranking (give a warm-up run)")
+        return np.unique(ids)
+    return np.empty(0, dtype=np.int64)
 
 
 def _renumber_new_rows(res: MitigationResult, start: int):

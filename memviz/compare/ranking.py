@@ -1,7 +1,15 @@
-"""The DynamicCut ranking a comparison prunes with: from a finished warm-up on the same table."""
+"""The DynamicCut rankings a comparison prunes with: from a finished warm-up on the same table.
+
+``score="raw"`` is the paper's; ``score="excess"`` scores each row by its Mem-AUC above the
+null's expectation (:func:`memviz.dynamiccut.score_rows`), with the expected per-row Mem-AUC
+rate of the warm-up's floor (:attr:`memviz.floor.Floor.expected_auc_rate`): a warm-up run
+without a hold-out has no floor and cannot give it.
+"""
 from __future__ import annotations
 
 from pathlib import Path
+
+import numpy as np
 
 from ..data import Table
 from ..dynamiccut import DEFAULT_K, DEFAULT_P, Selection, dynamiccut_selection
@@ -10,9 +18,9 @@ from ..store import RunStore, fingerprint
 from ..warmup import load_warmup
 
 
-def selection_from_run(run_dir: str | Path, train: Table, p: float = DEFAULT_P, k: int = DEFAULT_K,
-                       T=None) -> Selection:
-    """DynamicCut selection from a finished warm-up made on ``train`` (same fingerprint)."""
+def check_run(run_dir: str | Path, train: Table, *, need_floor: bool = False) -> None:
+    """A finished warm-up made on ``train`` (same fingerprint), with a floor when ``need_floor``;
+    else a one-line RunError. Cheap (reads the manifest): called before any work starts."""
     store = RunStore.open(run_dir)
     m = store.manifest()
     data = m.get("data") or {}
@@ -25,4 +33,29 @@ def selection_from_run(run_dir: str | Path, train: Table, p: float = DEFAULT_P, 
     if m.get("status") != "finished":
         raise RunError(f"{run_dir}: the warm-up is {m.get('status')!r}, not finished "
                        "(finish it with memviz warmup --resume)")
-    return dynamiccut_selection(load_warmup(run_dir).dynamics, p=p, k=k, T=T)
+    if need_floor and store.read_floor() is None:
+        raise RunError(f"{run_dir}: this warm-up has no floor (it was run without a hold-out), and "
+                       "dynamiccut_excess needs one; run the warm-up with --holdout, or leave that method out")
+
+
+def selections_from_run(run_dir: str | Path, train: Table, p: float = DEFAULT_P, k: int = DEFAULT_K, T=None,
+                        scores=("raw",)) -> dict[str, Selection]:
+    """{score: DynamicCut selection} from a finished warm-up made on ``train``, one per score
+    in ``scores`` (``raw``, ``excess``), from one reading of the run."""
+    check_run(run_dir, train, need_floor="excess" in scores)
+    res = load_warmup(run_dir)
+    out = {}
+    for score in dict.fromkeys(scores):
+        rate = None
+        if score == "excess":
+            if not np.array_equal(res.floor.row_ids, res.dynamics.row_ids):
+                raise RunError(f"{run_dir}: the floor's rows are not the warm-up's training rows")
+            rate = res.floor.expected_auc_rate
+        out[score] = dynamiccut_selection(res.dynamics, p=p, k=k, T=T, score=score, expected_auc_rate=rate)
+    return out
+
+
+def selection_from_run(run_dir: str | Path, train: Table, p: float = DEFAULT_P, k: int = DEFAULT_K,
+                       T=None, score: str = "raw") -> Selection:
+    """DynamicCut selection from a finished warm-up made on ``train`` (same fingerprint)."""
+    return selections_from_run(run_dir, train, p, k, T, scores=(score,))[score]

@@ -4,18 +4,23 @@ Relative reduction (per model and seed, against the baseline cell)::
 
     relative_reduction = (mem_ratio(baseline) − mem_ratio(method)) / mem_ratio(baseline)
 
-The figures' names, goals and ranges are declared in :mod:`memviz.metrics`.
+The floor, the excess and the pruning cells' figures against the kept rows (with the
+baseline's control) are defined in :mod:`memviz.compare.protocol`. The figures' names,
+goals and ranges are declared in :mod:`memviz.metrics`.
 """
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
+from .protocol import COLUMNS as PROTOCOL
+
 FIGURES = ("mem_ratio", "mem_ratio_pruned", "mem_auc", "mem_auc_pruned", "relative_reduction",
-           "relative_reduction_auc", "shape", "trend", "mle", "mle_real", "dcr_share")
+           "relative_reduction_auc", "shape", "trend", "mle", "mle_real", "dcr_share", "floor", "excess",
+           "mem_ratio_kept", "floor_kept", "control_kept", "n_flagged_removed")
 TIMINGS = ("mitigate_seconds", "fit_seconds", "sample_seconds", "memorize_seconds", "quality_seconds",
            "mle_seconds", "dcr_seconds", "evaluate_seconds", "total_seconds", "cpu_seconds")
-COLUMNS = ("method", "model", "seed", *FIGURES, "mle_metric", "dcr_ideal", "n_train_used", "n_removed", "n_added",
+COLUMNS = ("method", "model", "seed", *FIGURES, *(c for c in PROTOCOL if c not in FIGURES), "mle_metric", "dcr_ideal", "n_train_used", "n_removed", "n_added",
            "n_synthetic", "epochs", "device", *TIMINGS, "status", "error", "notes", "key", "synthetic")
 
 
@@ -26,7 +31,7 @@ def results_frame(records) -> pd.DataFrame:
         if c not in df.columns:
             df[c] = np.nan
     df = df.loc[:, list(COLUMNS)]
-    for c in FIGURES + TIMINGS:
+    for c in dict.fromkeys(FIGURES + PROTOCOL + TIMINGS):
         df[c] = pd.to_numeric(df[c], errors="coerce").astype(float)
     ok = df["status"] == "ok"
     base = df[ok & (df["method"] == "baseline")].set_index(["model", "seed"])
@@ -66,7 +71,12 @@ def summary_table(results: pd.DataFrame) -> pd.DataFrame:
 
 
 def format_summary(summary: pd.DataFrame) -> str:
-    """A fixed-width text table of :func:`summary_table` (percentages, ± std over seeds)."""
+    """A fixed-width text table of :func:`summary_table` (percentages, ± std over seeds).
+
+    ``floor`` and ``excess`` (percentage points over the floor) need a test split; ``mem vs
+    kept``, ``floor vs kept`` and ``control`` (the baseline's rows against the same kept
+    rows) are shown for the pruning methods only; "-" where a figure does not apply.
+    """
     def pct(row, c, signed=False):
         m, s = row[f"{c}_mean"], row[f"{c}_std"]
         if not np.isfinite(m):
@@ -78,13 +88,14 @@ def format_summary(summary: pd.DataFrame) -> str:
         m = row[f"{c}_mean"]
         return fmt.format(m) if np.isfinite(m) else "-"
 
-    head = ["model", "method", "seeds", "mem ratio", "reduction", "mem (pruned)", "Mem-AUC", "shape", "trend",
-            "MLE (real)", "DCR", "fit s", "eval s"]
+    head = ["model", "method", "seeds", "mem ratio", "reduction", "floor", "excess", "mem vs kept",
+            "floor vs kept", "control", "Mem-AUC", "shape", "trend", "MLE (real)", "DCR", "fit s", "eval s"]
     body = []
     for _, r in summary.iterrows():
         body.append([r["model"], r["method"], str(r["n_seeds"]), pct(r, "mem_ratio"),
                      pct(r, "relative_reduction", signed=True) if r["method"] != "baseline" else "",
-                     pct(r, "mem_ratio_pruned"), num(r, "mem_auc"), pct(r, "shape"), pct(r, "trend"),
+                     pct(r, "floor"), pct(r, "excess", signed=True), pct(r, "mem_ratio_kept"), pct(r, "floor_kept"),
+                     pct(r, "control_kept"), num(r, "mem_auc"), pct(r, "shape"), pct(r, "trend"),
                      f"{num(r, 'mle')} ({num(r, 'mle_real')})", num(r, "dcr_share", "{:.2f}"),
                      num(r, "fit_seconds", "{:.0f}"), num(r, "evaluate_seconds", "{:.0f}")])
     if not body:

@@ -20,3 +20,9 @@ __all__ = ["caption", "method_label", "model_label", "plain", "wrap_title", "SHO
            "check_curves", "leak_heatmap", "first_epoch_plot", "forgetting_plot", "group_band_plot", "row_timeline",
            "early_identification_plot", "class_balance_plot", "column_shift_plot", "fractions", "comparison_plot",
            "privacy_utility_plot", "shape_breakdown_plot", "dcr_plot", "transferability_plot"]
+
+# the floor pages (Memorization against the floor, Dynamics against the null)
+from .dynamics import null_findings_plot  # noqa: E402
+from .memorization import copies_null_plot  # noqa: E402
+
+__all__ += ["copies_null_plot", "null_findings_plot"]

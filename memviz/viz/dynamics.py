@@ -23,8 +23,9 @@ def first_epoch_plot(dyn: RowDynamics) -> go.Figure:
     fig = _figure("First memorization: Top vs Non-Top rows", "First check with a copy (epoch)",
                   "Rows of the group (%)",
                   "Bars show when each group's rows were first copied ('never': not copied during the warm-up); "
-                  "Top bars leaning further left than Non-Top mean the most-copied rows are memorized early, "
-                  "which is what lets DynamicCut find them after a short warm-up.", barmode="group")
+                  "Top = the most-copied rows over all checks (the paper's circular grouping), so Top bars lean "
+                  "left even with no dynamics at all: read the test against the null before concluding "
+                  "that the most-copied rows are memorized early.", barmode="group")
     fc = np.where(dyn.first_check < 0, c, dyn.first_check)  # (N,) censored -> last bin
     for name, mask, color in _groups(dyn):
         size = int(mask.sum())
@@ -48,9 +49,10 @@ def forgetting_plot(dyn: RowDynamics) -> go.Figure:
     mx = int(f.max()) if f.size else 0
     fig = _figure("Forgetting events: Top vs Non-Top rows",
                   "Forgetting events per row (copied, then not at the next check)", "Rows of the group (%)",
-                  "Each bar is the share of a group's rows that were forgotten that many times; Top rows forgetting "
-                  "more often than Non-Top rows means their memorization flickers from check to check, so a single "
-                  "check can miss them and a score over several checks is safer.", barmode="group")
+                  "Each bar is the share of a group's rows forgotten that many times (the paper's count): a row "
+                  "copied more often has more chances to be forgotten, so Top leads here even with no dynamics, "
+                  "and the forgetting rate per memorized check in the test against the null is the fair reading.",
+                  barmode="group")
     for name, mask, color in _groups(dyn):
         size = int(mask.sum())
         counts = np.bincount(f[mask], minlength=mx + 1)
@@ -85,9 +87,9 @@ def group_band_plot(dyn: RowDynamics, quantity: str = "cumulative", *, show_mean
     title, y_title, fmt = BAND_QUANTITIES[quantity]
     values = {"cumulative": dyn.cumulative, "mem_auc": dyn.auc, "counts": dyn.counts}[quantity]  # (N, C)
     fig = _figure(f"{title}: Top vs Non-Top (median and 25–75% band)", "Epoch (training epochs finished)", y_title,
-                  "Solid lines are each group's median, shaded bands hold the middle half of its rows; a Top band "
-                  "well above the Non-Top band early in training means the rows that will leak stand out early, "
-                  "overlapping bands mean they cannot yet be told apart.")
+                  "Solid lines are each group's median and shaded bands hold the middle half of its rows; Top is "
+                  "chosen from these same counts, so its band sits above Non-Top even with no dynamics, and only "
+                  "the test against the null says whether the rows that will leak stand out early.")
     x = dyn.epochs
     for name, mask, color in _groups(dyn):
         if not mask.any():
@@ -144,4 +146,71 @@ def row_timeline(dyn: RowDynamics, row_ids, *, max_rows: int = 200) -> go.Figure
     fig.update_xaxes(type="category")
     fig.update_yaxes(type="category", autorange="reversed")
     fig.update_layout(height=max(300, 120 + 22 * len(ids)), plot_bgcolor="white")
+    return fig
+
+
+# ------------------------------------------------------------------ against the null
+VERDICT_COLORS = {"holds": TOP_COLOR, "reversed": "#1f77b4", "not shown": "#7f7f7f", "undefined": "#bbbbbb"}
+NULL_CLIP = 4.0
+
+
+def null_position(observed, median, low, high, direction) -> np.ndarray:
+    """Where each observed effect lies in its null distribution, on the paper's side:
+
+    x = (o − m) / (q97.5 − m) when o ≥ m, else (o − m) / (m − q2.5), negated for statistics whose
+    paper direction is "lower"; so the null's central 95 % interval is exactly [−1, 1] and
+    x > 1 is beyond the null in the paper's direction. Clipped to ±4; NaN when undefined.
+    """
+    o, m, lo, hi = (np.asarray(v, dtype=np.float64) for v in (observed, median, low, high))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        up, down = hi - m, m - lo
+        x = np.where(o >= m, (o - m) / np.where(up > 0, up, np.nan), (o - m) / np.where(down > 0, down, np.nan))
+        x = np.where((o == m), 0.0, x)
+        x = np.where(np.isnan(x) & np.isfinite(o) & np.isfinite(m), np.sign(o - m) * np.inf, x)
+    sign = np.where(np.asarray(direction) == "lower", -1.0, 1.0)
+    return np.clip(sign * x, -NULL_CLIP, NULL_CLIP)
+
+
+def null_findings_plot(findings) -> go.Figure:
+    """Each Top vs Non-Top statistic beside its null (:func:`memviz.nullmodel.compare_to_null`).
+
+    ``findings``: its frame (name, label, circular, direction, observed, null_median,
+    null_low, null_high, verdict). Each statistic is placed by :func:`null_position`: the
+    grey band [−1, 1] is the central 95 % of what a warm-up with no row-level dynamics gives
+    (constant per-row propensities), and a point right of it is beyond that null on the
+    paper's side. The paper's definitions (groups and statistic from the same checks) are
+    labelled as such; the non-circular ones are the reading to trust.
+    """
+    need = ("label", "circular", "direction", "observed", "null_median", "null_low", "null_high", "verdict")
+    missing = [c for c in need if c not in findings.columns]
+    if missing:
+        raise MemvizError(f"findings table is missing column(s) {', '.join(missing)}")
+    f = findings.reset_index(drop=True)
+    x = null_position(f["observed"], f["null_median"], f["null_low"], f["null_high"], f["direction"])
+    names = [("paper's (circular): " if c else "non-circular: ") + str(lab) for lab, c in zip(f["label"], f["circular"])]
+    fig = _figure("Dynamics findings against a null with no row-level dynamics",
+                  "Observed effect, in units of the null's spread (paper's direction to the right)", "Statistic",
+                  "Each point is one Top vs Non-Top statistic placed within what fixed per-row copy rates give "
+                  "(the grey band holds 95% of that null), so only a point right of the band is evidence of the "
+                  "dynamics the paper describes, and the non-circular statistics are the ones to trust because "
+                  "the paper's own definitions select the Top group from the very counts they test.",
+                  height=max(320, 140 + 40 * len(f)))
+    fig.add_shape(type="rect", x0=-1, x1=1, y0=0, y1=1, yref="paper", fillcolor=_rgba("#7f7f7f", 0.18),
+                  line={"width": 0}, layer="below")
+    fig.add_vline(x=0, line_dash="dot", line_color="#7f7f7f")
+    for verdict, color in VERDICT_COLORS.items():
+        sel = (f["verdict"] == verdict).to_numpy()
+        if not sel.any():
+            continue
+        custom = np.stack([f.loc[sel, c].to_numpy(dtype=float) for c in ("observed", "null_median", "null_low",
+                                                                        "null_high")], axis=1)
+        fig.add_scatter(x=np.where(np.isfinite(x[sel]), x[sel], np.nan), y=np.asarray(names, dtype=object)[sel],
+                        mode="markers", marker={"color": color, "size": 12},
+                        name=f"{verdict}", customdata=custom,
+                        hovertemplate="%{y}<br>observed effect %{customdata[0]:.4g}; null median %{customdata[1]:.4g} "
+                                      "(95%: %{customdata[2]:.4g} to %{customdata[3]:.4g})<extra>%{fullData.name}</extra>")
+    fig.update_xaxes(range=[-NULL_CLIP - 0.3, NULL_CLIP + 0.3], zeroline=False)
+    fig.update_yaxes(type="category", categoryorder="array", categoryarray=names, autorange="reversed")
+    if len(f) == 0:
+        _note(fig, "No statistic")
     return fig

@@ -101,32 +101,112 @@ def concentration_plot(dyn: RowDynamics, *, marks: Sequence[float] = (0.01, 0.10
     return fig
 
 
+FLOOR_COLOR = "#7f7f7f"
+
+
 def check_curves(per_check: pd.DataFrame) -> go.Figure:
-    """Memorization ratio and Mem-AUC at every check, against the epoch.
+    """Memorization ratio at every check against the epoch, with the floor when the run has one;
+    Mem-AUC (not a share) in its own panel below, on the same epochs.
 
     mem_ratio = (1 / S) * #{g : r_g < 1/3};  mem_auc = (1 / S) * sum_g (1 - r_g)
     (non-finite r counts 0); see :func:`memviz.dynamics.check_summary`.
+
+    With the columns of :func:`memviz.floor.excess_columns` (floor, floor_low, floor_high,
+    excess, excess_low, excess_high): a grey band is the floor's 95 % interval (real rows
+    the model never saw) and the dashed line its value; each mem ratio carries the 95 %
+    interval of its excess over the floor, drawn around the point as
+    [floor + excess_low, floor + excess_high], so the bar reaches the dashed line exactly
+    when the excess is not distinguishable from 0.
     """
     missing = [c for c in ("epoch", "mem_ratio", "mem_auc") if c not in per_check.columns]
     if missing:
         raise MemvizError(f"per-check table is missing column(s) {', '.join(missing)}")
-    fig = _figure("Memorization during the warm-up", "Epoch (training epochs finished)", "Share of generated rows (%)",
-                  "Both curves should stay low and flat; rising curves mean the model copies more training rows "
-                  "as it trains (mem ratio = share of generated rows with r < 1/3, Mem-AUC = mean of 1 − r).")
     pc = per_check.sort_values("epoch")
+    floored = all(c in pc.columns for c in ("floor", "floor_low", "floor_high", "excess", "excess_low",
+                                            "excess_high")) and len(pc) > 0
+    text = ("The red line is the share of generated rows the paper's test flags at each check"
+            + ("; the grey band is the share of real rows the model never saw that the same test flags (the "
+               "floor), and only a red point whose bar stays above the dashed floor line shows copying beyond "
+               "resemblance to the population (the lower panel is Mem-AUC, the mean of 1 − r)."
+               if floored else
+               " (the lower panel is Mem-AUC, the mean of 1 − r); this run has no hold-out, so there is no "
+               "floor to tell copying from the rate at which the test flags any real row."))
+    fig = _figure("Memorization during the warm-up" + (", against the floor" if floored else ""),
+                  "Epoch (training epochs finished)", "Share of generated rows flagged (%)", text, height=520)
     extra = pc["n_memorized"] if "n_memorized" in pc else pd.Series(np.nan, index=pc.index)
-    fig.add_scatter(x=pc["epoch"], y=pc["mem_ratio"], mode="lines+markers", name="mem ratio",
-                    line={"color": TOP_COLOR}, customdata=extra,
-                    hovertemplate="epoch %{x:,}: mem ratio %{y:.2%} (%{customdata:,} rows)<extra></extra>")
-    fig.add_scatter(x=pc["epoch"], y=pc["mem_auc"], mode="lines+markers", name="Mem-AUC",
+    x = pc["epoch"].to_numpy()
+    if floored:
+        f, lo, hi = (float(pc[c].iloc[0]) for c in ("floor", "floor_low", "floor_high"))
+        span = [x.min() - 0.5, x.max() + 0.5] if len(x) else [0, 1]
+        fig.add_scatter(x=span, y=[hi, hi], mode="lines", line={"width": 0}, showlegend=False, hoverinfo="skip")
+        fig.add_scatter(x=span, y=[lo, lo], mode="lines", line={"width": 0}, fill="tonexty",
+                        fillcolor=_rgba(FLOOR_COLOR, 0.25), name="floor: real rows never seen (95% interval)",
+                        hoverinfo="skip")
+        fig.add_scatter(x=span, y=[f, f], mode="lines", line={"color": FLOOR_COLOR, "dash": "dash"},
+                        name=f"floor {_pct(f)}", hovertemplate=f"floor {_pct(f)} ({_pct(lo)}–{_pct(hi)})<extra></extra>")
+        ex, exl, exh = (pc[c].to_numpy(dtype=float) for c in ("excess", "excess_low", "excess_high"))
+        custom = np.stack([extra.to_numpy(dtype=float), 100 * ex, 100 * exl, 100 * exh], axis=1)
+        fig.add_scatter(x=x, y=pc["mem_ratio"], mode="lines+markers", name="mem ratio (bar: excess 95% interval)",
+                        line={"color": TOP_COLOR}, customdata=custom,
+                        error_y={"type": "data", "symmetric": False, "array": exh - ex, "arrayminus": ex - exl,
+                                 "color": TOP_COLOR, "thickness": 1.5},
+                        hovertemplate="epoch %{x:,}: mem ratio %{y:.1%} (%{customdata[0]:,} rows); "
+                                      "%{customdata[1]:+.1f} points above the floor "
+                                      "(%{customdata[2]:+.1f} to %{customdata[3]:+.1f})<extra></extra>")
+    else:
+        fig.add_scatter(x=x, y=pc["mem_ratio"], mode="lines+markers", name="mem ratio",
+                        line={"color": TOP_COLOR}, customdata=extra,
+                        hovertemplate="epoch %{x:,}: mem ratio %{y:.1%} (%{customdata:,} rows)<extra></extra>")
+    fig.add_scatter(x=x, y=pc["mem_auc"], mode="lines+markers", name="Mem-AUC (lower panel)", yaxis="y2",
                     line={"color": REST_COLOR, "dash": "dot"},
-                    hovertemplate="epoch %{x:,}: Mem-AUC %{y:.2%}<extra></extra>")
+                    hovertemplate="epoch %{x:,}: Mem-AUC %{y:.3f}<extra></extra>")
     if len(pc) == 0:
         _note(fig, "No finished check yet")
-    fig.update_yaxes(tickformat=".0%", rangemode="tozero")
-    fig.update_xaxes(tickformat=",")
+    top = max(1e-9, float(np.nanmax(np.r_[pc["mem_ratio"].to_numpy(dtype=float),
+                                           (pc["floor_high"].to_numpy(dtype=float) if floored else []),
+                                           ((pc["floor"] + pc["excess_high"]).to_numpy(dtype=float)
+                                            if floored else [])]))) if len(pc) else 1.0
+    fig.update_layout(yaxis={"tickformat": ".0%", "range": [0, min(1.0, top * 1.15 + 0.01)], "domain": [0.36, 1.0]},
+                      yaxis2={"title": {"text": "Mem-AUC"}, "domain": [0.0, 0.24], "anchor": "x",
+                              "range": [0, 1], "tickformat": ".1f", "dtick": 0.5},
+                      xaxis={"anchor": "y2", "tickformat": ","})
     return fig
 
+
+def copies_null_plot(table: pd.DataFrame, log_y: bool = True) -> go.Figure:
+    """Training rows by copies over the warm-up: observed (bars) and expected if the generated
+    rows were fresh real rows (line), from :func:`memviz.leaks.copies_vs_null`.
+
+    expected(b) = Σ_i P(C_i in bin b) under each row's Gamma–Poisson predictive fitted on the
+    hold-out (:mod:`memviz.rownull`).
+    """
+    missing = [c for c in ("low", "high", "observed", "expected") if c not in table.columns]
+    if missing:
+        raise MemvizError(f"copies table is missing column(s) {', '.join(missing)}")
+    labels = [f"{a:,}" if a == b else f"{a:,}–{b:,}" for a, b in zip(table["low"], table["high"])]
+    n = int(table["observed"].sum())
+    fig = _figure(f"Copies per training row: the model vs fresh real rows ({_int(n)} rows)",
+                  "Total copies of the row over all checks (generated rows)",
+                  "Training rows (count" + (", log scale)" if log_y else ")"),
+                  "Bars count training rows by how many flagged generated rows the model credited to them, the "
+                  "line how many rows would get that many if the model's rows were real rows it never saw (below "
+                  "0.1 row it leaves the chart); bars standing above the line at the right are rows copied more "
+                  "often than resemblance explains.")
+    fig.add_bar(x=labels, y=table["observed"], name="the model's rows (observed)", marker_color=TOP_COLOR,
+                hovertemplate="%{x} copies: %{y:,} rows<extra>observed</extra>")
+    fig.add_scatter(x=labels, y=table["expected"], mode="lines+markers", name="fresh real rows (expected)",
+                    line={"color": FLOOR_COLOR, "width": 2}, marker={"size": 5},
+                    hovertemplate="%{x} copies: %{y:,.1f} rows expected<extra>fresh real rows</extra>")
+    if log_y:  # expected counts far below one row would stretch the axis: the axis starts at 0.1 row
+        top = max(1.0, float(np.nanmax(np.r_[table["observed"].to_numpy(float), table["expected"].to_numpy(float)])))
+        fig.update_yaxes(type="log", range=[-1, np.log10(top) + 0.3], tickformat=",")
+    else:
+        fig.update_yaxes(type="linear", tickformat=",")
+    fig.update_xaxes(type="category")
+    fig.update_layout(bargap=0.05)
+    if n == 0:
+        _note(fig, "No training row")
+    return fig
 
 
 # ---------------------------------------------------------------------------- leaks

@@ -5,77 +5,17 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import memviz.compare.cell as cell
 from memviz.cli import main
-from memviz.compare import CompareConfig, format_summary, results_frame, run_grid, summary_table
+from memviz.compare import format_summary, results_frame, summary_table
 from memviz.compare.methods import METHODS, apply_method
 from memviz.compare.ranking import selection_from_run
-from memviz.data import load_dataset, load_table, sample_data_dir
+from memviz.data import load_table, sample_data_dir
 from memviz.errors import MemvizError
 from memviz.store import fingerprint
-from memviz.warmup import WarmupConfig, run_warmup
 
-TINY = {"layers": (32, 32), "dim_t": 16, "n_timesteps": 10, "batch_size": 64}
+from .stubs import TINY, grid
+
 META = sample_data_dir() / "meta.json"
-
-
-@pytest.fixture(scope="module")
-def files(tmp_path_factory):
-    """200 training rows, another 200 training rows and 100 test rows of the Adult sample, as CSV."""
-    d = tmp_path_factory.mktemp("data")
-    train = pd.read_csv(sample_data_dir() / "train.csv")
-    test = pd.read_csv(sample_data_dir() / "test.csv")
-    train.iloc[:200].to_csv(d / "train.csv", index=False)
-    train.iloc[200:400].to_csv(d / "other.csv", index=False)
-    test.iloc[:100].to_csv(d / "test.csv", index=False)
-    return d
-
-
-@pytest.fixture(scope="module")
-def tables(files):
-    train = load_table(files / "train.csv", META)
-    test = load_table(files / "test.csv", train.schema, role="test")
-    return train, test
-
-
-@pytest.fixture(scope="module")
-def run_dir(tables, tmp_path_factory):
-    """A finished tiny warm-up on the 200-row training table."""
-    path = tmp_path_factory.mktemp("runs") / "warm"
-    run_warmup(tables[0], WarmupConfig(epochs=3, check_every=1, device="cpu", model_params=TINY, seed=0), path)
-    return path
-
-
-class Stub:
-    """A 'generator' that resamples its training rows (a perfect copier); counts fits."""
-
-    fits = []
-
-    def __init__(self, name, epochs=None, device="cpu", seed=0, **params):
-        self.name, self.epochs, self.seed = name, epochs, seed
-
-    def fit(self, table, callbacks=()):
-        Stub.fits.append((self.name, len(table)))
-        self.table_, self.epoch_, self.device_ = table, self.epochs or 1, "cpu"
-        return self
-
-    def sample(self, n, seed=None):
-        rng = np.random.default_rng(seed)
-        return self.table_.data.iloc[rng.integers(0, len(self.table_), n)].reset_index(drop=True)
-
-
-@pytest.fixture
-def stub(monkeypatch):
-    Stub.fits = []
-    monkeypatch.setattr(cell, "make_model", lambda name, **kw: Stub(name, **kw))
-    return Stub
-
-
-def grid(train, test, methods, models, seeds, out, **settings):
-    """run_grid with a CompareConfig of these settings (one cell at a time unless given)."""
-    settings.setdefault("n_jobs", 1)
-    return run_grid(train, test, CompareConfig(methods=tuple(methods), models=tuple(models), seeds=tuple(seeds),
-                                               **settings), out)
 
 
 # ------------------------------------------------------------------ methods
@@ -101,8 +41,12 @@ def test_methods_registry(tables):
     assert mix.added == math.floor(0.3 * n_kept + 0.5) and np.array_equal(mix.removed, np.sort(sel))
     assert mix.added_ids.min() > train.row_ids.max()                           # no id of a pruned row reused
     assert set(mix.sources["a"]) | set(mix.sources["b"]) <= set(kept.row_ids)
-    for m in ("tabcutmix", "tabcutmixplus", "smote"):
+    for m in ("tabcutmix", "tabcutmixplus", "tabcutmixplus_dtype", "smote", "smote_nc"):
         assert out[m].added == math.floor(0.3 * len(train) + 0.5) and len(out[m].removed) == 0
+    minority = train.data["income"].value_counts().idxmin()
+    assert (out["smote"].table.data.loc[out["smote"].added_ids, "income"] == minority).all()   # the reference's
+    assert out["smote_nc"].table.data.loc[out["smote_nc"].added_ids, "income"].nunique() == 2   # every class
+    assert np.array_equal(out["dynamiccut_excess"].removed, np.sort(sel))
     # without a ranking: random drops DynamicCut's budget ceil(p N); dynamiccut refuses
     assert len(apply_method("random", train, p=0.13).removed) == math.ceil(0.13 * len(train))
     with pytest.raises(MemvizError, match="ranking"):
@@ -201,9 +145,19 @@ def test_cli_compare_contract(files, run_dir, tmp_path, capsys):
     assert last["cells"] == 2 and last["failed"] == 0 and last["n_removed"] == 20
     assert set(last["mem_ratio"]) == {"baseline", "dynamiccut"}
     assert any("dynamiccut" in line for line in lines[:-1])                       # the summary table
+    head = lines[0]
+    for col in ("floor", "excess", "mem vs kept", "floor vs kept", "control"):
+        assert col in head, col
     csv = pd.read_csv(last["results_csv"])
     assert len(csv) == 2 and (csv["status"] == "ok").all() and csv["mem_ratio"].between(0, 1).all()
     assert csv.loc[csv["method"] == "dynamiccut", "n_train_used"].tolist() == [180]
+    assert csv["floor"].between(0, 1).all() and (csv["n_holdout"] == 100).all()
+    assert (csv["excess"] - (csv["mem_ratio"] - csv["floor"])).abs().max() < 1e-12
+    assert last["floor"] == pytest.approx(csv["floor"].iloc[0])                    # the JSON line says it too
+    assert last["excess"] == pytest.approx(dict(zip(csv["method"], csv["excess"])))
+    cut = csv[csv["method"] == "dynamiccut"].iloc[0]
+    for c in ("mem_ratio_kept", "floor_kept", "control_kept", "n_flagged_removed"):
+        assert np.isfinite(cut[c]) and np.isnan(csv.loc[csv["method"] == "baseline", c]).all(), c
 
 
 def test_cli_compare_bad_run(files, run_dir, tmp_path, capsys):

@@ -415,3 +415,72 @@ def test_user_text_in_figures_is_inert(run):
     redacted = viz.class_balance_plot(bad, removed, redact_salt="k")
     assert not [x for x in redacted.data[0].x if "evil" in x or "no" in x]
     assert all(x.startswith("cat-") for x in redacted.data[0].x)
+
+
+# ------------------------------------------------------------------ the floor pages
+def _floored_per_check(run):
+    """The planted run's per-check table with the excess columns of a simulated floor."""
+    from memviz.floor import excess_columns, floor_from_attributions
+
+    store, res, train = run
+    rng = np.random.default_rng(0)
+    floor = floor_from_attributions(train.row_ids, rng.choice(train.row_ids, 200), rng.uniform(0, 1, 200),
+                                    distance="paper")
+    return excess_columns(res.per_check, floor), floor
+
+
+def test_check_curves_draw_the_floor_band_and_each_checks_excess_interval(run):
+    pc, floor = _floored_per_check(run)
+    fig = viz.check_curves(pc)
+    assert_readable(fig, "check_curves with a floor")
+    band = [t for t in fig.data if (t.name or "").startswith("floor: real rows never seen")]
+    assert len(band) == 1 and band[0].y[0] == pytest.approx(floor.low)
+    line = next(t for t in fig.data if (t.name or "").startswith("floor "))
+    assert set(line.y) == {floor.floor}
+    mem = next(t for t in fig.data if (t.name or "").startswith("mem ratio"))
+    # the bar spans floor + excess_low .. floor + excess_high around the mem ratio point
+    np.testing.assert_allclose(np.asarray(mem.y) + np.asarray(mem.error_y.array), floor.floor + pc["excess_high"])
+    np.testing.assert_allclose(np.asarray(mem.y) - np.asarray(mem.error_y.arrayminus), floor.floor + pc["excess_low"])
+    auc = next(t for t in fig.data if (t.name or "").startswith("Mem-AUC"))
+    assert auc.yaxis == "y2" and "Mem-AUC" in fig.layout.yaxis2.title.text    # not on the axis of shares
+    assert fig.layout.yaxis.range[0] == 0
+    plain = viz.check_curves(run[1].per_check)
+    assert not any((t.name or "").startswith("floor") for t in plain.data) and "no hold-out" in viz.caption(plain)
+
+
+def test_copies_null_plot_shows_observed_bars_and_the_expected_line(run):
+    from memviz.leaks import copies_vs_null
+
+    store, res, train = run
+    _, floor = _floored_per_check(run)
+    tab = copies_vs_null(floor, res.dynamics.total, res.per_check["n_synthetic"].sum())
+    fig = viz.copies_null_plot(tab)
+    assert_readable(fig, "copies_null_plot")
+    bars, line = fig.data
+    assert list(bars.y) == tab["observed"].tolist() and np.allclose(line.y, tab["expected"])
+    assert fig.layout.yaxis.type == "log" and viz.copies_null_plot(tab, log_y=False).layout.yaxis.type == "linear"
+    with pytest.raises(MemvizError, match="expected"):
+        viz.copies_null_plot(tab.drop(columns="expected"))
+
+
+def test_null_findings_plot_places_each_statistic_in_its_null():
+    from memviz.viz.dynamics import NULL_CLIP, null_position
+
+    frame = pd.DataFrame({
+        "label": ["a", "b", "c", "d", "e"], "circular": [True, True, False, False, False],
+        "direction": ["higher", "lower", "higher", "lower", "higher"],
+        "observed": [3.0, -3.0, 0.5, 1.0, np.nan], "null_median": [1.0, 1.0, 1.0, 1.0, 1.0],
+        "null_low": [0.0, 0.0, 0.0, 0.0, 0.0], "null_high": [2.0, 3.0, 2.0, 2.0, 2.0],
+        "verdict": ["holds", "holds", "not shown", "not shown", "undefined"]})
+    x = null_position(frame["observed"], frame["null_median"], frame["null_low"], frame["null_high"],
+                      frame["direction"])
+    assert x[0] == 2.0 and x[1] == 4.0 and x[2] == -0.5 and x[3] == 0.0 and np.isnan(x[4])
+    assert null_position([100.0], [1.0], [0.0], [1.0], ["higher"])[0] == NULL_CLIP
+    assert null_position([5.0], [1.0], [1.0], [1.0], ["higher"])[0] == NULL_CLIP   # a null without spread
+    fig = viz.null_findings_plot(frame)
+    assert_readable(fig, "null_findings_plot")
+    ys = [y for t in fig.data for y in t.y]
+    assert "paper's (circular): a" in ys and "non-circular: c" in ys
+    assert {t.name for t in fig.data} == {"holds", "not shown", "undefined"}
+    with pytest.raises(MemvizError, match="verdict"):
+        viz.null_findings_plot(frame.drop(columns="verdict"))
