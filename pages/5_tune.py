@@ -56,9 +56,12 @@ if view is not None:
         shown = prev.removed.rename(columns={"rank": "Rank", "row_id": "Training row", "score": "DynamicCut score"})
         st.dataframe(shown, hide_index=True, height=260, key="removed_rows",
                      column_config={"DynamicCut score": st.column_config.NumberColumn(
-                         "DynamicCut score", format="%.1f", help=glossary.explain("DynamicCut score"))})
+                         "DynamicCut score", format="%.2f", help=glossary.explain("DynamicCut score"))})
+        zero = int((prev.removed["score"] <= 0).sum())
         st.caption("The DynamicCut score counts close generated rows (a sum of closeness per check, averaged over "
-                   "the k largest checks), not a share: it can exceed 1 and grows with the number of generated rows.")
+                   "the k largest checks), not a share: it can exceed 1 and grows with the number of generated rows."
+                   + (f" {zero:,} of the rows that would go score 0 (no generated row was credited to them up to T): "
+                      "they are picked by order among equals, not because they were copied." if zero else ""))
         st.download_button("Download the pruned training table (CSV)", lambda: runs.pruned_csv(view, removed),
                            file_name=f"{view.run_id}_pruned_p{p:.2f}_k{k}_T{T}.csv", mime="text/csv",
                            key="dl_pruned")

@@ -392,7 +392,8 @@ def test_tune_page_with_exactly_one_check_does_not_crash(tmp_path, small, monkey
     at.switch_page("pages/5_tune.py").run()
     no_exception(at)
     assert metric(at, "rows that would go") == "30" and metric(at, "checks scored (epoch ≤ T)") == "1"
-    assert figures(at)
+    early = next(f for f in figures(at) if f["layout"]["title"]["text"].startswith("Early identification"))
+    assert "One check only" in early["layout"]["annotations"][0]["text"]   # nothing early to identify yet
     at.slider(key="tune_p").set_value(0.2).run()
     no_exception(at)
     assert metric(at, "rows that would go") == "60"
@@ -726,3 +727,18 @@ def test_dynamics_of_a_big_run_asks_before_simulating_the_null(floor_app, monkey
     no_exception(at)
     assert any(_title(f).startswith("Dynamics findings against a null") for f in figures(at))
     assert len(table_with(at, "verdict")) == 8
+
+
+def test_redacted_ranges_get_room_instead_of_being_cut_off(app):
+    """Regression: redacted cells were cut off ("170 – 17"): the grid sized the columns from the header."""
+    at = app("copier").run()
+    at.switch_page("pages/3_memorization.py").run()
+    at.toggle(key="redact").set_value(True).run()
+    no_exception(at)
+    for el in at.dataframe:
+        config = json.loads(el.proto.columns or "{}")
+        if "age" in config:
+            assert config["age"].get("width") == "medium"
+            break
+    else:
+        raise AssertionError("no redacted table with a width for its columns")

@@ -220,16 +220,15 @@ def test_dashboard_end_to_end(server, tmp_path):
             timings["page_switch_seconds"]["Warm-up (no run)"] = _goto(page, "Warm-up")
             assert "floor is measured on its 1,000 test rows" in page.locator("[data-testid='stForm']").inner_text()
             t_run = time.perf_counter()
-            _warmup(page, "24", "6", "300")
+            _warmup(page, "40", "10", "300")
             page.locator("[data-testid='stSidebar']").get_by_text(re.compile(r"run \d{8}-\d{6}-warmup-")).wait_for(
                 timeout=120_000)
             # an analysis page while the run goes on: it says so, and refreshes by itself as checks come in
             _goto(page, "Memorization")
             banner = page.get_by_text(re.compile("Run in progress")).first
             banner.wait_for(timeout=60_000)
+            _shot(page, "3_memorization_live")
             page.locator(".js-plotly-plot").nth(1).wait_for(timeout=600_000)   # a check came in: figures, no click
-            if banner.is_visible():
-                _shot(page, "3_memorization_live")
             banner.wait_for(state="detached", timeout=600_000)
             _idle(page)
             timings["warmup_seconds"] = time.perf_counter() - t_run
@@ -271,6 +270,13 @@ def test_dashboard_end_to_end(server, tmp_path):
                         timings["slider_seconds"].append(time.perf_counter() - t0)
                     _no_exception(page)
                 _shot(page, f"{i}_{name}")
+
+            # the leak explorer redacted: ranges from the whole training column, nothing cut off
+            _goto(page, "Memorization")
+            page.get_by_text("Redact raw values", exact=False).first.click()
+            _idle(page)
+            _no_exception(page)
+            _shot(page, "3_memorization_redacted")
 
             # a small comparison from the Compare page: its verdict card leads the results
             timings["page_switch_seconds"]["Compare"] = _goto(page, "Compare")

@@ -81,7 +81,8 @@ def _pct(x: float) -> str:
 
 
 def _pts(x: float) -> str:
-    return f"{100 * x:+.1f} points"
+    v = round(100 * x, 1)
+    return f"{v if v != 0 else 0.0:+.1f} points"          # never "-0.0"
 
 
 # ------------------------------------------------------------------ flagged output

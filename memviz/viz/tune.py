@@ -55,6 +55,9 @@ def early_identification_plot(curve: pd.DataFrame) -> go.Figure:
                         hovertemplate=f"{name} %{{y:.1%}}<extra></extra>")
     if len(cv) == 0:
         _note(fig, "No warm-up window to evaluate")
+    elif len(cv) == 1:  # the selection and the final Top group come from the same single check
+        _note(fig, "One check only: the selection and the final Top group come from the same check, "
+                   "so there is nothing early to identify yet")
     fig.update_yaxes(tickformat=".0%", range=[0, 1.02])
     ticks = cv["T"].to_numpy()
     if 0 < len(ticks) <= 15:  # the check epochs themselves: no "epoch 1.5" between two checks
