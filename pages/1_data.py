@@ -6,7 +6,6 @@ import streamlit as st
 
 from memviz.app import datasets, runs
 from memviz.errors import MemvizError
-from memviz.store import fingerprint
 from pages import _ui
 
 _ui.through_app()
@@ -125,9 +124,9 @@ if raw is not None:
             col.metric(key, f"{summary[key]:,}" if isinstance(summary[key], int) else summary[key])
         if "classes" in summary:
             st.caption(f"Task: {_ui.esc(summary['task'])} · classes: {_ui.esc(summary['classes'])}")
-        train_print = fingerprint(train)
+        train_print = datasets.fingerprint(train)
         if current.get("train") is not None and "fingerprint" not in current:
-            current["fingerprint"] = fingerprint(current["train"])
+            current["fingerprint"] = datasets.fingerprint(current["train"])
         same = (current.get("label") == raw.label and current.get("fingerprint") == train_print
                 and current["train"].schema == schema and ((current.get("test") is None) == (test is None))
                 and (test is None or len(current["test"]) == len(test)))

@@ -256,7 +256,15 @@ def current_view(stop_message: bool = True) -> runs.RunView | None:
         return run_view(run_dir, runs.run_token(run_dir))
     except MemvizError as exc:
         if stop_message:
-            st.info(f"This run cannot be shown yet: {esc(exc)}")
+            try:
+                live = jobs.job_status(jobs.job_for(run_dir))
+            except MemvizError:
+                live = None
+            if live is not None and not live.final and not live.checks:
+                st.info(f"This run has no finished check yet ({esc(live.readout())}). The page fills in by itself "
+                        "when the first check is in.")
+            else:
+                st.info(f"This run cannot be shown: {esc(exc)}")
         return None
 
 

@@ -742,3 +742,21 @@ def test_redacted_ranges_get_room_instead_of_being_cut_off(app):
             break
     else:
         raise AssertionError("no redacted table with a width for its columns")
+
+
+def test_a_run_without_a_check_yet_says_so_in_words(tmp_path, monkeypatch):
+    """A just-started run used to show "not a memviz run (no manifest.json)" with its folder path."""
+    from streamlit.testing.v1 import AppTest
+
+    from helpers import live_job
+
+    job = live_job(tmp_path, "warmup")                  # this test process stands in for the starting job
+    monkeypatch.setenv(jobs.RUNS_ENV, str(tmp_path))
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.session_state["memviz_run"] = str(job.out)
+    at.run()
+    at.switch_page("pages/3_memorization.py").run()
+    no_exception(at)
+    texts = [i.value for i in at.info]
+    assert any("no finished check yet" in t for t in texts) and not any("manifest" in t for t in texts)
+    assert any("in progress" in t for t in texts)      # and the banner
