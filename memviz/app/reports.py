@@ -77,8 +77,9 @@ def sentence(view: RunView | None, compare: CompareView | None = None) -> str:
     else the comparison's unmitigated model against its floor ("" when there is no floor)."""
     if view is not None:
         s = run_verdict(view.per_check, view.result.floor).sentence
-        if s:
-            return s
+        if s:  # say whose rows these are: the comparison's card below speaks of other models
+            last = view.per_check.iloc[-1]
+            return f"Warm-up run {view.run_id}, last check (epoch {int(last['epoch'])}): {s}"
     card = verdict(view, compare) if compare is not None else None
     return card.sentence if card is not None else ""
 
