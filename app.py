@@ -25,9 +25,9 @@ def sidebar() -> None:
     train = data["train"]
     with st.sidebar:
         st.markdown("**Dataset**")
-        st.caption(f"{data['label']}  \n{len(train):,} training rows · "
+        st.caption(f"{_ui.esc(data['label'])}  \n{len(train):,} training rows · "
                    f"{len(data['test']) if data['test'] is not None else 0:,} test rows · "
-                   f"target: {train.schema.target or 'none'}")
+                   f"target: {_ui.esc(train.schema.target or 'none')}")
         runs = _ui.run_list(_ui.root())
         options = [""] + runs["path"].tolist()
         labels = _ui.run_labels(runs)
@@ -59,14 +59,22 @@ def sidebar() -> None:
                      help="Every page shows this run. Runs live under the runs folder "
                           f"({_ui.root()}); a run keeps going when you close the tab.")
         if current:
-            st.caption(_ui.job_readout(current))
+            st.caption(_ui.esc(_ui.job_readout(current)))
+            st.caption(f"run {_ui.esc(Path(current).name)}")
         if current:
             st.query_params["run"] = Path(current).name
         elif "run" in st.query_params:
             del st.query_params["run"]
+        if data.get("key"):  # a reload finds the table again (kept with the runs)
+            st.query_params[_ui.TABLE_PARAM] = data["key"]
+        elif _ui.TABLE_PARAM in st.query_params:
+            del st.query_params[_ui.TABLE_PARAM]
+        _ui.glossary_box()
 
 
 sidebar()
 page = st.navigation(_ui.pages())
 _ui.routed()
+if page.url_path in _ui.ANALYSIS_PAGES:
+    _ui.live_banner()
 page.run()

@@ -134,8 +134,12 @@ if view is not None:
     top = _ui.leak_ranking(path, token, by, 20)
     redact = st.toggle("Redact raw values (numbers binned, categories hashed)", value=False, key="redact")
     schema_cols = list(view.train.schema.columns)
-    shown = top if not redact else top.assign(**leaks.redact(top[schema_cols], view.train.schema))
-    st.dataframe(runs.display_names(shown, RANK_NAMES), hide_index=True, height=260, key="most_copied")
+    shown = top if not redact else top.assign(**leaks.redact(top[schema_cols], view.train.schema,
+                                                                 reference=view.train.data))
+    # redacted ranges ("20 – 40", "0 – 500,000") need room: the grid sized them from the header and cut them off
+    wide = {c: st.column_config.TextColumn(width="medium") for c in schema_cols} if redact else None
+    st.dataframe(runs.display_names(shown, RANK_NAMES), hide_index=True, height=260, key="most_copied",
+                 column_config=wide)
     if "exact_copies" in top.columns:
         st.caption("Exact copies equal the training row on every column; near-exact ones match every category and "
                    "every number within 0.1 IQR (the spread of the middle half of the training values); 'r ≈ 0 only "
@@ -153,7 +157,8 @@ if view is not None:
             st.markdown(f"**Training row {lv.row_id} and {len(lv.copies)} of its {lv.n_copies} generated copies** "
                         "(closest first; highlighted cells equal the training row)")
             if len(lv.copies):
-                st.dataframe(leaks.style_matches(lv, redacted=redact, color="#ffe08a"), key="leak_table")
+                st.dataframe(leaks.style_matches(lv, redacted=redact, color="#ffe08a"), key="leak_table",
+                             column_config=wide)
                 st.caption("'How close' is measured in the data's own units, not by the ratio r: a ratio near 0 "
                            "can hide large differences ('largest difference' is in IQRs of the training column, "
                            "or in standard deviations where the IQR is 0).")

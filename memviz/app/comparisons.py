@@ -9,7 +9,9 @@ import pandas as pd
 
 from ..compare import METHODS, summary_table  # noqa: F401  (the pages' registry and summary)
 from ..compare.details import details_done, details_files, read_details, read_results
-from ..errors import DataError
+from ..errors import DataError, MemvizError
+from ..floor import Floor
+from ..io import read_json
 from ..models import MODELS  # noqa: F401
 
 
@@ -79,6 +81,27 @@ def load_compare(out_dir: str | Path) -> CompareView:
     return CompareView(out_dir, read_results(out_dir), shapes, dcr)
 
 
+def run_floor(compare: CompareView, view) -> Floor | None:
+    """The floor of the warm-up ``view`` (a :class:`memviz.app.runs.RunView`) when ``compare`` ranked
+    its rows with that warm-up, so measured memorization against the same training rows, with
+    the same distance; None otherwise (or when the warm-up has no floor).
+
+    For results written before comparisons stored their own floor columns.
+    """
+    floor = getattr(getattr(view, "result", None), "floor", None)
+    if floor is None:
+        return None
+    from .jobs import job_for
+
+    try:
+        config = (read_json(job_for(compare.path).spec_path, "job spec").get("config") or {})
+    except (MemvizError, OSError, AttributeError):
+        return None
+    same_run = config.get("run_dir") and Path(str(config["run_dir"])).resolve() == Path(view.path).resolve()
+    same_distance = str(config.get("distance") or "paper") == floor.distance
+    return floor if same_run and same_distance else None
+
+
 def compare_outputs(out_dir: str | Path) -> dict[str, Path]:
     """Downloadable files of a comparison: results CSV and every synthetic table (by relative name)."""
     out_dir = Path(out_dir)
@@ -103,5 +126,5 @@ def file_bytes(path: str | Path, limit: int = 200 * 2 ** 20) -> bytes:
     return p.read_bytes()
 
 
-__all__ = ["METHODS", "MODELS", "summary_table", "CompareView", "compare_token", "load_compare", "details_done", "compare_outputs", "synthetic_files",
-           "file_bytes"]
+__all__ = ["METHODS", "MODELS", "summary_table", "CompareView", "compare_token", "load_compare", "details_done",
+           "run_floor", "compare_outputs", "synthetic_files", "file_bytes"]

@@ -185,6 +185,17 @@ class JobStatus:
             parts.append(self.message)
         return " · ".join(parts)
 
+    def updated_at(self) -> str:
+        """The local time of the job's last event (or its start), ``14:03:12``; "–" before any."""
+        when = self.updated or self.started
+        return time.strftime("%H:%M:%S", time.localtime(when)) if when else "–"
+
+    def banner(self) -> str:
+        """The analysis pages' line while a job is not final: what it does now and when it last wrote."""
+        what = "Run" if self.kind == "warmup" else "Comparison"
+        return (f"{what} in progress ({self.readout()}), updated at {self.updated_at()}. The figures below are "
+                "from the checks finished so far; this page refreshes when a new one is in.")
+
 
 # ------------------------------------------------------------------- processes
 def _proc_start_ticks(pid: int) -> int | None:
