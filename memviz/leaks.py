@@ -8,11 +8,8 @@
   NN1 = that row) beside it, with a cell-by-cell match mask and each copy's closeness;
 * :func:`flagged_closeness` measures how close every flagged generated row of a run is to
   its NN1 training row;
-* :func:`column_match_rates` measures, per column and per column pair, how often a
-  generated row's value equals its NN1 training row's value, for memorized and
-  non-memorized generated rows;
-* :func:`redact` replaces raw values by coarse ranges and salted category hashes, so
-  the structure of a leak (which cells match) can be shown without the values.
+* the column heatmap's match rates are in :mod:`memviz.columnleaks`, the redaction of shown
+  rows in :mod:`memviz.redact`.
 
 Cell equality (:func:`memviz.closeness.cell_matches`, re-exported here), for a generated
 value g and a training value x: numerical columns (``schema.distance_numerical``):
@@ -23,10 +20,7 @@ missing = missing).
 """
 from __future__ import annotations
 
-import hashlib
-import hmac
 import math
-import secrets
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -37,13 +31,10 @@ import pandas as pd
 from .closeness import RTOL, Closeness, Spread, cell_matches, fit_spread, nn1_closeness  # noqa: F401 (re-exported)
 from .data import ROW_ID, Table
 from .dynamics import RowDynamics
-from .encoding import MISSING, canonical_series
 from .errors import MemvizError
+from .redact import redact, redaction_bins
 from .schema import Schema
 
-#: per-process key of the category hashes of :func:`redact` (hashes cannot be looked up
-#: from a list of common values without it; pass ``salt`` for reproducible hashes)
-_SESSION_SALT = secrets.token_hex(16)
 COPY_COLUMNS = ("synthetic_id", "check", "epoch", "ratio")
 
 
@@ -427,232 +418,3 @@ def _run_distance(store_or_result, store) -> str:
     if store is not None:
         return (store.manifest().get("config") or {}).get("distance") or "paper"
     return "paper"
-
-
-# --------------------------------------------------------------------------- redaction
-#: a redacted range holds at least this many reference (training) rows
-MIN_BIN_ROWS = 10
-#: about this many ranges over a column's full training range
-N_BINS = 5
-#: hex digits of a category hash (16^6 labels: no collisions among a column's categories in practice)
-HASH_DIGITS = 6
-
-
-def _step(span: float, n_bins: int) -> float:
-    """A round bin width (1, 2 or 5 times a power of ten) giving about ``n_bins`` bins over ``span``."""
-    raw = span / max(n_bins, 1)
-    mag = 10.0 ** math.floor(math.log10(raw))
-    return next(m * mag for m in (1, 2, 5, 10) if m * mag >= raw * (1 - 1e-12))
-
-
-def _fmt(x: float) -> str:
-    return f"{x:,.0f}" if abs(x) >= 100 or x == int(x) else f"{x:,.3g}"
-
-
-def bin_edges(reference: np.ndarray, n_bins: int = N_BINS, min_rows: int = MIN_BIN_ROWS) -> np.ndarray:
-    """Edges of the redaction ranges of one numerical column, from its **full** reference range.
-
-    A grid of round numbers: width w = the 1-2-5 x 10^k number just above span / ``n_bins``
-    (span = max - min of the finite reference values, or max(|value|, 1) when they are all
-    equal), edges j w from floor(min / w) w to (floor(max / w) + 1) w. Adjacent bins are then
-    merged, left to right, until each holds at least ``min_rows`` reference rows (a short last
-    run joins the bin before it), so no range singles out a handful of training rows. Edges
-    are multiples of w, never data values. Returns (K + 1,) increasing edges; empty when the
-    reference has no finite value.
-    """
-    fin = np.asarray(reference, dtype=np.float64)
-    fin = fin[np.isfinite(fin)]
-    if fin.size == 0:
-        return np.zeros(0)
-    lo_v, hi_v = float(fin.min()), float(fin.max())
-    span = hi_v - lo_v if hi_v > lo_v else max(abs(lo_v), 1.0)
-    w = _step(span, n_bins)
-    lo, hi = math.floor(lo_v / w), math.floor(hi_v / w) + 1
-    grid = np.arange(lo, hi + 1, dtype=np.float64) * w                      # (B + 1,)
-    counts = np.histogram(fin, bins=grid)[0]                                  # (B,)
-    edges, acc = [grid[0]], 0
-    for j, c in enumerate(counts):
-        acc += int(c)
-        if acc >= min_rows:
-            edges.append(grid[j + 1])
-            acc = 0
-    if acc > 0 or len(edges) == 1:  # a short tail joins the range before it
-        if len(edges) > 1:
-            edges[-1] = grid[-1]
-        else:
-            edges.append(grid[-1])
-    return np.asarray(edges)
-
-
-def redaction_bins(frame: pd.DataFrame, schema: Schema, n_bins: int = N_BINS,
-                   min_rows: int = MIN_BIN_ROWS) -> dict[str, np.ndarray]:
-    """:func:`bin_edges` of every numerical column of ``frame`` (give it the whole training table)."""
-    return {c: bin_edges(pd.to_numeric(frame[c], errors="coerce").to_numpy(dtype=np.float64), n_bins, min_rows)
-            for c in schema.distance_numerical if c in frame.columns}
-
-
-def _range_labels(v: np.ndarray, edges: np.ndarray) -> np.ndarray:
-    """Each value replaced by the range "a – b" of its bin (values beyond the edges: "below a", "b or more")."""
-    out = np.full(len(v), "missing", dtype=object)
-    finite = np.isfinite(v)
-    if len(edges) < 2 or not finite.any():
-        return out
-    labels = np.array([f"{_fmt(a)} – {_fmt(b)}" for a, b in zip(edges[:-1], edges[1:])]
-                      + [f"below {_fmt(edges[0])}", f"{_fmt(edges[-1])} or more"], dtype=object)
-    j = np.searchsorted(edges, v[finite], side="right") - 1                   # bin index, -1 below, K above
-    j = np.where(j < 0, len(edges) - 1, j)                                    # below the first edge
-    j = np.where(v[finite] >= edges[-1], len(edges), j)                       # at or above the last edge
-    out[finite] = labels[j]
-    return out
-
-
-def category_labels(values, column: str, *, salt: str | None = None) -> dict:
-    """{canonical value: label}: ``cat-`` and the first :data:`HASH_DIGITS` hex digits of
-    HMAC-SHA256(salt, column NUL value); missing stays "missing". Keyed per column, so one value
-    gets different labels in different columns, and per ``salt`` (default: a random key drawn
-    once per process; a report draws its own)."""
-    key = (salt if salt is not None else _SESSION_SALT).encode()
-    canon = canonical_series(pd.Series(list(values), dtype=object))
-    return {u: "missing" if u == MISSING else
-            "cat-" + hmac.new(key, f"{column}\x00{u}".encode(), hashlib.sha256).hexdigest()[:HASH_DIGITS]
-            for u in pd.unique(canon)}
-
-
-def redact(df: pd.DataFrame, schema: Schema, *, reference: pd.DataFrame | None = None,
-           bins: dict[str, np.ndarray] | None = None, salt: str | None = None, n_bins: int = N_BINS,
-           min_rows: int = MIN_BIN_ROWS) -> pd.DataFrame:
-    """Replace raw values by ranges and category hashes; same shape, index and columns.
-
-    Numerical columns (``schema.distance_numerical``) become ranges "a – b" of
-    :func:`bin_edges`, computed from the full training column: pass ``bins``
-    (:func:`redaction_bins` of the training table) or ``reference`` (the training table);
-    without either, the ranges come from ``df`` itself, which is only safe when ``df`` is
-    the whole table (a few rows on screen would give narrow, revealing ranges). Categorical
-    columns (``schema.distance_categorical``) become :func:`category_labels` (keyed per column
-    and per ``salt``). Missing values become "missing". Other columns are left as they are.
-    """
-    if bins is None:
-        bins = redaction_bins(reference if reference is not None else df, schema, n_bins, min_rows)
-    out = df.copy()
-    for col in schema.distance_numerical:
-        if col in df.columns:
-            v = pd.to_numeric(df[col], errors="coerce").to_numpy(dtype=np.float64)
-            edges = bins.get(col)
-            if edges is None:
-                edges = bin_edges(v, n_bins, min_rows)
-            out[col] = pd.Series(_range_labels(v, edges), index=df.index, dtype=object)
-    for col in schema.distance_categorical:
-        if col in df.columns:
-            canon = canonical_series(df[col])
-            lab = category_labels(pd.unique(canon), col, salt=salt)
-            out[col] = pd.Series(pd.Series(canon, dtype=object).map(lab).to_numpy(), index=df.index, dtype=object)
-    return out
-
-
-# --------------------------------------------------------------------- column heatmap
-@dataclass(frozen=True, eq=False)
-class ColumnLeak:
-    """How often generated rows equal their NN1 training row, per column and column pair.
-
-    With M the memorized generated rows, U the others, x = NN1(g) and [.] the cell
-    equality of :func:`cell_matches`:
-
-    memorized_rate(c)   = (1 / |M|) sum_{g in M} [g_c = x_c]
-    pairs_memorized(a, b) = (1 / |M|) sum_{g in M} [g_a = x_a][g_b = x_b]   (diagonal = the column rate)
-
-    and the same over U for ``non_memorized_rate`` and ``pairs_non_memorized``; NaN when
-    the group is empty.
-
-    Attributes
-    ----------
-    columns : DataFrame with columns column, kind, memorized_rate, non_memorized_rate
-        (schema column order).
-    pairs_memorized, pairs_non_memorized : DataFrame, column x column.
-    n_memorized, n_non_memorized : int, |M| and |U|.
-    """
-
-    columns: pd.DataFrame
-    pairs_memorized: pd.DataFrame
-    pairs_non_memorized: pd.DataFrame
-    n_memorized: int
-    n_non_memorized: int
-
-
-def _rates(b: np.ndarray, names: list[str]) -> tuple[np.ndarray, pd.DataFrame]:
-    """Column rates (p,) and pair rates (p, p) of a (G, p) boolean match matrix."""
-    if b.shape[0] == 0:
-        return np.full(len(names), np.nan), pd.DataFrame(np.nan, index=names, columns=names)
-    f = b.astype(np.float64)  # (G, p)
-    pairs = f.T @ f / b.shape[0]  # (p, p)
-    return f.mean(axis=0), pd.DataFrame(pairs, index=names, columns=names)
-
-
-def column_match_rates(train: Table, samples: pd.DataFrame, long: pd.DataFrame, *,
-                       rtol: float = RTOL) -> ColumnLeak:
-    """Per-column and per-pair exact-match rates with the NN1 row (see :class:`ColumnLeak`).
-
-    Parameters
-    ----------
-    train : Table
-        The training table the run measured against.
-    samples : DataFrame
-        Generated rows: ``synthetic_id`` and the schema columns (one check, as
-        ``RunStore.samples(check)``; several checks when it also has a ``check`` column).
-    long : DataFrame
-        The long checks table rows of those generated rows: ``synthetic_id``, ``nn1``,
-        ``memorized`` (and ``check`` when it spans several checks).
-    rtol : float, default 1e-9
-        Relative tolerance of numerical equality.
-    """
-    for name, df, need in (("samples", samples, ("synthetic_id",)),
-                           ("long table", long, ("synthetic_id", "nn1", "memorized"))):
-        missing = [c for c in need if c not in df.columns]
-        if missing:
-            raise MemvizError(f"{name} is missing column(s) {', '.join(missing)}")
-    keys = ["synthetic_id"]
-    if "check" in long.columns and long["check"].nunique() > 1:
-        if "check" not in samples.columns:
-            raise MemvizError("the long table spans several checks: give samples a check column, or one check's rows")
-        keys = ["check", "synthetic_id"]
-    missing = [c for c in train.schema.columns if c not in samples.columns]
-    if missing:
-        raise MemvizError(f"samples: column {missing[0]!r} of the training table is missing")
-    idx = pd.MultiIndex.from_frame(samples[keys]) if len(keys) > 1 else pd.Index(samples["synthetic_id"])
-    want = pd.MultiIndex.from_frame(long[keys]) if len(keys) > 1 else pd.Index(long["synthetic_id"])
-    pos = idx.get_indexer(want)
-    if (pos < 0).any():
-        raise MemvizError(f"generated row {want[int(np.flatnonzero(pos < 0)[0])]} of the long table is not in samples")
-    gen = samples.iloc[pos]  # (G, ...) aligned with long
-    nn1 = long["nn1"].to_numpy(dtype=np.int64)
-    rpos = train.data.index.get_indexer(nn1)
-    if (rpos < 0).any():
-        raise MemvizError(f"nn1 {nn1[rpos < 0][0]} is not a training row_id")
-    ref = train.data.iloc[rpos]
-    b = cell_matches(gen.reset_index(drop=True), ref.reset_index(drop=True), train.schema, rtol)
-    names = list(b.columns)
-    m = long["memorized"].to_numpy(dtype=bool)
-    bm = b.to_numpy()
-    mem_rate, mem_pairs = _rates(bm[m], names)
-    non_rate, non_pairs = _rates(bm[~m], names)
-    mem_pairs.attrs["group"], non_pairs.attrs["group"] = "memorized rows", "non-memorized rows"
-    cols = pd.DataFrame({"column": names, "kind": [train.schema.kind_of(c) for c in names],
-                         "memorized_rate": mem_rate, "non_memorized_rate": non_rate})
-    return ColumnLeak(columns=cols, pairs_memorized=mem_pairs, pairs_non_memorized=non_pairs,
-                      n_memorized=int(m.sum()), n_non_memorized=int((~m).sum()))
-
-
-def run_column_match_rates(store_or_result, check: int | None = None, *, checks: pd.DataFrame | None = None,
-                           train: Table | None = None) -> ColumnLeak:
-    """:func:`column_match_rates` for one check of a stored run (default: the last check)."""
-    store, long = _resolve_run(store_or_result)
-    long = checks if checks is not None else long
-    if store is None:
-        raise MemvizError("this run is held in memory only: its generated rows were not kept")
-    long = store.checks() if long is None else long
-    if long.empty:
-        raise MemvizError("the run has no finished check yet")
-    check = int(long["check"].max()) if check is None else int(check)
-    sub = long[long["check"] == check]
-    if sub.empty:
-        raise MemvizError(f"check {check} is not a finished check of this run")
-    return column_match_rates(train if train is not None else store.train(), store.samples(check), sub)

@@ -5,7 +5,6 @@ import streamlit as st
 from memviz import viz
 from memviz.app import comparisons, devices, jobs, runs, verdict
 from memviz.errors import MemvizError
-from memviz.metrics import METRICS
 from pages import _ui
 
 _ui.through_app()
@@ -113,10 +112,10 @@ else:
                                      "mem_ratio_pruned", "shape", "trend", "mle", "dcr_share")
                          if m in res.columns and res[m].notna().any()]
         metric = st.selectbox("Figure", shown_metrics, key="cmp_metric",
-                              format_func=lambda m: METRICS[m].name if m in METRICS else viz.SHOWN_COLUMNS.get(m, m))
+                              format_func=lambda m: comparisons.metric_name(m) if m in comparisons.METRICS else viz.SHOWN_COLUMNS.get(m, m))
         _ui.show(viz.comparison_plot(res, metric), key="cmp_bars")
         utility = st.radio("Utility axis", ["mle", "shape", "trend"], horizontal=True, key="cmp_utility",
-                           format_func=lambda m: METRICS[m].name)
+                           format_func=comparisons.metric_name)
         _ui.show(viz.privacy_utility_plot(res, utility), key="cmp_scatter")
         if {"dynamiccut", "random"} & set(res["method"]):
             _ui.show(viz.transferability_plot(res), key="cmp_transfer")

@@ -13,8 +13,9 @@ import pytest
 
 from memviz.data import Table
 from memviz.errors import MemvizError
-from memviz.leaks import (ColumnLeak, LeakView, bin_edges, category_labels, cell_matches, column_match_rates,
-                          copies_of, most_copied, redact, run_column_match_rates, style_matches)
+from memviz.columnleaks import ColumnLeak, column_match_rates, run_column_match_rates
+from memviz.leaks import LeakView, cell_matches, copies_of, most_copied, style_matches
+from memviz.redact import bin_edges, category_labels, redact
 from memviz.schema import Schema
 from memviz.store import RunStore
 from memviz.warmup import load_warmup

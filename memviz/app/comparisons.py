@@ -12,6 +12,7 @@ from ..compare.details import details_done, details_files, read_details, read_re
 from ..errors import DataError, MemvizError
 from ..floor import Floor
 from ..io import read_json
+from ..metrics import METRICS
 from ..models import MODELS  # noqa: F401
 
 
@@ -74,6 +75,12 @@ def compare_token(out_dir: str | Path) -> int:
     return t
 
 
+def metric_name(key: str) -> str:
+    """A results column's name in words (:mod:`memviz.metrics`), or the key itself."""
+    m = METRICS.get(key)
+    return m.name if m is not None else key
+
+
 def load_compare(out_dir: str | Path) -> CompareView:
     """Read a comparison's results (RunError when it has no results.csv yet) and its details."""
     out_dir = Path(out_dir)
@@ -126,5 +133,5 @@ def file_bytes(path: str | Path, limit: int = 200 * 2 ** 20) -> bytes:
     return p.read_bytes()
 
 
-__all__ = ["METHODS", "MODELS", "summary_table", "CompareView", "compare_token", "load_compare", "details_done",
+__all__ = ["METHODS", "MODELS", "METRICS", "metric_name", "summary_table", "CompareView", "compare_token", "load_compare", "details_done",
            "run_floor", "compare_outputs", "synthetic_files", "file_bytes"]

@@ -17,7 +17,10 @@ from ..dynamiccut import (DEFAULT_K, DEFAULT_P, Selection, default_T as _default
                           early_identification_curve)
 from ..errors import MemvizError, RunError
 from ..io import csv_bytes
-from ..leaks import LeakView, copies_of, most_copied, run_column_match_rates
+from ..columnleaks import run_column_match_rates
+from ..dynamics import concentration, heavy_tail
+from ..leaks import LeakView, copies_of, most_copied, style_matches
+from ..redact import redact
 from ..nullmodel import DEFAULT_REPLICATES as NULL_REPLICATES
 from ..store import MANIFEST, RunStore, fingerprint, list_runs
 from ..warmup import WarmupResult, load_warmup
@@ -139,6 +142,26 @@ def most_copied_table(view: RunView, n: int = 20) -> pd.DataFrame:
     return pd.concat([top.reset_index(drop=True), vals], axis=1)
 
 
+def copy_spread(view: RunView) -> dict:
+    """How copies spread over training rows, for the page's cards: Mem-AUC aside, the share of
+    all copies held by the top 1 % of rows, the share never copied and the most copies of one row."""
+    ht = heavy_tail(view.dynamics)
+    return {"top1_share": concentration(view.dynamics, 0.01), "zero_share": ht.zero_share,
+            "max_count": ht.max_count}
+
+
+def redacted_rows(view: RunView, frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with its schema columns redacted (:func:`memviz.redact.redact`, ranges from the
+    whole training table); other columns (row ids, counts) untouched."""
+    cols = list(view.train.schema.columns)
+    return frame.assign(**redact(frame[cols], view.train.schema, reference=view.train.data))
+
+
+def styled_copies(lv: LeakView, redacted: bool, color: str = "#ffe08a"):
+    """A leak view's table with the cells equal to the training row highlighted (redacted when asked)."""
+    return style_matches(lv, redacted=redacted, color=color)
+
+
 def leak_view(view: RunView, row_id: int, limit: int = 20) -> LeakView:
     """A training row beside the generated rows credited to it (:func:`memviz.leaks.copies_of`)."""
     return copies_of(view.result, int(row_id), limit=limit, checks=view.result.checks, train=view.train)
@@ -150,7 +173,7 @@ def early_curve(view: RunView, p: float = DEFAULT_P, k: int = DEFAULT_K) -> pd.D
 
 
 def column_leaks(view: RunView, check: int | None = None):
-    """:func:`memviz.leaks.run_column_match_rates` at a check (default the last); None when the
+    """:func:`memviz.columnleaks.run_column_match_rates` at a check (default the last); None when the
     run did not store its generated rows."""
     try:
         return run_column_match_rates(RunStore(view.path), check, checks=view.result.checks, train=view.train)

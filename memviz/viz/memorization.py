@@ -214,12 +214,12 @@ def leak_heatmap(column_rates, pair_rates=None) -> go.Figure:
     """How often a generated row's column equals its NN1 training row, memorized vs not.
 
     ``column_rates``: DataFrame ``column, memorized_rate, non_memorized_rate`` (or a
-    :class:`memviz.leaks.ColumnLeak`); rows are sorted by memorized rate. ``pair_rates``:
+    :class:`memviz.columnleaks.ColumnLeak`); rows are sorted by memorized rate. ``pair_rates``:
     optional column x column DataFrame of pair rates (both columns equal; its panel is
     named after ``pair_rates.attrs["group"]``, set by ``column_match_rates``), or a mapping
     title -> such DataFrame (e.g. ``{"memorized": leak.pairs_memorized, "not memorized":
     leak.pairs_non_memorized}``), drawn as extra panels. See
-    :func:`memviz.leaks.column_match_rates` for the formulas.
+    :func:`memviz.columnleaks.column_match_rates` for the formulas.
     """
     if hasattr(column_rates, "columns") and not isinstance(column_rates, pd.DataFrame):
         column_rates = column_rates.columns  # a ColumnLeak

@@ -11,7 +11,7 @@ run's facts in words, the results table (named columns, scrolls sideways), the f
 most-copied rows and a glossary. No internal key reaches the page.
 
 Redaction (default): row-level content (the optional leak tables) is shown through
-:func:`memviz.leaks.redact` with ranges from the whole training table and category hashes
+:func:`memviz.redact.redact` with ranges from the whole training table and category hashes
 keyed per column and per report; figures are aggregates (counts, shares, distances) and
 name columns, methods and internal row ids only; class values in figures are hashed too.
 User text inside figures is made inert with :func:`memviz.viz.style.plain`.

@@ -10,7 +10,7 @@ from ..data import Table
 from ..encoding import canonical_series
 from ..errors import MemvizError
 from ..evaluate import ks_statistic
-from ..leaks import category_labels
+from ..redact import category_labels
 from .style import (AFTER_COLOR, BEFORE_COLOR, REMOVED_COLOR, REST_COLOR, TOP_COLOR,
                     _figure, _note, _pct, _rgba, plain, plain_all)
 
@@ -89,7 +89,7 @@ def class_balance_plot(train: Table, removed_ids, *, redact_salt: str | None = N
     share_before(k) = #{i : y_i = k} / N; share_after(k) over the kept rows; classes are
     compared by their canonical value (``1`` = ``1.0``). A regression target is shown with
     :func:`column_shift_plot`. ``redact_salt``: show the classes as keyed hashes
-    (:func:`memviz.leaks.category_labels`) instead of their values (a redacted report).
+    (:func:`memviz.redact.category_labels`) instead of their values (a redacted report).
     """
     schema = train.schema
     if schema.target is not None and not schema.target_is_categorical:

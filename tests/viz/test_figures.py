@@ -17,7 +17,7 @@ import memviz.viz.style  # noqa: F401
 from memviz.dynamiccut import dynamiccut_selection, early_identification_curve
 from memviz.dynamics import compute_dynamics
 from memviz.errors import MemvizError
-from memviz.leaks import column_match_rates
+from memviz.columnleaks import column_match_rates
 from memviz.warmup import load_warmup
 
 from test_leaks import planted_run
