@@ -54,7 +54,7 @@ LOCK = "writer.lock"
 #: statuses a manifest holds; a reader reports a "running" run whose writer is gone as INTERRUPTED
 STATUSES = ("running", "finished", "cancelled", "failed")
 INTERRUPTED = "interrupted"
-#: the long table of a check (memviz.warmup.long_table)
+#: the long table of a check (memviz.tracking.long_table)
 CHECK_COLUMNS = ("check", "epoch", "synthetic_id", "nn1", "nn2", "d1", "d2", "ratio", "memorized")
 _CHECK_NAME = re.compile(r"check_(\d{4,})\.parquet")
 #: how long a writer waits for the lock (a reader's probe holds it for microseconds)

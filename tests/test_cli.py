@@ -242,7 +242,10 @@ def test_two_warmups_started_together_on_one_out_one_is_refused(small_files):
     assert codes == [0, 2], results
     winner = next(r for r in results if r[0] == 0)
     loser = next(r for r in results if r[0] == 2)
-    assert len(loser[2].strip().splitlines()) == 1 and "another process is writing" in loser[2], loser[2]
+    # the loser either met the winner's lock, or (on a loaded machine, when the winner got there
+    # first and finished) its finished run: refused in one line either way, nothing overwritten
+    assert len(loser[2].strip().splitlines()) == 1, loser[2]
+    assert "another process is writing" in loser[2] or "a run already exists" in loser[2], loser[2]
     seed = next(s for (p, s) in zip(procs, (1, 2)) if p.returncode == 0)
     m = json.loads((out / "manifest.json").read_text())
     assert m["config"]["seed"] == seed and m["status"] == "finished" and len(m["checks"]) == 6
