@@ -15,6 +15,7 @@ from .data import Table
 from .errors import MemvizError
 from .leaks import _resolve_run
 
+
 @dataclass(frozen=True, eq=False)
 class ColumnLeak:
     """How often generated rows equal their NN1 training row, per column and column pair.

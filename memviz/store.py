@@ -43,8 +43,15 @@ import pandas as pd
 
 from .data import ROW_ID, Table
 from .errors import MemvizError, RunError
-from .io import (atomic_torch_save, atomic_write_json, atomic_write_parquet, atomic_write_text, read_json,
-                 read_parquet, to_jsonable)
+from .io import (
+    atomic_torch_save,
+    atomic_write_json,
+    atomic_write_parquet,
+    atomic_write_text,
+    read_json,
+    read_parquet,
+    to_jsonable,
+)
 from .schema import Schema
 
 FORMAT = "memviz.run/1"

@@ -28,10 +28,11 @@ import pandas as pd
 
 from .callbacks import Callback
 from .data import Table
-from .dynamics import DEFAULT_TOP_FRAC, RowDynamics, check_summary, compute_dynamics, summarize
+from .dynamics import DEFAULT_TOP_FRAC, RowDynamics, check_summary, compute_dynamics
 from .errors import MemvizError, RunError
 from .floor import Floor, excess, excess_columns
 from .store import MANIFEST, RunStore
+from .summaries import summarize
 from .tracking import CheckResult, MemorizationTracker, ProgressEvents, StopCallback
 
 # torch-heavy modules (memorization, neighbors, models) are imported where used, so that
@@ -392,8 +393,8 @@ def ensure_warmup(train: Table, config: WarmupConfig, run_dir: str | Path,
     A run on another table, or a finished one with other settings, is a RunError: the
     folder is not silently overwritten.
     """
-    from .store import fingerprint
     from .io import to_jsonable
+    from .store import fingerprint
 
     run_dir = Path(run_dir)
     if not (run_dir / MANIFEST).exists():

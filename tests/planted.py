@@ -13,7 +13,6 @@ from memviz.data import Table
 from memviz.schema import Schema
 from memviz.store import RunStore
 
-
 SCHEMA = Schema(numerical=("a", "b"), categorical=("c1", "c2"), target="y", task="binary", name="planted")
 N_TRAIN, N_GEN, EPOCHS = 40, 40, (2, 4, 6)
 #: planted attribution per check: training position -> number of memorized copies

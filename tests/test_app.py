@@ -18,8 +18,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-
 from dash_helpers import N_COPIED, copier_run, finished_compare
+
 from memviz.app import jobs
 from memviz.warmup import WarmupConfig, run_warmup
 
@@ -338,9 +338,8 @@ def test_run_stays_selected_when_its_status_changes_between_reruns(tmp_path, run
 
 def test_sidebar_says_queued_for_a_run_waiting_for_a_slot(tmp_path, monkeypatch):
     """A run whose job waits for a slot has no manifest yet; the sidebar shows it as queued."""
-    from streamlit.testing.v1 import AppTest
-
     from helpers import live_job
+    from streamlit.testing.v1 import AppTest
 
     job = live_job(tmp_path, "warmup")                  # this test process stands in for the waiting job
     jobs.EventLog(job.events_path)({"event": "queued", "slots": 1})
@@ -755,9 +754,8 @@ def test_redacted_ranges_get_room_instead_of_being_cut_off(app):
 
 def test_a_run_without_a_check_yet_says_so_in_words(tmp_path, monkeypatch):
     """A just-started run used to show "not a memviz run (no manifest.json)" with its folder path."""
-    from streamlit.testing.v1 import AppTest
-
     from helpers import live_job
+    from streamlit.testing.v1 import AppTest
 
     job = live_job(tmp_path, "warmup")                  # this test process stands in for the starting job
     monkeypatch.setenv(jobs.RUNS_ENV, str(tmp_path))

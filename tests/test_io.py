@@ -16,7 +16,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memviz.errors import MemvizError
-from memviz.io import FORMULA_STARTS, atomic_write_text, csv_bytes, export_csv, neutralise_csv
+from memviz.io import (
+    FORMULA_STARTS,
+    atomic_write_text,
+    csv_bytes,
+    export_csv,
+    neutralise_csv,
+)
 
 PAYLOADS = ['=HYPERLINK("http://127.0.0.1:8599/x","click")', "@SUM(1+1)", "+cmd|' /C calc'!A0", "-2+3+cmd|x",
             "\t=1+1", "\r=1+1", "=1"]

@@ -19,8 +19,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-
 from helpers import TINY_MODEL
+
 from memviz.errors import RunError
 from memviz.store import RunStore, list_runs
 from memviz.warmup import WarmupConfig, load_warmup, run_warmup

@@ -27,9 +27,18 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..data import SchemaWarning, Table, check_same_columns, infer_schema, read_csv_bytes, read_frame, \
-    sample_data_dir, table_from_frame
-from ..data import ROW_ID, load_table
+from ..data import (
+    ROW_ID,
+    SchemaWarning,
+    Table,
+    check_same_columns,
+    infer_schema,
+    load_table,
+    read_csv_bytes,
+    read_frame,
+    sample_data_dir,
+    table_from_frame,
+)
 from ..errors import DataError, MemvizError
 from ..io import atomic_write_bytes, atomic_write_json, atomic_write_parquet, read_json
 from ..schema import KINDS, Schema

@@ -5,11 +5,16 @@ import secrets
 from pathlib import Path
 
 from ..data import read_frame
-from ..dynamiccut import DEFAULT_K, DEFAULT_P, dynamiccut_selection, early_identification_curve
-from ..dynamics import concentration, heavy_tail
+from ..dynamiccut import (
+    DEFAULT_K,
+    DEFAULT_P,
+    dynamiccut_selection,
+    early_identification_curve,
+)
 from ..errors import MemvizError
 from ..io import csv_bytes
 from ..leaks import copies_of, most_copied
+from ..summaries import concentration, heavy_tail
 from ..viz.report import build_report, report_figures
 from . import glossary
 from .comparisons import CompareView, run_floor

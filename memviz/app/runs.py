@@ -12,17 +12,23 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..columnleaks import run_column_match_rates
 from ..data import Table
-from ..dynamiccut import (DEFAULT_K, DEFAULT_P, Selection, default_T as _default_T, dynamiccut_selection,
-                          early_identification_curve)
+from ..dynamiccut import (
+    DEFAULT_K,
+    DEFAULT_P,
+    Selection,
+    dynamiccut_selection,
+    early_identification_curve,
+)
+from ..dynamiccut import default_T as _default_T
 from ..errors import MemvizError, RunError
 from ..io import csv_bytes
-from ..columnleaks import run_column_match_rates
-from ..dynamics import concentration, heavy_tail
 from ..leaks import LeakView, copies_of, most_copied, style_matches
-from ..redact import redact
 from ..nullmodel import DEFAULT_REPLICATES as NULL_REPLICATES
+from ..redact import redact
 from ..store import MANIFEST, RunStore, fingerprint, list_runs
+from ..summaries import concentration, heavy_tail
 from ..warmup import WarmupResult, load_warmup
 from .jobs import runs_root
 

@@ -25,7 +25,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ..floor import Excess, Floor, excess as floor_excess, newcombe_interval, wilson_interval
+from ..floor import Excess, Floor, newcombe_interval, wilson_interval
+from ..floor import excess as floor_excess
 from ..viz.style import method_label, model_label
 
 #: below this many seeds a difference is "indicative"

@@ -36,7 +36,7 @@ import pandas as pd
 from ..compare import CompareConfig, run_grid, summary_table
 from ..data import Table, load_dataset
 from ..dynamiccut import early_identification, early_identification_curve
-from ..dynamics import summarize
+from ..summaries import summarize
 from ..errors import MemvizError
 from ..io import atomic_write_json, atomic_write_text
 from ..warmup import WarmupConfig, ensure_warmup

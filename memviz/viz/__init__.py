@@ -9,10 +9,23 @@
 
 Reads the core and the comparison; never imports the dashboard or the CLI.
 """
-from .compare import (SHOWN_COLUMNS, comparison_plot, dcr_plot, fractions, privacy_utility_plot, results_display,
-                      shape_breakdown_plot, transferability_plot)
+from .compare import (
+                      SHOWN_COLUMNS,
+                      comparison_plot,
+                      dcr_plot,
+                      fractions,
+                      privacy_utility_plot,
+                      results_display,
+                      shape_breakdown_plot,
+                      transferability_plot,
+)
 from .dynamics import first_epoch_plot, forgetting_plot, group_band_plot, row_timeline
-from .memorization import check_curves, concentration_plot, copies_histogram, leak_heatmap
+from .memorization import (
+                      check_curves,
+                      concentration_plot,
+                      copies_histogram,
+                      leak_heatmap,
+)
 from .style import caption, method_label, model_label, plain, wrap_title
 from .tune import class_balance_plot, column_shift_plot, early_identification_plot
 

@@ -9,8 +9,22 @@ import plotly.graph_objects as go
 
 from ..errors import MemvizError
 from ..metrics import METRICS
-from .style import (PALETTE, REMOVED_COLOR, _figure, _key, _method_sort, _model_sort, _note, _pct, _rgba,
-                    method_label, model_label, pct_axis, plain, plain_all)
+from .style import (
+    PALETTE,
+    REMOVED_COLOR,
+    _figure,
+    _key,
+    _method_sort,
+    _model_sort,
+    _note,
+    _pct,
+    _rgba,
+    method_label,
+    model_label,
+    pct_axis,
+    plain,
+    plain_all,
+)
 
 FLOOR_COLOR = "#7f7f7f"
 

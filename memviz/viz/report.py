@@ -244,7 +244,10 @@ def report_figures(dynamics=None, per_check: pd.DataFrame | None = None, *, earl
     ``column_shapes`` and ``dcr`` (one model's) add their breakdowns. ``redact_salt``: class
     values appear as keyed hashes (a redacted report), never as they are.
     """
-    from . import compare as fc, dynamics as fd, memorization as fm, tune as ft
+    from . import compare as fc
+    from . import dynamics as fd
+    from . import memorization as fm
+    from . import tune as ft
 
     figs = []
     if dynamics is not None:
@@ -295,7 +298,7 @@ def build_report(run_summary: Mapping | Sequence | None, figures: Sequence, resu
     Parameters
     ----------
     run_summary : list of (label, value) pairs, or dict
-        The run's facts in words; a dict (``memviz.dynamics.summarize(dyn).to_dict()``) is
+        The run's facts in words; a dict (``memviz.summaries.summarize(dyn).to_dict()``) is
         shown through :func:`summary_facts` (known keys in words, internal ones left out).
     figures : list of plotly Figure
         Shown in order, each with its title and :func:`memviz.viz.caption`.

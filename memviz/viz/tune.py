@@ -1,7 +1,6 @@
 """Figures of the Tune & prune screen: early identification, class balance, column shifts."""
 from __future__ import annotations
 
-
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
@@ -11,8 +10,19 @@ from ..encoding import canonical_series
 from ..errors import MemvizError
 from ..evaluate import ks_statistic
 from ..redact import category_labels
-from .style import (AFTER_COLOR, BEFORE_COLOR, REMOVED_COLOR, REST_COLOR, TOP_COLOR,
-                    _figure, _note, _pct, _rgba, plain, plain_all)
+from .style import (
+    AFTER_COLOR,
+    BEFORE_COLOR,
+    REMOVED_COLOR,
+    REST_COLOR,
+    TOP_COLOR,
+    _figure,
+    _note,
+    _pct,
+    _rgba,
+    plain,
+    plain_all,
+)
 
 
 # --------------------------------------------------------------------- tune & prune screen

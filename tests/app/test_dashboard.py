@@ -9,8 +9,8 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
-
 from dash_helpers import copier_run, finished_compare
+
 from memviz.app import comparisons, datasets, reports, runs
 from memviz.compare.details import compute_details
 from memviz.errors import DataError, MemvizError

@@ -8,8 +8,8 @@ import sys
 import time
 
 import pytest
-
 from helpers import TINY_MODEL, live_job
+
 from memviz.app import jobs
 from memviz.app.spec import EventLog, JobSpec, read_events, read_spec, run_spec
 from memviz.errors import MemvizError

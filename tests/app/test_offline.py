@@ -18,7 +18,6 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-
 from dash_helpers import copier_run
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -92,7 +91,8 @@ def _idle(page) -> None:
 def test_the_dashboard_and_the_report_request_nothing_outside(served, tmp_path):
     from playwright.sync_api import sync_playwright
 
-    from memviz.app import reports, runs as app_runs
+    from memviz.app import reports
+    from memviz.app import runs as app_runs
 
     url, root = served
     report = tmp_path / "report.html"

@@ -11,8 +11,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from dash_helpers import copier_run
+
 from memviz.app import jobs
 
 ROOT = Path(__file__).resolve().parents[2]

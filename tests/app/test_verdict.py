@@ -6,7 +6,14 @@ import pandas as pd
 import pytest
 
 from memviz.app import glossary
-from memviz.app.verdict import MIN_SEEDS, NO_FLOOR, compare_verdict, paired, pooled_excess, run_verdict
+from memviz.app.verdict import (
+    MIN_SEEDS,
+    NO_FLOOR,
+    compare_verdict,
+    paired,
+    pooled_excess,
+    run_verdict,
+)
 from memviz.floor import newcombe_interval
 
 

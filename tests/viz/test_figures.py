@@ -11,16 +11,15 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 import pytest
+from test_leaks import planted_run
 
-from memviz import viz
 import memviz.viz.style  # noqa: F401
+from memviz import viz
+from memviz.columnleaks import column_match_rates
 from memviz.dynamiccut import dynamiccut_selection, early_identification_curve
 from memviz.dynamics import compute_dynamics
 from memviz.errors import MemvizError
-from memviz.columnleaks import column_match_rates
 from memviz.warmup import load_warmup
-
-from test_leaks import planted_run
 
 METHODS = ("baseline", "dynamiccut", "dynamiccutmix", "tabcutmix", "random")
 MODELS = ("tabddpm", "ctgan", "tvae")

@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from plotly.offline import get_plotlyjs
+from test_leaks import planted_run
 
 from memviz import viz
 from memviz.errors import MemvizError
@@ -15,7 +16,6 @@ from memviz.viz.compare import results_display
 from memviz.viz.report import build_report, results_summary
 from memviz.warmup import load_warmup
 
-from test_leaks import planted_run
 from .test_figures import results_frame
 
 EVIL = "<script>alert(1)</script>"
