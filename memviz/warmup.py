@@ -304,12 +304,14 @@ def _warmup(train: Table, config: WarmupConfig | None, run_dir, resume: bool, pr
 
 
 def _with_excess(summary: dict, n_synthetic: int, floor: Floor | None) -> dict:
-    """A check's summary plus floor, excess, excess_low, excess_high (unchanged without a floor,
-    or when they are there already: a resumed run's earlier checks)."""
+    """A check's summary plus floor, floor_low, floor_high, excess, excess_low, excess_high
+    (unchanged without a floor, or when they are there already: a resumed run's earlier checks),
+    so a live view draws the same floor band as the finished run's per-check table."""
     if floor is None or "excess" in summary:
         return summary
     ex = excess(summary["mem_ratio"], n_synthetic, floor)
-    return {**summary, "floor": ex.floor, "excess": ex.excess, "excess_low": ex.low, "excess_high": ex.high}
+    return {**summary, "floor": ex.floor, "floor_low": floor.low, "floor_high": floor.high, "excess": ex.excess,
+            "excess_low": ex.low, "excess_high": ex.high}
 
 
 def _per_check(checks: pd.DataFrame, floor: Floor | None) -> pd.DataFrame:

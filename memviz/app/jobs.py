@@ -158,7 +158,9 @@ class JobStatus:
 
     @property
     def per_check(self) -> pd.DataFrame:
-        cols = ["check", "epoch", "mem_ratio", "mem_auc"]
+        """The finished checks' figures (with the floor band's columns when the run has a floor)."""
+        cols = ["check", "epoch", "mem_ratio", "mem_auc", "floor", "floor_low", "floor_high", "excess",
+                "excess_low", "excess_high"]
         df = pd.DataFrame(self.checks)
         return df[[c for c in cols if c in df.columns]] if len(df) else pd.DataFrame(columns=cols)
 

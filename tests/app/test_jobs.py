@@ -251,6 +251,11 @@ def test_run_spec_runs_a_warmup_with_its_floor_in_this_process(tiny, sample, tmp
     from memviz.warmup import load_warmup
     run = load_warmup(tmp_path / "run")
     assert run.floor is not None and run.floor.n_holdout == 100 and "excess" in run.per_check
+    # a live view reads the manifest's check summaries: they carry the floor band too
+    checks = json.loads((tmp_path / "run" / "manifest.json").read_text())["checks"]
+    live = jobs.JobStatus("x", "warmup", "running", checks=checks).per_check
+    assert {"floor", "floor_low", "floor_high", "excess_low", "excess_high"} <= set(live.columns)
+    assert (live["floor_low"] <= live["floor"]).all() and (live["floor"] <= live["floor_high"]).all()
 
 
 # ------------------------------------------------------------- runs started from the CLI
