@@ -513,20 +513,35 @@ def test_user_text_never_renders_as_markdown_links_or_images(app):
     assert not [t for t in rendered_markdown(at) if live_markdown_link(t)]
 
 
-def test_analysis_pages_say_a_run_is_still_going(tmp_path, runs_root, monkeypatch):
+@pytest.fixture
+def live_app(tmp_path, runs_root, monkeypatch):
+    """An AppTest on a copy of the ``tiny`` run made live (manifest ``running``, its writer lock
+    held, as a warm-up in progress holds it); ``finish()`` ends it."""
     import shutil
 
     from streamlit.testing.v1 import AppTest
+
+    from memviz.store import RunStore
 
     root = tmp_path / "runs"
     shutil.copytree(runs_root / "tiny", root / "live")
     manifest = root / "live" / "manifest.json"
     manifest.write_text(json.dumps({**json.loads(manifest.read_text()), "status": "running"}))
-    from memviz.store import RunStore
-    writer = RunStore(root / "live").acquire()          # a live writer: without one, a running run reads as lost
+    writer = RunStore(root / "live").acquire()          # without a live writer, a running run reads as lost
     monkeypatch.setenv(jobs.RUNS_ENV, str(root))
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     at.query_params["run"] = "live"
+
+    def finish():
+        manifest.write_text(json.dumps({**json.loads(manifest.read_text()), "status": "finished"}))
+        writer.release()
+
+    yield at, finish
+    writer.release()
+
+
+def test_analysis_pages_say_a_run_is_still_going(live_app):
+    at, finish = live_app
     at.run()
     assert not any("in progress" in i.value for i in at.info)            # not on the Data page
     for page in ("pages/3_memorization.py", "pages/4_dynamics.py", "pages/5_tune.py", "pages/7_report.py"):
@@ -534,32 +549,18 @@ def test_analysis_pages_say_a_run_is_still_going(tmp_path, runs_root, monkeypatc
         no_exception(at)
         banner = next(i.value for i in at.info if "in progress" in i.value)
         assert "updated at" in banner and "3 checks" in banner
-    manifest.write_text(json.dumps({**json.loads(manifest.read_text()), "status": "finished"}))
-    writer.release()
+    finish()
     at.switch_page("pages/3_memorization.py").run()
     assert not any("in progress" in i.value for i in at.info)
 
 
-def test_saved_runs_show_no_final_ratio_for_a_live_run(tmp_path, runs_root, monkeypatch):
-    import shutil
-
-    from streamlit.testing.v1 import AppTest
-
-    root = tmp_path / "runs"
-    shutil.copytree(runs_root / "tiny", root / "live")
-    manifest = root / "live" / "manifest.json"
-    manifest.write_text(json.dumps({**json.loads(manifest.read_text()), "status": "running"}))
-    from memviz.store import RunStore
-    writer = RunStore(root / "live").acquire()          # a live writer: without one, a running run reads as lost
-    monkeypatch.setenv(jobs.RUNS_ENV, str(root))
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    at.query_params["run"] = "live"
+def test_saved_runs_show_no_final_ratio_for_a_live_run(live_app):
+    at, _ = live_app
     at.run()
     at.switch_page("pages/2_warmup.py").run()
     no_exception(at)
     saved = table_with(at, "final_mem_ratio")
     assert saved["final_mem_ratio"].isna().all()
-    writer.release()
 
 
 def test_compare_page_leads_with_a_verdict_and_names_every_figure_in_words(app):

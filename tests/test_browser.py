@@ -15,21 +15,15 @@ import json
 import os
 import re
 import shutil
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
+from helpers import CHROMIUM, CHROMIUM_ARGS, need_browser, serve_dashboard
 
 ROOT = Path(__file__).resolve().parent.parent
-CHROMIUM = "/usr/bin/chromium"
 ARTIFACTS = ROOT / "artifacts"
 SHOTS = ARTIFACTS / "screenshots"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run"]
 PAGES = [("Warm-up", "warmup"), ("Memorization", "memorization"), ("Dynamics", "dynamics"),
          ("Tune & prune", "tune"), ("Compare", "compare"), ("Report", "report")]
 
@@ -39,46 +33,12 @@ BENCH_ENV = "MEMVIZ_BROWSER_BENCH_RUN"
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    pytest.importorskip("playwright.sync_api", reason="Playwright's Python package is not installed")
-    if not (os.path.exists(CHROMIUM) or shutil.which("chromium")):
-        pytest.skip(f"{CHROMIUM} not found (apt-get install chromium)")
+    need_browser()
     runs = tmp_path_factory.mktemp("browser_runs")
-    port = _free_port()
-    log = open(runs / "server.log", "wb")
-    env = dict(os.environ, MEMVIZ_RUNS=str(runs))
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
-                             "--server.headless", "true", "--browser.gatherUsageStats", "false"],
-                            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError("streamlit did not start:\n" + (runs / "server.log").read_text()[-2000:])
-            time.sleep(0.5)
+    with serve_dashboard(runs, "--server.headless", "true", "--browser.gatherUsageStats", "false") as url:
         yield url, runs
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
 
 
 def _idle(page, timeout=120_000) -> None:

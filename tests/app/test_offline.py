@@ -9,21 +9,13 @@ On today's main (dd9d899) every page load fetched the favicon
 """
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 from dash_helpers import copier_run
+from helpers import CHROMIUM, CHROMIUM_ARGS, need_browser, serve_dashboard
 
 ROOT = Path(__file__).resolve().parents[2]
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run"]
 PAGES = ["Data", "Warm-up", "Memorization", "Dynamics", "Tune & prune", "Compare", "Report"]
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -32,39 +24,11 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 @pytest.fixture(scope="module")
 def served(tmp_path_factory, sample):
     """``streamlit run app.py`` on a runs root holding one finished run (``copier``)."""
-    pytest.importorskip("playwright.sync_api", reason="Playwright's Python package is not installed")
-    if not os.path.exists(CHROMIUM):
-        pytest.skip(f"{CHROMIUM} not found (apt-get install chromium)")
+    need_browser()
     runs = tmp_path_factory.mktemp("offline_runs")
     copier_run(sample[0].subset(sample[0].row_ids[:120]), runs / "copier")
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    log = open(runs / "server.log", "wb")
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port)],
-                            cwd=ROOT, env=dict(os.environ, MEMVIZ_RUNS=str(runs)), stdout=log,
-                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            assert proc.poll() is None and time.monotonic() < deadline, (runs / "server.log").read_text()[-2000:]
-            time.sleep(0.5)
+    with serve_dashboard(runs) as url:
         yield url, runs
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
 
 
 def _browser(pw, local: tuple[str, ...]):
