@@ -17,16 +17,17 @@ import streamlit as st  # noqa: E402
 from memviz.app import jobs  # noqa: E402
 from pages import _ui  # noqa: E402
 
-st.set_page_config(page_title="memviz: which rows does the model copy?", page_icon=":material/search:", layout="wide")
+# an emoji favicon is drawn in the browser; a ":material/..." one is fetched from fonts.gstatic.com
+st.set_page_config(page_title="memviz: which rows does the model copy?", page_icon="🔎", layout="wide")
 
 def sidebar() -> None:
     data = _ui.ensure_data()
     train = data["train"]
     with st.sidebar:
         st.markdown("**Dataset**")
-        st.caption(f"{data['label']}  \n{len(train):,} training rows · "
+        st.caption(f"{_ui.esc(data['label'])}  \n{len(train):,} training rows · "
                    f"{len(data['test']) if data['test'] is not None else 0:,} test rows · "
-                   f"target: {train.schema.target or 'none'}")
+                   f"target: {_ui.esc(train.schema.target or 'none')}")
         runs = _ui.run_list(_ui.root())
         options = [""] + runs["path"].tolist()
         labels = _ui.run_labels(runs)
@@ -37,10 +38,8 @@ def sidebar() -> None:
         if pending is not None:
             state[_ui.CURRENT] = pending
         elif _ui.CURRENT not in state:
-            wanted = st.query_params.get("run")
-            match = [p for p in runs["path"] if Path(p).name == wanted] if wanted else []
-            if wanted and not match and (Path(_ui.root()) / Path(wanted).name / "manifest.json").exists():
-                match = [str(Path(_ui.root()) / Path(wanted).name)]  # newer than the cached list
+            wanted = jobs.run_dir_named(st.query_params.get("run"), _ui.root())  # a run folder under the root
+            match = [str(wanted)] if wanted is not None else []
             finished = runs[runs["status"] == "finished"]["path"].tolist()
             state[_ui.CURRENT] = match[0] if match else (finished[0] if finished else "")
         current = state[_ui.CURRENT]
@@ -60,14 +59,22 @@ def sidebar() -> None:
                      help="Every page shows this run. Runs live under the runs folder "
                           f"({_ui.root()}); a run keeps going when you close the tab.")
         if current:
-            st.caption(_ui.job_readout(current))
+            st.caption(_ui.esc(_ui.job_readout(current)))
+            st.caption(f"run {_ui.esc(Path(current).name)}")
         if current:
             st.query_params["run"] = Path(current).name
         elif "run" in st.query_params:
             del st.query_params["run"]
+        if data.get("key"):  # a reload finds the table again (kept with the runs)
+            st.query_params[_ui.TABLE_PARAM] = data["key"]
+        elif _ui.TABLE_PARAM in st.query_params:
+            del st.query_params[_ui.TABLE_PARAM]
+        _ui.glossary_box()
 
 
 sidebar()
 page = st.navigation(_ui.pages())
 _ui.routed()
+if page.url_path in _ui.ANALYSIS_PAGES:
+    _ui.live_banner()
 page.run()

@@ -38,17 +38,16 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import tempfile
 import time
 from pathlib import Path
 
-import shutil
-
 import pandas as pd
 
-from memviz.data import load_dataset, sample_data_dir
 from memviz.compare import CompareConfig, run_grid
 from memviz.compare.methods import DEFAULT_METHODS, NEEDS_SELECTION
+from memviz.data import load_dataset, sample_data_dir
 from memviz.device import torch_threads
 from memviz.models import MODELS
 from memviz.warmup import WarmupConfig, ensure_warmup

@@ -27,8 +27,9 @@ PAGES = ["pages/2_warmup.py", "pages/3_memorization.py", "pages/4_dynamics.py", 
 
 def fabricate(data: Path, run_dir: Path, n_checks: int = 25, seed: int = 0) -> None:
     import memviz
-    from memviz.dynamics import compute_dynamics, summarize
+    from memviz.dynamics import compute_dynamics
     from memviz.store import RunStore
+    from memviz.summaries import summarize
     from memviz.warmup import WarmupConfig
 
     train, _ = memviz.load_dataset(data)

@@ -22,9 +22,9 @@ from scipy import stats
 
 import memviz
 from memviz.floor import holdout_floor
-from memviz.rownull import row_null
 from memviz.memorization import memorization
 from memviz.neighbors import NeighborEngine
+from memviz.rownull import row_null
 
 
 def best(fn, repeats):

@@ -36,6 +36,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from bench_memorize import DEFAULT_DATASET, make_synthetic  # noqa: E402
+
 from memviz.data import load_dataset  # noqa: E402
 from memviz.memorization import memorization  # noqa: E402
 from memviz.neighbors import NeighborEngine  # noqa: E402

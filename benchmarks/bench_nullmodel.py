@@ -14,12 +14,11 @@ Usage: python benchmarks/bench_nullmodel.py [--rows N] [--checks C] [--synthetic
 from __future__ import annotations
 
 import argparse
-import time
 
 import numpy as np
 import pandas as pd
-
 from bench_rescore import timed  # noqa: E402  (benchmarks/ is on the path when run as a script)
+
 from memviz.dynamics import compute_dynamics
 from memviz.nullmodel import fit_null
 from memviz.splithalf import dynamics_statistics

@@ -22,7 +22,8 @@ import numpy as np
 import pandas as pd
 
 from memviz.dynamiccut import dynamiccut_selection
-from memviz.dynamics import check_summary, compute_dynamics, summarize
+from memviz.dynamics import check_summary, compute_dynamics
+from memviz.summaries import summarize
 
 
 def synthetic_checks(n_rows: int, n_checks: int, n_syn: int, seed: int = 0) -> pd.DataFrame:

@@ -1,7 +1,14 @@
 """memviz: which training rows a tabular generative model memorizes, when, and what removing them costs."""
+from .data import (
+           Table,
+           infer_schema,
+           load_dataset,
+           load_table,
+           sample_data_dir,
+           table_from_frame,
+)
 from .errors import DataError, MemvizError, RunError
 from .schema import Schema
-from .data import Table, load_table, load_dataset, table_from_frame, infer_schema, sample_data_dir
 
 __version__ = "0.1.0"
 

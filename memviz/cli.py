@@ -112,6 +112,15 @@ def _split(text: str, what: str) -> list[str]:
     return items
 
 
+def _dataset_names(text: str) -> list[str]:
+    """``--datasets``: plain folder names inside ``--data-dir`` (never ``..``, a path or a hidden folder)."""
+    names = _split(text, "datasets")
+    for name in names:
+        if name.startswith(".") or "/" in name or "\\" in name or name != Path(name).name:
+            raise MemvizError(f"--datasets: {name!r} is not a folder name inside --data-dir")
+    return names
+
+
 def _seeds(text: str) -> list[int]:
     try:
         return [int(x) for x in _split(text, "seeds")]
@@ -125,7 +134,7 @@ def cmd_memorize(args) -> None:
 
     from .closeness import nn1_closeness, summary
     from .data import load_companion, load_table
-    from .io import atomic_write_csv
+    from .io import export_csv
     from .memorization import memorization
     from .neighbors import NeighborEngine
 
@@ -157,9 +166,9 @@ def cmd_memorize(args) -> None:
         if args.rows_out:
             rows = row_null(floor, copies_per_row(floor, res.nn1, res.memorized), res.n_synthetic).to_frame()
             out["over_copied"] = int(rows["over_copied"].sum())
-    atomic_write_csv(Path(args.out), frame)
+    export_csv(Path(args.out), frame, raw=args.raw_csv)
     if rows is not None:
-        atomic_write_csv(Path(args.rows_out), rows)
+        export_csv(Path(args.rows_out), rows, raw=args.raw_csv)
         out["rows_out"] = str(args.rows_out)
     _emit({**out, "out": str(args.out), "seconds": round(time.perf_counter() - t0, 3)})
 
@@ -236,7 +245,7 @@ def _format_summary(o: dict) -> str:
 
 def cmd_prune(args) -> None:
     from .dynamiccut import dynamiccut_selection
-    from .io import atomic_write_csv
+    from .io import export_csv
     from .store import RunStore, table_to_frame
     from .warmup import load_warmup
 
@@ -245,9 +254,9 @@ def cmd_prune(args) -> None:
     train = RunStore(args.run_dir).train()
     pruned = train.drop(sel.removed)
     frame = table_to_frame(pruned) if args.keep_row_id else pruned.data.reset_index(drop=True)
-    atomic_write_csv(Path(args.out), frame)
+    export_csv(Path(args.out), frame, raw=args.raw_csv)
     if args.removed_out:
-        atomic_write_csv(Path(args.removed_out), sel.to_frame())
+        export_csv(Path(args.removed_out), sel.to_frame(), raw=args.raw_csv)
     _emit({"removed": int(len(sel.removed)), "kept": int(len(pruned)), "p": sel.p, "k": sel.k, "T": sel.T,
            "out": str(args.out), "removed_row_ids": [int(x) for x in sel.removed[:20]]})
 
@@ -277,7 +286,7 @@ def cmd_study(args) -> None:
 
     t0 = time.perf_counter()
     study = run_study(args.data_dir, args.out, scales=_split(args.scales, "scales"),
-                      datasets=_split(args.datasets, "datasets"), seeds=_seeds(args.seeds) if args.seeds else None,
+                      datasets=_dataset_names(args.datasets), seeds=_seeds(args.seeds) if args.seeds else None,
                       parts=_split(args.parts, "parts"), device=args.device, n_jobs=args.n_jobs,
                       markdown=args.markdown, progress=lambda m: sys.stderr.write(m + "\n"))
     md = args.markdown or str(Path(args.out) / "study.md")
@@ -319,6 +328,12 @@ def build_parser() -> argparse.ArgumentParser:
                         help="where tensors live: auto = a CUDA GPU when one is visible, else the CPU")
         sp.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
 
+    def raw_csv(sp):
+        sp.add_argument("--raw-csv", action="store_true",
+                        help="write text cells as they are; by default a cell or header starting with =, +, -, @, "
+                             "a tab or a carriage return gets a leading ' so that a spreadsheet shows it as text "
+                             "instead of running it as a formula (numbers stay numbers)")
+
     def distance(sp):
         sp.add_argument("--distance", default=_WARMUP.distance, choices=DISTANCES,
                         help="paper = the papers' per-row min-max scaled distance; standardized = numerical "
@@ -337,6 +352,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--rows-out", help="CSV of one row per training row with --holdout: row_id, copies, "
                                        "holdout_hits, expected, excess, p_value, q_value, over_copied "
                                        "(default: none)")
+    raw_csv(sp)
     sp.set_defaults(func=cmd_memorize)
 
     sp = command("warmup", "train TabDDPM and track memorization per training row")
@@ -381,6 +397,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--out", required=True, help="pruned training table (CSV)")
     sp.add_argument("--removed-out", help="CSV of the whole ranking: row_id, score, rank, removed (default: none)")
     sp.add_argument("--keep-row-id", action="store_true", help="write the row_id column into --out too")
+    raw_csv(sp)
     sp.set_defaults(func=cmd_prune)
 
     from .compare.methods import METHODS
@@ -437,10 +454,31 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _one_line_warnings(command: str):
+    """A ``warnings.showwarning`` that prints ``memviz CMD: warning: MESSAGE`` on one line (no
+    file, line number or source line; memviz's own warnings, e.g. a SchemaWarning, name their file)."""
+    from .data import SchemaWarning
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        what = "" if issubclass(category, SchemaWarning) else f"{category.__name__}: "
+        text = " ".join(str(message).split())
+        try:
+            (file or sys.stderr).write(f"memviz {command}: warning: {what}{text}\n")
+        except OSError:
+            pass
+    return show
+
+
 def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    warnings.filterwarnings("default", category=UserWarning, module="memviz")
+    with warnings.catch_warnings():
+        warnings.filterwarnings("default", category=UserWarning, module="memviz")
+        warnings.showwarning = _one_line_warnings(args.command)
+        return _run(args)
+
+
+def _run(args) -> int:
     try:
         args.func(args)
     except MemvizError as exc:

@@ -308,7 +308,10 @@ def _features(df: pd.DataFrame, schema, codes: _CategoryCodes) -> np.ndarray:
 
 
 def _booster(classes, cat_mask, params, seed, max_iter):
-    from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
+    from sklearn.ensemble import (
+        HistGradientBoostingClassifier,
+        HistGradientBoostingRegressor,
+    )
 
     cls = HistGradientBoostingRegressor if classes is None else HistGradientBoostingClassifier
     return cls(categorical_features=cat_mask if cat_mask.any() else None, max_iter=max_iter,

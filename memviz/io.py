@@ -4,20 +4,27 @@ Every file memviz writes goes to a temporary name in the same folder and is rena
 over the target (``os.replace``), so a killed process never leaves a half-written file
 and a reader sees either the old file or the new one.
 
+CSV files handed to people (``memviz prune --out``, ``memviz memorize --out``, the
+dashboard's downloads) go through :func:`export_csv` / :func:`csv_bytes`, which neutralise
+spreadsheet formulas (:func:`neutralise_csv`); memviz's own CSV files (results, selections)
+stay as they are, since memviz reads them back.
+
 This module sits at the bottom of the house: it imports nothing from memviz but the
 errors, so the schema, the run store, the comparison and the dashboard can all use it.
 """
 from __future__ import annotations
 
+import io
 import json
 import os
+import re
 import tempfile
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from .errors import RunError
+from .errors import MemvizError, RunError
 
 _UMASK = os.umask(0)
 os.umask(_UMASK)
@@ -25,14 +32,24 @@ os.umask(_UMASK)
 
 # ------------------------------------------------------------------ atomic writes
 def _atomic(path: Path, write) -> None:
+    """Write ``path`` through a hidden temporary file in its folder, then rename it over.
+
+    A target that is a folder is a MemvizError naming it; an OS error renaming names the
+    target, never the temporary file.
+    """
     path = Path(path)
+    if path.is_dir():
+        raise MemvizError(f"{path}: is a folder; give a file name")
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     os.close(fd)
     os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes 0600 files; give the usual permissions
     try:
         write(tmp)
-        os.replace(tmp, path)
+        try:
+            os.replace(tmp, path)
+        except OSError as exc:
+            raise OSError(exc.errno, exc.strerror, str(path)) from None
     except BaseException:
         try:
             os.unlink(tmp)
@@ -62,6 +79,8 @@ def atomic_write_parquet(path: Path, df: pd.DataFrame) -> None:
 
 
 def atomic_write_csv(path: Path, df: pd.DataFrame) -> None:
+    """memviz's own CSV files (read back by memviz): written as they are. Files for people:
+    :func:`export_csv`."""
     _atomic(path, lambda tmp: df.to_csv(tmp, index=False))
 
 
@@ -73,6 +92,68 @@ def atomic_write_json(path: Path, obj, indent: int | None = 1) -> None:
 def atomic_torch_save(path: Path, obj) -> None:
     import torch
     _atomic(path, lambda tmp: torch.save(obj, tmp))
+
+
+# --------------------------------------------------------------- CSV for people
+#: a cell starting with one of these is a formula to a spreadsheet (OWASP, "CSV Injection")
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+
+
+def _neutral(v):
+    """A text cell starting with a formula character, prefixed with ``'``; a text cell that is
+    a plain number (``-5``, ``+1.5e3``) and every other value unchanged."""
+    if isinstance(v, str) and v.startswith(FORMULA_STARTS) and not _NUMBER.fullmatch(v):
+        return "'" + v
+    return v
+
+
+def neutralise_csv(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` safe to open in a spreadsheet: every text cell and header that starts with ``=``,
+    ``+``, ``-``, ``@``, a tab or a carriage return gets a leading ``'`` (the OWASP rule), so
+    that Excel, LibreOffice or Sheets show it as text instead of running it. Numbers stay
+    numbers: numeric columns are untouched, and so is text that is a plain number (``-5``).
+    Returns ``df`` itself when nothing needs changing."""
+    cols = [_neutral(c) for c in df.columns]
+    out = df
+    if cols != list(df.columns):
+        out = df.copy()
+        out.columns = cols
+    for i in range(df.shape[1]):
+        s = df.iloc[:, i]
+        if pd.api.types.is_numeric_dtype(s) or pd.api.types.is_bool_dtype(s) \
+                or pd.api.types.is_datetime64_any_dtype(s):
+            continue
+        s = s.astype(object)
+        changed = {v: _neutral(v) for v in pd.unique(s.dropna()) if _neutral(v) is not v}  # per distinct value
+        if changed:
+            if out is df:
+                out = df.copy()  # same headers: they needed no change
+            mask = s.isin(list(changed))
+            s = s.copy()
+            s[mask] = s[mask].map(changed)
+            out.isetitem(i, s)
+    return out
+
+
+#: RFC 4180 line ends: with them a cell holding a carriage return is quoted (with ``\n`` alone,
+#: pandas leaves it bare, and a spreadsheet starts a new row there: ``x\r=1+1`` would run ``=1+1``)
+CSV_LINE_END = "\r\n"
+
+
+def csv_bytes(df: pd.DataFrame, raw: bool = False) -> bytes:
+    """``df`` as UTF-8 CSV bytes (no index, CRLF line ends) for a download, formulas
+    neutralised (:func:`neutralise_csv`) unless ``raw``."""
+    buf = io.StringIO()
+    (df if raw else neutralise_csv(df)).to_csv(buf, index=False, lineterminator=CSV_LINE_END)
+    return buf.getvalue().encode("utf-8")
+
+
+def export_csv(path: Path, df: pd.DataFrame, raw: bool = False) -> None:
+    """Write ``df`` as a CSV file for people (no index, CRLF line ends), atomically, formulas
+    neutralised (:func:`neutralise_csv`) unless ``raw`` (``--raw-csv``)."""
+    data = df if raw else neutralise_csv(df)
+    _atomic(path, lambda tmp: data.to_csv(tmp, index=False, lineterminator=CSV_LINE_END))
 
 
 # ------------------------------------------------------------------------- JSON

@@ -8,11 +8,8 @@
   NN1 = that row) beside it, with a cell-by-cell match mask and each copy's closeness;
 * :func:`flagged_closeness` measures how close every flagged generated row of a run is to
   its NN1 training row;
-* :func:`column_match_rates` measures, per column and per column pair, how often a
-  generated row's value equals its NN1 training row's value, for memorized and
-  non-memorized generated rows;
-* :func:`redact` replaces raw values by coarse ranges and salted category hashes, so
-  the structure of a leak (which cells match) can be shown without the values.
+* the column heatmap's match rates are in :mod:`memviz.columnleaks`, the redaction of shown
+  rows in :mod:`memviz.redact`.
 
 Cell equality (:func:`memviz.closeness.cell_matches`, re-exported here), for a generated
 value g and a training value x: numerical columns (``schema.distance_numerical``):
@@ -23,10 +20,7 @@ missing = missing).
 """
 from __future__ import annotations
 
-import hashlib
-import hmac
 import math
-import secrets
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -37,13 +31,10 @@ import pandas as pd
 from .closeness import RTOL, Closeness, Spread, cell_matches, fit_spread, nn1_closeness  # noqa: F401 (re-exported)
 from .data import ROW_ID, Table
 from .dynamics import RowDynamics
-from .encoding import MISSING, canonical_series
 from .errors import MemvizError
+from .redact import redact, redaction_bins
 from .schema import Schema
 
-#: per-process key of the category hashes of :func:`redact` (hashes cannot be looked up
-#: from a list of common values without it; pass ``salt`` for reproducible hashes)
-_SESSION_SALT = secrets.token_hex(16)
 COPY_COLUMNS = ("synthetic_id", "check", "epoch", "ratio")
 
 
@@ -233,6 +224,9 @@ class LeakView:
     closeness : Closeness, optional
         How close each shown copy really is to the training row (:mod:`memviz.closeness`),
         same index as ``copies``.
+    bins : dict column -> edges, optional
+        The redaction ranges of the numerical columns, from the whole training table
+        (:func:`redaction_bins`); :meth:`table` uses them when redacting.
     """
 
     row_id: int
@@ -242,6 +236,7 @@ class LeakView:
     schema: Schema
     n_copies: int
     closeness: Closeness | None = None
+    bins: dict | None = None
 
     @property
     def match_share(self) -> pd.Series:
@@ -256,7 +251,7 @@ class LeakView:
         ``largest difference`` (e.g. ``age +3.1 IQR``) and ``r ≈ 0 from scaling`` ("yes" where
         the ratio is about 0 only because of the paper distance's per-row scaling),
         synthetic_id, then the schema columns (redacted with :func:`redact` when asked,
-        with the training row as the binning reference).
+        with ranges from the whole training table when :attr:`bins` is set).
         """
         cols = list(self.schema.columns)
         src = self.source[cols].copy()
@@ -265,7 +260,7 @@ class LeakView:
         cps.index = pd.Index([f"copy {j + 1}" for j in range(len(cps))])
         body = pd.concat([src, cps]) if len(cps) else src
         if redacted:
-            body = redact(body, self.schema, salt=salt)
+            body = redact(body, self.schema, bins=self.bins, salt=salt)
         meta = pd.DataFrame({"check": [pd.NA] + list(self.copies["check"]),
                              "epoch": [pd.NA] + list(self.copies["epoch"]),
                              "ratio": [np.nan] + list(self.copies["ratio"].astype(float)),
@@ -412,7 +407,7 @@ def copies_of(store_or_result, row_id: int, check: int | None = None, limit: int
     close = nn1_closeness(train, copies[cols], np.full(len(copies), row_id, dtype=np.int64),
                           ratio=copies["ratio"].to_numpy(dtype=float), distance=distance, spread=spread)
     return LeakView(row_id=row_id, source=source, copies=copies, match=close.match, schema=train.schema,
-                    n_copies=int(n_copies), closeness=close)
+                    n_copies=int(n_copies), closeness=close, bins=redaction_bins(train.data, train.schema))
 
 
 def _run_distance(store_or_result, store) -> str:
@@ -423,184 +418,3 @@ def _run_distance(store_or_result, store) -> str:
     if store is not None:
         return (store.manifest().get("config") or {}).get("distance") or "paper"
     return "paper"
-
-
-# --------------------------------------------------------------------------- redaction
-def _step(span: float, n_bins: int) -> float:
-    """A round bin width (1, 2 or 5 times a power of ten) giving about ``n_bins`` bins over ``span``."""
-    raw = span / max(n_bins, 1)
-    mag = 10.0 ** math.floor(math.log10(raw))
-    return next(m * mag for m in (1, 2, 5, 10) if m * mag >= raw * (1 - 1e-12))
-
-
-def _fmt(x: float) -> str:
-    return f"{x:,.0f}" if abs(x) >= 100 or x == int(x) else f"{x:,.3g}"
-
-
-def _range_labels(v: np.ndarray, ref: np.ndarray, n_bins: int) -> np.ndarray:
-    """Each value replaced by the range "a – b" of its bin on a grid of round numbers.
-
-    The bin width w is the round number (1, 2, 5 x 10^k) closest above span / n_bins,
-    span = max - min of the finite reference values (max(|value|, 1) when they are all
-    equal); bins are [j w, (j + 1) w). Edges are multiples of w, never data-derived
-    quantiles, so a label does not carry a raw value.
-    """
-    fin = ref[np.isfinite(ref)]
-    if fin.size == 0:
-        fin = v[np.isfinite(v)]
-    out = np.full(len(v), "missing", dtype=object)
-    finite = np.isfinite(v)
-    if fin.size == 0 or not finite.any():
-        return out
-    span = float(fin.max() - fin.min())
-    if span <= 0:
-        span = max(abs(float(fin[0])), 1.0)
-    w = _step(span, n_bins)
-    lo, inv = np.unique(np.floor(v[finite] / w) * w, return_inverse=True)
-    out[finite] = np.array([f"{_fmt(a)} – {_fmt(a + w)}" for a in lo], dtype=object)[inv]
-    return out
-
-
-def redact(df: pd.DataFrame, schema: Schema, *, reference: pd.DataFrame | None = None, salt: str | None = None,
-           n_bins: int = 5) -> pd.DataFrame:
-    """Replace raw values by ranges and category hashes; same shape, index and columns.
-
-    Numerical columns (``schema.distance_numerical``) become ranges "a – b" on a grid of
-    round numbers: width w = the 1-2-5 x 10^k number just above span / ``n_bins``, span =
-    the range of ``reference[col]`` (default: ``df[col]``), bins [j w, (j + 1) w).
-    Categorical
-    columns (``schema.distance_categorical``) become ``cat-xxxx``: the first 4 hex digits
-    of HMAC-SHA256(salt, canonical value), so equal values keep equal labels within one
-    salt. Missing values become "missing". Other columns are left as they are.
-
-    Parameters
-    ----------
-    salt : str, optional
-        Key of the category hashes; default a random key drawn once per process, so the
-        labels cannot be reversed by hashing a list of likely values.
-    """
-    key = (salt if salt is not None else _SESSION_SALT).encode()
-    out = df.copy()
-    for col in schema.distance_numerical:
-        if col in df.columns:
-            v = pd.to_numeric(df[col], errors="coerce").to_numpy(dtype=np.float64)
-            r = v if reference is None or col not in reference else \
-                pd.to_numeric(reference[col], errors="coerce").to_numpy(dtype=np.float64)
-            out[col] = pd.Series(_range_labels(v, r, n_bins), index=df.index, dtype=object)
-    for col in schema.distance_categorical:
-        if col in df.columns:
-            canon = canonical_series(df[col])
-            uniq = pd.unique(canon)
-            lab = {u: "missing" if u == MISSING else
-                   "cat-" + hmac.new(key, str(u).encode(), hashlib.sha256).hexdigest()[:4] for u in uniq}
-            out[col] = pd.Series(pd.Series(canon, dtype=object).map(lab).to_numpy(), index=df.index, dtype=object)
-    return out
-
-
-# --------------------------------------------------------------------- column heatmap
-@dataclass(frozen=True, eq=False)
-class ColumnLeak:
-    """How often generated rows equal their NN1 training row, per column and column pair.
-
-    With M the memorized generated rows, U the others, x = NN1(g) and [.] the cell
-    equality of :func:`cell_matches`:
-
-    memorized_rate(c)   = (1 / |M|) sum_{g in M} [g_c = x_c]
-    pairs_memorized(a, b) = (1 / |M|) sum_{g in M} [g_a = x_a][g_b = x_b]   (diagonal = the column rate)
-
-    and the same over U for ``non_memorized_rate`` and ``pairs_non_memorized``; NaN when
-    the group is empty.
-
-    Attributes
-    ----------
-    columns : DataFrame with columns column, kind, memorized_rate, non_memorized_rate
-        (schema column order).
-    pairs_memorized, pairs_non_memorized : DataFrame, column x column.
-    n_memorized, n_non_memorized : int, |M| and |U|.
-    """
-
-    columns: pd.DataFrame
-    pairs_memorized: pd.DataFrame
-    pairs_non_memorized: pd.DataFrame
-    n_memorized: int
-    n_non_memorized: int
-
-
-def _rates(b: np.ndarray, names: list[str]) -> tuple[np.ndarray, pd.DataFrame]:
-    """Column rates (p,) and pair rates (p, p) of a (G, p) boolean match matrix."""
-    if b.shape[0] == 0:
-        return np.full(len(names), np.nan), pd.DataFrame(np.nan, index=names, columns=names)
-    f = b.astype(np.float64)  # (G, p)
-    pairs = f.T @ f / b.shape[0]  # (p, p)
-    return f.mean(axis=0), pd.DataFrame(pairs, index=names, columns=names)
-
-
-def column_match_rates(train: Table, samples: pd.DataFrame, long: pd.DataFrame, *,
-                       rtol: float = RTOL) -> ColumnLeak:
-    """Per-column and per-pair exact-match rates with the NN1 row (see :class:`ColumnLeak`).
-
-    Parameters
-    ----------
-    train : Table
-        The training table the run measured against.
-    samples : DataFrame
-        Generated rows: ``synthetic_id`` and the schema columns (one check, as
-        ``RunStore.samples(check)``; several checks when it also has a ``check`` column).
-    long : DataFrame
-        The long checks table rows of those generated rows: ``synthetic_id``, ``nn1``,
-        ``memorized`` (and ``check`` when it spans several checks).
-    rtol : float, default 1e-9
-        Relative tolerance of numerical equality.
-    """
-    for name, df, need in (("samples", samples, ("synthetic_id",)),
-                           ("long table", long, ("synthetic_id", "nn1", "memorized"))):
-        missing = [c for c in need if c not in df.columns]
-        if missing:
-            raise MemvizError(f"{name} is missing column(s) {', '.join(missing)}")
-    keys = ["synthetic_id"]
-    if "check" in long.columns and long["check"].nunique() > 1:
-        if "check" not in samples.columns:
-            raise MemvizError("the long table spans several checks: give samples a check column, or one check's rows")
-        keys = ["check", "synthetic_id"]
-    missing = [c for c in train.schema.columns if c not in samples.columns]
-    if missing:
-        raise MemvizError(f"samples: column {missing[0]!r} of the training table is missing")
-    idx = pd.MultiIndex.from_frame(samples[keys]) if len(keys) > 1 else pd.Index(samples["synthetic_id"])
-    want = pd.MultiIndex.from_frame(long[keys]) if len(keys) > 1 else pd.Index(long["synthetic_id"])
-    pos = idx.get_indexer(want)
-    if (pos < 0).any():
-        raise MemvizError(f"generated row {want[int(np.flatnonzero(pos < 0)[0])]} of the long table is not in samples")
-    gen = samples.iloc[pos]  # (G, ...) aligned with long
-    nn1 = long["nn1"].to_numpy(dtype=np.int64)
-    rpos = train.data.index.get_indexer(nn1)
-    if (rpos < 0).any():
-        raise MemvizError(f"nn1 {nn1[rpos < 0][0]} is not a training row_id")
-    ref = train.data.iloc[rpos]
-    b = cell_matches(gen.reset_index(drop=True), ref.reset_index(drop=True), train.schema, rtol)
-    names = list(b.columns)
-    m = long["memorized"].to_numpy(dtype=bool)
-    bm = b.to_numpy()
-    mem_rate, mem_pairs = _rates(bm[m], names)
-    non_rate, non_pairs = _rates(bm[~m], names)
-    mem_pairs.attrs["group"], non_pairs.attrs["group"] = "memorized rows", "non-memorized rows"
-    cols = pd.DataFrame({"column": names, "kind": [train.schema.kind_of(c) for c in names],
-                         "memorized_rate": mem_rate, "non_memorized_rate": non_rate})
-    return ColumnLeak(columns=cols, pairs_memorized=mem_pairs, pairs_non_memorized=non_pairs,
-                      n_memorized=int(m.sum()), n_non_memorized=int((~m).sum()))
-
-
-def run_column_match_rates(store_or_result, check: int | None = None, *, checks: pd.DataFrame | None = None,
-                           train: Table | None = None) -> ColumnLeak:
-    """:func:`column_match_rates` for one check of a stored run (default: the last check)."""
-    store, long = _resolve_run(store_or_result)
-    long = checks if checks is not None else long
-    if store is None:
-        raise MemvizError("this run is held in memory only: its generated rows were not kept")
-    long = store.checks() if long is None else long
-    if long.empty:
-        raise MemvizError("the run has no finished check yet")
-    check = int(long["check"].max()) if check is None else int(check)
-    sub = long[long["check"] == check]
-    if sub.empty:
-        raise MemvizError(f"check {check} is not a finished check of this run")
-    return column_match_rates(train if train is not None else store.train(), store.samples(check), sub)

@@ -83,7 +83,7 @@ import torch
 
 from .data import Table
 from .device import resolve_device
-from .encoding import Encoded, Encoder, pow2_exponents
+from .encoding import Encoder, pow2_exponents
 from .errors import MemvizError
 
 DISTANCES = ("paper", "standardized")

@@ -59,9 +59,16 @@ import numpy as np
 import pandas as pd
 
 from .dynamiccut import DEFAULT_K, DEFAULT_P, _resolve_T
-from .dynamics import DEFAULT_TOP_FRAC, CheckEvents, RowDynamics, _early_checks, check_events, dynamics_from_events
+from .dynamics import (
+    DEFAULT_TOP_FRAC,
+    CheckEvents,
+    RowDynamics,
+    check_events,
+    dynamics_from_events,
+)
 from .errors import MemvizError
 from .splithalf import Statistic, dynamics_statistics
+from .summaries import _early_checks
 
 VALUE_BINS = 10
 DEFAULT_REPLICATES = 100

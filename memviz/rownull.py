@@ -131,7 +131,9 @@ def fit_spread(hits: np.ndarray, n_holdout: int):
     1,000     30,000   false 0.55              false 0.10              false 0.30
     ========  =======  ======================  ======================  =====================
     """
-    from scipy import special  # here: reading a run (the dashboard) never pays its import
+    from scipy import (
+        special,  # here: reading a run (the dashboard) never pays its import
+    )
 
     h = np.asarray(hits, dtype=np.int64)
     values, count = np.unique(h, return_counts=True)                        # (k,), (k,)

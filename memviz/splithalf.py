@@ -1,6 +1,6 @@
 """Top vs Non-Top statistics of a warm-up's dynamics, the paper's and non-circular ones.
 
-The paper's statistics (:func:`memviz.dynamics.summarize`, :func:`memviz.dynamiccut.
+The paper's statistics (:func:`memviz.summaries.summarize`, :func:`memviz.dynamiccut.
 early_identification`) define the Top group from the **same** copy counts they then
 measure, so sampling noise alone makes Top look earlier, more "erratic" and higher in early
 Mem-AUC: a row drawn more often by chance is both put in Top and memorized sooner. The
@@ -43,9 +43,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .dynamiccut import DEFAULT_K, DEFAULT_P, _resolve_T, dynamiccut_selection, target_top
-from .dynamics import RowDynamics, _early_checks, mann_whitney_p, top_mask
+from .dynamiccut import (
+    DEFAULT_K,
+    DEFAULT_P,
+    _resolve_T,
+    dynamiccut_selection,
+    target_top,
+)
+from .dynamics import RowDynamics, top_mask
 from .errors import MemvizError
+from .summaries import _early_checks, mann_whitney_p
 
 #: the paper's criteria, as :func:`memviz.study.findings` applies them: two-sided
 #: Mann-Whitney p below this (with the Top value on the paper's side) for group statistics ...
@@ -168,7 +175,7 @@ def dynamics_statistics(dyn: RowDynamics, p: float = DEFAULT_P, k: int = DEFAULT
         :func:`memviz.dynamiccut.dynamiccut_selection`).
     early_checks : int, optional
         q, the leading checks of the early Mem-AUC (default ceil(C / 4), as
-        :func:`memviz.dynamics.summarize`).
+        :func:`memviz.summaries.summarize`).
 
     Returns
     -------

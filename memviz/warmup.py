@@ -12,11 +12,9 @@ the training rows once, before training, with its own engine (:mod:`memviz.floor
 every check's summary gains its excess over that floor with a 95 % interval. Without a
 hold-out there is no floor (``None``), never a number.
 
-The training loop knows nothing of this: :class:`MemorizationTracker` (sampling and
-measuring), :class:`StopCallback` (cancel) and :class:`ProgressEvents` are callbacks, and
-the run store is written from the tracker's ``on_check`` hook. Check ``c`` samples with seed
-``seed * 1_000_003 + c`` from a generator separate from training's, so a resumed run
-reproduces an uninterrupted one exactly.
+The training loop knows nothing of this: the tracking callbacks of :mod:`memviz.tracking`
+sample and measure, cancel and report progress, and the run store is written from the
+tracker's ``on_check`` hook.
 """
 from __future__ import annotations
 
@@ -26,15 +24,16 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable
 
-import numpy as np
 import pandas as pd
 
-from .callbacks import STOP, Callback
+from .callbacks import Callback
 from .data import Table
-from .dynamics import DEFAULT_TOP_FRAC, RowDynamics, check_summary, compute_dynamics, summarize
+from .dynamics import DEFAULT_TOP_FRAC, RowDynamics, check_summary, compute_dynamics
 from .errors import MemvizError, RunError
 from .floor import Floor, excess, excess_columns
-from .store import RunStore
+from .store import MANIFEST, RunStore
+from .summaries import summarize
+from .tracking import CheckResult, MemorizationTracker, ProgressEvents, StopCallback
 
 # torch-heavy modules (memorization, neighbors, models) are imported where used, so that
 # reading a finished run (the dashboard) never loads torch.
@@ -79,8 +78,14 @@ class WarmupConfig:
 
         if self.preset not in PRESETS:
             raise MemvizError(f"preset {self.preset!r}: unknown (use {', '.join(PRESETS)})")
-        epochs = int(self.epochs if self.epochs is not None else
-                     self.model_params.get("epochs") or PRESETS[self.preset].epochs)
+        if not isinstance(self.model_params, dict):
+            raise MemvizError(f"model_params: expected a dict of TabDDPM parameters, "
+                              f"got {type(self.model_params).__name__}")
+        epochs = self.epochs if self.epochs is not None else self.model_params.get("epochs")
+        epochs = PRESETS[self.preset].epochs if epochs is None else epochs
+        if not _is_whole(epochs):
+            raise MemvizError(f"epochs={epochs!r}: must be a whole number")
+        epochs = int(epochs)
         if epochs < 1:
             raise MemvizError(f"epochs={epochs}: must be at least 1")
         every = int(self.check_every) if self.check_every is not None else max(1, math.ceil(epochs / DEFAULT_CHECKS))
@@ -107,6 +112,32 @@ class WarmupConfig:
         return asdict(self)
 
 
+def _is_whole(v) -> bool:
+    """An integer, or a float with an integer value (JSON may say 100.0); never a bool."""
+    if isinstance(v, bool):
+        return False
+    return isinstance(v, int) or (isinstance(v, float) and math.isfinite(v) and v == int(v))
+
+
+def saved_config(manifest: dict, source) -> WarmupConfig:
+    """The :class:`WarmupConfig` stored in a run's (validated) manifest; RunError naming
+    ``source`` and the field when a value has the wrong type or range."""
+    cfg = manifest["config"]
+    kinds = {"preset": (str,), "epochs": (int,), "check_every": (int,), "n_samples": (int,), "seed": (int,),
+             "device": (str,), "distance": (str,), "top_frac": (int, float), "keep_samples": (bool,),
+             "checkpoint_every": (int,), "model_params": (dict,)}
+    kw = {k: v for k, v in cfg.items() if k in WarmupConfig.__dataclass_fields__}
+    for k, v in kw.items():
+        bad = not isinstance(v, kinds[k]) or (isinstance(v, bool) and bool not in kinds[k])
+        if k in ("epochs", "check_every", "n_samples", "checkpoint_every") and not bad:
+            bad = v < 1
+        if bad:
+            raise RunError(f"{source}: manifest field 'config.{k}': {v!r} is not a valid {k}")
+    if not 0 < kw.get("top_frac", DEFAULT_TOP_FRAC) < 1:
+        raise RunError(f"{source}: manifest field 'config.top_frac': must be between 0 and 1")
+    return WarmupConfig(**kw)
+
+
 #: TabDDPM parameters a warm-up sets itself (not allowed in ``model_params``)
 _OWN_PARAMS = ("preset", "device", "seed")
 
@@ -125,94 +156,6 @@ def _check_model_params(preset: str, model_params) -> None:
         TabDDPM(preset, **model_params)  # validates the values (TabDDPM.config)
     except (TypeError, ValueError) as exc:
         raise MemvizError(f"model_params: invalid value ({exc})") from None
-
-
-@dataclass(frozen=True)
-class CheckResult:
-    """One check: the long table rows, the generated rows and timings."""
-
-    check: int
-    epoch: int
-    long: pd.DataFrame
-    samples: pd.DataFrame
-    mem_ratio: float
-    mem_auc: float
-    loss: float | None
-    sample_seconds: float
-    memorize_seconds: float
-
-    def summary(self) -> dict:
-        return {"check": self.check, "epoch": self.epoch, "mem_ratio": self.mem_ratio, "mem_auc": self.mem_auc,
-                "loss": self.loss, "sample_seconds": self.sample_seconds,
-                "memorize_seconds": self.memorize_seconds}
-
-
-def long_table(check: int, epoch: int, res) -> pd.DataFrame:
-    """The long-table rows of one check from a :class:`MemorizationResult`."""
-    m = len(res.ratio)
-    return pd.DataFrame({
-        "check": np.full(m, check, dtype=np.int64), "epoch": np.full(m, epoch, dtype=np.int64),
-        "synthetic_id": np.arange(m, dtype=np.int64), "nn1": res.nn1.astype(np.int64),
-        "nn2": res.nn2.astype(np.int64), "d1": res.d1, "d2": res.d2, "ratio": res.ratio,
-        "memorized": res.memorized.astype(bool)})
-
-
-def check_seed(seed: int, check: int) -> int:
-    return int(seed) * 1_000_003 + int(check)
-
-
-class MemorizationTracker(Callback):
-    """Samples and measures memorization at the given epochs; hands each check to ``on_check``."""
-
-    def __init__(self, train: Table, check_epochs, n_samples: int, seed: int, engine,
-                 on_check: Callable[[CheckResult], None], first_check: int = 0):
-        self.train, self.engine, self.on_check = train, engine, on_check
-        self.check_epochs = list(check_epochs)
-        self.index = {e: i for i, e in enumerate(self.check_epochs)}
-        self.n_samples, self.seed = n_samples, seed
-        self.first_check = first_check
-
-    def on_epoch_end(self, model, epoch, logs):
-        c = self.index.get(epoch)
-        if c is None or c < self.first_check:
-            return None
-        from .memorization import memorization
-
-        t0 = time.perf_counter()
-        samples = model.sample(self.n_samples, seed=check_seed(self.seed, c))
-        t1 = time.perf_counter()
-        res = memorization(self.train, samples, engine=self.engine)
-        t2 = time.perf_counter()
-        samples = samples.reset_index(drop=True)
-        samples.insert(0, "synthetic_id", np.arange(len(samples), dtype=np.int64))
-        self.on_check(CheckResult(c, epoch, long_table(c, epoch, res), samples, res.mem_ratio, res.mem_auc,
-                                  logs.get("loss"), t1 - t0, t2 - t1))
-        return None
-
-
-class StopCallback(Callback):
-    """Ends training when ``should_stop()`` says so (the dashboard's cancel button)."""
-
-    def __init__(self, should_stop: Callable[[], bool]):
-        self.should_stop = should_stop
-        self.stopped = False
-
-    def on_epoch_end(self, model, epoch, logs):
-        if self.should_stop():
-            self.stopped = True
-            return STOP
-        return None
-
-
-class ProgressEvents(Callback):
-    """Forwards epoch progress as ``progress({"event": "epoch", "epoch", "epochs", "loss"})``."""
-
-    def __init__(self, progress: Callable[[dict], None], epochs: int):
-        self.progress, self.epochs = progress, epochs
-
-    def on_epoch_end(self, model, epoch, logs):
-        self.progress({"event": "epoch", "epoch": epoch, "epochs": self.epochs, "loss": logs.get("loss")})
-        return None
 
 
 @dataclass(frozen=True)
@@ -260,6 +203,17 @@ def run_warmup(train: Table, config: WarmupConfig | None = None, run_dir: str | 
         summary then carries ``floor``, ``excess``, ``excess_low`` and ``excess_high``.
         None: no floor.
     """
+    held: list[RunStore] = []  # the run store once created or opened: its lock is let go however this ends
+    try:
+        return _warmup(train, config, run_dir, resume, progress, should_stop, holdout, held)
+    finally:
+        for store in held:
+            store.release()
+
+
+def _warmup(train: Table, config: WarmupConfig | None, run_dir, resume: bool, progress, should_stop,
+            holdout: Table | None, held: list) -> WarmupResult:
+    """:func:`run_warmup`'s work; the store it creates or opens goes into ``held``."""
     from .device import describe_device, resolve_device
     from .models.tabddpm import TabDDPM
     from .neighbors import NeighborEngine
@@ -270,7 +224,8 @@ def run_warmup(train: Table, config: WarmupConfig | None = None, run_dir: str | 
     store, state, first_check, done_checks, floor = None, None, 0, [], None
     engine = NeighborEngine(distance=config.distance, device=config.device).fit(train)
     if run_dir is not None and resume:
-        store = RunStore.open(run_dir)
+        store = RunStore.open(run_dir).acquire()  # a second writer of a live run: RunError
+        held.append(store)
         state, first_check, done_checks = _prepare_resume(store, train, config)
         floor = _resumed_floor(store, holdout)
     if floor is None and holdout is not None:  # before the run folder exists: a bad hold-out leaves nothing
@@ -278,6 +233,7 @@ def run_warmup(train: Table, config: WarmupConfig | None = None, run_dir: str | 
         floor = holdout_floor(train, holdout, distance=config.distance, engine=engine)
     if run_dir is not None and not resume:
         store = RunStore.create(run_dir, train, config.to_dict(), device=describe_device(device))
+        held.append(store)
     if store is not None and floor is not None and store.read_floor() is None:
         store.write_floor(floor.to_dict(), floor.to_frame())
     if progress is not None and floor is not None:
@@ -295,10 +251,12 @@ def run_warmup(train: Table, config: WarmupConfig | None = None, run_dir: str | 
         summary = _with_excess(cr.summary(), len(cr.long), floor)
         summaries.append(summary)
         if store is not None:
+            # check files, then the manifest, then the checkpoint: a kill between any two leaves a
+            # checkpoint no newer than the manifest's checks, so a resume redoes what is missing
             store.write_check(cr.check, cr.long, cr.samples if config.keep_samples else None)
+            store.update(checks=summaries, progress={"epoch": cr.epoch, "epochs": config.epochs})
             if (cr.check + 1) % config.checkpoint_every == 0 or cr.epoch == config.epochs:
                 store.save_checkpoint({"model": model.state_dict(), "check": cr.check, "epoch": cr.epoch})
-            store.update(checks=summaries, progress={"epoch": cr.epoch, "epochs": config.epochs})
         else:
             collected.append(cr.long)
         if progress is not None:
@@ -335,7 +293,7 @@ def run_warmup(train: Table, config: WarmupConfig | None = None, run_dir: str | 
     if store is not None:
         store.consolidate(dyn.to_frame(), dyn.to_long())
         m = store.manifest()
-        prev = m.get("timings", {}).get("total_seconds", 0.0) if resume else 0.0
+        prev = ((m.get("timings") or {}).get("total_seconds") or 0.0) if resume else 0.0
         store.update(status=status, timings={"total_seconds": prev + seconds, **timings},
                      summary=summarize(dyn).to_dict())
         store.clear_cancel()
@@ -346,12 +304,14 @@ def run_warmup(train: Table, config: WarmupConfig | None = None, run_dir: str | 
 
 
 def _with_excess(summary: dict, n_synthetic: int, floor: Floor | None) -> dict:
-    """A check's summary plus floor, excess, excess_low, excess_high (unchanged without a floor,
-    or when they are there already: a resumed run's earlier checks)."""
+    """A check's summary plus floor, floor_low, floor_high, excess, excess_low, excess_high
+    (unchanged without a floor, or when they are there already: a resumed run's earlier checks),
+    so a live view draws the same floor band as the finished run's per-check table."""
     if floor is None or "excess" in summary:
         return summary
     ex = excess(summary["mem_ratio"], n_synthetic, floor)
-    return {**summary, "floor": ex.floor, "excess": ex.excess, "excess_low": ex.low, "excess_high": ex.high}
+    return {**summary, "floor": ex.floor, "floor_low": floor.low, "floor_high": floor.high, "excess": ex.excess,
+            "excess_low": ex.low, "excess_high": ex.high}
 
 
 def _per_check(checks: pd.DataFrame, floor: Floor | None) -> pd.DataFrame:
@@ -386,7 +346,7 @@ def _prepare_resume(store: RunStore, train: Table, config: WarmupConfig):
     m = store.manifest()
     if m["data"]["fingerprint"] != fingerprint(train):
         raise RunError(f"{store.path}: this run was trained on another table; resume it with the same data")
-    saved = WarmupConfig(**{k: v for k, v in m["config"].items() if k in WarmupConfig.__dataclass_fields__})
+    saved = saved_config(m, store.path / MANIFEST)
     for name in ("preset", "epochs", "check_every", "n_samples", "seed", "distance"):
         if getattr(saved, name) != getattr(config, name):
             raise RunError(f"{store.path}: {name}={getattr(config, name)!r} differs from the run's "
@@ -405,18 +365,20 @@ def _prepare_resume(store: RunStore, train: Table, config: WarmupConfig):
 
 def load_warmup(run_dir: str | Path) -> WarmupResult:
     """Reopen a stored run (no unpickling): checks, per-check summary, dynamics and the floor
-    (None for a run without a hold-out, older runs included)."""
+    (None for a run without a hold-out, older runs included). ``status`` is the manifest's, or
+    ``interrupted`` for a run that says ``running`` but whose writer is gone
+    (:meth:`RunStore.status`). Anything malformed in the folder is one RunError line."""
     store = RunStore.open(run_dir)
     m = store.manifest()
-    cfg = WarmupConfig(**{k: v for k, v in m["config"].items() if k in WarmupConfig.__dataclass_fields__})
+    cfg = saved_config(m, store.path / MANIFEST)
     checks = store.checks()
     train = store.train()
     if checks.empty:
         raise RunError(f"{store.path}: the run has no finished check yet")
     dyn = compute_dynamics(checks, train.row_ids, top_frac=cfg.top_frac)
     floor = _stored_floor(store)
-    return WarmupResult(cfg, checks, _per_check(checks, floor), dyn, m.get("status", "unknown"),
-                        float(m.get("timings", {}).get("total_seconds") or 0.0), Path(run_dir), floor=floor)
+    return WarmupResult(cfg, checks, _per_check(checks, floor), dyn, store.status(m),
+                        float((m.get("timings") or {}).get("total_seconds") or 0.0), Path(run_dir), floor=floor)
 
 
 def ensure_warmup(train: Table, config: WarmupConfig, run_dir: str | Path,
@@ -433,8 +395,8 @@ def ensure_warmup(train: Table, config: WarmupConfig, run_dir: str | Path,
     A run on another table, or a finished one with other settings, is a RunError: the
     folder is not silently overwritten.
     """
-    from .store import MANIFEST, fingerprint
     from .io import to_jsonable
+    from .store import fingerprint
 
     run_dir = Path(run_dir)
     if not (run_dir / MANIFEST).exists():

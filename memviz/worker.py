@@ -1,7 +1,7 @@
 """The background worker: ``python -m memviz.worker SPEC [--no-queue]``.
 
 Reads a job spec (:class:`memviz.app.spec.JobSpec`), waits for a job slot (first in,
-first out; see :func:`memviz.app.jobs.take_slot`), runs it with
+first out; see :func:`memviz.app.queue.take_slot`), runs it with
 :func:`memviz.app.spec.run_spec`, and writes every event to ``events.jsonl`` beside the
 spec: ``queued``, ``started``, the progress events, then exactly one of ``finished``,
 ``cancelled`` (SIGINT, or a cancelled warm-up) or ``failed`` (one line). Exit code 0,
@@ -14,7 +14,7 @@ import sys
 import traceback
 from pathlib import Path
 
-from .app.jobs import JOBS, max_jobs, take_slot
+from .app.queue import JOBS, max_jobs, take_slot
 from .app.spec import EVENTS, EventLog, read_spec, run_spec
 from .errors import MemvizError
 

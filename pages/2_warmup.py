@@ -18,8 +18,11 @@ train = data["train"]
 D = runs.UI_WARMUP_DEFAULTS
 devices = devices.available_devices()
 
+holdout = data["test"]
 with st.form("warmup_form"):
-    st.markdown(f"**Table:** {data['label']} · {len(train):,} training rows")
+    st.markdown(f"**Table:** {_ui.esc(data['label'])} · {len(train):,} training rows · " +
+                (f"the floor is measured on its {len(holdout):,} test rows (never trained on)" if holdout is not None
+                 else "no test split: without one there is no floor (choose one on the Data page)"))
     c1, c2, c3 = st.columns(3)
     preset = c1.selectbox("Preset", ["cpu-quick", "paper"], index=0, key="wu_preset",
                           help="cpu-quick: small network, 50 diffusion steps (minutes on a CPU). "
@@ -39,7 +42,7 @@ if submitted:
     try:
         job = jobs.start_warmup(train, preset=preset, epochs=int(epochs), check_every=int(every),
                                 n_samples=int(n_samples) or None, seed=int(seed), device=device,
-                                label=data["label"])
+                                label=data["label"], holdout=holdout)
     except MemvizError as exc:
         _ui.error(exc)
     else:
@@ -64,20 +67,36 @@ else:
         @st.fragment(run_every=None if first.final else 2.0)
         def live():
             st_ = jobs.job_status(job)
-            st.markdown(f"**{Path(run_dir).name}**")
-            st.progress(st_.fraction, text=st_.readout())
+            st.markdown(f"**{_ui.esc(Path(run_dir).name)}**")
+            st.progress(st_.fraction, text=_ui.esc(st_.readout()))
+            if not st_.final:
+                st.caption(f"updated at {st_.updated_at()}")
             if st_.state in ("failed", "lost"):
-                st.error(st_.message or f"the run stopped ({st_.state})")
+                _ui.error(st_.message or f"the run stopped ({st_.state})")
             if len(st_.checks):
                 from memviz import viz
 
                 pc = st_.per_check
-                cols = st.columns(3)
-                cols[0].metric("mem ratio (last check)", _ui.pct(pc["mem_ratio"].iloc[-1]),
-                               delta=None if len(pc) < 2 else f"{(pc['mem_ratio'].iloc[-1] - pc['mem_ratio'].iloc[-2]) * 100:+.1f} pts",
-                               delta_color="inverse")
-                cols[1].metric("Mem-AUC (last check)", f"{pc['mem_auc'].iloc[-1]:.3f}")
-                cols[2].metric("checks", f"{len(pc)}")
+                last = st_.checks[-1]
+                cols = st.columns(4)
+                cols[0].metric("Memorization ratio (last check)", _ui.pct(pc["mem_ratio"].iloc[-1]),
+                               delta=None if len(pc) < 2 else f"{(pc['mem_ratio'].iloc[-1] - pc['mem_ratio'].iloc[-2]) * 100:+.1f} points",
+                               delta_color="inverse", help="Share of generated rows flagged as memorized (glossary: "
+                                                           "Memorized) at the last finished check.")
+                if last.get("floor") is not None:
+                    lo, hi = 100 * float(last["excess_low"]), 100 * float(last["excess_high"])
+                    cols[1].metric("Floor (fresh real rows)", _ui.pct(last["floor"]),
+                                   help="The same test on the test rows the model never trained on (glossary: Floor).")
+                    cols[2].metric("Excess over the floor", f"{100 * float(last['excess']):+.1f} points",
+                                   help="Memorization ratio minus the floor (glossary: Excess).")
+                    st.caption(f"Excess 95 % interval: {lo:+.1f} to {hi:+.1f} points, so the model's rows are " +
+                               ("flagged more often than real rows it never saw." if lo > 0 else
+                                "not flagged more often than real rows it never saw." if hi >= 0 else
+                                "flagged less often than real rows it never saw."))
+                else:
+                    cols[1].metric("Floor", "not measured", help="This run was started without a test split.")
+                    cols[2].metric("Mem-AUC (last check)", f"{pc['mem_auc'].iloc[-1]:.3f}")
+                cols[3].metric("Checks finished", f"{len(pc)}")
                 _ui.show(viz.check_curves(pc), key="live_curves")
             if not st_.final:
                 if st.button("Cancel", key="cancel_run", help="Stops after the current epoch; finished checks are kept."):
@@ -92,11 +111,18 @@ else:
 st.subheader("Saved runs")
 runs = _ui.run_list(_ui.root())
 if runs.empty:
-    st.caption(f"No saved run under {_ui.root()}.")
+    st.caption(f"No saved run under {_ui.esc(_ui.root())}.")
 else:
     show = runs[["run_id", "status", "dataset", "n_rows", "checks", "final_mem_ratio", "preset", "device", "created"]]
+    show = show.assign(final_mem_ratio=show["final_mem_ratio"].where(show["status"] == "finished"))
     st.dataframe(show, hide_index=True, height=min(400, 40 + 35 * len(show)),
-                 column_config={"final_mem_ratio": st.column_config.NumberColumn("final mem ratio", format="percent")})
+                 column_config={"run_id": "Run", "status": "Status", "dataset": "Dataset",
+                                "n_rows": st.column_config.NumberColumn("Training rows", format="localized"),
+                                "checks": "Checks finished", "preset": "Preset", "device": "Device",
+                                "created": "Started",
+                                "final_mem_ratio": st.column_config.NumberColumn(
+                                    "Memorization ratio (finished runs)", format="percent",
+                                    help="At the last check of a finished run; empty while a run goes on.")})
     c1, c2 = st.columns([3, 1])
     labels = _ui.run_labels(runs)
     pick = c1.selectbox("Reopen", runs["path"].tolist(), format_func=lambda p: _ui.run_label(labels, p),

@@ -2,9 +2,8 @@
 copied beyond that, and how close its "copies" really are."""
 import streamlit as st
 
-from memviz import leaks, viz
+from memviz import viz
 from memviz.app import runs
-from memviz.dynamics import concentration, heavy_tail
 from memviz.errors import MemvizError
 from pages import _ui
 
@@ -101,12 +100,12 @@ if view is not None:
             st.caption("The hold-out rows of this run were not found here, so the other distance has no floor.")
 
     # ------------------------------------------------------------------ figures
-    ht = heavy_tail(dyn)
+    spread = runs.copy_spread(view)
     c = st.columns(4)
     c[0].metric("Mem-AUC (last check)", f"{last['mem_auc']:.3f}", help="Mean of 1 − r over generated rows (0 to 1).")
-    c[1].metric("top 1% rows hold", _ui.pct(concentration(dyn, 0.01)), help="Share of all copies.")
-    c[2].metric("rows never copied", _ui.pct(ht.zero_share))
-    c[3].metric("most copies of one row", f"{ht.max_count:,}")
+    c[1].metric("top 1% rows hold", _ui.pct(spread["top1_share"]), help="Share of all copies.")
+    c[2].metric("rows never copied", _ui.pct(spread["zero_share"]))
+    c[3].metric("most copies of one row", f"{spread['max_count']:,}")
     _ui.show(viz.check_curves(pc), key="check_curves")
     null = _ui.row_null(path, token)
     left, right = st.columns(2)
@@ -134,8 +133,11 @@ if view is not None:
     top = _ui.leak_ranking(path, token, by, 20)
     redact = st.toggle("Redact raw values (numbers binned, categories hashed)", value=False, key="redact")
     schema_cols = list(view.train.schema.columns)
-    shown = top if not redact else top.assign(**leaks.redact(top[schema_cols], view.train.schema))
-    st.dataframe(runs.display_names(shown, RANK_NAMES), hide_index=True, height=260, key="most_copied")
+    shown = runs.redacted_rows(view, top) if redact else top
+    # redacted ranges ("20 – 40", "0 – 500,000") need room: the grid sized them from the header and cut them off
+    wide = {c: st.column_config.TextColumn(width="medium") for c in schema_cols} if redact else None
+    st.dataframe(runs.display_names(shown, RANK_NAMES), hide_index=True, height=260, key="most_copied",
+                 column_config=wide)
     if "exact_copies" in top.columns:
         st.caption("Exact copies equal the training row on every column; near-exact ones match every category and "
                    "every number within 0.1 IQR (the spread of the middle half of the training values); 'r ≈ 0 only "
@@ -153,7 +155,8 @@ if view is not None:
             st.markdown(f"**Training row {lv.row_id} and {len(lv.copies)} of its {lv.n_copies} generated copies** "
                         "(closest first; highlighted cells equal the training row)")
             if len(lv.copies):
-                st.dataframe(leaks.style_matches(lv, redacted=redact, color="#ffe08a"), key="leak_table")
+                st.dataframe(runs.styled_copies(lv, redact), key="leak_table",
+                             column_config=wide)
                 st.caption("'How close' is measured in the data's own units, not by the ratio r: a ratio near 0 "
                            "can hide large differences ('largest difference' is in IQRs of the training column, "
                            "or in standard deviations where the IQR is 0).")

@@ -51,7 +51,7 @@ if view is not None:
             try:
                 findings = _ui.null_comparison(path, token)
             except MemvizError as exc:
-                st.info(f"The test against the null cannot run on this run: {exc}.")
+                st.info(f"The test against the null cannot run on this run: {_ui.esc(exc)}.")
             else:
                 st.caption(f"Null: every training row keeps a fixed chance of being copied, with the warm-up's own "
                            f"number of copies at each check, so nothing rises or falls on its own "

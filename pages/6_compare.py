@@ -3,7 +3,7 @@
 import streamlit as st
 
 from memviz import viz
-from memviz.app import comparisons, devices, jobs, runs
+from memviz.app import comparisons, devices, jobs, runs, verdict
 from memviz.errors import MemvizError
 from pages import _ui
 
@@ -31,9 +31,9 @@ with st.form("compare_form"):
     epochs = c4.number_input("Training epochs per model (0 = CPU presets)", 0, 100_000, 60, key="cmp_epochs")
     p = c5.number_input("DynamicCut p", 0.01, 0.5, dc.p, 0.01, key="cmp_p")
     device = c6.selectbox("Device", list(devices), format_func=devices.get, key="cmp_device")
-    ranking = (f"ranking of run **{view.run_id}** (k={dc.k}, T={dc.T if dc.T is not None else 'default'})" if view
-               else "no warm-up run selected: a warm-up is run first for DynamicCut")
-    st.caption(f"Table: {view.settings()['dataset'] if view else data['label']} · {ranking}")
+    ranking = (f"ranking of run **{_ui.esc(view.run_id)}** (k={dc.k}, T={dc.T if dc.T is not None else 'default'})"
+               if view else "no warm-up run selected: a warm-up is run first for DynamicCut")
+    st.caption(f"Table: {_ui.esc(view.settings()['dataset'] if view else data['label'])} · {ranking}")
     go = st.form_submit_button("Run comparison", type="primary")
 
 if go:
@@ -78,9 +78,11 @@ else:
     @st.fragment(run_every=None if first.final else 3.0)
     def progress():
         s = jobs.job_status(job)
-        st.progress(s.fraction, text=f"{s.state} · {s.done}/{s.total} · {s.message}" if s.total else s.state)
+        st.progress(s.fraction, text=_ui.esc(s.readout()))
+        if not s.final:
+            st.caption(f"updated at {s.updated_at()}; finished cells appear below as they come in")
         if s.state in ("failed", "lost"):
-            st.error(s.message or f"the comparison stopped ({s.state})")
+            _ui.error(s.message or f"the comparison stopped ({s.state})")
         if not s.final:
             if st.button("Cancel", key="cancel_compare"):
                 jobs.cancel(job)
@@ -96,18 +98,24 @@ else:
         cv = None
     if cv is not None and len(cv.ok):
         res = cv.ok
+        models = cv.models
+        vmodel = (st.selectbox("Generator for the verdict", models, format_func=viz.model_label, key="cmp_verdict_model")
+                  if len(models) > 1 else models[0])
+        floor = comparisons.run_floor(cv, view) if view is not None else None
+        _ui.verdict_card(verdict.compare_verdict(res, model=vmodel, floor=floor), key="compare_verdict")
         st.subheader("Side by side")
-        summ = comparisons.summary_table(cv.results)
-        keep = [c for c in ("model", "method", "n_seeds", "mem_ratio_mean", "relative_reduction_mean",
-                            "mem_ratio_pruned_mean", "shape_mean", "trend_mean", "mle_mean", "mle_real_mean",
-                            "dcr_share_mean", "fit_seconds_mean") if c in summ.columns]
-        pct_cols = {c: st.column_config.NumberColumn(c.removesuffix("_mean"), format="percent")
-                    for c in keep if c.endswith("_mean") and not c.startswith(("fit", "mle"))}
-        st.dataframe(summ[keep], hide_index=True, column_config=pct_cols)
-        metric = st.selectbox("Metric", ["mem_ratio", "relative_reduction", "shape", "trend", "mle", "dcr_share",
-                                         "mem_ratio_pruned"], key="cmp_metric")
+        st.caption("Mean ± standard deviation over seeds; with one seed, the floor and the excess show their 95 % "
+                   "interval. Percentages are shares of generated rows; the excess is in percentage points. The "
+                   "Report page downloads the raw results.")
+        st.dataframe(viz.results_display(res), hide_index=True, key="cmp_summary")
+        shown_metrics = [m for m in ("mem_ratio", "excess", "floor", "relative_reduction", "mem_ratio_kept",
+                                     "mem_ratio_pruned", "shape", "trend", "mle", "dcr_share")
+                         if m in res.columns and res[m].notna().any()]
+        metric = st.selectbox("Figure", shown_metrics, key="cmp_metric",
+                              format_func=lambda m: comparisons.metric_name(m) if m in comparisons.METRICS else viz.SHOWN_COLUMNS.get(m, m))
         _ui.show(viz.comparison_plot(res, metric), key="cmp_bars")
-        utility = st.radio("Utility axis", ["mle", "shape", "trend"], horizontal=True, key="cmp_utility")
+        utility = st.radio("Utility axis", ["mle", "shape", "trend"], horizontal=True, key="cmp_utility",
+                           format_func=comparisons.metric_name)
         _ui.show(viz.privacy_utility_plot(res, utility), key="cmp_scatter")
         if {"dynamiccut", "random"} & set(res["method"]):
             _ui.show(viz.transferability_plot(res), key="cmp_transfer")
@@ -131,7 +139,7 @@ else:
                 if d.state == "finished":
                     st.rerun()
                 elif d.final:
-                    st.error(f"Could not compute the per-column details: {d.message}")
+                    _ui.error(f"Could not compute the per-column details: {d.message}")
                 else:
                     st.caption("Computing per-column Shape scores and distances to the closest record…")
 

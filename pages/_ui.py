@@ -6,12 +6,13 @@ run is read once for every session, and a live run is re-read only after it wrot
 """
 from __future__ import annotations
 
+import re
 import threading
 from pathlib import Path
 
 import streamlit as st
 
-from memviz.app import comparisons, datasets, jobs, runs
+from memviz.app import comparisons, datasets, glossary, jobs, runs
 from memviz.errors import MemvizError
 
 DATA = "memviz_data"            # session key: the current DataState
@@ -19,6 +20,24 @@ CURRENT = "memviz_run"          # session key: the current run's path ("" for no
 RUN = "run_pick"                # key of the sidebar's run selectbox (seeded from CURRENT on every run)
 PENDING_RUN = "memviz_pending_run"
 PRUNE = "dc_params"             # session key: DynamicCut's (p, k, T) as tuned for one run (runs.PruneParams)
+TABLE_PARAM = "table"           # URL parameter: the kept table in use (datasets.save_tables), so a reload finds it
+#: pages that analyse the current run: they show the "run in progress" banner while it goes on
+ANALYSIS_PAGES = ("memorization", "dynamics", "tune", "compare", "report")
+
+
+# ------------------------------------------------------------------ user text
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:=&^\"'@])")
+
+
+def esc(text) -> str:
+    """User text (a column name, a category, a file name, an error message) made inert for Markdown.
+
+    Every ASCII punctuation character gets a backslash (CommonMark shows an escaped character
+    as itself), so ``[x](http://...)`` stays text, ``![t](url)`` fetches nothing, ``:red[x]``
+    and ``:material/...:`` are not directives and ``<b>`` is not HTML. Line breaks become
+    spaces: a message is one line.
+    """
+    return _MD_SPECIAL.sub(r"\\\1", " ".join(str(text).split()))
 
 
 # -------------------------------------------------------------------------- routing
@@ -73,6 +92,27 @@ def raw_upload(name: str, raw: bytes, test_name: str | None, test_raw: bytes | N
     return datasets.raw_from_upload(name, raw, test_name, test_raw)
 
 
+@st.cache_resource(show_spinner=False, max_entries=8)
+def raw_kept(root_dir: str, key: str) -> datasets.RawData:
+    """An upload kept under the runs root (:func:`memviz.app.datasets.load_upload`)."""
+    return datasets.load_upload(root_dir, key)
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def kept_tables(root_dir: str, key: str):
+    """A table in use kept under the runs root (:func:`memviz.app.datasets.load_tables`)."""
+    return datasets.load_tables(root_dir, key)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def run_fingerprint(run_dir: str, token: int) -> str:
+    """The fingerprint of the table a run was trained on ("" when unknown)."""
+    try:
+        return str(((runs.RunStore(run_dir).manifest().get("data")) or {}).get("fingerprint") or "")
+    except (MemvizError, AttributeError, TypeError):
+        return ""
+
+
 @st.cache_resource(show_spinner="Reading the run…", max_entries=12)
 def run_view(run_dir: str, token: int) -> runs.RunView:
     return runs.load_run(run_dir)
@@ -110,13 +150,40 @@ def root() -> str:
 
 
 # ------------------------------------------------------------------- session state
-def set_data(train, test, label: str) -> None:
-    st.session_state[DATA] = {"train": train, "test": test, "label": label}
+def set_data(train, test, label: str, choice: str = "sample", key: str | None = None) -> None:
+    """Make a table the current one; ``key``: where it is kept under the runs root (None: not kept)."""
+    st.session_state[DATA] = {"train": train, "test": test, "label": label, "choice": choice, "key": key}
+
+
+def use_table(train, test, label: str, choice: str) -> str:
+    """The Data page's "Use this table": keep it with the runs (a reload finds it) and make it current."""
+    key = datasets.save_tables(root(), train, test, label, choice)
+    set_data(train, test, label, choice, key)
+    return key
+
+
+def _restore_data() -> bool:
+    """After a reload: the table named in the URL, else the kept table the URL's run was trained on."""
+    key = st.query_params.get(TABLE_PARAM)
+    if not key:
+        wanted = st.query_params.get("run")
+        if wanted:
+            run_dir = Path(root()) / Path(wanted).name
+            key = datasets.tables_for(root(), run_fingerprint(str(run_dir), runs.run_token(run_dir)))
+    if not key:
+        return False
+    try:
+        train, test, label, choice = kept_tables(root(), str(key))
+    except MemvizError:
+        return False
+    set_data(train, test, label, choice, str(key))
+    return True
 
 
 def ensure_data() -> dict:
-    """The current dataset; on a first visit the bundled sample with its test file."""
-    if DATA not in st.session_state:
+    """The current dataset: after a reload the one kept with the runs (see :func:`_restore_data`),
+    on a first visit the bundled sample with its test file."""
+    if DATA not in st.session_state and not _restore_data():
         raw = raw_choice("sample")
         train, test = datasets.build_tables(raw, raw.schema, "file")
         set_data(train, test, raw.label)
@@ -145,10 +212,24 @@ def run_labels(runs) -> dict:
     return memo
 
 
+_JOB_ID = re.compile(r"^(\d{4})(\d{2})(\d{2})-(\d{2})(\d{2})(\d{2})-(\w+)-([0-9a-f]+)$")
+
+
+def short_run(label: str) -> str:
+    """A run's label short enough for the sidebar: ``adult · 05-14 12:00 · a1b2c3`` for a dashboard
+    run id (``20250514-120000-warmup-a1b2c3 · adult``); other labels as they are."""
+    run_id, _, dataset = str(label).partition(" · ")
+    m = _JOB_ID.match(run_id)
+    if not m:
+        return str(label)
+    y, mo, d, h, mi, _, _, tag = m.groups()
+    return " · ".join(p for p in (dataset, f"{mo}-{d} {h}:{mi}", tag) if p)
+
+
 def run_label(memo: dict, path: str) -> str:
     if not path:
         return "— none —"
-    return memo.setdefault(path, Path(path).name)
+    return short_run(memo.setdefault(path, Path(path).name))
 
 
 def job_readout(run_dir: str) -> str:
@@ -175,8 +256,45 @@ def current_view(stop_message: bool = True) -> runs.RunView | None:
         return run_view(run_dir, runs.run_token(run_dir))
     except MemvizError as exc:
         if stop_message:
-            st.info(f"This run cannot be shown yet: {exc}")
+            try:
+                live = jobs.job_status(jobs.job_for(run_dir))
+            except MemvizError:
+                live = None
+            if live is not None and not live.final and not live.checks:
+                st.info(f"This run has no finished check yet ({esc(live.readout())}). The page fills in by itself "
+                        "when the first check is in.")
+            else:
+                st.info(f"This run cannot be shown: {esc(exc)}")
         return None
+
+
+def live_banner() -> None:
+    """On an analysis page, while the current run goes on: one line saying so (its progress and
+    the time of its last event), refreshed every 3 s; the whole page reruns when a new check is
+    in or the run ends, so its figures follow the run."""
+    run_dir = current_run_dir()
+    if not run_dir:
+        return
+    try:
+        first = jobs.job_status(jobs.job_for(run_dir))
+    except MemvizError:
+        return
+    if first.final:
+        return
+    seen = len(first.checks)
+
+    @st.fragment(run_every=3.0)
+    def banner():
+        try:
+            now = jobs.job_status(jobs.job_for(run_dir))
+        except MemvizError:
+            return
+        if now.final or len(now.checks) != seen:
+            run_list.clear()
+            st.rerun(scope="app")
+        st.info(esc(now.banner()), icon=":material/autorenew:")
+
+    banner()
 
 
 # ------------------------------------------------------------------------ rendering
@@ -190,8 +308,33 @@ def show(fig, key: str | None = None) -> None:
         st.caption(text)
 
 
-def error(exc: Exception) -> None:
-    st.error(str(exc), icon=":material/error:")
+def error(exc: Exception | str) -> None:
+    """An error box with the (escaped, one-line) message."""
+    st.error(esc(exc), icon=":material/error:")
+
+
+def warning(text) -> None:
+    """A warning box with user text in it (escaped)."""
+    st.warning(esc(text), icon=":material/warning:")
+
+
+TONE_ICONS = {"good": ":material/check_circle:", "bad": ":material/report:", "warn": ":material/help:",
+              "neutral": ":material/info:"}
+
+
+def verdict_card(verdict, key: str = "verdict") -> None:
+    """The verdict card (:class:`memviz.app.verdict.Verdict`): its title, then one line per topic."""
+    with st.container(border=True, key=key):
+        st.markdown(f"#### {esc(verdict.title)}")
+        for ln in verdict.lines:
+            st.markdown(f"{TONE_ICONS.get(ln.tone, TONE_ICONS['neutral'])} **{esc(ln.topic)}:** {esc(ln.text)}")
+
+
+def glossary_box() -> None:
+    """The glossary, one click away on every page (the sidebar's expander)."""
+    with st.expander("What the words mean", icon=":material/menu_book:"):
+        for term, text in glossary.entries():
+            st.markdown(f"**{esc(term)}**: {esc(text)}")
 
 
 def pct(v) -> str:

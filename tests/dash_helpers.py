@@ -18,9 +18,10 @@ N_COPIED = 10
 
 def copier_run(train, run_dir: Path, epochs=(2, 4, 6)) -> None:
     """A stored run whose generated rows copy training rows 0..N_COPIED-1 (more at each check)."""
-    from memviz.dynamics import compute_dynamics, summarize
+    from memviz.dynamics import compute_dynamics
     from memviz.memorization import memorization
-    from memviz.warmup import long_table
+    from memviz.summaries import summarize
+    from memviz.tracking import long_table
 
     rng = np.random.default_rng(0)
     cfg = WarmupConfig(epochs=epochs[-1], check_every=2, device="cpu").resolved(len(train))

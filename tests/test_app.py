@@ -12,13 +12,14 @@ plus a comparison results folder registered as a finished background job.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
-
 from dash_helpers import N_COPIED, copier_run, finished_compare
+
 from memviz.app import jobs
 from memviz.warmup import WarmupConfig, run_warmup
 
@@ -73,6 +74,11 @@ def app(runs_root, monkeypatch):
             at.query_params["run"] = run
         return at
     return make
+
+
+def shown(md: str) -> str:
+    """What a reader sees of Markdown source written with pages/_ui.esc (backslash escapes removed)."""
+    return re.sub(r"\\([^\w\s])", r"\1", md)
 
 
 def figures(at) -> list[dict]:
@@ -166,7 +172,7 @@ def test_upload_then_schema_edit_then_use(app, sample):
     assert metric(at, "test rows") == "30"  # 25 % of 120
     at.button(key="use_table").click().run()
     no_exception(at)
-    assert "people.csv" in at.sidebar.caption[0].value and "90 training rows" in at.sidebar.caption[0].value
+    assert "people.csv" in shown(at.sidebar.caption[0].value) and "90 training rows" in at.sidebar.caption[0].value
 
 
 def test_log_toggle_changes_the_histogram_axis(app):
@@ -208,12 +214,12 @@ def test_p_slider_changes_the_rows_that_would_go(app):
     at = app("tiny").run()
     at.switch_page("pages/5_tune.py").run()
     assert metric(at, "rows that would go") == "30"  # ceil(0.10 * 300)
-    removed = table_with(at, "score")
+    removed = table_with(at, "DynamicCut score")
     assert len(removed) == 30
     at.slider(key="tune_p").set_value(0.25).run()
     no_exception(at)
     assert metric(at, "rows that would go") == "75"
-    assert len(table_with(at, "score")) == 75
+    assert len(table_with(at, "DynamicCut score")) == 75
     at.slider(key="tune_k").set_value(1).run()
     no_exception(at)
 
@@ -244,14 +250,14 @@ def test_compare_page_shows_results_side_by_side(app):
     at.switch_page("pages/6_compare.py").run()
     no_exception(at)
     titles = [f["layout"]["title"]["text"] for f in figures(at)]
-    assert any("by method and model" in t for t in titles)
+    assert any("by method and generator" in t for t in titles)
     assert any("Privacy" in t for t in titles)
     assert any("transfer" in t for t in titles)
     assert any("Column shapes" in t for t in titles) and any("closest" in t for t in titles)
-    before = next(t for t in titles if "by method and model" in t)
+    before = next(t for t in titles if "by method and generator" in t)
     at.selectbox(key="cmp_metric").set_value("shape").run()
     no_exception(at)
-    after = next(f["layout"]["title"]["text"] for f in figures(at) if "by method and model" in f["layout"]["title"]["text"])
+    after = next(f["layout"]["title"]["text"] for f in figures(at) if "by method and generator" in f["layout"]["title"]["text"])
     assert after != before
 
 
@@ -300,6 +306,8 @@ def test_run_stays_selected_when_its_status_changes_between_reruns(tmp_path, run
     m = json.loads(manifest.read_text())
     monkeypatch.setenv(jobs.RUNS_ENV, str(root))
     manifest.write_text(json.dumps({**m, "status": "running", "checks": m["checks"][:1]}))
+    from memviz.store import RunStore
+    writer = RunStore(root / "live").acquire()          # a live writer: without one, a running run reads as lost
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     at.query_params["run"] = "live"
     at.run()
@@ -317,6 +325,7 @@ def test_run_stays_selected_when_its_status_changes_between_reruns(tmp_path, run
         return ws
     monkeypatch.setattr(Selectbox, "_widget_state", property(like_a_browser))
     manifest.write_text(json.dumps(m))                  # the run finishes with all its checks
+    writer.release()
     st.cache_data.clear()                               # the runs list is re-read (ttl 3 s)
     at.run()                                            # the full rerun when the run ends
     at.switch_page("pages/3_memorization.py").run()
@@ -329,9 +338,8 @@ def test_run_stays_selected_when_its_status_changes_between_reruns(tmp_path, run
 
 def test_sidebar_says_queued_for_a_run_waiting_for_a_slot(tmp_path, monkeypatch):
     """A run whose job waits for a slot has no manifest yet; the sidebar shows it as queued."""
-    from streamlit.testing.v1 import AppTest
-
     from helpers import live_job
+    from streamlit.testing.v1 import AppTest
 
     job = live_job(tmp_path, "warmup")                  # this test process stands in for the waiting job
     jobs.EventLog(job.events_path)({"event": "queued", "slots": 1})
@@ -342,6 +350,258 @@ def test_sidebar_says_queued_for_a_run_waiting_for_a_slot(tmp_path, monkeypatch)
     no_exception(at)
     assert at.sidebar.selectbox(key="run_pick").value == str(job.out)
     assert any(c.value.startswith("queued") for c in at.sidebar.caption)
+
+
+# ------------------------------------------------------------ issue 13: the dashboard as a privacy officer reads it
+MARKDOWN_ELEMENTS = ("markdown", "caption", "info", "warning", "error", "success")
+
+
+def rendered_markdown(at) -> list[str]:
+    """The Markdown source of every text element of the page and the sidebar."""
+    out = []
+    for kind in MARKDOWN_ELEMENTS:
+        out += [el.value for el in at.get(kind)]
+        out += [el.value for el in at.sidebar.get(kind)]
+    return out
+
+
+def live_markdown_link(text: str) -> bool:
+    """Would this Markdown source render a link or an image (an unescaped ``](``)?"""
+    return re.search(r"(?<!\\)\]\(", text) is not None
+
+
+def one_check_root(tmp_path, small, monkeypatch):
+    root = tmp_path / "runs"
+    copier_run(small, root / "one", epochs=(2,))
+    monkeypatch.setenv(jobs.RUNS_ENV, str(root))
+    return root
+
+
+@pytest.fixture(scope="module")
+def small(sample):
+    train, _ = sample
+    return train.subset(train.row_ids[:300])
+
+
+def test_tune_page_with_exactly_one_check_does_not_crash(tmp_path, small, monkeypatch):
+    """Regression: the k slider had min = max = 1 (StreamlitInvalidMinMaxError) for a run with one check."""
+    from streamlit.testing.v1 import AppTest
+
+    one_check_root(tmp_path, small, monkeypatch)
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params["run"] = "one"
+    at.run()
+    at.switch_page("pages/5_tune.py").run()
+    no_exception(at)
+    assert metric(at, "rows that would go") == "30" and metric(at, "checks scored (epoch ≤ T)") == "1"
+    early = next(f for f in figures(at) if f["layout"]["title"]["text"].startswith("Early identification"))
+    assert "One check only" in early["layout"]["annotations"][0]["text"]   # nothing early to identify yet
+    at.slider(key="tune_p").set_value(0.2).run()
+    no_exception(at)
+    assert metric(at, "rows that would go") == "60"
+
+
+def test_no_error_links_in_a_privacy_tool():
+    """The error box offered "Ask Google / Ask ChatGPT" links: a Streamlit option turns them off."""
+    import tomllib
+
+    cfg = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
+    assert cfg["client"]["showErrorLinks"] is False
+
+
+def test_an_uploaded_test_file_becomes_the_split_and_is_used(app, sample):
+    """Regression: after the test file was added, the split stayed on "a random hold-out" and training
+    silently dropped from 3,000 to 2,250 rows."""
+    train, test = sample
+    at = app(None).run()
+    at.radio(key="data_source").set_value("upload").run()
+    at.file_uploader(key="upload_train").set_value(("train.csv", train.data.to_csv(index=False).encode(),
+                                                     "text/csv")).run()
+    no_exception(at)
+    assert at.radio(key="data_split").value == "random"      # no test file yet: a hold-out is the default
+    at.file_uploader(key="upload_test").set_value(("test.csv", test.data.to_csv(index=False).encode(),
+                                                   "text/csv")).run()
+    no_exception(at)
+    assert at.radio(key="data_split").value == "file"
+    assert metric(at, "rows") == "3,000" and metric(at, "test rows") == "1,000"
+    at.button(key="use_table").click().run()
+    no_exception(at)
+    assert "3,000 training rows · 1,000 test rows" in at.sidebar.caption[0].value
+
+
+def test_target_picker_changes_the_target_in_one_step(app):
+    at = app(None).run()
+    assert metric(at, "target") == "income"
+    at.selectbox(key="target_sample").set_value("sex").run()
+    no_exception(at)
+    assert not at.error and metric(at, "target") == "sex"
+    editor = next(d for d in at.data_editor)
+    assert "sex" not in set(editor.value["column"]) and "income" in set(editor.value["column"])
+    at.selectbox(key="target_sample").set_value("").run()
+    no_exception(at)
+    assert metric(at, "target") == "none"
+
+
+def test_a_reload_finds_the_uploaded_table_again(tmp_path, runs_root, monkeypatch, small, sample):
+    """Regression: a reload kept the run but lost the uploaded table, and Compare refused ("trained on
+    another table"). The table in use is kept with the runs and found from the URL (or the run)."""
+    import shutil
+
+    from streamlit.testing.v1 import AppTest
+
+    from memviz.app import datasets
+
+    _, test = sample
+    root = tmp_path / "runs"
+    shutil.copytree(runs_root / "tiny", root / "tiny")
+    monkeypatch.setenv(jobs.RUNS_ENV, str(root))
+    key = datasets.save_tables(root, small, test, "Upload: people.csv", "upload:0123")
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params["run"] = "tiny"                     # what a reload keeps: the URL (here without the table)
+    at.run()
+    no_exception(at)
+    assert "people.csv" in shown(at.sidebar.caption[0].value) and "300 training rows" in at.sidebar.caption[0].value
+    assert at.query_params["table"] in (key, [key])     # the URL now names the table too
+    again = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    again.query_params["table"] = key
+    again.run()
+    no_exception(again)
+    assert "300 training rows" in again.sidebar.caption[0].value
+
+
+def test_a_change_of_table_says_what_it_does_to_the_current_run(app):
+    at = app("tiny").run()                              # tiny: 300 rows; the page offers the 3,000-row sample
+    at.radio(key="data_split").set_value("random").run()
+    note = next(c.value for c in at.caption if "deselects run" in c.value)
+    assert "tiny" in shown(note) and "trained on another table" in note
+    at.button(key="use_table").click().run()
+    no_exception(at)
+    assert at.sidebar.selectbox(key="run_pick").value == ""
+    assert any("no longer selected" in t.value for t in at.toast)
+
+
+def test_glossary_is_one_click_away_on_every_page(app):
+    at = app("tiny").run()
+    for page in ALL_PAGES:
+        at.switch_page(page).run()
+        box = next(e for e in at.sidebar.expander if "What the words mean" in e.label)
+        text = " ".join(m.value for m in box.markdown)
+        for term in ("Memorized", "Copy", "Floor", "Mem\\-AUC", "Top group", "DynamicCut score"):
+            assert f"**{term}**" in text, (page, term)
+        assert "relative closeness, not identity" in shown(text)
+
+
+def test_user_text_never_renders_as_markdown_links_or_images(app):
+    """Issue 12 item 3: a column named like a Markdown image made the browser fetch a URL from the Data
+    page's warning; class values, file names and error messages were rendered the same way."""
+    evil_col = "![t](http://127.0.0.1:8599/x.png)"
+    df = pd.DataFrame({"x": np.arange(60) * 1.5, evil_col: [None] * 60,
+                       "label": ["[a](https://example.org)", ":red[b]"] * 30})
+    at = app(None).run()
+    at.radio(key="data_source").set_value("upload").run()
+    at.file_uploader(key="upload_train").set_value(("[f](https://example.org).csv", df.to_csv(index=False).encode(),
+                                                     "text/csv")).run()
+    no_exception(at)
+    texts = rendered_markdown(at)
+    assert any("example.org" in shown(t) for t in texts)  # the class values are shown, as text
+    assert not [t for t in texts if live_markdown_link(t)], [t for t in texts if live_markdown_link(t)]
+    at.button(key="use_table").click().run()
+    no_exception(at)
+    assert not [t for t in rendered_markdown(at) if live_markdown_link(t)]
+    bad = pd.DataFrame({"x": [1, 2, 3], "y": ["a", "b", "c"]}).to_csv(index=False).encode() + b"[z](https://e.org),4\n"
+    at.file_uploader(key="upload_train").set_value(("t.csv", bad, "text/csv")).run()
+    assert not [t for t in rendered_markdown(at) if live_markdown_link(t)]
+
+
+@pytest.fixture
+def live_app(tmp_path, runs_root, monkeypatch):
+    """An AppTest on a copy of the ``tiny`` run made live (manifest ``running``, its writer lock
+    held, as a warm-up in progress holds it); ``finish()`` ends it."""
+    import shutil
+
+    from streamlit.testing.v1 import AppTest
+
+    from memviz.store import RunStore
+
+    root = tmp_path / "runs"
+    shutil.copytree(runs_root / "tiny", root / "live")
+    manifest = root / "live" / "manifest.json"
+    manifest.write_text(json.dumps({**json.loads(manifest.read_text()), "status": "running"}))
+    writer = RunStore(root / "live").acquire()          # without a live writer, a running run reads as lost
+    monkeypatch.setenv(jobs.RUNS_ENV, str(root))
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params["run"] = "live"
+
+    def finish():
+        manifest.write_text(json.dumps({**json.loads(manifest.read_text()), "status": "finished"}))
+        writer.release()
+
+    yield at, finish
+    writer.release()
+
+
+def test_analysis_pages_say_a_run_is_still_going(live_app):
+    at, finish = live_app
+    at.run()
+    assert not any("in progress" in i.value for i in at.info)            # not on the Data page
+    for page in ("pages/3_memorization.py", "pages/4_dynamics.py", "pages/5_tune.py", "pages/7_report.py"):
+        at.switch_page(page).run()
+        no_exception(at)
+        banner = next(i.value for i in at.info if "in progress" in i.value)
+        assert "updated at" in banner and "3 checks" in banner
+    finish()
+    at.switch_page("pages/3_memorization.py").run()
+    assert not any("in progress" in i.value for i in at.info)
+
+
+def test_saved_runs_show_no_final_ratio_for_a_live_run(live_app):
+    at, _ = live_app
+    at.run()
+    at.switch_page("pages/2_warmup.py").run()
+    no_exception(at)
+    saved = table_with(at, "final_mem_ratio")
+    assert saved["final_mem_ratio"].isna().all()
+
+
+def test_compare_page_leads_with_a_verdict_and_names_every_figure_in_words(app):
+    at = app("tiny").run()
+    at.switch_page("pages/6_compare.py").run()
+    no_exception(at)
+    card = " ".join(m.value for m in at.markdown)
+    for topic in ("Flagged output", "Pruning", "Utility cost", "Next step"):
+        assert f"**{topic}:**" in card
+    assert "indicative" in shown(card) and "2 seeds" in shown(card)       # the fixture has 2 seeds
+    summary = table_with(at, "Memorization ratio")
+    assert "Memorization ratio" in summary.columns
+    assert not [c for c in summary.columns if "_" in c]                   # no raw column name
+    assert at.selectbox(key="cmp_metric").format_func("dcr_share").startswith("DCR share")
+
+
+def test_report_includes_the_latest_finished_comparison_by_default(app, runs_root):
+    at = app("tiny").run()
+    at.switch_page("pages/7_report.py").run()
+    no_exception(at)
+    latest = jobs.list_jobs(runs_root, kind="compare")["out"].iloc[0]
+    assert at.selectbox(key="report_compare").value == latest
+    assert "dl_results" in {b.key for b in at.get("download_button")}
+    card = " ".join(m.value for m in at.markdown)
+    assert "**Flagged output:**" in card and "**Next step:**" in card
+
+
+def test_warmup_from_the_page_measures_its_floor_on_the_test_split(app, runs_root):
+    at = app("tiny").run()
+    at.switch_page("pages/2_warmup.py").run()
+    at.number_input(key="wu_epochs").set_value(1)
+    at.number_input(key="wu_every").set_value(1)
+    at.selectbox(key="wu_device").set_value("cpu")
+    next(b for b in at.button if b.label == "Start warm-up").click().run()
+    no_exception(at)
+    job = jobs.job_for(at.sidebar.selectbox(key="run_pick").value)
+    spec = json.loads(job.spec_path.read_text())
+    jobs.cancel(job)
+    assert "holdout" in spec["paths"]                                  # the 1,000 test rows of the sample
+    assert len(pd.read_parquet(spec["paths"]["holdout"])) == 1_000
+    jobs.wait(job, timeout=120)
 
 
 # ------------------------------------------------------------- the floor pages
@@ -476,3 +736,35 @@ def test_dynamics_of_a_big_run_asks_before_simulating_the_null(floor_app, monkey
     no_exception(at)
     assert any(_title(f).startswith("Dynamics findings against a null") for f in figures(at))
     assert len(table_with(at, "verdict")) == 8
+
+
+def test_redacted_ranges_get_room_instead_of_being_cut_off(app):
+    """Regression: redacted cells were cut off ("170 – 17"): the grid sized the columns from the header."""
+    at = app("copier").run()
+    at.switch_page("pages/3_memorization.py").run()
+    at.toggle(key="redact").set_value(True).run()
+    no_exception(at)
+    for el in at.dataframe:
+        config = json.loads(el.proto.columns or "{}")
+        if "age" in config:
+            assert config["age"].get("width") == "medium"
+            break
+    else:
+        raise AssertionError("no redacted table with a width for its columns")
+
+
+def test_a_run_without_a_check_yet_says_so_in_words(tmp_path, monkeypatch):
+    """A just-started run used to show "not a memviz run (no manifest.json)" with its folder path."""
+    from helpers import live_job
+    from streamlit.testing.v1 import AppTest
+
+    job = live_job(tmp_path, "warmup")                  # this test process stands in for the starting job
+    monkeypatch.setenv(jobs.RUNS_ENV, str(tmp_path))
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.session_state["memviz_run"] = str(job.out)
+    at.run()
+    at.switch_page("pages/3_memorization.py").run()
+    no_exception(at)
+    texts = [i.value for i in at.info]
+    assert any("no finished check yet" in t for t in texts) and not any("manifest" in t for t in texts)
+    assert any("in progress" in t for t in texts)      # and the banner

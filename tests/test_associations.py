@@ -4,7 +4,13 @@ import pytest
 from scipy.stats import chi2_contingency
 from scipy.stats.contingency import association as scipy_association
 
-from memviz.associations import association_matrix, cluster_rules, column_clusters, correlation_ratio, cramers_v
+from memviz.associations import (
+    association_matrix,
+    cluster_rules,
+    column_clusters,
+    correlation_ratio,
+    cramers_v,
+)
 from memviz.data import table_from_frame
 from memviz.errors import MemvizError
 from memviz.schema import Schema

@@ -1,10 +1,13 @@
 """End to end in a real browser: `streamlit run app.py` driven by headless Chromium.
 
-Loads the sample, runs a tiny warm-up from the Warm-up page, opens every page, moves
-the p slider; saves a screenshot of each page under artifacts/screenshots/ and the
-page-switch and slider timings in artifacts/timings.json. Needs Debian's chromium
-(/usr/bin/chromium) and Playwright's Python package; skipped without them (no
-browser is ever downloaded).
+Uploads the sample as a training file plus a test file (the split must follow the test file,
+and the warm-up must measure its floor on those 1,000 rows), runs a small warm-up from the
+Warm-up page and watches an analysis page say "in progress" and refresh by itself, opens every
+page, moves the p slider, runs a small comparison and reads its verdict card, downloads the
+redacted report and opens it offline, and opens Tune & prune on a run with exactly one check.
+Saves a screenshot of each page under artifacts/screenshots/ and the page-switch and slider
+timings in artifacts/timings.json. Needs Debian's chromium (/usr/bin/chromium) and
+Playwright's Python package; skipped without them (no browser is ever downloaded).
 """
 from __future__ import annotations
 
@@ -12,21 +15,15 @@ import json
 import os
 import re
 import shutil
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
+from helpers import CHROMIUM, CHROMIUM_ARGS, need_browser, serve_dashboard
 
 ROOT = Path(__file__).resolve().parent.parent
-CHROMIUM = "/usr/bin/chromium"
 ARTIFACTS = ROOT / "artifacts"
 SHOTS = ARTIFACTS / "screenshots"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run"]
 PAGES = [("Warm-up", "warmup"), ("Memorization", "memorization"), ("Dynamics", "dynamics"),
          ("Tune & prune", "tune"), ("Compare", "compare"), ("Report", "report")]
 
@@ -36,46 +33,12 @@ BENCH_ENV = "MEMVIZ_BROWSER_BENCH_RUN"
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    pytest.importorskip("playwright.sync_api", reason="Playwright's Python package is not installed")
-    if not (os.path.exists(CHROMIUM) or shutil.which("chromium")):
-        pytest.skip(f"{CHROMIUM} not found (apt-get install chromium)")
+    need_browser()
     runs = tmp_path_factory.mktemp("browser_runs")
-    port = _free_port()
-    log = open(runs / "server.log", "wb")
-    env = dict(os.environ, MEMVIZ_RUNS=str(runs))
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
-                             "--server.headless", "true", "--browser.gatherUsageStats", "false"],
-                            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError("streamlit did not start:\n" + (runs / "server.log").read_text()[-2000:])
-            time.sleep(0.5)
+    with serve_dashboard(runs, "--server.headless", "true", "--browser.gatherUsageStats", "false") as url:
         yield url, runs
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
 
 
 def _idle(page, timeout=120_000) -> None:
@@ -95,10 +58,20 @@ def _shot(page, name: str) -> None:
 
 
 def _goto(page, title: str) -> float:
-    """Click a page in the sidebar navigation; seconds until its script run is over."""
+    """Click a page in the sidebar navigation; seconds until its script run is over.
+
+    A click that lands while the app reruns by itself (a run has just ended) can be lost:
+    it is repeated once, and the timing is then not recorded as a plain page switch."""
     t0 = time.perf_counter()
-    page.locator("[data-testid='stSidebarNav']").get_by_text(title, exact=True).click()
-    page.locator("h1").filter(has_text=title).first.wait_for(timeout=60_000)
+    link = page.locator("[data-testid='stSidebarNav']").get_by_text(title, exact=True)
+    heading = page.locator("h1").filter(has_text=title).first
+    link.click()
+    try:
+        heading.wait_for(timeout=30_000)
+    except Exception:
+        _idle(page)
+        link.click()
+        heading.wait_for(timeout=60_000)
     _idle(page)
     return time.perf_counter() - t0
 
@@ -136,15 +109,58 @@ def _bench(page, url: str, runs: Path, run: Path) -> dict:
     return out
 
 
-def test_dashboard_end_to_end(server):
+def _no_live_links(page) -> None:
+    """No user text became a link or an image (issue 12 item 3): the upload's file name is Markdown."""
+    assert page.locator("a[href*='example.org']").count() == 0
+    assert page.locator("img[src*='example.org']").count() == 0
+
+
+def _upload(page, tmp: Path) -> None:
+    """The sample as an upload: the training file, then the test file (the split must follow it)."""
+    from memviz.data import sample_data_dir
+
+    src = sample_data_dir()
+    train = tmp / "train [x](example.org).csv"                # a file name that is a Markdown link
+    train.write_bytes((src / "train.csv").read_bytes())
+    test = tmp / "test.csv"
+    test.write_bytes((src / "test.csv").read_bytes())
+    page.get_by_text("Upload a CSV or Parquet file", exact=True).click()
+    _idle(page)
+    page.locator("input[type='file']").nth(0).set_input_files(str(train))
+    page.get_by_text("a random hold-out of this table").first.wait_for(timeout=60_000)
+    _idle(page)
+    page.locator("input[type='file']").nth(1).set_input_files(str(test))
+    page.get_by_text("the provided test file").first.wait_for(timeout=60_000)
+    _idle(page)
+    _no_exception(page)
+    assert page.get_by_role("radio", name="the provided test file").is_checked()
+    assert _metric(page, "rows") == "3,000" and _metric(page, "test rows") == "1,000"
+    page.get_by_role("button", name="Use this table").click()
+    page.locator("[data-testid='stSidebar']").get_by_text("Upload: train", exact=False).wait_for(timeout=60_000)
+    _idle(page)
+    side = page.locator("[data-testid='stSidebar']").inner_text()
+    assert "3,000 training rows · 1,000 test rows" in side and "[x](example.org)" in side
+    _no_live_links(page)
+
+
+def _warmup(page, epochs: str, every: str, rows: str) -> None:
+    for label, value in (("Epochs", epochs), ("Check every (epochs)", every),
+                         ("Generated rows per check (0 = as many as training rows)", rows)):
+        box = page.get_by_label(label, exact=True)
+        box.fill(value)
+        box.press("Tab")
+    page.get_by_role("button", name="Start warm-up").click()
+
+
+def test_dashboard_end_to_end(server, tmp_path):
     from playwright.sync_api import sync_playwright
 
     url, runs = server
-    timings: dict = {"page_switch_seconds": {}, "slider_seconds": [], "notes": "sample data (3,000 rows)"}
+    timings: dict = {"page_switch_seconds": {}, "slider_seconds": [], "notes": "sample data (3,000 rows), uploaded"}
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
-            page = browser.new_page(viewport={"width": 1400, "height": 2000})
+            page = browser.new_page(viewport={"width": 1400, "height": 2600}, accept_downloads=True)
             # a deep link as the server's very first request still goes through the router
             page.goto(url + "/report", timeout=120_000)
             page.locator("h1").filter(has_text="Report").first.wait_for(timeout=120_000)
@@ -157,41 +173,52 @@ def test_dashboard_end_to_end(server):
             page.get_by_text("Bundled sample", exact=False).first.wait_for(timeout=120_000)
             _idle(page)
             timings["first_load_seconds"] = time.perf_counter() - t0
-            page.get_by_text("Bundled sample", exact=False).first.click()  # load the sample
-            _idle(page)
-            _no_exception(page)
-            assert "3,000 training rows" in page.locator("[data-testid='stSidebar']").inner_text()
+            _upload(page, tmp_path)
             _shot(page, "1_data")
 
-            # a tiny warm-up from the Warm-up page
+            # a small warm-up from the Warm-up page; its floor is measured on the uploaded test file
             timings["page_switch_seconds"]["Warm-up (no run)"] = _goto(page, "Warm-up")
-            for label, value in (("Epochs", "2"), ("Check every (epochs)", "1"),
-                                 ("Generated rows per check (0 = as many as training rows)", "300")):
-                box = page.get_by_label(label, exact=True)
-                box.fill(value)
-                box.press("Tab")
+            assert "floor is measured on its 1,000 test rows" in page.locator("[data-testid='stForm']").inner_text()
             t_run = time.perf_counter()
-            page.get_by_role("button", name="Start warm-up").click()
-            page.get_by_text(re.compile(r"finished · 2 checks")).first.wait_for(timeout=600_000)
+            _warmup(page, "40", "10", "300")
+            page.locator("[data-testid='stSidebar']").get_by_text(re.compile(r"run \d{8}-\d{6}-warmup-")).wait_for(
+                timeout=120_000)
+            # an analysis page while the run goes on: it says so, and refreshes by itself as checks come in
+            _goto(page, "Memorization")
+            banner = page.get_by_text(re.compile("Run in progress")).first
+            banner.wait_for(timeout=60_000)
+            _shot(page, "3_memorization_live")
+            page.locator(".js-plotly-plot").nth(1).wait_for(timeout=600_000)   # a check came in: figures, no click
+            banner.wait_for(state="detached", timeout=600_000)
             _idle(page)
             timings["warmup_seconds"] = time.perf_counter() - t_run
             _no_exception(page)
+            assert "finished · 4 checks" in page.locator("[data-testid='stSidebar']").inner_text()
+            assert page.locator(".js-plotly-plot").count() >= 2      # refreshed by itself: the finished run's figures
+            spec = json.loads(next(runs.glob(".jobs/*-warmup-*/spec.json")).read_text())
+            import pandas as pd
+
+            assert len(pd.read_parquet(spec["paths"]["holdout"])) == 1_000      # the test file, not a hold-out
+            assert len(pd.read_parquet(spec["paths"]["train"])) == 3_000
+
+            timings["page_switch_seconds"]["Warm-up"] = _goto(page, "Warm-up")
+            assert _metric(page, "Floor (fresh real rows)").endswith("%")
             _shot(page, "2_warmup")
 
-            for i, (title, name) in enumerate(PAGES[1:], start=3):
+            for i, (title, name) in enumerate(PAGES[1:4], start=3):
                 timings["page_switch_seconds"][title] = _goto(page, title)
                 _no_exception(page)
-                if title in ("Memorization", "Dynamics", "Tune & prune"):
-                    # figures render after the script finishes: wait for them, then count
-                    try:
-                        page.locator(".js-plotly-plot").nth(1).wait_for(timeout=120_000)
-                    except Exception:
-                        _shot(page, f"FAILED_{name}")
-                        raise AssertionError(f"{title}: no figures (see {SHOTS}/FAILED_{name}.png)") from None
-                    assert page.locator(".js-plotly-plot").count() >= 2
+                # figures render after the script finishes: wait for them, then count
+                try:
+                    page.locator(".js-plotly-plot").nth(1).wait_for(timeout=120_000)
+                except Exception:
+                    _shot(page, f"FAILED_{name}")
+                    raise AssertionError(f"{title}: no figures (see {SHOTS}/FAILED_{name}.png)") from None
+                assert page.locator(".js-plotly-plot").count() >= 2
                 if title == "Tune & prune":
                     before = _metric(page, "rows that would go")
                     assert before == "300"
+                    assert "DynamicCut score" in page.locator("[data-testid='stMain']").inner_text()
                     slider = page.get_by_role("slider").first
                     for expected in ("330", "360", "390"):
                         t0 = time.perf_counter()
@@ -203,8 +230,70 @@ def test_dashboard_end_to_end(server):
                         timings["slider_seconds"].append(time.perf_counter() - t0)
                     _no_exception(page)
                 _shot(page, f"{i}_{name}")
+
+            # the leak explorer redacted: ranges from the whole training column, nothing cut off
+            _goto(page, "Memorization")
+            page.get_by_text("Redact raw values", exact=False).first.click()
+            _idle(page)
+            _no_exception(page)
+            _shot(page, "3_memorization_redacted")
+
+            # a small comparison from the Compare page: its verdict card leads the results
+            timings["page_switch_seconds"]["Compare"] = _goto(page, "Compare")
+            box = page.get_by_label("Training epochs per model (0 = CPU presets)", exact=True)
+            box.fill("1")
+            box.press("Tab")
+            page.get_by_role("button", name="Run comparison").click()
+            page.get_by_text("Flagged output:").first.wait_for(timeout=600_000)
+            page.locator("[data-testid='stProgress']").get_by_text("finished", exact=True).wait_for(timeout=600_000)
+            _idle(page)
+            _no_exception(page)
+            card = page.locator(".st-key-compare_verdict").inner_text()
+            for topic in ("Flagged output", "Pruning", "Utility cost", "Next step"):
+                assert topic in card
+            assert "indicative" in card and "1 seed" in card
+            assert "Real rows the model never saw are flagged at" in card      # the warm-up's floor, same rows
+            try:  # the per-column details arrive a little later
+                page.get_by_text("Column shapes per method").first.wait_for(timeout=180_000)
+                _idle(page)
+            except Exception:
+                pass
+            _shot(page, "6_compare")
+
+            # the report: the latest finished comparison is included, the redacted one opens offline
+            timings["page_switch_seconds"]["Report"] = _goto(page, "Report")
+            assert page.locator(".st-key-report_verdict").count() == 1
+            with page.expect_download(timeout=120_000) as dl:
+                page.get_by_role("button", name="Download the HTML report").click()
+            report = dl.value
+            assert report.suggested_filename.endswith("_redacted.html")
+            ARTIFACTS.mkdir(parents=True, exist_ok=True)
+            report.save_as(str(ARTIFACTS / "report_redacted.html"))
+            _shot(page, "7_report")
+            doc = (ARTIFACTS / "report_redacted.html").read_text()
+            body = doc[doc.index("<body>"):]
+            assert "50K" not in body                      # class values are hashed in a redacted report
+            assert body.index("Flagged output") < body.index("<h2>Figures")
+            offline = browser.new_page(viewport={"width": 1400, "height": 2000})
+            offline.goto((ARTIFACTS / "report_redacted.html").as_uri())
+            offline.locator(".js-plotly-plot").first.wait_for(timeout=60_000)
+            offline.screenshot(path=str(SHOTS / "8_report_redacted_html.png"), full_page=True)
+            offline.close()
+
+            # a run with exactly one check on Tune & prune (used to crash: the k slider had min = max)
+            _goto(page, "Warm-up")
+            _warmup(page, "1", "1", "300")
+            page.get_by_text(re.compile(r"finished · 1 check\b")).first.wait_for(timeout=600_000)
+            _idle(page)
+            _goto(page, "Tune & prune")
+            _no_exception(page)
+            page.locator(".js-plotly-plot").nth(1).wait_for(timeout=120_000)
+            assert "this run has one check so far" in page.locator("[data-testid='stMain']").inner_text()
+            _shot(page, "5_tune_one_check")
+
             # back to a page already seen: warm caches
             timings["page_switch_seconds"]["Memorization (again)"] = _goto(page, "Memorization")
+            _no_live_links(page)
             bench = os.environ.get(BENCH_ENV)
             if bench:  # the same on a bigger finished run (e.g. Adult size), given by path
                 timings["bench"] = _bench(page, url, runs, Path(bench))
@@ -212,5 +301,5 @@ def test_dashboard_end_to_end(server):
             browser.close()
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     (ARTIFACTS / "timings.json").write_text(json.dumps(timings, indent=1))
-    assert len(list(runs.glob("*-warmup-*/manifest.json"))) == 1  # the warm-up started from the page
+    assert len(list(runs.glob("*-warmup-*/manifest.json"))) == 2  # the warm-ups started from the page
     assert sorted(p.name for p in SHOTS.glob("*.png")) >= ["1_data.png", "2_warmup.png"]

@@ -2,15 +2,16 @@
 import json
 import subprocess
 import sys
+import time
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
-
-from helpers import TINY_MODEL
-from memviz.cli import main
-
 from conftest import ROOT
+from helpers import TINY_MODEL
+
+from memviz.cli import main
 
 SAMPLE = ROOT / "sample_data"
 
@@ -117,7 +118,11 @@ def test_console_script_runs_as_a_module(small_files):
     (["warmup", "--model-params", '{"foo": 1}'], "'foo'"),
     (["warmup", "--model-params", '{"layers": "ab"}'], "invalid value"),
     (["warmup", "--model-params", '{"seed": 3}'], "'seed'"),
+    (["warmup", "--model-params", '{"lr": NaN}'], "NaN is not a valid value"),       # was a traceback
+    (["warmup", "--model-params", '{"epochs": 0}'], "epochs=0"),                     # was 200 epochs, silently
+    (["warmup", "--model-params", '{"epochs": "ten"}'], "whole number"),
     (["compare", "--test", "TEST", "--methods", "baseline,dynamiccut", "--p", "2"], "p must be"),
+    (["compare", "--test", "TEST", "--ratio", "-1"], "ratio -1.0"),                  # was caught per cell
 ])
 def test_bad_options_exit_2_before_any_work(capsys, small_files, argv, needle):
     out_dir = small_files / "out_dir"
@@ -133,6 +138,192 @@ def test_study_bad_seeds_exit_2(capsys, tmp_path):
     code, out, err = run_cli(capsys, "study", "--data-dir", str(tmp_path), "--out", str(tmp_path / "o"),
                              "--seeds", "a,b")
     assert code == 2 and len(err.strip().splitlines()) == 1 and "--seeds" in err
+
+
+def test_study_datasets_must_be_folder_names_inside_data_dir(capsys, tmp_path):
+    """At 9a38467 ``--datasets ../x`` was accepted (a folder outside --data-dir)."""
+    for bad in ("../x", "adult,../../etc", "/tmp/x", ".hidden"):
+        code, out, err = run_cli(capsys, "study", "--data-dir", str(tmp_path), "--out", str(tmp_path / "o"),
+                                 "--datasets", bad, "--scale", "tiny")
+        assert code == 2 and len(err.strip().splitlines()) == 1 and "--datasets" in err, (bad, err)
+        assert not (tmp_path / "o").exists()
+
+
+def test_an_out_that_is_a_folder_is_named_not_a_hidden_temporary_file(capsys, small_files):
+    """At 9a38467: ``error: /…/.out.x1y2.tmp: Is a directory``."""
+    folder = small_files / "out_folder"
+    folder.mkdir()
+    code, out, err = run_cli(capsys, "memorize", "--train", str(small_files / "train.csv"), "--synthetic",
+                             str(small_files / "syn.csv"), "--out", str(folder), "--device", "cpu", "--quiet")
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert f"{folder}: is a folder" in err and ".tmp" not in err
+    assert list(folder.iterdir()) == [] and not list(small_files.glob(".*.tmp"))
+
+
+def test_schema_warnings_are_one_line_on_stderr(capsys, small_files):
+    """At 9a38467 a SchemaWarning printed ``file:line: SchemaWarning: …`` and then the source
+    line ``warnings.warn(…)``."""
+    df = pd.read_csv(small_files / "train.csv")
+    df.insert(0, "customer_id", np.arange(len(df)))
+    df.to_csv(small_files / "with_id.csv", index=False)
+    code, out, err = run_cli(capsys, "memorize", "--train", str(small_files / "with_id.csv"), "--synthetic",
+                             str(small_files / "with_id.csv"), "--out", str(small_files / "m.csv"), "--device", "cpu",
+                             "--quiet")
+    assert code == 0, err
+    lines = err.strip().splitlines()
+    assert lines == [f"memviz memorize: warning: {small_files / 'with_id.csv'}: column 'customer_id' looks like "
+                     "a row identifier and is left out"]
+
+
+# ------------------------------------------------------------------ broken run folders
+@pytest.fixture(scope="module")
+def finished_run(tmp_path_factory, sample):
+    from memviz.warmup import WarmupConfig, run_warmup
+
+    run = tmp_path_factory.mktemp("cli_runs") / "run"
+    train = sample[0].subset(sample[0].row_ids[:150])
+    run_warmup(train, WarmupConfig(epochs=4, check_every=2, n_samples=40, device="cpu", model_params=TINY_MODEL), run)
+    return run
+
+
+def _no_data(run):
+    m = json.loads((run / "manifest.json").read_text())
+    del m["data"]
+    (run / "manifest.json").write_text(json.dumps(m))
+
+
+def _only_truncated_consolidated(run):
+    import shutil
+    shutil.rmtree(run / "checks")
+    (run / "checks.parquet").write_bytes((run / "checks.parquet").read_bytes()[:200])
+
+
+@pytest.mark.parametrize("breaks, needle", [
+    (lambda r: (r / "train.parquet").write_bytes((r / "train.parquet").read_bytes()[:300]),
+     "train.parquet: unreadable training table"),
+    (_only_truncated_consolidated, "checks.parquet: unreadable checks table"),
+    (lambda r: (r / "checks" / "check_abc.parquet").write_bytes(b"PAR1"), "check_abc.parquet: not a check file name"),
+    (_no_data, "manifest lacks the field 'data'"),
+])
+@pytest.mark.parametrize("command", ["inspect", "prune"])
+def test_a_broken_run_folder_is_one_line_and_exit_2(capsys, finished_run, tmp_path, breaks, needle, command):
+    """At 9a38467 these printed 20-34-line tracebacks (exit 1)."""
+    import shutil
+    run = Path(shutil.copytree(finished_run, tmp_path / "run"))
+    breaks(run)
+    extra = ["--out", str(tmp_path / "p.csv")] if command == "prune" else []
+    code, out, err = run_cli(capsys, command, str(run), *extra)
+    assert code == 2, err
+    assert len(err.strip().splitlines()) == 1 and needle in err, err
+    assert not (tmp_path / "p.csv").exists()
+
+
+# ------------------------------------------------------------- one writer per run folder
+def _cli(*argv, **kw):
+    return subprocess.Popen([sys.executable, "-m", "memviz", *map(str, argv)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=ROOT, **kw)
+
+
+def _warmup_argv(small_files, out, epochs, seed=1):
+    return ["warmup", "--train", small_files / "train.csv", "--schema", SAMPLE / "meta.json", "--out", out,
+            "--epochs", epochs, "--check-every", 1, "--n-samples", 30, "--seed", seed, "--device", "cpu", "--quiet",
+            "--model-params", json.dumps(TINY_MODEL)]
+
+
+@pytest.mark.slow
+def test_two_warmups_started_together_on_one_out_one_is_refused(small_files):
+    """The issue's repro: at 9a38467 both exited 0 in 2 trials of 3, leaving a manifest from
+    one seed over the checks of the other."""
+    out = small_files / "race"
+    procs = [_cli(*_warmup_argv(small_files, out, 6, seed)) for seed in (1, 2)]
+    results = [(p.wait(timeout=300), p.stdout.read(), p.stderr.read()) for p in procs]
+    codes = sorted(r[0] for r in results)
+    assert codes == [0, 2], results
+    winner = next(r for r in results if r[0] == 0)
+    loser = next(r for r in results if r[0] == 2)
+    # the loser either met the winner's lock, or (on a loaded machine, when the winner got there
+    # first and finished) its finished run: refused in one line either way, nothing overwritten
+    assert len(loser[2].strip().splitlines()) == 1, loser[2]
+    assert "another process is writing" in loser[2] or "a run already exists" in loser[2], loser[2]
+    seed = next(s for (p, s) in zip(procs, (1, 2)) if p.returncode == 0)
+    m = json.loads((out / "manifest.json").read_text())
+    assert m["config"]["seed"] == seed and m["status"] == "finished" and len(m["checks"]) == 6
+    assert json.loads(winner[1].strip().splitlines()[-1])["status"] == "finished"
+
+
+@pytest.mark.slow
+def test_a_live_run_refuses_a_second_resume_and_says_interrupted_once_killed(capsys, small_files):
+    """At 9a38467 a second ``--resume`` of a live run went ahead (two writers), and
+    ``memviz inspect`` kept saying ``running`` after the writer was killed."""
+    import signal
+    out = small_files / "live"
+    argv = _warmup_argv(small_files, out, 100_000)
+    proc = _cli(*argv)
+    try:
+        deadline = time.monotonic() + 180
+        while True:  # wait for its first check
+            try:
+                if json.loads((out / "manifest.json").read_text())["checks"]:
+                    break
+            except (OSError, ValueError, KeyError):
+                pass
+            assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read() if proc.poll() else ""
+            time.sleep(0.2)
+        code, text, err = run_cli(capsys, "inspect", str(out), "--json")
+        assert code == 0 and last_json(text)["status"] == "running", err
+        second = _cli(*argv, "--resume")  # the old code trained on beside the first writer
+        try:
+            code, err = second.wait(timeout=60), second.stderr.read()
+        finally:
+            second.kill()
+            second.wait()
+        assert code == 2 and len(err.strip().splitlines()) == 1, err
+        assert "another process is writing this run" in err and f"pid {proc.pid}" in err
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+    code, text, err = run_cli(capsys, "inspect", str(out), "--json")
+    assert code == 0 and last_json(text)["status"] == "interrupted", err
+    code, text, err = run_cli(capsys, "inspect", str(out))
+    assert "status interrupted" in text
+
+
+# ----------------------------------------------------------------------- CSV for people
+PAYLOADS = ['=HYPERLINK("http://127.0.0.1:8599/x","click")', "@SUM(1+1)", "+cmd|' /C calc'!A0"]
+
+
+def test_prune_and_memorize_outputs_neutralise_formulas_unless_raw_csv(capsys, small_files):
+    """At 9a38467 ``memviz prune --out`` wrote these category values and header as they were."""
+    df = pd.read_csv(small_files / "train.csv")
+    df["workclass"] = [PAYLOADS[i % 3] if i % 2 else v for i, v in enumerate(df["workclass"])]
+    df["capital-loss"] = -df["capital-loss"]                       # negative numbers stay numbers
+    df = df.rename(columns={"race": "=race"})
+    df.to_csv(small_files / "evil.csv", index=False)
+    schema = json.loads((SAMPLE / "meta.json").read_text())
+    schema["categorical"] = ["=race" if c == "race" else c for c in schema["categorical"]]
+    (small_files / "evil.json").write_text(json.dumps(schema))
+    run = small_files / "evil_run"
+    code, out, err = run_cli(capsys, "warmup", "--train", str(small_files / "evil.csv"), "--schema",
+                             str(small_files / "evil.json"), "--out", str(run), "--epochs", "2", "--check-every", "1",
+                             "--n-samples", "30", "--device", "cpu", "--quiet",
+                             "--model-params", json.dumps(TINY_MODEL))
+    assert code == 0, err
+    for raw in (False, True):
+        target = small_files / f"pruned_{raw}.csv"
+        code, out, err = run_cli(capsys, "prune", str(run), "--p", "0.1", "--k", "1", "--out", str(target),
+                                 "--keep-row-id", *(["--raw-csv"] if raw else []))
+        assert code == 0, err
+        back = pd.read_csv(target, keep_default_na=False, na_values=[""])
+        kept = df.loc[back["row_id"].to_numpy()]
+        assert ("=race" if raw else "'=race") in back.columns
+        want = kept["workclass"] if raw else kept["workclass"].map(lambda v: "'" + v if v in PAYLOADS else v)
+        assert back["workclass"].tolist() == want.tolist()
+        assert back["capital-loss"].tolist() == kept["capital-loss"].tolist()   # numbers, not '-text
+    code, out, err = run_cli(capsys, "memorize", "--train", str(small_files / "evil.csv"), "--schema",
+                             str(small_files / "evil.json"), "--synthetic", str(small_files / "evil.csv"),
+                             "--out", str(small_files / "m.csv"), "--device", "cpu", "--quiet", "--raw-csv")
+    assert code == 0, err
+    assert pd.read_csv(small_files / "m.csv")["memorized"].all()  # its output is numbers only: the flag is a no-op
 
 
 # ------------------------------------------------------------------ the floor
@@ -198,12 +389,13 @@ def test_warmup_with_a_holdout_then_inspect_shows_the_floor_in_plain_words(capsy
     assert any(line.startswith("floor: real rows the model never saw (300 hold-out rows)") for line in text)
     assert any(line.startswith("Real rows the model never saw are flagged at") for line in text)
     assert any(line.startswith("points above the floor per check: e2:") for line in text)
-    from memviz.app import runs                                               # the dashboard finds its hold-out
+    from memviz.app import runs  # the dashboard finds its hold-out
     assert runs.run_holdout(runs.load_run(run)) is not None                   # again from the floor's source
 
 
 def test_inspect_of_a_run_without_holdout_says_there_is_no_floor(capsys, small_files, tmp_path):
     from dash_helpers import copier_run
+
     from memviz.data import load_table
 
     train = load_table(small_files / "train.csv", SAMPLE / "meta.json")

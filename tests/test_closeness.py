@@ -3,7 +3,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from memviz.closeness import NEAR_GAP, ZERO_RATIO, closeness, fit_spread, nn1_closeness, summary
+from memviz.closeness import (
+    NEAR_GAP,
+    ZERO_RATIO,
+    closeness,
+    fit_spread,
+    nn1_closeness,
+    summary,
+)
 from memviz.data import Table
 from memviz.errors import MemvizError
 from memviz.memorization import memorization

@@ -4,15 +4,21 @@ Every bad input must raise a DataError whose message is one line naming the file
 column (where there is one) and the problem.
 """
 import json
-import warnings
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from memviz.data import (SchemaWarning, Table, infer_schema, load_companion, load_dataset, load_table,
-                         read_frame, sample_data_dir, table_from_frame)
+from memviz.data import (
+    SchemaWarning,
+    infer_schema,
+    load_companion,
+    load_dataset,
+    load_table,
+    read_frame,
+    sample_data_dir,
+)
 from memviz.errors import DataError, MemvizError
 from memviz.memorization import memorization
 from memviz.schema import Schema

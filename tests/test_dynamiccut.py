@@ -5,8 +5,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from memviz.dynamiccut import (default_T, dynamiccut_selection, early_identification,
-                               early_identification_curve, prune_budget, score_rows)
+from memviz.dynamiccut import (
+    default_T,
+    dynamiccut_selection,
+    early_identification,
+    early_identification_curve,
+    prune_budget,
+    score_rows,
+)
 from memviz.dynamics import compute_dynamics
 from memviz.errors import MemvizError
 

@@ -3,9 +3,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from memviz.dynamics import (check_events, check_summary, compute_dynamics, concentration, concentration_curve,
-                             dynamics_from_events, heavy_tail, summarize, top_mask)
+from memviz.dynamics import check_events, check_summary, compute_dynamics, dynamics_from_events, top_mask
 from memviz.errors import MemvizError
+from memviz.summaries import concentration, concentration_curve, heavy_tail, summarize
 
 # 5 training rows with non-contiguous ids; 42 is never anyone's NN1
 TRAIN_IDS = np.array([42, 3, 20, 7, 11], dtype=np.int64)  # deliberately unsorted

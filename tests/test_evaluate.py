@@ -8,7 +8,6 @@ from memviz.errors import DataError, MemvizError
 from memviz.evaluate import dcr_share, evaluate_synthetic, mle, quality
 from memviz.schema import Schema
 
-
 ONE = {"learning_rate": (0.1,)}  # no search: a single combination
 
 

@@ -9,7 +9,14 @@ import pytest
 
 from memviz.data import Table
 from memviz.errors import MemvizError
-from memviz.floor import Floor, excess, excess_columns, holdout_floor, newcombe_interval, wilson_interval
+from memviz.floor import (
+    Floor,
+    excess,
+    excess_columns,
+    holdout_floor,
+    newcombe_interval,
+    wilson_interval,
+)
 from memviz.memorization import memorization
 
 

@@ -1,86 +1,16 @@
-"""Leak explorer computations on a planted run: who is copied, which cells match, redaction.
-
-``planted_run`` writes a finished run through the RunStore API (no model): 40 training
-rows with non-contiguous row_ids, 3 checks of 40 generated rows whose NN1 and memorized
-flags are planted. Memorized rows copy ``a`` (up to 1e-12 relative) and ``c1`` verbatim,
-never ``b``, and ``c2`` (as float codes, 1 vs 1.0) in exactly half of them.
-"""
+"""Leak explorer computations on the planted run (tests/planted.py): who is copied, which cells match."""
 import re
 
 import numpy as np
 import pandas as pd
 import pytest
+from planted import N_TRAIN, SCHEMA, planted_run
 
 from memviz.data import Table
 from memviz.errors import MemvizError
-from memviz.leaks import (ColumnLeak, LeakView, cell_matches, column_match_rates, copies_of, most_copied, redact,
-                          run_column_match_rates, style_matches)
+from memviz.leaks import LeakView, cell_matches, copies_of, most_copied, style_matches
 from memviz.schema import Schema
-from memviz.store import RunStore
 from memviz.warmup import load_warmup
-
-SCHEMA = Schema(numerical=("a", "b"), categorical=("c1", "c2"), target="y", task="binary", name="planted")
-N_TRAIN, N_GEN, EPOCHS = 40, 40, (2, 4, 6)
-#: planted attribution per check: training position -> number of memorized copies
-COPIES = [{0: 6, 1: 2, 2: 1}, {0: 5, 1: 3}, {0: 7, 3: 1, 2: 2}]
-
-
-def planted_train(seed: int = 0) -> Table:
-    rng = np.random.default_rng(seed)
-    ids = (100 + 3 * np.arange(N_TRAIN)).astype(np.int64)[::-1]  # non-contiguous, descending
-    df = pd.DataFrame({
-        "a": np.round(rng.uniform(10_000, 99_999, N_TRAIN), 3) + 0.123,
-        "b": rng.integers(0, 50, N_TRAIN).astype(np.int64),
-        "c1": [f"SECRET-{i:02d}" for i in range(N_TRAIN)],
-        "c2": rng.integers(1, 4, N_TRAIN).astype(np.int64),
-        "y": rng.choice(["<=50K", ">50K"], N_TRAIN),
-    }, index=pd.Index(ids, name="row_id"))
-    return Table(df, SCHEMA, "planted")
-
-
-def planted_check(train: Table, c: int, rng) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """One check's (long table, samples)."""
-    d = train.data
-    nn1, mem = [], []
-    for pos, k in COPIES[c].items():
-        nn1 += [pos] * k
-        mem += [True] * k
-    rest = N_GEN - len(nn1)
-    nn1 += list(rng.integers(0, N_TRAIN, rest))
-    mem += [False] * rest
-    nn1[len(mem) - 1] = 0  # one non-memorized row attributed to the most-copied row
-    nn1, mem = np.asarray(nn1), np.asarray(mem)
-    src = d.iloc[nn1].reset_index(drop=True)
-    gen = pd.DataFrame({
-        "a": np.where(mem, src["a"] * (1 + 1e-12), src["a"] + 0.5),
-        "b": src["b"] + 1,
-        "c1": np.where(mem, src["c1"], "other"),
-        "c2": np.where(mem & (np.arange(N_GEN) % 2 == 0), src["c2"], src["c2"] % 3 + 1).astype(np.float64),
-        "y": src["y"],
-    })
-    order = rng.permutation(N_GEN)  # synthetic ids not in attribution order
-    gen = gen.iloc[order].reset_index(drop=True)
-    nn1, mem = nn1[order], mem[order]
-    ratio = np.where(mem, rng.uniform(0.0, 0.3, N_GEN), rng.uniform(0.4, 1.0, N_GEN))
-    long = pd.DataFrame({"check": c, "epoch": EPOCHS[c], "synthetic_id": np.arange(N_GEN),
-                         "nn1": d.index.to_numpy()[nn1], "nn2": d.index.to_numpy()[(nn1 + 1) % N_TRAIN],
-                         "d1": ratio, "d2": 1.0, "ratio": ratio, "memorized": mem})
-    gen.insert(0, "synthetic_id", np.arange(N_GEN))
-    return long, gen
-
-
-def planted_run(path, seed: int = 0, n_checks: int = 3) -> RunStore:
-    """A finished run directory with planted checks (see the module docstring)."""
-    train = planted_train(seed)
-    rng = np.random.default_rng(seed + 1)
-    with pytest.MonkeyPatch.context() as mp:  # package versions would import torch (seconds)
-        mp.setattr("memviz.store.versions", lambda: {})
-        store = RunStore.create(path, train, {"top_frac": 0.1, "epochs": EPOCHS[n_checks - 1], "check_every": 2})
-    for c in range(n_checks):
-        long, gen = planted_check(train, c, rng)
-        store.write_check(c, long, gen)
-    store.update(status="finished")
-    return store
 
 
 @pytest.fixture(scope="module")
@@ -201,90 +131,6 @@ def test_style_matches_highlights_exactly_the_mask(run):
         assert len(styled) == int(view.mask().to_numpy().sum())
     raw_html = style_matches(view, redacted=True).to_html()
     assert "SECRET-" not in raw_html and "SECRET-" in style_matches(view).to_html()
-
-
-# --------------------------------------------------------------------------- redaction
-def _parse_range(label: str) -> tuple[float, float]:
-    a, b = label.split(" – ")
-    return float(a.replace(",", "")), float(b.replace(",", ""))
-
-
-def test_redact_hides_every_raw_value_and_keeps_shape():
-    train = planted_train(3)
-    df = train.data.copy()
-    df.loc[df.index[0], "a"] = np.nan
-    df.loc[df.index[1], "c1"] = None
-    df["extra"] = np.arange(len(df))
-    red = redact(df, SCHEMA, salt="k")
-    assert red.shape == df.shape and red.index.equals(df.index) and list(red.columns) == list(df.columns)
-    for col in SCHEMA.columns:
-        raw = df[col].astype(str).to_numpy()
-        assert not np.any(red[col].astype(str).to_numpy() == raw), col
-        assert not red[col].astype(str).str.contains("SECRET").any()
-    assert red.loc[df.index[0], "a"] == "missing" and red.loc[df.index[1], "c1"] == "missing"
-    for v, lab in zip(df["a"].iloc[1:], red["a"].iloc[1:]):
-        lo, hi = _parse_range(lab)
-        assert lo <= v < hi and hi - lo < df["a"].max() - df["a"].min()
-    # equal categories keep equal labels, different ones different labels
-    codes = red["c2"].to_numpy()
-    for v in df["c2"].unique():
-        assert len(set(codes[df["c2"].to_numpy() == v])) == 1
-    assert len(set(codes)) == df["c2"].nunique()
-    assert all(re.fullmatch(r"cat-[0-9a-f]{4}", x) for x in codes)
-    assert (red["extra"] == df["extra"]).all()  # not a schema column
-    assert redact(df, SCHEMA, salt="k").equals(red)
-    assert not redact(df, SCHEMA, salt="other")["c2"].equals(red["c2"])
-
-
-def test_redact_constant_column_still_a_range():
-    schema = Schema(numerical=("x",), categorical=(), target=None)
-    df = pd.DataFrame({"x": [42.0, 42.0, 42.0]})
-    red = redact(df, schema)
-    lo, hi = _parse_range(red["x"].iloc[0])
-    assert lo <= 42 < hi and "42" != red["x"].iloc[0]
-
-
-# ------------------------------------------------------------------------ column rates
-def test_column_match_rates_planted(run):
-    store, res = run
-    train = store.train()
-    long = res.checks[res.checks["check"] == 2]
-    leak = column_match_rates(train, store.samples(2), long)
-    assert isinstance(leak, ColumnLeak)
-    rates = leak.columns.set_index("column")
-    assert list(rates.index) == list(SCHEMA.columns)
-    assert rates.loc["a", "memorized_rate"] == 1.0 and rates.loc["c1", "memorized_rate"] == 1.0
-    assert rates.loc["b", "memorized_rate"] == 0.0 and rates.loc["b", "non_memorized_rate"] == 0.0
-    assert rates.loc["a", "non_memorized_rate"] == 0.0 and rates.loc["c1", "non_memorized_rate"] == 0.0
-    n_mem = sum(COPIES[2].values())
-    assert leak.n_memorized == n_mem and leak.n_non_memorized == N_GEN - n_mem
-    pm = leak.pairs_memorized
-    assert pm.loc["a", "c1"] == 1.0 and pm.loc["a", "b"] == 0.0
-    np.testing.assert_allclose(np.diag(pm), rates["memorized_rate"])
-    np.testing.assert_allclose(np.diag(leak.pairs_non_memorized), rates["non_memorized_rate"])
-    np.testing.assert_allclose(pm, pm.T)
-    assert pm.attrs["group"] == "memorized rows" and leak.pairs_non_memorized.attrs["group"] == "non-memorized rows"
-    assert pm.loc["c1", "c2"] == rates.loc["c2", "memorized_rate"]
-    # same answer through the run helper, and with the rows shuffled
-    assert run_column_match_rates(store).columns.equals(leak.columns)
-    shuffled = column_match_rates(train, store.samples(2).sample(frac=1, random_state=1), long.iloc[::-1])
-    pd.testing.assert_frame_equal(shuffled.columns, leak.columns)
-
-
-def test_column_match_rates_several_checks_and_errors(run):
-    store, res = run
-    train = store.train()
-    samples = pd.concat([store.samples(c).assign(check=c) for c in range(3)], ignore_index=True)
-    leak = column_match_rates(train, samples, res.checks)
-    assert leak.n_memorized == sum(sum(c.values()) for c in COPIES)
-    assert leak.columns.set_index("column").loc["a", "memorized_rate"] == 1.0
-    with pytest.raises(MemvizError, match="several checks"):
-        column_match_rates(train, store.samples(0), res.checks)
-    with pytest.raises(MemvizError, match="not in samples"):
-        column_match_rates(train, store.samples(0).iloc[:10], res.checks[res.checks["check"] == 0])
-    no_mem = res.checks[res.checks["check"] == 0].assign(memorized=False)
-    empty = column_match_rates(train, store.samples(0), no_mem)
-    assert empty.columns["memorized_rate"].isna().all() and empty.n_memorized == 0
 
 
 # ------------------------------------------------------------- ranking by excess

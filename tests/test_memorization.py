@@ -13,6 +13,7 @@ import pytest
 import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from naive import naive_memorization
 
 from memviz import pruned
 from memviz.data import Table, load_dataset
@@ -20,7 +21,6 @@ from memviz.errors import MemvizError
 from memviz.memorization import THRESHOLD, mem_auc, mem_auc_trapezoid, memorization
 from memviz.neighbors import NeighborEngine
 from memviz.schema import Schema
-from naive import naive_memorization
 
 
 # ----------------------------------------------------------------- helpers

@@ -5,10 +5,17 @@ import pytest
 
 from memviz.data import table_from_frame
 from memviz.errors import DataError, MemvizError
-from memviz.mitigate import (MitigationResult, prune, random_prune, random_removed, smote, smote_reference, tabcutmix,
-                             tabcutmixplus)
+from memviz.mitigate import (
+    MitigationResult,
+    prune,
+    random_prune,
+    random_removed,
+    smote,
+    smote_reference,
+    tabcutmix,
+    tabcutmixplus,
+)
 from memviz.schema import Schema
-
 
 CLASSES = {"A": 600, "B": 300, "C": 100}
 

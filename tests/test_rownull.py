@@ -4,15 +4,21 @@ from both) and, where present, on ../shared/datasets/adult."""
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import SHARED
 from scipy import stats
 
 from memviz.errors import MemvizError
 from memviz.floor import excess, holdout_floor
 from memviz.memorization import memorization
 from memviz.neighbors import NeighborEngine
-from memviz.rownull import ROW_COLUMNS, bh_qvalues, copies_per_row, fit_spread, predictive_pvalues, row_null
-
-from conftest import SHARED
+from memviz.rownull import (
+    ROW_COLUMNS,
+    bh_qvalues,
+    copies_per_row,
+    fit_spread,
+    predictive_pvalues,
+    row_null,
+)
 
 
 def test_bh_qvalues_are_the_step_up_definition():

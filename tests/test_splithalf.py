@@ -5,8 +5,14 @@ import pytest
 from memviz.dynamiccut import score_rows, target_top
 from memviz.dynamics import dynamics_from_matrices
 from memviz.errors import MemvizError
-from memviz.splithalf import (dynamics_statistics, first_epoch, forgetting_rate, pooled_forgetting_rate, split_halves,
-                              split_top)
+from memviz.splithalf import (
+    dynamics_statistics,
+    first_epoch,
+    forgetting_rate,
+    pooled_forgetting_rate,
+    split_halves,
+    split_top,
+)
 
 
 def random_dyn(seed=0, n=300, c=12, top_frac=0.1):

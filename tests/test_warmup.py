@@ -1,14 +1,13 @@
 import numpy as np
 import pandas as pd
 import pytest
+from helpers import TINY_MODEL
 
 from memviz.callbacks import Callback
 from memviz.errors import MemvizError, RunError
 from memviz.floor import excess, holdout_floor
 from memviz.store import RunStore, list_runs
 from memviz.warmup import WarmupConfig, load_warmup, run_warmup
-
-from helpers import TINY_MODEL
 
 
 def tiny(**kw):

@@ -1,9 +1,12 @@
 """The dashboard's library side (never imports streamlit): what every page calls.
 
-* :mod:`.datasets` — the tables on offer, uploads, schema edits, the test split;
+* :mod:`.datasets` — the tables on offer, uploads, the target, schema edits, the test split, and the
+  uploads and tables in use kept with the runs;
 * :mod:`.runs` — warm-up runs: listing, opening, leak inputs, pruning previews, tuned (p, k, T);
 * :mod:`.comparisons` — a comparison's results, details and files;
-* :mod:`.reports` — the report's figures and its HTML;
+* :mod:`.reports` — the report's figures, facts in words and its HTML;
+* :mod:`.verdict` — the verdict card (flagged output against the floor, pruning, utility, next step);
+* :mod:`.glossary` — the words of the dashboard and the report, explained once;
 * :mod:`.spec` — the job contract (JSON spec in, JSON-lines events out) and :func:`run_spec`;
 * :mod:`.jobs` — background jobs: start, queue, status, cancel;
 * :mod:`.devices` — which devices a job can use.

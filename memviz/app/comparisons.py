@@ -9,7 +9,10 @@ import pandas as pd
 
 from ..compare import METHODS, summary_table  # noqa: F401  (the pages' registry and summary)
 from ..compare.details import details_done, details_files, read_details, read_results
-from ..errors import DataError
+from ..errors import DataError, MemvizError
+from ..floor import Floor
+from ..io import read_json
+from ..metrics import METRICS
 from ..models import MODELS  # noqa: F401
 
 
@@ -72,11 +75,38 @@ def compare_token(out_dir: str | Path) -> int:
     return t
 
 
+def metric_name(key: str) -> str:
+    """A results column's name in words (:mod:`memviz.metrics`), or the key itself."""
+    m = METRICS.get(key)
+    return m.name if m is not None else key
+
+
 def load_compare(out_dir: str | Path) -> CompareView:
     """Read a comparison's results (RunError when it has no results.csv yet) and its details."""
     out_dir = Path(out_dir)
     shapes, dcr = read_details(out_dir)
     return CompareView(out_dir, read_results(out_dir), shapes, dcr)
+
+
+def run_floor(compare: CompareView, view) -> Floor | None:
+    """The floor of the warm-up ``view`` (a :class:`memviz.app.runs.RunView`) when ``compare`` ranked
+    its rows with that warm-up, so measured memorization against the same training rows, with
+    the same distance; None otherwise (or when the warm-up has no floor).
+
+    For results written before comparisons stored their own floor columns.
+    """
+    floor = getattr(getattr(view, "result", None), "floor", None)
+    if floor is None:
+        return None
+    from .jobs import job_for
+
+    try:
+        config = (read_json(job_for(compare.path).spec_path, "job spec").get("config") or {})
+    except (MemvizError, OSError, AttributeError):
+        return None
+    same_run = config.get("run_dir") and Path(str(config["run_dir"])).resolve() == Path(view.path).resolve()
+    same_distance = str(config.get("distance") or "paper") == floor.distance
+    return floor if same_run and same_distance else None
 
 
 def compare_outputs(out_dir: str | Path) -> dict[str, Path]:
@@ -103,5 +133,5 @@ def file_bytes(path: str | Path, limit: int = 200 * 2 ** 20) -> bytes:
     return p.read_bytes()
 
 
-__all__ = ["METHODS", "MODELS", "summary_table", "CompareView", "compare_token", "load_compare", "details_done", "compare_outputs", "synthetic_files",
-           "file_bytes"]
+__all__ = ["METHODS", "MODELS", "METRICS", "metric_name", "summary_table", "CompareView", "compare_token", "load_compare", "details_done",
+           "run_floor", "compare_outputs", "synthetic_files", "file_bytes"]

@@ -1,12 +1,25 @@
-"""The Data page's library side: which tables there are, uploads, schema edits, the test split.
+"""The Data page's library side: which tables there are, uploads, schema edits, the target, the test split.
 
 Uploads are parsed as data only: CSV with :func:`memviz.data.read_csv_bytes`, Parquet
-with pyarrow from memory; nothing is unpickled or evaluated.
+with pyarrow from memory; nothing is unpickled or evaluated. An upload may expand to at most
+:func:`max_upload_cells` cells (rows × columns) and :data:`MAX_UPLOAD_BYTES` bytes of decoded
+values, checked before the table is built: a compressed Parquet file can hold far more than
+its size says (0.26 MB of zstd expanded to 340 MB in pandas).
+
+Uploads and the table in use are kept with the runs, so that a reload of the page finds
+them again (the run it shows was trained on them)::
+
+    <runs root>/.uploads/<key>/upload.json, train.bin[, test.bin]     an upload as received
+    <runs root>/.uploads/tables/<key>/info.json, schema.json, train.parquet[, test.parquet]
+                                                                      a table in use (schema and split applied)
 """
 from __future__ import annotations
 
+import hashlib
 import io
+import json
 import os
+import time
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,13 +27,35 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..data import SchemaWarning, Table, check_same_columns, infer_schema, read_csv_bytes, read_frame, \
-    sample_data_dir, table_from_frame
-from ..errors import DataError
+from ..data import (
+    ROW_ID,
+    SchemaWarning,
+    Table,
+    check_same_columns,
+    infer_schema,
+    load_table,
+    read_csv_bytes,
+    read_frame,
+    sample_data_dir,
+    table_from_frame,
+)
+from ..errors import DataError, MemvizError
+from ..io import atomic_write_bytes, atomic_write_json, atomic_write_parquet, read_json
 from ..schema import KINDS, Schema
+from ..store import fingerprint
+
+UPLOADS = ".uploads"
+TABLES = "tables"
+#: the kinds the schema editor offers (the target has its own picker)
+FEATURE_KINDS = tuple(k for k in KINDS if k != "target")
 
 DATASETS_ENV = "MEMVIZ_DATASETS"
 PARQUET_MAGIC = b"PAR1"
+MAX_CELLS_ENV = "MEMVIZ_MAX_UPLOAD_CELLS"
+#: rows × columns an upload may hold (a 200 MB CSV of numbers is about 10 million cells)
+MAX_UPLOAD_CELLS = 10_000_000
+#: decoded bytes a Parquet upload may hold (its values as Arrow holds them, strings included)
+MAX_UPLOAD_BYTES = 1 << 30
 
 
 # ====================================================================== datasets
@@ -94,17 +129,74 @@ def load_choice(choice: DatasetChoice | str) -> RawData:
     return RawData(frame, test, schema, str(choice.folder / "train.csv"), choice.label, notes)
 
 
+def max_upload_cells() -> int:
+    """Rows × columns an upload may hold: ``$MEMVIZ_MAX_UPLOAD_CELLS``, else :data:`MAX_UPLOAD_CELLS`."""
+    raw = os.environ.get(MAX_CELLS_ENV, "").strip()
+    if not raw:
+        return MAX_UPLOAD_CELLS
+    try:
+        return max(1, int(raw))
+    except ValueError:
+        raise DataError(f"${MAX_CELLS_ENV}={raw!r}: expected a whole number of cells") from None
+
+
+def _check_size(name: str, rows: int, cols: int, decoded: int | None = None) -> None:
+    """DataError (one line) when an upload would expand past the caps."""
+    cap = max_upload_cells()
+    if rows * cols > cap:
+        raise DataError(f"{name}: {rows:,} rows × {cols:,} columns = {rows * cols:,} cells, more than an upload "
+                        f"may hold ({cap:,}; set ${MAX_CELLS_ENV} to change it, or use the memviz CLI)")
+    if decoded is not None and decoded > MAX_UPLOAD_BYTES:
+        raise DataError(f"{name}: its values expand to {decoded / 2**20:,.0f} MiB, more than an upload may hold "
+                        f"({MAX_UPLOAD_BYTES / 2**20:,.0f} MiB; use the memviz CLI for it)")
+
+
+def _read_parquet_upload(name: str, raw: bytes) -> pd.DataFrame:
+    """An uploaded Parquet file, its size checked from the footer (rows, columns, encoded
+    bytes) and from its strings' decoded lengths before anything is expanded."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    try:
+        meta = pq.ParquetFile(io.BytesIO(raw)).metadata
+        _check_size(name, meta.num_rows, meta.num_columns,
+                    sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups)))
+        schema = pq.read_schema(io.BytesIO(raw))
+        texts = [f.name for f in schema if pa.types.is_string(f.type) or pa.types.is_large_string(f.type)
+                 or pa.types.is_binary(f.type) or pa.types.is_large_binary(f.type)]
+        table = pq.read_table(io.BytesIO(raw), read_dictionary=texts)  # strings stay dictionary-encoded
+        decoded = 0
+        for col in table.columns:
+            for chunk in col.chunks:
+                if pa.types.is_dictionary(chunk.type):  # the bytes its strings take once decoded
+                    lengths = pc.binary_length(chunk.dictionary)
+                    decoded += (pc.sum(pc.take(lengths, chunk.indices)).as_py() or 0) + 8 * len(chunk)
+                else:
+                    decoded += chunk.nbytes
+        _check_size(name, table.num_rows, table.num_columns, decoded)
+        return table.cast(schema).to_pandas()
+    except DataError:
+        raise
+    except Exception as exc:  # pyarrow raises many types
+        raise DataError(f"{name}: not a readable Parquet file ({type(exc).__name__})") from None
+
+
+def _check_csv_size(name: str, raw: bytes) -> None:
+    """Rows (line breaks) × columns (separators in the first line, the most frequent of , ; tab |)
+    of a CSV upload, against the cap, before pandas parses it."""
+    first = raw[:raw.find(b"\n")] if b"\n" in raw else raw
+    cols = 1 + max(first.count(sep) for sep in (b",", b";", b"\t", b"|"))
+    _check_size(name, max(0, raw.count(b"\n") - 1), cols)  # minus the header line
+
+
 def read_upload(name: str, raw: bytes) -> pd.DataFrame:
-    """Parse an uploaded CSV or Parquet file (data only; one-line DataError on a bad file)."""
+    """Parse an uploaded CSV or Parquet file (data only; one-line DataError on a bad file or
+    one that would expand past :func:`max_upload_cells` cells or :data:`MAX_UPLOAD_BYTES`)."""
     if raw[:4] == PARQUET_MAGIC or name.lower().endswith((".parquet", ".pq")):
         if raw[:4] != PARQUET_MAGIC:
             raise DataError(f"{name}: not a Parquet file (no PAR1 magic bytes)")
-        try:
-            import pyarrow.parquet as pq
-
-            df = pq.read_table(io.BytesIO(raw)).to_pandas()
-        except Exception as exc:  # pyarrow raises many types
-            raise DataError(f"{name}: not a readable Parquet file ({type(exc).__name__})") from None
+        df = _read_parquet_upload(name, raw)
         df.columns = [str(c) for c in df.columns]
         if df.columns.duplicated().any():
             dup = df.columns[df.columns.duplicated()][0]
@@ -114,6 +206,7 @@ def read_upload(name: str, raw: bytes) -> pd.DataFrame:
         if len(df) == 0:
             raise DataError(f"{name}: the table has a header but no rows")
         return df.reset_index(drop=True)
+    _check_csv_size(name, raw)
     return read_csv_bytes(raw, name)
 
 
@@ -152,6 +245,42 @@ def guess_target(frame: pd.DataFrame) -> str | None:
         if 2 <= k <= 20:
             return col
     return None
+
+
+# ================================================================ the target
+def _feature_kind(series: pd.Series) -> str:
+    """numerical or categorical for a column that stops being the target (as inference decides)."""
+    try:
+        return infer_schema(series.to_frame()).kind_of(series.name)
+    except (KeyError, MemvizError):
+        return "categorical"
+
+
+def with_target(schema: Schema, frame: pd.DataFrame, target: str | None) -> Schema:
+    """``schema`` with ``target`` as its target column (None: no target), in one step.
+
+    The new target leaves the feature lists; the old target becomes a feature of the kind
+    inference gives it; the task (binary, multiclass, regression) is read from the column.
+    DataError names a column that is not in the table.
+    """
+    if target is not None and target not in frame.columns:
+        raise DataError(f"target {target!r}: not a column of the table")
+    if target == schema.target:
+        return schema
+    num = [c for c in schema.numerical if c != target]
+    cat = [c for c in schema.categorical if c != target]
+    exc = [c for c in schema.excluded if c != target]
+    old = schema.target
+    if old is not None and old in frame.columns:
+        (num if _feature_kind(frame[old]) == "numerical" else cat).append(old)
+    order = {c: i for i, c in enumerate(frame.columns)}
+    num.sort(key=lambda c: order.get(c, len(order)))
+    cat.sort(key=lambda c: order.get(c, len(order)))
+    if not num and not cat:
+        raise DataError(f"target {target!r}: no feature column would be left")
+    task = target_task(frame[target]) if target is not None else "none"
+    return Schema(numerical=tuple(num), categorical=tuple(cat), target=target, task=task, excluded=tuple(exc),
+                  name=schema.name, extra=dict(schema.extra))
 
 
 # ================================================================ schema editing
@@ -255,3 +384,131 @@ def data_summary(train: Table, test: Table | None) -> dict:
         shares = train.data[s.target].astype(str).value_counts(normalize=True)
         out["classes"] = ", ".join(f"{k}: {v:.0%}" for k, v in shares.head(5).items())
     return out
+
+
+# ================================================================ kept with the runs
+def _uploads(root: str | Path) -> Path:
+    return Path(root) / UPLOADS
+
+
+def _key(*parts: bytes | str | None) -> str:
+    h = hashlib.sha256()
+    for p in parts:
+        b = b"" if p is None else (p.encode() if isinstance(p, str) else p)
+        h.update(len(b).to_bytes(8, "little") + b)
+    return h.hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class StoredUpload:
+    """An upload kept under the runs root (its bytes exactly as received)."""
+
+    key: str
+    name: str
+    test_name: str | None
+    created: float
+    folder: Path
+
+    @property
+    def label(self) -> str:
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(self.created))
+        return f"{self.name}" + (f" + {self.test_name}" if self.test_name else "") + f" ({when})"
+
+
+def save_upload(root: str | Path, name: str, raw: bytes, test_name: str | None = None,
+                test_raw: bytes | None = None) -> StoredUpload:
+    """Keep an upload (and its test file) under ``root/.uploads``; the same bytes are kept once."""
+    key = _key(name, raw, test_name, test_raw)
+    folder = _uploads(root) / key
+    info = folder / "upload.json"
+    if not info.exists():
+        atomic_write_bytes(folder / "train.bin", raw)
+        if test_raw is not None:
+            atomic_write_bytes(folder / "test.bin", test_raw)
+        atomic_write_json(info, {"key": key, "name": str(name), "test_name": test_name, "created": time.time()})
+    return _stored(folder)
+
+
+def _stored(folder: Path) -> StoredUpload:
+    d = read_json(folder / "upload.json", "stored upload")
+    return StoredUpload(folder.name, str(d.get("name") or "upload"), d.get("test_name"),
+                        float(d.get("created") or 0.0), folder)
+
+
+def list_uploads(root: str | Path) -> list[StoredUpload]:
+    """The uploads kept under ``root``, newest first (unreadable ones are skipped)."""
+    folder = _uploads(root)
+    out = []
+    if folder.is_dir():
+        for d in folder.iterdir():
+            if d.is_dir() and (d / "upload.json").exists():
+                try:
+                    out.append(_stored(d))
+                except MemvizError:
+                    continue
+    return sorted(out, key=lambda u: u.created, reverse=True)
+
+
+def load_upload(root: str | Path, key: str) -> RawData:
+    """A kept upload, parsed again (:func:`raw_from_upload`)."""
+    folder = _uploads(root) / str(key)
+    if not key or not str(key).isalnum() or not (folder / "upload.json").exists():
+        raise DataError(f"upload {key!r}: not kept under {_uploads(root)}")
+    up = _stored(folder)
+    test = folder / "test.bin"
+    return raw_from_upload(up.name, (folder / "train.bin").read_bytes(), up.test_name,
+                           test.read_bytes() if test.exists() else None)
+
+
+def save_tables(root: str | Path, train: Table, test: Table | None, label: str, choice: str = "") -> str:
+    """Keep the table in use (schema and split applied) under the runs root; returns its key.
+
+    ``choice`` is where it came from (``sample``, ``shared:NAME``, ``upload:KEY``), for the Data
+    page. The same tables give the same key (kept once).
+    """
+    train_print = fingerprint(train)
+    test_print = fingerprint(test) if test is not None else ""
+    key = _key(train_print, test_print, label)
+    folder = _uploads(root) / TABLES / key
+    if not (folder / "info.json").exists():
+        atomic_write_parquet(folder / "train.parquet", train.data.reset_index())
+        if test is not None:
+            atomic_write_parquet(folder / "test.parquet", test.data.reset_index())
+        train.schema.save(folder / "schema.json")
+        atomic_write_json(folder / "info.json", {"key": key, "label": label, "choice": choice,
+                                                 "train_fingerprint": train_print, "test_fingerprint": test_print,
+                                                 "train_source": train.source,
+                                                 "test_source": test.source if test is not None else None,
+                                                 "created": time.time()})
+    return key
+
+
+def load_tables(root: str | Path, key: str) -> tuple[Table, Table | None, str, str]:
+    """(train, test, label, choice) of :func:`save_tables`; DataError when not kept."""
+    folder = _uploads(root) / TABLES / str(key)
+    if not key or not str(key).isalnum() or not (folder / "info.json").exists():
+        raise DataError(f"table {key!r}: not kept under {_uploads(root)}")
+    info = read_json(folder / "info.json", "kept table")
+    schema = Schema.load(folder / "schema.json")
+    train = load_table(folder / "train.parquet", schema, row_id_column=ROW_ID)
+    train = Table(train.data, train.schema, str(info.get("train_source") or train.source))
+    test = None
+    if (folder / "test.parquet").exists():
+        t = load_table(folder / "test.parquet", schema, row_id_column=ROW_ID, role="test")
+        test = Table(t.data, t.schema, str(info.get("test_source") or t.source))
+    return train, test, str(info.get("label") or "kept table"), str(info.get("choice") or "")
+
+
+def tables_for(root: str | Path, train_fingerprint: str) -> str | None:
+    """The key of the newest kept table whose training rows have this fingerprint (a run's), or None."""
+    folder = _uploads(root) / TABLES
+    best = None
+    if folder.is_dir() and train_fingerprint:
+        for d in folder.iterdir():
+            try:
+                info = json.loads((d / "info.json").read_text())
+            except (OSError, ValueError):
+                continue
+            if info.get("train_fingerprint") == train_fingerprint and (best is None or info["created"] > best[0]):
+                best = (info.get("created", 0), d.name)
+    return best[1] if best else None

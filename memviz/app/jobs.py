@@ -17,7 +17,8 @@ The state of a job is read, never held in memory: its events, whether its proces
 and (warm-ups) the run's manifest. At most ``$MEMVIZ_MAX_JOBS`` warm-ups and comparisons
 run at once under a runs root (default: half the CPU cores, at least 1): a job beyond that
 waits, in state ``queued``, first in first out, for a slot (a lock file under
-``<root>/.jobs/slots/`` held by the running process, so a crashed job frees its slot).
+``<root>/.jobs/slots/`` held by the running process, so a crashed job frees its slot; see
+:mod:`memviz.app.queue`).
 """
 from __future__ import annotations
 
@@ -37,13 +38,13 @@ from ..compare import CompareConfig
 from ..data import ROW_ID, Table
 from ..errors import MemvizError, RunError
 from ..io import atomic_write_json, atomic_write_parquet, atomic_write_text, read_json
-from ..store import MANIFEST, RunStore
+from ..store import INTERRUPTED, MANIFEST, RunStore
 from ..warmup import WarmupConfig
+from .queue import JOBS, MAX_JOBS_ENV, _proc_start_ticks, max_jobs, pid_alive, take_slot  # noqa: F401 (re-exported)
 from .spec import EVENTS, FINAL_EVENTS, SPEC, EventLog, JobSpec, read_events, write_spec  # noqa: F401 (EventLog re-exported)
 
 RUNS_ENV = "MEMVIZ_RUNS"
-MAX_JOBS_ENV = "MEMVIZ_MAX_JOBS"
-JOBS = ".jobs"
+
 COMPARE = "compare"
 KINDS = ("warmup", "compare", "details")
 DETAILS_SUFFIX = "-details"
@@ -58,15 +59,15 @@ def runs_root(root: str | Path | None = None) -> Path:
     return Path(root if root is not None else os.environ.get(RUNS_ENV) or "runs").expanduser()
 
 
-def max_jobs() -> int:
-    """Jobs that may run at once under one runs root: ``$MEMVIZ_MAX_JOBS``, else half the cores."""
-    raw = os.environ.get(MAX_JOBS_ENV, "").strip()
-    if raw:
-        try:
-            return max(1, int(raw))
-        except ValueError:
-            raise MemvizError(f"${MAX_JOBS_ENV}={raw!r}: expected a whole number of jobs") from None
-    return max(1, (os.cpu_count() or 1) // 2)
+def run_dir_named(name: str | None, root: str | Path | None = None) -> Path | None:
+    """The run folder ``root/name`` when ``name`` is a plain folder name (what the dashboard
+    puts in its ``?run=`` URL) naming a run there; None otherwise, never a path outside the
+    runs root (``..``, ``a/b``, an absolute path, a hidden folder such as ``.jobs``)."""
+    if not name or not isinstance(name, str) or name.startswith(".") or "/" in name or "\\" in name \
+            or name != Path(name).name or "\x00" in name:
+        return None
+    path = runs_root(root) / name
+    return path if (path / MANIFEST).is_file() else None
 
 
 def new_job_id(kind: str) -> str:
@@ -157,7 +158,9 @@ class JobStatus:
 
     @property
     def per_check(self) -> pd.DataFrame:
-        cols = ["check", "epoch", "mem_ratio", "mem_auc"]
+        """The finished checks' figures (with the floor band's columns when the run has a floor)."""
+        cols = ["check", "epoch", "mem_ratio", "mem_auc", "floor", "floor_low", "floor_high", "excess",
+                "excess_low", "excess_high"]
         df = pd.DataFrame(self.checks)
         return df[[c for c in cols if c in df.columns]] if len(df) else pd.DataFrame(columns=cols)
 
@@ -174,34 +177,16 @@ class JobStatus:
             parts.append(self.message)
         return " · ".join(parts)
 
+    def updated_at(self) -> str:
+        """The local time of the job's last event (or its start), ``14:03:12``; "–" before any."""
+        when = self.updated or self.started
+        return time.strftime("%H:%M:%S", time.localtime(when)) if when else "–"
 
-# ------------------------------------------------------------------- processes
-def _proc_start_ticks(pid: int) -> int | None:
-    """Start time of a process in clock ticks since boot (Linux), None elsewhere or if gone."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    fields_ = stat[stat.rindex(")") + 2:].split()
-    if fields_[0] == "Z":  # a zombie has finished
-        return None
-    return int(fields_[19])
-
-
-def pid_alive(pid: int | None, start_ticks: int | None = None) -> bool:
-    """True when ``pid`` runs and (on Linux) is the same process that was started."""
-    if not pid:
-        return False
-    if Path("/proc").is_dir():
-        ticks = _proc_start_ticks(int(pid))
-        return ticks is not None and (start_ticks is None or ticks == start_ticks)
-    try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    def banner(self) -> str:
+        """The analysis pages' line while a job is not final: what it does now and when it last wrote."""
+        what = "Run" if self.kind == "warmup" else "Comparison"
+        return (f"{what} in progress ({self.readout()}), updated at {self.updated_at()}. The figures below are "
+                "from the checks finished so far; this page refreshes when a new one is in.")
 
 
 def _spawn(job: Job, spec: JobSpec, queued: bool = True) -> Job:
@@ -347,15 +332,15 @@ def job_status(job: Job) -> JobStatus:
     final = next((e for e in reversed(events) if e["event"] in FINAL_EVENTS), None)
     kinds = [e["event"] for e in events]
     checks, done, total, unit, phase = [], 0, 0, "epoch", ""
-    manifest = None
+    manifest, problem, store = None, "", RunStore(job.out)
     if job.kind == "warmup" and (job.out / MANIFEST).exists():
         try:
-            manifest = RunStore(job.out).manifest()
+            manifest = store.manifest()
             checks = list(manifest.get("checks") or [])
-            total = int((manifest.get("config") or {}).get("epochs") or 0)
+            total = int(manifest["config"].get("epochs") or 0)
             done = int((manifest.get("progress") or {}).get("epoch") or 0)
-        except (RunError, TypeError, ValueError):
-            manifest = None
+        except (RunError, TypeError, ValueError) as exc:
+            manifest, problem = None, str(exc)
     for ev in events:  # the latest progress wins
         if ev["event"] == "epoch":
             done, total = int(ev.get("epoch") or 0), int(ev.get("epochs") or 0)
@@ -375,8 +360,11 @@ def job_status(job: Job) -> JobStatus:
             state = "starting"
     elif info:
         state = "cancelled" if (job.job_dir / CANCEL).exists() else "lost"
-    elif manifest is not None:  # a run started from the CLI: no job record, its manifest tells
-        state = manifest.get("status", "running")
+    elif manifest is not None:  # a run started from the CLI: no job record, its manifest and lock tell
+        state = store.status(manifest)
+        state = "lost" if state == INTERRUPTED else state
+    elif problem:  # a run folder nobody started from here, and unreadable
+        state = "failed"
     else:
         raise RunError(f"{job.job_dir}: no such job")
     if state == "finished":
@@ -384,6 +372,8 @@ def job_status(job: Job) -> JobStatus:
     message = _describe(events[-1]) if events else ""
     if state == "lost":
         message = "the process stopped without a word (killed, or the machine restarted)"
+    elif problem and state == "failed":
+        message = problem
     elif state == "failed" and manifest is not None and not message:
         message = str(manifest.get("error") or "")
     return JobStatus(job.job_id, job.kind, state, done, total, unit, phase, checks, message,
@@ -439,63 +429,3 @@ def list_jobs(root: str | Path | None = None, kind: str | None = None) -> pd.Dat
                          "started": time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(info.get("started") or 0)),
                          "out": str(job.out), "run_dir": info.get("run_dir")})
     return pd.DataFrame(rows, columns=["job_id", "kind", "state", "label", "started", "out", "run_dir"])
-
-
-# ------------------------------------------------------------------- the queue
-_SLOT = None  # the open lock file of this process' slot, held until it exits
-
-
-def take_slot(root: Path, slots: int, job_id: str, on_queued=None, poll: float = 0.5) -> None:
-    """Block until one of ``slots`` lock files under ``root/.jobs/slots`` is ours, first in first out.
-
-    Each waiting job holds a ticket ``root/.jobs/queue/<time>-<job_id>`` (with its pid); it
-    tries the slots only when no older ticket of a living process waits. flock locks
-    belong to the open file: the kernel frees a slot when its process ends, however it
-    ends. ``on_queued()`` is called once if the job has to wait. Without fcntl (Windows)
-    there is no queue.
-    """
-    global _SLOT
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover
-        return
-    folder, queue = root / JOBS / "slots", root / JOBS / "queue"
-    folder.mkdir(parents=True, exist_ok=True)
-    queue.mkdir(parents=True, exist_ok=True)
-    pid = os.getpid()
-    ticket = queue / f"{time.time_ns():020d}-{job_id}"
-    atomic_write_json(ticket, {"pid": pid, "start_ticks": _proc_start_ticks(pid)})
-    announced = False
-    try:
-        while True:
-            if not _older_waiters(queue, ticket):
-                for i in range(slots):
-                    f = open(folder / f"{i}.lock", "a")
-                    try:
-                        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    except OSError:
-                        f.close()
-                        continue
-                    _SLOT = f
-                    return
-            if not announced and on_queued is not None:
-                on_queued()
-                announced = True
-            time.sleep(poll)
-    finally:
-        ticket.unlink(missing_ok=True)
-
-
-def _older_waiters(queue: Path, mine: Path) -> bool:
-    """Is a living process's ticket ahead of ``mine``? (Dead processes' tickets are removed.)"""
-    for t in sorted(queue.iterdir()):
-        if t.name >= mine.name:
-            return False
-        try:
-            rec = read_json(t, "queue ticket")
-        except RunError:
-            continue
-        if pid_alive(rec.get("pid"), rec.get("start_ticks")):
-            return True
-        t.unlink(missing_ok=True)
-    return False

@@ -12,13 +12,23 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..columnleaks import run_column_match_rates
 from ..data import Table
-from ..dynamiccut import (DEFAULT_K, DEFAULT_P, Selection, default_T as _default_T, dynamiccut_selection,
-                          early_identification_curve)
+from ..dynamiccut import (
+    DEFAULT_K,
+    DEFAULT_P,
+    Selection,
+    dynamiccut_selection,
+    early_identification_curve,
+)
+from ..dynamiccut import default_T as _default_T
 from ..errors import MemvizError, RunError
-from ..leaks import LeakView, copies_of, most_copied, run_column_match_rates
+from ..io import csv_bytes
+from ..leaks import LeakView, copies_of, most_copied, style_matches
 from ..nullmodel import DEFAULT_REPLICATES as NULL_REPLICATES
+from ..redact import redact
 from ..store import MANIFEST, RunStore, fingerprint, list_runs
+from ..summaries import concentration, heavy_tail
 from ..warmup import WarmupResult, load_warmup
 from .jobs import runs_root
 
@@ -38,11 +48,15 @@ def runs_table(root: str | Path | None = None) -> pd.DataFrame:
     """Saved warm-up runs under the runs root, newest first, with a display label.
 
     The label holds only what never changes for a run (id, dataset): a picker showing it
-    must find the same label on the next rerun (see ``pages/_ui.run_labels``).
+    must find the same label on the next rerun (see ``pages/_ui.run_labels``). A folder whose
+    manifest cannot be read is listed last, labelled ``unreadable``, with the reason in its
+    status (:func:`memviz.store.list_runs`); opening it gives that RunError line.
     """
     df = list_runs(runs_root(root))
-    df = df[df["kind"].fillna("warmup") == "warmup"].sort_values("created", ascending=False, kind="stable")
-    df = df.assign(label=df["run_id"] + " · " + df["dataset"].astype(str))
+    df = df[df["kind"].fillna("warmup") == "warmup"].sort_values("created", ascending=False, kind="stable",
+                                                                  na_position="last")
+    dataset = df["dataset"].where(df["dataset"].notna(), "unreadable").astype(str)
+    df = df.assign(label=df["run_id"] + " · " + dataset)
     return df.reset_index(drop=True)
 
 
@@ -71,7 +85,8 @@ class RunView:
 
     @property
     def status(self) -> str:
-        return self.manifest.get("status", "unknown")
+        """The run's status as read (``interrupted`` when it says running but its writer is gone)."""
+        return self.result.status
 
     @property
     def epochs(self) -> list[int]:
@@ -133,6 +148,26 @@ def most_copied_table(view: RunView, n: int = 20) -> pd.DataFrame:
     return pd.concat([top.reset_index(drop=True), vals], axis=1)
 
 
+def copy_spread(view: RunView) -> dict:
+    """How copies spread over training rows, for the page's cards: Mem-AUC aside, the share of
+    all copies held by the top 1 % of rows, the share never copied and the most copies of one row."""
+    ht = heavy_tail(view.dynamics)
+    return {"top1_share": concentration(view.dynamics, 0.01), "zero_share": ht.zero_share,
+            "max_count": ht.max_count}
+
+
+def redacted_rows(view: RunView, frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with its schema columns redacted (:func:`memviz.redact.redact`, ranges from the
+    whole training table); other columns (row ids, counts) untouched."""
+    cols = list(view.train.schema.columns)
+    return frame.assign(**redact(frame[cols], view.train.schema, reference=view.train.data))
+
+
+def styled_copies(lv: LeakView, redacted: bool, color: str = "#ffe08a"):
+    """A leak view's table with the cells equal to the training row highlighted (redacted when asked)."""
+    return style_matches(lv, redacted=redacted, color=color)
+
+
 def leak_view(view: RunView, row_id: int, limit: int = 20) -> LeakView:
     """A training row beside the generated rows credited to it (:func:`memviz.leaks.copies_of`)."""
     return copies_of(view.result, int(row_id), limit=limit, checks=view.result.checks, train=view.train)
@@ -144,7 +179,7 @@ def early_curve(view: RunView, p: float = DEFAULT_P, k: int = DEFAULT_K) -> pd.D
 
 
 def column_leaks(view: RunView, check: int | None = None):
-    """:func:`memviz.leaks.run_column_match_rates` at a check (default the last); None when the
+    """:func:`memviz.columnleaks.run_column_match_rates` at a check (default the last); None when the
     run did not store its generated rows."""
     try:
         return run_column_match_rates(RunStore(view.path), check, checks=view.result.checks, train=view.train)
@@ -175,11 +210,12 @@ def prune_preview(view: RunView, p: float, k: int, T: int | None) -> PrunePrevie
     return PrunePreview(sel, removed, view.dynamics.n_rows)
 
 
-def pruned_csv(view: RunView, removed_ids, keep_row_id: bool = True) -> bytes:
-    """The training table without ``removed_ids`` as CSV bytes (row_id kept as first column)."""
+def pruned_csv(view: RunView, removed_ids, keep_row_id: bool = True, raw: bool = False) -> bytes:
+    """The training table without ``removed_ids`` as CSV bytes (row_id kept as first column),
+    spreadsheet formulas neutralised unless ``raw`` (:func:`memviz.io.csv_bytes`)."""
     pruned = view.train.drop(removed_ids)
     frame = pruned.data.reset_index() if keep_row_id else pruned.data.reset_index(drop=True)
-    return frame.to_csv(index=False).encode("utf-8")
+    return csv_bytes(frame, raw=raw)
 
 
 # ------------------------------------------------------------------ the floor pages

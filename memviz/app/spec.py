@@ -38,7 +38,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from ..compare import CompareConfig, format_summary, read_experiment, run_grid, summary_table
+from ..compare import (
+    CompareConfig,
+    format_summary,
+    read_experiment,
+    run_grid,
+    summary_table,
+)
 from ..compare.details import compute_details
 from ..data import Table, load_companion, load_table
 from ..errors import MemvizError, RunError

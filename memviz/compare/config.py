@@ -7,7 +7,7 @@ from ..device import resolve_device
 from ..dynamiccut import DEFAULT_K, DEFAULT_P, _check_k, prune_budget
 from ..errors import MemvizError
 from ..mitigate import DEFAULT_RATIO
-from ..models import MODELS, check_models
+from ..models import MODELS, check_model_params, check_models
 from ..neighbors import DISTANCES
 from .methods import DEFAULT_METHODS, NEEDS_SELECTION, check_methods
 
@@ -99,8 +99,9 @@ class CompareConfig:
         params = self.model_params or {}
         if not isinstance(params, dict) or not all(isinstance(v, dict) for v in params.values()):
             raise MemvizError("model_params: expected {model: {param: value}}")
-        for m in params:
+        for m, mp in params.items():
             check_models([m])
+            check_model_params(m, {**mp, **({"epochs": int(self.epochs)} if self.epochs is not None else {})})
         resolve_device(self.device)  # a bad or missing device fails here, not in every cell
         if self.needs_ranking or "random" in methods:
             prune_budget(self.p, 10**9)  # p in (0, 1); the row count is checked by the grid

@@ -50,16 +50,31 @@ import pandas as pd
 from ..data import Table
 from ..device import torch_threads
 from ..dynamiccut import prune_budget
-from ..evaluate import mle
-from ..io import atomic_write_csv, atomic_write_json, atomic_write_parquet, read_json, to_jsonable
-from ..store import fingerprint, versions
 from ..errors import MemvizError, RunError
+from ..evaluate import mle
+from ..io import (
+    atomic_write_csv,
+    atomic_write_json,
+    atomic_write_parquet,
+    read_json,
+    to_jsonable,
+)
+from ..store import fingerprint, versions
 from ..warmup import WarmupConfig, ensure_warmup
 from .backends import run_cells
 from .cell import CellOutput, CellSpec, GridContext, original_engine
 from .config import CompareConfig
-from .methods import (AUGMENTS, IMPLEMENTATION, NEEDS_FLOOR, NEEDS_SELECTION, PRUNES, SELECTION_SCORE, random_count,
-                      removed_ids, removed_rows)
+from .methods import (
+    AUGMENTS,
+    IMPLEMENTATION,
+    NEEDS_FLOOR,
+    NEEDS_SELECTION,
+    PRUNES,
+    SELECTION_SCORE,
+    random_count,
+    removed_ids,
+    removed_rows,
+)
 from .protocol import Floors, protocol_pass, with_protocol
 from .ranking import check_run, selections_from_run
 from .results import COLUMNS, results_frame

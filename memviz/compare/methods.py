@@ -37,8 +37,17 @@ import pandas as pd
 from ..data import ROW_ID, Table
 from ..dynamiccut import DEFAULT_P, prune_budget
 from ..errors import MemvizError
-from ..mitigate import (DEFAULT_RATIO, MitigationResult, prune, random_prune, random_removed, smote, smote_reference,
-                        tabcutmix, tabcutmixplus)
+from ..mitigate import (
+    DEFAULT_RATIO,
+    MitigationResult,
+    prune,
+    random_prune,
+    random_removed,
+    smote,
+    smote_reference,
+    tabcutmix,
+    tabcutmixplus,
+)
 
 #: method name -> display label: the one list of mitigation methods, in display order
 METHOD_LABELS = {"baseline": "Baseline", "dynamiccut": "DynamicCut", "dynamiccut_excess": "DynamicCut (excess)",

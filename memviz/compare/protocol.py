@@ -57,7 +57,13 @@ import pandas as pd
 from ..data import Table
 from ..errors import RunError
 from ..floor import Floor, excess, holdout_floor
-from ..io import atomic_write_json, atomic_write_parquet, read_json, read_parquet, to_jsonable
+from ..io import (
+    atomic_write_json,
+    atomic_write_parquet,
+    read_json,
+    read_parquet,
+    to_jsonable,
+)
 from ..memorization import MemorizationResult, memorization
 from ..neighbors import NeighborEngine
 from .methods import PRUNES

@@ -31,6 +31,23 @@ def make_model(name: str, **params):
     raise MemvizError(f"unknown model {name!r} (use {', '.join(MODELS)})")
 
 
+def check_model_params(name: str, params: dict) -> None:
+    """A bad parameter of model ``name`` (unknown, or a bad value such as 0 epochs) is a
+    one-line MemvizError before any work starts."""
+    epochs = params.get("epochs")
+    if epochs is not None and (isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1):
+        raise MemvizError(f"model_params[{name!r}]: epochs must be a whole number >= 1, got {epochs!r}")
+    try:
+        model = make_model(name, device="cpu", **params)
+    except TypeError as exc:
+        raise MemvizError(f"model_params[{name!r}]: {exc}") from None
+    except ValueError as exc:
+        raise MemvizError(f"model_params[{name!r}]: invalid value ({exc})") from None
+    check = getattr(model, "check_params", None)
+    if check is not None:
+        check()
+
+
 def check_models(names) -> tuple[str, ...]:
     """Validate model names (case-insensitive, duplicates dropped, order kept)."""
     out = tuple(dict.fromkeys(str(m).strip().lower() for m in names))

@@ -123,6 +123,11 @@ class SDVGenerator:
         return {"kind": self.kind, "epochs": self.epochs, "batch_size": self.batch_size,
                 "device": self.device, "seed": self.seed, "n_threads": self.n_threads, **self.model_kwargs}
 
+    def check_params(self) -> "SDVGenerator":
+        """Raise MemvizError (one line) on a bad setting, before any fit."""
+        self._resolved_epochs()
+        return self
+
     def _resolved_epochs(self) -> int:
         kind = str(self.kind).lower()
         if kind not in KINDS:

@@ -4,7 +4,7 @@ One TabDDPM warm-up per seed on the same training rows, each given the scale's t
 hold-out, so it stores its floor (:mod:`memviz.floor`) and every check's excess. From each:
 
 * **per check**: mem ratio, floor, excess and its 95 % Newcombe interval;
-* **the paper's statistics** (:func:`memviz.dynamics.summarize`, circular) and **all eight
+* **the paper's statistics** (:func:`memviz.summaries.summarize`, circular) and **all eight
   statistics against the null model** (:func:`memviz.nullmodel.compare_to_null`: the
   paper's four and the non-circular four: split-half groups, forgetting as a rate, Top
   after T), at T = the first half and T = the first quarter of the epochs;
@@ -28,9 +28,10 @@ import pandas as pd
 
 from ..device import torch_threads
 from ..dynamiccut import dynamiccut_selection, early_identification
-from ..dynamics import ceil_share, summarize
+from ..dynamics import ceil_share
 from ..nullmodel import compare_to_null, verdict
 from ..rownull import row_null
+from ..summaries import summarize
 from ..warmup import WarmupConfig, ensure_warmup, load_warmup
 from .scales import StudyScale
 from .util import run_jobs, save, settings_key, stored

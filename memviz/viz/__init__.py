@@ -9,14 +9,27 @@
 
 Reads the core and the comparison; never imports the dashboard or the CLI.
 """
-from .compare import (comparison_plot, dcr_plot, fractions, privacy_utility_plot, shape_breakdown_plot,
-                      transferability_plot)
+from .compare import (
+                      SHOWN_COLUMNS,
+                      comparison_plot,
+                      dcr_plot,
+                      fractions,
+                      privacy_utility_plot,
+                      results_display,
+                      shape_breakdown_plot,
+                      transferability_plot,
+)
 from .dynamics import first_epoch_plot, forgetting_plot, group_band_plot, row_timeline
-from .memorization import check_curves, concentration_plot, copies_histogram, leak_heatmap
-from .style import caption, method_label, model_label, wrap_title
+from .memorization import (
+                      check_curves,
+                      concentration_plot,
+                      copies_histogram,
+                      leak_heatmap,
+)
+from .style import caption, method_label, model_label, plain, wrap_title
 from .tune import class_balance_plot, column_shift_plot, early_identification_plot
 
-__all__ = ["caption", "method_label", "model_label", "wrap_title", "copies_histogram", "concentration_plot",
+__all__ = ["caption", "method_label", "model_label", "plain", "wrap_title", "SHOWN_COLUMNS", "results_display", "copies_histogram", "concentration_plot",
            "check_curves", "leak_heatmap", "first_epoch_plot", "forgetting_plot", "group_band_plot", "row_timeline",
            "early_identification_plot", "class_balance_plot", "column_shift_plot", "fractions", "comparison_plot",
            "privacy_utility_plot", "shape_breakdown_plot", "dcr_plot", "transferability_plot"]

@@ -9,8 +9,57 @@ import plotly.graph_objects as go
 
 from ..errors import MemvizError
 from ..metrics import METRICS
-from .style import (PALETTE, REMOVED_COLOR, _figure, _key, _method_sort, _model_sort, _note, _pct,
-                    method_label, model_label)
+from .style import (
+    PALETTE,
+    REMOVED_COLOR,
+    _figure,
+    _key,
+    _method_sort,
+    _model_sort,
+    _note,
+    _pct,
+    _rgba,
+    method_label,
+    model_label,
+    pct_axis,
+    plain,
+    plain_all,
+)
+
+FLOOR_COLOR = "#7f7f7f"
+
+
+def seeds_phrase(n: int) -> str:
+    """'over 3 seeds' or '1 seed: no spread' (a non-breaking space keeps the number with its word
+    when a long title wraps)."""
+    return "1\u00a0seed: no spread, indicative" if n == 1 else f"mean ± sd over {n}\u00a0seeds"
+
+
+def floor_band(results: pd.DataFrame) -> tuple[float, float, float] | None:
+    """(floor, low, high) of the comparison's reference rows from the results' floor columns
+    (the same for every cell measured against the original training table), or None when the
+    results carry no floor (older comparisons)."""
+    need = ("floor", "floor_low", "floor_high")
+    if not all(c in results.columns for c in need):
+        return None
+    f = results[list(need)].apply(pd.to_numeric, errors="coerce").dropna()
+    if f.empty:
+        return None
+    return float(f["floor"].iloc[0]), float(f["floor_low"].iloc[0]), float(f["floor_high"].iloc[0])
+
+
+def _add_floor(fig: go.Figure, band, axis: str) -> None:
+    """The floor as a grey band (its 95 % interval) with a dashed line, on the x or y axis."""
+    f, lo, hi = band
+    text = f"floor: real rows never seen, {_pct(f)}"
+    if axis == "y":
+        fig.add_hrect(y0=lo, y1=hi, fillcolor=_rgba(FLOOR_COLOR, 0.18), line_width=0, layer="below")
+        fig.add_hline(y=f, line_dash="dot", line_color=FLOOR_COLOR, annotation_text=text,
+                      annotation_position="bottom right")
+    else:
+        fig.add_vrect(x0=lo, x1=hi, fillcolor=_rgba(FLOOR_COLOR, 0.18), line_width=0, layer="below")
+        fig.add_vline(x=f, line_dash="dot", line_color=FLOOR_COLOR, annotation_text=text,
+                      annotation_position="top right")
 
 
 # ------------------------------------------------------------------------ compare screen
@@ -47,24 +96,27 @@ def comparison_plot(results: pd.DataFrame, metric: str = "mem_ratio") -> go.Figu
     """
     _check_results(results, metric)
     m = METRICS.get(metric)
-    label, good, pct = (m.name, m.better, m.percent) if m else (metric, "", False)
+    label, good, pct = (m.name, m.better, m.percent) if m else \
+        (SHOWN_COLUMNS.get(metric, metric), "", metric in SHOWN_COLUMNS and metric not in COUNTS)
     ref = (m.reference or m.target) if m else None
     fmt = ".2%" if pct else ",.4g"
     agg = _aggregate(results, metric)
     seeds = int(agg["count"].max()) if len(agg) else 0
     direction = f"{good} is better" if good else ""
-    fig = _figure(f"{label} by method and model (mean ± sd over {seeds} seed{'s' * (seeds != 1)})",
-                  "Method", f"{label} (%)" if pct else label,
+    band = floor_band(results) if metric == "mem_ratio" else None
+    fig = _figure(f"{plain(label)} by method and generator ({seeds_phrase(seeds)})",
+                  "Method", f"{plain(label)} (%)" if pct else plain(label),
                   f"Each bar is one method on one generator{f' ({direction})' if direction else ''}; compare every "
-                  "method with the baseline bar of the same colour, and read error bars that overlap as no clear "
-                  "difference.",
+                  "method with the baseline bar of the same colour, read error bars that overlap as no clear "
+                  "difference" + (", and bars inside the grey floor band as no more than real rows the model "
+                                  "never saw." if band else "."),
                   barmode="group")
     methods = _method_sort(agg["method"].unique())
     for i, model in enumerate(_model_sort(agg["model"].unique())):
         sub = agg[agg["model"] == model].set_index("method").reindex(methods)
-        fig.add_bar(x=[method_label(m) for m in methods], y=sub["mean"], name=model_label(model),
+        fig.add_bar(x=plain_all(method_label(m) for m in methods), y=sub["mean"], name=plain(model_label(model)),
                     marker_color=PALETTE[i % len(PALETTE)],
-                    error_y={"type": "data", "array": sub["std"].to_numpy(), "visible": True},
+                    error_y={"type": "data", "array": sub["std"].to_numpy(), "visible": seeds > 1},
                     customdata=np.stack([sub["std"].to_numpy(), sub["count"].fillna(0).to_numpy()], axis=1),
                     hovertemplate=f"%{{x}}: %{{y:{fmt}}} ± %{{customdata[0]:{fmt}}} (%{{customdata[1]}} seeds)"
                                   "<extra>%{fullData.name}</extra>")
@@ -74,11 +126,12 @@ def comparison_plot(results: pd.DataFrame, metric: str = "mem_ratio") -> go.Figu
     elif isinstance(ref, float):
         fig.add_hline(y=ref, line_dash="dash", line_color="#555", annotation_text=f"ideal {ref:.0%}",
                       annotation_position="top left")
+    if band is not None:
+        _add_floor(fig, band, "y")
     if agg.empty or agg["mean"].isna().all():
-        _note(fig, f"No {label} value in the results")
+        _note(fig, f"No {plain(label)} value in the results")
     fig.update_xaxes(type="category")
-    fine = metric in ("relative_reduction", "mem_ratio", "mem_ratio_pruned")
-    fig.update_yaxes(tickformat=(".1%" if fine else ".0%") if pct else ",.3~g")
+    fig.update_yaxes(tickformat=".2~%" if pct else ",.3~g", rangemode="tozero")
     return fig
 
 
@@ -86,38 +139,59 @@ def privacy_utility_plot(results: pd.DataFrame, utility: str = "mle") -> go.Figu
     """Memorization ratio (x) against a utility metric (y), one point per method x model.
 
     Points are means over seeds with ± one standard deviation bars; ``utility`` is
-    ``mle`` (ROC AUC on the real test split) or ``shape`` (or ``trend``).
+    ``mle`` (ROC AUC on the real test split) or ``shape`` (or ``trend``). Both axes start
+    at 0 (a share compared across methods is shown from zero, so a 1-point gap looks like
+    one), the utility axis ends at the metric's maximum, and the floor (fresh real rows
+    flagged) is a grey band when the results carry it. Marker shapes name the generators
+    only when there are several.
     """
     _check_results(results, "mem_ratio", utility)
     ux = _aggregate(results, "mem_ratio")
     uy = _aggregate(results, utility).rename(columns={"mean": "ymean", "std": "ystd", "count": "ycount"})
     agg = ux.merge(uy, on=["method", "model"])
-    ulabel = METRICS[utility].name if utility in METRICS else utility
-    fig = _figure(f"Privacy–utility trade-off: memorization vs {ulabel.split(' (')[0]}",
-                  "Memorization ratio (%, lower is more private)", f"{ulabel} (%)",
-                  "Up and to the left is best (fewer copies, utility kept); a method that moves left of the baseline "
-                  "of the same model without dropping is a free privacy gain, one that drops a lot pays for it in "
-                  "utility.")
-    symbols = ("circle", "square", "diamond", "triangle-up", "x", "star")
+    m = METRICS.get(utility)
+    ulabel = plain(m.name if m else utility)
+    short = ulabel.split(" (")[0]
+    n_seeds = int(agg["count"].max()) if len(agg) else 0
     models = _model_sort(agg["model"].unique())
+    band = floor_band(results)
+    fig = _figure(f"Privacy–utility trade-off: memorization vs {short} ({seeds_phrase(n_seeds)})",
+                  "Memorization ratio (%, lower is more private)", f"{ulabel} (%)",
+                  "Up and to the left is best (fewer flagged rows, utility kept), both axes start at zero so "
+                  "distances are true to scale, and a method that moves left of the baseline without dropping is a "
+                  "privacy gain only if the move is larger than its error bars" +
+                  (" and it leaves the grey floor band." if band else "."))
+    symbols = ("circle", "square", "diamond", "triangle-up", "x", "star")
     for i, method in enumerate(_method_sort(agg["method"].unique())):
         sub = agg[agg["method"] == method]
-        sym = [symbols[models.index(m) % len(symbols)] for m in sub["model"]]
-        fig.add_scatter(x=sub["mean"], y=sub["ymean"], mode="markers", name=method_label(method),
+        sym = [symbols[models.index(mo) % len(symbols)] for mo in sub["model"]]
+        fig.add_scatter(x=sub["mean"], y=sub["ymean"], mode="markers", name=plain(method_label(method)),
                         marker={"color": PALETTE[i % len(PALETTE)], "size": 13, "symbol": sym,
                                 "line": {"width": 2 if _key(method) == "baseline" else 0, "color": "#000"}},
-                        error_x={"type": "data", "array": sub["std"].to_numpy(), "thickness": 1},
-                        error_y={"type": "data", "array": sub["ystd"].to_numpy(), "thickness": 1},
-                        customdata=np.array([model_label(m) for m in sub["model"]], dtype=object),
-                        hovertemplate="%{customdata}: mem ratio %{x:.2%}, " + ulabel.split(" (")[0] +
-                                      " %{y:.2%}<extra>%{fullData.name}</extra>")
-    for j, m in enumerate(models):  # legend entries for the marker shapes
-        fig.add_scatter(x=[None], y=[None], mode="markers", name=model_label(m),
-                        marker={"symbol": symbols[j % len(symbols)], "color": "#777", "size": 10})
+                        error_x={"type": "data", "array": sub["std"].to_numpy(), "thickness": 1,
+                                 "visible": n_seeds > 1},
+                        error_y={"type": "data", "array": sub["ystd"].to_numpy(), "thickness": 1,
+                                 "visible": n_seeds > 1},
+                        customdata=np.array(plain_all(model_label(mo) for mo in sub["model"]), dtype=object),
+                        hovertemplate="%{customdata}: memorization ratio %{x:.1%}, " + short +
+                                      " %{y:.1%}<extra>%{fullData.name}</extra>")
+    if len(models) > 1:  # a legend of the marker shapes, drawn in the shapes of the plot
+        for j, mo in enumerate(models):
+            fig.add_scatter(x=[None], y=[None], mode="markers", name=f"{plain(model_label(mo))} (marker shape)",
+                            marker={"symbol": symbols[j % len(symbols)], "color": "rgba(0,0,0,0)", "size": 10,
+                                    "line": {"width": 1.5, "color": "#333"}})
+    if band is not None:
+        _add_floor(fig, band, "x")
     if agg.empty or agg["ymean"].isna().all():
         _note(fig, f"No {ulabel} value in the results")
-    fig.update_xaxes(tickformat=".0%")
-    fig.update_yaxes(tickformat=".0%")
+    xs = np.concatenate([(agg["mean"] + agg["std"]).to_numpy(float), [band[2]] if band else []])
+    xs = xs[np.isfinite(xs)]
+    pct_axis(fig, "x", 0.0, float(xs.max()) if xs.size else 1.0)
+    top = m.max_value if m is not None and m.max_value is not None else None
+    if top is None:
+        ys = (agg["ymean"] + agg["ystd"]).to_numpy(float)
+        top = float(np.nanmax(ys)) if np.isfinite(ys).any() else 1.0
+    pct_axis(fig, "y", 0.0, top, pad=0.02)
     return fig
 
 
@@ -148,14 +222,15 @@ def shape_breakdown_plot(column_shapes) -> go.Figure:
     diff = piv.sub(piv[base], axis=0) if base is not None else piv * np.nan
     fig = _figure("Column shapes per method (100% = same distribution as the training data)", "Method",
                   "Column",
-                  "Each cell is how closely a method reproduces one column's distribution (KS or TV complement); "
-                  "green everywhere is good, a cell paler than the baseline in its row means that method damaged "
-                  "that column.")
+                  "Each cell is how closely a method reproduces one column's distribution (KS or TV complement), "
+                  "on a fixed colour scale from 0 % (red) to 100 % (green), and a cell paler than the baseline in "
+                  "its row means that method damaged that column.")
     if piv.size:
         z = piv.to_numpy(dtype=float)
-        fig.add_heatmap(z=z, x=[method_label(m) for m in methods], y=[str(c) for c in piv.index],
-                        colorscale="RdYlGn", zmin=max(0.0, float(np.nanmin(z)) if np.isfinite(z).any() else 0.0),
-                        zmax=1.0, text=np.vectorize(lambda v: _pct(v))(z), texttemplate="%{text}",
+        shape = METRICS["shape"]
+        fig.add_heatmap(z=z, x=plain_all(method_label(m) for m in methods), y=plain_all(piv.index),
+                        colorscale="RdYlGn", zmin=shape.min_value, zmax=shape.max_value,
+                        text=np.vectorize(lambda v: _pct(v))(z), texttemplate="%{text}",
                         customdata=diff.to_numpy(dtype=float), colorbar={"title": "score", "tickformat": ".0%"},
                         hovertemplate="%{y} · %{x}: %{z:.1%} (vs baseline %{customdata:+.1%})<extra></extra>")
         fig.update_layout(height=max(320, 120 + 24 * len(piv)))
@@ -181,8 +256,10 @@ def dcr_plot(dcr_by_method: Mapping[str, np.ndarray], *, bins: int = 60, clip_qu
     allv = np.concatenate([v for v in arrays.values()]) if arrays else np.zeros(0)
     fig = _figure("Distance to the closest training record (median dashed)",
                   "Distance to the closest training row (standardized, unitless)", "Generated rows (%)",
-                  "Mass piled up near 0 means generated rows sit on top of training rows; after pruning the curve "
-                  "and its dashed median should move right, away from 0, while staying close to the baseline shape.")
+                  "Mass piled up near 0 means generated rows sit on top of training rows, and the legend's "
+                  "\"identical\" share counts generated rows equal to a training row, a far stricter test than "
+                  "\"memorized\" (closer to one training row than to the others), so a model can have many "
+                  "memorized rows and no identical one.")
     if allv.size == 0:
         return _note(fig, "No distances to show")
     hi = float(np.quantile(allv, clip_quantile)) or float(allv.max()) or 1.0
@@ -195,7 +272,7 @@ def dcr_plot(dcr_by_method: Mapping[str, np.ndarray], *, bins: int = 60, clip_qu
         color = PALETTE[i % len(PALETTE)]
         counts = np.histogram(np.minimum(v, hi), bins=edges)[0]
         med, zero = float(np.median(v)), float(np.mean(v == 0))
-        name = f"{method_label(method)} (median {med:.3g}, exact copies {_pct(zero)})"
+        name = f"{plain(method_label(method))} (median {med:.3g}, identical to a training row {_pct(zero)})"
         fig.add_scatter(x=centres, y=counts / v.size, mode="lines", line={"color": color, "shape": "hvh"}, name=name,
                         legendgroup=str(method), customdata=counts,
                         hovertemplate="distance %{x:.3g}: %{y:.2%} (%{customdata:,} rows)"
@@ -226,13 +303,80 @@ def transferability_plot(results: pd.DataFrame, methods: Sequence[str] = ("dynam
     for i, method in enumerate(_method_sort(agg["method"].unique())):
         s = agg[agg["method"] == method].set_index("model").reindex(models)
         color = REMOVED_COLOR if _key(method) == "dynamiccut" else PALETTE[(i + 2) % len(PALETTE)]
-        fig.add_bar(x=[model_label(m) for m in models], y=s["mean"], name=method_label(method), marker_color=color,
-                    error_y={"type": "data", "array": s["std"].to_numpy(), "visible": True},
+        fig.add_bar(x=plain_all(model_label(m) for m in models), y=s["mean"], name=plain(method_label(method)),
+                    marker_color=color, error_y={"type": "data", "array": s["std"].to_numpy(),
+                                                 "visible": bool((s["count"] > 1).any())},
                     customdata=s["std"].to_numpy(),
                     hovertemplate="%{x}: %{y:.1%} ± %{customdata:.1%}<extra>%{fullData.name}</extra>")
     if agg.empty:
         _note(fig, "No DynamicCut or random-pruning result to compare")
     fig.add_hline(y=0, line_color="#333", line_width=1)
     fig.update_xaxes(type="category")
-    fig.update_yaxes(tickformat=".0%")
+    fig.update_yaxes(tickformat=".2~%", rangemode="tozero")
     return fig
+
+
+# ------------------------------------------------------------------------ results in words
+#: the results columns a reader sees, in order, named in words (raw names appear only in downloads)
+SHOWN_COLUMNS = {
+    "mem_ratio": "Memorization ratio",
+    "floor": "Floor: fresh real rows flagged",
+    "excess": "Excess over the floor",
+    "relative_reduction": "Relative reduction vs baseline",
+    "mem_ratio_kept": "Memorization vs the kept rows",
+    "mem_ratio_pruned": "Memorization vs the kept rows",
+    "floor_kept": "Floor vs the kept rows",
+    "control_kept": "Control: unpruned model vs the kept rows",
+    "n_flagged_removed": "Flagged rows whose nearest row was removed",
+    "shape": "Shape (column distributions)",
+    "trend": "Trend (column pairs)",
+    "mle": "MLE (ROC AUC on real test rows)",
+    "mle_real": "MLE of the real training data",
+    "dcr_share": "DCR share (ideal 50 %)",
+}
+#: columns in percentage points (differences of shares), not shares
+POINTS = ("excess",)
+COUNTS = ("n_flagged_removed",)
+
+
+def _cell(values: np.ndarray, col: str, low: np.ndarray | None, high: np.ndarray | None) -> str:
+    v = values[np.isfinite(values)]
+    if v.size == 0:
+        return "–"
+    if col in COUNTS:
+        return f"{v.mean():,.0f}" + (f" ± {v.std(ddof=1):,.0f}" if v.size > 1 else "")
+    sign = "+" if col in POINTS or col == "relative_reduction" else ""
+    unit = " points" if col in POINTS else " %"
+    head = f"{100 * v.mean():{sign}.1f}{unit}"
+    if v.size > 1:
+        return head + f" ± {100 * v.std(ddof=1):.1f}"
+    if low is not None and high is not None and np.isfinite(low).all() and np.isfinite(high).all() and low.size:
+        return head + f" ({100 * low[0]:{sign}.1f} to {100 * high[0]:{sign}.1f})"
+    return head
+
+
+def results_display(results: pd.DataFrame) -> pd.DataFrame:
+    """A comparison's finished cells in words: one row per method × generator, named columns
+    (:data:`SHOWN_COLUMNS`, those present), mean ± standard deviation over seeds; with one seed
+    the floor and the excess show their 95 % interval instead. Old results without the floor
+    columns simply lack them."""
+    ok = results[results["status"] == "ok"] if "status" in results.columns else results
+    cols = [c for c in SHOWN_COLUMNS if c in ok.columns and ok[c].notna().any()]
+    if "mem_ratio_kept" in cols and "mem_ratio_pruned" in cols:
+        cols.remove("mem_ratio_pruned")
+    rows = []
+    for model in _model_sort(ok["model"].unique()):
+        for method in _method_sort(ok.loc[ok["model"] == model, "method"].unique()):
+            g = ok[(ok["model"] == model) & (ok["method"] == method)]
+            row = {"Method": method_label(method), "Generator": model_label(model), "Seeds": int(g["seed"].nunique())}
+            for c in cols:
+                if c == "relative_reduction" and _key(method) == "baseline":
+                    row[SHOWN_COLUMNS[c]] = "reference"
+                    continue
+                lo = f"{c}_low" if f"{c}_low" in g.columns else None
+                hi = f"{c}_high" if f"{c}_high" in g.columns else None
+                row[SHOWN_COLUMNS[c]] = _cell(fractions(g[c]).to_numpy(), c,
+                                              fractions(g[lo]).to_numpy() if lo else None,
+                                              fractions(g[hi]).to_numpy() if hi else None)
+            rows.append(row)
+    return pd.DataFrame(rows, columns=["Method", "Generator", "Seeds", *[SHOWN_COLUMNS[c] for c in cols]])

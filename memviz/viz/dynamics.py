@@ -1,14 +1,12 @@
 """Figures of the Dynamics screen: Top vs Non-Top over the warm-up, timelines of chosen rows."""
 from __future__ import annotations
 
-
 import numpy as np
 import plotly.graph_objects as go
 
 from ..dynamics import RowDynamics
 from ..errors import MemvizError
-from .style import (TOP_COLOR,
-                    _check_labels, _figure, _groups, _note, _positions, _rgba)
+from .style import TOP_COLOR, _check_labels, _figure, _groups, _note, _positions, _rgba
 
 
 # ----------------------------------------------------------------------- dynamics screen

@@ -9,11 +9,21 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ..dynamics import RowDynamics, concentration_curve
+from ..dynamics import RowDynamics
 from ..errors import MemvizError
-from .style import (BEFORE_COLOR, MAX_CURVE_POINTS, REST_COLOR, TOP_COLOR,
-                    _figure, _int, _layout, _note, _pct,
-                    _rgba)
+from ..summaries import concentration_curve
+from .style import (
+    BEFORE_COLOR,
+    MAX_CURVE_POINTS,
+    REST_COLOR,
+    TOP_COLOR,
+    _figure,
+    _int,
+    _layout,
+    _note,
+    _pct,
+    _rgba,
+)
 
 
 # ------------------------------------------------------------------ memorization screen
@@ -69,7 +79,7 @@ def concentration_plot(dyn: RowDynamics, *, marks: Sequence[float] = (0.01, 0.10
     """Concentration curve: share of all copies held by the top x share of training rows.
 
     y(x) = (sum of the ceil(x N) largest C_i) / sum_i C_i (see
-    :func:`memviz.dynamics.concentration_curve`); the diagonal y = x is an even spread.
+    :func:`memviz.summaries.concentration_curve`); the diagonal y = x is an even spread.
     The curve is thinned to at most ``MAX_CURVE_POINTS`` points (it is concave, so
     straight segments between kept points are within a pixel).
     """
@@ -214,12 +224,12 @@ def leak_heatmap(column_rates, pair_rates=None) -> go.Figure:
     """How often a generated row's column equals its NN1 training row, memorized vs not.
 
     ``column_rates``: DataFrame ``column, memorized_rate, non_memorized_rate`` (or a
-    :class:`memviz.leaks.ColumnLeak`); rows are sorted by memorized rate. ``pair_rates``:
+    :class:`memviz.columnleaks.ColumnLeak`); rows are sorted by memorized rate. ``pair_rates``:
     optional column x column DataFrame of pair rates (both columns equal; its panel is
     named after ``pair_rates.attrs["group"]``, set by ``column_match_rates``), or a mapping
     title -> such DataFrame (e.g. ``{"memorized": leak.pairs_memorized, "not memorized":
     leak.pairs_non_memorized}``), drawn as extra panels. See
-    :func:`memviz.leaks.column_match_rates` for the formulas.
+    :func:`memviz.columnleaks.column_match_rates` for the formulas.
     """
     if hasattr(column_rates, "columns") and not isinstance(column_rates, pd.DataFrame):
         column_rates = column_rates.columns  # a ColumnLeak

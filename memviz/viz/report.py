@@ -6,9 +6,15 @@ network. Every user-provided string (titles, setting names and values, column na
 method names, table cells) is escaped with :func:`html.escape`; figure data is embedded
 by plotly as JSON with ``<``, ``>`` and ``/`` escaped.
 
+Order: the plain floor sentence and the verdict card first (what a reader needs), then the
+run's facts in words, the results table (named columns, scrolls sideways), the figures, the
+most-copied rows and a glossary. No internal key reaches the page.
+
 Redaction (default): row-level content (the optional leak tables) is shown through
-:func:`memviz.leaks.redact`; figures are aggregates (counts, shares, distances) and name
-columns, methods and internal row ids only.
+:func:`memviz.redact.redact` with ranges from the whole training table and category hashes
+keyed per column and per report; figures are aggregates (counts, shares, distances) and
+name columns, methods and internal row ids only; class values in figures are hashed too.
+User text inside figures is made inert with :func:`memviz.viz.style.plain`.
 """
 from __future__ import annotations
 
@@ -23,7 +29,7 @@ import pandas as pd
 
 from ..errors import MemvizError
 from ..metrics import METRICS
-from .compare import fractions
+from .compare import fractions, results_display
 from .style import caption, method_label, model_label
 
 CSP = ("default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
@@ -44,10 +50,29 @@ table{border-collapse:collapse;font-size:0.88em;margin:8px 0}
 th,td{border:1px solid #ddd;padding:4px 8px;text-align:right;vertical-align:top}
 th{background:#f4f4f4} td.text,th.text{text-align:left}
 td.match{background:#ffcccb;font-weight:bold}
-.scroll{overflow-x:auto} .scroll td,.scroll th{white-space:nowrap}
+.scroll{overflow-x:auto;max-width:100%} .scroll td,.scroll th{white-space:nowrap}
+.wrap td,.wrap th{white-space:normal;overflow-wrap:anywhere}
 figure{margin:24px 0} figcaption{color:#444;font-size:0.95em;margin-top:4px}
 .plot{width:100%;height:480px}
+.sentence{font-size:1.15em;margin:12px 0}
+.verdict{border:1px solid #ccc;border-radius:8px;padding:8px 16px;margin:12px 0}
+.verdict h3{margin:6px 0} .verdict p{margin:6px 0}
+.tone-good{border-left:4px solid #2e7d32;padding-left:8px} .tone-bad{border-left:4px solid #c62828;padding-left:8px}
+.tone-warn{border-left:4px solid #ef6c00;padding-left:8px} .tone-neutral{border-left:4px solid #9e9e9e;padding-left:8px}
+dl.glossary dt{font-weight:bold;margin-top:8px} dl.glossary dd{margin-left:16px}
 """
+
+#: the run summary's keys (:meth:`memviz.dynamics.DynamicsSummary.to_dict`, flattened) in words;
+#: keys not listed here are not shown (they are internal)
+SUMMARY_WORDS = {
+    "run": "Run", "run_id": "Run", "dataset": "Dataset",
+    "n_rows": "Training rows", "n_checks": "Checks", "total_copies": "Copies over all checks",
+    "top_frac": "Top group: share of training rows", "concentration.0.01": "Share of copies held by the top 1 % of rows",
+    "concentration.0.1": "Share of copies held by the top 10 % of rows",
+    "heavy_tail.zero_share": "Training rows never copied", "heavy_tail.max_count": "Most copies of one row",
+    "heavy_tail.median_count": "Median copies per row",
+}
+SUMMARY_PERCENT = ("top_frac", "concentration.0.01", "concentration.0.1", "heavy_tail.zero_share")
 
 
 def _e(x) -> str:
@@ -86,12 +111,39 @@ def _flatten(d: Mapping, prefix: str = "") -> list[tuple[str, object]]:
     return out
 
 
-def _kv_table(d: Mapping) -> str:
-    if not d:
+def _words(key: str) -> str:
+    """A setting's key as words: ``check_every`` -> ``check every``."""
+    return str(key).replace("_", " ").replace(".", " · ")
+
+
+def _kv_table(d: Mapping | Sequence) -> str:
+    """A two-column table of (label, value) pairs, or of a mapping's flattened keys in words."""
+    pairs = list(d) if not isinstance(d, Mapping) else [(_words(k), v) for k, v in _flatten(d)]
+    if not pairs:
         return "<p class='meta'>none</p>"
     rows = "".join(f"<tr><th class='text'>{_e(k)}</th><td class='text'>{_e(_fmt_value(v))}</td></tr>"
-                   for k, v in _flatten(d))
-    return f"<table>{rows}</table>"
+                   for k, v in pairs)
+    return f"<div class='scroll wrap'><table>{rows}</table></div>"
+
+
+def summary_facts(summary: Mapping) -> list[tuple[str, str]]:
+    """The run summary as (label in words, value) pairs: only the keys of :data:`SUMMARY_WORDS`,
+    shares as percentages. Internal keys (statistics, p-values) are left out."""
+    flat = dict(_flatten(summary or {}))
+    out = []
+    for key, label in SUMMARY_WORDS.items():
+        if key in flat and flat[key] is not None:
+            v = flat[key]
+            text = f"{100 * float(v):.1f} %" if key in SUMMARY_PERCENT and _finite(v) else _fmt_value(v)
+            out.append((label, text))
+    return out
+
+
+def _finite(v) -> bool:
+    try:
+        return math.isfinite(float(v))
+    except (TypeError, ValueError):
+        return False
 
 
 def _frame_table(df: pd.DataFrame, text_cols=(), match: pd.DataFrame | None = None, na: str = "n/a") -> str:
@@ -162,8 +214,8 @@ def _figure_block(fig, i: int) -> str:
             f"<figcaption>{_e(caption(fig))}</figcaption></figure>")
 
 
-def _leak_block(view, redacted: bool) -> str:
-    t = view.table(redacted).astype(object)
+def _leak_block(view, redacted: bool, salt: str | None = None) -> str:
+    t = view.table(redacted, salt=salt).astype(object)
     t["ratio"] = [("" if pd.isna(r) else f"{r:.3f}") for r in t["ratio"]]
     if not redacted:  # raw numbers exactly as stored (shortest repr, no exponent)
         for c in view.schema.distance_numerical:
@@ -180,7 +232,8 @@ def _leak_block(view, redacted: bool) -> str:
 
 def report_figures(dynamics=None, per_check: pd.DataFrame | None = None, *, early_curve: pd.DataFrame | None = None,
                    train=None, removed=None, results: pd.DataFrame | None = None,
-                   column_shapes: pd.DataFrame | None = None, dcr: Mapping | None = None) -> list:
+                   column_shapes: pd.DataFrame | None = None, dcr: Mapping | None = None,
+                   redact_salt: str | None = None) -> list:
     """The report's figures, in order (the one list the dashboard's report and the study share).
 
     A run (``dynamics`` and its ``per_check`` table): copies per row, concentration,
@@ -188,9 +241,13 @@ def report_figures(dynamics=None, per_check: pd.DataFrame | None = None, *, earl
     ``early_curve`` the early-identification curve; with ``train`` and ``removed`` the
     class balance of that pruning. A comparison (``results``, finished cells): memorization
     by method, privacy vs utility, transfer when DynamicCut or random pruning is there;
-    ``column_shapes`` and ``dcr`` (one model's) add their breakdowns.
+    ``column_shapes`` and ``dcr`` (one model's) add their breakdowns. ``redact_salt``: class
+    values appear as keyed hashes (a redacted report), never as they are.
     """
-    from . import compare as fc, dynamics as fd, memorization as fm, tune as ft
+    from . import compare as fc
+    from . import dynamics as fd
+    from . import memorization as fm
+    from . import tune as ft
 
     figs = []
     if dynamics is not None:
@@ -199,7 +256,7 @@ def report_figures(dynamics=None, per_check: pd.DataFrame | None = None, *, earl
     if early_curve is not None:
         figs.append(ft.early_identification_plot(early_curve))
     if train is not None and removed is not None:
-        figs.append(ft.class_balance_plot(train, removed))
+        figs.append(ft.class_balance_plot(train, removed, redact_salt=redact_salt))
     if results is not None and len(results):
         figs += [fc.comparison_plot(results, "mem_ratio"), fc.privacy_utility_plot(results, "mle")]
         if {"dynamiccut", "random"} & set(results["method"]):
@@ -212,29 +269,44 @@ def report_figures(dynamics=None, per_check: pd.DataFrame | None = None, *, earl
 
 
 REDACTED_NOTE = ("Redacted report: training and generated rows appear only in redacted form (numbers replaced by "
-                 "ranges of round numbers, categories by salted hashes; cells that equal the training row stay "
-                 "marked). Figures show aggregates (counts, shares, distances), column names and internal row ids.")
+                 "ranges of round numbers that each hold at least 10 training rows, categories by hashes keyed for this "
+                 "report and column; cells that equal the training row stay marked). Figures show aggregates "
+                 "(counts, shares, distances), column names and internal row ids; class values are hashed.")
 RAW_NOTE = ("Not redacted: this report contains raw values of training rows. Share it only with people allowed to "
             "see the training data.")
 
 
-def build_report(run_summary: Mapping | None, figures: Sequence, results: pd.DataFrame | None,
+def _verdict_block(verdict, sentence: str) -> str:
+    """The plain sentence and the verdict card (any object with ``title`` and ``lines`` of
+    ``topic``, ``text``, ``tone``: :class:`memviz.app.verdict.Verdict`)."""
+    parts = []
+    if sentence:
+        parts.append(f"<p class='sentence'>{_e(sentence)}</p>")
+    if verdict is not None:
+        lines = "".join(f"<p class='tone-{_e(getattr(ln, 'tone', 'neutral'))}'><b>{_e(ln.topic)}:</b> {_e(ln.text)}</p>"
+                        for ln in verdict.lines)
+        parts.append(f"<div class='verdict'><h3>{_e(verdict.title)}</h3>{lines}</div>")
+    return "".join(parts)
+
+
+def build_report(run_summary: Mapping | Sequence | None, figures: Sequence, results: pd.DataFrame | None,
                  settings: Mapping | None, redacted: bool = True, title: str = "memviz report", *,
-                 leaks: Sequence = (), created: str | None = None) -> str:
+                 leaks: Sequence = (), created: str | None = None, verdict=None, sentence: str = "",
+                 glossary: Sequence[tuple[str, str]] = (), salt: str | None = None) -> str:
     """Self-contained HTML report.
 
     Parameters
     ----------
-    run_summary : dict
-        Headline numbers of the run (nested dicts are flattened to dotted keys), e.g.
-        ``memviz.dynamics.summarize(dyn).to_dict()`` plus the run id.
+    run_summary : list of (label, value) pairs, or dict
+        The run's facts in words; a dict (``memviz.summaries.summarize(dyn).to_dict()``) is
+        shown through :func:`summary_facts` (known keys in words, internal ones left out).
     figures : list of plotly Figure
         Shown in order, each with its title and :func:`memviz.viz.caption`.
     results : DataFrame or None
-        The comparison results (method, model, seed, metrics); summarized by
-        :func:`results_summary`.
+        The comparison results (method, model, seed, metrics); shown in words by
+        :func:`memviz.viz.compare.results_display`.
     settings : dict
-        The settings that produced the run and the results.
+        The settings that produced the run and the results (keys shown as words).
     redacted : bool, default True
         Show row-level content (``leaks``) redacted; the report states which it is.
     title : str
@@ -242,6 +314,12 @@ def build_report(run_summary: Mapping | None, figures: Sequence, results: pd.Dat
         Most-copied training rows beside their copies, matching cells marked.
     created : str, optional
         Timestamp printed in the header (default: now).
+    verdict : a verdict card (``title``, ``lines``), optional
+        Printed first (:class:`memviz.app.verdict.Verdict`).
+    sentence : str
+        The plain floor sentence (:meth:`memviz.floor.Excess.sentence`), printed first.
+    glossary : (term, explanation) pairs, printed last.
+    salt : key of the category hashes of the redacted leak tables (one per report).
 
     Returns
     -------
@@ -252,25 +330,33 @@ def build_report(run_summary: Mapping | None, figures: Sequence, results: pd.Dat
         raise MemvizError(f"results must be a pandas DataFrame or None, got {type(results).__name__}")
     figures = list(figures or [])
     created = created or time.strftime("%Y-%m-%d %H:%M:%S %Z")
+    facts = summary_facts(run_summary) if isinstance(run_summary, Mapping) else list(run_summary or [])
     parts = [f"<h1>{_e(title)}</h1><p class='meta'>created {_e(created)} by memviz</p>",
              f"<div class='banner {'redacted' if redacted else 'raw'}'>"
-             f"{_e(REDACTED_NOTE if redacted else RAW_NOTE)}</div>",
-             "<h2>Settings</h2>", _kv_table(settings or {}),
-             "<h2>Run summary</h2>", _kv_table(run_summary or {})]
+             f"{_e(REDACTED_NOTE if redacted else RAW_NOTE)}</div>"]
+    if sentence or verdict is not None:
+        parts += ["<h2>In short</h2>", _verdict_block(verdict, sentence)]
+    parts += ["<h2>What the run shows</h2>", _kv_table(facts)]
     parts.append("<h2>Results</h2>")
     if results is None or results.empty:
         parts.append("<p class='meta'>No comparison results.</p>")
     else:
-        summary = results_summary(results)
-        parts.append("<p class='meta'>Mean ± standard deviation over seeds; percentages for the memorization, "
-                     "quality, MLE and DCR metrics.</p>")
-        parts.append(_frame_table(summary, text_cols=("method", "model")))
+        table = results_display(results)
+        table.index = pd.RangeIndex(1, len(table) + 1, name="#")
+        parts.append("<p class='meta'>Mean ± standard deviation over seeds (with one seed, the floor and the excess "
+                     "show their 95 % interval); percentages of generated rows, excess in percentage points. "
+                     "The table scrolls sideways.</p>")
+        parts.append("<div class='scroll'>" + _frame_table(table, text_cols=tuple(table.columns)) + "</div>")
     if figures:
         parts.append("<h2>Figures</h2>")
         parts.extend(_figure_block(f, i) for i, f in enumerate(figures))
     if leaks:
         parts.append("<h2>Most-copied training rows</h2>")
-        parts.extend(_leak_block(v, redacted) for v in leaks)
+        parts.extend(_leak_block(v, redacted, salt) for v in leaks)
+    parts += ["<h2>Settings</h2>", _kv_table(settings or {})]
+    if glossary:
+        items = "".join(f"<dt>{_e(t)}</dt><dd>{_e(x)}</dd>" for t, x in glossary)
+        parts += ["<h2>What the words mean</h2>", f"<dl class='glossary'>{items}</dl>"]
     head = (f"<meta charset='utf-8'><meta http-equiv='Content-Security-Policy' content=\"{CSP}\">"
             f"<meta name='viewport' content='width=device-width, initial-scale=1'><title>{_e(title)}</title>"
             f"<style>{CSS}</style>")

@@ -88,6 +88,33 @@ def _note(fig: go.Figure, text: str) -> go.Figure:
     return fig
 
 
+def plain(text) -> str:
+    """User text (a column name, a category, a file name) made inert for plotly.
+
+    Plotly renders a subset of HTML in every title, label, tick, legend entry and hover text
+    (``<a href>`` becomes a live link, ``<br>`` a line break); it shows entities as the
+    characters they stand for. So ``&``, ``<`` and ``>`` become ``&amp;``, ``&lt;`` and
+    ``&gt;``: the text reads as typed and nothing in it acts.
+    """
+    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def plain_all(values) -> list[str]:
+    """:func:`plain` of each value."""
+    return [plain(v) for v in values]
+
+
+def pct_axis(fig: go.Figure, axis: str, lo: float, hi: float, pad: float = 0.05) -> None:
+    """A percent axis (values are fractions) over [lo, hi] with a margin, ticks without repeats.
+
+    Tick labels use d3's ``~`` format (trailing zeros trimmed, up to 2 decimals), so two
+    ticks never print the same text unless they are less than 0.01 point apart.
+    """
+    span = max(hi - lo, 1e-9)
+    rng = [lo - pad * span if lo < 0 else lo, hi + pad * span]
+    getattr(fig, f"update_{axis}axes")(range=rng, tickformat=".2~%")
+
+
 def _int(n) -> str:
     return f"{int(n):,}"
 
@@ -102,11 +129,11 @@ def _key(name) -> str:
 
 def method_label(name) -> str:
     """Display name of a method (``dynamic_cut`` -> ``DynamicCut``); unknown names as given."""
-    return METHOD_LABELS.get(_key(name), str(name))
+    return METHOD_LABELS.get(str(name), METHOD_LABELS.get(_key(name), str(name)))
 
 
 def model_label(name) -> str:
-    return MODEL_LABELS.get(_key(name), str(name))
+    return MODEL_LABELS.get(str(name), MODEL_LABELS.get(_key(name), str(name)))
 
 
 def _method_sort(names) -> list:

@@ -1,7 +1,6 @@
 """Figures of the Tune & prune screen: early identification, class balance, column shifts."""
 from __future__ import annotations
 
-
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
@@ -10,8 +9,20 @@ from ..data import Table
 from ..encoding import canonical_series
 from ..errors import MemvizError
 from ..evaluate import ks_statistic
-from .style import (AFTER_COLOR, BEFORE_COLOR, REMOVED_COLOR, REST_COLOR, TOP_COLOR,
-                    _figure, _note, _pct)
+from ..redact import category_labels
+from .style import (
+    AFTER_COLOR,
+    BEFORE_COLOR,
+    REMOVED_COLOR,
+    REST_COLOR,
+    TOP_COLOR,
+    _figure,
+    _note,
+    _pct,
+    _rgba,
+    plain,
+    plain_all,
+)
 
 
 # --------------------------------------------------------------------- tune & prune screen
@@ -36,10 +47,17 @@ def early_identification_plot(curve: pd.DataFrame) -> go.Figure:
                   "Top group, recall the share of that group they cover; solid lines well above their dashed random "
                   "levels at small T mean a short warm-up is enough, lines near them mean the ranking is no better "
                   "than chance.")
-    for col, name, color in (("precision", "precision", TOP_COLOR), ("recall", "recall", REST_COLOR),
-                             ("jaccard", "Jaccard", "#2ca02c")):
-        fig.add_scatter(x=cv["T"], y=cv[col], mode="lines+markers", name=name, line={"color": color},
-                        hovertemplate=f"T = %{{x:,}}: {name} %{{y:.1%}}<extra></extra>")
+    # precision is drawn wide and pale under the others: when p equals the Top group's share,
+    # |S| = |Top| and recall equals precision, so the two lines coincide and both must stay visible
+    same = len(cv) > 0 and np.allclose(cv["precision"], cv["recall"])
+    styles = (("precision", "precision (wide line)", {"color": _rgba(TOP_COLOR, 0.45), "width": 9}, "circle"),
+              ("recall", "recall" + (" (equal to precision here)" if same else ""), {"color": REST_COLOR, "width": 2},
+               "diamond"),
+              ("jaccard", "Jaccard", {"color": "#2ca02c", "width": 2}, "square"))
+    for col, name, line, symbol in styles:
+        fig.add_scatter(x=cv["T"], y=cv[col], mode="lines+markers", name=name, line=line,
+                        marker={"symbol": symbol, "size": 7, "color": line["color"]},
+                        hovertemplate=f"T = %{{x:,}}: {col} %{{y:.1%}}<extra></extra>")
     for col, name, color in (("random_precision", "random precision", TOP_COLOR),
                              ("random_recall", "random recall", REST_COLOR)):
         fig.add_scatter(x=cv["T"], y=cv[col], mode="lines", name=name,
@@ -47,8 +65,15 @@ def early_identification_plot(curve: pd.DataFrame) -> go.Figure:
                         hovertemplate=f"{name} %{{y:.1%}}<extra></extra>")
     if len(cv) == 0:
         _note(fig, "No warm-up window to evaluate")
+    elif len(cv) == 1:  # the selection and the final Top group come from the same single check
+        _note(fig, "One check only: the selection and the final Top group come from the same check, "
+                   "so there is nothing early to identify yet")
     fig.update_yaxes(tickformat=".0%", range=[0, 1.02])
-    fig.update_xaxes(tickformat=",")
+    ticks = cv["T"].to_numpy()
+    if 0 < len(ticks) <= 15:  # the check epochs themselves: no "epoch 1.5" between two checks
+        fig.update_xaxes(tickmode="array", tickvals=ticks, ticktext=[f"{int(t):,}" for t in ticks])
+    else:
+        fig.update_xaxes(tickformat=",d")
     return fig
 
 
@@ -68,16 +93,17 @@ def _shares(values: np.ndarray, cats: np.ndarray) -> np.ndarray:
     return np.bincount(codes[codes >= 0], minlength=len(cats)) / len(values)
 
 
-def class_balance_plot(train: Table, removed_ids) -> go.Figure:
+def class_balance_plot(train: Table, removed_ids, *, redact_salt: str | None = None) -> go.Figure:
     """Class shares of the target before pruning, after it, and among the removed rows.
 
     share_before(k) = #{i : y_i = k} / N; share_after(k) over the kept rows; classes are
     compared by their canonical value (``1`` = ``1.0``). A regression target is shown with
-    :func:`column_shift_plot`.
+    :func:`column_shift_plot`. ``redact_salt``: show the classes as keyed hashes
+    (:func:`memviz.redact.category_labels`) instead of their values (a redacted report).
     """
     schema = train.schema
     if schema.target is not None and not schema.target_is_categorical:
-        return column_shift_plot(train, removed_ids, schema.target)
+        return column_shift_plot(train, removed_ids, schema.target, redacted=redact_salt is not None)
     removed = _removed_mask(train, removed_ids)
     n_rm = int(removed.sum())
     fig = _figure(f"Class balance before and after pruning ({n_rm:,} of {len(train):,} rows removed)",
@@ -89,19 +115,25 @@ def class_balance_plot(train: Table, removed_ids) -> go.Figure:
         return _note(fig, "The table has no target column")
     y = canonical_series(train.data[schema.target])  # (N,)
     cats = pd.Series(y).value_counts().index.to_numpy()
+    if redact_salt is not None:
+        lab = category_labels(cats, schema.target, salt=redact_salt)
+        shown = [lab[c] for c in cats]
+    else:
+        shown = plain_all(c.replace("\x00<missing>", "(missing)") for c in cats.astype(str))
     for name, vals, color in (("before (all rows)", y, BEFORE_COLOR), ("after (kept rows)", y[~removed], AFTER_COLOR),
                               ("removed rows", y[removed], REMOVED_COLOR)):
         sh = _shares(vals, cats)
-        fig.add_bar(x=cats.astype(str), y=sh, name=f"{name}, n={len(vals):,}", marker_color=color,
+        fig.add_bar(x=shown, y=sh, name=f"{name}, n={len(vals):,}", marker_color=color,
                     customdata=np.round(sh * len(vals)).astype(np.int64),
                     hovertemplate="%{x}: %{y:.2%} (%{customdata:,} rows)<extra>%{fullData.name}</extra>")
-    fig.update_xaxes(type="category", title_text=f"Class of {schema.target}")
+    fig.update_xaxes(type="category", title_text=f"Class of {plain(schema.target)}"
+                     + (" (hashed: redacted report)" if redact_salt is not None else ""))
     fig.update_yaxes(tickformat=".0%")
     return fig
 
 
 def column_shift_plot(train: Table, removed_ids, column: str, *, bins: int = 30,
-                      max_categories: int = 20) -> go.Figure:
+                      max_categories: int = 20, redacted: bool = False) -> go.Figure:
     """A column's distribution before pruning, after it, and among the removed rows.
 
     Numerical: shares per bin of ``bins`` equal-width bins over the whole column (one bar
@@ -109,7 +141,8 @@ def column_shift_plot(train: Table, removed_ids, column: str, *, bins: int = 30,
     the KS distance sup_x |F_before(x) - F_after(x)|. Categorical: shares per category
     (the ``max_categories`` most frequent, the rest as "other"); the title gives the total
     variation distance ½ Σ_k |P_before(k) - P_after(k)|. Missing values are left out of
-    numerical bins and form their own category.
+    numerical bins and form their own category. ``redacted``: no bin or category value in
+    the labels (bins are numbered, categories hashed), for a redacted report.
     """
     schema = train.schema
     if column not in schema.columns:
@@ -132,9 +165,13 @@ def column_shift_plot(train: Table, removed_ids, column: str, *, bins: int = 30,
             centres = (edges[:-1] + edges[1:]) / 2
             labels = [f"{a:,.4g} – {b:,.4g}" for a, b in zip(edges[:-1], edges[1:])]
             bar_width = np.diff(edges)
+        if redacted:
+            centres, bar_width = np.arange(len(edges) - 1, dtype=float), 0.8
+            labels = [f"bin {j + 1}" for j in range(len(edges) - 1)]
         dist = ks_statistic(v[ok], v[ok & ~removed])
-        fig = _figure(f"{column}: before and after pruning (KS distance {_pct(dist)}, {n_rm:,} rows removed)",
-                      f"{column} (units of the data)", "Rows (%)", text, barmode="overlay")
+        fig = _figure(f"{plain(column)}: before and after pruning (KS distance {_pct(dist)}, {n_rm:,} rows removed)",
+                      f"{plain(column)} ({'bins, values hidden' if redacted else 'units of the data'})", "Rows (%)",
+                      text, barmode="overlay")
         for name, sel, color in (("before (all rows)", ok, BEFORE_COLOR),
                                  ("after (kept rows)", ok & ~removed, AFTER_COLOR),
                                  ("removed rows", ok & removed, REMOVED_COLOR)):
@@ -148,7 +185,7 @@ def column_shift_plot(train: Table, removed_ids, column: str, *, bins: int = 30,
             else:
                 fig.add_bar(marker_color=color, opacity=0.55 if name.startswith("before") else 0.6,
                             width=bar_width, **trace)
-        fig.update_xaxes(tickformat=",")
+        fig.update_xaxes(tickformat=",", showticklabels=not redacted)
     else:
         y = canonical_series(train.data[column])
         freq = pd.Series(y).value_counts()
@@ -159,13 +196,18 @@ def column_shift_plot(train: Table, removed_ids, column: str, *, bins: int = 30,
             cats = np.concatenate([cats[:max_categories], ["(other)"]])
         before, after = _shares(y, cats), _shares(y[~removed], cats)
         dist = 0.5 * float(np.abs(before - after).sum())
-        fig = _figure(f"{column}: before and after pruning (TV distance {_pct(dist)}, {n_rm:,} rows removed)",
-                      f"{column} (category)", "Rows (%)", text, barmode="group")
+        fig = _figure(f"{plain(column)}: before and after pruning (TV distance {_pct(dist)}, {n_rm:,} rows removed)",
+                      f"{plain(column)} (category)", "Rows (%)", text, barmode="group")
+        if redacted:
+            lab = category_labels([c for c in cats if c != "(other)"], column)
+            shown = [lab.get(c, "(other)") for c in cats]
+        else:
+            shown = plain_all(c.replace("\x00<missing>", "(missing)") for c in cats.astype(str))
         for name, vals, color in (("before (all rows)", y, BEFORE_COLOR),
                                   ("after (kept rows)", y[~removed], AFTER_COLOR),
                                   ("removed rows", y[removed], REMOVED_COLOR)):
             sh = _shares(vals, cats)
-            fig.add_bar(x=[c.replace("\x00<missing>", "(missing)") for c in cats.astype(str)], y=sh,
+            fig.add_bar(x=shown, y=sh,
                         name=f"{name}, n={len(vals):,}", marker_color=color,
                         customdata=np.round(sh * len(vals)).astype(np.int64),
                         hovertemplate="%{x}: %{y:.2%} (%{customdata:,} rows)<extra>%{fullData.name}</extra>")

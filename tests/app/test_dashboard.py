@@ -2,13 +2,15 @@
 from __future__ import annotations
 
 import io
+import json
 import math
+import re
 
 import numpy as np
 import pandas as pd
 import pytest
-
 from dash_helpers import copier_run, finished_compare
+
 from memviz.app import comparisons, datasets, reports, runs
 from memviz.compare.details import compute_details
 from memviz.errors import DataError, MemvizError
@@ -174,6 +176,137 @@ def test_compare_details_shapes_and_distances(small, sample, tmp_path):
     assert comparisons.compare_token(out) > 0
     assert set(comparisons.synthetic_files(out)) == {f"synthetic/{m}_tabddpm_{s}.parquet"
                                               for m in ("baseline", "dynamiccut", "random") for s in (0, 1)}
+
+
+# ------------------------------------------------------------ downloads for spreadsheets
+PAYLOADS = ['=HYPERLINK("http://127.0.0.1:8599/x","click")', "@SUM(1+1)", "+cmd|' /C calc'!A0"]
+
+
+def test_pruned_and_synthetic_downloads_neutralise_formulas(small, tmp_path):
+    """On today's main (dd9d899) the pruned-table and synthetic-table downloads carried these
+    category values unchanged (generated rows copy category values, so the payload carries)."""
+    data = small.data.copy()
+    data["workclass"] = [PAYLOADS[i % 3] for i in range(len(data))]
+    data["capital-loss"] = -data["capital-loss"]
+    evil = small.with_data(data)
+    copier_run(evil, tmp_path / "evil")
+    view = runs.load_run(tmp_path / "evil")
+    for raw in (False, True):
+        got = pd.read_csv(io.BytesIO(runs.pruned_csv(view, [0, 1], **({"raw": True} if raw else {}))))
+        want = data.drop(index=[0, 1])
+        assert got["row_id"].tolist() == want.index.tolist()
+        assert got["workclass"].tolist() == [v if raw else "'" + v for v in want["workclass"]]
+        assert got["capital-loss"].tolist() == want["capital-loss"].tolist()
+    syn = tmp_path / "syn.parquet"
+    data.reset_index(drop=True).to_parquet(syn)
+    got = pd.read_csv(io.BytesIO(reports.table_csv(syn)))
+    assert got["workclass"].tolist() == ["'" + v for v in data["workclass"]]
+    assert got["capital-loss"].tolist() == data["capital-loss"].tolist()
+    assert pd.read_csv(io.BytesIO(reports.table_csv(syn, raw=True)))["workclass"].tolist() == data["workclass"].tolist()
+
+
+def test_runs_table_lists_an_unreadable_run_last_with_its_reason(view, tmp_path):
+    import shutil
+    shutil.copytree(view.path, tmp_path / "b_good")
+    shutil.copytree(view.path, tmp_path / "a_bad")
+    m = json.loads((tmp_path / "a_bad" / "manifest.json").read_text())
+    del m["data"]
+    (tmp_path / "a_bad" / "manifest.json").write_text(json.dumps(m))
+    df = runs.runs_table(tmp_path)
+    assert df["run_id"].tolist() == ["b_good", "a_bad"]
+    assert df["label"].tolist()[1] == "a_bad · unreadable"
+    assert df["status"].tolist() == ["finished", "unreadable: manifest.json: manifest lacks the field 'data'"]
+
+
+# ----------------------------------------------------------------- issue 13: no traps, words, one readout
+def test_with_target_moves_the_target_in_one_step():
+    raw = datasets.load_choice("sample")
+    s = datasets.with_target(raw.schema, raw.frame, "sex")
+    assert s.target == "sex" and s.task == "binary"
+    assert "sex" not in s.categorical and "income" in s.categorical        # the old target becomes a feature
+    assert datasets.with_target(raw.schema, raw.frame, "age").task == "regression"
+    none = datasets.with_target(raw.schema, raw.frame, None)
+    assert none.target is None and "income" in none.categorical
+    assert datasets.with_target(raw.schema, raw.frame, raw.schema.target) == raw.schema
+    with pytest.raises(DataError, match="'nope'"):
+        datasets.with_target(raw.schema, raw.frame, "nope")
+
+
+def test_uploads_and_the_table_in_use_are_kept_with_the_runs(tmp_path, sample):
+    from memviz.store import fingerprint
+
+    train, test = sample
+    raw_bytes = train.data.head(50).to_csv(index=False).encode()
+    a = datasets.save_upload(tmp_path, "people.csv", raw_bytes)
+    assert datasets.save_upload(tmp_path, "people.csv", raw_bytes).key == a.key   # kept once
+    b = datasets.save_upload(tmp_path, "people.csv", raw_bytes, "t.csv", raw_bytes)
+    assert b.key != a.key and [u.key for u in datasets.list_uploads(tmp_path)][0] == b.key
+    back = datasets.load_upload(tmp_path, b.key)
+    assert len(back.frame) == 50 and back.test is not None and back.label == "Upload: people.csv"
+    with pytest.raises(DataError, match="not kept"):
+        datasets.load_upload(tmp_path, "../etc")
+    raw = datasets.load_choice("sample")
+    tr, te = datasets.build_tables(raw, raw.schema, "random", 0.25, 3)
+    key = datasets.save_tables(tmp_path, tr, te, raw.label, "sample")
+    t2, e2, label, choice = datasets.load_tables(tmp_path, key)
+    # a run trained on the table finds it again: same fingerprint after the round trip
+    assert fingerprint(t2) == fingerprint(tr) and fingerprint(e2) == fingerprint(te)
+    assert (label, choice) == (raw.label, "sample") and t2.schema == tr.schema
+    assert datasets.tables_for(tmp_path, fingerprint(tr)) == key and datasets.tables_for(tmp_path, "x") is None
+    assert datasets.save_tables(tmp_path, tr, te, raw.label, "sample") == key
+
+
+def test_the_readout_is_one_line_in_words(tmp_path):
+    from memviz.app import jobs
+
+    one = jobs.JobStatus("j", "warmup", "running", 5, 60, "epoch", "", checks=[{"check": 0}], updated=0.0)
+    assert one.readout() == "running · epoch 5/60 · 1 check"                     # not "1 checks"
+    assert "updated at" in one.banner() and one.readout() in one.banner()
+    cancelled = jobs.JobStatus("j", "warmup", "cancelled", 5, 60, checks=[{}, {}],
+                               message="cancelled; the finished checks are kept")
+    assert cancelled.readout() == "cancelled · 2 checks" and "{" not in cancelled.readout()
+    cells = jobs.JobStatus("c", "compare", "running", 2, 9, "cell", "cells")
+    assert cells.readout() == "running · cell 2/9" and cells.banner().startswith("Comparison in progress")
+
+
+def test_report_names_differ_and_the_report_leads_with_the_verdict(view):
+    assert reports.report_name(view, None, True) != reports.report_name(view, None, False)
+    assert reports.report_name(view, None, True).endswith("_redacted.html")
+    html = reports.report_html(view, None)
+    for internal in ("heavy_tail", "p_first_epoch", "gini", "early_checks", "top_frac"):
+        assert internal not in html.split("<script")[0], internal
+    start = html.index("<body>")
+    verdict_at = html.index("What this run shows", start)
+    assert verdict_at < html.index("<h2>Figures") and verdict_at < html.index("<h2>Settings")
+    assert "not measured" in html                                               # no floor: said in words
+    assert "What the words mean" in html and "relative closeness, not identity" in html
+
+
+def test_report_keys_its_hashes_per_report(view):
+    a, b = reports.report_html(view, None), reports.report_html(view, None)
+    cats = lambda doc: set(re.findall(r"cat-[0-9a-f]{6}", doc))                  # noqa: E731
+    assert cats(a) and not cats(a) & cats(b)
+
+
+def test_a_comparison_borrows_the_floor_of_its_own_warmup_only(tmp_path):
+    from types import SimpleNamespace
+
+    from memviz.app import jobs
+
+    job = jobs.Job(jobs.new_job_id("compare"), "compare", tmp_path)
+    job.job_dir.mkdir(parents=True)
+    run = tmp_path / "run-a"
+    jobs.write_spec(job.spec_path, jobs.JobSpec("compare", {"run_dir": str(run), "distance": "paper"},
+                                                {"out": str(job.out)}))
+    cv = comparisons.CompareView(job.out, pd.DataFrame())
+    floor = SimpleNamespace(distance="paper")
+    view = SimpleNamespace(path=run, result=SimpleNamespace(floor=floor))
+    assert comparisons.run_floor(cv, view) is floor
+    other = SimpleNamespace(path=tmp_path / "run-b", result=SimpleNamespace(floor=floor))
+    assert comparisons.run_floor(cv, other) is None                         # ranked with another run
+    std = SimpleNamespace(path=run, result=SimpleNamespace(floor=SimpleNamespace(distance="standardized")))
+    assert comparisons.run_floor(cv, std) is None                           # another distance
+    assert comparisons.run_floor(cv, SimpleNamespace(path=run, result=SimpleNamespace(floor=None))) is None
 
 
 # --------------------------------------------------------------- the floor pages

@@ -8,8 +8,8 @@ import sys
 import time
 
 import pytest
-
 from helpers import TINY_MODEL, live_job
+
 from memviz.app import jobs
 from memviz.app.spec import EventLog, JobSpec, read_events, read_spec, run_spec
 from memviz.errors import MemvizError
@@ -251,3 +251,59 @@ def test_run_spec_runs_a_warmup_with_its_floor_in_this_process(tiny, sample, tmp
     from memviz.warmup import load_warmup
     run = load_warmup(tmp_path / "run")
     assert run.floor is not None and run.floor.n_holdout == 100 and "excess" in run.per_check
+    # a live view reads the manifest's check summaries: they carry the floor band too
+    checks = json.loads((tmp_path / "run" / "manifest.json").read_text())["checks"]
+    live = jobs.JobStatus("x", "warmup", "running", checks=checks).per_check
+    assert {"floor", "floor_low", "floor_high", "excess_low", "excess_high"} <= set(live.columns)
+    assert (live["floor_low"] <= live["floor"]).all() and (live["floor"] <= live["floor_high"]).all()
+
+
+# ------------------------------------------------------------- runs started from the CLI
+def _cli_run(tiny, root, name="cli"):
+    """A finished run made in this process (as the CLI makes one: no job record)."""
+    from memviz.warmup import run_warmup
+    run_warmup(tiny, WarmupConfig(epochs=2, check_every=1, n_samples=20, device="cpu", model_params=TINY_MODEL),
+               root / name)
+    return jobs.job_for(root / name)
+
+
+def _set(run_dir, **fields):
+    m = json.loads((run_dir / "manifest.json").read_text())
+    m.update(fields)
+    (run_dir / "manifest.json").write_text(json.dumps(m))
+
+
+def test_a_cli_run_whose_writer_is_gone_is_lost_not_running(tiny, tmp_path):
+    """At 9a38467 the manifest's ``running`` was taken at its word: a killed CLI run stayed running."""
+    job = _cli_run(tiny, tmp_path)
+    assert jobs.job_status(job).state == "finished"
+    _set(job.out, status="running")                 # what a kill -9 leaves
+    st = jobs.job_status(job)
+    assert st.state == "lost" and st.final and "stopped" in st.message
+    from memviz.store import RunStore
+    writer = RunStore(job.out).acquire()            # a live writer: running again
+    try:
+        assert jobs.job_status(job).state == "running"
+    finally:
+        writer.release()
+
+
+def test_an_unreadable_cli_run_is_failed_with_its_reason(tiny, tmp_path):
+    job = _cli_run(tiny, tmp_path)
+    _set(job.out, config=[1])
+    st = jobs.job_status(job)
+    assert st.state == "failed" and "manifest field 'config'" in st.message and "\n" not in st.message
+
+
+@pytest.mark.parametrize("name", ["..", ".", "../x", "a/b", "/etc", ".jobs", "compare", "", None, "missing", "x\x00"])
+def test_run_dir_named_never_leaves_the_runs_root(tiny, tmp_path, name):
+    """``?run=..`` opened the runs root's parent at 9a38467 (app.py's sidebar)."""
+    root = tmp_path / "runs"
+    _cli_run(tiny, tmp_path, "runs_parent_run")     # a run beside the root, reachable by ".." tricks
+    (root / "compare").mkdir(parents=True)
+    assert jobs.run_dir_named(name, root) is None
+
+
+def test_run_dir_named_finds_a_run_under_the_root(tiny, tmp_path):
+    _cli_run(tiny, tmp_path, "mine")
+    assert jobs.run_dir_named("mine", tmp_path) == tmp_path / "mine"

@@ -179,6 +179,18 @@ def test_cli_compare_bad_lists(files, tmp_path, capsys):
     assert len(err) == 3 and "dropout" in err[0] and "gpt" in err[1] and "seeds" in err[2]
 
 
+@pytest.mark.parametrize("params, words", [({"tabddpm": {"epochs": 0}}, "epochs"),
+                                           ({"ctgan": {"epochs": 0}}, "epochs"),
+                                           ({"tvae": {"batch_size": -1}}, "batch_size"),
+                                           ({"tabddpm": {"layerz": [8]}}, "layerz")])
+def test_cli_compare_bad_model_params_fail_before_any_work(files, tmp_path, capsys, params, words):
+    code = main(["compare", "--train", str(files / "train.csv"), "--test", str(files / "test.csv"), "--schema",
+                 str(META), "--out", str(tmp_path / "res"), "--quiet", "--model-params", json.dumps(params)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and words in err[0], err
+    assert not (tmp_path / "res").exists()
+
+
 # --------------------------------------------------------------------- dask
 @pytest.mark.slow
 def test_dask_local_cluster_matches_local(tables, tmp_path):

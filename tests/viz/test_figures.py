@@ -5,20 +5,21 @@ check, an empty removed set) and on an Adult-size dynamics (32,561 rows x 25 che
 the build-time budget of the dashboard's sliders.
 """
 
+import html
+
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 import pytest
+from test_leaks import planted_run
 
-from memviz import viz
 import memviz.viz.style  # noqa: F401
+from memviz import viz
+from memviz.columnleaks import column_match_rates
 from memviz.dynamiccut import dynamiccut_selection, early_identification_curve
 from memviz.dynamics import compute_dynamics
 from memviz.errors import MemvizError
-from memviz.leaks import column_match_rates
 from memviz.warmup import load_warmup
-
-from test_leaks import planted_run
 
 METHODS = ("baseline", "dynamiccut", "dynamiccutmix", "tabcutmix", "random")
 MODELS = ("tabddpm", "ctgan", "tvae")
@@ -202,10 +203,24 @@ def test_early_identification_plot_traces_the_curve():
     dyn, _ = _dyn(n_rows=80, n_syn=200, n_checks=5)
     curve = early_identification_curve(dyn, p=0.1, k=2)
     fig = viz.early_identification_plot(curve)
-    by_name = {t.name: t for t in fig.data}
+    by_name = {t.name.split(" (")[0]: t for t in fig.data}
     np.testing.assert_allclose(by_name["precision"].y, curve["precision"])
     np.testing.assert_allclose(by_name["random recall"].y, curve["random_recall"])
     assert "p = 10%" in fig.layout.title.text
+
+
+def test_precision_stays_visible_when_recall_equals_it():
+    """Regression: with p equal to the Top group's share, |S| = |Top| and recall = precision;
+    the recall line used to hide the precision line completely."""
+    dyn, _ = _dyn(n_rows=80, n_syn=200, n_checks=5)
+    curve = early_identification_curve(dyn, p=dyn.top_frac, k=2)
+    assert np.allclose(curve["precision"], curve["recall"])
+    fig = viz.early_identification_plot(curve)
+    prec = next(t for t in fig.data if t.name.startswith("precision"))
+    rec = next(t for t in fig.data if t.name.startswith("recall"))
+    assert prec.line.width > 2 * rec.line.width            # drawn wider underneath: both stay visible
+    assert prec.marker.symbol != rec.marker.symbol
+    assert "equal to precision" in rec.name
 
 
 def test_pruning_figures(run):
@@ -215,7 +230,9 @@ def test_pruning_figures(run):
     before, after, gone = (np.asarray(t.y) for t in cb.data)
     assert before.sum() == pytest.approx(1) and after.sum() == pytest.approx(1) and gone.max() == pytest.approx(1)
     kept = train.data.drop(index=removed)["y"]
-    np.testing.assert_allclose(after, kept.value_counts(normalize=True).reindex(list(cb.data[1].x)).to_numpy())
+    shown = [html.unescape(x) for x in cb.data[1].x]  # class values are escaped for plotly ("<=50K")
+    assert list(cb.data[1].x) != shown
+    np.testing.assert_allclose(after, kept.value_counts(normalize=True).reindex(shown).to_numpy())
     same = viz.class_balance_plot(train, [])
     np.testing.assert_allclose(same.data[0].y, same.data[1].y)
     for col in ("a", "b", "c1"):
@@ -319,6 +336,84 @@ def test_long_titles_wrap_instead_of_running_off_the_figure():
     assert len(lines) == 2 and all(len(line) <= viz.style.TITLE_WIDTH for line in lines)
     assert " ".join(lines) == long                    # nothing lost, words kept whole
     assert viz.wrap_title("Short title") == "Short title"
+
+
+# ------------------------------------------------------------------ issue 13: charts that do not exaggerate
+def _strings(obj) -> list[str]:
+    """Every string inside a figure's JSON (titles, labels, ticks, names, hover data)."""
+    if isinstance(obj, str):
+        return [obj]
+    if isinstance(obj, dict):
+        return [s for v in obj.values() for s in _strings(v)]
+    if isinstance(obj, (list, tuple)):
+        return [s for v in obj for s in _strings(v)]
+    return []
+
+
+def test_privacy_utility_axes_start_at_zero_with_distinct_ticks():
+    """Regression: the scatter auto-zoomed to 34.8-36.4 % with ticks "35 %, 35 %, 35 %", so a 1.6-point
+    difference from one seed looked like a large trade-off."""
+    res = results_frame(n_seeds=1)
+    res = res[res["model"] == "tabddpm"].assign(mem_ratio=lambda d: 0.348 + 0.016 * np.linspace(0, 1, len(d)))
+    fig = viz.privacy_utility_plot(res)
+    assert fig.layout.xaxis.range[0] == 0 and fig.layout.yaxis.range[0] == 0
+    assert fig.layout.yaxis.range[1] >= 1.0                            # MLE's whole range
+    assert "~" in fig.layout.xaxis.tickformat and "~" in fig.layout.yaxis.tickformat
+    # every legend entry is something drawn: one generator, so no grey marker-shape entries
+    assert all(t.x is not None and t.x[0] is not None for t in fig.data)
+    several = viz.privacy_utility_plot(results_frame(n_seeds=1))
+    shapes = [t for t in several.data if t.x[0] is None]
+    assert len(shapes) == len(MODELS) and all("marker shape" in t.name for t in shapes)
+    assert "1\u00a0seed" in fig.layout.title.text                   # the count never splits from its word
+
+
+def test_one_seed_titles_say_so_without_splitting_and_hide_empty_error_bars():
+    fig = viz.comparison_plot(results_frame(n_seeds=1), "mem_ratio")
+    title = fig.layout.title.text
+    assert "indicative" in title and all(not line.rstrip().endswith(" 1") for line in title.split("<br>"))
+    assert not any(t.error_y.visible for t in fig.data if t.type == "bar")
+    assert "~" in fig.layout.yaxis.tickformat
+
+
+def test_floor_band_when_the_results_carry_the_floor():
+    res = results_frame(n_seeds=1).assign(floor=0.25, floor_low=0.22, floor_high=0.28)
+    for fig in (viz.comparison_plot(res, "mem_ratio"), viz.privacy_utility_plot(res)):
+        assert any("floor" in (a.text or "") for a in fig.layout.annotations)
+        assert "floor" in viz.caption(fig)
+    assert not any("floor" in (a.text or "") for a in viz.comparison_plot(results_frame(), "mem_ratio").layout.annotations)
+
+
+def test_shape_colour_scale_is_the_metrics_range():
+    """Regression: the colour scale ran 94-100 %, so 94.4 % showed as dark red."""
+    d = {"baseline": pd.DataFrame({"column": ["a", "b"], "score": [0.944, 0.99]})}
+    fig = viz.shape_breakdown_plot(d)
+    assert (fig.data[0].zmin, fig.data[0].zmax) == (0.0, 1.0)
+
+
+def test_user_text_in_figures_is_inert(run):
+    """Plotly turns <a href> in a label into a live link (issue 12 item 3): user text is escaped."""
+    _, res, train = run
+    evil = '<a href="https://evil.example">x</a>'
+    t = train.data.copy()
+    t["y"] = np.where(np.arange(len(t)) % 2, evil, "<b>no</b>")
+    t = t.rename(columns={"c1": evil})
+    from memviz.data import Table
+    from memviz.schema import Schema
+
+    s = train.schema
+    schema = Schema(numerical=s.numerical, categorical=tuple(evil if c == "c1" else c for c in s.categorical),
+                    target="y", task="binary")
+    bad = Table(t, schema, "evil")
+    removed = bad.data.index[:3]
+    figs = [viz.class_balance_plot(bad, removed), viz.column_shift_plot(bad, removed, evil),
+            viz.shape_breakdown_plot({"baseline": pd.DataFrame({"column": [evil], "score": [0.9]})}),
+            viz.comparison_plot(results_frame().assign(method=lambda d: d["method"].where(d["method"] != "random", evil)))]
+    for fig in figs:
+        for text in _strings(fig.to_plotly_json()):
+            assert "<a" not in text and "<b>" not in text, text
+    redacted = viz.class_balance_plot(bad, removed, redact_salt="k")
+    assert not [x for x in redacted.data[0].x if "evil" in x or "no" in x]
+    assert all(x.startswith("cat-") for x in redacted.data[0].x)
 
 
 # ------------------------------------------------------------------ the floor pages

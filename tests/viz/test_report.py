@@ -7,14 +7,15 @@ import numpy as np
 import pandas as pd
 import pytest
 from plotly.offline import get_plotlyjs
+from test_leaks import planted_run
 
 from memviz import viz
 from memviz.errors import MemvizError
 from memviz.leaks import copies_of, most_copied
+from memviz.viz.compare import results_display
 from memviz.viz.report import build_report, results_summary
 from memviz.warmup import load_warmup
 
-from test_leaks import planted_run
 from .test_figures import results_frame
 
 EVIL = "<script>alert(1)</script>"
@@ -135,4 +136,44 @@ def test_results_are_formatted():
     flat = results_summary(pd.DataFrame({"x": [1234567.0, np.nan], "mem_ratio": [0.5, 0.25]}))
     assert list(flat["x"]) == ["1,234,567", "n/a"] and list(flat["mem_ratio"]) == ["50.00%", "25.00%"]
     doc = build_report({}, [], res, {})
-    assert row["mem_ratio"] in doc
+    shown = results_display(res)
+    dc = shown[(shown["Method"] == "DynamicCut") & (shown["Generator"] == "CTGAN")].iloc[0]
+    assert dc["Memorization ratio"] == f"{100 * sub.mean():.1f} % ± {100 * sub.std():.1f}" and dc["Memorization ratio"] in doc
+    for raw_name in ("mem_ratio", "mle_real", "dcr_share", "relative_reduction"):  # names in words only
+        assert f">{raw_name}<" not in doc
+
+
+def test_redacted_report_has_no_class_value_and_no_link(run):
+    """Plotly made <a href> in a class value a live link even in the redacted report, and raw class
+    values appeared in it (issue 12 item 3)."""
+    from memviz.data import Table
+    from memviz.viz.report import report_figures
+
+    store, res, views, _ = run
+    train = store.train()
+    evil = '<a href="https://evil.example">x</a>'
+    t = train.data.assign(y=np.where(np.arange(len(train)) % 2, evil, "plain-class"))
+    bad = Table(t, train.schema, "evil")
+    figs = report_figures(res.dynamics, res.per_check, train=bad, removed=bad.data.index[:3], redact_salt="s1")
+    doc = build_report({}, figs, None, {}, redacted=True)
+    assert "evil.example" not in doc and "plain-class" not in doc
+    raw = build_report({}, report_figures(train=bad, removed=bad.data.index[:3]), None, {}, redacted=False)
+    body = raw[raw.index("<body>"):]                                  # (plotly.js itself, in the head, has links)
+    assert "evil.example" in body and "<a href" not in body
+    assert "\\u003ca href" not in body                                # not even inside the figure's JSON
+
+
+def test_report_tables_scroll_and_lead_with_the_verdict(run):
+    from memviz.app.verdict import compare_verdict
+
+    _, _, _, figs = run
+    res = results_frame(n_seeds=1)
+    res["status"] = "ok"
+    card = compare_verdict(res)
+    doc = build_report([("Training rows", "3,000")], figs, res, {"check_every": 5}, verdict=card,
+                       sentence="Real rows the model never saw are flagged at 25.0 %.")
+    body = doc[doc.index("<body>"):]
+    assert body.index("Real rows the model never saw") < body.index(card.title) < body.index("<h2>Results")
+    assert body.index("<h2>Results") < body.index("<h2>Figures") < body.index("<h2>Settings")
+    assert re.search(r"<div class='scroll'><table>.*?Memorization ratio", body)
+    assert "check every" in body and "check_every" not in body

@@ -1,0 +1,326 @@
+"""The verdict card: what a result means, in four plain lines, for someone who has not read the papers.
+
+One wording for the Memorization page (:func:`run_verdict`), the Compare page and the report
+(:func:`compare_verdict`):
+
+1. **Flagged output**: the share of the model's rows flagged as memorized against the floor,
+   the share of fresh real rows flagged by the same test (:mod:`memviz.floor`), with the excess
+   δ = p1 − p0 and its Newcombe 95 % interval (:meth:`memviz.floor.Excess.sentence`);
+2. **Pruning**: the change of the memorization ratio, per seed s paired with the baseline of
+   the same generator and seed, d_s = m_method(s) − m_baseline(s), shown as mean ± standard
+   deviation (ddof 1) over the n seeds; "clear" when n ≥ 3 and the paired t statistic
+   |mean| / (sd / √n) exceeds the two-sided 95 % quantile of Student's t with n − 1 degrees of
+   freedom; "indicative" below 3 seeds; beside random pruning of as many rows when present;
+3. **Utility**: the paired change of MLE and Shape, in points;
+4. **Next step**: one recommendation that follows from the three.
+
+Plain text only (no Markdown, no HTML): callers escape it. Results without the floor columns
+(older comparisons) get a line saying so instead of a number.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from ..floor import Excess, Floor, newcombe_interval, wilson_interval
+from ..floor import excess as floor_excess
+from ..viz.style import method_label, model_label
+
+#: below this many seeds a difference is "indicative"
+MIN_SEEDS = 3
+#: a utility drop up to this many points (MLE, Shape) counts as "little"
+SMALL_COST_POINTS = 1.0
+#: methods that prune by a ranking, in the order the verdict prefers them
+PRUNING = ("dynamiccut", "dynamiccut_excess", "dynamiccutmix")
+TONES = ("good", "bad", "warn", "neutral")
+NO_FLOOR = ("Real rows a model never saw are often flagged by this test too (20 to 30 % on public tables), "
+            "and there is no floor here to tell the two apart")
+
+
+@dataclass(frozen=True)
+class Line:
+    """One line of the card: its topic, its text and its tone (good, bad, warn or neutral)."""
+
+    topic: str
+    text: str
+    tone: str = "neutral"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A verdict card.
+
+    title : what it is about ("TabDDPM, DynamicCut against no mitigation").
+    lines : the card's lines, in order (flagged output, pruning, utility, next step).
+    sentence : the plain floor sentence ('Real rows the model never saw are flagged at ...') or "".
+    n_seeds : seeds behind the pruning figures (0: none).
+    indicative : fewer than :data:`MIN_SEEDS` seeds.
+    """
+
+    title: str
+    lines: tuple[Line, ...] = ()
+    sentence: str = ""
+    n_seeds: int = 0
+    indicative: bool = False
+    notes: tuple[str, ...] = field(default=())
+
+    def text(self) -> str:
+        """The card as plain text (title, then one 'topic: text' line each)."""
+        return "\n".join([self.title, *(f"{ln.topic}: {ln.text}" for ln in self.lines)])
+
+
+def seeds(n: int) -> str:
+    """'1 seed', '3 seeds'."""
+    return f"{n} seed{'s' * (n != 1)}"
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.1f} %"
+
+
+def _pts(x: float) -> str:
+    v = round(100 * x, 1)
+    return f"{v if v != 0 else 0.0:+.1f} points"          # never "-0.0"
+
+
+# ------------------------------------------------------------------ flagged output
+def flagged_line(mem_ratio: float, ex: Excess | None, who: str = "The model's rows") -> Line:
+    """Line 1: the flagged share against the floor (or a plain warning that there is none)."""
+    if ex is None:
+        return Line("Flagged output", f"{who} are flagged as memorized at {_pct(mem_ratio)}. {NO_FLOOR}: this "
+                                      "number alone does not show copying.", "warn")
+    tone = "bad" if ex.low > 0 else "good"
+    return Line("Flagged output", ex.sentence(), tone)
+
+
+def run_verdict(per_check: pd.DataFrame, floor: Floor | None, *, live: bool = False) -> Verdict:
+    """The Memorization page's card for a warm-up run: its last check against its floor.
+
+    ``per_check``: :func:`memviz.dynamics.check_summary` (check, epoch, n_synthetic,
+    n_memorized, mem_ratio); ``floor``: the run's :class:`~memviz.floor.Floor` or None.
+    """
+    if per_check is None or len(per_check) == 0:
+        return Verdict("No finished check yet", (Line("Next step", "Wait for the first check of the warm-up."),))
+    last = per_check.iloc[-1]
+    mem, n = float(last["mem_ratio"]), int(last.get("n_synthetic", 0) or 0)
+    ex = floor_excess(mem, n, floor) if floor is not None and n > 0 else None
+    where = f"check {int(last['check'])} (epoch {int(last['epoch'])})" if "check" in last else "the last check"
+    lines = [flagged_line(mem, ex, f"At {where}, the model's rows")]
+    if ex is None:
+        nxt = ("Choose a test split on the Data page and start a new warm-up: it measures the floor, so copying "
+               "can be told apart from resemblance.")
+    elif ex.low > 0:
+        nxt = ("Look at the most-copied rows in the leak explorer, then try pruning them (Tune & prune) and check "
+               f"the effect on Compare with at least {MIN_SEEDS} seeds.")
+    else:
+        nxt = ("No evidence that the model copies more than real rows resemble each other; pruning is not needed "
+               "for that reason. Check the exact copies on Compare before sharing generated data.")
+    if live:
+        nxt = f"The run is still going: these figures are from {where} and will change. " + nxt
+    lines.append(Line("Next step", nxt))
+    return Verdict("What this run shows", tuple(lines), ex.sentence() if ex is not None else "")
+
+
+# ------------------------------------------------------------------ comparisons
+def _has(df: pd.DataFrame, *cols: str) -> bool:
+    return all(c in df.columns for c in cols) and df[list(cols)].notna().all(axis=None) and len(df) > 0
+
+
+def pooled_excess(cells: pd.DataFrame, floor: Floor | None = None) -> Excess | None:
+    """The floor sentence's figures pooled over seeds: X = Σ_s round(m_s n_s) flagged of M = Σ_s n_s
+    generated rows against the floor's K = round(p0 H) of H hold-out rows (the floor depends on
+    the reference rows and the distance only, so it is the same for every seed).
+
+    The floor comes from the cells' floor columns, else from ``floor`` (a warm-up's floor of the
+    same training rows and distance); None without either.
+    """
+    if not _has(cells, "mem_ratio", "n_synthetic"):
+        return None
+    if _has(cells, "floor", "n_holdout"):
+        h = float(cells["n_holdout"].iloc[0])
+        k = float(round(float(cells["floor"].iloc[0]) * h))
+    elif floor is not None:
+        h, k = float(floor.n_holdout), float(floor.n_flagged)
+    else:
+        return None
+    n = cells["n_synthetic"].to_numpy(dtype=float)
+    x = float(np.round(cells["mem_ratio"].to_numpy(dtype=float) * n).sum())
+    m = float(n.sum())
+    if m < 1 or h < 1:
+        return None
+    lo0, hi0 = wilson_interval(k, h)
+    d, lo, hi = newcombe_interval(x, m, k, h)
+    return Excess(x / m, int(m), int(x), k / h, float(lo0), float(hi0), int(h), float(d), float(lo), float(hi))
+
+
+@dataclass(frozen=True)
+class Paired:
+    """Per-seed differences method − baseline of one figure: d_s, their mean, sd and the verdict."""
+
+    diffs: np.ndarray
+    base: float
+    value: float
+
+    @property
+    def n(self) -> int:
+        return int(len(self.diffs))
+
+    @property
+    def mean(self) -> float:
+        return float(np.mean(self.diffs)) if self.n else math.nan
+
+    @property
+    def sd(self) -> float:
+        return float(np.std(self.diffs, ddof=1)) if self.n > 1 else math.nan
+
+    @property
+    def clear(self) -> bool:
+        """Paired two-sided t test at 5 % with n ≥ MIN_SEEDS (see the module docstring)."""
+        if self.n < MIN_SEEDS or not np.isfinite(self.sd):
+            return False
+        if self.sd == 0:
+            return self.mean != 0
+        from scipy.stats import t
+
+        return abs(self.mean) / (self.sd / math.sqrt(self.n)) > float(t.ppf(0.975, self.n - 1))
+
+    def spread(self) -> str:
+        """'-4.4 points ± 1.2 over 3 seeds' (no ± with one seed)."""
+        sd = f" ± {100 * self.sd:.1f}" if np.isfinite(self.sd) else ""
+        return f"{_pts(self.mean)}{sd} over {seeds(self.n)}"
+
+
+def paired(results: pd.DataFrame, model: str, method: str, figure: str) -> Paired | None:
+    """Per-seed differences of ``figure`` between ``method`` and the baseline of ``model`` (None if no pair)."""
+    if figure not in results.columns:
+        return None
+    sub = results[results["model"] == model]
+    b = sub[sub["method"] == "baseline"].groupby("seed")[figure].mean()
+    m = sub[sub["method"] == method].groupby("seed")[figure].mean()
+    both = pd.concat([b, m], axis=1, keys=["b", "m"]).dropna()
+    if both.empty:
+        return None
+    return Paired((both["m"] - both["b"]).to_numpy(dtype=float), float(both["b"].mean()), float(both["m"].mean()))
+
+
+def pick_method(methods) -> str | None:
+    """The pruning method the verdict speaks about: DynamicCut first, else the first mitigation."""
+    present = [m for m in dict.fromkeys(methods) if m != "baseline"]
+    for m in PRUNING:
+        if m in present:
+            return m
+    rest = [m for m in present if m != "random"]
+    return rest[0] if rest else (present[0] if present else None)
+
+
+def compare_verdict(results: pd.DataFrame, model: str | None = None, method: str | None = None, *,
+                    floor: Floor | None = None) -> Verdict:
+    """The Compare page's and the report's card for one generator (default: the first one).
+
+    ``results``: a comparison's results (``memviz.compare.results``; cells with status ok are used).
+    ``floor``: the floor to use when the results carry none (older comparisons): the warm-up's
+    floor, valid only when that warm-up measured the same training rows with the same distance
+    (:func:`memviz.app.comparisons.run_floor` checks it).
+    """
+    ok = results[results["status"] == "ok"] if "status" in results.columns else results
+    if ok.empty or not {"method", "model", "seed", "mem_ratio"} <= set(ok.columns):
+        return Verdict("No finished cell yet", (Line("Next step", "Wait for the comparison's first cells."),))
+    models = list(dict.fromkeys(ok["model"]))
+    model = model if model in models else next((m for m in models if ((ok["model"] == m) &
+                                                                       (ok["method"] == "baseline")).any()), models[0])
+    sub = ok[ok["model"] == model]
+    method = method if method in set(sub["method"]) and method != "baseline" else pick_method(sub["method"])
+    mlabel = model_label(model)
+    base = sub[sub["method"] == "baseline"]
+    lines: list[Line] = []
+    ex = None
+    if base.empty:
+        lines.append(Line("Flagged output", f"No baseline cell for {mlabel}: add the method Baseline (no mitigation) "
+                                            "to compare against.", "warn"))
+    else:
+        ex = pooled_excess(base, floor)
+        n_base = int(base["seed"].nunique())
+        who = f"{mlabel} without mitigation ({seeds(n_base)}): its rows"
+        lines.append(flagged_line(float(base["mem_ratio"].mean()), ex, who))
+        if ex is not None:
+            lines[-1] = Line(lines[-1].topic, f"{mlabel} without mitigation ({seeds(n_base)}). {ex.sentence()}",
+                             lines[-1].tone)
+    pr = paired(ok, model, method, "mem_ratio") if method and not base.empty else None
+    n = pr.n if pr is not None else 0
+    indicative = 0 < n < MIN_SEEDS
+    if pr is not None:
+        lines.append(_pruning_line(ok, model, method, pr))
+        lines.append(_utility_line(ok, model, method))
+    elif method is None:
+        lines.append(Line("Pruning", "No mitigation in this comparison: only the unmitigated model was run."))
+    lines.append(Line("Next step", _next_step(ok, model, method, ex, pr)))
+    title = f"{mlabel}: " + (f"{method_label(method)} against no mitigation" if pr is not None
+                             else "memorization without mitigation")
+    if indicative:
+        title += f" (indicative: {seeds(n)})"
+    return Verdict(title, tuple(lines), ex.sentence() if ex is not None else "", n, indicative)
+
+
+def _pruning_line(ok: pd.DataFrame, model: str, method: str, pr: Paired) -> Line:
+    label = method_label(method)
+    text = (f"{label} changed the flagged share from {_pct(pr.base)} to {_pct(pr.value)} "
+            f"({pr.spread()}{', paired by seed' if pr.n > 1 else ''})")
+    if pr.n < MIN_SEEDS:
+        text += f"; indicative only: with fewer than {MIN_SEEDS} seeds the spread is unknown"
+    elif pr.clear:
+        text += "; a clear change (paired t test, 5 %)"
+    else:
+        text += "; not a clear change: the seeds disagree"
+    rnd = paired(ok, model, "random", "mem_ratio") if method != "random" else None
+    if rnd is not None:
+        text += f". Removing as many random rows changed it by {_pts(rnd.mean)}"
+    kept = ok[(ok["model"] == model) & (ok["method"] == method)]
+    if _has(kept, "mem_ratio_kept", "control_kept"):
+        text += (f". Against the rows it kept, the pruned model is flagged at {_pct(kept['mem_ratio_kept'].mean())} "
+                 f"and the unpruned model's rows at {_pct(kept['control_kept'].mean())} (the control)")
+        if _has(kept, "floor_kept"):
+            text += f", real rows it never saw at {_pct(kept['floor_kept'].mean())}"
+    tone = "good" if pr.clear and pr.mean < 0 else ("bad" if pr.clear and pr.mean > 0 else "neutral")
+    return Line("Pruning", text + ".", tone)
+
+
+def _utility_line(ok: pd.DataFrame, model: str, method: str) -> Line:
+    parts, worst = [], 0.0
+    for fig, name in (("mle", "MLE (ROC AUC on real test rows)"), ("shape", "Shape (column distributions)")):
+        p = paired(ok, model, method, fig)
+        if p is None or not np.isfinite(p.mean):
+            continue
+        parts.append(f"{name} {_pct(p.base)} → {_pct(p.value)} ({_pts(p.mean)})")
+        worst = min(worst, p.mean)
+    if not parts:
+        return Line("Utility cost", "No utility figure in these results.")
+    cost = "little utility lost" if -100 * worst <= SMALL_COST_POINTS else "utility lost"
+    return Line("Utility cost", f"{'; '.join(parts)}: {cost}.", "good" if cost.startswith("little") else "bad")
+
+
+def _next_step(ok, model, method, ex: Excess | None, pr: Paired | None) -> str:
+    label = method_label(method) if method else ""
+    if ex is None:
+        return ("Measure the floor before acting: choose a test split on the Data page and start a warm-up (or a "
+                "comparison) with it, so that copying can be told apart from resemblance.")
+    if ex.low <= 0:
+        return ("The unmitigated model's rows are not flagged more than real rows it never saw: there is no "
+                "measured copying to remove. Check the exact copies (distance to the closest record) before "
+                "sharing generated data.")
+    if pr is None:
+        return "Add DynamicCut and random pruning to see whether removing rows lowers the excess."
+    if pr.n < MIN_SEEDS:
+        return f"Run at least {MIN_SEEDS} seeds (e.g. 0,1,2) before acting: with {seeds(pr.n)} the spread is unknown."
+    if not (pr.clear and pr.mean < 0):
+        return f"{label} did not clearly lower memorization here; do not rely on it for this table."
+    rnd = paired(ok, model, "random", "mem_ratio")
+    if rnd is not None and rnd.mean <= pr.mean:
+        return (f"{label} lowers memorization, but no more than removing random rows: its ranking adds nothing "
+                "on this table.")
+    mle = paired(ok, model, method, "mle")
+    if mle is not None and -100 * mle.mean > SMALL_COST_POINTS:
+        return f"{label} lowers memorization but costs utility: weigh the two before using the pruned table."
+    return f"{label} lowers memorization at little cost: download the pruned table (Report page) and train on it."
