@@ -225,24 +225,23 @@ class NeighborEngine:
         limit = 2.0 ** REACH_EXP
         if self.distance == "paper":
             top = np.ldexp(1.0, self.scale_exp_ + REACH_EXP) if self.scale_exp_ + REACH_EXP < 1024 else np.inf
-            far = np.abs(num) > top
-            if far.any():
-                i, j = np.argwhere(far)[0]
-                raise MemvizError(
-                    f"{source}: column {self.encoder_.num_cols[j]!r}: value {num[i, j]:.3g} (row {i + 1}) is over "
-                    f"2^{REACH_EXP} (~{limit:.2g}) times the largest training magnitude ({self.max_abs_:.3g}); "
-                    f"memviz refuses values this far out: their min-max scaled distances would be float64 rounding")
+            self._refuse_far(np.abs(num) > top, num, source, lambda i, j: (
+                f"is over 2^{REACH_EXP} (~{limit:.2g}) times the largest training magnitude ({self.max_abs_:.3g}); "
+                f"memviz refuses values this far out: their min-max scaled distances would be float64 rounding"))
             return np.ldexp(num, SCALE_EXP - self.scale_exp_)
         z = self.encoder_.standardize(num)
         limit = 2.0 ** REACH_STD_EXP
-        far = ~(np.abs(z) <= limit)
+        self._refuse_far(~(np.abs(z) <= limit), num, source, lambda i, j: (
+            f"lies {abs(z[i, j]):.3g} training ranges outside the training values, more than the "
+            f"2^{REACH_STD_EXP} (~{limit:.2g}) memviz computes exactly"))
+        return z
+
+    def _refuse_far(self, far: np.ndarray, num: np.ndarray, source: str, why) -> None:
+        """One line naming the first value marked in ``far`` (n, d): its column, row and ``why(i, j)``."""
         if far.any():
             i, j = np.argwhere(far)[0]
-            raise MemvizError(
-                f"{source}: column {self.encoder_.num_cols[j]!r}: value {num[i, j]:.3g} (row {i + 1}) lies "
-                f"{abs(z[i, j]):.3g} training ranges outside the training values, more than the 2^{REACH_STD_EXP} "
-                f"(~{limit:.2g}) memviz computes exactly")
-        return z
+            raise MemvizError(f"{source}: column {self.encoder_.num_cols[j]!r}: value {num[i, j]:.3g} "
+                              f"(row {i + 1}) {why(i, j)}")
 
     # ------------------------------------------------------------- dense path
     def _load_dense(self) -> None:

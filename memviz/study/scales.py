@@ -96,7 +96,8 @@ SCALES = {
     # (SMOTE-NC and TabCutMixPlus with the reference's dtype rule on adult only, and no first-quarter
     # cells: the CPU budget)
     "regime": StudyScale("regime", 250, 5000, "cpu-quick", 4000, (0, 1, 2, 3, 4), warmup_samples=2000,
-                         methods=STUDY_METHODS[:6] + ("tabcutmixplus_dtype",) + STUDY_METHODS[6:], early_methods=(),
+                         methods=STUDY_METHODS[:6] + ("tabcutmixplus_dtype",) + STUDY_METHODS[6:],
+                         early_methods=("dynamiccut",),
                          method_datasets={"smote_nc": ("adult",), "tabcutmixplus_dtype": ("adult",)},
                          knobs=((250, 1000), (250, 2000), (250, 4000), (500, 2000), (1000, 1000)),
                          knob_seeds=(0, 1)),
