@@ -136,6 +136,8 @@ CLAIMS = (
      "tabddpm", "mem_ratio", "dynamiccut", "mem_ratio", "baseline", "lower", 0.0),
     ("dcmix_vs_tcm", "DynamicCutMix lowers memorization more than TabCutMix",
      "tabddpm", "mem_ratio", "dynamiccutmix", "mem_ratio", "tabcutmix", "lower", 0.0),
+    ("dcmix_vs_baseline", "DynamicCutMix lowers memorization below the baseline (added after the first "
+     "regime results)", "tabddpm", "mem_ratio", "dynamiccutmix", "mem_ratio", "baseline", "lower", 0.0),
     ("tcm_vs_baseline", "TabCutMix lowers memorization below the baseline",
      "tabddpm", "mem_ratio", "tabcutmix", "mem_ratio", "baseline", "lower", 0.0),
     ("tcmp_vs_baseline", "TabCutMixPlus lowers memorization below the baseline",

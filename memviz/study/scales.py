@@ -91,10 +91,9 @@ SCALES = {
                       methods=("baseline", "dynamiccut", "dynamiccut_excess", "dynamiccutmix", "tabcutmix", "random"),
                       budget_dataset="adult",
                       budget_runs=(("ctgan", 30), ("ctgan", 100), ("ctgan", 300), ("tvae", 50), ("tvae", 200))),
-    # where TabDDPM memorizes clearly above the floor on 2 CPU cores (/work/regime/REPORT.md):
+    # where TabDDPM memorizes clearly above the floor on 2 CPU cores (the knob table of docs/study.md):
     # 250 rows, 4,000 epochs (4,000 steps: the batch of 256 holds every row)
-    # (SMOTE-NC and TabCutMixPlus with the reference's dtype rule on adult only, and no first-quarter
-    # cells: the CPU budget)
+    # (SMOTE-NC and TabCutMixPlus with the reference's dtype rule on adult only: the CPU budget)
     "regime": StudyScale("regime", 250, 5000, "cpu-quick", 4000, (0, 1, 2, 3, 4), warmup_samples=2000,
                          methods=STUDY_METHODS[:6] + ("tabcutmixplus_dtype",) + STUDY_METHODS[6:],
                          early_methods=("dynamiccut",),
