@@ -83,12 +83,12 @@ SCALES = {
                        early_methods=(), tabddpm_params=_TINY_DDPM, null_replicates=40, knobs=((60, 4),),
                        knob_samples=100, budget_dataset="shoppers", budget_runs=(("tabddpm", 2),)),
     # the first edition's scale: 3,000 rows, the cpu-quick preset's 200 epochs
-    # (left out here for the CPU budget, where TabDDPM is at the floor: TabCutMixPlus, SMOTE and
-    # SMOTE-NC, run in the regime and, the last two as one, in the first edition at this scale; the
-    # first-quarter cells, T's yield being measured on the warm-ups; TVAE beyond adult)
+    # (every method, TabCutMixPlus with the dtype rule on default only, where the two rules' clusters
+    # differ; TVAE transfer on adult only, for the CPU budget)
     "cpu": StudyScale("cpu", 3000, 5000, "cpu-quick", None, (0, 1, 2, 3, 4), transfer_models=("tvae",),
-                      transfer_datasets=("adult",), early_methods=(),
-                      methods=("baseline", "dynamiccut", "dynamiccut_excess", "dynamiccutmix", "tabcutmix", "random"),
+                      transfer_datasets=("adult",), early_methods=("dynamiccut",),
+                      methods=STUDY_METHODS[:6] + ("tabcutmixplus_dtype",) + STUDY_METHODS[6:],
+                      method_datasets={"tabcutmixplus_dtype": ("default",)},
                       budget_dataset="adult",
                       budget_runs=(("ctgan", 30), ("ctgan", 100), ("ctgan", 300), ("tvae", 50), ("tvae", 200))),
     # where TabDDPM memorizes clearly above the floor on 2 CPU cores (the knob table of docs/study.md):

@@ -8,11 +8,13 @@ from .util import _float, _p, _pct
 #: plain-words names of the null model's statistics (:func:`memviz.splithalf.dynamics_statistics`)
 STATISTICS = {
     "first_epoch": "Top memorized earlier — paper's (Top by all checks; median first epoch)",
-    "forgetting_events": "Top forgets more — paper's (forgetting events per row)",
+    "forgetting_events": ("Top forgets more than its copy rate predicts — paper's (forgetting events per row; "
+                          "the paper's claim is more than Non-Top)"),
     "early_mem_auc": "Top has a higher early Mem-AUC — paper's (first quarter of the checks)",
     "early_identification": "selection at T finds the final Top — paper's (Top counts the checks ≤ T too)",
     "first_epoch_split": "Top memorized earlier — split-half (Top by odd checks, measured on even; mean epoch)",
-    "forgetting_rate_split": "Top forgets more — split-half, as a rate (events per memorized check)",
+    "forgetting_rate_split": ("Top forgets more than its copy rate predicts — split-half, as a rate (events per "
+                              "memorized check; Top still forgets less often than Non-Top)"),
     "early_mem_auc_split": "Top has a higher early Mem-AUC — split-half (first quarter of the checks)",
     "early_identification_after": "selection at T finds the Top of the checks after T (no shared check)",
 }
