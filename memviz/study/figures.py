@@ -92,6 +92,8 @@ def write_figures(study: dict, out: Path) -> None:
     figs += [f for sc in study if sc in SCALES for f in [mitigation_plot(study, sc, out)] if f is not None]
     if not figs:
         return
-    parts = [f.to_html(full_html=False, include_plotlyjs=(i == 0)) for i, f in enumerate(figs)]
+    # fixed div ids (plotly draws random ones), so a rerun rewrites the file byte for byte
+    parts = [f.to_html(full_html=False, include_plotlyjs=(i == 0), div_id=f"study-figure-{i}")
+             for i, f in enumerate(figs)]
     head = "<!DOCTYPE html><html><head><meta charset='utf-8'><title>memviz study figures</title></head><body>"
     atomic_write_text(Path(out) / "figures.html", head + "".join(parts) + "</body></html>")

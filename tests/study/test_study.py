@@ -45,11 +45,13 @@ def test_tiny_study_writes_every_part(tmp_path, capsys):
         assert heading in text
     assert "31.37 %" in text and "../o/figures.html" in text
     assert (tmp_path / "o" / "figures.html").read_text().startswith("<!DOCTYPE html>")
-    # a rerun reuses everything (no new cell, no new warm-up)
+    # a rerun reuses everything (no new cell, no new warm-up) and rewrites the figures byte for byte
     before = (tmp_path / "o" / "tiny" / "shoppers" / "results.csv").read_text()
+    figures = (tmp_path / "o" / "figures.html").read_bytes()
     assert main(["study", "--data-dir", str(SHARED), "--out", str(tmp_path / "o"), "--scales", "tiny",
                  "--datasets", "shoppers", "--device", "cpu", "--parts", "warmups"]) == 0
     assert (tmp_path / "o" / "tiny" / "shoppers" / "results.csv").read_text() == before
+    assert (tmp_path / "o" / "figures.html").read_bytes() == figures
 
 
 def test_study_bad_input_is_a_user_error(tmp_path, capsys):
