@@ -10,6 +10,7 @@ spec: ``queued``, ``started``, the progress events, then exactly one of ``finish
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import traceback
 from pathlib import Path
@@ -25,6 +26,9 @@ def main(argv=None) -> int:
         print("usage: python -m memviz.worker SPEC [--no-queue]", file=sys.stderr)
         return 2
     spec_path = Path(argv[0])
+    # Cancel is SIGINT; a parent started with `nohup ... &` passes SIGINT on as ignored, and
+    # Python then raises no KeyboardInterrupt: take the default handler back
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     events = EventLog(spec_path.parent / EVENTS)
     try:
         spec = read_spec(spec_path)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -227,8 +228,14 @@ def test_queued_jobs_wait_then_run_first_in_first_out(tiny, tmp_path, monkeypatc
 
 
 @pytest.mark.slow
-def test_a_queued_job_can_be_cancelled(tiny, tmp_path, monkeypatch):
-    a, (b,) = _busy_slot_then_queued(tiny, tmp_path, monkeypatch)
+def test_a_queued_job_can_be_cancelled_even_when_started_with_sigint_ignored(tiny, tmp_path, monkeypatch):
+    # a dashboard started with `nohup ... &` (or CI in the background) passes SIGINT ignored to
+    # its workers; regression: a queued job then ran to "finished" after Cancel
+    old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        a, (b,) = _busy_slot_then_queued(tiny, tmp_path, monkeypatch)
+    finally:
+        signal.signal(signal.SIGINT, old)
     jobs.cancel(b)
     assert jobs.wait(b, timeout=120).state == "cancelled"
     assert not b.out.exists()
