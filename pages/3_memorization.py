@@ -3,7 +3,7 @@ copied beyond that, and how close its "copies" really are."""
 import streamlit as st
 
 from memviz import viz
-from memviz.app import runs
+from memviz.app import readings, runs
 from memviz.errors import MemvizError
 from pages import _ui
 
@@ -26,7 +26,7 @@ view = _ui.current_view()
 if view is not None:
     path, token = str(view.path), runs.run_token(view.path)
     dyn, pc = view.dynamics, view.per_check
-    floor, ex = view.result.floor, runs.last_excess(view)
+    floor, ex = view.result.floor, readings.last_excess(view)
     distance = view.result.config.distance
     last = pc.iloc[-1]
     close = _ui.check_closeness(path, token)
@@ -35,7 +35,7 @@ if view is not None:
     with st.container(border=True):
         if ex is not None:
             st.markdown(f"**{ex.sentence()}**")
-            st.caption(f"Last check (epoch {int(last['epoch'])}), {runs.DISTANCE_LABELS[distance]}. The floor is the "
+            st.caption(f"Last check (epoch {int(last['epoch'])}), {readings.DISTANCE_LABELS[distance]}. The floor is the "
                        "share of real rows the model never saw that the same test flags: the paper's test measures "
                        "relative closeness, so it flags some real rows too, and only the part above the floor comes "
                        "from the model.")
@@ -82,21 +82,21 @@ if view is not None:
     with st.expander("Both distances: the paper's and the standardized one, each with its own floor",
                      expanded=False):
         other = "standardized" if distance == "paper" else "paper"
-        readings = [runs.stored_distance(view)]
+        measured = [readings.stored_distance(view)]
         asked = st.session_state.setdefault("memviz_other_distance", set())
-        if st.button(f"Measure the last check with {runs.DISTANCE_LABELS[other]}", key="measure_other"):
+        if st.button(f"Measure the last check with {readings.DISTANCE_LABELS[other]}", key="measure_other"):
             asked.add((path, other))
         if (path, other) in asked:
             data = st.session_state.get(_ui.DATA) or {}
             try:
-                readings.append(_ui.other_distance(path, token, other, (data.get("test"),)))
+                measured.append(_ui.other_distance(path, token, other, (data.get("test"),)))
             except MemvizError as exc:
                 _ui.error(exc)
-        st.dataframe(runs.distance_table(readings), hide_index=True, key="distances")
+        st.dataframe(readings.distance_table(measured), hide_index=True, key="distances")
         st.caption("The paper's distance rescales numbers separately for each generated row, so it flags real rows "
                    "far more often than the standardized distance (each numerical column divided by its training "
                    "range); compare each distance with its own floor, never across.")
-        if len(readings) > 1 and readings[1].floor is None and floor is not None:
+        if len(measured) > 1 and measured[1].floor is None and floor is not None:
             st.caption("The hold-out rows of this run were not found here, so the other distance has no floor.")
 
     # ------------------------------------------------------------------ figures
@@ -112,7 +112,7 @@ if view is not None:
     with left:
         log_y = st.toggle("Log scale for the row counts", value=True, key="hist_log")
         if null is not None:
-            _ui.show(viz.copies_null_plot(runs.copies_null_table(view), log_y=log_y), key="copies_null")
+            _ui.show(viz.copies_null_plot(readings.copies_null_table(view), log_y=log_y), key="copies_null")
         else:
             _ui.show(viz.copies_histogram(dyn, log_y=log_y), key="copies_hist")
     with right:
@@ -136,7 +136,7 @@ if view is not None:
     shown = runs.redacted_rows(view, top) if redact else top
     # redacted ranges ("20 – 40", "0 – 500,000") need room: the grid sized them from the header and cut them off
     wide = {c: st.column_config.TextColumn(width="medium") for c in schema_cols} if redact else None
-    st.dataframe(runs.display_names(shown, RANK_NAMES), hide_index=True, height=260, key="most_copied",
+    st.dataframe(readings.display_names(shown, RANK_NAMES), hide_index=True, height=260, key="most_copied",
                  column_config=wide)
     if "exact_copies" in top.columns:
         st.caption("Exact copies equal the training row on every column; near-exact ones match every category and "

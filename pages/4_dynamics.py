@@ -3,7 +3,7 @@ gives? Then the paper's views and the timeline of chosen rows."""
 import streamlit as st
 
 from memviz import viz
-from memviz.app import runs
+from memviz.app import readings, runs
 from memviz.errors import MemvizError
 from pages import _ui
 
@@ -37,12 +37,12 @@ if view is not None:
 
     with null_slot:
         st.subheader("Do the findings beat a null with no dynamics?")
-        auto = runs.null_is_quick(view)
+        auto = readings.null_is_quick(view)
         asked = st.session_state.setdefault("memviz_null_asked", set())
         if not auto and (path, token) not in asked and (path, token) not in _ui.null_done():
             st.caption("The paper's statistics below choose the Top group from the very counts they test, so they "
                        "differ between Top and Non-Top even when nothing changes during training. Testing them "
-                       f"against a null model simulates {runs.NULL_REPLICATES} warm-ups of this size (seconds to a "
+                       f"against a null model simulates {readings.NULL_REPLICATES} warm-ups of this size (seconds to a "
                        "minute here; kept for this run afterwards).")
             if st.button("Test the findings against the null", key="run_null"):
                 asked.add((path, token))
@@ -60,7 +60,7 @@ if view is not None:
                            "Top group from the very counts they test (circular); the non-circular ones form groups "
                            "on the odd checks and measure on the even ones, so read those.")
                 _ui.show(viz.null_findings_plot(findings), key="null_findings")
-                st.dataframe(runs.display_names(runs.findings_table(findings), NULL_NAMES), hide_index=True,
+                st.dataframe(readings.display_names(readings.findings_table(findings), NULL_NAMES), hide_index=True,
                              key="null_table")
 
     st.subheader("Timeline of chosen rows")
@@ -70,7 +70,7 @@ if view is not None:
                             format_func=lambda r: f"row {r}")
     typed = st.text_input("Other training rows (row_ids, separated by commas)", key="timeline_more",
                           help="Each number is one row_id, matched exactly.")
-    more, bad = runs.parse_row_ids(typed, dyn.row_ids)
+    more, bad = readings.parse_row_ids(typed, dyn.row_ids)
     if bad:
         st.warning("Not a training row_id of this run (ignored):")
         _ui.user_text(", ".join(bad))

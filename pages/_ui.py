@@ -12,7 +12,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from memviz.app import comparisons, datasets, glossary, jobs, runs
+from memviz.app import comparisons, datasets, glossary, jobs, readings, runs
 from memviz.errors import MemvizError
 
 DATA = "memviz_data"            # session key: the current DataState
@@ -352,29 +352,29 @@ if __name__ == "__main__":  # opened as a page of the pages/ folder mode (/ui): 
 # Cached on the run's path and token: a finished run is measured once for every session.
 @st.cache_resource(show_spinner=False, max_entries=12)
 def row_null(run_dir: str, token: int):
-    return runs.run_row_null(run_view(run_dir, token))
+    return readings.run_row_null(run_view(run_dir, token))
 
 
 @st.cache_resource(show_spinner="Measuring how close the copies really are…", max_entries=24)
 def leak_ranking(run_dir: str, token: int, by: str, n: int):
-    return runs.leak_ranking(run_view(run_dir, token), by, n, row_null(run_dir, token))
+    return readings.leak_ranking(run_view(run_dir, token), by, n, row_null(run_dir, token))
 
 
 @st.cache_resource(show_spinner=False, max_entries=12)
 def check_closeness(run_dir: str, token: int):
-    return runs.check_closeness(run_view(run_dir, token))
+    return readings.check_closeness(run_view(run_dir, token))
 
 
 @st.cache_resource(show_spinner="Measuring with the other distance…", max_entries=12)
 def other_distance(run_dir: str, token: int, distance: str, _candidates=()):
     view = run_view(run_dir, token)
-    return runs.measure_distance(view, distance, runs.run_holdout(view, _candidates))
+    return readings.measure_distance(view, distance, readings.run_holdout(view, _candidates))
 
 
 @st.cache_resource(show_spinner="Testing the findings against a null with no dynamics (once per run)…",
                    max_entries=12)
 def null_comparison(run_dir: str, token: int):
-    out = runs.null_comparison(run_view(run_dir, token))
+    out = readings.null_comparison(run_view(run_dir, token))
     null_done().add((run_dir, token))
     return out
 

@@ -725,10 +725,10 @@ def test_dynamics_row_picker_matches_typed_row_ids_exactly(floor_app):
 def test_dynamics_of_a_big_run_asks_before_simulating_the_null(floor_app, monkeypatch):
     import streamlit as st
 
-    from memviz.app import runs
+    from memviz.app import readings
 
     st.cache_resource.clear()
-    monkeypatch.setattr(runs, "NULL_AUTO_EVENTS", 0)                         # every run counts as big
+    monkeypatch.setattr(readings, "NULL_AUTO_EVENTS", 0)                         # every run counts as big
     at = floor_app("nofloor", "pages/4_dynamics.py")
     assert not any(_title(f).startswith("Dynamics findings") for f in figures(at))
     assert figures(at)                                                        # the paper's views show at once

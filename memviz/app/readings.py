@@ -1,0 +1,310 @@
+"""Memorization and Dynamics as a privacy officer reads them: the floor (real rows the model
+never saw), the excess above it, each row's copies beside what the floor expects, how close a
+copy really is, both distances, and the dynamics findings beside their null.
+
+Every function takes the :class:`memviz.app.runs.RunView` of an opened run.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..data import Table
+from ..errors import MemvizError, RunError
+from ..nullmodel import DEFAULT_REPLICATES as NULL_REPLICATES
+from ..store import RunStore, fingerprint
+from .runs import RunView
+
+DISTANCE_LABELS = {"paper": "the paper's distance", "standardized": "the standardized distance"}
+
+
+def last_excess(view: RunView):
+    """The last check's :class:`memviz.floor.Excess` over the run's floor; None without a floor."""
+    floor = view.result.floor
+    if floor is None or view.per_check.empty:
+        return None
+    from ..floor import excess
+
+    last = view.per_check.iloc[-1]
+    return excess(float(last["mem_ratio"]), int(last["n_synthetic"]), floor)
+
+
+def run_row_null(view: RunView):
+    """Each training row's copies over the whole warm-up beside the copies fresh real rows would
+    give it (:func:`memviz.rownull.row_null` at M = Σ_e M_e); None without a floor."""
+    floor = view.result.floor
+    if floor is None:
+        return None
+    from ..rownull import row_null
+
+    return row_null(floor, view.dynamics.total, view.per_check["n_synthetic"].to_numpy())
+
+
+def copies_null_table(view: RunView, null=None) -> pd.DataFrame | None:
+    """Training rows by copies, observed and expected from fresh real rows
+    (:func:`memviz.leaks.copies_vs_null`); None without a floor."""
+    floor = view.result.floor
+    if floor is None:
+        return None
+    from ..leaks import copies_vs_null
+
+    return copies_vs_null(floor, view.dynamics.total, view.per_check["n_synthetic"].to_numpy())
+
+
+def _samples_loader(view: RunView):
+    store = RunStore(view.path)
+    return store.samples
+
+
+def run_closeness(view: RunView, row_ids=None) -> pd.DataFrame | None:
+    """How close every flagged generated row of the run (or only those credited to ``row_ids``)
+    is to its NN1 training row (:func:`memviz.leaks.flagged_closeness` over all checks); None
+    when the run kept no generated rows."""
+    from ..leaks import flagged_closeness
+
+    long = view.result.checks
+    if row_ids is not None:
+        long = long[long["nn1"].isin(np.asarray(row_ids, dtype=np.int64))]
+    try:
+        return flagged_closeness(view.train, long, _samples_loader(view), distance=view.result.config.distance)
+    except RunError:
+        return None
+
+
+def check_closeness(view: RunView, check: int | None = None) -> dict | None:
+    """At one check (default the last): the share of generated rows identical to a training row
+    (mostlyai-qa's IMS), how close the flagged ones are, and the same share among the hold-out
+    rows as its reference (``holdout_identical_share``, None without a floor)
+    (:func:`memviz.closeness.summary`); None when the run kept no generated rows."""
+    from ..closeness import nn1_closeness, summary
+
+    long = view.result.checks
+    check = int(long["check"].max()) if check is None else int(check)
+    sub = long[long["check"] == check]
+    try:
+        gen = _samples_loader(view)(check)
+    except RunError:
+        return None
+    pos = pd.Index(gen["synthetic_id"].to_numpy()).get_indexer(sub["synthetic_id"].to_numpy())
+    g = gen.iloc[pos].reset_index(drop=True)
+    c = nn1_closeness(view.train, g, sub["nn1"].to_numpy(), ratio=sub["ratio"].to_numpy(),
+                      distance=view.result.config.distance)
+    out = summary(c, sub["memorized"].to_numpy(dtype=bool))
+    floor = view.result.floor
+    out["check"] = check
+    out["holdout_identical_share"] = None if floor is None else floor.n_identical / floor.n_holdout
+    return out
+
+
+def leak_ranking(view: RunView, by: str = "excess", n: int = 20, null=None, closeness: bool = True) -> pd.DataFrame:
+    """The leak explorer's ranking (:func:`memviz.leaks.rank_rows`) with the rows' values.
+
+    ``by="excess"`` (the default, needs the floor: pass ``null`` = :func:`run_row_null`) or
+    ``"copies"``; ``closeness`` adds how many of each listed row's copies are exact, near-exact
+    or differ (:func:`memviz.leaks.closeness_by_row`, measured for the listed rows' copies
+    only: at Adult size all flagged rows of 25 checks would take seconds), unless the run
+    kept no generated rows.
+    """
+    from ..leaks import closeness_by_row, rank_rows
+
+    top = rank_rows(view.dynamics, null, by=by, n=n)
+    flagged = run_closeness(view, top["row_id"].to_numpy()) if closeness and len(top) else None
+    if flagged is not None:
+        top = rank_rows(view.dynamics, null, by=by, n=n, closeness_rows=closeness_by_row(flagged))
+    vals = view.train.data.loc[top["row_id"].to_numpy(dtype=np.int64)].reset_index(drop=True)
+    return pd.concat([top.reset_index(drop=True), vals], axis=1)
+
+
+def run_holdout(view: RunView, candidates=()) -> Table | None:
+    """The real rows the run's floor was measured on, found again; None when none is at hand.
+
+    Looks at, in order: the hold-out file of the job that ran the warm-up (its spec's
+    ``paths.holdout``), the file the floor names as its source, then ``candidates``
+    (e.g. the Data page's test split). A table is returned only when its fingerprint equals
+    the floor's hold-out fingerprint, so a floor is never re-measured on other rows.
+    """
+    from ..data import load_companion
+    from .jobs import job_for
+    from .spec import read_spec
+
+    floor = view.result.floor
+    if floor is None:
+        return None
+    want = floor.holdout_fingerprint
+
+    def loaded():
+        try:
+            spec = read_spec(job_for(view.path).spec_path)
+            if spec.paths.get("holdout"):
+                yield lambda: load_companion(view.train, spec.paths["holdout"], role="test",
+                                             row_id_column=spec.paths.get("row_id"))
+        except (RunError, MemvizError, OSError):
+            pass
+        src = Path(str(floor.holdout_source))
+        if floor.holdout_source and src.is_file():
+            yield lambda: load_companion(view.train, src, role="test")
+        for c in candidates:
+            if c is not None:
+                yield lambda c=c: c
+
+    for make in loaded():
+        try:
+            table = make()
+        except (MemvizError, OSError):
+            continue
+        if fingerprint(table) == want:
+            return table
+    return None
+
+
+@dataclass(frozen=True)
+class DistanceReading:
+    """The last check measured with one distance: its mem ratio, its own floor and the excess.
+
+    floor and excess are None without a hold-out; ``stored`` is True for the run's own distance
+    (read from the run), False for one measured on demand (:func:`measure_distance`).
+    """
+
+    distance: str
+    check: int
+    mem_ratio: float
+    n_synthetic: int
+    floor: object = None
+    excess: object = None
+    stored: bool = True
+    seconds: float = 0.0
+
+    def row(self) -> dict:
+        """One display row (shares as fractions; None where there is no floor)."""
+        f, e = self.floor, self.excess
+        return {"distance": {"paper": "paper's", "standardized": "standardized"}.get(self.distance, self.distance),
+                "mem ratio (last check)": self.mem_ratio,
+                "floor": None if f is None else f.floor,
+                "floor 95 % interval": None if f is None else f"{f.low:.1%} – {f.high:.1%}",
+                "excess (points)": None if e is None else 100 * e.excess,
+                "excess 95 % interval": None if e is None else f"{100 * e.low:+.1f} to {100 * e.high:+.1f}",
+                "how": "stored with the run" if self.stored else f"measured now ({self.seconds:.1f} s)"}
+
+
+def stored_distance(view: RunView) -> DistanceReading:
+    """The run's own distance at its last check (stored figures, no computation)."""
+    last = view.per_check.iloc[-1]
+    return DistanceReading(view.result.config.distance, int(last["check"]), float(last["mem_ratio"]),
+                           int(last["n_synthetic"]), view.result.floor, last_excess(view), True)
+
+
+def measure_distance(view: RunView, distance: str, holdout: Table | None = None) -> DistanceReading:
+    """The last check's generated rows and the hold-out measured with ``distance``: one engine
+    fit on the training rows, then one query pass each (the stored samples are the generated
+    rows). RunError when the run kept no generated rows."""
+    import time
+
+    from ..floor import excess, holdout_floor
+    from ..memorization import memorization
+    from ..neighbors import NeighborEngine
+
+    t0 = time.perf_counter()
+    check = int(view.per_check["check"].iloc[-1])
+    try:
+        gen = _samples_loader(view)(check)
+    except RunError:
+        raise RunError(f"{view.run_id}: the run kept no generated rows; the other distance cannot be "
+                       "measured") from None
+    engine = NeighborEngine(distance=distance, device="auto").fit(view.train)
+    res = memorization(view.train, gen[list(view.train.schema.columns)], engine=engine)
+    floor = ex = None
+    if holdout is not None:
+        floor = holdout_floor(view.train, holdout, distance=distance, engine=engine)
+        ex = excess(res.mem_ratio, res.n_synthetic, floor)
+    return DistanceReading(distance, check, res.mem_ratio, res.n_synthetic, floor, ex, False,
+                           time.perf_counter() - t0)
+
+
+def null_comparison(view: RunView, replicates: int | None = None, seed: int = 0) -> pd.DataFrame:
+    """Every Top vs Non-Top statistic of the run beside its null value
+    (:func:`memviz.nullmodel.compare_to_null`'s frame), the paper's circular statistics first.
+
+    Columns: name, label, circular, direction, value, baseline, observed (the effect),
+    p_naive, naive_holds, null_median, null_low, null_high, p_null, naive_null_share,
+    verdict. MemvizError when the run has fewer checks than the split-half statistics need.
+    """
+    from ..nullmodel import compare_to_null
+
+    cmp = compare_to_null(view.result.checks, view.train.row_ids,
+                          replicates=NULL_REPLICATES if replicates is None else replicates, seed=seed,
+                          top_frac=view.dynamics.top_frac)
+    frame = cmp.to_frame()
+    frame.attrs.update(n_replicates=cmp.n_replicates, T=cmp.T, early_checks=cmp.early_checks)
+    return frame
+
+
+def distance_table(readings) -> pd.DataFrame:
+    """One display row per :class:`DistanceReading` (shares formatted as percent)."""
+    rows = []
+    for r in readings:
+        d = r.row()
+        d["mem ratio (last check)"] = f"{d['mem ratio (last check)']:.1%}"
+        d["floor"] = "no hold-out" if d["floor"] is None else f"{d['floor']:.1%}"
+        d["excess (points)"] = "–" if d["excess (points)"] is None else f"{d['excess (points)']:+.1f}"
+        d["floor 95 % interval"] = d["floor 95 % interval"] or "–"
+        d["excess 95 % interval"] = d["excess 95 % interval"] or "–"
+        rows.append(d)
+    return pd.DataFrame(rows)
+
+
+def display_names(frame: pd.DataFrame, names: dict) -> pd.DataFrame:
+    """``frame`` with its computed columns renamed for display (``names``); a user column whose
+    name is taken gets `` (column)`` appended, so every name stays unique."""
+    out, seen = [], set()
+    for c in frame.columns:
+        label = names.get(c, c) if c in names else str(c)
+        while label in seen:
+            label += " (column)"
+        seen.add(label)
+        out.append(label)
+    return frame.set_axis(out, axis=1)
+
+
+def findings_table(findings: pd.DataFrame) -> pd.DataFrame:
+    """:func:`null_comparison`'s frame for display: definition (the paper's, circular, or
+    non-circular), statistic, verdict, observed effect, null median, null 2.5–97.5 %, Top
+    and Non-Top values; numbers to 4 significant digits."""
+    def g(v) -> str:
+        return "–" if v is None or not np.isfinite(v) else f"{v:.4g}"
+
+    return pd.DataFrame({
+        "kind": np.where(findings["circular"], "paper's (circular)", "non-circular"),
+        "label": findings["label"], "verdict": findings["verdict"], "observed": findings["observed"].map(g),
+        "null_median": findings["null_median"].map(g),
+        "null_range": [f"{g(a)} to {g(b)}" for a, b in zip(findings["null_low"], findings["null_high"])],
+        "value": findings["value"].map(g), "baseline": findings["baseline"].map(g)})
+
+
+def parse_row_ids(text: str, row_ids) -> tuple[list[int], list[str]]:
+    """Row_ids typed by the user ("13, 27"): (the known ones, as ints, in order; the other items
+    as typed). Each item is matched exactly: "13" is row 13, never rows 130-139."""
+    known = set(np.asarray(row_ids).tolist())
+    good, bad = [], []
+    for item in (t.strip() for t in str(text or "").replace(";", ",").split(",")):
+        if not item:
+            continue
+        try:
+            value = int(item)
+        except ValueError:
+            bad.append(item[:40])
+            continue
+        (good if value in known else bad).append(value if value in known else item[:40])
+    return good, bad
+
+
+#: the Dynamics page tests against the null without asking up to this many generated rows over all
+#: checks (the sample's default warm-up: 36,000, about 1 s; cost grows linearly)
+NULL_AUTO_EVENTS = 60_000
+
+
+def null_is_quick(view: RunView) -> bool:
+    """Is the run small enough for the null comparison to run on a page visit without asking?"""
+    return len(view.result.checks) <= NULL_AUTO_EVENTS
