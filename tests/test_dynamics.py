@@ -3,7 +3,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from memviz.dynamics import check_events, check_summary, compute_dynamics, dynamics_from_events, top_mask
+from memviz.dynamics import (
+    check_events,
+    check_summary,
+    compute_dynamics,
+    dynamics_from_events,
+    top_mask,
+)
 from memviz.errors import MemvizError
 from memviz.summaries import concentration, concentration_curve, heavy_tail, summarize
 

@@ -11,7 +11,14 @@
 
 Sits above the figures; below the dashboard and the CLI.
 """
-from .findings import CLAIMS, LABELS, claim_tests, label, null_findings, signed_rank_exact
+from .findings import (
+           CLAIMS,
+           LABELS,
+           claim_tests,
+           label,
+           null_findings,
+           signed_rank_exact,
+)
 from .floors import floor_table, study_tables, subsample
 from .run import PARTS, dataset_study, run_study
 from .scales import REFERENCE, SCALES, StudyScale

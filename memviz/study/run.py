@@ -39,7 +39,14 @@ from ..io import atomic_write_csv, atomic_write_json, atomic_write_text, read_js
 from .findings import claim_tests, null_findings
 from .floors import DISTANCES, floor_table, study_tables
 from .knobs import budget_table, knob_table
-from .mitigation import GRIDS, available_methods, collect, dataset_methods, method_summary, run_seed_grid
+from .mitigation import (
+    GRIDS,
+    available_methods,
+    collect,
+    dataset_methods,
+    method_summary,
+    run_seed_grid,
+)
 from .scales import SCALES, StudyScale
 from .warmups import dataset_warmups, selection_frame, selection_overlap
 

@@ -5,9 +5,22 @@ import pytest
 from scipy.stats import wilcoxon
 
 from memviz.floor import floor_from_attributions
-from memviz.study.findings import (LABELS, claim_tests, combine_null, label, null_findings, paired_figures,
-                                   signed_rank_exact)
-from memviz.study.warmups import concentration_null, jaccard, random_jaccard, selection_frame, selection_overlap
+from memviz.study.findings import (
+    LABELS,
+    claim_tests,
+    combine_null,
+    label,
+    null_findings,
+    paired_figures,
+    signed_rank_exact,
+)
+from memviz.study.warmups import (
+    concentration_null,
+    jaccard,
+    random_jaccard,
+    selection_frame,
+    selection_overlap,
+)
 
 
 @pytest.mark.parametrize("d", [[0.3, -0.1, 0.5, 0.2, 0.4], [1.0, 2.0, -3.0, 4.0, 5.0, 6.0], [-0.2, -0.1, 0.05]])

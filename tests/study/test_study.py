@@ -2,9 +2,9 @@
 import json
 
 import pytest
+from conftest import SHARED
 
 from memviz.cli import main
-from conftest import SHARED
 
 needs_shared = pytest.mark.skipif(not (SHARED / "shoppers" / "train.csv").exists(),
                                   reason="../shared/datasets is not here")
