@@ -4,8 +4,9 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from memviz.app import datasets, runs
+from memviz.app import datasets, runs, uploads
 from memviz.errors import MemvizError
+from memviz.store import fingerprint
 from pages import _ui
 
 _ui.through_app()
@@ -36,13 +37,13 @@ if source == UPLOAD:
         test_name = up_test.name if up_test else None
         try:
             raw = _ui.raw_upload(up.name, up.getvalue(), test_name, up_test.getvalue() if up_test else None)
-            kept = datasets.save_upload(root, up.name, up.getvalue(), test_name,
+            kept = uploads.save_upload(root, up.name, up.getvalue(), test_name,
                                         up_test.getvalue() if up_test else None)
             choice = f"upload:{kept.key}"
         except MemvizError as exc:
             _ui.error(exc)
     else:
-        stored = datasets.list_uploads(root)
+        stored = uploads.list_uploads(root)
         if stored:
             keys = [u.key for u in stored]
             came_from = str(current.get("choice") or "")
@@ -124,9 +125,9 @@ if raw is not None:
             col.metric(key, f"{summary[key]:,}" if isinstance(summary[key], int) else summary[key])
         if "classes" in summary:
             st.caption(f"Task: {_ui.esc(summary['task'])} · classes: {_ui.esc(summary['classes'])}")
-        train_print = datasets.fingerprint(train)
+        train_print = fingerprint(train)
         if current.get("train") is not None and "fingerprint" not in current:
-            current["fingerprint"] = datasets.fingerprint(current["train"])
+            current["fingerprint"] = fingerprint(current["train"])
         same = (current.get("label") == raw.label and current.get("fingerprint") == train_print
                 and current["train"].schema == schema and ((current.get("test") is None) == (test is None))
                 and (test is None or len(current["test"]) == len(test)))

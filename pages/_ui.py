@@ -12,7 +12,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from memviz.app import comparisons, datasets, glossary, jobs, readings, runs
+from memviz.app import comparisons, datasets, glossary, jobs, readings, runs, uploads
 from memviz.errors import MemvizError
 
 DATA = "memviz_data"            # session key: the current DataState
@@ -20,7 +20,7 @@ CURRENT = "memviz_run"          # session key: the current run's path ("" for no
 RUN = "run_pick"                # key of the sidebar's run selectbox (seeded from CURRENT on every run)
 PENDING_RUN = "memviz_pending_run"
 PRUNE = "dc_params"             # session key: DynamicCut's (p, k, T) as tuned for one run (runs.PruneParams)
-TABLE_PARAM = "table"           # URL parameter: the kept table in use (datasets.save_tables), so a reload finds it
+TABLE_PARAM = "table"           # URL parameter: the kept table in use (uploads.save_tables), so a reload finds it
 #: pages that analyse the current run: they show the "run in progress" banner while it goes on
 ANALYSIS_PAGES = ("memorization", "dynamics", "tune", "compare", "report")
 
@@ -94,14 +94,14 @@ def raw_upload(name: str, raw: bytes, test_name: str | None, test_raw: bytes | N
 
 @st.cache_resource(show_spinner=False, max_entries=8)
 def raw_kept(root_dir: str, key: str) -> datasets.RawData:
-    """An upload kept under the runs root (:func:`memviz.app.datasets.load_upload`)."""
-    return datasets.load_upload(root_dir, key)
+    """An upload kept under the runs root (:func:`memviz.app.uploads.load_upload`)."""
+    return uploads.load_upload(root_dir, key)
 
 
 @st.cache_resource(show_spinner=False, max_entries=8)
 def kept_tables(root_dir: str, key: str):
-    """A table in use kept under the runs root (:func:`memviz.app.datasets.load_tables`)."""
-    return datasets.load_tables(root_dir, key)
+    """A table in use kept under the runs root (:func:`memviz.app.uploads.load_tables`)."""
+    return uploads.load_tables(root_dir, key)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -157,7 +157,7 @@ def set_data(train, test, label: str, choice: str = "sample", key: str | None = 
 
 def use_table(train, test, label: str, choice: str) -> str:
     """The Data page's "Use this table": keep it with the runs (a reload finds it) and make it current."""
-    key = datasets.save_tables(root(), train, test, label, choice)
+    key = uploads.save_tables(root(), train, test, label, choice)
     set_data(train, test, label, choice, key)
     return key
 
@@ -169,7 +169,7 @@ def _restore_data() -> bool:
         wanted = st.query_params.get("run")
         if wanted:
             run_dir = Path(root()) / Path(wanted).name
-            key = datasets.tables_for(root(), run_fingerprint(str(run_dir), runs.run_token(run_dir)))
+            key = uploads.tables_for(root(), run_fingerprint(str(run_dir), runs.run_token(run_dir)))
     if not key:
         return False
     try:

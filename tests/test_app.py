@@ -449,13 +449,13 @@ def test_a_reload_finds_the_uploaded_table_again(tmp_path, runs_root, monkeypatc
 
     from streamlit.testing.v1 import AppTest
 
-    from memviz.app import datasets
+    from memviz.app import uploads
 
     _, test = sample
     root = tmp_path / "runs"
     shutil.copytree(runs_root / "tiny", root / "tiny")
     monkeypatch.setenv(jobs.RUNS_ENV, str(root))
-    key = datasets.save_tables(root, small, test, "Upload: people.csv", "upload:0123")
+    key = uploads.save_tables(root, small, test, "Upload: people.csv", "upload:0123")
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     at.query_params["run"] = "tiny"                     # what a reload keeps: the URL (here without the table)
     at.run()

@@ -219,30 +219,6 @@ def test_with_target_moves_the_target_in_one_step():
         datasets.with_target(raw.schema, raw.frame, "nope")
 
 
-def test_uploads_and_the_table_in_use_are_kept_with_the_runs(tmp_path, sample):
-    from memviz.store import fingerprint
-
-    train, test = sample
-    raw_bytes = train.data.head(50).to_csv(index=False).encode()
-    a = datasets.save_upload(tmp_path, "people.csv", raw_bytes)
-    assert datasets.save_upload(tmp_path, "people.csv", raw_bytes).key == a.key   # kept once
-    b = datasets.save_upload(tmp_path, "people.csv", raw_bytes, "t.csv", raw_bytes)
-    assert b.key != a.key and [u.key for u in datasets.list_uploads(tmp_path)][0] == b.key
-    back = datasets.load_upload(tmp_path, b.key)
-    assert len(back.frame) == 50 and back.test is not None and back.label == "Upload: people.csv"
-    with pytest.raises(DataError, match="not kept"):
-        datasets.load_upload(tmp_path, "../etc")
-    raw = datasets.load_choice("sample")
-    tr, te = datasets.build_tables(raw, raw.schema, "random", 0.25, 3)
-    key = datasets.save_tables(tmp_path, tr, te, raw.label, "sample")
-    t2, e2, label, choice = datasets.load_tables(tmp_path, key)
-    # a run trained on the table finds it again: same fingerprint after the round trip
-    assert fingerprint(t2) == fingerprint(tr) and fingerprint(e2) == fingerprint(te)
-    assert (label, choice) == (raw.label, "sample") and t2.schema == tr.schema
-    assert datasets.tables_for(tmp_path, fingerprint(tr)) == key and datasets.tables_for(tmp_path, "x") is None
-    assert datasets.save_tables(tmp_path, tr, te, raw.label, "sample") == key
-
-
 def test_the_readout_is_one_line_in_words(tmp_path):
     from memviz.app import jobs
 
