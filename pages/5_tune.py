@@ -62,6 +62,7 @@ if view is not None:
                    "the k largest checks), not a share: it can exceed 1 and grows with the number of generated rows."
                    + (f" {zero:,} of the rows that would go score 0 (no generated row was credited to them up to T): "
                       "they are picked by order among equals, not because they were copied." if zero else ""))
+        st.caption("What pruning buys: " + glossary.explain("Pruning"))
         st.download_button("Download the pruned training table (CSV)", lambda: runs.pruned_csv(view, removed),
                            file_name=f"{view.run_id}_pruned_p{p:.2f}_k{k}_T{T}.csv", mime="text/csv",
                            key="dl_pruned")

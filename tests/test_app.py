@@ -154,6 +154,19 @@ def test_bad_upload_shows_one_line_error_and_the_app_keeps_working(app):
     assert figures(at)
 
 
+def test_the_tune_page_says_what_pruning_does_not_buy(app):
+    """A privacy officer reads, beside the rows that would go, that pruning protects those rows and not
+    the table (the study's measured result), and where to check a pruned model."""
+    from memviz.app import glossary
+
+    at = app("copier").run()
+    at.switch_page("pages/5_tune.py").run()
+    no_exception(at)
+    said = [c.value for c in at.caption if c.value.startswith("What pruning buys")]
+    assert said == ["What pruning buys: " + glossary.explain("Pruning")]
+    assert "kept rows" in said[0] and "random" in said[0] and "Compare page" in said[0]
+
+
 def test_upload_then_schema_edit_then_use(app, sample):
     train, _ = sample
     csv = train.data.head(120).to_csv(index=False).encode()

@@ -41,6 +41,14 @@ GLOSSARY: dict[str, str] = {
         "over the checks up to epoch T. Because a row's Mem-AUC is a sum over the generated rows credited to "
         "it, the score counts close generated rows, not a share: a score of 116 means that at its busiest "
         "checks about 116 generated rows' worth of closeness went to that row, not 116 %."),
+    "Pruning": (
+        "Removing training rows and training again. It protects the removed rows: the retrained model "
+        "rarely reproduces them. It does not, by itself, protect the table: in memviz's study (docs/study.md, "
+        "section 4), where TabDDPM copied clearly above the floor, the retrained model copied the kept rows "
+        "about as often as the first model copied the whole table, and removing the rows with the highest "
+        "early scores did no better than removing as many rows at random. Check a pruned model on the "
+        "Compare page: its memorization against the kept rows, beside the same figure for the unpruned "
+        "model."),
     "Seeds": (
         "Independent repetitions with different random starts. With fewer than 3 seeds the spread of a result "
         "cannot be estimated, so a difference is only indicative."),
