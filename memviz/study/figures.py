@@ -5,6 +5,7 @@ from pathlib import Path
 
 from ..io import atomic_write_text
 from .scales import SCALES
+from .tables import METHOD_NAMES
 
 
 def _datasets(block: dict) -> dict:
@@ -37,28 +38,35 @@ def check_curves(study: dict):
 
 
 def knob_plot(study: dict):
-    """Excess (95 % CI) against epochs at the smallest row count, per dataset."""
+    """Excess (95 % CI) per knob run: against epochs at the smallest row count (left), and against
+    training rows at the largest number of optimisation steps (right)."""
     import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
 
     knobs = [r for sc in study if sc in SCALES for r in study[sc].get("knobs", [])]
     if not knobs:
         return None
-    n0 = min(r["n_rows"] for r in knobs)
-    fig = go.Figure()
-    for d in sorted({r["dataset"] for r in knobs}):
-        for by, sel in (("epochs", [r for r in knobs if r["dataset"] == d and r["n_rows"] == n0]),
-                        ("rows", [r for r in knobs if r["dataset"] == d and r["n_rows"] > n0])):
+    n0, steps = min(r["n_rows"] for r in knobs), max(r.get("steps", 0) for r in knobs)
+    fig = make_subplots(rows=1, cols=2, subplot_titles=[f"against epochs, {n0} training rows",
+                                                        f"against training rows, {steps:,} optimisation steps"])
+    colors = ("#636efa", "#ef553b", "#00cc96", "#ab63fa", "#ffa15a")
+    for j, d in enumerate(sorted({r["dataset"] for r in knobs})):
+        for col, sel, x in ((1, [r for r in knobs if r["dataset"] == d and r["n_rows"] == n0], "epochs"),
+                            (2, [r for r in knobs if r["dataset"] == d and r.get("steps") == steps], "n_rows")):
+            sel = sorted(sel, key=lambda r: (r[x], r["seed"]))
             if not sel:
                 continue
-            sel = sorted(sel, key=lambda r: (r["epochs"], r["n_rows"], r["seed"]))
-            x = [r["epochs"] if by == "epochs" else f"{r['n_rows']} rows" for r in sel]
             fig.add_trace(go.Scatter(
-                x=x, y=[r["excess"] * 100 for r in sel], mode="markers", name=f"{d}: {by}",
+                x=[r[x] for r in sel], y=[r["excess"] * 100 for r in sel], mode="markers", name=d,
+                legendgroup=d, showlegend=col == 1, marker={"color": colors[j % len(colors)]},
                 error_y={"type": "data", "symmetric": False,
                          "array": [(r["excess_high"] - r["excess"]) * 100 for r in sel],
-                         "arrayminus": [(r["excess"] - r["excess_low"]) * 100 for r in sel]}))
-    fig.update_layout(title=f"Excess over the floor (points, 95 % CI): epochs at {n0} rows, and more rows",
-                      xaxis_title="epochs (or training rows)", yaxis_title="excess, points", height=420)
+                         "arrayminus": [(r["excess"] - r["excess_low"]) * 100 for r in sel]}), row=1, col=col)
+    fig.update_xaxes(title_text="epochs", row=1, col=1)
+    fig.update_xaxes(title_text="training rows", type="log", row=1, col=2)
+    fig.update_yaxes(title_text="excess over the floor, points (95 % CI)", row=1, col=1)
+    fig.update_layout(title="Which knob: TabDDPM's excess over the floor (one dot per run and seed)", height=420,
+                      width=1100)
     return fig
 
 
@@ -76,12 +84,12 @@ def mitigation_plot(study: dict, scale: str, out: Path):
     for i, (d, s) in enumerate(ds.items(), start=1):
         res = pd.read_csv(Path(out) / scale / d / "results.csv")
         ok = res[(res["status"] == "ok") & (res["model"] == "tabddpm")]
-        fig.add_trace(go.Box(x=ok["method"], y=ok["mem_ratio"] * 100, boxpoints="all", name=d, showlegend=False),
-                      row=1, col=i)
+        fig.add_trace(go.Box(x=ok["method"].map(lambda m: METHOD_NAMES.get(m, m)), y=ok["mem_ratio"] * 100,
+                             boxpoints="all", name=d, showlegend=False), row=1, col=i)
         fl = (s.get("floors") or {}).get("paper")
         if fl:
             fig.add_hline(y=fl["floor"] * 100, line_dash="dash", row=1, col=i)
-    fig.update_layout(title=f"Mem ratio vs the original table, TabDDPM ({scale}); dashed: the floor", height=420,
+    fig.update_layout(title=f"Mem ratio vs the original table, TabDDPM ({scale}); dashed: the floor", height=520,
                       width=max(900, 420 * len(ds)))
     return fig
 

@@ -1,0 +1,21 @@
+"""memviz.study.figures: every knob run is drawn where it belongs."""
+from memviz.study.figures import knob_plot
+
+
+def _run(dataset, n_rows, epochs, seed, excess):
+    return {"dataset": dataset, "n_rows": n_rows, "epochs": epochs, "steps": epochs * -(-n_rows // 256),
+            "seed": seed, "excess": excess, "excess_low": excess - 0.02, "excess_high": excess + 0.02}
+
+
+def test_knob_plot_draws_the_epoch_and_the_row_runs_on_numeric_axes():
+    """Regression: the row runs were drawn at x = "500 rows" on the epochs' numeric axis, so plotly
+    dropped them and the figure showed the epochs alone."""
+    runs = [_run("adult", 250, e, s, 0.1 * e / 1000) for e in (1000, 2000, 4000) for s in (0, 1)]
+    runs += [_run("adult", 500, 2000, 0, 0.18), _run("adult", 1000, 1000, 0, 0.06)]
+    fig = knob_plot({"regime": {"knobs": runs}})
+    by_axis = {}
+    for tr in fig.data:
+        by_axis.setdefault(tr.xaxis, []).extend(tr.x)
+    assert all(isinstance(x, (int, float)) for xs in by_axis.values() for x in xs)
+    assert sorted(by_axis["x"]) == [1000, 1000, 2000, 2000, 4000, 4000]      # 250 rows, against epochs
+    assert sorted(by_axis["x2"]) == [250, 250, 500, 1000]                    # 4,000 steps, against rows
