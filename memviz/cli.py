@@ -448,7 +448,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="comma-separated parts to run (the summaries and the document are always rebuilt)")
     sp.add_argument("--markdown", default=None, help="where the document goes (default: OUT/study.md)")
     sp.add_argument("--n-jobs", type=int, default=_COMPARE.n_jobs, help="runs and cells in parallel")
-    sp.add_argument("--device", default="cpu", choices=DEVICES,
+    sp.add_argument("--device", default="auto", choices=DEVICES,
                     help="where tensors live: auto = a CUDA GPU when one is visible, else the CPU")
     sp.set_defaults(func=cmd_study)
     return p

@@ -33,6 +33,7 @@ from typing import Callable
 
 import pandas as pd
 
+from ..device import resolve_device
 from ..errors import MemvizError
 from ..floor import holdout_floor
 from ..io import atomic_write_csv, atomic_write_json, atomic_write_text, read_json
@@ -147,14 +148,16 @@ def _say_cell(say, where: str, ev: dict) -> None:
 
 
 def run_study(data_dir: str | Path, out: str | Path, scales=("cpu", "regime"), datasets=DATASETS, seeds=None,
-              parts=PARTS, device: str = "cpu", n_jobs: int = 2, markdown: str | Path | None = None,
+              parts=PARTS, device: str = "auto", n_jobs: int = 2, markdown: str | Path | None = None,
               progress: Callable[[str], None] | None = None) -> dict:
     """Run the study's parts at each scale on each dataset, then write the summaries and the document.
 
     Returns ``{"floors": [...], scale: {"knobs": [...], "budget": [...], dataset: summary}}``.
-    ``markdown``: where ``study.md`` goes (default ``OUT/study.md``).
+    ``markdown``: where ``study.md`` goes (default ``OUT/study.md``). ``device`` ``"auto"`` is
+    resolved first (``"cuda"`` or ``"cpu"``): runs and cells are keyed by the device they ran on.
     """
     say = progress or (lambda msg: None)
+    device = resolve_device(device).type
     data_dir, out = Path(data_dir), Path(out)
     parts = _check_parts(parts)
     sc_list = [_scale(s, seeds) for s in scales]

@@ -60,3 +60,29 @@ def test_study_bad_input_is_a_user_error(tmp_path, capsys):
     (tmp_path / "d").mkdir()
     code = main(["study", "--data-dir", str(tmp_path), "--out", str(tmp_path / "o"), "--scales", "huge"])
     assert code == 2 and "huge" in capsys.readouterr().err
+
+
+def test_memviz_study_defaults_to_auto_and_keys_its_runs_by_the_resolved_device(tmp_path, monkeypatch):
+    """`memviz study` uses a GPU when one is visible (device auto, like every other command) and
+    resolves it before anything is keyed, so a CPU machine's auto reuses runs made with --device cpu."""
+    import torch
+
+    import memviz.study.figures as figures
+    import memviz.study.markdown as markdown
+    import memviz.study.run as run
+
+    seen = []
+    monkeypatch.setattr(run, "dataset_study", lambda name, folder, sc, out, parts, device, n_jobs, progress:
+                        seen.append(device) or {"dataset": name})
+    monkeypatch.setattr(figures, "write_figures", lambda study, out: None)
+    monkeypatch.setattr(markdown, "render_markdown", lambda study, out, md: "")
+    data = tmp_path / "data" / "t"
+    data.mkdir(parents=True)
+    (data / "train.csv").write_text("a\n1\n")
+    args = ["study", "--data-dir", str(tmp_path / "data"), "--out", str(tmp_path / "o"), "--scales", "tiny",
+            "--datasets", "t", "--parts", "main"]
+    for gpu, extra, expected in ((True, [], "cuda"), (False, [], "cpu"), (True, ["--device", "cpu"], "cpu")):
+        monkeypatch.setattr(torch.cuda, "is_available", lambda gpu=gpu: gpu)
+        seen.clear()
+        assert main(args + extra) == 0
+        assert seen == [expected]                                 # never "auto": keys stay those of the device
