@@ -12,6 +12,7 @@ import pytest
 from memviz.data import Table
 from memviz.schema import Schema
 from memviz.store import RunStore
+from memviz.warmup import load_warmup
 
 SCHEMA = Schema(numerical=("a", "b"), categorical=("c1", "c2"), target="y", task="binary", name="planted")
 N_TRAIN, N_GEN, EPOCHS = 40, 40, (2, 4, 6)
@@ -75,3 +76,9 @@ def planted_run(path, seed: int = 0, n_checks: int = 3) -> RunStore:
         store.write_check(c, long, gen)
     store.update(status="finished")
     return store
+
+
+def planted_finished(tmp_path_factory, name: str = "leaks"):
+    """A planted run and its loaded :class:`memviz.warmup.WarmupResult` (the leak tests' module fixture)."""
+    store = planted_run(tmp_path_factory.mktemp(name) / "run")
+    return store, load_warmup(store.path)

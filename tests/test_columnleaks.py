@@ -3,17 +3,15 @@
 import numpy as np
 import pandas as pd
 import pytest
-from planted import COPIES, N_GEN, SCHEMA, planted_run
+from planted import COPIES, N_GEN, SCHEMA, planted_finished
 
 from memviz.columnleaks import ColumnLeak, column_match_rates, run_column_match_rates
 from memviz.errors import MemvizError
-from memviz.warmup import load_warmup
 
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
-    store = planted_run(tmp_path_factory.mktemp("leaks") / "run")
-    return store, load_warmup(store.path)
+    return planted_finished(tmp_path_factory)
 
 
 # ------------------------------------------------------------------------ column rates

@@ -4,19 +4,17 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
-from planted import N_TRAIN, SCHEMA, planted_run
+from planted import N_TRAIN, SCHEMA, planted_finished
 
 from memviz.data import Table
 from memviz.errors import MemvizError
 from memviz.leaks import LeakView, cell_matches, copies_of, most_copied, style_matches
 from memviz.schema import Schema
-from memviz.warmup import load_warmup
 
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
-    store = planted_run(tmp_path_factory.mktemp("leaks") / "run")
-    return store, load_warmup(store.path)
+    return planted_finished(tmp_path_factory)
 
 
 # ------------------------------------------------------------------------------ ranking

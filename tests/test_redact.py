@@ -4,18 +4,16 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
-from planted import SCHEMA, planted_run, planted_train
+from planted import SCHEMA, planted_finished, planted_train
 
 from memviz.leaks import copies_of, most_copied
 from memviz.redact import bin_edges, category_labels, redact
 from memviz.schema import Schema
-from memviz.warmup import load_warmup
 
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
-    store = planted_run(tmp_path_factory.mktemp("leaks") / "run")
-    return store, load_warmup(store.path)
+    return planted_finished(tmp_path_factory)
 
 
 # --------------------------------------------------------------------------- redaction
