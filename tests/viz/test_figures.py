@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 import pytest
-from test_leaks import planted_run
+from planted import planted_run
 
 import memviz.viz.style  # noqa: F401
 from memviz import viz

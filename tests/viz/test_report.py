@@ -6,8 +6,8 @@ from html.parser import HTMLParser
 import numpy as np
 import pandas as pd
 import pytest
+from planted import planted_run
 from plotly.offline import get_plotlyjs
-from test_leaks import planted_run
 
 from memviz import viz
 from memviz.errors import MemvizError
