@@ -19,6 +19,24 @@ def live_job(root, kind: str):
     return job
 
 
+def navigation_pages(monkeypatch) -> None:
+    """Keep Streamlit's legacy ``pages/`` folder mode off between AppTest runs, as the real server does.
+
+    A server switches that mode off for good the first time app.py calls st.navigation
+    (and pages/_ui.through_app() reroutes a deep link opened before that); AppTest
+    re-detects the folder before every run, which would run page scripts without app.py.
+    """
+    import streamlit.testing.v1.app_test as app_test
+    from streamlit.runtime.pages_manager import PagesManager
+
+    class NavigationPages(PagesManager):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            PagesManager.uses_pages_directory = False
+
+    monkeypatch.setattr(app_test, "PagesManager", NavigationPages)
+
+
 # ------------------------------------------------------------------ a real dashboard server
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",

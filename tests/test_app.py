@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from dash_helpers import N_COPIED, copier_run, finished_compare
+from helpers import navigation_pages
 
 from memviz.app import jobs
 from memviz.warmup import WarmupConfig, run_warmup
@@ -32,21 +33,7 @@ ALL_PAGES = ["pages/1_data.py", "pages/2_warmup.py", *RUN_PAGES, "pages/6_compar
 
 @pytest.fixture(autouse=True)
 def _navigation_pages(monkeypatch):
-    """Keep Streamlit's legacy ``pages/`` folder mode off between runs, as the real server does.
-
-    A server switches that mode off for good the first time app.py calls st.navigation
-    (and pages/_ui.through_app() reroutes a deep link opened before that); AppTest
-    re-detects the folder before every run, which would run page scripts without app.py.
-    """
-    import streamlit.testing.v1.app_test as app_test
-    from streamlit.runtime.pages_manager import PagesManager
-
-    class NavigationPages(PagesManager):
-        def __init__(self, *args, **kwargs):
-            super().__init__(*args, **kwargs)
-            PagesManager.uses_pages_directory = False
-
-    monkeypatch.setattr(app_test, "PagesManager", NavigationPages)
+    navigation_pages(monkeypatch)
 
 
 @pytest.fixture(scope="session")

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from dash_helpers import copier_run
+from helpers import navigation_pages
 
 from memviz.app import jobs
 
@@ -24,16 +25,7 @@ PAGES = ["pages/1_data.py", "pages/2_warmup.py", "pages/3_memorization.py", "pag
 
 @pytest.fixture(autouse=True)
 def _navigation_pages(monkeypatch):
-    """Keep Streamlit's legacy ``pages/`` folder mode off, as the real server does (see tests/test_app.py)."""
-    import streamlit.testing.v1.app_test as app_test
-    from streamlit.runtime.pages_manager import PagesManager
-
-    class NavigationPages(PagesManager):
-        def __init__(self, *args, **kwargs):
-            super().__init__(*args, **kwargs)
-            PagesManager.uses_pages_directory = False
-
-    monkeypatch.setattr(app_test, "PagesManager", NavigationPages)
+    navigation_pages(monkeypatch)
 
 
 @pytest.fixture(scope="module")
