@@ -41,6 +41,7 @@ def knob_plot(study: dict):
     """Excess (95 % CI) per knob run: against epochs at the smallest row count (left), and against
     training rows at the largest number of optimisation steps (right)."""
     import plotly.graph_objects as go
+    from plotly.colors import qualitative
     from plotly.subplots import make_subplots
 
     knobs = [r for sc in study if sc in SCALES for r in study[sc].get("knobs", [])]
@@ -49,7 +50,7 @@ def knob_plot(study: dict):
     n0, steps = min(r["n_rows"] for r in knobs), max(r.get("steps", 0) for r in knobs)
     fig = make_subplots(rows=1, cols=2, subplot_titles=[f"against epochs, {n0} training rows",
                                                         f"against training rows, {steps:,} optimisation steps"])
-    colors = ("#636efa", "#ef553b", "#00cc96", "#ab63fa", "#ffa15a")
+    colors = qualitative.Plotly  # one colour per dataset in both panels
     for j, d in enumerate(sorted({r["dataset"] for r in knobs})):
         for col, sel, x in ((1, [r for r in knobs if r["dataset"] == d and r["n_rows"] == n0], "epochs"),
                             (2, [r for r in knobs if r["dataset"] == d and r.get("steps") == steps], "n_rows")):
