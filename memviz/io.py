@@ -14,6 +14,7 @@ errors, so the schema, the run store, the comparison and the dashboard can all u
 """
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import os
@@ -180,6 +181,12 @@ def to_jsonable(obj):
 def dumps(obj, indent: int | None = None) -> str:
     """Strict JSON text of ``obj`` (see :func:`to_jsonable`)."""
     return json.dumps(to_jsonable(obj), indent=indent, default=str, allow_nan=False)
+
+
+def settings_key(obj) -> str:
+    """12 hex digits of SHA-256 over the sorted JSON of ``obj``: the key under which a finished
+    run, cell or floor is found again when its settings are the same."""
+    return hashlib.sha256(json.dumps(to_jsonable(obj), sort_keys=True, default=str).encode()).hexdigest()[:12]
 
 
 def read_json(path: Path, what: str = "file") -> dict:

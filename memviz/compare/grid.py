@@ -38,7 +38,6 @@ Progress is reported as event dicts: the warm-up's own (``{"event": "epoch", ...
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import time
 from pathlib import Path
@@ -57,7 +56,7 @@ from ..io import (
     atomic_write_json,
     atomic_write_parquet,
     read_json,
-    to_jsonable,
+    settings_key,
 )
 from ..store import fingerprint, versions
 from ..warmup import WarmupConfig, ensure_warmup
@@ -143,7 +142,7 @@ def run_grid(train: Table, test: Table | None, config: CompareConfig, out_dir: s
     shared = {"v": 1, "train": train_fp, "test": test_fp,
               "epochs": cfg.epochs, "device": cfg.device, "distance": cfg.distance,
               "pruned_reference": cfg.pruned_reference}
-    sel_fp = {score: _hash(np.sort(ids).tolist()) for score, ids in selections.items()}
+    sel_fp = {score: settings_key(np.sort(ids).tolist()) for score, ids in selections.items()}
     raw_ids = selections.get("raw", next(iter(selections.values()), None))
     n_random = random_count(train, raw_ids, cfg.p) if "random" in cfg.methods else None
 
@@ -157,7 +156,7 @@ def run_grid(train: Table, test: Table | None, config: CompareConfig, out_dir: s
             d["ratio"] = cfg.ratio
         if method in IMPLEMENTATION:
             d["implementation"] = IMPLEMENTATION[method]
-        return _hash(d)
+        return settings_key(d)
 
     specs = [CellSpec(me, mo, s, key(me, mo, s)) for s in cfg.seeds for mo in cfg.models for me in cfg.methods]
     removed_by = {(me, s): removed_rows(me, train, selection=selections.get(SELECTION_SCORE.get(me, "raw"), raw_ids),
@@ -254,9 +253,6 @@ def _tagged(progress: Progress | None, phase: str) -> Progress | None:
         return None
     return lambda ev: progress({**ev, "phase": phase})
 
-
-def _hash(obj) -> str:
-    return hashlib.sha256(json.dumps(to_jsonable(obj), sort_keys=True, default=str).encode()).hexdigest()[:12]
 
 
 def _finished(out: Path, spec: CellSpec) -> dict | None:

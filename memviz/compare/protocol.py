@@ -47,7 +47,6 @@ Stored (so that any figure can be recomputed, and a rerun recomputes nothing)::
 """
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 
@@ -62,7 +61,7 @@ from ..io import (
     atomic_write_parquet,
     read_json,
     read_parquet,
-    to_jsonable,
+    settings_key,
 )
 from ..memorization import MemorizationResult, memorization
 from ..neighbors import NeighborEngine
@@ -76,13 +75,10 @@ COLUMNS = FLOOR_COLUMNS + KEPT_COLUMNS
 FORMAT = "memviz.compare.protocol/1"
 
 
-def _hash(obj) -> str:
-    return hashlib.sha256(json.dumps(to_jsonable(obj), sort_keys=True, default=str).encode()).hexdigest()[:12]
-
 
 def removed_key(removed) -> str:
     """A short hash of a set of removed row_ids (the identity of the kept rows K)."""
-    return _hash(np.unique(np.asarray(removed, dtype=np.int64)).tolist())
+    return settings_key(np.unique(np.asarray(removed, dtype=np.int64)).tolist())
 
 
 def pruning_figures(mem: MemorizationResult, removed, mem_kept: MemorizationResult) -> dict:
@@ -105,7 +101,7 @@ class Floors:
         self._mem: dict[str, Floor] = {}
 
     def key(self, removed) -> str:
-        return _hash({**self.base, "removed": removed_key(removed)})
+        return settings_key({**self.base, "removed": removed_key(removed)})
 
     def cached(self, removed) -> Floor | None:
         """The stored floor of T \\ removed, or None."""

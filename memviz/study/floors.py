@@ -15,9 +15,10 @@ from pathlib import Path
 from ..data import Table, load_dataset
 from ..errors import MemvizError
 from ..floor import holdout_floor
+from ..io import settings_key
 from ..store import fingerprint
 from .scales import REFERENCE, StudyScale
-from .util import save, settings_key, stored
+from .util import save, stored
 
 DISTANCES = ("paper", "standardized")
 

@@ -23,12 +23,13 @@ from pathlib import Path
 from ..device import torch_threads
 from ..evaluate import mle, quality
 from ..floor import excess, holdout_floor
+from ..io import settings_key
 from ..memorization import memorization
 from ..models import make_model
 from ..store import fingerprint
 from .floors import study_tables
 from .scales import StudyScale
-from .util import run_jobs, save, settings_key, stored
+from .util import run_jobs, save, stored
 
 
 def _fit(model_name: str, train, seed: int, device: str, params: dict):

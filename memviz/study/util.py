@@ -1,13 +1,12 @@
 """Small helpers of the study: formatting, stored jobs, parallel runs."""
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 from pathlib import Path
 from typing import Callable
 
-from ..io import atomic_write_json, to_jsonable
+from ..io import atomic_write_json
 
 
 def _float(x) -> float | None:
@@ -41,11 +40,6 @@ def _num(x) -> str:
 def _p(x) -> str:
     x = _float(x)
     return "–" if x is None else (f"{x:.1e}" if x < 1e-3 else f"{x:.3f}")
-
-
-def settings_key(obj) -> str:
-    """12 hex digits hashing a JSON-able description of a job's settings."""
-    return hashlib.sha256(json.dumps(to_jsonable(obj), sort_keys=True, default=str).encode()).hexdigest()[:12]
 
 
 def stored(path: Path, key: str) -> dict | None:

@@ -29,12 +29,13 @@ import pandas as pd
 from ..device import torch_threads
 from ..dynamiccut import dynamiccut_selection, early_identification
 from ..dynamics import ceil_share
+from ..io import settings_key
 from ..nullmodel import compare_to_null, verdict
 from ..rownull import row_null
 from ..summaries import summarize
 from ..warmup import WarmupConfig, ensure_warmup, load_warmup
 from .scales import StudyScale
-from .util import run_jobs, save, settings_key, stored
+from .util import run_jobs, save, stored
 
 SCORES = ("raw", "excess")
 #: the heavy-tail statistic: share of copies held by the top 10 % of rows
