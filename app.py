@@ -1,7 +1,7 @@
 """memviz dashboard: `streamlit run app.py`.
 
 The router (st.navigation) and the shared sidebar: the current dataset and the current
-warm-up run. Every screen is one file in pages/.
+warm-up run. Every screen is one file in screens/.
 """
 from __future__ import annotations
 
@@ -9,13 +9,13 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
-if str(ROOT) not in sys.path:  # pages import pages._ui and memviz from the repository
+if str(ROOT) not in sys.path:  # screens import screens._ui and memviz from the repository
     sys.path.insert(0, str(ROOT))
 
 import streamlit as st  # noqa: E402
 
-from memviz.app import jobs  # noqa: E402
-from pages import _ui  # noqa: E402
+from memviz.jobs import control as jobs  # noqa: E402
+from screens import _ui  # noqa: E402
 
 # an emoji favicon is drawn in the browser; a ":material/..." one is fetched from fonts.gstatic.com
 st.set_page_config(page_title="memviz: which rows does the model copy?", page_icon="🔎", layout="wide")
@@ -74,7 +74,6 @@ def sidebar() -> None:
 
 sidebar()
 page = st.navigation(_ui.pages())
-_ui.routed()
 if page.url_path in _ui.ANALYSIS_PAGES:
     _ui.live_banner()
 page.run()

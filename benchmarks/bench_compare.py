@@ -47,10 +47,10 @@ import pandas as pd
 
 from memviz.compare import CompareConfig, run_grid
 from memviz.compare.methods import DEFAULT_METHODS, NEEDS_SELECTION
-from memviz.data import load_dataset, sample_data_dir
 from memviz.device import torch_threads
 from memviz.models import MODELS
-from memviz.warmup import WarmupConfig, ensure_warmup
+from memviz.tables.data import load_dataset, sample_data_dir
+from memviz.warmup.run import WarmupConfig, ensure_warmup
 
 PHASES = ["mitigate_seconds", "fit_seconds", "sample_seconds", "memorize_seconds", "quality_seconds",
           "mle_seconds", "dcr_seconds"]

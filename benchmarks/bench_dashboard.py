@@ -21,16 +21,16 @@ import numpy as np
 import pandas as pd
 
 ROOT = Path(__file__).resolve().parent.parent
-PAGES = ["pages/2_warmup.py", "pages/3_memorization.py", "pages/4_dynamics.py", "pages/5_tune.py",
-         "pages/6_compare.py", "pages/7_report.py"]
+PAGES = ["screens/2_warmup.py", "screens/3_memorization.py", "screens/4_dynamics.py", "screens/5_tune.py",
+         "screens/6_compare.py", "screens/7_report.py"]
 
 
 def fabricate(data: Path, run_dir: Path, n_checks: int = 25, seed: int = 0) -> None:
     import memviz
-    from memviz.dynamics import compute_dynamics
-    from memviz.store import RunStore
-    from memviz.summaries import summarize
-    from memviz.warmup import WarmupConfig
+    from memviz.dynamics.rows import compute_dynamics
+    from memviz.dynamics.summaries import summarize
+    from memviz.warmup.run import WarmupConfig
+    from memviz.warmup.store import RunStore
 
     train, _ = memviz.load_dataset(data)
     n, rng = len(train), np.random.default_rng(seed)
@@ -57,16 +57,8 @@ def fabricate(data: Path, run_dir: Path, n_checks: int = 25, seed: int = 0) -> N
 
 def time_pages(root: Path, run: str) -> dict:
     os.environ["MEMVIZ_RUNS"] = str(root)
-    import streamlit.testing.v1.app_test as app_test
-    from streamlit.runtime.pages_manager import PagesManager
     from streamlit.testing.v1 import AppTest
 
-    class NavigationPages(PagesManager):  # see tests/test_app.py
-        def __init__(self, *a, **k):
-            super().__init__(*a, **k)
-            PagesManager.uses_pages_directory = False
-
-    app_test.PagesManager = NavigationPages
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
     at.query_params["run"] = run
     out: dict = {"page_seconds": {}, "slider_seconds": []}
@@ -79,7 +71,7 @@ def time_pages(root: Path, run: str) -> dict:
             at.switch_page(page).run()
             out["page_seconds"][f"{Path(page).stem} ({rep})"] = round(time.perf_counter() - t0, 3)
             assert not at.exception, [e.value for e in at.exception]
-    at.switch_page("pages/5_tune.py").run()
+    at.switch_page("screens/5_tune.py").run()
     for p in (0.11, 0.12, 0.2, 0.3):
         t0 = time.perf_counter()
         at.slider(key="tune_p").set_value(p).run()

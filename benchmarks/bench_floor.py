@@ -21,10 +21,10 @@ import numpy as np
 from scipy import stats
 
 import memviz
-from memviz.floor import holdout_floor
-from memviz.memorization import memorization
-from memviz.neighbors import NeighborEngine
-from memviz.rownull import row_null
+from memviz.measure.floor import holdout_floor
+from memviz.measure.memorization import memorization
+from memviz.measure.neighbors import NeighborEngine
+from memviz.measure.rownull import row_null
 
 
 def best(fn, repeats):

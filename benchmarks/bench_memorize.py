@@ -11,7 +11,7 @@ and 0.5 % by exact copies. Measured side by side in one run, on the CPU:
     smallest by argmin), on ``--subsample`` generated rows -> ms per generated row. Its
     arrays are extracted once (the reference re-extracts them from pandas for every row),
     so it is faster than the reference and the ratios below are conservative;
-(b) ``memviz.memorization.memorization`` with the engine's default (``algorithm="auto"``:
+(b) ``memviz.measure.memorization.memorization`` with the engine's default (``algorithm="auto"``:
     the pruned search on CPU) on all generated rows, engine fit included, median of
     ``--repeats`` runs -> seconds, ms per row, and the ratio per generated row against (a)
     (target >= 100x);
@@ -52,9 +52,9 @@ if "--child-old" not in sys.argv:      # the old engine's child imports memviz f
     sys.path.insert(0, str(ROOT))
 sys.path.insert(1, str(ROOT / "tests"))
 
-from memviz.data import Table, load_dataset  # noqa: E402
-from memviz.memorization import THRESHOLD, memorization  # noqa: E402
-from memviz.schema import Schema  # noqa: E402
+from memviz.measure.memorization import THRESHOLD, memorization  # noqa: E402
+from memviz.tables.data import Table, load_dataset  # noqa: E402
+from memviz.tables.schema import Schema  # noqa: E402
 
 DEFAULT_DATASET = ROOT.parent / "shared" / "datasets" / "adult"
 
@@ -118,7 +118,7 @@ def reference_loop(train: Table, syn: pd.DataFrame, rows: np.ndarray) -> np.ndar
 def timed_check(train, syn, algorithm="auto"):
     """memorization() with a fresh engine (fit included, as without one): wall and CPU
     seconds, the result, the engine's Neighbors (its cost counts) and the path it took."""
-    from memviz.neighbors import NeighborEngine
+    from memviz.measure.neighbors import NeighborEngine
     got = {}
     t0, c0 = time.perf_counter(), time.process_time()
     eng = NeighborEngine(device="cpu", algorithm=algorithm).fit(train)

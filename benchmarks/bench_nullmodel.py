@@ -19,9 +19,9 @@ import numpy as np
 import pandas as pd
 from bench_rescore import timed  # noqa: E402  (benchmarks/ is on the path when run as a script)
 
-from memviz.dynamics import compute_dynamics
-from memviz.nullmodel import fit_null
-from memviz.splithalf import dynamics_statistics
+from memviz.dynamics.rows import compute_dynamics
+from memviz.findings.nullmodel import fit_null
+from memviz.findings.splithalf import dynamics_statistics
 
 
 def synthetic_checks(n_rows: int, n_checks: int, n_syn: int, seed: int = 0) -> pd.DataFrame:

@@ -34,9 +34,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import memviz  # noqa: E402
-from memviz.callbacks import Callback  # noqa: E402
+from memviz.models.callbacks import Callback  # noqa: E402
 from memviz.models.tabddpm import TabDDPM  # noqa: E402
-from memviz.warmup import WarmupConfig, run_warmup  # noqa: E402
+from memviz.warmup.run import WarmupConfig, run_warmup  # noqa: E402
 
 
 def load() -> str:
@@ -95,7 +95,7 @@ def warmup_figures(train, cfg: WarmupConfig, label: str):
         t0 = time.perf_counter()
         res = run_warmup(train, cfg, Path(tmp) / "run")
         wall = time.perf_counter() - t0
-        m = memviz.store.RunStore(Path(tmp) / "run").manifest()
+        m = memviz.warmup.store.RunStore(Path(tmp) / "run").manifest()
     tim = m["timings"]
     n_checks = len(res.per_check)
     train_s = wall - tim["sample_seconds"] - tim["memorize_seconds"]
@@ -108,7 +108,7 @@ def warmup_figures(train, cfg: WarmupConfig, label: str):
 
 
 def quality_figures(train, model, wall: float) -> None:
-    from memviz.evaluate import quality
+    from memviz.evaluate.report import quality
     from memviz.models.sdv_models import SDVGenerator
 
     q = quality(train, model.sample(len(train), seed=123))

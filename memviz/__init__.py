@@ -1,5 +1,6 @@
 """memviz: which training rows a tabular generative model memorizes, when, and what removing them costs."""
-from .data import (
+from memviz.errors import DataError, MemvizError, RunError
+from memviz.tables.data import (
            Table,
            infer_schema,
            load_dataset,
@@ -7,8 +8,7 @@ from .data import (
            sample_data_dir,
            table_from_frame,
 )
-from .errors import DataError, MemvizError, RunError
-from .schema import Schema
+from memviz.tables.schema import Schema
 
 __version__ = "0.1.0"
 

@@ -5,7 +5,7 @@ import contextlib
 
 import torch
 
-from .errors import MemvizError
+from memviz.errors import MemvizError
 
 DEVICES = ("auto", "cpu", "cuda")
 

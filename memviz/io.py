@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .errors import MemvizError, RunError
+from memviz.errors import MemvizError, RunError
 
 _UMASK = os.umask(0)
 os.umask(_UMASK)

@@ -39,13 +39,13 @@ def holdout_split(sample):
 
 @pytest.fixture(scope="session")
 def split_engine(holdout_split):
-    from memviz.neighbors import NeighborEngine
+    from memviz.measure.neighbors import NeighborEngine
 
     return NeighborEngine(distance="paper", device="cpu").fit(holdout_split[0])
 
 
 @pytest.fixture(scope="session")
 def split_floor(holdout_split, split_engine):
-    from memviz.floor import holdout_floor
+    from memviz.measure.floor import holdout_floor
 
     return holdout_floor(holdout_split[0], holdout_split[1], engine=split_engine)

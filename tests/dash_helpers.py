@@ -7,10 +7,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from memviz.app import jobs
 from memviz.io import atomic_write_csv, atomic_write_parquet, atomic_write_text
-from memviz.store import RunStore
-from memviz.warmup import WarmupConfig
+from memviz.jobs import control as jobs
+from memviz.warmup.run import WarmupConfig
+from memviz.warmup.store import RunStore
 
 #: the copier run copies training rows 0..N_COPIED-1
 N_COPIED = 10
@@ -18,10 +18,10 @@ N_COPIED = 10
 
 def copier_run(train, run_dir: Path, epochs=(2, 4, 6)) -> None:
     """A stored run whose generated rows copy training rows 0..N_COPIED-1 (more at each check)."""
-    from memviz.dynamics import compute_dynamics
-    from memviz.memorization import memorization
-    from memviz.summaries import summarize
-    from memviz.tracking import long_table
+    from memviz.dynamics.rows import compute_dynamics
+    from memviz.dynamics.summaries import summarize
+    from memviz.measure.memorization import memorization
+    from memviz.warmup.tracking import long_table
 
     rng = np.random.default_rng(0)
     cfg = WarmupConfig(epochs=epochs[-1], check_every=2, device="cpu").resolved(len(train))
@@ -80,7 +80,7 @@ def floored_run(train, holdout, run_dir: Path, epochs=(2, 4, 6, 8)) -> None:
     """:func:`copier_run` plus the floor of ``train`` measured on ``holdout`` (real rows outside
     it), stored as a warm-up stores it, and a job spec naming the hold-out file, as the
     dashboard's warm-up jobs leave them (so the floor pages can measure the other distance)."""
-    from memviz.floor import holdout_floor
+    from memviz.measure.floor import holdout_floor
 
     copier_run(train, run_dir, epochs=epochs)
     floor = holdout_floor(train, holdout, device="cpu")

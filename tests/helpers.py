@@ -9,7 +9,7 @@ def live_job(root, kind: str):
     import json
     import os
 
-    from memviz.app import jobs
+    from memviz.jobs import control as jobs
 
     job = jobs.Job(jobs.new_job_id(kind), kind, root)
     job.job_dir.mkdir(parents=True)
@@ -17,24 +17,6 @@ def live_job(root, kind: str):
         "job_id": job.job_id, "kind": kind, "pid": os.getpid(), "start_ticks": jobs._proc_start_ticks(os.getpid()),
         "started": 0, "out": str(job.out)}))
     return job
-
-
-def navigation_pages(monkeypatch) -> None:
-    """Keep Streamlit's legacy ``pages/`` folder mode off between AppTest runs, as the real server does.
-
-    A server switches that mode off for good the first time app.py calls st.navigation
-    (and pages/_ui.through_app() reroutes a deep link opened before that); AppTest
-    re-detects the folder before every run, which would run page scripts without app.py.
-    """
-    import streamlit.testing.v1.app_test as app_test
-    from streamlit.runtime.pages_manager import PagesManager
-
-    class NavigationPages(PagesManager):
-        def __init__(self, *args, **kwargs):
-            super().__init__(*args, **kwargs)
-            PagesManager.uses_pages_directory = False
-
-    monkeypatch.setattr(app_test, "PagesManager", NavigationPages)
 
 
 # ------------------------------------------------------------------ a real dashboard server

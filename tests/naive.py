@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from memviz.encoding import canonical_value
+from memviz.tables.encoding import canonical_value
 
 
 def naive_memorization(train: pd.DataFrame, syn: pd.DataFrame, num_cols, cat_cols, distance="paper"):

@@ -9,10 +9,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from memviz.data import Table
-from memviz.schema import Schema
-from memviz.store import RunStore
-from memviz.warmup import load_warmup
+from memviz.tables.data import Table
+from memviz.tables.schema import Schema
+from memviz.warmup.run import load_warmup
+from memviz.warmup.store import RunStore
 
 SCHEMA = Schema(numerical=("a", "b"), categorical=("c1", "c2"), target="y", task="binary", name="planted")
 N_TRAIN, N_GEN, EPOCHS = 40, 40, (2, 4, 6)
@@ -69,7 +69,7 @@ def planted_run(path, seed: int = 0, n_checks: int = 3) -> RunStore:
     train = planted_train(seed)
     rng = np.random.default_rng(seed + 1)
     with pytest.MonkeyPatch.context() as mp:  # package versions would import torch (seconds)
-        mp.setattr("memviz.store.versions", lambda: {})
+        mp.setattr("memviz.warmup.store.versions", lambda: {})
         store = RunStore.create(path, train, {"top_frac": 0.1, "epochs": EPOCHS[n_checks - 1], "check_every": 2})
     for c in range(n_checks):
         long, gen = planted_check(train, c, rng)
@@ -79,6 +79,6 @@ def planted_run(path, seed: int = 0, n_checks: int = 3) -> RunStore:
 
 
 def planted_finished(tmp_path_factory, name: str = "leaks"):
-    """A planted run and its loaded :class:`memviz.warmup.WarmupResult` (the leak tests' module fixture)."""
+    """A planted run and its loaded :class:`memviz.warmup.run.WarmupResult` (the leak tests' module fixture)."""
     store = planted_run(tmp_path_factory.mktemp(name) / "run")
     return store, load_warmup(store.path)

@@ -117,7 +117,7 @@ def _no_live_links(page) -> None:
 
 def _upload(page, tmp: Path) -> None:
     """The sample as an upload: the training file, then the test file (the split must follow it)."""
-    from memviz.data import sample_data_dir
+    from memviz.tables.data import sample_data_dir
 
     src = sample_data_dir()
     train = tmp / "train [x](example.org).csv"                # a file name that is a Markdown link

@@ -178,7 +178,7 @@ def test_schema_warnings_are_one_line_on_stderr(capsys, small_files):
 # ------------------------------------------------------------------ broken run folders
 @pytest.fixture(scope="module")
 def finished_run(tmp_path_factory, sample):
-    from memviz.warmup import WarmupConfig, run_warmup
+    from memviz.warmup.run import WarmupConfig, run_warmup
 
     run = tmp_path_factory.mktemp("cli_runs") / "run"
     train = sample[0].subset(sample[0].row_ids[:150])
@@ -396,7 +396,7 @@ def test_warmup_with_a_holdout_then_inspect_shows_the_floor_in_plain_words(capsy
 def test_inspect_of_a_run_without_holdout_says_there_is_no_floor(capsys, small_files, tmp_path):
     from dash_helpers import copier_run
 
-    from memviz.data import load_table
+    from memviz.tables.data import load_table
 
     train = load_table(small_files / "train.csv", SAMPLE / "meta.json")
     copier_run(train, tmp_path / "run")

@@ -7,13 +7,12 @@
 * :mod:`.reports` — the report's figures, facts in words and its HTML;
 * :mod:`.verdict` — the verdict card (flagged output against the floor, pruning, utility, next step);
 * :mod:`.glossary` — the words of the dashboard and the report, explained once;
-* :mod:`.spec` — the job contract (JSON spec in, JSON-lines events out) and :func:`run_spec`;
-* :mod:`.jobs` — background jobs: start, queue, status, cancel;
 * :mod:`.devices` — which devices a job can use.
 
-Pages call only this package and :mod:`memviz.viz`. The path of a warm-up, by function
-name: ``pages/2_warmup.py`` Start → :func:`.jobs.start_warmup` (writes ``spec.json``) →
-``python -m memviz.worker`` → :func:`.spec.run_spec` → :func:`memviz.warmup.run_warmup`
-(check events, the run store's check table) → :func:`.runs.load_run` →
-``pages/3_memorization.py``.
+The job contract and background jobs (start, queue, status, cancel) live in :mod:`memviz.jobs`,
+shared with the CLI. Screens call only this package, :mod:`memviz.jobs` and :mod:`memviz.viz`.
+The path of a warm-up, by function name: ``screens/2_warmup.py`` Start →
+:func:`memviz.jobs.control.start_warmup` (writes ``spec.json``) → ``python -m memviz.jobs.worker``
+→ :func:`memviz.jobs.spec.run_spec` → :func:`memviz.warmup.run.run_warmup` (check events, the run
+store's check table) → :func:`.runs.load_run` → ``screens/3_memorization.py``.
 """

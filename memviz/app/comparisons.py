@@ -7,13 +7,18 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..compare import METHODS, summary_table  # noqa: F401  (the pages' registry and summary)
-from ..compare.details import details_done, details_files, read_details, read_results
-from ..errors import DataError, MemvizError
-from ..floor import Floor
-from ..io import read_json
-from ..metrics import METRICS
-from ..models import MODELS  # noqa: F401
+from memviz.compare import METHODS, summary_table  # noqa: F401  (the pages' registry and summary)
+from memviz.compare.details import (
+    details_done,
+    details_files,
+    read_details,
+    read_results,
+)
+from memviz.errors import DataError, MemvizError
+from memviz.io import read_json
+from memviz.measure.floor import Floor
+from memviz.metrics import METRICS
+from memviz.models import MODELS  # noqa: F401
 
 
 @dataclass(frozen=True, eq=False)
@@ -98,7 +103,7 @@ def run_floor(compare: CompareView, view) -> Floor | None:
     floor = getattr(getattr(view, "result", None), "floor", None)
     if floor is None:
         return None
-    from .jobs import job_for
+    from memviz.jobs.control import job_for
 
     try:
         config = (read_json(job_for(compare.path).spec_path, "job spec").get("config") or {})

@@ -1,6 +1,6 @@
 """The Data page's library side: which tables there are, uploads, schema edits, the target, the test split.
 
-Uploads are parsed as data only: CSV with :func:`memviz.data.read_csv_bytes`, Parquet
+Uploads are parsed as data only: CSV with :func:`memviz.tables.data.read_csv_bytes`, Parquet
 with pyarrow from memory; nothing is unpickled or evaluated. An upload may expand to at most
 :func:`max_upload_cells` cells (rows × columns) and :data:`MAX_UPLOAD_BYTES` bytes of decoded
 values, checked before the table is built: a compressed Parquet file can hold far more than
@@ -19,7 +19,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..data import (
+from memviz.errors import DataError, MemvizError
+from memviz.tables.data import (
     SchemaWarning,
     Table,
     check_same_columns,
@@ -29,8 +30,7 @@ from ..data import (
     sample_data_dir,
     table_from_frame,
 )
-from ..errors import DataError, MemvizError
-from ..schema import KINDS, Schema
+from memviz.tables.schema import KINDS, Schema
 
 #: the kinds the schema editor offers (the target has its own picker)
 FEATURE_KINDS = tuple(k for k in KINDS if k != "target")

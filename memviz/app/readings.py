@@ -12,21 +12,21 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..data import Table
-from ..errors import MemvizError, RunError
-from ..nullmodel import DEFAULT_REPLICATES as NULL_REPLICATES
-from ..store import RunStore, fingerprint
-from .runs import RunView
+from memviz.app.runs import RunView
+from memviz.errors import MemvizError, RunError
+from memviz.findings.nullmodel import DEFAULT_REPLICATES as NULL_REPLICATES
+from memviz.tables.data import Table, fingerprint
+from memviz.warmup.store import RunStore
 
 DISTANCE_LABELS = {"paper": "the paper's distance", "standardized": "the standardized distance"}
 
 
 def last_excess(view: RunView):
-    """The last check's :class:`memviz.floor.Excess` over the run's floor; None without a floor."""
+    """The last check's :class:`memviz.measure.floor.Excess` over the run's floor; None without a floor."""
     floor = view.result.floor
     if floor is None or view.per_check.empty:
         return None
-    from ..floor import excess
+    from memviz.measure.floor import excess
 
     last = view.per_check.iloc[-1]
     return excess(float(last["mem_ratio"]), int(last["n_synthetic"]), floor)
@@ -34,22 +34,22 @@ def last_excess(view: RunView):
 
 def run_row_null(view: RunView):
     """Each training row's copies over the whole warm-up beside the copies fresh real rows would
-    give it (:func:`memviz.rownull.row_null` at M = Σ_e M_e); None without a floor."""
+    give it (:func:`memviz.measure.rownull.row_null` at M = Σ_e M_e); None without a floor."""
     floor = view.result.floor
     if floor is None:
         return None
-    from ..rownull import row_null
+    from memviz.measure.rownull import row_null
 
     return row_null(floor, view.dynamics.total, view.per_check["n_synthetic"].to_numpy())
 
 
 def copies_null_table(view: RunView, null=None) -> pd.DataFrame | None:
     """Training rows by copies, observed and expected from fresh real rows
-    (:func:`memviz.leaks.copies_vs_null`); None without a floor."""
+    (:func:`memviz.leaks.rows.copies_vs_null`); None without a floor."""
     floor = view.result.floor
     if floor is None:
         return None
-    from ..leaks import copies_vs_null
+    from memviz.leaks.rows import copies_vs_null
 
     return copies_vs_null(floor, view.dynamics.total, view.per_check["n_synthetic"].to_numpy())
 
@@ -61,9 +61,9 @@ def _samples_loader(view: RunView):
 
 def run_closeness(view: RunView, row_ids=None) -> pd.DataFrame | None:
     """How close every flagged generated row of the run (or only those credited to ``row_ids``)
-    is to its NN1 training row (:func:`memviz.leaks.flagged_closeness` over all checks); None
+    is to its NN1 training row (:func:`memviz.leaks.rows.flagged_closeness` over all checks); None
     when the run kept no generated rows."""
-    from ..leaks import flagged_closeness
+    from memviz.leaks.rows import flagged_closeness
 
     long = view.result.checks
     if row_ids is not None:
@@ -78,8 +78,8 @@ def check_closeness(view: RunView, check: int | None = None) -> dict | None:
     """At one check (default the last): the share of generated rows identical to a training row
     (mostlyai-qa's IMS), how close the flagged ones are, and the same share among the hold-out
     rows as its reference (``holdout_identical_share``, None without a floor)
-    (:func:`memviz.closeness.summary`); None when the run kept no generated rows."""
-    from ..closeness import nn1_closeness, summary
+    (:func:`memviz.measure.closeness.summary`); None when the run kept no generated rows."""
+    from memviz.measure.closeness import nn1_closeness, summary
 
     long = view.result.checks
     check = int(long["check"].max()) if check is None else int(check)
@@ -100,15 +100,15 @@ def check_closeness(view: RunView, check: int | None = None) -> dict | None:
 
 
 def leak_ranking(view: RunView, by: str = "excess", n: int = 20, null=None, closeness: bool = True) -> pd.DataFrame:
-    """The leak explorer's ranking (:func:`memviz.leaks.rank_rows`) with the rows' values.
+    """The leak explorer's ranking (:func:`memviz.leaks.rows.rank_rows`) with the rows' values.
 
     ``by="excess"`` (the default, needs the floor: pass ``null`` = :func:`run_row_null`) or
     ``"copies"``; ``closeness`` adds how many of each listed row's copies are exact, near-exact
-    or differ (:func:`memviz.leaks.closeness_by_row`, measured for the listed rows' copies
+    or differ (:func:`memviz.leaks.rows.closeness_by_row`, measured for the listed rows' copies
     only: at Adult size all flagged rows of 25 checks would take seconds), unless the run
     kept no generated rows.
     """
-    from ..leaks import closeness_by_row, rank_rows
+    from memviz.leaks.rows import closeness_by_row, rank_rows
 
     top = rank_rows(view.dynamics, null, by=by, n=n)
     flagged = run_closeness(view, top["row_id"].to_numpy()) if closeness and len(top) else None
@@ -126,9 +126,9 @@ def run_holdout(view: RunView, candidates=()) -> Table | None:
     (e.g. the Data page's test split). A table is returned only when its fingerprint equals
     the floor's hold-out fingerprint, so a floor is never re-measured on other rows.
     """
-    from ..data import load_companion
-    from .jobs import job_for
-    from .spec import read_spec
+    from memviz.jobs.control import job_for
+    from memviz.jobs.spec import read_spec
+    from memviz.tables.data import load_companion
 
     floor = view.result.floor
     if floor is None:
@@ -202,9 +202,9 @@ def measure_distance(view: RunView, distance: str, holdout: Table | None = None)
     rows). RunError when the run kept no generated rows."""
     import time
 
-    from ..floor import excess, holdout_floor
-    from ..memorization import memorization
-    from ..neighbors import NeighborEngine
+    from memviz.measure.floor import excess, holdout_floor
+    from memviz.measure.memorization import memorization
+    from memviz.measure.neighbors import NeighborEngine
 
     t0 = time.perf_counter()
     check = int(view.per_check["check"].iloc[-1])
@@ -225,13 +225,13 @@ def measure_distance(view: RunView, distance: str, holdout: Table | None = None)
 
 def null_comparison(view: RunView, replicates: int | None = None, seed: int = 0) -> pd.DataFrame:
     """Every Top vs Non-Top statistic of the run beside its null value
-    (:func:`memviz.nullmodel.compare_to_null`'s frame), the paper's circular statistics first.
+    (:func:`memviz.findings.nullmodel.compare_to_null`'s frame), the paper's circular statistics first.
 
     Columns: name, label, circular, direction, value, baseline, observed (the effect),
     p_naive, naive_holds, null_median, null_low, null_high, p_null, naive_null_share,
     verdict. MemvizError when the run has fewer checks than the split-half statistics need.
     """
-    from ..nullmodel import compare_to_null
+    from memviz.findings.nullmodel import compare_to_null
 
     cmp = compare_to_null(view.result.checks, view.train.row_ids,
                           replicates=NULL_REPLICATES if replicates is None else replicates, seed=seed,

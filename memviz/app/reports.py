@@ -4,22 +4,22 @@ from __future__ import annotations
 import secrets
 from pathlib import Path
 
-from ..data import read_frame
-from ..dynamiccut import (
+from memviz.app import glossary
+from memviz.app.comparisons import CompareView, run_floor
+from memviz.app.runs import RunView
+from memviz.app.verdict import Verdict, compare_verdict, run_verdict
+from memviz.dynamics.summaries import concentration, heavy_tail
+from memviz.errors import MemvizError
+from memviz.io import csv_bytes
+from memviz.leaks.rows import copies_of, most_copied
+from memviz.mitigate.dynamiccut import (
     DEFAULT_K,
     DEFAULT_P,
     dynamiccut_selection,
     early_identification_curve,
 )
-from ..errors import MemvizError
-from ..io import csv_bytes
-from ..leaks import copies_of, most_copied
-from ..summaries import concentration, heavy_tail
-from ..viz.report import build_report, report_figures
-from . import glossary
-from .comparisons import CompareView, run_floor
-from .runs import RunView
-from .verdict import Verdict, compare_verdict, run_verdict
+from memviz.tables.data import read_frame
+from memviz.viz.report import build_report, report_figures
 
 
 def figures(view: RunView | None, compare: CompareView | None = None, p: float = DEFAULT_P, k: int = DEFAULT_K,

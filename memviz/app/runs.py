@@ -12,24 +12,24 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..columnleaks import run_column_match_rates
-from ..data import Table
-from ..dynamiccut import (
+from memviz.dynamics.summaries import concentration, heavy_tail
+from memviz.errors import RunError
+from memviz.io import csv_bytes
+from memviz.jobs.control import runs_root
+from memviz.leaks.columns import run_column_match_rates
+from memviz.leaks.rows import LeakView, copies_of, most_copied, style_matches
+from memviz.mitigate.dynamiccut import (
     DEFAULT_K,
     DEFAULT_P,
     Selection,
     dynamiccut_selection,
     early_identification_curve,
 )
-from ..dynamiccut import default_T as _default_T
-from ..errors import RunError
-from ..io import csv_bytes
-from ..leaks import LeakView, copies_of, most_copied, style_matches
-from ..redact import redact
-from ..store import MANIFEST, RunStore, fingerprint, list_runs
-from ..summaries import concentration, heavy_tail
-from ..warmup import WarmupResult, load_warmup
-from .jobs import runs_root
+from memviz.mitigate.dynamiccut import default_T as _default_T
+from memviz.tables.data import Table, fingerprint
+from memviz.tables.redact import redact
+from memviz.warmup.run import WarmupResult, load_warmup
+from memviz.warmup.store import MANIFEST, RunStore, list_runs
 
 #: the defaults of the dashboard's warm-up: one click on the sample finishes in minutes on a CPU
 UI_WARMUP_DEFAULTS = {"preset": "cpu-quick", "epochs": 60, "check_every": 5, "n_samples": None, "seed": 0}
@@ -47,9 +47,9 @@ def runs_table(root: str | Path | None = None) -> pd.DataFrame:
     """Saved warm-up runs under the runs root, newest first, with a display label.
 
     The label holds only what never changes for a run (id, dataset): a picker showing it
-    must find the same label on the next rerun (see ``pages/_ui.run_labels``). A folder whose
+    must find the same label on the next rerun (see ``screens/_ui.run_labels``). A folder whose
     manifest cannot be read is listed last, labelled ``unreadable``, with the reason in its
-    status (:func:`memviz.store.list_runs`); opening it gives that RunError line.
+    status (:func:`memviz.warmup.store.list_runs`); opening it gives that RunError line.
     """
     df = list_runs(runs_root(root))
     df = df[df["kind"].fillna("warmup") == "warmup"].sort_values("created", ascending=False, kind="stable",
@@ -123,7 +123,7 @@ class PruneParams:
 
 
 def default_T(view: "RunView") -> int:
-    """DynamicCut's default window for this run (:func:`memviz.dynamiccut.default_T`)."""
+    """DynamicCut's default window for this run (:func:`memviz.mitigate.dynamiccut.default_T`)."""
     return _default_T(view.dynamics)
 
 
@@ -156,7 +156,7 @@ def copy_spread(view: RunView) -> dict:
 
 
 def redacted_rows(view: RunView, frame: pd.DataFrame) -> pd.DataFrame:
-    """``frame`` with its schema columns redacted (:func:`memviz.redact.redact`, ranges from the
+    """``frame`` with its schema columns redacted (:func:`memviz.tables.redact.redact`, ranges from the
     whole training table); other columns (row ids, counts) untouched."""
     cols = list(view.train.schema.columns)
     return frame.assign(**redact(frame[cols], view.train.schema, reference=view.train.data))
@@ -168,7 +168,7 @@ def styled_copies(lv: LeakView, redacted: bool, color: str = "#ffe08a"):
 
 
 def leak_view(view: RunView, row_id: int, limit: int = 20) -> LeakView:
-    """A training row beside the generated rows credited to it (:func:`memviz.leaks.copies_of`)."""
+    """A training row beside the generated rows credited to it (:func:`memviz.leaks.rows.copies_of`)."""
     return copies_of(view.result, int(row_id), limit=limit, checks=view.result.checks, train=view.train)
 
 
@@ -178,7 +178,7 @@ def early_curve(view: RunView, p: float = DEFAULT_P, k: int = DEFAULT_K) -> pd.D
 
 
 def column_leaks(view: RunView, check: int | None = None):
-    """:func:`memviz.columnleaks.run_column_match_rates` at a check (default the last); None when the
+    """:func:`memviz.leaks.columns.run_column_match_rates` at a check (default the last); None when the
     run did not store its generated rows."""
     try:
         return run_column_match_rates(RunStore(view.path), check, checks=view.result.checks, train=view.train)

@@ -15,12 +15,16 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..data import ROW_ID, Table, load_table
-from ..errors import DataError, MemvizError
-from ..io import atomic_write_bytes, atomic_write_json, atomic_write_parquet, read_json
-from ..schema import Schema
-from ..store import fingerprint
-from .datasets import RawData, raw_from_upload
+from memviz.app.datasets import RawData, raw_from_upload
+from memviz.errors import DataError, MemvizError
+from memviz.io import (
+    atomic_write_bytes,
+    atomic_write_json,
+    atomic_write_parquet,
+    read_json,
+)
+from memviz.tables.data import ROW_ID, Table, fingerprint, load_table
+from memviz.tables.schema import Schema
 
 UPLOADS = ".uploads"
 TABLES = "tables"

@@ -4,8 +4,8 @@ One wording for the Memorization page (:func:`run_verdict`), the Compare page an
 (:func:`compare_verdict`):
 
 1. **Flagged output**: the share of the model's rows flagged as memorized against the floor,
-   the share of fresh real rows flagged by the same test (:mod:`memviz.floor`), with the excess
-   δ = p1 − p0 and its Newcombe 95 % interval (:meth:`memviz.floor.Excess.sentence`);
+   the share of fresh real rows flagged by the same test (:mod:`memviz.measure.floor`), with the excess
+   δ = p1 − p0 and its Newcombe 95 % interval (:meth:`memviz.measure.floor.Excess.sentence`);
 2. **Pruning**: the change of the memorization ratio, per seed s paired with the baseline of
    the same generator and seed, d_s = m_method(s) − m_baseline(s), shown as mean ± standard
    deviation (ddof 1) over the n seeds; "clear" when n ≥ 3 and the paired t statistic
@@ -25,9 +25,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ..floor import Excess, Floor, newcombe_interval, wilson_interval
-from ..floor import excess as floor_excess
-from ..viz.style import method_label, model_label
+from memviz.measure.floor import Excess, Floor, newcombe_interval, wilson_interval
+from memviz.measure.floor import excess as floor_excess
+from memviz.viz.style import method_label, model_label
 
 #: below this many seeds a difference is "indicative"
 MIN_SEEDS = 3
@@ -99,8 +99,8 @@ def flagged_line(mem_ratio: float, ex: Excess | None, who: str = "The model's ro
 def run_verdict(per_check: pd.DataFrame, floor: Floor | None, *, live: bool = False) -> Verdict:
     """The Memorization page's card for a warm-up run: its last check against its floor.
 
-    ``per_check``: :func:`memviz.dynamics.check_summary` (check, epoch, n_synthetic,
-    n_memorized, mem_ratio); ``floor``: the run's :class:`~memviz.floor.Floor` or None.
+    ``per_check``: :func:`memviz.dynamics.rows.check_summary` (check, epoch, n_synthetic,
+    n_memorized, mem_ratio); ``floor``: the run's :class:`~memviz.measure.floor.Floor` or None.
     """
     if per_check is None or len(per_check) == 0:
         return Verdict("No finished check yet", (Line("Next step", "Wait for the first check of the warm-up."),))

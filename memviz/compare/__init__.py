@@ -14,10 +14,10 @@
 Built on the core (data, memorization, warm-up, DynamicCut, mitigation, evaluation);
 never imports the figures, the dashboard or the CLI.
 """
-from .config import CompareConfig
-from .grid import read_experiment, run_grid
-from .methods import DEFAULT_METHODS, METHOD_LABELS, METHODS, apply_method
-from .results import COLUMNS, format_summary, results_frame, summary_table
+from memviz.compare.config import CompareConfig
+from memviz.compare.grid import read_experiment, run_grid
+from memviz.compare.methods import DEFAULT_METHODS, METHOD_LABELS, METHODS, apply_method
+from memviz.compare.results import COLUMNS, format_summary, results_frame, summary_table
 
 __all__ = ["CompareConfig", "run_grid", "read_experiment", "METHODS", "DEFAULT_METHODS", "METHOD_LABELS",
            "apply_method", "COLUMNS", "results_frame", "summary_table", "format_summary"]

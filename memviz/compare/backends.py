@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import uuid
 
-from ..errors import MemvizError
-from .cell import run_cell
+from memviz.compare.cell import run_cell
+from memviz.errors import MemvizError
 
 
 def run_cells(todo, ctx, n_jobs: int, backend: str, scheduler, on_done) -> None:

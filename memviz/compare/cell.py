@@ -9,7 +9,7 @@
 
    * ``mem_ratio``, ``mem_auc``: memorization against the ORIGINAL training table
      (the removed rows are still private), with one fitted
-     :class:`~memviz.neighbors.NeighborEngine` per process, reused by every cell;
+     :class:`~memviz.measure.neighbors.NeighborEngine` per process, reused by every cell;
    * ``mem_ratio_pruned``, ``mem_auc_pruned``: against the table the model saw
      (``pruned_reference``): ``"kept"`` = the ORIGINAL rows that were kept (augmented
      rows left out: they are no private data, and a copy of a mixed row is not a copy of
@@ -19,7 +19,7 @@
      ``n_flagged_removed`` (:func:`memviz.compare.protocol.pruning_figures`); the floors and
      the control are added by the grid (:mod:`memviz.compare.protocol`);
    * ``shape``, ``trend``, ``mle`` (with ``mle_real``, its reference line computed once per
-     seed), ``dcr_share``: :func:`memviz.evaluate.evaluate_synthetic` against the
+     seed), ``dcr_share``: :func:`memviz.evaluate.report.evaluate_synthetic` against the
      ORIGINAL training table and the real test split;
    * wall-clock seconds per phase, ``total_seconds``, and ``cpu_seconds`` (the CPU time of
      the worker process during the cell: on a shared machine it tells work from waiting).
@@ -37,14 +37,14 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ..data import Table
-from ..device import torch_threads
-from ..evaluate import evaluate_synthetic
-from ..memorization import memorization
-from ..models import make_model
-from ..neighbors import NeighborEngine
-from .methods import PRUNES, SELECTION_SCORE, apply_method
-from .protocol import pruning_figures
+from memviz.compare.methods import PRUNES, SELECTION_SCORE, apply_method
+from memviz.compare.protocol import pruning_figures
+from memviz.device import torch_threads
+from memviz.evaluate.report import evaluate_synthetic
+from memviz.measure.memorization import memorization
+from memviz.measure.neighbors import NeighborEngine
+from memviz.models import make_model
+from memviz.tables.data import Table
 
 
 @dataclass(frozen=True)

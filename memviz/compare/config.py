@@ -3,13 +3,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields, replace
 
-from ..device import resolve_device
-from ..dynamiccut import DEFAULT_K, DEFAULT_P, _check_k, prune_budget
-from ..errors import MemvizError
-from ..mitigate import DEFAULT_RATIO
-from ..models import MODELS, check_model_params, check_models
-from ..neighbors import DISTANCES
-from .methods import DEFAULT_METHODS, NEEDS_SELECTION, check_methods
+from memviz.compare.methods import DEFAULT_METHODS, NEEDS_SELECTION, check_methods
+from memviz.device import resolve_device
+from memviz.errors import MemvizError
+from memviz.measure.neighbors import DISTANCES
+from memviz.mitigate.augment import DEFAULT_RATIO
+from memviz.mitigate.dynamiccut import DEFAULT_K, DEFAULT_P, _check_k, prune_budget
+from memviz.models import MODELS, check_model_params, check_models
 
 BACKENDS = ("local", "dask")
 PRUNED_REFERENCES = ("kept", "trained")
@@ -27,11 +27,11 @@ class CompareConfig:
     models : names from :data:`memviz.models.MODELS` (default: all).
     seeds : each seeds the mitigation, the model, its sampling and the evaluation.
     p, k, T : DynamicCut's pruning share, top-k checks and window
-        (:func:`memviz.dynamiccut.dynamiccut_selection`; T None: the first half of the checks).
+        (:func:`memviz.mitigate.dynamiccut.dynamiccut_selection`; T None: the first half of the checks).
     run_dir : a finished warm-up on the same training table giving the DynamicCut ranking
         (with a floor for ``dynamiccut_excess``); None: a warm-up is run into ``OUT/warmup``
         when a method needs one (``warmup``), with the test split as its hold-out.
-    warmup : a :class:`memviz.warmup.WarmupConfig` for that warm-up, as a dict of its
+    warmup : a :class:`memviz.warmup.run.WarmupConfig` for that warm-up, as a dict of its
         fields (None: the cpu-quick preset, seed 0, ``epochs``, ``device``, ``distance``
         and ``model_params["tabddpm"]``).
     epochs : training epochs of every model (None: each model's CPU preset).

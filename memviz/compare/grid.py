@@ -6,7 +6,7 @@ Each cell is :func:`memviz.compare.cell.run_cell`; the figures are described in
 
 DynamicCut needs a ranking: from a finished warm-up ``config.run_dir`` on the SAME
 training table (checked with the run's data fingerprint), or, without one, a warm-up
-run first into ``OUT/warmup`` (:func:`memviz.warmup.ensure_warmup`: reused or resumed on
+run first into ``OUT/warmup`` (:func:`memviz.warmup.run.ensure_warmup`: reused or resumed on
 a rerun) with the test split as its hold-out, so that it measures its floor. The same
 TabDDPM ranking prunes the data of every model and seed (transferability).
 ``dynamiccut_excess`` ranks by the excess score, which needs that warm-up's floor: a
@@ -46,24 +46,10 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from ..data import Table
-from ..device import torch_threads
-from ..dynamiccut import prune_budget
-from ..errors import MemvizError, RunError
-from ..evaluate import mle
-from ..io import (
-    atomic_write_csv,
-    atomic_write_json,
-    atomic_write_parquet,
-    read_json,
-    settings_key,
-)
-from ..store import fingerprint, versions
-from ..warmup import WarmupConfig, ensure_warmup
-from .backends import run_cells
-from .cell import CellOutput, CellSpec, GridContext, original_engine
-from .config import CompareConfig
-from .methods import (
+from memviz.compare.backends import run_cells
+from memviz.compare.cell import CellOutput, CellSpec, GridContext, original_engine
+from memviz.compare.config import CompareConfig
+from memviz.compare.methods import (
     AUGMENTS,
     IMPLEMENTATION,
     NEEDS_FLOOR,
@@ -74,9 +60,23 @@ from .methods import (
     removed_ids,
     removed_rows,
 )
-from .protocol import Floors, protocol_pass, with_protocol
-from .ranking import check_run, selections_from_run
-from .results import COLUMNS, results_frame
+from memviz.compare.protocol import Floors, protocol_pass, with_protocol
+from memviz.compare.ranking import check_run, selections_from_run
+from memviz.compare.results import COLUMNS, results_frame
+from memviz.device import torch_threads
+from memviz.errors import MemvizError, RunError
+from memviz.evaluate.report import mle
+from memviz.io import (
+    atomic_write_csv,
+    atomic_write_json,
+    atomic_write_parquet,
+    read_json,
+    settings_key,
+)
+from memviz.mitigate.dynamiccut import prune_budget
+from memviz.tables.data import Table, fingerprint
+from memviz.warmup.run import WarmupConfig, ensure_warmup
+from memviz.warmup.store import versions
 
 FORMAT = "memviz.compare/1"
 EXPERIMENT = "experiment.json"

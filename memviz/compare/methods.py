@@ -16,7 +16,7 @@ tabcutmixplus        TabCutMixPlus (clusters of correlated columns, schema rule)
 tabcutmixplus_dtype  TabCutMixPlus with the reference's association rule (by pandas
                      dtype; a target-only cluster counts)
 smote                SMOTE as the TabCutMix reference runs it: minority class only,
-                     ``round(ratio · N)`` new rows (:func:`memviz.mitigate.smote_reference`)
+                     ``round(ratio · N)`` new rows (:func:`memviz.mitigate.augment.smote_reference`)
 smote_nc             imbalanced-learn's SMOTE-NC over all classes (SMOTE / SMOTEN for
                      all-numerical / all-categorical tables), a different baseline
 random               drop as many uniformly drawn rows as DynamicCut drops: ``len(selection)``,
@@ -24,7 +24,7 @@ random               drop as many uniformly drawn rows as DynamicCut drops: ``le
 ===================  =====================================================================
 
 The input table is never modified; kept rows keep their ``row_id``, new rows get fresh
-ids (see :mod:`memviz.mitigate`). :func:`removed_rows` gives a pruning method's removed
+ids (see :mod:`memviz.mitigate.augment`). :func:`removed_rows` gives a pruning method's removed
 row_ids without building its table (the comparison stores and scores them).
 """
 from __future__ import annotations
@@ -34,10 +34,8 @@ import dataclasses
 import numpy as np
 import pandas as pd
 
-from ..data import ROW_ID, Table
-from ..dynamiccut import DEFAULT_P, prune_budget
-from ..errors import MemvizError
-from ..mitigate import (
+from memviz.errors import MemvizError
+from memviz.mitigate.augment import (
     DEFAULT_RATIO,
     MitigationResult,
     prune,
@@ -48,6 +46,8 @@ from ..mitigate import (
     tabcutmix,
     tabcutmixplus,
 )
+from memviz.mitigate.dynamiccut import DEFAULT_P, prune_budget
+from memviz.tables.data import ROW_ID, Table
 
 #: method name -> display label: the one list of mitigation methods, in display order
 METHOD_LABELS = {"baseline": "Baseline", "dynamiccut": "DynamicCut", "dynamiccut_excess": "DynamicCut (excess)",
@@ -57,7 +57,7 @@ METHOD_LABELS = {"baseline": "Baseline", "dynamiccut": "DynamicCut", "dynamiccut
 METHODS = tuple(METHOD_LABELS)
 #: the methods a comparison runs when none are named: the papers' set
 DEFAULT_METHODS = ("baseline", "dynamiccut", "dynamiccutmix", "tabcutmix", "tabcutmixplus", "smote", "random")
-#: method -> the DynamicCut score of the ranking it prunes with (:func:`memviz.dynamiccut.score_rows`)
+#: method -> the DynamicCut score of the ranking it prunes with (:func:`memviz.mitigate.dynamiccut.score_rows`)
 SELECTION_SCORE = {"dynamiccut": "raw", "dynamiccut_excess": "excess", "dynamiccutmix": "raw"}
 #: methods that need a DynamicCut selection (a warm-up's ranking)
 NEEDS_SELECTION = frozenset(SELECTION_SCORE)
@@ -87,7 +87,7 @@ def check_methods(names) -> tuple[str, ...]:
 
 
 def removed_ids(selection) -> np.ndarray | None:
-    """The removed row_ids of a :class:`~memviz.dynamiccut.Selection` or an id array (None stays None)."""
+    """The removed row_ids of a :class:`~memviz.mitigate.dynamiccut.Selection` or an id array (None stays None)."""
     if selection is None:
         return None
     ids = getattr(selection, "removed", selection)
@@ -109,7 +109,7 @@ def apply_method(name: str, train: Table, *, selection=None, seed=0, p: float = 
     name : one of :data:`METHODS`.
     train : the original training table (not modified).
     selection : DynamicCut's removed row_ids (an array or a
-        :class:`~memviz.dynamiccut.Selection`) of the ranking the method prunes with
+        :class:`~memviz.mitigate.dynamiccut.Selection`) of the ranking the method prunes with
         (:data:`SELECTION_SCORE`); required by :data:`NEEDS_SELECTION`; sets the count of
         ``random``.
     seed : int, seeds every random draw (TabCutMix, SMOTE, random pruning).

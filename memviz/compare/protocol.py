@@ -5,10 +5,10 @@ on. For every cell (generated rows G, M = |G|, flagged against the ORIGINAL trai
 T at the metric's r < 1/3):
 
 * ``floor``, ``floor_low``, ``floor_high``, ``n_holdout``: the flagged share of H against T
-  with its 95 % Wilson interval (:func:`memviz.floor.holdout_floor`, one engine pass per
+  with its 95 % Wilson interval (:func:`memviz.measure.floor.holdout_floor`, one engine pass per
   comparison, not per cell);
 * ``excess``, ``excess_low``, ``excess_high``: mem_ratio − floor with Newcombe's hybrid
-  score interval (:func:`memviz.floor.excess`).
+  score interval (:func:`memviz.measure.floor.excess`).
 
 For a pruning cell (a method that removes the rows R, keeping K = T \\ R):
 
@@ -53,19 +53,19 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..data import Table
-from ..errors import RunError
-from ..floor import Floor, excess, holdout_floor
-from ..io import (
+from memviz.compare.methods import PRUNES
+from memviz.errors import RunError
+from memviz.io import (
     atomic_write_json,
     atomic_write_parquet,
     read_json,
     read_parquet,
     settings_key,
 )
-from ..memorization import MemorizationResult, memorization
-from ..neighbors import NeighborEngine
-from .methods import PRUNES
+from memviz.measure.floor import Floor, excess, holdout_floor
+from memviz.measure.memorization import MemorizationResult, memorization
+from memviz.measure.neighbors import NeighborEngine
+from memviz.tables.data import Table
 
 FLOOR_COLUMNS = ("floor", "floor_low", "floor_high", "n_holdout", "excess", "excess_low", "excess_high")
 KEPT_COLUMNS = ("mem_ratio_kept", "floor_kept", "floor_kept_low", "floor_kept_high", "control_kept",

@@ -1,8 +1,8 @@
 """The DynamicCut rankings a comparison prunes with: from a finished warm-up on the same table.
 
 ``score="raw"`` is the paper's; ``score="excess"`` scores each row by its Mem-AUC above the
-null's expectation (:func:`memviz.dynamiccut.score_rows`), with the expected per-row Mem-AUC
-rate of the warm-up's floor (:attr:`memviz.floor.Floor.expected_auc_rate`): a warm-up run
+null's expectation (:func:`memviz.mitigate.dynamiccut.score_rows`), with the expected per-row Mem-AUC
+rate of the warm-up's floor (:attr:`memviz.measure.floor.Floor.expected_auc_rate`): a warm-up run
 without a hold-out has no floor and cannot give it.
 """
 from __future__ import annotations
@@ -11,11 +11,16 @@ from pathlib import Path
 
 import numpy as np
 
-from ..data import Table
-from ..dynamiccut import DEFAULT_K, DEFAULT_P, Selection, dynamiccut_selection
-from ..errors import RunError
-from ..store import RunStore, fingerprint
-from ..warmup import load_warmup
+from memviz.errors import RunError
+from memviz.mitigate.dynamiccut import (
+    DEFAULT_K,
+    DEFAULT_P,
+    Selection,
+    dynamiccut_selection,
+)
+from memviz.tables.data import Table, fingerprint
+from memviz.warmup.run import load_warmup
+from memviz.warmup.store import RunStore
 
 
 def check_run(run_dir: str | Path, train: Table, *, need_floor: bool = False) -> None:

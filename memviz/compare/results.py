@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .protocol import COLUMNS as PROTOCOL
+from memviz.compare.protocol import COLUMNS as PROTOCOL
 
 FIGURES = ("mem_ratio", "mem_ratio_pruned", "mem_auc", "mem_auc_pruned", "relative_reduction",
            "relative_reduction_auc", "shape", "trend", "mle", "mle_real", "dcr_share", "floor", "excess",

@@ -7,13 +7,13 @@ Every model follows the scikit-learn estimator contract::
     df = model.sample(n, seed=0)       # DataFrame with table.schema.columns,
                                        # original dtypes and categories
 
-``table`` is a :class:`memviz.data.Table`. ``make_model(name, **params)`` builds one
+``table`` is a :class:`memviz.tables.data.Table`. ``make_model(name, **params)`` builds one
 by name: ``tabddpm``, ``ctgan``, ``tvae`` (:data:`MODELS`, the one registry of names
 and display labels).
 """
 from __future__ import annotations
 
-from ..errors import MemvizError
+from memviz.errors import MemvizError
 
 #: model name -> display label (the one list of generators)
 MODEL_LABELS = {"tabddpm": "TabDDPM", "ctgan": "CTGAN", "tvae": "TVAE"}
@@ -23,10 +23,10 @@ MODELS = tuple(MODEL_LABELS)
 def make_model(name: str, **params):
     name = name.lower()
     if name == "tabddpm":
-        from .tabddpm import TabDDPM
+        from memviz.models.tabddpm import TabDDPM
         return TabDDPM(**params)
     if name in ("ctgan", "tvae"):
-        from .sdv_models import SDVGenerator
+        from memviz.models.sdv_models import SDVGenerator
         return SDVGenerator(kind=name, **params)
     raise MemvizError(f"unknown model {name!r} (use {', '.join(MODELS)})")
 

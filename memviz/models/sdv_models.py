@@ -1,7 +1,7 @@
 """CTGAN and TVAE (from SDV) behind memviz's small generator interface.
 
 SDV does the preprocessing (mode-specific normalization of numericals, one-hot
-categoricals) and the training; this module only translates a :class:`~memviz.data.Table`
+categoricals) and the training; this module only translates a :class:`~memviz.tables.data.Table`
 into an SDV single-table problem and back:
 
 * metadata: every schema numerical (and a regression target) is ``"numerical"``,
@@ -41,8 +41,8 @@ from typing import Iterable
 import numpy as np
 import pandas as pd
 
-from ..device import resolve_device, torch_threads
-from ..errors import DataError, MemvizError
+from memviz.device import resolve_device, torch_threads
+from memviz.errors import DataError, MemvizError
 
 KINDS = ("ctgan", "tvae")
 #: CPU-friendly defaults: the 3,000-row Adult sample trains in about 15-20 s of CPU
@@ -55,7 +55,7 @@ _QUIET_MODULES = r"(sdv|ctgan|rdt|copulas|sdmetrics)(\..*)?$"
 
 
 class SDVGenerator:
-    """CTGAN or TVAE from SDV, fitted on a :class:`~memviz.data.Table`.
+    """CTGAN or TVAE from SDV, fitted on a :class:`~memviz.tables.data.Table`.
 
     Parameters
     ----------
@@ -93,7 +93,7 @@ class SDVGenerator:
     Notes
     -----
     Measured on the 3,000-row Adult sample (seed 0, 3,000 rows sampled, CPU, one
-    torch thread; :func:`memviz.evaluate.quality` against the training rows; Trend
+    torch thread; :func:`memviz.evaluate.report.quality` against the training rows; Trend
     over all pairs, and in brackets with SDMetrics 0.32's default thresholds):
 
     ======  ======  ============  =====  ============  =====
@@ -148,7 +148,7 @@ class SDVGenerator:
 
     # --------------------------------------------------------------------- fit
     def fit(self, table, callbacks: Iterable = ()) -> "SDVGenerator":
-        """Train on ``table`` (a :class:`~memviz.data.Table`); returns self."""
+        """Train on ``table`` (a :class:`~memviz.tables.data.Table`); returns self."""
         if not hasattr(table, "schema") or not hasattr(table, "data"):
             raise MemvizError(f"{self.kind}: fit expects a memviz Table, got {type(table).__name__}")
         epochs = self._resolved_epochs()

@@ -37,13 +37,13 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ..callbacks import STOP
-from ..data import Table
-from ..device import resolve_device, torch_threads
-from ..errors import MemvizError
-from .diffusion import CAT_INPUTS, MixedDiffusion, MLPDenoiser
-from .presets import PRESETS, TabDDPMConfig
-from .transforms import TabularTransform
+from memviz.device import resolve_device, torch_threads
+from memviz.errors import MemvizError
+from memviz.models.callbacks import STOP
+from memviz.models.diffusion import CAT_INPUTS, MixedDiffusion, MLPDenoiser
+from memviz.models.presets import PRESETS, TabDDPMConfig
+from memviz.models.transforms import TabularTransform
+from memviz.tables.data import Table
 
 STATE_FORMAT = "memviz.tabddpm/1"
 LR_SCHEDULES = ("linear", "constant")
@@ -168,7 +168,7 @@ class TabDDPM:
 
         ``callbacks`` get ``on_fit_start(model)``, ``on_epoch_end(model, epoch, logs)``
         after every epoch (``logs``: ``loss``, ``loss_gauss``, ``loss_multi``, ``lr``;
-        returning :data:`memviz.callbacks.STOP` ends training after that epoch) and
+        returning :data:`memviz.models.callbacks.STOP` ends training after that epoch) and
         ``on_fit_end(model)``. ``resume_state`` (from :meth:`state_dict`) continues a
         run bit-identically on the same table.
         """

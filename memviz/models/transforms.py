@@ -31,8 +31,8 @@ import pandas as pd
 import torch
 from sklearn.preprocessing import QuantileTransformer
 
-from ..errors import DataError
-from ..schema import Schema
+from memviz.errors import DataError
+from memviz.tables.schema import Schema
 
 
 def n_quantiles_for(n_rows: int) -> int:

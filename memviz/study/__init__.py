@@ -11,7 +11,7 @@
 
 Sits above the figures; below the dashboard and the CLI.
 """
-from .findings import (
+from memviz.study.findings import (
            CLAIMS,
            LABELS,
            claim_tests,
@@ -19,9 +19,9 @@ from .findings import (
            null_findings,
            signed_rank_exact,
 )
-from .floors import floor_table, study_tables, subsample
-from .run import PARTS, dataset_study, run_study
-from .scales import REFERENCE, SCALES, StudyScale
+from memviz.study.floors import floor_table, study_tables, subsample
+from memviz.study.run import PARTS, dataset_study, run_study
+from memviz.study.scales import REFERENCE, SCALES, StudyScale
 
 __all__ = ["run_study", "dataset_study", "PARTS", "subsample", "study_tables", "floor_table", "signed_rank_exact",
            "label", "LABELS", "CLAIMS", "claim_tests", "null_findings", "REFERENCE", "SCALES", "StudyScale"]

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..io import atomic_write_text
-from .scales import SCALES
-from .tables import METHOD_NAMES
+from memviz.io import atomic_write_text
+from memviz.study.scales import SCALES
+from memviz.study.tables import METHOD_NAMES
 
 
 def _datasets(block: dict) -> dict:

@@ -30,7 +30,7 @@ d_s = figure_a(s) − figure_b(s) + m.
 Null-model claims, over warm-up seeds
 -------------------------------------
 Each warm-up gives each statistic a verdict against its own null
-(:func:`memviz.nullmodel.verdict`: Monte Carlo p on the claim's side below 0.025, i.e.
+(:func:`memviz.findings.nullmodel.verdict`: Monte Carlo p on the claim's side below 0.025, i.e.
 outside the null's central 95 %). Across the warm-up seeds: ``holds`` when it holds in
 every seed, ``reversed`` when reversed in every seed, ``consistent sign, not significant``
 when the observed effect is beyond the null median on the same side in every seed, ``not

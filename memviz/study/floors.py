@@ -1,6 +1,6 @@
 """The study's tables and the floor table (part 1).
 
-The floor (:mod:`memviz.floor`) is the metric's flagged share of real rows no model has
+The floor (:mod:`memviz.measure.floor`) is the metric's flagged share of real rows no model has
 seen, measured against the same reference rows and distance as a model's mem ratio.
 Part 1 measures it at full size: the official test split as the "generated" table against
 the full official training split, with both distances, beside the published TabDDPM mem
@@ -12,13 +12,12 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from ..data import Table, load_dataset
-from ..errors import MemvizError
-from ..floor import holdout_floor
-from ..io import settings_key
-from ..store import fingerprint
-from .scales import REFERENCE, StudyScale
-from .util import save, stored
+from memviz.errors import MemvizError
+from memviz.io import settings_key
+from memviz.measure.floor import holdout_floor
+from memviz.study.scales import REFERENCE, StudyScale
+from memviz.study.util import save, stored
+from memviz.tables.data import Table, fingerprint, load_dataset
 
 DISTANCES = ("paper", "standardized")
 

@@ -5,7 +5,7 @@ Knob run (TabDDPM, the scale's preset): ``n`` training rows drawn from the train
 generated rows (seed s). Its floor is measured on the same n rows with the scale's test
 rows (the floor depends on n and on the subset), and
 
-    excess = mem ratio − floor, 95 % Newcombe hybrid score interval (:func:`memviz.floor.excess`).
+    excess = mem ratio − floor, 95 % Newcombe hybrid score interval (:func:`memviz.measure.floor.excess`).
 
 Budget run (any generator): the scale's training and test rows, ``epochs`` epochs, as many
 generated rows as training rows; MLE (ROC AUC of a booster trained on the generated rows,
@@ -20,16 +20,16 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from ..device import torch_threads
-from ..evaluate import mle, quality
-from ..floor import excess, holdout_floor
-from ..io import settings_key
-from ..memorization import memorization
-from ..models import make_model
-from ..store import fingerprint
-from .floors import study_tables
-from .scales import StudyScale
-from .util import run_jobs, save, stored
+from memviz.device import torch_threads
+from memviz.evaluate.report import mle, quality
+from memviz.io import settings_key
+from memviz.measure.floor import excess, holdout_floor
+from memviz.measure.memorization import memorization
+from memviz.models import make_model
+from memviz.study.floors import study_tables
+from memviz.study.scales import StudyScale
+from memviz.study.util import run_jobs, save, stored
+from memviz.tables.data import fingerprint
 
 
 def _fit(model_name: str, train, seed: int, device: str, params: dict):

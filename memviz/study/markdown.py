@@ -8,9 +8,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from . import tables as T
-from .findings import LABELS
-from .scales import SCALES
+from memviz.study import tables as T
+from memviz.study.findings import LABELS
+from memviz.study.scales import SCALES
 
 SCALE_TITLES = {"cpu": "3,000 rows, 200 epochs (the first edition's scale)",
                 "regime": "250 rows, 4,000 epochs (the memorizing regime)",

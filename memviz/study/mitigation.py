@@ -22,9 +22,9 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from ..compare import CompareConfig, run_grid
-from ..compare.methods import METHODS
-from .scales import StudyScale
+from memviz.compare import CompareConfig, run_grid
+from memviz.compare.methods import METHODS
+from memviz.study.scales import StudyScale
 
 
 def available_methods(wanted) -> tuple[tuple, tuple]:
@@ -100,8 +100,8 @@ def early_control(res: pd.DataFrame, train, runs: Path, seed: int, device: str) 
     """``control_kept`` of the ``early`` grid's pruning cells, which has no baseline cell of its own:
     the ``main`` grid's TabDDPM baseline rows of the same seed against the early cell's kept rows
     (its selection as stored by the comparison). Left NaN when either file is missing."""
-    from ..io import read_parquet
-    from ..memorization import memorization
+    from memviz.io import read_parquet
+    from memviz.measure.memorization import memorization
 
     base = Path(runs) / f"main_s{seed}" / "synthetic" / f"baseline_tabddpm_{seed}.parquet"
     if not base.is_file() or "control_kept" not in res.columns:

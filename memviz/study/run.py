@@ -33,14 +33,14 @@ from typing import Callable
 
 import pandas as pd
 
-from ..device import resolve_device
-from ..errors import MemvizError
-from ..floor import holdout_floor
-from ..io import atomic_write_csv, atomic_write_json, atomic_write_text, read_json
-from .findings import claim_tests, null_findings
-from .floors import DISTANCES, floor_table, study_tables
-from .knobs import budget_table, knob_table
-from .mitigation import (
+from memviz.device import resolve_device
+from memviz.errors import MemvizError
+from memviz.io import atomic_write_csv, atomic_write_json, atomic_write_text, read_json
+from memviz.measure.floor import holdout_floor
+from memviz.study.findings import claim_tests, null_findings
+from memviz.study.floors import DISTANCES, floor_table, study_tables
+from memviz.study.knobs import budget_table, knob_table
+from memviz.study.mitigation import (
     GRIDS,
     available_methods,
     collect,
@@ -48,8 +48,8 @@ from .mitigation import (
     method_summary,
     run_seed_grid,
 )
-from .scales import SCALES, StudyScale
-from .warmups import dataset_warmups, selection_frame, selection_overlap
+from memviz.study.scales import SCALES, StudyScale
+from memviz.study.warmups import dataset_warmups, selection_frame, selection_overlap
 
 PARTS = ("floors", "knobs", "budget", "warmups", "main", "early", "transfer")
 DATASETS = ("adult", "default", "shoppers")
@@ -121,7 +121,7 @@ def dataset_study(name: str, folder: Path, scale: StudyScale, out: Path, parts=P
 def _clusters(train) -> dict:
     """TabCutMixPlus's column clusters under each association rule (empty before the comparison has them)."""
     try:
-        from ..associations import cluster_rules
+        from memviz.mitigate.associations import cluster_rules
     except ImportError:
         return {}
     return {rule: [list(c) for c in cl] for rule, cl in cluster_rules(train).items()}
@@ -183,8 +183,8 @@ def run_study(data_dir: str | Path, out: str | Path, scales=("cpu", "regime"), d
             block[name] = dataset_study(name, data_dir / name, sc, out, parts, device, n_jobs, progress)
         study[sc.name] = block
     study["seconds"] = time.perf_counter() - t0
-    from .figures import write_figures
-    from .markdown import render_markdown
+    from memviz.study.figures import write_figures
+    from memviz.study.markdown import render_markdown
 
     write_figures(study, out)
     md = Path(markdown) if markdown is not None else out / "study.md"

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .util import _float, _p, _pct
+from memviz.study.util import _float, _p, _pct
 
-#: plain-words names of the null model's statistics (:func:`memviz.splithalf.dynamics_statistics`)
+#: plain-words names of the null model's statistics (:func:`memviz.findings.splithalf.dynamics_statistics`)
 STATISTICS = {
     "first_epoch": "Top memorized earlier — paper's (Top by all checks; median first epoch)",
     "forgetting_events": ("Top forgets more than its copy rate predicts — paper's (forgetting events per row; "
@@ -116,7 +116,7 @@ def heavy_tail_label(ws: list[dict]) -> str:
     """Label of the heavy-tail test over warm-up seeds (the rule of :func:`memviz.study.findings.combine_null`)."""
     if not ws:
         return ""
-    from .findings import combine_null
+    from memviz.study.findings import combine_null
 
     lab = combine_null([w["verdict"] for w in ws], [w["observed"] for w in ws], [w["null_median"] for w in ws],
                        "higher")

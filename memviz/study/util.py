@@ -6,7 +6,7 @@ import math
 from pathlib import Path
 from typing import Callable
 
-from ..io import atomic_write_json
+from memviz.io import atomic_write_json
 
 
 def _float(x) -> float | None:

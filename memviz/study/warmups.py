@@ -1,16 +1,16 @@
 """Warm-ups of one dataset at one scale, and what is read from them (parts 2, 3, 5).
 
 One TabDDPM warm-up per seed on the same training rows, each given the scale's test rows as
-hold-out, so it stores its floor (:mod:`memviz.floor`) and every check's excess. From each:
+hold-out, so it stores its floor (:mod:`memviz.measure.floor`) and every check's excess. From each:
 
 * **per check**: mem ratio, floor, excess and its 95 % Newcombe interval;
-* **the paper's statistics** (:func:`memviz.summaries.summarize`, circular) and **all eight
-  statistics against the null model** (:func:`memviz.nullmodel.compare_to_null`: the
+* **the paper's statistics** (:func:`memviz.dynamics.summaries.summarize`, circular) and **all eight
+  statistics against the null model** (:func:`memviz.findings.nullmodel.compare_to_null`: the
   paper's four and the non-circular four: split-half groups, forgetting as a rate, Top
   after T), at T = the first half and T = the first quarter of the epochs;
 * **heavy tail against the floor**: the share of copies held by the top 10 % of rows,
   against the same share when the copies land on rows as fresh real rows' flags do
-  (:func:`concentration_null`); rows over-copied by the per-row null (:mod:`memviz.rownull`);
+  (:func:`concentration_null`); rows over-copied by the per-row null (:mod:`memviz.measure.rownull`);
 * **selections**: DynamicCut's removed rows for score raw / excess at each T, so that the
   ranking's variation between warm-up seeds is measured (:func:`selection_overlap`).
 
@@ -26,16 +26,16 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..device import torch_threads
-from ..dynamiccut import dynamiccut_selection, early_identification
-from ..dynamics import ceil_share
-from ..io import settings_key
-from ..nullmodel import compare_to_null, verdict
-from ..rownull import row_null
-from ..summaries import summarize
-from ..warmup import WarmupConfig, ensure_warmup, load_warmup
-from .scales import StudyScale
-from .util import run_jobs, save, stored
+from memviz.device import torch_threads
+from memviz.dynamics.rows import ceil_share
+from memviz.dynamics.summaries import summarize
+from memviz.findings.nullmodel import compare_to_null, verdict
+from memviz.io import settings_key
+from memviz.measure.rownull import row_null
+from memviz.mitigate.dynamiccut import dynamiccut_selection, early_identification
+from memviz.study.scales import StudyScale
+from memviz.study.util import run_jobs, save, stored
+from memviz.warmup.run import WarmupConfig, ensure_warmup, load_warmup
 
 SCORES = ("raw", "excess")
 #: the heavy-tail statistic: share of copies held by the top 10 % of rows
@@ -54,7 +54,7 @@ def _warmup_job(train, test, config: WarmupConfig, run_dir: Path) -> float:
 
 
 def run_warmups(train, test, scale: StudyScale, runs: Path, device: str, n_jobs: int) -> dict:
-    """seed -> finished :class:`~memviz.warmup.WarmupResult` (started, resumed or reused; parallel)."""
+    """seed -> finished :class:`~memviz.warmup.run.WarmupResult` (started, resumed or reused; parallel)."""
     jobs = [(train, test, warmup_config(scale, s, device), Path(runs) / f"warmup_s{s}") for s in scale.seeds]
     run_jobs(_warmup_job, jobs, n_jobs)
     return {s: load_warmup(Path(runs) / f"warmup_s{s}") for s in scale.seeds}
@@ -73,7 +73,7 @@ def concentration_null(floor, copies: np.ndarray, share: float = TOP_SHARE, repl
     Null: the K observed copies land on rows as fresh real rows' flags do. A replicate draws
     one spread α_k of the floor's Gamma–Poisson fit (weights w_k), each row's rate
     π_i ~ Gamma(α_k + h_i, rate b_k) (its posterior given its hold-out hits h_i) and the
-    copies ~ Multinomial(K, π / Σπ). p_null and the verdict as :func:`memviz.nullmodel.verdict`
+    copies ~ Multinomial(K, π / Σπ). p_null and the verdict as :func:`memviz.findings.nullmodel.verdict`
     ("higher": more concentrated than fresh rows).
     """
     copies = np.asarray(copies, dtype=np.int64)                         # (N,)

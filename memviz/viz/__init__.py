@@ -9,7 +9,7 @@
 
 Reads the core and the comparison; never imports the dashboard or the CLI.
 """
-from .compare import (
+from memviz.viz.compare import (
                       SHOWN_COLUMNS,
                       comparison_plot,
                       dcr_plot,
@@ -19,15 +19,24 @@ from .compare import (
                       shape_breakdown_plot,
                       transferability_plot,
 )
-from .dynamics import first_epoch_plot, forgetting_plot, group_band_plot, row_timeline
-from .memorization import (
+from memviz.viz.dynamics import (
+                      first_epoch_plot,
+                      forgetting_plot,
+                      group_band_plot,
+                      row_timeline,
+)
+from memviz.viz.memorization import (
                       check_curves,
                       concentration_plot,
                       copies_histogram,
                       leak_heatmap,
 )
-from .style import caption, method_label, model_label, plain, wrap_title
-from .tune import class_balance_plot, column_shift_plot, early_identification_plot
+from memviz.viz.style import caption, method_label, model_label, plain, wrap_title
+from memviz.viz.tune import (
+                      class_balance_plot,
+                      column_shift_plot,
+                      early_identification_plot,
+)
 
 __all__ = ["caption", "method_label", "model_label", "plain", "wrap_title", "SHOWN_COLUMNS", "results_display", "copies_histogram", "concentration_plot",
            "check_curves", "leak_heatmap", "first_epoch_plot", "forgetting_plot", "group_band_plot", "row_timeline",
@@ -35,7 +44,7 @@ __all__ = ["caption", "method_label", "model_label", "plain", "wrap_title", "SHO
            "privacy_utility_plot", "shape_breakdown_plot", "dcr_plot", "transferability_plot"]
 
 # the floor pages (Memorization against the floor, Dynamics against the null)
-from .dynamics import null_findings_plot  # noqa: E402
-from .memorization import copies_null_plot  # noqa: E402
+from memviz.viz.dynamics import null_findings_plot  # noqa: E402
+from memviz.viz.memorization import copies_null_plot  # noqa: E402
 
 __all__ += ["copies_null_plot", "null_findings_plot"]

@@ -7,9 +7,9 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from ..errors import MemvizError
-from ..metrics import METRICS
-from .style import (
+from memviz.errors import MemvizError
+from memviz.metrics import METRICS
+from memviz.viz.style import (
     PALETTE,
     REMOVED_COLOR,
     _figure,
@@ -200,7 +200,7 @@ def shape_breakdown_plot(column_shapes) -> go.Figure:
 
     ``column_shapes``: a DataFrame with columns ``method, column, score`` (rows for
     several models or seeds are averaged), or a mapping method -> DataFrame with
-    ``column, score`` (e.g. :attr:`memviz.evaluate.QualityResult.column_shapes`).
+    ``column, score`` (e.g. :attr:`memviz.evaluate.report.QualityResult.column_shapes`).
     """
     if isinstance(column_shapes, Mapping):
         parts = [pd.DataFrame({"method": m, "column": d["column"], "score": d["score"]})
@@ -245,7 +245,7 @@ def dcr_plot(dcr_by_method: Mapping[str, np.ndarray], *, bins: int = 60, clip_qu
     """Distance-to-closest-record distributions, one line per method, medians dashed.
 
     DCR(g) = min over training rows x of d(g, x) (standardized distance, see
-    :func:`memviz.evaluate.dcr_share`). Shares per bin over ``bins`` shared equal-width bins
+    :func:`memviz.evaluate.report.dcr_share`). Shares per bin over ``bins`` shared equal-width bins
     from 0 to the ``clip_quantile`` quantile of all values (farther values go to the last
     bin); the share of exact copies (DCR = 0) is given in the legend.
     """

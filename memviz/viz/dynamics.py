@@ -4,9 +4,17 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from ..dynamics import RowDynamics
-from ..errors import MemvizError
-from .style import TOP_COLOR, _check_labels, _figure, _groups, _note, _positions, _rgba
+from memviz.dynamics.rows import RowDynamics
+from memviz.errors import MemvizError
+from memviz.viz.style import (
+    TOP_COLOR,
+    _check_labels,
+    _figure,
+    _groups,
+    _note,
+    _positions,
+    _rgba,
+)
 
 
 # ----------------------------------------------------------------------- dynamics screen
@@ -170,7 +178,7 @@ def null_position(observed, median, low, high, direction) -> np.ndarray:
 
 
 def null_findings_plot(findings) -> go.Figure:
-    """Each Top vs Non-Top statistic beside its null (:func:`memviz.nullmodel.compare_to_null`).
+    """Each Top vs Non-Top statistic beside its null (:func:`memviz.findings.nullmodel.compare_to_null`).
 
     ``findings``: its frame (name, label, circular, direction, observed, null_median,
     null_low, null_high, verdict). Each statistic is placed by :func:`null_position`: the

@@ -9,10 +9,10 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ..dynamics import RowDynamics
-from ..errors import MemvizError
-from ..summaries import concentration_curve
-from .style import (
+from memviz.dynamics.rows import RowDynamics
+from memviz.dynamics.summaries import concentration_curve
+from memviz.errors import MemvizError
+from memviz.viz.style import (
     BEFORE_COLOR,
     MAX_CURVE_POINTS,
     REST_COLOR,
@@ -79,7 +79,7 @@ def concentration_plot(dyn: RowDynamics, *, marks: Sequence[float] = (0.01, 0.10
     """Concentration curve: share of all copies held by the top x share of training rows.
 
     y(x) = (sum of the ceil(x N) largest C_i) / sum_i C_i (see
-    :func:`memviz.summaries.concentration_curve`); the diagonal y = x is an even spread.
+    :func:`memviz.dynamics.summaries.concentration_curve`); the diagonal y = x is an even spread.
     The curve is thinned to at most ``MAX_CURVE_POINTS`` points (it is concave, so
     straight segments between kept points are within a pixel).
     """
@@ -119,9 +119,9 @@ def check_curves(per_check: pd.DataFrame) -> go.Figure:
     Mem-AUC (not a share) in its own panel below, on the same epochs.
 
     mem_ratio = (1 / S) * #{g : r_g < 1/3};  mem_auc = (1 / S) * sum_g (1 - r_g)
-    (non-finite r counts 0); see :func:`memviz.dynamics.check_summary`.
+    (non-finite r counts 0); see :func:`memviz.dynamics.rows.check_summary`.
 
-    With the columns of :func:`memviz.floor.excess_columns` (floor, floor_low, floor_high,
+    With the columns of :func:`memviz.measure.floor.excess_columns` (floor, floor_low, floor_high,
     excess, excess_low, excess_high): a grey band is the floor's 95 % interval (real rows
     the model never saw) and the dashed line its value; each mem ratio carries the 95 %
     interval of its excess over the floor, drawn around the point as
@@ -185,10 +185,10 @@ def check_curves(per_check: pd.DataFrame) -> go.Figure:
 
 def copies_null_plot(table: pd.DataFrame, log_y: bool = True) -> go.Figure:
     """Training rows by copies over the warm-up: observed (bars) and expected if the generated
-    rows were fresh real rows (line), from :func:`memviz.leaks.copies_vs_null`.
+    rows were fresh real rows (line), from :func:`memviz.leaks.rows.copies_vs_null`.
 
     expected(b) = Σ_i P(C_i in bin b) under each row's Gamma–Poisson predictive fitted on the
-    hold-out (:mod:`memviz.rownull`).
+    hold-out (:mod:`memviz.measure.rownull`).
     """
     missing = [c for c in ("low", "high", "observed", "expected") if c not in table.columns]
     if missing:
@@ -224,12 +224,12 @@ def leak_heatmap(column_rates, pair_rates=None) -> go.Figure:
     """How often a generated row's column equals its NN1 training row, memorized vs not.
 
     ``column_rates``: DataFrame ``column, memorized_rate, non_memorized_rate`` (or a
-    :class:`memviz.columnleaks.ColumnLeak`); rows are sorted by memorized rate. ``pair_rates``:
+    :class:`memviz.leaks.columns.ColumnLeak`); rows are sorted by memorized rate. ``pair_rates``:
     optional column x column DataFrame of pair rates (both columns equal; its panel is
     named after ``pair_rates.attrs["group"]``, set by ``column_match_rates``), or a mapping
     title -> such DataFrame (e.g. ``{"memorized": leak.pairs_memorized, "not memorized":
     leak.pairs_non_memorized}``), drawn as extra panels. See
-    :func:`memviz.columnleaks.column_match_rates` for the formulas.
+    :func:`memviz.leaks.columns.column_match_rates` for the formulas.
     """
     if hasattr(column_rates, "columns") and not isinstance(column_rates, pd.DataFrame):
         column_rates = column_rates.columns  # a ColumnLeak

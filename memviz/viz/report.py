@@ -11,7 +11,7 @@ run's facts in words, the results table (named columns, scrolls sideways), the f
 most-copied rows and a glossary. No internal key reaches the page.
 
 Redaction (default): row-level content (the optional leak tables) is shown through
-:func:`memviz.redact.redact` with ranges from the whole training table and category hashes
+:func:`memviz.tables.redact.redact` with ranges from the whole training table and category hashes
 keyed per column and per report; figures are aggregates (counts, shares, distances) and
 name columns, methods and internal row ids only; class values in figures are hashed too.
 User text inside figures is made inert with :func:`memviz.viz.style.plain`.
@@ -27,10 +27,10 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ..errors import MemvizError
-from ..metrics import METRICS
-from .compare import fractions, results_display
-from .style import caption, method_label, model_label
+from memviz.errors import MemvizError
+from memviz.metrics import METRICS
+from memviz.viz.compare import fractions, results_display
+from memviz.viz.style import caption, method_label, model_label
 
 CSP = ("default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
        "img-src data: blob:; font-src data:")
@@ -62,7 +62,7 @@ figure{margin:24px 0} figcaption{color:#444;font-size:0.95em;margin-top:4px}
 dl.glossary dt{font-weight:bold;margin-top:8px} dl.glossary dd{margin-left:16px}
 """
 
-#: the run summary's keys (:meth:`memviz.dynamics.DynamicsSummary.to_dict`, flattened) in words;
+#: the run summary's keys (:meth:`memviz.dynamics.rows.DynamicsSummary.to_dict`, flattened) in words;
 #: keys not listed here are not shown (they are internal)
 SUMMARY_WORDS = {
     "run": "Run", "run_id": "Run", "dataset": "Dataset",
@@ -244,10 +244,10 @@ def report_figures(dynamics=None, per_check: pd.DataFrame | None = None, *, earl
     ``column_shapes`` and ``dcr`` (one model's) add their breakdowns. ``redact_salt``: class
     values appear as keyed hashes (a redacted report), never as they are.
     """
-    from . import compare as fc
-    from . import dynamics as fd
-    from . import memorization as fm
-    from . import tune as ft
+    from memviz.viz import compare as fc
+    from memviz.viz import dynamics as fd
+    from memviz.viz import memorization as fm
+    from memviz.viz import tune as ft
 
     figs = []
     if dynamics is not None:
@@ -298,7 +298,7 @@ def build_report(run_summary: Mapping | Sequence | None, figures: Sequence, resu
     Parameters
     ----------
     run_summary : list of (label, value) pairs, or dict
-        The run's facts in words; a dict (``memviz.summaries.summarize(dyn).to_dict()``) is
+        The run's facts in words; a dict (``memviz.dynamics.summaries.summarize(dyn).to_dict()``) is
         shown through :func:`summary_facts` (known keys in words, internal ones left out).
     figures : list of plotly Figure
         Shown in order, each with its title and :func:`memviz.viz.caption`.
@@ -310,14 +310,14 @@ def build_report(run_summary: Mapping | Sequence | None, figures: Sequence, resu
     redacted : bool, default True
         Show row-level content (``leaks``) redacted; the report states which it is.
     title : str
-    leaks : sequence of :class:`memviz.leaks.LeakView`, optional
+    leaks : sequence of :class:`memviz.leaks.rows.LeakView`, optional
         Most-copied training rows beside their copies, matching cells marked.
     created : str, optional
         Timestamp printed in the header (default: now).
     verdict : a verdict card (``title``, ``lines``), optional
         Printed first (:class:`memviz.app.verdict.Verdict`).
     sentence : str
-        The plain floor sentence (:meth:`memviz.floor.Excess.sentence`), printed first.
+        The plain floor sentence (:meth:`memviz.measure.floor.Excess.sentence`), printed first.
     glossary : (term, explanation) pairs, printed last.
     salt : key of the category hashes of the redacted leak tables (one per report).
 

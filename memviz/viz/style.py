@@ -23,10 +23,10 @@ from collections.abc import Mapping
 import numpy as np
 import plotly.graph_objects as go
 
-from ..compare.methods import METHOD_LABELS
-from ..dynamics import RowDynamics
-from ..errors import MemvizError
-from ..models import MODEL_LABELS
+from memviz.compare.methods import METHOD_LABELS
+from memviz.dynamics.rows import RowDynamics
+from memviz.errors import MemvizError
+from memviz.models import MODEL_LABELS
 
 TOP_COLOR, REST_COLOR = "#d62728", "#1f77b4"
 BEFORE_COLOR, AFTER_COLOR, REMOVED_COLOR = "#9e9e9e", "#1f77b4", "#d62728"

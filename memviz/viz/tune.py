@@ -5,12 +5,12 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from ..data import Table
-from ..encoding import canonical_series
-from ..errors import MemvizError
-from ..evaluate import ks_statistic
-from ..redact import category_labels
-from .style import (
+from memviz.errors import MemvizError
+from memviz.evaluate.report import ks_statistic
+from memviz.tables.data import Table
+from memviz.tables.encoding import canonical_series
+from memviz.tables.redact import category_labels
+from memviz.viz.style import (
     AFTER_COLOR,
     BEFORE_COLOR,
     REMOVED_COLOR,
@@ -29,7 +29,7 @@ from .style import (
 def early_identification_plot(curve: pd.DataFrame) -> go.Figure:
     """Precision, recall and Jaccard of the DynamicCut selection at T vs the final Top group.
 
-    Input: :func:`memviz.dynamiccut.early_identification_curve`. With S the selected rows
+    Input: :func:`memviz.mitigate.dynamiccut.early_identification_curve`. With S the selected rows
     and Top the final Top group: precision = |S ∩ Top| / |S|, recall = |S ∩ Top| / |Top|,
     Jaccard = |S ∩ Top| / |S ∪ Top|; dashed lines are a random selection's expectations
     |Top| / N (precision) and |S| / N (recall).
@@ -99,7 +99,7 @@ def class_balance_plot(train: Table, removed_ids, *, redact_salt: str | None = N
     share_before(k) = #{i : y_i = k} / N; share_after(k) over the kept rows; classes are
     compared by their canonical value (``1`` = ``1.0``). A regression target is shown with
     :func:`column_shift_plot`. ``redact_salt``: show the classes as keyed hashes
-    (:func:`memviz.redact.category_labels`) instead of their values (a redacted report).
+    (:func:`memviz.tables.redact.category_labels`) instead of their values (a redacted report).
     """
     schema = train.schema
     if schema.target is not None and not schema.target_is_categorical:

@@ -220,7 +220,7 @@ def test_with_target_moves_the_target_in_one_step():
 
 
 def test_the_readout_is_one_line_in_words(tmp_path):
-    from memviz.app import jobs
+    from memviz.jobs import control as jobs
 
     one = jobs.JobStatus("j", "warmup", "running", 5, 60, "epoch", "", checks=[{"check": 0}], updated=0.0)
     assert one.readout() == "running · epoch 5/60 · 1 check"                     # not "1 checks"
@@ -254,7 +254,7 @@ def test_report_keys_its_hashes_per_report(view):
 def test_a_comparison_borrows_the_floor_of_its_own_warmup_only(tmp_path):
     from types import SimpleNamespace
 
-    from memviz.app import jobs
+    from memviz.jobs import control as jobs
 
     job = jobs.Job(jobs.new_job_id("compare"), "compare", tmp_path)
     job.job_dir.mkdir(parents=True)

@@ -40,7 +40,7 @@ def test_last_excess_and_row_null_of_a_run_with_a_floor(floored, view):
 
 
 def test_leak_ranking_and_closeness_of_a_run(floored):
-    from memviz.leaks import closeness_by_row
+    from memviz.leaks.rows import closeness_by_row
 
     v, _ = floored
     flagged = readings.run_closeness(v)

@@ -12,20 +12,14 @@ from pathlib import Path
 
 import pytest
 from dash_helpers import copier_run
-from helpers import navigation_pages
 
-from memviz.app import jobs
+from memviz.jobs import control as jobs
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
 TIMEOUT = 90
-PAGES = ["pages/1_data.py", "pages/2_warmup.py", "pages/3_memorization.py", "pages/4_dynamics.py",
-         "pages/5_tune.py", "pages/6_compare.py", "pages/7_report.py"]
-
-
-@pytest.fixture(autouse=True)
-def _navigation_pages(monkeypatch):
-    navigation_pages(monkeypatch)
+PAGES = ["screens/1_data.py", "screens/2_warmup.py", "screens/3_memorization.py", "screens/4_dynamics.py",
+         "screens/5_tune.py", "screens/6_compare.py", "screens/7_report.py"]
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +58,7 @@ def test_a_malformed_run_folder_leaves_every_page_working(good_run, tmp_path, mo
     assert str(root / "no_data") in pick.options or any("no_data" in o for o in pick.options)
     # opening the bad one says why, in one line, and the app goes on
     at = _app(root, monkeypatch, "no_data").run()
-    at.switch_page("pages/3_memorization.py").run()
+    at.switch_page("screens/3_memorization.py").run()
     assert not at.exception, [e.value for e in at.exception]
     # shown as text: Markdown punctuation is escaped (user text never becomes a link)
     assert any("manifest lacks the field 'data'" in i.value.replace("\\", "") for i in at.info), \
@@ -79,5 +73,5 @@ def test_the_run_in_the_url_never_leaves_the_runs_root(good_run, tmp_path, monke
     at = _app(root, monkeypatch, wanted).run()
     assert not at.exception, [e.value for e in at.exception]
     assert at.sidebar.selectbox(key="run_pick").value == ""
-    at.switch_page("pages/3_memorization.py").run()
+    at.switch_page("screens/3_memorization.py").run()
     assert any("No warm-up run selected" in i.value for i in at.info)

@@ -8,7 +8,7 @@ from memviz.errors import DataError
 
 
 def test_uploads_and_the_table_in_use_are_kept_with_the_runs(tmp_path, sample):
-    from memviz.store import fingerprint
+    from memviz.tables.data import fingerprint
 
     train, test = sample
     raw_bytes = train.data.head(50).to_csv(index=False).encode()

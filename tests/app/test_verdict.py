@@ -14,7 +14,7 @@ from memviz.app.verdict import (
     pooled_excess,
     run_verdict,
 )
-from memviz.floor import newcombe_interval
+from memviz.measure.floor import newcombe_interval
 
 
 def results(n_seeds=3, *, base=0.30, pruned=0.25, rnd=0.29, noise=0.003, floor=None, mle_drop=0.0, seed=0):
@@ -96,7 +96,7 @@ def test_utility_cost_is_named():
 
 
 def test_run_verdict_uses_the_floor_or_says_there_is_none():
-    from memviz.floor import floor_from_attributions
+    from memviz.measure.floor import floor_from_attributions
 
     pc = pd.DataFrame({"check": [0, 1], "epoch": [5, 10], "n_synthetic": [1000, 1000], "n_memorized": [200, 320],
                        "mem_ratio": [0.2, 0.32]})
@@ -126,7 +126,7 @@ def test_glossary_names_the_terms_and_says_closeness_is_not_identity():
 
 
 def test_results_without_floor_columns_use_the_warmups_floor_when_given():
-    from memviz.floor import floor_from_attributions
+    from memviz.measure.floor import floor_from_attributions
 
     ratio = np.r_[np.full(250, 0.1), np.full(750, 0.9)]
     floor = floor_from_attributions(np.arange(100), np.arange(1000) % 100, ratio, distance="paper")

@@ -4,8 +4,8 @@ import pandas as pd
 import pytest
 
 import memviz.compare.cell as cell
-from memviz.data import load_table, sample_data_dir
-from memviz.warmup import WarmupConfig, run_warmup
+from memviz.tables.data import load_table, sample_data_dir
+from memviz.warmup.run import WarmupConfig, run_warmup
 
 from .stubs import TINY, Stub
 

@@ -9,9 +9,8 @@ from memviz.cli import main
 from memviz.compare import format_summary, results_frame, summary_table
 from memviz.compare.methods import METHODS, apply_method
 from memviz.compare.ranking import selection_from_run
-from memviz.data import load_table, sample_data_dir
 from memviz.errors import MemvizError
-from memviz.store import fingerprint
+from memviz.tables.data import fingerprint, load_table, sample_data_dir
 
 from .stubs import TINY, grid
 

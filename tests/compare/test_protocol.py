@@ -13,14 +13,13 @@ import memviz.compare.protocol as protocol
 from memviz.cli import main
 from memviz.compare.methods import PRUNES, SELECTION_SCORE, apply_method, removed_rows
 from memviz.compare.ranking import selections_from_run
-from memviz.data import load_table, sample_data_dir
-from memviz.dynamiccut import dynamiccut_selection
 from memviz.errors import MemvizError, RunError
-from memviz.floor import holdout_floor
-from memviz.memorization import memorization
-from memviz.neighbors import NeighborEngine
-from memviz.store import fingerprint
-from memviz.warmup import load_warmup
+from memviz.measure.floor import holdout_floor
+from memviz.measure.memorization import memorization
+from memviz.measure.neighbors import NeighborEngine
+from memviz.mitigate.dynamiccut import dynamiccut_selection
+from memviz.tables.data import fingerprint, load_table, sample_data_dir
+from memviz.warmup.run import load_warmup
 
 from .stubs import Stub, grid
 
@@ -38,7 +37,7 @@ def pool(files):
 
 
 def load_table_from(df, like):
-    from memviz.data import table_from_frame
+    from memviz.tables.data import table_from_frame
     return table_from_frame(df.loc[:, list(like.schema.columns)].reset_index(drop=True), like.schema, source="pool")
 
 

@@ -8,12 +8,12 @@ import pandas as pd
 import pytest
 import torch
 
-from memviz.callbacks import Callback
-from memviz.data import table_from_frame
 from memviz.errors import MemvizError
 from memviz.models import make_model
+from memviz.models.callbacks import Callback
 from memviz.models.sdv_models import SDVGenerator
-from memviz.schema import Schema
+from memviz.tables.data import table_from_frame
+from memviz.tables.schema import Schema
 
 KINDS = ("ctgan", "tvae")
 

@@ -9,13 +9,13 @@ import pandas as pd
 import pytest
 import torch
 
-from memviz.callbacks import STOP, Callback
-from memviz.data import table_from_frame
 from memviz.errors import MemvizError
+from memviz.models.callbacks import STOP, Callback
 from memviz.models.diffusion import _TABLE, MixedDiffusion, cosine_betas
 from memviz.models.tabddpm import PRESETS, TabDDPM, TabDDPMConfig
 from memviz.models.transforms import TabularTransform, n_quantiles_for
-from memviz.schema import Schema
+from memviz.tables.data import table_from_frame
+from memviz.tables.schema import Schema
 
 TINY = {"layers": (32, 32), "dim_t": 16, "n_timesteps": 10, "batch_size": 64, "epochs": 3}
 

@@ -4,7 +4,7 @@ import pandas as pd
 import pytest
 from scipy.stats import wilcoxon
 
-from memviz.floor import floor_from_attributions
+from memviz.measure.floor import floor_from_attributions
 from memviz.study.findings import (
     LABELS,
     claim_tests,

@@ -15,11 +15,11 @@ from planted import planted_run
 
 import memviz.viz.style  # noqa: F401
 from memviz import viz
-from memviz.columnleaks import column_match_rates
-from memviz.dynamiccut import dynamiccut_selection, early_identification_curve
-from memviz.dynamics import compute_dynamics
+from memviz.dynamics.rows import compute_dynamics
 from memviz.errors import MemvizError
-from memviz.warmup import load_warmup
+from memviz.leaks.columns import column_match_rates
+from memviz.mitigate.dynamiccut import dynamiccut_selection, early_identification_curve
+from memviz.warmup.run import load_warmup
 
 METHODS = ("baseline", "dynamiccut", "dynamiccutmix", "tabcutmix", "random")
 MODELS = ("tabddpm", "ctgan", "tvae")
@@ -117,7 +117,7 @@ def test_edge_cases(run, case):
     _, _, train = run
     long, ids = checks_table(memorize=case != "no_copies", n_checks=1 if case == "single_check" else 3)
     dyn = compute_dynamics(long, ids)
-    from memviz.dynamics import check_summary
+    from memviz.dynamics.rows import check_summary
     per_check = check_summary(long)
     removed = [] if case == "empty_removed" else list(train.data.index[:3])
     results = results_frame(n_seeds=1) if case == "single_check" else results_frame()
@@ -177,7 +177,7 @@ def test_group_figures_match_the_dynamics():
     np.testing.assert_allclose(med[1].y, np.median(dyn.auc[~dyn.top], axis=0))
     with pytest.raises(MemvizError, match="quantity"):
         viz.group_band_plot(dyn, "nonsense")
-    from memviz.dynamics import check_summary
+    from memviz.dynamics.rows import check_summary
     pc = check_summary(long)
     cc = viz.check_curves(pc)
     np.testing.assert_allclose(cc.data[0].y, pc["mem_ratio"])
@@ -319,9 +319,9 @@ def test_adult_scale_figures_stay_small():
 @pytest.mark.slow
 def test_figures_on_a_real_tiny_warmup(tmp_path):
     import memviz
-    from memviz.warmup import WarmupConfig, run_warmup
+    from memviz.warmup.run import WarmupConfig, run_warmup
 
-    train, _ = memviz.load_dataset(memviz.data.sample_data_dir())
+    train, _ = memviz.load_dataset(memviz.tables.data.sample_data_dir())
     small = train.subset(train.row_ids[:200])
     config = WarmupConfig(epochs=4, check_every=2, seed=0, model_params={"layers": [32, 32], "n_timesteps": 20})
     res = run_warmup(small, config, tmp_path / "run")
@@ -397,8 +397,8 @@ def test_user_text_in_figures_is_inert(run):
     t = train.data.copy()
     t["y"] = np.where(np.arange(len(t)) % 2, evil, "<b>no</b>")
     t = t.rename(columns={"c1": evil})
-    from memviz.data import Table
-    from memviz.schema import Schema
+    from memviz.tables.data import Table
+    from memviz.tables.schema import Schema
 
     s = train.schema
     schema = Schema(numerical=s.numerical, categorical=tuple(evil if c == "c1" else c for c in s.categorical),
@@ -419,7 +419,7 @@ def test_user_text_in_figures_is_inert(run):
 # ------------------------------------------------------------------ the floor pages
 def _floored_per_check(run):
     """The planted run's per-check table with the excess columns of a simulated floor."""
-    from memviz.floor import excess_columns, floor_from_attributions
+    from memviz.measure.floor import excess_columns, floor_from_attributions
 
     store, res, train = run
     rng = np.random.default_rng(0)
@@ -448,7 +448,7 @@ def test_check_curves_draw_the_floor_band_and_each_checks_excess_interval(run):
 
 
 def test_copies_null_plot_shows_observed_bars_and_the_expected_line(run):
-    from memviz.leaks import copies_vs_null
+    from memviz.leaks.rows import copies_vs_null
 
     store, res, train = run
     _, floor = _floored_per_check(run)

@@ -11,10 +11,10 @@ from plotly.offline import get_plotlyjs
 
 from memviz import viz
 from memviz.errors import MemvizError
-from memviz.leaks import copies_of, most_copied
+from memviz.leaks.rows import copies_of, most_copied
 from memviz.viz.compare import results_display
 from memviz.viz.report import build_report, results_summary
-from memviz.warmup import load_warmup
+from memviz.warmup.run import load_warmup
 
 from .test_figures import results_frame
 
@@ -146,7 +146,7 @@ def test_results_are_formatted():
 def test_redacted_report_has_no_class_value_and_no_link(run):
     """Plotly made <a href> in a class value a live link even in the redacted report, and raw class
     values appeared in it (issue 12 item 3)."""
-    from memviz.data import Table
+    from memviz.tables.data import Table
     from memviz.viz.report import report_figures
 
     store, res, views, _ = run

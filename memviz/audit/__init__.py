@@ -1,0 +1,1 @@
+"""Audit: one result object behind every sentence, page, report and JSON about a synthetic table."""

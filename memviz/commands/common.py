@@ -1,0 +1,151 @@
+"""What the CLI's commands share: progress bars drawn from a job's events, the last JSON line,
+list and JSON arguments parsed into one-line errors, and the arguments several commands take."""
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+from memviz.compare.config import CompareConfig
+from memviz.device import DEVICES
+from memviz.errors import MemvizError
+from memviz.measure.neighbors import DISTANCES
+from memviz.mitigate.dynamiccut import DEFAULT_K, DEFAULT_P
+from memviz.warmup.run import WarmupConfig
+
+#: the one set of defaults each command's help shows (never restated)
+COMPARE = CompareConfig()
+WARMUP = WarmupConfig()
+
+
+# ---------------------------------------------------------------- progress and output
+class Bar:
+    """A one-line progress bar on stderr (no dependency, quiet when not a terminal)."""
+
+    def __init__(self, label: str, stream=None):
+        self.label, self.stream = label, stream or sys.stderr
+        self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
+        self.last = 0.0
+
+    def __call__(self, done: int, total: int, text: str = "") -> None:
+        now = time.monotonic()
+        final = done >= total
+        if not final and now - self.last < (0.1 if self.tty else 5.0):
+            return
+        self.last = now
+        frac = done / total if total else 1.0
+        width = 30
+        bar = "#" * int(frac * width) + "-" * (width - int(frac * width))
+        line = f"{self.label} [{bar}] {done}/{total} {text}"
+        if self.tty:
+            self.stream.write("\r" + line[:120].ljust(120) + ("\n" if final else ""))
+        else:
+            self.stream.write(line + "\n")
+        self.stream.flush()
+
+
+class EventBars:
+    """Draws a job's progress events (:mod:`memviz.jobs.spec`) as progress bars."""
+
+    def __init__(self, quiet: bool = False):
+        self.quiet = quiet
+        self.bars = {"warm-up": Bar("warm-up"), "compare": Bar("compare")}
+        self.mem = None
+
+    def __call__(self, ev: dict) -> None:
+        if self.quiet:
+            return
+        kind = ev.get("event")
+        if kind == "check":
+            self.mem = ev.get("mem_ratio")
+        elif kind == "epoch":
+            loss = f"loss {ev['loss']:.3f}" if ev.get("loss") is not None else ""
+            mem = f" mem {self.mem:.3f}" if self.mem is not None else ""
+            label = "warm-up (TabDDPM ranking)" if ev.get("phase") == "warmup" else ""
+            self.bars["warm-up"](int(ev["epoch"]), int(ev["epochs"]), (label or loss + mem).strip())
+        elif kind == "cell":
+            what = f"mem {ev['mem_ratio']:.1%}" if ev.get("status") == "ok" else "FAILED"
+            self.bars["compare"](int(ev["done"]), int(ev["total"]),
+                                 f"{ev['method']}/{ev['model']}/seed {ev['seed']}: {what} ({ev.get('seconds') or 0:.0f} s)")
+
+
+def emit(obj: dict) -> None:
+    """The last stdout line: strict JSON (NaN and infinities become null)."""
+    from memviz.io import dumps
+    print(dumps(obj), flush=True)
+
+
+def parse_model_params(text: str | None, per_model: bool) -> dict:
+    """``--model-params`` JSON: ``{param: value}`` (``per_model=False``, a warm-up's TabDDPM)
+    or ``{model: {param: value}}`` (a comparison). One-line MemvizError on bad JSON, on
+    NaN/Infinity, or on the wrong shape."""
+    if not text:
+        return {}
+
+    def refuse(const):
+        raise MemvizError(f"--model-params: {const} is not a valid value (use a finite number)")
+
+    try:
+        obj = json.loads(text, parse_constant=refuse)
+    except json.JSONDecodeError as exc:
+        raise MemvizError(f"--model-params: not valid JSON ({exc.msg} at character {exc.pos})") from None
+    if not isinstance(obj, dict):
+        raise MemvizError("--model-params: expected a JSON object, e.g. '{\"layers\": [256, 256]}'")
+    if per_model and not all(isinstance(v, dict) for v in obj.values()):
+        raise MemvizError("--model-params: expected a JSON object {model: {param: value}}")
+    return obj
+
+
+def split(text: str, what: str) -> list[str]:
+    items = [x.strip() for x in str(text).split(",") if x.strip()]
+    if not items:
+        raise MemvizError(f"--{what}: empty list")
+    return items
+
+
+def dataset_names(text: str) -> list[str]:
+    """``--datasets``: plain folder names inside ``--data-dir`` (never ``..``, a path or a hidden folder)."""
+    names = split(text, "datasets")
+    for name in names:
+        if name.startswith(".") or "/" in name or "\\" in name or name != Path(name).name:
+            raise MemvizError(f"--datasets: {name!r} is not a folder name inside --data-dir")
+    return names
+
+
+def seeds(text: str) -> list[int]:
+    try:
+        return [int(x) for x in split(text, "seeds")]
+    except ValueError:
+        raise MemvizError(f"--seeds: expected integers separated by commas, got {text!r}") from None
+
+
+# ---------------------------------------------------------------- arguments several commands share
+def add_common(sp, train: bool = True) -> None:
+    if train:
+        sp.add_argument("--train", required=True, help="training table (CSV or Parquet)")
+        sp.add_argument("--schema", help="schema file in the meta.json format (default: inferred from the table)")
+    sp.add_argument("--device", default="auto", choices=DEVICES,
+                    help="where tensors live: auto = a CUDA GPU when one is visible, else the CPU")
+    sp.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
+
+
+def add_raw_csv(sp) -> None:
+    sp.add_argument("--raw-csv", action="store_true",
+                    help="write text cells as they are; by default a cell or header starting with =, +, -, @, "
+                         "a tab or a carriage return gets a leading ' so that a spreadsheet shows it as text "
+                         "instead of running it as a formula (numbers stay numbers)")
+
+
+def add_distance(sp) -> None:
+    sp.add_argument("--distance", default=WARMUP.distance, choices=DISTANCES,
+                    help="paper = the papers' per-row min-max scaled distance; standardized = numerical "
+                         "columns divided by their training range")
+
+
+def add_dynamiccut(sp) -> None:
+    sp.add_argument("--p", type=float, default=DEFAULT_P, help="share of training rows DynamicCut removes")
+    sp.add_argument("--k", type=int, default=DEFAULT_K,
+                    help="DynamicCut scores a row by the mean of its k largest per-check Mem-AUC values")
+    sp.add_argument("--T", type=int, default=None,
+                    help="last warm-up epoch scored (default: the first half of the checks)")

@@ -1,0 +1,70 @@
+"""memviz memorize: which synthetic rows copy a training row, beside the hold-out's floor."""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from memviz.commands.common import Bar, add_common, add_distance, add_raw_csv, emit
+from memviz.errors import MemvizError
+
+
+def register(sub, command) -> None:
+    sp = command("memorize", "which synthetic rows copy a training row (r = d1/d2 < 1/3)")
+    add_common(sp)
+    sp.add_argument("--synthetic", required=True, help="generated table, same columns as the training table")
+    add_distance(sp)
+    sp.add_argument("--out", required=True, help="CSV written with one row per synthetic row (nn1, nn2, d1, d2, "
+                                                 "ratio, memorized, then how close it is to its nn1: exact, "
+                                                 "near_exact, zero_by_scaling, max_gap in IQRs)")
+    sp.add_argument("--holdout", help="real rows the model never trained on (e.g. the test split), same columns: "
+                                      "adds floor, floor_ci, excess, excess_ci and n_holdout to the JSON line "
+                                      "(default: none, no floor)")
+    sp.add_argument("--rows-out", help="CSV of one row per training row with --holdout: row_id, copies, "
+                                       "holdout_hits, expected, excess, p_value, q_value, over_copied "
+                                       "(default: none)")
+    add_raw_csv(sp)
+    sp.set_defaults(func=run)
+
+
+def run(args) -> None:
+    import pandas as pd
+
+    from memviz.io import export_csv
+    from memviz.measure.closeness import nn1_closeness, summary
+    from memviz.measure.memorization import memorization
+    from memviz.measure.neighbors import NeighborEngine
+    from memviz.tables.data import load_companion, load_table
+
+    t0 = time.perf_counter()
+    if args.rows_out and not args.holdout:
+        raise MemvizError("--rows-out needs --holdout: each row's expected copies come from the hold-out's floor")
+    train = load_table(args.train, args.schema)
+    syn = load_companion(train, args.synthetic, role="synthetic")
+    holdout = load_companion(train, args.holdout, role="test") if args.holdout else None
+    engine = NeighborEngine(distance=args.distance, device=args.device).fit(train)
+    res = memorization(train, syn, engine=engine, progress=Bar("memorize") if not args.quiet else None)
+    close = nn1_closeness(train, syn.data.reset_index(drop=True), res.nn1, ratio=res.ratio, distance=res.distance)
+    frame = pd.concat([res.to_frame(positions=True),
+                       close.pairs[["exact", "near_exact", "zero_by_scaling", "max_gap"]].reset_index(drop=True)],
+                      axis=1)
+    out = {"mem_ratio": res.mem_ratio, "mem_auc": res.mem_auc, "mem_auc_trapezoid": res.mem_auc_trapezoid,
+           "n_train": res.n_train, "n_synthetic": res.n_synthetic, "distance": res.distance,
+           **{k: v for k, v in summary(close, res.memorized).items() if k != "n_pairs"}}
+    rows = None
+    if holdout is not None:
+        from memviz.measure.floor import excess, holdout_floor
+        from memviz.measure.rownull import copies_per_row, row_null
+
+        floor = holdout_floor(train, holdout, distance=args.distance, engine=engine)
+        ex = excess(res.mem_ratio, res.n_synthetic, floor)
+        out.update(floor=floor.floor, floor_ci=[floor.low, floor.high], excess=ex.excess, excess_ci=[ex.low, ex.high],
+                   n_holdout=floor.n_holdout, holdout_identical_share=floor.n_identical / floor.n_holdout,
+                   sentence=ex.sentence())
+        if args.rows_out:
+            rows = row_null(floor, copies_per_row(floor, res.nn1, res.memorized), res.n_synthetic).to_frame()
+            out["over_copied"] = int(rows["over_copied"].sum())
+    export_csv(Path(args.out), frame, raw=args.raw_csv)
+    if rows is not None:
+        export_csv(Path(args.rows_out), rows, raw=args.raw_csv)
+        out["rows_out"] = str(args.rows_out)
+    emit({**out, "out": str(args.out), "seconds": round(time.perf_counter() - t0, 3)})

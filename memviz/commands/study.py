@@ -1,0 +1,43 @@
+"""memviz study: the papers' findings on three tables, against the floor and a null."""
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+from memviz.commands.common import COMPARE, dataset_names, emit, seeds, split
+from memviz.device import DEVICES
+
+
+def register(sub, command) -> None:
+    from memviz.study.run import DATASETS, PARTS
+    from memviz.study.scales import SCALES
+    sp = command("study", "the paper's findings on adult, default and shoppers, against the floor and a null")
+    sp.add_argument("--data-dir", required=True, help="folder holding one sub-folder per dataset "
+                                                      "(train.csv, test.csv, meta.json)")
+    sp.add_argument("--out", required=True, help="output folder (a rerun reuses finished runs and cells)")
+    sp.add_argument("--scales", default="cpu,regime",
+                    help=f"comma-separated scales ({', '.join(SCALES)}): tiny = seconds (tests); cpu = 3,000 "
+                         "rows, 200 epochs; regime = 250 rows, 4,000 epochs; paper = full, GPU")
+    sp.add_argument("--datasets", default=",".join(DATASETS), help="comma-separated dataset folders")
+    sp.add_argument("--seeds", default=None, help="comma-separated seeds (default: the scale's)")
+    sp.add_argument("--parts", default=",".join(PARTS),
+                    help="comma-separated parts to run (the summaries and the document are always rebuilt)")
+    sp.add_argument("--markdown", default=None, help="where the document goes (default: OUT/study.md)")
+    sp.add_argument("--n-jobs", type=int, default=COMPARE.n_jobs, help="runs and cells in parallel")
+    sp.add_argument("--device", default="auto", choices=DEVICES,
+                    help="where tensors live: auto = a CUDA GPU when one is visible, else the CPU")
+    sp.set_defaults(func=run)
+
+
+def run(args) -> None:
+    from memviz.study import run_study
+
+    t0 = time.perf_counter()
+    study = run_study(args.data_dir, args.out, scales=split(args.scales, "scales"),
+                      datasets=dataset_names(args.datasets), seeds=seeds(args.seeds) if args.seeds else None,
+                      parts=split(args.parts, "parts"), device=args.device, n_jobs=args.n_jobs,
+                      markdown=args.markdown, progress=lambda m: sys.stderr.write(m + "\n"))
+    md = args.markdown or str(Path(args.out) / "study.md")
+    emit({"out": str(args.out), "markdown": md, "scales": [k for k in study if k not in ("floors", "seconds")],
+           "seconds": round(time.perf_counter() - t0, 1)})

@@ -1,0 +1,53 @@
+"""memviz warmup: train TabDDPM and track memorization per training row (the dashboard's job spec)."""
+from __future__ import annotations
+
+from memviz.commands.common import (
+    WARMUP,
+    EventBars,
+    add_common,
+    add_distance,
+    emit,
+    parse_model_params,
+)
+from memviz.models.presets import PRESETS
+from memviz.warmup.run import DEFAULT_CHECKS, WarmupConfig
+
+
+def register(sub, command) -> None:
+    sp = command("warmup", "train TabDDPM and track memorization per training row")
+    add_common(sp)
+    sp.add_argument("--out", required=True, help="run directory to create (or to continue with --resume)")
+    sp.add_argument("--holdout", help="real rows the model never trains on (e.g. the test split), same columns: "
+                                      "the floor every check is compared with (default: none, no floor)")
+    sp.add_argument("--preset", default=WARMUP.preset, choices=list(PRESETS),
+                    help="TabDDPM size: cpu-quick = small network, 50 diffusion steps; paper = the reference "
+                         "network (needs a GPU)")
+    sp.add_argument("--epochs", type=int, help="training epochs (default: the preset's)")
+    sp.add_argument("--check-every", type=int,
+                    help=f"epochs between memorization checks (default: epochs / {DEFAULT_CHECKS}, about "
+                         f"{DEFAULT_CHECKS} checks)")
+    sp.add_argument("--n-samples", type=int, help="generated rows per check (default: as many as training rows)")
+    sp.add_argument("--seed", type=int, default=WARMUP.seed, help="seeds the model, training and every check")
+    add_distance(sp)
+    sp.add_argument("--top-frac", type=float, default=WARMUP.top_frac,
+                    help="share of training rows in the Top group (most copies over the warm-up)")
+    sp.add_argument("--no-samples", action="store_true",
+                    help="do not store the generated rows (the leak explorer then has nothing to show)")
+    sp.add_argument("--model-params", help="JSON object of TabDDPM overrides, e.g. '{\"layers\": [256, 256]}' "
+                                           "(default: none)")
+    sp.add_argument("--resume", action="store_true", help="continue the run in --out from its last checkpoint")
+    sp.set_defaults(func=run)
+
+
+def run(args) -> None:
+    from memviz.jobs.spec import JobSpec, run_spec
+
+    cfg = WarmupConfig(preset=args.preset, epochs=args.epochs, check_every=args.check_every,
+                       n_samples=args.n_samples, seed=args.seed, device=args.device, distance=args.distance,
+                       top_frac=args.top_frac, keep_samples=not args.no_samples,
+                       model_params=parse_model_params(args.model_params, per_model=False))
+    paths = {"train": args.train, "schema": args.schema, "out": args.out}
+    if args.holdout:
+        paths["holdout"] = args.holdout
+    spec = JobSpec("warmup", cfg.to_dict(), paths, resume=args.resume)
+    emit(run_spec(spec, emit=EventBars(args.quiet)))

@@ -1,0 +1,220 @@
+"""The job contract: a JSON spec in, JSON-lines events out.
+
+A **job** is a warm-up, a comparison or a comparison's details. Whoever starts one — the
+dashboard (:mod:`memviz.jobs.control`, through the background worker ``python -m
+memviz.jobs.worker SPEC``) or the CLI (in its own process) — describes it with a
+:class:`JobSpec` and runs it with :func:`run_spec`: one code path for both.
+
+Spec (``spec.json`` in the job's folder)::
+
+    {"format": "memviz.job/1", "kind": "warmup" | "compare" | "details",
+     "config": {...},             # WarmupConfig / CompareConfig fields, or {"device": ...}
+     "paths": {"train": ..., "schema": ..., "test": ..., "holdout": ..., "out": ...,
+               "row_id": "row_id"},  # the id column of the train/test files, if any
+     "resume": false, "label": "..."}
+
+Events (``events.jsonl``, one JSON object per line, appended as they happen; each has
+``"event"`` and ``"t"``, the Unix time)::
+
+    queued    {"slots"}                         waiting for a free job slot
+    floor     {"floor", "n_holdout", ...}       a warm-up's floor, measured before training
+    started   {"pid", "kind"}                   the work begins
+    epoch     {"epoch", "epochs", "loss", "phase"?}   after a training epoch (throttled)
+    check     {"check", "epoch", "mem_ratio", "mem_auc", "checks", ...}   after a warm-up check
+    cells     {"done", "total"}                 a comparison's grid, before its first cell
+    cell      {"done", "total", "method", "model", "seed", "status", "mem_ratio", "seconds"}
+    finished  {...the result}                   the job's result (:func:`run_spec`'s dict)
+    cancelled {"message"}                       stopped by the user (finished checks are kept)
+    failed    {"error"}                         one line: a user mistake or the exception
+
+``phase`` is ``"warmup"`` for the epochs and checks of a comparison's own warm-up.
+"""
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from memviz.compare import (
+    CompareConfig,
+    format_summary,
+    read_experiment,
+    run_grid,
+    summary_table,
+)
+from memviz.compare.details import compute_details
+from memviz.errors import MemvizError, RunError
+from memviz.io import atomic_write_json, dumps, read_json
+from memviz.tables.data import Table, load_companion, load_table
+from memviz.warmup.run import WarmupConfig, run_warmup
+
+FORMAT = "memviz.job/1"
+SPEC = "spec.json"
+EVENTS = "events.jsonl"
+KINDS = ("warmup", "compare", "details")
+FINAL_EVENTS = ("finished", "cancelled", "failed")
+PATH_KEYS = ("train", "schema", "test", "holdout", "out", "row_id")
+Emit = Callable[[dict], None]
+
+
+@dataclass(frozen=True)
+class JobSpec:
+    """What to run (see the module docstring)."""
+
+    kind: str
+    config: dict = field(default_factory=dict)
+    paths: dict = field(default_factory=dict)
+    resume: bool = False
+    label: str = ""
+
+    def __post_init__(self):
+        if self.kind not in KINDS:
+            raise MemvizError(f"job kind {self.kind!r}: unknown (use {', '.join(KINDS)})")
+        bad = [k for k in self.paths if k not in PATH_KEYS]
+        if bad:
+            raise MemvizError(f"job paths: unknown key {bad[0]!r} (use {', '.join(PATH_KEYS)})")
+        if not self.paths.get("out"):
+            raise MemvizError("job paths: 'out' is required")
+
+    def to_dict(self) -> dict:
+        return {"format": FORMAT, **asdict(self)}
+
+    @classmethod
+    def from_dict(cls, d: dict, source: str = "job spec") -> "JobSpec":
+        if not isinstance(d, dict) or d.get("format") != FORMAT:
+            raise RunError(f"{source}: not a {FORMAT} spec")
+        try:
+            return cls(kind=d["kind"], config=dict(d.get("config") or {}), paths=dict(d.get("paths") or {}),
+                       resume=bool(d.get("resume", False)), label=str(d.get("label", "")))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise RunError(f"{source}: malformed spec ({type(exc).__name__}: {exc})") from None
+
+
+def write_spec(path: str | Path, spec: JobSpec) -> None:
+    atomic_write_json(Path(path), spec.to_dict())
+
+
+def read_spec(path: str | Path) -> JobSpec:
+    return JobSpec.from_dict(read_json(Path(path), "job spec"), str(path))
+
+
+# ------------------------------------------------------------------------ events
+class EventLog:
+    """Append events to a JSON-lines file (one ``write`` per line, so readers never see half
+    a line from another writer); ``epoch`` events at most every ``min_interval`` seconds."""
+
+    def __init__(self, path: str | Path, min_interval: float = 0.5):
+        self.path, self.min_interval = Path(path), min_interval
+        self._last_epoch = 0.0
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+
+    def __call__(self, event: dict) -> None:
+        now = time.time()
+        if event.get("event") == "epoch":
+            final = event.get("epoch") == event.get("epochs")
+            if not final and now - self._last_epoch < self.min_interval:
+                return
+            self._last_epoch = now
+        line = (dumps({**event, "t": now}) + "\n").encode("utf-8")
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, line)
+        finally:
+            os.close(fd)
+
+
+def read_events(path: str | Path, max_bytes: int = 1 << 20) -> list[dict]:
+    """The events of a job, oldest first ([] when none). Reads at most the last ``max_bytes``;
+    a line cut by that window or still being written is skipped."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            size = f.tell()
+            f.seek(max(0, size - max_bytes))
+            raw = f.read()
+    except OSError:
+        return []
+    out = []
+    lines = raw.split(b"\n")
+    if size > max_bytes:
+        lines = lines[1:]  # the first line is probably cut
+    for line in lines:
+        if not line.strip():
+            continue
+        try:
+            ev = json.loads(line)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            continue
+        if isinstance(ev, dict) and isinstance(ev.get("event"), str):
+            out.append(ev)
+    return out
+
+
+# ------------------------------------------------------------------- running
+def _table(spec: JobSpec, key: str, train: Table | None = None, role: str = "train") -> Table | None:
+    path = spec.paths.get(key)
+    if not path:
+        return None
+    row_id = spec.paths.get("row_id")
+    if train is None:
+        return load_table(path, spec.paths.get("schema"), row_id_column=row_id)
+    return load_companion(train, path, role=role, row_id_column=row_id)
+
+
+def run_spec(spec: JobSpec, emit: Emit | None = None) -> dict:
+    """Run a job in this process; returns its result (the ``finished`` event's figures).
+
+    ``emit`` receives the progress events (see the module docstring); the caller (the
+    worker, or the CLI's progress bar) adds ``started`` / ``finished`` / ``failed``.
+    A user mistake raises MemvizError (one line).
+    """
+    t0 = time.perf_counter()
+    out = Path(spec.paths["out"])
+    train = _table(spec, "train")
+    if train is None:
+        raise MemvizError(f"{spec.kind}: the job needs a training table (paths.train)")
+    if spec.kind == "warmup":
+        config = _warmup_config(spec.config)
+        holdout = _table(spec, "holdout", train, role="test")
+        res = run_warmup(train, config, out, resume=spec.resume, progress=emit, holdout=holdout)
+        return {"run_dir": str(out), "status": res.status, "checks": int(res.per_check.shape[0]),
+                "final_mem_ratio": res.final_mem_ratio, "epochs": res.config.epochs,
+                "seconds": round(time.perf_counter() - t0, 3)}
+    test = _table(spec, "test", train, role="test")
+    if spec.kind == "details":
+        return compute_details(out, train, test, device=str(spec.config.get("device", "auto")))
+    config = CompareConfig.from_dict(spec.config)
+    res = run_grid(train, test, config, out, progress=emit)
+    failed = res[res["status"] != "ok"]
+    if len(res) and len(failed) == len(res):
+        raise MemvizError(f"every cell failed; first error: {failed['error'].iloc[0]}")
+    ok = res[res["status"] == "ok"]
+    by_method = ok.groupby("method", sort=False)
+    exp = read_experiment(out)
+    return {"results_csv": str(out / "results.csv"), "out": str(out), "cells": int(len(res)),
+            "ran": exp.get("ran"), "failed": int(len(failed)), "seconds": round(time.perf_counter() - t0, 3),
+            "n_removed": (exp.get("selection") or {}).get("n_removed"),
+            "run_dir": (exp.get("selection") or {}).get("run_dir"),
+            "mem_ratio": {m: float(g["mem_ratio"].mean()) for m, g in by_method},
+            "relative_reduction": {m: float(g["relative_reduction"].mean()) for m, g in by_method},
+            "floor": float(ok["floor"].mean()) if "floor" in ok and ok["floor"].notna().any() else None,
+            "excess": {m: float(g["excess"].mean()) for m, g in by_method} if "excess" in ok else {},
+            "failed_cells": [f"{r.method}/{r.model}/seed {r.seed}: {r.error}" for r in failed.itertuples()]}
+
+
+def compare_summary_text(out_dir: str | Path) -> str:
+    """The fixed-width summary table of a comparison's results (the CLI prints it)."""
+    import pandas as pd
+
+    return format_summary(summary_table(pd.read_csv(Path(out_dir) / "results.csv")))
+
+
+def _warmup_config(d: dict) -> WarmupConfig:
+    known = WarmupConfig.__dataclass_fields__
+    bad = [k for k in d if k not in known]
+    if bad:
+        raise MemvizError(f"warm-up config: unknown setting {bad[0]!r}")
+    return WarmupConfig(**d)

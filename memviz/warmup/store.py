@@ -1,0 +1,477 @@
+"""The run store: a warm-up run is a directory, written atomically, reopened safely.
+
+Layout of ``RUN_DIR``::
+
+    manifest.json          config, seed, schema, data fingerprint, package versions,
+                           device, status, timings, per-check summary
+    train.parquet          the training table (with row_id) the run was trained on
+    checks/check_0007.parquet   one per finished check: the long table rows of that check
+    checks.parquet         all checks (check, epoch, synthetic_id, nn1, nn2, d1, d2, ratio,
+                           memorized), consolidated when the run stops
+    samples/check_0007.parquet  the generated rows of that check (synthetic_id + columns)
+    rows.parquet           one row per training row (row_id, total_count, first_epoch,
+                           forgetting_events, top, ...), written when the run stops
+    row_checks.parquet     tidy per row and check: row_id, check, epoch, count, mem_auc, cumulative
+    checkpoints/model.pt   latest model state (tensors and plain containers only)
+    floor.json             the floor of the training rows (:mod:`memviz.measure.floor`), when the run
+                           was given a hold-out; absent otherwise (and in older runs)
+    floor_rows.parquet     its per-row arrays: row_id, hits, nn1, auc
+    writer.lock            the writer's lock (flock), held by the process writing the run for
+                           its whole life: a second writer (or a second ``--resume``) is refused,
+                           and a reader tells a live run from an interrupted one
+
+Every file is written to a temporary name in the same folder and renamed, so a killed
+run never leaves a half-written file. Opening a run reads JSON and Parquet, and loads
+checkpoints with ``torch.load(weights_only=True)``: nothing is unpickled. Every reader
+validates what it reads (the manifest's fields and types, each Parquet file and its columns,
+the check file names) and raises one :class:`~memviz.errors.RunError` line naming the file
+and the problem.
+"""
+from __future__ import annotations
+
+import json
+import os
+import platform
+import re
+import shutil
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from memviz.errors import MemvizError, RunError
+from memviz.io import (
+    atomic_torch_save,
+    atomic_write_json,
+    atomic_write_parquet,
+    atomic_write_text,
+    read_json,
+    read_parquet,
+    to_jsonable,
+)
+from memviz.tables.data import ROW_ID, Table, fingerprint
+from memviz.tables.schema import Schema
+
+FORMAT = "memviz.run/1"
+MANIFEST = "manifest.json"
+CANCEL = "CANCEL"
+LOCK = "writer.lock"
+#: statuses a manifest holds; a reader reports a "running" run whose writer is gone as INTERRUPTED
+STATUSES = ("running", "finished", "cancelled", "failed")
+INTERRUPTED = "interrupted"
+#: the long table of a check (memviz.warmup.tracking.long_table)
+CHECK_COLUMNS = ("check", "epoch", "synthetic_id", "nn1", "nn2", "d1", "d2", "ratio", "memorized")
+_CHECK_NAME = re.compile(r"check_(\d{4,})\.parquet")
+#: how long a writer waits for the lock (a reader's probe holds it for microseconds)
+LOCK_WAIT_SECONDS = 2.0
+
+
+# ------------------------------------------------------------------- helpers
+def versions() -> dict:
+    import sklearn
+    import torch
+
+    from memviz import __version__
+    return {"memviz": __version__, "python": platform.python_version(), "torch": torch.__version__,
+            "numpy": np.__version__, "pandas": pd.__version__, "scikit-learn": sklearn.__version__}
+
+
+def table_to_frame(table: Table) -> pd.DataFrame:
+    """The table with its row_id as the first column (for Parquet/CSV)."""
+    return table.data.reset_index()
+
+
+# ------------------------------------------------------------- manifest checks
+_KINDS = {"object": dict, "list": list, "string": str}
+
+
+def _is(v, kind: str) -> bool:
+    if kind == "integer":
+        return isinstance(v, int) and not isinstance(v, bool)
+    if kind == "number":
+        return isinstance(v, (int, float)) and not isinstance(v, bool)
+    return isinstance(v, _KINDS[kind])
+
+
+def _got(v) -> str:
+    names = {dict: "an object", list: "a list", str: "a string", bool: "true/false", int: "an integer",
+             float: "a number", type(None): "null"}
+    return names.get(type(v), type(v).__name__)
+
+
+def _expect(f: Path, name: str, v, kind: str, optional: bool = False) -> None:
+    if v is None and optional:
+        return
+    if not _is(v, kind):
+        article = "an" if kind[0] in "aeiou" else "a"
+        raise RunError(f"{f}: manifest field {name!r}: expected {article} {kind}, got {_got(v)}")
+
+
+#: top-level manifest fields: name -> (kind, required)
+_FIELDS = {"status": ("string", True), "config": ("object", True), "schema": ("object", True),
+           "data": ("object", True), "kind": ("string", False), "run_id": ("string", False),
+           "created": ("string", False), "updated": ("string", False), "device": ("string", False),
+           "checks": ("list", False), "progress": ("object", False), "timings": ("object", False),
+           "versions": ("object", False), "summary": ("object", False), "error": ("string", False)}
+
+
+def validate_manifest(m, f: Path) -> dict:
+    """``m`` if it is a well-formed run manifest; RunError naming ``f``, the field and the problem.
+
+    Checked: the format tag; the type of every known field; ``status`` among :data:`STATUSES`;
+    ``data.fingerprint`` (string) and ``data.n_rows`` (integer); the schema (as
+    :meth:`Schema.from_dict` reads it); each check summary's ``check`` and ``epoch`` (integers)
+    and ``mem_ratio`` (number or null); ``progress`` and ``timings`` values (numbers or null).
+    The config's values are checked by its reader (:func:`memviz.warmup.run.saved_config`).
+    """
+    if not isinstance(m, dict) or m.get("format") != FORMAT:
+        raise RunError(f"{f}: not a {FORMAT} manifest")
+    for name, (kind, required) in _FIELDS.items():
+        if name not in m:
+            if required:
+                raise RunError(f"{f}: manifest lacks the field {name!r}")
+            continue
+        _expect(f, name, m[name], kind, optional=not required)
+    if m["status"] not in STATUSES:
+        raise RunError(f"{f}: manifest field 'status': {m['status']!r} is not one of {', '.join(STATUSES)}")
+    data = m["data"]
+    for key, kind in (("fingerprint", "string"), ("n_rows", "integer")):
+        if key not in data:
+            raise RunError(f"{f}: manifest lacks the field 'data.{key}'")
+        _expect(f, f"data.{key}", data[key], kind)
+    _expect(f, "data.source", data.get("source"), "string", optional=True)
+    try:
+        Schema.from_dict(m["schema"], source="schema")
+    except (MemvizError, TypeError, ValueError) as exc:
+        raise RunError(f"{f}: manifest field 'schema': {str(exc).removeprefix('schema: ')}") from None
+    for i, c in enumerate(m.get("checks") or []):
+        _expect(f, f"checks[{i}]", c, "object")
+        for key, kind, optional in (("check", "integer", False), ("epoch", "integer", False),
+                                    ("mem_ratio", "number", True)):
+            if key not in c and not optional:
+                raise RunError(f"{f}: manifest lacks the field 'checks[{i}].{key}'")
+            _expect(f, f"checks[{i}].{key}", c.get(key), kind, optional)
+    for name in ("progress", "timings"):
+        for key, v in (m.get(name) or {}).items():
+            _expect(f, f"{name}.{key}", v, "number", optional=True)
+    return m
+
+
+# ------------------------------------------------------------------- the run
+class RunStore:
+    """Read and write one run directory.
+
+    A writer (:meth:`create`, or :meth:`acquire` before resuming) holds the run's lock
+    (``writer.lock``, an flock) until :meth:`release` or its process ends, however it ends:
+    a second writer gets a RunError, and :meth:`status` tells a live ``running`` run from an
+    interrupted one.
+    """
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self._lock = None  # the open lock file while this object writes the run
+
+    # -- creation ------------------------------------------------------------
+    @classmethod
+    def create(cls, path: str | Path, train: Table, config: dict, *, kind: str = "warmup",
+               device: str = "cpu") -> "RunStore":
+        """Create the run folder (or claim an empty one) and hold its lock; RunError when the
+        folder holds a run, other files, or another writer. A failure leaves no folder it made."""
+        store = cls(path)
+        store._refuse_existing()
+        made = not store.path.exists()
+        try:
+            store.path.mkdir(parents=True, exist_ok=True)
+        except FileExistsError:  # a file appeared there meanwhile
+            raise RunError(f"{store.path}: is a file, not a folder") from None
+        store.acquire()
+        try:
+            store._refuse_existing()  # again, now that no other writer can change the folder
+            atomic_write_parquet(store.path / "train.parquet", table_to_frame(train))
+            manifest = {
+                "format": FORMAT, "kind": kind, "run_id": store.path.name,
+                "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "status": "running",
+                "config": config, "seed": config.get("seed"), "schema": train.schema.to_dict(),
+                "data": {"source": train.source, "fingerprint": fingerprint(train), "n_rows": len(train)},
+                "versions": versions(), "device": device, "timings": {}, "checks": [], "progress": {},
+            }
+            store.write_manifest(manifest)
+        except BaseException:
+            store.release()
+            if made:
+                shutil.rmtree(store.path, ignore_errors=True)
+            raise
+        return store
+
+    def _refuse_existing(self) -> None:
+        """RunError unless ``path`` is absent or an empty folder (its lock file aside)."""
+        if not self.path.exists():
+            return
+        if not self.path.is_dir():
+            raise RunError(f"{self.path}: is a file, not a folder")
+        if self._lock is None and self.writer_alive():
+            raise RunError(f"{self.path}: another process is writing a run here{self._holder()}")
+        if (self.path / MANIFEST).exists():
+            raise RunError(f"{self.path}: a run already exists here (use --resume, or another --out)")
+        if any(p.name != LOCK for p in self.path.iterdir()):
+            raise RunError(f"{self.path}: folder is not empty and holds no run")
+
+    @classmethod
+    def open(cls, path: str | Path) -> "RunStore":
+        store = cls(path)
+        store.manifest()  # validates
+        return store
+
+    # -- the writer's lock -------------------------------------------------------
+    def acquire(self) -> "RunStore":
+        """Hold the run's lock until :meth:`release` or the end of this process; RunError (one
+        line) when another process holds it. Without ``fcntl`` (Windows) there is no lock."""
+        if self._lock is not None:
+            return self
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover
+            return self
+        f = open(self.path / LOCK, "a+")
+        deadline = time.monotonic() + LOCK_WAIT_SECONDS
+        while True:
+            try:
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    f.close()
+                    raise RunError(f"{self.path}: another process is writing this run{self._holder()}; "
+                                   f"wait for it to stop, or cancel it") from None
+                time.sleep(0.05)
+        f.seek(0)
+        f.truncate()
+        f.write(f"{os.getpid()}\n")
+        f.flush()
+        self._lock = f
+        return self
+
+    def release(self) -> None:
+        """Let go of the run's lock (the kernel also frees it when the process ends)."""
+        if self._lock is not None:
+            self._lock.close()
+            self._lock = None
+
+    def writer_alive(self) -> bool | None:
+        """Does a process (this one included) hold the run's lock now? None: cannot tell (no ``fcntl``)."""
+        if self._lock is not None:
+            return True
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover
+            return None
+        try:
+            f = open(self.path / LOCK, "rb")
+        except OSError:
+            return False
+        with f:
+            try:
+                fcntl.flock(f, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            except OSError:
+                return True
+            fcntl.flock(f, fcntl.LOCK_UN)
+            return False
+
+    def _holder(self) -> str:
+        try:
+            pid = (self.path / LOCK).read_text().strip()
+        except OSError:
+            return ""
+        return f" (pid {pid})" if pid.isdigit() else ""
+
+    def status(self, manifest: dict | None = None) -> str:
+        """The manifest's status, but :data:`INTERRUPTED` for a ``running`` run whose writer has
+        gone (killed, or the machine restarted): no process holds its lock."""
+        status = (manifest or self.manifest())["status"]
+        return INTERRUPTED if status == "running" and self.writer_alive() is False else status
+
+    # -- manifest --------------------------------------------------------------
+    def manifest(self) -> dict:
+        """The validated manifest (:func:`validate_manifest`); RunError when missing or malformed."""
+        f = self.path / MANIFEST
+        if not f.exists():
+            raise RunError(f"{self.path}: not a memviz run (no {MANIFEST})")
+        try:
+            m = json.loads(f.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            raise RunError(f"{f}: manifest is not valid JSON") from None
+        except OSError as exc:
+            raise RunError(f"{f}: unreadable manifest ({exc.strerror or type(exc).__name__})") from None
+        return validate_manifest(m, f)
+
+    def write_manifest(self, manifest: dict) -> None:
+        atomic_write_text(self.path / MANIFEST, json.dumps(to_jsonable(manifest), indent=1))
+
+    def update(self, **fields) -> dict:
+        m = self.manifest()
+        m.update(to_jsonable(fields))
+        m["updated"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+        self.write_manifest(m)
+        return m
+
+    @property
+    def schema(self) -> Schema:
+        return Schema.from_dict(self.manifest()["schema"], source=str(self.path / MANIFEST))
+
+    # -- tables ----------------------------------------------------------------
+    def train(self) -> Table:
+        """The training table; RunError when train.parquet is missing, unreadable, lacks a
+        schema column, or does not hold the manifest's rows (count, unique integer row_ids)."""
+        f = self.path / "train.parquet"
+        m = self.manifest()
+        schema = Schema.from_dict(m["schema"], source=str(self.path / MANIFEST))
+        df = read_parquet(f, "training table", columns=[ROW_ID, *schema.columns])
+        ids = df[ROW_ID]
+        if not pd.api.types.is_integer_dtype(ids) or ids.duplicated().any():
+            raise RunError(f"{f}: column {ROW_ID!r}: row ids must be unique integers")
+        if len(df) != m["data"]["n_rows"]:
+            raise RunError(f"{f}: holds {len(df)} rows, the manifest says {m['data']['n_rows']}")
+        df = df.set_index(ROW_ID)
+        df.index = df.index.astype(np.int64)
+        return Table(df, schema, m["data"].get("source") or str(f))
+
+    def _check_file(self, folder: str, check: int) -> Path:
+        return self.path / folder / f"check_{int(check):04d}.parquet"
+
+    def write_check(self, check: int, long: pd.DataFrame, samples: pd.DataFrame | None) -> None:
+        """Store one finished check: the samples first, then the long table (its presence marks the check done)."""
+        if samples is not None:
+            atomic_write_parquet(self._check_file("samples", check), samples)
+        atomic_write_parquet(self._check_file("checks", check), long)
+
+    def finished_checks(self) -> list[int]:
+        """The numbers of the stored checks; RunError on a ``check_*.parquet`` not named
+        ``check_NNNN.parquet`` (memviz's temporary files are hidden and never match)."""
+        folder = self.path / "checks"
+        if not folder.exists():
+            return []
+        out = []
+        for p in folder.glob("check_*.parquet"):
+            match = _CHECK_NAME.fullmatch(p.name)
+            if match is None:
+                raise RunError(f"{p}: not a check file name (expected check_NNNN.parquet)")
+            out.append(int(match.group(1)))
+        return sorted(out)
+
+    def drop_checks_after(self, check: int) -> None:
+        """Forget checks newer than ``check`` (they are redone identically on resume)."""
+        for c in self.finished_checks():
+            if c > check:
+                for folder in ("checks", "samples"):
+                    self._check_file(folder, c).unlink(missing_ok=True)
+
+    def check_table(self, check: int) -> pd.DataFrame:
+        """The long table of one stored check (RunError when unreadable, lacking a column of
+        :data:`CHECK_COLUMNS`, or holding rows of another check)."""
+        f = self._check_file("checks", check)
+        df = read_parquet(f, "check table", columns=CHECK_COLUMNS)
+        if len(df) and not (df["check"] == check).all():
+            raise RunError(f"{f}: column 'check': holds rows of another check than {check}")
+        return df
+
+    def checks(self) -> pd.DataFrame:
+        """The long table of all finished checks."""
+        parts = [self.check_table(c) for c in self.finished_checks()]
+        if parts:
+            return pd.concat(parts, ignore_index=True)
+        f = self.path / "checks.parquet"
+        if f.exists():
+            return read_parquet(f, "checks table", columns=CHECK_COLUMNS)
+        return pd.DataFrame(columns=list(CHECK_COLUMNS))
+
+    def samples(self, check: int) -> pd.DataFrame:
+        f = self._check_file("samples", check)
+        if not f.exists():
+            raise RunError(f"{self.path}: no generated rows stored for check {check}")
+        return read_parquet(f, "generated rows", columns=["synthetic_id"])
+
+    def consolidate(self, row_frame: pd.DataFrame | None = None, row_long: pd.DataFrame | None = None) -> None:
+        atomic_write_parquet(self.path / "checks.parquet", self.checks())
+        if row_frame is not None:
+            atomic_write_parquet(self.path / "rows.parquet", row_frame)
+        if row_long is not None:
+            atomic_write_parquet(self.path / "row_checks.parquet", row_long)
+
+    # -- floor -------------------------------------------------------------------
+    def write_floor(self, info: dict, rows: pd.DataFrame) -> None:
+        """Store a floor: the per-row arrays first, then floor.json (its presence marks it complete)."""
+        atomic_write_parquet(self.path / "floor_rows.parquet", rows)
+        atomic_write_json(self.path / "floor.json", info)
+
+    def read_floor(self) -> tuple[dict, pd.DataFrame] | None:
+        """(floor.json, floor_rows.parquet), or None for a run without a floor."""
+        f, rows = self.path / "floor.json", self.path / "floor_rows.parquet"
+        if not f.exists():
+            return None
+        info = read_json(f, "floor record")
+        if not rows.exists():
+            raise RunError(f"{self.path}: floor.json without floor_rows.parquet")
+        return info, read_parquet(rows, "floor rows")
+
+    # -- checkpoints -------------------------------------------------------------
+    def save_checkpoint(self, state: dict) -> None:
+        atomic_torch_save(self.path / "checkpoints" / "model.pt", state)
+
+    def load_checkpoint(self, map_location="cpu") -> dict | None:
+        import torch
+
+        f = self.path / "checkpoints" / "model.pt"
+        if not f.exists():
+            return None
+        try:
+            state = torch.load(f, map_location=map_location, weights_only=True)
+        except Exception as exc:  # a refused pickle or a corrupt file
+            raise RunError(f"{f}: unreadable checkpoint ({type(exc).__name__})") from None
+        if not isinstance(state, dict) or not {"model", "check", "epoch"} <= set(state) \
+                or not isinstance(state["check"], int) or not isinstance(state["epoch"], int):
+            raise RunError(f"{f}: not a memviz checkpoint (expected model, check and epoch)")
+        return state
+
+    # -- cancellation --------------------------------------------------------------
+    def request_cancel(self) -> None:
+        atomic_write_text(self.path / CANCEL, time.strftime("%Y-%m-%dT%H:%M:%S"))
+
+    def cancel_requested(self) -> bool:
+        return (self.path / CANCEL).exists()
+
+    def clear_cancel(self) -> None:
+        (self.path / CANCEL).unlink(missing_ok=True)
+
+
+RUN_COLUMNS = ["run_id", "path", "kind", "status", "created", "dataset", "n_rows", "checks", "final_mem_ratio",
+               "preset", "device"]
+
+
+def list_runs(root: str | Path) -> pd.DataFrame:
+    """One row per run directory directly under ``root`` (one holding a manifest).
+
+    A run whose manifest cannot be read is listed with status ``"unreadable: <reason>"`` and
+    nothing else, so that one bad folder never hides (or breaks) the others. A ``running``
+    run whose writer is gone is listed as ``interrupted`` (:meth:`RunStore.status`).
+    """
+    rows = []
+    root = Path(root)
+    if root.is_dir():
+        for d in sorted(root.iterdir()):
+            if not (d / MANIFEST).is_file():
+                continue
+            store = RunStore(d)
+            try:
+                m = store.manifest()
+            except RunError as exc:
+                reason = str(exc).replace(f"{d}/", "").replace(f"{d}: ", "")
+                rows.append({"run_id": d.name, "path": str(d), "status": f"unreadable: {reason}"})
+                continue
+            checks, data = m.get("checks") or [], m["data"]
+            rows.append({"run_id": d.name, "path": str(d), "kind": m.get("kind"), "status": store.status(m),
+                         "created": m.get("created"), "dataset": m["schema"].get("name") or data.get("source"),
+                         "n_rows": data["n_rows"], "checks": len(checks),
+                         "final_mem_ratio": checks[-1].get("mem_ratio") if checks else None,
+                         "preset": m["config"].get("preset"), "device": m.get("device")})
+    return pd.DataFrame(rows, columns=RUN_COLUMNS)

@@ -1,0 +1,106 @@
+"""The warm-up's callbacks: a training loop reports epochs, these sample, measure, cancel, report.
+
+Check ``c`` samples with seed ``seed * 1_000_003 + c`` (:func:`check_seed`) from a generator
+separate from training's, so a resumed run reproduces an uninterrupted one exactly. The long
+table of a check (:func:`long_table`) has one row per generated row: ``check, epoch,
+synthetic_id, nn1 (row_id), nn2, d1, d2, ratio, memorized``.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+
+from memviz.models.callbacks import STOP, Callback
+from memviz.tables.data import Table
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """One check: the long table rows, the generated rows and timings."""
+
+    check: int
+    epoch: int
+    long: pd.DataFrame
+    samples: pd.DataFrame
+    mem_ratio: float
+    mem_auc: float
+    loss: float | None
+    sample_seconds: float
+    memorize_seconds: float
+
+    def summary(self) -> dict:
+        return {"check": self.check, "epoch": self.epoch, "mem_ratio": self.mem_ratio, "mem_auc": self.mem_auc,
+                "loss": self.loss, "sample_seconds": self.sample_seconds,
+                "memorize_seconds": self.memorize_seconds}
+
+
+def long_table(check: int, epoch: int, res) -> pd.DataFrame:
+    """The long-table rows of one check from a :class:`MemorizationResult`."""
+    m = len(res.ratio)
+    return pd.DataFrame({
+        "check": np.full(m, check, dtype=np.int64), "epoch": np.full(m, epoch, dtype=np.int64),
+        "synthetic_id": np.arange(m, dtype=np.int64), "nn1": res.nn1.astype(np.int64),
+        "nn2": res.nn2.astype(np.int64), "d1": res.d1, "d2": res.d2, "ratio": res.ratio,
+        "memorized": res.memorized.astype(bool)})
+
+
+def check_seed(seed: int, check: int) -> int:
+    return int(seed) * 1_000_003 + int(check)
+
+
+class MemorizationTracker(Callback):
+    """Samples and measures memorization at the given epochs; hands each check to ``on_check``."""
+
+    def __init__(self, train: Table, check_epochs, n_samples: int, seed: int, engine,
+                 on_check: Callable[[CheckResult], None], first_check: int = 0):
+        self.train, self.engine, self.on_check = train, engine, on_check
+        self.check_epochs = list(check_epochs)
+        self.index = {e: i for i, e in enumerate(self.check_epochs)}
+        self.n_samples, self.seed = n_samples, seed
+        self.first_check = first_check
+
+    def on_epoch_end(self, model, epoch, logs):
+        c = self.index.get(epoch)
+        if c is None or c < self.first_check:
+            return None
+        from memviz.measure.memorization import memorization
+
+        t0 = time.perf_counter()
+        samples = model.sample(self.n_samples, seed=check_seed(self.seed, c))
+        t1 = time.perf_counter()
+        res = memorization(self.train, samples, engine=self.engine)
+        t2 = time.perf_counter()
+        samples = samples.reset_index(drop=True)
+        samples.insert(0, "synthetic_id", np.arange(len(samples), dtype=np.int64))
+        self.on_check(CheckResult(c, epoch, long_table(c, epoch, res), samples, res.mem_ratio, res.mem_auc,
+                                  logs.get("loss"), t1 - t0, t2 - t1))
+        return None
+
+
+class StopCallback(Callback):
+    """Ends training when ``should_stop()`` says so (the dashboard's cancel button)."""
+
+    def __init__(self, should_stop: Callable[[], bool]):
+        self.should_stop = should_stop
+        self.stopped = False
+
+    def on_epoch_end(self, model, epoch, logs):
+        if self.should_stop():
+            self.stopped = True
+            return STOP
+        return None
+
+
+class ProgressEvents(Callback):
+    """Forwards epoch progress as ``progress({"event": "epoch", "epoch", "epochs", "loss"})``."""
+
+    def __init__(self, progress: Callable[[dict], None], epochs: int):
+        self.progress, self.epochs = progress, epochs
+
+    def on_epoch_end(self, model, epoch, logs):
+        self.progress({"event": "epoch", "epoch": epoch, "epochs": self.epochs, "loss": logs.get("loss")})
+        return None

@@ -1,0 +1,131 @@
+"""Warm-up: train TabDDPM in the background and watch memorization per check; reopen saved runs."""
+from pathlib import Path
+
+import streamlit as st
+
+from memviz.app import devices, runs
+from memviz.errors import MemvizError
+from memviz.jobs import control as jobs
+from screens import _ui
+
+st.title("Warm-up")
+st.write("Train TabDDPM on the current table and, every few epochs, generate rows and count which training "
+         "rows they copy. The run works in the background: refreshing or closing the tab does not stop it.")
+
+data = _ui.ensure_data()
+train = data["train"]
+D = runs.UI_WARMUP_DEFAULTS
+devices = devices.available_devices()
+
+holdout = data["test"]
+with st.form("warmup_form"):
+    st.markdown(f"**Table:** {_ui.esc(data['label'])} · {len(train):,} training rows · " +
+                (f"the floor is measured on its {len(holdout):,} test rows (never trained on)" if holdout is not None
+                 else "no test split: without one there is no floor (choose one on the Data page)"))
+    c1, c2, c3 = st.columns(3)
+    preset = c1.selectbox("Preset", ["cpu-quick", "paper"], index=0, key="wu_preset",
+                          help="cpu-quick: small network, 50 diffusion steps (minutes on a CPU). "
+                               "paper: the reference TabDDPM (needs a GPU).")
+    epochs = c2.number_input("Epochs", 1, 100_000, D["epochs"], key="wu_epochs")
+    every = c3.number_input("Check every (epochs)", 1, 10_000, D["check_every"], key="wu_every")
+    c4, c5, c6 = st.columns(3)
+    n_samples = c4.number_input("Generated rows per check (0 = as many as training rows)", 0, 1_000_000, 0,
+                                key="wu_samples")
+    seed = c5.number_input("Seed", 0, 2**31 - 1, D["seed"], key="wu_seed")
+    device = c6.selectbox("Device", list(devices), format_func=devices.get, key="wu_device")
+    submitted = st.form_submit_button("Start warm-up", type="primary")
+
+if submitted:
+    if preset == "paper" and "cuda" not in devices:
+        st.warning("The paper preset on a CPU takes days; consider cpu-quick.")
+    try:
+        job = jobs.start_warmup(train, preset=preset, epochs=int(epochs), check_every=int(every),
+                                n_samples=int(n_samples) or None, seed=int(seed), device=device,
+                                label=data["label"], holdout=holdout)
+    except MemvizError as exc:
+        _ui.error(exc)
+    else:
+        _ui.select_run(job.out)
+        _ui.run_list.clear()
+        st.rerun()
+
+run_dir = _ui.current_run_dir()
+st.subheader("Current run")
+if run_dir is None:
+    st.info("No run yet: press **Start warm-up** (defaults finish in a few minutes on the sample), or reopen a "
+            "saved run below.")
+else:
+    job = jobs.job_for(run_dir)
+    try:
+        first = jobs.job_status(job)
+    except MemvizError as exc:
+        first = None
+        _ui.error(exc)
+
+    if first is not None:
+        @st.fragment(run_every=None if first.final else 2.0)
+        def live():
+            st_ = jobs.job_status(job)
+            st.markdown(f"**{_ui.esc(Path(run_dir).name)}**")
+            st.progress(st_.fraction, text=_ui.esc(st_.readout()))
+            if not st_.final:
+                st.caption(f"updated at {st_.updated_at()}")
+            if st_.state in ("failed", "lost"):
+                _ui.error(st_.message or f"the run stopped ({st_.state})")
+            if len(st_.checks):
+                from memviz import viz
+
+                pc = st_.per_check
+                last = st_.checks[-1]
+                cols = st.columns(4)
+                cols[0].metric("Memorization ratio (last check)", _ui.pct(pc["mem_ratio"].iloc[-1]),
+                               delta=None if len(pc) < 2 else f"{(pc['mem_ratio'].iloc[-1] - pc['mem_ratio'].iloc[-2]) * 100:+.1f} points",
+                               delta_color="inverse", help="Share of generated rows flagged as memorized (glossary: "
+                                                           "Memorized) at the last finished check.")
+                if last.get("floor") is not None:
+                    lo, hi = 100 * float(last["excess_low"]), 100 * float(last["excess_high"])
+                    cols[1].metric("Floor (fresh real rows)", _ui.pct(last["floor"]),
+                                   help="The same test on the test rows the model never trained on (glossary: Floor).")
+                    cols[2].metric("Excess over the floor", f"{100 * float(last['excess']):+.1f} points",
+                                   help="Memorization ratio minus the floor (glossary: Excess).")
+                    st.caption(f"Excess 95 % interval: {lo:+.1f} to {hi:+.1f} points, so the model's rows are " +
+                               ("flagged more often than real rows it never saw." if lo > 0 else
+                                "not flagged more often than real rows it never saw." if hi >= 0 else
+                                "flagged less often than real rows it never saw."))
+                else:
+                    cols[1].metric("Floor", "not measured", help="This run was started without a test split.")
+                    cols[2].metric("Mem-AUC (last check)", f"{pc['mem_auc'].iloc[-1]:.3f}")
+                cols[3].metric("Checks finished", f"{len(pc)}")
+                _ui.show(viz.check_curves(pc), key="live_curves")
+            if not st_.final:
+                if st.button("Cancel", key="cancel_run", help="Stops after the current epoch; finished checks are kept."):
+                    jobs.cancel(job)
+                    st.toast("Cancel requested: the run stops after the current epoch.")
+            elif not first.final:
+                _ui.run_list.clear()
+                st.rerun()  # the run just ended: refresh the whole app (sidebar, pages)
+
+        live()
+
+st.subheader("Saved runs")
+runs = _ui.run_list(_ui.root())
+if runs.empty:
+    st.caption(f"No saved run under {_ui.esc(_ui.root())}.")
+else:
+    show = runs[["run_id", "status", "dataset", "n_rows", "checks", "final_mem_ratio", "preset", "device", "created"]]
+    show = show.assign(final_mem_ratio=show["final_mem_ratio"].where(show["status"] == "finished"))
+    st.dataframe(show, hide_index=True, height=min(400, 40 + 35 * len(show)),
+                 column_config={"run_id": "Run", "status": "Status", "dataset": "Dataset",
+                                "n_rows": st.column_config.NumberColumn("Training rows", format="localized"),
+                                "checks": "Checks finished", "preset": "Preset", "device": "Device",
+                                "created": "Started",
+                                "final_mem_ratio": st.column_config.NumberColumn(
+                                    "Memorization ratio (finished runs)", format="percent",
+                                    help="At the last check of a finished run; empty while a run goes on.")})
+    c1, c2 = st.columns([3, 1])
+    labels = _ui.run_labels(runs)
+    pick = c1.selectbox("Reopen", runs["path"].tolist(), format_func=lambda p: _ui.run_label(labels, p),
+                        key="reopen_pick")
+    if c2.button("Open", key="reopen") and pick in set(runs["path"]):
+        _ui.select_run(pick)
+        st.rerun()

@@ -1,0 +1,174 @@
+"""Memorization against the floor: how much the model adds above real rows it never saw, who is
+copied beyond that, and how close its "copies" really are."""
+import streamlit as st
+
+from memviz import viz
+from memviz.app import readings, runs
+from memviz.errors import MemvizError
+from screens import _ui
+
+#: display names of the leak ranking's columns (raw names stay in downloads)
+RANK_NAMES = {"row_id": "training row", "copies": "copies", "expected": "expected from real rows",
+              "excess": "copies above expected", "q_value": "q-value", "over_copied": "over-copied",
+              "exact_copies": "exact copies", "near_exact_copies": "near-exact copies",
+              "differing_copies": "copies that differ", "zero_by_scaling_copies": "r ≈ 0 only from scaling",
+              "first_epoch": "first copied (epoch)", "top": "Top group", "copy_checks": "checks with a copy"}
+
+
+def ci_pct(low, high) -> str:
+    return f"95 %: {low:.1%} – {high:.1%}"
+
+
+st.title("Memorization")
+view = _ui.current_view()
+if view is not None:
+    path, token = str(view.path), runs.run_token(view.path)
+    dyn, pc = view.dynamics, view.per_check
+    floor, ex = view.result.floor, readings.last_excess(view)
+    distance = view.result.config.distance
+    last = pc.iloc[-1]
+    close = _ui.check_closeness(path, token)
+
+    # ------------------------------------------------------------------ the verdict
+    with st.container(border=True):
+        if ex is not None:
+            st.markdown(f"**{ex.sentence()}**")
+            st.caption(f"Last check (epoch {int(last['epoch'])}), {readings.DISTANCE_LABELS[distance]}. The floor is the "
+                       "share of real rows the model never saw that the same test flags: the paper's test measures "
+                       "relative closeness, so it flags some real rows too, and only the part above the floor comes "
+                       "from the model.")
+        else:
+            st.markdown(f"**No floor for this run.** It was started without a hold-out (real rows the model never "
+                        f"saw), so this page cannot say how much of the {last['mem_ratio']:.1%} flagged at the last "
+                        "check comes from the model.")
+            st.caption("The paper's test flags real rows the model never saw as well, so the mem ratio alone is not "
+                       "the share of copies. Start a warm-up with a test file (or a hold-out) to measure the floor.")
+        c = st.columns(4)
+        c[0].metric("the model's rows flagged", _ui.pct(last["mem_ratio"]),
+                    help="Share of generated rows whose nearest training row is 3× closer than the second nearest.")
+        c[0].caption(f"{int(last['n_memorized']):,} of {int(last['n_synthetic']):,} generated rows")
+        if ex is not None:
+            c[1].metric("floor: real rows never seen", _ui.pct(floor.floor),
+                        help="Share of hold-out rows (real rows the model never trained on) the same test flags.")
+            c[1].caption(f"{ci_pct(floor.low, floor.high)} · {floor.n_holdout:,} hold-out rows")
+            c[2].metric("above the floor (excess)", f"{100 * ex.excess:+.1f} points",
+                        help="Mem ratio minus the floor, with Newcombe's 95 % interval for two proportions.")
+            c[2].caption(f"95 %: {100 * ex.low:+.1f} to {100 * ex.high:+.1f} points")
+        else:
+            c[1].metric("floor: real rows never seen", "not measured")
+            c[1].caption("no hold-out was given to this run")
+            c[2].metric("above the floor (excess)", "unknown")
+            c[2].caption("needs the floor")
+        if close is not None:
+            c[3].metric("identical to a training row", _ui.pct(close["identical_share"]),
+                        help="Share of generated rows equal to some training row on every column (as mostlyai-qa's "
+                             "identical match share).")
+            ref = close["holdout_identical_share"]
+            c[3].caption(f"{close['n_identical']:,} rows" + ("" if ref is None else
+                                                            f" · real rows never seen: {ref:.1%}"))
+        else:
+            c[3].metric("identical to a training row", "–")
+            c[3].caption("the run kept no generated rows")
+        if close is not None and close["n_flagged"]:
+            st.caption(f"How close the {close['n_flagged']:,} flagged rows of the last check really are: "
+                       f"{close['flagged_exact']:.1%} exact copies, {close['flagged_near_exact']:.1%} near-exact "
+                       f"(every category equal, every number within 0.1 IQR), {close['flagged_differs']:.1%} differ"
+                       + (f"; {close['n_zero_by_scaling']:,} have a ratio of about 0 only because the paper's "
+                          "distance rescales numbers per generated row" if close["n_zero_by_scaling"] else "") + ".")
+
+    # ------------------------------------------------------------- both distances
+    with st.expander("Both distances: the paper's and the standardized one, each with its own floor",
+                     expanded=False):
+        other = "standardized" if distance == "paper" else "paper"
+        measured = [readings.stored_distance(view)]
+        asked = st.session_state.setdefault("memviz_other_distance", set())
+        if st.button(f"Measure the last check with {readings.DISTANCE_LABELS[other]}", key="measure_other"):
+            asked.add((path, other))
+        if (path, other) in asked:
+            data = st.session_state.get(_ui.DATA) or {}
+            try:
+                measured.append(_ui.other_distance(path, token, other, (data.get("test"),)))
+            except MemvizError as exc:
+                _ui.error(exc)
+        st.dataframe(readings.distance_table(measured), hide_index=True, key="distances")
+        st.caption("The paper's distance rescales numbers separately for each generated row, so it flags real rows "
+                   "far more often than the standardized distance (each numerical column divided by its training "
+                   "range); compare each distance with its own floor, never across.")
+        if len(measured) > 1 and measured[1].floor is None and floor is not None:
+            st.caption("The hold-out rows of this run were not found here, so the other distance has no floor.")
+
+    # ------------------------------------------------------------------ figures
+    spread = runs.copy_spread(view)
+    c = st.columns(4)
+    c[0].metric("Mem-AUC (last check)", f"{last['mem_auc']:.3f}", help="Mean of 1 − r over generated rows (0 to 1).")
+    c[1].metric("top 1% rows hold", _ui.pct(spread["top1_share"]), help="Share of all copies.")
+    c[2].metric("rows never copied", _ui.pct(spread["zero_share"]))
+    c[3].metric("most copies of one row", f"{spread['max_count']:,}")
+    _ui.show(viz.check_curves(pc), key="check_curves")
+    null = _ui.row_null(path, token)
+    left, right = st.columns(2)
+    with left:
+        log_y = st.toggle("Log scale for the row counts", value=True, key="hist_log")
+        if null is not None:
+            _ui.show(viz.copies_null_plot(readings.copies_null_table(view), log_y=log_y), key="copies_null")
+        else:
+            _ui.show(viz.copies_histogram(dyn, log_y=log_y), key="copies_hist")
+    with right:
+        _ui.show(viz.concentration_plot(dyn), key="concentration")
+
+    # ------------------------------------------------------------- leak explorer
+    st.subheader("Leak explorer")
+    if null is not None:
+        by = st.radio("Rank training rows by", ["excess", "copies"], horizontal=True, key="rank_by",
+                      format_func={"excess": "copies above what real rows would give (default)",
+                                   "copies": "raw copies"}.get)
+        st.caption("'Expected from real rows' is how many copies the row would get if the model's rows were real "
+                   "rows it never saw; over-copied rows have more than that beyond chance (q < 0.05 after "
+                   "Benjamini–Hochberg).")
+    else:
+        by = "copies"
+        st.caption("Ranked by raw copies: without a floor there is no expected count to rank against.")
+    top = _ui.leak_ranking(path, token, by, 20)
+    redact = st.toggle("Redact raw values (numbers binned, categories hashed)", value=False, key="redact")
+    schema_cols = list(view.train.schema.columns)
+    shown = runs.redacted_rows(view, top) if redact else top
+    # redacted ranges ("20 – 40", "0 – 500,000") need room: the grid sized them from the header and cut them off
+    wide = {c: st.column_config.TextColumn(width="medium") for c in schema_cols} if redact else None
+    st.dataframe(readings.display_names(shown, RANK_NAMES), hide_index=True, height=260, key="most_copied",
+                 column_config=wide)
+    if "exact_copies" in top.columns:
+        st.caption("Exact copies equal the training row on every column; near-exact ones match every category and "
+                   "every number within 0.1 IQR (the spread of the middle half of the training values); 'r ≈ 0 only "
+                   "from scaling' counts copies the paper's distance calls identical although their numbers differ. "
+                   "A row can be over-copied with no close copy at all: the test credits it with every generated "
+                   "row that resembles it more than any other training row.")
+    if len(top):
+        # "row N" only: copy counts grow during a live run, and a selectbox answers with its label
+        row_id = st.selectbox("Training row", top["row_id"].tolist(), key="leak_row", format_func=lambda r: f"row {r}")
+        try:
+            lv = _ui.leak_view(path, token, int(row_id))
+        except MemvizError as exc:
+            _ui.error(exc)
+        else:
+            st.markdown(f"**Training row {lv.row_id} and {len(lv.copies)} of its {lv.n_copies} generated copies** "
+                        "(closest first; highlighted cells equal the training row)")
+            if len(lv.copies):
+                st.dataframe(runs.styled_copies(lv, redact), key="leak_table",
+                             column_config=wide)
+                st.caption("'How close' is measured in the data's own units, not by the ratio r: a ratio near 0 "
+                           "can hide large differences ('largest difference' is in IQRs of the training column, "
+                           "or in standard deviations where the IQR is 0).")
+            else:
+                st.caption("No stored generated row copies this training row.")
+
+    st.subheader("Which columns leak")
+    checks = view.result.per_check
+    chk = st.select_slider("Check", checks["check"].tolist(), value=int(checks["check"].iloc[-1]), key="heat_check",
+                           format_func=lambda c: f"check {c} (epoch {int(checks.set_index('check').loc[c, 'epoch'])})")
+    cl = _ui.column_leaks(path, token, int(chk))
+    if cl is None:
+        st.info("This run did not store its generated rows (warm-up with --no-samples).")
+    else:
+        pair_kind = st.radio("Pairs among", ["memorized", "non-memorized"], horizontal=True, key="pair_kind")
+        pairs = cl.pairs_memorized if pair_kind == "memorized" else cl.pairs_non_memorized
+        _ui.show(viz.leak_heatmap(cl.columns, pairs), key="leak_heatmap")

@@ -1,0 +1,152 @@
+"""Compare: mitigations × generators in the background, then side by side."""
+
+import streamlit as st
+
+from memviz import viz
+from memviz.app import comparisons, devices, runs, verdict
+from memviz.errors import MemvizError
+from memviz.jobs import control as jobs
+from screens import _ui
+
+COMPARE = "compare_pick"
+
+st.title("Compare")
+st.write("Train each generator on each mitigated table, then measure memorization (against the original rows), "
+         "quality, utility and privacy. DynamicCut uses the current warm-up run's ranking.")
+
+data = _ui.ensure_data()
+view = _ui.current_view(stop_message=False)
+dc = runs.tuned_params(st.session_state.get(_ui.PRUNE), view.run_id if view is not None else None)
+devices = devices.available_devices()
+
+with st.form("compare_form"):
+    c1, c2 = st.columns(2)
+    methods = c1.multiselect("Methods", comparisons.METHODS, default=["baseline", "dynamiccut", "random"],
+                             key="cmp_methods", format_func=viz.method_label)
+    models = c2.multiselect("Generators", comparisons.MODELS, default=["tabddpm"], key="cmp_models",
+                            format_func=viz.model_label)
+    c3, c4, c5, c6 = st.columns(4)
+    seeds = c3.text_input("Seeds (comma separated)", "0", key="cmp_seeds")
+    epochs = c4.number_input("Training epochs per model (0 = CPU presets)", 0, 100_000, 60, key="cmp_epochs")
+    p = c5.number_input("DynamicCut p", 0.01, 0.5, dc.p, 0.01, key="cmp_p")
+    device = c6.selectbox("Device", list(devices), format_func=devices.get, key="cmp_device")
+    ranking = (f"ranking of run **{_ui.esc(view.run_id)}** (k={dc.k}, T={dc.T if dc.T is not None else 'default'})"
+               if view else "no warm-up run selected: a warm-up is run first for DynamicCut")
+    st.caption(f"Table: {_ui.esc(view.settings()['dataset'] if view else data['label'])} · {ranking}")
+    go = st.form_submit_button("Run comparison", type="primary")
+
+if go:
+    try:
+        seed_list = [int(s) for s in seeds.replace(" ", "").split(",") if s]
+        if not seed_list:
+            raise MemvizError("seeds: give at least one integer, e.g. 0 or 0,1,2")
+        if data["test"] is None:
+            raise MemvizError("Compare needs a test split (MLE and DCR): choose one on the Data page")
+        if view is not None and not runs.same_table(view, data["train"]):
+            raise MemvizError(f"run {view.run_id} was trained on another table than the one on the Data page; "
+                              "load that table (or pick a run of this table) so that train and test match")
+        train = view.train if view is not None else data["train"]
+        job = jobs.start_compare(train, data["test"], run_dir=str(view.path) if view is not None else None,
+                                 methods=tuple(methods), models=tuple(models), seeds=tuple(seed_list), p=float(p),
+                                 k=dc.k, T=dc.T, epochs=int(epochs) or None, device=device,
+                                 label=view.settings()["dataset"] if view is not None else data["label"])
+    except ValueError:
+        _ui.error(MemvizError(f"seeds {seeds!r}: expected integers separated by commas"))
+    except MemvizError as exc:
+        _ui.error(exc)
+    else:
+        st.session_state["compare_pending"] = str(job.out)
+        st.rerun()
+
+done = jobs.list_jobs(_ui.root(), kind="compare")
+if done.empty:
+    st.info("No comparison yet. Choose methods and generators above and press **Run comparison**.")
+else:
+    options = done["out"].tolist()
+    pending = st.session_state.pop("compare_pending", None)
+    if pending in options:
+        st.session_state[COMPARE] = pending
+    elif st.session_state.get(COMPARE) not in options:
+        st.session_state[COMPARE] = options[0]
+    # labels must not change while a job runs (a selectbox answers with the label it showed)
+    labels = {r.out: f"{r.job_id} · {r.label}" for r in done.itertuples()}
+    out = st.selectbox("Comparison", options, format_func=labels.get, key=COMPARE)
+    job = jobs.job_for(out)
+    first = jobs.job_status(job)
+
+    @st.fragment(run_every=None if first.final else 3.0)
+    def progress():
+        s = jobs.job_status(job)
+        st.progress(s.fraction, text=_ui.esc(s.readout()))
+        if not s.final:
+            st.caption(f"updated at {s.updated_at()}; finished cells appear below as they come in")
+        if s.state in ("failed", "lost"):
+            _ui.error(s.message or f"the comparison stopped ({s.state})")
+        if not s.final:
+            if st.button("Cancel", key="cancel_compare"):
+                jobs.cancel(job)
+                st.toast("Cancel requested.")
+        elif not first.final:
+            st.rerun()
+
+    progress()
+
+    try:
+        cv = _ui.compare_view(out, comparisons.compare_token(out))
+    except MemvizError:
+        cv = None
+    if cv is not None and len(cv.ok):
+        res = cv.ok
+        models = cv.models
+        vmodel = (st.selectbox("Generator for the verdict", models, format_func=viz.model_label, key="cmp_verdict_model")
+                  if len(models) > 1 else models[0])
+        floor = comparisons.run_floor(cv, view) if view is not None else None
+        _ui.verdict_card(verdict.compare_verdict(res, model=vmodel, floor=floor), key="compare_verdict")
+        st.subheader("Side by side")
+        st.caption("Mean ± standard deviation over seeds; with one seed, the floor and the excess show their 95 % "
+                   "interval. Percentages are shares of generated rows; the excess is in percentage points. The "
+                   "Report page downloads the raw results.")
+        st.dataframe(viz.results_display(res), hide_index=True, key="cmp_summary")
+        shown_metrics = [m for m in ("mem_ratio", "excess", "floor", "relative_reduction", "mem_ratio_kept",
+                                     "mem_ratio_pruned", "shape", "trend", "mle", "dcr_share")
+                         if m in res.columns and res[m].notna().any()]
+        metric = st.selectbox("Figure", shown_metrics, key="cmp_metric",
+                              format_func=lambda m: comparisons.metric_name(m) if m in comparisons.METRICS else viz.SHOWN_COLUMNS.get(m, m))
+        _ui.show(viz.comparison_plot(res, metric), key="cmp_bars")
+        utility = st.radio("Utility axis", ["mle", "shape", "trend"], horizontal=True, key="cmp_utility",
+                           format_func=comparisons.metric_name)
+        _ui.show(viz.privacy_utility_plot(res, utility), key="cmp_scatter")
+        if {"dynamiccut", "random"} & set(res["method"]):
+            _ui.show(viz.transferability_plot(res), key="cmp_transfer")
+
+        details_job = jobs.details_job(job)
+        if cv.column_shapes is None or cv.dcr is None:
+            if first.state == "finished" and jobs.start_details(job, device=device) is not None:
+                st.rerun()
+            try:
+                ds = jobs.job_status(details_job)
+            except MemvizError:
+                ds = None
+
+            @st.fragment(run_every=None if (ds is None or ds.final) else 3.0)
+            def details_wait():
+                try:
+                    d = jobs.job_status(details_job)
+                except MemvizError:
+                    st.caption("Per-column Shape and DCR distributions are computed when the comparison finishes.")
+                    return
+                if d.state == "finished":
+                    st.rerun()
+                elif d.final:
+                    _ui.error(f"Could not compute the per-column details: {d.message}")
+                else:
+                    st.caption("Computing per-column Shape scores and distances to the closest record…")
+
+            details_wait()
+        else:
+            model = st.selectbox("Generator for the breakdowns", cv.models, format_func=viz.model_label,
+                                 key="cmp_detail_model")
+            _ui.show(viz.shape_breakdown_plot(cv.shapes_for(model)), key="cmp_shapes")
+            _ui.show(viz.dcr_plot(cv.dcr_for(model)), key="cmp_dcr")
+    elif cv is not None:
+        st.info("No finished cell yet.")

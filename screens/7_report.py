@@ -1,0 +1,83 @@
+"""Report: the self-contained HTML report, the pruned training table, synthetic tables, results."""
+from pathlib import Path
+
+import streamlit as st
+
+from memviz.app import comparisons, reports, runs
+from memviz.errors import MemvizError
+from memviz.jobs import control as jobs
+from screens import _ui
+
+st.title("Report")
+st.write("Everything to take away: a self-contained HTML report (opens offline, no external link) that starts "
+         "with the verdict in plain words, the pruned training table and the comparison's tables.")
+
+view = _ui.current_view(stop_message=False)
+dc = runs.tuned_params(st.session_state.get(_ui.PRUNE), view.run_id if view is not None else None)
+p, k, T = dc.p, dc.k, dc.T
+
+compares = jobs.list_jobs(_ui.root(), kind="compare")
+with_results = [o for o in compares["out"] if (Path(o) / "results.csv").exists()]
+finished = set(compares.loc[compares["state"] == "finished", "out"])
+# stable labels (no state): a selectbox answers with the label it showed
+labels = dict(zip(compares["out"], compares["job_id"] + " · " + compares["label"].astype(str)))
+options = [""] + with_results
+if "report_compare" not in st.session_state or st.session_state["report_compare"] not in options:
+    # the latest finished comparison is included by default (newest first); none when there is none
+    st.session_state["report_compare"] = next((o for o in with_results if o in finished), "")
+c1, c2 = st.columns([2, 1])
+pick = c1.selectbox("Comparison to include", options, key="report_compare",
+                    format_func=lambda o: labels.get(o, o) if o else "— none —",
+                    help="The latest finished comparison is chosen for you; pick another or none.")
+redacted = c2.toggle("Redact row values", value=True, key="report_redacted",
+                     help="Training and generated rows appear as ranges (each holding at least 10 training rows) and "
+                          "category hashes keyed for this report; class values in figures are hashed too.")
+cv = None
+if pick:
+    try:
+        cv = _ui.compare_view(pick, comparisons.compare_token(pick))
+    except MemvizError as exc:
+        _ui.error(exc)
+
+if view is None and cv is None:
+    st.info("Open a warm-up run (sidebar) or include a comparison to build a report.")
+else:
+    card = reports.verdict(view, cv)
+    if card is not None:
+        sentence = reports.sentence(view, cv)
+        st.caption("The report opens with this sentence and this verdict:")
+        if sentence:
+            st.markdown(f"**{_ui.esc(sentence)}**")
+        _ui.verdict_card(card, key="report_verdict")
+    st.caption(f"Run: {_ui.esc(view.run_id) if view else '—'} · DynamicCut p={p:.2f}, k={k}, T={T or 'default'} "
+               "(set on **Tune & prune**) · " + ("redacted" if redacted else "**RAW VALUES INCLUDED**"))
+
+    def build() -> bytes:
+        return reports.report_html(view, cv, p=p, k=k, T=T, redacted=redacted).encode("utf-8")
+
+    st.download_button("Download the HTML report" + ("" if redacted else " (raw values)"), build,
+                       file_name=reports.report_name(view, cv, redacted), mime="text/html",
+                       type="primary", key="dl_report")
+
+st.subheader("Tables")
+if view is not None:
+    try:
+        prev = runs.prune_preview(view, p, k, T)
+    except MemvizError as exc:
+        _ui.error(exc)
+    else:
+        st.download_button(f"Pruned training table ({prev.n_rows - prev.n_remove:,} rows, CSV)",
+                           lambda: runs.pruned_csv(view, prev.selection.removed),
+                           file_name=f"{view.run_id}_pruned.csv", mime="text/csv", key="dl_pruned_report")
+if cv is not None:
+    st.download_button("Results (CSV, raw column names)", lambda: comparisons.file_bytes(cv.path / "results.csv"),
+                       file_name=f"{cv.path.name}_results.csv", mime="text/csv", key="dl_results")
+    files = comparisons.synthetic_files(cv.path)
+    if files:
+        st.markdown("**Synthetic tables**")
+        cols = st.columns(3)
+        for i, (rel, path) in enumerate(files.items()):
+            cols[i % 3].download_button(Path(rel).stem, (lambda p=path: reports.table_csv(p)),
+                                        file_name=f"{Path(rel).stem}.csv", mime="text/csv", key=f"dl_syn_{rel}")
+if view is None and cv is None:
+    st.caption("Nothing to download yet.")

@@ -1,0 +1,362 @@
+"""Shared Streamlit helpers of the pages: session state, cached loaders, figure rendering.
+
+Not a page (st.navigation lists the pages explicitly). Caches are keyed on run ids and
+the manifest's modification time (:func:`memviz.app.runs.run_token`), so a finished
+run is read once for every session, and a live run is re-read only after it wrote.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import streamlit as st
+
+from memviz.app import comparisons, datasets, glossary, readings, runs, uploads
+from memviz.errors import MemvizError
+from memviz.jobs import control as jobs
+
+DATA = "memviz_data"            # session key: the current DataState
+CURRENT = "memviz_run"          # session key: the current run's path ("" for none)
+RUN = "run_pick"                # key of the sidebar's run selectbox (seeded from CURRENT on every run)
+PENDING_RUN = "memviz_pending_run"
+PRUNE = "dc_params"             # session key: DynamicCut's (p, k, T) as tuned for one run (runs.PruneParams)
+TABLE_PARAM = "table"           # URL parameter: the kept table in use (uploads.save_tables), so a reload finds it
+#: pages that analyse the current run: they show the "run in progress" banner while it goes on
+ANALYSIS_PAGES = ("memorization", "dynamics", "tune", "compare", "report")
+
+
+# ------------------------------------------------------------------ user text
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:=&^\"'@])")
+
+
+def esc(text) -> str:
+    """User text (a column name, a category, a file name, an error message) made inert for Markdown.
+
+    Every ASCII punctuation character gets a backslash (CommonMark shows an escaped character
+    as itself), so ``[x](http://...)`` stays text, ``![t](url)`` fetches nothing, ``:red[x]``
+    and ``:material/...:`` are not directives and ``<b>`` is not HTML. Line breaks become
+    spaces: a message is one line.
+    """
+    return _MD_SPECIAL.sub(r"\\\1", " ".join(str(text).split()))
+
+
+# -------------------------------------------------------------------------- routing
+def pages() -> list:
+    """The app's pages (app.py routes them with st.navigation from screens/, so Streamlit's
+    legacy pages/ folder mode never starts); url paths are the file names without their number."""
+    return [
+        st.Page("screens/1_data.py", title="Data", icon=":material/table_chart:", default=True),
+        st.Page("screens/2_warmup.py", title="Warm-up", icon=":material/local_fire_department:", url_path="warmup"),
+        st.Page("screens/3_memorization.py", title="Memorization", icon=":material/content_copy:",
+                url_path="memorization"),
+        st.Page("screens/4_dynamics.py", title="Dynamics", icon=":material/timeline:", url_path="dynamics"),
+        st.Page("screens/5_tune.py", title="Tune & prune", icon=":material/content_cut:", url_path="tune"),
+        st.Page("screens/6_compare.py", title="Compare", icon=":material/balance:", url_path="compare"),
+        st.Page("screens/7_report.py", title="Report", icon=":material/description:", url_path="report"),
+    ]
+
+
+# ------------------------------------------------------------------ cached loaders
+@st.cache_resource(show_spinner=False, max_entries=8)
+def raw_choice(key: str) -> datasets.RawData:
+    return datasets.load_choice(key)
+
+
+@st.cache_resource(show_spinner=False, max_entries=4)
+def raw_upload(name: str, raw: bytes, test_name: str | None, test_raw: bytes | None) -> datasets.RawData:
+    return datasets.raw_from_upload(name, raw, test_name, test_raw)
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def raw_kept(root_dir: str, key: str) -> datasets.RawData:
+    """An upload kept under the runs root (:func:`memviz.app.uploads.load_upload`)."""
+    return uploads.load_upload(root_dir, key)
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def kept_tables(root_dir: str, key: str):
+    """A table in use kept under the runs root (:func:`memviz.app.uploads.load_tables`)."""
+    return uploads.load_tables(root_dir, key)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def run_fingerprint(run_dir: str, token: int) -> str:
+    """The fingerprint of the table a run was trained on ("" when unknown)."""
+    try:
+        return str(((runs.RunStore(run_dir).manifest().get("data")) or {}).get("fingerprint") or "")
+    except (MemvizError, AttributeError, TypeError):
+        return ""
+
+
+@st.cache_resource(show_spinner="Reading the run…", max_entries=12)
+def run_view(run_dir: str, token: int) -> runs.RunView:
+    return runs.load_run(run_dir)
+
+
+@st.cache_resource(show_spinner="Comparing generated rows with their nearest training rows…", max_entries=12)
+def column_leaks(run_dir: str, token: int, check: int | None):
+    return runs.column_leaks(run_view(run_dir, token), check)
+
+
+@st.cache_resource(show_spinner=False, max_entries=64)
+def leak_view(run_dir: str, token: int, row_id: int, limit: int = 20):
+    """A training row beside its generated copies (reads the stored samples of their checks once)."""
+    return runs.leak_view(run_view(run_dir, token), int(row_id), limit=limit)
+
+
+@st.cache_resource(show_spinner=False, max_entries=64)
+def early_curve(run_dir: str, token: int, p: float, k: int):
+    """Precision / recall / Jaccard of DynamicCut at every check epoch vs the final Top group."""
+    return runs.early_curve(run_view(run_dir, token), p=p, k=k)
+
+
+@st.cache_resource(show_spinner=False, max_entries=12)
+def compare_view(out_dir: str, token: int) -> comparisons.CompareView:
+    return comparisons.load_compare(out_dir)
+
+
+@st.cache_data(show_spinner=False, ttl=3)
+def run_list(root: str):
+    return runs.runs_table(root)
+
+
+def root() -> str:
+    return str(jobs.runs_root())
+
+
+# ------------------------------------------------------------------- session state
+def set_data(train, test, label: str, choice: str = "sample", key: str | None = None) -> None:
+    """Make a table the current one; ``key``: where it is kept under the runs root (None: not kept)."""
+    st.session_state[DATA] = {"train": train, "test": test, "label": label, "choice": choice, "key": key}
+
+
+def use_table(train, test, label: str, choice: str) -> str:
+    """The Data page's "Use this table": keep it with the runs (a reload finds it) and make it current."""
+    key = uploads.save_tables(root(), train, test, label, choice)
+    set_data(train, test, label, choice, key)
+    return key
+
+
+def _restore_data() -> bool:
+    """After a reload: the table named in the URL, else the kept table the URL's run was trained on."""
+    key = st.query_params.get(TABLE_PARAM)
+    if not key:
+        wanted = st.query_params.get("run")
+        if wanted:
+            run_dir = Path(root()) / Path(wanted).name
+            key = uploads.tables_for(root(), run_fingerprint(str(run_dir), runs.run_token(run_dir)))
+    if not key:
+        return False
+    try:
+        train, test, label, choice = kept_tables(root(), str(key))
+    except MemvizError:
+        return False
+    set_data(train, test, label, choice, str(key))
+    return True
+
+
+def ensure_data() -> dict:
+    """The current dataset: after a reload the one kept with the runs (see :func:`_restore_data`),
+    on a first visit the bundled sample with its test file."""
+    if DATA not in st.session_state and not _restore_data():
+        raw = raw_choice("sample")
+        train, test = datasets.build_tables(raw, raw.schema, "file")
+        set_data(train, test, raw.label)
+    return st.session_state[DATA]
+
+
+def select_run(run_dir: str | Path | None) -> None:
+    """Make a run the current one (applied before the sidebar's selectbox is drawn)."""
+    st.session_state[PENDING_RUN] = str(run_dir) if run_dir else ""
+
+
+def run_labels(runs) -> dict:
+    """{path: label} for run pickers; a path keeps its first label for the whole session.
+
+    A selectbox sends its choice back as the *label* it showed, so a label that changes
+    while a run progresses (status, check count) would not match any option on the next
+    rerun: Streamlit then hands back the stale label itself as the value, which used to
+    drop the current run on a page switch right after a warm-up finished. Labels hold
+    only what never changes (:func:`memviz.dashboard.runs_table`: run id, dataset); the
+    status is shown beside the picker. The memo keeps the label of a run first shown
+    before its manifest existed (its folder name) until the session ends.
+    """
+    memo = st.session_state.setdefault("memviz_run_labels", {})
+    for path, label in zip(runs["path"], runs["label"]):
+        memo.setdefault(path, label)
+    return memo
+
+
+_JOB_ID = re.compile(r"^(\d{4})(\d{2})(\d{2})-(\d{2})(\d{2})(\d{2})-(\w+)-([0-9a-f]+)$")
+
+
+def short_run(label: str) -> str:
+    """A run's label short enough for the sidebar: ``adult · 05-14 12:00 · a1b2c3`` for a dashboard
+    run id (``20250514-120000-warmup-a1b2c3 · adult``); other labels as they are."""
+    run_id, _, dataset = str(label).partition(" · ")
+    m = _JOB_ID.match(run_id)
+    if not m:
+        return str(label)
+    y, mo, d, h, mi, _, _, tag = m.groups()
+    return " · ".join(p for p in (dataset, f"{mo}-{d} {h}:{mi}", tag) if p)
+
+
+def run_label(memo: dict, path: str) -> str:
+    if not path:
+        return "— none —"
+    return short_run(memo.setdefault(path, Path(path).name))
+
+
+def job_readout(run_dir: str) -> str:
+    """The one progress line of a run (:meth:`memviz.jobs.control.JobStatus.readout`), the same
+    wherever the run is shown."""
+    try:
+        return jobs.job_status(jobs.job_for(run_dir)).readout()
+    except MemvizError:
+        return "starting"
+
+
+def current_run_dir() -> str | None:
+    return st.session_state.get(CURRENT) or None
+
+
+def current_view(stop_message: bool = True) -> runs.RunView | None:
+    """The current run, opened (cached); None with an info box when there is none or it has no check yet."""
+    run_dir = current_run_dir()
+    if run_dir is None:
+        if stop_message:
+            st.info("No warm-up run selected. Start one on the **Warm-up** page or pick a saved run in the sidebar.")
+        return None
+    try:
+        return run_view(run_dir, runs.run_token(run_dir))
+    except MemvizError as exc:
+        if stop_message:
+            try:
+                live = jobs.job_status(jobs.job_for(run_dir))
+            except MemvizError:
+                live = None
+            if live is not None and not live.final and not live.checks:
+                st.info(f"This run has no finished check yet ({esc(live.readout())}). The page fills in by itself "
+                        "when the first check is in.")
+            else:
+                st.info(f"This run cannot be shown: {esc(exc)}")
+        return None
+
+
+def live_banner() -> None:
+    """On an analysis page, while the current run goes on: one line saying so (its progress and
+    the time of its last event), refreshed every 3 s; the whole page reruns when a new check is
+    in or the run ends, so its figures follow the run."""
+    run_dir = current_run_dir()
+    if not run_dir:
+        return
+    try:
+        first = jobs.job_status(jobs.job_for(run_dir))
+    except MemvizError:
+        return
+    if first.final:
+        return
+    seen = len(first.checks)
+
+    @st.fragment(run_every=3.0)
+    def banner():
+        try:
+            now = jobs.job_status(jobs.job_for(run_dir))
+        except MemvizError:
+            return
+        if now.final or len(now.checks) != seen:
+            run_list.clear()
+            st.rerun(scope="app")
+        st.info(esc(now.banner()), icon=":material/autorenew:")
+
+    banner()
+
+
+# ------------------------------------------------------------------------ rendering
+def show(fig, key: str | None = None) -> None:
+    """A plotly figure with its one-sentence reading guide under it."""
+    from memviz import viz
+
+    st.plotly_chart(fig, width="stretch", key=key, config={"displaylogo": False})
+    text = viz.caption(fig)
+    if text:
+        st.caption(text)
+
+
+def error(exc: Exception | str) -> None:
+    """An error box with the (escaped, one-line) message."""
+    st.error(esc(exc), icon=":material/error:")
+
+
+def warning(text) -> None:
+    """A warning box with user text in it (escaped)."""
+    st.warning(esc(text), icon=":material/warning:")
+
+
+TONE_ICONS = {"good": ":material/check_circle:", "bad": ":material/report:", "warn": ":material/help:",
+              "neutral": ":material/info:"}
+
+
+def verdict_card(verdict, key: str = "verdict") -> None:
+    """The verdict card (:class:`memviz.app.verdict.Verdict`): its title, then one line per topic."""
+    with st.container(border=True, key=key):
+        st.markdown(f"#### {esc(verdict.title)}")
+        for ln in verdict.lines:
+            st.markdown(f"{TONE_ICONS.get(ln.tone, TONE_ICONS['neutral'])} **{esc(ln.topic)}:** {esc(ln.text)}")
+
+
+def glossary_box() -> None:
+    """The glossary, one click away on every page (the sidebar's expander)."""
+    with st.expander("What the words mean", icon=":material/menu_book:"):
+        for term, text in glossary.entries():
+            st.markdown(f"**{esc(term)}**: {esc(text)}")
+
+
+def pct(v) -> str:
+    try:
+        return "–" if v is None or v != v else f"{float(v):.1%}"
+    except (TypeError, ValueError):
+        return "–"
+
+
+
+# --- floor pages
+# Cached on the run's path and token: a finished run is measured once for every session.
+@st.cache_resource(show_spinner=False, max_entries=12)
+def row_null(run_dir: str, token: int):
+    return readings.run_row_null(run_view(run_dir, token))
+
+
+@st.cache_resource(show_spinner="Measuring how close the copies really are…", max_entries=24)
+def leak_ranking(run_dir: str, token: int, by: str, n: int):
+    return readings.leak_ranking(run_view(run_dir, token), by, n, row_null(run_dir, token))
+
+
+@st.cache_resource(show_spinner=False, max_entries=12)
+def check_closeness(run_dir: str, token: int):
+    return readings.check_closeness(run_view(run_dir, token))
+
+
+@st.cache_resource(show_spinner="Measuring with the other distance…", max_entries=12)
+def other_distance(run_dir: str, token: int, distance: str, _candidates=()):
+    view = run_view(run_dir, token)
+    return readings.measure_distance(view, distance, readings.run_holdout(view, _candidates))
+
+
+@st.cache_resource(show_spinner="Testing the findings against a null with no dynamics (once per run)…",
+                   max_entries=12)
+def null_comparison(run_dir: str, token: int):
+    out = readings.null_comparison(run_view(run_dir, token))
+    null_done().add((run_dir, token))
+    return out
+
+
+@st.cache_resource(show_spinner=False)
+def null_done() -> set:
+    """(run_dir, token) of the null comparisons already computed (shown without asking again)."""
+    return set()
+
+
+def user_text(value) -> None:
+    """Show user-supplied text (a column name, a category) as plain text, never as Markdown."""
+    st.text(str(value))

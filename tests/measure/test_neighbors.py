@@ -1,0 +1,110 @@
+import numpy as np
+import pytest
+import torch
+
+from memviz.measure.kernels import smallest
+
+
+@pytest.mark.parametrize("n", [5, 63, 64, 1000, 4097])
+@pytest.mark.parametrize("kc", [1, 3, 8])
+def test_block_selection_equals_topk(n, kc):
+    if kc > n:
+        pytest.skip("k larger than the row")
+    gen = torch.Generator().manual_seed(n * 10 + kc)
+    # integer-valued keys: many ties, values in every block and in the tail
+    key = torch.randint(0, 50, (7, n), generator=gen).to(torch.float64)
+    v, pos = smallest(key, kc)
+    ref, _ = torch.topk(key, kc, dim=1, largest=False)
+    torch.testing.assert_close(v, ref)
+    torch.testing.assert_close(torch.gather(key, 1, pos), v)   # positions point at those values
+    assert all(len(set(row)) == kc for row in pos.tolist())   # no position twice
+
+
+def test_block_selection_finds_minima_in_the_tail():
+    key = torch.full((2, 1000), 5.0, dtype=torch.float64)
+    key[0, 999], key[1, 960] = -1.0, -2.0          # beyond the last full 64-block (960)
+    v, pos = smallest(key, 3)
+    assert pos[0, 0] == 999 and pos[1, 0] == 960
+    assert np.allclose(v[:, 1:].numpy(), 5.0)
+
+
+# ------------------------------------------------------------ the pruned search
+import pandas as pd  # noqa: E402
+
+from memviz.measure import pruned  # noqa: E402
+from memviz.measure.kernels import resolve_ties  # noqa: E402
+from memviz.measure.neighbors import NeighborEngine  # noqa: E402
+from memviz.tables.data import Table  # noqa: E402
+from memviz.tables.schema import Schema  # noqa: E402
+
+
+@pytest.mark.parametrize("leaf", [1, 2, 32])
+@pytest.mark.parametrize("shape", [(1, 1), (7, 3), (300, 2), (1000, 6)])
+def test_box_tree_max_e_equals_brute_force(leaf, shape, monkeypatch):
+    monkeypatch.setattr(pruned, "LEAF", leaf)
+    rng = np.random.default_rng(leaf * 1000 + shape[0])
+    y = rng.normal(size=shape) * rng.choice([1.0, 1e5], shape[1])
+    y[: shape[0] // 3] = y[0]                                   # repeated rows
+    index = pruned.PrunedIndex(y, np.zeros((shape[0], 0), dtype=np.int64), np.zeros(0), "paper")
+    g = np.concatenate([rng.normal(size=(50, shape[1])) * 3e5, y[:5]])
+    top, hard = index.boxes.farthest(index, g)
+    assert hard.mean() < 0.5
+    brute = np.array([np.sqrt(np.square(y - gi).sum(axis=-1)).max() for gi in g])
+    np.testing.assert_array_equal(top[~hard], brute[~hard])    # bit-identical: same formula, exact bound
+
+
+def test_topk_orders_by_distance_then_position():
+    qi = np.array([0, 0, 0, 0, 1, 1, 2])
+    pos = np.array([9, 4, 7, 1, 3, 2, 5])
+    d = np.array([0.5, 0.2, 0.2, 0.9, 0.0, 0.0, 0.1])
+    p, v = pruned._topk(qi, pos, d, 4, 2, 10)
+    np.testing.assert_array_equal(p, [[4, 7], [2, 3], [5, -1], [-1, -1]])
+    np.testing.assert_array_equal(v[:3], [[0.2, 0.2], [0.0, 0.0], [0.1, np.inf]])
+
+
+def test_resolve_ties_takes_the_lowest_positions_from_the_full_row():
+    d = torch.tensor([[3.0, 1.0, 2.0, 2.0, 2.0, 0.5, 2.0]], dtype=torch.float64)
+    # a candidate list that ties at rank 2 and 3 with value 2.0, listing positions 4 and 6
+    cand = torch.tensor([[5, 1, 4, 6]])
+    vals = torch.tensor([[0.5, 1.0, 2.0, 2.0]], dtype=torch.float64)
+    p, v = resolve_ties(d, cand, vals, 4)
+    assert p.tolist() == [[5, 1, 2, 3]] and v.tolist() == [[0.5, 1.0, 2.0, 2.0]]
+
+
+def _adult_like(n, seed, n_num=3, n_cat=4):
+    rng = np.random.default_rng(seed)
+    cols = {f"x{j}": rng.integers(0, 10 ** (j + 1), n).astype(float) for j in range(n_num)}
+    cols.update({f"c{j}": rng.choice(list("abcdef")[: 2 + j], n).astype(object) for j in range(n_cat)})
+    df = pd.DataFrame(cols)
+    df.index = pd.Index(np.arange(n), name="row_id")
+    schema = Schema(numerical=tuple(c for c in cols if c[0] == "x"),
+                    categorical=tuple(c for c in cols if c[0] == "c"), target=None, task="none")
+    return Table(df, schema, "adult-like")
+
+
+@pytest.mark.parametrize("distance", ["paper", "standardized"])
+@pytest.mark.parametrize("k", [1, 2, 5])
+def test_pruned_equals_dense_bit_for_bit_on_the_adult_sample(sample, distance, k):
+    train, test = sample
+    syn = pd.concat([test.data, train.data.iloc[:300]], ignore_index=True)   # fresh rows and exact copies
+    out = {alg: NeighborEngine(distance=distance, device="cpu", algorithm=alg).fit(train).kneighbors(syn, k)
+           for alg in ("pruned", "dense")}
+    np.testing.assert_array_equal(out["pruned"].pos, out["dense"].pos)
+    np.testing.assert_array_equal(out["pruned"].dist, out["dense"].dist)
+    assert out["pruned"].n_pruned > 0.9 * len(syn)                 # the search answered almost every row
+    assert out["dense"].n_exhaustive == len(syn) and out["dense"].n_pruned == 0
+
+
+def test_rows_beyond_two_mismatches_and_unprunable_tables_go_dense():
+    train = _adult_like(600, 1)
+    far = train.data.iloc[:40].copy()
+    far[["c1", "c2", "c3"]] = "zz"                                # 3 unseen categories: h* = 3 > 2
+    eng = NeighborEngine(device="cpu", algorithm="pruned").fit(train)
+    nb = eng.kneighbors(pd.concat([far, train.data.iloc[:400]], ignore_index=True), 2)
+    assert nb.n_exhaustive >= 40                                   # none of the far rows is pruned
+    ref = NeighborEngine(device="cpu", algorithm="dense").fit(train).kneighbors(
+        pd.concat([far, train.data.iloc[:400]], ignore_index=True), 2)
+    np.testing.assert_array_equal(nb.pos, ref.pos)
+    # most rows of the probe fail: the search leaves every row to the dense path
+    nb = eng.kneighbors(pd.concat([far] * 10, ignore_index=True), 2)
+    assert nb.n_pruned == 0 and nb.n_exhaustive == 400

@@ -1,0 +1,150 @@
+"""The house's layers: who may import whom inside memviz, and no import circles.
+
+Layers, bottom to top, in the pipeline's order: the base (errors, io, device, metrics) <
+tables (load) < measure < models < dynamics < warmup < mitigate (prune) < findings <
+evaluate < leaks < audit < compare < jobs < viz < study < app < the CLI (cli, commands).
+A module may import its own layer and the layers below, never a layer above. Every import
+counts, also one hidden inside a function.
+"""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PKG = Path(__file__).resolve().parent.parent / "memviz"
+LAYERS = ["base", "tables", "measure", "models", "dynamics", "warmup", "mitigate", "findings", "evaluate",
+          "leaks", "audit", "compare", "jobs", "viz", "study", "app", "top"]
+BASE = ("errors", "io", "device", "metrics")
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(PKG.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def modules() -> dict[str, Path]:
+    return {module_name(p): p for p in PKG.rglob("*.py")}
+
+
+def layer(mod: str) -> str:
+    parts = mod.split(".")
+    if len(parts) == 1:
+        return "top"  # the package's face re-exports from below
+    if parts[1] in LAYERS:
+        return parts[1]
+    if parts[1] in BASE:
+        return "base"
+    if parts[1] in ("cli", "commands", "__main__"):
+        return "top"
+    raise AssertionError(f"{mod}: a module outside every layer (add it to a layer's folder)")
+
+
+def _type_checking_only(tree: ast.AST) -> set[int]:
+    """ids of the nodes under ``if TYPE_CHECKING:`` (annotations only: never executed)."""
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
+            out.update(id(n) for n in ast.walk(node))
+    return out
+
+
+def imports(mod: str, path: Path, known: set[str]) -> set[str]:
+    """Modules of memviz (and top-level names of others) imported anywhere in the file that
+    runs: at the top, inside functions, anywhere but an ``if TYPE_CHECKING:`` block."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    is_pkg = path.name == "__init__.py"
+    base = mod.split(".") if is_pkg else mod.split(".")[:-1]
+    skip = _type_checking_only(tree)
+    out = set()
+    for node in ast.walk(tree):
+        if id(node) in skip:
+            continue
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                target = ".".join(base[: len(base) - node.level + 1] + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            for a in node.names:  # `from . import viz` imports a submodule
+                sub = f"{target}.{a.name}"
+                out.add(sub if sub in known else target)
+    return out
+
+
+@pytest.fixture(scope="module")
+def graph():
+    mods = modules()
+    known = set(mods)
+    return {m: imports(m, p, known) for m, p in mods.items()}
+
+
+def test_memviz_never_imports_streamlit(graph):
+    bad = {m: sorted(i for i in deps if i.split(".")[0] == "streamlit") for m, deps in graph.items()}
+    assert not {m: v for m, v in bad.items() if v}
+
+
+def test_no_layer_imports_a_higher_layer(graph):
+    bad = []
+    for m, deps in graph.items():
+        for d in deps:
+            if d.split(".")[0] != "memviz" or d == "memviz":
+                continue
+            if LAYERS.index(layer(d)) > LAYERS.index(layer(m)):
+                bad.append(f"{m} ({layer(m)}) imports {d} ({layer(d)})")
+    assert not bad, "\n".join(sorted(bad))
+
+
+def test_no_import_circles(graph):
+    internal = {m: {d for d in deps if d in graph and d != m} for m, deps in graph.items()}
+    # Tarjan's strongly connected components: any component of two or more modules is a circle
+    index, low, stack, on, circles = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in internal[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                circles.append(sorted(comp))
+
+    for v in sorted(internal):
+        if v not in index:
+            visit(v)
+    assert not circles, circles
+
+
+def test_the_layers_are_what_the_guide_says(graph):
+    """The check above cannot pass vacuously: every layer exists and the pipeline builds upward."""
+    present = {layer(m) for m in graph}
+    assert present == set(LAYERS)
+    uses = {(layer(m), layer(d)) for m, deps in graph.items() for d in deps if d.startswith("memviz.")}
+    for upper, lower in [("measure", "tables"), ("warmup", "measure"), ("warmup", "models"),
+                         ("mitigate", "dynamics"), ("compare", "mitigate"), ("jobs", "compare"),
+                         ("app", "jobs"), ("top", "jobs")]:
+        assert (upper, lower) in uses, f"{upper} no longer builds on {lower}"
+
+
+def test_at_most_ten_modules_directly_in_memviz_and_none_over_500_lines():
+    flat = sorted(p.name for p in PKG.glob("*.py"))
+    assert len(flat) <= 10, flat
+    long = {str(p.relative_to(PKG)): n for p in PKG.rglob("*.py")
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > 500}
+    assert not long, long
