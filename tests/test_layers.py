@@ -2,7 +2,8 @@
 
 Layers, bottom to top, in the pipeline's order: the base (errors, io, device, metrics) <
 tables (load) < measure < models < dynamics < warmup < mitigate (prune) < findings <
-evaluate < leaks < audit < compare < jobs < viz < study < app < the CLI (cli, commands).
+evaluate < leaks < compare < jobs < viz (figures) < audit (the one verdict, its report and
+JSON, drawn with viz's figures) < study < app < the CLI (cli, commands).
 A module may import its own layer and the layers below, never a layer above. Every import
 counts, also one hidden inside a function.
 """
@@ -15,7 +16,7 @@ import pytest
 
 PKG = Path(__file__).resolve().parent.parent / "memviz"
 LAYERS = ["base", "tables", "measure", "models", "dynamics", "warmup", "mitigate", "findings", "evaluate",
-          "leaks", "audit", "compare", "jobs", "viz", "study", "app", "top"]
+          "leaks", "compare", "jobs", "viz", "audit", "study", "app", "top"]
 BASE = ("errors", "io", "device", "metrics")
 
 
