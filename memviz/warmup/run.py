@@ -18,6 +18,7 @@ tracker's ``on_check`` hook.
 """
 from __future__ import annotations
 
+import json
 import math
 import time
 from dataclasses import asdict, dataclass, field
@@ -49,6 +50,10 @@ from memviz.warmup.tracking import (
 # reading a finished run (the dashboard) never loads torch.
 
 DEFAULT_CHECKS = 25
+#: the settings that define what a warm-up computes: a resume (``run_warmup(resume=True)``) and a
+#: reuse (``ensure_warmup``, the comparison's and the study's) both refuse a run where any differs.
+#: Not in it: device, keep_samples and checkpoint_every change where and what is kept, not the result.
+IDENTITY = ("preset", "epochs", "check_every", "n_samples", "seed", "distance", "top_frac", "model_params")
 
 
 @dataclass(frozen=True)
@@ -120,6 +125,21 @@ class WarmupConfig:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+    def identity(self) -> tuple:
+        """What makes two warm-ups the same run: the :data:`IDENTITY` settings, as canonical JSON
+        (so ``[256, 256]`` and ``(256, 256)`` are one value). Resume and reuse both compare it."""
+        from memviz.io import to_jsonable
+
+        return tuple(json.dumps(to_jsonable(getattr(self, k)), sort_keys=True) for k in IDENTITY)
+
+    def differs_from(self, other: "WarmupConfig") -> str | None:
+        """``None`` when ``other`` is the same run, else one line naming the first setting that
+        differs (``"model_params={...} differs from the run's {...}"``). Both configs resolved."""
+        for name, mine, theirs in zip(IDENTITY, self.identity(), other.identity()):
+            if mine != theirs:
+                return f"{name}={theirs} differs from the run's {mine}"
+        return None
 
 
 def _is_whole(v) -> bool:
@@ -356,11 +376,9 @@ def _prepare_resume(store: RunStore, train: Table, config: WarmupConfig):
     m = store.manifest()
     if m["data"]["fingerprint"] != fingerprint(train):
         raise RunError(f"{store.path}: this run was trained on another table; resume it with the same data")
-    saved = saved_config(m, store.path / MANIFEST)
-    for name in ("preset", "epochs", "check_every", "n_samples", "seed", "distance"):
-        if getattr(saved, name) != getattr(config, name):
-            raise RunError(f"{store.path}: {name}={getattr(config, name)!r} differs from the run's "
-                           f"{getattr(saved, name)!r}; resume with the run's settings")
+    differs = saved_config(m, store.path / MANIFEST).differs_from(config)
+    if differs:
+        raise RunError(f"{store.path}: {differs}; resume with the run's settings")
     ck = store.load_checkpoint()
     if ck is None:
         store.drop_checks_after(-1)
@@ -396,8 +414,7 @@ def ensure_warmup(train: Table, config: WarmupConfig, run_dir: str | Path,
     """Reuse, resume or start the warm-up in ``run_dir`` (the comparison's and the study's).
 
     * no run there: start one;
-    * a finished run on the same table with the same settings (preset, epochs, seed,
-      model parameters, distance): reuse it;
+    * a finished run on the same table with the same :data:`IDENTITY` settings: reuse it;
     * an unfinished run on the same table: resume it (same result as uninterrupted).
 
     ``holdout``: real rows outside ``train`` for the floor (see :func:`run_warmup`).
@@ -405,7 +422,6 @@ def ensure_warmup(train: Table, config: WarmupConfig, run_dir: str | Path,
     A run on another table, or a finished one with other settings, is a RunError: the
     folder is not silently overwritten.
     """
-    from memviz.io import to_jsonable
     from memviz.tables.data import fingerprint
 
     run_dir = Path(run_dir)
@@ -416,9 +432,8 @@ def ensure_warmup(train: Table, config: WarmupConfig, run_dir: str | Path,
         raise RunError(f"{run_dir}: a warm-up of another table is there; choose another folder or delete it")
     if m.get("status") != "finished":
         return run_warmup(train, config, run_dir, resume=True, progress=progress, holdout=holdout)
-    names = ("preset", "epochs", "seed", "model_params", "distance")
-    saved = {k: (m.get("config") or {}).get(k) for k in names}
-    want = to_jsonable({k: getattr(config.resolved(len(train)), k) for k in names})
-    if to_jsonable(saved) != want:
-        raise RunError(f"{run_dir}: warm-up made with other settings {saved}; delete it or choose another folder")
+    differs = saved_config(m, run_dir / MANIFEST).differs_from(config.resolved(len(train)))
+    if differs:
+        raise RunError(f"{run_dir}: a finished warm-up made with other settings is there ({differs}); "
+                       "delete it or choose another folder")
     return load_warmup(run_dir)

@@ -6,7 +6,7 @@ from helpers import TINY_MODEL
 from memviz.errors import MemvizError, RunError
 from memviz.measure.floor import excess, holdout_floor
 from memviz.models.callbacks import Callback
-from memviz.warmup.run import WarmupConfig, load_warmup, run_warmup
+from memviz.warmup.run import IDENTITY, WarmupConfig, ensure_warmup, load_warmup, run_warmup
 from memviz.warmup.store import RunStore, list_runs
 
 
@@ -126,6 +126,35 @@ def test_resume_refuses_other_data_or_settings(small_train, sample, tmp_path):
         run_warmup(other, tiny(epochs=2), tmp_path / "r", resume=True)
     with pytest.raises(RunError, match="seed"):
         run_warmup(small_train, tiny(epochs=2, seed=9), tmp_path / "r", resume=True)
+
+
+def test_resume_refuses_other_model_parameters(small_train, tmp_path):
+    """A resume with another lr trained the rest of the run with other settings, silently (issue 21)."""
+    run_warmup(small_train, tiny(epochs=2), tmp_path / "r")
+    with pytest.raises(RunError, match="model_params"):
+        run_warmup(small_train, tiny(epochs=2, model_params={**TINY_MODEL, "lr": 0.01}), tmp_path / "r", resume=True)
+
+
+@pytest.mark.parametrize("kw,name", [({"check_every": 1}, "check_every"), ({"n_samples": 50}, "n_samples"),
+                                     ({"top_frac": 0.2}, "top_frac")])
+def test_reuse_refuses_a_finished_run_made_with_other_check_settings(small_train, tmp_path, kw, name):
+    """A comparison or the study reused a finished run made with other check settings (issue 21)."""
+    run_warmup(small_train, tiny(epochs=2), tmp_path / "r")
+    with pytest.raises(RunError, match=name):
+        ensure_warmup(small_train, tiny(epochs=2, **kw), tmp_path / "r")
+    assert ensure_warmup(small_train, tiny(epochs=2), tmp_path / "r").status == "finished"  # same: reused
+
+
+def test_one_identity_for_resume_and_reuse(small_train, tmp_path):
+    """Resume and reuse compare the same settings: every setting that changes what a run computes."""
+    assert set(IDENTITY) == {"preset", "epochs", "check_every", "n_samples", "seed", "distance", "top_frac",
+                             "model_params"}
+    run_warmup(small_train, tiny(epochs=2), tmp_path / "r")
+    for name, value in [("distance", "standardized"), ("seed", 9), ("epochs", 3)]:
+        for call in (lambda c: run_warmup(small_train, c, tmp_path / "r", resume=True),
+                     lambda c: ensure_warmup(small_train, c, tmp_path / "r")):
+            with pytest.raises(RunError, match=name):
+                call(tiny(epochs=2, **{name: value}) if name != "epochs" else tiny(epochs=value))
 
 
 def test_warmup_with_a_holdout_stores_and_reloads_its_floor(small_train, sample, tmp_path):
