@@ -6,7 +6,13 @@ from helpers import TINY_MODEL
 from memviz.errors import MemvizError, RunError
 from memviz.measure.floor import excess, holdout_floor
 from memviz.models.callbacks import Callback
-from memviz.warmup.run import IDENTITY, WarmupConfig, ensure_warmup, load_warmup, run_warmup
+from memviz.warmup.run import (
+    IDENTITY,
+    WarmupConfig,
+    ensure_warmup,
+    load_warmup,
+    run_warmup,
+)
 from memviz.warmup.store import RunStore, list_runs
 
 
