@@ -104,8 +104,8 @@ class RunView:
 
 def load_run(run_dir: str | Path) -> RunView:
     """Open a warm-up run with at least one finished check (RunError otherwise)."""
-    store = RunStore.open(run_dir)
-    result = load_warmup(run_dir)
+    store = RunStore.open(run_dir)  # the manifest parsed once, train.parquet read once, for all below
+    result = load_warmup(store)
     return RunView(Path(run_dir).name, Path(run_dir), store.manifest(), result, store.train())
 
 

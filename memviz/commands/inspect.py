@@ -17,10 +17,10 @@ def run(args) -> None:
     from memviz.warmup.store import RunStore
 
     res = load_warmup(args.run_dir)
-    m = RunStore(args.run_dir).manifest()
+    m = RunStore(args.run_dir).read()
     out = {"run_dir": str(args.run_dir), "status": res.status, "checks": int(len(res.per_check)),
-           "final_mem_ratio": res.final_mem_ratio, "config": m.get("config"), "device": m.get("device"),
-           "timings": m.get("timings"), "summary": res.summary(),
+           "final_mem_ratio": res.final_mem_ratio, "config": dict(m.config), "device": m.device,
+           "timings": dict(m.timings), "summary": res.summary(),
            "per_check": res.per_check.to_dict(orient="list"), "floor": None, "final_excess": None}
     if res.floor is not None:  # the per-check excess is in per_check (excess, excess_low, excess_high)
         f = res.floor

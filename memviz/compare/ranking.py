@@ -27,16 +27,15 @@ def check_run(run_dir: str | Path, train: Table, *, need_floor: bool = False) ->
     """A finished warm-up made on ``train`` (same fingerprint), with a floor when ``need_floor``;
     else a one-line RunError. Cheap (reads the manifest): called before any work starts."""
     store = RunStore.open(run_dir)
-    m = store.manifest()
-    data = m.get("data") or {}
-    if m.get("kind", "warmup") != "warmup":
-        raise RunError(f"{run_dir}: not a warm-up run (kind {m.get('kind')!r})")
-    if data.get("fingerprint") != fingerprint(train):
-        raise RunError(f"{run_dir}: this warm-up was trained on another table ({data.get('source')}, "
-                       f"{data.get('n_rows')} rows), not on {train.source} ({len(train)} rows); "
+    m = store.read()
+    if m.kind != "warmup":
+        raise RunError(f"{run_dir}: not a warm-up run (kind {m.kind!r})")
+    if m.data.fingerprint != fingerprint(train):
+        raise RunError(f"{run_dir}: this warm-up was trained on another table ({m.data.source}, "
+                       f"{m.data.n_rows} rows), not on {train.source} ({len(train)} rows); "
                        "give a run made on the same training table, or leave out --run")
-    if m.get("status") != "finished":
-        raise RunError(f"{run_dir}: the warm-up is {m.get('status')!r}, not finished "
+    if m.status != "finished":
+        raise RunError(f"{run_dir}: the warm-up is {m.status!r}, not finished "
                        "(finish it with memviz warmup --resume)")
     if need_floor and store.read_floor() is None:
         raise RunError(f"{run_dir}: this warm-up has no floor (it was run without a hold-out), and "

@@ -423,5 +423,5 @@ def _run_distance(store_or_result, store) -> str:
     if getattr(cfg, "distance", None):
         return cfg.distance
     if store is not None:
-        return (store.manifest().get("config") or {}).get("distance") or "paper"
+        return store.read().config.get("distance") or "paper"
     return "paper"

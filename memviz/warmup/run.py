@@ -38,6 +38,7 @@ from memviz.errors import MemvizError, RunError
 from memviz.measure.floor import Floor, excess, excess_columns
 from memviz.models.callbacks import Callback
 from memviz.tables.data import Table
+from memviz.warmup.manifest import Manifest
 from memviz.warmup.store import MANIFEST, RunStore
 from memviz.warmup.tracking import (
     CheckResult,
@@ -149,10 +150,10 @@ def _is_whole(v) -> bool:
     return isinstance(v, int) or (isinstance(v, float) and math.isfinite(v) and v == int(v))
 
 
-def saved_config(manifest: dict, source) -> WarmupConfig:
+def saved_config(manifest: Manifest, source) -> WarmupConfig:
     """The :class:`WarmupConfig` stored in a run's (validated) manifest; RunError naming
     ``source`` and the field when a value has the wrong type or range."""
-    cfg = manifest["config"]
+    cfg = manifest.config
     kinds = {"preset": (str,), "epochs": (int,), "check_every": (int,), "n_samples": (int,), "seed": (int,),
              "device": (str,), "distance": (str,), "top_frac": (int, float), "keep_samples": (bool,),
              "checkpoint_every": (int,), "model_params": (dict,)}
@@ -322,8 +323,7 @@ def _warmup(train: Table, config: WarmupConfig | None, run_dir, resume: bool, pr
     seconds = time.perf_counter() - t_start
     if store is not None:
         store.consolidate(dyn.to_frame(), dyn.to_long())
-        m = store.manifest()
-        prev = ((m.get("timings") or {}).get("total_seconds") or 0.0) if resume else 0.0
+        prev = store.read().total_seconds if resume else 0.0
         store.update(status=status, timings={"total_seconds": prev + seconds, **timings},
                      summary=summarize(dyn).to_dict())
         store.clear_cancel()
@@ -373,8 +373,8 @@ def _resumed_floor(store: RunStore, holdout: Table | None) -> Floor | None:
 def _prepare_resume(store: RunStore, train: Table, config: WarmupConfig):
     from memviz.tables.data import fingerprint
 
-    m = store.manifest()
-    if m["data"]["fingerprint"] != fingerprint(train):
+    m = store.read()
+    if m.data.fingerprint != fingerprint(train):
         raise RunError(f"{store.path}: this run was trained on another table; resume it with the same data")
     differs = saved_config(m, store.path / MANIFEST).differs_from(config)
     if differs:
@@ -385,19 +385,21 @@ def _prepare_resume(store: RunStore, train: Table, config: WarmupConfig):
         return None, 0, []
     last = int(ck["check"])
     store.drop_checks_after(last)
-    done = [c for c in m.get("checks", []) if c["check"] <= last]
+    done = [dict(c) for c in m.checks if c["check"] <= last]
     store.clear_cancel()
     store.update(status="running")
     return ck["model"], last + 1, done
 
 
-def load_warmup(run_dir: str | Path) -> WarmupResult:
+def load_warmup(run_dir: str | Path | RunStore) -> WarmupResult:
     """Reopen a stored run (no unpickling): checks, per-check summary, dynamics and the floor
     (None for a run without a hold-out, older runs included). ``status`` is the manifest's, or
     ``interrupted`` for a run that says ``running`` but whose writer is gone
-    (:meth:`RunStore.status`). Anything malformed in the folder is one RunError line."""
-    store = RunStore.open(run_dir)
-    m = store.manifest()
+    (:meth:`RunStore.status`). Anything malformed in the folder is one RunError line.
+    Given an open :class:`RunStore`, its manifest and training table are read once for both."""
+    store = run_dir if isinstance(run_dir, RunStore) else RunStore.open(run_dir)
+    run_dir = store.path
+    m = store.read()
     cfg = saved_config(m, store.path / MANIFEST)
     checks = store.checks()
     train = store.train()
@@ -405,8 +407,8 @@ def load_warmup(run_dir: str | Path) -> WarmupResult:
         raise RunError(f"{store.path}: the run has no finished check yet")
     dyn = compute_dynamics(checks, train.row_ids, top_frac=cfg.top_frac)
     floor = _stored_floor(store)
-    return WarmupResult(cfg, checks, _per_check(checks, floor), dyn, store.status(m),
-                        float((m.get("timings") or {}).get("total_seconds") or 0.0), Path(run_dir), floor=floor)
+    return WarmupResult(cfg, checks, _per_check(checks, floor), dyn, store.status(m), m.total_seconds,
+                        Path(run_dir), floor=floor)
 
 
 def ensure_warmup(train: Table, config: WarmupConfig, run_dir: str | Path,
@@ -427,10 +429,10 @@ def ensure_warmup(train: Table, config: WarmupConfig, run_dir: str | Path,
     run_dir = Path(run_dir)
     if not (run_dir / MANIFEST).exists():
         return run_warmup(train, config, run_dir, progress=progress, holdout=holdout)
-    m = RunStore.open(run_dir).manifest()
-    if (m.get("data") or {}).get("fingerprint") != fingerprint(train):
+    m = RunStore.open(run_dir).read()
+    if m.data.fingerprint != fingerprint(train):
         raise RunError(f"{run_dir}: a warm-up of another table is there; choose another folder or delete it")
-    if m.get("status") != "finished":
+    if m.status != "finished":
         return run_warmup(train, config, run_dir, resume=True, progress=progress, holdout=holdout)
     differs = saved_config(m, run_dir / MANIFEST).differs_from(config.resolved(len(train)))
     if differs:

@@ -29,6 +29,7 @@ and the problem.
 """
 from __future__ import annotations
 
+import copy
 import json
 import os
 import platform
@@ -40,7 +41,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from memviz.errors import MemvizError, RunError
+from memviz.errors import RunError
 from memviz.io import (
     atomic_torch_save,
     atomic_write_json,
@@ -52,13 +53,11 @@ from memviz.io import (
 )
 from memviz.tables.data import ROW_ID, Table, fingerprint
 from memviz.tables.schema import Schema
+from memviz.warmup.manifest import FORMAT, Manifest
 
-FORMAT = "memviz.run/1"
 MANIFEST = "manifest.json"
 CANCEL = "CANCEL"
 LOCK = "writer.lock"
-#: statuses a manifest holds; a reader reports a "running" run whose writer is gone as INTERRUPTED
-STATUSES = ("running", "finished", "cancelled", "failed")
 INTERRUPTED = "interrupted"
 #: the long table of a check (memviz.warmup.tracking.long_table)
 CHECK_COLUMNS = ("check", "epoch", "synthetic_id", "nn1", "nn2", "d1", "d2", "ratio", "memorized")
@@ -82,82 +81,6 @@ def table_to_frame(table: Table) -> pd.DataFrame:
     return table.data.reset_index()
 
 
-# ------------------------------------------------------------- manifest checks
-_KINDS = {"object": dict, "list": list, "string": str}
-
-
-def _is(v, kind: str) -> bool:
-    if kind == "integer":
-        return isinstance(v, int) and not isinstance(v, bool)
-    if kind == "number":
-        return isinstance(v, (int, float)) and not isinstance(v, bool)
-    return isinstance(v, _KINDS[kind])
-
-
-def _got(v) -> str:
-    names = {dict: "an object", list: "a list", str: "a string", bool: "true/false", int: "an integer",
-             float: "a number", type(None): "null"}
-    return names.get(type(v), type(v).__name__)
-
-
-def _expect(f: Path, name: str, v, kind: str, optional: bool = False) -> None:
-    if v is None and optional:
-        return
-    if not _is(v, kind):
-        article = "an" if kind[0] in "aeiou" else "a"
-        raise RunError(f"{f}: manifest field {name!r}: expected {article} {kind}, got {_got(v)}")
-
-
-#: top-level manifest fields: name -> (kind, required)
-_FIELDS = {"status": ("string", True), "config": ("object", True), "schema": ("object", True),
-           "data": ("object", True), "kind": ("string", False), "run_id": ("string", False),
-           "created": ("string", False), "updated": ("string", False), "device": ("string", False),
-           "checks": ("list", False), "progress": ("object", False), "timings": ("object", False),
-           "versions": ("object", False), "summary": ("object", False), "error": ("string", False)}
-
-
-def validate_manifest(m, f: Path) -> dict:
-    """``m`` if it is a well-formed run manifest; RunError naming ``f``, the field and the problem.
-
-    Checked: the format tag; the type of every known field; ``status`` among :data:`STATUSES`;
-    ``data.fingerprint`` (string) and ``data.n_rows`` (integer); the schema (as
-    :meth:`Schema.from_dict` reads it); each check summary's ``check`` and ``epoch`` (integers)
-    and ``mem_ratio`` (number or null); ``progress`` and ``timings`` values (numbers or null).
-    The config's values are checked by its reader (:func:`memviz.warmup.run.saved_config`).
-    """
-    if not isinstance(m, dict) or m.get("format") != FORMAT:
-        raise RunError(f"{f}: not a {FORMAT} manifest")
-    for name, (kind, required) in _FIELDS.items():
-        if name not in m:
-            if required:
-                raise RunError(f"{f}: manifest lacks the field {name!r}")
-            continue
-        _expect(f, name, m[name], kind, optional=not required)
-    if m["status"] not in STATUSES:
-        raise RunError(f"{f}: manifest field 'status': {m['status']!r} is not one of {', '.join(STATUSES)}")
-    data = m["data"]
-    for key, kind in (("fingerprint", "string"), ("n_rows", "integer")):
-        if key not in data:
-            raise RunError(f"{f}: manifest lacks the field 'data.{key}'")
-        _expect(f, f"data.{key}", data[key], kind)
-    _expect(f, "data.source", data.get("source"), "string", optional=True)
-    try:
-        Schema.from_dict(m["schema"], source="schema")
-    except (MemvizError, TypeError, ValueError) as exc:
-        raise RunError(f"{f}: manifest field 'schema': {str(exc).removeprefix('schema: ')}") from None
-    for i, c in enumerate(m.get("checks") or []):
-        _expect(f, f"checks[{i}]", c, "object")
-        for key, kind, optional in (("check", "integer", False), ("epoch", "integer", False),
-                                    ("mem_ratio", "number", True)):
-            if key not in c and not optional:
-                raise RunError(f"{f}: manifest lacks the field 'checks[{i}].{key}'")
-            _expect(f, f"checks[{i}].{key}", c.get(key), kind, optional)
-    for name in ("progress", "timings"):
-        for key, v in (m.get(name) or {}).items():
-            _expect(f, f"{name}.{key}", v, "number", optional=True)
-    return m
-
-
 # ------------------------------------------------------------------- the run
 class RunStore:
     """Read and write one run directory.
@@ -171,6 +94,8 @@ class RunStore:
     def __init__(self, path: str | Path):
         self.path = Path(path)
         self._lock = None  # the open lock file while this object writes the run
+        self._read: tuple[tuple, Manifest] | None = None  # (the file's stamp, its Manifest)
+        self._train: Table | None = None
 
     # -- creation ------------------------------------------------------------
     @classmethod
@@ -220,7 +145,7 @@ class RunStore:
     @classmethod
     def open(cls, path: str | Path) -> "RunStore":
         store = cls(path)
-        store.manifest()  # validates
+        store.read()  # validates
         return store
 
     # -- the writer's lock -------------------------------------------------------
@@ -285,25 +210,42 @@ class RunStore:
             return ""
         return f" (pid {pid})" if pid.isdigit() else ""
 
-    def status(self, manifest: dict | None = None) -> str:
+    def status(self, manifest: "dict | Manifest | None" = None) -> str:
         """The manifest's status, but :data:`INTERRUPTED` for a ``running`` run whose writer has
         gone (killed, or the machine restarted): no process holds its lock."""
-        status = (manifest or self.manifest())["status"]
+        m = manifest if manifest is not None else self.read()
+        status = m.status if isinstance(m, Manifest) else m["status"]
         return INTERRUPTED if status == "running" and self.writer_alive() is False else status
 
     # -- manifest --------------------------------------------------------------
-    def manifest(self) -> dict:
-        """The validated manifest (:func:`validate_manifest`); RunError when missing or malformed."""
+    def read(self) -> Manifest:
+        """The typed manifest; RunError when missing or malformed. Parsed and validated once per
+        version of the file (its modification time and size), so a live run is re-read after it
+        writes and a finished one is read once for this object."""
         f = self.path / MANIFEST
-        if not f.exists():
-            raise RunError(f"{self.path}: not a memviz run (no {MANIFEST})")
+        try:
+            st = f.stat()
+        except FileNotFoundError:
+            raise RunError(f"{self.path}: not a memviz run (no {MANIFEST})") from None
+        except OSError as exc:
+            raise RunError(f"{f}: unreadable manifest ({exc.strerror or type(exc).__name__})") from None
+        stamp = (st.st_mtime_ns, st.st_size, st.st_ino)
+        if self._read is not None and self._read[0] == stamp:
+            return self._read[1]
         try:
             m = json.loads(f.read_text(encoding="utf-8"))
         except (json.JSONDecodeError, UnicodeDecodeError):
             raise RunError(f"{f}: manifest is not valid JSON") from None
         except OSError as exc:
             raise RunError(f"{f}: unreadable manifest ({exc.strerror or type(exc).__name__})") from None
-        return validate_manifest(m, f)
+        typed = Manifest.from_dict(m, f)
+        self._read = (stamp, typed)
+        return typed
+
+    def manifest(self) -> dict:
+        """The validated manifest as a fresh dict (for writers: :meth:`update`); readers use
+        :meth:`read`. RunError when missing or malformed."""
+        return copy.deepcopy(dict(self.read().raw))
 
     def write_manifest(self, manifest: dict) -> None:
         atomic_write_text(self.path / MANIFEST, json.dumps(to_jsonable(manifest), indent=1))
@@ -317,24 +259,26 @@ class RunStore:
 
     @property
     def schema(self) -> Schema:
-        return Schema.from_dict(self.manifest()["schema"], source=str(self.path / MANIFEST))
+        return self.read().schema
 
     # -- tables ----------------------------------------------------------------
     def train(self) -> Table:
         """The training table; RunError when train.parquet is missing, unreadable, lacks a
         schema column, or does not hold the manifest's rows (count, unique integer row_ids)."""
+        if self._train is not None:  # written once, when the run is created
+            return self._train
         f = self.path / "train.parquet"
-        m = self.manifest()
-        schema = Schema.from_dict(m["schema"], source=str(self.path / MANIFEST))
-        df = read_parquet(f, "training table", columns=[ROW_ID, *schema.columns])
+        m = self.read()
+        df = read_parquet(f, "training table", columns=[ROW_ID, *m.schema.columns])
         ids = df[ROW_ID]
         if not pd.api.types.is_integer_dtype(ids) or ids.duplicated().any():
             raise RunError(f"{f}: column {ROW_ID!r}: row ids must be unique integers")
-        if len(df) != m["data"]["n_rows"]:
-            raise RunError(f"{f}: holds {len(df)} rows, the manifest says {m['data']['n_rows']}")
+        if len(df) != m.data.n_rows:
+            raise RunError(f"{f}: holds {len(df)} rows, the manifest says {m.data.n_rows}")
         df = df.set_index(ROW_ID)
         df.index = df.index.astype(np.int64)
-        return Table(df, schema, m["data"].get("source") or str(f))
+        self._train = Table(df, m.schema, m.data.source or str(f))
+        return self._train
 
     def _check_file(self, folder: str, check: int) -> Path:
         return self.path / folder / f"check_{int(check):04d}.parquet"
@@ -463,15 +407,14 @@ def list_runs(root: str | Path) -> pd.DataFrame:
                 continue
             store = RunStore(d)
             try:
-                m = store.manifest()
+                m = store.read()
             except RunError as exc:
                 reason = str(exc).replace(f"{d}/", "").replace(f"{d}: ", "")
                 rows.append({"run_id": d.name, "path": str(d), "status": f"unreadable: {reason}"})
                 continue
-            checks, data = m.get("checks") or [], m["data"]
-            rows.append({"run_id": d.name, "path": str(d), "kind": m.get("kind"), "status": store.status(m),
-                         "created": m.get("created"), "dataset": m["schema"].get("name") or data.get("source"),
-                         "n_rows": data["n_rows"], "checks": len(checks),
-                         "final_mem_ratio": checks[-1].get("mem_ratio") if checks else None,
-                         "preset": m["config"].get("preset"), "device": m.get("device")})
+            rows.append({"run_id": d.name, "path": str(d), "kind": m.raw.get("kind"), "status": store.status(m),
+                         "created": m.created, "dataset": m.dataset, "n_rows": m.data.n_rows,
+                         "checks": len(m.checks),
+                         "final_mem_ratio": m.checks[-1].get("mem_ratio") if m.checks else None,
+                         "preset": m.config.get("preset"), "device": m.device})
     return pd.DataFrame(rows, columns=RUN_COLUMNS)

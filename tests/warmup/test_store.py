@@ -297,3 +297,33 @@ def test_a_kill_between_checkpoint_and_manifest_update_loses_no_check(small_trai
         strip(RunStore(tmp_path / "full").manifest()["checks"])
     pd.testing.assert_frame_equal(resumed.checks, full.checks)
     np.testing.assert_array_equal(resumed.dynamics.counts, full.dynamics.counts)
+
+
+def test_the_manifest_is_typed_and_a_run_is_opened_once(run, monkeypatch):
+    """Opening a run for the dashboard parsed its manifest about six times and read
+    train.parquet twice (issue 21); now once each, and readers use attributes."""
+    import memviz.warmup.manifest as manifest_mod
+    import memviz.warmup.store as store_mod
+    from memviz.app.runs import load_run
+
+    m = RunStore(run).read()
+    assert m.status == "finished" and m.kind == "warmup" and m.data.n_rows == len(RunStore(run).train())
+    assert m.schema.columns == RunStore(run).train().schema.columns
+    assert m.epochs == m.config["epochs"] and m.total_seconds >= 0 and m.checks[-1]["check"] == len(m.checks) - 1
+    with pytest.raises(Exception):  # frozen
+        m.status = "running"
+    parses, reads = [], []
+    real_from_dict, real_read = manifest_mod.Manifest.from_dict.__func__, store_mod.read_parquet
+    monkeypatch.setattr(manifest_mod.Manifest, "from_dict",
+                        classmethod(lambda cls, d, f: parses.append(f) or real_from_dict(cls, d, f)))
+    monkeypatch.setattr(store_mod, "read_parquet",
+                        lambda f, *a, **k: reads.append(Path(f).name) or real_read(f, *a, **k))
+    view = load_run(run)
+    assert len(parses) == 1
+    assert reads.count("train.parquet") == 1
+    assert view.result.status == "finished"
+    # a writer's update is seen by the same store (the cache is keyed on the file's version)
+    store = RunStore(run)
+    before = store.read()
+    store.write_manifest({**store.manifest(), "error": "x" * 3})
+    assert store.read().error == "xxx" and before.error is None
