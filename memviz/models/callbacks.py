@@ -1,8 +1,8 @@
 """Training callbacks: how a training loop talks to the outside world.
 
 A training loop knows nothing of memorization tracking, files or the UI. It calls
-the hooks of each callback it was given; progress bars, the warm-up tracker and
-checkpoints are callbacks. A hook may return :data:`STOP` to end training early
+the hooks of each callback it was given; the warm-up's tracker, cancel and progress events
+(:mod:`memviz.warmup.tracking`) are callbacks. A hook may return :data:`STOP` to end training early
 (the dashboard's cancel button does that).
 """
 from __future__ import annotations
@@ -27,14 +27,3 @@ class Callback:
     def on_fit_end(self, model) -> None:
         pass
 
-
-class ProgressCallback(Callback):
-    """Forward progress to a plain function ``fn(done, total, message)``."""
-
-    def __init__(self, fn, total: int):
-        self.fn, self.total = fn, total
-
-    def on_epoch_end(self, model, epoch, logs):
-        loss = logs.get("loss")
-        self.fn(epoch, self.total, f"epoch {epoch}/{self.total}" + (f" loss {loss:.4f}" if loss is not None else ""))
-        return None

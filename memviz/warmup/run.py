@@ -94,9 +94,7 @@ class WarmupConfig:
 
         if self.preset not in PRESETS:
             raise MemvizError(f"preset {self.preset!r}: unknown (use {', '.join(PRESETS)})")
-        if not isinstance(self.model_params, dict):
-            raise MemvizError(f"model_params: expected a dict of TabDDPM parameters, "
-                              f"got {type(self.model_params).__name__}")
+        _check_model_params(self.preset, self.model_params)
         epochs = self.epochs if self.epochs is not None else self.model_params.get("epochs")
         epochs = PRESETS[self.preset].epochs if epochs is None else epochs
         if not _is_whole(epochs):
@@ -112,7 +110,6 @@ class WarmupConfig:
             raise MemvizError(f"n_samples={n}: must be at least 1")
         if not 0 < self.top_frac < 1:
             raise MemvizError(f"top_frac={self.top_frac}: must be between 0 and 1")
-        _check_model_params(self.preset, self.model_params)
         return WarmupConfig(self.preset, epochs, every, n, int(self.seed), self.device, self.distance,
                             float(self.top_frac), self.keep_samples, max(1, int(self.checkpoint_every)),
                             dict(self.model_params))
