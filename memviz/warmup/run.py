@@ -423,7 +423,8 @@ def load_warmup(run_dir: str | Path) -> WarmupResult:
 
 
 def ensure_warmup(train: Table, config: WarmupConfig, run_dir: str | Path,
-                  progress: Callable[[dict], None] | None = None, holdout: Table | None = None) -> WarmupResult:
+                  progress: Callable[[dict], None] | None = None, holdout: Table | None = None,
+                  quality: Callable | None = None) -> WarmupResult:
     """Reuse, resume or start the warm-up in ``run_dir`` (the comparison's and the study's).
 
     * no run there: start one;
@@ -431,7 +432,8 @@ def ensure_warmup(train: Table, config: WarmupConfig, run_dir: str | Path,
       model parameters, distance): reuse it;
     * an unfinished run on the same table: resume it (same result as uninterrupted).
 
-    ``holdout``: real rows outside ``train`` for the floor (see :func:`run_warmup`).
+    ``holdout``: real rows outside ``train`` for the floor, ``quality``: the per-check scorer
+    (see :func:`run_warmup`).
 
     A run on another table, or a finished one with other settings, is a RunError: the
     folder is not silently overwritten.
@@ -441,12 +443,12 @@ def ensure_warmup(train: Table, config: WarmupConfig, run_dir: str | Path,
 
     run_dir = Path(run_dir)
     if not (run_dir / MANIFEST).exists():
-        return run_warmup(train, config, run_dir, progress=progress, holdout=holdout)
+        return run_warmup(train, config, run_dir, progress=progress, holdout=holdout, quality=quality)
     m = RunStore.open(run_dir).manifest()
     if (m.get("data") or {}).get("fingerprint") != fingerprint(train):
         raise RunError(f"{run_dir}: a warm-up of another table is there; choose another folder or delete it")
     if m.get("status") != "finished":
-        return run_warmup(train, config, run_dir, resume=True, progress=progress, holdout=holdout)
+        return run_warmup(train, config, run_dir, resume=True, progress=progress, holdout=holdout, quality=quality)
     names = ("preset", "epochs", "seed", "model_params", "distance")
     saved = {k: (m.get("config") or {}).get(k) for k in names}
     want = to_jsonable({k: getattr(config.resolved(len(train)), k) for k in names})
