@@ -30,7 +30,6 @@ def run(args) -> None:
     from memviz.commands.inspect import recommendation
     from memviz.errors import MemvizError
     from memviz.io import export_csv
-    from memviz.models.tabddpm import TabDDPM
     from memviz.warmup import checkpoints
     from memviz.warmup.run import load_warmup
 
@@ -44,12 +43,10 @@ def run(args) -> None:
     rows = res.config.n_samples if args.rows is None else int(args.rows)
     if rows < 1:
         raise MemvizError(f"--rows {rows}: must be at least 1")
-    state = checkpoints.load(res.run_dir, check)
-    model = TabDDPM.from_state_dict(state, device=args.device)
-    syn = model.sample(rows, seed=args.seed)
-    export_csv(Path(args.out), syn.reset_index(drop=True), raw=args.raw_csv)
-    out = {"run_dir": str(args.run_dir), "check": int(check), "epoch": int(state["epoch"]), "rows": int(len(syn)),
-           "seed": int(args.seed), "out": str(args.out), "device": str(model.device_), "recommendation": why}
+    syn, epoch = checkpoints.sample_check(res.run_dir, check, rows, seed=args.seed, device=args.device)
+    export_csv(Path(args.out), syn, raw=args.raw_csv)
+    out = {"run_dir": str(args.run_dir), "check": int(check), "epoch": epoch, "rows": int(len(syn)),
+           "seed": int(args.seed), "out": str(args.out), "recommendation": why}
     row = pc[pc["check"] == check]
     if len(row):  # the figures measured at that check, to compare with memviz memorize of the table
         r = row.iloc[0]

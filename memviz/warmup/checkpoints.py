@@ -118,3 +118,16 @@ def load(run_dir, check: int, map_location="cpu") -> dict:
     if not isinstance(state, dict) or "model" not in state or "epoch" not in state:
         raise RunError(f"{f}: not a memviz check checkpoint (expected a TabDDPM state)")
     return state
+
+
+def sample_check(run_dir, check: int, rows: int, seed: int = 0, device: str = "auto"):
+    """``rows`` rows drawn with ``seed`` from check ``check``'s weights -> (DataFrame, epoch).
+    The same run, check, rows, seed and device kind give the same table; the check's own seed
+    (:func:`memviz.warmup.tracking.check_seed`) and size redraw the rows that check measured."""
+    from memviz.models.tabddpm import TabDDPM
+
+    if int(rows) < 1:
+        raise MemvizError(f"rows={rows}: must be at least 1")
+    state = load(run_dir, check)
+    model = TabDDPM.from_state_dict(state, device=device)
+    return model.sample(int(rows), seed=int(seed)).reset_index(drop=True), int(state["epoch"])
