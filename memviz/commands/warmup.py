@@ -38,7 +38,7 @@ def register(sub, command) -> None:
     sp.add_argument("--keep-checkpoints", default=WARMUP.keep_checkpoints, metavar="RULE",
                     help="which checks keep their weights, so that memviz sample can draw a table from that epoch: "
                          "all, every:K (checks 0, K, 2K... and the last), last:N, or none. Disk: about 4 bytes per "
-                         "network parameter per kept check: 0.5 MB for cpu-quick on Adult, 47 MB for the paper "
+                         "network parameter per kept check: 1.0 MB for cpu-quick on Adult, 47 MB for the paper "
                          "network (25 checks: 1.2 GB)")
     sp.add_argument("--quality-rows", type=int, default=WARMUP.quality_rows,
                     help="generated rows whose Shape and Trend every check measures, the first ones (default: all; "

@@ -15,7 +15,7 @@ Retention (``WarmupConfig.keep_checkpoints``):
 * ``none``: no per-check checkpoint (the resume point alone).
 
 Disk cost: about 4 bytes per network parameter per kept check (float32 weights) plus the
-column transforms (a few kB): 0.5 MB for ``cpu-quick`` on Adult (``d_in = 110``; 0.13 M
+column transforms (a few kB): 1.0 MB for ``cpu-quick`` on Adult (``d_in = 110``; 0.24 M
 parameters), 47 MB for the ``paper`` network (11.8 M parameters), so 25 checks of the paper
 network take 1.2 GB with ``all``. The optimizer's moments, which the resume point also
 holds, would triple that; they are left out here.
