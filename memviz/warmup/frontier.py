@@ -125,15 +125,18 @@ def recommend(per_check: pd.DataFrame, rule: StopRule | None = None, available=N
         best_i = q.idxmax()
         best, best_epoch = float(q[best_i]), int(pc.loc[best_i, "epoch"])
         eligible = pc[q >= best - rule.tolerance - 1e-12]
-        quality_text = (f"its {rule.metric} {{q:.3f}} is within {rule.tolerance:.3f} of the best "
-                        f"({best:.3f} at epoch {best_epoch})")
+        def quality_text(row) -> str:
+            return (f"its {rule.metric} {float(row[rule.metric]):.3f} is within {rule.tolerance:.3f} of the best "
+                    f"({best:.3f} at epoch {best_epoch})")
     else:
         eligible = pc
-        quality_text = "quality was not measured in this run"
+
+        def quality_text(row) -> str:
+            return "quality was not measured in this run"
     names = tuple(int(c) for c in eligible["check"])
     if not has_floor:
         row = eligible.loc[eligible["mem_ratio"].idxmin()]
-        text = _fmt(quality_text, row)
+        text = quality_text(row)
         reason = (f"Check {int(row['check'])} (epoch {int(row['epoch'])}){kept}: {text}, and it has the lowest mem "
                   f"ratio of those checks ({row['mem_ratio']:.1%}); this run has no floor, so whether that is above "
                   "what fresh real rows score is unknown.")
@@ -152,12 +155,8 @@ def recommend(per_check: pd.DataFrame, rule: StopRule | None = None, available=N
         privacy = (f"no such check is within {bound} (every interval lies above it), and its excess "
                    f"{_pts(row['excess'])} points (95 % interval {_pts(row['excess_low'])} to "
                    f"{_pts(row['excess_high'])}) is the lowest of them")
-    reason = f"Check {int(row['check'])} (epoch {int(row['epoch'])}){kept}: {_fmt(quality_text, row)}, and {privacy}."
+    reason = f"Check {int(row['check'])} (epoch {int(row['epoch'])}){kept}: {quality_text(row)}, and {privacy}."
     return Recommendation(int(row["check"]), int(row["epoch"]), reason, rule, names, passed)
-
-
-def _fmt(text: str, row) -> str:
-    return text.format(q=float(row[text.split()[1]])) if "{q" in text else text
 
 
 def _pts(x: float) -> str:
