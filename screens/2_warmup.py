@@ -6,7 +6,7 @@ import streamlit as st
 from memviz.app import devices, runs
 from memviz.errors import MemvizError
 from memviz.jobs import control as jobs
-from screens import _ui
+from screens import _stop, _ui
 
 st.title("Warm-up")
 st.write("Train TabDDPM on the current table and, every few epochs, generate rows and count which training "
@@ -106,6 +106,10 @@ else:
                 st.rerun()  # the run just ended: refresh the whole app (sidebar, pages)
 
         live()
+
+_view = _ui.current_view(stop_message=False)
+if _view is not None:  # when to stop: the frontier of the current run and "Sample from this check"
+    _stop.render(_view, "warmup")
 
 st.subheader("Saved runs")
 runs = _ui.run_list(_ui.root())

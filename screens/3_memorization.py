@@ -5,7 +5,7 @@ import streamlit as st
 from memviz import viz
 from memviz.app import readings, runs
 from memviz.errors import MemvizError
-from screens import _ui
+from screens import _stop, _ui
 
 #: display names of the leak ranking's columns (raw names stay in downloads)
 RANK_NAMES = {"row_id": "training row", "copies": "copies", "expected": "expected from real rows",
@@ -75,6 +75,8 @@ if view is not None:
                        f"(every category equal, every number within 0.1 IQR), {close['flagged_differs']:.1%} differ"
                        + (f"; {close['n_zero_by_scaling']:,} have a ratio of about 0 only because the paper's "
                           "distance rescales numbers per generated row" if close["n_zero_by_scaling"] else "") + ".")
+
+    _stop.render(view, "mem")  # when to stop: the frontier, the recommended check, sample from a check
 
     # ------------------------------------------------------------- both distances
     with st.expander("Both distances: the paper's and the standardized one, each with its own floor",

@@ -404,3 +404,76 @@ def test_inspect_of_a_run_without_holdout_says_there_is_no_floor(capsys, small_f
     assert code == 0, err
     assert any(line.startswith("no floor: this run was given no hold-out") for line in out.splitlines())
     assert last_json(out)["floor"] is None and "excess" not in last_json(out)["per_check"]
+
+
+# ------------------------------------------------------------------ when to stop, and release from a check
+def test_inspect_recommends_a_check_and_sample_releases_from_any_kept_one(capsys, small_files, holdout_csv):
+    from memviz.warmup.store import RunStore
+    from memviz.warmup.tracking import check_seed
+
+    run = small_files / "run"
+    code, out, err = run_cli(capsys, "warmup", "--train", str(small_files / "train.csv"), "--schema",
+                             str(SAMPLE / "meta.json"), "--holdout", str(holdout_csv), "--out", str(run),
+                             "--epochs", "6", "--check-every", "2", "--n-samples", "200", "--device", "cpu",
+                             "--seed", "1", "--quiet", "--model-params", json.dumps(TINY_MODEL))
+    assert code == 0, err
+    code, out, err = run_cli(capsys, "inspect", str(run), "--json")
+    info = last_json(out)
+    pc = info["per_check"]
+    assert len(pc["shape"]) == len(pc["trend"]) == len(pc["copy_share"]) == 3
+    assert info["recommended_check"] in (0, 1, 2) and info["kept_checkpoints"] == [0, 1, 2]
+    assert info["recommended_epoch"] == pc["epoch"][info["recommended_check"]]
+    assert info["recommendation"].startswith(f"Check {info['recommended_check']} (epoch ")
+    code, out, err = run_cli(capsys, "inspect", str(run), "--tolerance", "1", "--max-excess", "1")
+    assert code == 0 and "when to stop: Check 0 (epoch 2)" in out  # every check is good enough: the first
+
+    tables = {}
+    for check in (0, 2):
+        for attempt in range(2):
+            f = small_files / f"syn_{check}_{attempt}.csv"
+            code, out, err = run_cli(capsys, "sample", str(run), "--check", str(check), "--rows", "120",
+                                     "--seed", "5", "--out", str(f), "--device", "cpu")
+            assert code == 0, err
+            res = last_json(out)
+            assert res["check"] == check and res["epoch"] == 2 * (check + 1) and res["rows"] == 120
+            tables[check, attempt] = pd.read_csv(f)
+        pd.testing.assert_frame_equal(tables[check, 0], tables[check, 1])       # same seed, same table
+    assert not tables[0, 0].equals(tables[2, 0])
+    # the check's own seed and size redraw exactly the rows that check measured
+    f = small_files / "redraw.csv"
+    code, out, err = run_cli(capsys, "sample", str(run), "--check", "2", "--seed", str(check_seed(1, 2)),
+                             "--out", str(f), "--device", "cpu")
+    stored = RunStore(run).samples(2).drop(columns="synthetic_id")
+    code, out, err = run_cli(capsys, "memorize", "--train", str(small_files / "train.csv"), "--schema",
+                             str(SAMPLE / "meta.json"), "--synthetic", str(f), "--holdout", str(holdout_csv),
+                             "--out", str(small_files / "mem.csv"), "--quiet", "--device", "cpu")
+    mem = last_json(out)
+    assert len(pd.read_csv(f)) == len(stored) == 200
+    assert mem["mem_ratio"] == pytest.approx(pc["mem_ratio"][2])
+    assert mem["excess"] == pytest.approx(pc["excess"][2])
+    # another seed: the same figure within sampling error (two binomial samples of 200 and 600 rows)
+    code, out, err = run_cli(capsys, "sample", str(run), "--check", "2", "--rows", "600", "--seed", "77",
+                             "--out", str(f), "--device", "cpu")
+    code, out, err = run_cli(capsys, "memorize", "--train", str(small_files / "train.csv"), "--schema",
+                             str(SAMPLE / "meta.json"), "--synthetic", str(f), "--out", str(small_files / "mem.csv"),
+                             "--quiet", "--device", "cpu")
+    p = pc["mem_ratio"][2]
+    se = np.sqrt(max(p * (1 - p), 0.01) * (1 / 200 + 1 / 600))
+    assert abs(last_json(out)["mem_ratio"] - p) < 4 * se
+    # no --check: the recommended one
+    code, out, err = run_cli(capsys, "sample", str(run), "--out", str(f), "--device", "cpu")
+    assert last_json(out)["check"] == info["recommended_check"] and last_json(out)["recommendation"]
+
+
+def test_sample_from_a_check_that_was_not_kept_is_one_line(capsys, small_files):
+    run = small_files / "run"
+    code, out, err = run_cli(capsys, "warmup", "--train", str(small_files / "train.csv"), "--schema",
+                             str(SAMPLE / "meta.json"), "--out", str(run), "--epochs", "4", "--check-every", "1",
+                             "--n-samples", "30", "--device", "cpu", "--quiet", "--keep-checkpoints", "last:1",
+                             "--model-params", json.dumps(TINY_MODEL))
+    assert code == 0, err
+    code, out, err = run_cli(capsys, "sample", str(run), "--check", "0", "--out", str(small_files / "s.csv"))
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "kept checks: 3" in err
+    code, out, err = run_cli(capsys, "warmup", "--train", str(small_files / "train.csv"), "--out",
+                             str(small_files / "r2"), "--keep-checkpoints", "sometimes")
+    assert code == 2 and "keep_checkpoints" in err

@@ -2,12 +2,39 @@
 from __future__ import annotations
 
 from memviz.commands.common import emit
+from memviz.warmup.frontier import METRICS, StopRule
+
+RULE = StopRule()
+
+
+def add_stop_rule(sp) -> None:
+    """The recommended check's rule (:mod:`memviz.warmup.frontier`), for inspect and sample."""
+    sp.add_argument("--tolerance", type=float, default=RULE.tolerance,
+                    help="recommend among the checks whose quality is within this of the best (0.02 = 2 points)")
+    sp.add_argument("--metric", default=RULE.metric, choices=METRICS,
+                    help="the quality the tolerance applies to: quality = (Shape + Trend) / 2")
+    sp.add_argument("--max-excess", type=float, default=RULE.max_excess,
+                    help="a check passes when the lower end of its excess interval is at most this (0: not "
+                         "significantly above the floor); the earliest passing check is recommended")
+
+
+def recommendation(res, args) -> dict:
+    """``recommended_check``, ``recommended_epoch``, ``recommendation`` (the reason), the rule and
+    the kept checkpoints of a loaded warm-up."""
+    from memviz.warmup import checkpoints
+    from memviz.warmup.frontier import recommend
+
+    kept = checkpoints.kept(res.run_dir)
+    rule = StopRule(args.tolerance, args.metric, args.max_excess)
+    rec = recommend(res.per_check, rule, available=kept or None)
+    return {**rec.to_dict(), "kept_checkpoints": kept}
 
 
 def register(sub, command) -> None:
     sp = command("inspect", "summaries of a warm-up run")
     sp.add_argument("run_dir", help="a run directory made by memviz warmup")
     sp.add_argument("--json", action="store_true", help="print only the JSON line, not the text summary")
+    add_stop_rule(sp)
     sp.set_defaults(func=run)
 
 
@@ -30,6 +57,7 @@ def run(args) -> None:
         last = res.per_check.iloc[-1]
         ex = excess(float(last["mem_ratio"]), int(last["n_synthetic"]), f)
         out["final_excess"] = {"excess": ex.excess, "excess_ci": [ex.low, ex.high], "sentence": ex.sentence()}
+    out.update(recommendation(res, args))
     if not args.json:
         print(format_summary(out))
     emit(out)
@@ -40,6 +68,10 @@ def format_summary(o: dict) -> str:
     pc = o["per_check"]
     lines = [f"run {o['run_dir']}  status {o['status']}  checks {o['checks']}  device {o['device']}",
              f"final mem ratio {o['final_mem_ratio']:.2%}"]
+    if "shape" in pc:
+        lines.append("Shape / Trend per check: " + ", ".join(
+            f"e{e}:{a:.3f}/{b:.3f}" for e, a, b in zip(pc["epoch"], pc["shape"], pc["trend"])))
+    lines.append(f"when to stop: {o['recommendation']}")
     if o.get("floor"):
         f = o["floor"]
         lo, hi = f["floor_ci"]

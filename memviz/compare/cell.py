@@ -37,7 +37,13 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from memviz.compare.methods import PRUNES, SELECTION_SCORE, apply_method
+from memviz.compare.methods import (
+    PRUNES,
+    SELECTION_SCORE,
+    SHORTENS,
+    apply_method,
+    early_stop_epochs,
+)
 from memviz.compare.protocol import pruning_figures
 from memviz.device import torch_threads
 from memviz.evaluate.report import evaluate_synthetic
@@ -78,6 +84,7 @@ class GridContext:
     pruned_reference: str
     mle_real: dict = field(default_factory=dict)   # seed -> reference MLE
     threads: int | None = None                      # torch threads per cell (None: leave as is)
+    stop: dict = field(default_factory=dict)        # early stop: {"epoch": E*, "warmup_epochs": E, ...}
 
 
 @dataclass(frozen=True)
@@ -114,6 +121,17 @@ def cell_selection(ctx: GridContext, method: str) -> np.ndarray | None:
     return ctx.selections.get(SELECTION_SCORE.get(method, "raw"))
 
 
+def full_epochs(model: str, params: dict) -> int:
+    """The epochs a cell of ``model`` trains with ``params`` (the preset's when not set)."""
+    m = make_model(model, device="cpu", **params)
+    if hasattr(m, "config"):
+        return int(m.config.epochs)
+    if getattr(m, "epochs", None) is not None:
+        return int(m.epochs)
+    from memviz.models.sdv_models import DEFAULT_EPOCHS
+    return int(DEFAULT_EPOCHS[model])
+
+
 def run_cell(spec: CellSpec, ctx: GridContext) -> CellOutput:
     """Mitigate, fit, sample and evaluate one cell; a failure is recorded, not raised."""
     rec = {"method": spec.method, "model": spec.model, "seed": spec.seed, "key": spec.key,
@@ -128,6 +146,9 @@ def run_cell(spec: CellSpec, ctx: GridContext) -> CellOutput:
             params = dict(ctx.model_params.get(spec.model, {}))
             if ctx.epochs is not None:
                 params["epochs"] = int(ctx.epochs)
+            if spec.method in SHORTENS:
+                params["epochs"] = early_stop_epochs(full_epochs(spec.model, params), int(ctx.stop["epoch"]),
+                                                     int(ctx.stop["warmup_epochs"]))
             model = make_model(spec.model, device=ctx.device, seed=spec.seed, **params).fit(mit.table)
             t2 = time.perf_counter()
             syn = model.sample(len(ctx.train), seed=spec.seed)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields, replace
 
-from memviz.compare.methods import DEFAULT_METHODS, NEEDS_SELECTION, check_methods
+from memviz.compare.methods import DEFAULT_METHODS, NEEDS_WARMUP, check_methods
 from memviz.device import resolve_device
 from memviz.errors import MemvizError
 from memviz.measure.neighbors import DISTANCES
@@ -47,6 +47,8 @@ class CompareConfig:
     threads : torch threads per cell and for the warm-up (None: 1 — these networks are
         small, and a second OpenMP thread on a shared 2-core machine makes a 200 × 256 @
         256 × 256 matmul 25x slower: parallelism comes from ``n_jobs`` cells at a time).
+    stop_rule : the parameters of ``early_stop``'s recommended epoch, as a dict of
+        :class:`memviz.warmup.frontier.StopRule` fields (default: its defaults).
     """
 
     methods: tuple = DEFAULT_METHODS
@@ -67,6 +69,7 @@ class CompareConfig:
     backend: str = "local"
     scheduler: str | None = None
     threads: int | None = None
+    stop_rule: dict = field(default_factory=dict)
 
     # --------------------------------------------------------------- checking
     def validated(self) -> "CompareConfig":
@@ -103,16 +106,17 @@ class CompareConfig:
             check_models([m])
             check_model_params(m, {**mp, **({"epochs": int(self.epochs)} if self.epochs is not None else {})})
         resolve_device(self.device)  # a bad or missing device fails here, not in every cell
+        stop_rule = _stop_rule(self.stop_rule)
         if self.needs_ranking or "random" in methods:
             prune_budget(self.p, 10**9)  # p in (0, 1); the row count is checked by the grid
             _check_k(self.k)
         return replace(self, methods=methods, models=models, seeds=seeds,
-                       model_params={m: dict(v) for m, v in params.items()})
+                       model_params={m: dict(v) for m, v in params.items()}, stop_rule=stop_rule)
 
     @property
     def needs_ranking(self) -> bool:
         """A DynamicCut ranking is used (a method needs it, or a warm-up run is given)."""
-        return self.run_dir is not None or any(m in NEEDS_SELECTION for m in self.methods)
+        return self.run_dir is not None or any(m in NEEDS_WARMUP for m in self.methods)
 
     # ------------------------------------------------------------------- JSON
     def to_dict(self) -> dict:
@@ -122,6 +126,7 @@ class CompareConfig:
             d[key] = list(d[key])
         d["model_params"] = {m: dict(v) for m, v in (d["model_params"] or {}).items()}
         d["warmup"] = dict(d["warmup"]) if d["warmup"] else None
+        d["stop_rule"] = dict(d["stop_rule"] or {})
         if d["scheduler"] is not None and not isinstance(d["scheduler"], str):
             d["scheduler"] = None
         return d
@@ -141,3 +146,15 @@ class CompareConfig:
                 d[key] = tuple(d[key])
         return cls(**d)
 
+
+
+def _stop_rule(d) -> dict:
+    """``stop_rule`` as the plain dict of a validated StopRule (one-line error on a bad key or value)."""
+    from memviz.warmup.frontier import StopRule
+
+    if not isinstance(d, dict):
+        raise MemvizError("stop_rule: expected {tolerance, metric, max_excess}")
+    try:
+        return StopRule(**d).validated().to_dict()
+    except TypeError:
+        raise MemvizError(f"stop_rule: unknown setting (use {', '.join(StopRule().to_dict())})") from None

@@ -56,6 +56,7 @@ from memviz.compare.methods import (
     NEEDS_SELECTION,
     PRUNES,
     SELECTION_SCORE,
+    SHORTENS,
     random_count,
     removed_ids,
     removed_rows,
@@ -65,6 +66,7 @@ from memviz.compare.ranking import check_run, selections_from_run
 from memviz.compare.results import COLUMNS, results_frame
 from memviz.device import torch_threads
 from memviz.errors import MemvizError, RunError
+from memviz.evaluate.quality import CheckQuality
 from memviz.evaluate.report import mle
 from memviz.io import (
     atomic_write_csv,
@@ -75,7 +77,7 @@ from memviz.io import (
 )
 from memviz.mitigate.dynamiccut import prune_budget
 from memviz.tables.data import Table, fingerprint
-from memviz.warmup.run import WarmupConfig, ensure_warmup
+from memviz.warmup.run import WarmupConfig, ensure_warmup, load_warmup
 from memviz.warmup.store import versions
 
 FORMAT = "memviz.compare/1"
@@ -118,13 +120,13 @@ def run_grid(train: Table, test: Table | None, config: CompareConfig, out_dir: s
         threads = 1
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    selections, sel_info = {}, {}
+    selections, sel_info, stop = {}, {}, {}
     if cfg.needs_ranking:
         run_dir = cfg.run_dir
         if run_dir is None:
             with torch_threads(threads):
                 wres = ensure_warmup(train, warmup_config(cfg), out / "warmup", progress=_tagged(progress, "warmup"),
-                                     holdout=test)
+                                     holdout=test, quality=CheckQuality)
             run_dir = out / "warmup"
             if "excess" in scores and wres.floor is None:
                 raise RunError(f"{run_dir}: this warm-up was made without a floor; delete it to rerun it with the "
@@ -135,6 +137,8 @@ def run_grid(train: Table, test: Table | None, config: CompareConfig, out_dir: s
         selections = {score: removed_ids(x) for score, x in sels.items()}
         sel_info = {"run_dir": str(run_dir), "k": sel.k, "T": sel.T, "n_removed": int(sel.n_remove),
                     "scores": list(sels)}
+        if SHORTENS & set(cfg.methods):
+            stop = early_stop_point(run_dir, cfg.stop_rule)
     else:
         sels = {}
     train_fp = fingerprint(train)
@@ -154,6 +158,8 @@ def run_grid(train: Table, test: Table | None, config: CompareConfig, out_dir: s
             d["n_remove"] = n_random
         if method in AUGMENTS:
             d["ratio"] = cfg.ratio
+        if method in SHORTENS:
+            d["stop"] = {"epoch": stop["epoch"], "warmup_epochs": stop["warmup_epochs"]}
         if method in IMPLEMENTATION:
             d["implementation"] = IMPLEMENTATION[method]
         return settings_key(d)
@@ -166,7 +172,8 @@ def run_grid(train: Table, test: Table | None, config: CompareConfig, out_dir: s
     manifest = {"format": FORMAT, "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
                 "config": cfg.to_dict(), **shared,
                 "methods": cfg.methods, "models": cfg.models, "seeds": cfg.seeds, "p": cfg.p, "ratio": cfg.ratio,
-                "model_params": cfg.model_params, "selection": sel_info, "train_source": train.source,
+                "model_params": cfg.model_params, "selection": sel_info, "early_stop": stop or None,
+                "train_source": train.source,
                 "n_train": len(train), "test_source": test.source if test is not None else None,
                 "versions": versions()}
     atomic_write_json(out / EXPERIMENT, manifest)
@@ -175,7 +182,7 @@ def run_grid(train: Table, test: Table | None, config: CompareConfig, out_dir: s
     total = len(specs)
     ctx = GridContext(train, test, train_fp, selections, cfg.p, cfg.ratio, cfg.epochs, cfg.model_params,
                       cfg.device, cfg.distance, cfg.pruned_reference, _mle_reference(train, test, {s.seed for s in todo}),
-                      threads)
+                      threads, stop)
     floors = None if test is None else Floors(out, train, test, train_fp, test_fp, cfg.distance, cfg.device)
     floor = None
     if floors is not None:
@@ -241,6 +248,17 @@ def warmup_config(cfg: CompareConfig) -> WarmupConfig:
     base = {"epochs": cfg.epochs, "seed": 0, "device": cfg.device, "distance": cfg.distance,
             "model_params": dict(cfg.model_params.get("tabddpm", {}))}
     return WarmupConfig(**{**base, **(cfg.warmup or {})})
+
+
+def early_stop_point(run_dir, rule: dict) -> dict:
+    """Early stop's epoch: the warm-up's recommended check (:func:`memviz.warmup.frontier.recommend`
+    with ``rule``; every check can be chosen, since the cells retrain) with its reason."""
+    from memviz.warmup.frontier import StopRule, recommend
+
+    res = load_warmup(run_dir)
+    rec = recommend(res.per_check, StopRule(**(rule or {})))
+    return {"epoch": rec.epoch, "check": rec.check, "warmup_epochs": int(res.config.epochs),
+            "reason": rec.reason, "rule": rec.rule.to_dict()}
 
 
 def read_experiment(out_dir: str | Path) -> dict:

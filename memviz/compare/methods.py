@@ -21,7 +21,17 @@ smote_nc             imbalanced-learn's SMOTE-NC over all classes (SMOTE / SMOTE
                      all-numerical / all-categorical tables), a different baseline
 random               drop as many uniformly drawn rows as DynamicCut drops: ``len(selection)``,
                      or ``n = ceil(p · N)`` (DynamicCut's own budget) without a selection
+early_stop           the table unchanged, the model trained for fewer epochs: the warm-up's
+                     recommended epoch E* (:func:`memviz.warmup.frontier.recommend`) as a share
+                     of the warm-up's E, times the model's own epochs (:func:`early_stop_epochs`)
 ===================  =====================================================================
+
+Early stop retrains rather than sampling from the warm-up's checkpoint: every cell then has
+its own seed (the checkpoint has only the warm-up's), the same for CTGAN and TVAE, and the
+figures are measured on what the method produces. With TabDDPM's linear learning-rate
+schedule a model trained for E* epochs ends annealed, unlike the checkpoint at E* of a run
+of E epochs, so its figures can differ from the check's: that difference is measured, not
+assumed. A cell costs about E*/E of a baseline cell's fitting, plus the same evaluation.
 
 The input table is never modified; kept rows keep their ``row_id``, new rows get fresh
 ids (see :mod:`memviz.mitigate.augment`). :func:`removed_rows` gives a pruning method's removed
@@ -53,7 +63,7 @@ from memviz.tables.data import ROW_ID, Table
 METHOD_LABELS = {"baseline": "Baseline", "dynamiccut": "DynamicCut", "dynamiccut_excess": "DynamicCut (excess)",
                  "dynamiccutmix": "DynamicCutMix", "tabcutmix": "TabCutMix", "tabcutmixplus": "TabCutMixPlus",
                  "tabcutmixplus_dtype": "TabCutMixPlus (dtype rule)", "smote": "SMOTE", "smote_nc": "SMOTE-NC",
-                 "random": "Random"}
+                 "random": "Random", "early_stop": "Early stop"}
 METHODS = tuple(METHOD_LABELS)
 #: the methods a comparison runs when none are named: the papers' set
 DEFAULT_METHODS = ("baseline", "dynamiccut", "dynamiccutmix", "tabcutmix", "tabcutmixplus", "smote", "random")
@@ -63,6 +73,10 @@ SELECTION_SCORE = {"dynamiccut": "raw", "dynamiccut_excess": "excess", "dynamicc
 NEEDS_SELECTION = frozenset(SELECTION_SCORE)
 #: methods that need the warm-up's floor (its per-row null)
 NEEDS_FLOOR = frozenset(m for m, score in SELECTION_SCORE.items() if score == "excess")
+#: methods that need a warm-up run: the ranking's, and early stop's recommended epoch
+NEEDS_WARMUP = NEEDS_SELECTION | {"early_stop"}
+#: methods that train for fewer epochs than the others
+SHORTENS = frozenset({"early_stop"})
 #: methods that remove original rows (the pruning protocol's figures apply to them)
 PRUNES = frozenset({"dynamiccut", "dynamiccut_excess", "dynamiccutmix", "random"})
 #: methods that append rows (their ``ratio`` matters)
@@ -126,9 +140,9 @@ def apply_method(name: str, train: Table, *, selection=None, seed=0, p: float = 
     ids = removed_ids(selection)
     if name in NEEDS_SELECTION and ids is None:
         raise MemvizError(f"{name}: needs a DynamicCut ranking (give a warm-up run)")
-    if name == "baseline":
+    if name in ("baseline", "early_stop"):  # early stop changes the epochs, not the table
         table = Table(train.data.copy(), train.schema, train.source)
-        return MitigationResult(table, np.empty(0, dtype=np.int64), 0, "baseline", {})
+        return MitigationResult(table, np.empty(0, dtype=np.int64), 0, name, {})
     if name in ("dynamiccut", "dynamiccut_excess"):
         res = prune(train, ids)
         return dataclasses.replace(res, method=name, params={"n_remove": int(res.removed.size), "p": p,
@@ -148,6 +162,15 @@ def apply_method(name: str, train: Table, *, selection=None, seed=0, p: float = 
         fn = {"tabcutmix": tabcutmix, "tabcutmixplus": tabcutmixplus, "smote": smote_reference, "smote_nc": smote}[name]
         res = fn(train, ratio=ratio, seed=seed)
     return dataclasses.replace(res, method=name)
+
+
+def early_stop_epochs(full_epochs: int, stop_epoch: int, warmup_epochs: int) -> int:
+    """Epochs of an early-stop cell: ``max(1, round(full_epochs · E* / E))`` for a model whose
+    other cells train ``full_epochs`` epochs, E* the warm-up's recommended epoch of its E
+    (so E* itself for TabDDPM trained as long as its warm-up)."""
+    if warmup_epochs < 1 or not 1 <= stop_epoch <= warmup_epochs:
+        raise MemvizError(f"early_stop: recommended epoch {stop_epoch} is not within the warm-up's {warmup_epochs}")
+    return max(1, int(round(int(full_epochs) * int(stop_epoch) / int(warmup_epochs))))
 
 
 def removed_rows(name: str, train: Table, *, selection=None, seed=0, p: float = DEFAULT_P) -> np.ndarray:

@@ -179,7 +179,9 @@ def run_spec(spec: JobSpec, emit: Emit | None = None) -> dict:
     if spec.kind == "warmup":
         config = _warmup_config(spec.config)
         holdout = _table(spec, "holdout", train, role="test")
-        res = run_warmup(train, config, out, resume=spec.resume, progress=emit, holdout=holdout)
+        from memviz.evaluate.quality import CheckQuality
+
+        res = run_warmup(train, config, out, resume=spec.resume, progress=emit, holdout=holdout, quality=CheckQuality)
         return {"run_dir": str(out), "status": res.status, "checks": int(res.per_check.shape[0]),
                 "final_mem_ratio": res.final_mem_ratio, "epochs": res.config.epochs,
                 "seconds": round(time.perf_counter() - t0, 3)}

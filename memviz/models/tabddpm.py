@@ -184,6 +184,9 @@ class TabDDPM:
                 # random streams differ between CPU and CUDA: no bit-identical continuation
                 raise MemvizError(f"TabDDPM: resume_state was trained on {resume_state['device_type']}, this "
                                   f"model runs on {here}; resume on the same kind of device")
+            if isinstance(resume_state, dict) and not {"optimizer", "rng"} <= set(resume_state):
+                raise MemvizError("TabDDPM: resume_state holds weights only (a sampling checkpoint); resuming "
+                                  "training needs the full state_dict (optimizer and random state)")
             self.load_state_dict(resume_state)
             if list(self.transform_.columns) != list(table.schema.columns) or self.fingerprint_ != fingerprint:
                 raise MemvizError(f"{table.source}: resume_state was trained on another table")
@@ -305,6 +308,9 @@ class TabDDPM:
     def load_state_dict(self, state: dict) -> "TabDDPM":
         """Restore a fitted model from :meth:`state_dict` (same architecture params); returns self.
 
+        A state without ``optimizer`` and ``rng`` (a check's sampling checkpoint) restores
+        the weights for sampling; :meth:`fit` refuses to resume from it.
+
         The weights load onto any device (a model trained on a GPU samples on a laptop);
         the training random stream is restored only on the same kind of device, which
         is what a bit-identical resume (``fit(resume_state=...)``) requires.
@@ -317,8 +323,9 @@ class TabDDPM:
                 raise MemvizError(f"TabDDPM: state has {name}={saved[name]!r}, this model {getattr(cfg, name)!r}")
         self._build(TabularTransform.from_state(state["transform"]), int(state["n_rows"]), int(state["fingerprint"]))
         self.model_.load_state_dict(state["model"])
-        self.optimizer_.load_state_dict(state["optimizer"])   # casts the moments to the parameters' device
-        if state["device_type"] == self.device_.type:
+        if "optimizer" in state:  # a check's sampling checkpoint has none (memviz.warmup.checkpoints)
+            self.optimizer_.load_state_dict(state["optimizer"])   # casts the moments to the parameters' device
+        if state["device_type"] == self.device_.type and "rng" in state:
             self._train_gen.set_state(state["rng"]["train"].cpu())
         self.epoch_, self.step_ = int(state["epoch"]), int(state["step"])
         self.loss_history_ = [float(v) for v in state["loss_history"]]

@@ -48,3 +48,8 @@ from memviz.viz.dynamics import null_findings_plot  # noqa: E402
 from memviz.viz.memorization import copies_null_plot  # noqa: E402
 
 __all__ += ["copies_null_plot", "null_findings_plot"]
+
+# when to stop (the Warm-up and Memorization screens)
+from memviz.viz.frontier import frontier_plot  # noqa: E402
+
+__all__ += ["frontier_plot"]

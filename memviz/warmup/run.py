@@ -38,6 +38,8 @@ from memviz.errors import MemvizError, RunError
 from memviz.measure.floor import Floor, excess, excess_columns
 from memviz.models.callbacks import Callback
 from memviz.tables.data import Table
+from memviz.warmup import checkpoints
+from memviz.warmup.frontier import frontier_columns
 from memviz.warmup.manifest import Manifest
 from memviz.warmup.store import MANIFEST, RunStore
 from memviz.warmup.tracking import (
@@ -53,8 +55,10 @@ from memviz.warmup.tracking import (
 DEFAULT_CHECKS = 25
 #: the settings that define what a warm-up computes: a resume (``run_warmup(resume=True)``) and a
 #: reuse (``ensure_warmup``, the comparison's and the study's) both refuse a run where any differs.
-#: Not in it: device, keep_samples and checkpoint_every change where and what is kept, not the result.
-IDENTITY = ("preset", "epochs", "check_every", "n_samples", "seed", "distance", "top_frac", "model_params")
+#: Not in it: device, keep_samples, checkpoint_every and keep_checkpoints change where and what is
+#: kept, not the result.
+IDENTITY = ("preset", "epochs", "check_every", "n_samples", "seed", "distance", "top_frac", "model_params",
+            "quality_rows")
 
 
 @dataclass(frozen=True)
@@ -74,6 +78,11 @@ class WarmupConfig:
     keep_samples : store the generated rows of every check (for the leak explorer).
     checkpoint_every : save a model checkpoint every this many checks (resume point).
     model_params : further TabDDPM overrides (``layers``, ``lr``, ``n_timesteps``...).
+    keep_checkpoints : which checks keep their weights for sampling (``all``, ``every:K``,
+        ``last:N``, ``none``; :mod:`memviz.warmup.checkpoints`, with the disk cost).
+    quality_rows : generated rows whose Shape and Trend each check measures, the first ones
+        (None: all; 0: no quality), when the run is given a ``quality`` scorer
+        (:func:`run_warmup`).
     """
 
     preset: str = "cpu-quick"
@@ -87,6 +96,8 @@ class WarmupConfig:
     keep_samples: bool = True
     checkpoint_every: int = 1
     model_params: dict = field(default_factory=dict)
+    keep_checkpoints: str = "all"
+    quality_rows: int | None = None
 
     def resolved(self, n_train: int) -> "WarmupConfig":
         """Fill epochs, check_every and n_samples; validate."""
@@ -110,9 +121,15 @@ class WarmupConfig:
             raise MemvizError(f"n_samples={n}: must be at least 1")
         if not 0 < self.top_frac < 1:
             raise MemvizError(f"top_frac={self.top_frac}: must be between 0 and 1")
+        from memviz.warmup.checkpoints import check_retention
+
+        q = self.quality_rows
+        if q is not None and (not _is_whole(q) or q < 0):
+            raise MemvizError(f"quality_rows={q!r}: must be a whole number >= 0 (0: no quality; None: every row)")
         return WarmupConfig(self.preset, epochs, every, n, int(self.seed), self.device, self.distance,
                             float(self.top_frac), self.keep_samples, max(1, int(self.checkpoint_every)),
-                            dict(self.model_params))
+                            dict(self.model_params), keep_checkpoints=check_retention(self.keep_checkpoints),
+                            quality_rows=None if q is None else int(q))
 
     def check_epochs(self) -> list[int]:
         """m, 2m, ... and E."""
@@ -153,12 +170,15 @@ def saved_config(manifest: Manifest, source) -> WarmupConfig:
     cfg = manifest.config
     kinds = {"preset": (str,), "epochs": (int,), "check_every": (int,), "n_samples": (int,), "seed": (int,),
              "device": (str,), "distance": (str,), "top_frac": (int, float), "keep_samples": (bool,),
-             "checkpoint_every": (int,), "model_params": (dict,)}
+             "checkpoint_every": (int,), "model_params": (dict,), "keep_checkpoints": (str,),
+             "quality_rows": (int, type(None))}
     kw = {k: v for k, v in cfg.items() if k in WarmupConfig.__dataclass_fields__}
     for k, v in kw.items():
         bad = not isinstance(v, kinds[k]) or (isinstance(v, bool) and bool not in kinds[k])
         if k in ("epochs", "check_every", "n_samples", "checkpoint_every") and not bad:
             bad = v < 1
+        if k == "quality_rows" and not bad and v is not None:
+            bad = v < 0
         if bad:
             raise RunError(f"{source}: manifest field 'config.{k}': {v!r} is not a valid {k}")
     if not 0 < kw.get("top_frac", DEFAULT_TOP_FRAC) < 1:
@@ -210,7 +230,8 @@ class WarmupResult:
 
 def run_warmup(train: Table, config: WarmupConfig | None = None, run_dir: str | Path | None = None, *,
                resume: bool = False, progress: Callable[[dict], None] | None = None,
-               should_stop: Callable[[], bool] | None = None, holdout: Table | None = None) -> WarmupResult:
+               should_stop: Callable[[], bool] | None = None, holdout: Table | None = None,
+               quality: Callable | None = None) -> WarmupResult:
     """Train TabDDPM on ``train`` for E epochs, checking memorization every m epochs.
 
     Parameters
@@ -230,17 +251,22 @@ def run_warmup(train: Table, config: WarmupConfig | None = None, run_dir: str | 
         the warm-up's engine, stored (``floor.json``) and reused on resume; each check's
         summary then carries ``floor``, ``excess``, ``excess_low`` and ``excess_high``.
         None: no floor.
+    quality : a scorer factory, ``quality(train, rows)`` -> a callable that takes a check's
+        generated rows and returns ``{"shape", "trend", "quality_rows", "quality_seconds"}``
+        (:class:`memviz.evaluate.quality.CheckQuality`, which the CLI, the dashboard and the
+        comparison pass: the warm-up sits below the evaluation layer). Each check's summary then
+        carries them. None (or ``config.quality_rows == 0``): no quality.
     """
     held: list[RunStore] = []  # the run store once created or opened: its lock is let go however this ends
     try:
-        return _warmup(train, config, run_dir, resume, progress, should_stop, holdout, held)
+        return _warmup(train, config, run_dir, resume, progress, should_stop, holdout, held, quality)
     finally:
         for store in held:
             store.release()
 
 
 def _warmup(train: Table, config: WarmupConfig | None, run_dir, resume: bool, progress, should_stop,
-            holdout: Table | None, held: list) -> WarmupResult:
+            holdout: Table | None, held: list, quality=None) -> WarmupResult:
     """:func:`run_warmup`'s work; the store it creates or opens goes into ``held``."""
     from memviz.device import describe_device, resolve_device
     from memviz.measure.neighbors import NeighborEngine
@@ -256,6 +282,7 @@ def _warmup(train: Table, config: WarmupConfig | None, run_dir, resume: bool, pr
         held.append(store)
         state, first_check, done_checks = _prepare_resume(store, train, config)
         floor = _resumed_floor(store, holdout)
+        checkpoints.drop_after(store.path, first_check - 1)
     if floor is None and holdout is not None:  # before the run folder exists: a bad hold-out leaves nothing
         from memviz.measure.floor import holdout_floor
         floor = holdout_floor(train, holdout, distance=config.distance, engine=engine)
@@ -276,22 +303,27 @@ def _warmup(train: Table, config: WarmupConfig | None, run_dir, resume: bool, pr
     def on_check(cr: CheckResult) -> None:
         timings["sample_seconds"] += cr.sample_seconds
         timings["memorize_seconds"] += cr.memorize_seconds
+        timings["quality_seconds"] = timings.get("quality_seconds", 0.0) + cr.quality.get("quality_seconds", 0.0)
         summary = _with_excess(cr.summary(), len(cr.long), floor)
         summaries.append(summary)
         if store is not None:
-            # check files, then the manifest, then the checkpoint: a kill between any two leaves a
-            # checkpoint no newer than the manifest's checks, so a resume redoes what is missing
+            # check files (and the check's weights), then the manifest, then the checkpoint: a kill
+            # between any two leaves a checkpoint no newer than the manifest's checks, so a resume
+            # redoes what is missing
             store.write_check(cr.check, cr.long, cr.samples if config.keep_samples else None)
+            state = model.state_dict()
+            checkpoints.save(store.path, cr.check, state, config.keep_checkpoints, final=len(check_epochs) - 1)
             store.update(checks=summaries, progress={"epoch": cr.epoch, "epochs": config.epochs})
             if (cr.check + 1) % config.checkpoint_every == 0 or cr.epoch == config.epochs:
-                store.save_checkpoint({"model": model.state_dict(), "check": cr.check, "epoch": cr.epoch})
+                store.save_checkpoint({"model": state, "check": cr.check, "epoch": cr.epoch})
         else:
             collected.append(cr.long)
         if progress is not None:
             progress({"event": "check", **summary, "checks": len(check_epochs)})
 
+    scorer = quality(train, config.quality_rows) if quality is not None and config.quality_rows != 0 else None
     callbacks: list[Callback] = [MemorizationTracker(train, check_epochs, config.n_samples, config.seed,
-                                                     engine, on_check, first_check=first_check)]
+                                                     engine, on_check, first_check=first_check, quality=scorer)]
     stopper = None
     if should_stop is not None or store is not None:
         stopper = StopCallback(lambda: bool((should_stop and should_stop()) or (store and store.cancel_requested())))
@@ -316,7 +348,7 @@ def _warmup(train: Table, config: WarmupConfig | None, run_dir, resume: bool, pr
     if checks.empty:
         raise MemvizError("the warm-up stopped before its first check; nothing to analyse")
     dyn = compute_dynamics(checks, train.row_ids, top_frac=config.top_frac)
-    per_check = _per_check(checks, floor)
+    per_check = frontier_columns(_per_check(checks, floor), summaries)
     seconds = time.perf_counter() - t_start
     if store is not None:
         store.consolidate(dyn.to_frame(), dyn.to_long())
@@ -404,19 +436,21 @@ def load_warmup(run_dir: str | Path | RunStore) -> WarmupResult:
         raise RunError(f"{store.path}: the run has no finished check yet")
     dyn = compute_dynamics(checks, train.row_ids, top_frac=cfg.top_frac)
     floor = _stored_floor(store)
-    return WarmupResult(cfg, checks, _per_check(checks, floor), dyn, store.status(m), m.total_seconds,
-                        Path(run_dir), floor=floor)
+    return WarmupResult(cfg, checks, frontier_columns(_per_check(checks, floor), m.checks), dyn,
+                        store.status(m), m.total_seconds, Path(run_dir), floor=floor)
 
 
 def ensure_warmup(train: Table, config: WarmupConfig, run_dir: str | Path,
-                  progress: Callable[[dict], None] | None = None, holdout: Table | None = None) -> WarmupResult:
+                  progress: Callable[[dict], None] | None = None, holdout: Table | None = None,
+                  quality: Callable | None = None) -> WarmupResult:
     """Reuse, resume or start the warm-up in ``run_dir`` (the comparison's and the study's).
 
     * no run there: start one;
     * a finished run on the same table with the same :data:`IDENTITY` settings: reuse it;
     * an unfinished run on the same table: resume it (same result as uninterrupted).
 
-    ``holdout``: real rows outside ``train`` for the floor (see :func:`run_warmup`).
+    ``holdout``: real rows outside ``train`` for the floor, ``quality``: the per-check scorer
+    (see :func:`run_warmup`).
 
     A run on another table, or a finished one with other settings, is a RunError: the
     folder is not silently overwritten.
@@ -425,12 +459,12 @@ def ensure_warmup(train: Table, config: WarmupConfig, run_dir: str | Path,
 
     run_dir = Path(run_dir)
     if not (run_dir / MANIFEST).exists():
-        return run_warmup(train, config, run_dir, progress=progress, holdout=holdout)
+        return run_warmup(train, config, run_dir, progress=progress, holdout=holdout, quality=quality)
     m = RunStore.open(run_dir).read()
     if m.data.fingerprint != fingerprint(train):
         raise RunError(f"{run_dir}: a warm-up of another table is there; choose another folder or delete it")
     if m.status != "finished":
-        return run_warmup(train, config, run_dir, resume=True, progress=progress, holdout=holdout)
+        return run_warmup(train, config, run_dir, resume=True, progress=progress, holdout=holdout, quality=quality)
     differs = saved_config(m, run_dir / MANIFEST).differs_from(config.resolved(len(train)))
     if differs:
         raise RunError(f"{run_dir}: a finished warm-up made with other settings is there ({differs}); "

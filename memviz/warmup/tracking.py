@@ -8,7 +8,7 @@ synthetic_id, nn1 (row_id), nn2, d1, d2, ratio, memorized``.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
@@ -31,11 +31,12 @@ class CheckResult:
     loss: float | None
     sample_seconds: float
     memorize_seconds: float
+    quality: dict = field(default_factory=dict)   # shape, trend, quality_rows, quality_seconds (or empty)
 
     def summary(self) -> dict:
         return {"check": self.check, "epoch": self.epoch, "mem_ratio": self.mem_ratio, "mem_auc": self.mem_auc,
                 "loss": self.loss, "sample_seconds": self.sample_seconds,
-                "memorize_seconds": self.memorize_seconds}
+                "memorize_seconds": self.memorize_seconds, **self.quality}
 
 
 def long_table(check: int, epoch: int, res) -> pd.DataFrame:
@@ -53,15 +54,20 @@ def check_seed(seed: int, check: int) -> int:
 
 
 class MemorizationTracker(Callback):
-    """Samples and measures memorization at the given epochs; hands each check to ``on_check``."""
+    """Samples and measures memorization at the given epochs; hands each check to ``on_check``.
+
+    ``quality``: called with the check's generated rows, returns its Shape and Trend
+    (:class:`memviz.evaluate.quality.CheckQuality`); None: not measured.
+    """
 
     def __init__(self, train: Table, check_epochs, n_samples: int, seed: int, engine,
-                 on_check: Callable[[CheckResult], None], first_check: int = 0):
+                 on_check: Callable[[CheckResult], None], first_check: int = 0, quality=None):
         self.train, self.engine, self.on_check = train, engine, on_check
         self.check_epochs = list(check_epochs)
         self.index = {e: i for i, e in enumerate(self.check_epochs)}
         self.n_samples, self.seed = n_samples, seed
         self.first_check = first_check
+        self.quality = quality
 
     def on_epoch_end(self, model, epoch, logs):
         c = self.index.get(epoch)
@@ -74,10 +80,11 @@ class MemorizationTracker(Callback):
         t1 = time.perf_counter()
         res = memorization(self.train, samples, engine=self.engine)
         t2 = time.perf_counter()
+        scores = dict(self.quality(samples)) if self.quality is not None else {}
         samples = samples.reset_index(drop=True)
         samples.insert(0, "synthetic_id", np.arange(len(samples), dtype=np.int64))
         self.on_check(CheckResult(c, epoch, long_table(c, epoch, res), samples, res.mem_ratio, res.mem_auc,
-                                  logs.get("loss"), t1 - t0, t2 - t1))
+                                  logs.get("loss"), t1 - t0, t2 - t1, scores))
         return None
 
 

@@ -142,7 +142,7 @@ def test_resume_refuses_other_model_parameters(small_train, tmp_path):
 
 
 @pytest.mark.parametrize("kw,name", [({"check_every": 1}, "check_every"), ({"n_samples": 50}, "n_samples"),
-                                     ({"top_frac": 0.2}, "top_frac")])
+                                     ({"top_frac": 0.2}, "top_frac"), ({"quality_rows": 20}, "quality_rows")])
 def test_reuse_refuses_a_finished_run_made_with_other_check_settings(small_train, tmp_path, kw, name):
     """A comparison or the study reused a finished run made with other check settings (issue 21)."""
     run_warmup(small_train, tiny(epochs=2), tmp_path / "r")
@@ -154,7 +154,7 @@ def test_reuse_refuses_a_finished_run_made_with_other_check_settings(small_train
 def test_one_identity_for_resume_and_reuse(small_train, tmp_path):
     """Resume and reuse compare the same settings: every setting that changes what a run computes."""
     assert set(IDENTITY) == {"preset", "epochs", "check_every", "n_samples", "seed", "distance", "top_frac",
-                             "model_params"}
+                             "model_params", "quality_rows"}
     run_warmup(small_train, tiny(epochs=2), tmp_path / "r")
     for name, value in [("distance", "standardized"), ("seed", 9), ("epochs", 3)]:
         for call in (lambda c: run_warmup(small_train, c, tmp_path / "r", resume=True),
