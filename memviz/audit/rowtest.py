@@ -26,7 +26,7 @@ import numpy as np
 from memviz.audit.result import RowTest
 
 #: extra copies given to each planted row in the power simulation
-PLANTED = (5, 20, 50)
+PLANTED = (5, 20, 50, 200)
 #: planted rows per resample
 N_PLANTED = 10
 #: resamples of the simulation
