@@ -220,3 +220,28 @@ def test_copy_share_interval_is_mover_r_and_covers(fresh_audit):
     d, nlo, nhi = newcombe_interval(120, 1000, 0, 800)
     c, lo, hi = copy_share(120, 1000, 0, 800)
     assert c == pytest.approx(float(d)) and lo == pytest.approx(float(nlo), abs=0.01)
+
+
+def test_the_row_test_states_its_power_at_these_sizes(fresh_split, fresh_audit):
+    from memviz.audit.rowtest import assess
+    from memviz.measure.floor import holdout_floor
+
+    rt = fresh_audit.row_test
+    assert set(rt.power) == {5, 20, 50, 200} and rt.n_resamples == 40 and rt.n_planted == 10
+    assert rt.power[200] >= rt.power[50] >= rt.power[5] and rt.power[200] > 0.9
+    assert "N = 800, M = 600, H = 400" in rt.sentence() and "copied 200 extra times" in rt.sentence()
+    tr, ho, _ = fresh_split
+    far = assess(holdout_floor(tr, ho), 60_000)         # M ≫ H: the natural spread hides 20 extra copies
+    assert far.status == "low_power" and far.power[20] < 0.5 and far.false_alarm <= 0.12
+    d = fresh_audit.to_dict()["row_test"]
+    assert d["power"]["200"] == rt.power[200] and d["status"] == rt.status
+
+
+def test_the_figure_and_the_row_table_use_the_same_null(fresh_audit):
+    from memviz.leaks.rows import copies_vs_null
+
+    a = fresh_audit
+    table = copies_vs_null(a.floor_detail, a.rows["copies"].to_numpy(np.int64), a.row_test.n_generated)
+    assert table["expected"].sum() == pytest.approx(len(a.rows))
+    assert a.rows["expected"].sum() == pytest.approx(a.row_test.n_generated * a.floor)   # Σ expected = M · floor
+    assert a.floor_detail.expected_rate.sum() * a.row_test.n_generated == pytest.approx(a.rows["expected"].sum())
