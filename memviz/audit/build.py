@@ -322,3 +322,4 @@ def _run_holdout(train: Table, floor, holdout) -> Table | None:
 
 
 audit.from_run = from_run  # memviz.audit.from_run, whether memviz.audit names the function or the package
+Audit.from_run = staticmethod(from_run)  # Audit.from_run(run_dir, check): set here, so result.py imports no builder

@@ -21,7 +21,7 @@ def test_the_function_and_the_package_are_both_reachable():
     from memviz.audit.result import Audit
 
     assert memviz.audit is fn and callable(memviz.audit)
-    assert memviz.Audit is Audit and memviz.audit.from_run is from_run
+    assert memviz.Audit is Audit and memviz.audit.from_run is from_run and Audit.from_run is from_run
     assert "audit" in memviz.__all__ and "Audit" in memviz.__all__
 
 
