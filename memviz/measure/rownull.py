@@ -73,9 +73,10 @@ common than that tail says, which is the 8 % left at H = 3,000. ``mixture`` lets
 log α ~ Normal(centre, spread) on the grid (weights v_g, fitted on the copies by :func:`mixture_prior`),
 per row the responsibilities r_g(h_i) ∝ v_g NegBin(h_i; α_g, H μ), the posterior Gamma(α_g + h_i, b_g)
 per component and the predictive Σ_g r_g(h_i) NegBin(α_g + h_i, b_g / (b_g + M)); the rates are scaled
-by λ = N μ / Σ_i E[π_i | h_i] so that Σ_i expected_i = M K / H still holds. Measured (prototype, 50
-resamples, M = 60,000): no false row at H = 300 / 1,233 / 3,000, but 10 rows given +200 copies are found
-at 55 / 92 / 99 % (the joint spread: 100 %), since the fitted tail also covers them. Its expected
+by λ = N μ / Σ_i E[π_i | h_i] so that Σ_i expected_i = M K / H still holds. Measured (bench_audit, 50
+resamples): any false row in 0 / 0 / 2 % of resamples at H = 300 / 1,233 / 3,000 with M = 60,000 (and
+0 / 0 / 2 % at M = 3,000), but 10 rows given +200 copies are found at 45 / 91 / 99 % at M = 60,000 (the
+joint spread: 100 %), since the fitted tail also covers them; +20 copies at M = 3,000: 98 / 99 / 100 %. Its expected
 counts are per row, so :func:`memviz.leaks.rows.copies_vs_null` (one global mixture) does not draw them.
 
 The prior mean does **not** use the row's unflagged NN1 count u_i = n_i − h_i ("hub-ness")
