@@ -1,5 +1,8 @@
 """memviz: which training rows a tabular generative model memorizes, when, and what removing them costs."""
+from memviz.audit.build import audit  # noqa: E402  (binds memviz.audit to the function, after the package)
+from memviz.audit.result import Audit  # noqa: E402
 from memviz.errors import DataError, MemvizError, RunError
+from memviz.io import VERSION as __version__
 from memviz.tables.data import (
            Table,
            infer_schema,
@@ -10,7 +13,5 @@ from memviz.tables.data import (
 )
 from memviz.tables.schema import Schema
 
-__version__ = "0.1.0"
-
 __all__ = ["DataError", "MemvizError", "RunError", "Schema", "Table", "load_table", "load_dataset",
-           "table_from_frame", "infer_schema", "sample_data_dir", "__version__"]
+           "table_from_frame", "infer_schema", "sample_data_dir", "__version__", "audit", "Audit"]

@@ -27,6 +27,10 @@ import pandas as pd
 
 from memviz.errors import MemvizError, RunError
 
+#: the package's version (``memviz.__version__``). A base module holds it so that any layer can record it
+#: (a run's manifest, an audit's provenance) without importing the package's face, which imports the audit
+VERSION = "0.1.0"
+
 _UMASK = os.umask(0)
 os.umask(_UMASK)
 

@@ -55,7 +55,7 @@ def run(args) -> None:
                        top_frac=args.top_frac, keep_samples=not args.no_samples,
                        keep_checkpoints=args.keep_checkpoints, quality_rows=args.quality_rows,
                        model_params=parse_model_params(args.model_params, per_model=False))
-    paths = {"train": args.train, "schema": args.schema, "out": args.out}
+    paths = {"train": args.train, "schema": args.schema, "metadata": args.metadata, "out": args.out}
     if args.holdout:
         paths["holdout"] = args.holdout
     spec = JobSpec("warmup", cfg.to_dict(), paths, resume=args.resume)

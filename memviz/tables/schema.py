@@ -22,6 +22,22 @@ TASKS = ("binary", "multiclass", "regression", "none")
 KINDS = ("numerical", "categorical", "target", "excluded")
 
 
+def _read_json(path: Path, what: str) -> Mapping:
+    """A JSON file's value; one DataError line naming the file on any problem."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise DataError(f"{path}: {what} not found") from None
+    except UnicodeDecodeError:
+        raise DataError(f"{path}: {what} is not UTF-8 text") from None
+    except OSError as exc:
+        raise DataError(f"{path}: cannot read {what} ({exc.strerror})") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise DataError(f"{path}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
+
+
 @dataclass(frozen=True)
 class Schema:
     """Roles of the columns of a table.
@@ -170,19 +186,98 @@ class Schema:
     def load(cls, path: str | Path) -> "Schema":
         """Read a schema file (the ``meta.json`` format)."""
         path = Path(path)
+        return cls.from_dict(_read_json(path, "schema file"), source=str(path))
+
+    # ------------------------------------------------------------------- SDV metadata
+    @classmethod
+    def from_sdv(cls, metadata: Mapping | str | Path, target: str | None = None, *, table: str | None = None,
+                 task: str | None = None) -> "Schema":
+        """A schema from SDV single-table metadata (a dict, or a path to its JSON file).
+
+        Both forms are read: the current ``{"tables": {name: {"columns": {...}}}, ...}``
+        (``METADATA_SPEC_VERSION`` V1; one table, or the one named ``table``) and the older
+        single-table ``{"columns": {...}}`` (``SINGLE_TABLE_V1``). sdtypes map as:
+
+        ========================================  ==========================================
+        sdtype                                    role here
+        ========================================  ==========================================
+        numerical                                 numerical
+        categorical, boolean                      categorical
+        datetime                                  excluded (the distance has no dates)
+        id, and every PII or other sdtype          excluded (identifiers are no data)
+        (email, address, phone_number, ...)
+        ========================================  ==========================================
+
+        ``target`` names the label column (SDV metadata has none); its task is ``regression``
+        for a numerical column, else ``binary`` (pass ``task`` for ``multiclass``). What is
+        excluded is listed in ``extra["sdv_excluded"]`` as "column (sdtype)" for the one line a
+        caller shows.
+        """
+        source = str(metadata) if isinstance(metadata, (str, Path)) else "SDV metadata"
+        if isinstance(metadata, (str, Path)):
+            d = _read_json(Path(metadata), "SDV metadata file")
+        else:
+            d = metadata
+        if not isinstance(d, Mapping):
+            raise DataError(f"{source}: expected a JSON object (SDV metadata)")
+        name = ""
+        if "tables" in d:
+            tables = d["tables"]
+            if not isinstance(tables, Mapping) or not tables:
+                raise DataError(f"{source}: 'tables' must map a table name to its metadata")
+            if table is None:
+                if len(tables) != 1:
+                    raise DataError(f"{source}: {len(tables)} tables ({', '.join(map(str, tables))}); "
+                                    "memviz reads one table: name it")
+                table = next(iter(tables))
+            if table not in tables:
+                raise DataError(f"{source}: no table {table!r} (tables: {', '.join(map(str, tables))})")
+            name, d = str(table), tables[table]
+        cols = d.get("columns") if isinstance(d, Mapping) else None
+        if not isinstance(cols, Mapping) or not cols:
+            raise DataError(f"{source}: no 'columns' object (SDV single-table metadata)")
+        num, cat, exc, why = [], [], [], []
+        for col, spec in cols.items():
+            sdtype = spec.get("sdtype") if isinstance(spec, Mapping) else None
+            if not isinstance(sdtype, str):
+                raise DataError(f"{source}: column {col!r}: no sdtype")
+            if sdtype == "numerical":
+                num.append(col)
+            elif sdtype in ("categorical", "boolean"):
+                cat.append(col)
+            else:
+                exc.append(col)
+                why.append(f"{col} ({sdtype})")
+        if target is not None:
+            if target not in num and target not in cat:
+                kind = "not in the metadata" if target not in cols else "an excluded column"
+                raise DataError(f"{source}: column {target!r}: the target is {kind}")
+            task = task or ("regression" if target in num else "binary")
+            num = [c for c in num if c != target]
+            cat = [c for c in cat if c != target]
         try:
-            text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise DataError(f"{path}: schema file not found") from None
-        except UnicodeDecodeError:
-            raise DataError(f"{path}: schema file is not UTF-8 text") from None
-        except OSError as exc:
-            raise DataError(f"{path}: cannot read schema file ({exc.strerror})") from None
-        try:
-            d = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise DataError(f"{path}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
-        return cls.from_dict(d, source=str(path))
+            return cls(numerical=tuple(num), categorical=tuple(cat), target=target,
+                       task=task or ("binary" if target else "none"), excluded=tuple(exc), name=name,
+                       extra={"sdv_excluded": why} if why else {})
+        except DataError as exc_:
+            msg = str(exc_)
+            raise DataError(f"{source}: {msg[len('schema: '):] if msg.startswith('schema: ') else msg}") from None
+
+    def sdv_note(self) -> str:
+        """One line on what the SDV metadata's reading left out ("" when nothing)."""
+        why = self.extra.get("sdv_excluded") or []
+        return f"SDV metadata: left out {', '.join(why)} (memviz measures numerical and categorical columns)" \
+            if why else ""
+
+    def to_sdv(self, table: str | None = None) -> dict:
+        """SDV metadata (current form, ``METADATA_SPEC_VERSION`` V1) for this schema: numericals as
+        ``numerical``, categoricals as ``categorical``, the target by its task, excluded columns left out."""
+        columns = {}
+        for col in self.columns:
+            kind = "numerical" if col in self.distance_numerical else "categorical"
+            columns[col] = {"sdtype": kind}
+        return {"tables": {table or self.name or "table": {"columns": columns}}, "relationships": [],
+                "METADATA_SPEC_VERSION": "V1"}
 
     def save(self, path: str | Path) -> None:
         from memviz.io import atomic_write_text

@@ -105,7 +105,9 @@ class WarmupConfig:
 
         if self.preset not in PRESETS:
             raise MemvizError(f"preset {self.preset!r}: unknown (use {', '.join(PRESETS)})")
-        _check_model_params(self.preset, self.model_params)
+        if not isinstance(self.model_params, dict):  # before .get below; the values after epochs
+            raise MemvizError(f"model_params: expected a dict of TabDDPM parameters, "
+                              f"got {type(self.model_params).__name__}")
         epochs = self.epochs if self.epochs is not None else self.model_params.get("epochs")
         epochs = PRESETS[self.preset].epochs if epochs is None else epochs
         if not _is_whole(epochs):
@@ -121,6 +123,7 @@ class WarmupConfig:
             raise MemvizError(f"n_samples={n}: must be at least 1")
         if not 0 < self.top_frac < 1:
             raise MemvizError(f"top_frac={self.top_frac}: must be between 0 and 1")
+        _check_model_params(self.preset, self.model_params)
         from memviz.warmup.checkpoints import check_retention
 
         q = self.quality_rows

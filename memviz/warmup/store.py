@@ -71,7 +71,7 @@ def versions() -> dict:
     import sklearn
     import torch
 
-    from memviz import __version__
+    from memviz.io import VERSION as __version__
     return {"memviz": __version__, "python": platform.python_version(), "torch": torch.__version__,
             "numpy": np.__version__, "pandas": pd.__version__, "scikit-learn": sklearn.__version__}
 
