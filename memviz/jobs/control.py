@@ -57,6 +57,7 @@ from memviz.jobs.spec import (  # noqa: F401 (EventLog re-exported)
     EventLog,
     JobSpec,
     read_events,
+    read_events_counted,
     write_spec,
 )
 from memviz.tables.data import ROW_ID, Table
@@ -97,6 +98,27 @@ def new_job_id(kind: str) -> str:
     return f"{time.strftime('%Y%m%d-%H%M%S')}-{kind}-{secrets.token_hex(3)}"
 
 
+def _whole(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v < 1e11  # a Unix time
+
+
+def _text(v) -> bool:
+    return isinstance(v, str)
+
+
+def _any(v) -> bool:
+    return True
+
+
+#: the types of the job record's fields the readers use
+_RECORD_TYPES = {"pid": _whole, "start_ticks": _whole, "started": _number, "label": _text, "kind": _text,
+                 "job_id": _text, "out": _text, "run_dir": _text, "session": _text}
+
+
 @dataclass(frozen=True)
 class Job:
     """Where a job lives. ``out`` is the run directory (warm-up) or results directory (compare)."""
@@ -128,11 +150,13 @@ class Job:
         return self.job_dir / "log.txt"
 
     def info(self) -> dict:
-        """The job.json record ({} when missing or unreadable)."""
+        """The job.json record ({} when missing or unreadable); a field of the wrong type
+        (``"pid": "x"``) is dropped, so that readers never raise on it."""
         try:
-            return read_json(self.job_dir / "job.json", "job record")
+            rec = read_json(self.job_dir / "job.json", "job record")
         except RunError:
             return {}
+        return {k: v for k, v in rec.items() if _RECORD_TYPES.get(k, _any)(v)}
 
 
 @dataclass(frozen=True)
@@ -149,6 +173,7 @@ class JobStatus:
     message : the error line for failed jobs, else a short description of the last event.
     result : the ``finished`` event's figures.
     updated : Unix time of the last event (None before any).
+    skipped : malformed event lines that were skipped (:func:`memviz.jobs.spec.read_events_counted`).
     """
 
     job_id: str
@@ -164,6 +189,7 @@ class JobStatus:
     alive: bool = False
     started: float | None = None
     updated: float | None = None
+    skipped: int = 0
 
     @property
     def final(self) -> bool:
@@ -348,7 +374,7 @@ def job_status(job: Job) -> JobStatus:
     """Read the state of a job from its events, its process and (warm-ups) its run (a few small reads)."""
     info = job.info()
     alive = pid_alive(info.get("pid"), info.get("start_ticks")) if info else False
-    events = read_events(job.events_path)
+    events, skipped = read_events_counted(job.events_path)
     final = next((e for e in reversed(events) if e["event"] in FINAL_EVENTS), None)
     kinds = [e["event"] for e in events]
     checks, done, total, unit, phase = [], 0, 0, "epoch", ""
@@ -359,8 +385,8 @@ def job_status(job: Job) -> JobStatus:
             checks = list(manifest.get("checks") or [])
             total = int(manifest["config"].get("epochs") or 0)
             done = int((manifest.get("progress") or {}).get("epoch") or 0)
-        except (RunError, TypeError, ValueError) as exc:
-            manifest, problem = None, str(exc)
+        except (RunError, TypeError, ValueError, AttributeError, KeyError) as exc:
+            manifest, problem = None, str(exc) if isinstance(exc, RunError) else f"malformed manifest ({exc})"
     for ev in events:  # the latest progress wins
         if ev["event"] == "epoch":
             done, total = int(ev.get("epoch") or 0), int(ev.get("epochs") or 0)
@@ -398,7 +424,7 @@ def job_status(job: Job) -> JobStatus:
         message = str(manifest.get("error") or "")
     return JobStatus(job.job_id, job.kind, state, done, total, unit, phase, checks, message,
                      final if final is not None and final["event"] == "finished" else None, alive,
-                     info.get("started"), events[-1]["t"] if events else None)
+                     info.get("started"), events[-1]["t"] if events else None, skipped)
 
 
 def cancel(job: Job) -> None:
@@ -445,7 +471,7 @@ def list_jobs(root: str | Path | None = None, kind: str | None = None) -> pd.Dat
                 st = job_status(job)
             except RunError:
                 continue
-            rows.append({"job_id": job.job_id, "kind": job.kind, "state": st.state, "label": info.get("label"),
+            rows.append({"job_id": job.job_id, "kind": job.kind, "state": st.state, "label": info.get("label") or "",
                          "started": time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(info.get("started") or 0)),
                          "out": str(job.out), "run_dir": info.get("run_dir")})
     return pd.DataFrame(rows, columns=["job_id", "kind", "state", "label", "started", "out", "run_dir"])
