@@ -14,12 +14,14 @@ errors, so the schema, the run store, the comparison and the dashboard can all u
 """
 from __future__ import annotations
 
+import errno
 import hashlib
 import io
 import json
 import os
 import re
 import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
@@ -36,31 +38,98 @@ os.umask(_UMASK)
 
 
 # ------------------------------------------------------------------ atomic writes
+#: errno values of a full disk (no space, or the user's quota)
+DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
+
+
+class DiskFull(MemvizError):
+    """A write ran out of disk space: one line naming the folder (a half-written file is removed)."""
+
+
+def disk_full(folder: Path | str, what: str = "") -> DiskFull:
+    return DiskFull(f"{folder}: no space left on the disk{f' (writing {what})' if what else ''}; free some "
+                    "space and try again")
+
+
 def _atomic(path: Path, write) -> None:
     """Write ``path`` through a hidden temporary file in its folder, then rename it over.
 
     A target that is a folder is a MemvizError naming it; an OS error renaming names the
-    target, never the temporary file.
+    target, never the temporary file; a full disk is :class:`DiskFull` naming the folder.
+    The temporary file is removed on every exit path but a kill (``-9``); its name carries
+    the writer's pid (``.NAME.<pid>.<random>.tmp``), so :func:`remove_stale_temps` removes
+    what a killed writer left.
     """
     path = Path(path)
     if path.is_dir():
         raise MemvizError(f"{path}: is a folder; give a file name")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes 0600 files; give the usual permissions
+    tmp = None
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=TEMP_SUFFIX, dir=path.parent)
+        os.close(fd)
+        os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes 0600 files; give the usual permissions
         write(tmp)
         try:
             os.replace(tmp, path)
         except OSError as exc:
             raise OSError(exc.errno, exc.strerror, str(path)) from None
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
+    except BaseException as exc:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except FileNotFoundError:
+                pass
+        if isinstance(exc, OSError) and exc.errno in DISK_FULL:
+            raise disk_full(path.parent, path.name) from None
         raise
+
+
+TEMP_SUFFIX = ".tmp"
+_TEMP = re.compile(r"^\..+\.(\d+)\.[^.]+\.tmp$")
+
+
+def remove_stale_temps(folder: Path | str, recursive: bool = True) -> int:
+    """Remove the temporary files of :func:`_atomic` under ``folder`` whose writer is gone (a
+    writer killed with ``-9``, or a machine that restarted): the pid in the name runs no more,
+    or the file is over a day old. Returns how many were removed. Symlinks are not followed."""
+    folder = Path(folder)
+    n = 0
+    if not folder.is_dir():
+        return 0
+    walk = os.walk(folder, followlinks=False) if recursive else [(str(folder), [], os.listdir(folder))]
+    now = time.time()
+    for base, _dirs, files in walk:
+        for name in files:
+            m = _TEMP.match(name)
+            if not m:
+                continue
+            f = Path(base) / name
+            try:
+                st = f.lstat()
+            except OSError:
+                continue
+            pid = int(m.group(1))
+            if _pid_running(pid) and now - st.st_mtime < 86_400:
+                continue
+            try:
+                f.unlink()
+                n += 1
+            except OSError:
+                pass
+    return n
+
+
+def _pid_running(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True
+    return True
 
 
 def atomic_write_text(path: Path, text: str) -> None:
@@ -156,8 +225,10 @@ def csv_bytes(df: pd.DataFrame, raw: bool = False) -> bytes:
 
 def export_csv(path: Path, df: pd.DataFrame, raw: bool = False) -> None:
     """Write ``df`` as a CSV file for people (no index, CRLF line ends), atomically, formulas
-    neutralised (:func:`neutralise_csv`) unless ``raw`` (``--raw-csv``)."""
+    neutralised (:func:`neutralise_csv`) unless ``raw`` (``--raw-csv``). The temporary files a
+    killed writer left in that folder are removed first (:func:`remove_stale_temps`)."""
     data = df if raw else neutralise_csv(df)
+    remove_stale_temps(Path(path).parent, recursive=False)  # what a killed export left there
     _atomic(path, lambda tmp: data.to_csv(tmp, index=False, lineterminator=CSV_LINE_END))
 
 

@@ -41,7 +41,7 @@ if submitted:
     try:
         job = jobs.start_warmup(train, preset=preset, epochs=int(epochs), check_every=int(every),
                                 n_samples=int(n_samples) or None, seed=int(seed), device=device,
-                                label=data["label"], holdout=holdout)
+                                label=data["label"], holdout=holdout, session=_ui.session_id())
     except MemvizError as exc:
         _ui.error(exc)
     else:

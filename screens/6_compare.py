@@ -49,7 +49,8 @@ if go:
         job = jobs.start_compare(train, data["test"], run_dir=str(view.path) if view is not None else None,
                                  methods=tuple(methods), models=tuple(models), seeds=tuple(seed_list), p=float(p),
                                  k=dc.k, T=dc.T, epochs=int(epochs) or None, device=device,
-                                 label=view.settings()["dataset"] if view is not None else data["label"])
+                                 label=view.settings()["dataset"] if view is not None else data["label"],
+                                 session=_ui.session_id())
     except ValueError:
         _ui.error(MemvizError(f"seeds {seeds!r}: expected integers separated by commas"))
     except MemvizError as exc:
@@ -82,6 +83,14 @@ else:
             st.caption(f"updated at {s.updated_at()}; finished cells appear below as they come in")
         if s.state in ("failed", "lost"):
             _ui.error(s.message or f"the comparison stopped ({s.state})")
+        if s.state == "lost" and st.button("Resume", key="resume_compare",
+                                           help="Start it again in its folder: the finished cells are reused"):
+            try:
+                jobs.resume_compare(job, session=_ui.session_id())
+            except MemvizError as exc:
+                _ui.error(exc)
+            else:
+                st.rerun()
         if not s.final:
             if st.button("Cancel", key="cancel_compare"):
                 jobs.cancel(job)
@@ -121,7 +130,12 @@ else:
 
         details_job = jobs.details_job(job)
         if cv.column_shapes is None or cv.dcr is None:
-            if first.state == "finished" and jobs.start_details(job, device=device) is not None:
+            try:
+                started = first.state == "finished" and jobs.start_details(job, device=device) is not None
+            except MemvizError as exc:  # e.g. the comparison's spec is gone
+                started = False
+                _ui.error(exc)
+            if started:
                 st.rerun()
             try:
                 ds = jobs.job_status(details_job)

@@ -56,24 +56,33 @@ def pages() -> list:
     ]
 
 
+def session_id() -> str:
+    """This browser session's id ("" outside a Streamlit run): the jobs of one session are bounded
+    (:func:`memviz.jobs.control.check_room_for`)."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    return str(ctx.session_id) if ctx is not None else ""
+
+
 # ------------------------------------------------------------------ cached loaders
 @st.cache_resource(show_spinner=False, max_entries=8)
 def raw_choice(key: str) -> datasets.RawData:
     return datasets.load_choice(key)
 
 
-@st.cache_resource(show_spinner=False, max_entries=4)
+@uploads.byte_cached()  # bounded in bytes, not entries ($MEMVIZ_UPLOAD_CACHE_BYTES)
 def raw_upload(name: str, raw: bytes, test_name: str | None, test_raw: bytes | None) -> datasets.RawData:
     return datasets.raw_from_upload(name, raw, test_name, test_raw)
 
 
-@st.cache_resource(show_spinner=False, max_entries=8)
+@uploads.byte_cached()
 def raw_kept(root_dir: str, key: str) -> datasets.RawData:
     """An upload kept under the runs root (:func:`memviz.app.uploads.load_upload`)."""
     return uploads.load_upload(root_dir, key)
 
 
-@st.cache_resource(show_spinner=False, max_entries=8)
+@uploads.byte_cached()
 def kept_tables(root_dir: str, key: str):
     """A table in use kept under the runs root (:func:`memviz.app.uploads.load_tables`)."""
     return uploads.load_tables(root_dir, key)

@@ -477,3 +477,42 @@ def test_sample_from_a_check_that_was_not_kept_is_one_line(capsys, small_files):
     code, out, err = run_cli(capsys, "warmup", "--train", str(small_files / "train.csv"), "--out",
                              str(small_files / "r2"), "--keep-checkpoints", "sometimes")
     assert code == 2 and "keep_checkpoints" in err
+# ------------------------------------------------------------- prune of an unfinished run
+def _set_status(run, status):
+    m = json.loads((run / "manifest.json").read_text())
+    m["status"] = status
+    (run / "manifest.json").write_text(json.dumps(m))
+
+
+@pytest.mark.parametrize("status, word", [("running", "still training"), ("interrupted", "interrupted"),
+                                          ("cancelled", "cancelled"), ("failed", "failed")])
+def test_prune_refuses_an_unfinished_run_unless_partial(capsys, finished_run, tmp_path, status, word):
+    """`memviz prune` on a run still training exited 0 with a partial ranking (T = 20 where the finished
+    run gives T = 100) and no status in its output."""
+    import shutil
+
+    from memviz.warmup.store import RunStore
+    run = Path(shutil.copytree(finished_run, tmp_path / "run"))
+    _set_status(run, "running" if status == "interrupted" else status)
+    store = RunStore(run).acquire() if status == "running" else None   # this process stands in for the writer
+    try:
+        code, out, err = run_cli(capsys, "prune", str(run), "--p", "0.1", "--out", str(tmp_path / "p.csv"))
+        assert code == 2 and out == "" and len(err.strip().splitlines()) == 1, err
+        assert word in err and "--partial" in err and "epoch 4 of 4" in err
+        assert not (tmp_path / "p.csv").exists()
+        code, out, err = run_cli(capsys, "prune", str(run), "--p", "0.1", "--out", str(tmp_path / "p.csv"),
+                                 "--partial")
+        assert code == 0, err
+        last = last_json(out)
+        assert last["run_status"] == status and last["partial"] is True and last["removed"] == 15
+        assert (tmp_path / "p.csv").exists()
+    finally:
+        if store is not None:
+            store.release()
+
+
+def test_prune_of_a_finished_run_says_so(capsys, finished_run, tmp_path):
+    code, out, err = run_cli(capsys, "prune", str(finished_run), "--p", "0.1", "--out", str(tmp_path / "p.csv"))
+    assert code == 0, err
+    last = last_json(out)
+    assert last["run_status"] == "finished" and last["partial"] is False

@@ -30,6 +30,7 @@ from memviz.tables.data import (
     sample_data_dir,
     table_from_frame,
 )
+from memviz.tables.read import check_frame, check_parquet_schema
 from memviz.tables.schema import KINDS, Schema
 
 #: the kinds the schema editor offers (the target has its own picker)
@@ -149,6 +150,7 @@ def _read_parquet_upload(name: str, raw: bytes) -> pd.DataFrame:
         _check_size(name, meta.num_rows, meta.num_columns,
                     sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups)))
         schema = pq.read_schema(io.BytesIO(raw))
+        check_parquet_schema(schema, name)  # the column cap, nested columns
         texts = [f.name for f in schema if pa.types.is_string(f.type) or pa.types.is_large_string(f.type)
                  or pa.types.is_binary(f.type) or pa.types.is_large_binary(f.type)]
         table = pq.read_table(io.BytesIO(raw), read_dictionary=texts)  # strings stay dictionary-encoded
@@ -191,6 +193,7 @@ def read_upload(name: str, raw: bytes) -> pd.DataFrame:
             raise DataError(f"{name}: the table has no columns")
         if len(df) == 0:
             raise DataError(f"{name}: the table has a header but no rows")
+        check_frame(df, name)
         return df.reset_index(drop=True)
     _check_csv_size(name, raw)
     return read_csv_bytes(raw, name)

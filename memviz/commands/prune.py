@@ -13,17 +13,34 @@ def register(sub, command) -> None:
     sp.add_argument("--out", required=True, help="pruned training table (CSV)")
     sp.add_argument("--removed-out", help="CSV of the whole ranking: row_id, score, rank, removed (default: none)")
     sp.add_argument("--keep-row-id", action="store_true", help="write the row_id column into --out too")
+    sp.add_argument("--partial", action="store_true",
+                    help="prune by the checks of an unfinished run (running, interrupted, cancelled or failed); "
+                         "refused without it")
     add_raw_csv(sp)
     sp.set_defaults(func=run)
 
 
+#: what an unfinished run's status means for its ranking
+_UNFINISHED = {"running": "is still training", "interrupted": "was interrupted (its writer is gone)",
+               "cancelled": "was cancelled", "failed": "failed"}
+
+
 def run(args) -> None:
+    from memviz.errors import RunError
     from memviz.io import export_csv
     from memviz.mitigate.dynamiccut import dynamiccut_selection
     from memviz.warmup.run import load_warmup
     from memviz.warmup.store import RunStore, table_to_frame
 
     res = load_warmup(args.run_dir)
+    # an unfinished run ranks by the checks it has: a different ranking from the finished run's
+    # (T = 20 where the finished run gives T = 100). Refused, so that it is never taken for one;
+    # --partial takes it knowingly, and the JSON line says so either way.
+    done = int(res.per_check["epoch"].max()) if len(res.per_check) else 0
+    if res.status != "finished" and not args.partial:
+        raise RunError(f"{args.run_dir}: the run {_UNFINISHED.get(res.status, res.status)} with checks up to epoch "
+                       f"{done} of {res.config.epochs}; its ranking would be partial (wait for it, resume it with "
+                       "memviz warmup --resume, or pass --partial)")
     sel = dynamiccut_selection(res.dynamics, p=args.p, k=args.k, T=args.T)
     train = RunStore(args.run_dir).train()
     pruned = train.drop(sel.removed)
@@ -32,4 +49,6 @@ def run(args) -> None:
     if args.removed_out:
         export_csv(Path(args.removed_out), sel.to_frame(), raw=args.raw_csv)
     emit({"removed": int(len(sel.removed)), "kept": int(len(pruned)), "p": sel.p, "k": sel.k, "T": sel.T,
-           "out": str(args.out), "removed_row_ids": [int(x) for x in sel.removed[:20]]})
+           "out": str(args.out), "removed_row_ids": [int(x) for x in sel.removed[:20]],
+           "run_status": res.status, "partial": res.status != "finished", "epochs_checked": done,
+           "epochs": res.config.epochs})

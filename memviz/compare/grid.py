@@ -26,6 +26,8 @@ Output folder::
     OUT/synthetic/{method}_{model}_{seed}.parquet  the generated rows of each cell
     OUT/floors/, OUT/protocol/ the floors and the controls (:mod:`memviz.compare.protocol`)
     OUT/results.csv            every cell of the grid, rewritten as each one finishes
+    OUT/writer.lock            held by the process writing the folder (the run store's lock: a
+                               second ``run_grid`` into the same folder is a one-line RunError)
 
 ``key`` hashes every setting that changes a cell (data fingerprints, epochs, model
 parameters, device, ratio, the selection for the methods that use it...): a rerun
@@ -78,7 +80,7 @@ from memviz.io import (
 from memviz.mitigate.dynamiccut import prune_budget
 from memviz.tables.data import Table, fingerprint
 from memviz.warmup.run import WarmupConfig, ensure_warmup, load_warmup
-from memviz.warmup.store import versions
+from memviz.warmup.store import RunStore, versions
 
 FORMAT = "memviz.compare/1"
 EXPERIMENT = "experiment.json"
@@ -120,6 +122,16 @@ def run_grid(train: Table, test: Table | None, config: CompareConfig, out_dir: s
         threads = 1
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    writer = RunStore(out).acquire()  # one writer per folder (the run store's lock): RunError for a second
+    try:
+        return _run_grid(train, test, cfg, out, threads, scores, progress, t_start)
+    finally:
+        writer.release()
+
+
+def _run_grid(train: Table, test: Table | None, cfg: CompareConfig, out: Path, threads, scores,
+              progress: Progress | None, t_start: float) -> pd.DataFrame:
+    """:func:`run_grid` once it holds the folder's writer lock."""
     selections, sel_info, stop = {}, {}, {}
     if cfg.needs_ranking:
         run_dir = cfg.run_dir

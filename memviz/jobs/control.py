@@ -23,30 +23,34 @@ waits, in state ``queued``, first in first out, for a slot (a lock file under
 from __future__ import annotations
 
 import os
-import secrets
+import shutil
 import signal
 import subprocess
 import sys
 import threading
 import time
-from dataclasses import dataclass, field
+from contextlib import contextmanager
 from pathlib import Path
 
-import pandas as pd
-
 from memviz.compare import CompareConfig
-from memviz.errors import MemvizError, RunError
+from memviz.errors import MemvizError
 from memviz.io import (
+    DISK_FULL,
+    DiskFull,
     atomic_write_json,
     atomic_write_parquet,
     atomic_write_text,
+    disk_full,
     read_json,
 )
 from memviz.jobs.queue import (  # noqa: F401 (re-exported)
     JOBS,
     MAX_JOBS_ENV,
+    MAX_QUEUED_ENV,
+    MAX_SESSION_JOBS,
     _proc_start_ticks,
     max_jobs,
+    max_queued,
     pid_alive,
     take_slot,
 )
@@ -57,159 +61,35 @@ from memviz.jobs.spec import (  # noqa: F401 (EventLog re-exported)
     EventLog,
     JobSpec,
     read_events,
+    read_events_counted,
+    read_spec,
     write_spec,
+)
+from memviz.jobs.status import (  # noqa: F401 (re-exported: the reading half)
+    CANCEL,
+    COMPARE,
+    DETAILS_SUFFIX,
+    FINAL,
+    KINDS,
+    RUNS_ENV,
+    STATES,
+    Job,
+    JobStatus,
+    job_for,
+    job_status,
+    list_jobs,
+    new_job_id,
+    read_log,
+    run_dir_named,
+    runs_root,
+    wait,
 )
 from memviz.tables.data import ROW_ID, Table
 from memviz.warmup.run import WarmupConfig
-from memviz.warmup.store import INTERRUPTED, MANIFEST, RunStore
-
-RUNS_ENV = "MEMVIZ_RUNS"
-
-COMPARE = "compare"
-KINDS = ("warmup", "compare", "details")
-DETAILS_SUFFIX = "-details"
-CANCEL = "CANCEL"
-#: states a job can be in; the last four are final
-STATES = ("queued", "starting", "running", "finished", "cancelled", "failed", "lost")
-FINAL = ("finished", "cancelled", "failed", "lost")
+from memviz.warmup.store import MANIFEST, RunStore
 
 
-def runs_root(root: str | Path | None = None) -> Path:
-    """The runs root: ``root`` if given, else ``$MEMVIZ_RUNS``, else ``./runs``."""
-    return Path(root if root is not None else os.environ.get(RUNS_ENV) or "runs").expanduser()
-
-
-def run_dir_named(name: str | None, root: str | Path | None = None) -> Path | None:
-    """The run folder ``root/name`` when ``name`` is a plain folder name (what the dashboard
-    puts in its ``?run=`` URL) naming a run there; None otherwise, never a path outside the
-    runs root (``..``, ``a/b``, an absolute path, a hidden folder such as ``.jobs``)."""
-    if not name or not isinstance(name, str) or name.startswith(".") or "/" in name or "\\" in name \
-            or name != Path(name).name or "\x00" in name:
-        return None
-    path = runs_root(root) / name
-    return path if (path / MANIFEST).is_file() else None
-
-
-def new_job_id(kind: str) -> str:
-    """A unique, sortable id: ``20250101-120000-warmup-a1b2c3``."""
-    if kind not in KINDS:
-        raise MemvizError(f"job kind {kind!r}: unknown (use {', '.join(KINDS)})")
-    return f"{time.strftime('%Y%m%d-%H%M%S')}-{kind}-{secrets.token_hex(3)}"
-
-
-@dataclass(frozen=True)
-class Job:
-    """Where a job lives. ``out`` is the run directory (warm-up) or results directory (compare)."""
-
-    job_id: str
-    kind: str
-    root: Path
-
-    @property
-    def job_dir(self) -> Path:
-        return self.root / JOBS / self.job_id
-
-    @property
-    def out(self) -> Path:
-        if self.kind == "warmup":
-            return self.root / self.job_id
-        return self.root / COMPARE / self.job_id.removesuffix(DETAILS_SUFFIX)
-
-    @property
-    def spec_path(self) -> Path:
-        return self.job_dir / SPEC
-
-    @property
-    def events_path(self) -> Path:
-        return self.job_dir / EVENTS
-
-    @property
-    def log_path(self) -> Path:
-        return self.job_dir / "log.txt"
-
-    def info(self) -> dict:
-        """The job.json record ({} when missing or unreadable)."""
-        try:
-            return read_json(self.job_dir / "job.json", "job record")
-        except RunError:
-            return {}
-
-
-@dataclass(frozen=True)
-class JobStatus:
-    """A snapshot of a job, read from disk.
-
-    Attributes
-    ----------
-    state : one of :data:`STATES`; ``lost`` = the process died without a final event
-        (killed, machine restarted).
-    done, total : progress in the unit of ``unit`` (``epoch`` or ``cell``).
-    phase : what is running now: ``queue``, ``warm-up``, ``cells`` or ``""``.
-    checks : the finished checks' summaries (warm-up: check, epoch, mem_ratio, mem_auc, ...).
-    message : the error line for failed jobs, else a short description of the last event.
-    result : the ``finished`` event's figures.
-    updated : Unix time of the last event (None before any).
-    """
-
-    job_id: str
-    kind: str
-    state: str
-    done: int = 0
-    total: int = 0
-    unit: str = "epoch"
-    phase: str = ""
-    checks: list = field(default_factory=list)
-    message: str = ""
-    result: dict | None = None
-    alive: bool = False
-    started: float | None = None
-    updated: float | None = None
-
-    @property
-    def final(self) -> bool:
-        return self.state in FINAL
-
-    @property
-    def fraction(self) -> float:
-        """done / total in [0, 1] (0 when unknown; 1 when finished)."""
-        if self.state == "finished":
-            return 1.0
-        return min(1.0, self.done / self.total) if self.total else 0.0
-
-    @property
-    def per_check(self) -> pd.DataFrame:
-        """The finished checks' figures (with the floor band's columns when the run has a floor)."""
-        cols = ["check", "epoch", "mem_ratio", "mem_auc", "floor", "floor_low", "floor_high", "excess",
-                "excess_low", "excess_high"]
-        df = pd.DataFrame(self.checks)
-        return df[[c for c in cols if c in df.columns]] if len(df) else pd.DataFrame(columns=cols)
-
-    def readout(self) -> str:
-        """The one progress line shown wherever this job is shown (sidebar and page alike)."""
-        parts = [self.state]
-        if self.total and not self.final:
-            what = "warm-up epoch" if self.phase == "warm-up" and self.kind == "compare" else self.unit
-            parts.append(f"{what} {self.done:,}/{self.total:,}")
-        if self.kind == "warmup" and (self.checks or self.state in ("running", "finished")):
-            n = len(self.checks)
-            parts.append(f"{n} check{'s' * (n != 1)}")
-        if self.state in ("failed", "lost") and self.message:
-            parts.append(self.message)
-        return " · ".join(parts)
-
-    def updated_at(self) -> str:
-        """The local time of the job's last event (or its start), ``14:03:12``; "–" before any."""
-        when = self.updated or self.started
-        return time.strftime("%H:%M:%S", time.localtime(when)) if when else "–"
-
-    def banner(self) -> str:
-        """The analysis pages' line while a job is not final: what it does now and when it last wrote."""
-        what = "Run" if self.kind == "warmup" else "Comparison"
-        return (f"{what} in progress ({self.readout()}), updated at {self.updated_at()}. The figures below are "
-                "from the checks finished so far; this page refreshes when a new one is in.")
-
-
-def _spawn(job: Job, spec: JobSpec, queued: bool = True) -> Job:
+def _spawn(job: Job, spec: JobSpec, queued: bool = True, session: str = "") -> Job:
     """Write the spec and start ``python -m memviz.jobs.worker SPEC`` detached, logging to the job's log."""
     write_spec(job.spec_path, spec)
     cmd = [sys.executable, "-m", "memviz.jobs.worker", str(job.spec_path)]
@@ -222,16 +102,28 @@ def _spawn(job: Job, spec: JobSpec, queued: bool = True) -> Job:
     with open(job.log_path, "ab") as log:
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                                 env=env, start_new_session=True, close_fds=True)
-    atomic_write_json(job.job_dir / "job.json", {
-        "job_id": job.job_id, "kind": job.kind, "pid": proc.pid, "start_ticks": _proc_start_ticks(proc.pid),
-        "started": time.time(), "command": cmd, "out": str(job.out), "label": spec.label,
-        "run_dir": spec.config.get("run_dir")})
 
     def reap():  # no zombie while the dashboard lives; record the exit code
         rc = proc.wait()
-        atomic_write_text(job.job_dir / "exit_code", str(rc))
+        try:
+            atomic_write_text(job.job_dir / "exit_code", str(rc))
+        except (OSError, MemvizError):  # a full disk, or a job folder removed after a failed start
+            pass
 
-    threading.Thread(target=reap, name=f"memviz-reap-{job.job_id}", daemon=True).start()
+    reaper = threading.Thread(target=reap, name=f"memviz-reap-{job.job_id}", daemon=True)
+    reaper.start()
+    try:
+        atomic_write_json(job.job_dir / "job.json", {
+            "job_id": job.job_id, "kind": job.kind, "pid": proc.pid, "start_ticks": _proc_start_ticks(proc.pid),
+            "started": time.time(), "command": cmd, "out": str(job.out), "label": spec.label,
+            "run_dir": spec.config.get("run_dir"), "session": session})
+    except BaseException:
+        try:  # a job nobody can follow: stop it (and its group) now; the reaper collects it
+            os.killpg(proc.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        reaper.join(timeout=30)  # collected (and done writing) before the caller removes the folder
+        raise
     return job
 
 
@@ -250,155 +142,160 @@ def _write_inputs(job: Job, train: Table, test: Table | None, key: str = "test")
 
 
 # ---------------------------------------------------------------- starting jobs
+@contextmanager
+def _starting(job: Job, session: str = "", check_room: bool = True, remove: bool = True):
+    """Start ``job`` alone (a lock under ``<root>/.jobs``), within the queue's bounds
+    (:func:`check_room_for`); on any failure remove what was made of it unless not ``remove``
+    (a full disk is one :class:`~memviz.io.DiskFull` line naming the folder)."""
+    folder = job.root / JOBS
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        lock = open(folder / "start.lock", "a")
+    except OSError as exc:
+        if exc.errno in DISK_FULL:
+            raise disk_full(folder) from None
+        raise
+    try:
+        try:
+            import fcntl
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        except ImportError:  # pragma: no cover
+            pass
+        if check_room:
+            check_room_for(job.root, session)
+        try:
+            yield
+        except BaseException as exc:
+            if remove:
+                shutil.rmtree(job.job_dir, ignore_errors=True)
+            if isinstance(exc, OSError) and not isinstance(exc, DiskFull) and exc.errno in DISK_FULL:
+                raise disk_full(job.job_dir.parent, job.job_id) from None
+            raise
+    finally:
+        lock.close()
+
+
+def check_room_for(root: Path, session: str = "") -> None:
+    """MemvizError when a new job would exceed the queue's bounds: at most :func:`max_queued`
+    jobs waiting for a slot under the root (``$MEMVIZ_MAX_QUEUED``), and at most
+    :data:`MAX_SESSION_JOBS` unfinished jobs of one dashboard session. Each waiting job is a
+    process of about 300 MB: unbounded, a few dozen clicks would fill the machine's memory."""
+    waiting = mine = 0
+    folder = root / JOBS
+    for d in (folder.iterdir() if folder.is_dir() else ()):
+        if not d.is_dir() or d.is_symlink() or d.name.endswith(DETAILS_SUFFIX) or (d / "exit_code").exists():
+            continue
+        info = Job(d.name, "warmup", root).info()
+        if info.get("kind") not in ("warmup", "compare") or not pid_alive(info.get("pid"), info.get("start_ticks")):
+            continue
+        st = job_status(Job(d.name, info["kind"], root))
+        if st.final:
+            continue
+        waiting += st.state in ("queued", "starting")
+        mine += bool(session) and info.get("session") == session
+    if waiting >= max_queued():
+        raise MemvizError(f"{root}: {waiting} jobs already wait for a free slot (at most {max_queued()} may wait, "
+                          f"${MAX_QUEUED_ENV}); cancel one, or start this one when one has finished")
+    if session and mine >= MAX_SESSION_JOBS:
+        raise MemvizError(f"this session already has {mine} unfinished jobs (at most {MAX_SESSION_JOBS} at a "
+                          "time); wait for one to finish, or cancel one")
+
+
 def start_warmup(train: Table, config: WarmupConfig | None = None, *, holdout: Table | None = None,
-                 root: str | Path | None = None, label: str = "", **settings) -> Job:
+                 root: str | Path | None = None, label: str = "", session: str = "", **settings) -> Job:
     """Start a warm-up of ``train`` in the background; its run directory is ``job.out``.
 
     ``config`` (or its fields as ``settings``) is a :class:`memviz.warmup.run.WarmupConfig`; a bad
     setting raises MemvizError here, before anything starts. ``holdout``: real rows outside
     ``train`` (the test split or the Data page's hold-out) for the floor; None: no floor.
+    ``session``: the dashboard session asking (bounded by :func:`check_room_for`). A full disk,
+    or a queue at its bound, is one MemvizError line, and leaves no job folder.
     Returns at once; follow the job with :func:`job_status`.
     """
     config = config or WarmupConfig(**settings)
     config.resolved(len(train))  # validates
     job = Job(new_job_id("warmup"), "warmup", runs_root(root))
-    paths = _write_inputs(job, train, holdout, key="holdout")
-    return _spawn(job, JobSpec("warmup", config.to_dict(), paths, label=label or train.source))
+    with _starting(job, session):
+        paths = _write_inputs(job, train, holdout, key="holdout")
+        return _spawn(job, JobSpec("warmup", config.to_dict(), paths, label=label or train.source), session=session)
 
 
 def start_compare(train: Table, test: Table, config: CompareConfig | None = None, *,
-                  root: str | Path | None = None, label: str = "", **settings) -> Job:
+                  root: str | Path | None = None, label: str = "", session: str = "", **settings) -> Job:
     """Start a comparison in the background; its results directory is ``job.out``.
 
     ``config`` (or its fields as ``settings``) is a :class:`memviz.compare.CompareConfig`;
     ``run_dir`` is the warm-up whose ranking DynamicCut uses (trained on ``train``). A bad
-    setting raises MemvizError here, in one line, not in the worker.
+    setting raises MemvizError here, in one line, not in the worker (and so do a full disk and
+    a full queue, as in :func:`start_warmup`).
     """
     config = (config or CompareConfig(**settings)).validated()
     job = Job(new_job_id("compare"), "compare", runs_root(root))
-    paths = _write_inputs(job, train, test)
-    job.out.parent.mkdir(parents=True, exist_ok=True)
-    return _spawn(job, JobSpec("compare", {k: v for k, v in config.to_dict().items() if k != "scheduler"}, paths,
-                               label=label or train.source))
+    with _starting(job, session):
+        paths = _write_inputs(job, train, test)
+        job.out.parent.mkdir(parents=True, exist_ok=True)
+        return _spawn(job, JobSpec("compare", {k: v for k, v in config.to_dict().items() if k != "scheduler"},
+                                   paths, label=label or train.source), session=session)
+
+
+def resume_compare(job: Job, session: str = "") -> Job:
+    """Start a ``lost`` (or cancelled) comparison again in its own folder: the cells it finished
+    are reused (as a CLI rerun does), the others run. MemvizError for a job in another state."""
+    st = job_status(job)
+    if job.kind != "compare" or st.state not in ("lost", "cancelled"):
+        raise MemvizError(f"job {job.job_id}: only a lost or cancelled comparison can be resumed (it is {st.state})")
+    spec = read_spec(job.spec_path)
+    with _starting(job, session, remove=False):  # the folder holds the inputs and the finished cells
+        for name in (CANCEL, "exit_code"):
+            (job.job_dir / name).unlink(missing_ok=True)
+        EventLog(job.events_path)({"event": "resumed"})  # the readers start from here
+        return _spawn(job, spec, session=session)
 
 
 def start_details(compare: Job, device: str = "auto") -> Job | None:
     """Compute per-column Shapes and DCR values of a finished comparison in the background.
 
     At most one such job per comparison: the job folder is created exclusively, so two
-    tabs asking at once start one job (the other gets None).
+    tabs asking at once start one job (the other gets None). The comparison's spec is read
+    first: a missing one is a RunError and leaves nothing behind (a left-over empty folder
+    blocked every later try).
     """
     if compare.kind != "compare":
         raise MemvizError(f"job {compare.job_id}: details are computed for comparisons only")
     job = details_job(compare)
+    src = read_json(compare.spec_path, "job spec").get("paths", {})
+    src = src if isinstance(src, dict) else {}
+    paths = {k: v for k, v in src.items() if k in ("train", "schema", "test", "row_id")}
+    paths["out"] = str(compare.out)
+    _remove_abandoned(job)
     try:
         job.job_dir.mkdir(parents=True, exist_ok=False)
     except FileExistsError:
         return None
-    src = read_json(compare.spec_path, "job spec").get("paths", {})
-    paths = {k: v for k, v in src.items() if k in ("train", "schema", "test", "row_id")}
-    paths["out"] = str(compare.out)
     # short, and asked for by the page showing the results: not queued behind long runs
-    return _spawn(job, JobSpec("details", {"device": device}, paths, label=f"details of {compare.job_id}"),
-                  queued=False)
+    try:
+        with _starting(job, check_room=False):
+            return _spawn(job, JobSpec("details", {"device": device}, paths, label=f"details of {compare.job_id}"),
+                          queued=False)
+    except BaseException:
+        shutil.rmtree(job.job_dir, ignore_errors=True)
+        raise
 
 
 def details_job(compare: Job) -> Job:
     return Job(compare.job_id + DETAILS_SUFFIX, "details", compare.root)
 
 
-# ------------------------------------------------------------------ reading jobs
-def job_for(run_dir: str | Path) -> Job:
-    """The job of a warm-up run directory (or of a compare results directory)."""
-    run_dir = Path(run_dir)
-    if run_dir.parent.name == COMPARE:
-        return Job(run_dir.name, "compare", run_dir.parent.parent)
-    return Job(run_dir.name, "warmup", run_dir.parent)
-
-
-def read_log(job: Job, max_bytes: int = 64_000) -> str:
-    """The last ``max_bytes`` of the job's process log ('' when none): for debugging only."""
+def _remove_abandoned(job: Job, grace: float = 30.0) -> None:
+    """Remove a job folder a failed start left without its process record (older than ``grace``
+    seconds, so that a start under way in another tab is left alone)."""
+    d = job.job_dir
     try:
-        with open(job.log_path, "rb") as f:
-            f.seek(0, os.SEEK_END)
-            f.seek(max(0, f.tell() - max_bytes))
-            return f.read().decode("utf-8", errors="replace")
+        if d.is_dir() and not d.is_symlink() and not (d / "job.json").exists() \
+                and time.time() - d.stat().st_mtime > grace:
+            shutil.rmtree(d, ignore_errors=True)
     except OSError:
-        return ""
-
-
-def _describe(ev: dict) -> str:
-    """A short line for the last event."""
-    kind = ev.get("event")
-    if kind == "queued":
-        return f"queued: waiting for a free slot ({ev.get('slots')} job{'s' * (ev.get('slots') != 1)} at a time)"
-    if kind == "failed":
-        return str(ev.get("error") or "failed")
-    if kind == "cancelled":
-        return str(ev.get("message") or "cancelled")
-    if kind == "cell":
-        what = "failed" if ev.get("status") != "ok" else f"mem {ev.get('mem_ratio') or 0:.1%}"
-        return f"{ev.get('method')}/{ev.get('model')}/seed {ev.get('seed')}: {what}"
-    if kind == "check":
-        return f"check at epoch {ev.get('epoch')}: mem {ev.get('mem_ratio') or 0:.1%}"
-    return str(kind)
-
-
-def job_status(job: Job) -> JobStatus:
-    """Read the state of a job from its events, its process and (warm-ups) its run (a few small reads)."""
-    info = job.info()
-    alive = pid_alive(info.get("pid"), info.get("start_ticks")) if info else False
-    events = read_events(job.events_path)
-    final = next((e for e in reversed(events) if e["event"] in FINAL_EVENTS), None)
-    kinds = [e["event"] for e in events]
-    checks, done, total, unit, phase = [], 0, 0, "epoch", ""
-    manifest, problem, store = None, "", RunStore(job.out)
-    if job.kind == "warmup" and (job.out / MANIFEST).exists():
-        try:
-            manifest = store.manifest()
-            checks = list(manifest.get("checks") or [])
-            total = int(manifest["config"].get("epochs") or 0)
-            done = int((manifest.get("progress") or {}).get("epoch") or 0)
-        except (RunError, TypeError, ValueError) as exc:
-            manifest, problem = None, str(exc)
-    for ev in events:  # the latest progress wins
-        if ev["event"] == "epoch":
-            done, total = int(ev.get("epoch") or 0), int(ev.get("epochs") or 0)
-            unit, phase = "epoch", "warm-up"
-        elif ev["event"] in ("cell", "cells"):
-            done, total, unit, phase = int(ev.get("done") or 0), int(ev.get("total") or 0), "cell", "cells"
-    if final is not None:
-        state = final["event"]
-        if state == "finished" and final.get("status") == "cancelled":
-            state = "cancelled"
-    elif alive:
-        if "started" in kinds:
-            state = "running"
-        elif kinds and kinds[-1] == "queued":
-            state, phase = "queued", "queue"
-        else:
-            state = "starting"
-    elif info:
-        state = "cancelled" if (job.job_dir / CANCEL).exists() else "lost"
-    elif manifest is not None:  # a run started from the CLI: no job record, its manifest and lock tell
-        state = store.status(manifest)
-        state = "lost" if state == INTERRUPTED else state
-    elif problem:  # a run folder nobody started from here, and unreadable
-        state = "failed"
-    else:
-        raise RunError(f"{job.job_dir}: no such job")
-    if state == "finished":
-        done = total = max(total, done, 1)
-    message = _describe(events[-1]) if events else ""
-    if state == "lost":
-        message = "the process stopped without a word (killed, or the machine restarted)"
-    elif problem and state == "failed":
-        message = problem
-    elif state == "failed" and manifest is not None and not message:
-        message = str(manifest.get("error") or "")
-    return JobStatus(job.job_id, job.kind, state, done, total, unit, phase, checks, message,
-                     final if final is not None and final["event"] == "finished" else None, alive,
-                     info.get("started"), events[-1]["t"] if events else None)
+        pass
 
 
 def cancel(job: Job) -> None:
@@ -414,38 +311,3 @@ def cancel(job: Job) -> None:
             os.kill(int(pid), signal.SIGINT)  # the worker turns it into a "cancelled" event
         except ProcessLookupError:
             pass
-
-
-def wait(job: Job, timeout: float = 600.0, poll: float = 0.5) -> JobStatus:
-    """Block until the job reaches a final state (tests, scripts); raises RunError on timeout."""
-    deadline = time.monotonic() + timeout
-    while True:
-        st = job_status(job)
-        if st.final:
-            return st
-        if time.monotonic() > deadline:
-            raise RunError(f"job {job.job_id}: still {st.state} after {timeout:.0f} s")
-        time.sleep(poll)
-
-
-def list_jobs(root: str | Path | None = None, kind: str | None = None) -> pd.DataFrame:
-    """One row per job started from the dashboard under the root, newest first."""
-    root = runs_root(root)
-    rows = []
-    folder = root / JOBS
-    if folder.is_dir():
-        for d in sorted(folder.iterdir(), reverse=True):
-            if not d.is_dir() or d.name == "slots" or d.name == "queue":
-                continue
-            info = Job(d.name, "warmup", root).info()
-            if not info or info.get("kind") not in KINDS or (kind and info.get("kind") != kind):
-                continue
-            job = Job(d.name, info["kind"], root)
-            try:
-                st = job_status(job)
-            except RunError:
-                continue
-            rows.append({"job_id": job.job_id, "kind": job.kind, "state": st.state, "label": info.get("label"),
-                         "started": time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(info.get("started") or 0)),
-                         "out": str(job.out), "run_dir": info.get("run_dir")})
-    return pd.DataFrame(rows, columns=["job_id", "kind", "state", "label", "started", "out", "run_dir"])

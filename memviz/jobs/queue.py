@@ -4,7 +4,9 @@ At most ``$MEMVIZ_MAX_JOBS`` warm-ups and comparisons run at once under one runs
 (default: half the CPU cores, at least 1). A job beyond that waits for a slot: a lock file
 under ``<root>/.jobs/slots/`` held by the running process (flock locks belong to the open
 file, so the kernel frees a slot when its process ends, however it ends). Waiting jobs hold
-tickets under ``<root>/.jobs/queue/`` and take slots in the order they asked.
+tickets under ``<root>/.jobs/queue/`` and take slots in the order they asked. At most
+``$MEMVIZ_MAX_QUEUED`` jobs (default 4) may wait under a root, and one dashboard session may
+have at most :data:`MAX_SESSION_JOBS` unfinished jobs (:func:`memviz.jobs.control.check_room_for`).
 """
 from __future__ import annotations
 
@@ -16,6 +18,11 @@ from memviz.errors import MemvizError, RunError
 from memviz.io import atomic_write_json, read_json
 
 MAX_JOBS_ENV = "MEMVIZ_MAX_JOBS"
+MAX_QUEUED_ENV = "MEMVIZ_MAX_QUEUED"
+#: jobs that may wait for a slot under one runs root, unless ``$MEMVIZ_MAX_QUEUED`` says otherwise
+DEFAULT_MAX_QUEUED = 4
+#: unfinished warm-ups and comparisons one dashboard session may have at once
+MAX_SESSION_JOBS = 3
 JOBS = ".jobs"
 
 
@@ -28,6 +35,18 @@ def max_jobs() -> int:
         except ValueError:
             raise MemvizError(f"${MAX_JOBS_ENV}={raw!r}: expected a whole number of jobs") from None
     return max(1, (os.cpu_count() or 1) // 2)
+
+
+def max_queued() -> int:
+    """Jobs that may wait for a slot under one runs root: ``$MEMVIZ_MAX_QUEUED``, else
+    :data:`DEFAULT_MAX_QUEUED` (a waiting worker is a process of about 300 MB)."""
+    raw = os.environ.get(MAX_QUEUED_ENV, "").strip()
+    if raw:
+        try:
+            return max(0, int(raw))
+        except ValueError:
+            raise MemvizError(f"${MAX_QUEUED_ENV}={raw!r}: expected a whole number of jobs") from None
+    return DEFAULT_MAX_QUEUED
 
 
 def _proc_start_ticks(pid: int) -> int | None:

@@ -127,8 +127,56 @@ class EventLog:
 
 
 def read_events(path: str | Path, max_bytes: int = 1 << 20) -> list[dict]:
-    """The events of a job, oldest first ([] when none). Reads at most the last ``max_bytes``;
-    a line cut by that window or still being written is skipped."""
+    """The events of a job, oldest first ([] when none); see :func:`read_events_counted`."""
+    return read_events_counted(path, max_bytes)[0]
+
+
+#: the typed fields of each event (any other field is free); "int" is a whole number, "num" any
+#: finite-or-not number, "str" text; every field but ``t`` may be null or absent
+EVENT_FIELDS = {
+    "queued": {"slots": "int"},
+    "started": {"pid": "int", "kind": "str"},
+    "epoch": {"epoch": "int", "epochs": "int", "loss": "num", "phase": "str"},
+    "check": {"check": "int", "epoch": "int", "checks": "int", "mem_ratio": "num", "mem_auc": "num",
+              "phase": "str"},
+    "cells": {"done": "int", "total": "int"},
+    "cell": {"done": "int", "total": "int", "method": "str", "model": "str", "status": "str",
+             "mem_ratio": "num", "seconds": "num", "error": "str"},
+    "floor": {"floor": "num", "n_holdout": "int"},
+    "finished": {"status": "str"},
+    "cancelled": {"message": "str"},
+    "failed": {"error": "str"},
+}
+
+
+def _typed(v, kind: str) -> bool:
+    if v is None:
+        return True
+    if kind == "str":
+        return isinstance(v, str)
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return False
+    return kind == "num" or isinstance(v, int) or float(v).is_integer()
+
+
+def valid_event(ev) -> bool:
+    """Is ``ev`` an event the readers can use: a dict with a text ``event``, a numeric ``t``, and
+    its kind's fields (:data:`EVENT_FIELDS`) of their types?"""
+    if not isinstance(ev, dict) or not isinstance(ev.get("event"), str):
+        return False
+    t = ev.get("t")
+    if isinstance(t, bool) or not isinstance(t, (int, float)):
+        return False
+    return all(_typed(ev.get(k), kind) for k, kind in EVENT_FIELDS.get(ev["event"], {}).items())
+
+
+def read_events_counted(path: str | Path, max_bytes: int = 1 << 20) -> tuple[list[dict], int]:
+    """(the events of a job, oldest first; how many lines were skipped as malformed).
+
+    Reads at most the last ``max_bytes``; a line cut by that window or still being written is
+    skipped silently; a complete line that is not JSON, or not a valid event
+    (:func:`valid_event`: e.g. ``{"event": "cell", "done": "x"}``) is skipped and counted, so
+    that one bad line never breaks a page that reads the job."""
     try:
         with open(path, "rb") as f:
             f.seek(0, os.SEEK_END)
@@ -136,21 +184,25 @@ def read_events(path: str | Path, max_bytes: int = 1 << 20) -> list[dict]:
             f.seek(max(0, size - max_bytes))
             raw = f.read()
     except OSError:
-        return []
-    out = []
+        return [], 0
+    out, skipped = [], 0
     lines = raw.split(b"\n")
-    if size > max_bytes:
+    last = lines.pop()  # after the last newline: empty, or a line still being written
+    if size > max_bytes and lines:
         lines = lines[1:]  # the first line is probably cut
-    for line in lines:
+    for line in lines + ([last] if last.strip().endswith(b"}") else []):
         if not line.strip():
             continue
         try:
             ev = json.loads(line)
         except (json.JSONDecodeError, UnicodeDecodeError):
+            skipped += line is not last
             continue
-        if isinstance(ev, dict) and isinstance(ev.get("event"), str):
+        if valid_event(ev):
             out.append(ev)
-    return out
+        else:
+            skipped += 1
+    return out, skipped
 
 
 # ------------------------------------------------------------------- running

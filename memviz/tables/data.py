@@ -16,9 +16,7 @@ Missing values
 """
 from __future__ import annotations
 
-import csv
 import hashlib
-import io
 import warnings
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -28,12 +26,22 @@ import numpy as np
 import pandas as pd
 
 from memviz.errors import DataError
+from memviz.tables.read import (  # noqa: F401 (the reading half, re-exported)
+    MAX_CATEGORIES,
+    MAX_COLUMNS,
+    check_frame,
+    read_csv_bytes,
+    read_frame,
+)
 from memviz.tables.schema import Schema
 
 MIN_ROWS = 10
 #: an integer column with at most this many distinct values is inferred categorical
 MAX_INT_CATEGORIES = 20
 ROW_ID = "row_id"
+#: a text column with more distinct values than this share of its rows (and more than
+#: ``max_int_categories``) nearly identifies rows: inference leaves it out
+NEAR_UNIQUE = 0.5
 
 
 class SchemaWarning(UserWarning):
@@ -77,114 +85,6 @@ class Table:
         return Table(data, self.schema, source or self.source)
 
 
-# --------------------------------------------------------------------- reading
-def read_frame(path: str | Path) -> pd.DataFrame:
-    """Read a CSV or Parquet file into a DataFrame, with one-line errors.
-
-    CSV: comma separated (other delimiters are sniffed), UTF-8 (a BOM is accepted);
-    empty cells and ``?`` are missing values.
-    """
-    path = Path(path)
-    if not path.exists():
-        raise DataError(f"{path}: file not found")
-    if path.is_dir():
-        raise DataError(f"{path}: is a folder, expected a CSV or Parquet file")
-    suffix = path.suffix.lower()
-    if suffix in (".parquet", ".pq"):
-        return _read_parquet(path)
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise DataError(f"{path}: cannot read file ({exc.strerror})") from None
-    if raw[:4] == b"PAR1":
-        return _read_parquet(path)
-    return read_csv_bytes(raw, str(path))
-
-
-def _read_parquet(path: Path) -> pd.DataFrame:
-    try:
-        import pyarrow.parquet as pq
-
-        names = [str(n) for n in pq.read_schema(path).names]
-    except Exception:
-        names = []  # pd.read_parquet below reports the problem
-    _check_unique(names, str(path))  # pyarrow itself fails on duplicates with a cryptic message
-    try:
-        df = pd.read_parquet(path)
-    except Exception as exc:  # pyarrow raises many types
-        raise DataError(f"{path}: not a readable Parquet file ({type(exc).__name__})") from None
-    df.columns = [str(c) for c in df.columns]  # pandas metadata may restore int/float names
-    _check_unique(list(df.columns), str(path))
-    if df.shape[1] == 0:
-        raise DataError(f"{path}: the table has no columns")
-    if len(df) == 0:
-        raise DataError(f"{path}: the table has a header but no rows")
-    return df.reset_index(drop=True)
-
-
-def read_csv_bytes(raw: bytes, source: str) -> pd.DataFrame:
-    """Parse CSV bytes (from a file or an upload) with one-line errors."""
-    if not raw.strip():
-        raise DataError(f"{source}: the file is empty")
-    if raw[:2] in (b"\xff\xfe", b"\xfe\xff") or (b"\x00" in raw[:4096] and _looks_like_utf16(raw[:4096])):
-        raise DataError(f"{source}: unreadable encoding (UTF-16/UTF-32 text; save the file as UTF-8)")
-    if b"\x00" in raw[:4096]:
-        raise DataError(f"{source}: binary content, expected a CSV or Parquet file")
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise DataError(f"{source}: unreadable encoding at byte {exc.start} (expected UTF-8 text)") from None
-    first = next((line for line in text.splitlines() if line.strip()), None)  # pandas skips blank lines too
-    if first is None:  # only a BOM or Unicode whitespace
-        raise DataError(f"{source}: the file is empty")
-    try:
-        delimiter = csv.Sniffer().sniff(first, delimiters=",;\t|").delimiter
-    except csv.Error:
-        delimiter = ","
-    header = next(csv.reader([first], delimiter=delimiter))
-    names = [h.strip() for h in header]
-    if _looks_like_data(names):
-        raise DataError(f"{source}: no header row (the first line looks like data: {first[:60]!r})")
-    if any(n == "" for n in names):
-        raise DataError(f"{source}: column {names.index('') + 1} has an empty name (is the header missing?)")
-    _check_unique(names, source)
-    try:
-        df = pd.read_csv(io.StringIO(text), sep=delimiter, na_values=["?"], keep_default_na=True,
-                         skipinitialspace=True, low_memory=False)
-    except pd.errors.ParserError as exc:
-        msg = str(exc).strip().splitlines()[-1]
-        raise DataError(f"{source}: malformed CSV ({msg})") from None
-    df.columns = names
-    if len(df) == 0:
-        raise DataError(f"{source}: the table has a header but no rows")
-    return df
-
-
-def _check_unique(names: list[str], source: str) -> None:
-    seen: set[str] = set()
-    for n in names:
-        if n in seen:
-            raise DataError(f"{source}: column {n!r}: duplicate column name")
-        seen.add(n)
-
-
-def _looks_like_utf16(head: bytes) -> bool:
-    """BOM-less UTF-16/32 text: NUL bytes in most even (or most odd) positions."""
-    even, odd = head[0::2], head[1::2]
-    return max(even.count(0) / max(len(even), 1), odd.count(0) / max(len(odd), 1)) > 0.4
-
-
-def _looks_like_data(names: list[str]) -> bool:
-    """A header whose every cell parses as a number is data, not column names."""
-    def is_num(s: str) -> bool:
-        try:
-            float(s)
-            return True
-        except ValueError:
-            return False
-    return len(names) > 0 and all(is_num(n) for n in names)
-
-
 # ------------------------------------------------------------------ inference
 def _is_id_like(s: pd.Series) -> bool:
     n = len(s)
@@ -211,7 +111,10 @@ def infer_schema(df: pd.DataFrame, target: str | None = None, source: str = "tab
     * text columns that are numbers but for a few cells (at most 5 %), numbers that
       would be inferred numerical: numerical, so that validation names the stray text;
     * ID-like columns (unique in every row: consecutive integers, ``*_id`` names, or
-      unique text) and all-missing columns are excluded with a :class:`SchemaWarning`.
+      unique text), near-unique text (more than :data:`MAX_CATEGORIES` distinct values, or
+      more than ``max_int_categories`` and over :data:`NEAR_UNIQUE` of the rows: one-hot
+      columns for each would make training crawl) and all-missing columns are excluded with
+      a :class:`SchemaWarning`.
 
     ``target`` defaults to none; its task is ``binary`` for two classes, ``multiclass``
     for a categorical target with more, ``regression`` for a numerical one.
@@ -236,6 +139,14 @@ def infer_schema(df: pd.DataFrame, target: str | None = None, source: str = "tab
         if col == target:
             continue
         if pd.api.types.is_bool_dtype(s) or not pd.api.types.is_numeric_dtype(s):
+            k = s.nunique(dropna=True)
+            if k > MAX_CATEGORIES or (k > max_int_categories and k > NEAR_UNIQUE * len(s)):
+                warnings.warn(f"{source}: column {col!r} has {k:,} distinct values in {len(s):,} rows (text that "
+                              f"nearly identifies rows, such as an ID) and is left out: a categorical column "
+                              f"holds at most {MAX_CATEGORIES:,} categories and fewer than half the rows",
+                              SchemaWarning, stacklevel=2)
+                exc.append(col)
+                continue
             cat.append(col)
         elif _is_integer_valued(s) and s.nunique(dropna=True) <= max_int_categories:
             cat.append(col)
@@ -310,6 +221,13 @@ def validate(df: pd.DataFrame, schema: Schema, source: str, role: str = "train")
             out[col] = conv
         if np.isinf(out[col].to_numpy(dtype=float)).any():
             raise DataError(f"{source}: column {col!r}: holds infinite values")
+    if role == "train":
+        cats = list(schema.categorical) + ([schema.target] if schema.target_is_categorical else [])
+        for col in cats:
+            k = out[col].nunique(dropna=False)
+            if k > MAX_CATEGORIES:
+                raise DataError(f"{source}: column {col!r}: {k:,} categories; a categorical column holds at most "
+                                f"{MAX_CATEGORIES:,} (leave it out, or make it numerical)")
     if role == "train" and schema.target_is_categorical:
         k = out[schema.target].nunique(dropna=False)
         if k < 2:

@@ -403,8 +403,8 @@ def list_runs(root: str | Path) -> pd.DataFrame:
     root = Path(root)
     if root.is_dir():
         for d in sorted(root.iterdir()):
-            if not (d / MANIFEST).is_file():
-                continue
+            if not (d / MANIFEST).is_file() or d.is_symlink() or (d / MANIFEST).is_symlink():
+                continue  # a link inside the root may point out of it: not listed
             store = RunStore(d)
             try:
                 m = store.read()

@@ -208,3 +208,48 @@ def test_dask_local_cluster_matches_local(tables, tmp_path):
     for name in ("baseline_tabddpm_0", "tabcutmix_tabddpm_0"):
         pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "local" / "synthetic" / f"{name}.parquet"),
                                       pd.read_parquet(tmp_path / "dask" / "synthetic" / f"{name}.parquet"))
+
+
+# ------------------------------------------------------------- one writer
+def _hold_lock(folder):
+    """Another process holding the comparison folder's writer lock (as a running `memviz compare`)."""
+    import subprocess
+    import sys
+
+    folder.mkdir(parents=True, exist_ok=True)
+    code = ("import fcntl, sys, time; f = open(sys.argv[1], 'a'); fcntl.flock(f, fcntl.LOCK_EX); "
+            "print('held', flush=True); time.sleep(60)")
+    proc = subprocess.Popen([sys.executable, "-c", code, str(folder / "writer.lock")], stdout=subprocess.PIPE,
+                            text=True)
+    assert proc.stdout.readline().strip() == "held"
+    return proc
+
+
+def test_a_second_writer_of_a_comparison_folder_is_refused(tables, tmp_path, stub):
+    """Two `memviz compare` runs into one --out overwrote each other's results.csv."""
+    train, test = tables
+    proc = _hold_lock(tmp_path)
+    try:
+        with pytest.raises(MemvizError, match="another process is writing"):
+            grid(train, test, ["baseline"], ["ctgan"], [0], tmp_path, device="cpu", threads=1)
+        assert stub.fits == [] and not (tmp_path / "results.csv").exists()
+    finally:
+        proc.kill()
+        proc.wait()
+    res = grid(train, test, ["baseline"], ["ctgan"], [0], tmp_path, device="cpu", threads=1)  # the lock is free again
+    assert (res["status"] == "ok").all()
+    grid(train, test, ["baseline"], ["ctgan"], [0], tmp_path, device="cpu", threads=1)     # and released after a run
+
+
+def test_cli_compare_into_a_folder_being_written_is_one_line(files, tmp_path, capsys):
+    proc = _hold_lock(tmp_path / "res")
+    try:
+        code = main(["compare", "--train", str(files / "train.csv"), "--test", str(files / "test.csv"),
+                     "--schema", str(META), "--methods", "baseline", "--models", "ctgan", "--epochs", "1",
+                     "--device", "cpu", "--out", str(tmp_path / "res"), "--quiet"])
+    finally:
+        proc.kill()
+        proc.wait()
+    cap = capsys.readouterr()
+    assert code == 2 and len(cap.err.strip().splitlines()) == 1 and "another process is writing" in cap.err
+    assert not (tmp_path / "res" / "results.csv").exists()

@@ -123,7 +123,7 @@ def test_cli_and_dashboard_run_the_same_spec(tiny, tmp_path, monkeypatch):
 
     seen = []
     monkeypatch.setattr(spec_mod, "run_spec", lambda spec, emit=None: seen.append(spec) or {"status": "finished"})
-    monkeypatch.setattr(jobs, "_spawn", lambda job, spec, queued=True: seen.append(spec) or job)
+    monkeypatch.setattr(jobs, "_spawn", lambda job, spec, queued=True, **kw: seen.append(spec) or job)
     jobs.start_warmup(tiny, root=tmp_path, epochs=4, check_every=2, seed=3, device="cpu", model_params=TINY_MODEL)
     assert main(["warmup", "--train", "t.csv", "--out", str(tmp_path / "cli"), "--epochs", "4", "--check-every",
                  "2", "--seed", "3", "--device", "cpu", "--model-params", json.dumps(TINY_MODEL), "--quiet"]) == 0
