@@ -234,7 +234,10 @@ class Audit:
 
 
 def _pair(v):
-    return None if v is None else [float(v[0]), float(v[1])]
+    """[low, high], or None when absent or not finite (a floor of 100 % leaves the copy share undefined)."""
+    if v is None or not all(math.isfinite(float(x)) for x in v):
+        return None
+    return [float(v[0]), float(v[1])]
 
 
 def _records(df: pd.DataFrame) -> list[dict]:

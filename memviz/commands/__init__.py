@@ -1,6 +1,15 @@
 """The CLI's commands, one module each (as diffusers' ``commands/``): ``register(sub, command)``
 adds the command's arguments, ``run(args)`` runs it and prints its JSON line last."""
-from memviz.commands import compare, inspect, memorize, prune, study, warmup
+from memviz.commands import (
+    audit,
+    compare,
+    inspect,
+    memorize,
+    prune,
+    report,
+    study,
+    warmup,
+)
 
 #: in the order ``memviz --help`` lists them: the pipeline's
-COMMANDS = (memorize, warmup, inspect, prune, compare, study)
+COMMANDS = (memorize, warmup, inspect, prune, compare, study, audit, report)

@@ -124,10 +124,26 @@ def seeds(text: str) -> list[int]:
 def add_common(sp, train: bool = True) -> None:
     if train:
         sp.add_argument("--train", required=True, help="training table (CSV or Parquet)")
-        sp.add_argument("--schema", help="schema file in the meta.json format (default: inferred from the table)")
+        which = sp.add_mutually_exclusive_group()
+        which.add_argument("--schema", help="schema file in the meta.json format (default: inferred from the table)")
+        which.add_argument("--metadata", help="SDV single-table metadata JSON instead of --schema (numerical, "
+                                              "categorical and boolean columns are read; id, datetime and PII "
+                                              "columns are left out)")
     sp.add_argument("--device", default="auto", choices=DEVICES,
                     help="where tensors live: auto = a CUDA GPU when one is visible, else the CPU")
     sp.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
+
+
+def schema_of(args):
+    """The schema ``--schema`` (a meta.json path) or ``--metadata`` (SDV, read here) names, else None."""
+    if getattr(args, "metadata", None):
+        from memviz.tables.schema import Schema
+
+        schema = Schema.from_sdv(args.metadata, target=getattr(args, "target", None))
+        if schema.sdv_note():
+            sys.stderr.write(f"memviz: {schema.sdv_note()}\n")
+        return schema
+    return getattr(args, "schema", None)
 
 
 def add_raw_csv(sp) -> None:

@@ -62,7 +62,8 @@ def run(args) -> None:
                         model_params=parse_model_params(args.model_params, per_model=True), device=args.device,
                         n_jobs=args.n_jobs, backend=args.backend, scheduler=args.scheduler,
                         threads=args.threads).validated()
-    spec = JobSpec("compare", cfg.to_dict(), {"train": args.train, "schema": args.schema, "test": args.test,
+    spec = JobSpec("compare", cfg.to_dict(), {"train": args.train, "schema": args.schema,
+                                              "metadata": args.metadata, "test": args.test,
                                               "out": args.out})
     result = run_spec(spec, emit=EventBars(args.quiet))
     for line in result.pop("failed_cells", []):

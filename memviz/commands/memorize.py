@@ -4,7 +4,14 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from memviz.commands.common import Bar, add_common, add_distance, add_raw_csv, emit
+from memviz.commands.common import (
+    Bar,
+    add_common,
+    add_distance,
+    add_raw_csv,
+    emit,
+    schema_of,
+)
 from memviz.errors import MemvizError
 
 
@@ -38,7 +45,7 @@ def run(args) -> None:
     t0 = time.perf_counter()
     if args.rows_out and not args.holdout:
         raise MemvizError("--rows-out needs --holdout: each row's expected copies come from the hold-out's floor")
-    train = load_table(args.train, args.schema)
+    train = load_table(args.train, schema_of(args))
     syn = load_companion(train, args.synthetic, role="synthetic")
     holdout = load_companion(train, args.holdout, role="test") if args.holdout else None
     engine = NeighborEngine(distance=args.distance, device=args.device).fit(train)

@@ -46,7 +46,7 @@ def run(args) -> None:
                        n_samples=args.n_samples, seed=args.seed, device=args.device, distance=args.distance,
                        top_frac=args.top_frac, keep_samples=not args.no_samples,
                        model_params=parse_model_params(args.model_params, per_model=False))
-    paths = {"train": args.train, "schema": args.schema, "out": args.out}
+    paths = {"train": args.train, "schema": args.schema, "metadata": args.metadata, "out": args.out}
     if args.holdout:
         paths["holdout"] = args.holdout
     spec = JobSpec("warmup", cfg.to_dict(), paths, resume=args.resume)

@@ -56,7 +56,7 @@ SPEC = "spec.json"
 EVENTS = "events.jsonl"
 KINDS = ("warmup", "compare", "details")
 FINAL_EVENTS = ("finished", "cancelled", "failed")
-PATH_KEYS = ("train", "schema", "test", "holdout", "out", "row_id")
+PATH_KEYS = ("train", "schema", "metadata", "test", "holdout", "out", "row_id")
 Emit = Callable[[dict], None]
 
 
@@ -160,7 +160,11 @@ def _table(spec: JobSpec, key: str, train: Table | None = None, role: str = "tra
         return None
     row_id = spec.paths.get("row_id")
     if train is None:
-        return load_table(path, spec.paths.get("schema"), row_id_column=row_id)
+        schema = spec.paths.get("schema")
+        if not schema and spec.paths.get("metadata"):  # SDV single-table metadata
+            from memviz.tables.schema import Schema
+            schema = Schema.from_sdv(spec.paths["metadata"])
+        return load_table(path, schema, row_id_column=row_id)
     return load_companion(train, path, role=role, row_id_column=row_id)
 
 

@@ -8,7 +8,7 @@ from conftest import SHARED
 from scipy import stats
 
 from memviz.errors import MemvizError
-from memviz.measure.floor import excess, holdout_floor
+from memviz.measure.floor import excess, floor_from_attributions, holdout_floor
 from memviz.measure.memorization import memorization
 from memviz.measure.neighbors import NeighborEngine
 from memviz.measure.rownull import (
@@ -16,9 +16,11 @@ from memviz.measure.rownull import (
     bh_qvalues,
     copies_per_row,
     fit_spread,
+    joint_floor,
     predictive_pvalues,
     row_null,
 )
+from memviz.tables.data import table_from_frame
 
 
 def test_bh_qvalues_are_the_step_up_definition():
@@ -45,10 +47,19 @@ def test_predictive_is_the_negative_binomial_mixture_of_the_docstring(split_floo
                                rtol=1e-9)
     r = predictive_pvalues(split_floor, c, m, "randomized", rng)
     assert np.all((mix(lambda d: d.sf(c)) <= r + 1e-12) & (r <= mix(lambda d: d.sf(c - 1)) + 1e-12))
-    nul = row_null(split_floor, c, [600, 634])
+    nul = row_null(split_floor, c, [600, 634], spread="holdout")
     np.testing.assert_allclose(nul.expected, mix(lambda d: d.mean()))
     assert nul.expected.sum() == pytest.approx(m * split_floor.floor)       # Σ_i expected_i = M · split_floor
     assert nul.n_generated == m and list(nul.to_frame().columns) == list(ROW_COLUMNS)
+    # the default refits the spread's weights on hits and copies; the same mixture law, its own weights
+    joint = row_null(split_floor, c, m)
+    jf = joint_floor(split_floor, c)
+    assert joint.null == jf.null and joint.null.rate == split_floor.null.rate
+    laws = [stats.nbinom(a + h, (a / jf.null.rate + jf.n_holdout) / (a / jf.null.rate + jf.n_holdout + m))
+            for a in jf.null.alphas]
+    np.testing.assert_allclose(joint.p_value, np.minimum(sum(w * law.sf(c - 1) for w, law in zip(jf.null.weights, laws)),
+                                                         1.0), rtol=1e-9)
+    assert joint.expected.sum() == pytest.approx(m * split_floor.floor)     # for any α
 
 
 def _spread_sd(alphas, weights):
@@ -156,3 +167,46 @@ def test_a_holdout_with_no_flagged_row_still_gives_a_finite_null():
     nul = row_null(floor, np.zeros(len(ids), dtype=np.int64), 40)
     assert np.all(np.isfinite(nul.expected)) and 0 < nul.expected.sum() <= 40 * 0.5 / 20  # half a hit, shrunk
     assert not nul.over_copied.any() and np.all(nul.p_value == 1)
+
+
+# ------------------------------------------------------------------ calibration where the warm-up uses it
+@pytest.fixture(scope="module")
+def fresh_pool(sample):
+    """600 reference rows of the sample's 4,000 Adult rows and the other 3,400 as fresh real rows:
+    their NN1 and flags against the reference (one engine pass; resamples are index draws)."""
+    train, test = sample
+    allf = pd.concat([train.data, test.data], ignore_index=True)
+    idx = np.random.default_rng(0).permutation(len(allf))
+    ref = table_from_frame(allf.iloc[idx[:600]].reset_index(drop=True), train.schema, source="ref")
+    res = memorization(ref, allf.iloc[idx[600:]].reset_index(drop=True))
+    return ref.row_ids, res.nn1, res.ratio, res.memorized
+
+
+def _false_alarms(pool, h_rows, m, spread, n_resamples=100, plant=0):
+    """Share of resamples with any over-copied row (fresh rows as the synthetic table: M drawn with
+    replacement from the fresh rows outside the hold-out), and with ``plant`` extra copies on 10 rows
+    the share of those rows found."""
+    ids, nn1, ratio, flag = pool
+    rng = np.random.default_rng(5)
+    any_false, found = 0, 0
+    for _ in range(n_resamples):
+        perm = rng.permutation(len(nn1))
+        fl = floor_from_attributions(ids, nn1[perm[:h_rows]], ratio[perm[:h_rows]], distance="paper")
+        g = perm[h_rows:][rng.integers(0, len(nn1) - h_rows, m)]
+        c = copies_per_row(fl, nn1[g], flag[g])
+        any_false += bool(row_null(fl, c, m, spread=spread).over_copied.any())
+        if plant:
+            rows = rng.choice(len(c), 10, replace=False)
+            c[rows] += plant
+            found += int(row_null(fl, c, m + 10 * plant, spread=spread).over_copied[rows].sum())
+    return any_false / n_resamples, found / (10 * n_resamples)
+
+
+def test_per_row_test_is_calibrated_when_generated_rows_far_outnumber_the_holdout(fresh_pool):
+    # M / H = 60 as in a pooled warm-up (issue 19: 0.86 false rows per resample at N 3,000, M 60,000,
+    # H 1,233); the hold-out-only spread (the former test) fails here, the joint spread holds BH's 5 %
+    old, _ = _false_alarms(fresh_pool, 200, 12_000, "holdout")
+    new, power = _false_alarms(fresh_pool, 200, 12_000, "joint", plant=200)
+    assert old > 0.15
+    assert new <= 0.05
+    assert power >= 0.9          # 10 rows given 200 extra copies (about 20 per row expected) are found
