@@ -27,14 +27,15 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 def planted_files(folder: Path) -> dict[str, Path]:
     """train.csv (the sample's 3,000 rows), holdout.csv (500 test rows), synthetic.csv (the other 500
-    test rows, 10 % of them replaced by exact copies of seeded training rows) and meta.json."""
+    test rows, 10 % of them replaced by exact copies of 10 seeded training rows, 5 each) and meta.json."""
     train = pd.read_csv(SAMPLE / "train.csv")
     test = pd.read_csv(SAMPLE / "test.csv")
     rng = np.random.default_rng(7)
     synthetic = test.iloc[500:].reset_index(drop=True)
-    n = int(round(PLANTED_SHARE * len(synthetic)))
+    n = int(round(PLANTED_SHARE * len(synthetic)))                  # 50 copies: 10 training rows, 5 each
     where = rng.choice(len(synthetic), size=n, replace=False)
-    synthetic.iloc[where] = train.iloc[rng.choice(len(train), size=n, replace=False)].to_numpy()
+    sources = np.repeat(rng.choice(len(train), size=n // 5, replace=False), 5)
+    synthetic.iloc[where] = train.iloc[sources].to_numpy()
     paths = {"train": folder / "train.csv", "holdout": folder / "holdout.csv",
              "synthetic": folder / "generator output.csv", "schema": folder / "meta.json"}
     train.to_csv(paths["train"], index=False)
@@ -70,7 +71,7 @@ def test_the_audit_page_shows_what_the_cli_prints(tmp_path):
 
     paths = planted_files(tmp_path)
     line, cli = cli_audit(paths, tmp_path / "cli")
-    assert cli["n_over_copied"] >= 1 and cli["excess"] > 0            # the planted copies are seen
+    assert cli["n_over_copied"] >= 1 and cli["excess_ci"][0] > 0      # the planted copies are seen
     runs = tmp_path / "runs"
     runs.mkdir()
     with serve_dashboard(runs, "--server.headless", "true", "--browser.gatherUsageStats", "false") as url, \
@@ -81,9 +82,11 @@ def test_the_audit_page_shows_what_the_cli_prints(tmp_path):
             page.goto(url + "/audit", timeout=120_000)
             page.locator("h1").filter(has_text="Audit a synthetic table").first.wait_for(timeout=120_000)
             _idle(page)
-            inputs = page.locator("input[type='file']")
-            for i, key in enumerate(("train", "holdout", "synthetic", "schema")):
-                inputs.nth(i).set_input_files(str(paths[key]))
+            for key in ("train", "holdout", "synthetic", "schema"):    # each uploader by its widget key
+                box = page.locator(f".st-key-audit_{key} input[type='file']")
+                box.wait_for(state="attached", timeout=120_000)
+                box.set_input_files(str(paths[key]))
+                page.locator(f".st-key-audit_{key}").get_by_text(paths[key].name, exact=True).wait_for(timeout=120_000)
                 _idle(page)
             head = page.locator(".st-key-audit_headline")
             head.wait_for(timeout=300_000)
