@@ -253,7 +253,12 @@ def digests(*raw: bytes | None) -> tuple[str, ...]:
 ROW_NAMES = {"row_id": "training row", "copies": "copies", "expected": "expected from real rows",
              "excess": "copies above expected", "p_value": "p-value", "q_value": "q-value",
              "over_copied": "over-copied", "exact_copies": "exact copies", "near_exact_copies": "near-exact copies",
-             "differing_copies": "copies that differ"}
+             "closest_gap": "closest copy: largest difference (IQRs)"}
+
+
+def _p(v) -> str:
+    """A p- or q-value for people: '< 0.001' below it, else 3 decimals ('–' when not computed)."""
+    return "–" if v is None or v != v else ("< 0.001" if v < 0.001 else f"{v:.3f}")
 
 
 def over_copied_table(audit, train, *, redacted: bool = True, n: int = 200):
@@ -271,7 +276,13 @@ def over_copied_table(audit, train, *, redacted: bool = True, n: int = 200):
     vals = train.data.loc[ids].reset_index(drop=True)
     if redacted:
         vals = pd.DataFrame(redact(vals, train.schema, reference=train.data))
-    stats = top[[c for c in ROW_NAMES if c in top.columns]]
+    stats = top[[c for c in ROW_NAMES if c in top.columns]].copy()
+    for c in ("p_value", "q_value"):
+        if c in stats:
+            stats[c] = [_p(v) for v in stats[c]]
+    for c in ("expected", "excess", "closest_gap"):
+        if c in stats:
+            stats[c] = stats[c].round(2)
     return display_names(pd.concat([stats, vals], axis=1), ROW_NAMES)
 
 

@@ -97,6 +97,8 @@ def test_over_copied_rows_are_never_nothing_to_remove(over_copied, sample):
     assert audits.card(a).lines[-1].text.startswith("Review the over-copied rows")
     shown = audits.over_copied_table(a, sample[0], redacted=True)
     assert set(shown["training row"][:2]) == {5, 17} and "copies above expected" in shown.columns
+    assert shown["q-value"].iloc[0] == "< 0.001"                      # for people, not 2e-20
+    assert shown["copies"].iloc[0] == 8 and shown["over-copied"].all()
 
 
 def test_the_over_copied_table_redacts_by_default(over_copied, sample):
