@@ -1,6 +1,8 @@
 """Audit a synthetic table made by any generator: the training table, a hold-out and the synthetic
 table in; the floor, the excess, the copy share, the over-copied rows and the verdict out, with the
 same report and audit.json as `memviz audit`."""
+import dataclasses
+
 import streamlit as st
 
 from memviz.app import audits
@@ -109,7 +111,7 @@ with st.container(border=True, key="audit_headline"):
     if audit.holdout_identical_share is not None:
         ident += f" (real rows never seen: {audit.holdout_identical_share:.1%})"
     st.caption(ident + ".")
-_ui.verdict_card(card, key="audit_verdict")
+_ui.verdict_card(dataclasses.replace(card, lines=card.lines[1:]), key="audit_verdict")   # the sentence is above
 
 # ------------------------------------------------------------------ the rows
 st.subheader("Over-copied training rows")

@@ -21,6 +21,8 @@ from helpers import CHROMIUM, CHROMIUM_ARGS, need_browser, serve_dashboard
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "sample_data"
 PLANTED_SHARE = 0.10
+#: numerical columns of the sample that the SDV metadata of the Data page's test calls categorical
+CATEGORICAL_IN_SDV = ("age", "hours-per-week")
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -106,5 +108,37 @@ def test_the_audit_page_shows_what_the_cli_prints(tmp_path):
             assert got["verdict"] == cli["verdict"]
             assert got["provenance"]["fingerprints"] == cli["provenance"]["fingerprints"]
             page.screenshot(path=str(tmp_path / "audit_page.png"), full_page=True)
+            _data_page_reads_sdv_metadata(page, paths, tmp_path)
         finally:
             browser.close()
+
+
+def _data_page_reads_sdv_metadata(page, paths: dict[str, Path], tmp: Path) -> None:
+    """The Data page: an SDV metadata upload replaces the inferred schema (here: 'age' and
+    'hours-per-week' categorical, an identifier column left out), with the target picked on the page."""
+    from memviz.app.datasets import raw_from_upload
+    from memviz.tables.schema import Schema
+
+    schema = Schema.load(paths["schema"])
+    frame = pd.read_csv(paths["train"]).assign(person=lambda d: np.arange(len(d)))
+    frame.to_csv(tmp / "people.csv", index=False)
+    sdv = {"METADATA_SPEC_VERSION": "V1", "tables": {"people": {"columns": {
+        **{c: {"sdtype": "numerical"} for c in schema.numerical if c not in CATEGORICAL_IN_SDV},
+        **{c: {"sdtype": "categorical"} for c in (*schema.categorical, *CATEGORICAL_IN_SDV, schema.target)},
+        "person": {"sdtype": "id"}}}}}
+    (tmp / "sdv.json").write_text(json.dumps(sdv))
+    page.locator("[data-testid='stSidebarNav']").get_by_text("Data", exact=True).click()
+    page.get_by_text("Upload a CSV or Parquet file", exact=True).click()
+    _idle(page)
+    page.locator(".st-key-upload_train input[type='file']").set_input_files(str(tmp / "people.csv"))
+    box = page.locator("[class*='st-key-upload_schema_'] input[type='file']")
+    box.wait_for(state="attached", timeout=120_000)
+    _idle(page)
+    inferred = raw_from_upload("people.csv", (tmp / "people.csv").read_bytes()).schema
+    assert _metric(page, "numerical") == str(len(inferred.numerical))
+    box.set_input_files(str(tmp / "sdv.json"))
+    page.get_by_text("left out person (id)", exact=False).first.wait_for(timeout=120_000)
+    _idle(page)
+    assert page.locator("[data-testid='stException']").count() == 0
+    assert _metric(page, "numerical") == str(len(schema.numerical) - 2) != str(len(inferred.numerical))
+    assert _metric(page, "target") == schema.target
