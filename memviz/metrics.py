@@ -108,6 +108,14 @@ METRICS: dict[str, Metric] = {m.key: m for m in (
     Metric("trend", "Trend (column pair trends similarity)", MAXIMIZE, source=_E),
     Metric("mle", "MLE (score on the real test split)", MAXIMIZE, reference="mle_real", source=_E),
     Metric("dcr_share", "DCR share (closest real row is a training row)", TARGET, target=0.5, source=_E),
+    # an audit's figures (memviz.audit)
+    Metric("copy_share", "Copy share: generated rows copied beyond chance", MINIMIZE, None, 1.0,
+           source="memviz.audit.share"),
+    Metric("identical_share", "Generated rows identical to a training row", MINIMIZE,
+           source="memviz.measure.closeness"),
+    Metric("holdout_identical_share", "Hold-out rows identical to a training row", MINIMIZE, source=_F),
+    Metric("n_over_copied", "Training rows copied far more than chance (q < 0.05)", MINIMIZE, 0.0, None,
+           percent=False, source="memviz.measure.rownull"),
 )}
 
 

@@ -125,7 +125,8 @@ def audit_html(a, *, redacted: bool = True, train=None, synthetic=None) -> str:
     v = a.verdict
     salt = secrets.token_hex(16)
     card = _Card(f"Verdict: {v.code}", (_Line("In short", v.sentence, v.tone),
-                                        *(_Line("Evidence: " + k, str(e.sentence())) for k, e in a.evidence.items())))
+                                        *(_Line("Evidence: " + k, str(e.sentence())) for k, e in a.evidence.items()),
+                                        _Line("Next step", v.next_step)))
     figures = []
     if a.floor_detail is not None and "expected" in a.rows:
         from memviz.leaks.rows import copies_vs_null

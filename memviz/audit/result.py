@@ -135,7 +135,9 @@ class Audit:
     non_memorized_rate), ``evidence`` further tests keyed by name (each with ``to_dict()`` and
     ``sentence()``; consulted by the verdict only as supporting evidence). ``generated``: per
     generated row synthetic_id, nn1, ratio, memorized, exact (M rows); ``floor_detail``: the
-    :class:`~memviz.measure.floor.Floor` (its fitted null); ``per_check``: a run's per-check
+    :class:`~memviz.measure.floor.Floor` with the null the per-row test used
+    (:func:`~memviz.measure.rownull.joint_floor`: pass it to
+    :func:`~memviz.leaks.rows.copies_vs_null` for the expected counts of the same test); ``per_check``: a run's per-check
     figures with the floor columns (None for a single table).
     """
 

@@ -37,7 +37,7 @@ SCHEMA = {
             "properties": {
                 "code": {"enum": ["no_holdout", "floor_too_high", "quality_too_low", "copying", "rows_over_copied",
                                   "no_copying"]},
-                "sentence": {"type": "string", "minLength": 1},
+                "sentence": {"type": "string", "minLength": 1}, "next_step": _TEXT,
                 "tone": {"enum": ["good", "bad", "warn"]},
                 "qualifiers": {"type": "array", "items": {"enum": [
                     "run_cancelled", "run_interrupted", "run_running", "run_failed", "few_checks", "rows_untested",

@@ -62,21 +62,41 @@ QUALIFIERS = ("run_cancelled", "run_interrupted", "run_running", "run_failed", "
               "rows_uncalibrated", "rows_low_power", "quality_unknown", "evidence_disagrees")
 
 
+#: what to do next, per code (plain text; the dashboard's "Next step" line)
+NEXT_STEPS = {
+    "no_holdout": "Give real rows the model never saw (a test split) as the hold-out: they measure the floor, so "
+                  "copying can be told apart from resemblance.",
+    "floor_too_high": "Try the standardized distance (its floor is far lower on all-numerical tables): with this "
+                      "one the test cannot judge copying on this table.",
+    "quality_too_low": "Improve the generator first (train longer, or another model): privacy figures of rows this "
+                       "unlike the data do not say whether it would copy once it works.",
+    "copying": "Look at the over-copied rows (rows.csv, the report), then try pruning them and check the effect "
+               "with at least 3 seeds.",
+    "rows_over_copied": "Review the over-copied rows (rows.csv): each is copied far more often than real rows "
+                        "would resemble it; consider removing them from the training table.",
+    "no_copying": "No evidence that the model copies beyond chance; check the exact copies (identical share) "
+                  "before sharing generated data.",
+}
+
+
 @dataclass(frozen=True)
 class Verdict:
-    """code (a key of :data:`CODES`), sentence (plain text), tone (good / bad / warn), qualifiers."""
+    """code (a key of :data:`CODES`), sentence (plain text), tone (good / bad / warn), qualifiers, and
+    next_step (:data:`NEXT_STEPS`, prefixed when the run is not finished)."""
 
     code: str
     sentence: str
     tone: str
     qualifiers: tuple[str, ...] = ()
+    next_step: str = ""
 
     @property
     def qualified(self) -> bool:
         return bool(self.qualifiers)
 
     def to_dict(self) -> dict:
-        return {"code": self.code, "sentence": self.sentence, "tone": self.tone, "qualifiers": list(self.qualifiers)}
+        return {"code": self.code, "sentence": self.sentence, "tone": self.tone, "qualifiers": list(self.qualifiers),
+                "next_step": self.next_step}
 
 
 def _pct(x: float) -> str:
@@ -198,4 +218,7 @@ def verdict_of(a: "Audit") -> Verdict:
         head = _prefix(a, quals)
         body = sentence[len(head):]
         sentence = head + body[0].lower() + body[1:]
-    return Verdict(code, sentence, CODES[code], quals)
+    step = NEXT_STEPS[code]
+    if any(q in ("run_cancelled", "run_interrupted", "run_running", "run_failed") for q in quals):
+        step = "The run did not finish: these figures are from its last check and may change. " + step
+    return Verdict(code, sentence, CODES[code], quals, step)

@@ -21,7 +21,7 @@ def test_the_function_and_the_package_are_both_reachable():
     from memviz.audit.result import Audit
 
     assert memviz.audit is fn and callable(memviz.audit)
-    assert memviz.Audit is Audit and memviz.audit.from_run is from_run
+    assert memviz.Audit is Audit and memviz.audit.from_run is from_run and Audit.from_run is from_run
     assert "audit" in memviz.__all__ and "Audit" in memviz.__all__
 
 
@@ -220,3 +220,57 @@ def test_copy_share_interval_is_mover_r_and_covers(fresh_audit):
     d, nlo, nhi = newcombe_interval(120, 1000, 0, 800)
     c, lo, hi = copy_share(120, 1000, 0, 800)
     assert c == pytest.approx(float(d)) and lo == pytest.approx(float(nlo), abs=0.01)
+
+
+def test_the_row_test_states_its_power_at_these_sizes(fresh_split, fresh_audit):
+    from memviz.audit.rowtest import assess
+    from memviz.measure.floor import holdout_floor
+
+    rt = fresh_audit.row_test
+    assert set(rt.power) == {5, 20, 50, 200} and rt.n_resamples == 40 and rt.n_planted == 10
+    assert rt.power[200] >= rt.power[50] >= rt.power[5] and rt.power[200] > 0.9
+    assert "N = 800, M = 600, H = 400" in rt.sentence() and "copied 200 extra times" in rt.sentence()
+    tr, ho, _ = fresh_split
+    far = assess(holdout_floor(tr, ho), 60_000)         # M ≫ H: the natural spread hides 20 extra copies
+    assert far.status == "low_power" and far.power[20] < 0.5 and far.false_alarm <= 0.12
+    d = fresh_audit.to_dict()["row_test"]
+    assert d["power"]["200"] == rt.power[200] and d["status"] == rt.status
+
+
+def test_the_figure_and_the_row_table_use_the_same_null(fresh_audit):
+    from memviz.leaks.rows import copies_vs_null
+
+    a = fresh_audit
+    table = copies_vs_null(a.floor_detail, a.rows["copies"].to_numpy(np.int64), a.row_test.n_generated)
+    assert table["expected"].sum() == pytest.approx(len(a.rows))
+    assert a.rows["expected"].sum() == pytest.approx(a.row_test.n_generated * a.floor)   # Σ expected = M · floor
+    assert a.floor_detail.expected_rate.sum() * a.row_test.n_generated == pytest.approx(a.rows["expected"].sum())
+
+
+def test_column_order_and_row_order_of_the_inputs_do_not_change_the_figures(fresh_split, fresh_audit):
+    tr, ho, fresh = fresh_split
+    rng = np.random.default_rng(2)
+    cols = list(rng.permutation(tr.data.columns))
+    syn = fresh.data[cols].iloc[rng.permutation(len(fresh))]              # shuffled columns and rows
+    a = memviz.audit(tr.data[cols].reset_index(drop=True), syn, ho.data[cols], schema=tr.schema,
+                     quality=False, dcr=False)
+    for key in ("mem_ratio", "floor", "excess", "copy_share", "identical_share", "holdout_identical_share"):
+        assert getattr(a, key) == pytest.approx(getattr(fresh_audit, key)), key
+    assert a.rows["copies"].tolist() == fresh_audit.rows["copies"].tolist()
+
+
+def test_a_wide_table_with_planted_copies(tmp_path):
+    rng = np.random.default_rng(7)
+    n, n_num, n_cat = 1500, 12, 18
+    df = pd.DataFrame({f"n{i}": rng.gamma(2.0, 3.0, n).round(2) for i in range(n_num)})
+    for i in range(n_cat):
+        df[f"c{i}"] = rng.choice(list("abcde"), n, p=[0.4, 0.3, 0.15, 0.1, 0.05])
+    schema = Schema(numerical=tuple(f"n{i}" for i in range(n_num)), categorical=tuple(f"c{i}" for i in range(n_cat)))
+    tr, ho, fresh = df.iloc[:800], df.iloc[800:1100], df.iloc[1100:].reset_index(drop=True)
+    syn = fresh.copy()
+    syn.iloc[:100] = tr.iloc[np.repeat(np.arange(5), 20)].to_numpy()       # 25 % copies of 5 rows
+    a = memviz.audit(tr, syn, ho, schema=schema, quality=False, dcr=False)
+    b = memviz.audit(tr, fresh, ho, schema=schema, quality=False, dcr=False)
+    assert b.verdict.code == "no_copying" and a.verdict.code == "copying"
+    assert a.excess - b.excess == pytest.approx(0.25 * (1 - b.floor), abs=0.05)
+    assert set(range(5)) <= set(a.over_copied_rows["row_id"])

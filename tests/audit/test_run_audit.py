@@ -62,6 +62,7 @@ def test_a_cancelled_run_and_a_one_check_run_get_provisional_verdicts(runs):
     one = memviz.audit.from_run(root / "one", quality=False, dcr=False)
     assert one.provenance.run.status == "finished" and "few_checks" in one.verdict.qualifiers
     assert "run_cancelled" not in one.verdict.qualifiers and "only 1 check" in one.verdict.sentence
+    assert c.verdict.next_step.startswith("The run did not finish") and not one.verdict.next_step.startswith("The run")
 
 
 @pytest.mark.slow
