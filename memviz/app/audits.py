@@ -302,37 +302,10 @@ def download_stem(source: str) -> str:
 
 
 # ------------------------------------------------------------------ the card
-#: what to do next, by the audit's verdict code (:mod:`memviz.audit.verdict`)
-NEXT_STEPS = {
-    "no_holdout": "Give a hold-out (real rows the generator never saw, same columns): without it, copying cannot "
-                  "be told apart from the test's own floor.",
-    "floor_too_high": "Audit with the standardized distance, and look at the exact copies (identical to a training "
-                      "row): on this table the ratio test flags nearly every real row too.",
-    "quality_too_low": "Train the generator further (or check its settings) before judging its privacy: its rows "
-                       "are too unlike the data.",
-    "copying": "Look at the most-copied rows, then try pruning them (Tune & prune) and check the effect on Compare "
-               "with at least 3 seeds.",
-    "rows_over_copied": "Review the over-copied rows listed below: the table as a whole is not copied more than "
-                        "chance, but these rows are. Pruning them (DynamicCut) targets exactly such rows.",
-    "no_copying": "No evidence that the model copies more than real rows resemble each other. Check the exact "
-                  "copies (identical to a training row) before sharing generated data.",
-}
-QUALIFIED_STEP = {
-    "run_cancelled": "The run was cancelled before the end of its training: resume it or start a full warm-up before "
-                     "relying on these figures.",
-    "run_interrupted": "The run stopped without finishing (its process is gone): resume it before relying on these "
-                       "figures.",
-    "run_running": "The run is still going: these figures will change.",
-    "run_failed": "The run failed: these figures are from its last finished check only.",
-}
-
-
 def next_step(audit) -> str:
-    """The next step a reader should take, from the audit's verdict only (code, then its run qualifier)."""
-    v = audit.verdict
-    step = NEXT_STEPS.get(v.code, "")
-    run_q = next((QUALIFIED_STEP[q] for q in v.qualifiers if q in QUALIFIED_STEP), "")
-    return f"{run_q} {step}".strip()
+    """The next step a reader should take: the Audit verdict's own (:data:`memviz.audit.verdict.NEXT_STEPS`,
+    prefixed for a run that did not finish)."""
+    return audit.verdict.next_step
 
 
 def card(audit, title: str = "What this shows") -> Verdict:
@@ -356,5 +329,5 @@ def run_card(view) -> Verdict:
 
 
 __all__ = ["Source", "pkT", "run_source", "compare_source", "ranked_on", "run_audit", "tables_audit", "upload_tables",
-           "next_step", "card", "run_card", "NEXT_STEPS", "digests", "over_copied_table", "rows_csv",
+           "next_step", "card", "run_card", "digests", "over_copied_table", "rows_csv",
            "download_stem"]

@@ -295,37 +295,23 @@ def _utility_line(ok: pd.DataFrame, model: str, method: str) -> Line:
     return Line("Utility cost", f"{'; '.join(parts)}: {cost}.", "good" if cost.startswith("little") else "bad")
 
 
-#: the next step for an audit verdict code that leaves nothing for pruning to decide
-AUDIT_STEPS = {
-    "no_holdout": ("Measure the floor before acting: choose a test split on the Data page and start a comparison "
-                   "with it, so that copying can be told apart from resemblance."),
-    "floor_too_high": ("On this table the test flags nearly every real row too, so it cannot see copying: judge "
-                       "the exact copies (identical to a training row) and the distance to the closest record "
-                       "instead, or use the standardized distance."),
-    "quality_too_low": ("The unmitigated model's rows are too unlike the data for their privacy to mean anything: "
-                        "train it further before judging either."),
-}
+#: audit verdict codes that leave nothing for pruning to decide: the card's next step is the audit's own
+REFUSALS = ("no_holdout", "floor_too_high", "quality_too_low")
 
 
 def _next_step(ok, model, method, ex: Excess | None, pr: Paired | None, audit=None) -> str:
     label = method_label(method) if method else ""
     code = audit.verdict.code if audit is not None else None
-    if code in AUDIT_STEPS:
-        return AUDIT_STEPS[code]
+    if code in REFUSALS or code == "no_copying":
+        return audit.verdict.next_step
     if code == "rows_over_copied":
         n = int(audit.n_over_copied)
-        rows = f"{n:,} training row{'s are' if n != 1 else ' is'}"
         did = ""
         if pr is not None:
             did = (f" {label} changed the flagged share by {_pts(pr.mean)} ({seeds(pr.n)}); check on the Memorization "
                    "page whether the rows it removed are those rows.")
-        return (f"Not copied more than chance overall, but {rows} copied far more often than fresh real rows would "
-                f"be: review them before sharing generated data (the leak explorer lists them); pruning such rows "
-                f"is what DynamicCut is for.{did}")
-    if code == "no_copying":
-        return ("The unmitigated model's rows are not flagged more than real rows it never saw, and no training row "
-                "is copied more than chance: there is no measured copying to remove. Check the exact copies "
-                "(distance to the closest record) before sharing generated data.")
+        return (f"Not copied more than chance overall, but {n:,} training row{'s are' if n != 1 else ' is'} copied far "
+                f"more often than fresh real rows would be. {audit.verdict.next_step}{did}")
     if code is None and ex is None:
         return ("Measure the floor before acting: choose a test split on the Data page and start a warm-up (or a "
                 "comparison) with it, so that copying can be told apart from resemblance.")
