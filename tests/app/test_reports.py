@@ -129,3 +129,25 @@ def test_a_finished_run_is_not_called_cancelled(two_runs):
     doc = reports.report_html(runs.load_run(root / "run-A-aaaa"))
     short = text(next(s for h, s in sections(doc).items() if h.startswith("In short")))
     assert "cancelled" not in short.lower() and "run-A-aaaa" in short
+
+
+def test_the_report_page_names_each_sections_run_and_p(two_runs, monkeypatch):
+    """The Report page with run B open, p = 0.21 tuned on B and the comparison on A included: the run's
+    heading says p=0.21, the comparison's says run A and p=0.10, and a warning says it is another run."""
+    from streamlit.testing.v1 import AppTest
+
+    root, out = two_runs
+    monkeypatch.setenv(jobs.RUNS_ENV, str(root))
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[2] / "app.py"), default_timeout=180)
+    at.query_params["run"] = "run-B-bbbb"
+    at.session_state["dc_params"] = runs.PruneParams("run-B-bbbb", 0.21, 3, None).to_dict()
+    at.run()
+    at.switch_page("screens/7_report.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.selectbox(key="report_compare").value == str(out)       # the only finished comparison
+    heads = [re.sub(r"\\(.)", r"\1", m.value) for m in at.markdown if m.value.startswith("**")]
+    run_head = next(h for h in heads if "run-B-bbbb" in h)
+    cmp_head = next(h for h in heads if h.startswith("**Comparison"))
+    assert "p=0.21" in run_head and "p=0.10" not in run_head
+    assert "run-A-aaaa" in cmp_head and "p=0.10" in cmp_head and "p=0.21" not in cmp_head
+    assert any("not on run-B-bbbb" in re.sub(r"\\(.)", r"\1", w.value) for w in at.warning)
