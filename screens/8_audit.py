@@ -52,13 +52,8 @@ distance = st.radio("Distance", ["paper", "standardized"], horizontal=True, key=
 train = holdout = synthetic = None
 try:
     if current and up_syn is not None:
-        from memviz.app.datasets import read_upload
-        from memviz.tables.data import check_same_columns, table_from_frame
-
         train, holdout = data["train"], data["test"]
-        frame = read_upload(up_syn.name, up_syn.getvalue())
-        check_same_columns(train, frame, up_syn.name)
-        synthetic = table_from_frame(frame, train.schema, source=up_syn.name, role="synthetic")
+        synthetic = audits.companion_table(train, up_syn.name, up_syn.getvalue())
     elif up_train is not None and up_syn is not None:
         ups = (up_train, up_syn, up_hold, up_schema)
         raws = tuple(u.getvalue() if u is not None else None for u in ups)

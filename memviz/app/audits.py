@@ -223,7 +223,6 @@ def upload_tables(train_name: str, train_raw: bytes, synthetic_name: str, synthe
     with ``target`` (else a guessed label column). DataError (one line, naming the file and column)
     otherwise."""
     from memviz.app import datasets
-    from memviz.tables.data import check_same_columns, table_from_frame
 
     raw = datasets.raw_from_upload(train_name, train_raw, target=target)
     schema = raw.schema
@@ -232,14 +231,21 @@ def upload_tables(train_name: str, train_raw: bytes, synthetic_name: str, synthe
                                              target or raw.schema.target)
     train, _ = datasets.build_tables(raw, schema, "none")
 
-    def companion(name, data, role):
-        frame = datasets.read_upload(name, data)
-        check_same_columns(train, frame, name)
-        return table_from_frame(frame, train.schema, source=name, role=role)
-
-    synthetic = companion(synthetic_name, synthetic_raw, "synthetic")
-    holdout = companion(holdout_name or "hold-out", holdout_raw, "test") if holdout_raw is not None else None
+    synthetic = companion_table(train, synthetic_name, synthetic_raw, "synthetic")
+    holdout = (companion_table(train, holdout_name or "hold-out", holdout_raw, "test")
+               if holdout_raw is not None else None)
     return train, synthetic, holdout
+
+
+def companion_table(train, name: str, raw: bytes, role: str = "synthetic"):
+    """An uploaded synthetic or hold-out table (parsed as data only, capped in size) with the training
+    table's schema: its columns, values checked; DataError naming the file and column otherwise."""
+    from memviz.app import datasets
+    from memviz.tables.data import check_same_columns, table_from_frame
+
+    frame = datasets.read_upload(name, raw)
+    check_same_columns(train, frame, name)
+    return table_from_frame(frame, train.schema, source=name, role=role)
 
 
 def digests(*raw: bytes | None) -> tuple[str, ...]:
@@ -329,5 +335,5 @@ def run_card(view) -> Verdict:
 
 
 __all__ = ["Source", "pkT", "run_source", "compare_source", "ranked_on", "run_audit", "tables_audit", "upload_tables",
-           "next_step", "card", "run_card", "digests", "over_copied_table", "rows_csv",
+           "next_step", "card", "run_card", "digests", "companion_table", "over_copied_table", "rows_csv",
            "download_stem"]

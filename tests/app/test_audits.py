@@ -225,3 +225,18 @@ def test_the_audit_page_without_uploads_says_what_to_give(app):
     at = app(None, "screens/8_audit.py")
     assert any("Upload the training table and the synthetic table" in i.value for i in at.info)
     assert not at.get("download_button")
+
+
+def test_a_synthetic_upload_takes_the_current_tables_schema(sample):
+    """The Audit page's "use the current table": only the synthetic table is uploaded."""
+    train, test = sample
+    syn = audits.companion_table(train, "gen.parquet", _parquet(test.data.iloc[:50].iloc[:, ::-1]))
+    assert list(syn.data.columns) == list(train.data.columns) and len(syn) == 50 and syn.schema == train.schema
+    with pytest.raises(DataError, match=r"gen\.csv: .*age"):
+        audits.companion_table(train, "gen.csv", _csv(test.data.assign(age="old")))
+
+
+def _parquet(df: pd.DataFrame) -> bytes:
+    buf = io.BytesIO()
+    df.reset_index(drop=True).to_parquet(buf)
+    return buf.getvalue()
