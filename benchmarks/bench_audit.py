@@ -7,7 +7,8 @@ M = 60,000 generated rows from the rest (with replacement: i.i.d. draws from the
 pooled warm-up's checks are i.i.d. draws from a model), then runs the per-row test. Reported per H
 in {300, 1,233, 3,000} and M in {3,000, 60,000}: the share of resamples with any false over-copied
 row (BH promises ≤ 5 %) and the mean number of false rows, for the former test (the spread from the
-hold-out alone) and the calibrated one (hold-out and copies), in the same run; and the power: the
+hold-out alone), the calibrated one (hold-out and copies, the default) and the per-row mixture prior
+(``spread="mixture"``), in the same run; and the power: the
 share of 10 rows found over-copied when each gets k extra copies (k = 5, 20, 50, 200).
 
 Cost: ``memviz.audit`` on the sample (3,000 training rows, 1,000 test rows as the hold-out, 1,000
@@ -88,16 +89,18 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--data", default=str(Path(__file__).resolve().parents[1].parent / "shared" / "datasets" / "adult"))
     ap.add_argument("--resamples", type=int, default=100)
+    ap.add_argument("--spreads", default="holdout,joint,mixture", help="the tests compared (row_null's spread)")
+    ap.add_argument("--sizes", default="60000,3000", help="the M values")
     args = ap.parse_args()
     print(f"load average {os.getloadavg()[0]:.2f} ({os.cpu_count()} CPU cores)")
     pool = fresh_pool(Path(args.data))
     print("H       M        test     resamples with any false row   mean false rows   power (share of 10 planted rows "
           "found) at +5 / +20 / +50 / +200 copies")
-    for m in (60_000, 3_000):
+    for m in (int(x) for x in args.sizes.split(",")):
         for h in (300, 1233, 3000):
-            for spread in ("holdout", "joint"):
+            for spread in args.spreads.split(","):
                 frac, mean, power = calibration(pool, h, m, spread, args.resamples)
-                label = "former " if spread == "holdout" else "calibr."
+                label = {"holdout": "former ", "joint": "calibr.", "mixture": "mixture"}[spread]
                 print(f"{h:<7,} {m:<8,} {label}  {frac:>6.1%}                         {mean:>6.2f}            "
                       + " / ".join(f"{power[k]:.0%}" for k in PLANTED), flush=True)
     audit_cost()

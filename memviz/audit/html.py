@@ -39,7 +39,9 @@ def _pct(v) -> str:
 
 
 def _ci(ci) -> str:
-    return "n/a" if ci is None else f"{100 * ci[0]:.1f} to {100 * ci[1]:.1f}"
+    if ci is None or not all(np.isfinite(ci)):
+        return "n/a"
+    return f"{100 * ci[0]:.1f} to {100 * ci[1]:.1f}"
 
 
 def facts(a) -> list[tuple[str, str]]:

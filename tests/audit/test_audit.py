@@ -96,7 +96,11 @@ def test_a_high_floor_table_is_refused():
     a = memviz.audit(df.iloc[:1000], df.iloc[1000:1300], df.iloc[1300:], schema=schema, quality=False)
     assert a.floor > 0.8 and a.verdict.code == "floor_too_high" and a.verdict.tone == "warn"
     assert "cannot see copying" in a.verdict.sentence
-    validate(json.loads(a.to_json()))
+    d = json.loads(a.to_json())
+    validate(d)
+    assert d["copy_share"] is None and d["copy_share_ci"] is None          # 1 − floor = 0: undefined, not NaN
+    page = a.to_html()
+    assert "nan" not in page.split("Copy share")[1][:300].lower()
 
 
 def test_noise_fails_the_quality_gate_and_no_quality_is_said(fresh_split):

@@ -12,11 +12,15 @@ from memviz.measure.floor import excess, floor_from_attributions, holdout_floor
 from memviz.measure.memorization import memorization
 from memviz.measure.neighbors import NeighborEngine
 from memviz.measure.rownull import (
+    LOG_ALPHA_GRID,
+    MIXTURE_SPREADS,
     ROW_COLUMNS,
     bh_qvalues,
     copies_per_row,
     fit_spread,
     joint_floor,
+    mixture_prior,
+    mixture_pvalues,
     predictive_pvalues,
     row_null,
 )
@@ -210,3 +214,35 @@ def test_per_row_test_is_calibrated_when_generated_rows_far_outnumber_the_holdou
     assert old > 0.15
     assert new <= 0.05
     assert power >= 0.9          # 10 rows given 200 extra copies (about 20 per row expected) are found
+
+
+def test_the_mixture_prior_is_the_per_row_negative_binomial_mixture_of_the_docstring(split_floor):
+    rng = np.random.default_rng(3)
+    c = rng.poisson(0.8, split_floor.n_reference)
+    c[:3] += 25
+    m = 2500
+    v, centre, sd = mixture_prior(c)
+    assert v.sum() == pytest.approx(1.0) and sd in MIXTURE_SPREADS
+    a, mu, h_rows = np.exp(LOG_ALPHA_GRID), split_floor.null.rate, split_floor.n_holdout
+    p, expected = mixture_pvalues(split_floor, c, m)
+    lams = []
+    for i in list(range(5)) + [int(np.argmax(split_floor.hits))]:
+        h = split_floor.hits[i]
+        r = v * stats.nbinom.pmf(h, a, a / (a + h_rows * mu))               # responsibilities given h
+        r /= r.sum()
+        rate = np.sum(r * (a + h) / (a / mu + h_rows))
+        b = a / mu + h_rows
+        lam = expected[i] / (m * rate)                                      # the one λ, read back
+        lams.append(lam)
+        want = np.sum(r * stats.nbinom.sf(c[i] - 1, a + h, (b / lam) / (b / lam + m)))
+        assert p[i] == pytest.approx(min(want, 1.0), rel=1e-6, abs=1e-12), i
+    assert expected.sum() == pytest.approx(m * split_floor.floor)          # Σ_i expected_i = M K / H
+    assert np.ptp(lams) < 1e-9 * max(lams) and 0.5 < lams[0] < 2.0       # one scale for every row
+    nul = row_null(split_floor, c, m, spread="mixture")
+    np.testing.assert_array_equal(nul.p_value, p)
+    assert nul.over_copied[:3].all()
+
+
+def test_the_mixture_prior_is_calibrated_when_generated_rows_far_outnumber_the_holdout(fresh_pool):
+    frac, power = _false_alarms(fresh_pool, 200, 12_000, "mixture", plant=200)
+    assert frac <= 0.05 and power >= 0.5
