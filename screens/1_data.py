@@ -1,4 +1,5 @@
 """Data: the bundled sample, a shared benchmark table or an upload; target, schema editor, test split."""
+import dataclasses
 from pathlib import Path
 
 import pandas as pd
@@ -68,6 +69,16 @@ else:
         _ui.error(exc)
 
 if raw is not None:
+    meta_up = st.file_uploader("Schema (optional): SDV metadata JSON or memviz meta.json", type=["json"],
+                               key=f"upload_schema_{choice}", help="SDV's single-table metadata (sdtypes) or the "
+                               "meta.json format; it replaces the inferred schema. SDV metadata has no target: "
+                               "pick it below.")
+    if meta_up is not None:
+        try:
+            sch = datasets.schema_from_upload(meta_up.name, meta_up.getvalue(), raw.frame, raw.schema.target)
+            raw = dataclasses.replace(raw, schema=sch, notes=tuple(n for n in (sch.sdv_note(),) if n))
+        except MemvizError as exc:
+            _ui.error(exc)
     for note in raw.notes:
         _ui.warning(note)
     # a new table, or a test file added or removed, resets the split to its default: the test file

@@ -3,7 +3,7 @@ copied beyond that, and how close its "copies" really are."""
 import streamlit as st
 
 from memviz import viz
-from memviz.app import readings, runs
+from memviz.app import audits, readings, runs
 from memviz.errors import MemvizError
 from screens import _stop, _ui
 
@@ -29,10 +29,18 @@ if view is not None:
     last = pc.iloc[-1]
     close = _ui.check_closeness(path, token)
 
-    # ------------------------------------------------------------------ the verdict
-    with st.container(border=True):
+    # ------------------------------------------------------------------ the verdict (the check's Audit)
+    try:
+        audit = audits.run_audit(view)
+    except MemvizError as exc:
+        audit = None
+        _ui.warning(f"This run cannot be audited: {exc}")
+    with st.container(border=True, key="mem_headline"):
+        if audit is not None:
+            st.markdown(f"**{_ui.esc(audit.verdict.sentence)}**")
+            st.caption(_ui.esc(audits.run_source(view).label()) + " · " + _ui.esc(audits.next_step(audit)))
         if ex is not None:
-            st.markdown(f"**{ex.sentence()}**")
+            st.markdown(ex.sentence())      # the same check and floor as the audit, in numbers
             st.caption(f"Last check (epoch {int(last['epoch'])}), {readings.DISTANCE_LABELS[distance]}. The floor is the "
                        "share of real rows the model never saw that the same test flags: the paper's test measures "
                        "relative closeness, so it flags some real rows too, and only the part above the floor comes "

@@ -3,7 +3,7 @@
 import streamlit as st
 
 from memviz import viz
-from memviz.app import comparisons, devices, runs, verdict
+from memviz.app import audits, comparisons, devices, runs, verdict
 from memviz.errors import MemvizError
 from memviz.jobs import control as jobs
 from screens import _ui
@@ -110,7 +110,10 @@ else:
         vmodel = (st.selectbox("Generator for the verdict", models, format_func=viz.model_label, key="cmp_verdict_model")
                   if len(models) > 1 else models[0])
         floor = comparisons.run_floor(cv, view) if view is not None else None
-        _ui.verdict_card(verdict.compare_verdict(res, model=vmodel, floor=floor), key="compare_verdict")
+        # the privacy lines are the Audit of this comparison's unmitigated model; the card names its source
+        _ui.verdict_card(verdict.compare_verdict(res, model=vmodel, floor=floor, audit=audits.compare_audit(cv, vmodel)),
+                         key="compare_verdict")
+        st.caption(_ui.esc(audits.compare_source(cv).label()))
         st.subheader("Side by side")
         st.caption("Mean ± standard deviation over seeds; with one seed, the floor and the excess show their 95 % "
                    "interval. Percentages are shares of generated rows; the excess is in percentage points. The "

@@ -3,7 +3,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from memviz.app import comparisons, reports, runs
+from memviz.app import audits, comparisons, reports, runs
 from memviz.errors import MemvizError
 from memviz.jobs import control as jobs
 from screens import _ui
@@ -23,8 +23,11 @@ finished = set(compares.loc[compares["state"] == "finished", "out"])
 labels = dict(zip(compares["out"], compares["job_id"] + " · " + compares["label"].astype(str)))
 options = [""] + with_results
 if "report_compare" not in st.session_state or st.session_state["report_compare"] not in options:
-    # the latest finished comparison is included by default (newest first); none when there is none
-    st.session_state["report_compare"] = next((o for o in with_results if o in finished), "")
+    # by default the latest finished comparison ranked on this run, else the latest finished one (its
+    # section then says it is about another run); none when there is none
+    done_ = [o for o in with_results if o in finished]
+    st.session_state["report_compare"] = next((o for o in done_ if view is not None and
+                                               audits.ranked_on(o, view.path)), done_[0] if done_ else "")
 c1, c2 = st.columns([2, 1])
 pick = c1.selectbox("Comparison to include", options, key="report_compare",
                     format_func=lambda o: labels.get(o, o) if o else "— none —",
@@ -42,15 +45,16 @@ if pick:
 if view is None and cv is None:
     st.info("Open a warm-up run (sidebar) or include a comparison to build a report.")
 else:
-    card = reports.verdict(view, cv)
-    if card is not None:
-        sentence = reports.sentence(view, cv)
-        st.caption("The report opens with this sentence and this verdict:")
-        if sentence:
-            st.markdown(f"**{_ui.esc(sentence)}**")
-        _ui.verdict_card(card, key="report_verdict")
-    st.caption(f"Run: {_ui.esc(view.run_id) if view else '—'} · DynamicCut p={p:.2f}, k={k}, T={T or 'default'} "
-               "(set on **Tune & prune**) · " + ("redacted" if redacted else "**RAW VALUES INCLUDED**"))
+    st.caption("The report opens with these sentences; each section names the run or comparison it draws on and "
+               "the DynamicCut settings it used:")
+    for i, sec in enumerate(reports.sections(view, cv, p, k, T)):
+        st.markdown(f"**{_ui.esc(sec.heading)}**")
+        if sec.note:
+            _ui.warning(sec.note)
+        if sec.card is not None:
+            _ui.verdict_card(sec.card, key="report_verdict" if i == 0 else f"report_verdict_{i}")
+    st.caption(("redacted" if redacted else "**RAW VALUES INCLUDED**") + " · p, k and T of the run are set on "
+               "**Tune & prune**")
 
     def build() -> bytes:
         return reports.report_html(view, cv, p=p, k=k, T=T, redacted=redacted).encode("utf-8")

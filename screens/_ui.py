@@ -53,6 +53,7 @@ def pages() -> list:
         st.Page("screens/5_tune.py", title="Tune & prune", icon=":material/content_cut:", url_path="tune"),
         st.Page("screens/6_compare.py", title="Compare", icon=":material/balance:", url_path="compare"),
         st.Page("screens/7_report.py", title="Report", icon=":material/description:", url_path="report"),
+        st.Page("screens/8_audit.py", title="Audit a synthetic table", icon=":material/fact_check:", url_path="audit"),
     ]
 
 

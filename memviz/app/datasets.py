@@ -13,7 +13,7 @@ from __future__ import annotations
 import io
 import os
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -221,6 +221,54 @@ def raw_from_upload(name: str, raw: bytes, test_name: str | None = None, test_ra
         target = guess_target(frame)
     schema, notes = _infer(frame, target, name)
     return RawData(frame, test, schema, name, f"Upload: {name}", notes)
+
+
+#: bytes a schema or SDV metadata upload may hold
+MAX_SCHEMA_BYTES = 1 << 20
+
+
+def is_sdv_metadata(d) -> bool:
+    """Does this JSON value look like SDV metadata (``METADATA_SPEC_VERSION``, ``tables``, or columns
+    carrying an ``sdtype``) rather than memviz's meta.json?"""
+    if not isinstance(d, dict):
+        return False
+    if "METADATA_SPEC_VERSION" in d or "tables" in d:
+        return True
+    cols = d.get("columns")
+    return isinstance(cols, dict) and any(isinstance(v, dict) and "sdtype" in v for v in cols.values())
+
+
+def schema_from_upload(name: str, raw: bytes, frame: pd.DataFrame, target: str | None = None) -> Schema:
+    """A schema from an uploaded JSON file: SDV single-table metadata (:meth:`Schema.from_sdv`, with
+    ``target`` as its label when the metadata lists that column) or memviz's meta.json; every column
+    it names must be in ``frame``. One DataError line naming the file (and column) otherwise."""
+    import json
+
+    if len(raw) > MAX_SCHEMA_BYTES:
+        raise DataError(f"{name}: {len(raw):,} bytes is too large for a schema file")
+    try:
+        d = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise DataError(f"{name}: not UTF-8 text") from None
+    except json.JSONDecodeError as exc:
+        raise DataError(f"{name}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
+    if is_sdv_metadata(d):
+        cols = d.get("columns") or next(iter((d.get("tables") or {}).values()), {}).get("columns") or {}
+        kind = (cols.get(target) or {}).get("sdtype") if isinstance(cols, dict) and target else None
+        try:
+            schema = Schema.from_sdv(d, target=target if kind in ("numerical", "categorical", "boolean") else None)
+        except DataError as exc:
+            raise DataError(f"{name}: {str(exc).removeprefix('SDV metadata: ')}") from None
+        if schema.target is not None and schema.target in frame.columns and schema.task == "binary":
+            schema = replace(schema, task=target_task(frame[schema.target]))   # SDV metadata has no task
+    elif isinstance(d, dict):
+        schema = Schema.from_dict(d, source=name)
+    else:
+        raise DataError(f"{name}: expected a JSON object (meta.json or SDV metadata)")
+    missing = [c for c in (*schema.columns, *schema.excluded) if c not in frame.columns]
+    if missing:
+        raise DataError(f"{name}: column {missing[0]!r}: in the schema but not in the table")
+    return schema
 
 
 def guess_target(frame: pd.DataFrame) -> str | None:

@@ -1,21 +1,24 @@
-"""The verdict card: what a result means, in four plain lines, for someone who has not read the papers.
+"""The Compare page's verdict card: what a comparison means, in four plain lines.
 
-One wording for the Memorization page (:func:`run_verdict`), the Compare page and the report
-(:func:`compare_verdict`):
+The privacy verdict is not assembled here: every sentence about copying is the
+:attr:`memviz.audit.Audit.verdict` of the audit it is about, formatted as a card by
+:func:`memviz.app.audits.card` (a run's check, an uploaded table) or, for a comparison, passed to
+:func:`compare_verdict` (the Audit of its unmitigated model). This module adds what only a
+comparison knows, and never contradicts that audit:
 
-1. **Flagged output**: the share of the model's rows flagged as memorized against the floor,
-   the share of fresh real rows flagged by the same test (:mod:`memviz.measure.floor`), with the excess
-   δ = p1 − p0 and its Newcombe 95 % interval (:meth:`memviz.measure.floor.Excess.sentence`);
+1. **Flagged output**: the unmitigated model's Audit verdict, verbatim (without an audit, for
+   older folders whose inputs are gone: the share of its rows flagged against the floor, the
+   excess δ = p1 − p0 and its Newcombe 95 % interval, :meth:`memviz.measure.floor.Excess.sentence`);
 2. **Pruning**: the change of the memorization ratio, per seed s paired with the baseline of
    the same generator and seed, d_s = m_method(s) − m_baseline(s), shown as mean ± standard
    deviation (ddof 1) over the n seeds; "clear" when n ≥ 3 and the paired t statistic
    |mean| / (sd / √n) exceeds the two-sided 95 % quantile of Student's t with n − 1 degrees of
    freedom; "indicative" below 3 seeds; beside random pruning of as many rows when present;
 3. **Utility**: the paired change of MLE and Shape, in points;
-4. **Next step**: one recommendation that follows from the three.
+4. **Next step**: one recommendation that follows from the audit's verdict code and the two lines
+   above (e.g. "rows_over_copied" never reads "nothing to remove").
 
-Plain text only (no Markdown, no HTML): callers escape it. Results without the floor columns
-(older comparisons) get a line saying so instead of a number.
+Plain text only (no Markdown, no HTML): callers escape it.
 """
 from __future__ import annotations
 
@@ -26,7 +29,6 @@ import numpy as np
 import pandas as pd
 
 from memviz.measure.floor import Excess, Floor, newcombe_interval, wilson_interval
-from memviz.measure.floor import excess as floor_excess
 from memviz.viz.style import method_label, model_label
 
 #: below this many seeds a difference is "indicative"
@@ -94,34 +96,6 @@ def flagged_line(mem_ratio: float, ex: Excess | None, who: str = "The model's ro
                                       "number alone does not show copying.", "warn")
     tone = "bad" if ex.low > 0 else "good"
     return Line("Flagged output", ex.sentence(), tone)
-
-
-def run_verdict(per_check: pd.DataFrame, floor: Floor | None, *, live: bool = False) -> Verdict:
-    """The Memorization page's card for a warm-up run: its last check against its floor.
-
-    ``per_check``: :func:`memviz.dynamics.rows.check_summary` (check, epoch, n_synthetic,
-    n_memorized, mem_ratio); ``floor``: the run's :class:`~memviz.measure.floor.Floor` or None.
-    """
-    if per_check is None or len(per_check) == 0:
-        return Verdict("No finished check yet", (Line("Next step", "Wait for the first check of the warm-up."),))
-    last = per_check.iloc[-1]
-    mem, n = float(last["mem_ratio"]), int(last.get("n_synthetic", 0) or 0)
-    ex = floor_excess(mem, n, floor) if floor is not None and n > 0 else None
-    where = f"check {int(last['check'])} (epoch {int(last['epoch'])})" if "check" in last else "the last check"
-    lines = [flagged_line(mem, ex, f"At {where}, the model's rows")]
-    if ex is None:
-        nxt = ("Choose a test split on the Data page and start a new warm-up: it measures the floor, so copying "
-               "can be told apart from resemblance.")
-    elif ex.low > 0:
-        nxt = ("Look at the most-copied rows in the leak explorer, then try pruning them (Tune & prune) and check "
-               f"the effect on Compare with at least {MIN_SEEDS} seeds.")
-    else:
-        nxt = ("No evidence that the model copies more than real rows resemble each other; pruning is not needed "
-               "for that reason. Check the exact copies on Compare before sharing generated data.")
-    if live:
-        nxt = f"The run is still going: these figures are from {where} and will change. " + nxt
-    lines.append(Line("Next step", nxt))
-    return Verdict("What this run shows", tuple(lines), ex.sentence() if ex is not None else "")
 
 
 # ------------------------------------------------------------------ comparisons
@@ -216,21 +190,34 @@ def pick_method(methods) -> str | None:
     return rest[0] if rest else (present[0] if present else None)
 
 
+def pick_model(results: pd.DataFrame, model: str | None = None) -> str | None:
+    """The generator a card speaks about: ``model`` when it has finished cells, else the first one with a
+    baseline cell, else the first one (None without cells)."""
+    ok = results[results["status"] == "ok"] if "status" in results.columns else results
+    if ok.empty or "model" not in ok.columns:
+        return None
+    models = list(dict.fromkeys(ok["model"]))
+    if model in models:
+        return model
+    has_base = ok["method"] == "baseline" if "method" in ok.columns else pd.Series(False, index=ok.index)
+    return next((m for m in models if (has_base & (ok["model"] == m)).any()), models[0])
+
+
 def compare_verdict(results: pd.DataFrame, model: str | None = None, method: str | None = None, *,
-                    floor: Floor | None = None) -> Verdict:
+                    floor: Floor | None = None, audit=None) -> Verdict:
     """The Compare page's and the report's card for one generator (default: the first one).
 
     ``results``: a comparison's results (``memviz.compare.results``; cells with status ok are used).
-    ``floor``: the floor to use when the results carry none (older comparisons): the warm-up's
-    floor, valid only when that warm-up measured the same training rows with the same distance
-    (:func:`memviz.app.comparisons.run_floor` checks it).
+    ``audit``: the :class:`memviz.audit.Audit` of this generator's unmitigated cells
+    (:func:`memviz.app.audits.compare_audit`); its verdict is the Flagged output line, verbatim, and
+    decides the next step. ``floor``: without an audit, the floor to use when the results carry none
+    (older comparisons): the warm-up's floor, valid only when that warm-up measured the same
+    training rows with the same distance (:func:`memviz.app.comparisons.run_floor` checks it).
     """
     ok = results[results["status"] == "ok"] if "status" in results.columns else results
     if ok.empty or not {"method", "model", "seed", "mem_ratio"} <= set(ok.columns):
         return Verdict("No finished cell yet", (Line("Next step", "Wait for the comparison's first cells."),))
-    models = list(dict.fromkeys(ok["model"]))
-    model = model if model in models else next((m for m in models if ((ok["model"] == m) &
-                                                                       (ok["method"] == "baseline")).any()), models[0])
+    model = pick_model(ok, model)
     sub = ok[ok["model"] == model]
     method = method if method in set(sub["method"]) and method != "baseline" else pick_method(sub["method"])
     mlabel = model_label(model)
@@ -244,10 +231,16 @@ def compare_verdict(results: pd.DataFrame, model: str | None = None, method: str
         ex = pooled_excess(base, floor)
         n_base = int(base["seed"].nunique())
         who = f"{mlabel} without mitigation ({seeds(n_base)}): its rows"
-        lines.append(flagged_line(float(base["mem_ratio"].mean()), ex, who))
-        if ex is not None:
-            lines[-1] = Line(lines[-1].topic, f"{mlabel} without mitigation ({seeds(n_base)}). {ex.sentence()}",
-                             lines[-1].tone)
+        if audit is not None:
+            v = audit.verdict
+            pooled = f", {audit.provenance.n_synthetic:,} generated rows pooled" if n_base > 1 else ""
+            lines.append(Line("Flagged output", f"{mlabel} without mitigation ({seeds(n_base)}{pooled}). {v.sentence}",
+                              v.tone if v.tone in TONES else "neutral"))
+        else:
+            lines.append(flagged_line(float(base["mem_ratio"].mean()), ex, who))
+            if ex is not None:
+                lines[-1] = Line(lines[-1].topic, f"{mlabel} without mitigation ({seeds(n_base)}). {ex.sentence()}",
+                                 lines[-1].tone)
     pr = paired(ok, model, method, "mem_ratio") if method and not base.empty else None
     n = pr.n if pr is not None else 0
     indicative = 0 < n < MIN_SEEDS
@@ -256,12 +249,13 @@ def compare_verdict(results: pd.DataFrame, model: str | None = None, method: str
         lines.append(_utility_line(ok, model, method))
     elif method is None:
         lines.append(Line("Pruning", "No mitigation in this comparison: only the unmitigated model was run."))
-    lines.append(Line("Next step", _next_step(ok, model, method, ex, pr)))
+    lines.append(Line("Next step", _next_step(ok, model, method, ex, pr, audit)))
     title = f"{mlabel}: " + (f"{method_label(method)} against no mitigation" if pr is not None
                              else "memorization without mitigation")
     if indicative:
         title += f" (indicative: {seeds(n)})"
-    return Verdict(title, tuple(lines), ex.sentence() if ex is not None else "", n, indicative)
+    sentence = audit.verdict.sentence if audit is not None else (ex.sentence() if ex is not None else "")
+    return Verdict(title, tuple(lines), sentence, n, indicative)
 
 
 def _pruning_line(ok: pd.DataFrame, model: str, method: str, pr: Paired) -> Line:
@@ -301,15 +295,30 @@ def _utility_line(ok: pd.DataFrame, model: str, method: str) -> Line:
     return Line("Utility cost", f"{'; '.join(parts)}: {cost}.", "good" if cost.startswith("little") else "bad")
 
 
-def _next_step(ok, model, method, ex: Excess | None, pr: Paired | None) -> str:
+#: audit verdict codes that leave nothing for pruning to decide: the card's next step is the audit's own
+REFUSALS = ("no_holdout", "floor_too_high", "quality_too_low")
+
+
+def _next_step(ok, model, method, ex: Excess | None, pr: Paired | None, audit=None) -> str:
     label = method_label(method) if method else ""
-    if ex is None:
+    code = audit.verdict.code if audit is not None else None
+    if code in REFUSALS or code == "no_copying":
+        return audit.verdict.next_step
+    if code == "rows_over_copied":
+        n = int(audit.n_over_copied)
+        did = ""
+        if pr is not None:
+            did = (f" {label} changed the flagged share by {_pts(pr.mean)} ({seeds(pr.n)}); check on the Memorization "
+                   "page whether the rows it removed are those rows.")
+        return (f"Not copied more than chance overall, but {n:,} training row{'s are' if n != 1 else ' is'} copied far "
+                f"more often than fresh real rows would be. {audit.verdict.next_step}{did}")
+    if code is None and ex is None:
         return ("Measure the floor before acting: choose a test split on the Data page and start a warm-up (or a "
                 "comparison) with it, so that copying can be told apart from resemblance.")
-    if ex.low <= 0:
-        return ("The unmitigated model's rows are not flagged more than real rows it never saw: there is no "
-                "measured copying to remove. Check the exact copies (distance to the closest record) before "
-                "sharing generated data.")
+    if code is None and ex.low <= 0:
+        return ("The unmitigated model's rows are not flagged more than real rows it never saw overall; the "
+                "training rows it copies more than chance are not known here (this comparison's tables are not "
+                "kept). Audit its synthetic tables (Audit page) before concluding there is nothing to remove.")
     if pr is None:
         return "Add DynamicCut and random pruning to see whether removing rows lowers the excess."
     if pr.n < MIN_SEEDS:

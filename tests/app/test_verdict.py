@@ -1,4 +1,6 @@
-"""The verdict card and the glossary: plain words, the floor first, 'indicative' below 3 seeds."""
+"""The Compare verdict card and the glossary: plain words, the floor first, 'indicative' below 3 seeds.
+
+The run's card is the Audit's (tests/app/test_audits.py); here only what a comparison adds."""
 from __future__ import annotations
 
 import numpy as np
@@ -11,8 +13,8 @@ from memviz.app.verdict import (
     NO_FLOOR,
     compare_verdict,
     paired,
+    pick_model,
     pooled_excess,
-    run_verdict,
 )
 from memviz.measure.floor import newcombe_interval
 
@@ -65,7 +67,9 @@ def test_the_floor_comes_first_and_without_it_the_card_says_so():
     assert NO_FLOOR in topics(old)["Flagged output"].text and not old.sentence
     assert "test split" in topics(old)["Next step"].text
     at_floor = compare_verdict(results(3, base=0.25, floor=0.25))
-    assert "no measured copying" in topics(at_floor)["Next step"].text
+    # without the comparison's audit the rows it copies are unknown: never "nothing to remove"
+    assert "no measured copying" not in topics(at_floor)["Next step"].text
+    assert "Audit its synthetic tables" in topics(at_floor)["Next step"].text
 
 
 def test_pooled_excess_pools_the_seeds_generated_rows():
@@ -95,20 +99,6 @@ def test_utility_cost_is_named():
     assert "costs utility" in topics(v)["Next step"].text
 
 
-def test_run_verdict_uses_the_floor_or_says_there_is_none():
-    from memviz.measure.floor import floor_from_attributions
-
-    pc = pd.DataFrame({"check": [0, 1], "epoch": [5, 10], "n_synthetic": [1000, 1000], "n_memorized": [200, 320],
-                       "mem_ratio": [0.2, 0.32]})
-    ratio = np.r_[np.full(250, 0.1), np.full(750, 0.9)]      # 25 % of 1,000 hold-out rows flagged
-    floor = floor_from_attributions(np.arange(100), np.arange(1000) % 100, ratio, distance="paper")
-    v = run_verdict(pc, floor)
-    assert "flagged at 25.0 %" in v.sentence and "32.0 %" in v.sentence and v.lines[0].tone == "bad"
-    none = run_verdict(pc, None)
-    assert NO_FLOOR in none.lines[0].text and "test split" in none.lines[-1].text
-    assert "still going" in run_verdict(pc, floor, live=True).lines[-1].text
-
-
 def test_every_line_is_plain_text():
     for v in (compare_verdict(results(1, floor=0.25)), compare_verdict(results(3))):
         for ln in v.lines:
@@ -135,3 +125,11 @@ def test_results_without_floor_columns_use_the_warmups_floor_when_given():
     assert NO_FLOOR not in topics(v)["Flagged output"].text
     own = compare_verdict(results(3, floor=0.20), floor=floor)            # the results' own floor wins
     assert "flagged at 20.0 %" in own.sentence
+
+
+def test_the_card_speaks_of_a_model_with_a_baseline():
+    cells = results(1)
+    other = cells[cells["method"] != "baseline"].assign(model="ctgan")
+    both = pd.concat([other, cells], ignore_index=True)            # ctgan first, without a baseline cell
+    assert pick_model(both) == "tabddpm" and pick_model(both, "ctgan") == "ctgan"
+    assert pick_model(both.iloc[:0]) is None

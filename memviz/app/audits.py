@@ -1,0 +1,339 @@
+"""The dashboard's side of :mod:`memviz.audit`: which run, comparison or uploaded tables a sentence
+is about, and their :class:`memviz.audit.Audit`.
+
+Every privacy sentence a page or the report shows comes from the ``Audit`` of the run, check or
+comparison it names; this module finds that source (:class:`Source`, :func:`compare_source`)
+and opens it once.
+"""
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from pathlib import Path
+
+from memviz.app.verdict import Line, Verdict
+from memviz.errors import MemvizError
+from memviz.mitigate.dynamiccut import DEFAULT_K, DEFAULT_P
+
+
+def pkT(p: float, k: int, T) -> str:
+    """DynamicCut's settings as the report prints them: 'p=0.10, k=3, T=default'."""
+    return f"p={float(p):.2f}, k={int(k)}, T={'default' if T is None else int(T) if float(T).is_integer() else T}"
+
+
+@dataclass(frozen=True)
+class Source:
+    """What one section of a page or of the report draws on, named for a reader.
+
+    kind : ``run`` (a warm-up run at one check), ``compare`` (a comparison) or ``tables`` (uploaded
+        tables: training, hold-out, synthetic).
+    name : the run id, the comparison's folder name, or the synthetic table's file name.
+    run_id : the warm-up run (for a comparison: the run whose ranking DynamicCut used; None when the
+        comparison ran its own warm-up or used no ranking).
+    p, k, T : DynamicCut's settings this source used (a run: as tuned on Tune & prune; a comparison:
+        as it was started with); T None: the default window.
+    status : a run's status (finished, cancelled, interrupted, failed, running).
+    check, epoch, epochs : a run's check the figures are from, its epoch and the run's planned epochs.
+    """
+
+    kind: str
+    name: str
+    run_id: str | None = None
+    p: float = DEFAULT_P
+    k: int = DEFAULT_K
+    T: float | None = None
+    status: str = "finished"
+    check: int | None = None
+    epoch: int | None = None
+    epochs: int | None = None
+    run_dir: str | None = None
+    ranked: bool = True
+
+    @property
+    def settings(self) -> str:
+        return pkT(self.p, self.k, self.T)
+
+    def label(self) -> str:
+        """'Warm-up run X (cancelled at epoch 15 of 100, check 3)' or 'Comparison Y (ranked on warm-up run X,
+        DynamicCut p=0.10, k=3, T=default)'."""
+        if self.kind == "run":
+            where = []
+            if self.status != "finished":
+                stop = {"cancelled": "cancelled", "interrupted": "interrupted", "failed": "failed",
+                        "running": "still running"}.get(self.status, self.status)
+                where.append(f"{stop} at epoch {self.epoch} of {self.epochs}" if self.epoch is not None
+                             and self.epochs else stop)
+            if self.check is not None:
+                where.append(f"check {self.check}, epoch {self.epoch}" if self.status == "finished"
+                             else f"check {self.check}")
+            return f"Warm-up run {self.name}" + (f" ({'; '.join(where)})" if where else "")
+        if self.kind == "compare":
+            if not self.ranked:
+                return f"Comparison {self.name} (no DynamicCut ranking)"
+            on = f"ranked on warm-up run {self.run_id}" if self.run_id else "ranked on its own warm-up"
+            return f"Comparison {self.name} ({on}, DynamicCut {self.settings})"
+        return f"Synthetic table {self.name}"
+
+
+def ranked_on(compare, run_dir) -> bool:
+    """Was this comparison ranked on the warm-up run in ``run_dir``?"""
+    src = compare_source(compare)
+    return bool(src.run_dir and run_dir and Path(src.run_dir).resolve() == Path(run_dir).resolve())
+
+
+def run_source(view, p: float = DEFAULT_P, k: int = DEFAULT_K, T=None) -> Source:
+    """The :class:`Source` of a warm-up run's last check (``view``: :class:`memviz.app.runs.RunView`)."""
+    last = view.per_check.iloc[-1] if len(view.per_check) else None
+    cfg = view.manifest.get("config") or {}
+    return Source("run", view.run_id, view.run_id, float(p), int(k), T, view.status,
+                  None if last is None else int(last["check"]), None if last is None else int(last["epoch"]),
+                  int(cfg["epochs"]) if cfg.get("epochs") else None, str(view.path))
+
+
+def compare_source(compare) -> Source:
+    """The :class:`Source` of a comparison (``compare``: a :class:`memviz.app.comparisons.CompareView` or
+    its folder): the warm-up run and DynamicCut settings it was started with, read from its
+    experiment.json (else its job spec)."""
+    from memviz.compare.grid import read_experiment
+
+    path = Path(getattr(compare, "path", compare))
+    cfg, sel = {}, {}
+    try:
+        exp = read_experiment(path)
+        cfg, sel = exp.get("config") or {}, exp.get("selection") or {}
+    except MemvizError:
+        pass
+    if not cfg:
+        from memviz.io import read_json
+        from memviz.jobs.control import job_for
+
+        try:
+            cfg = read_json(job_for(path).spec_path, "job spec").get("config") or {}
+        except (MemvizError, OSError):
+            cfg = {}
+    run_dir = cfg.get("run_dir") or sel.get("run_dir")
+    own = run_dir is not None and Path(str(run_dir)).resolve() == (path / "warmup").resolve()
+    run_id = None if run_dir is None or own else Path(str(run_dir)).name
+    from memviz.compare.methods import NEEDS_SELECTION
+
+    ranked = run_dir is not None or bool(sel) or bool(set(cfg.get("methods") or ()) & set(NEEDS_SELECTION))
+    return Source("compare", path.name, run_id, float(cfg.get("p", DEFAULT_P)),
+                  int(cfg.get("k", DEFAULT_K)), cfg.get("T"), run_dir=None if run_dir is None else str(run_dir),
+                  ranked=ranked)
+
+
+# ------------------------------------------------------------------ opening audits
+@functools.lru_cache(maxsize=16)
+def _run_audit(run_dir: str, token: int, check: int | None):
+    from memviz.audit.build import from_run
+
+    return from_run(run_dir, check)
+
+
+def run_audit(view, check: int | None = None):
+    """The :class:`memviz.audit.Audit` of a run's check (default: its last), computed once per run state
+    (keyed by the run's manifest time, so a live run is audited again after it writes)."""
+    from memviz.app.runs import run_token
+
+    return _run_audit(str(view.path), run_token(view.path), None if check is None else int(check))
+
+
+def compare_inputs(compare, source: Source | None = None):
+    """(train, test) of a comparison: its job's input files, else the training table of the run it was
+    ranked on with that run's hold-out; (None, None) when neither is there any more."""
+    from memviz.jobs.control import job_for
+    from memviz.jobs.spec import read_spec
+    from memviz.tables.data import load_companion, load_table
+
+    try:
+        paths = read_spec(job_for(compare.path).spec_path).paths
+        if paths.get("train") and Path(paths["train"]).is_file():
+            row_id = paths.get("row_id")
+            train = load_table(paths["train"], paths.get("schema"), row_id_column=row_id)
+            test = (load_companion(train, paths["test"], role="test", row_id_column=row_id)
+                    if paths.get("test") and Path(paths["test"]).is_file() else None)
+            return train, test
+    except (MemvizError, OSError):
+        pass
+    source = source or compare_source(compare)
+    if source.run_dir and Path(source.run_dir).is_dir():
+        from memviz.app.readings import run_holdout
+        from memviz.app.runs import load_run
+
+        try:
+            view = load_run(source.run_dir)
+        except MemvizError:
+            return None, None
+        return view.train, run_holdout(view)
+    return None, None
+
+
+@functools.lru_cache(maxsize=8)
+def _compare_audit(out_dir: str, token: int, model: str):
+    import pandas as pd
+
+    from memviz.app.comparisons import load_compare
+    from memviz.tables.data import read_frame, table_from_frame
+
+    compare = load_compare(out_dir)
+    ok = compare.ok
+    base = ok[(ok["model"] == model) & (ok["method"] == "baseline")] if {"model", "method"} <= set(ok) else ok[:0]
+    if base.empty or "synthetic" not in base.columns:
+        return None
+    train, test = compare_inputs(compare)
+    if train is None:
+        return None
+    frames = []
+    for rel in base.sort_values("seed")["synthetic"]:
+        path = Path(out_dir) / str(rel)
+        if not path.is_file():
+            return None
+        frames.append(read_frame(path)[list(train.schema.columns)])
+    synthetic = table_from_frame(pd.concat(frames, ignore_index=True), train.schema,
+                                 source=f"{Path(out_dir).name}: {model} without mitigation", role="synthetic")
+    return tables_audit(train, synthetic, test)
+
+
+def compare_audit(compare, model: str):
+    """The :class:`memviz.audit.Audit` of a comparison's unmitigated ``model``: its baseline cells'
+    generated rows pooled over seeds (M = Σ_s M_s) against the comparison's training table and test
+    split (the floor's hold-out); None when the cells or the inputs are not there (older folders)."""
+    from memviz.app.comparisons import compare_token
+
+    try:
+        return _compare_audit(str(compare.path), compare_token(compare.path), str(model))
+    except MemvizError:
+        return None
+
+
+def tables_audit(train, synthetic, holdout=None, *, distance: str = "paper"):
+    """The :class:`memviz.audit.Audit` of a synthetic table made by any generator (the Audit screen)."""
+    from memviz.audit.build import audit
+
+    return audit(train, synthetic, holdout, distance=distance)
+
+
+def upload_tables(train_name: str, train_raw: bytes, synthetic_name: str, synthetic_raw: bytes,
+                  holdout_name: str | None = None, holdout_raw: bytes | None = None, *,
+                  schema_name: str | None = None, schema_raw: bytes | None = None, target: str | None = None):
+    """(train, synthetic, holdout or None) Tables from uploaded bytes, each parsed as data only and
+    capped in size (:func:`memviz.app.datasets.read_upload`); the hold-out and the synthetic table
+    take the training table's schema: the uploaded one (``schema_raw``: memviz meta.json or SDV
+    metadata, :func:`memviz.app.datasets.schema_from_upload`), else inferred from the training table
+    with ``target`` (else a guessed label column). DataError (one line, naming the file and column)
+    otherwise."""
+    from memviz.app import datasets
+
+    raw = datasets.raw_from_upload(train_name, train_raw, target=target)
+    schema = raw.schema
+    if schema_raw is not None:
+        schema = datasets.schema_from_upload(schema_name or "schema.json", schema_raw, raw.frame,
+                                             target or raw.schema.target)
+    train, _ = datasets.build_tables(raw, schema, "none")
+
+    synthetic = companion_table(train, synthetic_name, synthetic_raw, "synthetic")
+    holdout = (companion_table(train, holdout_name or "hold-out", holdout_raw, "test")
+               if holdout_raw is not None else None)
+    return train, synthetic, holdout
+
+
+def companion_table(train, name: str, raw: bytes, role: str = "synthetic"):
+    """An uploaded synthetic or hold-out table (parsed as data only, capped in size) with the training
+    table's schema: its columns, values checked; DataError naming the file and column otherwise."""
+    from memviz.app import datasets
+    from memviz.tables.data import check_same_columns, table_from_frame
+
+    frame = datasets.read_upload(name, raw)
+    check_same_columns(train, frame, name)
+    return table_from_frame(frame, train.schema, source=name, role=role)
+
+
+def digests(*raw: bytes | None) -> tuple[str, ...]:
+    """SHA-256 of each upload's bytes ("" for none): the cache key of its parsed table."""
+    import hashlib
+
+    return tuple("" if r is None else hashlib.sha256(r).hexdigest() for r in raw)
+
+
+#: display names of the per-row table's columns (raw names stay in rows.csv)
+ROW_NAMES = {"row_id": "training row", "copies": "copies", "expected": "expected from real rows",
+             "excess": "copies above expected", "p_value": "p-value", "q_value": "q-value",
+             "over_copied": "over-copied", "exact_copies": "exact copies", "near_exact_copies": "near-exact copies",
+             "closest_gap": "closest copy: largest difference (IQRs)"}
+
+
+def _p(v) -> str:
+    """A p- or q-value for people: '< 0.001' below it, else 3 decimals ('–' when not computed)."""
+    return "–" if v is None or v != v else ("< 0.001" if v < 0.001 else f"{v:.3f}")
+
+
+def over_copied_table(audit, train, *, redacted: bool = True, n: int = 200):
+    """The over-copied training rows (most excess first, at most ``n``) with their values from
+    ``train``, redacted unless asked (:func:`memviz.tables.redact.redact`: ranges of at least 10
+    training rows, hashed categories), columns named in words."""
+    import numpy as np
+    import pandas as pd
+
+    from memviz.app.readings import display_names
+    from memviz.tables.redact import redact
+
+    top = audit.over_copied_rows.head(n).reset_index(drop=True)
+    ids = top["row_id"].to_numpy(dtype=np.int64)
+    vals = train.data.loc[ids].reset_index(drop=True)
+    if redacted:
+        vals = pd.DataFrame(redact(vals, train.schema, reference=train.data))
+    stats = top[[c for c in ROW_NAMES if c in top.columns]].copy()
+    for c in ("p_value", "q_value"):
+        if c in stats:
+            stats[c] = [_p(v) for v in stats[c]]
+    for c in ("expected", "excess", "closest_gap"):
+        if c in stats:
+            stats[c] = stats[c].round(2)
+    return display_names(pd.concat([stats, vals], axis=1), ROW_NAMES)
+
+
+def rows_csv(audit) -> bytes:
+    """The per-row table as CSV bytes, spreadsheet formulas neutralised (:func:`memviz.io.csv_bytes`)."""
+    from memviz.io import csv_bytes
+
+    return csv_bytes(audit.rows.reset_index(drop=True))
+
+
+def download_stem(source: str) -> str:
+    """A file name stem from a table's source name: letters, digits, '-' and '_' only."""
+    import re
+
+    stem = Path(str(source)).stem
+    return re.sub(r"[^A-Za-z0-9_-]+", "_", stem).strip("_")[:60] or "synthetic"
+
+
+# ------------------------------------------------------------------ the card
+def next_step(audit) -> str:
+    """The next step a reader should take: the Audit verdict's own (:data:`memviz.audit.verdict.NEXT_STEPS`,
+    prefixed for a run that did not finish)."""
+    return audit.verdict.next_step
+
+
+def card(audit, title: str = "What this shows") -> Verdict:
+    """The dashboard's verdict card of an audit: the Audit's own verdict sentence first (verbatim), the
+    over-copied rows and the per-row test's reach, then the next step (:func:`next_step`)."""
+    v = audit.verdict
+    lines = [Line("Verdict", v.sentence, v.tone if v.tone in ("good", "bad", "warn") else "neutral")]
+    if audit.floor is not None:
+        n = int(audit.n_over_copied)
+        lines.append(Line("Over-copied rows", (f"{n:,} training row{'s' * (n != 1)} copied far more often than real "
+                                               "rows would be (q < 0.05). " if n else
+                                               "No training row is copied more than chance. ")
+                          + audit.row_test.sentence(), "warn" if n else "neutral"))
+    lines.append(Line("Next step", next_step(audit)))
+    return Verdict(title, tuple(lines), v.sentence)
+
+
+def run_card(view) -> Verdict:
+    """The card of a run's last check (:func:`card` of :func:`run_audit`)."""
+    return card(run_audit(view), "What this run shows")
+
+
+__all__ = ["Source", "pkT", "run_source", "compare_source", "ranked_on", "run_audit", "tables_audit", "upload_tables",
+           "next_step", "card", "run_card", "digests", "companion_table", "over_copied_table", "rows_csv",
+           "download_stem"]

@@ -1,0 +1,144 @@
+"""The Audit page in a real browser gives what `memviz audit` prints for the same files.
+
+Headless Chromium uploads a training table, a hold-out and an external synthetic table (the
+sample's test rows with 10 % of them replaced by planted copies of training rows) with its
+meta.json to ``streamlit run app.py``, and reads the floor, the excess and the verdict sentence
+the page shows; the CLI audits the same files in a subprocess. Needs /usr/bin/chromium and
+Playwright's Python package (skipped without them).
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from helpers import CHROMIUM, CHROMIUM_ARGS, need_browser, serve_dashboard
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLE = ROOT / "sample_data"
+PLANTED_SHARE = 0.10
+#: numerical columns of the sample that the SDV metadata of the Data page's test calls categorical
+CATEGORICAL_IN_SDV = ("age", "hours-per-week")
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+
+def planted_files(folder: Path) -> dict[str, Path]:
+    """train.csv (the sample's 3,000 rows), holdout.csv (500 test rows), synthetic.csv (the other 500
+    test rows, 10 % of them replaced by exact copies of 10 seeded training rows, 5 each) and meta.json."""
+    train = pd.read_csv(SAMPLE / "train.csv")
+    test = pd.read_csv(SAMPLE / "test.csv")
+    rng = np.random.default_rng(7)
+    synthetic = test.iloc[500:].reset_index(drop=True)
+    n = int(round(PLANTED_SHARE * len(synthetic)))                  # 50 copies: 10 training rows, 5 each
+    where = rng.choice(len(synthetic), size=n, replace=False)
+    sources = np.repeat(rng.choice(len(train), size=n // 5, replace=False), 5)
+    synthetic.iloc[where] = train.iloc[sources].to_numpy()
+    paths = {"train": folder / "train.csv", "holdout": folder / "holdout.csv",
+             "synthetic": folder / "generator output.csv", "schema": folder / "meta.json"}
+    train.to_csv(paths["train"], index=False)
+    test.iloc[:500].to_csv(paths["holdout"], index=False)
+    synthetic.to_csv(paths["synthetic"], index=False)
+    paths["schema"].write_bytes((SAMPLE / "meta.json").read_bytes())
+    return paths
+
+
+def cli_audit(paths: dict[str, Path], out: Path) -> tuple[dict, dict]:
+    """`memviz audit` on the files: (its last stdout line, its audit.json)."""
+    proc = subprocess.run([sys.executable, "-m", "memviz", "audit", "--train", str(paths["train"]),
+                           "--synthetic", str(paths["synthetic"]), "--holdout", str(paths["holdout"]),
+                           "--schema", str(paths["schema"]), "--out", str(out)],
+                          capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1]), json.loads((out / "audit.json").read_text())
+
+
+def _idle(page, timeout=180_000) -> None:
+    page.wait_for_timeout(300)
+    page.wait_for_selector("[data-testid='stStatusWidget']", state="detached", timeout=timeout)
+
+
+def _metric(page, label: str) -> str:
+    box = page.locator("[data-testid='stMetric']").filter(has_text=label).first
+    return box.locator("[data-testid='stMetricValue']").inner_text().strip()
+
+
+def test_the_audit_page_shows_what_the_cli_prints(tmp_path):
+    need_browser()
+    from playwright.sync_api import sync_playwright
+
+    paths = planted_files(tmp_path)
+    line, cli = cli_audit(paths, tmp_path / "cli")
+    assert cli["n_over_copied"] >= 1 and cli["excess_ci"][0] > 0      # the planted copies are seen
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    with serve_dashboard(runs, "--server.headless", "true", "--browser.gatherUsageStats", "false") as url, \
+            sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 2400}, accept_downloads=True)
+            page.goto(url + "/audit", timeout=120_000)
+            page.locator("h1").filter(has_text="Audit a synthetic table").first.wait_for(timeout=120_000)
+            _idle(page)
+            for key in ("train", "holdout", "synthetic", "schema"):    # each uploader by its widget key
+                box = page.locator(f".st-key-audit_{key} input[type='file']")
+                box.wait_for(state="attached", timeout=120_000)
+                box.set_input_files(str(paths[key]))
+                page.locator(f".st-key-audit_{key}").get_by_text(paths[key].name, exact=True).wait_for(timeout=120_000)
+                _idle(page)
+            head = page.locator(".st-key-audit_headline")
+            head.wait_for(timeout=300_000)
+            _idle(page)
+            assert page.locator("[data-testid='stException']").count() == 0
+            shown = head.inner_text()
+            assert cli["verdict"]["sentence"] in " ".join(shown.split()), shown
+            assert _metric(page, "floor: real rows never seen") == f"{cli['floor']:.1%}"
+            assert _metric(page, "above the floor (excess)") == f"{100 * cli['excess']:+.1f} points"
+            assert line["verdict"]["sentence"] == cli["verdict"]["sentence"]
+            # the page's audit.json holds the CLI's numbers, not only their rounding
+            with page.expect_download(timeout=120_000) as dl:
+                page.get_by_role("button", name="audit.json").click()
+            got = json.loads(Path(dl.value.path()).read_text())
+            for key in ("mem_ratio", "floor", "excess", "copy_share", "n_over_copied", "identical_share"):
+                assert got[key] == pytest.approx(cli[key], rel=1e-12, abs=1e-15), key
+            assert got["verdict"] == cli["verdict"]
+            assert got["provenance"]["fingerprints"] == cli["provenance"]["fingerprints"]
+            page.screenshot(path=str(tmp_path / "audit_page.png"), full_page=True)
+            _data_page_reads_sdv_metadata(page, paths, tmp_path)
+        finally:
+            browser.close()
+
+
+def _data_page_reads_sdv_metadata(page, paths: dict[str, Path], tmp: Path) -> None:
+    """The Data page: an SDV metadata upload replaces the inferred schema (here: 'age' and
+    'hours-per-week' categorical, an identifier column left out), with the target picked on the page."""
+    from memviz.app.datasets import raw_from_upload
+    from memviz.tables.schema import Schema
+
+    schema = Schema.load(paths["schema"])
+    frame = pd.read_csv(paths["train"]).assign(person=lambda d: np.arange(len(d)))
+    frame.to_csv(tmp / "people.csv", index=False)
+    sdv = {"METADATA_SPEC_VERSION": "V1", "tables": {"people": {"columns": {
+        **{c: {"sdtype": "numerical"} for c in schema.numerical if c not in CATEGORICAL_IN_SDV},
+        **{c: {"sdtype": "categorical"} for c in (*schema.categorical, *CATEGORICAL_IN_SDV, schema.target)},
+        "person": {"sdtype": "id"}}}}}
+    (tmp / "sdv.json").write_text(json.dumps(sdv))
+    page.locator("[data-testid='stSidebarNav']").get_by_text("Data", exact=True).click()
+    page.get_by_text("Upload a CSV or Parquet file", exact=True).click()
+    _idle(page)
+    page.locator(".st-key-upload_train input[type='file']").set_input_files(str(tmp / "people.csv"))
+    box = page.locator("[class*='st-key-upload_schema_'] input[type='file']")
+    box.wait_for(state="attached", timeout=120_000)
+    _idle(page)
+    inferred = raw_from_upload("people.csv", (tmp / "people.csv").read_bytes()).schema
+    assert _metric(page, "numerical") == str(len(inferred.numerical))
+    box.set_input_files(str(tmp / "sdv.json"))
+    page.get_by_text("left out person (id)", exact=False).first.wait_for(timeout=120_000)
+    _idle(page)
+    assert page.locator("[data-testid='stException']").count() == 0
+    assert _metric(page, "numerical") == str(len(schema.numerical) - 2) != str(len(inferred.numerical))
+    assert _metric(page, "target") == schema.target
