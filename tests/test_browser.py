@@ -25,7 +25,8 @@ ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "artifacts"
 SHOTS = ARTIFACTS / "screenshots"
 PAGES = [("Warm-up", "warmup"), ("Memorization", "memorization"), ("Dynamics", "dynamics"),
-         ("Tune & prune", "tune"), ("Compare", "compare"), ("Report", "report")]
+         ("Tune & prune", "tune"), ("Compare", "compare"), ("Report", "report"),
+         ("Audit a synthetic table", "audit")]
 
 #: optional: a finished run folder to time page switches and slider moves on (e.g. Adult size)
 BENCH_ENV = "MEMVIZ_BROWSER_BENCH_RUN"
@@ -166,7 +167,7 @@ def test_dashboard_end_to_end(server, tmp_path):
             page.locator("h1").filter(has_text="Report").first.wait_for(timeout=120_000)
             _idle(page)
             nav = page.locator("[data-testid='stSidebarNav'] a")
-            assert nav.count() == len(PAGES) + 1, nav.all_inner_texts()
+            assert nav.count() == len(PAGES) + 1, nav.all_inner_texts()  # Data and every page above
             assert "training rows" in page.locator("[data-testid='stSidebar']").inner_text()
             t0 = time.perf_counter()
             page.goto(url, timeout=120_000)
