@@ -12,7 +12,7 @@ many people outside the training data too (a common income class, a typical age)
 **excess** of the training rows' rate over the control's is what the model gives away.
 
 Definitions (S the generated rows, one engine per secret fitted on S restricted to the known
-columns, the training table as the scale table):
+columns, scaled by S: the attacker holds nothing else):
 
 * guess(x) = g*_secret, g* = argmin_{g ∈ S} d_known(x, g) (ties to the lowest position);
 * categorical secret (target included): revealed = canonical values equal (a missing value
@@ -196,8 +196,7 @@ def attribute_inference(train: Table, synthetic, holdout, *, secret=None, known=
         if not k_cols:
             raise MemvizError(f"secret column {s!r}: no known column left to attack it with")
         used[s] = list(k_cols)
-        engine = NeighborEngine(distance=distance, device=device).fit(_known_table(synth, k_cols),
-                                                                      scale_table=_known_table(train, k_cols))
+        engine = NeighborEngine(distance=distance, device=device).fit(_known_table(synth, k_cols))
         numerical = s in schema.distance_numerical
         rev = []
         for t in (attacked, control):

@@ -72,7 +72,7 @@ def privacy_evidence(train: Table, synthetic, holdout, *, engine: NeighborEngine
     hold = as_table(train, holdout, "test", "hold-out")
     out = {}
     if "membership" in tests:
-        s_engine = synthetic_engine(train, synth, distance, device)
+        s_engine = synthetic_engine(synth, distance, device)
         out["membership"] = membership_inference(train, synth, hold, distance=distance, engine=s_engine,
                                                  flagged_row_ids=flagged_row_ids)
     if "data_copying" in tests:

@@ -6,8 +6,8 @@ training row" when x lies close to some generated row. Its score is
     s(x) = min_{g ∈ S} d(x, g)            (the one engine fitted on S; small = member)
 
 for every training row (members, N) and every hold-out row (non-members, H: real rows the model
-never saw). The distance d is the engine's (:mod:`memviz.measure.neighbors`), fitted on S with
-the training table as the scale table (its column ranges and missing-value means).
+never saw). The distance d is the engine's (:mod:`memviz.measure.neighbors`), fitted on S alone
+(its column ranges and missing-value means come from S: the attacker holds nothing else).
 
 Figures
 -------
@@ -78,9 +78,10 @@ def check_distance(distance: str) -> str:
     return distance
 
 
-def synthetic_engine(train: Table, synthetic: Table, distance: str, device: str = "auto") -> NeighborEngine:
-    """The engine on the generated rows, scaled by the training table (ranges, missing-value means)."""
-    return NeighborEngine(distance=distance, device=device).fit(synthetic, scale_table=train)
+def synthetic_engine(synthetic: Table, distance: str, device: str = "auto") -> NeighborEngine:
+    """The engine on the generated rows, scaled by them (ranges, missing-value means): the
+    attacker holds the synthetic table only."""
+    return NeighborEngine(distance=distance, device=device).fit(synthetic)
 
 
 # ------------------------------------------------------------------ the result
@@ -203,7 +204,7 @@ def membership_inference(train: Table, synthetic, holdout, *, distance: str = DE
     synth = as_table(train, synthetic, "synthetic", "synthetic table")
     hold = as_table(train, holdout, "test", "hold-out")
     if engine is None:
-        engine = synthetic_engine(train, synth, distance, device)
+        engine = synthetic_engine(synth, distance, device)
     elif engine.distance != distance or engine.n_reference_ != len(synth):
         raise MemvizError(f"engine: fitted with the {engine.distance} distance on {engine.n_reference_} rows; "
                           f"the attack needs one on the {len(synth)} generated rows with the {distance} distance")
