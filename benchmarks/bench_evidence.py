@@ -26,12 +26,16 @@ import numpy as np
 import pandas as pd
 
 import memviz
+from memviz.measure.attribute import resolve_secrets
 from memviz.measure.evidence import privacy_evidence
 from memviz.measure.floor import holdout_floor
 from memviz.measure.memorization import memorization
 from memviz.measure.neighbors import NeighborEngine
 from memviz.tables.data import Table
 from memviz.tables.schema import Schema
+
+#: calibration: secrets attacked per resample (the target first)
+N_SECRETS = 4
 
 
 def load():
@@ -108,7 +112,7 @@ def calibration(tables: dict, n: int, resamples: int, shares=(0.0, 0.05, 0.2)):
                 syn = plant(tr, sy, share, rng) if share else sy
                 t0 = time.perf_counter()
                 ev = privacy_evidence(tr, syn, ho, seed=r, n_attribute_rows=n,
-                                      secret=None if table.schema.categorical else list(table.schema.numerical[:2]))
+                                      secret=list(resolve_secrets(table.schema, None)[:N_SECRETS]))
                 t += time.perf_counter() - t0
                 m, d, a = ev["membership"], ev["data_copying"], ev["attribute"]
                 cover += m.auc_low <= 0.5 <= m.auc_high
@@ -117,10 +121,8 @@ def calibration(tables: dict, n: int, resamples: int, shares=(0.0, 0.05, 0.2)):
                 dct_sig += d.copying
                 attr_cover += int(((a.columns["excess_low"] <= 0) & (a.columns["excess_high"] >= 0)).sum())
                 attr_n += len(a.columns)
-            extra = ""
-            if name == "numeric":
-                fl = holdout_floor(tr, ho, distance="paper")
-                extra = f"; ratio-test floor {fl.floor:.1%}"
+            fl = holdout_floor(tr, ho, distance="paper")
+            extra = f"; ratio-test floor {fl.floor:.1%}"
             print(f"  {name:9s} copies {share:4.0%}: MIA AUC {np.mean(aucs):.3f}, interval covers 0.5 in "
                   f"{cover}/{resamples}; TPR@1%FPR {np.mean(tprs):.3f}; data-copying significant in "
                   f"{dct_sig}/{resamples}; attribute excess covers 0 in {attr_cover}/{attr_n} columns; "
