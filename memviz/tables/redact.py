@@ -239,8 +239,8 @@ def redact_joint(df: pd.DataFrame, schema: Schema, *, reference: pd.DataFrame, k
         (default :data:`MIN_GROUP`).
     enforce : make it so (default); False: only state the smallest group (:class:`JointK`).
     mode : ``"coarsen"`` (default): first widen the ranges of one numerical column at a time (the
-        one that brings the most shown rows to k: its ranges rebuilt with twice the rows per
-        range), as long as that helps, then suppress cells of the rows still below k;
+        one that brings the most shown rows to k: its ranges rebuilt from half as many round
+        bins, :func:`bin_edges`), as long as that helps, then suppress cells of the rows still below k;
         ``"suppress"``: suppress cells only, per row the one that enlarges its group most first.
         A suppressed cell reads :data:`SUPPRESSED`.
     columns : the columns shown jointly (default: the schema's distance columns in ``df``).
@@ -255,7 +255,7 @@ def redact_joint(df: pd.DataFrame, schema: Schema, *, reference: pd.DataFrame, k
     cols = [c for c in (columns if columns is not None else schema.distance_numerical + schema.distance_categorical)
             if c in df.columns]
     num = [c for c in schema.distance_numerical if c in cols]
-    rows_per = {c: min_rows for c in num}
+    per_col = {c: n_bins for c in num}
     bins = redaction_bins(reference, schema, n_bins, min_rows)
     shown = redact(df, schema, bins=bins, salt=salt)
     ref = redact(reference.loc[:, cols], schema, bins=bins, salt=salt)
@@ -267,9 +267,11 @@ def redact_joint(df: pd.DataFrame, schema: Schema, *, reference: pd.DataFrame, k
         while (sizes < k).any():
             best = None
             for c in num:
-                if len(bins[c]) <= 2:
+                if len(bins[c]) <= 2 or per_col[c] <= 1:
                     continue
-                edges = bin_edges(ref_values[c], n_bins, 2 * rows_per[c])
+                edges = bin_edges(ref_values[c], per_col[c] // 2, min_rows)
+                if len(edges) >= len(bins[c]):
+                    continue
                 trial_s, trial_r = shown.copy(), ref.copy()
                 trial_s[c] = _range_labels(values[c], edges)
                 trial_r[c] = _range_labels(ref_values[c], edges)
@@ -279,7 +281,7 @@ def redact_joint(df: pd.DataFrame, schema: Schema, *, reference: pd.DataFrame, k
             if best is None:
                 break
             c, sizes, bins[c], shown, ref = best
-            rows_per[c] *= 2
+            per_col[c] //= 2
     if enforce:
         n_sup = _suppress(shown, ref, cols, k, sizes)
     result = JointK(tuple(cols), int(sizes.min()) if len(sizes) else len(reference), int(k), len(shown),
