@@ -91,7 +91,13 @@ class AttributeResult:
             "n_given_away": int(self.columns["given_away"].sum()),
             "most_exposed": [{"row_id": int(r.row_id), "n_revealed": int(r.n_revealed), "excess": float(r.excess)}
                              for r in self.rows.head(10).itertuples()],
-            "sentence": self.sentence(), "seconds": self.seconds})
+            "figures": self.figures(), "sentence": self.sentence(), "seconds": self.seconds})
+
+    def figures(self) -> dict:
+        """The secret with the largest excess, under the :data:`memviz.metrics.EVIDENCE_METRICS` keys."""
+        top = self.columns.sort_values("excess", ascending=False).iloc[0]
+        return {"attribute_secret": top["secret"], "attribute_rate": float(top["rate"]),
+                "attribute_control": float(top["control"]), "attribute_excess": float(top["excess"])}
 
     def sentence(self) -> str:
         """One plain sentence over the secrets: how many are given away, the worst one with its figures."""

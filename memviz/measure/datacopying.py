@@ -112,7 +112,12 @@ class DataCopyingResult:
             "p_value": self.p_value, "copying": self.copying, "n_copying_cells": int(self.cells["copies"].sum()),
             "copying_share": float(self.cells.loc[self.cells["copies"], "holdout_share"].sum()),
             "cells": cells, "n_train": self.n_train, "n_holdout": self.n_holdout, "n_synthetic": self.n_synthetic,
-            "seed": self.seed, "sentence": self.sentence(), "seconds": self.seconds})
+            "seed": self.seed, "figures": self.figures(), "sentence": self.sentence(), "seconds": self.seconds})
+
+    def figures(self) -> dict:
+        """The headline figures under their :data:`memviz.metrics.EVIDENCE_METRICS` keys."""
+        return {"data_copying_ct": self.c_t, "data_copying_p": self.p_value,
+                "data_copying_share": float(self.cells.loc[self.cells["copies"], "holdout_share"].sum())}
 
     def sentence(self) -> str:
         """One plain sentence: closer than fresh rows or not, where, with C_T and its p-value."""

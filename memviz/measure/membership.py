@@ -143,7 +143,13 @@ class MembershipResult:
             "tpr_at_fpr": list(self.tpr), "n_exposed": self.n_exposed, "roc": {"fpr": fpr, "tpr": tpr},
             "most_exposed": [{"row_id": int(r.row_id), "score": float(r.score), "p_value": float(r.p_value)}
                              for r in named.itertuples()],
-            "overlap": self.overlap, "sentence": self.sentence(), "seconds": self.seconds})
+            "overlap": self.overlap, "figures": self.figures(), "sentence": self.sentence(),
+            "seconds": self.seconds})
+
+    def figures(self) -> dict:
+        """The headline figures under their :data:`memviz.metrics.EVIDENCE_METRICS` keys."""
+        return {"mia_auc": self.auc, "mia_tpr_1pct": self.tpr[0]["tpr"], "mia_tpr_01pct": self.tpr[1]["tpr"],
+                "mia_exposed": self.n_exposed}
 
     def sentence(self) -> str:
         """One plain sentence: better than chance or not, with the AUC, its interval and the hit rate at 1 %."""

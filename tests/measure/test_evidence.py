@@ -90,3 +90,19 @@ def test_high_floor_table_the_ratio_test_cannot_read(tables):
     assert ev["membership"].auc_low > 0.5 and ev["data_copying"].copying
     assert set(ev["membership"].rows.head(len(copied))["row_id"]) == set(copied)
     np.testing.assert_array_equal(np.sort(copied), np.sort(ev["membership"].rows.query("score == 0")["row_id"]))
+
+
+def test_headline_figures_are_declared_metrics_within_their_range(sample):
+    from memviz.metrics import EVIDENCE_METRICS, metric
+    tr, sy, ho = three_parts(sample[0], 250, seed=9)
+    syn, _ = plant(tr, sy, 0.2, seed=1)
+    ev = privacy_evidence(tr, syn, ho, secret=["income"], device="cpu")
+    seen = set()
+    for res in ev.values():
+        for key, value in res.figures().items():
+            if key == "attribute_secret":
+                continue
+            m = metric(key)
+            assert (m.min_value is None or value >= m.min_value) and (m.max_value is None or value <= m.max_value)
+            seen.add(key)
+    assert seen | {"joint_k"} == set(EVIDENCE_METRICS)
