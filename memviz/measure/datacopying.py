@@ -9,7 +9,9 @@ saw) and a partition of the space into cells π:
   (missing values at the training mean), and each categorical column one-hot at weight 1/√2,
   so that squared Euclidean distance there is Σ_j Δz_j² + h (h: categorical mismatches). Fitted
   on at most :data:`KMEANS_ROWS` training rows (seeded), every row then assigned to its nearest
-  centre. Default k = min(:data:`MAX_CELLS`, ⌊n / :data:`HOLDOUT_PER_CELL`⌋), at least 2.
+  centre. Default k = min(:data:`MAX_CELLS`, ⌊n / :data:`HOLDOUT_PER_CELL`⌋), at least 2: 10 cells
+  of at least 100 hold-out rows each (each cell costs one engine fit; at full Adult 10 cells cost
+  1.5 memorization passes, 20 cells 3.7, ``benchmarks/bench_evidence.py``).
 * per cell, as in the authors' code: L(x) = d(x, T_π), the distance to the nearest training row
   **of the cell** (the one engine, fitted on T_π alone, as the authors fit their search on the
   cell's training rows: ranges, missing-value means and, with the paper's distance, the per-query
@@ -53,8 +55,8 @@ from memviz.measure.rownull import bh_qvalues
 from memviz.tables.data import Table
 from memviz.tables.encoding import Encoder, canonical_series
 
-MAX_CELLS = 20
-HOLDOUT_PER_CELL = 50
+MAX_CELLS = 10
+HOLDOUT_PER_CELL = 100
 #: τ·m: a cell enters C_T with more generated rows than this
 MIN_GENERATED = 20
 #: k-means is fitted on at most this many training rows
