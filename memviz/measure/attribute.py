@@ -44,7 +44,12 @@ from scipy.stats import norm
 from memviz.errors import MemvizError
 from memviz.measure.closeness import NEAR_GAP, fit_spread
 from memviz.measure.floor import newcombe_interval, wilson_interval
-from memviz.measure.membership import DEFAULT_DISTANCE, as_table, check_distance
+from memviz.measure.membership import (
+    DEFAULT_DISTANCE,
+    as_table,
+    check_distance,
+    holdout_table,
+)
 from memviz.measure.neighbors import NeighborEngine
 from memviz.measure.ranktests import json_safe
 from memviz.measure.rownull import bh_qvalues
@@ -178,7 +183,7 @@ def attribute_inference(train: Table, synthetic, holdout, *, secret=None, known=
     t0 = time.perf_counter()
     check_distance(distance)
     synth = as_table(train, synthetic, "synthetic", "synthetic table")
-    hold = as_table(train, holdout, "test", "hold-out")
+    hold = holdout_table(train, holdout)
     schema = train.schema
     secrets = resolve_secrets(schema, secret)
     cols = schema.distance_numerical + schema.distance_categorical

@@ -48,7 +48,12 @@ import pandas as pd
 
 from memviz.errors import MemvizError
 from memviz.measure.closeness import fit_spread
-from memviz.measure.membership import DEFAULT_DISTANCE, as_table, check_distance
+from memviz.measure.membership import (
+    DEFAULT_DISTANCE,
+    as_table,
+    check_distance,
+    holdout_table,
+)
 from memviz.measure.neighbors import NeighborEngine
 from memviz.measure.ranktests import json_safe, mann_whitney_z, one_sided_p
 from memviz.measure.rownull import bh_qvalues
@@ -223,7 +228,7 @@ def data_copying_test(train: Table, synthetic, holdout, *, distance: str = DEFAU
     t0 = time.perf_counter()
     check_distance(distance)
     synth = as_table(train, synthetic, "synthetic", "synthetic table")
-    hold = as_table(train, holdout, "test", "hold-out")
+    hold = holdout_table(train, holdout)
     if engine is not None and engine.distance != distance:
         raise MemvizError(f"engine: uses the {engine.distance} distance, the data-copying test asked for {distance}")
     schema = train.schema

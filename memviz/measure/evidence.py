@@ -24,6 +24,7 @@ from memviz.measure.membership import (
     DEFAULT_DISTANCE,
     as_table,
     check_distance,
+    holdout_table,
     membership_inference,
     synthetic_engine,
 )
@@ -69,7 +70,7 @@ def privacy_evidence(train: Table, synthetic, holdout, *, engine: NeighborEngine
         from memviz.errors import MemvizError
         raise MemvizError(f"test {unknown[0]!r}: unknown (use {', '.join(TESTS)})")
     synth = as_table(train, synthetic, "synthetic", "synthetic table")
-    hold = as_table(train, holdout, "test", "hold-out")
+    hold = holdout_table(train, holdout)
     out = {}
     if "membership" in tests:
         s_engine = synthetic_engine(synth, distance, device)

@@ -40,7 +40,7 @@ import numpy as np
 import pandas as pd
 
 from memviz.errors import MemvizError
-from memviz.measure.floor import wilson_interval
+from memviz.measure.floor import SAME_ROWS_LIMIT, wilson_interval
 from memviz.measure.neighbors import DISTANCES, NeighborEngine
 from memviz.measure.ranktests import auc_delong, json_safe
 from memviz.measure.rownull import bh_qvalues
@@ -70,6 +70,19 @@ def as_table(train: Table, other, role: str, what: str) -> Table:
     if len(t) == 0:
         raise MemvizError(f"{t.source}: the {what} has no rows")
     return t
+
+
+def holdout_table(train: Table, holdout) -> Table:
+    """The hold-out as a Table, refused when more than half its rows are training rows (equal on
+    every schema column): those are members, and every test would read "no difference"."""
+    hold = as_table(train, holdout, "test", "hold-out")
+    cols = list(train.schema.columns)
+    seen = pd.util.hash_pandas_object(train.data[cols], index=False).to_numpy()
+    same = int(np.isin(pd.util.hash_pandas_object(hold.data[cols], index=False).to_numpy(), seen).sum())
+    if same > SAME_ROWS_LIMIT * len(hold):
+        raise MemvizError(f"{hold.source}: {same} of {len(hold)} hold-out rows are training rows; pass real rows "
+                          "the model never trained on (the test split or a hold-out)")
+    return hold
 
 
 def check_distance(distance: str) -> str:
@@ -208,7 +221,7 @@ def membership_inference(train: Table, synthetic, holdout, *, distance: str = DE
     t0 = time.perf_counter()
     check_distance(distance)
     synth = as_table(train, synthetic, "synthetic", "synthetic table")
-    hold = as_table(train, holdout, "test", "hold-out")
+    hold = holdout_table(train, holdout)
     if engine is None:
         engine = synthetic_engine(synth, distance, device)
     elif engine.distance != distance or engine.n_reference_ != len(synth):

@@ -3,6 +3,7 @@ with planted copies, and the high-floor table the ratio test cannot read."""
 import json
 
 import numpy as np
+import pandas as pd
 import pytest
 from evidence_tables import numeric_table, plant, shuffled_table, three_parts
 
@@ -106,3 +107,15 @@ def test_headline_figures_are_declared_metrics_within_their_range(sample):
             assert (m.min_value is None or value >= m.min_value) and (m.max_value is None or value <= m.max_value)
             seen.add(key)
     assert seen | {"joint_k"} == set(EVIDENCE_METRICS)
+
+
+def test_a_holdout_made_of_training_rows_is_refused(sample):
+    """Training rows passed as the hold-out would make every test read "no difference"."""
+    tr, sy, ho = three_parts(sample[0], 200, seed=2)
+    for fn in ("membership", "data_copying", "attribute"):
+        with pytest.raises(MemvizError, match="hold-out"):
+            privacy_evidence(tr, sy, tr, tests=(fn,), secret="income", device="cpu")
+    mixed = tr.data.iloc[:150].reset_index(drop=True)
+    with pytest.raises(MemvizError, match="150 of 200"):
+        privacy_evidence(tr, sy, pd.concat([mixed, ho.data.iloc[:50].reset_index(drop=True)]),
+                         tests=("membership",), device="cpu")
