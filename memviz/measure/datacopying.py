@@ -135,7 +135,7 @@ class DataCopyingResult:
             share = float(cc["holdout_share"].sum())
             first = cc.iloc[0]
             where = (f"; it copies in {len(cc)} of {self.n_cells} regions of the data holding {100 * share:.0f} % of it, "
-                     f"most in the region of {first['description']}")
+                     f"strongest among rows like: {first['description']}")
         if self.copying:
             return f"Generated rows sit closer to the training rows than fresh real rows do, a sign of copying ({stat}){where}."
         if self.c_t > 0 and self.p_value > 1 - self.alpha:
