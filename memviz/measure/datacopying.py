@@ -82,7 +82,7 @@ class DataCopyingResult:
     cells : one row per cell: cell, n_train, n_holdout, n_synthetic, holdout_share, synthetic_share,
         z, p_value, q_value, included (in Π_τ), copies, description.
     centres : per cell {column: median or most common value} in the user's units.
-    rows : per training row: row_id, cell.
+    rows : per training row: row_id, cell, in_copying_cell (its cell copies).
     """
 
     distance: str
@@ -280,7 +280,8 @@ def data_copying_test(train: Table, synthetic, holdout, *, distance: str = DEFAU
     cells["copies"] = inc & (q <= alpha) & (cells["z"].to_numpy() < 0)
     centres, texts = _describe(train, lt, k)
     cells["description"] = texts
-    rows = pd.DataFrame({"row_id": train.row_ids, "cell": lt.astype(np.int64)})
+    rows = pd.DataFrame({"row_id": train.row_ids, "cell": lt.astype(np.int64),
+                         "in_copying_cell": cells["copies"].to_numpy()[lt]})
     return DataCopyingResult(distance, k, int(min_generated), float(alpha), c_t, z_all,
                              one_sided_p(z_all), cells, centres, rows, len(train), n, m, seed,
                              time.perf_counter() - t0)

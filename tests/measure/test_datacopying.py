@@ -75,6 +75,7 @@ def test_copies_from_one_region_are_located(parts):
     cc = res.copying_cells
     assert target in set(cc["cell"]) and res.copying
     assert cc["description"].str.len().min() > 0
+    assert set(res.rows.loc[res.rows["in_copying_cell"], "cell"]) == set(cc["cell"])
     assert f"{100 * float(cc['holdout_share'].sum()):.0f} %" in res.sentence()
 
 
