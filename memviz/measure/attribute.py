@@ -209,11 +209,11 @@ def attribute_inference(train: Table, synthetic, holdout, *, secret=None, known=
         used[s] = list(k_cols)
         engine = NeighborEngine(distance=distance, device=device).fit(_known_table(synth, k_cols))
         numerical = s in schema.distance_numerical
-        rev = []
-        for t in (attacked, control):
-            pos = engine.kneighbors(t.data, k=1).pos[:, 0]
-            guess = synth.data[s].iloc[pos].reset_index(drop=True)
-            rev.append(_revealed(guess, t.data[s].reset_index(drop=True), numerical, s_of.get(s, 1.0)))
+        both = pd.concat([attacked.data, control.data], ignore_index=True)                 # one query pass
+        pos = engine.kneighbors(both, k=1).pos[:, 0]                                         # (n + n',)
+        guess = synth.data[s].iloc[pos].reset_index(drop=True)
+        hit = _revealed(guess, both[s], numerical, s_of.get(s, 1.0))
+        rev = [hit[: len(attacked)], hit[len(attacked):]]
         x1, n1, x0, n0 = int(rev[0].sum()), len(rev[0]), int(rev[1].sum()), len(rev[1])
         l1, h1 = wilson_interval(x1, n1)
         l0, h0 = wilson_interval(x0, n0)
