@@ -80,6 +80,10 @@ _F = "memviz.measure.floor"
 _E = "memviz.evaluate.report"
 _C = "memviz.compare.results"
 _P = "memviz.compare.protocol"
+_MI = "memviz.measure.membership"
+_DC = "memviz.measure.datacopying"
+_AI = "memviz.measure.attribute"
+_R = "memviz.tables.redact"
 
 #: every figure of a comparison's results table, in display order
 METRICS: dict[str, Metric] = {m.key: m for m in (
@@ -118,10 +122,28 @@ METRICS: dict[str, Metric] = {m.key: m for m in (
            percent=False, source="memviz.measure.rownull"),
 )}
 
+#: the tests beyond the ratio test (``memviz.measure.evidence``): each read against the hold-out
+EVIDENCE_METRICS: dict[str, Metric] = {m.key: m for m in (
+    Metric("mia_auc", "Membership attack AUC (0.5 = chance)", TARGET, target=0.5, percent=False, source=_MI),
+    Metric("mia_tpr_1pct", "Membership attack: training rows found at 1 % false alarms", MINIMIZE, source=_MI),
+    Metric("mia_tpr_01pct", "Membership attack: training rows found at 0.1 % false alarms", MINIMIZE, source=_MI),
+    Metric("mia_exposed", "Training rows exposed at 1 % false alarms", MINIMIZE, 0.0, None, percent=False,
+           source=_MI),
+    Metric("data_copying_ct", "Data-copying statistic C_T (negative = copying)", TARGET, None, None, target=0.0,
+           percent=False, source=_DC),
+    Metric("data_copying_p", "Data-copying p-value (small = copying)", MAXIMIZE, percent=False, source=_DC),
+    Metric("data_copying_share", "Share of the data in regions that copy", MINIMIZE, source=_DC),
+    Metric("attribute_rate", "Attribute attack: training rows whose secret is revealed", MINIMIZE, source=_AI),
+    Metric("attribute_control", "Attribute attack on fresh rows (the control)", MINIMIZE, source=_AI),
+    Metric("attribute_excess", "Attribute attack: excess over the control", MINIMIZE, -1.0, 1.0, source=_AI),
+    Metric("joint_k", "Smallest group of training rows sharing what a report shows", MAXIMIZE, 0.0, None,
+           percent=False, source=_R),
+)}
+
 
 def metric(key: str) -> Metric:
     """The declaration of ``key`` (KeyError names the known keys)."""
     try:
-        return METRICS[key]
+        return METRICS[key] if key in METRICS else EVIDENCE_METRICS[key]
     except KeyError:
-        raise KeyError(f"unknown metric {key!r} (known: {', '.join(METRICS)})") from None
+        raise KeyError(f"unknown metric {key!r} (known: {', '.join([*METRICS, *EVIDENCE_METRICS])})") from None

@@ -11,6 +11,7 @@ import hashlib
 import hmac
 import math
 import secrets
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -139,3 +140,156 @@ def redact(df: pd.DataFrame, schema: Schema, *, reference: pd.DataFrame | None =
             lab = category_labels(pd.unique(canon), col, salt=salt)
             out[col] = pd.Series(pd.Series(canon, dtype=object).map(lab).to_numpy(), index=df.index, dtype=object)
     return out
+
+
+# ------------------------------------------------------------------ joint k
+#: every shown row's tuple of redacted values is shared by at least this many training rows
+MIN_GROUP = 10
+#: the label of a suppressed cell
+SUPPRESSED = "suppressed"
+JOINT_MODES = ("coarsen", "suppress")
+
+
+@dataclass(frozen=True)
+class JointK:
+    """The smallest group size of what a redacted table shows jointly.
+
+    For a shown row i and the set U_i of its columns not suppressed, its group is
+    g_i = #{training rows x : redacted(x)_c = redacted(i)_c for every c in U_i}, over the
+    redacted training table (same ranges, same category keys). ``k`` = min_i g_i: each shown
+    row's combination of ranges and categories is shared by at least k training rows (joint
+    k-anonymity of what is shown; the per-column ranges alone only bound each column's group).
+
+    columns : the columns shown jointly.  target : the k asked for.
+    n_rows, n_below, n_unique : shown rows, those with g_i < target, those with g_i ≤ 1.
+    n_suppressed : cells suppressed.  n_ranges : per numerical column, its number of ranges.
+    """
+
+    columns: tuple[str, ...]
+    k: int
+    target: int
+    n_rows: int
+    n_below: int
+    n_unique: int
+    n_suppressed: int = 0
+    n_ranges: dict = field(default_factory=dict)
+
+    @property
+    def holds(self) -> bool:
+        return self.k >= self.target
+
+    def to_dict(self) -> dict:
+        return {"columns": list(self.columns), "k": int(self.k), "target": int(self.target),
+                "holds": self.holds, "n_rows": int(self.n_rows), "n_below": int(self.n_below),
+                "n_unique": int(self.n_unique), "n_suppressed": int(self.n_suppressed),
+                "n_ranges": {c: int(v) for c, v in self.n_ranges.items()}, "sentence": self.sentence()}
+
+    def sentence(self) -> str:
+        rows = "training row" if self.k == 1 else "training rows"
+        shown = f"Every row shown here matches at least {self.k:,} {rows} on all the values it shows together"
+        if self.holds:
+            extra = f" ({self.n_suppressed:,} values suppressed to get there)" if self.n_suppressed else ""
+            return f"{shown}{extra}."
+        return (f"{shown}; {self.n_below:,} of {self.n_rows:,} shown rows match fewer than {self.target} "
+                f"({self.n_unique:,} match at most one), so a reader could single them out.")
+
+
+def _group_sizes(shown: pd.DataFrame, ref: pd.DataFrame, cols: list[str]) -> np.ndarray:
+    """(n,) g_i over the columns ``cols`` (no suppression), by one group-by of the training labels."""
+    if not cols:
+        return np.full(len(shown), len(ref), dtype=np.int64)
+    sizes = ref.groupby(cols, dropna=False, sort=False).size()
+    key = pd.MultiIndex.from_frame(shown[cols]) if len(cols) > 1 else pd.Index(shown[cols[0]])
+    return sizes.reindex(key).fillna(0).to_numpy(dtype=np.int64)
+
+
+def _suppress(shown: pd.DataFrame, ref: pd.DataFrame, cols: list[str], k: int, sizes: np.ndarray) -> int:
+    """Suppress cells of the rows with g_i < k, per row the cell whose removal enlarges its group most
+    first, until g_i ≥ k; returns the number of cells suppressed (``shown`` is changed in place)."""
+    n_ref = len(ref)
+    codes = {}
+    for c in cols:                         # one integer code per label, shared by shown and training rows
+        both = pd.factorize(pd.concat([ref[c], shown[c]], ignore_index=True).to_numpy(dtype=object))[0]
+        codes[c] = (both[:n_ref], both[n_ref:])
+    n = 0
+    for i in np.flatnonzero(sizes < k):
+        eq = np.stack([codes[c][0] == codes[c][1][i] for c in cols])          # (C, N) matches per column
+        active = [j for j, c in enumerate(cols) if shown.iloc[i][c] != SUPPRESSED]
+        g = int(eq[active].all(axis=0).sum()) if active else n_ref
+        while g < k and active:
+            trials = [int(eq[[a for a in active if a != j]].all(axis=0).sum()) if len(active) > 1 else n_ref
+                      for j in active]
+            best = int(np.argmax(trials))
+            g = trials[best]
+            shown.iat[i, shown.columns.get_loc(cols[active.pop(best)])] = SUPPRESSED
+            n += 1
+        sizes[i] = g
+    return n
+
+
+def redact_joint(df: pd.DataFrame, schema: Schema, *, reference: pd.DataFrame, k: int = MIN_GROUP,
+                 enforce: bool = True, mode: str = "coarsen", salt: str | None = None, columns=None,
+                 n_bins: int = N_BINS, min_rows: int = MIN_BIN_ROWS) -> tuple[pd.DataFrame, JointK]:
+    """:func:`redact` with the joint group size stated and, when ``k`` is given, enforced.
+
+    Parameters
+    ----------
+    df : the rows to show.  reference : the whole training table (ranges and groups come from it).
+    k : every shown row must match at least k training rows on all its shown values together
+        (default :data:`MIN_GROUP`).
+    enforce : make it so (default); False: only state the smallest group (:class:`JointK`).
+    mode : ``"coarsen"`` (default): first widen the ranges of one numerical column at a time (the
+        one that brings the most shown rows to k: its ranges rebuilt from half as many round
+        bins, :func:`bin_edges`), as long as that helps, then suppress cells of the rows still below k;
+        ``"suppress"``: suppress cells only, per row the one that enlarges its group most first.
+        A suppressed cell reads :data:`SUPPRESSED`.
+    columns : the columns shown jointly (default: the schema's distance columns in ``df``).
+
+    Returns
+    -------
+    (DataFrame, JointK) : the redacted rows (same shape and index as ``df``) and their joint k.
+    """
+    if mode not in JOINT_MODES:
+        from memviz.errors import MemvizError
+        raise MemvizError(f"mode {mode!r}: unknown (use {' or '.join(JOINT_MODES)})")
+    cols = [c for c in (columns if columns is not None else schema.distance_numerical + schema.distance_categorical)
+            if c in df.columns]
+    num = [c for c in schema.distance_numerical if c in cols]
+    per_col = {c: n_bins for c in num}
+    bins = redaction_bins(reference, schema, n_bins, min_rows)
+    shown = redact(df, schema, bins=bins, salt=salt)
+    ref = redact(reference.loc[:, cols], schema, bins=bins, salt=salt)
+    sizes = _group_sizes(shown, ref, cols)
+    n_sup = 0
+    if enforce and mode == "coarsen":
+        values = {c: pd.to_numeric(df[c], errors="coerce").to_numpy(dtype=np.float64) for c in num}
+        ref_values = {c: pd.to_numeric(reference[c], errors="coerce").to_numpy(dtype=np.float64) for c in num}
+        while (sizes < k).any():
+            best = None
+            for c in num:
+                if len(bins[c]) <= 2 or per_col[c] <= 1:
+                    continue
+                edges = bin_edges(ref_values[c], per_col[c] // 2, min_rows)
+                if len(edges) >= len(bins[c]):
+                    continue
+                trial_s, trial_r = shown.copy(), ref.copy()
+                trial_s[c] = _range_labels(values[c], edges)
+                trial_r[c] = _range_labels(ref_values[c], edges)
+                s = _group_sizes(trial_s, trial_r, cols)
+                if (s < k).sum() < (sizes < k).sum() and (best is None or (s < k).sum() < (best[1] < k).sum()):
+                    best = (c, s, edges, trial_s, trial_r)
+            if best is None:
+                break
+            c, sizes, bins[c], shown, ref = best
+            per_col[c] //= 2
+    if enforce:
+        n_sup = _suppress(shown, ref, cols, k, sizes)
+    result = JointK(tuple(cols), int(sizes.min()) if len(sizes) else len(reference), int(k), len(shown),
+                    int((sizes < k).sum()), int((sizes <= 1).sum()), n_sup, {c: len(bins[c]) - 1 for c in num})
+    return shown, result
+
+
+def joint_k(df: pd.DataFrame, schema: Schema, *, reference: pd.DataFrame, k: int = MIN_GROUP,
+            salt: str | None = None, columns=None) -> JointK:
+    """The joint group size of ``df`` redacted as :func:`redact` does it (nothing enforced)."""
+    return redact_joint(df, schema, reference=reference, k=k, enforce=False, salt=salt, columns=columns)[1]

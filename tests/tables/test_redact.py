@@ -107,3 +107,76 @@ def test_leak_view_redacts_with_the_training_ranges(run):
     t = view.table(redacted=True, salt="s")
     np.testing.assert_array_equal(view.bins["a"], bin_edges(train.data["a"].to_numpy()))
     assert (t["a"] == redact(view.table()[["a"]], SCHEMA, reference=train.data)["a"]).all()
+
+
+# --------------------------------------------------------------------------- joint k
+def _brute_group(shown_row, reference, schema, cats):
+    """Training rows matching a shown (redacted) row on every non-suppressed cell: numbers from the raw
+    values inside the shown range, categories from ``cats`` (the reference redacted with the same key)."""
+    from memviz.tables.redact import SUPPRESSED
+    ok = np.ones(len(reference), dtype=bool)
+    for c, lab in shown_row.items():
+        if lab == SUPPRESSED or c not in schema.columns:
+            continue
+        if c in schema.distance_numerical:
+            v = reference[c].to_numpy(dtype=float)
+            if lab == "missing":
+                ok &= np.isnan(v)
+            else:
+                lo, hi = _parse_range(lab)
+                ok &= (v >= lo) & (v < hi)
+        else:
+            ok &= cats[c].to_numpy() == lab
+    return int(ok.sum())
+
+
+def test_joint_k_states_what_the_per_column_ranges_leave(sample):
+    from memviz.tables.redact import joint_k
+    train = sample[0]
+    num = list(train.schema.numerical)
+    jk = joint_k(train.data, train.schema, reference=train.data, columns=num)
+    red = redact(train.data[num], train.schema, reference=train.data)
+    sizes = red.groupby(num)[num[0]].transform("size")
+    assert jk.k == sizes.min() and jk.n_below == int((sizes < 10).sum()) and jk.n_unique == int((sizes == 1).sum())
+    assert 0.015 < jk.n_unique / len(train) < 0.025 and 0.06 < jk.n_below / len(train) < 0.10   # issue 24's 1.8 / 8.0 %
+    assert not jk.holds and "single them out" in jk.sentence()
+    assert jk.to_dict()["k"] == jk.k
+
+
+@pytest.mark.parametrize("mode", ["coarsen", "suppress"])
+def test_redact_joint_enforces_k_checked_from_raw_values(sample, mode):
+    from memviz.tables.redact import SUPPRESSED, redact_joint
+    train = sample[0]
+    shown = train.data.iloc[:25]
+    out, jk = redact_joint(shown, train.schema, reference=train.data, k=10, mode=mode, salt="s")
+    assert out.shape == shown.shape and out.index.equals(shown.index)
+    assert jk.holds and jk.k >= 10 and jk.n_below == 0
+    cats = redact(train.data, train.schema, salt="s")
+    for i in range(len(out)):
+        assert _brute_group(out.iloc[i], train.data, train.schema, cats) >= 10
+    assert (out == SUPPRESSED).to_numpy().sum() == jk.n_suppressed
+    for col in train.schema.columns:                    # nothing raw left
+        assert not (out[col].astype(str).to_numpy() == shown[col].astype(str).to_numpy()).any()
+
+
+def test_coarsening_widens_ranges_before_suppressing(sample):
+    from memviz.tables.redact import redact_joint
+    train = sample[0]
+    num = list(train.schema.numerical)
+    shown = train.data.iloc[:200]
+    _, coarse = redact_joint(shown, train.schema, reference=train.data, columns=num, mode="coarsen")
+    _, supp = redact_joint(shown, train.schema, reference=train.data, columns=num, mode="suppress")
+    assert coarse.holds and supp.holds
+    base = {c: len(bin_edges(train.data[c].to_numpy(dtype=float))) - 1 for c in num}
+    assert supp.n_ranges == base and sum(coarse.n_ranges.values()) < sum(base.values())
+    assert coarse.n_suppressed < supp.n_suppressed
+
+
+def test_redact_joint_stated_only_and_bad_mode(sample):
+    from memviz.errors import MemvizError
+    from memviz.tables.redact import redact_joint
+    train = sample[0]
+    out, jk = redact_joint(train.data.iloc[:10], train.schema, reference=train.data, enforce=False)
+    assert jk.n_suppressed == 0 and out.equals(redact(train.data.iloc[:10], train.schema, reference=train.data))
+    with pytest.raises(MemvizError, match="mode"):
+        redact_joint(train.data.iloc[:10], train.schema, reference=train.data, mode="blur")

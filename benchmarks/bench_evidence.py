@@ -1,0 +1,164 @@
+"""Benchmark: the tests beyond the ratio test (membership, data copying, attribute inference).
+
+* **cost** at full Adult: the three tests of :func:`memviz.measure.evidence.privacy_evidence` on
+  the 32,561 training rows, 32,561 generated rows (stand-ins: hold-out rows resampled with a
+  little noise on the numericals, so that none is an exact real row) and 8,140 hold-out rows,
+  against one memorization pass (the ratio test of the 32,561 generated rows with the warm-up's
+  engine already fitted), measured in the same run; target: all three ≤ 2× one pass;
+* **calibration**: fresh real rows as the "synthetic" table (a real table split into three
+  disjoint parts: train, "synthetic", hold-out), R resamples on two tables: how often the MIA
+  AUC interval covers 0.5, the data-copying test is significant, the attribute excess interval
+  covers 0 (per column);
+* **power**: the same with 5 % and 20 % of the generated rows replaced by training rows;
+* **the high-floor table**: 6 numerical columns and no categorical one, where the ratio test
+  flags fresh rows at > 80 %; the same power figures.
+
+Usage: python benchmarks/bench_evidence.py [--data ../shared/datasets] [--resamples R] [--skip-cost]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+import memviz
+from memviz.measure.attribute import resolve_secrets
+from memviz.measure.evidence import privacy_evidence
+from memviz.measure.floor import holdout_floor
+from memviz.measure.memorization import memorization
+from memviz.measure.neighbors import NeighborEngine
+from memviz.tables.data import Table
+from memviz.tables.schema import Schema
+
+#: calibration: secrets attacked per resample (the target first)
+N_SECRETS = 4
+
+
+def load():
+    return f"load {os.getloadavg()[0]:.2f}"
+
+
+def noisy(frame: pd.DataFrame, schema: Schema, n: int, rng) -> pd.DataFrame:
+    out = frame.sample(n, replace=True, random_state=int(rng.integers(1 << 31))).reset_index(drop=True)
+    for c in schema.numerical:
+        v = out[c].to_numpy(dtype=float)
+        out[c] = v + rng.normal(0, 0.01 * (np.nanstd(v) or 1.0), len(v))
+    return out
+
+
+def cost(data: Path):
+    train, test = memviz.load_dataset(data / "adult")
+    rng = np.random.default_rng(0)
+    ids = rng.permutation(test.row_ids)
+    hold = test.subset(ids[: len(ids) // 2])
+    synth = noisy(test.subset(ids[len(ids) // 2:]).data, train.schema, len(train), rng)
+    engine = NeighborEngine(distance="paper", device="cpu").fit(train)
+    passes = []
+
+    def one_pass():
+        t0 = time.perf_counter()
+        memorization(train, synth, engine=engine)
+        passes.append(time.perf_counter() - t0)
+
+    one_pass(), one_pass()
+    t0 = time.perf_counter()
+    s_engine = NeighborEngine(distance="standardized", device="cpu").fit(train)
+    t_fit = time.perf_counter() - t0
+    times = {}
+    for name in ("membership", "data_copying", "attribute"):
+        t0 = time.perf_counter()
+        privacy_evidence(train, synth, hold, engine=s_engine, tests=(name,))
+        times[name] = time.perf_counter() - t0
+        one_pass()                                   # the baseline again, between the tests (a loaded machine)
+    t_pass = float(np.median(passes))
+    t0 = time.perf_counter()
+    privacy_evidence(train, synth, hold, engine=s_engine, tests=("attribute",), secret=train.schema.target)
+    t_target = time.perf_counter() - t0
+    total = sum(times.values())
+    print(f"cost at full Adult ({len(train)} train, {len(synth)} generated, {len(hold)} hold-out; {load()}):")
+    print(f"  one memorization pass (engine warm) {t_pass:.2f} s (median of {len(passes)}: "
+          f"{min(passes):.2f} to {max(passes):.2f}); a standardized engine fit {t_fit:.2f} s")
+    for k, v in times.items():
+        print(f"  {k}: {v:.2f} s = {v / t_pass:.2f} x one pass")
+    print(f"  all three: {total:.2f} s = {total / t_pass:.2f} x one pass (target 2)")
+    print(f"  attribute with the target as the only secret: {t_target:.2f} s = {t_target / t_pass:.2f} x one pass; "
+          f"all three so: {(total - times['attribute'] + t_target) / t_pass:.2f} x")
+
+
+def three_parts(table: Table, n: int, rng) -> tuple[Table, Table, Table]:
+    ids = rng.permutation(table.row_ids)[: 3 * n]
+    return table.subset(ids[:n]), table.subset(ids[n:2 * n]), table.subset(ids[2 * n:])
+
+
+def plant(train: Table, synth: Table, share: float, rng) -> pd.DataFrame:
+    s = synth.data.reset_index(drop=True).copy()
+    k = int(round(share * len(s)))
+    at = rng.choice(len(s), k, replace=False)
+    src = rng.choice(len(train), k, replace=False)
+    s.iloc[at] = train.data.iloc[src].to_numpy()
+    return s
+
+
+def numeric_table(n_rows: int, seed: int) -> Table:
+    """6 numerical columns (a correlated Gaussian mixture), no categorical one."""
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(0, 3, (4, 6))
+    lab = rng.integers(0, 4, n_rows)
+    x = centres[lab] + rng.normal(0, 1, (n_rows, 6)) @ rng.normal(0, 0.5, (6, 6))
+    df = pd.DataFrame(x, columns=[f"x{j}" for j in range(6)])
+    df.index = pd.Index(np.arange(n_rows, dtype=np.int64), name="row_id")
+    return Table(df, Schema(numerical=tuple(df.columns), categorical=(), target=None), "numeric")
+
+
+def calibration(tables: dict, n: int, resamples: int, shares=(0.0, 0.05, 0.2)):
+    print(f"calibration and power ({n} rows per part, {resamples} resamples; {load()}):")
+    for name, table in tables.items():
+        for share in shares:
+            cover, dct_sig, attr_cover, attr_n, aucs, tprs, t = 0, 0, 0, 0, [], [], 0.0
+            for r in range(resamples):
+                rng = np.random.default_rng(1000 + r)
+                tr, sy, ho = three_parts(table, n, rng)
+                syn = plant(tr, sy, share, rng) if share else sy
+                t0 = time.perf_counter()
+                ev = privacy_evidence(tr, syn, ho, seed=r, n_attribute_rows=n,
+                                      secret=list(resolve_secrets(table.schema, None)[:N_SECRETS]))
+                t += time.perf_counter() - t0
+                m, d, a = ev["membership"], ev["data_copying"], ev["attribute"]
+                cover += m.auc_low <= 0.5 <= m.auc_high
+                aucs.append(m.auc)
+                tprs.append(m.tpr[0]["tpr"])
+                dct_sig += d.copying
+                attr_cover += int(((a.columns["excess_low"] <= 0) & (a.columns["excess_high"] >= 0)).sum())
+                attr_n += len(a.columns)
+            fl = holdout_floor(tr, ho, distance="paper")
+            extra = f"; ratio-test floor {fl.floor:.1%}"
+            print(f"  {name:9s} copies {share:4.0%}: MIA AUC {np.mean(aucs):.3f}, interval covers 0.5 in "
+                  f"{cover}/{resamples}; TPR@1%FPR {np.mean(tprs):.3f}; data-copying significant in "
+                  f"{dct_sig}/{resamples}; attribute excess covers 0 in {attr_cover}/{attr_n} columns; "
+                  f"{t / resamples:.1f} s per resample{extra}")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--data", default=str(Path(__file__).resolve().parents[2] / "shared" / "datasets"))
+    ap.add_argument("--resamples", type=int, default=20)
+    ap.add_argument("--rows", type=int, default=1000)
+    ap.add_argument("--skip-cost", action="store_true")
+    ap.add_argument("--skip-calibration", action="store_true")
+    args = ap.parse_args(argv)
+    data = Path(args.data)
+    if not args.skip_cost:
+        cost(data)
+    if not args.skip_calibration:
+        adult, _ = memviz.load_dataset(data / "adult")
+        default, _ = memviz.load_dataset(data / "default")
+        calibration({"adult": adult, "default": default, "numeric": numeric_table(4 * args.rows, 0)},
+                    args.rows, args.resamples)
+
+
+if __name__ == "__main__":
+    main()

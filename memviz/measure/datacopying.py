@@ -1,0 +1,287 @@
+"""The data-copying test of Meehan, Chaudhuri & Dasgupta (AISTATS 2020), cell by cell.
+
+A model copies when its rows lie *closer* to the training rows than fresh real rows do. With
+T the training rows, Q the generated rows (m), P the hold-out rows (n, real rows the model never
+saw) and a partition of the space into cells π:
+
+* cells: k-means with k = ``n_cells`` on the training rows, in the coordinates of the engine's
+  encoding: each numerical column standardized by its training range, (x − min) / range
+  (missing values at the training mean), and each categorical column one-hot at weight 1/√2,
+  so that squared Euclidean distance there is Σ_j Δz_j² + h (h: categorical mismatches). Fitted
+  on at most :data:`KMEANS_ROWS` training rows (seeded), every row then assigned to its nearest
+  centre. Default k = min(:data:`MAX_CELLS`, ⌊n / :data:`HOLDOUT_PER_CELL`⌋), at least 2: 10 cells
+  of at least 100 hold-out rows each (each cell costs one engine fit; at full Adult 10 cells cost
+  1.5 memorization passes, 20 cells 3.7, ``benchmarks/bench_evidence.py``).
+* per cell, as in the authors' code: L(x) = d(x, T_π), the distance to the nearest training row
+  **of the cell** (the one engine, fitted on T_π alone, as the authors fit their search on the
+  cell's training rows: ranges, missing-value means and, with the paper's distance, the per-query
+  min-max come from T_π; Q_π and P_π are compared under the same distance, all a rank test
+  needs), for x in Q_π and in P_π;
+  Z_U(π) = the Mann–Whitney z of L(Q_π) against L(P_π) (:mod:`memviz.measure.ranktests`, with
+  the tie correction, without the continuity correction). Z_U < 0: the generated rows of the
+  cell are closer to the training rows than fresh rows are.
+* cells enter the statistic when they hold more than τ·m generated rows, τ·m = ``min_generated``
+  (default 20: a cell the model rarely visits says nothing about copying; the paper's Π_τ) and
+  at least one hold-out row;
+* C_T = Σ_{π ∈ Π_τ} P_n(π) Z_U(π) / Σ_{π ∈ Π_τ} P_n(π), P_n(π) = share of hold-out rows in π
+  (the paper's statistic). **C_T < 0 reads as copying, C_T > 0 as under-fitting** (generated
+  rows farther than fresh ones), about 0 as neither.
+* significance (memviz's addition): under no copying the Z_U(π) are independent and about
+  N(0, 1), so C_T has variance Σ w_π² with w_π = P_n(π) / Σ P_n; z = C_T / sqrt(Σ w_π²), and the
+  one-sided p-value of copying is Φ(z). Per cell p_π = Φ(Z_U(π)) with Benjamini–Hochberg
+  q-values over Π_τ; a cell **copies** when q_π ≤ ``alpha`` (default 0.05).
+
+The cells are described in the user's units: per numerical column the median of the cell's
+training rows, per categorical column its most common value, the three columns that set the
+cell most apart from the whole table first.
+
+Default distance: the standardized one (:mod:`memviz.measure.membership` says why).
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from memviz.errors import MemvizError
+from memviz.measure.closeness import fit_spread
+from memviz.measure.membership import (
+    DEFAULT_DISTANCE,
+    as_table,
+    check_distance,
+    holdout_table,
+)
+from memviz.measure.neighbors import NeighborEngine
+from memviz.measure.ranktests import json_safe, mann_whitney_z, one_sided_p
+from memviz.measure.rownull import bh_qvalues
+from memviz.tables.data import Table
+from memviz.tables.encoding import Encoder, canonical_series
+
+MAX_CELLS = 10
+HOLDOUT_PER_CELL = 100
+#: τ·m: a cell enters C_T with more generated rows than this
+MIN_GENERATED = 20
+#: k-means is fitted on at most this many training rows
+KMEANS_ROWS = 5_000
+ALPHA = 0.05
+#: the per-cell engines' search (cells are small: one dense pass per cell)
+CELL_ALGORITHM = "auto"
+#: columns named in a cell's description
+DESCRIBED_COLUMNS = 3
+FORMAT = "memviz.measure.datacopying/1"
+
+
+@dataclass(frozen=True, eq=False)
+class DataCopyingResult:
+    """The test's figures (module docstring).
+
+    c_t : the paper's statistic; z, p_value : its standardization and one-sided p of copying.
+    cells : one row per cell: cell, n_train, n_holdout, n_synthetic, holdout_share, synthetic_share,
+        z, p_value, q_value, included (in Π_τ), copies, description.
+    centres : per cell {column: median or most common value} in the user's units.
+    rows : per training row: row_id, cell, in_copying_cell (its cell copies).
+    """
+
+    distance: str
+    n_cells: int
+    min_generated: int
+    alpha: float
+    c_t: float
+    z: float
+    p_value: float
+    cells: pd.DataFrame
+    centres: tuple
+    rows: pd.DataFrame
+    n_train: int
+    n_holdout: int
+    n_synthetic: int
+    seed: int = 0
+    seconds: float = 0.0
+
+    @property
+    def copying(self) -> bool:
+        return bool(self.p_value < self.alpha)
+
+    @property
+    def copying_cells(self) -> pd.DataFrame:
+        return self.cells[self.cells["copies"]].sort_values("z")
+
+    def to_dict(self) -> dict:
+        cells = [{k: getattr(r, k) for k in ("cell", "n_train", "n_holdout", "n_synthetic", "holdout_share",
+                                             "synthetic_share", "z", "p_value", "q_value", "included", "copies",
+                                             "description")} for r in self.cells.itertuples()]
+        return json_safe({
+            "format": FORMAT, "test": "data_copying", "distance": self.distance, "n_cells": self.n_cells,
+            "min_generated": self.min_generated, "alpha": self.alpha, "c_t": self.c_t, "z": self.z,
+            "p_value": self.p_value, "copying": self.copying, "n_copying_cells": int(self.cells["copies"].sum()),
+            "copying_share": float(self.cells.loc[self.cells["copies"], "holdout_share"].sum()),
+            "cells": cells, "n_train": self.n_train, "n_holdout": self.n_holdout, "n_synthetic": self.n_synthetic,
+            "seed": self.seed, "figures": self.figures(), "sentence": self.sentence(), "seconds": self.seconds})
+
+    def figures(self) -> dict:
+        """The headline figures under their :data:`memviz.metrics.EVIDENCE_METRICS` keys."""
+        return {"data_copying_ct": self.c_t, "data_copying_p": self.p_value,
+                "data_copying_share": float(self.cells.loc[self.cells["copies"], "holdout_share"].sum())}
+
+    def sentence(self) -> str:
+        """One plain sentence: closer than fresh rows or not, where, with C_T and its p-value."""
+        stat = f"data-copying statistic {self.c_t:+.1f}, p {_p(self.p_value)}"
+        cc = self.copying_cells
+        where = ""
+        if len(cc):
+            share = float(cc["holdout_share"].sum())
+            first = cc.iloc[0]
+            where = (f"; it copies in {len(cc)} of {self.n_cells} regions of the data holding {100 * share:.0f} % of it, "
+                     f"strongest among rows like: {first['description']}")
+        if self.copying:
+            return f"Generated rows sit closer to the training rows than fresh real rows do, a sign of copying ({stat}){where}."
+        if self.c_t > 0 and self.p_value > 1 - self.alpha:
+            return (f"Generated rows sit farther from the training rows than fresh real rows do: no sign of copying, "
+                    f"rather of a model that does not fit the data closely ({stat}){where}.")
+        return f"Generated rows are no closer to the training rows than fresh real rows are ({stat}){where}."
+
+
+def _p(p: float) -> str:
+    return "< 0.001" if p < 0.001 else f"{p:.3f}" if p < 0.01 else f"{p:.2f}"
+
+
+# ------------------------------------------------------------------ cells
+def cell_coordinates(encoder: Encoder, df: pd.DataFrame) -> np.ndarray:
+    """(n, p + K) k-means coordinates: standardized numericals, one-hot categories at 1/√2."""
+    enc = encoder.transform(df)
+    z = encoder.standardize(enc.num) if enc.num.shape[1] else np.zeros((len(df), 0))
+    parts = [np.nan_to_num(z, nan=0.0, posinf=0.0, neginf=0.0)]
+    w = 1.0 / math.sqrt(2.0)
+    for j, size in enumerate(encoder.n_categories):
+        oh = np.zeros((len(df), int(size)))
+        codes = enc.cat[:, j]
+        ok = codes >= 0
+        oh[np.flatnonzero(ok), codes[ok]] = w
+        parts.append(oh)
+    return np.hstack(parts)
+
+
+def _describe(train: Table, labels: np.ndarray, n_cells: int) -> tuple[tuple, list[str]]:
+    """Per cell its centre in the user's units and a short description (module docstring)."""
+    schema, data = train.schema, train.data
+    spread = fit_spread(train)
+    s_of = dict(zip(spread.columns, spread.values))
+    num = [c for c in schema.distance_numerical if c in data.columns]
+    cat = [c for c in schema.distance_categorical if c in data.columns]
+    canon = {c: pd.Series(canonical_series(data[c]), index=data.index) for c in cat}
+    overall_med = {c: float(np.nanmedian(pd.to_numeric(data[c], errors="coerce"))) for c in num}
+    overall_share = {c: canon[c].value_counts(normalize=True) for c in cat}
+    centres, texts = [], []
+    for k in range(n_cells):
+        mask = labels == k
+        centre, score = {}, {}
+        if not mask.any():
+            centres.append({}), texts.append("an empty region")
+            continue
+        for c in num:
+            v = pd.to_numeric(data[c][mask], errors="coerce").to_numpy(dtype=float)
+            med = float(np.nanmedian(v)) if np.isfinite(v).any() else math.nan
+            centre[c] = med
+            score[c] = abs(med - overall_med[c]) / s_of.get(c, 1.0) if math.isfinite(med) else 0.0
+        for c in cat:
+            vc = canon[c][mask].value_counts(normalize=True)
+            mode = vc.index[0]
+            centre[c] = "missing" if mode == "\x00<missing>" else mode
+            score[c] = float(vc.iloc[0] - overall_share[c].get(mode, 0.0)) * 4.0      # a share lift of 0.25 ~ 1 spread
+        top = sorted(score, key=lambda c: -score[c])[:DESCRIBED_COLUMNS]
+        texts.append(", ".join(f"{c} about {_fmt(centre[c])}" if c in num else f"{c} {centre[c]}" for c in top))
+        centres.append(centre)
+    return tuple(centres), texts
+
+
+def _fmt(x: float) -> str:
+    if not math.isfinite(x):
+        return "missing"
+    return f"{x:,.0f}" if abs(x) >= 100 or float(x).is_integer() else f"{x:.3g}"
+
+
+# ------------------------------------------------------------------ the test
+def data_copying_test(train: Table, synthetic, holdout, *, distance: str = DEFAULT_DISTANCE,
+                      n_cells: int | None = None, min_generated: int = MIN_GENERATED, alpha: float = ALPHA,
+                      engine: NeighborEngine | None = None, device: str = "auto", seed: int = 0) -> DataCopyingResult:
+    """Meehan et al.'s C_T of ``synthetic`` against ``train``, with ``holdout`` as the fresh real rows.
+
+    Parameters
+    ----------
+    train, synthetic, holdout : the training table, the generated rows and real rows the model
+        never saw (Tables, or DataFrames with the training columns).
+    distance : ``"standardized"`` (default) or ``"paper"``.
+    n_cells : k-means cells (default: module docstring).
+    min_generated : τ·m, cells with at most this many generated rows are left out of C_T.
+    alpha : level of the copying verdict and of the per-cell q-values.
+    engine : an engine fitted on ``train`` (the warm-up's or the memorization pass's); its
+        encoding gives the cells' coordinates. Its distance must be ``distance``.
+    seed : k-means seed (and its subsample).
+
+    Returns
+    -------
+    DataCopyingResult
+    """
+    t0 = time.perf_counter()
+    check_distance(distance)
+    synth = as_table(train, synthetic, "synthetic", "synthetic table")
+    hold = holdout_table(train, holdout)
+    if engine is not None and engine.distance != distance:
+        raise MemvizError(f"engine: uses the {engine.distance} distance, the data-copying test asked for {distance}")
+    schema = train.schema
+    encoder = engine.encoder_ if engine is not None else Encoder.fit(train.data, schema.distance_numerical,
+                                                                     schema.distance_categorical)
+    k = n_cells if n_cells is not None else max(2, min(MAX_CELLS, len(hold) // HOLDOUT_PER_CELL))
+    if k < 1 or k > len(train):
+        raise MemvizError(f"n_cells={k}: must be between 1 and the {len(train)} training rows")
+    from sklearn.cluster import KMeans
+
+    xt = cell_coordinates(encoder, train.data)                                      # (N, D)
+    rng = np.random.default_rng(seed)
+    fit_rows = xt if len(xt) <= KMEANS_ROWS else xt[rng.choice(len(xt), KMEANS_ROWS, replace=False)]
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(1):               # small problem: threads only contend on a shared machine
+        km = KMeans(n_clusters=k, n_init=1, random_state=seed).fit(fit_rows)
+        lt, lq, lp = km.predict(xt), km.predict(cell_coordinates(encoder, synth.data)), \
+            km.predict(cell_coordinates(encoder, hold.data))
+    m, n = len(synth), len(hold)
+    recs = []
+    for c in range(k):
+        tc, qc, pc = np.flatnonzero(lt == c), np.flatnonzero(lq == c), np.flatnonzero(lp == c)
+        z = math.nan
+        if len(tc) and len(qc) and len(pc):
+            cell_engine = NeighborEngine(distance=distance, device=device,
+                                         algorithm=CELL_ALGORITHM).fit(train.subset(train.row_ids[tc]))
+            dq = cell_engine.kneighbors(synth.data.iloc[qc], k=1).dist[:, 0]
+            dp = cell_engine.kneighbors(hold.data.iloc[pc], k=1).dist[:, 0]
+            z = mann_whitney_z(dq, dp)[1]
+        recs.append({"cell": c, "n_train": len(tc), "n_holdout": len(pc), "n_synthetic": len(qc),
+                     "holdout_share": len(pc) / n, "synthetic_share": len(qc) / m, "z": z})
+    cells = pd.DataFrame(recs)
+    cells["included"] = (cells["n_synthetic"] > min_generated) & (cells["n_holdout"] > 0) & cells["z"].notna()
+    inc = cells["included"].to_numpy()
+    w = cells["holdout_share"].to_numpy()[inc]
+    zs = cells["z"].to_numpy()[inc]
+    if w.sum() > 0:
+        wn = w / w.sum()
+        c_t = float(wn @ zs)
+        z_all = c_t / math.sqrt(float(np.sum(wn ** 2)))
+    else:
+        c_t = z_all = math.nan
+    cells["p_value"] = [one_sided_p(z) if math.isfinite(z) else math.nan for z in cells["z"]]
+    q = np.full(k, math.nan)
+    if inc.any():
+        q[inc] = bh_qvalues(cells["p_value"].to_numpy()[inc])
+    cells["q_value"] = q
+    cells["copies"] = inc & (q <= alpha) & (cells["z"].to_numpy() < 0)
+    centres, texts = _describe(train, lt, k)
+    cells["description"] = texts
+    rows = pd.DataFrame({"row_id": train.row_ids, "cell": lt.astype(np.int64),
+                         "in_copying_cell": cells["copies"].to_numpy()[lt]})
+    return DataCopyingResult(distance, k, int(min_generated), float(alpha), c_t, z_all,
+                             one_sided_p(z_all), cells, centres, rows, len(train), n, m, seed,
+                             time.perf_counter() - t0)
