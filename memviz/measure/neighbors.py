@@ -95,7 +95,7 @@ from memviz.tables.data import Table
 from memviz.tables.encoding import Encoder, pow2_exponents
 
 DISTANCES = ("paper", "standardized")
-ALGORITHMS = ("auto", "pruned", "dense")
+ALGORITHMS = ("auto", "pruned", "wide", "dense")
 SCALE_EXP = 400   # paper coordinates: the largest reference magnitude lands in [2^399, 2^400)
 REACH_EXP = 100   # paper: query values may exceed the reference scale by at most 2^100
 REACH_STD_EXP = 500  # standardized: query coordinates may reach 2^500 training ranges
@@ -155,7 +155,7 @@ class NeighborEngine:
         if distance not in DISTANCES:
             raise MemvizError(f"distance {distance!r}: unknown (use paper or standardized)")
         if algorithm not in ALGORITHMS:
-            raise MemvizError(f"algorithm {algorithm!r}: unknown (use auto, pruned or dense)")
+            raise MemvizError(f"algorithm {algorithm!r}: unknown (use auto, pruned, wide or dense)")
         self.distance = distance
         self.device = device
         self.chunk_elements = None if chunk_elements is None else int(chunk_elements)
@@ -198,15 +198,21 @@ class NeighborEngine:
         if self.algorithm_ == "pruned":
             from memviz.measure.pruned import PrunedIndex
             self.pruned_ = PrunedIndex(y, enc.cat, self.encoder_.n_categories, self.distance)
+        elif self.algorithm_ == "wide":
+            from memviz.measure.wide import WideIndex
+            self.wide_ = WideIndex(y, enc.cat, self.distance)
         return self
 
     def _resolve_algorithm(self) -> str:
         if self.algorithm != "auto":
-            if self.algorithm == "pruned" and self.device_.type != "cpu":
-                raise MemvizError(f"algorithm 'pruned' runs on the CPU only (device {self.device_})")
+            if self.algorithm in ("pruned", "wide") and self.device_.type != "cpu":
+                raise MemvizError(f"algorithm {self.algorithm!r} runs on the CPU only (device {self.device_})")
+            if self.algorithm == "wide" and not self.p_:
+                return "dense"                 # no numerical column: no product to bound
             return self.algorithm
-        ok = self.device_.type == "cpu" and self.p_ <= PRUNED_MAX_P and self.n_reference_ >= PRUNED_MIN_N
-        return "pruned" if ok else "dense"
+        if self.device_.type != "cpu" or self.n_reference_ < PRUNED_MIN_N:
+            return "dense"
+        return "pruned" if self.p_ <= PRUNED_MAX_P else "wide"
 
     def _chunk_elements(self) -> int:
         if self.chunk_elements is not None:
@@ -377,6 +383,11 @@ class NeighborEngine:
         if self.algorithm_ == "pruned" and len(todo):
             p_, d_ = pos[todo], dist[todo]
             done = self.pruned_.kneighbors(y[todo], enc.cat[todo], k, p_, d_, self.n_jobs_(), report)
+            pos[todo[done]], dist[todo[done]] = p_[done], d_[done]
+            todo = todo[~done]
+        elif self.algorithm_ == "wide" and len(todo):
+            p_, d_ = pos[todo], dist[todo]
+            done = self.wide_.kneighbors(y[todo], enc.cat[todo], k, p_, d_, self.n_jobs_(), report)
             pos[todo[done]], dist[todo[done]] = p_[done], d_[done]
             todo = todo[~done]
         self._dense(y, enc.cat, k, pos, dist, todo, report)
