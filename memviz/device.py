@@ -46,3 +46,27 @@ def torch_threads(n: int | None):
         yield
     finally:
         torch.set_num_threads(previous)
+
+
+def available_memory() -> int | None:
+    """Bytes this process can still take: ``MemAvailable`` of /proc/meminfo, lowered to
+    what the cgroup (v2 ``memory.max`` - ``memory.current``) leaves; None where neither
+    can be read (then no memory guard applies)."""
+    found = []
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    found.append(int(line.split()[1]) * 1024)
+                    break
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        with open("/sys/fs/cgroup/memory.max") as fh:
+            limit = fh.read().strip()
+        if limit != "max":
+            with open("/sys/fs/cgroup/memory.current") as fh:
+                found.append(int(limit) - int(fh.read().strip()))
+    except (OSError, ValueError):
+        pass
+    return max(0, min(found)) if found else None

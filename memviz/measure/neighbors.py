@@ -83,6 +83,7 @@ import torch
 
 from memviz.device import resolve_device
 from memviz.errors import MemvizError
+from memviz.measure import budget
 from memviz.measure.kernels import (
     resolve_ties,
     scaled_e,
@@ -175,6 +176,9 @@ class NeighborEngine:
         num_cols, cat_cols = schema.distance_numerical, schema.distance_categorical
         if not num_cols and not cat_cols:
             raise MemvizError(f"{reference.source}: no numerical or categorical column to compare")
+        budget.check(budget.fit_bytes(len(reference), len(num_cols), len(cat_cols)),
+                     f"{reference.source}: indexing {len(reference):,} rows × {len(num_cols)} numerical + "
+                     f"{len(cat_cols)} categorical columns")
         base = Encoder.fit((scale_table or reference).data, num_cols, cat_cols)
         # the vocabulary must be the reference's; it already is unless a scale table is given
         vocab = base.vocab if scale_table is None else Encoder.fit(reference.data, (), cat_cols).vocab
@@ -369,10 +373,13 @@ class NeighborEngine:
         N = self.n_reference_
         if k < 1 or k > N:
             raise MemvizError(f"k={k}: must be between 1 and the {N} reference rows")
+        M = len(df)
+        budget.check(budget.query_bytes(M, N, self.p_, self.q_, k, self.n_jobs_(), self.algorithm_,
+                                        self.chunk_elements_),
+                     f"{source}: {M:,} query rows against {N:,} reference rows")
         enc = self.encoder_.transform(df)
         self._check_finite(enc.num, source)
         y = self._coords(enc.num, source)                                                  # (M, p)
-        M = len(df)
         pos = np.empty((M, k), dtype=np.int64)
         dist = np.empty((M, k), dtype=np.float64)
         report = None if progress is None else _Progress(progress, M).add

@@ -70,7 +70,7 @@ import numpy as np
 import torch
 
 BLOCK = 32        # reference rows per block
-TILE = 32         # blocks per matrix product (its output stays in cache)
+TILE = 64         # blocks per matrix product (its float32 output, 128 x 2048, stays in cache)
 T_MAX = 4         # tuples kept per block for its fewest mismatches (more: bound 0)
 MIN_CAP = 64      # blocks read exactly per query row before it goes to the dense path
 EPS = 2.0 ** -53
