@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 
 import torch
 
@@ -30,6 +31,30 @@ def describe_device(device: torch.device) -> str:
     if device.type == "cuda":
         return f"cuda ({torch.cuda.get_device_name(device)})"
     return f"cpu ({torch.get_num_threads()} threads)"
+
+
+_JOBS_SHARING = None   # () -> jobs running on this machine's cores, this one included (set by the job runtime)
+
+
+def set_cpu_sharing(count) -> None:
+    """Tell the library how many jobs share the CPU cores: ``count()`` is asked each time a
+    model starts CPU work (so a job that starts or ends is seen at the next fit or sample).
+    ``memviz.jobs.worker`` sets it from the job queue's running jobs; None: unknown."""
+    global _JOBS_SHARING
+    _JOBS_SHARING = count
+
+
+def shared_cpu_threads() -> int | None:
+    """Threads for one job's CPU work: the cores divided among the jobs running (one job
+    alone takes all of them, two share), at least 1; None when no one has said how many jobs
+    run (see :func:`set_cpu_sharing`)."""
+    if _JOBS_SHARING is None:
+        return None
+    try:
+        jobs = max(1, int(_JOBS_SHARING()))
+    except Exception:                                   # a queue that cannot be read: unknown
+        return None
+    return max(1, (os.cpu_count() or 1) // jobs)
 
 
 @contextlib.contextmanager

@@ -15,8 +15,9 @@ import sys
 import traceback
 from pathlib import Path
 
+from memviz.device import set_cpu_sharing
 from memviz.errors import MemvizError
-from memviz.jobs.queue import JOBS, max_jobs, take_slot
+from memviz.jobs.queue import JOBS, max_jobs, running_jobs, take_slot
 from memviz.jobs.spec import EVENTS, EventLog, read_spec, run_spec
 
 
@@ -40,6 +41,7 @@ def main(argv=None) -> int:
             root = spec_path.parent.parent.parent if spec_path.parent.parent.name == JOBS else spec_path.parent
             slots = max_jobs()
             take_slot(root, slots, spec_path.parent.name, on_queued=lambda: events({"event": "queued", "slots": slots}))
+            set_cpu_sharing(lambda: running_jobs(root))   # a job alone takes every core; two share
         events({"event": "started", "pid": os.getpid(), "kind": spec.kind})
         result = run_spec(spec, emit=events)
     except KeyboardInterrupt:
