@@ -22,6 +22,7 @@ that answered it), so the output equals the local run's, byte for byte
 from __future__ import annotations
 
 import contextlib
+import copy
 import os
 import uuid
 from typing import Callable
@@ -73,6 +74,15 @@ def connect(scheduler=None, n_workers: int | None = None):
 
 
 def _query(engine: NeighborEngine, rows: pd.DataFrame, k: int) -> tuple[np.ndarray, np.ndarray, int, int]:
+    """One task: the engine's answer for a block of rows, on the worker's own threads (a
+    shallow copy: the scattered engine's arrays are shared, not copied)."""
+    if engine.n_jobs is None:
+        try:
+            from distributed import get_worker
+            engine = copy.copy(engine)
+            engine.n_jobs = max(1, int(get_worker().state.nthreads))
+        except (ImportError, ValueError, AttributeError):
+            pass
     nb = engine.kneighbors(rows, k=k)
     return nb.pos, nb.dist, nb.n_exhaustive, nb.n_pruned
 
@@ -82,7 +92,8 @@ class DaskEngine:
 
     Parameters
     ----------
-    engine : a fitted NeighborEngine (its device is the workers'; ``n_jobs`` threads per task).
+    engine : a fitted NeighborEngine (its device is the workers'; each task uses its
+        ``n_jobs`` threads, or when None the worker's thread count).
     client : a ``dask.distributed.Client`` (see :func:`connect`).
     rows_per_task : query rows per task (default ``ROWS_PER_TASK``).
     """
