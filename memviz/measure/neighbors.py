@@ -69,8 +69,17 @@ float64 definition itself: correct by construction, no bound, no recomputation.
 ``"pruned"`` (CPU): see :mod:`memviz.measure.pruned`. Candidates come from the categorical
 mismatch levels (d·n = e' + h with e' in [0, 1]: the k nearest have h <= h_(k) + 1)
 found by hashing, min e and max e from exact tree searches; query rows it cannot bound
-cheaply go to the dense path. ``"auto"``: pruned on CPU when it applies (some
-reference rows, at most 32 numerical columns), else dense.
+cheaply go to the dense path.
+
+``"wide"`` (CPU): see :mod:`memviz.measure.wide`. Float32 matrix-product bounds on every
+distance, with their rounding error bounded, pick the few blocks of reference rows that can
+hold min e, max e and the k nearest; those get direct float64 differences. Query rows the
+bounds cannot narrow go to the dense path.
+
+``"auto"``: on CPU from ``PRUNED_MIN_N`` reference rows, pruned up to ``PRUNED_MAX_P``
+numerical columns and wide above (where k-d trees stop pruning); else dense. ``n_pruned``
+counts the rows the pruned or the wide search answered. Before any work, fit and query
+refuse in one line what the machine's memory cannot hold (:mod:`memviz.measure.budget`).
 """
 from __future__ import annotations
 
@@ -113,7 +122,7 @@ class Neighbors:
     dist : (M, k) float64 distances d.
     n_exhaustive : query rows answered by a pass over all reference rows (the dense
         path); a cost figure, the result is exact either way.
-    n_pruned : query rows answered by the pruned search.
+    n_pruned : query rows answered by the pruned (or the wide) search.
     """
 
     pos: np.ndarray
@@ -140,15 +149,16 @@ class NeighborEngine:
         Dense path: smallest distances kept per row before the tie check (≥ k + 1).
     n_jobs : int or None
         CPU worker threads (default: ``torch.get_num_threads()``).
-    algorithm : {"auto", "pruned", "dense"}
-        See the module docstring; all three give the same result.
+    algorithm : {"auto", "pruned", "wide", "dense"}
+        See the module docstring; all give the same result ("wide" without numerical
+        columns is the dense pass).
 
     Attributes (after ``fit``)
     --------------------------
     encoder_ : Encoder
     n_reference_ : int
     device_ : torch.device
-    algorithm_ : "pruned" or "dense"
+    algorithm_ : "pruned", "wide" or "dense"
     """
 
     def __init__(self, distance: str = "paper", device: str = "auto", chunk_elements: int | None = None,
