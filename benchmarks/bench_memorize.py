@@ -25,11 +25,16 @@ and 0.5 % by exact copies. Measured side by side in one run, on the CPU:
 (g) the worst case for the pruned search, an all-numerical table (Adult's numerical
     columns only, no category to prune by): (a), (b), (c) and (d) again.
 
+``--wide``: the same on a wide table instead of Adult (:func:`wide_data`: 40 numerical + 2
+categorical columns, 32,561 training rows, the synthetic rows fresh draws with the same
+planted near and exact copies), where ``auto`` takes the wide search (matrix-product bounds,
+:mod:`memviz.measure.wide`; target >= 100x the loop on 2 CPU threads).
+
 The machine may be shared: the load average is printed next to every timing, and the
 ratios compare figures measured in the same run.
 
 Usage: python benchmarks/bench_memorize.py [--n-synthetic M] [--repeats R] [--subsample S]
-       [--dataset FOLDER] [--seed SEED] [--old-ref REF] [--no-rss] [--no-numeric]
+       [--dataset FOLDER] [--seed SEED] [--old-ref REF] [--no-rss] [--no-numeric] [--wide [--n-train N]]
 """
 from __future__ import annotations
 
@@ -84,7 +89,49 @@ def numeric_only(train: Table, syn: pd.DataFrame) -> tuple[Table, pd.DataFrame]:
     return Table(train.data[num].copy(), schema, train.source + " (numerical only)"), syn[num].copy()
 
 
+WIDE_NUM, WIDE_CAT = 40, (9, 2)     # the wide table: 40 numerical columns, categoricals of 9 and 2 values
+
+
+def wide_frame(n: int, rng: np.random.Generator) -> pd.DataFrame:
+    """n rows of the wide table: integer columns of Adult-like ranges (ages, hours, counts,
+    fnlwgt-sized) and floats of scales 1e-2 to 1e4, each column independent."""
+    cols = {}
+    for j in range(WIDE_NUM):
+        kind = j % 4
+        if kind == 0:
+            cols[f"x{j}"] = rng.integers(17, 90, n).astype(float)
+        elif kind == 1:
+            cols[f"x{j}"] = rng.integers(10_000, 1_500_000, n).astype(float)
+        elif kind == 2:
+            cols[f"x{j}"] = rng.normal(0, 10.0 ** (j % 7 - 2), n)
+        else:
+            cols[f"x{j}"] = rng.integers(0, 100, n).astype(float)
+    for j, size in enumerate(WIDE_CAT):
+        cols[f"c{j}"] = np.array([f"v{v}" for v in range(size)], dtype=object)[rng.integers(0, size, n)]
+    return pd.DataFrame(cols)
+
+
+def wide_data(n_train: int, n_syn: int, seed: int) -> tuple[Table, pd.DataFrame]:
+    """The wide table: training rows and synthetic rows (fresh draws, 1 % near copies with
+    x1 + 1, 0.5 % exact copies of training rows)."""
+    rng = np.random.default_rng(seed)
+    df = wide_frame(n_train, rng)
+    df.index = pd.Index(np.arange(n_train), name="row_id")
+    schema = Schema(numerical=tuple(c for c in df if c[0] == "x"), categorical=tuple(c for c in df if c[0] == "c"),
+                    target=None, task="none")
+    train = Table(df, schema, "wide table")
+    syn = wide_frame(n_syn, rng)
+    n_near, n_exact = n_syn // 100, n_syn // 200
+    slots = rng.choice(n_syn, n_near + n_exact, replace=False)
+    planted = df.iloc[rng.integers(0, n_train, n_near + n_exact)].reset_index(drop=True)
+    planted.loc[: n_near - 1, "x1"] = planted.loc[: n_near - 1, "x1"] + 1
+    syn.iloc[slots] = planted.to_numpy()
+    return train, syn.astype(df.dtypes.to_dict())
+
+
 def data(args):
+    if getattr(args, "wide", False):
+        return wide_data(args.n_train, args.n_synthetic, args.seed)
     train, test = load_dataset(args.dataset)
     syn = make_synthetic(train, test, args.n_synthetic, args.seed)
     return (numeric_only(train, syn) if getattr(args, "numeric", False) else (train, syn))
@@ -144,7 +191,8 @@ def child(args) -> None:
 
 def run_child(args, flag: str, env=None, numeric=False, save=None) -> dict:
     cmd = [sys.executable, __file__, flag, "--n-synthetic", str(args.n_synthetic), "--seed", str(args.seed),
-           "--dataset", str(args.dataset)] + (["--numeric"] if numeric else []) + (["--save", save] if save else [])
+           "--dataset", str(args.dataset), "--n-train", str(args.n_train)] + (["--numeric"] if numeric else []) \
+        + (["--wide"] if args.wide else []) + (["--save", save] if save else [])
     out = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=tempfile.gettempdir())
     if out.returncode:
         raise RuntimeError(f"{flag} failed:\n{out.stderr[-3000:]}")
@@ -199,11 +247,12 @@ def section(label, train, syn, args, sub, old_dir, numeric):
     loop_rows = sub[: max(1, len(sub))]
     reference_loop(train, syn, loop_rows[:2])                                           # warm-up
     la = load_avg()
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     reference_loop(train, syn, loop_rows)
     loop_ms = (time.perf_counter() - t0) / len(loop_rows) * 1e3
-    lines.append(f"(a) reference-style loop, {len(loop_rows)} rows: {loop_ms:7.2f} ms/row -> ~{loop_ms * M / 1e3:6.0f} s "
-                 f"for all {M} rows   [{la}]")
+    loop_cpu_ms = (time.process_time() - c0) / len(loop_rows) * 1e3
+    lines.append(f"(a) reference-style loop, {len(loop_rows)} rows: {loop_ms:7.2f} ms/row (CPU {loop_cpu_ms:.2f}) -> "
+                 f"~{loop_ms * M / 1e3:6.0f} s for all {M} rows   [{la}]")
     times, cpu = [], []
     for _ in range(args.repeats):
         t, c, res, nb, path = timed_check(train, syn)
@@ -216,8 +265,9 @@ def section(label, train, syn, args, sub, old_dir, numeric):
                  f"({', '.join(f'{t:.2f}' for t in times)}; CPU {', '.join(f'{c:.2f}' for c in cpu)} s) -> "
                  f"{ms:7.4f} ms/row = {loop_ms / ms:6.1f}x the loop"
                  + ("" if numeric else f" (target >= 100x: {'met' if loop_ms / ms >= 100 else 'NOT met'})")
-                 + f"   [{la}]")
-    lines.append(f"    rows answered by the pruned search: {nb.n_pruned} of {M}, by a dense pass: "
+                 + f"; by CPU time {loop_cpu_ms * M / 1e3 / float(np.median(cpu)):6.1f}x (a loaded machine gives "
+                   f"a multi-threaded pass a smaller share of its cores than a one-thread loop)   [{la}]")
+    lines.append(f"    rows answered by the {path} search: {nb.n_pruned} of {M}, by a dense pass: "
                  f"{nb.n_exhaustive}; mem_ratio {res.mem_ratio:.4f}")
     if not args.no_dense:
         td, _, dres, _, _ = timed_check(train, syn, "dense")
@@ -257,6 +307,8 @@ def main() -> None:
     ap.add_argument("--no-rss", action="store_true", help="skip the subprocess peak-RSS run")
     ap.add_argument("--no-dense", action="store_true", help="skip the dense-path run")
     ap.add_argument("--no-numeric", action="store_true", help="skip the all-numerical worst case")
+    ap.add_argument("--wide", action="store_true", help="the wide table (40 numerical + 2 categorical) instead of Adult")
+    ap.add_argument("--n-train", type=int, default=32561, help="training rows of the wide table")
     ap.add_argument("--child-rss", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--child-old", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--numeric", action="store_true", help=argparse.SUPPRESS)
@@ -286,7 +338,7 @@ def main() -> None:
             print(f"(e) peak RSS of the full check (subprocess): {rss['peak_mib']:.0f} MiB (RSS before the check: "
                   f"{rss['baseline_mib']:.0f} MiB; check took {rss['seconds']:.2f} s) -> "
                   f"{'under' if rss['peak_mib'] < 1024 else 'OVER'} the 1 GB target")
-        if not args.no_numeric:
+        if not args.no_numeric and not args.wide:
             ntrain, nsyn = numeric_only(train, syn)
             print(f"(g) worst case for the pruned search: {len(ntrain.schema.numerical)} numerical columns only")
             for out in section("numeric", ntrain, nsyn, args, sub, old_dir, numeric=True):

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 
 import torch
 
@@ -32,6 +33,30 @@ def describe_device(device: torch.device) -> str:
     return f"cpu ({torch.get_num_threads()} threads)"
 
 
+_JOBS_SHARING = None   # () -> jobs running on this machine's cores, this one included (set by the job runtime)
+
+
+def set_cpu_sharing(count) -> None:
+    """Tell the library how many jobs share the CPU cores: ``count()`` is asked each time a
+    model starts CPU work (so a job that starts or ends is seen at the next fit or sample).
+    ``memviz.jobs.worker`` sets it from the job queue's running jobs; None: unknown."""
+    global _JOBS_SHARING
+    _JOBS_SHARING = count
+
+
+def shared_cpu_threads() -> int | None:
+    """Threads for one job's CPU work: the cores divided among the jobs running (one job
+    alone takes all of them, two share), at least 1; None when no one has said how many jobs
+    run (see :func:`set_cpu_sharing`)."""
+    if _JOBS_SHARING is None:
+        return None
+    try:
+        jobs = max(1, int(_JOBS_SHARING()))
+    except Exception:                                   # a queue that cannot be read: unknown
+        return None
+    return max(1, (os.cpu_count() or 1) // jobs)
+
+
 @contextlib.contextmanager
 def torch_threads(n: int | None):
     """torch's CPU intra-op threads set to ``n`` inside, restored on exit (None: unchanged)."""
@@ -46,3 +71,27 @@ def torch_threads(n: int | None):
         yield
     finally:
         torch.set_num_threads(previous)
+
+
+def available_memory() -> int | None:
+    """Bytes this process can still take: ``MemAvailable`` of /proc/meminfo, lowered to
+    what the cgroup (v2 ``memory.max`` - ``memory.current``) leaves; None where neither
+    can be read (then no memory guard applies)."""
+    found = []
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    found.append(int(line.split()[1]) * 1024)
+                    break
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        with open("/sys/fs/cgroup/memory.max") as fh:
+            limit = fh.read().strip()
+        if limit != "max":
+            with open("/sys/fs/cgroup/memory.current") as fh:
+                found.append(int(limit) - int(fh.read().strip()))
+    except (OSError, ValueError):
+        pass
+    return max(0, min(found)) if found else None

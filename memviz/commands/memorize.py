@@ -29,11 +29,30 @@ def register(sub, command) -> None:
     sp.add_argument("--rows-out", help="CSV of one row per training row with --holdout: row_id, copies, "
                                        "holdout_hits, expected, excess, p_value, q_value, over_copied "
                                        "(default: none)")
+    sp.add_argument("--backend", default="local", choices=["local", "dask"],
+                    help="local = this process; dask = blocks of synthetic (and hold-out) rows on dask.distributed "
+                         "workers, the fitted engine sent to each once; same output")
+    sp.add_argument("--scheduler", help="dask scheduler address (e.g. tcp://host:8786), with --backend dask "
+                                        "(default: a local cluster of one worker process per CPU core)")
     add_raw_csv(sp)
     sp.set_defaults(func=run)
 
 
 def run(args) -> None:
+    t0 = time.perf_counter()
+    if args.rows_out and not args.holdout:
+        raise MemvizError("--rows-out needs --holdout: each row's expected copies come from the hold-out's floor")
+    if args.scheduler and args.backend != "dask":
+        raise MemvizError("--scheduler needs --backend dask")
+    if args.backend == "dask":
+        from memviz.measure.distributed import connect
+        with connect(args.scheduler) as client:
+            _run(args, t0, client)
+    else:
+        _run(args, t0, None)
+
+
+def _run(args, t0, client) -> None:
     import pandas as pd
 
     from memviz.io import export_csv
@@ -42,13 +61,13 @@ def run(args) -> None:
     from memviz.measure.neighbors import NeighborEngine
     from memviz.tables.data import load_companion, load_table
 
-    t0 = time.perf_counter()
-    if args.rows_out and not args.holdout:
-        raise MemvizError("--rows-out needs --holdout: each row's expected copies come from the hold-out's floor")
     train = load_table(args.train, schema_of(args))
     syn = load_companion(train, args.synthetic, role="synthetic")
     holdout = load_companion(train, args.holdout, role="test") if args.holdout else None
     engine = NeighborEngine(distance=args.distance, device=args.device).fit(train)
+    if client is not None:
+        from memviz.measure.distributed import DaskEngine
+        engine = DaskEngine(engine, client)
     res = memorization(train, syn, engine=engine, progress=Bar("memorize") if not args.quiet else None)
     close = nn1_closeness(train, syn.data.reset_index(drop=True), res.nn1, ratio=res.ratio, distance=res.distance)
     frame = pd.concat([res.to_frame(positions=True),
@@ -74,4 +93,4 @@ def run(args) -> None:
     if rows is not None:
         export_csv(Path(args.rows_out), rows, raw=args.raw_csv)
         out["rows_out"] = str(args.rows_out)
-    emit({**out, "out": str(args.out), "seconds": round(time.perf_counter() - t0, 3)})
+    emit({**out, "out": str(args.out), "backend": args.backend, "seconds": round(time.perf_counter() - t0, 3)})

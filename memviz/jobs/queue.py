@@ -121,6 +121,26 @@ def take_slot(root: Path, slots: int, job_id: str, on_queued=None, poll: float =
         ticket.unlink(missing_ok=True)
 
 
+def running_jobs(root: Path) -> int:
+    """How many slots under ``root/.jobs/slots`` are held now (jobs running, the caller's
+    own included): a slot whose lock a shared non-blocking attempt cannot take is held."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover
+        return 1
+    held = 0
+    for path in sorted((root / JOBS / "slots").glob("*.lock")):
+        try:
+            with open(path, "a") as f:
+                try:
+                    fcntl.flock(f, fcntl.LOCK_SH | fcntl.LOCK_NB)
+                except OSError:
+                    held += 1
+        except OSError:
+            continue
+    return held
+
+
 def _older_waiters(queue: Path, mine: Path) -> bool:
     """Is a living process's ticket ahead of ``mine``? (Dead processes' tickets are removed.)"""
     for t in sorted(queue.iterdir()):

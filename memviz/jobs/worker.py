@@ -23,10 +23,11 @@ import sys
 import traceback
 from pathlib import Path
 
+from memviz.device import set_cpu_sharing
 from memviz.errors import MemvizError
 from memviz.io import DISK_FULL, DiskFull, disk_full, remove_stale_temps
 from memviz.jobs.guard import Reserve, confine, start_watchdog
-from memviz.jobs.queue import JOBS, max_jobs, take_slot
+from memviz.jobs.queue import JOBS, max_jobs, running_jobs, take_slot
 from memviz.jobs.spec import EVENTS, EventLog, read_spec, run_spec
 
 
@@ -67,6 +68,7 @@ def _run(spec_path: Path, argv: list, events: EventLog, reserve: Reserve) -> int
         if "--no-queue" not in argv:
             slots = max_jobs()
             take_slot(root, slots, spec_path.parent.name, on_queued=lambda: events({"event": "queued", "slots": slots}))
+            set_cpu_sharing(lambda: running_jobs(root))   # a job alone takes every core; two share
         events({"event": "started", "pid": os.getpid(), "kind": spec.kind})
         result = run_spec(spec, emit=events)
     except KeyboardInterrupt:

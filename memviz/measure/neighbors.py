@@ -69,8 +69,17 @@ float64 definition itself: correct by construction, no bound, no recomputation.
 ``"pruned"`` (CPU): see :mod:`memviz.measure.pruned`. Candidates come from the categorical
 mismatch levels (d·n = e' + h with e' in [0, 1]: the k nearest have h <= h_(k) + 1)
 found by hashing, min e and max e from exact tree searches; query rows it cannot bound
-cheaply go to the dense path. ``"auto"``: pruned on CPU when it applies (some
-reference rows, at most 32 numerical columns), else dense.
+cheaply go to the dense path.
+
+``"wide"`` (CPU): see :mod:`memviz.measure.wide`. Float32 matrix-product bounds on every
+distance, with their rounding error bounded, pick the few blocks of reference rows that can
+hold min e, max e and the k nearest; those get direct float64 differences. Query rows the
+bounds cannot narrow go to the dense path.
+
+``"auto"``: on CPU from ``PRUNED_MIN_N`` reference rows, pruned up to ``PRUNED_MAX_P``
+numerical columns and wide above (where k-d trees stop pruning); else dense. ``n_pruned``
+counts the rows the pruned or the wide search answered. Before any work, fit and query
+refuse in one line what the machine's memory cannot hold (:mod:`memviz.measure.budget`).
 """
 from __future__ import annotations
 
@@ -83,6 +92,7 @@ import torch
 
 from memviz.device import resolve_device
 from memviz.errors import MemvizError
+from memviz.measure import budget
 from memviz.measure.kernels import (
     resolve_ties,
     scaled_e,
@@ -95,7 +105,7 @@ from memviz.tables.data import Table
 from memviz.tables.encoding import Encoder, pow2_exponents
 
 DISTANCES = ("paper", "standardized")
-ALGORITHMS = ("auto", "pruned", "dense")
+ALGORITHMS = ("auto", "pruned", "wide", "dense")
 SCALE_EXP = 400   # paper coordinates: the largest reference magnitude lands in [2^399, 2^400)
 REACH_EXP = 100   # paper: query values may exceed the reference scale by at most 2^100
 REACH_STD_EXP = 500  # standardized: query coordinates may reach 2^500 training ranges
@@ -112,7 +122,7 @@ class Neighbors:
     dist : (M, k) float64 distances d.
     n_exhaustive : query rows answered by a pass over all reference rows (the dense
         path); a cost figure, the result is exact either way.
-    n_pruned : query rows answered by the pruned search.
+    n_pruned : query rows answered by the pruned (or the wide) search.
     """
 
     pos: np.ndarray
@@ -139,15 +149,16 @@ class NeighborEngine:
         Dense path: smallest distances kept per row before the tie check (≥ k + 1).
     n_jobs : int or None
         CPU worker threads (default: ``torch.get_num_threads()``).
-    algorithm : {"auto", "pruned", "dense"}
-        See the module docstring; all three give the same result.
+    algorithm : {"auto", "pruned", "wide", "dense"}
+        See the module docstring; all give the same result ("wide" without numerical
+        columns is the dense pass).
 
     Attributes (after ``fit``)
     --------------------------
     encoder_ : Encoder
     n_reference_ : int
     device_ : torch.device
-    algorithm_ : "pruned" or "dense"
+    algorithm_ : "pruned", "wide" or "dense"
     """
 
     def __init__(self, distance: str = "paper", device: str = "auto", chunk_elements: int | None = None,
@@ -155,7 +166,7 @@ class NeighborEngine:
         if distance not in DISTANCES:
             raise MemvizError(f"distance {distance!r}: unknown (use paper or standardized)")
         if algorithm not in ALGORITHMS:
-            raise MemvizError(f"algorithm {algorithm!r}: unknown (use auto, pruned or dense)")
+            raise MemvizError(f"algorithm {algorithm!r}: unknown (use auto, pruned, wide or dense)")
         self.distance = distance
         self.device = device
         self.chunk_elements = None if chunk_elements is None else int(chunk_elements)
@@ -175,6 +186,9 @@ class NeighborEngine:
         num_cols, cat_cols = schema.distance_numerical, schema.distance_categorical
         if not num_cols and not cat_cols:
             raise MemvizError(f"{reference.source}: no numerical or categorical column to compare")
+        budget.check(budget.fit_bytes(len(reference), len(num_cols), len(cat_cols)),
+                     f"{reference.source}: indexing {len(reference):,} rows × {len(num_cols)} numerical + "
+                     f"{len(cat_cols)} categorical columns")
         base = Encoder.fit((scale_table or reference).data, num_cols, cat_cols)
         # the vocabulary must be the reference's; it already is unless a scale table is given
         vocab = base.vocab if scale_table is None else Encoder.fit(reference.data, (), cat_cols).vocab
@@ -198,15 +212,21 @@ class NeighborEngine:
         if self.algorithm_ == "pruned":
             from memviz.measure.pruned import PrunedIndex
             self.pruned_ = PrunedIndex(y, enc.cat, self.encoder_.n_categories, self.distance)
+        elif self.algorithm_ == "wide":
+            from memviz.measure.wide import WideIndex
+            self.wide_ = WideIndex(y, enc.cat, self.distance)
         return self
 
     def _resolve_algorithm(self) -> str:
         if self.algorithm != "auto":
-            if self.algorithm == "pruned" and self.device_.type != "cpu":
-                raise MemvizError(f"algorithm 'pruned' runs on the CPU only (device {self.device_})")
+            if self.algorithm in ("pruned", "wide") and self.device_.type != "cpu":
+                raise MemvizError(f"algorithm {self.algorithm!r} runs on the CPU only (device {self.device_})")
+            if self.algorithm == "wide" and not self.p_:
+                return "dense"                 # no numerical column: no product to bound
             return self.algorithm
-        ok = self.device_.type == "cpu" and self.p_ <= PRUNED_MAX_P and self.n_reference_ >= PRUNED_MIN_N
-        return "pruned" if ok else "dense"
+        if self.device_.type != "cpu" or self.n_reference_ < PRUNED_MIN_N:
+            return "dense"
+        return "pruned" if self.p_ <= PRUNED_MAX_P else "wide"
 
     def _chunk_elements(self) -> int:
         if self.chunk_elements is not None:
@@ -363,10 +383,13 @@ class NeighborEngine:
         N = self.n_reference_
         if k < 1 or k > N:
             raise MemvizError(f"k={k}: must be between 1 and the {N} reference rows")
+        M = len(df)
+        budget.check(budget.query_bytes(M, N, self.p_, self.q_, k, self.n_jobs_(), self.algorithm_,
+                                        self.chunk_elements_),
+                     f"{source}: {M:,} query rows against {N:,} reference rows")
         enc = self.encoder_.transform(df)
         self._check_finite(enc.num, source)
         y = self._coords(enc.num, source)                                                  # (M, p)
-        M = len(df)
         pos = np.empty((M, k), dtype=np.int64)
         dist = np.empty((M, k), dtype=np.float64)
         report = None if progress is None else _Progress(progress, M).add
@@ -377,6 +400,11 @@ class NeighborEngine:
         if self.algorithm_ == "pruned" and len(todo):
             p_, d_ = pos[todo], dist[todo]
             done = self.pruned_.kneighbors(y[todo], enc.cat[todo], k, p_, d_, self.n_jobs_(), report)
+            pos[todo[done]], dist[todo[done]] = p_[done], d_[done]
+            todo = todo[~done]
+        elif self.algorithm_ == "wide" and len(todo):
+            p_, d_ = pos[todo], dist[todo]
+            done = self.wide_.kneighbors(y[todo], enc.cat[todo], k, p_, d_, self.n_jobs_(), report)
             pos[todo[done]], dist[todo[done]] = p_[done], d_[done]
             todo = todo[~done]
         self._dense(y, enc.cat, k, pos, dist, todo, report)

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from naive import naive_memorization
 
 from memviz.errors import MemvizError
-from memviz.measure import pruned
+from memviz.measure import pruned, wide
 from memviz.measure.memorization import (
     THRESHOLD,
     mem_auc,
@@ -66,21 +66,26 @@ def assert_matches_naive(res, ref, train: Table | None = None):
 
 
 #: "pruned_tiny": the pruned search with thresholds small enough that tables of a few
-#: dozen rows reach its k-d tree groups, its box tree levels and its chunks
-ALGORITHMS = ("dense", "pruned", "pruned_tiny")
+#: dozen rows reach its k-d tree groups, its box tree levels and its chunks;
+#: "wide_tiny": the wide search with blocks of 2 rows and tiles of 2 blocks (many of each)
+ALGORITHMS = ("dense", "pruned", "pruned_tiny", "wide", "wide_tiny")
 
 
 @contextlib.contextmanager
 def engine_for(algorithm, distance, **kw):
     """Yields ``make(train) -> fitted engine`` for one of ALGORITHMS (kept for the query too)."""
     saved = pruned.BIG, pruned.LEAF, pruned.CHUNK, pruned.PROBE
+    saved_wide = wide.BLOCK, wide.TILE
     if algorithm == "pruned_tiny":
         pruned.BIG, pruned.LEAF, pruned.CHUNK, pruned.PROBE = 3, 2, 4, 5
+    if algorithm == "wide_tiny":
+        wide.BLOCK, wide.TILE = 2, 2
     try:
         yield lambda train: NeighborEngine(distance=distance, device="cpu", algorithm=algorithm.split("_")[0],
                                            **kw).fit(train)
     finally:
         pruned.BIG, pruned.LEAF, pruned.CHUNK, pruned.PROBE = saved
+        wide.BLOCK, wide.TILE = saved_wide
 
 
 NUM_KINDS = ("small_int", "wide_int", "fnlwgt", "float", "tiny_float", "const", "clustered_wide",
@@ -313,7 +318,7 @@ def test_float32_expansion_would_lose_the_near_copy():
     assert res.nn1_pos[0] == 123 and res.d1[0] == 0.0
 
 
-@pytest.mark.parametrize("algorithm", ["dense", "pruned"])
+@pytest.mark.parametrize("algorithm", ["dense", "pruned", "wide"])
 def test_clusters_finer_than_an_expansion_resolves(algorithm):
     """30 training rows share a value of 1.4e6 and differ by ~0.001 in a small column: a
     ‖g‖² + ‖x‖² − 2g·x expansion cannot order them (its rounding, ~1e-5 on e², exceeds

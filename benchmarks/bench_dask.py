@@ -1,0 +1,90 @@
+"""Benchmark: memorization on a 2-worker Dask LocalCluster against one process (run by hand).
+
+One table (``--table adult``: Adult-shaped of ``bench_scale.py``; ``wide``: the wide table of
+``bench_memorize.py``), n training × n synthetic rows, in one run:
+
+(a) one process, one thread (``NeighborEngine(n_jobs=1)``, torch 1 thread);
+(b) one process, ``--threads`` threads (the local default);
+(c) a ``LocalCluster(n_workers=W, threads_per_worker=1, processes=True)``: the fitted engine
+    scattered once, blocks of ``--rows-per-task`` rows; the time of the scatter and of the
+    query pass, cluster start-up not counted (a cluster is started once and serves many
+    checks);
+
+and whether (c)'s arrays are byte-identical to (a)'s. The machine may be shared: the load
+average is printed; read the ratios, not the absolute times.
+
+Usage: python benchmarks/bench_dask.py [--table adult|wide] [--n N] [--workers W] [--threads T]
+       [--rows-per-task R]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+
+def load_avg() -> str:
+    return "load {:.1f}/{:.1f}/{:.1f}".format(*os.getloadavg())
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--table", default="adult", choices=["adult", "wide"])
+    ap.add_argument("--n", type=int, default=100_000)
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--rows-per-task", type=int, default=None)
+    args = ap.parse_args()
+
+    import torch
+    from distributed import LocalCluster
+
+    from memviz.measure.distributed import DaskEngine, connect
+    from memviz.measure.memorization import memorization
+    from memviz.measure.neighbors import NeighborEngine
+
+    if args.table == "adult":
+        from bench_scale import adult_shaped
+        train, syn = adult_shaped(args.n, 0)
+    else:
+        from bench_memorize import wide_data
+        train, syn = wide_data(args.n, args.n, 0)
+    print(f"{args.table}: {len(train)} x {len(syn)} rows; {os.cpu_count()} cores [{load_avg()}]", flush=True)
+    torch.set_num_threads(1)
+    engine = NeighborEngine(device="cpu", n_jobs=1).fit(train)
+    t0 = time.perf_counter()
+    one = memorization(train, syn, engine=engine)
+    t_one = time.perf_counter() - t0
+    print(f"(a) one process, 1 thread:   {t_one:8.2f} s   [{load_avg()}]", flush=True)
+    torch.set_num_threads(args.threads)
+    engine.n_jobs = args.threads
+    t0 = time.perf_counter()
+    memorization(train, syn, engine=engine)
+    t_two = time.perf_counter() - t0
+    print(f"(b) one process, {args.threads} threads:  {t_two:8.2f} s   [{load_avg()}]", flush=True)
+    engine.n_jobs = 1
+    rows = args.rows_per_task or -(-len(syn) // (4 * args.workers))
+    with LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True, dashboard_address=":0") as c, \
+            connect(c) as client:
+        client.wait_for_workers(args.workers)                    # start-up not counted
+        t0 = time.perf_counter()
+        remote = DaskEngine(engine, client, rows_per_task=rows)
+        t_scatter = time.perf_counter() - t0
+        dask = memorization(train, syn, engine=remote)
+        t_dask = time.perf_counter() - t0
+    same = all(getattr(one, k).tobytes() == getattr(dask, k).tobytes()
+               for k in ("nn1", "nn2", "d1", "d2", "ratio", "memorized"))
+    print(f"(c) LocalCluster {args.workers} workers x 1 thread: {t_dask:8.2f} s (scatter {t_scatter:.2f} s, "
+          f"{rows} rows per task) -> {t_one / t_dask:.2f}x (a), {t_two / t_dask:.2f}x (b); arrays "
+          f"{'byte-identical' if same else 'DIFFER'} to (a)   [{load_avg()}]", flush=True)
+    print(f"mem ratio {one.mem_ratio:.4f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,280 @@
+"""The exact search for wide tables (CPU): matrix-product bounds, then exact differences.
+
+Used by :class:`memviz.measure.neighbors.NeighborEngine` (``algorithm="wide"``, what ``"auto"``
+picks on a CPU above ``PRUNED_MAX_P`` numerical columns, where k-d trees and the box tree stop
+pruning). Every distance it reports, and every min e and max e, comes from direct float64
+differences (the engine's contract, up to the order of the p squares' sum); the matrix
+product only says **which** reference rows need them. Cost: one float32 product of
+2·(p + 1) flops per pair and two reductions per pair, then exact differences for a few
+blocks per query row.
+
+Layout. The reference rows are sorted by their categorical tuple (so a block holds one or a
+few tuples), padded to whole tiles of ``TILE`` blocks of ``BLOCK`` rows with copies of the
+last row (never reported). Per query row g and block B the pass needs only the smallest and
+the largest over the block's rows of
+
+    t(x) = |X|^2 - 2 G.X      X = fl32(2^-a·fl(x - c)), G = fl32(2^-a·fl(g - c))
+
+with c the reference mean and 2^a >= max |x_j - c_j| (exact scaling into float32's range):
+one float32 matrix product of [G, 1] (b, p+1) with [-2X, fl32(|X|^2)] (p+1, BLOCK·TILE) per
+tile, read as (b, BLOCK, TILE) so that the block minima and maxima are elementwise
+reductions over a cache-sized buffer. s̃(x) = t(x) + |G|^2 approximates 2^-2a·s(x), where
+s(x) is the sum the exact formula forms: s(x) = sum_j fl(x_j - g_j)^2, summed left to right
+(:func:`exact_sum`), in float64.
+
+The bound. In the scaled units write r = |G| and R_B = max over the rows of B of |X| (float64
+sums, inflated by 2^-20 for their own rounding), v = 2^-24 (float32) and u = 2^-53. For every
+row x of block B
+
+    |2^-2a·s(x) - s̃(x)| <= E(g, B) = 2·(p + 8)·v·(r + R_B)^2·(1 + 2^-20) + (p + 8)·2^-120
+
+because (i) the float32 dot product of length p + 1 errs by at most
+γ_{p+1}·(2·r·R_B + |X|^2) (γ_m = m·v / (1 - m·v)) whatever the order and blocking of its
+sums (Higham, *Accuracy and Stability of Numerical Algorithms*, §3.1), and rounding |X|^2 to
+float32 by v·R_B^2; (ii) rounding G and X to float32 moves each coordinate by at most v times
+itself, so |G - X| is within v·(r + R_B) of |g' - x'| and its square within
+(2v + v^2)·(r + R_B)^2; (iii) centering in float64 moves every difference by at most
+u·(|g_j - c_j| + |x_j - c_j|), and the exact formula's own sum errs by at most
+γ^{(53)}_{p+2}·s(x): together below (2p + 8)·u·(r + R_B)^2; (iv) forming s̃ and the bounds
+below adds a few float64 roundings of at most u·(r + R_B)^2 each. The sum,
+((p + 1)·v + 3v)·(1 + 10^-5)·(r + R_B)^2 plus the float64 terms, is below half of E; the
+last term of E covers float32 underflow (at most 2^-149 per operation, p + 8 operations).
+Every comparison below is made with E on both sides, so the sets it keeps hold every row
+that can matter, whatever the rounding of the product:
+
+* min e: the row with the smallest s has t <= min t + E(g, B_min) + E(g, B), so only blocks
+  with min_B t - E(g, B) <= min t + E(g, B_min) are read exactly; max e likewise, with the
+  block maxima. min e and max e are then the exact formula's (sqrt is monotone).
+* the k nearest: a block's rows all have e >= 2^a·fl(sqrt(max(min_B t + |G|^2 - E, 0))) and
+  h >= the fewest mismatches of its tuples, so (rounding is monotone) d >= the d formula
+  applied to those two lower bounds, d_lo(g, B). The rows of the k + 1 blocks of smallest
+  d_lo give τ, the k-th smallest exact d among them (an upper bound of the true k-th d), and
+  only blocks with d_lo <= τ can hold a row with d <= the true k-th d: they are read exactly
+  and the k smallest (d, position) kept. Ties at the k-th d are all inside them.
+
+``tests/measure/test_wide.py`` checks the result bit for bit against the exact formula over
+all rows (copies, one-ulp neighbours, ties, duplicated rows, magnitudes from 1e-300 to 1e300,
+an outlier), and that switching E off gives wrong rows on a cluster finer than float32.
+
+Query rows for which the bound would overflow, or that would need more than
+``max(MIN_CAP, blocks / 8)`` blocks read exactly (coordinates spanning many orders of
+magnitude make E large against the distances), are returned as not done: the dense path
+answers them.
+"""
+from __future__ import annotations
+
+import math
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import torch
+
+BLOCK = 32        # reference rows per block
+TILE = 64         # blocks per matrix product (its float32 output, 128 x 2048, stays in cache)
+T_MAX = 4         # tuples kept per block for its fewest mismatches (more: bound 0)
+MIN_CAP = 64      # blocks read exactly per query row before it goes to the dense path
+EPS = 2.0 ** -53
+EPS32 = 2.0 ** -24
+
+
+def exact_sum(sq: np.ndarray) -> np.ndarray:
+    """(n, p) squares -> (n,) their sums, left to right along each row: one fixed order,
+    whatever n (numpy's ``sum`` may order a row's terms differently for different array
+    shapes, and the same pair must get the same e in every call and every block of rows)."""
+    return np.add.accumulate(sq, axis=1, out=sq)[:, -1].copy() if sq.shape[1] else np.zeros(len(sq))
+
+
+class WideIndex:
+    """The reference rows indexed for the wide search.
+
+    Parameters
+    ----------
+    y : (N, p) float64 coordinates of the distance (``NeighborEngine._coords``), p >= 1.
+    cat : (N, q) int64 category codes (>= 0).
+    distance : "paper" or "standardized".
+    """
+
+    def __init__(self, y: np.ndarray, cat: np.ndarray, distance: str):
+        N, p = y.shape
+        q = cat.shape[1]
+        self.N, self.p, self.q, self.n = N, p, q, p + q
+        self.paper = distance == "paper"
+        order = np.lexsort(cat.T[::-1]) if q else np.arange(N)                          # by tuple, stable
+        nb = max(1, math.ceil(N / BLOCK))
+        self.tile = tile = min(TILE, nb)
+        self.nb = nb = math.ceil(nb / tile) * tile                                       # whole tiles
+        pad = nb * BLOCK - N
+        self.spos = np.concatenate([order, np.repeat(order[-1:], pad)]).astype(np.int64)  # (Np,) positions
+        self.valid = np.arange(nb * BLOCK) < N                                           # (Np,) not padding
+        self.ys = np.ascontiguousarray(y[self.spos], dtype=np.float64)                   # (Np, p)
+        self.cs = np.ascontiguousarray(cat[self.spos], dtype=np.int32)                   # (Np, q)
+        self.center = y.mean(axis=0)                                                     # (p,)
+        xc = self.ys - self.center                                                       # (Np, p) x'
+        top = float(np.abs(xc).max())
+        # the product runs on x'·2^-a in float32, 2^a >= max |x'_j|: exact scaling, in range
+        self.a = int(np.frexp(top)[1]) if top > 0 else 0
+        x32 = np.ldexp(xc, -self.a).astype(np.float32)                                   # (Np, p) X
+        xs = x32.astype(np.float64)
+        nx2 = np.square(xs).sum(axis=1)                                                  # (Np,) |X|^2
+        self.rb = np.sqrt(nx2).reshape(nb, BLOCK).max(axis=1) * (1 + 2.0 ** -20)         # (nb,) R_B
+        aug = np.concatenate([-2.0 * xs, nx2[:, None]], axis=1).astype(np.float32)      # (Np, p+1)
+        self.tiles = []                                                                  # (B0, (p+1, BLOCK·nbt))
+        for b0 in range(0, nb, tile):
+            b1 = b0 + tile
+            part = aug[b0 * BLOCK:b1 * BLOCK].reshape(b1 - b0, BLOCK, p + 1)
+            self.tiles.append((b0, torch.from_numpy(np.ascontiguousarray(part.transpose(2, 1, 0)).reshape(
+                p + 1, -1))))
+        # the distinct tuples (rows are sorted by tuple) and the first T of each block's
+        change = np.ones(nb * BLOCK, dtype=bool)
+        if q:
+            change[1:] = (self.cs[1:] != self.cs[:-1]).any(axis=1)
+        tid = np.cumsum(change) - 1                                                      # (Np,) tuple id
+        self.utup = self.cs[change]                                                      # (U, q)
+        first_in_block = change.reshape(nb, BLOCK).copy()
+        first_in_block[:, 0] = True
+        n_tup = first_in_block.sum(axis=1)                                               # (nb,)
+        t_eff = int(min(T_MAX, n_tup.max()))
+        idx = np.argsort(~first_in_block, axis=1, kind="stable")[:, :t_eff]              # (nb, T) first rows
+        idx = np.where(np.arange(t_eff)[None, :] < n_tup[:, None], idx, 0)
+        self.btid = np.take_along_axis(tid.reshape(nb, BLOCK), idx, axis=1)              # (nb, T) tuple ids
+        self.bmixed = n_tup > t_eff                                                      # (nb,) bound 0
+        self.coef = 2.0 * (p + 8) * EPS32 * (1 + 2.0 ** -20)                             # module docstring
+
+    # ---------------------------------------------------------------- search
+    def kneighbors(self, y, cat, k, pos, dist, n_jobs, progress, rows_per_task=None):
+        """Fill pos/dist (M, k) for the rows it answers; returns the (M,) mask of those rows."""
+        M = len(y)
+        done = np.zeros(M, dtype=bool)
+        b = rows_per_task or int(min(128, max(16, (1 << 22) // self.nb)))
+        starts = list(range(0, M, b))
+
+        def work(s):
+            sl = slice(s, min(M, s + b))
+            with torch.no_grad(), np.errstate(over="ignore", invalid="ignore"):    # not-ok rows
+                ok, p_, d_ = self._chunk(y[sl], cat[sl], k)
+            idx = np.arange(sl.start, sl.stop)[ok]
+            pos[idx], dist[idx], done[idx] = p_[ok], d_[ok], True
+            if progress is not None:
+                progress(len(idx))
+
+        n_jobs = min(n_jobs, len(starts))
+        previous = torch.get_num_threads()
+        torch.set_num_threads(1)          # one product per thread: blocks are independent
+        try:
+            if n_jobs > 1:
+                with ThreadPoolExecutor(max_workers=n_jobs) as pool:
+                    list(pool.map(work, starts))
+            else:
+                for s in starts:
+                    work(s)
+        finally:
+            torch.set_num_threads(previous)
+        return done
+
+    def _bounds(self, yq):
+        """(b, nb) block minima and maxima of t, (b,) |G|^2 and (b, nb) E, all in the units of
+        the scaled coordinates (original units times 2^-a; squares times 2^-2a)."""
+        with np.errstate(over="ignore", invalid="ignore"):
+            g32 = np.ldexp(yq - self.center, -self.a).astype(np.float32)                 # (b, p) G
+        gs = g32.astype(np.float64)
+        ng2 = np.square(gs).sum(axis=1)                                                  # (b,)
+        a = torch.from_numpy(np.concatenate([g32, np.ones((len(g32), 1), dtype=np.float32)], axis=1))
+        b, nt, tile = len(g32), len(self.tiles), self.tile
+        bmin = torch.empty((nt, b, tile), dtype=torch.float32)
+        bmax = torch.empty((nt, b, tile), dtype=torch.float32)
+        out = torch.empty((b, BLOCK * tile), dtype=torch.float32)                         # stays in cache
+        for i, (_, xt) in enumerate(self.tiles):
+            torch.mm(a, xt, out=out)
+            v = out.view(b, BLOCK, tile)                                                 # (b, BLOCK, tile)
+            torch.amin(v, dim=1, out=bmin[i])
+            torch.amax(v, dim=1, out=bmax[i])
+        bmin = bmin.permute(1, 0, 2).reshape(b, self.nb).numpy().astype(np.float64)      # (b, nb)
+        bmax = bmax.permute(1, 0, 2).reshape(b, self.nb).numpy().astype(np.float64)
+        r = np.sqrt(ng2) * (1 + 2.0 ** -20)
+        with np.errstate(over="ignore", invalid="ignore"):
+            E = self.coef * np.square(r[:, None] + self.rb[None, :]) + (self.p + 8) * 2.0 ** -120
+        return bmin, bmax, ng2, E
+
+    def _exact(self, yq, cq, qi, blk):
+        """Exact s, h of every row of the (query row, block) pairs -> flat (pairs·BLOCK,) arrays
+        with the query row, the sorted row and validity."""
+        rows = (blk[:, None] * BLOCK + np.arange(BLOCK)).reshape(-1)
+        qr = np.repeat(qi, BLOCK)
+        diff = self.ys[rows] - yq[qr]                                                    # (n, p)
+        s = exact_sum(np.square(diff, out=diff))
+        h = (self.cs[rows] != cq[qr]).sum(axis=1) if self.q else np.zeros(len(rows), dtype=np.int64)
+        return qr, rows, s, h
+
+    def _chunk(self, yq, cq, k):
+        B, nb = len(yq), self.nb
+        bmin, bmax, ng2, E = self._bounds(yq)
+        ok = np.isfinite(E).all(axis=1) & np.isfinite(bmin).all(axis=1) & np.isfinite(bmax).all(axis=1)
+        ar = np.arange(B)
+        emin = emax = None
+        span = np.ones(B)
+        if self.paper:
+            b_lo, b_hi = bmin.argmin(axis=1), bmax.argmax(axis=1)
+            lo_thr = bmin[ar, b_lo] + E[ar, b_lo]
+            hi_thr = bmax[ar, b_hi] - E[ar, b_hi]
+            m_lo = (bmin - E) <= (lo_thr + 4 * EPS * np.abs(lo_thr))[:, None]
+            m_hi = (bmax + E) >= (hi_thr - 4 * EPS * np.abs(hi_thr))[:, None]
+            emin, emax = np.full(B, np.inf), np.zeros(B)
+            for m, fn, out in ((m_lo, np.minimum, emin), (m_hi, np.maximum, emax)):
+                m &= ok[:, None]
+                qi, blk = np.nonzero(m)
+                qr, _, s, _ = self._exact(yq, cq, qi, blk)
+                fn.at(out, qr, np.sqrt(s))
+            span = emax - emin
+        # lower bounds of d per (query row, block)
+        low = np.maximum((bmin + ng2[:, None]) - E * (1 + 2.0 ** -20), 0.0)
+        elo = np.ldexp(np.sqrt(low), self.a)                                             # (B, nb) original units
+        hmin = self._hmin(cq)                                                            # (B, nb)
+        dlo = self._d(elo, hmin, emin[:, None] if emin is not None else None,
+                      span[:, None] if emin is not None else None)
+        # first k + 1 blocks of smallest bound -> tau
+        kb = min(nb, k + 1)
+        first = torch.topk(torch.from_numpy(dlo), kb, dim=1, largest=False).indices.numpy()  # (B, kb)
+        qi1 = np.repeat(ar, kb)
+        qr, rows, s, h = self._exact(yq, cq, qi1, first.reshape(-1))
+        d1 = self._d(np.sqrt(s), h, emin[qr] if emin is not None else None, span[qr] if emin is not None else None)
+        d1 = np.where(self.valid[rows], d1, np.inf)
+        tau = np.partition(d1.reshape(B, -1), k - 1, axis=1)[:, k - 1]                  # (B,)
+        more = dlo <= tau[:, None]
+        more[ar[:, None], first] = False
+        n_more = more.sum(axis=1)
+        ok &= n_more + kb <= max(MIN_CAP, nb // 8)
+        more &= ok[:, None]
+        qi2, blk2 = np.nonzero(more)
+        qr2, rows2, s2, h2 = self._exact(yq, cq, qi2, blk2)
+        d2 = self._d(np.sqrt(s2), h2, emin[qr2] if emin is not None else None,
+                     span[qr2] if emin is not None else None)
+        qa = np.concatenate([qr, qr2])
+        ra = np.concatenate([rows, rows2])
+        da = np.concatenate([d1, d2])
+        keep = self.valid[ra] & ok[qa]
+        from memviz.measure.pruned import _topk
+        out_p, out_d = _topk(qa[keep], self.spos[ra[keep]], da[keep], B, k, self.N)
+        return ok, out_p, out_d
+
+    def _hmin(self, cq):
+        """(B, nb) fewest categorical mismatches of each query row with each block's tuples."""
+        B = len(cq)
+        if not self.q:
+            return np.zeros((B, self.nb))
+        hq = np.zeros((B, len(self.utup)), dtype=np.int16)                               # (B, U)
+        for j in range(self.q):
+            hq += cq[:, None, j] != self.utup[None, :, j]
+        out = hq[:, self.btid[:, 0]]
+        for t in range(1, self.btid.shape[1]):
+            np.minimum(out, hq[:, self.btid[:, t]], out=out)
+        out = out.astype(np.float64)
+        out[:, self.bmixed] = 0.0
+        return out
+
+    def _d(self, e, h, emin, span):
+        """d = (t + h) / n as ``PrunedIndex._d`` computes it (t = e' for paper, e for standardized)."""
+        if self.paper:
+            t = (e - emin) / np.where(span > 0, span, 1.0)
+        else:
+            t = e
+        return (t + h) / self.n
