@@ -39,5 +39,5 @@ def run(args) -> None:
                       parts=split(args.parts, "parts"), device=args.device, n_jobs=args.n_jobs,
                       markdown=args.markdown, progress=lambda m: sys.stderr.write(m + "\n"))
     md = args.markdown or str(Path(args.out) / "study.md")
-    emit({"out": str(args.out), "markdown": md, "scales": [k for k in study if k not in ("floors", "seconds")],
+    emit({"out": str(args.out), "markdown": md, "scales": [k for k in study if k not in ("floors", "pilot", "seconds")],
            "seconds": round(time.perf_counter() - t0, 1)})

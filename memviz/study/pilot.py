@@ -6,7 +6,7 @@ first ``max_test`` test rows as the floor's hold-out). The warm-up is the study'
 (:func:`memviz.warmup.run.ensure_warmup`): resumable from its last check, reused when finished,
 so a later 10-seed test at the chosen (N, E) reuses the pilot's seeds. Runs go seed by seed
 (every setting of seed 0, cheapest first, then seed 1, ...), so a stopped pilot leaves whole
-seeds behind.
+seeds behind; then the ``extra`` runs (a setting too costly for every seed).
 
 What is read from each run (``pilot.csv``, one line per check, committed):
 
@@ -42,18 +42,19 @@ class PilotDesign:
     Parameters
     ----------
     dataset : the dataset folder's name.
-    rows : training sizes N (drawn from the training split with seed 0, as every scale's).
-    epochs : epochs E of each warm-up.
+    grid : (training rows N, epochs E) settings run for every seed (N drawn from the training split
+        with seed 0, as every scale's).
     seeds : warm-up seeds, run in this order (all settings of a seed before the next).
+    extra : (N, E, seed) runs after the grid.
     preset : TabDDPM preset; ``tabddpm_params`` overrides it.
     n_samples : generated rows per check.
     max_test : test rows (seed 1), the floor's hold-out.
     """
 
     dataset: str = "adult"
-    rows: tuple = (1000, 3000)
-    epochs: tuple = (4000, 8000)
-    seeds: tuple = (0, 1, 2)
+    grid: tuple = ((1000, 4000), (1000, 8000), (3000, 4000))
+    seeds: tuple = (0, 1)
+    extra: tuple = ((3000, 8000, 0),)
     preset: str = "cpu-quick"
     n_samples: int = 2000
     max_test: int = 5000
@@ -61,11 +62,11 @@ class PilotDesign:
 
     def settings(self) -> list[tuple[int, int]]:
         """(N, E) pairs, cheapest first (optimisation steps ∝ N · E at a fixed batch)."""
-        return sorted(((n, e) for n in self.rows for e in self.epochs), key=lambda ne: (ne[0] * ne[1], ne[0]))
+        return sorted((tuple(ne) for ne in self.grid), key=lambda ne: (ne[0] * ne[1], ne[0]))
 
     def order(self) -> list[tuple[int, int, int]]:
         """(N, E, seed) in run order."""
-        return [(n, e, s) for s in self.seeds for n, e in self.settings()]
+        return [(n, e, s) for s in self.seeds for n, e in self.settings()] + [tuple(x) for x in self.extra]
 
 
 PILOT = PilotDesign()
