@@ -166,6 +166,9 @@ def paired_figures(results: pd.DataFrame, model: str, fig_a: str, a: str, fig_b:
         d = ((vb - va) if direction == "lower" else (va - vb)).dropna() + margin
         out.update(seeds=[int(s) for s in d.index], d=[float(x) for x in d], mean=float(d.mean()) if len(d) else None,
                    comparator_mean=float(vb.reindex(d.index).mean()) if len(d) else None)
+        if "steps" in ok.columns:  # the two arms' optimiser steps (unequal: the comparison is confounded)
+            st = {m: pd.to_numeric(ok.loc[ok["method"] == m, "steps"], errors="coerce").mean() for m in (a, b)}
+            out.update(steps_a=_num(st[a]), steps_b=_num(st[b]))
     test = signed_rank_exact(out["d"])
     mean, low, high = t_interval(out["d"])
     sd = float(np.std(out["d"], ddof=1)) if len(out["d"]) > 1 else None
@@ -176,6 +179,10 @@ def paired_figures(results: pd.DataFrame, model: str, fig_a: str, a: str, fig_b:
                relative=(mean / cm) if cm else None, min_p_two=min(1.0, 2 * test["min_p"]) if test["n"] else None)
     side = side_of(test["p_claim"], test["p_against"], mean) if test["n"] else 0
     return {**out, **test, "label": label(p_two, side)}
+
+
+def _num(x) -> float | None:
+    return float(x) if pd.notna(x) else None
 
 
 def claim_tests(results: pd.DataFrame) -> list[dict]:

@@ -119,6 +119,8 @@ def collect(train, scale: StudyScale, seeds_T: dict, runs: Path, device: str) ->
             if grid == "early":
                 res = early_control(res, train, Path(runs), seed, device)
                 res["method"] = res["method"] + "_q"
+            if grid == "main":
+                res = cross_seed_control(res, train, Path(runs), seed, list(seeds_T), device)
             frames.append(res)
     return with_reductions(pd.concat(frames, ignore_index=True)) if frames else None
 
@@ -185,6 +187,38 @@ def early_control(res: pd.DataFrame, train, runs: Path, seed: int, device: str) 
         frame = read_parquet(sel, "selection")
         kept = train.drop(frame.loc[frame["removed"].astype(bool), "row_id"].to_numpy())
         res.loc[i, "control_kept"] = memorization(kept, syn, device=device).mem_ratio
+    return res
+
+
+def cross_seed_control(res: pd.DataFrame, train, runs: Path, seed: int, seeds: list, device: str) -> pd.DataFrame:
+    """``control_kept_cross`` of the ``main`` grid's TabDDPM pruning cells of ``seed``: the mean, over the
+    other seeds s', of the mem ratio of seed s' baseline rows against this cell's kept rows. The same-seed
+    control (``control_kept``) shares the warm-up seed with the cell; this one does not, so it says whether
+    the kept rows are copied because of what the pruning left or because they are rows any baseline copies.
+    Left NaN when the files are missing (run folders are not committed)."""
+    from memviz.io import read_parquet
+    from memviz.measure.memorization import memorization
+
+    others = [s for s in seeds if s != seed
+              and (Path(runs) / f"main_s{s}" / "synthetic" / f"baseline_tabddpm_{s}.parquet").is_file()]
+    res = res.copy()
+    if "control_kept_cross" not in res.columns:
+        res["control_kept_cross"] = np.nan
+    if not others:
+        return res
+    syns = {s: read_parquet(Path(runs) / f"main_s{s}" / "synthetic" / f"baseline_tabddpm_{s}.parquet",
+                            "baseline rows") for s in others}
+    for i, row in res.iterrows():
+        sel = Path(runs) / f"main_s{seed}" / "selections" / f"{row['method']}_{seed}.parquet"
+        if row["status"] != "ok" or row["model"] != "tabddpm" or not sel.is_file():
+            continue
+        frame = read_parquet(sel, "selection")
+        removed = frame.loc[frame["removed"].astype(bool), "row_id"].to_numpy()
+        if not len(removed):
+            continue
+        kept = train.drop(removed)
+        res.loc[i, "control_kept_cross"] = float(np.mean([memorization(kept, syn, device=device).mem_ratio
+                                                          for syn in syns.values()]))
     return res
 
 

@@ -4,9 +4,10 @@ A grid of (training rows N, epochs E) on one dataset, a few seeds, one TabDDPM w
 cell of the grid and seed (the scale's preset, ``n_samples`` generated rows per check, the
 first ``max_test`` test rows as the floor's hold-out). The warm-up is the study's own
 (:func:`memviz.warmup.run.ensure_warmup`): resumable from its last check, reused when finished,
-so a later 10-seed test at the chosen (N, E) reuses the pilot's seeds. Runs go seed by seed
-(every setting of seed 0, cheapest first, then seed 1, ...), so a stopped pilot leaves whole
-seeds behind; then the ``extra`` runs (a setting too costly for every seed).
+so a later 10-seed test at the chosen (N, E) reuses the pilot's seeds. Runs go in the
+design's order (``runs``): the first seed of each question first (does the excess stay
+positive with more rows? with more epochs?), then second seeds, the costliest setting last,
+so a stopped pilot leaves the most informative runs behind.
 
 What is read from each run (``pilot.csv``, one line per check, committed):
 
@@ -42,31 +43,28 @@ class PilotDesign:
     Parameters
     ----------
     dataset : the dataset folder's name.
-    grid : (training rows N, epochs E) settings run for every seed (N drawn from the training split
-        with seed 0, as every scale's).
-    seeds : warm-up seeds, run in this order (all settings of a seed before the next).
-    extra : (N, E, seed) runs after the grid.
+    runs : (training rows N, epochs E, seed) in run order (N drawn from the training split with
+        seed 0, as every scale's).
     preset : TabDDPM preset; ``tabddpm_params`` overrides it.
     n_samples : generated rows per check.
     max_test : test rows (seed 1), the floor's hold-out.
     """
 
     dataset: str = "adult"
-    grid: tuple = ((1000, 4000), (1000, 8000), (3000, 4000))
-    seeds: tuple = (0, 1)
-    extra: tuple = ((3000, 8000, 0),)
+    runs: tuple = ((1000, 4000, 0), (3000, 4000, 0), (1000, 4000, 1), (1000, 8000, 0), (3000, 4000, 1),
+                   (1000, 8000, 1), (3000, 8000, 0))
     preset: str = "cpu-quick"
     n_samples: int = 2000
     max_test: int = 5000
     tabddpm_params: dict = field(default_factory=dict)
 
-    def settings(self) -> list[tuple[int, int]]:
-        """(N, E) pairs, cheapest first (optimisation steps ∝ N · E at a fixed batch)."""
-        return sorted((tuple(ne) for ne in self.grid), key=lambda ne: (ne[0] * ne[1], ne[0]))
-
     def order(self) -> list[tuple[int, int, int]]:
         """(N, E, seed) in run order."""
-        return [(n, e, s) for s in self.seeds for n, e in self.settings()] + [tuple(x) for x in self.extra]
+        return [tuple(int(x) for x in r) for r in self.runs]
+
+    def settings(self) -> list[tuple[int, int]]:
+        """The (N, E) settings, in order of first appearance."""
+        return list(dict.fromkeys((n, e) for n, e, _ in self.order()))
 
 
 PILOT = PilotDesign()

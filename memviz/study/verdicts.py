@@ -55,11 +55,19 @@ def test_rows(summaries: dict) -> list[str]:
             rel = _float(t.get("relative"))
             rows.append([t["claim"], d, t.get("family", "–"), f"{t['n_positive']}/{t['n']}",
                          effect_ci(t) + ("" if rel is None else f"; {rel * 100:+.0f} % of the comparator"),
-                         *p_cells(t), power_text(t), f"**{t['label']}**"])
+                         *p_cells(t), power_text(t), f"**{t['label']}**" + _budget(t)])
     rows.sort(key=lambda r: (r[2], r[0], r[1]))
     return table(["claim", "dataset", "family", "seeds on the claim's side", "effect, points (95 % CI over seeds)",
                   "p (two-sided, exact Wilcoxon)", "Holm p̃ (family size)", "smallest p̃ the seeds allow",
                   "power at the paper's effect", "label"], rows)
+
+
+def _budget(t: dict) -> str:
+    """A note when the two arms trained for different numbers of optimiser steps."""
+    a, b = _float(t.get("steps_a")), _float(t.get("steps_b"))
+    if a is None or b is None or abs(a - b) < 0.5:
+        return ""
+    return f" (confounded: {a:,.0f} vs {b:,.0f} optimiser steps)"
 
 
 def null_rows(summaries: dict) -> list[str]:
@@ -119,4 +127,4 @@ def overview_rows(study: dict, scales: list[str], datasets_of) -> list[str]:
 
 
 def _short(t: dict) -> str:
-    return f"{t['label']} (p̃ {_p(t.get('p_adj'))})"
+    return f"{t['label']} (p̃ {_p(t.get('p_adj'))})" + ("; unequal steps" if _budget(t) else "")
