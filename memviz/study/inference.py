@@ -36,7 +36,8 @@ and m · 2 · 2⁻ⁿ after Holm's first step. **Power** (:func:`wilcoxon_power`
 conservative) when d_s ~ Normal(δ, sd²), with sd the observed spread of d_s and δ the
 reference effect: for a memorization claim the paper's headline, a relative reduction of
 13.58 % of the comparator's mean (:data:`PAPER_RELATIVE`); for a non-inferiority claim the
-margin (the method exactly as good as the baseline).
+margin (the method exactly as good as the baseline). ``power_10``: the same with 10 seeds, the
+power of the next design at this spread.
 
 **Null-model claims** (over warm-up seeds): each seed's Monte Carlo test rejects on the
 claim's side when its p < 0.025 and on the other side when its p on that side is
@@ -229,6 +230,8 @@ def adjust(tests: list[dict]) -> list[dict]:
             t["min_p_adj"] = float(min(1.0, m * t["min_p_two"])) if _finite(t.get("min_p_two")) else None
             t["label"] = label(pa, side_of(t["p_claim"], t["p_against"], t.get("effect", math.nan)))
             t["power"] = _power(t, ALPHA / (2 * m)) if m else None
+            if t.get("kind") == "paired" and m:  # what 10 seeds would give at the same spread (the next design)
+                t["power_10"] = _power({**t, "n": 10}, ALPHA / (2 * m))
     return tests
 
 

@@ -75,7 +75,7 @@ def run_dir(out: Path, design: PilotDesign, n: int, e: int, seed: int) -> Path:
 
 
 def pilot_frame(out: Path, design: PilotDesign = PILOT) -> pd.DataFrame:
-    """Every finished pilot warm-up's checks, from the run folders (no run: an empty frame)."""
+    """Every pilot warm-up's checks so far, from the run folders, with ``finished`` (no run: an empty frame)."""
     from memviz.warmup.run import load_warmup
 
     frames = []
@@ -85,7 +85,7 @@ def pilot_frame(out: Path, design: PilotDesign = PILOT) -> pd.DataFrame:
             w = load_warmup(d)
         except Exception:  # noqa: BLE001 - not started, unfinished or unreadable: not in the table yet
             continue
-        if w.status != "finished":
+        if not len(w.per_check):
             continue
         pc = w.per_check[[c for c in COLUMNS if c in w.per_check.columns]].copy()
         steps = int(w.config.epochs) * int(np.ceil(n / min(n, int(_batch(design)))))
@@ -94,9 +94,10 @@ def pilot_frame(out: Path, design: PilotDesign = PILOT) -> pd.DataFrame:
         pc.insert(0, "n_train", n)
         pc["steps"] = steps
         pc["seconds"] = float(w.seconds)
+        pc["finished"] = w.status == "finished"   # an unfinished run's checks so far (it resumes from the last)
         frames.append(pc)
     if not frames:
-        return pd.DataFrame(columns=["n_train", "epochs", "seed", *COLUMNS, "steps", "seconds", "copy_share"])
+        return pd.DataFrame(columns=["n_train", "epochs", "seed", *COLUMNS, "steps", "seconds", "finished", "copy_share"])
     out_f = pd.concat(frames, ignore_index=True)
     out_f["copy_share"] = out_f["excess"] / (1.0 - out_f["floor"])
     return out_f
@@ -132,6 +133,14 @@ def run_pilot(data_dir: Path, out: Path, design: PilotDesign = PILOT, device: st
             f"({time.perf_counter() - t0:.0f} s)")
         atomic_write_csv(folder / "pilot.csv", pilot_frame(out, design))
     return stored_pilot(out)
+
+
+def refresh_pilot(out: Path, design: PilotDesign = PILOT) -> None:
+    """Rewrite ``OUT/pilot/pilot.csv`` from the run folders when they are here (not committed: else a no-op)."""
+    if (Path(out) / "pilot" / design.dataset / "runs").is_dir():
+        frame = pilot_frame(out, design)
+        if len(frame):
+            atomic_write_csv(Path(out) / "pilot" / "pilot.csv", frame)
 
 
 def stored_pilot(out: Path) -> pd.DataFrame | None:

@@ -51,6 +51,13 @@ from memviz.study.mitigation import (
     run_seed_grid,
     with_steps,
 )
+from memviz.study.pilot import (
+    PILOT,
+    refresh_pilot,
+    run_pilot,
+    stored_design,
+    stored_pilot,
+)
 from memviz.study.scales import SCALES, StudyScale
 from memviz.study.warmups import dataset_warmups, selection_frame, selection_overlap
 
@@ -179,13 +186,9 @@ def run_study(data_dir: str | Path, out: str | Path, scales=("cpu", "regime"), d
     t0 = time.perf_counter()
     study: dict = {"floors": floor_table(data_dir, datasets, out / "floors", device) if "floors" in parts
                    or (out / "floors").is_dir() else []}
-    if "pilot" in parts:
-        from memviz.study.pilot import PILOT, run_pilot
-
-        if PILOT.dataset in datasets:
-            run_pilot(data_dir, out, PILOT, device, say)
-    from memviz.study.pilot import stored_design, stored_pilot
-
+    if "pilot" in parts and PILOT.dataset in datasets:
+        run_pilot(data_dir, out, PILOT, device, say)
+    refresh_pilot(out, PILOT)  # the run folders, where they are here, are newer than the committed table
     study["pilot"] = {"runs": stored_pilot(out), "design": stored_design(out)}
     for sc in sc_list:
         block: dict = {}

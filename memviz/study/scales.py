@@ -100,5 +100,11 @@ SCALES = {
                          method_datasets={"smote_nc": ("adult",), "tabcutmixplus_dtype": ("adult",)},
                          knobs=((250, 1000), (250, 2000), (250, 4000), (500, 2000), (1000, 1000)),
                          knob_seeds=(0, 1)),
+    # the third edition's confirmatory test (prepared, run by a later session): the pilot's setting where
+    # TabDDPM copies clearly above the floor at the largest training size that two CPU cores can afford for
+    # 10 seeds; baseline / DynamicCut / random / DynamicCutMix, every arm the baseline's optimiser steps;
+    # the pilot's seeds 0-1 are its warm-ups 0-1 (same settings: copy their folders to reuse them)
+    "mid": StudyScale("mid", 1000, 5000, "cpu-quick", 4000, tuple(range(10)), warmup_samples=2000,
+                      methods=("baseline", "dynamiccut", "random", "dynamiccutmix"), early_methods=()),
     "paper": StudyScale("paper", None, None, "paper", None, (0, 1, 2, 3, 4), transfer_models=("tvae",)),
 }

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from memviz.study.util import _float, _pct
 
@@ -120,7 +121,8 @@ def pilot_rows(pilot) -> list[str]:
 
     if pilot is None or len(pilot) == 0:
         return []
-    last = pilot.sort_values("check").groupby(["n_train", "epochs", "seed"], sort=False).tail(1)
+    done = pilot["finished"].astype(bool) if "finished" in pilot.columns else pd.Series(True, index=pilot.index)
+    last = pilot[done].sort_values("check").groupby(["n_train", "epochs", "seed"], sort=False).tail(1)
     rows = []
     for (n, e), g in last.sort_values(["n_train", "epochs", "seed"]).groupby(["n_train", "epochs"]):
         per = "<br>".join(f"seed {int(r.seed)}: {interval(r.excess, r.excess_low, r.excess_high)}"
@@ -131,9 +133,16 @@ def pilot_rows(pilot) -> list[str]:
                 "(one seed)")
         rows.append([f"{n:,}", f"{e:,}", f"{int(g['steps'].iloc[0]):,}", str(len(g)), _pct(g["floor"].mean()), per,
                      over, f"{cm * 100:+.1f} %", f"{g['seconds'].mean() / 60:.1f} min"])
-    return table(["training rows", "epochs", "optimiser steps", "seeds", "floor %", "excess at the last check, "
-                  "points (95 % CI of each run)", "mean excess over seeds (95 % t interval over seeds)",
-                  "copy share c (mean)", "warm-up wall time (mean)"], rows)
+    out = table(["training rows", "epochs", "optimiser steps", "seeds", "floor %", "excess at the last check, "
+                 "points (95 % CI of each run)", "mean excess over seeds (95 % t interval over seeds)",
+                 "copy share c (mean)", "warm-up time as recorded (mean)"], rows)
+    part = pilot[~done].sort_values("check").groupby(["n_train", "epochs", "seed"], sort=False).tail(1)
+    for r in part.itertuples():
+        out += [f"Unfinished (resumes from its last check): {r.n_train:,} rows × {r.epochs:,} epochs, seed {r.seed}, "
+                f"at epoch {r.epoch:,}: excess {interval(r.excess, r.excess_low, r.excess_high)} points "
+                "(the learning rate decays over all the epochs, so a check before the end is not a shorter run).",
+                ""]
+    return out
 
 
 def copy_share(excess, floor):

@@ -55,11 +55,12 @@ def test_rows(summaries: dict) -> list[str]:
             rel = _float(t.get("relative"))
             rows.append([t["claim"], d, t.get("family", "–"), f"{t['n_positive']}/{t['n']}",
                          effect_ci(t) + ("" if rel is None else f"; {rel * 100:+.0f} % of the comparator"),
-                         *p_cells(t), power_text(t), f"**{t['label']}**" + _budget(t)])
+                         *p_cells(t), power_text(t), power_text({"power": t.get("power_10")}),
+                         f"**{t['label']}**" + _budget(t)])
     rows.sort(key=lambda r: (r[2], r[0], r[1]))
     return table(["claim", "dataset", "family", "seeds on the claim's side", "effect, points (95 % CI over seeds)",
                   "p (two-sided, exact Wilcoxon)", "Holm p̃ (family size)", "smallest p̃ the seeds allow",
-                  "power at the paper's effect", "label"], rows)
+                  "power at the paper's effect", "… with 10 seeds", "label"], rows)
 
 
 def _budget(t: dict) -> str:
