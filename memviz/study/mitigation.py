@@ -163,7 +163,9 @@ def with_steps(results: pd.DataFrame, scale: StudyScale) -> pd.DataFrame:
     e = pd.to_numeric(res.get("epochs"), errors="coerce")
     derived = e * np.ceil(n / np.minimum(b, n))
     fill = rec.isna() & (res["model"] == "tabddpm") & (res["status"] == "ok")
-    res["steps_recorded"] = rec.notna()
+    prev = res["steps_recorded"] if "steps_recorded" in res.columns else pd.Series(None, index=res.index)
+    res["steps_recorded"] = [bool(p) if isinstance(p, (bool, np.bool_)) else bool(r)   # a stored flag is kept
+                             for p, r in zip(prev, rec.notna())]
     res["steps"] = rec.where(~fill, derived)
     return res
 

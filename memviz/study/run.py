@@ -200,10 +200,11 @@ def run_study(data_dir: str | Path, out: str | Path, scales=("cpu", "regime"), d
             say(f"{sc.name}: budget runs")
             block["budget"] = budget_table(data_dir, sc, out / sc.name / "budget", n_jobs, device) \
                 if "budget" in parts else _stored_records(out / sc.name / "budget")
-        for name in datasets:
+        names = [d for d in datasets if sc.datasets is None or d in sc.datasets]
+        for name in names:
             block[name] = dataset_study(name, data_dir / name, sc, out, parts, device, n_jobs, progress)
         adjust_scale(block)
-        for name in datasets:
+        for name in names:
             atomic_write_json(out / sc.name / name / "summary.json", block[name])
         study[sc.name] = block
     study["seconds"] = time.perf_counter() - t0

@@ -80,6 +80,8 @@ def test_with_steps_derives_the_old_cells_budget():
     out = with_steps(res, SCALES["regime"])
     assert out["steps"].tolist() == [4000, 8000, 8000, 4000]
     assert out["steps_recorded"].tolist() == [False, False, False, True]
+    again = with_steps(out, SCALES["regime"])                         # a second pass keeps which were measured
+    assert again["steps_recorded"].tolist() == [False, False, False, True] and again["steps"].equals(out["steps"])
     assert baseline_steps(SCALES["regime"], 250) == 4000 and baseline_steps(SCALES["cpu"], 3000) == 2400
 
 
