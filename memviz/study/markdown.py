@@ -98,7 +98,7 @@ def render_markdown(study: dict, out: Path, md_path: Path | None = None) -> str:
                 for m in sorted({r["model"] for r in s["summary"]} - {"tabddpm"}):
                     L += [f"{m.upper()} with TabDDPM's ranking:", ""] + T.mitigation_rows(s["summary"], m)
         L += ["Paired tests (Holm within each family over the scale's datasets):", ""] + V.test_rows(ds)
-        L += ["The kept rows, beside random pruning (the privacy onion effect, section notes):", ""] + T.onion_rows(ds)
+        L += ["The kept rows, beside random pruning (the privacy onion effect: the reading below):", ""] + T.onion_rows(ds)
         L += ["Selections: Jaccard overlap of DynamicCut's removed rows", ""] + T.overlap_rows(ds)
     L += _notes(out, "4_mitigation")
     L += ["## 5. T truly early: the first quarter and the first half", ""]

@@ -132,10 +132,10 @@ def pilot_rows(pilot) -> list[str]:
         over = (f"{m * 100:+.1f} ({lo * 100:+.1f}, {hi * 100:+.1f})" if np.isfinite(lo) else f"{m * 100:+.1f} "
                 "(one seed)")
         rows.append([f"{n:,}", f"{e:,}", f"{int(g['steps'].iloc[0]):,}", str(len(g)), _pct(g["floor"].mean()), per,
-                     over, f"{cm * 100:+.1f} %", f"{g['seconds'].mean() / 60:.1f} min"])
+                     over, f"{cm * 100:+.1f} %"])
     out = table(["training rows", "epochs", "optimiser steps", "seeds", "floor %", "excess at the last check, "
                  "points (95 % CI of each run)", "mean excess over seeds (95 % t interval over seeds)",
-                 "copy share c (mean)", "warm-up time as recorded (mean)"], rows)
+                 "copy share c (mean)"], rows)
     part = pilot[~done].sort_values("check").groupby(["n_train", "epochs", "seed"], sort=False).tail(1)
     for r in part.itertuples():
         out += [f"Unfinished (resumes from its last check): {r.n_train:,} rows × {r.epochs:,} epochs, seed {r.seed}, "
