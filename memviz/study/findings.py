@@ -151,7 +151,8 @@ def paired_figures(results: pd.DataFrame, model: str, fig_a: str, a: str, fig_b:
     """Seed-paired test of ``fig_a`` of method ``a`` against ``fig_b`` of method ``b`` (module docstring).
 
     Returns seeds, d (the per-seed differences), mean (= effect) with its 95 % t interval over seeds
-    (effect_low, effect_high) and sd, relative (mean / the comparator's mean), the fields of
+    (effect_low, effect_high) and sd, pair_corr (Pearson r of the two arms over the paired seeds: pairing
+    lowers sd(d) only when r > 0), relative (mean / the comparator's mean), the fields of
     :func:`signed_rank_exact`, p_two and min_p_two = 2 · 2^-n, delta_ref (the effect the power is
     computed for: the paper's relative reduction of the comparator's mean, or the margin of a
     non-inferiority claim) and an unadjusted ``label``; no seed gives n = 0 and label "no data".
@@ -166,6 +167,9 @@ def paired_figures(results: pd.DataFrame, model: str, fig_a: str, a: str, fig_b:
         d = ((vb - va) if direction == "lower" else (va - vb)).dropna() + margin
         out.update(seeds=[int(s) for s in d.index], d=[float(x) for x in d], mean=float(d.mean()) if len(d) else None,
                    comparator_mean=float(vb.reindex(d.index).mean()) if len(d) else None)
+        pa, pb = va.reindex(d.index).to_numpy(float), vb.reindex(d.index).to_numpy(float)
+        if len(d) >= 3 and pa.std() > 0 and pb.std() > 0:  # what pairing by seed buys: r > 0 shrinks sd(d)
+            out["pair_corr"] = float(np.corrcoef(pa, pb)[0, 1])
         if "steps" in ok.columns:  # the two arms' optimiser steps (unequal: the comparison is confounded)
             st = {m: pd.to_numeric(ok.loc[ok["method"] == m, "steps"], errors="coerce").mean() for m in (a, b)}
             out.update(steps_a=_num(st[a]), steps_b=_num(st[b]))

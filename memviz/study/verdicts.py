@@ -52,9 +52,10 @@ def test_rows(summaries: dict) -> list[str]:
     rows = []
     for d, s in summaries.items():
         for t in s.get("tests", []):
-            rel = _float(t.get("relative"))
+            rel, r = _float(t.get("relative")), _float(t.get("pair_corr"))
             rows.append([t["claim"], d, t.get("family", "–"), f"{t['n_positive']}/{t['n']}",
-                         effect_ci(t) + ("" if rel is None else f"; {rel * 100:+.0f} % of the comparator"),
+                         effect_ci(t) + ("" if rel is None else f"; {rel * 100:+.0f} % of the comparator")
+                         + ("" if r is None else f"; arms' r over seeds {r:+.2f}"),
                          *p_cells(t), power_text(t), power_text({"power": t.get("power_10")}),
                          f"**{t['label']}**" + _budget(t)])
     rows.sort(key=lambda r: (r[2], r[0], r[1]))

@@ -78,6 +78,8 @@ def test_paired_figures_pairs_by_seed_and_drops_failed_cells():
     assert (t["effect_low"], t["effect_high"]) == pytest.approx((ci.low, ci.high))
     assert t["relative"] == pytest.approx(np.mean(t["d"]) / np.mean([0.22, 0.33, 0.14, 0.26, 0.45]))
     assert t["delta_ref"] == pytest.approx(0.1358 * np.mean([0.22, 0.33, 0.14, 0.26, 0.45]))
+    assert t["pair_corr"] == pytest.approx(np.corrcoef([0.20, 0.30, 0.10, 0.25, 0.40],
+                                                       [0.22, 0.33, 0.14, 0.26, 0.45])[0, 1])
     res.loc[(res["seed"] == 2) & (res["method"] == "random"), "status"] = "failed"
     t = paired_figures(res, "tabddpm", "mem_ratio", "dynamiccut", "mem_ratio", "random")
     assert t["seeds"] == [0, 1, 3, 4] and t["label"] == "claim's side, not significant"
