@@ -132,6 +132,9 @@ CLAIMS = (
      "tabddpm", "mem_ratio", "smote", "mem_ratio", "baseline", "lower", 0.0),
     ("smotenc_vs_baseline", "SMOTE-NC (imbalanced-learn) lowers memorization below the baseline",
      "tabddpm", "mem_ratio", "smote_nc", "mem_ratio", "baseline", "lower", 0.0),
+    ("tcm_eq_vs_baseline_eq", "TabCutMix lowers memorization below the baseline, both rerun at the same optimiser "
+     "steps (added after issue 22 found the budgets unequal)", "tabddpm", "mem_ratio", "tabcutmix_eq", "mem_ratio",
+     "baseline_eq", "lower", 0.0),
     ("dc_kept_vs_control", "DynamicCut's rows copy the kept rows less than the baseline's rows do "
      "(mem vs kept below the control)", "tabddpm", "mem_ratio_kept", "dynamiccut", "control_kept", "dynamiccut",
      "lower", 0.0),

@@ -70,6 +70,7 @@ FAMILIES = {
     "dc_vs_baseline": "pruning", "dc_kept_vs_control": "pruning",
     "dcmix_vs_tcm": "augmentation", "dcmix_vs_baseline": "augmentation", "tcm_vs_baseline": "augmentation",
     "tcmp_vs_baseline": "augmentation", "smote_vs_baseline": "augmentation", "smotenc_vs_baseline": "augmentation",
+    "tcm_eq_vs_baseline_eq": "augmentation",
     "dc_mle": "quality", "dc_shape": "quality",
     "tvae_dc_vs_random": "transfer", "ctgan_dc_vs_random": "transfer",
 }

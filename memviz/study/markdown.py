@@ -14,7 +14,7 @@ from memviz.study.inference import ALPHA, ALPHA_SEED, FAMILIES, LABELS, PAPER_RE
 from memviz.study.scales import SCALES
 
 SCALE_TITLES = {"cpu": "3,000 rows, 200 epochs (the first edition's scale)",
-                "regime": "250 rows, 4,000 epochs (the memorizing regime)",
+                "regime": "250 rows, 4,000 epochs (the memorizing regime, chosen post hoc)",
                 "mid": "1,000 rows, 4,000 epochs (the 10-seed test)", "tiny": "tiny (tests only)", "paper": "paper (GPU)"}
 
 FLOOR_SENTENCES = (

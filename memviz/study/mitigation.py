@@ -7,7 +7,9 @@ own floor):
 * ``main`` — TabDDPM × the scale's methods, T = the first half;
 * ``early`` — TabDDPM × ``early_methods`` with T = the first quarter (named ``<method>_q``);
 * ``transfer`` — the transfer models × ``transfer_methods`` (TabDDPM's ranking), T = the
-  first half.
+  first half;
+* ``steps`` (collected only, run by ``docs/study/reruns``) — cells rerun at the baseline's
+  optimiser steps where the second edition's budgets differed, named ``<method>_eq``.
 
 Each writes its own folder (``runs/{grid}_s{seed}``); a rerun skips finished cells. The
 finished cells of every grid are concatenated into one results table (:func:`collect`) with
@@ -108,12 +110,15 @@ def collect(train, scale: StudyScale, seeds_T: dict, runs: Path, device: str) ->
     ``warmup_seed`` and ``T``; the early grid's methods renamed ``<method>_q`` with their control.
     None when no grid has results yet."""
     frames = []
-    for grid in GRIDS:
+    for grid in GRIDS + ("steps",):
         for seed, Ts in seeds_T.items():
             f = Path(runs) / f"{grid}_s{seed}" / "results.csv"
             if not f.is_file():
                 continue
             res = pd.read_csv(f)
+            if grid == "steps":  # an equal-steps rerun of confounded cells (docs/study/reruns): its own arms
+                frames.append(res.assign(grid=grid, warmup_seed=seed, T=np.nan, method=res["method"] + "_eq"))
+                continue
             frac = min(scale.T_fracs) if grid == "early" else max(scale.T_fracs)
             res = res.assign(grid=grid, warmup_seed=seed, T=Ts[f"{frac:g}"])
             if grid == "early":
@@ -232,7 +237,7 @@ def with_reductions(results: pd.DataFrame) -> pd.DataFrame:
     own floor is lower), the baseline's against the original table."""
     ok = results["status"] == "ok"
     base = results[ok & (results["method"] == "baseline")].drop_duplicates(["model", "seed"]).set_index(
-        ["model", "seed"])["mem_ratio"]
+        ["model", "seed"])["mem_ratio"]  # an equal-steps rerun ("_eq" arms) is measured against the same baseline
     b = base.reindex(pd.MultiIndex.from_frame(results[["model", "seed"]])).to_numpy(dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
         rr = np.where(ok & (b > 0), (b - results["mem_ratio"].to_numpy(dtype=float)) / b, np.nan)

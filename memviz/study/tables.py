@@ -24,7 +24,8 @@ METHOD_NAMES = {"baseline": "Baseline", "dynamiccut": "DynamicCut (raw)", "dynam
                 "dynamiccut_excess_q": "DynamicCut (excess), T = first quarter", "dynamiccutmix": "DynamicCutMix",
                 "tabcutmix": "TabCutMix", "tabcutmixplus": "TabCutMixPlus", "tabcutmixplus_dtype":
                 "TabCutMixPlus (dtype rule)", "smote": "SMOTE (reference: minority only)",
-                "smote_nc": "SMOTE-NC (imbalanced-learn)", "random": "Random pruning"}
+                "smote_nc": "SMOTE-NC (imbalanced-learn)", "random": "Random pruning",
+                "baseline_eq": "Baseline, equal-steps rerun", "tabcutmix_eq": "TabCutMix, equal-steps rerun"}
 
 
 def table(head: list[str], rows: list[list[str]]) -> list[str]:

@@ -100,3 +100,19 @@ def test_tabddpm_steps_budget_is_equal_across_table_sizes(sample):
     with pytest.raises(Exception, match="steps"):
         make_model("tabddpm", steps=0, **params)
 
+
+
+def test_equal_steps_reruns_are_their_own_arms(tmp_path):
+    """An equal-steps rerun of confounded cells (grid "steps") enters as <method>_eq, beside the confounded
+    cells it does not replace, and its claim pairs only the rerun arms."""
+    from memviz.study.findings import claim_tests
+    from memviz.study.mitigation import collect
+
+    (tmp_path / "steps_s0").mkdir()
+    _res([{"method": "baseline", "seed": 0, "mem_ratio": 0.55, "steps": 4000},
+          {"method": "tabcutmix", "seed": 0, "mem_ratio": 0.50, "steps": 4000}]).drop(columns="grid").to_csv(
+        tmp_path / "steps_s0" / "results.csv", index=False)
+    res = collect(None, SCALES["regime"], {0: {"0.25": 960, "0.5": 1920}}, tmp_path, "cpu")
+    assert sorted(res["method"]) == ["baseline_eq", "tabcutmix_eq"] and set(res["grid"]) == {"steps"}
+    [t] = [t for t in claim_tests(res) if t["key"] == "tcm_eq_vs_baseline_eq"]
+    assert t["d"] == pytest.approx([0.05]) and t["family"] == "augmentation"
