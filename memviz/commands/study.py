@@ -18,11 +18,13 @@ def register(sub, command) -> None:
     sp.add_argument("--out", required=True, help="output folder (a rerun reuses finished runs and cells)")
     sp.add_argument("--scales", default="cpu,regime",
                     help=f"comma-separated scales ({', '.join(SCALES)}): tiny = seconds (tests); cpu = 3,000 "
-                         "rows, 200 epochs; regime = 250 rows, 4,000 epochs; paper = full, GPU")
+                         "rows, 200 epochs; regime = 250 rows, 4,000 epochs; mid = 1,000 rows, 4,000 epochs, 10 seeds, "
+                         "adult (the prepared test); paper = full, GPU")
     sp.add_argument("--datasets", default=",".join(DATASETS), help="comma-separated dataset folders")
     sp.add_argument("--seeds", default=None, help="comma-separated seeds (default: the scale's)")
     sp.add_argument("--parts", default=",".join(PARTS),
-                    help="comma-separated parts to run (the summaries and the document are always rebuilt)")
+                    help="comma-separated parts to run (the summaries and the document are always rebuilt, from the "
+                         "committed tables and any run folders: --parts floors only renders)")
     sp.add_argument("--markdown", default=None, help="where the document goes (default: OUT/study.md)")
     sp.add_argument("--n-jobs", type=int, default=COMPARE.n_jobs, help="runs and cells in parallel")
     sp.add_argument("--device", default="auto", choices=DEVICES,
@@ -39,5 +41,5 @@ def run(args) -> None:
                       parts=split(args.parts, "parts"), device=args.device, n_jobs=args.n_jobs,
                       markdown=args.markdown, progress=lambda m: sys.stderr.write(m + "\n"))
     md = args.markdown or str(Path(args.out) / "study.md")
-    emit({"out": str(args.out), "markdown": md, "scales": [k for k in study if k not in ("floors", "seconds")],
+    emit({"out": str(args.out), "markdown": md, "scales": [k for k in study if k not in ("floors", "pilot", "seconds")],
            "seconds": round(time.perf_counter() - t0, 1)})

@@ -155,7 +155,7 @@ def run_cell(spec: CellSpec, ctx: GridContext) -> CellOutput:
             t3 = time.perf_counter()
             rec.update(mitigate_seconds=t1 - t0, fit_seconds=t2 - t1, sample_seconds=t3 - t2,
                        n_train_used=len(mit.table), n_removed=int(len(mit.removed)), n_added=int(mit.added),
-                       n_synthetic=len(syn), epochs=getattr(model, "epoch_", None),
+                       n_synthetic=len(syn), epochs=getattr(model, "epoch_", None), steps=getattr(model, "step_", None),
                        device=str(getattr(model, "device_", ctx.device)))
             rec.update(evaluate_cell(ctx, mit, syn, spec.seed))
     except Exception as exc:  # recorded in the cell; the grid goes on

@@ -21,7 +21,7 @@ FIGURES = ("mem_ratio", "mem_ratio_pruned", "mem_auc", "mem_auc_pruned", "relati
 TIMINGS = ("mitigate_seconds", "fit_seconds", "sample_seconds", "memorize_seconds", "quality_seconds",
            "mle_seconds", "dcr_seconds", "evaluate_seconds", "total_seconds", "cpu_seconds")
 COLUMNS = ("method", "model", "seed", *FIGURES, *(c for c in PROTOCOL if c not in FIGURES), "mle_metric", "dcr_ideal", "n_train_used", "n_removed", "n_added",
-           "n_synthetic", "epochs", "device", *TIMINGS, "status", "error", "notes", "key", "synthetic")
+           "n_synthetic", "epochs", "steps", "device", *TIMINGS, "status", "error", "notes", "key", "synthetic")
 
 
 def results_frame(records) -> pd.DataFrame:

@@ -19,6 +19,9 @@ of the rows (drawn from the training generator, on the device) in batches of
 epoch. ``lr_schedule="linear"`` sets ``lr_s = lr · (1 - s / S)`` before step ``s`` of
 ``S = epochs · ⌈N / batch_size⌉`` (the reference TabDDPM annealing; resuming with another
 ``epochs`` therefore changes the schedule from there on), ``"constant"`` keeps ``lr``.
+``steps`` (None: unset) makes the budget a number of optimiser steps instead, as the
+reference trains: ``S = steps``, ``⌈steps / ⌈N / batch_size⌉⌉`` epochs, the last one stopped
+after step S (so tables of different sizes get the same number of steps).
 
 Randomness: the network is initialised from ``seed``; training draws (permutations,
 ``t``, noise, dropout) come from one training generator seeded with ``seed + 1`` on the
@@ -101,18 +104,20 @@ class TabDDPM:
     def __init__(self, preset: str = "cpu-quick", *, epochs=None, batch_size=None, lr=None, weight_decay=None,
                  layers=None, dim_t=None, n_timesteps=None, dropout=None, lr_schedule=None,
                  cat_input=None, device: str = "auto", amp: bool = False, seed: int = 0,
-                 n_threads: int | None = None):
+                 n_threads: int | None = None, steps: int | None = None):
         self.preset, self.epochs, self.batch_size, self.lr = preset, epochs, batch_size, lr
         self.weight_decay, self.layers, self.dim_t, self.n_timesteps = weight_decay, layers, dim_t, n_timesteps
         self.dropout, self.lr_schedule, self.cat_input = dropout, lr_schedule, cat_input
         self.device, self.amp, self.seed = device, amp, seed
-        self.n_threads = n_threads
+        self.n_threads, self.steps = n_threads, steps
+        if steps is not None and (isinstance(steps, bool) or int(steps) != steps or steps < 1):
+            raise MemvizError(f"TabDDPM: steps must be a whole number >= 1 (or None), got {steps!r}")
         self.config  # fail fast on a bad preset or value
 
     # ------------------------------------------------------------- params
     def get_params(self, deep: bool = True) -> dict:
         names = ("preset", "epochs", "batch_size", "lr", "weight_decay", "layers", "dim_t", "n_timesteps",
-                 "dropout", "lr_schedule", "cat_input", "device", "amp", "seed", "n_threads")
+                 "dropout", "lr_schedule", "cat_input", "device", "amp", "seed", "n_threads", "steps")
         return {k: getattr(self, k) for k in names}
 
     def set_params(self, **params) -> "TabDDPM":
@@ -217,13 +222,17 @@ class TabDDPM:
         n = codes.shape[0]
         bs = min(cfg.batch_size, n)
         steps = math.ceil(n / bs)
-        total = cfg.epochs * steps
+        total = cfg.epochs * steps if self.steps is None else int(self.steps)
+        epochs = cfg.epochs if self.steps is None else math.ceil(total / steps)
         autocast = self._autocast()
         model.train()
-        while self.epoch_ < cfg.epochs:
+        while self.epoch_ < epochs:
             perm = torch.randperm(n, generator=gen, device=self.device_)             # [N]
             acc = torch.zeros(3, device=self.device_)
+            seen = 0
             for s in range(steps):
+                if self.step_ >= total:                                              # a steps budget ends here
+                    break
                 idx = perm[s * bs:(s + 1) * bs]                                      # [B]
                 lr = self._lr_at(self.step_, total)
                 for group in opt.param_groups:
@@ -233,8 +242,9 @@ class TabDDPM:
                 loss.backward()
                 opt.step()
                 acc += torch.stack([loss.detach(), l_gauss, l_multi]) * idx.shape[0]
+                seen += idx.shape[0]
                 self.step_ += 1
-            loss, l_gauss, l_multi = (acc / n).tolist()                              # one sync per epoch
+            loss, l_gauss, l_multi = (acc / max(seen, 1)).tolist()                   # one sync per epoch
             self.epoch_ += 1
             self.loss_history_.append(loss)
             logs = {"loss": loss, "loss_gauss": l_gauss, "loss_multi": l_multi, "lr": lr}

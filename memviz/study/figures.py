@@ -95,9 +95,32 @@ def mitigation_plot(study: dict, scale: str, out: Path):
     return fig
 
 
+def pilot_plot(study: dict):
+    """The pilot: excess over the floor per check (95 % interval of each check), one line per run."""
+    import plotly.graph_objects as go
+
+    pilot = (study.get("pilot") or {}).get("runs")
+    if pilot is None or len(pilot) == 0:
+        return None
+    fig = go.Figure()
+    for (n, e, s), g in pilot.sort_values("epoch").groupby(["n_train", "epochs", "seed"]):
+        done = bool(g["finished"].all()) if "finished" in g.columns else True
+        fig.add_trace(go.Scatter(
+            x=g["epoch"], y=g["excess"] * 100, mode="lines+markers",
+            name=f"{n:,} rows × {e:,} epochs, seed {s}" + ("" if done else " (unfinished)"),
+            line={"dash": "solid" if done else "dot"},
+            error_y={"type": "data", "symmetric": False, "array": (g["excess_high"] - g["excess"]) * 100,
+                     "arrayminus": (g["excess"] - g["excess_low"]) * 100}))
+    fig.add_hline(y=0, line_dash="dash")
+    fig.update_layout(title="The pilot across scales: TabDDPM's excess over its floor per warm-up check (adult)",
+                      xaxis_title="epoch", yaxis_title="excess over the floor, points (95 % CI of the check)",
+                      height=420, width=1000)
+    return fig
+
+
 def write_figures(study: dict, out: Path) -> None:
     """All figures into ``out/figures.html`` (plotly.js embedded in the first)."""
-    figs = [f for f in (check_curves(study), knob_plot(study)) if f is not None]
+    figs = [f for f in (check_curves(study), knob_plot(study), pilot_plot(study)) if f is not None]
     figs += [f for sc in study if sc in SCALES for f in [mitigation_plot(study, sc, out)] if f is not None]
     if not figs:
         return

@@ -1,4 +1,4 @@
-"""The study's verdicts, by fixed criteria written down before the results.
+"""The study's claims, declared before the results, and their per-dataset tests.
 
 Mitigation claims: paired by seed
 ---------------------------------
@@ -6,23 +6,14 @@ A claim says method a gives lower values of a figure than comparator b (e.g. Dyn
 mem ratio against the original table is below random pruning's). Per seed s,
 d_s = figure_b(s) − figure_a(s) (points; positive = on the claim's side), over the seeds
 where both cells finished. Both cells of a seed share the training table, the seed and,
-for pruning, the warm-up of that seed, so the seed's own level cancels.
+for pruning, the warm-up of that seed.
 
-**Test: exact Wilcoxon signed-rank, one-sided in the claim's direction.** Zeros are
-dropped (n = non-zero differences); ranks of |d_s| with mid-ranks for ties; W+ = sum of
-the ranks of positive d_s. The p-value is exact, by enumerating all 2^n sign assignments
-of the observed ranks: p_claim = P(W+ ≥ w), p_against = P(W+ ≤ w). The smallest p any
-data can give is **2^-n** (every difference on one side): 0.125 with 3 seeds, 0.0625 with
-4, 0.031 with 5, 0.016 with 6. With 5 seeds, p < 0.05 therefore needs every seed on the
-claim's side.
-
-**Labels** (α = 0.05):
-
-* ``holds`` — p_claim < α;
-* ``reversed`` — p_against < α;
-* ``consistent sign, not significant`` — every seed on the same side (either; the
-  numbers say which), but neither p reaches α (e.g. 3 seeds can never do better than 0.125);
-* ``not shown`` — otherwise (mixed signs, or no seed).
+**Test: exact Wilcoxon signed-rank.** Zeros are dropped (n = non-zero differences); ranks
+of |d_s| with mid-ranks for ties; W+ = sum of the ranks of positive d_s. The p-values are
+exact, by enumerating all 2^n sign assignments of the observed ranks: p_claim = P(W+ ≥ w),
+p_against = P(W+ ≤ w); the test's two-sided p is min(1, 2 · min(p_claim, p_against)). The
+smallest one-sided p any data can give is **2^-n** (every difference on one side): 0.031
+with 5 seeds, 0.00098 with 10.
 
 A non-inferiority claim ("keeps quality within m points") is the same test on
 d_s = figure_a(s) − figure_b(s) + m.
@@ -30,11 +21,12 @@ d_s = figure_a(s) − figure_b(s) + m.
 Null-model claims, over warm-up seeds
 -------------------------------------
 Each warm-up gives each statistic a verdict against its own null
-(:func:`memviz.findings.nullmodel.verdict`: Monte Carlo p on the claim's side below 0.025, i.e.
-outside the null's central 95 %). Across the warm-up seeds: ``holds`` when it holds in
-every seed, ``reversed`` when reversed in every seed, ``consistent sign, not significant``
-when the observed effect is beyond the null median on the same side in every seed, ``not
-shown`` otherwise.
+(:func:`memviz.findings.nullmodel.verdict`: Monte Carlo p below 0.025 on the claim's side or
+on the other). The seeds' verdicts are combined by a binomial count
+(:func:`memviz.study.inference.count_test`).
+
+Families, Holm's adjustment within each, the labels, effects with intervals over seeds and
+power: :mod:`memviz.study.inference`.
 """
 from __future__ import annotations
 
@@ -43,8 +35,15 @@ from itertools import product
 import numpy as np
 import pandas as pd
 
-ALPHA = 0.05
-LABELS = ("holds", "consistent sign, not significant", "not shown", "reversed")
+from memviz.study.inference import (
+    FAMILIES,
+    PAPER_RELATIVE,
+    count_test,
+    label,
+    side_of,
+    t_interval,
+    two_sided,
+)
 
 
 def signed_rank_exact(d) -> dict:
@@ -71,53 +70,40 @@ def signed_rank_exact(d) -> dict:
     return out
 
 
-def label(test: dict, alpha: float = ALPHA) -> str:
-    """The label of a paired test (module docstring)."""
-    if test["n"] == 0:
-        return "not shown"
-    if test["p_claim"] < alpha:
-        return "holds"
-    if test["p_against"] < alpha:
-        return "reversed"
-    if test["n_positive"] == test["n"] or test["n_negative"] == test["n"]:
-        return "consistent sign, not significant"
-    return "not shown"
-
-
-def combine_null(verdicts: list[str], observed: list[float], medians: list[float], direction: str) -> str:
-    """Label of one null-model statistic over warm-up seeds (module docstring)."""
-    if not verdicts:
-        return "not shown"
-    if all(v == "holds" for v in verdicts):
-        return "holds"
-    if all(v == "reversed" for v in verdicts):
-        return "reversed"
-    side = [np.sign(o - m) * (1 if direction == "higher" else -1) for o, m in zip(observed, medians)]
-    if all(s > 0 for s in side) or all(s < 0 for s in side):
-        return "consistent sign, not significant"
-    return "not shown"
-
-
-def null_findings(analyses: list[dict]) -> pd.DataFrame:
-    """One row per (statistic, T): its per-seed verdicts and the combined label."""
-    rows = pd.DataFrame([f for a in analyses for f in a["null"]])
+def null_findings(rows) -> pd.DataFrame:
+    """One row per (statistic, T) of the per-seed null comparisons (``null.csv``, or the analyses'
+    ``null`` lists): its per-seed counts, the means, and the binomial-count test
+    (:func:`memviz.study.inference.count_test`), labelled unadjusted (the scale's Holm step relabels)."""
+    if isinstance(rows, list) and rows and isinstance(rows[0], dict) and "null" in rows[0]:
+        rows = [f for a in rows for f in a["null"]]
+    rows = pd.DataFrame(rows)
     if rows.empty:
         return rows
     out = []
     for (name, frac), g in rows.groupby(["name", "T_frac"], sort=False):
         g = g.sort_values("seed")
-        out.append({"name": name, "T_frac": frac, "T": int(g["T"].iloc[0]), "label": g["label"].iloc[0],
+        ct = count_test(g.to_dict(orient="records"))
+        out.append({"name": name, "T_frac": float(frac), "T": int(g["T"].iloc[0]), "label_text": g["label"].iloc[0],
                     "circular": bool(g["circular"].iloc[0]), "direction": g["direction"].iloc[0],
                     "value": float(g["value"].mean()), "baseline": float(g["baseline"].mean()),
                     "observed": float(g["observed"].mean()), "null_median": float(g["null_median"].mean()),
                     "null_low": float(g["null_low"].min()), "null_high": float(g["null_high"].max()),
-                    "n_holds": int((g["verdict"] == "holds").sum()),
-                    "n_reversed": int((g["verdict"] == "reversed").sum()),
-                    "n_seeds": int(len(g)), "naive_holds": int(g["naive_holds"].sum()),
-                    "naive_null_share": float(g["naive_null_share"].mean()),
-                    "combined": combine_null(list(g["verdict"]), list(g["observed"]), list(g["null_median"]),
-                                             g["direction"].iloc[0])})
+                    "naive_holds": int(g["naive_holds"].astype(bool).sum()),
+                    "naive_null_share": float(g["naive_null_share"].mean()), "family": "dynamics", **ct,
+                    "label": label(ct["p_two"], side_of(ct["p_claim"], ct["p_against"], ct["effect"]))})
     return pd.DataFrame(out)
+
+
+def heavy_tail_test(ws: list[dict]) -> dict | None:
+    """The heavy tail against the floor over warm-up seeds (``heavy_tail_null`` of each), as a count test."""
+    ws = [w for w in ws if w]
+    if not ws:
+        return None
+    ct = count_test([{**w, "direction": "higher"} for w in ws])
+    return {"name": "heavy_tail", "family": "dynamics", "observed": float(np.mean([w["observed"] for w in ws])),
+            "null_low": float(min(w["null_low"] for w in ws)), "null_high": float(max(w["null_high"] for w in ws)),
+            "n_over_copied": float(np.mean([w["n_over_copied"] for w in ws])), "n_rows": int(ws[0]["n_rows"]), **ct,
+            "label": label(ct["p_two"], side_of(ct["p_claim"], ct["p_against"], ct["effect"]))}
 
 
 #: The mitigation claims, fixed before the results: (key, claim, model, figure_a, method_a,
@@ -146,6 +132,9 @@ CLAIMS = (
      "tabddpm", "mem_ratio", "smote", "mem_ratio", "baseline", "lower", 0.0),
     ("smotenc_vs_baseline", "SMOTE-NC (imbalanced-learn) lowers memorization below the baseline",
      "tabddpm", "mem_ratio", "smote_nc", "mem_ratio", "baseline", "lower", 0.0),
+    ("tcm_eq_vs_baseline_eq", "TabCutMix lowers memorization below the baseline, both rerun at the same optimiser "
+     "steps (added after issue 22 found the budgets unequal)", "tabddpm", "mem_ratio", "tabcutmix_eq", "mem_ratio",
+     "baseline_eq", "lower", 0.0),
     ("dc_kept_vs_control", "DynamicCut's rows copy the kept rows less than the baseline's rows do "
      "(mem vs kept below the control)", "tabddpm", "mem_ratio_kept", "dynamiccut", "control_kept", "dynamiccut",
      "lower", 0.0),
@@ -164,20 +153,43 @@ def paired_figures(results: pd.DataFrame, model: str, fig_a: str, a: str, fig_b:
                    direction: str = "lower", margin: float = 0.0) -> dict:
     """Seed-paired test of ``fig_a`` of method ``a`` against ``fig_b`` of method ``b`` (module docstring).
 
-    Returns seeds, d (the per-seed differences), mean, the fields of :func:`signed_rank_exact`
-    and ``label``; no seed (nothing to pair) gives label "not shown" with n = 0.
+    Returns seeds, d (the per-seed differences), mean (= effect) with its 95 % t interval over seeds
+    (effect_low, effect_high) and sd, pair_corr (Pearson r of the two arms over the paired seeds: pairing
+    lowers sd(d) only when r > 0), relative (mean / the comparator's mean), the fields of
+    :func:`signed_rank_exact`, p_two and min_p_two = 2 · 2^-n, delta_ref (the effect the power is
+    computed for: the paper's relative reduction of the comparator's mean, or the margin of a
+    non-inferiority claim) and an unadjusted ``label``; no seed gives n = 0 and label "no data".
     """
     ok = results[(results["status"] == "ok") & (results["model"] == model)]
-    out = {"model": model, "figure_a": fig_a, "a": a, "figure_b": fig_b, "b": b, "direction": direction,
-           "margin": margin, "seeds": [], "d": [], "mean": None}
+    out = {"kind": "paired", "model": model, "figure_a": fig_a, "a": a, "figure_b": fig_b, "b": b,
+           "direction": direction, "margin": margin, "seeds": [], "d": [], "mean": None, "comparator_mean": None}
     if fig_a in ok.columns and fig_b in ok.columns:
         va = ok[ok["method"] == a].drop_duplicates("seed").set_index("seed")[fig_a]
         vb = ok[ok["method"] == b].drop_duplicates("seed").set_index("seed")[fig_b]
         va, vb = pd.to_numeric(va, errors="coerce"), pd.to_numeric(vb, errors="coerce")
         d = ((vb - va) if direction == "lower" else (va - vb)).dropna() + margin
-        out.update(seeds=[int(s) for s in d.index], d=[float(x) for x in d], mean=float(d.mean()) if len(d) else None)
+        out.update(seeds=[int(s) for s in d.index], d=[float(x) for x in d], mean=float(d.mean()) if len(d) else None,
+                   comparator_mean=float(vb.reindex(d.index).mean()) if len(d) else None)
+        pa, pb = va.reindex(d.index).to_numpy(float), vb.reindex(d.index).to_numpy(float)
+        if len(d) >= 3 and pa.std() > 0 and pb.std() > 0:  # what pairing by seed buys: r > 0 shrinks sd(d)
+            out["pair_corr"] = float(np.corrcoef(pa, pb)[0, 1])
+        if "steps" in ok.columns:  # the two arms' optimiser steps (unequal: the comparison is confounded)
+            st = {m: pd.to_numeric(ok.loc[ok["method"] == m, "steps"], errors="coerce").mean() for m in (a, b)}
+            out.update(steps_a=_num(st[a]), steps_b=_num(st[b]))
     test = signed_rank_exact(out["d"])
-    return {**out, **test, "label": label(test)}
+    mean, low, high = t_interval(out["d"])
+    sd = float(np.std(out["d"], ddof=1)) if len(out["d"]) > 1 else None
+    cm = out["comparator_mean"]
+    delta = margin if margin else (PAPER_RELATIVE * cm if cm is not None else None)
+    p_two = two_sided(test["p_claim"], test["p_against"]) if test["n"] else float("nan")
+    out.update(effect=mean, effect_low=low, effect_high=high, sd=sd, delta_ref=delta, p_two=p_two,
+               relative=(mean / cm) if cm else None, min_p_two=min(1.0, 2 * test["min_p"]) if test["n"] else None)
+    side = side_of(test["p_claim"], test["p_against"], mean) if test["n"] else 0
+    return {**out, **test, "label": label(p_two, side)}
+
+
+def _num(x) -> float | None:
+    return float(x) if pd.notna(x) else None
 
 
 def claim_tests(results: pd.DataFrame) -> list[dict]:
@@ -188,5 +200,5 @@ def claim_tests(results: pd.DataFrame) -> list[dict]:
         if (model, a) in methods and (model, b) in methods:
             t = paired_figures(results, model, fa, a, fb, b, direction, margin)
             if t["seeds"]:  # a figure the results do not have (yet) gives nothing to pair
-                out.append({"key": key, "claim": claim, **t})
+                out.append({"key": key, "claim": claim, "family": FAMILIES.get(key, key), **t})
     return out

@@ -9,12 +9,13 @@ import os
 from pathlib import Path
 
 from memviz.study import tables as T
-from memviz.study.findings import LABELS
+from memviz.study import verdicts as V
+from memviz.study.inference import ALPHA, ALPHA_SEED, FAMILIES, LABELS, PAPER_RELATIVE
 from memviz.study.scales import SCALES
 
 SCALE_TITLES = {"cpu": "3,000 rows, 200 epochs (the first edition's scale)",
-                "regime": "250 rows, 4,000 epochs (the memorizing regime)",
-                "tiny": "tiny (tests only)", "paper": "paper (GPU)"}
+                "regime": "250 rows, 4,000 epochs (the memorizing regime, chosen post hoc)",
+                "mid": "1,000 rows, 4,000 epochs (the 10-seed test)", "tiny": "tiny (tests only)", "paper": "paper (GPU)"}
 
 FLOOR_SENTENCES = (
     "The memorization test flags a generated row when it is much closer to one training row than to any "
@@ -41,11 +42,13 @@ def render_markdown(study: dict, out: Path, md_path: Path | None = None) -> str:
     """The document; links are relative to ``md_path`` (default ``OUT/study.md``)."""
     out = Path(out)
     rel = os.path.relpath(out, Path(md_path).parent) if md_path is not None else "."
-    L = ["# memviz study, second edition: memorization against a floor, a null model and paired seeds", ""]
+    L = ["# memviz study, third edition: memorization against a floor, a null model and paired seeds, "
+         "with every claim corrected within its family", ""]
     L += _notes(out, "00_status")
     L += ["## The floor in two sentences", "", FLOOR_SENTENCES, ""]
     L += _notes(out, "01_corrections")
     L += _overview(study)
+    L += _inference()
     L += ["## 1. The floor: fresh real rows against the full training split", ""]
     if study.get("floors"):
         L += T.floor_rows(study["floors"])
@@ -59,15 +62,24 @@ def render_markdown(study: dict, out: Path, md_path: Path | None = None) -> str:
             L += [f"### Which knob: the excess against epochs and training rows ({sc} preset, separate runs, "
                   f"{SCALES[sc].knob_samples:,} generated rows each)", ""]
             L += T.knob_rows(study[sc]["knobs"], list(ds))
+    pilot = (study.get("pilot") or {}).get("runs")
+    if pilot is not None and len(pilot):
+        design = (study.get("pilot") or {}).get("design") or {}
+        L += [f"### The pilot across scales ({design.get('dataset', '')}, `{design.get('preset', '')}`, "
+              f"{design.get('n_samples', 0):,} generated rows per check; committed in pilot/pilot.csv, its design "
+              "in pilot/design.json)", ""]
+        L += T.pilot_rows(pilot)
+        L += _notes(out, "2_pilot")
     L += _notes(out, "2_excess")
     L += ["## 3. The dynamics against the null model", ""]
     for sc in _scales(study):
-        L += [f"### {SCALE_TITLES.get(sc, sc)}", "", "Label over the 5 warm-up seeds (with how many hold and how many "
-              "are reversed against their own null), the two sides and the effect (means over seeds) against the "
-              "null's 95 % range (widest over seeds), and how often the paper's own criterion (Mann–Whitney "
-              "p < 0.01 on the paper's side, or precision ≥ 2× random) says \"holds\": on the runs, and on null "
-              "replicates that have no row-level dynamics.", ""]
-        L += T.null_rows(_datasets(study[sc]))
+        L += [f"### {SCALE_TITLES.get(sc, sc)}", "", "Per statistic and dataset: how many warm-up seeds are beyond "
+              "their own null on the claim's side and on the other (Monte Carlo p < 0.025 each side), the effect "
+              "beyond the null median with its interval over seeds, the binomial-count p with its Holm adjustment "
+              "in the dynamics family, and how often the paper's own criterion (Mann–Whitney p < 0.01 on the "
+              "paper's side, or precision ≥ 2× random) says \"holds\": on the runs, and on null replicates that "
+              "have no row-level dynamics.", ""]
+        L += V.null_rows(_datasets(study[sc]))
     L += _notes(out, "3_dynamics")
     L += ["## 4. Mitigation", ""]
     for sc in _scales(study):
@@ -85,7 +97,8 @@ def render_markdown(study: dict, out: Path, md_path: Path | None = None) -> str:
             if any(r["model"] != "tabddpm" for r in s["summary"]):
                 for m in sorted({r["model"] for r in s["summary"]} - {"tabddpm"}):
                     L += [f"{m.upper()} with TabDDPM's ranking:", ""] + T.mitigation_rows(s["summary"], m)
-        L += ["Paired tests:", ""] + T.test_rows(ds)
+        L += ["Paired tests (Holm within each family over the scale's datasets):", ""] + V.test_rows(ds)
+        L += ["The kept rows, beside random pruning (the privacy onion effect: the reading below):", ""] + T.onion_rows(ds)
         L += ["Selections: Jaccard overlap of DynamicCut's removed rows", ""] + T.overlap_rows(ds)
     L += _notes(out, "4_mitigation")
     L += ["## 5. T truly early: the first quarter and the first half", ""]
@@ -115,29 +128,42 @@ def render_markdown(study: dict, out: Path, md_path: Path | None = None) -> str:
 
 def _overview(study: dict) -> list[str]:
     """One table of every label: claims × (scale, dataset)."""
-    cols = [(sc, d) for sc in _scales(study) for d in _datasets(study[sc])]
-    if not cols:
+    rows = V.overview_rows(study, _scales(study), _datasets)
+    if not rows:
         return []
-    rows, keys = {}, []
-    for sc, d in cols:
-        s = study[sc][d]
-        for f in sorted(s.get("null", []), key=lambda f: T.null_keys({d: s}).index((f["name"], f["T_frac"]))):
-            k = T.null_name(f["name"], f["T_frac"])
-            rows.setdefault(k, {})[(sc, d)] = T.null_label(f)
-            keys.append(k)
-        ht = T.heavy_tail_label([w["heavy_tail_null"] for w in s.get("warmups", []) if w.get("heavy_tail_null")])
-        if ht:
-            rows.setdefault(T.HEAVY_TAIL, {})[(sc, d)] = ht
-            keys.append(T.HEAVY_TAIL)
-        for t in s.get("tests", []):
-            rows.setdefault(t["claim"], {})[(sc, d)] = t["label"]
-            keys.append(t["claim"])
-    keys = list(dict.fromkeys(keys))
-    head = ["claim"] + [f"{d} ({sc})" for sc, d in cols]
-    body = [[k] + [rows[k].get(c, "–") for c in cols] for k in keys]
     return (["## The verdicts at a glance", "",
-             f"Labels ({', '.join(f'“{x}”' for x in LABELS)}) by the fixed criteria of `memviz.study.findings`; "
-             "the numbers behind each are in the sections below.", ""] + T.table(head, body))
+             f"Labels ({', '.join(f'“{x}”' for x in LABELS)}) with the Holm-adjusted p (p̃) of the claim's family; "
+             "the rules are in the next section, the numbers behind each label in the sections below.", ""] + rows)
+
+
+def _inference() -> list[str]:
+    """How every verdict is made (:mod:`memviz.study.inference`), with the declared families."""
+    fams: dict = {}
+    for key, fam in FAMILIES.items():
+        fams.setdefault(fam, []).append(f"`{key}`")
+    fam_rows = [[f, ", ".join(v)] for f, v in fams.items()]
+    fam_rows.append(["dynamics", "every statistic against the null model (section 3) and the heavy tail"])
+    return ["## How the verdicts are made", "",
+            "- **Families, Holm.** Each claim belongs to one family, declared in `memviz.study.inference` before the "
+            "third edition's runs; within a family (per scale, over every dataset of the scale) the two-sided p "
+            "of each claim is adjusted by Holm's step-down rule, which keeps the chance of any false verdict in "
+            f"the family below α = {ALPHA}. The second edition's results were seen before these families were "
+            "written: for them the correction is a re-analysis, which can only withdraw verdicts.",
+            "- **Paired mitigation claims**: exact Wilcoxon signed-rank over seeds; p (two-sided) = 2 · min of the "
+            "one-sided p's; the smallest p̃ the seeds allow is m · 2 · 2⁻ⁿ (5 seeds: 0.0625 for one test, so no "
+            "5-seed claim can hold after any correction). Effect: the mean per-seed difference with its 95 % t "
+            "interval over seeds (runs in general, not one run's sampling interval). Power: the chance of "
+            "“holds” (one-sided p ≤ α / 2m, Bonferroni's bound on Holm's first step) if the true effect were "
+            f"the paper's headline, a relative reduction of {PAPER_RELATIVE * 100:.2f} % of the comparator's mean "
+            "(non-inferiority claims: the methods exactly equal), with the observed spread of the differences.",
+            f"- **Null-model claims**: each warm-up seed's Monte Carlo test rejects at {ALPHA_SEED} on one side or "
+            "the other; the seeds are combined by a **binomial count**: with n independent warm-ups, "
+            f"p_claim = P(Binomial(n, {ALPHA_SEED}) ≥ seeds rejecting on the claim's side), likewise on the other "
+            "side (replacing the second edition's rule, which needed every seed to reject). Power at the observed "
+            "effect (standardized by each null's spread).",
+            "- **Labels** name the side: “holds” / “reversed” (p̃ < 0.05 on the claim's / the other side), "
+            "“claim's side, not significant” / “opposite side, not significant” (the side of the smaller one-sided "
+            "p), “no data”.", ""] + T.table(["family", "claims"], fam_rows)
 
 
 def _costs(study: dict) -> list[str]:

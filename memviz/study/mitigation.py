@@ -7,12 +7,23 @@ own floor):
 * ``main`` — TabDDPM × the scale's methods, T = the first half;
 * ``early`` — TabDDPM × ``early_methods`` with T = the first quarter (named ``<method>_q``);
 * ``transfer`` — the transfer models × ``transfer_methods`` (TabDDPM's ranking), T = the
-  first half.
+  first half;
+* ``steps`` (collected only, run by ``docs/study/reruns``) — cells rerun at the baseline's
+  optimiser steps where the second edition's budgets differed, named ``<method>_eq``.
 
 Each writes its own folder (``runs/{grid}_s{seed}``); a rerun skips finished cells. The
 finished cells of every grid are concatenated into one results table (:func:`collect`) with
 columns ``grid`` and ``warmup_seed``, and ``relative_reduction`` recomputed against the
 ``main`` baseline of the same model and seed.
+
+**Equal optimisation budgets.** Every TabDDPM cell of a scale trains for the same number of
+optimiser steps, the baseline's: S = E · ⌈N / min(B, N)⌉ (E epochs, N training rows of the
+scale, batch B), passed as TabDDPM's ``steps``; a method that adds rows (TabCutMix, SMOTE)
+or removes them (pruning) therefore makes fewer or more passes over its rows, not more or
+fewer optimiser steps (the reference TabDDPM trains for a number of steps too). ``steps`` is
+recorded per cell; cells run before this rule (no ``steps`` column) get it derived from their
+recorded epochs and training rows, E · ⌈n / min(B, n)⌉ (:func:`with_steps`), so the table
+shows which comparisons the old budgets confound.
 """
 from __future__ import annotations
 
@@ -35,12 +46,29 @@ def available_methods(wanted) -> tuple[tuple, tuple]:
     return ok, tuple(m for m in wanted if m not in ok)
 
 
-def tabddpm_params(scale: StudyScale) -> dict:
-    """TabDDPM's parameters in the cells (the warm-up's preset, epochs and overrides)."""
+def tabddpm_params(scale: StudyScale, n_train: int | None = None) -> dict:
+    """TabDDPM's parameters in the cells (the warm-up's preset, epochs and overrides) and, given the
+    scale's training rows, ``steps``: the baseline's optimiser steps (module docstring)."""
     params = {"preset": scale.preset, **scale.tabddpm_params}
     if scale.epochs is not None:
         params["epochs"] = int(scale.epochs)
+    if n_train is not None:
+        params["steps"] = baseline_steps(scale, n_train)
     return params
+
+
+def _preset(scale: StudyScale):
+    from memviz.models.presets import PRESETS
+
+    return PRESETS[scale.preset]
+
+
+def baseline_steps(scale: StudyScale, n_train: int) -> int:
+    """S = E · ⌈N / min(B, N)⌉: the optimiser steps of TabDDPM trained on the scale's N rows."""
+    cfg = _preset(scale)
+    epochs = int(scale.epochs if scale.epochs is not None else scale.tabddpm_params.get("epochs", cfg.epochs))
+    b = int(scale.tabddpm_params.get("batch_size", cfg.batch_size))
+    return epochs * -(-int(n_train) // min(b, int(n_train)))
 
 
 GRIDS = ("main", "early", "transfer")
@@ -51,12 +79,13 @@ def dataset_methods(scale: StudyScale, dataset: str) -> tuple:
     return tuple(m for m in scale.methods if dataset in scale.method_datasets.get(m, (dataset,)))
 
 
-def grid_specs(scale: StudyScale, dataset: str, seed: int, Ts: dict, runs: Path, device: str, n_jobs: int) -> dict:
+def grid_specs(scale: StudyScale, dataset: str, seed: int, Ts: dict, runs: Path, device: str, n_jobs: int,
+               n_train: int | None = None) -> dict:
     """grid name -> CompareConfig of one seed (module docstring); ``Ts`` maps "0.25" / "0.5" to T.
     A grid with no method (e.g. no transfer model at this scale) is left out."""
     quarter, half = Ts[f"{min(scale.T_fracs):g}"], Ts[f"{max(scale.T_fracs):g}"]
     base = dict(models=("tabddpm",), seeds=(seed,), p=scale.p, k=scale.k, run_dir=str(Path(runs) / f"warmup_s{seed}"),
-                device=device, n_jobs=n_jobs, model_params={"tabddpm": tabddpm_params(scale)})
+                device=device, n_jobs=n_jobs, model_params={"tabddpm": tabddpm_params(scale, n_train)})
     specs = {"main": CompareConfig(methods=available_methods(dataset_methods(scale, dataset))[0], T=half, **base)}
     if available_methods(scale.early_methods)[0]:
         specs["early"] = CompareConfig(methods=available_methods(scale.early_methods)[0], T=quarter, **base)
@@ -70,7 +99,7 @@ def grid_specs(scale: StudyScale, dataset: str, seed: int, Ts: dict, runs: Path,
 def run_seed_grid(grid: str, train, test, scale: StudyScale, dataset: str, seed: int, Ts: dict, runs: Path,
                   device: str, n_jobs: int, progress: Callable[[dict], None] | None = None) -> None:
     """Run (or finish) one grid of one seed into ``runs/{grid}_s{seed}``."""
-    cfg = grid_specs(scale, dataset, seed, Ts, runs, device, n_jobs).get(grid)
+    cfg = grid_specs(scale, dataset, seed, Ts, runs, device, n_jobs, len(train)).get(grid)
     if cfg is not None:
         run_grid(train, test, cfg, Path(runs) / f"{grid}_s{seed}",
                  progress=None if progress is None else (lambda ev: progress({**ev, "grid": grid})))
@@ -81,19 +110,69 @@ def collect(train, scale: StudyScale, seeds_T: dict, runs: Path, device: str) ->
     ``warmup_seed`` and ``T``; the early grid's methods renamed ``<method>_q`` with their control.
     None when no grid has results yet."""
     frames = []
-    for grid in GRIDS:
+    for grid in GRIDS + ("steps",):
         for seed, Ts in seeds_T.items():
             f = Path(runs) / f"{grid}_s{seed}" / "results.csv"
             if not f.is_file():
                 continue
             res = pd.read_csv(f)
+            if grid == "steps":  # an equal-steps rerun of confounded cells (docs/study/reruns): its own arms
+                frames.append(res.assign(grid=grid, warmup_seed=seed, T=np.nan, method=res["method"] + "_eq"))
+                continue
             frac = min(scale.T_fracs) if grid == "early" else max(scale.T_fracs)
             res = res.assign(grid=grid, warmup_seed=seed, T=Ts[f"{frac:g}"])
             if grid == "early":
                 res = early_control(res, train, Path(runs), seed, device)
                 res["method"] = res["method"] + "_q"
+            if grid == "main":
+                res = cross_seed_control(res, train, Path(runs), seed, list(seeds_T), device)
             frames.append(res)
     return with_reductions(pd.concat(frames, ignore_index=True)) if frames else None
+
+
+#: what names one cell of the study's results (a rerun of it replaces it)
+CELL_ID = ("grid", "method", "model", "seed")
+
+
+def merge_stored(path: Path, fresh: pd.DataFrame | None) -> pd.DataFrame | None:
+    """The committed results (``path``) with the cells of ``fresh`` (from the run folders) put in place of
+    those of the same :data:`CELL_ID`, new ones appended; the relative reductions recomputed. None when
+    there is neither."""
+    stored = pd.read_csv(path) if Path(path).is_file() else None
+    if stored is None or stored.empty:
+        return None if fresh is None else with_reductions(fresh)
+    if fresh is None or fresh.empty:
+        return with_reductions(stored)
+    ident = lambda df: pd.MultiIndex.from_frame(df[list(CELL_ID)].astype(str))  # noqa: E731
+    new = {k: i for i, k in enumerate(ident(fresh))}
+    rows, used = [], set()
+    for i, k in enumerate(ident(stored)):
+        if k in new:
+            rows.append(fresh.iloc[[new[k]]])
+            used.add(k)
+        else:
+            rows.append(stored.iloc[[i]])
+    rows += [fresh.iloc[[i]] for k, i in new.items() if k not in used]
+    return with_reductions(pd.concat(rows, ignore_index=True))
+
+
+def with_steps(results: pd.DataFrame, scale: StudyScale) -> pd.DataFrame:
+    """``steps`` filled where a cell has none: E · ⌈n / min(B, n)⌉ from its recorded epochs and training rows
+    (TabDDPM cells; the scale's batch), and ``steps_recorded`` saying which were measured."""
+    res = results.copy()
+    if "steps" not in res.columns:
+        res["steps"] = np.nan
+    rec = pd.to_numeric(res["steps"], errors="coerce")
+    b = int(scale.tabddpm_params.get("batch_size", _preset(scale).batch_size))
+    n = pd.to_numeric(res.get("n_train_used"), errors="coerce")
+    e = pd.to_numeric(res.get("epochs"), errors="coerce")
+    derived = e * np.ceil(n / np.minimum(b, n))
+    fill = rec.isna() & (res["model"] == "tabddpm") & (res["status"] == "ok")
+    prev = res["steps_recorded"] if "steps_recorded" in res.columns else pd.Series(None, index=res.index)
+    res["steps_recorded"] = [bool(p) if isinstance(p, (bool, np.bool_)) else bool(r)   # a stored flag is kept
+                             for p, r in zip(prev, rec.notna())]
+    res["steps"] = rec.where(~fill, derived)
+    return res
 
 
 def early_control(res: pd.DataFrame, train, runs: Path, seed: int, device: str) -> pd.DataFrame:
@@ -118,22 +197,60 @@ def early_control(res: pd.DataFrame, train, runs: Path, seed: int, device: str) 
     return res
 
 
+def cross_seed_control(res: pd.DataFrame, train, runs: Path, seed: int, seeds: list, device: str) -> pd.DataFrame:
+    """``control_kept_cross`` of the ``main`` grid's TabDDPM pruning cells of ``seed``: the mean, over the
+    other seeds s', of the mem ratio of seed s' baseline rows against this cell's kept rows. The same-seed
+    control (``control_kept``) shares the warm-up seed with the cell; this one does not, so it says whether
+    the kept rows are copied because of what the pruning left or because they are rows any baseline copies.
+    Left NaN when the files are missing (run folders are not committed)."""
+    from memviz.io import read_parquet
+    from memviz.measure.memorization import memorization
+
+    others = [s for s in seeds if s != seed
+              and (Path(runs) / f"main_s{s}" / "synthetic" / f"baseline_tabddpm_{s}.parquet").is_file()]
+    res = res.copy()
+    if "control_kept_cross" not in res.columns:
+        res["control_kept_cross"] = np.nan
+    if not others:
+        return res
+    syns = {s: read_parquet(Path(runs) / f"main_s{s}" / "synthetic" / f"baseline_tabddpm_{s}.parquet",
+                            "baseline rows") for s in others}
+    for i, row in res.iterrows():
+        sel = Path(runs) / f"main_s{seed}" / "selections" / f"{row['method']}_{seed}.parquet"
+        if row["status"] != "ok" or row["model"] != "tabddpm" or not sel.is_file():
+            continue
+        frame = read_parquet(sel, "selection")
+        removed = frame.loc[frame["removed"].astype(bool), "row_id"].to_numpy()
+        if not len(removed):
+            continue
+        kept = train.drop(removed)
+        res.loc[i, "control_kept_cross"] = float(np.mean([memorization(kept, syn, device=device).mem_ratio
+                                                          for syn in syns.values()]))
+    return res
+
+
 def with_reductions(results: pd.DataFrame) -> pd.DataFrame:
     """``relative_reduction`` = (baseline − method) / baseline of mem_ratio, against the ``main``
-    grid's baseline of the same model and seed (transfer models: their own baseline)."""
+    grid's baseline of the same model and seed (transfer models: their own baseline), and the
+    paper-style ``relative_reduction_pruned`` = (baseline − method's mem_ratio_pruned) / baseline:
+    the method's rows measured against the table it trained on (for pruning: the kept rows, whose
+    own floor is lower), the baseline's against the original table."""
     ok = results["status"] == "ok"
     base = results[ok & (results["method"] == "baseline")].drop_duplicates(["model", "seed"]).set_index(
-        ["model", "seed"])["mem_ratio"]
+        ["model", "seed"])["mem_ratio"]  # an equal-steps rerun ("_eq" arms) is measured against the same baseline
     b = base.reindex(pd.MultiIndex.from_frame(results[["model", "seed"]])).to_numpy(dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
         rr = np.where(ok & (b > 0), (b - results["mem_ratio"].to_numpy(dtype=float)) / b, np.nan)
-    return results.assign(relative_reduction=rr)
+        pr = pd.to_numeric(results.get("mem_ratio_pruned", np.nan), errors="coerce").to_numpy(dtype=float)
+        rp = np.where(ok & (b > 0), (b - pr) / b, np.nan)
+    return results.assign(relative_reduction=rr, relative_reduction_pruned=rp)
 
 
 #: figures summarized per method (those present in the results)
 SUMMARY_FIGURES = ("mem_ratio", "mem_ratio_pruned", "mem_ratio_kept", "control_kept", "floor", "floor_kept",
-                   "excess", "excess_low", "excess_high", "n_flagged_removed", "relative_reduction", "shape",
-                   "trend", "mle", "mle_real", "n_removed", "n_added", "total_seconds", "cpu_seconds")
+                   "excess", "excess_low", "excess_high", "n_flagged_removed", "relative_reduction",
+                   "relative_reduction_pruned", "control_kept_cross", "shape",
+                   "trend", "mle", "mle_real", "n_removed", "n_added", "steps", "total_seconds", "cpu_seconds")
 
 
 def method_summary(results: pd.DataFrame) -> pd.DataFrame:

@@ -37,21 +37,31 @@ from memviz.device import resolve_device
 from memviz.errors import MemvizError
 from memviz.io import atomic_write_csv, atomic_write_json, atomic_write_text, read_json
 from memviz.measure.floor import holdout_floor
-from memviz.study.findings import claim_tests, null_findings
+from memviz.study.findings import claim_tests, heavy_tail_test, null_findings
 from memviz.study.floors import DISTANCES, floor_table, study_tables
+from memviz.study.inference import adjust
 from memviz.study.knobs import budget_table, knob_table
 from memviz.study.mitigation import (
     GRIDS,
     available_methods,
     collect,
     dataset_methods,
+    merge_stored,
     method_summary,
     run_seed_grid,
+    with_steps,
+)
+from memviz.study.pilot import (
+    PILOT,
+    refresh_pilot,
+    run_pilot,
+    stored_design,
+    stored_pilot,
 )
 from memviz.study.scales import SCALES, StudyScale
 from memviz.study.warmups import dataset_warmups, selection_frame, selection_overlap
 
-PARTS = ("floors", "knobs", "budget", "warmups", "main", "early", "transfer")
+PARTS = ("floors", "pilot", "knobs", "budget", "warmups", "main", "early", "transfer")
 DATASETS = ("adult", "default", "shoppers")
 
 
@@ -95,19 +105,26 @@ def dataset_study(name: str, folder: Path, scale: StudyScale, out: Path, parts=P
         atomic_write_csv(d_out / "null.csv", pd.DataFrame([f for a in analyses for f in a["null"]]))
         rec["warmups"] = [{k: a[k] for k in ("seed", "epochs", "n_checks", "T", "seconds", "summary", "early",
                                              "per_check", "heavy_tail_null", "floor") if k in a} for a in analyses]
-        rec["null"] = null_findings(analyses).to_dict(orient="records")
         rec["overlap"] = selection_overlap(sel, len(train))
     else:
-        rec.update({k: prev[k] for k in ("warmups", "null", "overlap") if k in prev})
+        rec.update({k: prev[k] for k in ("warmups", "overlap") if k in prev})
+    # the null-model findings are recomputed from the committed per-seed comparisons (null.csv)
+    null_csv = d_out / "null.csv"
+    rec["null"] = null_findings(pd.read_csv(null_csv)).to_dict(orient="records") if null_csv.is_file() else []
+    rec["heavy_tail"] = heavy_tail_test([w.get("heavy_tail_null") for w in rec.get("warmups", [])])
     seeds_T = {w["seed"]: w["T"] for w in rec.get("warmups", [])}
     for grid in grids:
         for seed in scale.seeds:
             say(f"{scale.name}/{name}: {grid} grid of seed {seed}")
             run_seed_grid(grid, train, test, scale, name, seed, seeds_T[seed], runs, device, n_jobs,
                           progress=lambda ev: _say_cell(say, f"{scale.name}/{name}", ev))
-    results = collect(train, scale, seeds_T, runs, device)
+    # cells finished in the run folders replace the committed ones of the same grid, method, model and seed;
+    # without run folders (they are not committed) the committed results.csv is the table
+    results = merge_stored(d_out / "results.csv", collect(train, scale, seeds_T, runs, device))
     if results is not None:
+        results = with_steps(results, scale)
         atomic_write_csv(d_out / "results.csv", results)
+        results = pd.read_csv(d_out / "results.csv")  # one code path: what is rendered is what is committed
     rec["clusters"] = prev.get("clusters") or _clusters(train)
     if results is not None:
         rec["methods_left_out"] = list(available_methods(dataset_methods(scale, name))[1])
@@ -169,6 +186,10 @@ def run_study(data_dir: str | Path, out: str | Path, scales=("cpu", "regime"), d
     t0 = time.perf_counter()
     study: dict = {"floors": floor_table(data_dir, datasets, out / "floors", device) if "floors" in parts
                    or (out / "floors").is_dir() else []}
+    if "pilot" in parts and PILOT.dataset in datasets:
+        run_pilot(data_dir, out, PILOT, device, say)
+    refresh_pilot(out, PILOT)  # the run folders, where they are here, are newer than the committed table
+    study["pilot"] = {"runs": stored_pilot(out), "design": stored_design(out)}
     for sc in sc_list:
         block: dict = {}
         if sc.knobs and ("knobs" in parts or (out / sc.name / "knobs").is_dir()):
@@ -179,8 +200,12 @@ def run_study(data_dir: str | Path, out: str | Path, scales=("cpu", "regime"), d
             say(f"{sc.name}: budget runs")
             block["budget"] = budget_table(data_dir, sc, out / sc.name / "budget", n_jobs, device) \
                 if "budget" in parts else _stored_records(out / sc.name / "budget")
-        for name in datasets:
+        names = [d for d in datasets if sc.datasets is None or d in sc.datasets]
+        for name in names:
             block[name] = dataset_study(name, data_dir / name, sc, out, parts, device, n_jobs, progress)
+        adjust_scale(block)
+        for name in names:
+            atomic_write_json(out / sc.name / name / "summary.json", block[name])
         study[sc.name] = block
     study["seconds"] = time.perf_counter() - t0
     from memviz.study.figures import write_figures
@@ -190,6 +215,16 @@ def run_study(data_dir: str | Path, out: str | Path, scales=("cpu", "regime"), d
     md = Path(markdown) if markdown is not None else out / "study.md"
     atomic_write_text(md, render_markdown(study, out, md))
     return study
+
+
+def adjust_scale(block: dict) -> None:
+    """Holm within each claim family over every dataset of one scale (:func:`memviz.study.inference.adjust`):
+    the paired tests, the null-model statistics and the heavy tail get ``p_adj``, ``power`` and their label."""
+    tests = []
+    for s in block.values():
+        if isinstance(s, dict) and "dataset" in s:
+            tests += s.get("tests", []) + s.get("null", []) + ([s["heavy_tail"]] if s.get("heavy_tail") else [])
+    adjust(tests)
 
 
 def _stored_records(folder: Path) -> list[dict]:

@@ -48,6 +48,7 @@ class StudyScale:
     knob_seeds : seeds of the knob runs.
     knob_samples : generated rows per knob run.
     budget_dataset, budget_runs : (model, epochs) runs measuring MLE against the real line.
+    datasets : the datasets this scale runs on (None: every dataset the study is given).
     """
 
     name: str
@@ -74,6 +75,7 @@ class StudyScale:
     knob_samples: int = 2000
     budget_dataset: str | None = None
     budget_runs: tuple = ()
+    datasets: tuple | None = None
 
 
 _TINY_DDPM = {"layers": [32, 32], "n_timesteps": 10, "dim_t": 16, "batch_size": 64}
@@ -100,5 +102,12 @@ SCALES = {
                          method_datasets={"smote_nc": ("adult",), "tabcutmixplus_dtype": ("adult",)},
                          knobs=((250, 1000), (250, 2000), (250, 4000), (500, 2000), (1000, 1000)),
                          knob_seeds=(0, 1)),
+    # the third edition's confirmatory test (prepared, run by a later session): the pilot's setting where
+    # TabDDPM copies clearly above the floor at the largest training size that two CPU cores can afford for
+    # 10 seeds; baseline / DynamicCut / random / DynamicCutMix, every arm the baseline's optimiser steps;
+    # the pilot's seeds 0-1 are its warm-ups 0-1 (same settings: copy their folders to reuse them)
+    "mid": StudyScale("mid", 1000, 5000, "cpu-quick", 4000, tuple(range(10)), warmup_samples=2000,
+                      methods=("baseline", "dynamiccut", "random", "dynamiccutmix"), early_methods=(),
+                      datasets=("adult",)),
     "paper": StudyScale("paper", None, None, "paper", None, (0, 1, 2, 3, 4), transfer_models=("tvae",)),
 }

@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
-from memviz.study.util import _float, _p, _pct
+from memviz.study.util import _float, _pct
 
 #: plain-words names of the null model's statistics (:func:`memviz.findings.splithalf.dynamics_statistics`)
 STATISTICS = {
@@ -23,7 +24,8 @@ METHOD_NAMES = {"baseline": "Baseline", "dynamiccut": "DynamicCut (raw)", "dynam
                 "dynamiccut_excess_q": "DynamicCut (excess), T = first quarter", "dynamiccutmix": "DynamicCutMix",
                 "tabcutmix": "TabCutMix", "tabcutmixplus": "TabCutMixPlus", "tabcutmixplus_dtype":
                 "TabCutMixPlus (dtype rule)", "smote": "SMOTE (reference: minority only)",
-                "smote_nc": "SMOTE-NC (imbalanced-learn)", "random": "Random pruning"}
+                "smote_nc": "SMOTE-NC (imbalanced-learn)", "random": "Random pruning",
+                "baseline_eq": "Baseline, equal-steps rerun", "tabcutmix_eq": "TabCutMix, equal-steps rerun"}
 
 
 def table(head: list[str], rows: list[list[str]]) -> list[str]:
@@ -83,9 +85,13 @@ def warmup_excess_rows(summaries: dict) -> list[str]:
             rows.append([name, str(w["seed"]), f"{w['epochs']:,}", _pct(last.get("mem_ratio")),
                          _pct(fl.get("floor")), interval(last.get("excess"), last.get("excess_low"),
                                                          last.get("excess_high")),
-                         f"{w['seconds'] / 60:.1f} min"])
-    return table(["dataset", "warm-up seed", "epochs", "mem ratio %", "floor %", "excess, points (95 % CI)",
-                  "warm-up cost"], rows)
+                         _share(copy_share(last.get("excess"), fl.get("floor"))), f"{w['seconds'] / 60:.1f} min"])
+    return table(["dataset", "warm-up seed", "epochs", "mem ratio %", "floor %", "excess, points (95 % CI of this "
+                  "run)", "copy share c", "warm-up cost"], rows)
+
+
+def _share(c) -> str:
+    return "–" if c is None else f"{c * 100:+.1f} %"
 
 
 def knob_rows(knobs: list[dict], datasets) -> list[str]:
@@ -100,118 +106,101 @@ def knob_rows(knobs: list[dict], datasets) -> list[str]:
             steps = steps or (rs[0]["steps"] if rs else None)
             secs += [r["fit_cpu_seconds"] for r in rs]
             cells.append("<br>".join(f"{interval(r['excess'], r['excess_low'], r['excess_high'])} "
-                                     f"[floor {_pct(r['floor'])}]" for r in rs) or "–")
+                                     f"[floor {_pct(r['floor'])}, c {_share(copy_share(r['excess'], r['floor']))}]"
+                                     for r in rs) or "–")
         rows.append([f"{n:,}", f"{e:,}", f"{steps:,}" if steps else "–", *cells,
                      f"{np.mean(secs):.0f} s" if secs else "–"])
     return table(["training rows", "epochs", "steps", *[f"{d}: excess, points (95 % CI)" for d in datasets],
                   "training CPU s (mean)"], rows)
 
 
-# ------------------------------------------------------------------ part 3
-HEAVY_TAIL = ("heavy tail beyond the floor: the top 10 % of rows hold more of the copies than fresh real rows' "
-              "flags would give them")
-
-
-def heavy_tail_label(ws: list[dict]) -> str:
-    """Label of the heavy-tail test over warm-up seeds (the rule of :func:`memviz.study.findings.combine_null`)."""
-    if not ws:
-        return ""
-    from memviz.study.findings import combine_null
-
-    lab = combine_null([w["verdict"] for w in ws], [w["observed"] for w in ws], [w["null_median"] for w in ws],
-                       "higher")
-    f = {"combined": lab, "n_holds": sum(w["verdict"] == "holds" for w in ws),
-         "n_reversed": sum(w["verdict"] == "reversed" for w in ws), "n_seeds": len(ws)}
-    return null_label(f)
-
-
-def null_label(f: dict) -> str:
-    """A combined null label with its per-seed counts."""
-    h, r, n = f["n_holds"], f["n_reversed"], f["n_seeds"]
-    if f["combined"] == "holds":
-        return f"holds ({h}/{n})"
-    if f["combined"] == "reversed":
-        return f"reversed ({r}/{n})"
-    return f"{f['combined']} (holds {h}, reversed {r} of {n})"
-
-
-def null_keys(summaries: dict) -> list[tuple]:
-    """(statistic, T share) pairs in display order: the paper's, then the non-circular; T half first."""
-    keys = {(f["name"], f["T_frac"]) for s in summaries.values() for f in s.get("null", [])}
-    order = list(STATISTICS)
-    return sorted(keys, key=lambda k: (order.index(k[0]) if k[0] in order else len(order), -k[1]))
-
-
-def null_name(name: str, frac: float) -> str:
-    return STATISTICS.get(name, name) + (f", T = first {'quarter' if frac < 0.5 else 'half'}"
-                                         if name.startswith("early_identification") else "")
-
-
-def null_rows(summaries: dict) -> list[str]:
-    names = list(summaries)
-    rows = []
-    for name, frac in null_keys(summaries):
-        cells = []
-        for d in names:
-            f = next((x for x in summaries[d].get("null", []) if x["name"] == name and x["T_frac"] == frac), None)
-            sides = ("precision", "random") if name.startswith("early_identification") else ("Top", "Non-Top")
-            cells.append("–" if f is None else
-                         f"**{null_label(f)}**; {sides[0]} {_num3(f['value'], False)} vs {sides[1]} "
-                         f"{_num3(f['baseline'], False)}: effect {_num3(f['observed'])}, null "
-                         f"{_num3(f['null_low'])} to {_num3(f['null_high'])}; paper's criterion: "
-                         f"{f['naive_holds']}/{f['n_seeds']} runs, {f['naive_null_share'] * 100:.0f} % of null runs")
-        rows.append([null_name(name, frac), *cells])
-    ht = []
-    for d in names:
-        ws = [w["heavy_tail_null"] for w in summaries[d].get("warmups", []) if w.get("heavy_tail_null")]
-        ht.append("–" if not ws else
-                  f"**{heavy_tail_label(ws)}**; top 10 % hold {np.mean([w['observed'] for w in ws]) * 100:.1f} % of "
-                  f"copies vs null {min(w['null_low'] for w in ws) * 100:.1f}–"
-                  f"{max(w['null_high'] for w in ws) * 100:.1f} %; over-copied rows (q < 0.05) "
-                  f"{np.mean([w['n_over_copied'] for w in ws]):.0f} of "
-                  f"{ws[0]['n_rows']:,}")
-    rows.append([HEAVY_TAIL, *ht])
-    return table(["statistic (effect = Top − Non-Top; precision − random)", *names], rows)
-
-
-def _num3(x, signed=True) -> str:
-    x = _float(x)
-    return "–" if x is None else (f"{x:+.3g}" if signed else f"{x:.3g}")
-
-
 # ------------------------------------------------------------------ part 4
+def pilot_rows(pilot) -> list[str]:
+    """The pilot (a DataFrame of every check of every finished run): the last check of each run, then per
+    setting the mean excess and copy share over seeds with the t interval over seeds."""
+    from memviz.study.inference import t_interval
+
+    if pilot is None or len(pilot) == 0:
+        return []
+    done = pilot["finished"].astype(bool) if "finished" in pilot.columns else pd.Series(True, index=pilot.index)
+    last = pilot[done].sort_values("check").groupby(["n_train", "epochs", "seed"], sort=False).tail(1)
+    rows = []
+    for (n, e), g in last.sort_values(["n_train", "epochs", "seed"]).groupby(["n_train", "epochs"]):
+        per = "<br>".join(f"seed {int(r.seed)}: {interval(r.excess, r.excess_low, r.excess_high)}"
+                          for r in g.itertuples())
+        m, lo, hi = t_interval(g["excess"])
+        cm, clo, chi = t_interval(g["copy_share"])
+        over = (f"{m * 100:+.1f} ({lo * 100:+.1f}, {hi * 100:+.1f})" if np.isfinite(lo) else f"{m * 100:+.1f} "
+                "(one seed)")
+        rows.append([f"{n:,}", f"{e:,}", f"{int(g['steps'].iloc[0]):,}", str(len(g)), _pct(g["floor"].mean()), per,
+                     over, f"{cm * 100:+.1f} %"])
+    out = table(["training rows", "epochs", "optimiser steps", "seeds", "floor %", "excess at the last check, "
+                 "points (95 % CI of each run)", "mean excess over seeds (95 % t interval over seeds)",
+                 "copy share c (mean)"], rows)
+    part = pilot[~done].sort_values("check").groupby(["n_train", "epochs", "seed"], sort=False).tail(1)
+    for r in part.itertuples():
+        out += [f"Unfinished (resumes from its last check): {r.n_train:,} rows × {r.epochs:,} epochs, seed {r.seed}, "
+                f"at epoch {r.epoch:,}: excess {interval(r.excess, r.excess_low, r.excess_high)} points "
+                "(the learning rate decays over all the epochs, so a check before the end is not a shorter run).",
+                ""]
+    return out
+
+
+def copy_share(excess, floor):
+    """c = excess / (1 − floor): the share of the rows fresh real rows would not flag that the model's do."""
+    e, f = _float(excess), _float(floor)
+    return None if e is None or f is None or f >= 1 else e / (1 - f)
+
+
+def _c(row: dict, ex: str = "excess", fl: str = "floor") -> str:
+    c = copy_share(row.get(f"{ex}_mean"), row.get(f"{fl}_mean"))
+    return "–" if c is None else f"{c * 100:+.1f} %"
+
+
+def _steps(row: dict) -> str:
+    m = _float(row.get("steps_mean"))
+    if m is None:
+        return "–"
+    sd = _float(row.get("steps_std")) or 0.0
+    return f"{m:,.0f}" + (f" ± {sd:,.0f}" if sd else "")
+
+
 def mitigation_rows(summary: list[dict], model: str = "tabddpm") -> list[str]:
     rows = []
     for r in summary:
         if r["model"] != model:
             continue
-        rows.append([METHOD_NAMES.get(r["method"], r["method"]), str(r["n_seeds"]), mean_sd(r, "mem_ratio"),
-                     mean_sd(r, "excess", signed=True), mean_sd(r, "mem_ratio_kept") if "mem_ratio_kept_mean" in r
-                     else mean_sd(r, "mem_ratio_pruned"), mean_sd(r, "control_kept"), mean_sd(r, "floor_kept"),
-                     mean_sd(r, "n_flagged_removed", scale100=False), mean_sd(r, "shape"), mean_sd(r, "mle"),
-                     mean_sd(r, "total_seconds", scale100=False)])
-    return table(["method", "seeds", "mem vs original %", "excess vs original, points", "mem vs kept %",
-                  "control: baseline vs kept %", "floor vs kept %", "flagged rows copying a removed row", "Shape",
-                  "MLE", "cell s"], rows)
+        rows.append([METHOD_NAMES.get(r["method"], r["method"]), str(r["n_seeds"]), _steps(r), mean_sd(r, "mem_ratio"),
+                     mean_sd(r, "excess", signed=True), _c(r), mean_sd(r, "relative_reduction", signed=True),
+                     mean_sd(r, "relative_reduction_pruned", signed=True),
+                     mean_sd(r, "mem_ratio_kept") if "mem_ratio_kept_mean" in r else mean_sd(r, "mem_ratio_pruned"),
+                     mean_sd(r, "control_kept"), mean_sd(r, "floor_kept"),
+                     mean_sd(r, "n_flagged_removed", scale100=False), mean_sd(r, "shape"), mean_sd(r, "trend"),
+                     mean_sd(r, "mle"), mean_sd(r, "total_seconds", scale100=False)])
+    return table(["method", "seeds", "optimiser steps", "mem vs original %", "excess vs original, points",
+                  "copy share c", "reduction vs the baseline, original table %",
+                  "paper-style reduction: mem vs the pruned table %", "mem vs kept %", "control: baseline vs kept %",
+                  "floor vs kept %", "flagged rows copying a removed row", "Shape", "Trend", "MLE", "cell s"], rows)
 
 
-def test_rows(summaries: dict) -> list[str]:
-    names = list(summaries)
-    claims = []
-    for s in summaries.values():
-        for t in s.get("tests", []):
-            if t["claim"] not in claims:
-                claims.append(t["claim"])
+def onion_rows(summaries: dict) -> list[str]:
+    """The kept rows: DynamicCut beside random pruning of as many rows, both against the same kept rows'
+    floor, and the baseline's rows of the same seed (and of the other seeds, where measured) as controls."""
     rows = []
-    for c in claims:
-        cells = []
-        for d in names:
-            t = next((x for x in summaries[d].get("tests", []) if x["claim"] == c), None)
-            cells.append("–" if t is None else
-                         f"**{t['label']}**; Δ {pts(t['mean'])} pts, {t['n_positive']}/{t['n']} seeds on the "
-                         f"claim's side, p = {_p(t['p_claim'])} (min {_p(t['min_p'])})")
-        rows.append([c, *cells])
-    return table(["claim (paired by seed; exact one-sided Wilcoxon signed-rank)", *names], rows)
+    for d, s in summaries.items():
+        by = {r["method"]: r for r in s.get("summary", []) if r["model"] == "tabddpm"}
+        for m in ("dynamiccut", "dynamiccut_excess", "random"):
+            r = by.get(m)
+            if r is None or _float(r.get("mem_ratio_kept_mean")) is None:
+                continue
+            ex = _float(r["mem_ratio_kept_mean"]) - (_float(r.get("floor_kept_mean")) or 0.0)
+            c = copy_share(ex, r.get("floor_kept_mean"))
+            rows.append([d, METHOD_NAMES.get(m, m), mean_sd(r, "mem_ratio_kept"), mean_sd(r, "floor_kept"),
+                         f"{ex * 100:+.1f}", "–" if c is None else f"{c * 100:+.1f} %", mean_sd(r, "control_kept"),
+                         mean_sd(r, "control_kept_cross"), mean_sd(by.get("baseline", {}), "excess", signed=True)])
+    return table(["dataset", "method", "mem vs kept %", "floor vs kept %", "excess vs kept, points",
+                  "copy share c vs kept", "control: same-seed baseline vs kept %",
+                  "control: other seeds' baselines vs kept %", "baseline excess vs original, points"], rows)
 
 
 def overlap_rows(summaries: dict) -> list[str]:

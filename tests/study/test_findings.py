@@ -2,18 +2,16 @@
 import numpy as np
 import pandas as pd
 import pytest
-from scipy.stats import wilcoxon
+from scipy.stats import binomtest, ttest_1samp, wilcoxon
 
 from memviz.measure.floor import floor_from_attributions
 from memviz.study.findings import (
-    LABELS,
     claim_tests,
-    combine_null,
-    label,
     null_findings,
     paired_figures,
     signed_rank_exact,
 )
+from memviz.study.inference import LABELS, label, side_of, two_sided
 from memviz.study.warmups import (
     concentration_null,
     jaccard,
@@ -36,23 +34,29 @@ def test_minimum_attainable_p_is_two_to_the_minus_n(n):
     assert t["min_p"] == t["p_claim"] == pytest.approx(2.0 ** -n)
 
 
+def _label(t: dict) -> str:
+    """The label of one test alone (a family of one: Holm leaves p as it is)."""
+    return label(two_sided(t["p_claim"], t["p_against"]) if t["n"] else float("nan"),
+                 side_of(t["p_claim"], t["p_against"], float(np.mean(t.get("d", [0])) if t["n"] else 0)))
+
+
 def test_zeros_are_dropped_and_ties_are_exact():
     t = signed_rank_exact([0.0, 0.1, 0.1, 0.1])
     assert t["n"] == 3 and t["p_claim"] == pytest.approx(1 / 8)
-    assert signed_rank_exact([])["n"] == 0 and label(signed_rank_exact([])) == "not shown"
+    assert signed_rank_exact([])["n"] == 0 and _label(signed_rank_exact([])) == "no data"
 
 
 @pytest.mark.parametrize("d, expected", [
-    ([0.01, 0.02, 0.03, 0.04, 0.05], "holds"),                       # p = 1/32
-    ([0.1, 0.2, 0.3], "consistent sign, not significant"),           # 3 seeds: p >= 0.125, never "holds"
-    ([0.1, 0.2, 0.3, 0.4], "consistent sign, not significant"),      # 4 seeds: p >= 0.0625
-    ([-0.01, -0.02, -0.03, -0.04, -0.05], "reversed"),
-    ([-0.1, -0.2, -0.3], "consistent sign, not significant"),        # same sign the other way, not significant
-    ([0.1, -0.2, 0.3, 0.1, 0.2], "not shown"),
-    ([-0.01, 0.2, 0.3, 0.4, 0.5, 0.6], "holds"),                     # 6 seeds: W+ = 20, p = 2/64
+    ([0.01, 0.02, 0.03, 0.04, 0.05], "claim's side, not significant"),   # two-sided p = 2/32: never < 0.05
+    ([0.1, 0.2, 0.3], "claim's side, not significant"),
+    ([-0.01, -0.02, -0.03, -0.04, -0.05], "opposite side, not significant"),
+    ([-0.1, -0.2, -0.3], "opposite side, not significant"),                # the side is named, not just "consistent"
+    ([0.01 * i for i in range(1, 7)], "holds"),                            # 6 seeds: two-sided p = 2/64
+    ([-0.01 * i for i in range(1, 7)], "reversed"),
+    ([-0.01, 0.2, 0.3, 0.4, 0.5, 0.6], "claim's side, not significant"),   # W+ = 20: two-sided p = 4/64
 ])
-def test_labels_follow_the_fixed_criteria(d, expected):
-    assert label(signed_rank_exact(d)) == expected
+def test_labels_name_the_side(d, expected):
+    assert _label({**signed_rank_exact(d), "d": d}) == expected
     assert expected in LABELS
 
 
@@ -68,10 +72,17 @@ def test_paired_figures_pairs_by_seed_and_drops_failed_cells():
     res = _results({"dynamiccut": [0.20, 0.30, 0.10, 0.25, 0.40], "random": [0.22, 0.33, 0.14, 0.26, 0.45]})
     t = paired_figures(res, "tabddpm", "mem_ratio", "dynamiccut", "mem_ratio", "random")
     assert t["seeds"] == [0, 1, 2, 3, 4] and t["d"] == pytest.approx([0.02, 0.03, 0.04, 0.01, 0.05])
-    assert t["label"] == "holds" and t["p_claim"] == pytest.approx(1 / 32)
+    assert t["label"] == "claim's side, not significant" and t["p_claim"] == pytest.approx(1 / 32)
+    assert t["p_two"] == pytest.approx(2 / 32) and t["min_p_two"] == pytest.approx(2 / 32)
+    ci = ttest_1samp(t["d"], 0).confidence_interval()                   # the interval over seeds is scipy's t
+    assert (t["effect_low"], t["effect_high"]) == pytest.approx((ci.low, ci.high))
+    assert t["relative"] == pytest.approx(np.mean(t["d"]) / np.mean([0.22, 0.33, 0.14, 0.26, 0.45]))
+    assert t["delta_ref"] == pytest.approx(0.1358 * np.mean([0.22, 0.33, 0.14, 0.26, 0.45]))
+    assert t["pair_corr"] == pytest.approx(np.corrcoef([0.20, 0.30, 0.10, 0.25, 0.40],
+                                                       [0.22, 0.33, 0.14, 0.26, 0.45])[0, 1])
     res.loc[(res["seed"] == 2) & (res["method"] == "random"), "status"] = "failed"
     t = paired_figures(res, "tabddpm", "mem_ratio", "dynamiccut", "mem_ratio", "random")
-    assert t["seeds"] == [0, 1, 3, 4] and t["label"] == "consistent sign, not significant"
+    assert t["seeds"] == [0, 1, 3, 4] and t["label"] == "claim's side, not significant"
 
 
 def test_non_inferiority_margin_and_two_figures_of_one_cell():
@@ -79,11 +90,13 @@ def test_non_inferiority_margin_and_two_figures_of_one_cell():
                    figure="mle")
     worse = paired_figures(res, "tabddpm", "mle", "dynamiccut", "mle", "baseline", "higher")
     within = paired_figures(res, "tabddpm", "mle", "dynamiccut", "mle", "baseline", "higher", margin=0.01)
-    assert worse["label"] == "reversed" and within["label"] == "holds"
+    assert worse["label"] == "opposite side, not significant" and within["label"] == "claim's side, not significant"
+    assert worse["p_against"] == pytest.approx(1 / 32) and within["p_claim"] == pytest.approx(1 / 32)
+    assert within["delta_ref"] == 0.01                                    # power at "exactly as good"
     cell = pd.DataFrame([{"model": "tabddpm", "method": "dynamiccut", "seed": s, "status": "ok",
                           "mem_ratio_kept": 0.1, "control_kept": 0.1 + 0.01 * (s + 1)} for s in range(5)])
     t = paired_figures(cell, "tabddpm", "mem_ratio_kept", "dynamiccut", "control_kept", "dynamiccut")
-    assert t["label"] == "holds" and t["mean"] == pytest.approx(0.03)
+    assert t["n_positive"] == 5 and t["mean"] == pytest.approx(0.03)
 
 
 def test_claim_tests_only_where_both_methods_ran():
@@ -92,18 +105,26 @@ def test_claim_tests_only_where_both_methods_ran():
     assert keys == {"dc_vs_random", "dc_vs_baseline"}
 
 
-def test_combine_null_over_warmup_seeds():
-    assert combine_null(["holds"] * 3, [1, 1, 1], [0, 0, 0], "higher") == "holds"
-    assert combine_null(["holds", "not shown", "holds"], [1, 0.5, 1], [0, 0, 0], "higher") == \
-        "consistent sign, not significant"
-    assert combine_null(["reversed"] * 3, [-1] * 3, [0] * 3, "higher") == "reversed"
-    assert combine_null(["not shown"] * 2, [1, -1], [0, 0], "lower") == "not shown"
-    rows = [{"name": "first_epoch_split", "T_frac": 0.5, "T": 10, "label": "x", "circular": False,
-             "direction": "lower", "value": 1.0, "baseline": 2.0, "observed": -1.0, "null_median": 0.0,
-             "null_low": -0.5, "null_high": 0.5, "verdict": "holds", "naive_holds": True, "naive_null_share": 1.0,
-             "seed": s} for s in range(3)]
-    f = null_findings([{"null": rows}]).iloc[0]
-    assert f["combined"] == "holds" and f["n_holds"] == 3 and f["n_seeds"] == 3
+def _null_rows(verdicts, direction="lower", observed=-1.0):
+    return [{"name": "first_epoch_split", "T_frac": 0.5, "T": 10, "label": "x", "circular": False,
+             "direction": direction, "value": 1.0, "baseline": 2.0, "observed": observed, "null_median": 0.0,
+             "null_low": -0.5, "null_high": 0.5, "verdict": v, "naive_holds": True, "naive_null_share": 1.0,
+             "seed": s} for s, v in enumerate(verdicts)]
+
+
+def test_null_findings_combine_the_seeds_by_a_binomial_count():
+    """Regression (issue 22): 4 of 5 seeds beyond the null at 2.5 % read "not shown" under the conjunction
+    rule; the binomial count gives P(Bin(5, 0.025) >= 4) = 1.9e-6, as scipy's binomial test does."""
+    f = null_findings(_null_rows(["holds"] * 4 + ["not shown"])).iloc[0]
+    assert f["n_holds"] == 4 and f["n_seeds"] == 5
+    assert f["p_claim"] == pytest.approx(binomtest(4, 5, 0.025, alternative="greater").pvalue)
+    assert f["p_claim"] == pytest.approx(1.9140625e-06) and f["label"] == "holds"
+    rev = null_findings(_null_rows(["reversed"] * 3 + ["not shown"] * 2, observed=1.0)).iloc[0]
+    assert rev["label"] == "reversed" and rev["effect"] < 0                   # the side is named
+    one = null_findings(_null_rows(["holds"] + ["not shown"] * 4)).iloc[0]
+    assert one["p_claim"] == pytest.approx(1 - 0.975 ** 5) and one["label"] == "claim's side, not significant"
+    opp = null_findings(_null_rows(["not shown"] * 5, observed=0.2)).iloc[0]
+    assert opp["label"] == "opposite side, not significant"                  # observed above the median, claim "lower"
 
 
 def test_jaccard_and_its_random_expectation():

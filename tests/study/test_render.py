@@ -1,0 +1,118 @@
+"""The study document is rendered from the committed files alone, and every arm gets the same budget."""
+import shutil
+
+import numpy as np
+import pandas as pd
+import pytest
+from conftest import ROOT
+
+from memviz.models import make_model
+from memviz.study import run_study
+from memviz.study.mitigation import baseline_steps, merge_stored, with_steps
+from memviz.study.scales import SCALES
+
+PARTS = ("floors", "knobs", "budget", "warmups", "main")
+
+
+@pytest.fixture()
+def data_dir(tmp_path):
+    """The bundled Adult sample as a data folder (named shoppers: the tiny scale's budget runs use that name)."""
+    d = tmp_path / "data" / "shoppers"
+    d.mkdir(parents=True)
+    for f in ("train.csv", "test.csv", "meta.json"):
+        shutil.copy(ROOT / "sample_data" / f, d / f)
+    return tmp_path / "data"
+
+
+@pytest.mark.slow
+def test_render_from_the_committed_files_gives_the_same_document(data_dir, tmp_path):
+    """Regression (issue 22): the run folders are not committed, and a render-only rerun without them
+    dropped the mitigation tables. Render, delete every runs/ folder, render again: the same document."""
+    out = tmp_path / "o"
+    kw = dict(scales=("tiny",), datasets=("shoppers",), device="cpu", n_jobs=1)
+    run_study(data_dir, out, parts=PARTS, **kw)
+    first = (out / "study.md").read_text()
+    results = pd.read_csv(out / "tiny" / "shoppers" / "results.csv")
+    assert "DynamicCut (raw) lowers memorization more than random pruning" in first
+    assert "Holm p̃" in first and "power at the paper's effect" in first
+    # equal optimisation budgets: every TabDDPM arm ran the baseline's steps, measured, not derived
+    tab = results[results["model"] == "tabddpm"]
+    assert tab["steps_recorded"].all() and tab["steps"].nunique() == 1
+    assert int(tab["steps"].iloc[0]) == baseline_steps(SCALES["tiny"], 200)
+    assert (tab.loc[tab["method"] == "baseline", "n_train_used"] > tab.loc[tab["method"] == "dynamiccut",
+                                                                           "n_train_used"].to_numpy()).all()
+    pruned = results[(results["model"] == "tabddpm") & results["method"].isin(["dynamiccut", "random"])]
+    assert pruned["control_kept_cross"].between(0, 1).all()       # the other seed's baseline against these kept rows
+    assert "other seeds' baselines vs kept" in first
+    for runs in (out / "tiny").rglob("runs"):
+        shutil.rmtree(runs)
+    run_study(data_dir, out, parts=(), **kw)
+    assert (out / "study.md").read_text() == first
+    pd.testing.assert_frame_equal(pd.read_csv(out / "tiny" / "shoppers" / "results.csv"), results)
+
+
+def _res(rows):
+    base = {"model": "tabddpm", "status": "ok", "grid": "main", "mem_ratio_pruned": np.nan}
+    return pd.DataFrame([{**base, **r} for r in rows])
+
+
+def test_merge_stored_puts_rerun_cells_in_place(tmp_path):
+    stored = _res([{"method": "baseline", "seed": 0, "mem_ratio": 0.5}, {"method": "tabcutmix", "seed": 0,
+                                                                          "mem_ratio": 0.6}])
+    stored.to_csv(tmp_path / "results.csv", index=False)
+    fresh = _res([{"method": "tabcutmix", "seed": 0, "mem_ratio": 0.4, "steps": 4000},
+                  {"method": "tabcutmix", "seed": 1, "mem_ratio": 0.45, "steps": 4000}])
+    m = merge_stored(tmp_path / "results.csv", fresh)
+    assert list(zip(m["method"], m["seed"], m["mem_ratio"])) == [("baseline", 0, 0.5), ("tabcutmix", 0, 0.4),
+                                                                  ("tabcutmix", 1, 0.45)]
+    assert m["relative_reduction"].iloc[1] == pytest.approx(0.2)
+    assert merge_stored(tmp_path / "nope.csv", None) is None
+    assert merge_stored(tmp_path / "results.csv", None)["mem_ratio"].tolist() == [0.5, 0.6]
+
+
+def test_with_steps_derives_the_old_cells_budget():
+    """Cells run before the steps column: E · ceil(n / min(256, n)). At 250 rows the augmented arms
+    (325 rows) took 2 batches per epoch: 8,000 steps against the baseline's 4,000 (issue 22)."""
+    res = _res([{"method": "baseline", "seed": 0, "epochs": 4000, "n_train_used": 250},
+                {"method": "tabcutmix", "seed": 0, "epochs": 4000, "n_train_used": 325},
+                {"method": "dynamiccutmix", "seed": 0, "epochs": 4000, "n_train_used": 293},
+                {"method": "dynamiccut", "seed": 0, "epochs": 4000, "n_train_used": 225, "steps": 4000}])
+    out = with_steps(res, SCALES["regime"])
+    assert out["steps"].tolist() == [4000, 8000, 8000, 4000]
+    assert out["steps_recorded"].tolist() == [False, False, False, True]
+    again = with_steps(out, SCALES["regime"])                         # a second pass keeps which were measured
+    assert again["steps_recorded"].tolist() == [False, False, False, True] and again["steps"].equals(out["steps"])
+    assert baseline_steps(SCALES["regime"], 250) == 4000 and baseline_steps(SCALES["cpu"], 3000) == 2400
+
+
+def test_tabddpm_steps_budget_is_equal_across_table_sizes(sample):
+    train, _ = sample
+    small, big = train.subset(train.row_ids[:100]), train.subset(train.row_ids[:150])
+    params = dict(preset="cpu-quick", layers=[16], dim_t=8, n_timesteps=5, batch_size=64, epochs=3, device="cpu")
+    a = make_model("tabddpm", steps=12, **params).fit(small)          # 2 batches an epoch: 6 epochs
+    b = make_model("tabddpm", steps=12, **params).fit(big)            # 3 batches an epoch: 4 epochs
+    c = make_model("tabddpm", steps=10, **params).fit(big)            # the last epoch stops after 1 of 3 batches
+    assert (a.step_, a.epoch_, b.step_, b.epoch_, c.step_, c.epoch_) == (12, 6, 12, 4, 10, 4)
+    # steps = epochs · batches per epoch is the epochs budget, bit for bit
+    d = make_model("tabddpm", **params).fit(big)
+    e = make_model("tabddpm", steps=9, **params).fit(big)
+    assert d.loss_history_ == e.loss_history_ and d.step_ == e.step_ == 9
+    with pytest.raises(Exception, match="steps"):
+        make_model("tabddpm", steps=0, **params)
+
+
+
+def test_equal_steps_reruns_are_their_own_arms(tmp_path):
+    """An equal-steps rerun of confounded cells (grid "steps") enters as <method>_eq, beside the confounded
+    cells it does not replace, and its claim pairs only the rerun arms."""
+    from memviz.study.findings import claim_tests
+    from memviz.study.mitigation import collect
+
+    (tmp_path / "steps_s0").mkdir()
+    _res([{"method": "baseline", "seed": 0, "mem_ratio": 0.55, "steps": 4000},
+          {"method": "tabcutmix", "seed": 0, "mem_ratio": 0.50, "steps": 4000}]).drop(columns="grid").to_csv(
+        tmp_path / "steps_s0" / "results.csv", index=False)
+    res = collect(None, SCALES["regime"], {0: {"0.25": 960, "0.5": 1920}}, tmp_path, "cpu")
+    assert sorted(res["method"]) == ["baseline_eq", "tabcutmix_eq"] and set(res["grid"]) == {"steps"}
+    [t] = [t for t in claim_tests(res) if t["key"] == "tcm_eq_vs_baseline_eq"]
+    assert t["d"] == pytest.approx([0.05]) and t["family"] == "augmentation"
