@@ -14,6 +14,7 @@ import streamlit as st
 from memviz.app import comparisons, datasets, glossary, readings, runs, uploads
 from memviz.errors import MemvizError
 from memviz.jobs import control as jobs
+from memviz.viz.text import inert, pct, points  # noqa: F401 (the screens' formatters: _ui.pct, _ui.points)
 
 DATA = "memviz_data"            # session key: the current DataState
 CURRENT = "memviz_run"          # session key: the current run's path ("" for none)
@@ -35,9 +36,11 @@ def esc(text) -> str:
     Every ASCII punctuation character gets a backslash (CommonMark shows an escaped character
     as itself), so ``[x](http://...)`` stays text, ``![t](url)`` fetches nothing, ``:red[x]``
     and ``:material/...:`` are not directives and ``<b>`` is not HTML. Line breaks become
-    spaces: a message is one line.
+    spaces: a message is one line; a bare URL, ``www.`` address or e-mail address gets a
+    zero-width joiner in its scheme or ``@`` (:func:`memviz.viz.text.inert`), so the
+    Markdown renderer's autolinker finds no link in it.
     """
-    return _MD_SPECIAL.sub(r"\\\1", " ".join(str(text).split()))
+    return _MD_SPECIAL.sub(r"\\\1", inert(text))
 
 
 # -------------------------------------------------------------------------- routing
@@ -311,12 +314,6 @@ def glossary_box() -> None:
         for term, text in glossary.entries():
             st.markdown(f"**{esc(term)}**: {esc(text)}")
 
-
-def pct(v) -> str:
-    try:
-        return "–" if v is None or v != v else f"{float(v):.1%}"
-    except (TypeError, ValueError):
-        return "–"
 
 
 

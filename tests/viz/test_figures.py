@@ -239,7 +239,7 @@ def test_pruning_figures(run):
         fig = viz.column_shift_plot(train, removed, col)
         assert np.asarray(fig.data[0].y).sum() == pytest.approx(1.0)
         assert np.asarray(fig.data[1].y).sum() == pytest.approx(1.0)
-        assert "distance 0.0%" in viz.column_shift_plot(train, [], col).layout.title.text
+        assert "distance 0.0 %" in viz.column_shift_plot(train, [], col).layout.title.text
     with pytest.raises(MemvizError, match="'zzz'"):
         viz.column_shift_plot(train, removed, "zzz")
     with pytest.raises(MemvizError, match="removed row_id 1"):
@@ -251,10 +251,10 @@ def test_comparison_figures_aggregate_over_seeds():
     fig = viz.comparison_plot(res, "mem_ratio")
     tab = res[res["model"] == "ctgan"].groupby("method")["mem_ratio"]
     trace = [t for t in fig.data if t.name == "CTGAN"][0]
-    order = [viz.method_label(m) for m in viz.style._method_sort(res["method"].unique())]
+    order = [viz.method_label(m) for m in viz.style.method_order(res["method"].unique())]
     assert list(trace.x) == order
-    np.testing.assert_allclose(trace.y, [tab.mean()[m] for m in viz.style._method_sort(res["method"].unique())])
-    np.testing.assert_allclose(trace.error_y.array, [tab.std()[m] for m in viz.style._method_sort(res["method"].unique())])
+    np.testing.assert_allclose(trace.y, [tab.mean()[m] for m in viz.style.method_order(res["method"].unique())])
+    np.testing.assert_allclose(trace.error_y.array, [tab.std()[m] for m in viz.style.method_order(res["method"].unique())])
     big = res.assign(relative_reduction=-34.2)  # -3,420 %: fractions are never rescaled
     big_trace = [t for t in viz.comparison_plot(big, "relative_reduction").data if t.name == "CTGAN"][0]
     np.testing.assert_allclose(big_trace.y, -34.2)
