@@ -34,7 +34,8 @@ skips the cells whose JSON exists with status ``ok`` and recomputes the others.
 Progress is reported as event dicts: the warm-up's own (``{"event": "epoch", ...}``,
 ``{"event": "check", ...}``) with ``"phase": "warmup"`` added, then one
 ``{"event": "cell", "done", "total", "method", "model", "seed", "status", "mem_ratio",
-"seconds"}`` per finished cell.
+"seconds"}`` per finished cell; with ``cell_progress``, each cell's own ``cell_phase`` and
+``cell_epoch`` events while it runs (:mod:`memviz.compare.cell`).
 """
 from __future__ import annotations
 
@@ -84,7 +85,7 @@ Progress = Callable[[dict], None]
 
 
 def run_grid(train: Table, test: Table | None, config: CompareConfig, out_dir: str | Path, *,
-             progress: Progress | None = None) -> pd.DataFrame:
+             progress: Progress | None = None, cell_progress: Progress | None = None) -> pd.DataFrame:
     """Run every (method, model, seed) cell not finished yet; return the results of the whole grid.
 
     Parameters
@@ -94,6 +95,9 @@ def run_grid(train: Table, test: Table | None, config: CompareConfig, out_dir: s
     config : :class:`CompareConfig` (validated here, before any work).
     out_dir : results folder (see the module docstring); reruns skip finished cells.
     progress : called with event dicts (see the module docstring).
+    cell_progress : called with each cell's in-cell events (``cell_phase``, ``cell_epoch``:
+        :mod:`memviz.compare.cell`) from the process that runs the cell, so it must pickle
+        when cells run in other processes (the job's :class:`memviz.jobs.spec.EventLog` does).
 
     Returns
     -------
@@ -175,7 +179,7 @@ def run_grid(train: Table, test: Table | None, config: CompareConfig, out_dir: s
     total = len(specs)
     ctx = GridContext(train, test, train_fp, selections, cfg.p, cfg.ratio, cfg.epochs, cfg.model_params,
                       cfg.device, cfg.distance, cfg.pruned_reference, _mle_reference(train, test, {s.seed for s in todo}),
-                      threads)
+                      threads, cell_progress)
     floors = None if test is None else Floors(out, train, test, train_fp, test_fp, cfg.distance, cfg.device)
     floor = None
     if floors is not None:
