@@ -129,7 +129,8 @@ if view is not None:
         by = "copies"
         st.caption("Ranked by raw copies: without a floor there is no expected count to rank against.")
     top = _ui.leak_ranking(path, token, by, 20)
-    redact = st.toggle("Redact raw values (numbers binned, categories hashed)", value=False, key="redact")
+    redact = st.toggle("Redact raw values (numbers binned, categories hashed)", value=True, key="redact",
+                       help="On by default, as on Tune & prune and in the report.")
     schema_cols = list(view.train.schema.columns)
     shown = runs.redacted_rows(view, top) if redact else top
     # redacted ranges ("20 – 40", "0 – 500,000") need room: the grid sized them from the header and cut them off

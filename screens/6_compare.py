@@ -3,7 +3,7 @@
 import streamlit as st
 
 from memviz import viz
-from memviz.app import comparisons, devices, runs, verdict
+from memviz.app import comparisons, devices, progress, runs, verdict
 from memviz.errors import MemvizError
 from memviz.jobs import control as jobs
 from screens import _ui
@@ -27,7 +27,11 @@ with st.form("compare_form"):
                             format_func=viz.model_label)
     c3, c4, c5, c6 = st.columns(4)
     seeds = c3.text_input("Seeds (comma separated)", "0", key="cmp_seeds")
-    epochs = c4.number_input("Training epochs per model (0 = CPU presets)", 0, 100_000, 60, key="cmp_epochs")
+    # the baseline trains as long as the warm-up did, so "TabDDPM without mitigation" is the same model
+    run_epochs = int(view.settings().get("epochs") or 60) if view is not None else 60
+    epochs = c4.number_input("Training epochs per model (0 = CPU presets)", 0, 100_000, run_epochs, key="cmp_epochs",
+                             help="Every generator trains this long; the default is the warm-up's own epochs, so "
+                                  "the baseline is the warm-up's model trained again.")
     p = c5.number_input("DynamicCut p", 0.01, 0.5, dc.p, 0.01, key="cmp_p")
     device = c6.selectbox("Device", list(devices), format_func=devices.get, key="cmp_device")
     ranking = (f"ranking of run **{_ui.esc(view.run_id)}** (k={dc.k}, T={dc.T if dc.T is not None else 'default'})"
@@ -74,10 +78,13 @@ else:
     job = jobs.job_for(out)
     first = jobs.job_status(job)
 
-    @st.fragment(run_every=None if first.final else 3.0)
-    def progress():
-        s = jobs.job_status(job)
-        st.progress(s.fraction, text=_ui.esc(s.readout()))
+    @st.fragment(run_every=None if first.final else 2.0)
+    def live_progress():
+        pr = progress.job_progress(job)
+        s = pr.status
+        st.progress(pr.fraction, text=_ui.esc(pr.readout()))
+        for line in pr.cell_lines() if not s.final else ():
+            st.caption(_ui.esc(line))
         if not s.final:
             st.caption(f"updated at {s.updated_at()}; finished cells appear below as they come in")
         if s.state in ("failed", "lost"):
@@ -87,9 +94,10 @@ else:
                 jobs.cancel(job)
                 st.toast("Cancel requested.")
         elif not first.final:
+            _ui.finish_notice(job, s.state)
             st.rerun()
 
-    progress()
+    live_progress()
 
     try:
         cv = _ui.compare_view(out, comparisons.compare_token(out))

@@ -57,6 +57,13 @@ def app(runs_root, monkeypatch):
     return make
 
 
+def runs_of(run_dir) -> int:
+    """The number of training rows of a stored run."""
+    from memviz.warmup.store import RunStore
+
+    return int(RunStore(run_dir).manifest()["data"]["n_rows"])
+
+
 def shown(md: str) -> str:
     """What a reader sees of Markdown source written with screens/_ui.esc (backslash escapes removed)."""
     return re.sub(r"\\([^\w\s])", r"\1", md)
@@ -80,13 +87,31 @@ def metric(at, label: str) -> str:
 
 
 # ---------------------------------------------------------------------- pages
-def test_first_visit_shows_the_sample_ready_to_use(app):
-    at = app(None).run()
+def test_first_visit_shows_the_sample_ready_to_use(tmp_path, monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv(jobs.RUNS_ENV, str(tmp_path))   # no run yet
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
     no_exception(at)
     assert metric(at, "rows") == "3,000" and metric(at, "test rows") == "1,000"
     assert metric(at, "target") == "income"
     assert at.button(key="use_table").disabled  # the sample is already the current table
     assert "3,000 training rows" in at.sidebar.caption[0].value
+
+
+def test_a_new_tab_shows_the_table_of_the_run_it_opens(app):
+    """Issue 20 item 1: a new tab (no URL) opened the newest run while the sidebar said "Bundled sample":
+    the run's table is the session's table (here the 300 rows the run trained on, kept in the run)."""
+    at = app(None).run()
+    no_exception(at)
+    run = at.sidebar.selectbox(key="run_pick").value
+    assert run
+    n = runs_of(run)
+    assert f"{n:,} training rows" in at.sidebar.caption[0].value and n != 3000
+    assert not at.button(key="use_table").disabled           # the Data page offers the sample as another table
+    at.switch_page("screens/3_memorization.py").run()
+    no_exception(at)
+    assert f"{n:,} training rows" in at.sidebar.caption[0].value
 
 
 @pytest.mark.parametrize("page", ALL_PAGES)
@@ -194,12 +219,14 @@ def test_leak_explorer_shows_copies_and_redacts(app, sample):
     leak = table_with(at, "synthetic_id")
     assert len(leak) > 1
     raw_value = str(train.data.loc[int(top["training row"].iloc[0]), "workclass"])
-    assert raw_value in leak["workclass"].astype(str).tolist()
-    at.toggle(key="redact").set_value(True).run()
-    no_exception(at)
-    leak = table_with(at, "synthetic_id")
+    # redacted by default (issue 20 item 9: the same default as Tune & prune and the report)
+    assert at.toggle(key="redact").value is True
     assert raw_value not in leak["workclass"].astype(str).tolist()
     assert leak["workclass"].astype(str).str.startswith(("cat-", "missing")).all()
+    at.toggle(key="redact").set_value(False).run()
+    no_exception(at)
+    leak = table_with(at, "synthetic_id")
+    assert raw_value in leak["workclass"].astype(str).tolist()
     heat = next(f for f in figures(at) if "leak" in f["layout"]["title"]["text"].lower())
     assert heat["data"][0]["type"] == "heatmap"
 
@@ -584,6 +611,21 @@ def test_report_includes_the_latest_finished_comparison_by_default(app, runs_roo
 
 def test_warmup_from_the_page_measures_its_floor_on_the_test_split(app, runs_root):
     at = app("tiny").run()
+    at.switch_page("screens/2_warmup.py").run()
+    at.number_input(key="wu_epochs").set_value(1)
+    at.number_input(key="wu_every").set_value(1)
+    at.selectbox(key="wu_device").set_value("cpu")
+    next(b for b in at.button if b.label == "Start warm-up").click().run()
+    no_exception(at)
+    job = jobs.job_for(at.sidebar.selectbox(key="run_pick").value)
+    spec = json.loads(job.spec_path.read_text())
+    jobs.cancel(job)
+    # the session's table is the run's (300 rows, made without a hold-out); on the sample with its test
+    # file the floor is measured on the 1,000 test rows (see below and tests/app/test_walk_browser.py)
+    assert len(pd.read_parquet(spec["paths"]["train"])) == 300 and "holdout" not in spec["paths"]
+    jobs.wait(job, timeout=120)
+    at.switch_page("screens/1_data.py").run()
+    at.button(key="use_table").click().run()                          # back to the sample and its test file
     at.switch_page("screens/2_warmup.py").run()
     at.number_input(key="wu_epochs").set_value(1)
     at.number_input(key="wu_every").set_value(1)
