@@ -155,6 +155,6 @@ else:
             model = st.selectbox("Generator for the breakdowns", cv.models, format_func=viz.model_label,
                                  key="cmp_detail_model")
             _ui.show(viz.shape_breakdown_plot(cv.shapes_for(model)), key="cmp_shapes")
-            _ui.show(viz.dcr_plot(cv.dcr_for(model)), key="cmp_dcr")
+            _ui.show(viz.dcr_plot(cv.dcr_for(model), reference=comparisons.dcr_reference(cv, model)), key="cmp_dcr")
     elif cv is not None:
         st.info("No finished cell yet.")

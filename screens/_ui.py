@@ -23,7 +23,7 @@ from memviz.app import (
 from memviz.errors import MemvizError
 from memviz.jobs import control as jobs
 from memviz.tables.data import fingerprint
-from memviz.viz.text import inert, pct, points  # noqa: F401 (the screens' formatters: _ui.pct, _ui.points)
+from memviz.viz.text import inert, pct, points, qvalue  # noqa: F401 (the screens' formatters: _ui.pct, ...)
 
 DATA = "memviz_data"            # session key: the current DataState
 CURRENT = "memviz_run"          # session key: the current run's path ("" for none)
@@ -356,11 +356,17 @@ def live_banner() -> None:
 
 
 # ------------------------------------------------------------------------ rendering
+#: a short toolbar (zoom, pan, reset, download), upright in the figure's right margin (viz.style)
+PLOT_CONFIG = {"displaylogo": False, "modeBarButtonsToRemove": ["select2d", "lasso2d", "autoScale2d",
+                                                               "toggleSpikelines", "hoverClosestCartesian",
+                                                               "hoverCompareCartesian"]}
+
+
 def show(fig, key: str | None = None) -> None:
     """A plotly figure with its one-sentence reading guide under it."""
     from memviz import viz
 
-    st.plotly_chart(fig, width="stretch", key=key, config={"displaylogo": False})
+    st.plotly_chart(fig, width="stretch", key=key, config=PLOT_CONFIG)
     text = viz.caption(fig)
     if text:
         st.caption(text)

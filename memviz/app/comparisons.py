@@ -69,6 +69,15 @@ class CompareView:
         return {m: g["dcr_train"].to_numpy(dtype=np.float64) for m, g in d.groupby("method", sort=False)}
 
 
+def dcr_reference(view: "CompareView", model: str) -> np.ndarray | None:
+    """The DCR plot's hold-out reference: the baseline's generated rows' distances to the closest
+    real test row (``dcr_test``), or None when the details hold none."""
+    if view.dcr is None or "dcr_test" not in view.dcr.columns:
+        return None
+    d = view.dcr[(view.dcr["model"] == model) & (view.dcr["method"] == "baseline")]
+    return d["dcr_test"].to_numpy(dtype=np.float64) if len(d) else None
+
+
 def compare_token(out_dir: str | Path) -> int:
     """Changes when results.csv or the details change (cache key)."""
     t = 0

@@ -239,19 +239,25 @@ def shape_breakdown_plot(column_shapes) -> go.Figure:
     return fig
 
 
-def dcr_plot(dcr_by_method: Mapping[str, np.ndarray], *, bins: int = 60, clip_quantile: float = 0.995) -> go.Figure:
+def dcr_plot(dcr_by_method: Mapping[str, np.ndarray], *, bins: int = 60, clip_quantile: float = 0.995,
+             reference: np.ndarray | None = None) -> go.Figure:
     """Distance-to-closest-record distributions, one line per method, medians dashed.
 
     DCR(g) = min over training rows x of d(g, x) (standardized distance, see
     :func:`memviz.evaluate.report.dcr_share`). Shares per bin over ``bins`` shared equal-width bins
     from 0 to the ``clip_quantile`` quantile of all values (farther values go to the last
-    bin); the share of exact copies (DCR = 0) is given in the legend.
+    bin); the share of exact copies (DCR = 0) is given in the legend. ``reference``: the hold-out
+    reference, min over the real test rows t of d(g, t) for the baseline's generated rows, drawn
+    grey and dotted: a method whose line sits left of it is closer to the training rows than to
+    real rows it never saw.
     """
     if not isinstance(dcr_by_method, Mapping):
         raise MemvizError(f"dcr_by_method must be a dict method -> distances, got {type(dcr_by_method).__name__}")
     arrays = {k: np.asarray(v, dtype=np.float64).ravel() for k, v in dcr_by_method.items()}
     arrays = {k: v[np.isfinite(v)] for k, v in arrays.items()}
-    allv = np.concatenate([v for v in arrays.values()]) if arrays else np.zeros(0)
+    ref = None if reference is None else np.asarray(reference, dtype=np.float64).ravel()
+    ref = None if ref is None else ref[np.isfinite(ref)]
+    allv = np.concatenate([v for v in arrays.values()] + ([ref] if ref is not None else [])) if arrays else np.zeros(0)
     fig = new_figure("Distance to the closest training record (median dashed)",
                   "Distance to the closest training row (standardized, unitless)", "Generated rows (%)",
                   "Mass piled up near 0 means generated rows sit on top of training rows, and the legend's "
@@ -276,6 +282,12 @@ def dcr_plot(dcr_by_method: Mapping[str, np.ndarray], *, bins: int = 60, clip_qu
                         hovertemplate="distance %{x:.3g}: %{y:.2%} (%{customdata:,} rows)"
                                       "<extra>%{fullData.name}</extra>")
         fig.add_vline(x=med, line_dash="dash", line_color=color)
+    if ref is not None and ref.size:
+        counts = np.histogram(np.minimum(ref, hi), bins=edges)[0]
+        fig.add_scatter(x=centres, y=counts / ref.size, mode="lines", name=f"hold-out reference: distance to the "
+                        f"closest real test row (median {float(np.median(ref)):.3g})",
+                        line={"color": FLOOR_COLOR, "dash": "dot", "width": 3, "shape": "hvh"}, customdata=counts,
+                        hovertemplate="distance %{x:.3g}: %{y:.2%} (%{customdata:,} rows)<extra>hold-out</extra>")
     fig.update_xaxes(rangemode="tozero")
     fig.update_yaxes(tickformat=".0%")
     return fig

@@ -197,7 +197,8 @@ def null_findings_plot(findings) -> go.Figure:
     fig = new_figure("Dynamics findings against a null with no row-level dynamics",
                   "Observed effect, in units of the null's spread (paper's direction to the right)", "Statistic",
                   "Each point is one Top vs Non-Top statistic placed within what fixed per-row copy rates give "
-                  "(the grey band holds 95% of that null), so only a point right of the band is evidence of the "
+                  "(the grey band holds 95% of that null; an arrow at the edge lies further out), so only a point right "
+                  "of the band is evidence of the "
                   "dynamics the paper describes, and the non-circular statistics are the ones to trust because "
                   "the paper's own definitions select the Top group from the very counts they test.",
                   height=max(320, 140 + 40 * len(f)))
@@ -210,12 +211,19 @@ def null_findings_plot(findings) -> go.Figure:
             continue
         custom = np.stack([f.loc[sel, c].to_numpy(dtype=float) for c in ("observed", "null_median", "null_low",
                                                                         "null_high")], axis=1)
-        fig.add_scatter(x=np.where(np.isfinite(x[sel]), x[sel], np.nan), y=np.asarray(names, dtype=object)[sel],
-                        mode="markers", marker={"color": color, "size": 12},
+        xs = x[sel]
+        # a point beyond the axis is drawn at its edge as an arrow pointing further out (not as a value of ±4)
+        capped = np.isfinite(xs) & (np.abs(xs) >= NULL_CLIP)
+        symbols = np.where(capped, np.where(xs > 0, "triangle-right", "triangle-left"), "circle")
+        fig.add_scatter(x=np.where(np.isfinite(xs), xs, np.nan), y=np.asarray(names, dtype=object)[sel],
+                        mode="markers", marker={"color": color, "size": np.where(capped, 15, 12).tolist(),
+                                                "symbol": symbols.tolist()},
                         name=f"{verdict}", customdata=custom,
                         hovertemplate="%{y}<br>observed effect %{customdata[0]:.4g}; null median %{customdata[1]:.4g} "
                                       "(95%: %{customdata[2]:.4g} to %{customdata[3]:.4g})<extra>%{fullData.name}</extra>")
-    fig.update_xaxes(range=[-NULL_CLIP - 0.3, NULL_CLIP + 0.3], zeroline=False)
+    fig.update_xaxes(range=[-NULL_CLIP - 0.3, NULL_CLIP + 0.3], zeroline=False,
+                     tickvals=[-NULL_CLIP, -2, -1, 0, 1, 2, NULL_CLIP],
+                     ticktext=[f"≤ −{NULL_CLIP:g}", "−2", "−1", "0", "1", "2", f"≥ {NULL_CLIP:g}"])
     fig.update_yaxes(type="category", categoryorder="array", categoryarray=names, autorange="reversed")
     if len(f) == 0:
         add_note(fig, "No statistic")

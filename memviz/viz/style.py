@@ -53,8 +53,9 @@ TEMPLATE = {"layout": {
 }}
 
 
-#: title characters per line: a half-width dashboard column (about 560 px) holds ~60
-TITLE_WIDTH = 60
+#: title characters per line: a half-width dashboard column at 1280 px (about 440 px) holds ~50 of
+#: the 15 px title font
+TITLE_WIDTH = 50
 
 
 def wrap_title(title: str, width: int = TITLE_WIDTH) -> str:
@@ -64,12 +65,17 @@ def wrap_title(title: str, width: int = TITLE_WIDTH) -> str:
 
     if len(title) <= width or "<br>" in title:
         return title
-    return "<br>".join(textwrap.wrap(title, width, break_long_words=False, break_on_hyphens=False))
+    glued = title.replace(" = ", "\x00=\x00")  # "p = 10%" stays on one line
+    lines = textwrap.wrap(glued, width, break_long_words=False, break_on_hyphens=False)
+    return "<br>".join(lines).replace("\x00", " ")
 
 
 def base_layout(title: str, text: str, **layout) -> dict:
-    base = dict(title={"text": wrap_title(title), "x": 0.01, "xanchor": "left", "yref": "container", "y": 0.98, "yanchor": "top"},
-                template=TEMPLATE, meta={"caption": text}, margin={"t": 100, "r": 20, "l": 60, "b": 60},
+    # the toolbar (modebar) stands upright in the right margin, so it never covers the title
+    base = dict(title={"text": wrap_title(title), "x": 0.01, "xanchor": "left", "yref": "container", "y": 0.98,
+                       "yanchor": "top", "font": {"size": 15}},
+                modebar={"orientation": "v"},
+                template=TEMPLATE, meta={"caption": text}, margin={"t": 100, "r": 40, "l": 60, "b": 60},
                 legend={"orientation": "h", "x": 0, "xanchor": "left", "y": 1.02, "yanchor": "bottom"})
     base.update(layout)
     return base

@@ -116,3 +116,14 @@ def test_a_run_without_stored_generated_rows_says_so(floored, tmp_path):
     assert readings.last_excess(b) is not None                                    # the floor needs no samples
     with pytest.raises(MemvizError, match="kept no generated rows"):
         readings.measure_distance(b, "standardized", holdout)
+
+
+def test_dynamics_has_a_plain_one_line_summary(view):
+    """Issue 20 item 8: Dynamics had no plain one-line summary."""
+    dyn = view.dynamics
+    text = readings.dynamics_sentence(dyn)
+    share = dyn.total[dyn.top].sum() / dyn.total.sum()
+    assert f"{100 * share:.1f} %" in text and "\n" not in text and text.endswith(".")
+    assert f"{int(dyn.ever_memorized.sum()):,} of {dyn.n_rows:,} rows were copied" in text
+    findings = pd.DataFrame({"circular": [True, False, False], "verdict": ["holds", "holds", "not shown"]})
+    assert "1 of 2 fair (non-circular) tests" in readings.dynamics_sentence(dyn, findings)
