@@ -20,10 +20,10 @@ devices = devices.available_devices()
 holdout = data["test"]
 # after a reload the form shows the current run's settings (it used to show the defaults beside a
 # 100-epoch run); a run picked later does not overwrite what the user typed
-shown = runs.run_form_settings(_ui.current_run_dir())
+shown = {"n_samples": 0, **{k: v for k, v in D.items() if v is not None}, **runs.run_form_settings(_ui.current_run_dir())}
 for key, field in (("wu_preset", "preset"), ("wu_epochs", "epochs"), ("wu_every", "check_every"),
                    ("wu_samples", "n_samples"), ("wu_seed", "seed")):
-    if key not in st.session_state and shown.get(field) is not None:
+    if key not in st.session_state:
         st.session_state[key] = shown[field]
 with st.form("warmup_form"):
     st.markdown(f"**Table:** {_ui.esc(data['label'])} · {len(train):,} training rows · " +
@@ -33,14 +33,12 @@ with st.form("warmup_form"):
     preset = c1.selectbox("Preset", ["cpu-quick", "paper"], key="wu_preset",
                           help="cpu-quick: small network, 50 diffusion steps (minutes on a CPU). "
                                "paper: the reference TabDDPM (needs a GPU).")
-    epochs = c2.number_input("Epochs", 1, 100_000, None if "wu_epochs" in st.session_state else D["epochs"],
-                             key="wu_epochs")
-    every = c3.number_input("Check every (epochs)", 1, 10_000,
-                            None if "wu_every" in st.session_state else D["check_every"], key="wu_every")
+    epochs = c2.number_input("Epochs", 1, 100_000, key="wu_epochs")
+    every = c3.number_input("Check every (epochs)", 1, 10_000, key="wu_every")
     c4, c5, c6 = st.columns(3)
     n_samples = c4.number_input("Generated rows per check (0 = as many as training rows)", 0, 1_000_000,
-                                None if "wu_samples" in st.session_state else 0, key="wu_samples")
-    seed = c5.number_input("Seed", 0, 2**31 - 1, None if "wu_seed" in st.session_state else D["seed"], key="wu_seed")
+                                key="wu_samples")
+    seed = c5.number_input("Seed", 0, 2**31 - 1, key="wu_seed")
     device = c6.selectbox("Device", list(devices), format_func=devices.get, key="wu_device")
     submitted = st.form_submit_button("Start warm-up", type="primary")
 

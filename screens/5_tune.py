@@ -23,11 +23,13 @@ if view is not None:
             state.pop(key, None)
         q = st.query_params
         from_url = {"run": view.run_id, "p": q.get("p"), "k": q.get("k"), "T": q.get("T")} if q.get("p") else None
-        saved = runs.tuned_params(from_url or runs.saved_tuning(view), view.run_id)
+        given = from_url or runs.saved_tuning(view)
+        saved = runs.tuned_params(given, view.run_id)
         state["tune_p"] = min(0.5, max(0.01, round(saved.p, 2)))
         if saved.T in epochs:
             state["tune_T"] = saved.T
-        state["tune_k_asked"] = saved.k
+        if given:  # a k the user asked for (URL, or kept with the run) is bounded with a reason; the default quietly
+            state["tune_k_asked"] = saved.k
         state["tune_run"] = view.run_id
     if "tune_T" in state and state["tune_T"] not in epochs:
         del state["tune_T"]
@@ -40,8 +42,9 @@ if view is not None:
         c3.markdown("**T: last epoch scored**")
         c3.caption(f"{T:,}: the epoch of the only check.")
     n_k = runs.checks_until(view, int(T))
-    asked = int(state.pop("tune_k_asked", state.get("tune_k", runs.PruneParams().k)))
-    k, reason = runs.bounded_k(view, asked, int(T))
+    asked = state.pop("tune_k_asked", state.get("tune_k"))
+    k, reason = runs.bounded_k(view, runs.PruneParams().k if asked is None else int(asked), int(T))
+    reason = reason if asked is not None else ""
     if n_k > 1:
         if state.get("tune_k", 1) > n_k or "tune_k" not in state:
             state["tune_k"] = k

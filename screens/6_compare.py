@@ -5,6 +5,7 @@ import streamlit as st
 from memviz import viz
 from memviz.app import comparisons, devices, progress, runs, verdict
 from memviz.errors import MemvizError
+from memviz.io import csv_bytes
 from memviz.jobs import control as jobs
 from screens import _ui
 
@@ -115,6 +116,14 @@ else:
                    "interval. Percentages are shares of generated rows; the excess is in percentage points. The "
                    "Report page downloads the raw results.")
         st.dataframe(viz.results_display(res), hide_index=True, key="cmp_summary")
+        d1, d2 = st.columns(2)
+        stem = f"memviz_comparison_{job.job_id}"
+        d1.download_button("Download the results (CSV, readable headers, shares in %)",
+                           lambda: csv_bytes(comparisons.readable_results(cv.results)), file_name=f"{stem}_results.csv",
+                           mime="text/csv", key="dl_results")
+        d2.download_button("Download its data dictionary (CSV: each column's meaning, unit, better)",
+                           lambda: csv_bytes(comparisons.data_dictionary(cv.results)),
+                           file_name=f"{stem}_data_dictionary.csv", mime="text/csv", key="dl_dictionary")
         shown_metrics = [m for m in ("mem_ratio", "excess", "floor", "relative_reduction", "mem_ratio_kept",
                                      "mem_ratio_pruned", "shape", "trend", "mle", "dcr_share")
                          if m in res.columns and res[m].notna().any()]
