@@ -17,28 +17,33 @@ st.write("Train each generator on each mitigated table, then measure memorizatio
 
 data = _ui.ensure_data()
 view = _ui.current_view(stop_message=False)
-dc = runs.tuned_params(st.session_state.get(_ui.PRUNE), view.run_id if view is not None else None)
+# p, k, T as tuned on Tune & prune: this session's, else the ones kept with the run (another tab, a reload)
+saved = st.session_state.get(_ui.PRUNE) or (runs.saved_tuning(view) if view is not None else None)
+dc = runs.tuned_params(saved, view.run_id if view is not None else None)
 devices = devices.available_devices()
 
-with st.form("compare_form"):
-    c1, c2 = st.columns(2)
-    methods = c1.multiselect("Methods", comparisons.METHODS, default=["baseline", "dynamiccut", "random"],
-                             key="cmp_methods", format_func=viz.method_label)
-    models = c2.multiselect("Generators", comparisons.MODELS, default=["tabddpm"], key="cmp_models",
-                            format_func=viz.model_label)
-    c3, c4, c5, c6 = st.columns(4)
-    seeds = c3.text_input("Seeds (comma separated)", "0", key="cmp_seeds")
-    # the baseline trains as long as the warm-up did, so "TabDDPM without mitigation" is the same model
-    run_epochs = int(view.settings().get("epochs") or 60) if view is not None else 60
-    epochs = c4.number_input("Training epochs per model (0 = CPU presets)", 0, 100_000, run_epochs, key="cmp_epochs",
-                             help="Every generator trains this long; the default is the warm-up's own epochs, so "
-                                  "the baseline is the warm-up's model trained again.")
-    p = c5.number_input("DynamicCut p", 0.01, 0.5, dc.p, 0.01, key="cmp_p")
-    device = c6.selectbox("Device", list(devices), format_func=devices.get, key="cmp_device")
-    ranking = (f"ranking of run **{_ui.esc(view.run_id)}** (k={dc.k}, T={dc.T if dc.T is not None else 'default'})"
-               if view else "no warm-up run selected: a warm-up is run first for DynamicCut")
-    st.caption(f"Table: {_ui.esc(view.settings()['dataset'] if view else data['label'])} · {ranking}")
-    go = st.form_submit_button("Run comparison", type="primary")
+# the results lead: with a comparison there, the form folds away so the verdict is in view at 1280×720
+has_any = not jobs.list_jobs(_ui.root(), kind="compare").empty
+with st.expander("Run a new comparison", expanded=not has_any, icon=":material/play_arrow:"):
+    with st.form("compare_form"):
+        c1, c2 = st.columns(2)
+        methods = c1.multiselect("Methods", comparisons.METHODS, default=["baseline", "dynamiccut", "random"],
+                                 key="cmp_methods", format_func=viz.method_label)
+        models = c2.multiselect("Generators", comparisons.MODELS, default=["tabddpm"], key="cmp_models",
+                                format_func=viz.model_label)
+        c3, c4, c5, c6 = st.columns(4)
+        seeds = c3.text_input("Seeds (comma separated)", "0", key="cmp_seeds")
+        # the baseline trains as long as the warm-up did, so "TabDDPM without mitigation" is the same model
+        run_epochs = int(view.settings().get("epochs") or 60) if view is not None else 60
+        epochs = c4.number_input("Training epochs per model (0 = CPU presets)", 0, 100_000, run_epochs, key="cmp_epochs",
+                                 help="Every generator trains this long; the default is the warm-up's own epochs, so "
+                                      "the baseline is the warm-up's model trained again.")
+        p = c5.number_input("DynamicCut p", 0.01, 0.5, dc.p, 0.01, key="cmp_p")
+        device = c6.selectbox("Device", list(devices), format_func=devices.get, key="cmp_device")
+        ranking = (f"ranking of run **{_ui.esc(view.run_id)}** (k={dc.k}, T={dc.T if dc.T is not None else 'default'})"
+                   if view else "no warm-up run selected: a warm-up is run first for DynamicCut")
+        st.caption(f"Table: {_ui.esc(view.settings()['dataset'] if view else data['label'])} · {ranking}")
+        go = st.form_submit_button("Run comparison", type="primary")
 
 if go:
     try:
