@@ -152,9 +152,11 @@ def test_walk(walk_root):
 
             # item 2: a live warm-up on that table; the sidebar's and the page's readouts agree and move
             _goto(page, "Warm-up")
+            page.locator("[data-testid='stNumberInput']").nth(3).wait_for(timeout=120_000)
             for label, value in (("Epochs", "40"), ("Check every (epochs)", "8"),
                                  ("Generated rows per check (0 = as many as training rows)", "250")):
-                box = page.get_by_label(label, exact=True)
+                box = page.locator("[data-testid='stNumberInput']").filter(
+                    has_text=re.compile("^" + re.escape(label))).locator("input").first
                 box.fill(value)
                 box.press("Tab")
             page.get_by_role("button", name="Start warm-up").click()
@@ -181,7 +183,9 @@ def test_walk(walk_root):
 
             # item 9: Compare's epochs default to the warm-up's; item 3: progress moves inside a cell
             _goto(page, "Compare")
-            assert page.get_by_label("Training epochs per model (0 = CPU presets)", exact=True).input_value() == "40"
+            epochs_box = page.locator("[data-testid='stNumberInput']").filter(
+                has_text=re.compile("^Training epochs per model")).locator("input").first
+            assert epochs_box.input_value() == "40"
             page.get_by_role("button", name="Run comparison").click()
             cell = page.get_by_text(re.compile(r"fitting, epoch \d+/40")).first
             cell.wait_for(timeout=300_000)
