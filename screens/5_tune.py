@@ -74,7 +74,7 @@ if view is not None:
         m = st.columns(4)
         m[0].metric("rows that would go", f"{prev.n_remove:,}", help=f"ceil(p × N), N = {prev.n_rows:,}")
         m[1].metric("rows kept", f"{prev.n_rows - prev.n_remove:,}")
-        m[2].metric("of them in the final Top group", f"{caught:,}",
+        m[2].metric("of them Top rows", f"{caught:,}",
                     help="Top = the most-copied rows over the whole warm-up (glossary: Top group).")
         checks = sel.n_checks_used
         m[3].metric("checks scored (epoch ≤ T)", f"{checks}")

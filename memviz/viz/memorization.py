@@ -264,7 +264,8 @@ def leak_heatmap(column_rates, pair_rates=None) -> go.Figure:
         fig.add_heatmap(z=mz, x=plain_all(m.columns), y=plain_all(m.index), showscale=False,
                         hovertemplate="%{y} & %{x}: %{z:.1%} both equal to NN1<extra>" + name + "</extra>",
                         row=1, col=j, colorscale="Reds", zmin=0.0, zmax=1.0, xgap=1, ygap=1)
-        fig.update_yaxes(autorange="reversed", type="category", row=1, col=j)
+        # same rows as the column panel (its labels): no second set of labels drawn over that panel's cells
+        fig.update_yaxes(autorange="reversed", type="category", showticklabels=False, row=1, col=j)
         fig.update_xaxes(type="category", tickangle=-45, row=1, col=j)
     fig.update_xaxes(title_text="Generated rows (match rate, %)", row=1, col=1, type="category")
     fig.update_yaxes(title_text="Column", autorange="reversed", type="category", row=1, col=1)
