@@ -128,9 +128,10 @@ else:
         d1.download_button("Download the results (CSV, readable headers, shares in %)",
                            lambda: csv_bytes(comparisons.readable_results(cv.results)), file_name=f"{stem}_results.csv",
                            mime="text/csv", key="dl_results")
-        d2.download_button("Download its data dictionary (CSV)", help="Each column of the results: its meaning, unit, range and which way is better.",
+        d2.download_button("Download its data dictionary (CSV)",
                            lambda: csv_bytes(comparisons.data_dictionary(cv.results)),
-                           file_name=f"{stem}_data_dictionary.csv", mime="text/csv", key="dl_dictionary")
+                           file_name=f"{stem}_data_dictionary.csv", mime="text/csv", key="dl_dictionary",
+                           help="Each column of the results: its meaning, unit, range and which way is better.")
         shown_metrics = [m for m in ("mem_ratio", "excess", "floor", "relative_reduction", "mem_ratio_kept",
                                      "mem_ratio_pruned", "shape", "trend", "mle", "dcr_share")
                          if m in res.columns and res[m].notna().any()]
