@@ -36,6 +36,8 @@ SHOTS = ROOT / "artifacts" / "screenshots" / "walk"
 PAGES = [("Data", ""), ("Warm-up", "warmup"), ("Memorization", "memorization"), ("Dynamics", "dynamics"),
          ("Tune & prune", "tune"), ("Compare", "compare"), ("Report", "report")]
 SIZES = ((1280, 720), (1920, 1080))
+#: the walk's warm-up: long enough (tens of seconds on a loaded 2-core machine) to watch it run
+EPOCHS = 1500
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -177,13 +179,16 @@ def test_walk(walk_root):
             # item 2: a live warm-up on that table; the sidebar's and the page's readouts agree and move
             _goto(page, "Warm-up")
             page.locator("[data-testid='stNumberInput']").nth(3).wait_for(timeout=120_000)
-            for label, value in (("Epochs", "40"), ("Check every (epochs)", "8"),
+            for label, value in (("Epochs", str(EPOCHS)), ("Check every (epochs)", str(EPOCHS // 5)),
                                  ("Generated rows per check (0 = as many as training rows)", "250")):
                 box = page.locator("[data-testid='stNumberInput']").filter(
                     has_text=re.compile("^" + re.escape(label))).locator("input").first
                 box.fill(value)
                 box.press("Tab")
             page.get_by_role("button", name="Start warm-up").click()
+            page.locator("[data-testid='stSidebar']").get_by_text(
+                re.compile(r"run (?!20250102-000000-warmup-bbbbbb)\d{8}-\d{6}-warmup-")).wait_for(timeout=120_000)
+            _idle(page)
             main = page.locator("[data-testid='stMain'] [data-testid='stProgress']").first
             main.wait_for(timeout=120_000)
             # both refresh every 2 s, out of step: they agree on the checks and the epochs' total, and their
@@ -202,7 +207,7 @@ def test_walk(walk_root):
                 page.wait_for_timeout(300)
             assert pairs, "no moment with both readouts running"
             for (es, ts, cs), (em, tm, cm) in pairs:
-                assert ts == tm == 40 and abs(cs - cm) <= 1 and abs(es - em) <= 20, pairs
+                assert ts == tm == EPOCHS and abs(cs - cm) <= 1 and abs(es - em) <= EPOCHS // 2, pairs
             assert any(cs == cm and cs >= 1 for (_, _, cs), (_, _, cm) in pairs), pairs
             assert len(side_epochs) >= 2, side_epochs                     # the sidebar is live
             page.locator("[data-testid='stSidebar']").get_by_text(re.compile(r"finished · 5 checks")).wait_for(
@@ -215,15 +220,15 @@ def test_walk(walk_root):
             _goto(page, "Compare")
             epochs_box = page.locator("[data-testid='stNumberInput']").filter(
                 has_text=re.compile("^Training epochs per model")).locator("input").first
-            assert epochs_box.input_value() == "40"
+            assert epochs_box.input_value() == str(EPOCHS)
             page.get_by_role("button", name="Run comparison").click()
-            cell = page.get_by_text(re.compile(r"fitting, epoch \d+/40")).first
+            cell = page.get_by_text(re.compile(rf"fitting, epoch [\d,]+/{EPOCHS:,}")).first
             cell.wait_for(timeout=300_000)
             first = cell.inner_text()
             t0 = time.monotonic()
             moved = None
             while time.monotonic() - t0 < 10:
-                now = page.get_by_text(re.compile(r"fitting, epoch \d+/40|cells? finished")).first.inner_text()
+                now = page.get_by_text(re.compile(rf"fitting, epoch [\d,]+/{EPOCHS:,}|cells? finished")).first.inner_text()
                 if now != first:
                     moved = now
                     break
