@@ -320,7 +320,7 @@ LIVE_JS = """() => {
   for (const el of document.querySelectorAll('*')) {
     for (const attr of ['href', 'src', 'xlink:href', 'style', 'srcset']) {
       const v = el.getAttribute(attr) || '';
-      if (v.includes('127.0.0.1:9') || v.includes('example.org') || v.includes('80px')) out.push(el.tagName + ' ' + attr + '=' + v);
+      if (v.includes('127.0.0.1:9') || v.includes('example.org') || /font-size:\\s*80px/.test(v)) out.push(el.tagName + ' ' + attr + '=' + v);
     }
     const t = (el.textContent || '').trim();
     const tag = el.tagName.toLowerCase();
