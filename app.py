@@ -21,33 +21,34 @@ from screens import _ui  # noqa: E402
 st.set_page_config(page_title="memviz: which rows does the model copy?", page_icon="🔎", layout="wide")
 
 def sidebar() -> None:
-    data = _ui.ensure_data()
+    state = st.session_state
+    runs = _ui.run_list(_ui.root())
+    options = [""] + runs["path"].tolist()
+    # the current run lives in a plain session key (widget state is dropped on page changes);
+    # a run chosen on a page (new warm-up, reopen) or in the URL wins over the old pick
+    pending = state.pop(_ui.PENDING_RUN, None)
+    if pending is not None:
+        state[_ui.CURRENT] = pending
+    elif _ui.CURRENT not in state:
+        wanted = jobs.run_dir_named(st.query_params.get("run"), _ui.root())  # a run folder under the root
+        match = [str(wanted)] if wanted is not None else []
+        finished = runs[runs["status"] == "finished"]["path"].tolist()
+        state[_ui.CURRENT] = match[0] if match else (finished[0] if finished else "")
+    current = state[_ui.CURRENT]
+    if current and current not in options:
+        if Path(current).exists() or jobs.job_for(current).job_dir.exists():
+            options.append(current)  # a run that has just started
+        else:
+            current = state[_ui.CURRENT] = ""
+    # one table per session: the current run's (a new tab on a run of another table switches to it)
+    data = _ui.ensure_data(current or None)
     train = data["train"]
     with st.sidebar:
         st.markdown("**Dataset**")
         st.caption(f"{_ui.esc(data['label'])}  \n{len(train):,} training rows · "
                    f"{len(data['test']) if data['test'] is not None else 0:,} test rows · "
                    f"target: {_ui.esc(train.schema.target or 'none')}")
-        runs = _ui.run_list(_ui.root())
-        options = [""] + runs["path"].tolist()
         labels = _ui.run_labels(runs)
-        state = st.session_state
-        # the current run lives in a plain session key (widget state is dropped on page changes);
-        # a run chosen on a page (new warm-up, reopen) or in the URL wins over the old pick
-        pending = state.pop(_ui.PENDING_RUN, None)
-        if pending is not None:
-            state[_ui.CURRENT] = pending
-        elif _ui.CURRENT not in state:
-            wanted = jobs.run_dir_named(st.query_params.get("run"), _ui.root())  # a run folder under the root
-            match = [str(wanted)] if wanted is not None else []
-            finished = runs[runs["status"] == "finished"]["path"].tolist()
-            state[_ui.CURRENT] = match[0] if match else (finished[0] if finished else "")
-        current = state[_ui.CURRENT]
-        if current and current not in options:
-            if Path(current).exists() or jobs.job_for(current).job_dir.exists():
-                options.append(current)  # a run that has just started
-            else:
-                current = state[_ui.CURRENT] = ""
         state[_ui.RUN] = current
 
         def picked():
@@ -56,10 +57,10 @@ def sidebar() -> None:
 
         st.selectbox("Warm-up run", options, key=_ui.RUN, on_change=picked,
                      format_func=lambda p: _ui.run_label(labels, p),
-                     help="Every page shows this run. Runs live under the runs folder "
-                          f"({_ui.root()}); a run keeps going when you close the tab.")
+                     help="Every page shows this run and the table it was trained on. Runs live under the runs "
+                          f"folder ({_ui.root()}); a run keeps going when you close the tab.")
         if current:
-            st.caption(_ui.esc(_ui.job_readout(current)))
+            _ui.sidebar_progress(current)
             st.caption(f"run {_ui.esc(Path(current).name)}")
         if current:
             st.query_params["run"] = Path(current).name

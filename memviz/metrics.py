@@ -45,6 +45,8 @@ class Metric:
     percent : shown as a percentage (a share in [0, 1]).
     reference : the results column holding this metric's reference line, if any.
     source : the module that computes it (and documents its formula).
+    explain : what it means, in words a privacy officer follows (the glossary's entry; "" for
+        the figures the glossary does not list, e.g. an interval's bounds).
     """
 
     key: str
@@ -56,6 +58,7 @@ class Metric:
     percent: bool = True
     reference: str | None = None
     source: str = ""
+    explain: str = ""
 
     @property
     def better(self) -> str:
@@ -87,31 +90,61 @@ _R = "memviz.tables.redact"
 
 #: every figure of a comparison's results table, in display order
 METRICS: dict[str, Metric] = {m.key: m for m in (
-    Metric("mem_ratio", "Memorization ratio", MINIMIZE, source=_M),
+    Metric("mem_ratio", "Memorization ratio", MINIMIZE, source=_M, explain=(
+        "The share of generated rows flagged as memorized (see Memorized). Read it beside the floor: only "
+        "the part above the floor comes from the model.")),
     Metric("mem_ratio_pruned", "Memorization ratio vs the kept rows", MINIMIZE, source=_M),
-    Metric("mem_auc", "Mem-AUC", MINIMIZE, source=_M),
+    Metric("mem_auc", "Mem-AUC", MINIMIZE, source=_M, explain=(
+        "A softer memorization ratio: the average of 1 - r over the generated rows, between 0 (no generated "
+        "row stands out as close to one training row) and 1 (every generated row sits on one). For one training "
+        "row at a check, its Mem-AUC is the sum of 1 - r over every generated row whose nearest training row it "
+        "is, flagged as a copy or not (the papers' definition). So it counts closeness, not copies: a row that "
+        "is the nearest row of many generated rows scores high even with few copies (6 copies and a Mem-AUC "
+        "of 496.9 have been seen), and it can exceed 1.")),
     Metric("mem_auc_pruned", "Mem-AUC vs the kept rows", MINIMIZE, source=_M),
-    Metric("relative_reduction", "Relative reduction of the mem ratio vs baseline", MAXIMIZE, None, 1.0, source=_C),
+    Metric("relative_reduction", "Relative reduction of the mem ratio vs baseline", MAXIMIZE, None, 1.0, source=_C,
+           explain=("How much lower a method's memorization ratio is than the baseline's, as a share of the "
+                    "baseline's: (baseline - method) / baseline. 20 % means a fifth fewer flagged rows; a negative "
+                    "value means more.")),
     Metric("relative_reduction_auc", "Relative reduction of Mem-AUC vs baseline", MAXIMIZE, None, 1.0, source=_C),
-    Metric("floor", "Floor: fresh real rows flagged", MINIMIZE, source=_F),
+    Metric("floor", "Floor: fresh real rows flagged", MINIMIZE, source=_F, explain=(
+        "How often the same test flags real rows the model never saw (the test file or the hold-out), "
+        "measured against the same training rows. Real records resemble each other, so the floor is often "
+        "20 to 30 %. Only the part of the memorization ratio above the floor comes from the model.")),
     Metric("floor_low", "Floor, 95 % interval low", MINIMIZE, source=_F),
     Metric("floor_high", "Floor, 95 % interval high", MINIMIZE, source=_F),
     Metric("n_holdout", "Hold-out rows (real rows no model trained on)", MAXIMIZE, 0.0, None, percent=False,
            source=_F),
-    Metric("excess", "Excess over the floor", MINIMIZE, -1.0, 1.0, source=_F),
+    Metric("excess", "Excess over the floor", MINIMIZE, -1.0, 1.0, source=_F, explain=(
+        "Memorization ratio minus the floor, in percentage points, with a 95 % interval. An interval that "
+        "contains 0 means the model's rows are not flagged more often than real rows it never saw.")),
     Metric("excess_low", "Excess over the floor, 95 % interval low", MINIMIZE, -1.0, 1.0, source=_F),
     Metric("excess_high", "Excess over the floor, 95 % interval high", MINIMIZE, -1.0, 1.0, source=_F),
-    Metric("mem_ratio_kept", "Memorization ratio vs the kept original rows (pruning)", MINIMIZE, source=_P),
+    Metric("mem_ratio_kept", "Memorization ratio vs the kept original rows (pruning)", MINIMIZE, source=_P,
+           explain=("For a pruned model: the share of its generated rows flagged against the training rows it "
+                    "kept. Compare it with the control (the unpruned model's rows against the same kept rows): "
+                    "pruning protects the table only if this is lower.")),
     Metric("floor_kept", "Floor vs the kept rows: fresh real rows flagged (pruning)", MINIMIZE, source=_P),
     Metric("floor_kept_low", "Floor vs the kept rows, 95 % interval low", MINIMIZE, source=_P),
     Metric("floor_kept_high", "Floor vs the kept rows, 95 % interval high", MINIMIZE, source=_P),
     Metric("control_kept", "Control: the baseline's rows vs the same kept rows (pruning)", MINIMIZE, source=_P),
     Metric("n_flagged_removed", "Flagged generated rows whose nearest row was removed", MINIMIZE, 0.0, None,
            percent=False, source=_P),
-    Metric("shape", "Shape (column shapes similarity)", MAXIMIZE, source=_E),
-    Metric("trend", "Trend (column pair trends similarity)", MAXIMIZE, source=_E),
-    Metric("mle", "MLE (score on the real test split)", MAXIMIZE, reference="mle_real", source=_E),
-    Metric("dcr_share", "DCR share (closest real row is a training row)", TARGET, target=0.5, source=_E),
+    Metric("shape", "Shape (column shapes similarity)", MAXIMIZE, source=_E, explain=(
+        "How close each column's distribution in the generated table is to the training table's, averaged "
+        "over columns (SDMetrics' column shapes: 1 - KS distance for numbers, 1 - total variation for "
+        "categories); 100 % = the same distributions.")),
+    Metric("trend", "Trend (column pair trends similarity)", MAXIMIZE, source=_E, explain=(
+        "How well the generated table keeps the relations between pairs of columns (SDMetrics' column pair "
+        "trends: correlations and contingency tables), averaged over pairs; 100 % = the same relations.")),
+    Metric("mle", "MLE (score on the real test split)", MAXIMIZE, reference="mle_real", source=_E, explain=(
+        "Machine-learning efficacy: a model trained on the generated table predicts the target of the real "
+        "test rows; its score beside the same model trained on the real training table says how useful the "
+        "generated table is for that task.")),
+    Metric("dcr_share", "DCR share (closest real row is a training row)", TARGET, target=0.5, source=_E,
+           explain=("For each generated row, is its closest real row a training row or a test row? With as many "
+                    "of each, a model that learned the population and copied nobody is closest to a training row "
+                    "about half of the time; well above 50 % means the generated rows sit near the training rows.")),
     # an audit's figures (memviz.audit)
     Metric("copy_share", "Copy share: generated rows copied beyond chance", MINIMIZE, None, 1.0,
            source="memviz.audit.share"),
@@ -139,6 +172,50 @@ EVIDENCE_METRICS: dict[str, Metric] = {m.key: m for m in (
     Metric("joint_k", "Smallest group of training rows sharing what a report shows", MAXIMIZE, 0.0, None,
            percent=False, source=_R),
 )}
+
+
+#: the words of the dashboard and the report that are not a column of the results, in reading order
+#: (the glossary, :mod:`memviz.app.glossary`, lists these, then every metric with an ``explain``)
+TERMS: dict[str, str] = {
+    "Memorized": (
+        "A generated row is flagged as memorized when its nearest training row is more than three times "
+        "closer than the second nearest (r = d1 / d2 < 1/3), the papers' test. It measures relative "
+        "closeness, not identity: a flagged row is closer to one training row than to all the others, which "
+        "says nothing about how close it really is. The papers' way of measuring distance rescales the numbers "
+        "for each generated row, so a flagged row can differ a lot from its training row (an age of 31 against "
+        "90 has been seen)."),
+    "Copy": (
+        "A flagged (memorized) generated row, credited to its nearest training row: \"12 copies of row 7\" "
+        "means 12 flagged generated rows whose nearest training row is row 7. A copy in this sense is not "
+        "an identical row; the share of generated rows identical to a training row is shown separately "
+        "(\"exact copies\")."),
+    "Top group": (
+        "The most-copied training rows over the whole warm-up (by default the 10 % with the most copies); "
+        "Non-Top is every other training row."),
+    "DynamicCut score": (
+        "How DynamicCut ranks training rows for pruning: the mean of a row's k largest per-row Mem-AUC values "
+        "over the checks up to epoch T. A row's Mem-AUC at a check is the sum of 1 - r over every generated row "
+        "whose nearest training row it is, flagged or not, so the score adds up closeness, not copies and not a "
+        "share: a score of 116 means that at its busiest checks about 116 generated rows' worth of closeness "
+        "went to that row, not 116 %. The rows it ranks first are not always the most-copied ones."),
+    "Pruning": (
+        "Removing training rows and training again. It protects the removed rows: the retrained model "
+        "rarely reproduces them. It does not, by itself, protect the table: in memviz's study of three public "
+        "tables, where TabDDPM copied clearly above the floor, the retrained model copied the kept rows "
+        "about as often as the first model copied the whole table, and removing the rows with the highest "
+        "early scores did no better than removing as many rows at random. Check a pruned model on the "
+        "Compare page: its memorization against the kept rows, beside the same figure for the unpruned "
+        "model."),
+    "Seeds": (
+        "Independent repetitions with different random starts. With fewer than 3 seeds the spread of a result "
+        "cannot be estimated, so a difference is only indicative."),
+    "Indicative": (
+        "A result from fewer than 3 seeds: it shows a direction, not an established effect."),
+    "q-value": (
+        "For a training row marked over-copied: the chance-level error rate of that call after correcting for "
+        "testing every row at once (Benjamini-Hochberg). Below 0.05 means fewer than 1 in 20 such calls is "
+        "expected to be chance; \"< 0.001\" is shown for anything smaller."),
+}
 
 
 def metric(key: str) -> Metric:

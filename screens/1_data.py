@@ -12,8 +12,8 @@ from screens import _ui
 
 st.title("Data")
 st.write("Pick the training table whose memorization you want to measure. The bundled sample works out of "
-         "the box; benchmark tables appear when `../shared/datasets` is present; uploads are parsed as data only "
-         "and kept with the runs, so a reload finds them again.")
+         "the box; the benchmark tables (Adult, Default, Shoppers) appear when this machine has them; uploads are "
+         "parsed as data only and kept with the runs, so a reload finds them again.")
 
 state = st.session_state
 current = _ui.ensure_data()
@@ -131,7 +131,7 @@ if raw is not None:
         summary = datasets.data_summary(train, test)
         cols = st.columns(5)
         for col, key in zip(cols, ("rows", "test rows", "numerical", "categorical", "target")):
-            col.metric(key, f"{summary[key]:,}" if isinstance(summary[key], int) else summary[key])
+            col.metric(key, f"{summary[key]:,}" if isinstance(summary[key], int) else _ui.esc(summary[key]))
         if "classes" in summary:
             st.caption(f"Task: {_ui.esc(summary['task'])} · classes: {_ui.esc(summary['classes'])}")
         train_print = fingerprint(train)
@@ -147,7 +147,7 @@ if raw is not None:
             st.caption(f"Using this table deselects run {_ui.esc(Path(run_dir).name)}: it was trained on another "
                        "table. The run stays under Saved runs on the Warm-up page; start a new warm-up for this one.")
         if st.button("Use this table", type="primary", disabled=same, key="use_table"):
-            _ui.use_table(train, test, raw.label, choice)
+            _ui.use_table(train, test, raw.label, choice, [str(c) for c in raw.frame.columns])
             if other_run:
                 _ui.select_run(None)
                 st.toast(f"Run {Path(run_dir).name} was trained on another table and is no longer selected.")

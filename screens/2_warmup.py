@@ -3,7 +3,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from memviz.app import devices, runs
+from memviz.app import devices, progress, runs
 from memviz.errors import MemvizError
 from memviz.jobs import control as jobs
 from screens import _stop, _ui
@@ -18,20 +18,27 @@ D = runs.UI_WARMUP_DEFAULTS
 devices = devices.available_devices()
 
 holdout = data["test"]
+# after a reload the form shows the current run's settings (it used to show the defaults beside a
+# 100-epoch run); a run picked later does not overwrite what the user typed
+shown = {"n_samples": 0, **{k: v for k, v in D.items() if v is not None}, **runs.run_form_settings(_ui.current_run_dir())}
+for key, field in (("wu_preset", "preset"), ("wu_epochs", "epochs"), ("wu_every", "check_every"),
+                   ("wu_samples", "n_samples"), ("wu_seed", "seed")):
+    if key not in st.session_state:
+        st.session_state[key] = shown[field]
 with st.form("warmup_form"):
     st.markdown(f"**Table:** {_ui.esc(data['label'])} · {len(train):,} training rows · " +
                 (f"the floor is measured on its {len(holdout):,} test rows (never trained on)" if holdout is not None
                  else "no test split: without one there is no floor (choose one on the Data page)"))
     c1, c2, c3 = st.columns(3)
-    preset = c1.selectbox("Preset", ["cpu-quick", "paper"], index=0, key="wu_preset",
+    preset = c1.selectbox("Preset", ["cpu-quick", "paper"], key="wu_preset",
                           help="cpu-quick: small network, 50 diffusion steps (minutes on a CPU). "
                                "paper: the reference TabDDPM (needs a GPU).")
-    epochs = c2.number_input("Epochs", 1, 100_000, D["epochs"], key="wu_epochs")
-    every = c3.number_input("Check every (epochs)", 1, 10_000, D["check_every"], key="wu_every")
+    epochs = c2.number_input("Epochs", 1, 100_000, key="wu_epochs")
+    every = c3.number_input("Check every (epochs)", 1, 10_000, key="wu_every")
     c4, c5, c6 = st.columns(3)
-    n_samples = c4.number_input("Generated rows per check (0 = as many as training rows)", 0, 1_000_000, 0,
+    n_samples = c4.number_input("Generated rows per check (0 = as many as training rows)", 0, 1_000_000,
                                 key="wu_samples")
-    seed = c5.number_input("Seed", 0, 2**31 - 1, D["seed"], key="wu_seed")
+    seed = c5.number_input("Seed", 0, 2**31 - 1, key="wu_seed")
     device = c6.selectbox("Device", list(devices), format_func=devices.get, key="wu_device")
     submitted = st.form_submit_button("Start warm-up", type="primary")
 
@@ -45,6 +52,8 @@ if submitted:
     except MemvizError as exc:
         _ui.error(exc)
     else:
+        if data.get("columns"):
+            runs.save_column_order(job.out, data["columns"])
         _ui.select_run(job.out)
         _ui.run_list.clear()
         st.rerun()
@@ -65,9 +74,10 @@ else:
     if first is not None:
         @st.fragment(run_every=None if first.final else 2.0)
         def live():
-            st_ = jobs.job_status(job)
+            pr = progress.job_progress(job)
+            st_ = pr.status
             st.markdown(f"**{_ui.esc(Path(run_dir).name)}**")
-            st.progress(st_.fraction, text=_ui.esc(st_.readout()))
+            st.progress(pr.fraction, text=_ui.esc(pr.readout()))
             if not st_.final:
                 st.caption(f"updated at {st_.updated_at()}")
             if st_.state in ("failed", "lost"):
@@ -79,14 +89,14 @@ else:
                 last = st_.checks[-1]
                 cols = st.columns(4)
                 cols[0].metric("Memorization ratio (last check)", _ui.pct(pc["mem_ratio"].iloc[-1]),
-                               delta=None if len(pc) < 2 else f"{(pc['mem_ratio'].iloc[-1] - pc['mem_ratio'].iloc[-2]) * 100:+.1f} points",
+                               delta=None if len(pc) < 2 else _ui.points(pc['mem_ratio'].iloc[-1] - pc['mem_ratio'].iloc[-2]),
                                delta_color="inverse", help="Share of generated rows flagged as memorized (glossary: "
                                                            "Memorized) at the last finished check.")
                 if last.get("floor") is not None:
                     lo, hi = 100 * float(last["excess_low"]), 100 * float(last["excess_high"])
                     cols[1].metric("Floor (fresh real rows)", _ui.pct(last["floor"]),
                                    help="The same test on the test rows the model never trained on (glossary: Floor).")
-                    cols[2].metric("Excess over the floor", f"{100 * float(last['excess']):+.1f} points",
+                    cols[2].metric("Excess over the floor", _ui.points(last["excess"]),
                                    help="Memorization ratio minus the floor (glossary: Excess).")
                     st.caption(f"Excess 95 % interval: {lo:+.1f} to {hi:+.1f} points, so the model's rows are " +
                                ("flagged more often than real rows it never saw." if lo > 0 else
@@ -102,6 +112,7 @@ else:
                     jobs.cancel(job)
                     st.toast("Cancel requested: the run stops after the current epoch.")
             elif not first.final:
+                _ui.finish_notice(job, st_.state)
                 _ui.run_list.clear()
                 st.rerun()  # the run just ended: refresh the whole app (sidebar, pages)
 
@@ -117,11 +128,16 @@ if runs.empty:
     st.caption(f"No saved run under {_ui.esc(_ui.root())}.")
 else:
     show = runs[["run_id", "status", "dataset", "n_rows", "checks", "final_mem_ratio", "preset", "device", "created"]]
-    show = show.assign(final_mem_ratio=show["final_mem_ratio"].where(show["status"] == "finished"))
+    # the same progress line as the sidebar and the page (the manifest's own count lags a live run)
+    show = show.assign(final_mem_ratio=show["final_mem_ratio"].where(show["status"] == "finished"),
+                       status=[_ui.job_readout(p) for p in runs["path"]])
+    show = show.drop(columns="checks")
+    for c in ("dataset", "preset", "device", "created"):
+        show[c] = show[c].astype(object).where(show[c].notna(), "–")
     st.dataframe(show, hide_index=True, height=min(400, 40 + 35 * len(show)),
-                 column_config={"run_id": "Run", "status": "Status", "dataset": "Dataset",
+                 column_config={"run_id": "Run", "status": "Progress", "dataset": "Dataset",
                                 "n_rows": st.column_config.NumberColumn("Training rows", format="localized"),
-                                "checks": "Checks finished", "preset": "Preset", "device": "Device",
+                                "preset": "Preset", "device": "Device",
                                 "created": "Started",
                                 "final_mem_ratio": st.column_config.NumberColumn(
                                     "Memorization ratio (finished runs)", format="percent",

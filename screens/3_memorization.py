@@ -11,7 +11,7 @@ from screens import _stop, _ui
 RANK_NAMES = {"row_id": "training row", "copies": "copies", "expected": "expected from real rows",
               "excess": "copies above expected", "q_value": "q-value", "over_copied": "over-copied",
               "exact_copies": "exact copies", "near_exact_copies": "near-exact copies",
-              "differing_copies": "copies that differ", "zero_by_scaling_copies": "r ≈ 0 only from scaling",
+              "differing_copies": "copies that differ", "zero_by_scaling_copies": "look identical only after rescaling",
               "first_epoch": "first copied (epoch)", "top": "Top group", "copy_checks": "checks with a copy"}
 
 
@@ -139,17 +139,23 @@ if view is not None:
         by = "copies"
         st.caption("Ranked by raw copies: without a floor there is no expected count to rank against.")
     top = _ui.leak_ranking(path, token, by, 20)
-    redact = st.toggle("Redact raw values (numbers binned, categories hashed)", value=False, key="redact")
+    redact = st.toggle("Redact raw values (numbers binned, categories hashed)", value=True, key="redact",
+                       help="On by default, as on Tune & prune and in the report.")
     schema_cols = list(view.train.schema.columns)
     shown = runs.redacted_rows(view, top) if redact else top
     # redacted ranges ("20 – 40", "0 – 500,000") need room: the grid sized them from the header and cut them off
     wide = {c: st.column_config.TextColumn(width="medium") for c in schema_cols} if redact else None
-    st.dataframe(readings.display_names(shown, RANK_NAMES), hide_index=True, height=260, key="most_copied",
-                 column_config=wide)
+    table = readings.display_names(shown, RANK_NAMES)
+    if "q-value" in table.columns:  # "< 0.001", not 0.00000000000000000002
+        table["q-value"] = table["q-value"].map(_ui.qvalue)
+    numbers = {"expected from real rows": st.column_config.NumberColumn(format="%.1f"),
+               "copies above expected": st.column_config.NumberColumn(format="%+.1f")}
+    st.dataframe(table, hide_index=True, height=260, key="most_copied", column_config={**(wide or {}), **numbers})
     if "exact_copies" in top.columns:
         st.caption("Exact copies equal the training row on every column; near-exact ones match every category and "
-                   "every number within 0.1 IQR (the spread of the middle half of the training values); 'r ≈ 0 only "
-                   "from scaling' counts copies the paper's distance calls identical although their numbers differ. "
+                   "every number within 0.1 IQR (the spread of the middle half of the training values); 'look "
+                   "identical only after rescaling' counts copies the papers' distance calls identical (it rescales "
+                   "numbers for each generated row) although their numbers differ. "
                    "A row can be over-copied with no close copy at all: the test credits it with every generated "
                    "row that resembles it more than any other training row.")
     if len(top):

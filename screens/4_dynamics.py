@@ -18,6 +18,9 @@ if view is not None:
     dyn = view.dynamics
     path, token = str(view.path), runs.run_token(view.path)
 
+    # the plain one-line summary first (completed with the null's verdicts once they are in)
+    summary_slot = st.empty()
+    summary_slot.markdown(f"**{_ui.esc(readings.dynamics_sentence(dyn))}**")
     # filled last: the paper's views below show at once while the null is simulated
     null_slot = st.container()
     st.subheader("The paper's views (Top chosen from the same counts)")
@@ -57,6 +60,7 @@ if view is not None:
                            "lies beyond the null's central 95 % on the paper's side. The paper's definitions pick the "
                            "Top group from the very counts they test (circular); the non-circular ones form groups "
                            "on the odd checks and measure on the even ones, so read those.")
+                summary_slot.markdown(f"**{_ui.esc(readings.dynamics_sentence(dyn, findings))}**")
                 _ui.show(viz.null_findings_plot(findings), key="null_findings")
                 st.dataframe(readings.display_names(readings.findings_table(findings), NULL_NAMES), hide_index=True,
                              key="null_table")

@@ -8,33 +8,60 @@ from screens import _ui
 
 st.title("Tune & prune")
 st.write("DynamicCut gives every training row a score: the mean of its k largest per-row Mem-AUC values up to "
-         "epoch T, where a row's Mem-AUC at a check adds up the closeness (1 − r) of the generated rows credited "
-         "to it. It then removes the top p. Move the sliders: everything below is rescored at once.")
+         "epoch T, where a row's Mem-AUC at a check is the sum of (1 − r) over every generated row whose nearest "
+         "training row it is (flagged as a copy or not). It then removes the top p. Move the sliders: everything "
+         "below is rescored at once; p, k and T are kept with the run and in the page's address.")
 view = _ui.current_view()
 if view is not None:
     dyn = view.dynamics
     epochs = sorted(set(view.epochs))
     c1, c2, c3 = st.columns(3)
-    d = runs.PruneParams()
     state = st.session_state
-    if state.get("tune_k", 1) > dyn.n_checks:  # another run (fewer checks) picked while on this page
-        state["tune_k"] = dyn.n_checks
+    # where p, k, T come from, first found first: this session's sliders for this run, the URL, the run's file
+    if state.get("tune_run") != view.run_id or "tune_p" not in state:  # another run, or back from another page
+        for key in ("tune_p", "tune_k", "tune_T"):
+            state.pop(key, None)
+        q = st.query_params
+        from_url = {"run": view.run_id, "p": q.get("p"), "k": q.get("k"), "T": q.get("T")} if q.get("p") else None
+        given = from_url or runs.saved_tuning(view)
+        saved = runs.tuned_params(given, view.run_id)
+        state["tune_p"] = min(0.5, max(0.01, round(saved.p, 2)))
+        if saved.T in epochs:
+            state["tune_T"] = saved.T
+        if given:  # a k the user asked for (URL, or kept with the run) is bounded with a reason; the default quietly
+            state["tune_k_asked"] = saved.k
+        state["tune_run"] = view.run_id
     if "tune_T" in state and state["tune_T"] not in epochs:
         del state["tune_T"]
-    p = c1.slider("p: share of rows to remove", 0.01, 0.50, d.p, 0.01, format="%.2f", key="tune_p")
-    if dyn.n_checks > 1:
-        k = c2.slider("k: largest checks averaged", 1, dyn.n_checks, min(d.k, dyn.n_checks), key="tune_k")
-    else:  # a slider needs min < max: with one check, k is 1 (it used to crash the page)
-        k = 1
-        c2.markdown("**k: largest checks averaged**")
-        c2.caption("1: this run has one check so far.")
+    p = c1.slider("p: share of rows to remove", 0.01, 0.50, key="tune_p", step=0.01, format="%.2f")
     if len(epochs) > 1:
-        T = c3.select_slider("T: last epoch scored", epochs, value=runs.default_T(view), key="tune_T")
+        T = c3.select_slider("T: last epoch scored", epochs, value=None if "tune_T" in state else runs.default_T(view),
+                             key="tune_T")
     else:
         T = epochs[0]
         c3.markdown("**T: last epoch scored**")
         c3.caption(f"{T:,}: the epoch of the only check.")
-    st.session_state[_ui.PRUNE] = runs.PruneParams(view.run_id, float(p), int(k), int(T)).to_dict()
+    n_k = runs.checks_until(view, int(T))
+    asked = state.pop("tune_k_asked", state.get("tune_k"))
+    k, reason = runs.bounded_k(view, runs.PruneParams().k if asked is None else int(asked), int(T))
+    reason = reason if asked is not None else ""
+    if n_k > 1:
+        if state.get("tune_k", 1) > n_k or "tune_k" not in state:
+            state["tune_k"] = k
+        k = c2.slider("k: largest checks averaged", 1, n_k, key="tune_k",
+                      help=f"At most the {n_k} checks at or before T.")
+    else:  # a slider needs min < max: with one check, k is 1 (it used to crash the page)
+        k = 1
+        c2.markdown("**k: largest checks averaged**")
+        c2.caption("1: this run has one check so far." if dyn.n_checks == 1 else
+                   "1: one check lies at or before T.")
+    if reason:
+        c2.warning(reason, icon=":material/warning:")
+    tuned = runs.PruneParams(view.run_id, float(p), int(k), int(T))
+    st.session_state[_ui.PRUNE] = tuned.to_dict()
+    if runs.saved_tuning(view) != tuned.to_dict():
+        runs.save_tuning(view, tuned)
+    st.query_params.update({"p": f"{p:.2f}", "k": str(int(k)), "T": str(int(T))})
     try:
         prev = runs.prune_preview(view, p, int(k), int(T))
     except MemvizError as exc:
@@ -47,23 +74,32 @@ if view is not None:
         m = st.columns(4)
         m[0].metric("rows that would go", f"{prev.n_remove:,}", help=f"ceil(p × N), N = {prev.n_rows:,}")
         m[1].metric("rows kept", f"{prev.n_rows - prev.n_remove:,}")
-        m[2].metric("of them in the final Top group", f"{caught:,}",
+        m[2].metric("of them Top rows", f"{caught:,}",
                     help="Top = the most-copied rows over the whole warm-up (glossary: Top group).")
         checks = sel.n_checks_used
         m[3].metric("checks scored (epoch ≤ T)", f"{checks}")
-        shown = prev.removed.rename(columns={"rank": "Rank", "row_id": "Training row", "score": "DynamicCut score"})
+        redact = st.toggle("Redact raw values (numbers binned, categories hashed)", value=True, key="tune_redact",
+                           help="The same default as the leak explorer and the report.")
+        rows = runs.redacted_rows(view, prev.removed) if redact else prev.removed
+        shown = rows.rename(columns={"rank": "Rank", "row_id": "Training row", "score": "DynamicCut score"})
+        wide = {c: st.column_config.TextColumn(width="medium") for c in view.train.schema.columns} if redact else {}
         st.dataframe(shown, hide_index=True, height=260, key="removed_rows",
-                     column_config={"DynamicCut score": st.column_config.NumberColumn(
+                     column_config={**wide, "DynamicCut score": st.column_config.NumberColumn(
                          "DynamicCut score", format="%.2f", help=glossary.explain("DynamicCut score"))})
         zero = int((prev.removed["score"] <= 0).sum())
-        st.caption("The DynamicCut score counts close generated rows (a sum of closeness per check, averaged over "
-                   "the k largest checks), not a share: it can exceed 1 and grows with the number of generated rows."
-                   + (f" {zero:,} of the rows that would go score 0 (no generated row was credited to them up to T): "
+        st.caption("The DynamicCut score sums closeness (1 − r) over every generated row whose nearest training row "
+                   "this row is, flagged or not, averaged over the k largest checks: not a share, not a count of "
+                   "copies. It can exceed 1 and grows with the number of generated rows."
+                   + (f" {zero:,} of the rows that would go score 0 (no generated row had them as nearest row up to T): "
                       "they are picked by order among equals, not because they were copied." if zero else ""))
         st.caption("What pruning buys: " + glossary.explain("Pruning"))
-        st.download_button("Download the pruned training table (CSV)", lambda: runs.pruned_csv(view, removed),
-                           file_name=f"{view.run_id}_pruned_p{p:.2f}_k{k}_T{T}.csv", mime="text/csv",
-                           key="dl_pruned")
+        d1, d2 = st.columns([3, 1])
+        with_id = d2.toggle("with row_id", value=False, key="dl_row_id",
+                            help="Add memviz's row number as the first column (another generator would learn it "
+                                 "as a feature: leave it out for training).")
+        d1.download_button("Download the pruned training table (CSV, your columns in your order)",
+                           lambda: runs.pruned_csv(view, removed, keep_row_id=with_id),
+                           file_name=runs.pruned_file_name(view, p, k, T), mime="text/csv", key="dl_pruned")
         left, right = st.columns(2)
         with left:
             _ui.show(viz.class_balance_plot(view.train, removed), key="class_balance")

@@ -3,8 +3,9 @@
 import streamlit as st
 
 from memviz import viz
-from memviz.app import audits, comparisons, devices, runs, verdict
+from memviz.app import audits, comparisons, devices, progress, runs, verdict
 from memviz.errors import MemvizError
+from memviz.io import csv_bytes
 from memviz.jobs import control as jobs
 from screens import _ui
 
@@ -16,24 +17,35 @@ st.write("Train each generator on each mitigated table, then measure memorizatio
 
 data = _ui.ensure_data()
 view = _ui.current_view(stop_message=False)
-dc = runs.tuned_params(st.session_state.get(_ui.PRUNE), view.run_id if view is not None else None)
+# p, k, T as tuned on Tune & prune: this session's, else the ones kept with the run (another tab, a reload)
+saved = st.session_state.get(_ui.PRUNE)
+if view is not None and (not saved or saved.get("run") != view.run_id):
+    saved = runs.saved_tuning(view)
+dc = runs.tuned_params(saved, view.run_id if view is not None else None)
 devices = devices.available_devices()
 
-with st.form("compare_form"):
-    c1, c2 = st.columns(2)
-    methods = c1.multiselect("Methods", comparisons.METHODS, default=["baseline", "dynamiccut", "random"],
-                             key="cmp_methods", format_func=viz.method_label)
-    models = c2.multiselect("Generators", comparisons.MODELS, default=["tabddpm"], key="cmp_models",
-                            format_func=viz.model_label)
-    c3, c4, c5, c6 = st.columns(4)
-    seeds = c3.text_input("Seeds (comma separated)", "0", key="cmp_seeds")
-    epochs = c4.number_input("Training epochs per model (0 = CPU presets)", 0, 100_000, 60, key="cmp_epochs")
-    p = c5.number_input("DynamicCut p", 0.01, 0.5, dc.p, 0.01, key="cmp_p")
-    device = c6.selectbox("Device", list(devices), format_func=devices.get, key="cmp_device")
-    ranking = (f"ranking of run **{_ui.esc(view.run_id)}** (k={dc.k}, T={dc.T if dc.T is not None else 'default'})"
-               if view else "no warm-up run selected: a warm-up is run first for DynamicCut")
-    st.caption(f"Table: {_ui.esc(view.settings()['dataset'] if view else data['label'])} · {ranking}")
-    go = st.form_submit_button("Run comparison", type="primary")
+# the results lead: with a comparison there, the form folds away so the verdict is in view at 1280×720
+has_any = not jobs.list_jobs(_ui.root(), kind="compare").empty
+with st.expander("Run a new comparison", expanded=not has_any, icon=":material/play_arrow:"):
+    with st.form("compare_form"):
+        c1, c2 = st.columns(2)
+        methods = c1.multiselect("Methods", comparisons.METHODS, default=["baseline", "dynamiccut", "random"],
+                                 key="cmp_methods", format_func=viz.method_label)
+        models = c2.multiselect("Generators", comparisons.MODELS, default=["tabddpm"], key="cmp_models",
+                                format_func=viz.model_label)
+        c3, c4, c5, c6 = st.columns(4)
+        seeds = c3.text_input("Seeds (comma separated)", "0", key="cmp_seeds")
+        # the baseline trains as long as the warm-up did, so "TabDDPM without mitigation" is the same model
+        run_epochs = int(view.settings().get("epochs") or 60) if view is not None else 60
+        epochs = c4.number_input("Training epochs per model (0 = CPU presets)", 0, 100_000, run_epochs, key="cmp_epochs",
+                                 help="Every generator trains this long; the default is the warm-up's own epochs, so "
+                                      "the baseline is the warm-up's model trained again.")
+        p = c5.number_input("DynamicCut p", 0.01, 0.5, dc.p, 0.01, key="cmp_p")
+        device = c6.selectbox("Device", list(devices), format_func=devices.get, key="cmp_device")
+        ranking = (f"ranking of run **{_ui.esc(view.run_id)}** (k={dc.k}, T={dc.T if dc.T is not None else 'default'})"
+                   if view else "no warm-up run selected: a warm-up is run first for DynamicCut")
+        st.caption(f"Table: {_ui.esc(view.settings()['dataset'] if view else data['label'])} · {ranking}")
+        go = st.form_submit_button("Run comparison", type="primary")
 
 if go:
     try:
@@ -75,10 +87,13 @@ else:
     job = jobs.job_for(out)
     first = jobs.job_status(job)
 
-    @st.fragment(run_every=None if first.final else 3.0)
-    def progress():
-        s = jobs.job_status(job)
-        st.progress(s.fraction, text=_ui.esc(s.readout()))
+    @st.fragment(run_every=None if first.final else 2.0)
+    def live_progress():
+        pr = progress.job_progress(job)
+        s = pr.status
+        st.progress(pr.fraction, text=_ui.esc(pr.readout()))
+        for line in pr.cell_lines() if not s.final else ():
+            st.caption(_ui.esc(line))
         if not s.final:
             st.caption(f"updated at {s.updated_at()}; finished cells appear below as they come in")
         if s.state in ("failed", "lost"):
@@ -96,9 +111,10 @@ else:
                 jobs.cancel(job)
                 st.toast("Cancel requested.")
         elif not first.final:
+            _ui.finish_notice(job, s.state)
             st.rerun()
 
-    progress()
+    live_progress()
 
     try:
         cv = _ui.compare_view(out, comparisons.compare_token(out))
@@ -119,6 +135,15 @@ else:
                    "interval. Percentages are shares of generated rows; the excess is in percentage points. The "
                    "Report page downloads the raw results.")
         st.dataframe(viz.results_display(res), hide_index=True, key="cmp_summary")
+        d1, d2 = st.columns(2)
+        stem = f"memviz_comparison_{job.job_id}"
+        d1.download_button("Download the results (CSV, readable headers, shares in %)",
+                           lambda: csv_bytes(comparisons.readable_results(cv.results)), file_name=f"{stem}_results.csv",
+                           mime="text/csv", key="dl_results")
+        d2.download_button("Download its data dictionary (CSV)",
+                           lambda: csv_bytes(comparisons.data_dictionary(cv.results)),
+                           file_name=f"{stem}_data_dictionary.csv", mime="text/csv", key="dl_dictionary",
+                           help="Each column of the results: its meaning, unit, range and which way is better.")
         shown_metrics = [m for m in ("mem_ratio", "excess", "floor", "relative_reduction", "mem_ratio_kept",
                                      "mem_ratio_pruned", "shape", "trend", "mle", "dcr_share")
                          if m in res.columns and res[m].notna().any()]
@@ -164,6 +189,6 @@ else:
             model = st.selectbox("Generator for the breakdowns", cv.models, format_func=viz.model_label,
                                  key="cmp_detail_model")
             _ui.show(viz.shape_breakdown_plot(cv.shapes_for(model)), key="cmp_shapes")
-            _ui.show(viz.dcr_plot(cv.dcr_for(model)), key="cmp_dcr")
+            _ui.show(viz.dcr_plot(cv.dcr_for(model), reference=comparisons.dcr_reference(cv, model)), key="cmp_dcr")
     elif cv is not None:
         st.info("No finished cell yet.")

@@ -11,9 +11,19 @@ from pathlib import Path
 
 import streamlit as st
 
-from memviz.app import comparisons, datasets, glossary, readings, runs, uploads
+from memviz.app import (
+    comparisons,
+    datasets,
+    glossary,
+    progress,
+    readings,
+    runs,
+    uploads,
+)
 from memviz.errors import MemvizError
 from memviz.jobs import control as jobs
+from memviz.tables.data import fingerprint
+from memviz.viz.text import inert, pct, points, qvalue  # noqa: F401 (the screens' formatters: _ui.pct, ...)
 
 DATA = "memviz_data"            # session key: the current DataState
 CURRENT = "memviz_run"          # session key: the current run's path ("" for none)
@@ -35,9 +45,11 @@ def esc(text) -> str:
     Every ASCII punctuation character gets a backslash (CommonMark shows an escaped character
     as itself), so ``[x](http://...)`` stays text, ``![t](url)`` fetches nothing, ``:red[x]``
     and ``:material/...:`` are not directives and ``<b>`` is not HTML. Line breaks become
-    spaces: a message is one line.
+    spaces: a message is one line; a bare URL, ``www.`` address or e-mail address gets a
+    zero-width joiner in its scheme or ``@`` (:func:`memviz.viz.text.inert`), so the
+    Markdown renderer's autolinker finds no link in it.
     """
-    return _MD_SPECIAL.sub(r"\\\1", " ".join(str(text).split()))
+    return _MD_SPECIAL.sub(r"\\\1", inert(text))
 
 
 # -------------------------------------------------------------------------- routing
@@ -135,15 +147,18 @@ def root() -> str:
 
 
 # ------------------------------------------------------------------- session state
-def set_data(train, test, label: str, choice: str = "sample", key: str | None = None) -> None:
-    """Make a table the current one; ``key``: where it is kept under the runs root (None: not kept)."""
-    st.session_state[DATA] = {"train": train, "test": test, "label": label, "choice": choice, "key": key}
+def set_data(train, test, label: str, choice: str = "sample", key: str | None = None,
+             columns: list | None = None) -> None:
+    """Make a table the current one; ``key``: where it is kept under the runs root (None: not kept);
+    ``columns``: the user's column order (for downloads)."""
+    st.session_state[DATA] = {"train": train, "test": test, "label": label, "choice": choice, "key": key,
+                              "columns": columns}
 
 
-def use_table(train, test, label: str, choice: str) -> str:
+def use_table(train, test, label: str, choice: str, columns: list | None = None) -> str:
     """The Data page's "Use this table": keep it with the runs (a reload finds it) and make it current."""
     key = uploads.save_tables(root(), train, test, label, choice)
-    set_data(train, test, label, choice, key)
+    set_data(train, test, label, choice, key, columns)
     return key
 
 
@@ -165,14 +180,51 @@ def _restore_data() -> bool:
     return True
 
 
-def ensure_data() -> dict:
+def ensure_data(run_dir: str | None = None) -> dict:
     """The current dataset: after a reload the one kept with the runs (see :func:`_restore_data`),
-    on a first visit the bundled sample with its test file."""
+    on a first visit the bundled sample with its test file; with ``run_dir`` (the sidebar's
+    current run), the table that run was trained on (:func:`align_data`)."""
     if DATA not in st.session_state and not _restore_data():
         raw = raw_choice("sample")
         train, test = datasets.build_tables(raw, raw.schema, "file")
-        set_data(train, test, raw.label)
+        set_data(train, test, raw.label, columns=list(raw.frame.columns))
+    if run_dir:
+        align_data(run_dir)
     return st.session_state[DATA]
+
+
+def data_fingerprint(data: dict) -> str:
+    """The fingerprint of the session's training table (computed once per table)."""
+    if not data.get("fingerprint"):
+        data["fingerprint"] = fingerprint(data["train"])
+    return data["fingerprint"]
+
+
+@st.cache_resource(show_spinner="Opening the table this run was trained on…", max_entries=8)
+def run_tables(run_dir: str, token: int):
+    return runs.run_tables(run_dir)
+
+
+def align_data(run_dir: str) -> None:
+    """One table per session: when the current run was trained on another table than the
+    session's, make the run's table current (the kept copy of the Data page when there is one,
+    else the run's own rows and hold-out) and say so once."""
+    data = st.session_state[DATA]
+    token = runs.run_token(run_dir)
+    run_print = run_fingerprint(run_dir, token)
+    if not run_print or run_print == data_fingerprint(data):
+        return
+    key = uploads.tables_for(root(), run_print)
+    try:
+        if key:
+            train, test, label, choice = kept_tables(root(), key)
+        else:
+            (train, test, label), choice = run_tables(run_dir, token), f"run:{Path(run_dir).name}"
+    except MemvizError:
+        return  # an unreadable run: its pages say why
+    set_data(train, test, label, choice, key)
+    st.session_state[DATA]["fingerprint"] = run_print
+    st.toast(f"Switched the table to {inert(label)}: the table run {Path(run_dir).name} was trained on.")
 
 
 def select_run(run_dir: str | Path | None) -> None:
@@ -218,12 +270,43 @@ def run_label(memo: dict, path: str) -> str:
 
 
 def job_readout(run_dir: str) -> str:
-    """The one progress line of a run (:meth:`memviz.jobs.control.JobStatus.readout`), the same
-    wherever the run is shown."""
+    """The one progress line of a run or comparison (:func:`memviz.app.progress.readout`), the same
+    in the sidebar, on its page and in Saved runs."""
+    return progress.readout(run_dir)
+
+
+def finish_notice(job, state: str) -> None:
+    """A toast, once per session and job, when a job the session watched reaches a final state."""
+    seen = st.session_state.setdefault("memviz_notified", set())
+    if job.job_id in seen:
+        return
+    seen.add(job.job_id)
+    what = "Warm-up" if job.kind == "warmup" else "Comparison"
+    icon = ":material/check_circle:" if state == "finished" else ":material/error:"
+    st.toast(f"{what} {job.job_id} {state}.", icon=icon)
+
+
+def sidebar_progress(run_dir: str) -> None:
+    """The current run's progress line in the sidebar: live (every 2 s) while the run goes on."""
+    job = jobs.job_for(run_dir)
     try:
-        return jobs.job_status(jobs.job_for(run_dir)).readout()
+        first = progress.job_progress(job)
     except MemvizError:
-        return "starting"
+        st.caption("starting")
+        return
+
+    @st.fragment(run_every=None if first.final else 2.0)
+    def line():
+        try:
+            now = progress.job_progress(job)
+        except MemvizError:
+            st.caption("starting")
+            return
+        st.caption(esc(now.readout()))
+        if now.final and not first.final:
+            finish_notice(job, now.status.state)
+
+    line()
 
 
 def current_run_dir() -> str | None:
@@ -283,11 +366,17 @@ def live_banner() -> None:
 
 
 # ------------------------------------------------------------------------ rendering
+#: a short toolbar (zoom, pan, reset, download), upright in the figure's right margin (viz.style)
+PLOT_CONFIG = {"displaylogo": False, "modeBarButtonsToRemove": ["select2d", "lasso2d", "autoScale2d",
+                                                               "toggleSpikelines", "hoverClosestCartesian",
+                                                               "hoverCompareCartesian"]}
+
+
 def show(fig, key: str | None = None) -> None:
     """A plotly figure with its one-sentence reading guide under it."""
     from memviz import viz
 
-    st.plotly_chart(fig, width="stretch", key=key, config={"displaylogo": False})
+    st.plotly_chart(fig, width="stretch", key=key, config=PLOT_CONFIG)
     text = viz.caption(fig)
     if text:
         st.caption(text)
@@ -321,12 +410,6 @@ def glossary_box() -> None:
         for term, text in glossary.entries():
             st.markdown(f"**{esc(term)}**: {esc(text)}")
 
-
-def pct(v) -> str:
-    try:
-        return "–" if v is None or v != v else f"{float(v):.1%}"
-    except (TypeError, ValueError):
-        return "–"
 
 
 

@@ -69,6 +69,15 @@ class CompareView:
         return {m: g["dcr_train"].to_numpy(dtype=np.float64) for m, g in d.groupby("method", sort=False)}
 
 
+def dcr_reference(view: "CompareView", model: str) -> np.ndarray | None:
+    """The DCR plot's hold-out reference: the baseline's generated rows' distances to the closest
+    real test row (``dcr_test``), or None when the details hold none."""
+    if view.dcr is None or "dcr_test" not in view.dcr.columns:
+        return None
+    d = view.dcr[(view.dcr["model"] == model) & (view.dcr["method"] == "baseline")]
+    return d["dcr_test"].to_numpy(dtype=np.float64) if len(d) else None
+
+
 def compare_token(out_dir: str | Path) -> int:
     """Changes when results.csv or the details change (cache key)."""
     t = 0
@@ -140,3 +149,80 @@ def file_bytes(path: str | Path, limit: int = 200 * 2 ** 20) -> bytes:
 
 __all__ = ["METHODS", "MODELS", "METRICS", "metric_name", "summary_table", "CompareView", "compare_token", "load_compare", "details_done",
            "run_floor", "compare_outputs", "synthetic_files", "file_bytes"]
+
+
+#: the results' columns that are no metric, in words (unit, meaning); internal ones are left out
+#: of the readable table unless asked for
+OTHER_COLUMNS = {
+    "method": ("Method", "", "the mitigation applied to the training table before fitting"),
+    "model": ("Generator", "", "the generative model fitted on that table"),
+    "seed": ("Seed", "", "the random start of the mitigation, the model, its sampling and the evaluation"),
+    "mle_real": ("MLE of the real training data", "score", "the same predictor trained on the real training rows: "
+                 "the line the MLE is read against"),
+    "mle_metric": ("MLE score used", "", "the score of the MLE columns (ROC AUC for a binary target, else macro F1 "
+                   "or R²)"),
+    "dcr_ideal": ("DCR share ideal", "share", "the DCR share of a model that copied nobody (train rows / all real "
+                  "rows)"),
+    "n_train_used": ("Training rows used", "rows", "rows in the mitigated training table (removed rows out, added "
+                     "rows in)"),
+    "n_removed": ("Training rows removed", "rows", "rows the method took out"),
+    "n_added": ("Rows added", "rows", "rows the method mixed in (augmentation)"),
+    "n_synthetic": ("Generated rows", "rows", "rows sampled from the fitted model"),
+    "epochs": ("Training epochs", "epochs", "how long the model trained"),
+    "device": ("Device", "", "where it trained"),
+    "total_seconds": ("Time taken (s)", "seconds", "wall-clock time of the cell"),
+    "status": ("Status", "", "ok, or failed with the error line"),
+    "error": ("Error", "", "the error line of a failed cell"),
+}
+INTERNAL = ("key", "synthetic", "notes", "mitigate_seconds", "fit_seconds", "sample_seconds", "memorize_seconds",
+            "quality_seconds", "mle_seconds", "dcr_seconds", "evaluate_seconds", "cpu_seconds")
+
+
+def data_dictionary(results: pd.DataFrame, internal: bool = False) -> pd.DataFrame:
+    """One row per column of the readable results: column (its header), raw_name, unit, better, range,
+    meaning. Names, goals, ranges and meanings come from :mod:`memviz.metrics`; shares are fractions
+    in the raw table and percentages (0-100) in the readable one."""
+    rows = []
+    for c in results.columns:
+        if c in INTERNAL and not internal:
+            continue
+        m = METRICS.get(c)
+        if m is not None:
+            lo = "" if m.min_value is None else (f"{100 * m.min_value:g}" if m.percent else f"{m.min_value:g}")
+            hi = "" if m.max_value is None else (f"{100 * m.max_value:g}" if m.percent else f"{m.max_value:g}")
+            rows.append({"column": _header(c), "raw_name": c, "unit": "%" if m.percent else "",
+                         "better": m.better, "range": f"{lo} to {hi}".strip(),
+                         "meaning": m.explain or m.name})
+        else:
+            name, unit, meaning = OTHER_COLUMNS.get(c, (c, "", ""))
+            rows.append({"column": name, "raw_name": c, "unit": unit, "better": "", "range": "", "meaning": meaning})
+    return pd.DataFrame(rows, columns=["column", "raw_name", "unit", "better", "range", "meaning"])
+
+
+def _header(c: str) -> str:
+    m = METRICS.get(c)
+    if m is not None:
+        return f"{m.name} (%)" if m.percent else m.name
+    return OTHER_COLUMNS.get(c, (c,))[0]
+
+
+def readable_results(results: pd.DataFrame, internal: bool = False) -> pd.DataFrame:
+    """The results table for people and the next tool: method and generator labels, shares as
+    percentages with 2 decimals, integers as integers, one readable header per column (see
+    :func:`data_dictionary`); internal columns (keys, file paths, per-phase timings) only when asked."""
+    from memviz.viz.style import method_label, model_label
+
+    out = results[[c for c in results.columns if internal or c not in INTERNAL]].copy()
+    if "method" in out:
+        out["method"] = out["method"].map(method_label)
+    if "model" in out:
+        out["model"] = out["model"].map(model_label)
+    for c in out.columns:
+        m = METRICS.get(c)
+        if m is not None and m.percent:
+            out[c] = (100 * pd.to_numeric(out[c], errors="coerce")).round(2)
+        elif c in ("n_train_used", "n_removed", "n_added", "n_synthetic", "epochs", "seed", "n_flagged_removed"):
+            out[c] = pd.to_numeric(out[c], errors="coerce").round().astype("Int64")
+        elif c == "total_seconds":
+            out[c] = pd.to_numeric(out[c], errors="coerce").round(1)
+    return out.rename(columns={c: _header(c) for c in out.columns})

@@ -18,7 +18,8 @@ from memviz.findings.nullmodel import DEFAULT_REPLICATES as NULL_REPLICATES
 from memviz.tables.data import Table, fingerprint
 from memviz.warmup.store import RunStore
 
-DISTANCE_LABELS = {"paper": "the paper's distance", "standardized": "the standardized distance"}
+DISTANCE_LABELS = {"paper": "the papers' distance (numbers rescaled for each generated row)",
+                   "standardized": "the standardized distance (each number divided by its column's training range)"}
 
 
 def last_excess(view: RunView):
@@ -308,3 +309,35 @@ NULL_AUTO_EVENTS = 60_000
 def null_is_quick(view: RunView) -> bool:
     """Is the run small enough for the null comparison to run on a page visit without asking?"""
     return len(view.result.checks) <= NULL_AUTO_EVENTS
+
+
+def dynamics_sentence(dyn, findings=None) -> str:
+    """The Dynamics page's plain one-line summary, for someone who has not read the papers.
+
+    Top share = sum of the Top rows' copies / all copies; the first epochs are medians over the
+    rows ever copied (a row never copied has none). With ``findings`` (the null comparison's
+    frame), how many of the non-circular statistics hold against the null.
+    """
+    from memviz.viz.text import count, pct
+
+    total = float(dyn.total.sum())
+    if total <= 0:
+        return "No training row was copied at any check, so there are no dynamics to read."
+    top = np.asarray(dyn.top, dtype=bool)
+    ever = np.asarray(dyn.ever_memorized, dtype=bool)
+    first = np.asarray(dyn.first_epoch, dtype=float)
+    parts = [f"The {pct(dyn.top_frac, 0)} most-copied training rows ({count(top.sum())} rows) hold "
+             f"{pct(dyn.total[top].sum() / total)} of all {count(total)} copies, and {count(ever.sum())} of "
+             f"{count(dyn.n_rows)} rows were copied at least once"]
+    t, o = first[top & ever], first[~top & ever]
+    if len(t) and len(o):
+        parts.append(f"; the Top rows were first copied at epoch {count(np.median(t))} (median), the other copied "
+                     f"rows at epoch {count(np.median(o))}")
+    text = "".join(parts) + "."
+    if findings is not None and len(findings) and {"circular", "verdict"} <= set(findings.columns):
+        fair = findings[~findings["circular"].astype(bool)]
+        if len(fair):
+            held = int((fair["verdict"] == "holds").sum())
+            text += (f" Against a null where nothing changes during training, {held} of {len(fair)} fair "
+                     "(non-circular) tests show the paper's dynamics.")
+    return text

@@ -13,9 +13,9 @@ import numpy as np
 import pandas as pd
 
 from memviz.dynamics.summaries import concentration, heavy_tail
-from memviz.errors import RunError
-from memviz.io import csv_bytes
-from memviz.jobs.control import runs_root
+from memviz.errors import MemvizError, RunError
+from memviz.io import atomic_write_json, csv_bytes, read_json
+from memviz.jobs.control import job_for, runs_root
 from memviz.leaks.columns import run_column_match_rates
 from memviz.leaks.rows import LeakView, copies_of, most_copied, style_matches
 from memviz.mitigate.dynamiccut import (
@@ -26,7 +26,7 @@ from memviz.mitigate.dynamiccut import (
     early_identification_curve,
 )
 from memviz.mitigate.dynamiccut import default_T as _default_T
-from memviz.tables.data import Table, fingerprint
+from memviz.tables.data import Table, fingerprint, load_companion
 from memviz.tables.redact import redact
 from memviz.warmup.run import WarmupResult, load_warmup
 from memviz.warmup.store import MANIFEST, RunStore, list_runs
@@ -127,6 +127,95 @@ def default_T(view: "RunView") -> int:
     return _default_T(view.dynamics)
 
 
+TUNING = "tuning.json"
+COLUMN_ORDER = "columns.json"   # in the job's folder: the training file's column order
+
+
+def run_form_settings(run_dir: str | Path | None) -> dict:
+    """The Warm-up form's fields as the run at ``run_dir`` was started ({} without a readable run):
+    preset, epochs, check_every, n_samples (0 = as many as training rows) and seed."""
+    if not run_dir:
+        return {}
+    try:
+        cfg = RunStore(run_dir).manifest().get("config") or {}
+    except (MemvizError, OSError, AttributeError):
+        return {}
+    out = {k: cfg.get(k) for k in ("preset", "epochs", "check_every", "n_samples", "seed")}
+    out["n_samples"] = int(out["n_samples"] or 0)
+    return {k: v for k, v in out.items() if v is not None}
+
+
+def save_column_order(run_dir: str | Path, columns) -> None:
+    """Keep the user's column order of the table a dashboard warm-up trains on (the run's own
+    copy is in schema order), so its downloads come back in the user's order."""
+    job = job_for(run_dir)
+    if job.job_dir.is_dir():
+        atomic_write_json(job.job_dir / COLUMN_ORDER, {"columns": [str(c) for c in columns]})
+
+
+def column_order(run_dir: str | Path) -> list[str]:
+    """The user's column order kept by :func:`save_column_order` ([] when none)."""
+    try:
+        cols = read_json(job_for(run_dir).job_dir / COLUMN_ORDER, "column order").get("columns")
+    except (MemvizError, OSError):
+        return []
+    return [str(c) for c in cols] if isinstance(cols, list) else []
+
+
+def run_tables(run_dir: str | Path) -> tuple[Table, Table | None, str]:
+    """(train, hold-out or None, label) of the table a run was trained on, read from the run itself.
+
+    The training rows are the run's own copy (``train.parquet`` in the run folder); the hold-out
+    is the one its job measured the floor on (the job's ``holdout.parquet``), when it is still there.
+    """
+    store = RunStore.open(run_dir)
+    train = store.train()
+    m = store.manifest()
+    label = str((m.get("schema") or {}).get("name") or (m.get("data") or {}).get("source") or Path(run_dir).name)
+    holdout = None
+    try:
+        spec = read_json(job_for(run_dir).spec_path, "job spec")
+        path = (spec.get("paths") or {}).get("holdout")
+        if path and Path(path).is_file():
+            holdout = load_companion(train, path, role="test", row_id_column=(spec.get("paths") or {}).get("row_id"))
+    except (MemvizError, OSError, AttributeError):
+        holdout = None
+    return train, holdout, label
+
+
+def checks_until(view: "RunView", T: int | None) -> int:
+    """How many checks lie at or before epoch T (all of them for T None): k's upper bound."""
+    if T is None:
+        return int(view.dynamics.n_checks)
+    return int(sum(1 for e in view.epochs if e <= int(T)))
+
+
+def bounded_k(view: "RunView", k: int, T: int | None) -> tuple[int, str]:
+    """``k`` clipped to the checks at or before T, and the one-line reason when it was ("" if not)."""
+    n = max(1, checks_until(view, T))
+    if int(k) <= n:
+        return max(1, int(k)), ""
+    return n, (f"k = {int(k)} is more than the {n} check{'s' * (n != 1)} at or before T = {int(T) if T is not None else '–'}: "
+               f"k is {n} (DynamicCut averages a row's k largest checks up to T).")
+
+
+def save_tuning(view: "RunView", params: PruneParams) -> None:
+    """Keep (p, k, T) with the run (``RUN/tuning.json``), so a reload or another tab finds them."""
+    try:
+        atomic_write_json(Path(view.path) / TUNING, params.to_dict())
+    except OSError:
+        pass  # a read-only runs folder: the URL still carries them
+
+
+def saved_tuning(view: "RunView") -> dict | None:
+    """The (p, k, T) kept with the run ({"run", "p", "k", "T"}), or None."""
+    try:
+        d = read_json(Path(view.path) / TUNING, "tuning")
+    except (MemvizError, OSError):
+        return None
+    return d if isinstance(d, dict) and d.get("run") == view.run_id else None
+
+
 def tuned_params(saved: dict | None, run_id: str | None) -> PruneParams:
     """The (p, k, T) tuned for ``run_id``, or the defaults when ``saved`` belongs to another run.
 
@@ -136,8 +225,11 @@ def tuned_params(saved: dict | None, run_id: str | None) -> PruneParams:
     if not saved or run_id is None or saved.get("run") != run_id:
         return PruneParams(run_id)
     T = saved.get("T")
-    return PruneParams(run_id, float(saved.get("p", DEFAULT_P)), int(saved.get("k", DEFAULT_K)),
-                       None if T is None else int(T))
+    try:
+        return PruneParams(run_id, float(saved.get("p", DEFAULT_P)), int(saved.get("k", DEFAULT_K)),
+                           None if T in (None, "") else int(T))
+    except (TypeError, ValueError):  # a hand-edited URL or file: the defaults
+        return PruneParams(run_id)
 
 
 def most_copied_table(view: RunView, n: int = 20) -> pd.DataFrame:
@@ -209,9 +301,22 @@ def prune_preview(view: RunView, p: float, k: int, T: int | None) -> PrunePrevie
     return PrunePreview(sel, removed, view.dynamics.n_rows)
 
 
-def pruned_csv(view: RunView, removed_ids, keep_row_id: bool = True, raw: bool = False) -> bytes:
-    """The training table without ``removed_ids`` as CSV bytes (row_id kept as first column),
-    spreadsheet formulas neutralised unless ``raw`` (:func:`memviz.io.csv_bytes`)."""
+def pruned_csv(view: RunView, removed_ids, keep_row_id: bool = False, raw: bool = False) -> bytes:
+    """The training table without ``removed_ids`` as CSV bytes, ready for the next tool: the
+    user's columns in the order of the training file (the schema's order when the run does not
+    know it), no ``row_id`` unless ``keep_row_id`` (then first); spreadsheet formulas
+    neutralised unless ``raw`` (:func:`memviz.io.csv_bytes`)."""
     pruned = view.train.drop(removed_ids)
-    frame = pruned.data.reset_index() if keep_row_id else pruned.data.reset_index(drop=True)
+    order = [c for c in column_order(view.path) if c in pruned.data.columns]
+    order += [c for c in pruned.data.columns if c not in order]
+    data = pruned.data[order]
+    frame = data.reset_index() if keep_row_id else data.reset_index(drop=True)
     return csv_bytes(frame, raw=raw)
+
+
+def pruned_file_name(view: RunView, p: float, k: int, T: int) -> str:
+    """A readable download name: ``adult_pruned_10pct_k3_T50.csv`` (the dataset's name, made file-safe)."""
+    import re
+
+    name = re.sub(r"[^A-Za-z0-9._-]+", "_", str(view.settings().get("dataset") or view.run_id)).strip("._") or "table"
+    return f"{name[:60]}_pruned_{round(100 * p):d}pct_k{int(k)}_T{int(T)}.csv"

@@ -26,6 +26,13 @@
 
 A failure is recorded in the cell (status ``failed``, the error line), never raised:
 the grid goes on.
+
+In-cell progress: with ``ctx.progress`` (a picklable callable, e.g. the job's
+:class:`memviz.jobs.spec.EventLog`), the cell reports from whichever process runs it
+``{"event": "cell_phase", "method", "model", "seed", "phase", "epochs"}`` as it enters
+``mitigate``, ``fit``, ``sample`` and ``evaluate``, and ``{"event": "cell_epoch", ...,
+"epoch", "epochs"}`` during the fit (epoch 0 when it starts, then at most one a second,
+and the last epoch always).
 """
 from __future__ import annotations
 
@@ -33,6 +40,7 @@ import threading
 import time
 import traceback
 from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 import pandas as pd
@@ -50,6 +58,7 @@ from memviz.evaluate.report import evaluate_synthetic
 from memviz.measure.memorization import memorization
 from memviz.measure.neighbors import NeighborEngine
 from memviz.models import make_model
+from memviz.models.callbacks import Callback
 from memviz.tables.data import Table
 
 
@@ -85,6 +94,7 @@ class GridContext:
     mle_real: dict = field(default_factory=dict)   # seed -> reference MLE
     threads: int | None = None                      # torch threads per cell (None: leave as is)
     stop: dict = field(default_factory=dict)        # early stop: {"epoch": E*, "warmup_epochs": E, ...}
+    progress: Callable[[dict], None] | None = None  # in-cell events (see the module docstring); picklable
 
 
 @dataclass(frozen=True)
@@ -132,27 +142,68 @@ def full_epochs(model: str, params: dict) -> int:
     return int(DEFAULT_EPOCHS[model])
 
 
+class CellReporter(Callback):
+    """The in-cell events of one cell (see the module docstring); silent without ``ctx.progress``.
+    A failing reporter never fails the cell: progress is a courtesy."""
+
+    def __init__(self, ctx: GridContext, spec: CellSpec, min_interval: float = 1.0):
+        self.emit, self.min_interval = ctx.progress, min_interval
+        self.who = {"method": spec.method, "model": spec.model, "seed": spec.seed}
+        self.epochs: int | None = None
+        self._last = 0.0
+
+    def _send(self, event: dict) -> None:
+        if self.emit is None:
+            return
+        try:
+            self.emit({**event, **self.who})
+        except Exception:  # noqa: BLE001 (a full disk or a closed log must not fail the cell)
+            self.emit = None
+
+    def phase(self, name: str) -> None:
+        self._send({"event": "cell_phase", "phase": name, "epochs": self.epochs})
+
+    def on_fit_start(self, model) -> None:
+        cfg = getattr(model, "config_", None)
+        total = getattr(cfg, "epochs", None) or getattr(model, "epochs", None)
+        self.epochs = int(total) if total else None
+        self._send({"event": "cell_epoch", "epoch": 0, "epochs": self.epochs})
+
+    def on_epoch_end(self, model, epoch, logs):
+        now = time.monotonic()
+        last = self.epochs is not None and epoch >= self.epochs
+        if last or now - self._last >= self.min_interval:
+            self._last = now
+            self._send({"event": "cell_epoch", "epoch": int(epoch), "epochs": self.epochs})
+        return None
+
+
 def run_cell(spec: CellSpec, ctx: GridContext) -> CellOutput:
     """Mitigate, fit, sample and evaluate one cell; a failure is recorded, not raised."""
     rec = {"method": spec.method, "model": spec.model, "seed": spec.seed, "key": spec.key,
            "status": "ok", "error": "", "notes": ""}
     t_start, cpu_start = time.perf_counter(), time.process_time()
+    say = CellReporter(ctx, spec)
     try:
         with torch_threads(int(ctx.threads) if ctx.threads else None):
             t0 = time.perf_counter()
+            say.phase("mitigate")
             mit = apply_method(spec.method, ctx.train, selection=cell_selection(ctx, spec.method), seed=spec.seed,
                                p=ctx.p, ratio=ctx.ratio)
             t1 = time.perf_counter()
+            say.phase("fit")
             params = dict(ctx.model_params.get(spec.model, {}))
             if ctx.epochs is not None:
                 params["epochs"] = int(ctx.epochs)
             if spec.method in SHORTENS:
                 params["epochs"] = early_stop_epochs(full_epochs(spec.model, params), int(ctx.stop["epoch"]),
                                                      int(ctx.stop["warmup_epochs"]))
-            model = make_model(spec.model, device=ctx.device, seed=spec.seed, **params).fit(mit.table)
+            model = make_model(spec.model, device=ctx.device, seed=spec.seed, **params).fit(mit.table, callbacks=[say])
             t2 = time.perf_counter()
+            say.phase("sample")
             syn = model.sample(len(ctx.train), seed=spec.seed)
             t3 = time.perf_counter()
+            say.phase("evaluate")
             rec.update(mitigate_seconds=t1 - t0, fit_seconds=t2 - t1, sample_seconds=t3 - t2,
                        n_train_used=len(mit.table), n_removed=int(len(mit.removed)), n_added=int(mit.added),
                        n_synthetic=len(syn), epochs=getattr(model, "epoch_", None), steps=getattr(model, "step_", None),

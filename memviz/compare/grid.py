@@ -36,7 +36,8 @@ skips the cells whose JSON exists with status ``ok`` and recomputes the others.
 Progress is reported as event dicts: the warm-up's own (``{"event": "epoch", ...}``,
 ``{"event": "check", ...}``) with ``"phase": "warmup"`` added, then one
 ``{"event": "cell", "done", "total", "method", "model", "seed", "status", "mem_ratio",
-"seconds"}`` per finished cell.
+"seconds"}`` per finished cell; with ``cell_progress``, each cell's own ``cell_phase`` and
+``cell_epoch`` events while it runs (:mod:`memviz.compare.cell`).
 """
 from __future__ import annotations
 
@@ -88,7 +89,7 @@ Progress = Callable[[dict], None]
 
 
 def run_grid(train: Table, test: Table | None, config: CompareConfig, out_dir: str | Path, *,
-             progress: Progress | None = None) -> pd.DataFrame:
+             progress: Progress | None = None, cell_progress: Progress | None = None) -> pd.DataFrame:
     """Run every (method, model, seed) cell not finished yet; return the results of the whole grid.
 
     Parameters
@@ -98,6 +99,9 @@ def run_grid(train: Table, test: Table | None, config: CompareConfig, out_dir: s
     config : :class:`CompareConfig` (validated here, before any work).
     out_dir : results folder (see the module docstring); reruns skip finished cells.
     progress : called with event dicts (see the module docstring).
+    cell_progress : called with each cell's in-cell events (``cell_phase``, ``cell_epoch``:
+        :mod:`memviz.compare.cell`) from the process that runs the cell, so it must pickle
+        when cells run in other processes (the job's :class:`memviz.jobs.spec.EventLog` does).
 
     Returns
     -------
@@ -124,13 +128,14 @@ def run_grid(train: Table, test: Table | None, config: CompareConfig, out_dir: s
     out.mkdir(parents=True, exist_ok=True)
     writer = RunStore(out).acquire()  # one writer per folder (the run store's lock): RunError for a second
     try:
-        return _run_grid(train, test, cfg, out, threads, scores, progress, t_start)
+        return _run_grid(train, test, cfg, out, threads, scores, progress, t_start, cell_progress)
     finally:
         writer.release()
 
 
 def _run_grid(train: Table, test: Table | None, cfg: CompareConfig, out: Path, threads, scores,
-              progress: Progress | None, t_start: float) -> pd.DataFrame:
+              progress: Progress | None, t_start: float,
+              cell_progress: Progress | None = None) -> pd.DataFrame:
     """:func:`run_grid` once it holds the folder's writer lock."""
     selections, sel_info, stop = {}, {}, {}
     if cfg.needs_ranking:
@@ -194,7 +199,7 @@ def _run_grid(train: Table, test: Table | None, cfg: CompareConfig, out: Path, t
     total = len(specs)
     ctx = GridContext(train, test, train_fp, selections, cfg.p, cfg.ratio, cfg.epochs, cfg.model_params,
                       cfg.device, cfg.distance, cfg.pruned_reference, _mle_reference(train, test, {s.seed for s in todo}),
-                      threads, stop)
+                      threads, stop, cell_progress)
     floors = None if test is None else Floors(out, train, test, train_fp, test_fp, cfg.distance, cfg.device)
     floor = None
     if floors is not None:

@@ -22,6 +22,8 @@ Events (``events.jsonl``, one JSON object per line, appended as they happen; eac
     epoch     {"epoch", "epochs", "loss", "phase"?}   after a training epoch (throttled)
     check     {"check", "epoch", "mem_ratio", "mem_auc", "checks", ...}   after a warm-up check
     cells     {"done", "total"}                 a comparison's grid, before its first cell
+    cell_phase {"method", "model", "seed", "phase", "epochs"}   a cell enters mitigate, fit, sample, evaluate
+    cell_epoch {"method", "model", "seed", "epoch", "epochs"}   during a cell's fit (at most 1 a second)
     cell      {"done", "total", "method", "model", "seed", "status", "mem_ratio", "seconds"}
     finished  {...the result}                   the job's result (:func:`run_spec`'s dict)
     cancelled {"message"}                       stopped by the user (finished checks are kept)
@@ -245,7 +247,10 @@ def run_spec(spec: JobSpec, emit: Emit | None = None) -> dict:
     if spec.kind == "details":
         return compute_details(out, train, test, device=str(spec.config.get("device", "auto")))
     config = CompareConfig.from_dict(spec.config)
-    res = run_grid(train, test, config, out, progress=emit)
+    # the cells report their own epochs from the processes that run them: only a file-backed
+    # log (picklable, one O_APPEND write per line) can take them there
+    res = run_grid(train, test, config, out, progress=emit,
+                   cell_progress=emit if isinstance(emit, EventLog) else None)
     failed = res[res["status"] != "ok"]
     if len(res) and len(failed) == len(res):
         raise MemvizError(f"every cell failed; first error: {failed['error'].iloc[0]}")

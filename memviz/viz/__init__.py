@@ -31,14 +31,15 @@ from memviz.viz.memorization import (
                       copies_histogram,
                       leak_heatmap,
 )
-from memviz.viz.style import caption, method_label, model_label, plain, wrap_title
+from memviz.viz.style import caption, method_label, model_label, wrap_title
+from memviz.viz.text import count, inert, pct, plain, points, qvalue, seconds
 from memviz.viz.tune import (
                       class_balance_plot,
                       column_shift_plot,
                       early_identification_plot,
 )
 
-__all__ = ["caption", "method_label", "model_label", "plain", "wrap_title", "SHOWN_COLUMNS", "results_display", "copies_histogram", "concentration_plot",
+__all__ = ["caption", "method_label", "model_label", "plain", "inert", "pct", "points", "count", "qvalue", "seconds", "wrap_title", "SHOWN_COLUMNS", "results_display", "copies_histogram", "concentration_plot",
            "check_curves", "leak_heatmap", "first_epoch_plot", "forgetting_plot", "group_band_plot", "row_timeline",
            "early_identification_plot", "class_balance_plot", "column_shift_plot", "fractions", "comparison_plot",
            "privacy_utility_plot", "shape_breakdown_plot", "dcr_plot", "transferability_plot"]

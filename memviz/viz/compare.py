@@ -12,19 +12,17 @@ from memviz.metrics import METRICS
 from memviz.viz.style import (
     PALETTE,
     REMOVED_COLOR,
-    _figure,
-    _key,
-    _method_sort,
-    _model_sort,
-    _note,
-    _pct,
-    _rgba,
+    add_note,
     method_label,
+    method_order,
     model_label,
+    model_order,
+    name_key,
+    new_figure,
     pct_axis,
-    plain,
-    plain_all,
+    rgba,
 )
+from memviz.viz.text import pct, plain, plain_all
 
 FLOOR_COLOR = "#7f7f7f"
 
@@ -51,13 +49,13 @@ def floor_band(results: pd.DataFrame) -> tuple[float, float, float] | None:
 def _add_floor(fig: go.Figure, band, axis: str) -> None:
     """The floor as a grey band (its 95 % interval) with a dashed line, on the x or y axis."""
     f, lo, hi = band
-    text = f"floor: real rows never seen, {_pct(f)}"
+    text = f"floor: real rows never seen, {pct(f)}"
     if axis == "y":
-        fig.add_hrect(y0=lo, y1=hi, fillcolor=_rgba(FLOOR_COLOR, 0.18), line_width=0, layer="below")
+        fig.add_hrect(y0=lo, y1=hi, fillcolor=rgba(FLOOR_COLOR, 0.18), line_width=0, layer="below")
         fig.add_hline(y=f, line_dash="dot", line_color=FLOOR_COLOR, annotation_text=text,
                       annotation_position="bottom right")
     else:
-        fig.add_vrect(x0=lo, x1=hi, fillcolor=_rgba(FLOOR_COLOR, 0.18), line_width=0, layer="below")
+        fig.add_vrect(x0=lo, x1=hi, fillcolor=rgba(FLOOR_COLOR, 0.18), line_width=0, layer="below")
         fig.add_vline(x=f, line_dash="dot", line_color=FLOOR_COLOR, annotation_text=text,
                       annotation_position="top right")
 
@@ -104,15 +102,15 @@ def comparison_plot(results: pd.DataFrame, metric: str = "mem_ratio") -> go.Figu
     seeds = int(agg["count"].max()) if len(agg) else 0
     direction = f"{good} is better" if good else ""
     band = floor_band(results) if metric == "mem_ratio" else None
-    fig = _figure(f"{plain(label)} by method and generator ({seeds_phrase(seeds)})",
+    fig = new_figure(f"{plain(label)} by method and generator ({seeds_phrase(seeds)})",
                   "Method", f"{plain(label)} (%)" if pct else plain(label),
                   f"Each bar is one method on one generator{f' ({direction})' if direction else ''}; compare every "
                   "method with the baseline bar of the same colour, read error bars that overlap as no clear "
                   "difference" + (", and bars inside the grey floor band as no more than real rows the model "
                                   "never saw." if band else "."),
                   barmode="group")
-    methods = _method_sort(agg["method"].unique())
-    for i, model in enumerate(_model_sort(agg["model"].unique())):
+    methods = method_order(agg["method"].unique())
+    for i, model in enumerate(model_order(agg["model"].unique())):
         sub = agg[agg["model"] == model].set_index("method").reindex(methods)
         fig.add_bar(x=plain_all(method_label(m) for m in methods), y=sub["mean"], name=plain(model_label(model)),
                     marker_color=PALETTE[i % len(PALETTE)],
@@ -129,7 +127,7 @@ def comparison_plot(results: pd.DataFrame, metric: str = "mem_ratio") -> go.Figu
     if band is not None:
         _add_floor(fig, band, "y")
     if agg.empty or agg["mean"].isna().all():
-        _note(fig, f"No {plain(label)} value in the results")
+        add_note(fig, f"No {plain(label)} value in the results")
     fig.update_xaxes(type="category")
     fig.update_yaxes(tickformat=".2~%" if pct else ",.3~g", rangemode="tozero")
     return fig
@@ -153,21 +151,21 @@ def privacy_utility_plot(results: pd.DataFrame, utility: str = "mle") -> go.Figu
     ulabel = plain(m.name if m else utility)
     short = ulabel.split(" (")[0]
     n_seeds = int(agg["count"].max()) if len(agg) else 0
-    models = _model_sort(agg["model"].unique())
+    models = model_order(agg["model"].unique())
     band = floor_band(results)
-    fig = _figure(f"Privacy–utility trade-off: memorization vs {short} ({seeds_phrase(n_seeds)})",
+    fig = new_figure(f"Privacy–utility trade-off: memorization vs {short} ({seeds_phrase(n_seeds)})",
                   "Memorization ratio (%, lower is more private)", f"{ulabel} (%)",
                   "Up and to the left is best (fewer flagged rows, utility kept), both axes start at zero so "
                   "distances are true to scale, and a method that moves left of the baseline without dropping is a "
                   "privacy gain only if the move is larger than its error bars" +
                   (" and it leaves the grey floor band." if band else "."))
     symbols = ("circle", "square", "diamond", "triangle-up", "x", "star")
-    for i, method in enumerate(_method_sort(agg["method"].unique())):
+    for i, method in enumerate(method_order(agg["method"].unique())):
         sub = agg[agg["method"] == method]
         sym = [symbols[models.index(mo) % len(symbols)] for mo in sub["model"]]
         fig.add_scatter(x=sub["mean"], y=sub["ymean"], mode="markers", name=plain(method_label(method)),
                         marker={"color": PALETTE[i % len(PALETTE)], "size": 13, "symbol": sym,
-                                "line": {"width": 2 if _key(method) == "baseline" else 0, "color": "#000"}},
+                                "line": {"width": 2 if name_key(method) == "baseline" else 0, "color": "#000"}},
                         error_x={"type": "data", "array": sub["std"].to_numpy(), "thickness": 1,
                                  "visible": n_seeds > 1},
                         error_y={"type": "data", "array": sub["ystd"].to_numpy(), "thickness": 1,
@@ -183,7 +181,7 @@ def privacy_utility_plot(results: pd.DataFrame, utility: str = "mle") -> go.Figu
     if band is not None:
         _add_floor(fig, band, "x")
     if agg.empty or agg["ymean"].isna().all():
-        _note(fig, f"No {ulabel} value in the results")
+        add_note(fig, f"No {ulabel} value in the results")
     xs = np.concatenate([(agg["mean"] + agg["std"]).to_numpy(float), [band[2]] if band else []])
     xs = xs[np.isfinite(xs)]
     pct_axis(fig, "x", 0.0, float(xs.max()) if xs.size else 1.0)
@@ -216,11 +214,11 @@ def shape_breakdown_plot(column_shapes) -> go.Figure:
         raise MemvizError(f"column shapes table is missing column(s) {', '.join(missing)}")
     df = df.assign(score=fractions(df["score"]))
     piv = df.pivot_table(index="column", columns="method", values="score", aggfunc="mean", sort=False)
-    methods = _method_sort(list(piv.columns))
+    methods = method_order(list(piv.columns))
     piv = piv[methods] if methods else piv
-    base = next((m for m in methods if _key(m) == "baseline"), None)
+    base = next((m for m in methods if name_key(m) == "baseline"), None)
     diff = piv.sub(piv[base], axis=0) if base is not None else piv * np.nan
-    fig = _figure("Column shapes per method (100% = same distribution as the training data)", "Method",
+    fig = new_figure("Column shapes per method (100% = same distribution as the training data)", "Method",
                   "Column",
                   "Each cell is how closely a method reproduces one column's distribution (KS or TV complement), "
                   "on a fixed colour scale from 0 % (red) to 100 % (green), and a cell paler than the baseline in "
@@ -230,54 +228,66 @@ def shape_breakdown_plot(column_shapes) -> go.Figure:
         shape = METRICS["shape"]
         fig.add_heatmap(z=z, x=plain_all(method_label(m) for m in methods), y=plain_all(piv.index),
                         colorscale="RdYlGn", zmin=shape.min_value, zmax=shape.max_value,
-                        text=np.vectorize(lambda v: _pct(v))(z), texttemplate="%{text}",
+                        text=np.vectorize(lambda v: pct(v))(z), texttemplate="%{text}",
                         customdata=diff.to_numpy(dtype=float), colorbar={"title": "score", "tickformat": ".0%"},
                         hovertemplate="%{y} · %{x}: %{z:.1%} (vs baseline %{customdata:+.1%})<extra></extra>")
         fig.update_layout(height=max(320, 120 + 24 * len(piv)))
     else:
-        _note(fig, "No column shapes to show")
+        add_note(fig, "No column shapes to show")
     fig.update_xaxes(type="category", side="top")
     fig.update_yaxes(type="category", autorange="reversed")
     return fig
 
 
-def dcr_plot(dcr_by_method: Mapping[str, np.ndarray], *, bins: int = 60, clip_quantile: float = 0.995) -> go.Figure:
+def dcr_plot(dcr_by_method: Mapping[str, np.ndarray], *, bins: int = 60, clip_quantile: float = 0.995,
+             reference: np.ndarray | None = None) -> go.Figure:
     """Distance-to-closest-record distributions, one line per method, medians dashed.
 
     DCR(g) = min over training rows x of d(g, x) (standardized distance, see
     :func:`memviz.evaluate.report.dcr_share`). Shares per bin over ``bins`` shared equal-width bins
     from 0 to the ``clip_quantile`` quantile of all values (farther values go to the last
-    bin); the share of exact copies (DCR = 0) is given in the legend.
+    bin); the share of exact copies (DCR = 0) is given in the legend. ``reference``: the hold-out
+    reference, min over the real test rows t of d(g, t) for the baseline's generated rows, drawn
+    grey and dotted: a method whose line sits left of it is closer to the training rows than to
+    real rows it never saw.
     """
     if not isinstance(dcr_by_method, Mapping):
         raise MemvizError(f"dcr_by_method must be a dict method -> distances, got {type(dcr_by_method).__name__}")
     arrays = {k: np.asarray(v, dtype=np.float64).ravel() for k, v in dcr_by_method.items()}
     arrays = {k: v[np.isfinite(v)] for k, v in arrays.items()}
-    allv = np.concatenate([v for v in arrays.values()]) if arrays else np.zeros(0)
-    fig = _figure("Distance to the closest training record (median dashed)",
+    ref = None if reference is None else np.asarray(reference, dtype=np.float64).ravel()
+    ref = None if ref is None else ref[np.isfinite(ref)]
+    allv = np.concatenate([v for v in arrays.values()] + ([ref] if ref is not None else [])) if arrays else np.zeros(0)
+    fig = new_figure("Distance to the closest training record (median dashed)",
                   "Distance to the closest training row (standardized, unitless)", "Generated rows (%)",
                   "Mass piled up near 0 means generated rows sit on top of training rows, and the legend's "
                   "\"identical\" share counts generated rows equal to a training row, a far stricter test than "
                   "\"memorized\" (closer to one training row than to the others), so a model can have many "
                   "memorized rows and no identical one.")
     if allv.size == 0:
-        return _note(fig, "No distances to show")
+        return add_note(fig, "No distances to show")
     hi = float(np.quantile(allv, clip_quantile)) or float(allv.max()) or 1.0
     edges = np.linspace(0.0, hi, bins + 1)
     centres = (edges[:-1] + edges[1:]) / 2
-    for i, method in enumerate(_method_sort(arrays)):
+    for i, method in enumerate(method_order(arrays)):
         v = arrays[method]
         if v.size == 0:
             continue
         color = PALETTE[i % len(PALETTE)]
         counts = np.histogram(np.minimum(v, hi), bins=edges)[0]
         med, zero = float(np.median(v)), float(np.mean(v == 0))
-        name = f"{plain(method_label(method))} (median {med:.3g}, identical to a training row {_pct(zero)})"
+        name = f"{plain(method_label(method))} (median {med:.3g}, identical to a training row {pct(zero)})"
         fig.add_scatter(x=centres, y=counts / v.size, mode="lines", line={"color": color, "shape": "hvh"}, name=name,
-                        legendgroup=str(method), customdata=counts,
+                        legendgroup=plain(method), customdata=counts,
                         hovertemplate="distance %{x:.3g}: %{y:.2%} (%{customdata:,} rows)"
                                       "<extra>%{fullData.name}</extra>")
         fig.add_vline(x=med, line_dash="dash", line_color=color)
+    if ref is not None and ref.size:
+        counts = np.histogram(np.minimum(ref, hi), bins=edges)[0]
+        fig.add_scatter(x=centres, y=counts / ref.size, mode="lines", name=f"hold-out reference: distance to the "
+                        f"closest real test row (median {float(np.median(ref)):.3g})",
+                        line={"color": FLOOR_COLOR, "dash": "dot", "width": 3, "shape": "hvh"}, customdata=counts,
+                        hovertemplate="distance %{x:.3g}: %{y:.2%} (%{customdata:,} rows)<extra>hold-out</extra>")
     fig.update_xaxes(rangemode="tozero")
     fig.update_yaxes(tickformat=".0%")
     return fig
@@ -291,25 +301,25 @@ def transferability_plot(results: pd.DataFrame, methods: Sequence[str] = ("dynam
     whether that ranking transfers.
     """
     _check_results(results, "relative_reduction")
-    wanted = {_key(m) for m in methods}
-    sub = results[[_key(m) in wanted for m in results["method"]]]
+    wanted = {name_key(m) for m in methods}
+    sub = results[[name_key(m) in wanted for m in results["method"]]]
     agg = _aggregate(sub, "relative_reduction")
-    fig = _figure("Does the TabDDPM ranking transfer? Relative reduction per generator",
+    fig = new_figure("Does the TabDDPM ranking transfer? Relative reduction per generator",
                   "Generator", "Relative reduction of the mem ratio vs baseline (%)",
                   "DynamicCut bars above the random-pruning bars for a generator mean the rows ranked by the TabDDPM "
                   "warm-up are also the ones that generator copies (the ranking transfers); bars at the random level "
                   "or below mean it does not.", barmode="group")
-    models = _model_sort(agg["model"].unique())
-    for i, method in enumerate(_method_sort(agg["method"].unique())):
+    models = model_order(agg["model"].unique())
+    for i, method in enumerate(method_order(agg["method"].unique())):
         s = agg[agg["method"] == method].set_index("model").reindex(models)
-        color = REMOVED_COLOR if _key(method) == "dynamiccut" else PALETTE[(i + 2) % len(PALETTE)]
+        color = REMOVED_COLOR if name_key(method) == "dynamiccut" else PALETTE[(i + 2) % len(PALETTE)]
         fig.add_bar(x=plain_all(model_label(m) for m in models), y=s["mean"], name=plain(method_label(method)),
                     marker_color=color, error_y={"type": "data", "array": s["std"].to_numpy(),
                                                  "visible": bool((s["count"] > 1).any())},
                     customdata=s["std"].to_numpy(),
                     hovertemplate="%{x}: %{y:.1%} ± %{customdata:.1%}<extra>%{fullData.name}</extra>")
     if agg.empty:
-        _note(fig, "No DynamicCut or random-pruning result to compare")
+        add_note(fig, "No DynamicCut or random-pruning result to compare")
     fig.add_hline(y=0, line_color="#333", line_width=1)
     fig.update_xaxes(type="category")
     fig.update_yaxes(tickformat=".2~%", rangemode="tozero")
@@ -365,12 +375,12 @@ def results_display(results: pd.DataFrame) -> pd.DataFrame:
     if "mem_ratio_kept" in cols and "mem_ratio_pruned" in cols:
         cols.remove("mem_ratio_pruned")
     rows = []
-    for model in _model_sort(ok["model"].unique()):
-        for method in _method_sort(ok.loc[ok["model"] == model, "method"].unique()):
+    for model in model_order(ok["model"].unique()):
+        for method in method_order(ok.loc[ok["model"] == model, "method"].unique()):
             g = ok[(ok["model"] == model) & (ok["method"] == method)]
             row = {"Method": method_label(method), "Generator": model_label(model), "Seeds": int(g["seed"].nunique())}
             for c in cols:
-                if c == "relative_reduction" and _key(method) == "baseline":
+                if c == "relative_reduction" and name_key(method) == "baseline":
                     row[SHOWN_COLUMNS[c]] = "reference"
                     continue
                 lo = f"{c}_low" if f"{c}_low" in g.columns else None

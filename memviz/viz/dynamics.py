@@ -8,12 +8,12 @@ from memviz.dynamics.rows import RowDynamics
 from memviz.errors import MemvizError
 from memviz.viz.style import (
     TOP_COLOR,
-    _check_labels,
-    _figure,
-    _groups,
-    _note,
-    _positions,
-    _rgba,
+    add_note,
+    check_labels,
+    new_figure,
+    rgba,
+    row_positions,
+    top_groups,
 )
 
 
@@ -25,15 +25,15 @@ def first_epoch_plot(dyn: RowDynamics) -> go.Figure:
     never copied during the warm-up (censored).
     """
     c = dyn.n_checks
-    labels = _check_labels(dyn) + ["never"]
-    fig = _figure("First memorization: Top vs Non-Top rows", "First check with a copy (epoch)",
+    labels = check_labels(dyn) + ["never"]
+    fig = new_figure("First memorization: Top vs Non-Top rows", "First check with a copy (epoch)",
                   "Rows of the group (%)",
                   "Bars show when each group's rows were first copied ('never': not copied during the warm-up); "
                   "Top = the most-copied rows over all checks (the paper's circular grouping), so Top bars lean "
                   "left even with no dynamics at all: read the test against the null before concluding "
                   "that the most-copied rows are memorized early.", barmode="group")
     fc = np.where(dyn.first_check < 0, c, dyn.first_check)  # (N,) censored -> last bin
-    for name, mask, color in _groups(dyn):
+    for name, mask, color in top_groups(dyn):
         size = int(mask.sum())
         counts = np.bincount(fc[mask], minlength=c + 1)  # (C+1,)
         mem = mask & ~dyn.censored
@@ -53,13 +53,13 @@ def forgetting_plot(dyn: RowDynamics) -> go.Figure:
     """
     f = np.asarray(dyn.forgetting_events, dtype=np.int64)
     mx = int(f.max()) if f.size else 0
-    fig = _figure("Forgetting events: Top vs Non-Top rows",
+    fig = new_figure("Forgetting events: Top vs Non-Top rows",
                   "Forgetting events per row (copied, then not at the next check)", "Rows of the group (%)",
                   "Each bar is the share of a group's rows forgotten that many times (the paper's count): a row "
                   "copied more often has more chances to be forgotten, so Top leads here even with no dynamics, "
                   "and the forgetting rate per memorized check in the test against the null is the fair reading.",
                   barmode="group")
-    for name, mask, color in _groups(dyn):
+    for name, mask, color in top_groups(dyn):
         size = int(mask.sum())
         counts = np.bincount(f[mask], minlength=mx + 1)
         mean = f[mask].mean() if size else float("nan")
@@ -67,7 +67,7 @@ def forgetting_plot(dyn: RowDynamics) -> go.Figure:
                     marker_color=color, customdata=counts,
                     hovertemplate="%{x} events: %{y:.1%} (%{customdata:,} rows)<extra>%{fullData.name}</extra>")
     if dyn.n_checks < 2:
-        _note(fig, "One check only: forgetting needs two checks")
+        add_note(fig, "One check only: forgetting needs two checks")
     fig.update_xaxes(dtick=1, tickformat=",")
     fig.update_yaxes(tickformat=".0%")
     return fig
@@ -92,12 +92,12 @@ def group_band_plot(dyn: RowDynamics, quantity: str = "cumulative", *, show_mean
         raise MemvizError(f"quantity {quantity!r}: use one of {', '.join(BAND_QUANTITIES)}")
     title, y_title, fmt = BAND_QUANTITIES[quantity]
     values = {"cumulative": dyn.cumulative, "mem_auc": dyn.auc, "counts": dyn.counts}[quantity]  # (N, C)
-    fig = _figure(f"{title}: Top vs Non-Top (median and 25–75% band)", "Epoch (training epochs finished)", y_title,
+    fig = new_figure(f"{title}: Top vs Non-Top (median and 25–75% band)", "Epoch (training epochs finished)", y_title,
                   "Solid lines are each group's median and shaded bands hold the middle half of its rows; Top is "
                   "chosen from these same counts, so its band sits above Non-Top even with no dynamics, and only "
                   "the test against the null says whether the rows that will leak stand out early.")
     x = dyn.epochs
-    for name, mask, color in _groups(dyn):
+    for name, mask, color in top_groups(dyn):
         if not mask.any():
             continue
         q25, q50, q75 = np.percentile(values[mask], [25, 50, 75], axis=0)  # (C,) each
@@ -105,7 +105,7 @@ def group_band_plot(dyn: RowDynamics, quantity: str = "cumulative", *, show_mean
             fig.add_scatter(x=x, y=q75, mode="lines", line={"width": 0}, showlegend=False, hoverinfo="skip",
                             legendgroup=name)
             fig.add_scatter(x=x, y=q25, mode="lines", line={"width": 0}, fill="tonexty",
-                            fillcolor=_rgba(color, 0.2), name=f"{name} 25–75%", legendgroup=name, hoverinfo="skip")
+                            fillcolor=rgba(color, 0.2), name=f"{name} 25–75%", legendgroup=name, hoverinfo="skip")
         fig.add_scatter(x=x, y=q50, mode="lines+markers", line={"color": color, "width": 3}, name=f"{name} median",
                         legendgroup=name, customdata=np.stack([q25, q75], axis=1),
                         error_y=None if len(x) > 1 else {"type": "data", "symmetric": False,
@@ -129,7 +129,7 @@ def row_timeline(dyn: RowDynamics, row_ids, *, max_rows: int = 200) -> go.Figure
     (at most ``max_rows``).
     """
     ids = list(row_ids)[:max_rows]
-    fig = _figure("Memorization timeline of chosen rows", "Check (epoch)", "Training row",
+    fig = new_figure("Memorization timeline of chosen rows", "Check (epoch)", "Training row",
                   "Each line is one training row and each red cell a check at which the model copied it (the "
                   "number is how many generated rows); rows red from the start are memorized early, and white gaps "
                   "between red cells are forgetting events.")
@@ -140,11 +140,11 @@ def row_timeline(dyn: RowDynamics, row_ids, *, max_rows: int = 200) -> go.Figure
     if not ids:
         fig.update_xaxes(showticklabels=False)
         fig.update_yaxes(showticklabels=False)
-        return _note(fig, "Choose training rows to follow")
-    pos = _positions(dyn, ids)
+        return add_note(fig, "Choose training rows to follow")
+    pos = row_positions(dyn, ids)
     counts = dyn.counts[pos]  # (R, C)
     labels = [f"{int(r)}{' (Top)' if t else ''}" for r, t in zip(dyn.row_ids[pos], dyn.top[pos])]
-    fig.add_heatmap(z=(counts > 0).astype(np.int8), x=_check_labels(dyn), y=labels, zmin=0, zmax=1,
+    fig.add_heatmap(z=(counts > 0).astype(np.int8), x=check_labels(dyn), y=labels, zmin=0, zmax=1,
                     colorscale=[[0, "#eeeeee"], [0.5, "#eeeeee"], [0.5, TOP_COLOR], [1, TOP_COLOR]],
                     showscale=False, xgap=2, ygap=2, customdata=counts,
                     text=np.where(counts > 0, counts.astype(str), ""), texttemplate="%{text}",
@@ -194,14 +194,15 @@ def null_findings_plot(findings) -> go.Figure:
     f = findings.reset_index(drop=True)
     x = null_position(f["observed"], f["null_median"], f["null_low"], f["null_high"], f["direction"])
     names = [("paper's (circular): " if c else "non-circular: ") + str(lab) for lab, c in zip(f["label"], f["circular"])]
-    fig = _figure("Dynamics findings against a null with no row-level dynamics",
+    fig = new_figure("Dynamics findings against a null with no row-level dynamics",
                   "Observed effect, in units of the null's spread (paper's direction to the right)", "Statistic",
                   "Each point is one Top vs Non-Top statistic placed within what fixed per-row copy rates give "
-                  "(the grey band holds 95% of that null), so only a point right of the band is evidence of the "
+                  "(the grey band holds 95% of that null; an arrow at the edge lies further out), so only a point right "
+                  "of the band is evidence of the "
                   "dynamics the paper describes, and the non-circular statistics are the ones to trust because "
                   "the paper's own definitions select the Top group from the very counts they test.",
                   height=max(320, 140 + 40 * len(f)))
-    fig.add_shape(type="rect", x0=-1, x1=1, y0=0, y1=1, yref="paper", fillcolor=_rgba("#7f7f7f", 0.18),
+    fig.add_shape(type="rect", x0=-1, x1=1, y0=0, y1=1, yref="paper", fillcolor=rgba("#7f7f7f", 0.18),
                   line={"width": 0}, layer="below")
     fig.add_vline(x=0, line_dash="dot", line_color="#7f7f7f")
     for verdict, color in VERDICT_COLORS.items():
@@ -210,13 +211,20 @@ def null_findings_plot(findings) -> go.Figure:
             continue
         custom = np.stack([f.loc[sel, c].to_numpy(dtype=float) for c in ("observed", "null_median", "null_low",
                                                                         "null_high")], axis=1)
-        fig.add_scatter(x=np.where(np.isfinite(x[sel]), x[sel], np.nan), y=np.asarray(names, dtype=object)[sel],
-                        mode="markers", marker={"color": color, "size": 12},
+        xs = x[sel]
+        # a point beyond the axis is drawn at its edge as an arrow pointing further out (not as a value of ±4)
+        capped = np.isfinite(xs) & (np.abs(xs) >= NULL_CLIP)
+        symbols = np.where(capped, np.where(xs > 0, "triangle-right", "triangle-left"), "circle")
+        fig.add_scatter(x=np.where(np.isfinite(xs), xs, np.nan), y=np.asarray(names, dtype=object)[sel],
+                        mode="markers", marker={"color": color, "size": np.where(capped, 15, 12).tolist(),
+                                                "symbol": symbols.tolist()},
                         name=f"{verdict}", customdata=custom,
                         hovertemplate="%{y}<br>observed effect %{customdata[0]:.4g}; null median %{customdata[1]:.4g} "
                                       "(95%: %{customdata[2]:.4g} to %{customdata[3]:.4g})<extra>%{fullData.name}</extra>")
-    fig.update_xaxes(range=[-NULL_CLIP - 0.3, NULL_CLIP + 0.3], zeroline=False)
+    fig.update_xaxes(range=[-NULL_CLIP - 0.3, NULL_CLIP + 0.3], zeroline=False,
+                     tickvals=[-NULL_CLIP, -2, -1, 0, 1, 2, NULL_CLIP],
+                     ticktext=[f"≤ −{NULL_CLIP:g}", "−2", "−1", "0", "1", "2", f"≥ {NULL_CLIP:g}"])
     fig.update_yaxes(type="category", categoryorder="array", categoryarray=names, autorange="reversed")
     if len(f) == 0:
-        _note(fig, "No statistic")
+        add_note(fig, "No statistic")
     return fig

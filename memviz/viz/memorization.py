@@ -17,13 +17,12 @@ from memviz.viz.style import (
     MAX_CURVE_POINTS,
     REST_COLOR,
     TOP_COLOR,
-    _figure,
-    _int,
-    _layout,
-    _note,
-    _pct,
-    _rgba,
+    add_note,
+    base_layout,
+    new_figure,
+    rgba,
 )
+from memviz.viz.text import count, pct, plain_all
 
 
 # ------------------------------------------------------------------ memorization screen
@@ -51,8 +50,8 @@ def copies_histogram(dyn: RowDynamics, log_y: bool = True, *, max_bins: int = 60
     lo = np.concatenate([[0], 1 + width * np.arange(len(counts) - 1)])
     hi = np.concatenate([[0], np.minimum(lo[1:] + width - 1, mx)])
     labels = [f"{a:,}" if a == b else f"{a:,}–{b:,}" for a, b in zip(lo, hi)]
-    fig = _figure(
-        f"Copies per training row ({_int(n)} rows, {dyn.n_checks} checks)",
+    fig = new_figure(
+        f"Copies per training row ({count(n)} rows, {dyn.n_checks} checks)",
         "Total copies of the row over all checks (generated rows" + (")" if width == 1 else f", bins of {width:,})"),
         "Training rows (count" + (", log scale)" if log_y else ")"),
         "Each bar counts training rows by how many generated copies they received over the warm-up; "
@@ -64,7 +63,7 @@ def copies_histogram(dyn: RowDynamics, log_y: bool = True, *, max_bins: int = 60
     fig.update_yaxes(type="log" if log_y else "linear", tickformat=",")
     fig.update_xaxes(type="category")
     if mx == 0:
-        _note(fig, "No training row was copied at any check")
+        add_note(fig, "No training row was copied at any check")
     elif dyn.top.any():
         start = int(tot[dyn.top].min())
         if start > 0:
@@ -85,7 +84,7 @@ def concentration_plot(dyn: RowDynamics, *, marks: Sequence[float] = (0.01, 0.10
     """
     x, y = concentration_curve(dyn)  # (N+1,)
     n = dyn.n_rows
-    fig = _figure(f"Concentration of copies ({_int(dyn.total.sum())} copies over {_int(n)} rows)",
+    fig = new_figure(f"Concentration of copies ({count(dyn.total.sum())} copies over {count(n)} rows)",
                   "Most-copied training rows (% of all rows)", "Share of all copies (%)",
                   "The curve shows what share of all copies comes from the most-copied x% of training rows; "
                   "a curve close to the dashed diagonal means copies are spread thinly, a curve that shoots up "
@@ -93,18 +92,18 @@ def concentration_plot(dyn: RowDynamics, *, marks: Sequence[float] = (0.01, 0.10
     fig.add_scatter(x=[0, 1], y=[0, 1], mode="lines", line={"dash": "dash", "color": "#999"},
                     name="even spread", hoverinfo="skip")
     if np.isnan(y).all():
-        _note(fig, "No training row was copied at any check")
+        add_note(fig, "No training row was copied at any check")
     else:
         # linear plus geometric spacing: the steep start (the few most-copied rows) keeps its detail
         grid = np.concatenate([np.linspace(0, n, MAX_CURVE_POINTS // 2), np.geomspace(1, n, MAX_CURVE_POINTS // 2)])
         idx = np.unique(np.round(grid).astype(np.int64))
         fig.add_scatter(x=x[idx], y=y[idx], mode="lines", line={"color": TOP_COLOR, "width": 3},
-                        fill="tozeroy", fillcolor=_rgba(TOP_COLOR, 0.1), name="copies",
+                        fill="tozeroy", fillcolor=rgba(TOP_COLOR, 0.1), name="copies",
                         hovertemplate="top %{x:.2%} of rows hold %{y:.1%} of copies<extra></extra>")
         for share in marks:
             j = min(n, int(math.ceil(round(share * n, 9))))
             fig.add_scatter(x=[x[j]], y=[y[j]], mode="markers+text", marker={"color": "#333", "size": 8},
-                            text=[f" top {share:.0%}: {_pct(y[j])}"], textposition="bottom right",
+                            text=[f" top {share:.0%}: {pct(y[j])}"], textposition="bottom right",
                             showlegend=False, hoverinfo="skip")
     fig.update_xaxes(tickformat=".0%", range=[0, 1])
     fig.update_yaxes(tickformat=".0%", range=[0, 1.02])
@@ -141,7 +140,7 @@ def check_curves(per_check: pd.DataFrame) -> go.Figure:
                if floored else
                " (the lower panel is Mem-AUC, the mean of 1 − r); this run has no hold-out, so there is no "
                "floor to tell copying from the rate at which the test flags any real row."))
-    fig = _figure("Memorization during the warm-up" + (", against the floor" if floored else ""),
+    fig = new_figure("Memorization during the warm-up" + (", against the floor" if floored else ""),
                   "Epoch (training epochs finished)", "Share of generated rows flagged (%)", text, height=520)
     extra = pc["n_memorized"] if "n_memorized" in pc else pd.Series(np.nan, index=pc.index)
     x = pc["epoch"].to_numpy()
@@ -150,10 +149,10 @@ def check_curves(per_check: pd.DataFrame) -> go.Figure:
         span = [x.min() - 0.5, x.max() + 0.5] if len(x) else [0, 1]
         fig.add_scatter(x=span, y=[hi, hi], mode="lines", line={"width": 0}, showlegend=False, hoverinfo="skip")
         fig.add_scatter(x=span, y=[lo, lo], mode="lines", line={"width": 0}, fill="tonexty",
-                        fillcolor=_rgba(FLOOR_COLOR, 0.25), name="floor: real rows never seen (95% interval)",
+                        fillcolor=rgba(FLOOR_COLOR, 0.25), name="floor: real rows never seen (95% interval)",
                         hoverinfo="skip")
         fig.add_scatter(x=span, y=[f, f], mode="lines", line={"color": FLOOR_COLOR, "dash": "dash"},
-                        name=f"floor {_pct(f)}", hovertemplate=f"floor {_pct(f)} ({_pct(lo)}–{_pct(hi)})<extra></extra>")
+                        name=f"floor {pct(f)}", hovertemplate=f"floor {pct(f)} ({pct(lo)}–{pct(hi)})<extra></extra>")
         ex, exl, exh = (pc[c].to_numpy(dtype=float) for c in ("excess", "excess_low", "excess_high"))
         custom = np.stack([extra.to_numpy(dtype=float), 100 * ex, 100 * exl, 100 * exh], axis=1)
         fig.add_scatter(x=x, y=pc["mem_ratio"], mode="lines+markers", name="mem ratio (bar: excess 95% interval)",
@@ -171,7 +170,7 @@ def check_curves(per_check: pd.DataFrame) -> go.Figure:
                     line={"color": REST_COLOR, "dash": "dot"},
                     hovertemplate="epoch %{x:,}: Mem-AUC %{y:.3f}<extra></extra>")
     if len(pc) == 0:
-        _note(fig, "No finished check yet")
+        add_note(fig, "No finished check yet")
     top = max(1e-9, float(np.nanmax(np.r_[pc["mem_ratio"].to_numpy(dtype=float),
                                            (pc["floor_high"].to_numpy(dtype=float) if floored else []),
                                            ((pc["floor"] + pc["excess_high"]).to_numpy(dtype=float)
@@ -195,7 +194,7 @@ def copies_null_plot(table: pd.DataFrame, log_y: bool = True) -> go.Figure:
         raise MemvizError(f"copies table is missing column(s) {', '.join(missing)}")
     labels = [f"{a:,}" if a == b else f"{a:,}–{b:,}" for a, b in zip(table["low"], table["high"])]
     n = int(table["observed"].sum())
-    fig = _figure(f"Copies per training row: the model vs fresh real rows ({_int(n)} rows)",
+    fig = new_figure(f"Copies per training row: the model vs fresh real rows ({count(n)} rows)",
                   "Total copies of the row over all checks (generated rows)",
                   "Training rows (count" + (", log scale)" if log_y else ")"),
                   "Bars count training rows by how many flagged generated rows the model credited to them, the "
@@ -215,7 +214,7 @@ def copies_null_plot(table: pd.DataFrame, log_y: bool = True) -> go.Figure:
     fig.update_xaxes(type="category")
     fig.update_layout(bargap=0.05)
     if n == 0:
-        _note(fig, "No training row")
+        add_note(fig, "No training row")
     return fig
 
 
@@ -250,25 +249,26 @@ def leak_heatmap(column_rates, pair_rates=None) -> go.Figure:
     text = ("Each cell is how often a generated row's value equals its nearest training row's value exactly; "
             "columns far redder for memorized rows than for the others are the attributes that leak, similar "
             "rates in both columns mean the match is just a common value.")
-    fig.update_layout(**_layout("Which attributes leak: exact matches with the nearest training row", text,
+    fig.update_layout(**base_layout("Which attributes leak: exact matches with the nearest training row", text,
                                 height=max(360, 140 + 24 * len(cr))))
     z = cr[["memorized_rate", "non_memorized_rate"]].to_numpy(dtype=float)
-    cols = [str(c) for c in cr["column"]]
+    cols = plain_all(cr["column"])
     heat = dict(colorscale="Reds", zmin=0.0, zmax=1.0, texttemplate="%{text}", xgap=1, ygap=1)
-    fig.add_heatmap(z=z, x=["memorized", "not memorized"], y=cols, text=np.vectorize(_pct)(z) if z.size else z,
+    fig.add_heatmap(z=z, x=["memorized", "not memorized"], y=cols, text=np.vectorize(pct)(z) if z.size else z,
                     colorbar={"title": "match rate", "tickformat": ".0%"},
                     hovertemplate="%{y}, %{x} rows: %{z:.1%} equal to NN1<extra></extra>", row=1, col=1, **heat)
     for j, (name, m) in enumerate(pairs.items(), start=2):
         order = [c for c in cr["column"] if c in m.index] + [c for c in m.index if c not in set(cr["column"])]
         m = m.reindex(index=order, columns=order)  # same order as the column panel
         mz = m.to_numpy(dtype=float)
-        fig.add_heatmap(z=mz, x=[str(c) for c in m.columns], y=[str(c) for c in m.index], showscale=False,
+        fig.add_heatmap(z=mz, x=plain_all(m.columns), y=plain_all(m.index), showscale=False,
                         hovertemplate="%{y} & %{x}: %{z:.1%} both equal to NN1<extra>" + name + "</extra>",
                         row=1, col=j, colorscale="Reds", zmin=0.0, zmax=1.0, xgap=1, ygap=1)
-        fig.update_yaxes(autorange="reversed", type="category", row=1, col=j)
+        # same rows as the column panel (its labels): no second set of labels drawn over that panel's cells
+        fig.update_yaxes(autorange="reversed", type="category", showticklabels=False, row=1, col=j)
         fig.update_xaxes(type="category", tickangle=-45, row=1, col=j)
     fig.update_xaxes(title_text="Generated rows (match rate, %)", row=1, col=1, type="category")
     fig.update_yaxes(title_text="Column", autorange="reversed", type="category", row=1, col=1)
     if len(cr) == 0:
-        _note(fig, "No column to compare")
+        add_note(fig, "No column to compare")
     return fig

@@ -31,6 +31,7 @@ from memviz.errors import MemvizError
 from memviz.metrics import METRICS
 from memviz.viz.compare import fractions, results_display
 from memviz.viz.style import caption, method_label, model_label
+from memviz.viz.text import seconds
 
 CSP = ("default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
        "img-src data: blob:; font-src data:")
@@ -119,6 +120,10 @@ def _words(key: str) -> str:
 def _kv_table(d: Mapping | Sequence) -> str:
     """A two-column table of (label, value) pairs, or of a mapping's flattened keys in words."""
     pairs = list(d) if not isinstance(d, Mapping) else [(_words(k), v) for k, v in _flatten(d)]
+    # durations in words ("36 s", "12 min 04 s"), not "seconds 36.4743"
+    pairs = [(("time taken" if str(k).lower() in ("seconds", "total seconds") else k),
+              (seconds(v) if str(k).lower() in ("seconds", "total seconds") and v is not None else v))
+             for k, v in pairs]
     if not pairs:
         return "<p class='meta'>none</p>"
     rows = "".join(f"<tr><th class='text'>{_e(k)}</th><td class='text'>{_e(_fmt_value(v))}</td></tr>"

@@ -53,8 +53,9 @@ TEMPLATE = {"layout": {
 }}
 
 
-#: title characters per line: a half-width dashboard column (about 560 px) holds ~60
-TITLE_WIDTH = 60
+#: title characters per line: a half-width dashboard column at 1280 px (about 440 px) holds ~50 of
+#: the 15 px title font
+TITLE_WIDTH = 50
 
 
 def wrap_title(title: str, width: int = TITLE_WIDTH) -> str:
@@ -64,44 +65,33 @@ def wrap_title(title: str, width: int = TITLE_WIDTH) -> str:
 
     if len(title) <= width or "<br>" in title:
         return title
-    return "<br>".join(textwrap.wrap(title, width, break_long_words=False, break_on_hyphens=False))
+    glued = title.replace(" = ", "\x00=\x00")  # "p = 10%" stays on one line
+    lines = textwrap.wrap(glued, width, break_long_words=False, break_on_hyphens=False)
+    return "<br>".join(lines).replace("\x00", " ")
 
 
-def _layout(title: str, text: str, **layout) -> dict:
-    base = dict(title={"text": wrap_title(title), "x": 0.01, "xanchor": "left", "yref": "container", "y": 0.98, "yanchor": "top"},
-                template=TEMPLATE, meta={"caption": text}, margin={"t": 100, "r": 20, "l": 60, "b": 60},
+def base_layout(title: str, text: str, **layout) -> dict:
+    # the toolbar (modebar) stands upright in the right margin, so it never covers the title
+    base = dict(title={"text": wrap_title(title), "x": 0.01, "xanchor": "left", "yref": "container", "y": 0.98,
+                       "yanchor": "top", "font": {"size": 15}},
+                modebar={"orientation": "v"},
+                template=TEMPLATE, meta={"caption": text}, margin={"t": 100, "r": 40, "l": 60, "b": 60},
                 legend={"orientation": "h", "x": 0, "xanchor": "left", "y": 1.02, "yanchor": "bottom"})
     base.update(layout)
     return base
 
 
-def _figure(title: str, x_title: str, y_title: str, text: str, **layout) -> go.Figure:
+def new_figure(title: str, x_title: str, y_title: str, text: str, **layout) -> go.Figure:
     """An empty figure with title, axis titles and the caption in ``layout.meta``."""
-    return go.Figure(layout=_layout(title, text, xaxis={"title": {"text": x_title}},
+    return go.Figure(layout=base_layout(title, text, xaxis={"title": {"text": x_title}},
                                     yaxis={"title": {"text": y_title}}, **layout))
 
 
-def _note(fig: go.Figure, text: str) -> go.Figure:
+def add_note(fig: go.Figure, text: str) -> go.Figure:
     """A centred message for figures without data (no copies, no rows chosen...)."""
     fig.add_annotation(text=text, xref="paper", yref="paper", x=0.5, y=0.5, showarrow=False,
                        font={"size": 14, "color": "#555"})
     return fig
-
-
-def plain(text) -> str:
-    """User text (a column name, a category, a file name) made inert for plotly.
-
-    Plotly renders a subset of HTML in every title, label, tick, legend entry and hover text
-    (``<a href>`` becomes a live link, ``<br>`` a line break); it shows entities as the
-    characters they stand for. So ``&``, ``<`` and ``>`` become ``&amp;``, ``&lt;`` and
-    ``&gt;``: the text reads as typed and nothing in it acts.
-    """
-    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
-def plain_all(values) -> list[str]:
-    """:func:`plain` of each value."""
-    return [plain(v) for v in values]
 
 
 def pct_axis(fig: go.Figure, axis: str, lo: float, hi: float, pad: float = 0.05) -> None:
@@ -115,38 +105,30 @@ def pct_axis(fig: go.Figure, axis: str, lo: float, hi: float, pad: float = 0.05)
     getattr(fig, f"update_{axis}axes")(range=rng, tickformat=".2~%")
 
 
-def _int(n) -> str:
-    return f"{int(n):,}"
-
-
-def _pct(x: float, digits: int = 1) -> str:
-    return "n/a" if x is None or not np.isfinite(x) else f"{100 * x:.{digits}f}%"
-
-
-def _key(name) -> str:
+def name_key(name) -> str:
     return "".join(ch for ch in str(name).lower() if ch.isalnum())
 
 
 def method_label(name) -> str:
     """Display name of a method (``dynamic_cut`` -> ``DynamicCut``); unknown names as given."""
-    return METHOD_LABELS.get(str(name), METHOD_LABELS.get(_key(name), str(name)))
+    return METHOD_LABELS.get(str(name), METHOD_LABELS.get(name_key(name), str(name)))
 
 
 def model_label(name) -> str:
-    return MODEL_LABELS.get(str(name), MODEL_LABELS.get(_key(name), str(name)))
+    return MODEL_LABELS.get(str(name), MODEL_LABELS.get(name_key(name), str(name)))
 
 
-def _method_sort(names) -> list:
+def method_order(names) -> list:
     rank = {m: i for i, m in enumerate(METHOD_LABELS)}
-    return sorted(names, key=lambda n: (rank.get(_key(n), len(rank)), str(n)))
+    return sorted(names, key=lambda n: (rank.get(name_key(n), len(rank)), str(n)))
 
 
-def _model_sort(names) -> list:
+def model_order(names) -> list:
     rank = {m: i for i, m in enumerate(MODEL_LABELS)}
-    return sorted(names, key=lambda n: (rank.get(_key(n), len(rank)), str(n)))
+    return sorted(names, key=lambda n: (rank.get(name_key(n), len(rank)), str(n)))
 
 
-def _positions(dyn: RowDynamics, row_ids) -> np.ndarray:
+def row_positions(dyn: RowDynamics, row_ids) -> np.ndarray:
     ids = np.asarray(list(row_ids), dtype=np.int64)
     pos = np.searchsorted(dyn.row_ids, ids)
     bad = (pos >= dyn.n_rows) | (dyn.row_ids[np.minimum(pos, dyn.n_rows - 1)] != ids)
@@ -155,18 +137,18 @@ def _positions(dyn: RowDynamics, row_ids) -> np.ndarray:
     return pos
 
 
-def _check_labels(dyn: RowDynamics) -> list[str]:
+def check_labels(dyn: RowDynamics) -> list[str]:
     """One x label per check: its epoch (check index added where epochs repeat)."""
     ep = [str(int(e)) for e in dyn.epochs]
     dup = {e for e in ep if ep.count(e) > 1}
     return [f"{e} (check {int(c)})" if e in dup else e for e, c in zip(ep, dyn.checks)]
 
 
-def _groups(dyn: RowDynamics):
+def top_groups(dyn: RowDynamics):
     share = f"{100 * dyn.top_frac:g}%"
     return ((f"Top {share}", dyn.top, TOP_COLOR), (f"Non-Top {100 - 100 * dyn.top_frac:g}%", ~dyn.top, REST_COLOR))
 
 
-def _rgba(hex_color: str, alpha: float) -> str:
+def rgba(hex_color: str, alpha: float) -> str:
     h = hex_color.lstrip("#")
     return f"rgba({int(h[0:2], 16)},{int(h[2:4], 16)},{int(h[4:6], 16)},{alpha})"

@@ -16,13 +16,11 @@ from memviz.viz.style import (
     REMOVED_COLOR,
     REST_COLOR,
     TOP_COLOR,
-    _figure,
-    _note,
-    _pct,
-    _rgba,
-    plain,
-    plain_all,
+    add_note,
+    new_figure,
+    rgba,
 )
+from memviz.viz.text import pct, plain, plain_all
 
 
 # --------------------------------------------------------------------- tune & prune screen
@@ -41,7 +39,7 @@ def early_identification_plot(curve: pd.DataFrame) -> go.Figure:
     cv = curve.sort_values("T")
     params = ([f"p = {cv['p'].iloc[0]:.0%}"] if "p" in cv and len(cv) else []) + \
         ([f"k = {int(cv['k'].iloc[0])}"] if "k" in cv and len(cv) else [])
-    fig = _figure("Early identification of the final Top group" + (f" ({', '.join(params)})" if params else ""),
+    fig = new_figure("Early identification of the final Top group" + (f" ({', '.join(params)})" if params else ""),
                   "Warm-up window T (epochs)", "Overlap with the final Top group (%)",
                   "Precision is the share of rows DynamicCut would remove after T epochs that end up in the final "
                   "Top group, recall the share of that group they cover; solid lines well above their dashed random "
@@ -50,7 +48,7 @@ def early_identification_plot(curve: pd.DataFrame) -> go.Figure:
     # precision is drawn wide and pale under the others: when p equals the Top group's share,
     # |S| = |Top| and recall equals precision, so the two lines coincide and both must stay visible
     same = len(cv) > 0 and np.allclose(cv["precision"], cv["recall"])
-    styles = (("precision", "precision (wide line)", {"color": _rgba(TOP_COLOR, 0.45), "width": 9}, "circle"),
+    styles = (("precision", "precision (wide line)", {"color": rgba(TOP_COLOR, 0.45), "width": 9}, "circle"),
               ("recall", "recall" + (" (equal to precision here)" if same else ""), {"color": REST_COLOR, "width": 2},
                "diamond"),
               ("jaccard", "Jaccard", {"color": "#2ca02c", "width": 2}, "square"))
@@ -64,9 +62,9 @@ def early_identification_plot(curve: pd.DataFrame) -> go.Figure:
                         line={"color": color, "dash": "dash", "width": 1},
                         hovertemplate=f"{name} %{{y:.1%}}<extra></extra>")
     if len(cv) == 0:
-        _note(fig, "No warm-up window to evaluate")
+        add_note(fig, "No warm-up window to evaluate")
     elif len(cv) == 1:  # the selection and the final Top group come from the same single check
-        _note(fig, "One check only: the selection and the final Top group come from the same check, "
+        add_note(fig, "One check only: the selection and the final Top group come from the same check, "
                    "so there is nothing early to identify yet")
     fig.update_yaxes(tickformat=".0%", range=[0, 1.02])
     ticks = cv["T"].to_numpy()
@@ -106,13 +104,13 @@ def class_balance_plot(train: Table, removed_ids, *, redact_salt: str | None = N
         return column_shift_plot(train, removed_ids, schema.target, redacted=redact_salt is not None)
     removed = _removed_mask(train, removed_ids)
     n_rm = int(removed.sum())
-    fig = _figure(f"Class balance before and after pruning ({n_rm:,} of {len(train):,} rows removed)",
+    fig = new_figure(f"Class balance before and after pruning ({n_rm:,} of {len(train):,} rows removed)",
                   "Class", "Rows (%)",
                   "Compare each class's share before (grey) and after (blue) pruning; bars of equal height are good, "
                   "a class that shrinks noticeably means pruning removed mostly that class and the retrained model "
                   "may under-represent it.", barmode="group")
     if schema.target is None:
-        return _note(fig, "The table has no target column")
+        return add_note(fig, "The table has no target column")
     y = canonical_series(train.data[schema.target])  # (N,)
     cats = pd.Series(y).value_counts().index.to_numpy()
     if redact_salt is not None:
@@ -169,7 +167,7 @@ def column_shift_plot(train: Table, removed_ids, column: str, *, bins: int = 30,
             centres, bar_width = np.arange(len(edges) - 1, dtype=float), 0.8
             labels = [f"bin {j + 1}" for j in range(len(edges) - 1)]
         dist = ks_statistic(v[ok], v[ok & ~removed])
-        fig = _figure(f"{plain(column)}: before and after pruning (KS distance {_pct(dist)}, {n_rm:,} rows removed)",
+        fig = new_figure(f"{plain(column)}: before and after pruning (KS distance {pct(dist)}, {n_rm:,} rows removed)",
                       f"{plain(column)} ({'bins, values hidden' if redacted else 'units of the data'})", "Rows (%)",
                       text, barmode="overlay")
         for name, sel, color in (("before (all rows)", ok, BEFORE_COLOR),
@@ -196,7 +194,7 @@ def column_shift_plot(train: Table, removed_ids, column: str, *, bins: int = 30,
             cats = np.concatenate([cats[:max_categories], ["(other)"]])
         before, after = _shares(y, cats), _shares(y[~removed], cats)
         dist = 0.5 * float(np.abs(before - after).sum())
-        fig = _figure(f"{plain(column)}: before and after pruning (TV distance {_pct(dist)}, {n_rm:,} rows removed)",
+        fig = new_figure(f"{plain(column)}: before and after pruning (TV distance {pct(dist)}, {n_rm:,} rows removed)",
                       f"{plain(column)} (category)", "Rows (%)", text, barmode="group")
         if redacted:
             lab = category_labels([c for c in cats if c != "(other)"], column)

@@ -118,7 +118,8 @@ def test_prune_preview_removes_the_top_p_rows_with_their_values(view, small):
         ids = prev.removed["row_id"].to_numpy()
         pd.testing.assert_frame_equal(prev.removed[list(small.schema.columns)].reset_index(drop=True),
                                       small.data.loc[ids].reset_index(drop=True))
-        csv = pd.read_csv(io.BytesIO(runs.pruned_csv(view, ids)))
+        csv = pd.read_csv(io.BytesIO(runs.pruned_csv(view, ids, keep_row_id=True)))
+        assert "row_id" not in pd.read_csv(io.BytesIO(runs.pruned_csv(view, ids))).columns   # not by default
         assert len(csv) == len(small) - prev.n_remove and not set(ids) & set(csv["row_id"])
     with pytest.raises(MemvizError, match="p must be"):
         runs.prune_preview(view, 1.5, 2, None)
@@ -179,7 +180,7 @@ def test_pruned_and_synthetic_downloads_neutralise_formulas(small, tmp_path):
     copier_run(evil, tmp_path / "evil")
     view = runs.load_run(tmp_path / "evil")
     for raw in (False, True):
-        got = pd.read_csv(io.BytesIO(runs.pruned_csv(view, [0, 1], **({"raw": True} if raw else {}))))
+        got = pd.read_csv(io.BytesIO(runs.pruned_csv(view, [0, 1], keep_row_id=True, raw=raw)))
         want = data.drop(index=[0, 1])
         assert got["row_id"].tolist() == want.index.tolist()
         assert got["workclass"].tolist() == [v if raw else "'" + v for v in want["workclass"]]
@@ -270,3 +271,49 @@ def test_a_comparison_borrows_the_floor_of_its_own_warmup_only(tmp_path):
     std = SimpleNamespace(path=run, result=SimpleNamespace(floor=SimpleNamespace(distance="standardized")))
     assert comparisons.run_floor(cv, std) is None                           # another distance
     assert comparisons.run_floor(cv, SimpleNamespace(path=run, result=SimpleNamespace(floor=None))) is None
+
+
+def test_pruned_download_is_ready_for_the_next_tool(view, small):
+    """Issue 20 item 6: the user's column order and names, no row_id unless asked, a readable name."""
+    ids = runs.prune_preview(view, 0.1, 2, None).removed["row_id"].to_numpy()
+    plain = pd.read_csv(io.BytesIO(runs.pruned_csv(view, ids)))
+    assert list(plain.columns) == list(small.schema.columns)            # no order kept: the schema's
+    user_order = list(small.schema.columns)[::-1]
+    job_dir = runs.job_for(view.path).job_dir
+    job_dir.mkdir(parents=True, exist_ok=True)
+    runs.save_column_order(view.path, user_order)
+    again = pd.read_csv(io.BytesIO(runs.pruned_csv(view, ids)))
+    assert list(again.columns) == user_order and "row_id" not in again.columns
+    assert len(again) == len(small) - len(ids)
+    name = runs.pruned_file_name(view, 0.1, 3, 50)
+    assert name.endswith("_pruned_10pct_k3_T50.csv") and " " not in name and "/" not in name
+
+
+def test_k_is_bounded_by_the_checks_at_or_before_T(view):
+    """Issue 20 item 4: k = 11 with 10 checks up to T was accepted silently."""
+    epochs = view.epochs                                   # (2, 4, 6)
+    assert runs.checks_until(view, epochs[1]) == 2 and runs.checks_until(view, None) == len(epochs)
+    assert runs.bounded_k(view, 2, epochs[1]) == (2, "")
+    k, reason = runs.bounded_k(view, 11, epochs[1])
+    assert k == 2 and reason.startswith(f"k = 11 is more than the 2 checks at or before T = {epochs[1]}")
+    assert "\n" not in reason
+    assert runs.bounded_k(view, 5, epochs[0])[0] == 1 and "1 check at" in runs.bounded_k(view, 5, epochs[0])[1]
+
+
+def test_tuning_is_kept_with_the_run(view):
+    assert runs.saved_tuning(view) is None or runs.saved_tuning(view)["run"] == view.run_id
+    tuned = runs.PruneParams(view.run_id, 0.17, 2, view.epochs[-1])
+    runs.save_tuning(view, tuned)
+    assert runs.tuned_params(runs.saved_tuning(view), view.run_id) == tuned
+    # values from a URL are text; a hand-edited one falls back to the defaults
+    assert runs.tuned_params({"run": view.run_id, "p": "0.17", "k": "2", "T": str(view.epochs[-1])},
+                             view.run_id) == tuned
+    assert runs.tuned_params({"run": view.run_id, "p": "x", "k": "2"}, view.run_id) == runs.PruneParams(view.run_id)
+
+
+def test_a_run_knows_its_table_and_form_settings(view, small):
+    train, holdout, label = runs.run_tables(view.path)
+    pd.testing.assert_frame_equal(train.data, small.data)
+    assert holdout is None and label
+    form = runs.run_form_settings(view.path)
+    assert form["epochs"] == 6 and form["check_every"] == 2 and runs.run_form_settings(None) == {}

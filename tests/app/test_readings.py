@@ -116,3 +116,37 @@ def test_a_run_without_stored_generated_rows_says_so(floored, tmp_path):
     assert readings.last_excess(b) is not None                                    # the floor needs no samples
     with pytest.raises(MemvizError, match="kept no generated rows"):
         readings.measure_distance(b, "standardized", holdout)
+
+
+def test_dynamics_has_a_plain_one_line_summary(view):
+    """Issue 20 item 8: Dynamics had no plain one-line summary."""
+    dyn = view.dynamics
+    text = readings.dynamics_sentence(dyn)
+    share = dyn.total[dyn.top].sum() / dyn.total.sum()
+    assert f"{100 * share:.1f} %" in text and "\n" not in text and text.endswith(".")
+    assert f"{int(dyn.ever_memorized.sum()):,} of {dyn.n_rows:,} rows were copied" in text
+    findings = pd.DataFrame({"circular": [True, False, False], "verdict": ["holds", "holds", "not shown"]})
+    assert "1 of 2 fair (non-circular) tests" in readings.dynamics_sentence(dyn, findings)
+
+
+def test_results_csv_has_readable_headers_and_a_data_dictionary():
+    """Issue 20 item 6: the results CSV had about 50 raw column names and no dictionary."""
+    from memviz.app import comparisons
+    from memviz.compare import results_frame
+
+    recs = [{"method": m, "model": "tabddpm", "seed": 0, "status": "ok", "mem_ratio": r, "shape": 0.9, "mle": 0.8,
+             "n_removed": 30.0, "key": "abc", "synthetic": "synthetic/x.parquet"}
+            for m, r in (("baseline", 0.3), ("dynamiccut", 0.24))]
+    raw = results_frame(recs)
+    out = comparisons.readable_results(raw)
+    assert "key" not in raw.columns or "key" not in out.columns
+    assert not [c for c in out.columns if "_" in c], [c for c in out.columns if "_" in c]
+    assert list(out["Method"]) == ["Baseline", "DynamicCut"]
+    assert out["Memorization ratio (%)"].tolist() == [30.0, 24.0]
+    assert out["Training rows removed"].dtype.name == "Int64"
+    d = comparisons.data_dictionary(raw)
+    assert list(d["column"]) == list(out.columns)                       # one line per readable column
+    row = d.set_index("raw_name").loc["mem_ratio"]
+    assert row["unit"] == "%" and row["better"] == "lower" and row["range"] == "0 to 100"
+    assert "floor" in row["meaning"]
+    assert (d["meaning"] != "").all()

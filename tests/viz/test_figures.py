@@ -239,7 +239,7 @@ def test_pruning_figures(run):
         fig = viz.column_shift_plot(train, removed, col)
         assert np.asarray(fig.data[0].y).sum() == pytest.approx(1.0)
         assert np.asarray(fig.data[1].y).sum() == pytest.approx(1.0)
-        assert "distance 0.0%" in viz.column_shift_plot(train, [], col).layout.title.text
+        assert "distance 0.0 %" in viz.column_shift_plot(train, [], col).layout.title.text
     with pytest.raises(MemvizError, match="'zzz'"):
         viz.column_shift_plot(train, removed, "zzz")
     with pytest.raises(MemvizError, match="removed row_id 1"):
@@ -251,10 +251,10 @@ def test_comparison_figures_aggregate_over_seeds():
     fig = viz.comparison_plot(res, "mem_ratio")
     tab = res[res["model"] == "ctgan"].groupby("method")["mem_ratio"]
     trace = [t for t in fig.data if t.name == "CTGAN"][0]
-    order = [viz.method_label(m) for m in viz.style._method_sort(res["method"].unique())]
+    order = [viz.method_label(m) for m in viz.style.method_order(res["method"].unique())]
     assert list(trace.x) == order
-    np.testing.assert_allclose(trace.y, [tab.mean()[m] for m in viz.style._method_sort(res["method"].unique())])
-    np.testing.assert_allclose(trace.error_y.array, [tab.std()[m] for m in viz.style._method_sort(res["method"].unique())])
+    np.testing.assert_allclose(trace.y, [tab.mean()[m] for m in viz.style.method_order(res["method"].unique())])
+    np.testing.assert_allclose(trace.error_y.array, [tab.std()[m] for m in viz.style.method_order(res["method"].unique())])
     big = res.assign(relative_reduction=-34.2)  # -3,420 %: fractions are never rescaled
     big_trace = [t for t in viz.comparison_plot(big, "relative_reduction").data if t.name == "CTGAN"][0]
     np.testing.assert_allclose(big_trace.y, -34.2)
@@ -483,3 +483,25 @@ def test_null_findings_plot_places_each_statistic_in_its_null():
     assert {t.name for t in fig.data} == {"holds", "not shown", "undefined"}
     with pytest.raises(MemvizError, match="verdict"):
         viz.null_findings_plot(frame.drop(columns="verdict"))
+
+
+def test_dcr_plot_draws_the_hold_out_reference():
+    """Issue 20 item 9: the DCR plot had no hold-out reference."""
+    rng = np.random.default_rng(2)
+    ref = rng.gamma(2, 0.05, 400)
+    fig = viz.dcr_plot({"baseline": rng.gamma(2, 0.02, 300)}, reference=ref)
+    line = next(t for t in fig.data if t.name.startswith("hold-out reference"))
+    assert np.asarray(line.y).sum() == pytest.approx(1.0) and line.line.dash == "dot"
+    assert f"median {np.median(ref):.3g}" in line.name
+    assert not [t for t in viz.dcr_plot({"baseline": ref}).data if t.name.startswith("hold-out")]
+
+
+def test_capped_null_points_are_marked():
+    """Issue 20 item 7: the Dynamics null chart capped points at ±4 with no marker."""
+    frame = pd.DataFrame({"label": ["far", "near"], "circular": [False, False], "direction": ["higher", "higher"],
+                          "observed": [100.0, 1.0], "null_median": [1.0, 1.0], "null_low": [0.0, 0.0],
+                          "null_high": [2.0, 2.0], "verdict": ["holds", "not shown"]})
+    fig = viz.null_findings_plot(frame)
+    symbols = {t.name: list(t.marker.symbol) for t in fig.data}
+    assert symbols == {"holds": ["triangle-right"], "not shown": ["circle"]}
+    assert "≥ 4" in list(fig.layout.xaxis.ticktext)

@@ -1,0 +1,120 @@
+"""Numbers and user text for people: the one formatter of every share, point, count and q-value,
+and the one path that makes user text inert, wherever memviz shows it (dashboard, figures, report).
+
+Numbers
+-------
+* :func:`pct` — a share (a fraction) as a percentage, ``0.123 -> "12.3 %"``;
+* :func:`points` — a difference of shares in percentage points, ``0.041 -> "+4.1 points"``;
+* :func:`count` — an integer count with thousands separators, ``3000.0 -> "3,000"``;
+* :func:`qvalue` — a p- or q-value, ``2e-20 -> "< 0.001"``, ``0.0312 -> "0.031"``;
+* :func:`seconds` — a duration, ``36.4743 -> "36 s"``, ``754 -> "12 min 34 s"``.
+
+Every one answers :data:`MISSING` for a missing value (None, NaN, text that is no number).
+
+User text
+---------
+Column names, category values, file names, the target and error messages come from the user.
+:func:`inert` is the one rule behind every place they are shown: whitespace (line and
+paragraph separators included) collapses to single spaces, and a bare URL, a ``www.`` address
+or an e-mail address gets a zero-width joiner inside its scheme or ``@``, so no renderer's
+autolinker (GitHub-flavoured Markdown's, a mail client's) finds a link in it. It reads as typed.
+On top of it, :func:`plain` escapes plotly's HTML subset (titles, ticks, legends, hover), and the
+dashboard's ``screens/_ui.esc`` escapes Markdown.
+"""
+from __future__ import annotations
+
+import math
+import re
+
+MISSING = "–"
+ZWJ = "\u200d"
+
+#: scheme separators and address markers that autolinkers look for
+_LINKY = re.compile(r"(://|(?<![\w.])www\.|@|(?i:mailto):|(?i:javascript):|(?i:data):)")
+
+
+def _number(x) -> float | None:
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        return None
+    return v if math.isfinite(v) else None
+
+
+def pct(x, digits: int = 1) -> str:
+    """A share as a percentage: ``100 x`` with ``digits`` decimals and a thin space, ``"12.3 %"``."""
+    v = _number(x)
+    return MISSING if v is None else f"{100 * v:.{digits}f} %"
+
+
+def points(x, digits: int = 1, signed: bool = True) -> str:
+    """A difference of two shares in percentage points: ``100 x``, signed, ``"+4.1 points"``."""
+    v = _number(x)
+    if v is None:
+        return MISSING
+    return f"{100 * v:{'+' if signed else ''}.{digits}f} points"
+
+
+def count(x) -> str:
+    """An integer count with thousands separators (``3000.0 -> "3,000"``; rounded, never decimals)."""
+    v = _number(x)
+    return MISSING if v is None else f"{int(round(v)):,}"
+
+
+def qvalue(x) -> str:
+    """A p- or q-value for people: ``"< 0.001"`` below 0.001, else 2 significant digits (at most 3 decimals)."""
+    v = _number(x)
+    if v is None:
+        return MISSING
+    if v < 0.001:
+        return "< 0.001"
+    return f"{v:.3f}" if v < 0.1 else f"{v:.2f}"
+
+
+def seconds(x) -> str:
+    """A duration: ``"0.4 s"`` under 10 s, ``"36 s"`` under a minute, ``"12 min 34 s"``, ``"2 h 05 min"``."""
+    v = _number(x)
+    if v is None or v < 0:
+        return MISSING
+    if v < 10:
+        return f"{v:.1f} s"
+    s = int(round(v))
+    if s < 60:
+        return f"{s} s"
+    if s < 3600:
+        return f"{s // 60} min {s % 60:02d} s"
+    return f"{s // 3600} h {(s % 3600) // 60:02d} min"
+
+
+def inert(text) -> str:
+    """User text on one line with every link marker broken (see the module docstring).
+
+    ``inert("see http://x.org\\u2028now") == "see http:\\u200d//x.org now"``: the same characters
+    to a reader, no link to a renderer.
+    """
+    one_line = " ".join(str(text).split())
+    return _LINKY.sub(_break, one_line)
+
+
+def _break(m: re.Match) -> str:
+    s = m.group(0)
+    if s == "://":
+        return ":" + ZWJ + "//"
+    if s == "@":
+        return ZWJ + "@"
+    return s[:-1] + ZWJ + s[-1]
+
+
+def plain(text) -> str:
+    """User text made inert for plotly (:func:`inert`, then ``&``, ``<``, ``>`` as entities).
+
+    Plotly renders a subset of HTML in every title, label, tick, legend entry and hover text
+    (``<a href>`` becomes a live link, ``<br>`` a line break); it shows entities as the
+    characters they stand for. So the text reads as typed and nothing in it acts.
+    """
+    return inert(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def plain_all(values) -> list[str]:
+    """:func:`plain` of each value."""
+    return [plain(v) for v in values]
