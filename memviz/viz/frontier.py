@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from memviz.viz.style import BEFORE_COLOR, REST_COLOR, TOP_COLOR, _figure, _note
+from memviz.viz.style import BEFORE_COLOR, REST_COLOR, TOP_COLOR, add_note, new_figure
 
 LABELS = {"quality": "Quality: (Shape + Trend) / 2", "shape": "Shape (column distributions)",
           "trend": "Trend (column pairs)"}
@@ -33,11 +33,11 @@ def frontier_plot(per_check: pd.DataFrame, recommended: int | None = None, metri
     text = ("Each marker is one check, labelled by its epoch, joined in training order. Up means more copies than "
             "real rows the model never saw get (the floor, at 0); right means better quality. A check to release "
             "from is far right and at or below 0; the ringed marker is the recommended one.")
-    fig = _figure("When to stop: privacy against quality over the warm-up",
+    fig = new_figure("When to stop: privacy against quality over the warm-up",
                   LABELS.get(metric, metric) if has_q else "Epoch (quality was not measured in this run)",
                   y_title, text)
     if pc.empty:
-        return _note(fig, "No finished check yet")
+        return add_note(fig, "No finished check yet")
     labels = [f"e{int(e)}" for e in pc["epoch"]]
     fig.add_scatter(x=x, y=y, mode="lines+markers+text", text=labels, textposition="top center",
                     error_y=err, line={"color": REST_COLOR, "width": 1}, marker={"size": 8, "color": REST_COLOR},
