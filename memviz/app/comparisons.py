@@ -155,6 +155,8 @@ __all__ = ["METHODS", "MODELS", "METRICS", "metric_name", "summary_table", "Comp
 #: of the readable table unless asked for
 OTHER_COLUMNS = {
     "method": ("Method", "", "the mitigation applied to the training table before fitting"),
+    "steps": ("Optimiser steps", "steps", "the optimiser steps the cell's model took (epochs × batches per "
+              "epoch); arms compared fairly take as many"),
     "model": ("Generator", "", "the generative model fitted on that table"),
     "seed": ("Seed", "", "the random start of the mitigation, the model, its sampling and the evaluation"),
     "mle_real": ("MLE of the real training data", "score", "the same predictor trained on the real training rows: "

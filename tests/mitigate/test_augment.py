@@ -25,10 +25,12 @@ def _table(df, num, cat, target=None, task="binary", row_id_column=None):
     return table_from_frame(df, schema, source="t", row_id_column=row_id_column)
 
 
-def planted(seed=0, classes=CLASSES):
+def planted(seed=0, classes=CLASSES, distinct=True):
     """Every class has its own disjoint values, and every value is unique to its row.
 
-    row_ids are 7 + 3 * position (not 0..N-1) to catch keying by position.
+    row_ids are 7 + 3 * position (not 0..N-1) to catch keying by position. ``distinct=False``
+    repeats the categorical values (at most 500 per class): a categorical column holds at most
+    1,000 categories (memviz.tables.data.MAX_CATEGORIES), so a large table cannot keep them unique.
     """
     rng = np.random.default_rng(seed)
     y = np.concatenate([[c] * n for c, n in classes.items()])
@@ -40,8 +42,8 @@ def planted(seed=0, classes=CLASSES):
         "rid": 7 + 3 * np.arange(n),
         "x_int": (off * 100 + i).astype(np.int64),
         "x_float": off + rng.random(n),
-        "tag": [f"{c}_{k}" for c, k in zip(y, i)],
-        "code": (off * 10 + i).astype(np.int64) * -1,
+        "tag": [f"{c}_{k if distinct else k % 500}" for c, k in zip(y, i)],
+        "code": (off * 10 + (i if distinct else i % 500)).astype(np.int64) * -1,
         "y": y,
     })
     return _table(df, ["x_int", "x_float"], ["tag", "code"], "y", "multiclass", row_id_column="rid")
@@ -149,7 +151,7 @@ def test_tabcutmix_is_seeded_and_scales():
     a, b, c = tabcutmix(t, seed=5), tabcutmix(t, seed=5), tabcutmix(t, seed=6)
     pd.testing.assert_frame_equal(a.table.data, b.table.data)
     assert not new_rows(a).equals(new_rows(c))
-    big = planted(classes={"A": 30000, "B": 20000})
+    big = planted(classes={"A": 30000, "B": 20000}, distinct=False)
     res = tabcutmix(big, ratio=1.0, seed=0)  # speed is checked by benchmarks, not here
     assert res.added == 50000 and len(res.table) == 100000
 
