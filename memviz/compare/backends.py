@@ -8,7 +8,6 @@ from __future__ import annotations
 import uuid
 
 from memviz.compare.cell import run_cell
-from memviz.errors import MemvizError
 
 
 def run_cells(todo, ctx, n_jobs: int, backend: str, scheduler, on_done) -> None:
@@ -30,34 +29,16 @@ def _run_local(todo, ctx, n_jobs, scheduler, on_done) -> None:
 
 
 def _run_dask(todo, ctx, n_jobs, scheduler, on_done) -> None:
-    """Cells as dask.distributed tasks; results are written here, in the client, as they finish."""
-    try:
-        from dask.distributed import Client, LocalCluster, as_completed
-    except ImportError:
-        raise MemvizError("the dask backend needs the package distributed (pip install distributed)") from None
-    cluster = client = None
-    own_client = True
-    try:
-        if scheduler is None:
-            cluster = LocalCluster(n_workers=n_jobs, threads_per_worker=1, processes=True, dashboard_address=None)
-            client = Client(cluster)
-        elif isinstance(scheduler, Client):
-            client, own_client = scheduler, False
-        elif hasattr(scheduler, "scheduler_address"):
-            client = Client(scheduler)
-        else:
-            try:
-                client = Client(str(scheduler), timeout="10s")
-            except (OSError, TimeoutError) as exc:
-                raise MemvizError(f"dask scheduler {scheduler}: cannot connect ({type(exc).__name__})") from None
+    """Cells as dask.distributed tasks; results are written here, in the client, as they finish.
+    The client is :func:`memviz.measure.distributed.connect`'s (the one dask set-up)."""
+    from memviz.measure.distributed import connect
+
+    with connect(scheduler, n_workers=n_jobs) as client:
+        from dask.distributed import as_completed
+
         shared = client.scatter(ctx, broadcast=True)
         tag = uuid.uuid4().hex[:8]
         futures = [client.submit(run_cell, spec, shared, key=f"memviz-{spec.name}-{spec.key}-{tag}")
                    for spec in todo]
         for fut in as_completed(futures):
             on_done(fut.result())
-    finally:
-        if client is not None and own_client:
-            client.close()
-        if cluster is not None:
-            cluster.close()

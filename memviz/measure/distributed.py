@@ -54,7 +54,7 @@ def connect(scheduler=None, n_workers: int | None = None):
     try:
         if scheduler is None:
             cluster = LocalCluster(n_workers=n_workers or os.cpu_count() or 1, threads_per_worker=1,
-                                   processes=True, dashboard_address=":0")
+                                   processes=True, dashboard_address=None)  # no web dashboard
             client = Client(cluster)
         elif isinstance(scheduler, Client):
             client, own = scheduler, False
