@@ -18,6 +18,8 @@ import pandas as pd
 import pytest
 from helpers import CHROMIUM, CHROMIUM_ARGS, need_browser, serve_dashboard
 
+from memviz.viz.text import pct
+
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "sample_data"
 PLANTED_SHARE = 0.10
@@ -96,7 +98,7 @@ def test_the_audit_page_shows_what_the_cli_prints(tmp_path):
             assert page.locator("[data-testid='stException']").count() == 0
             shown = head.inner_text()
             assert cli["verdict"]["sentence"] in " ".join(shown.split()), shown
-            assert _metric(page, "floor: real rows never seen") == f"{cli['floor']:.1%}"
+            assert _metric(page, "floor: real rows never seen") == pct(cli["floor"])  # the one formatter
             assert _metric(page, "above the floor (excess)") == f"{100 * cli['excess']:+.1f} points"
             assert line["verdict"]["sentence"] == cli["verdict"]["sentence"]
             # the page's audit.json holds the CLI's numbers, not only their rounding
