@@ -52,7 +52,6 @@ def _idle(page) -> None:
     page.wait_for_selector("[data-testid='stStatusWidget']", state="detached", timeout=120_000)
 
 
-@pytest.mark.skip(reason="fails after the merge of this stop (the upload step times out in a fresh clone; the report opens with the audit's sentence): to fix next session, see the closing note")
 def test_the_dashboard_and_the_report_request_nothing_outside(served, tmp_path):
     from playwright.sync_api import sync_playwright
 
@@ -72,7 +71,7 @@ def test_the_dashboard_and_the_report_request_nothing_outside(served, tmp_path):
                 page.locator("[data-testid='stSidebarNav']").get_by_text(title, exact=True).click()
                 _idle(page)
                 if title == "Memorization":
-                    page.locator(".js-plotly-plot").first.wait_for(timeout=120_000)
+                    page.locator(".js-plotly-plot >> visible=true").first.wait_for(timeout=120_000)
             page.wait_for_timeout(2000)  # late requests (favicon, fonts, telemetry)
             page.goto(report.as_uri())
             page.locator(".js-plotly-plot").first.wait_for(timeout=60_000)
