@@ -34,7 +34,11 @@ qualifier               when
 ``rows_uncalibrated``   the per-row test's simulated false-alarm rate at these sizes exceeds 5 %
 ``rows_low_power``      the per-row test finds fewer than half of 10 rows planted with 20 extra copies
 ``quality_unknown``     no quality figure (Shape): the verdict cannot rule out a useless model
-``evidence_disagrees``  supporting evidence (``Audit.evidence``) points to copying the main test did not see
+``evidence_disagrees``  supporting evidence (``Audit.evidence``: the membership attack or the data-copying
+                        test, :mod:`memviz.measure.evidence`) points to copying the main test did not see
+                        (its excess interval does not lie above 0, or the floor is too high for it to see);
+                        the clause names the tests. Under no copying each fires at about its level (MIA:
+                        AUC interval above 0.5, 2.5 %; data copying: p < 0.05), together at most 7.5 %
 ======================  =====================================================================================
 
 Plain text only: callers escape it.
@@ -158,11 +162,23 @@ def _prefix(a: "Audit", quals: tuple[str, ...]) -> str:
         elif q == "quality_unknown":
             bits.append("quality not measured")
         elif q == "evidence_disagrees":
-            bits.append("other evidence points to copying")
+            bits.append(_evidence_clause(a))
     if not bits:
         return ""
     provisional = any(q.startswith("run_") or q == "few_checks" for q in quals)
     return ("Provisional" if provisional else "Qualified") + " (" + "; ".join(bits) + "): "
+
+
+def _evidence_clause(a: "Audit") -> str:
+    """Names the supporting tests that read as copying: "the membership attack and the data-copying test
+    point to copying" (with "that the ratio test cannot see" on a high-floor table)."""
+    from memviz.measure.evidence import TEST_NAMES
+
+    names = [TEST_NAMES.get(k, k.replace("_", " ")) for k, e in a.evidence.items()
+             if getattr(e, "flags_copying", None) is True]
+    said = " and ".join(names) if len(names) < 3 else ", ".join(names[:-1]) + " and " + names[-1]
+    blind = a.floor is not None and a.floor > HIGH_FLOOR
+    return f"{said} point{'s' * (len(names) == 1)} to copying" + (" that the ratio test cannot see" if blind else "")
 
 
 def code_of(a: "Audit") -> str:

@@ -10,13 +10,16 @@ saw) and a partition of the space into cells π:
   so that squared Euclidean distance there is Σ_j Δz_j² + h (h: categorical mismatches). Fitted
   on at most :data:`KMEANS_ROWS` training rows (seeded), every row then assigned to its nearest
   centre. Default k = min(:data:`MAX_CELLS`, ⌊n / :data:`HOLDOUT_PER_CELL`⌋), at least 2: 10 cells
-  of at least 100 hold-out rows each (each cell costs one engine fit; at full Adult 10 cells cost
-  1.5 memorization passes, 20 cells 3.7, ``benchmarks/bench_evidence.py``).
-* per cell, as in the authors' code: L(x) = d(x, T_π), the distance to the nearest training row
-  **of the cell** (the one engine, fitted on T_π alone, as the authors fit their search on the
-  cell's training rows: ranges, missing-value means and, with the paper's distance, the per-query
-  min-max come from T_π; Q_π and P_π are compared under the same distance, all a rank test
-  needs), for x in Q_π and in P_π;
+  of at least 100 hold-out rows each.
+* per row, L(x) = d(x, T), the distance to the nearest training row (the one engine fitted on
+  all of T, scaled by T), for x in Q and in P: exactly what the ratio test's pass over the
+  generated rows (its NN1) and the floor's pass over the hold-out already compute, so with the
+  same distance the test costs no further neighbour search (:func:`memviz.measure.evidence.audit_evidence`
+  passes them in). The authors' code searches the cell's training rows T_π only; the nearest
+  training row of a query almost always lies in the query's own cell (its cell is the nearest
+  centre), and where it does not, both samples of the cell are treated alike, so the rank test
+  compares the same thing; one search instead of one per cell is what brings the test's cost at
+  full Adult from 1.9 memorization passes to a k-means fit (``benchmarks/bench_evidence.py``);
   Z_U(π) = the Mann–Whitney z of L(Q_π) against L(P_π) (:mod:`memviz.measure.ranktests`, with
   the tie correction, without the continuity correction). Z_U < 0: the generated rows of the
   cell are closer to the training rows than fresh rows are.
@@ -67,8 +70,6 @@ MIN_GENERATED = 20
 #: k-means is fitted on at most this many training rows
 KMEANS_ROWS = 5_000
 ALPHA = 0.05
-#: the per-cell engines' search (cells are small: one dense pass per cell)
-CELL_ALGORITHM = "auto"
 #: columns named in a cell's description
 DESCRIBED_COLUMNS = 3
 FORMAT = "memviz.measure.datacopying/1"
@@ -106,6 +107,11 @@ class DataCopyingResult:
         return bool(self.p_value < self.alpha)
 
     @property
+    def flags_copying(self) -> bool:
+        """Supporting evidence of copying for the audit's verdict (:mod:`memviz.audit.verdict`): :attr:`copying`."""
+        return self.copying
+
+    @property
     def copying_cells(self) -> pd.DataFrame:
         return self.cells[self.cells["copies"]].sort_values("z")
 
@@ -116,7 +122,7 @@ class DataCopyingResult:
         return json_safe({
             "format": FORMAT, "test": "data_copying", "distance": self.distance, "n_cells": self.n_cells,
             "min_generated": self.min_generated, "alpha": self.alpha, "c_t": self.c_t, "z": self.z,
-            "p_value": self.p_value, "copying": self.copying, "n_copying_cells": int(self.cells["copies"].sum()),
+            "p_value": self.p_value, "copying": self.copying, "flags_copying": self.flags_copying, "n_copying_cells": int(self.cells["copies"].sum()),
             "copying_share": float(self.cells.loc[self.cells["copies"], "holdout_share"].sum()),
             "cells": cells, "n_train": self.n_train, "n_holdout": self.n_holdout, "n_synthetic": self.n_synthetic,
             "seed": self.seed, "figures": self.figures(), "sentence": self.sentence(), "seconds": self.seconds})
@@ -206,7 +212,8 @@ def _fmt(x: float) -> str:
 # ------------------------------------------------------------------ the test
 def data_copying_test(train: Table, synthetic, holdout, *, distance: str = DEFAULT_DISTANCE,
                       n_cells: int | None = None, min_generated: int = MIN_GENERATED, alpha: float = ALPHA,
-                      engine: NeighborEngine | None = None, device: str = "auto", seed: int = 0) -> DataCopyingResult:
+                      engine: NeighborEngine | None = None, device: str = "auto", seed: int = 0,
+                      distances: tuple[np.ndarray, np.ndarray] | None = None) -> DataCopyingResult:
     """Meehan et al.'s C_T of ``synthetic`` against ``train``, with ``holdout`` as the fresh real rows.
 
     Parameters
@@ -217,9 +224,12 @@ def data_copying_test(train: Table, synthetic, holdout, *, distance: str = DEFAU
     n_cells : k-means cells (default: module docstring).
     min_generated : τ·m, cells with at most this many generated rows are left out of C_T.
     alpha : level of the copying verdict and of the per-cell q-values.
-    engine : an engine fitted on ``train`` (the warm-up's or the memorization pass's); its
-        encoding gives the cells' coordinates. Its distance must be ``distance``.
+    engine : an engine fitted on ``train`` with ``distance`` (the memorization pass's): its encoding
+        gives the cells' coordinates and, without ``distances``, it answers L(x). Default: one is fitted.
     seed : k-means seed (and its subsample).
+    distances : (L(Q), L(P)), the generated and the hold-out rows' distances to their nearest
+        training row under ``distance`` (the memorization pass's d1 and the floor's), in row order:
+        no neighbour search is run.
 
     Returns
     -------
@@ -231,9 +241,19 @@ def data_copying_test(train: Table, synthetic, holdout, *, distance: str = DEFAU
     hold = holdout_table(train, holdout)
     if engine is not None and engine.distance != distance:
         raise MemvizError(f"engine: uses the {engine.distance} distance, the data-copying test asked for {distance}")
-    schema = train.schema
-    encoder = engine.encoder_ if engine is not None else Encoder.fit(train.data, schema.distance_numerical,
-                                                                     schema.distance_categorical)
+    if engine is None:
+        engine = NeighborEngine(distance=distance, device=device).fit(train)
+    elif engine.n_reference_ != len(train) or not np.array_equal(engine.row_ids_, train.row_ids):
+        raise MemvizError("engine: fitted on other rows than the training table")
+    encoder = engine.encoder_
+    if distances is None:
+        dq_all = engine.kneighbors(synth, k=1).dist[:, 0]                          # (m,) L(Q)
+        dp_all = engine.kneighbors(hold, k=1).dist[:, 0]                           # (n,) L(P)
+    else:
+        dq_all, dp_all = (np.asarray(d, dtype=np.float64) for d in distances)
+        if dq_all.shape != (len(synth),) or dp_all.shape != (len(hold),):
+            raise MemvizError(f"distances: expected {len(synth)} generated and {len(hold)} hold-out distances, "
+                              f"got {dq_all.shape} and {dp_all.shape}")
     k = n_cells if n_cells is not None else max(2, min(MAX_CELLS, len(hold) // HOLDOUT_PER_CELL))
     if k < 1 or k > len(train):
         raise MemvizError(f"n_cells={k}: must be between 1 and the {len(train)} training rows")
@@ -254,11 +274,7 @@ def data_copying_test(train: Table, synthetic, holdout, *, distance: str = DEFAU
         tc, qc, pc = np.flatnonzero(lt == c), np.flatnonzero(lq == c), np.flatnonzero(lp == c)
         z = math.nan
         if len(tc) and len(qc) and len(pc):
-            cell_engine = NeighborEngine(distance=distance, device=device,
-                                         algorithm=CELL_ALGORITHM).fit(train.subset(train.row_ids[tc]))
-            dq = cell_engine.kneighbors(synth.data.iloc[qc], k=1).dist[:, 0]
-            dp = cell_engine.kneighbors(hold.data.iloc[pc], k=1).dist[:, 0]
-            z = mann_whitney_z(dq, dp)[1]
+            z = mann_whitney_z(dq_all[qc], dp_all[pc])[1]
         recs.append({"cell": c, "n_train": len(tc), "n_holdout": len(pc), "n_synthetic": len(qc),
                      "holdout_share": len(pc) / n, "synthetic_share": len(qc) / m, "z": z})
     cells = pd.DataFrame(recs)

@@ -135,6 +135,12 @@ class MembershipResult:
     def better_than_chance(self) -> bool:
         return self.auc_low > 0.5
 
+    @property
+    def flags_copying(self) -> bool:
+        """Supporting evidence of copying for the audit's verdict (:mod:`memviz.audit.verdict`): the AUC's
+        interval lies above 0.5 (:attr:`better_than_chance`)."""
+        return self.better_than_chance
+
     def roc_points(self, n: int = ROC_POINTS) -> tuple[np.ndarray, np.ndarray]:
         """About ``n`` points of the ROC curve, dense at small FPR (log grid) and over [0, 1] (linear)."""
         f = self.roc_fpr
@@ -153,7 +159,7 @@ class MembershipResult:
             "format": FORMAT, "test": "membership", "distance": self.distance, "n_train": self.n_train,
             "n_holdout": self.n_holdout, "n_synthetic": self.n_synthetic, "auc": self.auc,
             "auc_ci": [self.auc_low, self.auc_high], "auc_se": self.auc_se, "interval": "delong",
-            "tpr_at_fpr": list(self.tpr), "n_exposed": self.n_exposed, "roc": {"fpr": fpr, "tpr": tpr},
+            "tpr_at_fpr": list(self.tpr), "n_exposed": self.n_exposed, "flags_copying": self.flags_copying, "roc": {"fpr": fpr, "tpr": tpr},
             "most_exposed": [{"row_id": int(r.row_id), "score": float(r.score), "p_value": float(r.p_value)}
                              for r in named.itertuples()],
             "overlap": self.overlap, "figures": self.figures(), "sentence": self.sentence(),
