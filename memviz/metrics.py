@@ -177,6 +177,21 @@ EVIDENCE_METRICS: dict[str, Metric] = {m.key: m for m in (
 #: the words of the dashboard and the report that are not a column of the results, in reading order
 #: (the glossary, :mod:`memviz.app.glossary`, lists these, then every metric with an ``explain``)
 TERMS: dict[str, str] = {
+    "Membership attack": (
+        "Can an attacker who holds the synthetic table tell the training rows from real rows the model never saw? "
+        "Each real row is scored by its distance to the nearest generated row (the standardized distance); the AUC "
+        "says how often a training row scores closer than a fresh row (0.5 is chance), the hit rate at 1 % false "
+        "alarms how many training rows it picks out. Rows it picks out are called exposed."),
+    "Data-copying test": (
+        "The test of Meehan, Chaudhuri & Dasgupta (2020): the data is cut into regions (k-means cells), and in each "
+        "the distances of generated rows to their nearest training row are compared with those of fresh real rows "
+        "(a Mann-Whitney z). The weighted mean C_T is negative when generated rows sit closer to the training rows "
+        "than fresh rows do (copying), positive when farther (a loose fit). It does not depend on the ratio test, "
+        "so it still sees copying where the ratio test flags nearly every real row."),
+    "Attribute attack": (
+        "Knowing every other column of a person, the attacker takes the secret column (the target) from the "
+        "nearest generated row. Its hit rate on training rows is compared with the same attack on fresh real rows "
+        "(the control): only the excess is what the model gives away about the people it trained on."),
     "Memorized": (
         "A generated row is flagged as memorized when its nearest training row is more than three times "
         "closer than the second nearest (r = d1 / d2 < 1/3), the papers' test. It measures relative "

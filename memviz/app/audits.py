@@ -329,11 +329,17 @@ def card(audit, title: str = "What this shows") -> Verdict:
     return Verdict(title, tuple(lines), v.sentence)
 
 
+def evidence_lines(audit) -> list[tuple[str, str]]:
+    """The Audit's other tests as (test, sentence) pairs for the Memorization page: the sentences of
+    :meth:`memviz.measure.evidence.Evidence.sentences`, verbatim (the report's "Other tests" prints the same)."""
+    return [(name[:1].upper() + name[1:], sentence) for name, sentence in audit.evidence.sentences()]
+
+
 def run_card(view) -> Verdict:
     """The card of a run's last check (:func:`card` of :func:`run_audit`)."""
     return card(run_audit(view), "What this run shows")
 
 
 __all__ = ["Source", "pkT", "run_source", "compare_source", "ranked_on", "run_audit", "tables_audit", "upload_tables",
-           "next_step", "card", "run_card", "digests", "companion_table", "over_copied_table", "rows_csv",
+           "next_step", "card", "run_card", "evidence_lines", "digests", "companion_table", "over_copied_table", "rows_csv",
            "download_stem"]

@@ -152,5 +152,8 @@ def audit_html(a, *, redacted: bool = True, train=None, synthetic=None) -> str:
             f"{r.column}: {_pct(r.memorized_rate)} / {_pct(r.non_memorized_rate)}" for r in a.columns.itertuples())
     title = "memviz audit" + (f": run {a.provenance.run.run_id}, check {a.provenance.run.check}"
                               if a.provenance.run is not None else "")
-    return build_report(facts(a), figures, None, settings, redacted=redacted, title=title,
-                        leaks=leak_views(a, train, synthetic, salt), verdict=card, sentence="", salt=salt)
+    from memviz.audit.evidence_html import with_other_tests
+
+    return with_other_tests(build_report(facts(a), figures, None, settings, redacted=redacted, title=title,
+                                         leaks=leak_views(a, train, synthetic, salt), verdict=card, sentence="",
+                                         salt=salt), a)

@@ -20,6 +20,8 @@ def register(sub, command) -> None:
     sp.add_argument("--raw-report", action="store_true",
                     help="show raw training values in report.html (default: redacted ranges and hashes)")
     sp.add_argument("--no-quality", action="store_true", help="skip Shape")
+    sp.add_argument("--no-evidence", action="store_true",
+                    help="skip the membership, data-copying and attribute tests against the hold-out")
     add_raw_csv(sp)
     sp.set_defaults(func=run)
 
@@ -30,7 +32,7 @@ def run(args) -> None:
 
     t0 = time.perf_counter()
     a = from_run(args.run, args.check, holdout=args.holdout, p=args.p, k=args.k, T=args.T,
-                 quality=not args.no_quality)
+                 quality=not args.no_quality, evidence=not args.no_evidence)
     store = RunStore.open(args.run)
     train = store.train()
     samples = store.samples(a.provenance.run.check).sort_values("synthetic_id").reset_index(drop=True)

@@ -4,7 +4,7 @@ A model copies when its rows lie *closer* to the training rows than fresh real r
 T the training rows, Q the generated rows (m), P the hold-out rows (n, real rows the model never
 saw) and a partition of the space into cells π:
 
-* cells: k-means with k = ``n_cells`` on the training rows, in the coordinates of the engine's
+* cells: k-means (:func:`kmeans`: k-means++ seeding, Lloyd's iterations) with k = ``n_cells`` on the training rows, in the coordinates of the engine's
   encoding: each numerical column standardized by its training range, (x − min) / range
   (missing values at the training mean), and each categorical column one-hot at weight 1/√2,
   so that squared Euclidean distance there is Σ_j Δz_j² + h (h: categorical mismatches). Fitted
@@ -69,6 +69,8 @@ HOLDOUT_PER_CELL = 100
 MIN_GENERATED = 20
 #: k-means is fitted on at most this many training rows
 KMEANS_ROWS = 5_000
+#: Lloyd iterations at most
+KMEANS_ITER = 100
 ALPHA = 0.05
 #: columns named in a cell's description
 DESCRIBED_COLUMNS = 3
@@ -177,9 +179,15 @@ def _describe(train: Table, labels: np.ndarray, n_cells: int) -> tuple[tuple, li
     s_of = dict(zip(spread.columns, spread.values))
     num = [c for c in schema.distance_numerical if c in data.columns]
     cat = [c for c in schema.distance_categorical if c in data.columns]
-    canon = {c: pd.Series(canonical_series(data[c]), index=data.index) for c in cat}
-    overall_med = {c: float(np.nanmedian(pd.to_numeric(data[c], errors="coerce"))) for c in num}
-    overall_share = {c: canon[c].value_counts(normalize=True) for c in cat}
+    vals = {c: pd.to_numeric(data[c], errors="coerce").to_numpy(dtype=float) for c in num}
+    overall_med = {c: float(np.nanmedian(v)) if np.isfinite(v).any() else math.nan for c, v in vals.items()}
+    counts, uniques, overall_share = {}, {}, {}
+    for c in cat:                          # per cell counts of each category in one bincount
+        codes, uniq = pd.factorize(pd.Series(canonical_series(data[c])), sort=False)
+        u = len(uniq)
+        counts[c] = np.bincount(labels * u + codes, minlength=n_cells * u).reshape(n_cells, u)
+        uniques[c] = uniq
+        overall_share[c] = counts[c].sum(0) / max(len(codes), 1)
     centres, texts = [], []
     for k in range(n_cells):
         mask = labels == k
@@ -188,15 +196,16 @@ def _describe(train: Table, labels: np.ndarray, n_cells: int) -> tuple[tuple, li
             centres.append({}), texts.append("an empty region")
             continue
         for c in num:
-            v = pd.to_numeric(data[c][mask], errors="coerce").to_numpy(dtype=float)
+            v = vals[c][mask]
             med = float(np.nanmedian(v)) if np.isfinite(v).any() else math.nan
             centre[c] = med
             score[c] = abs(med - overall_med[c]) / s_of.get(c, 1.0) if math.isfinite(med) else 0.0
         for c in cat:
-            vc = canon[c][mask].value_counts(normalize=True)
-            mode = vc.index[0]
+            row = counts[c][k]
+            j = int(np.argmax(row))                                              # the most common (first on ties)
+            mode = uniques[c][j]
             centre[c] = "missing" if mode == "\x00<missing>" else mode
-            score[c] = float(vc.iloc[0] - overall_share[c].get(mode, 0.0)) * 4.0      # a share lift of 0.25 ~ 1 spread
+            score[c] = float(row[j] / row.sum() - overall_share[c][j]) * 4.0   # a share lift of 0.25 ~ 1 spread
         top = sorted(score, key=lambda c: -score[c])[:DESCRIBED_COLUMNS]
         texts.append(", ".join(f"{c} about {_fmt(centre[c])}" if c in num else f"{c} {centre[c]}" for c in top))
         centres.append(centre)
@@ -209,11 +218,46 @@ def _fmt(x: float) -> str:
     return f"{x:,.0f}" if abs(x) >= 100 or float(x).is_integer() else f"{x:.3g}"
 
 
+def nearest_centre(x: np.ndarray, centres: np.ndarray) -> np.ndarray:
+    """(n,) the index of each row's nearest centre (squared Euclidean, ‖x‖² dropped: it does not change
+    the argmin; ties to the lowest index)."""
+    d = (centres * centres).sum(1)[None, :] - 2.0 * (x @ centres.T)                 # (n, k)
+    return d.argmin(axis=1).astype(np.int64)
+
+
+def kmeans(x: np.ndarray, k: int, seed: int, max_iter: int = KMEANS_ITER) -> np.ndarray:
+    """(k, D) centres: k-means++ seeding (Arthur & Vassilvitskii 2007, seeded), then Lloyd's iterations
+    (assign to the nearest centre, move each centre to its rows' mean) until no assignment changes or
+    ``max_iter``. A centre left without rows stays where it is (its cell is then empty). Plain numpy:
+    the cells only partition the space, any fixed partition keeps the test valid."""
+    rng = np.random.default_rng(seed)
+    n = len(x)
+    centres = np.empty((k, x.shape[1]))
+    centres[0] = x[rng.integers(n)]
+    d2 = ((x - centres[0]) ** 2).sum(1)
+    for j in range(1, k):
+        tot = float(d2.sum())
+        centres[j] = x[rng.choice(n, p=d2 / tot) if tot > 0 else rng.integers(n)]
+        d2 = np.minimum(d2, ((x - centres[j]) ** 2).sum(1))
+    labels = None
+    for _ in range(max_iter):
+        new = nearest_centre(x, centres)
+        if labels is not None and np.array_equal(new, labels):
+            break
+        labels = new
+        for j in range(k):
+            rows = labels == j
+            if rows.any():
+                centres[j] = x[rows].mean(axis=0)
+    return centres
+
+
 # ------------------------------------------------------------------ the test
 def data_copying_test(train: Table, synthetic, holdout, *, distance: str = DEFAULT_DISTANCE,
                       n_cells: int | None = None, min_generated: int = MIN_GENERATED, alpha: float = ALPHA,
                       engine: NeighborEngine | None = None, device: str = "auto", seed: int = 0,
-                      distances: tuple[np.ndarray, np.ndarray] | None = None) -> DataCopyingResult:
+                      distances: tuple[np.ndarray, np.ndarray] | None = None,
+                      holdout_checked: bool = False) -> DataCopyingResult:
     """Meehan et al.'s C_T of ``synthetic`` against ``train``, with ``holdout`` as the fresh real rows.
 
     Parameters
@@ -230,6 +274,8 @@ def data_copying_test(train: Table, synthetic, holdout, *, distance: str = DEFAU
     distances : (L(Q), L(P)), the generated and the hold-out rows' distances to their nearest
         training row under ``distance`` (the memorization pass's d1 and the floor's), in row order:
         no neighbour search is run.
+    holdout_checked : the hold-out was already checked for training rows
+        (:func:`~memviz.measure.membership.holdout_table`).
 
     Returns
     -------
@@ -238,7 +284,7 @@ def data_copying_test(train: Table, synthetic, holdout, *, distance: str = DEFAU
     t0 = time.perf_counter()
     check_distance(distance)
     synth = as_table(train, synthetic, "synthetic", "synthetic table")
-    hold = holdout_table(train, holdout)
+    hold = holdout_table(train, holdout, holdout_checked)
     if engine is not None and engine.distance != distance:
         raise MemvizError(f"engine: uses the {engine.distance} distance, the data-copying test asked for {distance}")
     if engine is None:
@@ -257,17 +303,12 @@ def data_copying_test(train: Table, synthetic, holdout, *, distance: str = DEFAU
     k = n_cells if n_cells is not None else max(2, min(MAX_CELLS, len(hold) // HOLDOUT_PER_CELL))
     if k < 1 or k > len(train):
         raise MemvizError(f"n_cells={k}: must be between 1 and the {len(train)} training rows")
-    from sklearn.cluster import KMeans
-
     xt = cell_coordinates(encoder, train.data)                                      # (N, D)
     rng = np.random.default_rng(seed)
     fit_rows = xt if len(xt) <= KMEANS_ROWS else xt[rng.choice(len(xt), KMEANS_ROWS, replace=False)]
-    from threadpoolctl import threadpool_limits
-
-    with threadpool_limits(1):               # small problem: threads only contend on a shared machine
-        km = KMeans(n_clusters=k, n_init=1, random_state=seed).fit(fit_rows)
-        lt, lq, lp = km.predict(xt), km.predict(cell_coordinates(encoder, synth.data)), \
-            km.predict(cell_coordinates(encoder, hold.data))
+    centres = kmeans(fit_rows, k, seed)
+    lt, lq, lp = (nearest_centre(x, centres) for x in (xt, cell_coordinates(encoder, synth.data),
+                                                        cell_coordinates(encoder, hold.data)))
     m, n = len(synth), len(hold)
     recs = []
     for c in range(k):

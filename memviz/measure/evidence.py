@@ -155,13 +155,13 @@ def audit_evidence(train: Table, synthetic: Table, holdout: Table, *, engine: Ne
     else:
         t_engine = NeighborEngine(distance=dist, device=device).fit(train)
     dc = data_copying_test(train, synthetic, hold, distance=dist, engine=t_engine, device=device, seed=seed,
-                           distances=distances)
+                           distances=distances, holdout_checked=True)
     mi = membership_inference(train, synthetic, hold, distance=dist, engine=synthetic_engine(synthetic, dist, device),
-                              flagged_row_ids=flagged_row_ids)
+                              flagged_row_ids=flagged_row_ids, holdout_checked=True)
     secrets = secret if secret is not None else audit_secrets(train.schema)
     n_cols = len(train.schema.distance_numerical + train.schema.distance_categorical)
     ai = attribute_inference(train, synthetic, hold, secret=secrets, distance=dist, device=device,
-                             seed=seed) if n_cols > 1 else None          # one column: nothing left to know
+                             seed=seed, holdout_checked=True) if n_cols > 1 else None          # one column: nothing left to know
     return Evidence(membership=mi, data_copying=dc, attribute=ai, distance=dist, seconds=time.perf_counter() - t0)
 
 
