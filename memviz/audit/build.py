@@ -126,7 +126,8 @@ def _version() -> str:
 def _finish(train: Table, synthetic: pd.DataFrame, nn1, ratio, memorized, *, floor, holdout: Table | None,
             n_generated: int, pooled_copies=None, distance: str, device: str, quality: bool, dcr: bool,
             provenance: dict, evidence, row_test: bool, seed: int, per_check=None, engine=None, d1=None) -> Audit:
-    """The audit from one set of generated rows with their NN1 / ratio / flags (both entry points)."""
+    """The audit from one set of generated rows with their NN1 / ratio / flags (both entry points); ``engine``
+    and ``d1`` (the memorization pass's NN1 distances and training positions) are reused by the evidence."""
     from memviz.audit.rowtest import assess
     from memviz.leaks.columns import column_match_rates
     from memviz.measure.closeness import nn1_closeness
@@ -212,8 +213,10 @@ def _evidence(train: Table, syn: pd.DataFrame, holdout: Table | None, evidence, 
     if evidence is True:
         if holdout is None:
             return Evidence()
+        d1, pos = d1 if d1 is not None else (None, None)
         return audit_evidence(train, Table(syn[list(train.schema.columns)], train.schema, "synthetic"), holdout,
-                              engine=engine, d1_synthetic=d1, device=device, seed=seed, flagged_row_ids=flagged)
+                              engine=engine, d1_synthetic=d1, nn1_synthetic=pos, device=device, seed=seed,
+                              flagged_row_ids=flagged)
     return Evidence.of(evidence or None)
 
 
@@ -270,7 +273,8 @@ def audit(train, synthetic, holdout=None, *, schema=None, metadata=None, target:
             "sources": {"train": tr.source, "synthetic": syn.source, "holdout": hold.source if hold is not None else ""}}
     return _finish(tr, syn.data, res.nn1, res.ratio, res.memorized, floor=floor, holdout=hold,
                    n_generated=len(syn), distance=distance, device=device, quality=quality, dcr=dcr,
-                   provenance=prov, evidence=evidence, row_test=row_test, seed=seed, engine=engine, d1=res.d1)
+                   provenance=prov, evidence=evidence, row_test=row_test, seed=seed, engine=engine,
+                   d1=(res.d1, res.nn1_pos))
 
 
 def from_run(run_dir: str | Path, check: int | None = None, *, holdout=None, pool: bool = True,

@@ -11,15 +11,15 @@ saw) and a partition of the space into cells π:
   on at most :data:`KMEANS_ROWS` training rows (seeded), every row then assigned to its nearest
   centre. Default k = min(:data:`MAX_CELLS`, ⌊n / :data:`HOLDOUT_PER_CELL`⌋), at least 2: 10 cells
   of at least 100 hold-out rows each.
-* per row, L(x) = d(x, T), the distance to the nearest training row (the one engine fitted on
-  all of T, scaled by T), for x in Q and in P: exactly what the ratio test's pass over the
-  generated rows (its NN1) and the floor's pass over the hold-out already compute, so with the
-  same distance the test costs no further neighbour search (:func:`memviz.measure.evidence.audit_evidence`
-  passes them in). The authors' code searches the cell's training rows T_π only; the nearest
-  training row of a query almost always lies in the query's own cell (its cell is the nearest
-  centre), and where it does not, both samples of the cell are treated alike, so the rank test
-  compares the same thing; one search instead of one per cell is what brings the test's cost at
-  full Adult from 1.9 memorization passes to a k-means fit (``benchmarks/bench_evidence.py``);
+* each generated or hold-out row x belongs to the cell of its nearest training row NN1(x)
+  (cells are then unions of the training rows' Voronoi regions: a partition of the space fixed
+  by T alone), and L(x) = d(x, NN1(x)) = d(x, T) = d(x, T_π): the distance to the nearest
+  training row of its cell, as in the authors' code, obtained from one search over all of T (the
+  one engine fitted on T, scaled by T) instead of one per cell. That search is exactly what the
+  ratio test's pass over the generated rows (its NN1) and the floor's pass over the hold-out
+  compute, so with the same distance the test needs no further neighbour search
+  (:func:`memviz.measure.evidence.audit_evidence` passes them in). Without NN1 positions (only
+  ``distances``), x goes to its nearest k-means centre;
   Z_U(π) = the Mann–Whitney z of L(Q_π) against L(P_π) (:mod:`memviz.measure.ranktests`, with
   the tie correction, without the continuity correction). Z_U < 0: the generated rows of the
   cell are closer to the training rows than fresh rows are.
@@ -257,6 +257,7 @@ def data_copying_test(train: Table, synthetic, holdout, *, distance: str = DEFAU
                       n_cells: int | None = None, min_generated: int = MIN_GENERATED, alpha: float = ALPHA,
                       engine: NeighborEngine | None = None, device: str = "auto", seed: int = 0,
                       distances: tuple[np.ndarray, np.ndarray] | None = None,
+                      positions: tuple[np.ndarray, np.ndarray] | None = None,
                       holdout_checked: bool = False) -> DataCopyingResult:
     """Meehan et al.'s C_T of ``synthetic`` against ``train``, with ``holdout`` as the fresh real rows.
 
@@ -274,6 +275,8 @@ def data_copying_test(train: Table, synthetic, holdout, *, distance: str = DEFAU
     distances : (L(Q), L(P)), the generated and the hold-out rows' distances to their nearest
         training row under ``distance`` (the memorization pass's d1 and the floor's), in row order:
         no neighbour search is run.
+    positions : (NN1(Q), NN1(P)), the training positions (0-based) of those nearest rows: they
+        give each row's cell (module docstring).
     holdout_checked : the hold-out was already checked for training rows
         (:func:`~memviz.measure.membership.holdout_table`).
 
@@ -293,8 +296,9 @@ def data_copying_test(train: Table, synthetic, holdout, *, distance: str = DEFAU
         raise MemvizError("engine: fitted on other rows than the training table")
     encoder = engine.encoder_
     if distances is None:
-        dq_all = engine.kneighbors(synth, k=1).dist[:, 0]                          # (m,) L(Q)
-        dp_all = engine.kneighbors(hold, k=1).dist[:, 0]                           # (n,) L(P)
+        nq, np_ = engine.kneighbors(synth, k=1), engine.kneighbors(hold, k=1)
+        dq_all, dp_all = nq.dist[:, 0], np_.dist[:, 0]                            # (m,), (n,) L(Q), L(P)
+        positions = (nq.pos[:, 0], np_.pos[:, 0])
     else:
         dq_all, dp_all = (np.asarray(d, dtype=np.float64) for d in distances)
         if dq_all.shape != (len(synth),) or dp_all.shape != (len(hold),):
@@ -307,8 +311,15 @@ def data_copying_test(train: Table, synthetic, holdout, *, distance: str = DEFAU
     rng = np.random.default_rng(seed)
     fit_rows = xt if len(xt) <= KMEANS_ROWS else xt[rng.choice(len(xt), KMEANS_ROWS, replace=False)]
     centres = kmeans(fit_rows, k, seed)
-    lt, lq, lp = (nearest_centre(x, centres) for x in (xt, cell_coordinates(encoder, synth.data),
-                                                        cell_coordinates(encoder, hold.data)))
+    lt = nearest_centre(xt, centres)                                                # (N,)
+    if positions is not None:
+        pq, pp = (np.asarray(p_, dtype=np.int64) for p_ in positions)
+        if pq.shape != (len(synth),) or pp.shape != (len(hold),) or len(pq) and pq.max() >= len(train) \
+                or len(pp) and pp.max() >= len(train):
+            raise MemvizError("positions: expected one training position per generated and per hold-out row")
+        lq, lp = lt[pq], lt[pp]                                                     # the cell of NN1(x)
+    else:
+        lq, lp = (nearest_centre(cell_coordinates(encoder, t.data), centres) for t in (synth, hold))
     m, n = len(synth), len(hold)
     recs = []
     for c in range(k):

@@ -128,7 +128,7 @@ def audit_secrets(schema) -> tuple[str, ...]:
 
 
 def audit_evidence(train: Table, synthetic: Table, holdout: Table, *, engine: NeighborEngine | None = None,
-                   d1_synthetic=None, device: str = "auto", seed: int = 0, secret=None,
+                   d1_synthetic=None, nn1_synthetic=None, device: str = "auto", seed: int = 0, secret=None,
                    flagged_row_ids=None) -> Evidence:
     """The three tests with the reuse of the module docstring, for :func:`memviz.audit`.
 
@@ -136,7 +136,8 @@ def audit_evidence(train: Table, synthetic: Table, holdout: Table, *, engine: Ne
     ----------
     train, synthetic, holdout : Tables of the training schema (the audit's).
     engine : the audit's engine on ``train``; reused when its distance is :data:`DEFAULT_DISTANCE`.
-    d1_synthetic : (M,) the memorization pass's NN1 distances of ``synthetic`` under ``engine``.
+    d1_synthetic, nn1_synthetic : (M,) the memorization pass's NN1 distances and training positions
+        (``nn1_pos``) of ``synthetic`` under ``engine``.
     secret : the attribute attack's secret column(s) (default: :func:`audit_secrets`).
     flagged_row_ids : the ratio test's over-copied rows (the membership overlap).
 
@@ -147,15 +148,17 @@ def audit_evidence(train: Table, synthetic: Table, holdout: Table, *, engine: Ne
     t0 = time.perf_counter()
     dist = DEFAULT_DISTANCE
     hold = holdout_table(train, holdout)
-    distances = None
+    distances = positions = None
     if engine is not None and engine.distance == dist:
         t_engine = engine
         if d1_synthetic is not None:
-            distances = (d1_synthetic, engine.kneighbors(hold, k=1).dist[:, 0])
+            nh = engine.kneighbors(hold, k=1)
+            distances = (d1_synthetic, nh.dist[:, 0])
+            positions = (nn1_synthetic, nh.pos[:, 0]) if nn1_synthetic is not None else None
     else:
         t_engine = NeighborEngine(distance=dist, device=device).fit(train)
     dc = data_copying_test(train, synthetic, hold, distance=dist, engine=t_engine, device=device, seed=seed,
-                           distances=distances, holdout_checked=True)
+                           distances=distances, positions=positions, holdout_checked=True)
     mi = membership_inference(train, synthetic, hold, distance=dist, engine=synthetic_engine(synthetic, dist, device),
                               flagged_row_ids=flagged_row_ids, holdout_checked=True)
     secrets = secret if secret is not None else audit_secrets(train.schema)
