@@ -28,10 +28,13 @@ def _pct(x) -> str:
 
 
 def _figures(name: str, e) -> list[tuple[str, str]]:
-    """(label, value) pairs of one test's figures (labels from EVIDENCE_METRICS)."""
+    """(label, value) pairs of one test's figures (labels from EVIDENCE_METRICS); none for a caller's own test."""
+    from memviz.measure.attribute import AttributeResult
+    from memviz.measure.datacopying import DataCopyingResult
+    from memviz.measure.membership import MembershipResult
     from memviz.metrics import EVIDENCE_METRICS as M
 
-    if name == "membership":
+    if isinstance(e, MembershipResult):
         t1, t2 = e.tpr
         return [(M["mia_auc"].name, f"{_num(e.auc)} ({_num(e.auc_low)} to {_num(e.auc_high)})"),
                 (M["mia_tpr_1pct"].name, f"{_pct(t1['tpr'])} ({_pct(t1['low'])} to {_pct(t1['high'])})"),
@@ -39,7 +42,7 @@ def _figures(name: str, e) -> list[tuple[str, str]]:
                                                                      "to allow a false alarm)")),
                 (M["mia_exposed"].name, f"{e.n_exposed:,} of {e.n_train:,}"),
                 ("Rows compared", f"{e.n_train:,} training, {e.n_holdout:,} hold-out, {e.n_synthetic:,} generated")]
-    if name == "data_copying":
+    if isinstance(e, DataCopyingResult):
         cc = e.copying_cells
         out = [(M["data_copying_ct"].name, f"{e.c_t:+.2f} (z {e.z:+.2f})" if math.isfinite(e.c_t) else "–"),
                (M["data_copying_p"].name, f"{e.p_value:.3g}" if math.isfinite(e.p_value) else "–"),
@@ -48,7 +51,7 @@ def _figures(name: str, e) -> list[tuple[str, str]]:
         out += [(f"Region {int(r.cell)} (z {r.z:+.1f}, {_pct(r.holdout_share)} of the data)", r.description)
                 for r in cc.head(5).itertuples()]
         return out
-    if name == "attribute":
+    if isinstance(e, AttributeResult):
         return [(f"Secret {r.secret}", f"right for {_pct(r.rate)} of training rows, {_pct(r.control)} of fresh rows "
                                        f"(excess {100 * r.excess:+.1f} points, {100 * r.excess_low:+.1f} to "
                                        f"{100 * r.excess_high:+.1f}; q {r.q_value:.2g})")

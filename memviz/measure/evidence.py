@@ -89,11 +89,13 @@ class Evidence(Mapping):
         if isinstance(tests, Evidence):
             return tests
         tests = dict(tests or {})
-        known = {k: tests.pop(k) for k in TESTS if k in tests}
-        return cls(**known, extra=tuple(tests.items()))
+        types = {"membership": MembershipResult, "data_copying": DataCopyingResult, "attribute": AttributeResult}
+        known = {k: tests[k] for k in TESTS if isinstance(tests.get(k), types[k])}
+        return cls(**known, extra=tuple((k, v) for k, v in tests.items() if k not in known))
 
     def _pairs(self) -> list:
-        return [(k, getattr(self, k)) for k in TESTS if getattr(self, k) is not None] + list(self.extra)
+        out = [(k, getattr(self, k)) for k in TESTS if getattr(self, k) is not None] + list(self.extra)
+        return sorted(out, key=lambda kv: TESTS.index(kv[0]) if kv[0] in TESTS else len(TESTS))
 
     def __getitem__(self, key):
         for k, v in self._pairs():
