@@ -9,7 +9,9 @@
   Three settings: the paper distance (the audit's default), the standardized one (the
   memorization pass's d1 serves the data-copying test), and every column as an attribute secret.
   Before this reuse (one engine per k-means cell, every column a secret, 8,140 hold-out rows)
-  the three cost 7.0× one pass on this machine (9.6–11.6× in the issue's runs);
+  the three cost 7.0× one pass on this machine at load 4.6 (9.6–11.6× in the issue's runs);
+  after it, at load 16.5 on 2 shared cores (one pass 11.7 s, 8.2 to 14.7): paper audit 2.9×,
+  standardized audit 2.0×, every column a secret 5.5×; profiled at load 13: paper audit 2.4×;
 * **calibration**: fresh real rows as the "synthetic" table (a real table split into three
   disjoint parts: train, "synthetic", hold-out), R resamples on two tables: how often the MIA
   AUC interval covers 0.5, the data-copying test is significant, the attribute excess interval
