@@ -33,10 +33,7 @@ from memviz.mitigate.dynamiccut import (
 from memviz.tables.data import read_frame
 from memviz.viz import report as vr
 from memviz.viz.compare import results_display
-
-
-def _pct(x) -> str:
-    return "–" if x is None or x != x else f"{100 * float(x):.1f} %"
+from memviz.viz.text import pct
 
 
 def _e(x) -> str:
@@ -122,15 +119,15 @@ def run_facts(view: RunView, p: float = DEFAULT_P, k: int = DEFAULT_K, T=None) -
              ("Status", src.label().removeprefix(f"Warm-up run {view.run_id}").strip(" ()") or view.status),
              ("Training rows", f"{dyn.n_rows:,}"),
              ("Checks", f"{dyn.n_checks} (epochs {int(dyn.epochs[0])} to {int(dyn.epochs[-1])})"),
-             ("Generated rows flagged as memorized at the last check", _pct(last["mem_ratio"])),
+             ("Generated rows flagged as memorized at the last check", pct(last["mem_ratio"])),
              ("Floor: real rows the model never saw, flagged by the same test",
-              f"{_pct(floor.floor)} (95 % interval {_pct(floor.low)} to {_pct(floor.high)}, "
+              f"{pct(floor.floor)} (95 % interval {pct(floor.low)} to {pct(floor.high)}, "
               f"{floor.n_holdout:,} hold-out rows)" if floor is not None else
               "not measured: the run was started without a test split or hold-out"),
              ("Mem-AUC at the last check (0 = nothing close, 1 = every row on a training row)",
               f"{float(last['mem_auc']):.3f}"),
-             ("Training rows never copied", _pct(ht.zero_share)),
-             ("Share of all copies held by the 1 % most-copied rows", _pct(concentration(dyn, 0.01))),
+             ("Training rows never copied", pct(ht.zero_share)),
+             ("Share of all copies held by the 1 % most-copied rows", pct(concentration(dyn, 0.01))),
              ("Most copies of one training row", f"{ht.max_count:,}"),
              ("Top group", f"the {dyn.top_frac:.0%} most-copied rows ({int(dyn.top.sum()):,} rows)"),
              (f"DynamicCut at {src.settings} (tuned on Tune & prune)",

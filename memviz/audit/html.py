@@ -10,10 +10,12 @@ calibration and power, the over-copied rows, the column summary and the supporti
 from __future__ import annotations
 
 import secrets
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+
+from memviz.viz.card import Card, Line
+from memviz.viz.text import pct, percent, points
 
 #: most-copied training rows shown beside their copies (with the tables given)
 N_LEAKS = 5
@@ -21,45 +23,28 @@ N_LEAKS = 5
 N_COPIES = 10
 
 
-@dataclass(frozen=True)
-class _Line:
-    topic: str
-    text: str
-    tone: str = "neutral"
-
-
-@dataclass(frozen=True)
-class _Card:
-    title: str
-    lines: tuple
-
-
-def _pct(v) -> str:
-    return "n/a" if v is None or not np.isfinite(v) else f"{100 * v:.1f} %"
-
-
 def _ci(ci) -> str:
     if ci is None or not all(np.isfinite(ci)):
         return "n/a"
-    return f"{100 * ci[0]:.1f} to {100 * ci[1]:.1f}"
+    return f"{percent(ci[0], unit='')} to {percent(ci[1], unit='')}"
 
 
 def facts(a) -> list[tuple[str, str]]:
     """The audit's figures in words, as (label, value) pairs."""
     p = a.provenance
     out = [("Verdict code", a.verdict.code),
-           ("Generated rows flagged (mem ratio)", f"{_pct(a.mem_ratio)} of {p.n_synthetic:,}")]
+           ("Generated rows flagged (mem ratio)", f"{pct(a.mem_ratio)} of {p.n_synthetic:,}")]
     if a.floor is not None:
-        out += [("Floor: real rows the model never saw, flagged", f"{_pct(a.floor)} (95 %: {_ci(a.floor_ci)} %) of "
+        out += [("Floor: real rows the model never saw, flagged", f"{pct(a.floor)} (95 %: {_ci(a.floor_ci)} %) of "
                                                                f"{p.n_holdout:,} hold-out rows"),
-                ("Excess over the floor", f"{100 * a.excess:+.1f} points (95 %: {_ci(a.excess_ci)})"),
-                ("Copy share: generated rows copied beyond chance", f"{_pct(a.copy_share)} (95 %: {_ci(a.copy_share_ci)} %)"),
+                ("Excess over the floor", f"{points(a.excess)} (95 %: {_ci(a.excess_ci)})"),
+                ("Copy share: generated rows copied beyond chance", f"{pct(a.copy_share)} (95 %: {_ci(a.copy_share_ci)} %)"),
                 ("Training rows copied far more than chance (q < 0.05)", f"{a.n_over_copied:,}"),
-                ("Hold-out rows identical to a training row", _pct(a.holdout_identical_share))]
-    out.append(("Generated rows identical to a training row", _pct(a.identical_share)))
-    out.append(("Flagged generated rows that are exact copies", _pct(a.flagged_exact_share)))
+                ("Hold-out rows identical to a training row", pct(a.holdout_identical_share))]
+    out.append(("Generated rows identical to a training row", pct(a.identical_share)))
+    out.append(("Flagged generated rows that are exact copies", pct(a.flagged_exact_share)))
     if a.dcr_share is not None:
-        out.append(("DCR share: closest real row is a training row (ideal 50 %)", _pct(a.dcr_share)))
+        out.append(("DCR share: closest real row is a training row (ideal 50 %)", pct(a.dcr_share)))
     out.append(("Quality: Shape of the generated rows", "not measured" if a.shape is None else f"{a.shape:.3f}"))
     if a.shape_reference is not None:
         out.append(("Quality: Shape of the hold-out (reference)", f"{a.shape_reference:.3f}"))
@@ -126,9 +111,9 @@ def audit_html(a, *, redacted: bool = True, train=None, synthetic=None) -> str:
 
     v = a.verdict
     salt = secrets.token_hex(16)
-    card = _Card(f"Verdict: {v.code}", (_Line("In short", v.sentence, v.tone),
-                                        *(_Line("Evidence: " + k, str(e.sentence())) for k, e in a.evidence.items()),
-                                        _Line("Next step", v.next_step)))
+    card = Card(f"Verdict: {v.code}", (Line("In short", v.sentence, v.tone),
+                                        *(Line("Evidence: " + k, str(e.sentence())) for k, e in a.evidence.items()),
+                                        Line("Next step", v.next_step)))
     figures = []
     if a.floor_detail is not None and "expected" in a.rows:
         from memviz.leaks.rows import copies_vs_null
@@ -149,7 +134,7 @@ def audit_html(a, *, redacted: bool = True, train=None, synthetic=None) -> str:
             f"{int(r.exact_copies)} exact)" for r in shown.itertuples())
     if len(a.columns):
         settings["Columns equal to the nearest training row (flagged / other generated rows)"] = "; ".join(
-            f"{r.column}: {_pct(r.memorized_rate)} / {_pct(r.non_memorized_rate)}" for r in a.columns.itertuples())
+            f"{r.column}: {pct(r.memorized_rate)} / {pct(r.non_memorized_rate)}" for r in a.columns.itertuples())
     title = "memviz audit" + (f": run {a.provenance.run.run_id}, check {a.provenance.run.check}"
                               if a.provenance.run is not None else "")
     return build_report(facts(a), figures, None, settings, redacted=redacted, title=title,
