@@ -11,9 +11,9 @@ import functools
 from dataclasses import dataclass
 from pathlib import Path
 
-from memviz.app.verdict import Line, Verdict
 from memviz.errors import MemvizError
 from memviz.mitigate.dynamiccut import DEFAULT_K, DEFAULT_P
+from memviz.viz.card import Card, Line
 
 
 def pkT(p: float, k: int, T) -> str:
@@ -314,7 +314,7 @@ def next_step(audit) -> str:
     return audit.verdict.next_step
 
 
-def card(audit, title: str = "What this shows") -> Verdict:
+def card(audit, title: str = "What this shows") -> Card:
     """The dashboard's verdict card of an audit: the Audit's own verdict sentence first (verbatim), the
     over-copied rows and the per-row test's reach, then the next step (:func:`next_step`)."""
     v = audit.verdict
@@ -326,10 +326,10 @@ def card(audit, title: str = "What this shows") -> Verdict:
                                                "No training row is copied more than chance. ")
                           + audit.row_test.sentence(), "warn" if n else "neutral"))
     lines.append(Line("Next step", next_step(audit)))
-    return Verdict(title, tuple(lines), v.sentence)
+    return Card(title, tuple(lines), v.sentence)
 
 
-def run_card(view) -> Verdict:
+def run_card(view) -> Card:
     """The card of a run's last check (:func:`card` of :func:`run_audit`)."""
     return card(run_audit(view), "What this run shows")
 

@@ -105,15 +105,28 @@ def leak_views(a, train, synthetic, salt: str | None = None):
     return out
 
 
-def audit_html(a, *, redacted: bool = True, train=None, synthetic=None) -> str:
-    """The HTML document of audit ``a`` (module docstring)."""
+def _kept_checks(run_dir) -> list[int] | None:
+    """The checks of a run with a kept checkpoint (None when that cannot be read: every check)."""
+    from memviz.warmup import checkpoints
+
+    try:
+        return list(checkpoints.kept(run_dir)) or None
+    except (OSError, ValueError):
+        return None
+
+
+def audit_html(a, *, redacted: bool = True, train=None, synthetic=None, sections=()) -> str:
+    """The HTML document of audit ``a`` (module docstring); ``sections``: further parts, each naming
+    its source (:class:`memviz.viz.report.Section`: e.g. the comparisons ranked on the audited run,
+    ``memviz report``), after the audit's own.
+
+    For a warm-up run's check the verdict card ends with the recommended check and its reason, and
+    the figures include the when-to-stop frontier (excess against quality over the checks).
+    """
     from memviz.viz.report import build_report
 
     v = a.verdict
     salt = secrets.token_hex(16)
-    card = Card(f"Verdict: {v.code}", (Line("In short", v.sentence, v.tone),
-                                        *(Line("Evidence: " + k, str(e.sentence())) for k, e in a.evidence.items()),
-                                        Line("Next step", v.next_step)))
     figures = []
     if a.floor_detail is not None and "expected" in a.rows:
         from memviz.leaks.rows import copies_vs_null
@@ -121,10 +134,19 @@ def audit_html(a, *, redacted: bool = True, train=None, synthetic=None) -> str:
 
         n_gen = a.row_test.n_generated or a.provenance.n_synthetic
         figures.append(copies_null_plot(copies_vs_null(a.floor_detail, a.rows["copies"].to_numpy(np.int64), n_gen)))
+    stop = ""
     if a.per_check is not None and len(a.per_check):
         from memviz.viz.memorization import check_curves
+        from memviz.viz.report import when_to_stop
 
         figures.append(check_curves(a.per_check))
+        if a.provenance.run is not None:  # the frontier and the recommended check (issue 23)
+            fig, stop = when_to_stop(a.per_check, _kept_checks(a.provenance.run.run_dir))
+            figures.append(fig)
+    card = Card(f"Verdict: {v.code}", (Line("In short", v.sentence, v.tone),
+                                        *(Line("Evidence: " + k, str(e.sentence())) for k, e in a.evidence.items()),
+                                        Line("Next step", v.next_step),
+                                        *((Line("When to stop", stop),) if stop else ())))
     over = a.over_copied_rows.head(50)
     settings = dict(provenance_facts(a))
     if not over.empty:
@@ -138,4 +160,5 @@ def audit_html(a, *, redacted: bool = True, train=None, synthetic=None) -> str:
     title = "memviz audit" + (f": run {a.provenance.run.run_id}, check {a.provenance.run.check}"
                               if a.provenance.run is not None else "")
     return build_report(facts(a), figures, None, settings, redacted=redacted, title=title,
-                        leaks=leak_views(a, train, synthetic, salt), verdict=card, sentence="", salt=salt)
+                        leaks=leak_views(a, train, synthetic, salt), verdict=card, sentence="", salt=salt,
+                        sections=sections, settings_name=title.removeprefix("memviz ").capitalize())
