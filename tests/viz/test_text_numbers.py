@@ -42,3 +42,17 @@ def test_no_other_percent_formatter_is_left():
     for mod in (reports, verdict, averdict, util):
         assert not hasattr(mod, "_pct"), mod.__name__
     assert not hasattr(util, "_pm")
+
+
+def test_kinds_cancel_and_the_warmup_defaults_are_defined_once():
+    """Issue 21's leftovers: KINDS and CANCEL were defined in two modules each, and the dashboard's warm-up
+    defaults restated WarmupConfig's preset, n_samples and seed."""
+    from memviz.app import runs
+    from memviz.jobs import spec, status
+    from memviz.warmup import store
+    from memviz.warmup.run import WarmupConfig
+
+    assert status.KINDS is spec.KINDS and status.CANCEL is store.CANCEL
+    cfg = WarmupConfig()
+    for k in ("preset", "n_samples", "seed"):
+        assert runs.UI_WARMUP_DEFAULTS[k] == getattr(cfg, k) and k not in runs.UI_WARMUP_OVERRIDES
