@@ -8,6 +8,7 @@ comparison's card sits under the comparison's heading, with the floor of the run
 """
 from __future__ import annotations
 
+import re
 import secrets
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -242,6 +243,57 @@ def report_html(view: RunView | None, compare: CompareView | None = None, *, p: 
                            settings={"report": "redacted" if redacted else "raw values included"})
 
 
+def results_csv(compare: CompareView) -> bytes:
+    """The comparison's results for people and the next tool: readable headers, labels and units
+    (:func:`memviz.app.comparisons.readable_results`), internal columns left out, formulas neutralised."""
+    from memviz.app.comparisons import readable_results
+
+    return csv_bytes(readable_results(compare.results))
+
+
+def dictionary_csv(compare: CompareView) -> bytes:
+    """The data dictionary of :func:`results_csv`: each header, its raw name, unit, goal, range and meaning
+    (:func:`memviz.app.comparisons.data_dictionary`)."""
+    from memviz.app.comparisons import data_dictionary
+
+    return csv_bytes(data_dictionary(compare.results))
+
+
+@dataclass(frozen=True)
+class Download:
+    """A synthetic table of a comparison as the Report page offers it: a readable label
+    ("TabDDPM · DynamicCut · seed 0"), a readable file name and the stored file."""
+
+    label: str
+    file_name: str
+    path: Path
+
+
+def synthetic_downloads(compare: CompareView) -> list[Download]:
+    """The comparison's synthetic tables with labels from the results' method, generator and seed (the
+    stored file names are internal keys such as ``baseline_tabddpm_0``); files not in the results keep
+    their stem."""
+    from memviz.app.comparisons import synthetic_files
+    from memviz.viz.style import method_label, model_label
+
+    res = compare.results
+    cells = {}
+    if {"synthetic", "method", "model", "seed"} <= set(res.columns):
+        for r in res.dropna(subset=["synthetic"]).itertuples():
+            cells[str(r.synthetic)] = (str(r.model), str(r.method), int(r.seed))
+    out = []
+    for rel, path in synthetic_files(compare.path).items():
+        cell = cells.get(rel) or cells.get(Path(rel).as_posix())
+        if cell is None:
+            out.append(Download(Path(rel).stem, f"{Path(rel).stem}.csv", path))
+            continue
+        model, method, seed = cell
+        label = f"{model_label(model)} · {method_label(method)} · seed {seed}"
+        stem = re.sub(r"[^A-Za-z0-9]+", "_", f"{model_label(model)} {method_label(method)} seed {seed}").strip("_")
+        out.append(Download(label, f"{compare.path.name}_{stem}.csv", path))
+    return out
+
+
 def table_csv(path: str | Path, raw: bool = False) -> bytes:
     """An output table (CSV or Parquet) as CSV bytes, spreadsheet formulas neutralised unless
     ``raw`` (:func:`memviz.io.csv_bytes`)."""
@@ -249,4 +301,5 @@ def table_csv(path: str | Path, raw: bool = False) -> bytes:
 
 
 __all__ = ["Section", "sections", "run_section", "compare_section", "figures", "run_facts", "verdict",
-           "sentence", "report_name", "report_parts", "compare_part", "report_html", "table_csv"]
+           "sentence", "report_name", "report_parts", "compare_part", "report_html", "table_csv", "results_csv", "dictionary_csv", "Download",
+           "synthetic_downloads"]

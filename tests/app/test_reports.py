@@ -239,3 +239,44 @@ def test_one_card_type_and_no_private_report_helper_outside_viz():
     assert verdict.Verdict is Card and verdict.Line is Line and audits.Card is Card
     assert not hasattr(audit_html, "_Card") and not hasattr(audit_html, "_Line")
     assert not re.search(r"\bvr\._", inspect.getsource(reports))
+
+
+# ------------------------------------------------------------------ the Report page's downloads (issue 20)
+def test_the_report_pages_downloads_carry_readable_labels_not_raw_keys(two_runs):
+    """The synthetic tables' buttons said `baseline_tabddpm_0` and the results CSV had ~50 raw column names:
+    now each table is 'TabDDPM · Baseline · seed 0' and the results carry the data dictionary's headers."""
+    import io
+
+    import pandas as pd
+
+    _, out = two_runs
+    cv = comparisons.load_compare(out)
+    downloads = reports.synthetic_downloads(cv)
+    assert len(downloads) == 6
+    labels = {d.label for d in downloads}
+    assert "TabDDPM · Baseline · seed 0" in labels and "TabDDPM · DynamicCut · seed 1" in labels
+    for d in downloads:
+        assert "_tabddpm_" not in d.label and "_tabddpm_" not in d.file_name and d.path.is_file()
+    assert len({d.file_name for d in downloads}) == 6
+    res = pd.read_csv(io.BytesIO(reports.results_csv(cv)))
+    raw = set(cv.results.columns)
+    assert not raw & set(res.columns) - {"n_synthetic"}, sorted(raw & set(res.columns))
+    assert "synthetic" not in res.columns and "key" not in res.columns
+    dic = pd.read_csv(io.BytesIO(reports.dictionary_csv(cv)))
+    assert list(dic["column"]) == list(res.columns)
+
+
+def test_the_report_page_offers_the_readable_downloads(two_runs, monkeypatch):
+    """The Report page's download buttons for a comparison use the readable labels (no raw key)."""
+    from streamlit.testing.v1 import AppTest
+
+    root, out = two_runs
+    monkeypatch.setenv(jobs.RUNS_ENV, str(root))
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[2] / "app.py"), default_timeout=180)
+    at.query_params["run"] = "run-A-aaaa"
+    at.run()
+    at.switch_page("screens/7_report.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    labels = [b.label for b in at.get("download_button")]
+    assert "TabDDPM · Baseline · seed 0" in labels, labels
+    assert not [x for x in labels if "_tabddpm_" in x] and "Results (CSV, readable column names)" in labels
