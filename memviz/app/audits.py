@@ -13,7 +13,7 @@ from pathlib import Path
 
 from memviz.errors import MemvizError
 from memviz.mitigate.dynamiccut import DEFAULT_K, DEFAULT_P
-from memviz.viz.card import Card, Line
+from memviz.viz.card import Card, Line, tone
 
 
 def pkT(p: float, k: int, T) -> str:
@@ -318,7 +318,7 @@ def card(audit, title: str = "What this shows") -> Card:
     """The dashboard's verdict card of an audit: the Audit's own verdict sentence first (verbatim), the
     over-copied rows and the per-row test's reach, then the next step (:func:`next_step`)."""
     v = audit.verdict
-    lines = [Line("Verdict", v.sentence, v.tone if v.tone in ("good", "bad", "warn") else "neutral")]
+    lines = [Line("Verdict", v.sentence, tone(v.tone))]
     if audit.floor is not None:
         n = int(audit.n_over_copied)
         lines.append(Line("Over-copied rows", (f"{n:,} training row{'s' * (n != 1)} copied far more often than real "

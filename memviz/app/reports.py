@@ -46,10 +46,20 @@ class Section:
     note: str = ""
 
 
+def _when_to_stop(view: RunView):
+    """(frontier figure, recommendation sentence) of a run (:func:`memviz.viz.report.when_to_stop`, among
+    the checks with a kept checkpoint)."""
+    from memviz.warmup import checkpoints
+
+    return vr.when_to_stop(view.per_check, checkpoints.kept(view.path) if view.path is not None else None)
+
+
 def run_section(view: RunView, p: float = DEFAULT_P, k: int = DEFAULT_K, T=None) -> Section:
-    """The run's section: its last check's audit, headed by the run, its check and the p/k/T tuned on it."""
+    """The run's section: its last check's audit, headed by the run, its check and the p/k/T tuned on it;
+    its card ends with the recommended check and why (issue 23: when to stop)."""
     src = audits.run_source(view, p, k, T)
     card = audits.run_card(view)
+    card = replace(card, lines=(*card.lines, Line("When to stop", _when_to_stop(view)[1])))
     return Section(src, f"{src.label()} · DynamicCut {src.settings}", f"{src.label()}: {card.sentence}", card)
 
 
@@ -184,13 +194,8 @@ def _run_part(sec: Section, view: RunView, p, k, T, redacted: bool, salt, fig_sa
     s = dict(view.settings())
     s.update({"DynamicCut p (share of rows removed)": p, "DynamicCut k (largest checks averaged)": k,
               "DynamicCut T (last epoch scored)": T if T is not None else "default (half the checks)"})
-    from memviz.warmup import checkpoints
-
-    stop_fig, stop = vr.when_to_stop(view.per_check, checkpoints.kept(view.path) if view.path is not None else None)
-    card = sec.card
-    if card is not None:  # the recommended check joins the run's card (issue 23)
-        card = replace(card, lines=(*card.lines, Line("When to stop", stop)))
-    return vr.Section(sec.heading, sec.sentence, card, sec.note, facts=run_facts(view, p, k, T),
+    stop_fig, _ = _when_to_stop(view)
+    return vr.Section(sec.heading, sec.sentence, sec.card, sec.note, facts=run_facts(view, p, k, T),
                       figures=[*_run_figures(view, p, k, T, fig_salt), stop_fig], leaks=leaks, settings=s,
                       settings_name=f"Warm-up run {view.run_id}")
 

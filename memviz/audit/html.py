@@ -105,6 +105,17 @@ def leak_views(a, train, synthetic, salt: str | None = None):
     return out
 
 
+def source_name(a) -> str:
+    """What audit ``a`` draws on, for its headings: "warm-up run X, check 3 (epoch 8), DynamicCut p=0.21,
+    k=3, T=not set" for a run's check, else the synthetic table's source."""
+    r = a.provenance.run
+    if r is None:
+        return f"synthetic table {a.provenance.sources.get('synthetic') or 'given'}"
+    pkt = ", ".join(f"{n}={'not set' if getattr(r, n) is None else getattr(r, n)}" for n in ("p", "k", "T"))
+    status = "" if r.status == "finished" else f", {r.status}"
+    return f"warm-up run {r.run_id}, check {r.check} (epoch {r.epoch}{status}), DynamicCut {pkt}"
+
+
 def _kept_checks(run_dir) -> list[int] | None:
     """The checks of a run with a kept checkpoint (None when that cannot be read: every check)."""
     from memviz.warmup import checkpoints
@@ -159,6 +170,7 @@ def audit_html(a, *, redacted: bool = True, train=None, synthetic=None, sections
             f"{r.column}: {pct(r.memorized_rate)} / {pct(r.non_memorized_rate)}" for r in a.columns.itertuples())
     title = "memviz audit" + (f": run {a.provenance.run.run_id}, check {a.provenance.run.check}"
                               if a.provenance.run is not None else "")
+    source = source_name(a)
     return build_report(facts(a), figures, None, settings, redacted=redacted, title=title,
                         leaks=leak_views(a, train, synthetic, salt), verdict=card, sentence="", salt=salt,
-                        sections=sections, settings_name=title.removeprefix("memviz ").capitalize())
+                        sections=sections, settings_name="The audit: " + (source or "its tables"), name=source)

@@ -379,7 +379,7 @@ def build_report(run_summary: Mapping | Sequence | None = None, figures: Sequenc
                  results: pd.DataFrame | None = None, settings: Mapping | None = None, redacted: bool = True,
                  title: str = "memviz report", *, leaks: Sequence = (), created: str | None = None, verdict=None,
                  sentence: str = "", glossary: Sequence[tuple[str, str]] = (), salt: str | None = None,
-                 sections: Sequence[Section] = (), settings_name: str = "This report") -> str:
+                 sections: Sequence[Section] = (), settings_name: str = "This report", name: str = "") -> str:
     """Self-contained HTML report: the one builder of every memviz report (the audit's, the
     dashboard's, ``memviz report``'s).
 
@@ -414,6 +414,10 @@ def build_report(run_summary: Mapping | Sequence | None = None, figures: Sequenc
         With sections, an empty facts list or results table of the report's own is left out.
     settings_name : str
         With sections, the heading of the report's own ``settings`` beside theirs.
+    name : str
+        What the report's own facts, results, figures and rows draw on (e.g. "warm-up run X, check 3,
+        DynamicCut p=0.21, k=3, T=default"); appended to their headings, so that beside sections
+        about other sources every heading names its own.
 
     Returns
     -------
@@ -434,17 +438,18 @@ def build_report(run_summary: Mapping | Sequence | None = None, figures: Sequenc
         parts += ["<h2>In short</h2>", card_block(verdict, sentence)]
         parts += [f"<p class='sentence'>{_e(t)}</p>" for t in openings]
         parts += [f"<p class='meta'>{_e(s.note)}</p>" for s in sections if s.note]
+    own = f" · {_e(name)}" if name else ""
     if facts or not sections:
-        parts += ["<h2>What the run shows</h2>", kv_table(facts)]
+        parts += [f"<h2>What the run shows{own}</h2>", kv_table(facts)]
     if results is not None and not results.empty:
-        parts += ["<h2>Results</h2>", results_block(results)]
+        parts += [f"<h2>Results{own}</h2>", results_block(results)]
     elif not sections:
-        parts += ["<h2>Results</h2>", "<p class='meta'>No comparison results.</p>"]
+        parts += [f"<h2>Results{own}</h2>", "<p class='meta'>No comparison results.</p>"]
     if figures:
-        parts.append("<h2>Figures</h2>")
+        parts.append(f"<h2>Figures{own}</h2>")
         parts.extend(figure_block(f, i) for i, f in enumerate(figures))
     if leaks:
-        parts.append("<h2>Most-copied training rows</h2>")
+        parts.append(f"<h2>Most-copied training rows{own}</h2>")
         parts.extend(leak_block(v, redacted, salt) for v in leaks)
     n_fig = len(figures)
     for sec in sections:
@@ -452,11 +457,11 @@ def build_report(run_summary: Mapping | Sequence | None = None, figures: Sequenc
         n_fig += len(sec.figures)
     parts.append("<h2>Settings</h2>")
     named = [(s.settings_name or s.heading, s.settings) for s in sections if s.settings is not None]
-    if named:
-        for name, values in named:
-            parts += [f"<h3>{_e(name)}</h3>", kv_table(values)]
+    if named:  # the report's own settings first when they belong to a source of its own (``name``)
         if settings:
-            parts += [f"<h3>{_e(settings_name)}</h3>", kv_table(settings)]
+            named.insert(0 if name else len(named), (settings_name, settings))
+        for heading, values in named:
+            parts += [f"<h3>{_e(heading)}</h3>", kv_table(values)]
     else:
         parts.append(kv_table(settings or {}))
     if glossary:

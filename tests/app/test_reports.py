@@ -277,6 +277,8 @@ def test_the_report_page_offers_the_readable_downloads(two_runs, monkeypatch):
     at.run()
     at.switch_page("screens/7_report.py").run()
     assert not at.exception, [e.value for e in at.exception]
+    shown = [re.sub(r"\\(.)", r"\1", m.value) for m in at.markdown]
+    assert any("When to stop:" in m for m in shown), shown          # the recommended check, on the page too
     labels = [b.label for b in at.get("download_button")]
     assert "TabDDPM · Baseline · seed 0" in labels, labels
     assert not [x for x in labels if "_tabddpm_" in x] and "Results (CSV, readable column names)" in labels
