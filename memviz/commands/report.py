@@ -46,18 +46,30 @@ def ranked_comparisons(run_dir) -> list[Path]:
     return [o for o in reversed(outs) if (o / "results.csv").is_file() and ranked_on(o, run_dir)]
 
 
-def comparison_parts(view, folders, out_dir: Path, *, redacted: bool, raw_csv: bool, salt: str | None):
-    """(report parts, summaries) of the comparisons in ``folders``: each one's section (:func:`memviz.app.reports.compare_part`)
-    and, where its tables are there, its audit written to ``out_dir/comparisons/NAME``."""
-    from memviz.app import audits, comparisons, reports
-    from memviz.app.verdict import pick_model
+def open_comparisons(folders) -> list:
+    """The comparisons in ``folders``, opened (:class:`memviz.app.comparisons.CompareView`); one line
+    naming the folder when one cannot be opened or has no finished cell (before anything is written)."""
+    from memviz.app import comparisons
     from memviz.errors import MemvizError
 
-    parts, summaries = [], []
+    out = []
     for folder in folders:
         cv = comparisons.load_compare(folder)
         if not len(cv.ok):
             raise MemvizError(f"{folder}: the comparison has no finished cell to report")
+        out.append(cv)
+    return out
+
+
+def comparison_parts(view, compares, out_dir: Path, *, redacted: bool, raw_csv: bool, salt: str | None):
+    """(report parts, summaries) of the opened comparisons: each one's section
+    (:func:`memviz.app.reports.compare_part`) and, where its tables are there, its audit written to
+    ``out_dir/comparisons/NAME``."""
+    from memviz.app import audits, reports
+    from memviz.app.verdict import pick_model
+
+    parts, summaries = [], []
+    for cv in compares:
         sec = reports.compare_section(cv, view)
         parts.append(reports.compare_part(sec, cv, salt if redacted else None))
         src = sec.source
@@ -87,6 +99,9 @@ def run(args) -> None:
     from memviz.warmup.store import RunStore
 
     t0 = time.perf_counter()
+    folders = [] if args.no_compare else ([Path(c) for c in args.compare] if args.compare
+                                          else ranked_comparisons(args.run))
+    compares = open_comparisons(folders)
     a = from_run(args.run, args.check, holdout=args.holdout, p=args.p, k=args.k, T=args.T,
                  quality=not args.no_quality)
     store = RunStore.open(args.run)
@@ -95,12 +110,10 @@ def run(args) -> None:
     synthetic = samples[list(train.schema.columns)]
     redacted = not args.raw_report
     paths = a.write(args.out, redacted=redacted, raw_csv=args.raw_csv, train=train, synthetic=synthetic)
-    folders = [] if args.no_compare else ([Path(c) for c in args.compare] if args.compare
-                                          else ranked_comparisons(args.run))
     summaries = []
-    if folders:
+    if compares:
         salt = secrets.token_hex(16)
-        parts, summaries = comparison_parts(load_run(args.run), folders, Path(args.out), redacted=redacted,
+        parts, summaries = comparison_parts(load_run(args.run), compares, Path(args.out), redacted=redacted,
                                             raw_csv=args.raw_csv, salt=salt)
         atomic_write_text(Path(paths["report"]), audit_html(a, redacted=redacted, train=train, synthetic=synthetic,
                                                             sections=parts))

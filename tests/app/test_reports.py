@@ -208,6 +208,9 @@ def test_memviz_report_of_another_run_includes_no_comparison_unless_named_and_th
     assert rc == 0, err
     doc = text((tmp_path / "c" / "report.html").read_text())
     assert "not on run-B-bbbb" in doc and "p=0.10" in doc and head["comparisons"][0]["ranked_on"] == "run-A-aaaa"
+    # a folder that is no comparison: one line naming it, and nothing written
+    rc, _, err = _cli(capsys, "report", root / "run-B-bbbb", "--compare", tmp_path / "nothing", "--out", tmp_path / "d")
+    assert rc == 2 and len(err.strip().splitlines()) == 1 and "nothing" in err and not (tmp_path / "d").exists()
 
 
 # ------------------------------------------------------------------ when to stop (issue 23)
