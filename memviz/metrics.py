@@ -15,6 +15,39 @@ import numpy as np
 
 MAXIMIZE, MINIMIZE, TARGET = "maximize", "minimize", "target"
 
+#: what a missing figure reads as, wherever memviz prints one
+MISSING = "–"
+
+
+def percent(x, digits: int = 1, *, signed: bool = False, unit: str = " %") -> str:
+    """The one formatting of a share (a fraction) as a number of percent: ``100 x`` rounded to
+    ``digits`` decimals, then ``unit`` (``" %"``, ``" points"`` for a difference of shares, ``""``
+    for a table whose header carries the unit); ``signed`` adds ``+``. Never ``-0.0`` (a value
+    that rounds to zero prints as ``0.0``); :data:`MISSING` for None, NaN or text that is no number.
+
+    It lives in the base layer so that every layer can print a share the same way; people-facing
+    code reads it through :mod:`memviz.viz.text` (``pct``, ``points``).
+    """
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        return MISSING
+    if not np.isfinite(v):
+        return MISSING
+    v = round(100 * v, digits)
+    v = 0.0 if v == 0 else v
+    return f"{v:{'+' if signed else ''}.{digits}f}{unit}"
+
+
+def percent_pm(mean, sd, digits: int = 1, *, signed: bool = False, unit: str = " %", sep: str = " ± ") -> str:
+    """A mean share and its standard deviation over seeds: ``percent(mean) + sep + percent(sd)``
+    (the ± part left out when ``sd`` is missing; :data:`MISSING` when ``mean`` is)."""
+    m = percent(mean, digits, signed=signed, unit=unit)
+    if m == MISSING:
+        return MISSING
+    s = percent(sd, digits, unit="" if unit.strip() in ("%", "") else unit)
+    return m if s == MISSING else f"{m}{sep}{s}"
+
 #: per-term Mem-AUC contributions are rounded to multiples of 1 / AUC_QUANTUM_INV (about 1e-9)
 AUC_QUANTUM_INV = float(2 ** 30)
 

@@ -28,11 +28,16 @@ from memviz.mitigate.dynamiccut import (
 from memviz.mitigate.dynamiccut import default_T as _default_T
 from memviz.tables.data import Table, fingerprint, load_companion
 from memviz.tables.redact import redact
-from memviz.warmup.run import WarmupResult, load_warmup
+from memviz.warmup.run import WarmupConfig, WarmupResult, load_warmup
 from memviz.warmup.store import MANIFEST, RunStore, list_runs
 
-#: the defaults of the dashboard's warm-up: one click on the sample finishes in minutes on a CPU
-UI_WARMUP_DEFAULTS = {"preset": "cpu-quick", "epochs": 60, "check_every": 5, "n_samples": None, "seed": 0}
+#: the dashboard's own choices for its warm-up form, the only values it does not take from
+#: :class:`memviz.warmup.run.WarmupConfig`: fewer epochs (one click on the sample finishes in minutes on
+#: a CPU) with a check every 5 of them (12 checks)
+UI_WARMUP_OVERRIDES = {"epochs": 60, "check_every": 5}
+#: the warm-up form's defaults: WarmupConfig's (preset, n_samples, seed) with :data:`UI_WARMUP_OVERRIDES`
+UI_WARMUP_DEFAULTS = {**{k: getattr(WarmupConfig(), k) for k in ("preset", "epochs", "check_every", "n_samples",
+                                                                   "seed")}, **UI_WARMUP_OVERRIDES}
 
 
 def run_token(run_dir: str | Path) -> int:

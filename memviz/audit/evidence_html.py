@@ -10,6 +10,8 @@ from __future__ import annotations
 import html
 import math
 
+from memviz.metrics import percent
+
 HEADING = "<h2>Other tests</h2>"
 #: the glossary entry of each test (memviz.metrics.TERMS)
 TERM_OF = {"membership": "Membership attack", "data_copying": "Data-copying test", "attribute": "Attribute attack"}
@@ -24,7 +26,7 @@ def _num(x, digits: int = 2) -> str:
 
 
 def _pct(x) -> str:
-    return "–" if x is None or not math.isfinite(float(x)) else f"{100 * float(x):.1f} %"
+    return percent(x)
 
 
 def _figures(name: str, e) -> list[tuple[str, str]]:

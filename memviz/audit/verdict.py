@@ -48,6 +48,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from memviz.viz.text import pct, percent, points
+
 if TYPE_CHECKING:
     from memviz.audit.result import Audit
 
@@ -101,14 +103,6 @@ class Verdict:
     def to_dict(self) -> dict:
         return {"code": self.code, "sentence": self.sentence, "tone": self.tone, "qualifiers": list(self.qualifiers),
                 "next_step": self.next_step}
-
-
-def _pct(x: float) -> str:
-    return f"{100 * x:.1f} %"
-
-
-def _pts(x: float) -> str:
-    return f"{100 * x:+.1f}"
 
 
 def _rows(n: int) -> str:
@@ -198,28 +192,28 @@ def code_of(a: "Audit") -> str:
 
 def _main_sentence(a: "Audit", code: str) -> str:
     if code == "no_holdout":
-        return (f"{_pct(a.mem_ratio)} of the generated rows are flagged, but without real rows the model never saw "
+        return (f"{pct(a.mem_ratio)} of the generated rows are flagged, but without real rows the model never saw "
                 "(a hold-out) nothing tells copying from the test's own floor: give a hold-out to judge.")
     if code == "floor_too_high":
-        return (f"Real rows the model never saw are flagged at {_pct(a.floor)} on this table, so the test cannot "
+        return (f"Real rows the model never saw are flagged at {pct(a.floor)} on this table, so the test cannot "
                 "see copying here: no privacy verdict.")
     if code == "quality_too_low":
         return (f"Quality too low to judge privacy: Shape {a.shape:.2f} against {a.shape_reference:.2f} for real "
                 "rows, so the generated rows are too unlike the data for their copy rate to mean anything.")
     lo, hi = a.copy_share_ci
     if code == "copying":
-        return (f"The model copies: {_pct(a.copy_share)} of its rows are copies beyond chance ({_pct(lo)} to "
-                f"{_pct(hi)}; flagged {_pct(a.mem_ratio)} against {_pct(a.floor)} for real rows)"
+        return (f"The model copies: {pct(a.copy_share)} of its rows are copies beyond chance ({pct(lo)} to "
+                f"{pct(hi)}; flagged {pct(a.mem_ratio)} against {pct(a.floor)} for real rows)"
                 + (f", and {_rows(a.n_over_copied)} are copied far more than chance: review them."
                    if a.n_over_copied else "."))
     if code == "rows_over_copied":
-        return (f"No copying overall (flagged {_pct(a.mem_ratio)} against {_pct(a.floor)} for real rows, excess "
-                f"{_pts(a.excess)} points), but {_rows(a.n_over_copied)} are copied far more than chance: "
+        return (f"No copying overall (flagged {pct(a.mem_ratio)} against {pct(a.floor)} for real rows, excess "
+                f"{points(a.excess)}), but {_rows(a.n_over_copied)} are copied far more than chance: "
                 "review them.")
     below = a.excess_ci[1] < 0
-    return (f"No copying beyond chance: the model's rows are flagged at {_pct(a.mem_ratio)} against "
-            f"{_pct(a.floor)} for real rows it never saw (excess {_pts(a.excess)} points, "
-            f"{_pts(a.excess_ci[0])} to {_pts(a.excess_ci[1])})"
+    return (f"No copying beyond chance: the model's rows are flagged at {pct(a.mem_ratio)} against "
+            f"{pct(a.floor)} for real rows it never saw (excess {points(a.excess)}, "
+            f"{percent(a.excess_ci[0], signed=True, unit='')} to {percent(a.excess_ci[1], signed=True, unit='')})"
             + (", less often than real rows" if below else "") + ", and no training row is copied more than chance.")
 
 
