@@ -30,8 +30,9 @@ if view is not None:
     close = _ui.check_closeness(path, token)
 
     # ------------------------------------------------------------------ the verdict (the check's Audit)
-    try:
-        audit = audits.run_audit(view)
+    try:  # computed once per run for every session (the first visit's wait): said, not a blank page
+        with st.spinner("Auditing the last check (once per run)…"):
+            audit = audits.run_audit(view)
     except MemvizError as exc:
         audit = None
         _ui.warning(f"This run cannot be audited: {exc}")
