@@ -13,7 +13,7 @@ st.write("Everything to take away: a self-contained HTML report (opens offline, 
          "with the verdict in plain words, the pruned training table and the comparison's tables.")
 
 view = _ui.current_view(stop_message=False)
-dc = runs.tuned_params(st.session_state.get(_ui.PRUNE), view.run_id if view is not None else None)
+dc = runs.current_tuning(st.session_state.get(_ui.PRUNE), view)
 p, k, T = dc.p, dc.k, dc.T
 
 compares = jobs.list_jobs(_ui.root(), kind="compare")

@@ -241,6 +241,16 @@ def tuned_params(saved: dict | None, run_id: str | None) -> PruneParams:
         return PruneParams(run_id)
 
 
+def current_tuning(session: dict | None, view: "RunView | None") -> PruneParams:
+    """The (p, k, T) in force for ``view``: this session's (Tune & prune's sliders, when they were set on
+    this run), else the ones kept with the run (:func:`saved_tuning`: a reload, another tab), else the
+    defaults. Every page that uses p, k or T reads them here, so none pairs a run with another's."""
+    run_id = view.run_id if view is not None else None
+    if view is not None and (not session or session.get("run") != run_id):
+        session = saved_tuning(view)
+    return tuned_params(session, run_id)
+
+
 def most_copied_table(view: RunView, n: int = 20) -> pd.DataFrame:
     """The n most-copied training rows with their values (row_id first)."""
     top = most_copied(view.dynamics, n=n)

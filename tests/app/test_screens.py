@@ -833,3 +833,21 @@ def test_tune_keeps_p_k_T_with_the_run_and_in_the_url_and_bounds_k(app, runs_roo
     no_exception(bad)
     assert any(w.value.startswith("k = 99 is more than the 1 check at or before T = 2") for w in bad.warning)
     assert bad.slider(key="tune_p").value == pytest.approx(0.15)
+
+
+def test_report_page_uses_the_tuning_kept_with_the_run(app, runs_root):
+    """Regression (issue 19 item 6): a fresh session (a reload, another tab) opened on Report used the
+    default p/k/T while Tune & prune had kept k=2, T=4 with the run; its headings named the defaults."""
+    from memviz.app import runs as app_runs
+
+    view = app_runs.load_run(runs_root / "tiny")
+    try:
+        app_runs.save_tuning(view, app_runs.PruneParams("tiny", 0.3, 2, 4))
+        at = app("tiny").run()
+        at.switch_page("screens/7_report.py").run()
+        no_exception(at)
+        headings = " ".join(m.value for m in at.markdown).replace("\\", "")   # Markdown escapes undone
+        assert "p=0.30" in headings and "k=2" in headings and "T=4" in headings, headings
+        assert "k=3" not in headings
+    finally:
+        (runs_root / "tiny" / "tuning.json").unlink(missing_ok=True)
