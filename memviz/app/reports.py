@@ -139,10 +139,11 @@ def run_facts(view: RunView, p: float = DEFAULT_P, k: int = DEFAULT_K, T=None) -
 
 
 def _run_figures(view: RunView, p, k, T, salt) -> list:
+    """A run's figures in the report: the dynamics (:func:`memviz.viz.report.report_figures`), then the frontier."""
     dyn = view.dynamics
-    return vr.report_figures(dyn, view.per_check, early_curve=early_identification_curve(dyn, p=p, k=k),
-                             train=view.train, removed=dynamiccut_selection(dyn, p=p, k=k, T=T).removed,
-                             redact_salt=salt)
+    return [*vr.report_figures(dyn, view.per_check, early_curve=early_identification_curve(dyn, p=p, k=k),
+                               train=view.train, removed=dynamiccut_selection(dyn, p=p, k=k, T=T).removed,
+                               redact_salt=salt), _when_to_stop(view)[0]]
 
 
 def _compare_figures(compare: CompareView, salt) -> list:
@@ -194,9 +195,8 @@ def _run_part(sec: Section, view: RunView, p, k, T, redacted: bool, salt, fig_sa
     s = dict(view.settings())
     s.update({"DynamicCut p (share of rows removed)": p, "DynamicCut k (largest checks averaged)": k,
               "DynamicCut T (last epoch scored)": T if T is not None else "default (half the checks)"})
-    stop_fig, _ = _when_to_stop(view)
     return vr.Section(sec.heading, sec.sentence, sec.card, sec.note, facts=run_facts(view, p, k, T),
-                      figures=[*_run_figures(view, p, k, T, fig_salt), stop_fig], leaks=leaks, settings=s,
+                      figures=_run_figures(view, p, k, T, fig_salt), leaks=leaks, settings=s,
                       settings_name=f"Warm-up run {view.run_id}")
 
 
