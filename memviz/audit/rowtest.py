@@ -23,7 +23,9 @@ beyond chance); ``uncalibrated`` when the simulated
 false-alarm rate exceeds :data:`MAX_FALSE_ALARM`; ``low_power`` when fewer than half the rows
 planted with :data:`POWER_COPIES` extra copies are found; else ``calibrated``. The simulation checks
 the test in a world fitted to this audit's rows; its calibration against real fresh rows is measured in
-``benchmarks/bench_audit.py`` (fresh Adult rows as the synthetic table), which prints both.
+``benchmarks/bench_audit.py`` (fresh Adult rows as the synthetic table), which prints both: at N = 3,000,
+M = 60,000 and H = 300 / 1,233 / 3,000 this simulation stated any false row in 0 / 0 / 0 % and +200
+copies found at 20 / 89 / 100 %, where 100 resamples of fresh rows gave 0 / 0 / 1 % and 46 / 91 / 99 %.
 """
 from __future__ import annotations
 
