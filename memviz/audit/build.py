@@ -136,7 +136,6 @@ def _finish(train: Table, synthetic: pd.DataFrame, nn1, ratio, memorized, *, flo
     from memviz.measure.rownull import (
         ROW_COLUMNS,
         copies_per_row,
-        joint_floor,
         row_null,
     )
 
@@ -165,8 +164,8 @@ def _finish(train: Table, synthetic: pd.DataFrame, nn1, ratio, memorized, *, flo
         ex = excess(mem_ratio, m, floor)
         cshare = copy_share(n_mem, m, floor.n_flagged, floor.n_holdout)
         copies = pooled_copies if pooled_copies is not None else copies_per_row(floor, nn1, memorized)
-        rt = assess(floor, n_generated, seed=seed) if row_test else RowTest("too_small", floor.n_reference,
-                                                                           floor.n_holdout, n_generated)
+        rt = (assess(floor, n_generated, copies=copies, seed=seed) if row_test
+              else RowTest("too_small", floor.n_reference, floor.n_holdout, n_generated))
         if rt.status == "too_small":
             rn_frame = pd.DataFrame({"row_id": floor.row_ids, "copies": copies, "holdout_hits": floor.hits,
                                      "expected": n_generated * floor.expected_rate})
@@ -175,7 +174,6 @@ def _finish(train: Table, synthetic: pd.DataFrame, nn1, ratio, memorized, *, flo
             rn_frame = rn_frame[list(ROW_COLUMNS)]
         else:
             rn_frame = row_null(floor, copies, n_generated).to_frame()
-            floor = joint_floor(floor, copies)       # the null the p-values used (its expected counts too)
         rows = pd.concat([rn_frame.reset_index(drop=True), closeness_rows], axis=1)
         n_over = int(rows["over_copied"].sum())
         fl = floor

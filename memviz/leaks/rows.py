@@ -38,6 +38,7 @@ from memviz.measure.closeness import (  # noqa: F401 (re-exported)
     fit_spread,
     nn1_closeness,
 )
+from memviz.measure.rownull import DEFAULT_SPREAD
 from memviz.tables.data import ROW_ID, Table
 from memviz.tables.redact import redact, redaction_bins
 from memviz.tables.schema import Schema
@@ -111,14 +112,16 @@ def rank_rows(dyn: RowDynamics, null=None, *, by: str = "excess", n: int = 20,
     return out
 
 
-def copies_vs_null(floor, copies, n_generated, *, max_bins: int = 60) -> pd.DataFrame:
+def copies_vs_null(floor, copies, n_generated, *, max_bins: int = 60, spread: str = DEFAULT_SPREAD) -> pd.DataFrame:
     """Training rows by number of copies: observed, and expected if the generated rows were
     fresh real rows.
 
-    observed(b) = #{i : C_i in bin b}; expected(b) = Σ_i P(C_i in bin b) under the per-row
-    null of :mod:`memviz.measure.rownull` (each row's copies follow its NegBin mixture predictive,
-    sizes α_k + h_i, success probabilities b_k / (b_k + M), weights w_k, M = Σ n_generated).
-    Bins as :func:`memviz.viz.memorization.copies_histogram`: 0 alone, then integer width
+    observed(b) = #{i : C_i in bin b}; expected(b) = Σ_i P(C_i in bin b), each row's copies following
+    its own predictive of the per-row test :func:`memviz.measure.rownull.row_null` with the same
+    ``spread`` (default the test's: the per-row mixture prior, whose law for row i is a NegBin mixture
+    given h_i; :func:`memviz.measure.rownull.predictive_counts`), M = Σ n_generated; so the figure and the
+    row table's expected_i and q-values come from one null. Bins as
+    :func:`memviz.viz.memorization.copies_histogram`: 0 alone, then integer width
     w = 1 when max C_i < ``max_bins``, else ceil(max C_i / (max_bins − 1)); the last bin
     also holds the expected rows beyond max C_i.
 
@@ -126,7 +129,7 @@ def copies_vs_null(floor, copies, n_generated, *, max_bins: int = 60) -> pd.Data
     -------
     DataFrame with columns low, high (bin edges, inclusive), observed, expected.
     """
-    from scipy import special
+    from memviz.measure.rownull import predictive_counts
 
     c = np.asarray(copies, dtype=np.int64)                                       # (N,)
     if c.shape != floor.row_ids.shape:
@@ -138,16 +141,7 @@ def copies_vs_null(floor, copies, n_generated, *, max_bins: int = 60) -> pd.Data
     bin_of = np.where(c > 0, 1 + (c - 1) // width, 0)                           # (N,)
     observed = np.bincount(bin_of, minlength=n_bins)
     grid = np.arange(mx + 1)                                                      # (mx + 1,) counts 0..max
-    hs, n_rows = np.unique(floor.hits, return_counts=True)                        # (U,) distinct h_i
-    a, b, w = floor.null.components(floor.n_holdout)                              # (K,) each
-    log_p, log_q = np.log(b / (b + m))[:, None], np.log(m / (b + m))[:, None]    # (K, 1) success, failure
-    lg_c1 = special.gammaln(grid + 1.0)[None, :]                                  # (1, C)
-    pmf = np.zeros(mx + 1)
-    for h, cnt in zip(hs, n_rows):
-        size = (a + h)[:, None]                                                   # (K, 1)
-        log_pmf = special.gammaln(grid[None, :] + size) - special.gammaln(size) - lg_c1 + size * log_p \
-            + grid[None, :] * log_q                                               # (K, C) NegBin log pmf
-        pmf += cnt * (w[:, None] * np.exp(log_pmf)).sum(axis=0)
+    pmf = predictive_counts(floor, c, m, mx, spread=spread)                       # (mx + 1,) Σ_i P(C_i = x)
     grid_bin = np.where(grid > 0, 1 + (grid - 1) // width, 0)
     expected = np.bincount(grid_bin, weights=pmf, minlength=n_bins)
     expected[-1] += max(0.0, len(c) - pmf.sum())                                  # mass beyond max C_i

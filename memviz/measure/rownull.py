@@ -43,41 +43,55 @@ alone cannot see the spread when its mean hits per row H μ is small (≈ 0.1 at
 Adult's 3,000 rows): ℓ_h is flat towards Poisson (large α), the weights follow, and the predictive
 is far too narrow. Measured with fresh Adult rows as the synthetic table (N = 3,000, M = 60,000,
 100 resamples; ``benchmarks/bench_audit.py``): resamples with any false over-copied row 26 / 7 / 14 %
-at H = 300 / 1,233 / 3,000, with 39 false rows on average at H = 300, where BH promises ≤ 5 %.
+at H = 300 / 1,233 / 3,000 (``spread="holdout"``), where BH promises ≤ 5 %.
 
 Under the null the copies carry the same spread: c_i | π_i ~ Poisson(M π_i), so marginally
-c_i ~ NegBin(size α, mean m_c) with the same α. :func:`row_null` (``spread="joint"``, the default)
-therefore weighs the grid by both likelihoods,
+c_i ~ NegBin(size α, mean m_c) with the same α. ``spread="joint"`` therefore weighs the grid by both
+likelihoods,
 
     w_k ∝ exp(ℓ_h(α_k) + ℓ_c(α_k)),   ℓ_c(α) = Σ_i [lnΓ(c_i + α) − lnΓ(α) + α ln(α / (α + m_c)) + c_i ln(m_c / (α + m_c))],
 
 m_c = mean_i c_i (each likelihood with its own mean, so a model that flags more or less than the
 floor does not move α), and keeps μ, the posterior and the predictive of above with these weights
-(Σ_i expected_i = M K / H still holds for any α). Measured as above: 1 / 0 / 8 % of resamples with any
-false row at H = 300 / 1,233 / 3,000 (M = 60,000; 0.05 / 0 / 0.12 false rows on average), 1 / 3 / 1 % at
-M = 3,000. The 8 % at H = 3,000 (6 % in a second run of 100) comes from the Gamma prior's tail: Adult's
-most-attributed rows (π_i ≈ 1e-3, 3 to 4 times the share a Gamma fit gives them) that draw no hold-out
-hit by chance (e^-3.5 ≈ 3 % each) are then over-copied; a prior with a heavier tail (a mixture of
-Gammas fitted on the copies) removes them but loses the power at small H. The cost is power where
-the natural spread is large: at M = 60,000 (about 5 copies per row, SD about 8) 10 rows given 50 extra
-copies each are not told from rows that happen to be hubs, 200 extra copies are found every time; at
-M = 3,000, 20 extra copies are found every time. Rows that are really copied also widen the fitted
-spread (they are part of ℓ_c), so under heavy copying the test is conservative: the aggregate excess
-and copy share (:mod:`memviz.measure.floor`) are the figures for broad copying; this test names
-rows copied beyond the table's natural spread. ``spread="holdout"`` reproduces the former test.
+(Σ_i expected_i = M K / H still holds for any α). One α gives the prior a Gamma tail, and Adult's
+most-attributed rows (π_i ≈ 1.1e-3, 12 μ: 47–54 flagged NN1 of 45,842 fresh rows, about twice as
+many rows at ≥ 40 as the Gamma fit gives) that draw no hold-out hit by chance (e^-3.3 ≈ 3 % each at
+H = 3,000) are then called over-copied with their 70–90 natural copies: measured below, 8 % of
+resamples at H = 3,000.
 
-A heavier tail (``spread="mixture"``, not the default)
-------------------------------------------------------
-One α for all rows gives the prior a Gamma tail; Adult's most-attributed rows are 3 to 4 times more
-common than that tail says, which is the 8 % left at H = 3,000. ``mixture`` lets α vary by row:
-log α ~ Normal(centre, spread) on the grid (weights v_g, fitted on the copies by :func:`mixture_prior`),
-per row the responsibilities r_g(h_i) ∝ v_g NegBin(h_i; α_g, H μ), the posterior Gamma(α_g + h_i, b_g)
-per component and the predictive Σ_g r_g(h_i) NegBin(α_g + h_i, b_g / (b_g + M)); the rates are scaled
-by λ = N μ / Σ_i E[π_i | h_i] so that Σ_i expected_i = M K / H still holds. Measured (bench_audit, 50
-resamples): any false row in 0 / 0 / 2 % of resamples at H = 300 / 1,233 / 3,000 with M = 60,000 (and
-0 / 0 / 2 % at M = 3,000), but 10 rows given +200 copies are found at 45 / 91 / 99 % at M = 60,000 (the
-joint spread: 100 %), since the fitted tail also covers them; +20 copies at M = 3,000: 98 / 99 / 100 %. Its expected
-counts are per row, so :func:`memviz.leaks.rows.copies_vs_null` (one global mixture) does not draw them.
+The default: a heavier tail (``spread="mixture"``, :data:`DEFAULT_SPREAD`)
+--------------------------------------------------------------------------
+``mixture`` lets α vary by row: log α ~ Normal(centre, spread) on the grid (weights v_g, fitted on the
+copies by :func:`mixture_prior`), per row the responsibilities r_g(h_i) ∝ v_g NegBin(h_i; α_g, H μ), the
+posterior Gamma(α_g + h_i, b_g) per component and the predictive
+
+    C_i ~ Σ_g r_g(h_i) NegBin(size α_g + h_i, success probability (b_g/λ) / (b_g/λ + M)),
+    p_i = Σ_g r_g(h_i) I_{M/(b_g/λ+M)}(c_i, α_g + h_i),   expected_i = M Σ_g r_g(h_i) λ (α_g + h_i) / b_g,
+
+the rates scaled by λ = N μ / Σ_i E[π_i | h_i] so that Σ_i expected_i = M K / H still holds. A row with
+no hold-out hit shifts its weight to the small shapes (heavier tails), which is what the hubs above
+need. The law is per row (given h_i): :func:`predictive_counts` gives Σ_i P(C_i = x), which
+:func:`memviz.leaks.rows.copies_vs_null` draws, so the figure and the q-values share one null.
+
+Measured (``benchmarks/bench_audit.py``, one run, 100 resamples per H and test; fresh Adult rows as the
+synthetic table, N = 3,000, M = 60,000): resamples with any false over-copied row
+
+    ========  ==========  ==========  ======================================================
+    H         mixture     joint       power, 10 planted rows, +5 / +20 / +50 / +100 / +200 copies
+    ========  ==========  ==========  ======================================================
+    300       0 %         1 %         mixture 0/0/0/0/46 %;   joint 0/0/0/64/100 %
+    1,233     0 %         0 %         mixture 0/0/0/33/91 %;  joint 0/0/0/92/100 %
+    3,000     1 %         8 %         mixture 0/0/0/85/99 %;  joint 0/0/2/98/100 %
+    ========  ==========  ==========  ======================================================
+
+(the hold-out-only spread, the first test: 26 / 7 / 14 % in an earlier run of the same benchmark).
+The price is power where H ≪ N: the fitted tail also covers rows given +100 to +200 copies (about
+5 copies per row at M = 60,000, SD about 8, natural maximum about 90); +5 and +20 extra copies are
+within the natural spread for every test. At a fifth of the size (N = 600, M = 12,000,
+H = 120 / 247 / 600; tests/measure/test_rownull.py) the default holds BH's 5 % too. The aggregate
+excess and copy share (:mod:`memviz.measure.floor`) are the figures for broad copying; this test
+names rows copied beyond the table's natural spread. ``spread="joint"`` and ``spread="holdout"`` are
+kept to reproduce the former tests.
 
 The prior mean does **not** use the row's unflagged NN1 count u_i = n_i − h_i ("hub-ness")
 as a covariate. Measured (Adult, 3,000 reference rows, 1,000 hold-out rows, fresh rows as
@@ -114,6 +128,9 @@ Q_LEVEL = 0.05
 #: grid of log α for the spread's posterior (α from 0.001: almost all weight on a row's own
 #: hits, to 1.2e6: Poisson)
 LOG_ALPHA_GRID = np.round(np.arange(-7.0, 14.0 + 1e-9, 0.2), 10)
+#: the per-row test's prior (:func:`row_null`'s ``spread``): a per-row mixture over the Gamma shape,
+#: calibrated where the generated rows far outnumber the hold-out (module docstring)
+DEFAULT_SPREAD = "mixture"
 #: grid points whose weights add up to less than this are dropped
 WEIGHT_DROPPED = 1e-9
 ROW_COLUMNS = ("row_id", "copies", "holdout_hits", "expected", "excess", "p_value", "q_value", "over_copied")
@@ -346,24 +363,17 @@ def mixture_prior(copies) -> tuple[np.ndarray, float, float]:
     c = np.asarray(copies, dtype=np.int64)
     values, count = np.unique(c, return_counts=True)
     lik = np.exp(_nb_logpmf(values, np.exp(LOG_ALPHA_GRID), max(float(c.mean()), 0.5 / len(c))))   # (G, U)
-    best = None
-    for centre in MIXTURE_CENTRES:
-        for sd in MIXTURE_SPREADS:
-            v = np.exp(-0.5 * ((LOG_ALPHA_GRID - centre) / sd) ** 2)
-            v /= v.sum()
-            ll = float(np.dot(count, np.log(v @ lik + 1e-300)))
-            if best is None or ll > best[0]:
-                best = (ll, v, float(centre), float(sd))
-    return best[1], best[2], best[3]
+    centre, sd = (g.ravel() for g in np.meshgrid(MIXTURE_CENTRES, MIXTURE_SPREADS, indexing="ij"))  # (S,) pairs
+    v = np.exp(-0.5 * ((LOG_ALPHA_GRID[None, :] - centre[:, None]) / sd[:, None]) ** 2)          # (S, G)
+    v /= v.sum(axis=1, keepdims=True)
+    ll = np.log(v @ lik + 1e-300) @ count                                                         # (S,)
+    best = int(np.argmax(ll))                                                 # first maximum: as the loop did
+    return v[best], float(centre[best]), float(sd[best])
 
 
-def mixture_pvalues(floor: Floor, copies, n_generated) -> tuple[np.ndarray, np.ndarray]:
-    """(p_i, expected_i) under the per-row mixture prior (``spread="mixture"``, module docstring):
-    responsibilities r_g(h) ∝ v_g NegBin(h; α_g, H μ), rates scaled by λ so that Σ_i expected_i = M K / H,
-    p_i = Σ_g r_g(h_i) I_{M/(b_g/λ + M)}(c_i, α_g + h_i), b_g = α_g / μ + H."""
-    from scipy import special
-
-    c, m = _copies(floor, copies), _generated(n_generated)
+def _mixture(floor: Floor, c: np.ndarray, m: int):
+    """The per-row mixture predictive of ``spread="mixture"`` (module docstring), by distinct pair (c, h):
+    (uc, uh, inverse, a, b, r): a (G,) α_g; b (G,) b_g / λ; r (G, P) responsibilities r_g(h) of each pair."""
     v, _, _ = mixture_prior(c)
     a = np.exp(LOG_ALPHA_GRID)                                               # (G,)
     h_rows, mu = floor.n_holdout, floor.null.rate
@@ -376,13 +386,64 @@ def mixture_pvalues(floor: Floor, copies, n_generated) -> tuple[np.ndarray, np.n
     b = a / mu + h_rows                                                      # (G,)
     rate = (r * (a[:, None] + uh) / b[:, None]).sum(axis=0)                 # (P,) E[π | h]
     lam = len(c) * mu / float(rate[inverse].sum())                           # Σ_i E[π_i | h_i] = N μ
-    upper = np.zeros(len(pairs))
-    for g in np.flatnonzero(r.max(axis=1) > WEIGHT_DROPPED):
-        upper += r[g] * np.where(uc > 0, special.betainc(np.maximum(uc, 1), a[g] + uh, m / (b[g] / lam + m)), 1.0)
-    return np.minimum(upper, 1.0)[inverse], m * lam * rate[inverse]
+    keep = r.max(axis=1) > WEIGHT_DROPPED                                    # components no pair needs dropped
+    return uc, uh, inverse, a[keep], b[keep] / lam, r[keep] / r[keep].sum(axis=0)
 
 
-def row_null(floor: Floor, copies, n_generated, *, spread: str = "joint") -> RowNull:
+def mixture_pvalues(floor: Floor, copies, n_generated) -> tuple[np.ndarray, np.ndarray]:
+    """(p_i, expected_i) under the per-row mixture prior (``spread="mixture"``, module docstring):
+    responsibilities r_g(h) ∝ v_g NegBin(h; α_g, H μ), rates scaled by λ so that Σ_i expected_i = M K / H,
+    p_i = Σ_g r_g(h_i) I_{M/(b_g/λ + M)}(c_i, α_g + h_i), b_g = α_g / μ + H."""
+    from scipy import special
+
+    c, m = _copies(floor, copies), _generated(n_generated)
+    uc, uh, inverse, a, b, r = _mixture(floor, c, m)
+    upper = np.zeros(len(uc))
+    for g in range(len(a)):
+        upper += r[g] * np.where(uc > 0, special.betainc(np.maximum(uc, 1), a[g] + uh, m / (b[g] + m)), 1.0)
+    rate = (r * (a[:, None] + uh) / b[:, None]).sum(axis=0)                 # (P,) λ E[π | h]
+    return np.minimum(upper, 1.0)[inverse], m * rate[inverse]
+
+
+def predictive_counts(floor: Floor, copies, n_generated, upto: int, *, spread: str = DEFAULT_SPREAD) -> np.ndarray:
+    """(upto + 1,) Σ_i P(C_i = x), x = 0..upto: the number of rows expected with x copies under the per-row
+    predictive :func:`row_null` uses for ``spread`` (each row its own law, given its h_i: ``joint`` and
+    ``holdout`` Σ_k w_k NegBin(α_k + h_i, b_k / (b_k + M)), ``mixture`` Σ_g r_g(h_i) NegBin(α_g + h_i,
+    (b_g/λ) / (b_g/λ + M))). Σ_x x · P(C_i = x) over all x is expected_i."""
+    c, m = _copies(floor, copies), _generated(n_generated)
+    _check_spread(spread)
+    x = np.arange(int(upto) + 1)                                             # (X,)
+    if spread == "mixture":
+        _, uh, inverse, a, b, r = _mixture(floor, c, m)
+        hs, first = np.unique(uh, return_index=True)                         # r depends on h only
+        n_rows = np.bincount(np.searchsorted(hs, uh[inverse]), minlength=len(hs))
+        comps = [(a, b, r[:, j]) for j in first]
+    else:
+        fl = joint_floor(floor, c) if spread == "joint" else floor
+        a, b, w = fl.null.components(fl.n_holdout)
+        hs, n_rows = np.unique(fl.hits, return_counts=True)
+        comps = [(a, b, w)] * len(hs)
+    out = np.zeros(len(x))
+    for h, cnt, (a, b, w) in zip(hs, n_rows, comps):
+        size, tail = (a + h)[:, None], (m / (b + m))[:, None]                 # (K, 1)
+        out += cnt * (w[:, None] * np.exp(_nb_logpmf_tail(x, size, tail))).sum(axis=0)
+    return out
+
+
+def _nb_logpmf_tail(x, size, tail):
+    """log NegBin(x; size, failure probability ``tail``), broadcast."""
+    from scipy import special
+
+    return special.gammaln(x + size) - special.gammaln(size) - special.gammaln(x + 1.0) + size * np.log1p(-tail) \
+        + x * np.log(tail)
+
+
+def _check_spread(spread: str) -> None:
+    if spread not in ("mixture", "joint", "holdout"):
+        raise MemvizError(f"spread={spread!r}: use joint, mixture or holdout")
+
+
+def row_null(floor: Floor, copies, n_generated, *, spread: str = DEFAULT_SPREAD) -> RowNull:
     """Per-row test of the copies against the null at M = Σ n_generated generated rows.
 
     Parameters
@@ -391,18 +452,19 @@ def row_null(floor: Floor, copies, n_generated, *, spread: str = "joint") -> Row
     copies : (N,) int, flagged generated rows per reference row, aligned with ``floor.row_ids``
         (e.g. :func:`copies_per_row`, or a warm-up's ``RowDynamics.total``).
     n_generated : M, or the per-check sizes M_e (summed).
-    spread : ``joint`` (default): the spread α fitted on the hold-out's hits and the copies together
-        (:func:`joint_floor`, calibrated at M ≫ H); ``holdout``: on the hold-out's hits alone (the
-        former test: anti-conservative when M ≫ H, kept to reproduce it); ``mixture``: a per-row mixture
-        prior over α fitted on the copies (:func:`mixture_pvalues`; module docstring, "A heavier tail").
+    spread : ``mixture`` (:data:`DEFAULT_SPREAD`): a per-row mixture prior over the Gamma shape α fitted on
+        the copies (:func:`mixture_pvalues`; module docstring, "The default: a heavier tail"); ``joint``: one
+        α fitted on the hold-out's hits and the copies together (:func:`joint_floor`: more power, but its
+        Gamma tail over-copies hubs that drew no hold-out hit where H ≈ N ≪ M); ``holdout``: on the
+        hold-out's hits alone (the first test: anti-conservative when M ≫ H, kept to reproduce it).
 
     Returns
     -------
     RowNull
-        expected_i = M E[π_i | h_i], p_i = P(C ≥ c_i), BH q-values; ``null`` the fit used.
+        expected_i = M E[π_i | h_i], p_i = P(C ≥ c_i), BH q-values; ``null`` the fit used (None for
+        ``mixture``: its law is per row, :func:`predictive_counts` draws it).
     """
-    if spread not in ("mixture", "joint", "holdout"):
-        raise MemvizError(f"spread={spread!r}: use joint, mixture or holdout")
+    _check_spread(spread)
     c, m = _copies(floor, copies), _generated(n_generated)
     if spread == "mixture":
         p, expected = mixture_pvalues(floor, c, m)

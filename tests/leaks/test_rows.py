@@ -171,20 +171,60 @@ def test_rank_rows_by_excess_and_by_copies(run):
         rank_rows(dyn, other)
 
 
-def test_copies_vs_null_counts_every_row_and_matches_the_predictive(run):
+def _law_counts(floor, c, m, spread, upto):
+    """Σ_i P(C_i = x), x = 0..upto, under the per-row law of row_null(spread), written out with scipy."""
     from scipy import stats
 
+    from memviz.measure.rownull import (
+        LOG_ALPHA_GRID,
+        joint_floor,
+        mixture_prior,
+        row_null,
+    )
+
+    h_rows, mu, hits = floor.n_holdout, floor.null.rate, floor.hits
+    x = np.arange(upto + 1)
+    if spread == "joint":
+        jf = joint_floor(floor, c)
+        a, w = np.array(jf.null.alphas), np.array(jf.null.weights)
+        b = a / mu + h_rows
+        return sum((w[:, None] * stats.nbinom.pmf(x[None], (a + h)[:, None], (b / (b + m))[:, None])).sum(0)
+                   for h in hits)
+    a = np.exp(LOG_ALPHA_GRID)
+    v = mixture_prior(c)[0]
+    b = a / mu + h_rows
+    expected = row_null(floor, c, m, spread="mixture").expected
+    out = np.zeros(len(x))
+    for i, h in enumerate(hits):
+        r = v * stats.nbinom.pmf(h, a, a / (a + h_rows * mu))                       # responsibilities given h_i
+        r /= r.sum()
+        lam = expected[i] / (m * np.sum(r * (a + h) / b))                           # the rates' one scale λ
+        out += (r[:, None] * stats.nbinom.pmf(x[None], (a + h)[:, None], ((b / lam) / (b / lam + m))[:, None])).sum(0)
+    return out
+
+
+def test_copies_vs_null_counts_every_row_and_draws_the_row_tests_own_law(run):
+    """The figure's expected rows per copy count come from the null whose q-values the row table shows
+    (before: from the hold-out-only spread, whatever test the table used)."""
     from memviz.leaks.rows import copies_vs_null
+    from memviz.measure.rownull import DEFAULT_SPREAD, predictive_counts, row_null
 
     store, res = run
     floor = _planted_floor(store.train())
-    total, m = res.dynamics.total, int(res.per_check["n_synthetic"].sum())
+    total, m = res.dynamics.total.astype(np.int64), int(res.per_check["n_synthetic"].sum())
     tab = copies_vs_null(floor, total, m)
     assert tab["observed"].sum() == N_TRAIN and tab["expected"].sum() == pytest.approx(N_TRAIN)
     assert tab["low"].iloc[0] == tab["high"].iloc[0] == 0 and tab["high"].iloc[-1] == total.max()
-    a, b, w = floor.null.components(floor.n_holdout)
-    zero = sum((w * stats.nbinom.pmf(0, a + h, b / (b + m))).sum() for h in floor.hits)   # Σ_i P(C_i = 0)
-    assert tab["expected"].iloc[0] == pytest.approx(zero)
+    np.testing.assert_allclose(tab["expected"].to_numpy()[:-1], _law_counts(floor, total, m, DEFAULT_SPREAD,
+                                                                            int(total.max()))[:-1], rtol=1e-6)
+    for spread in ("joint", "mixture"):
+        law = _law_counts(floor, total, m, spread, int(total.max()))
+        got = copies_vs_null(floor, total, m, spread=spread)["expected"].to_numpy()
+        np.testing.assert_allclose(got[:-1], law[:-1], rtol=1e-6, err_msg=spread)
+        # the same law's means are the row table's expected counts
+        upto = 40 * int(total.max()) + 200
+        mean = np.arange(upto + 1) @ predictive_counts(floor, total, m, upto, spread=spread)
+        assert mean == pytest.approx(row_null(floor, total, m, spread=spread).expected.sum(), rel=1e-6)
     wide = copies_vs_null(floor, total * 50, m, max_bins=10)                  # grouped bins
     assert len(wide) <= 10 and wide["observed"].sum() == N_TRAIN
     assert (wide["low"].iloc[1:].to_numpy() <= wide["high"].iloc[1:].to_numpy()).all()
