@@ -253,7 +253,11 @@ def test_dashboard_end_to_end(server, tmp_path):
             doc = (ARTIFACTS / "report_redacted.html").read_text()
             body = doc[doc.index("<body>"):]
             assert "50K" not in body                      # class values are hashed in a redacted report
-            assert body.index("Flagged output") < body.index("<h2>Figures")
+            # one section per source (the run, then the comparison), each figure heading naming its source; the
+            # comparison's verdict card leads that section, before its figures
+            comp = body.index("<h2>Comparison ")
+            assert body.index("<h2>In short") < body.index("<h2>Warm-up run ") < comp
+            assert comp < body.index("Flagged output", comp) < body.index("<h2>Figures · Comparison ", comp)
             offline = browser.new_page(viewport={"width": 1400, "height": 2000})
             offline.goto((ARTIFACTS / "report_redacted.html").as_uri())
             offline.locator(".js-plotly-plot").first.wait_for(timeout=60_000)
