@@ -14,7 +14,13 @@ Prints:
    and the same diffusion loss, measured in the same run: ratio (target ≤ 1.2);
 3. quality of the final model (SDMetrics Shape / Trend against its training table;
    targets 0.90 / 0.85) beside TVAE and CTGAN trained for the same wall time;
-4. with ``--adult``: throughput, sampling and memorization per check on 32,561 rows.
+4. with ``--adult``: throughput, sampling and memorization per check on 32,561 rows;
+5. with ``--sampling-step N``: one check's sampling of N rows (T steps of the default network,
+   weights of one optimisation step on full Adult: the time does not depend on them) with 1
+   and 2 threads, against the same sampler with the per-column maxima taken by the loop over
+   blocks it used before (``Segments.column_max_loop``) and against a plain loop of the
+   network's forward passes alone (the floor the diffusion maths sit on), best of 2, in the
+   same run; then the 25 checks of a full-Adult warm-up extrapolated from them.
 The machine's load average is printed with the timings: on a shared machine they vary.
 """
 from __future__ import annotations
@@ -131,14 +137,63 @@ def quality_figures(train, model, wall: float) -> None:
         print(f"[quality] {kind.upper():5s} {epochs} epochs in {fit_s:.0f} s: Shape {q2.shape:.3f}, Trend {q2.trend:.3f}")
 
 
+def sampling_step(n: int, folder: Path) -> None:
+    """Item 5 of the module docstring."""
+    from memviz.models.diffusion import Segments
+    adult, _ = memviz.load_dataset(folder)
+    model = TabDDPM(steps=1, n_threads=1).fit(adult)
+    diff, net = model.diffusion_, model.model_
+    net.eval()
+    fast, loop = Segments.column_max, Segments.column_max_loop
+
+    def sampler(column_max):
+        Segments.column_max = column_max
+        try:
+            diff.sample(net, n, torch.Generator().manual_seed(0))
+        finally:
+            Segments.column_max = fast
+
+    def forward_only():
+        x, t = torch.randn(n, diff.d_in), torch.full((1,), 3, dtype=torch.long)
+        with torch.inference_mode():
+            for _ in range(diff.T):
+                net(x, t)
+
+    runs = {"memviz sampler": lambda: sampler(fast), "loop column max": lambda: sampler(loop),
+            "forward passes only": forward_only}
+    best = {}
+    for threads in (1, 2):
+        torch.set_num_threads(threads)
+        for _ in range(2):
+            for name, fn in runs.items():
+                t0, c0 = time.perf_counter(), time.thread_time()
+                fn()
+                w, c = time.perf_counter() - t0, time.thread_time() - c0
+                old = best.get((name, threads), (math.inf, math.inf))
+                best[(name, threads)] = (min(old[0], w), min(old[1], c))
+    for threads in (1, 2):
+        ours, was, net_only = (best[(k, threads)] for k in runs)
+        print(f"[sampling {n} rows x {diff.T} steps, {threads} thread(s)] memviz {ours[0]:.2f} s "
+              f"(main-thread CPU {ours[1]:.2f} s); loop column max {was[0]:.2f} s (CPU {was[1]:.2f}): "
+              f"{was[0] / ours[0]:.2f}x by wall, {was[1] / ours[1]:.2f}x by CPU; forward passes alone "
+              f"{net_only[0]:.2f} s (CPU {net_only[1]:.2f}): the sampler is {ours[0] / net_only[0]:.2f}x them; "
+              f"25 checks of 32,561 rows ~ {25 * ours[0] * 32561 / n:.0f} s ({load()})")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--adult", action="store_true", help="also time the full Adult split")
     ap.add_argument("--skip-quality", action="store_true")
     ap.add_argument("--adult-epochs", type=int, default=2)
     ap.add_argument("--only-overhead", action="store_true", help="only the training-loop comparison")
+    ap.add_argument("--sampling-step", type=int, default=0, metavar="N",
+                    help="only the sampling comparison, N rows (full Adult: 32561)")
+    ap.add_argument("--adult-folder", type=Path, default=ROOT.parent / "shared" / "datasets" / "adult")
     args = ap.parse_args()
     torch.set_num_threads(min(2, os.cpu_count() or 1))
+    if args.sampling_step:
+        sampling_step(args.sampling_step, args.adult_folder)
+        return
     train, _ = memviz.load_dataset(ROOT / "sample_data")
 
     t_ours, t_plain = step_overhead(train)
@@ -153,8 +208,7 @@ def main() -> None:
         quality_figures(train, res.model, train_s)
 
     if args.adult:
-        shared = ROOT.parent / "shared" / "datasets" / "adult"
-        adult, _ = memviz.load_dataset(shared)
+        adult, _ = memviz.load_dataset(args.adult_folder)
         cfg = WarmupConfig(device="cpu", epochs=args.adult_epochs, check_every=args.adult_epochs)
         warmup_figures(adult, cfg, "adult")
 

@@ -15,6 +15,39 @@ import numpy as np
 
 MAXIMIZE, MINIMIZE, TARGET = "maximize", "minimize", "target"
 
+#: what a missing figure reads as, wherever memviz prints one
+MISSING = "–"
+
+
+def percent(x, digits: int = 1, *, signed: bool = False, unit: str = " %") -> str:
+    """The one formatting of a share (a fraction) as a number of percent: ``100 x`` rounded to
+    ``digits`` decimals, then ``unit`` (``" %"``, ``" points"`` for a difference of shares, ``""``
+    for a table whose header carries the unit); ``signed`` adds ``+``. Never ``-0.0`` (a value
+    that rounds to zero prints as ``0.0``); :data:`MISSING` for None, NaN or text that is no number.
+
+    It lives in the base layer so that every layer can print a share the same way; people-facing
+    code reads it through :mod:`memviz.viz.text` (``pct``, ``points``).
+    """
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        return MISSING
+    if not np.isfinite(v):
+        return MISSING
+    v = round(100 * v, digits)
+    v = 0.0 if v == 0 else v
+    return f"{v:{'+' if signed else ''}.{digits}f}{unit}"
+
+
+def percent_pm(mean, sd, digits: int = 1, *, signed: bool = False, unit: str = " %", sep: str = " ± ") -> str:
+    """A mean share and its standard deviation over seeds: ``percent(mean) + sep + percent(sd)``
+    (the ± part left out when ``sd`` is missing; :data:`MISSING` when ``mean`` is)."""
+    m = percent(mean, digits, signed=signed, unit=unit)
+    if m == MISSING:
+        return MISSING
+    s = percent(sd, digits, unit="" if unit.strip() in ("%", "") else unit)
+    return m if s == MISSING else f"{m}{sep}{s}"
+
 #: per-term Mem-AUC contributions are rounded to multiples of 1 / AUC_QUANTUM_INV (about 1e-9)
 AUC_QUANTUM_INV = float(2 ** 30)
 
@@ -177,6 +210,21 @@ EVIDENCE_METRICS: dict[str, Metric] = {m.key: m for m in (
 #: the words of the dashboard and the report that are not a column of the results, in reading order
 #: (the glossary, :mod:`memviz.app.glossary`, lists these, then every metric with an ``explain``)
 TERMS: dict[str, str] = {
+    "Membership attack": (
+        "Can an attacker who holds the synthetic table tell the training rows from real rows the model never saw? "
+        "Each real row is scored by its distance to the nearest generated row (the standardized distance); the AUC "
+        "says how often a training row scores closer than a fresh row (0.5 is chance), the hit rate at 1 % false "
+        "alarms how many training rows it picks out. Rows it picks out are called exposed."),
+    "Data-copying test": (
+        "The test of Meehan, Chaudhuri & Dasgupta (2020): the data is cut into regions (k-means cells), and in each "
+        "the distances of generated rows to their nearest training row are compared with those of fresh real rows "
+        "(a Mann-Whitney z). The weighted mean C_T is negative when generated rows sit closer to the training rows "
+        "than fresh rows do (copying), positive when farther (a loose fit). It does not depend on the ratio test, "
+        "so it still sees copying where the ratio test flags nearly every real row."),
+    "Attribute attack": (
+        "Knowing every other column of a person, the attacker takes the secret column (the target) from the "
+        "nearest generated row. Its hit rate on training rows is compared with the same attack on fresh real rows "
+        "(the control): only the excess is what the model gives away about the people it trained on."),
     "Memorized": (
         "A generated row is flagged as memorized when its nearest training row is more than three times "
         "closer than the second nearest (r = d1 / d2 < 1/3), the papers' test. It measures relative "

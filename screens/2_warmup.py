@@ -89,10 +89,12 @@ else:
                 pc = st_.per_check
                 last = st_.checks[-1]
                 cols = st.columns(4)
-                cols[0].metric("Memorization ratio (last check)", _ui.pct(pc["mem_ratio"].iloc[-1]),
+                # labels and values short enough for a quarter of the page at 1280 px (they were cut off)
+                cols[0].metric("Memorization ratio", _ui.pct(pc["mem_ratio"].iloc[-1]),
                                delta=None if len(pc) < 2 else _ui.points(pc['mem_ratio'].iloc[-1] - pc['mem_ratio'].iloc[-2]),
                                delta_color="inverse", help="Share of generated rows flagged as memorized (glossary: "
-                                                           "Memorized) at the last finished check.")
+                                                           "Memorized) at the last finished check; the arrow: the "
+                                                           "change since the check before.")
                 if last.get("floor") is not None:
                     lo, hi = 100 * float(last["excess_low"]), 100 * float(last["excess_high"])
                     cols[1].metric("Floor (fresh real rows)", _ui.pct(last["floor"]),
@@ -104,7 +106,8 @@ else:
                                 "not flagged more often than real rows it never saw." if hi >= 0 else
                                 "flagged less often than real rows it never saw."))
                 else:
-                    cols[1].metric("Floor", "not measured", help="This run was started without a test split.")
+                    cols[1].metric("Floor", "–", help="This run was started without a test split.")
+                    cols[1].caption("not measured: no test split")
                     cols[2].metric("Mem-AUC (last check)", f"{pc['mem_auc'].iloc[-1]:.3f}")
                 cols[3].metric("Checks finished", f"{len(pc)}")
                 _ui.show(viz.check_curves(pc), key="live_curves")

@@ -30,8 +30,9 @@ if view is not None:
     close = _ui.check_closeness(path, token)
 
     # ------------------------------------------------------------------ the verdict (the check's Audit)
-    try:
-        audit = audits.run_audit(view)
+    try:  # computed once per run for every session (the first visit's wait): said, not a blank page
+        with st.spinner("Auditing the last check (once per run)…"):
+            audit = audits.run_audit(view)
     except MemvizError as exc:
         audit = None
         _ui.warning(f"This run cannot be audited: {exc}")
@@ -83,6 +84,13 @@ if view is not None:
                        f"(every category equal, every number within 0.1 IQR), {close['flagged_differs']:.1%} differ"
                        + (f"; {close['n_zero_by_scaling']:,} have a ratio of about 0 only because the paper's "
                           "distance rescales numbers per generated row" if close["n_zero_by_scaling"] else "") + ".")
+
+    # ------------------------------------------------------------------ other tests (the same Audit's evidence)
+    if audit is not None and len(audit.evidence):
+        with st.container(border=True, key="mem_evidence"):
+            st.markdown("**Other tests**, each against the hold-out (they support the verdict, never replace it)")
+            for title, sentence in audits.evidence_lines(audit):
+                st.markdown(f"{_ui.esc(title)}: {_ui.esc(sentence)}")
 
     _stop.render(view, "mem")  # when to stop: the frontier, the recommended check, sample from a check
 

@@ -6,6 +6,9 @@ from memviz.app import glossary, runs
 from memviz.errors import MemvizError
 from screens import _ui
 
+#: rows listed in the table of rows that would go (the first ones by rank)
+SHOWN_ROWS = 1000
+
 st.title("Tune & prune")
 st.write("DynamicCut gives every training row a score: the mean of its k largest per-row Mem-AUC values up to "
          "epoch T, where a row's Mem-AUC at a check is the sum of (1 − r) over every generated row whose nearest "
@@ -62,8 +65,12 @@ if view is not None:
     if runs.saved_tuning(view) != tuned.to_dict():
         runs.save_tuning(view, tuned)
     st.query_params.update({"p": f"{p:.2f}", "k": str(int(k)), "T": str(int(T))})
+    run_dir, token = str(view.path), runs.run_token(view.path)
+    redact = st.session_state.get("tune_redact", True)  # the toggle drawn below (its value is in the state first)
     try:
-        prev = runs.prune_preview(view, p, int(k), int(T))
+        ranked = _ui.rankings(run_dir, token, int(k)).get(int(T))
+        prev = runs.prune_preview(view, p, int(k), int(T), ranked=ranked,
+                                  values=_ui.redacted_table(run_dir, token) if redact else None)
     except MemvizError as exc:
         _ui.error(exc)
     else:
@@ -80,12 +87,14 @@ if view is not None:
         m[3].metric("checks scored (epoch ≤ T)", f"{checks}")
         redact = st.toggle("Redact raw values (numbers binned, categories hashed)", value=True, key="tune_redact",
                            help="The same default as the leak explorer and the report.")
-        rows = runs.redacted_rows(view, prev.removed) if redact else prev.removed
+        rows = prev.removed.head(SHOWN_ROWS)  # the table's cost grows with its rows (Arrow): a slider move stays quick
         shown = rows.rename(columns={"rank": "Rank", "row_id": "Training row", "score": "DynamicCut score"})
         wide = {c: st.column_config.TextColumn(width="medium") for c in view.train.schema.columns} if redact else {}
         st.dataframe(shown, hide_index=True, height=260, key="removed_rows",
                      column_config={**wide, "DynamicCut score": st.column_config.NumberColumn(
                          "DynamicCut score", format="%.2f", help=glossary.explain("DynamicCut score"))})
+        if prev.n_remove > SHOWN_ROWS:
+            st.caption(f"The {SHOWN_ROWS:,} highest-scored of the {prev.n_remove:,} rows that would go.")
         zero = int((prev.removed["score"] <= 0).sum())
         st.caption("The DynamicCut score sums closeness (1 − r) over every generated row whose nearest training row "
                    "this row is, flagged or not, averaged over the k largest checks: not a share, not a count of "
@@ -107,5 +116,5 @@ if view is not None:
             cols = list(view.train.schema.columns)
             col = st.selectbox("Column", cols, key="shift_column")
             _ui.show(viz.column_shift_plot(view.train, removed, col), key="column_shift")
-        curve = _ui.early_curve(str(view.path), runs.run_token(view.path), float(p), int(k))
+        curve = _ui.early_curve(run_dir, token, float(p), int(k))
         _ui.show(viz.early_identification_plot(curve), key="early_id")

@@ -18,10 +18,7 @@ st.write("Train each generator on each mitigated table, then measure memorizatio
 data = _ui.ensure_data()
 view = _ui.current_view(stop_message=False)
 # p, k, T as tuned on Tune & prune: this session's, else the ones kept with the run (another tab, a reload)
-saved = st.session_state.get(_ui.PRUNE)
-if view is not None and (not saved or saved.get("run") != view.run_id):
-    saved = runs.saved_tuning(view)
-dc = runs.tuned_params(saved, view.run_id if view is not None else None)
+dc = runs.current_tuning(st.session_state.get(_ui.PRUNE), view)
 devices = devices.available_devices()
 
 # the results lead: with a comparison there, the form folds away so the verdict is in view at 1280×720

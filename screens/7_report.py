@@ -13,7 +13,7 @@ st.write("Everything to take away: a self-contained HTML report (opens offline, 
          "with the verdict in plain words, the pruned training table and the comparison's tables.")
 
 view = _ui.current_view(stop_message=False)
-dc = runs.tuned_params(st.session_state.get(_ui.PRUNE), view.run_id if view is not None else None)
+dc = runs.current_tuning(st.session_state.get(_ui.PRUNE), view)
 p, k, T = dc.p, dc.k, dc.T
 
 compares = jobs.list_jobs(_ui.root(), kind="compare")
@@ -74,14 +74,17 @@ if view is not None:
                            lambda: runs.pruned_csv(view, prev.selection.removed),
                            file_name=f"{view.run_id}_pruned.csv", mime="text/csv", key="dl_pruned_report")
 if cv is not None:
-    st.download_button("Results (CSV, raw column names)", lambda: comparisons.file_bytes(cv.path / "results.csv"),
+    c1, c2 = st.columns(2)
+    c1.download_button("Results (CSV, readable column names)", lambda: reports.results_csv(cv),
                        file_name=f"{cv.path.name}_results.csv", mime="text/csv", key="dl_results")
-    files = comparisons.synthetic_files(cv.path)
+    c2.download_button("What each results column means (CSV)", lambda: reports.dictionary_csv(cv),
+                       file_name=f"{cv.path.name}_data_dictionary.csv", mime="text/csv", key="dl_dictionary")
+    files = reports.synthetic_downloads(cv)
     if files:
         st.markdown("**Synthetic tables**")
         cols = st.columns(3)
-        for i, (rel, path) in enumerate(files.items()):
-            cols[i % 3].download_button(Path(rel).stem, (lambda p=path: reports.table_csv(p)),
-                                        file_name=f"{Path(rel).stem}.csv", mime="text/csv", key=f"dl_syn_{rel}")
+        for i, d in enumerate(files):
+            cols[i % 3].download_button(d.label, (lambda p=d.path: reports.table_csv(p)), file_name=d.file_name,
+                                        mime="text/csv", key=f"dl_syn_{d.path.name}")
 if view is None and cv is None:
     st.caption("Nothing to download yet.")

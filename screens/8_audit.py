@@ -5,7 +5,7 @@ import dataclasses
 
 import streamlit as st
 
-from memviz.app import audits
+from memviz.app import audits, readings
 from memviz.errors import MemvizError
 from memviz.tables.data import fingerprint
 from screens import _ui
@@ -47,7 +47,9 @@ up_schema = None if current else st.file_uploader(
     "Schema (optional): SDV metadata JSON or memviz meta.json", type=["json"], key="audit_schema",
     help="Without one the schema is inferred from the training table, with a label-like column as the target.")
 distance = st.radio("Distance", ["paper", "standardized"], horizontal=True, key="audit_distance",
-                    format_func={"paper": "the papers' distance", "standardized": "each number scaled by its range"}.get)
+                    format_func=readings.DISTANCE_LABELS.get,  # what each distance does, not only its name
+                    help="The papers' distance rescales the numbers for each generated row, so it flags real rows "
+                         "more often; compare each distance with its own floor, never across.")
 
 train = holdout = synthetic = None
 try:

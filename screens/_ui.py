@@ -126,10 +126,23 @@ def leak_view(run_dir: str, token: int, row_id: int, limit: int = 20):
     return runs.leak_view(run_view(run_dir, token), int(row_id), limit=limit)
 
 
+@st.cache_resource(show_spinner="Ranking the rows at every check…", max_entries=24)
+def rankings(run_dir: str, token: int, k: int) -> dict:
+    """{T: DynamicCut's ranking at (k, T)} for every check epoch, once per run and k: a p move on
+    Tune & prune is then a slice (:class:`memviz.app.runs.Ranking`), not a rescoring."""
+    return runs.rankings(run_view(run_dir, token), int(k))
+
+
 @st.cache_resource(show_spinner=False, max_entries=64)
 def early_curve(run_dir: str, token: int, p: float, k: int):
     """Precision / recall / Jaccard of DynamicCut at every check epoch vs the final Top group."""
-    return runs.early_curve(run_view(run_dir, token), p=p, k=k)
+    return runs.early_curve(run_view(run_dir, token), p=p, k=k, ranked=rankings(run_dir, token, k))
+
+
+@st.cache_resource(show_spinner=False, max_entries=12)
+def redacted_table(run_dir: str, token: int):
+    """The run's whole training table redacted once (:func:`memviz.app.runs.redacted_table`)."""
+    return runs.redacted_table(run_view(run_dir, token))
 
 
 @st.cache_resource(show_spinner=False, max_entries=12)

@@ -11,9 +11,9 @@ import functools
 from dataclasses import dataclass
 from pathlib import Path
 
-from memviz.app.verdict import Line, Verdict
 from memviz.errors import MemvizError
 from memviz.mitigate.dynamiccut import DEFAULT_K, DEFAULT_P
+from memviz.viz.card import Card, Line, tone
 
 
 def pkT(p: float, k: int, T) -> str:
@@ -314,11 +314,11 @@ def next_step(audit) -> str:
     return audit.verdict.next_step
 
 
-def card(audit, title: str = "What this shows") -> Verdict:
+def card(audit, title: str = "What this shows") -> Card:
     """The dashboard's verdict card of an audit: the Audit's own verdict sentence first (verbatim), the
     over-copied rows and the per-row test's reach, then the next step (:func:`next_step`)."""
     v = audit.verdict
-    lines = [Line("Verdict", v.sentence, v.tone if v.tone in ("good", "bad", "warn") else "neutral")]
+    lines = [Line("Verdict", v.sentence, tone(v.tone))]
     if audit.floor is not None:
         n = int(audit.n_over_copied)
         lines.append(Line("Over-copied rows", (f"{n:,} training row{'s' * (n != 1)} copied far more often than real "
@@ -326,14 +326,20 @@ def card(audit, title: str = "What this shows") -> Verdict:
                                                "No training row is copied more than chance. ")
                           + audit.row_test.sentence(), "warn" if n else "neutral"))
     lines.append(Line("Next step", next_step(audit)))
-    return Verdict(title, tuple(lines), v.sentence)
+    return Card(title, tuple(lines), v.sentence)
 
 
-def run_card(view) -> Verdict:
+def evidence_lines(audit) -> list[tuple[str, str]]:
+    """The Audit's other tests as (test, sentence) pairs for the Memorization page: the sentences of
+    :meth:`memviz.measure.evidence.Evidence.sentences`, verbatim (the report's "Other tests" prints the same)."""
+    return [(name[:1].upper() + name[1:], sentence) for name, sentence in audit.evidence.sentences()]
+
+
+def run_card(view) -> Card:
     """The card of a run's last check (:func:`card` of :func:`run_audit`)."""
     return card(run_audit(view), "What this run shows")
 
 
 __all__ = ["Source", "pkT", "run_source", "compare_source", "ranked_on", "run_audit", "tables_audit", "upload_tables",
-           "next_step", "card", "run_card", "digests", "companion_table", "over_copied_table", "rows_csv",
+           "next_step", "card", "run_card", "evidence_lines", "digests", "companion_table", "over_copied_table", "rows_csv",
            "download_stem"]

@@ -8,18 +8,15 @@ comparison's card sits under the comparison's heading, with the floor of the run
 """
 from __future__ import annotations
 
-import html
+import re
 import secrets
-import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-
-import pandas as pd
 
 from memviz.app import audits, glossary
 from memviz.app.comparisons import CompareView, run_floor
 from memviz.app.runs import RunView, load_run
-from memviz.app.verdict import Verdict, compare_verdict, pick_model
+from memviz.app.verdict import compare_verdict, pick_model
 from memviz.dynamics.summaries import concentration, heavy_tail
 from memviz.errors import MemvizError
 from memviz.io import csv_bytes
@@ -32,15 +29,8 @@ from memviz.mitigate.dynamiccut import (
 )
 from memviz.tables.data import read_frame
 from memviz.viz import report as vr
-from memviz.viz.compare import results_display
-
-
-def _pct(x) -> str:
-    return "–" if x is None or x != x else f"{100 * float(x):.1f} %"
-
-
-def _e(x) -> str:
-    return html.escape(str(x), quote=True)
+from memviz.viz.card import Card, Line
+from memviz.viz.text import pct
 
 
 # ------------------------------------------------------------------ sections
@@ -52,14 +42,24 @@ class Section:
     source: audits.Source
     heading: str
     sentence: str
-    card: Verdict | None
+    card: Card | None
     note: str = ""
 
 
+def _when_to_stop(view: RunView):
+    """(frontier figure, recommendation sentence) of a run (:func:`memviz.viz.report.when_to_stop`, among
+    the checks with a kept checkpoint)."""
+    from memviz.warmup import checkpoints
+
+    return vr.when_to_stop(view.per_check, checkpoints.kept(view.path) if view.path is not None else None)
+
+
 def run_section(view: RunView, p: float = DEFAULT_P, k: int = DEFAULT_K, T=None) -> Section:
-    """The run's section: its last check's audit, headed by the run, its check and the p/k/T tuned on it."""
+    """The run's section: its last check's audit, headed by the run, its check and the p/k/T tuned on it;
+    its card ends with the recommended check and why (issue 23: when to stop)."""
     src = audits.run_source(view, p, k, T)
     card = audits.run_card(view)
+    card = replace(card, lines=(*card.lines, Line("When to stop", _when_to_stop(view)[1])))
     return Section(src, f"{src.label()} · DynamicCut {src.settings}", f"{src.label()}: {card.sentence}", card)
 
 
@@ -122,15 +122,15 @@ def run_facts(view: RunView, p: float = DEFAULT_P, k: int = DEFAULT_K, T=None) -
              ("Status", src.label().removeprefix(f"Warm-up run {view.run_id}").strip(" ()") or view.status),
              ("Training rows", f"{dyn.n_rows:,}"),
              ("Checks", f"{dyn.n_checks} (epochs {int(dyn.epochs[0])} to {int(dyn.epochs[-1])})"),
-             ("Generated rows flagged as memorized at the last check", _pct(last["mem_ratio"])),
+             ("Generated rows flagged as memorized at the last check", pct(last["mem_ratio"])),
              ("Floor: real rows the model never saw, flagged by the same test",
-              f"{_pct(floor.floor)} (95 % interval {_pct(floor.low)} to {_pct(floor.high)}, "
+              f"{pct(floor.floor)} (95 % interval {pct(floor.low)} to {pct(floor.high)}, "
               f"{floor.n_holdout:,} hold-out rows)" if floor is not None else
               "not measured: the run was started without a test split or hold-out"),
              ("Mem-AUC at the last check (0 = nothing close, 1 = every row on a training row)",
               f"{float(last['mem_auc']):.3f}"),
-             ("Training rows never copied", _pct(ht.zero_share)),
-             ("Share of all copies held by the 1 % most-copied rows", _pct(concentration(dyn, 0.01))),
+             ("Training rows never copied", pct(ht.zero_share)),
+             ("Share of all copies held by the 1 % most-copied rows", pct(concentration(dyn, 0.01))),
              ("Most copies of one training row", f"{ht.max_count:,}"),
              ("Top group", f"the {dyn.top_frac:.0%} most-copied rows ({int(dyn.top.sum()):,} rows)"),
              (f"DynamicCut at {src.settings} (tuned on Tune & prune)",
@@ -164,7 +164,7 @@ def figures(view: RunView | None, compare: CompareView | None = None, p: float =
 
 
 # ------------------------------------------------------------------ the page's side
-def verdict(view: RunView | None, compare: CompareView | None = None) -> Verdict | None:
+def verdict(view: RunView | None, compare: CompareView | None = None) -> Card | None:
     """The first section's card (the run's when there is a run, else the comparison's)."""
     secs = sections(view, compare)
     return secs[0].card if secs else None
@@ -183,15 +183,55 @@ def report_name(view: RunView | None, compare: CompareView | None, redacted: boo
 
 
 # ------------------------------------------------------------------ the document
-def _card(card: Verdict | None) -> str:
-    return vr._verdict_block(card, "") if card is not None else ""
+def _run_part(sec: Section, view: RunView, p, k, T, redacted: bool, salt, fig_salt, n_leaks: int) -> vr.Section:
+    leaks = []
+    if view.path is not None and n_leaks:
+        for rid in most_copied(view.dynamics, n=n_leaks)["row_id"]:
+            try:
+                leaks.append(copies_of(view.result, int(rid), limit=5, checks=view.result.checks, train=view.train))
+            except MemvizError:
+                break
+    s = dict(view.settings())
+    s.update({"DynamicCut p (share of rows removed)": p, "DynamicCut k (largest checks averaged)": k,
+              "DynamicCut T (last epoch scored)": T if T is not None else "default (half the checks)"})
+    stop_fig, _ = _when_to_stop(view)
+    return vr.Section(sec.heading, sec.sentence, sec.card, sec.note, facts=run_facts(view, p, k, T),
+                      figures=[*_run_figures(view, p, k, T, fig_salt), stop_fig], leaks=leaks, settings=s,
+                      settings_name=f"Warm-up run {view.run_id}")
+
+
+def compare_part(sec: Section, compare: CompareView, fig_salt=None) -> vr.Section:
+    """A comparison's :class:`Section` as a report part (card, results, figures, and the run it was ranked on
+    with the p/k/T it was started with as its settings); ``fig_salt``: class values hashed in its figures."""
+    src = sec.source
+    settings = {"ranked on warm-up run": src.run_id or ("its own warm-up" if src.ranked else "none"),
+                "DynamicCut p": src.p, "DynamicCut k": src.k,
+                "DynamicCut T": src.T if src.T is not None else "default (half the checks)"}
+    return vr.Section(sec.heading, sec.sentence, sec.card, sec.note, results=compare.ok, results_note=src.label(),
+                      figures=_compare_figures(compare, fig_salt), settings=settings,
+                      settings_name=f"Comparison {compare.path.name}")
+
+
+def report_parts(view: RunView | None, compare: CompareView | None = None, *, p: float = DEFAULT_P,
+                 k: int = DEFAULT_K, T: int | None = None, redacted: bool = True, salt: str | None = None,
+                 n_leaks: int = 3) -> list[vr.Section]:
+    """The report's sections as :class:`memviz.viz.report.Section` (for
+    :func:`memviz.viz.report.build_report`): the run's (card, facts, figures, most-copied rows, the
+    p/k/T tuned on it), then the comparison's (card, results, figures, the run it was ranked on and
+    the p/k/T it was started with), each under a heading naming its source."""
+    fig_salt = salt if redacted else None
+    out = []
+    for sec in sections(view, compare, p, k, T):
+        out.append(_run_part(sec, view, p, k, T, redacted, salt, fig_salt, n_leaks) if sec.source.kind == "run"
+                   else compare_part(sec, compare, fig_salt))
+    return out
 
 
 def report_html(view: RunView | None, compare: CompareView | None = None, *, p: float = DEFAULT_P,
                 k: int = DEFAULT_K, T: int | None = None, redacted: bool = True, n_leaks: int = 3) -> str:
-    """The self-contained HTML report of a run and a comparison (the style and the safeguards of
-    :func:`memviz.viz.report.build_report`: inline plotly, a CSP forbidding the network, every string
-    escaped).
+    """The self-contained HTML report of a run and a comparison, drawn by the one report builder
+    (:func:`memviz.viz.report.build_report`: inline plotly, a CSP forbidding the network, every
+    string escaped).
 
     "In short" comes first, one sentence per section naming its source; then each section under
     headings naming its run (check, status) or comparison (the run it was ranked on) and the p/k/T it
@@ -202,73 +242,61 @@ def report_html(view: RunView | None, compare: CompareView | None = None, *, p: 
     if view is None and compare is None:
         raise MemvizError("nothing to report: open a warm-up run or a comparison first")
     salt = secrets.token_hex(16)
-    fig_salt = salt if redacted else None
-    secs = sections(view, compare, p, k, T)
+    parts = report_parts(view, compare, p=p, k=k, T=T, redacted=redacted, salt=salt, n_leaks=n_leaks)
     title = f"memviz report · {view.run_id}" if view is not None else f"memviz report · {compare.path.name}"
-    parts = [f"<h1>{_e(title)}</h1><p class='meta'>created {_e(time.strftime('%Y-%m-%d %H:%M:%S %Z'))} by memviz"
-             "</p>", f"<div class='banner {'redacted' if redacted else 'raw'}'>"
-             f"{_e(vr.REDACTED_NOTE if redacted else vr.RAW_NOTE)}</div>"]
-    if secs:
-        parts.append("<h2>In short</h2>")
-        parts += [f"<p class='sentence'>{_e(s.sentence)}</p>" for s in secs if s.sentence]
-        parts += [f"<p class='meta'>{_e(s.note)}</p>" for s in secs if s.note]
-    n_fig = 0
-    settings: dict = {}
-    for sec in secs:
-        parts.append(f"<h2>{_e(sec.heading)}</h2>")
-        if sec.note:
-            parts.append(f"<p class='tone-warn'>{_e(sec.note)}</p>")
-        parts.append(_card(sec.card))
-        if sec.source.kind == "run":
-            parts += ["<h3>Facts</h3>", vr._kv_table(run_facts(view, p, k, T))]
-            figs = _run_figures(view, p, k, T, fig_salt)
-            leaks = []
-            if view.path is not None and n_leaks:
-                for rid in most_copied(view.dynamics, n=n_leaks)["row_id"]:
-                    try:
-                        leaks.append(copies_of(view.result, int(rid), limit=5, checks=view.result.checks,
-                                               train=view.train))
-                    except MemvizError:
-                        break
-            s = dict(view.settings())
-            s.update({"DynamicCut p (share of rows removed)": p, "DynamicCut k (largest checks averaged)": k,
-                      "DynamicCut T (last epoch scored)": T if T is not None else "default (half the checks)"})
-            settings[f"Warm-up run {view.run_id}"] = s
-        else:
-            leaks = []
-            table = results_display(compare.ok)
-            table.index = pd.RangeIndex(1, len(table) + 1, name="#")
-            parts += ["<h3>Results</h3>",
-                      f"<p class='meta'>{_e(sec.source.label())}. Mean ± standard deviation over seeds (with one "
-                      "seed, the floor and the excess show their 95 % interval); percentages of generated rows, "
-                      "excess in percentage points. The table scrolls sideways.</p>",
-                      "<div class='scroll'>" + vr._frame_table(table, text_cols=tuple(table.columns)) + "</div>"]
-            figs = _compare_figures(compare, fig_salt)
-            settings[f"Comparison {compare.path.name}"] = {
-                "ranked on warm-up run": sec.source.run_id or ("its own warm-up" if sec.source.ranked else "none"),
-                "DynamicCut p": sec.source.p, "DynamicCut k": sec.source.k,
-                "DynamicCut T": sec.source.T if sec.source.T is not None else "default (half the checks)"}
-        if figs:  # every heading names its source: figures of two sources never share one
-            parts.append(f"<h2>Figures · {_e(sec.heading)}</h2>")
-            parts += [vr._figure_block(f, n_fig + i) for i, f in enumerate(figs)]
-            n_fig += len(figs)
-        if leaks:
-            parts.append(f"<h2>Most-copied training rows · {_e(sec.heading)}</h2>")
-            parts += [vr._leak_block(v, redacted, salt) for v in leaks]
-    parts.append("<h2>Settings</h2>")
-    for name, values in settings.items():
-        parts += [f"<h3>{_e(name)}</h3>", vr._kv_table(values)]
-    parts += ["<h3>This report</h3>", vr._kv_table({"report": "redacted" if redacted else "raw values included"})]
-    items = "".join(f"<dt>{_e(t)}</dt><dd>{_e(x)}</dd>" for t, x in glossary.entries())
-    parts += ["<h2>What the words mean</h2>", f"<dl class='glossary'>{items}</dl>"]
-    head = (f"<meta charset='utf-8'><meta http-equiv='Content-Security-Policy' content=\"{vr.CSP}\">"
-            f"<meta name='viewport' content='width=device-width, initial-scale=1'><title>{_e(title)}</title>"
-            f"<style>{vr.CSS}</style>")
-    if n_fig:
-        from plotly.offline import get_plotlyjs
+    return vr.build_report(title=title, redacted=redacted, sections=parts, salt=salt, glossary=glossary.entries(),
+                           settings={"report": "redacted" if redacted else "raw values included"})
 
-        head += f"<script type='text/javascript'>{get_plotlyjs()}</script>"
-    return f"<!DOCTYPE html><html lang='en'><head>{head}</head><body>{''.join(parts)}</body></html>\n"
+
+def results_csv(compare: CompareView) -> bytes:
+    """The comparison's results for people and the next tool: readable headers, labels and units
+    (:func:`memviz.app.comparisons.readable_results`), internal columns left out, formulas neutralised."""
+    from memviz.app.comparisons import readable_results
+
+    return csv_bytes(readable_results(compare.results))
+
+
+def dictionary_csv(compare: CompareView) -> bytes:
+    """The data dictionary of :func:`results_csv`: each header, its raw name, unit, goal, range and meaning
+    (:func:`memviz.app.comparisons.data_dictionary`)."""
+    from memviz.app.comparisons import data_dictionary
+
+    return csv_bytes(data_dictionary(compare.results))
+
+
+@dataclass(frozen=True)
+class Download:
+    """A synthetic table of a comparison as the Report page offers it: a readable label
+    ("TabDDPM · DynamicCut · seed 0"), a readable file name and the stored file."""
+
+    label: str
+    file_name: str
+    path: Path
+
+
+def synthetic_downloads(compare: CompareView) -> list[Download]:
+    """The comparison's synthetic tables with labels from the results' method, generator and seed (the
+    stored file names are internal keys such as ``baseline_tabddpm_0``); files not in the results keep
+    their stem."""
+    from memviz.app.comparisons import synthetic_files
+    from memviz.viz.style import method_label, model_label
+
+    res = compare.results
+    cells = {}
+    if {"synthetic", "method", "model", "seed"} <= set(res.columns):
+        for r in res.dropna(subset=["synthetic"]).itertuples():
+            cells[str(r.synthetic)] = (str(r.model), str(r.method), int(r.seed))
+    out = []
+    for rel, path in synthetic_files(compare.path).items():
+        cell = cells.get(rel) or cells.get(Path(rel).as_posix())
+        if cell is None:
+            out.append(Download(Path(rel).stem, f"{Path(rel).stem}.csv", path))
+            continue
+        model, method, seed = cell
+        label = f"{model_label(model)} · {method_label(method)} · seed {seed}"
+        stem = re.sub(r"[^A-Za-z0-9]+", "_", f"{model_label(model)} {method_label(method)} seed {seed}").strip("_")
+        out.append(Download(label, f"{compare.path.name}_{stem}.csv", path))
+    return out
 
 
 def table_csv(path: str | Path, raw: bool = False) -> bytes:
@@ -278,4 +306,5 @@ def table_csv(path: str | Path, raw: bool = False) -> bytes:
 
 
 __all__ = ["Section", "sections", "run_section", "compare_section", "figures", "run_facts", "verdict",
-           "sentence", "report_name", "report_html", "table_csv"]
+           "sentence", "report_name", "report_parts", "compare_part", "report_html", "table_csv", "results_csv", "dictionary_csv", "Download",
+           "synthetic_downloads"]

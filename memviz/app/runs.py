@@ -6,7 +6,7 @@ something new.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 import numpy as np
@@ -21,18 +21,27 @@ from memviz.leaks.rows import LeakView, copies_of, most_copied, style_matches
 from memviz.mitigate.dynamiccut import (
     DEFAULT_K,
     DEFAULT_P,
+    EarlyIdentification,
     Selection,
-    dynamiccut_selection,
+    _resolve_T,
     early_identification_curve,
+    prune_budget,
+    rank_rows,
+    score_rows,
 )
 from memviz.mitigate.dynamiccut import default_T as _default_T
 from memviz.tables.data import Table, fingerprint, load_companion
 from memviz.tables.redact import redact
-from memviz.warmup.run import WarmupResult, load_warmup
+from memviz.warmup.run import WarmupConfig, WarmupResult, load_warmup
 from memviz.warmup.store import MANIFEST, RunStore, list_runs
 
-#: the defaults of the dashboard's warm-up: one click on the sample finishes in minutes on a CPU
-UI_WARMUP_DEFAULTS = {"preset": "cpu-quick", "epochs": 60, "check_every": 5, "n_samples": None, "seed": 0}
+#: the dashboard's own choices for its warm-up form, the only values it does not take from
+#: :class:`memviz.warmup.run.WarmupConfig`: fewer epochs (one click on the sample finishes in minutes on
+#: a CPU) with a check every 5 of them (12 checks)
+UI_WARMUP_OVERRIDES = {"epochs": 60, "check_every": 5}
+#: the warm-up form's defaults: WarmupConfig's (preset, n_samples, seed) with :data:`UI_WARMUP_OVERRIDES`
+UI_WARMUP_DEFAULTS = {**{k: getattr(WarmupConfig(), k) for k in ("preset", "epochs", "check_every", "n_samples",
+                                                                   "seed")}, **UI_WARMUP_OVERRIDES}
 
 
 def run_token(run_dir: str | Path) -> int:
@@ -232,6 +241,16 @@ def tuned_params(saved: dict | None, run_id: str | None) -> PruneParams:
         return PruneParams(run_id)
 
 
+def current_tuning(session: dict | None, view: "RunView | None") -> PruneParams:
+    """The (p, k, T) in force for ``view``: this session's (Tune & prune's sliders, when they were set on
+    this run), else the ones kept with the run (:func:`saved_tuning`: a reload, another tab), else the
+    defaults. Every page that uses p, k or T reads them here, so none pairs a run with another's."""
+    run_id = view.run_id if view is not None else None
+    if view is not None and (not session or session.get("run") != run_id):
+        session = saved_tuning(view)
+    return tuned_params(session, run_id)
+
+
 def most_copied_table(view: RunView, n: int = 20) -> pd.DataFrame:
     """The n most-copied training rows with their values (row_id first)."""
     top = most_copied(view.dynamics, n=n)
@@ -254,9 +273,16 @@ def redacted_rows(view: RunView, frame: pd.DataFrame) -> pd.DataFrame:
     return frame.assign(**redact(frame[cols], view.train.schema, reference=view.train.data))
 
 
+#: the leak explorer's headers for its own columns (:meth:`memviz.leaks.rows.LeakView.table`)
+LEAK_NAMES = {"check": "check", "epoch": "epoch", "ratio": "ratio r (nearest ÷ second nearest)",
+              "how close": "how close", "largest difference": "largest difference",
+              "r ≈ 0 from scaling": "looks identical only after rescaling", "synthetic_id": "generated row no."}
+
+
 def styled_copies(lv: LeakView, redacted: bool, color: str = "#ffe08a"):
-    """A leak view's table with the cells equal to the training row highlighted (redacted when asked)."""
-    return style_matches(lv, redacted=redacted, color=color)
+    """A leak view's table with the cells equal to the training row highlighted (redacted when asked),
+    its own columns under readable headers (:data:`LEAK_NAMES`)."""
+    return style_matches(lv, redacted=redacted, color=color, names=LEAK_NAMES)
 
 
 def leak_view(view: RunView, row_id: int, limit: int = 20) -> LeakView:
@@ -264,9 +290,75 @@ def leak_view(view: RunView, row_id: int, limit: int = 20) -> LeakView:
     return copies_of(view.result, int(row_id), limit=limit, checks=view.result.checks, train=view.train)
 
 
-def early_curve(view: RunView, p: float = DEFAULT_P, k: int = DEFAULT_K) -> pd.DataFrame:
-    """Precision / recall / Jaccard of DynamicCut at every check epoch vs the final Top group."""
-    return early_identification_curve(view.dynamics, p=p, k=k)
+@dataclass(frozen=True, eq=False)
+class Ranking:
+    """DynamicCut's ranking of a run's rows at (k, T): the selection at every p is a prefix of it.
+
+    A slider move of p on Tune & prune then costs a slice (O(ceil(p N))), not a rescoring
+    (a partition of N × m Mem-AUC values and a sort of N rows): ``scores`` are
+    :func:`memviz.mitigate.dynamiccut.score_rows`, ``order`` its
+    :func:`~memviz.mitigate.dynamiccut.rank_rows` (positions, best first), ``ranks`` the
+    1-based rank of each row in ``row_ids`` order.
+    """
+
+    k: int
+    T: float
+    scores: np.ndarray
+    order: np.ndarray
+    ranks: np.ndarray
+    n_checks_used: int
+
+    def selection(self, dyn, p: float) -> Selection:
+        """:func:`memviz.mitigate.dynamiccut.dynamiccut_selection` at (p, k, T), from the ranking."""
+        n_remove = prune_budget(p, dyn.n_rows)
+        return Selection(removed=dyn.row_ids[self.order[:n_remove]], row_ids=dyn.row_ids, scores=self.scores,
+                         ranks=self.ranks, p=float(p), k=int(self.k), T=self.T, n_remove=n_remove,
+                         n_checks_used=self.n_checks_used)
+
+
+def ranking(view: RunView, k: int = DEFAULT_K, T=None) -> Ranking:
+    """The run's rows ranked by DynamicCut's score at (k, T) (see :class:`Ranking`)."""
+    dyn = view.dynamics
+    T = _resolve_T(dyn, T)
+    scores = score_rows(dyn, k, T)
+    order = rank_rows(scores, dyn.row_ids)
+    ranks = np.empty(dyn.n_rows, dtype=np.int64)
+    ranks[order] = np.arange(1, dyn.n_rows + 1)
+    return Ranking(int(k), T, scores, order, ranks, int((dyn.epochs <= T).sum()))
+
+
+def rankings(view: RunView, k: int = DEFAULT_K) -> dict:
+    """{T: :class:`Ranking`} at every check epoch of the run: what the early-identification
+    curve needs for every p (computed once per run and k)."""
+    return {e.item(): ranking(view, k, e.item()) for e in np.unique(view.dynamics.epochs)}
+
+
+def early_curve(view: RunView, p: float = DEFAULT_P, k: int = DEFAULT_K, ranked: dict | None = None) -> pd.DataFrame:
+    """Precision / recall / Jaccard of DynamicCut at every check epoch vs the final Top group:
+    :func:`memviz.mitigate.dynamiccut.early_identification_curve` (its defaults: the raw score,
+    the final Top group), read from ``ranked`` (:func:`rankings` at this k) when given.
+
+    With S the rows removed at T and Top the final Top group, precision = |S ∩ Top| / |S|,
+    recall = |S ∩ Top| / |Top|, jaccard = |S ∩ Top| / |S ∪ Top|; the random references are
+    |Top| / N and |S| / N.
+    """
+    dyn = view.dynamics
+    if ranked is None:
+        return early_identification_curve(dyn, p=p, k=k)
+    top = dyn.top
+    n_top, n = int(top.sum()), dyn.n_rows
+    nan = float("nan")
+    rows = []
+    for T, r in sorted(ranked.items()):
+        n_sel = prune_budget(p, n)
+        inter = int(top[r.order[:n_sel]].sum())
+        union = n_sel + n_top - inter
+        rows.append(EarlyIdentification(
+            T=r.T, p=float(p), k=int(k), n_checks_used=r.n_checks_used, n_selected=n_sel, n_top=n_top,
+            precision=inter / n_sel if n_top else nan, recall=inter / n_top if n_top else nan,
+            jaccard=inter / union if n_top else nan, random_precision=n_top / n if n_top else nan,
+            random_recall=n_sel / n if n_top else nan))
+    return pd.DataFrame([asdict(r) for r in rows], columns=[f.name for f in fields(EarlyIdentification)])
 
 
 def column_leaks(view: RunView, check: int | None = None):
@@ -291,14 +383,29 @@ class PrunePreview:
         return int(self.selection.n_remove)
 
 
-def prune_preview(view: RunView, p: float, k: int, T: int | None) -> PrunePreview:
-    """Rescore the run (milliseconds) and list the rows that would go, best-scored first."""
-    sel = dynamiccut_selection(view.dynamics, p=p, k=k, T=T)
-    frame = sel.to_frame()
-    gone = frame[frame["removed"]].drop(columns="removed")
-    vals = view.train.data.loc[gone["row_id"].to_numpy(dtype=np.int64)].reset_index(drop=True)
-    removed = pd.concat([gone[["rank", "row_id", "score"]].reset_index(drop=True), vals], axis=1)
-    return PrunePreview(sel, removed, view.dynamics.n_rows)
+def prune_preview(view: RunView, p: float, k: int, T: int | None, ranked: Ranking | None = None,
+                  values: pd.DataFrame | None = None) -> PrunePreview:
+    """The rows DynamicCut at (p, k, T) would remove, best-scored first, with their values.
+
+    ``ranked``: the :class:`Ranking` at (k, T) when the caller keeps one (a p move then
+    rescores nothing); ``values``: the table the values are taken from (default the training
+    rows; e.g. :func:`redacted_table` for a redacted view), indexed by row_id.
+    """
+    dyn = view.dynamics
+    ranked = ranked if ranked is not None else ranking(view, k, T)
+    sel = ranked.selection(dyn, p)
+    pos = ranked.order[:sel.n_remove]
+    gone = pd.DataFrame({"rank": sel.ranks[pos], "row_id": dyn.row_ids[pos], "score": sel.scores[pos]})
+    vals = (view.train.data if values is None else values).loc[gone["row_id"].to_numpy(dtype=np.int64)]
+    removed = pd.concat([gone, vals.reset_index(drop=True)], axis=1)
+    return PrunePreview(sel, removed, dyn.n_rows)
+
+
+def redacted_table(view: RunView) -> pd.DataFrame:
+    """The whole training table redacted (:func:`memviz.tables.redact.redact`, ranges from itself):
+    a redacted view of any of its rows is a lookup in it (row i's redaction depends only on row i
+    and the training table)."""
+    return redact(view.train.data[list(view.train.schema.columns)], view.train.schema, reference=view.train.data)
 
 
 def pruned_csv(view: RunView, removed_ids, keep_row_id: bool = False, raw: bool = False) -> bytes:

@@ -23,13 +23,15 @@ Plain text only (no Markdown, no HTML): callers escape it.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from memviz.measure.floor import Excess, Floor, newcombe_interval, wilson_interval
+from memviz.viz.card import Card, Line, tone
 from memviz.viz.style import method_label, model_label
+from memviz.viz.text import pct, points
 
 #: below this many seeds a difference is "indicative"
 MIN_SEEDS = 3
@@ -37,41 +39,12 @@ MIN_SEEDS = 3
 SMALL_COST_POINTS = 1.0
 #: methods that prune by a ranking, in the order the verdict prefers them
 PRUNING = ("dynamiccut", "dynamiccut_excess", "dynamiccutmix")
-TONES = ("good", "bad", "warn", "neutral")
 NO_FLOOR = ("Real rows a model never saw are often flagged by this test too (20 to 30 % on public tables), "
             "and there is no floor here to tell the two apart")
 
 
-@dataclass(frozen=True)
-class Line:
-    """One line of the card: its topic, its text and its tone (good, bad, warn or neutral)."""
-
-    topic: str
-    text: str
-    tone: str = "neutral"
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """A verdict card.
-
-    title : what it is about ("TabDDPM, DynamicCut against no mitigation").
-    lines : the card's lines, in order (flagged output, pruning, utility, next step).
-    sentence : the plain floor sentence ('Real rows the model never saw are flagged at ...') or "".
-    n_seeds : seeds behind the pruning figures (0: none).
-    indicative : fewer than :data:`MIN_SEEDS` seeds.
-    """
-
-    title: str
-    lines: tuple[Line, ...] = ()
-    sentence: str = ""
-    n_seeds: int = 0
-    indicative: bool = False
-    notes: tuple[str, ...] = field(default=())
-
-    def text(self) -> str:
-        """The card as plain text (title, then one 'topic: text' line each)."""
-        return "\n".join([self.title, *(f"{ln.topic}: {ln.text}" for ln in self.lines)])
+#: the Compare page's card is the one card type of :mod:`memviz.viz.card`
+Verdict = Card
 
 
 def seeds(n: int) -> str:
@@ -79,20 +52,11 @@ def seeds(n: int) -> str:
     return f"{n} seed{'s' * (n != 1)}"
 
 
-def _pct(x: float) -> str:
-    return f"{100 * x:.1f} %"
-
-
-def _pts(x: float) -> str:
-    v = round(100 * x, 1)
-    return f"{v if v != 0 else 0.0:+.1f} points"          # never "-0.0"
-
-
 # ------------------------------------------------------------------ flagged output
 def flagged_line(mem_ratio: float, ex: Excess | None, who: str = "The model's rows") -> Line:
     """Line 1: the flagged share against the floor (or a plain warning that there is none)."""
     if ex is None:
-        return Line("Flagged output", f"{who} are flagged as memorized at {_pct(mem_ratio)}. {NO_FLOOR}: this "
+        return Line("Flagged output", f"{who} are flagged as memorized at {pct(mem_ratio)}. {NO_FLOOR}: this "
                                       "number alone does not show copying.", "warn")
     tone = "bad" if ex.low > 0 else "good"
     return Line("Flagged output", ex.sentence(), tone)
@@ -164,7 +128,7 @@ class Paired:
     def spread(self) -> str:
         """'-4.4 points ± 1.2 over 3 seeds' (no ± with one seed)."""
         sd = f" ± {100 * self.sd:.1f}" if np.isfinite(self.sd) else ""
-        return f"{_pts(self.mean)}{sd} over {seeds(self.n)}"
+        return f"{points(self.mean)}{sd} over {seeds(self.n)}"
 
 
 def paired(results: pd.DataFrame, model: str, method: str, figure: str) -> Paired | None:
@@ -235,7 +199,7 @@ def compare_verdict(results: pd.DataFrame, model: str | None = None, method: str
             v = audit.verdict
             pooled = f", {audit.provenance.n_synthetic:,} generated rows pooled" if n_base > 1 else ""
             lines.append(Line("Flagged output", f"{mlabel} without mitigation ({seeds(n_base)}{pooled}). {v.sentence}",
-                              v.tone if v.tone in TONES else "neutral"))
+                              tone(v.tone)))
         else:
             lines.append(flagged_line(float(base["mem_ratio"].mean()), ex, who))
             if ex is not None:
@@ -260,7 +224,7 @@ def compare_verdict(results: pd.DataFrame, model: str | None = None, method: str
 
 def _pruning_line(ok: pd.DataFrame, model: str, method: str, pr: Paired) -> Line:
     label = method_label(method)
-    text = (f"{label} changed the flagged share from {_pct(pr.base)} to {_pct(pr.value)} "
+    text = (f"{label} changed the flagged share from {pct(pr.base)} to {pct(pr.value)} "
             f"({pr.spread()}{', paired by seed' if pr.n > 1 else ''})")
     if pr.n < MIN_SEEDS:
         text += f"; indicative only: with fewer than {MIN_SEEDS} seeds the spread is unknown"
@@ -270,13 +234,13 @@ def _pruning_line(ok: pd.DataFrame, model: str, method: str, pr: Paired) -> Line
         text += "; not a clear change: the seeds disagree"
     rnd = paired(ok, model, "random", "mem_ratio") if method != "random" else None
     if rnd is not None:
-        text += f". Removing as many random rows changed it by {_pts(rnd.mean)}"
+        text += f". Removing as many random rows changed it by {points(rnd.mean)}"
     kept = ok[(ok["model"] == model) & (ok["method"] == method)]
     if _has(kept, "mem_ratio_kept", "control_kept"):
-        text += (f". Against the rows it kept, the pruned model is flagged at {_pct(kept['mem_ratio_kept'].mean())} "
-                 f"and the unpruned model's rows at {_pct(kept['control_kept'].mean())} (the control)")
+        text += (f". Against the rows it kept, the pruned model is flagged at {pct(kept['mem_ratio_kept'].mean())} "
+                 f"and the unpruned model's rows at {pct(kept['control_kept'].mean())} (the control)")
         if _has(kept, "floor_kept"):
-            text += f", real rows it never saw at {_pct(kept['floor_kept'].mean())}"
+            text += f", real rows it never saw at {pct(kept['floor_kept'].mean())}"
     tone = "good" if pr.clear and pr.mean < 0 else ("bad" if pr.clear and pr.mean > 0 else "neutral")
     return Line("Pruning", text + ".", tone)
 
@@ -287,7 +251,7 @@ def _utility_line(ok: pd.DataFrame, model: str, method: str) -> Line:
         p = paired(ok, model, method, fig)
         if p is None or not np.isfinite(p.mean):
             continue
-        parts.append(f"{name} {_pct(p.base)} → {_pct(p.value)} ({_pts(p.mean)})")
+        parts.append(f"{name} {pct(p.base)} → {pct(p.value)} ({points(p.mean)})")
         worst = min(worst, p.mean)
     if not parts:
         return Line("Utility cost", "No utility figure in these results.")
@@ -308,7 +272,7 @@ def _next_step(ok, model, method, ex: Excess | None, pr: Paired | None, audit=No
         n = int(audit.n_over_copied)
         did = ""
         if pr is not None:
-            did = (f" {label} changed the flagged share by {_pts(pr.mean)} ({seeds(pr.n)}); check on the Memorization "
+            did = (f" {label} changed the flagged share by {points(pr.mean)} ({seeds(pr.n)}); check on the Memorization "
                    "page whether the rows it removed are those rows.")
         return (f"Not copied more than chance overall, but {n:,} training row{'s are' if n != 1 else ' is'} copied far "
                 f"more often than fresh real rows would be. {audit.verdict.next_step}{did}")

@@ -125,8 +125,9 @@ def _version() -> str:
 
 def _finish(train: Table, synthetic: pd.DataFrame, nn1, ratio, memorized, *, floor, holdout: Table | None,
             n_generated: int, pooled_copies=None, distance: str, device: str, quality: bool, dcr: bool,
-            provenance: dict, evidence, row_test: bool, seed: int, per_check=None) -> Audit:
-    """The audit from one set of generated rows with their NN1 / ratio / flags (both entry points)."""
+            provenance: dict, evidence, row_test: bool, seed: int, per_check=None, engine=None, d1=None) -> Audit:
+    """The audit from one set of generated rows with their NN1 / ratio / flags (both entry points); ``engine``
+    and ``d1`` (the memorization pass's NN1 distances and training positions) are reused by the evidence."""
     from memviz.audit.rowtest import assess
     from memviz.leaks.columns import column_match_rates
     from memviz.measure.closeness import nn1_closeness
@@ -184,6 +185,8 @@ def _finish(train: Table, synthetic: pd.DataFrame, nn1, ratio, memorized, *, flo
             from memviz.evaluate.report import dcr_share
 
             dcr_value = float(dcr_share(train, holdout, syn, device=device, seed=seed).share)
+    ev = _evidence(train, syn, holdout, evidence, engine=engine, d1=d1, device=device, seed=seed,
+                   flagged=rows.loc[rows["over_copied"], "row_id"].to_numpy() if "over_copied" in rows else None)
     prov = Provenance(n_train=len(train), n_synthetic=m, n_holdout=fl.n_holdout if fl is not None else 0,
                       distance=distance, memviz_version=_version(), created=_created(),
                       target=train.schema.target, **provenance)
@@ -194,16 +197,33 @@ def _finish(train: Table, synthetic: pd.DataFrame, nn1, ratio, memorized, *, flo
                  n_over_copied=n_over, identical_share=float(cs["identical_share"]),
                  holdout_identical_share=hold_ident, dcr_share=dcr_value, shape=shape, shape_reference=shape_ref,
                  rows=rows, columns=columns, row_test=rt, provenance=prov,
-                 flagged_exact_share=float(cs["flagged_exact"]), evidence=dict(evidence or {}),
+                 flagged_exact_share=float(cs["flagged_exact"]), evidence=ev,
                  generated=pd.DataFrame({"synthetic_id": np.arange(m), "nn1": nn1, "ratio": ratio,
                                          "memorized": memorized, "exact": close.pairs["exact"].to_numpy()}),
                  floor_detail=floor, per_check=per_check)
 
 
+def _evidence(train: Table, syn: pd.DataFrame, holdout: Table | None, evidence, *, engine, d1, device: str,
+              seed: int, flagged):
+    """The audit's :class:`~memviz.measure.evidence.Evidence`: the three tests when ``evidence`` is True
+    and there is a hold-out (:func:`~memviz.measure.evidence.audit_evidence`, reusing the audit's
+    engine and NN1 distances), none when False, a caller's own tests when a mapping."""
+    from memviz.measure.evidence import Evidence, audit_evidence
+
+    if evidence is True:
+        if holdout is None:
+            return Evidence()
+        d1, pos = d1 if d1 is not None else (None, None)
+        return audit_evidence(train, Table(syn[list(train.schema.columns)], train.schema, "synthetic"), holdout,
+                              engine=engine, d1_synthetic=d1, nn1_synthetic=pos, device=device, seed=seed,
+                              flagged_row_ids=flagged)
+    return Evidence.of(evidence or None)
+
+
 # ------------------------------------------------------------------ the one call
 def audit(train, synthetic, holdout=None, *, schema=None, metadata=None, target: str | None = None,
           distance: str = "paper", device: str = "auto", quality: bool = True, dcr: bool = True,
-          row_test: bool = True, evidence: Mapping[str, object] | None = None, seed: int = 0) -> Audit:
+          row_test: bool = True, evidence: bool | Mapping[str, object] = True, seed: int = 0) -> Audit:
     """Audit a synthetic table made by any generator against its training table.
 
     Parameters
@@ -223,8 +243,12 @@ def audit(train, synthetic, holdout=None, *, schema=None, metadata=None, target:
     dcr : measure the DCR share (needs the hold-out).
     row_test : simulate the per-row test's calibration and power at these sizes
         (:mod:`memviz.audit.rowtest`); False marks it not run.
-    evidence : further tests keyed by name (each with ``to_dict()`` and ``sentence()``).
-    seed : the seed of the DCR subsample and the row test's simulation.
+    evidence : True (default): run the tests beyond the ratio test against the hold-out
+        (membership inference, the data-copying test, attribute inference on the target:
+        :func:`memviz.measure.evidence.audit_evidence`, at most about one more memorization pass);
+        False skips them; a mapping gives a caller's own tests keyed by name (each with ``to_dict()``
+        and ``sentence()``). They enter the verdict only as supporting evidence.
+    seed : the seed of the DCR subsample, the row test's simulation and the evidence's k-means and draws.
 
     Returns
     -------
@@ -249,12 +273,13 @@ def audit(train, synthetic, holdout=None, *, schema=None, metadata=None, target:
             "sources": {"train": tr.source, "synthetic": syn.source, "holdout": hold.source if hold is not None else ""}}
     return _finish(tr, syn.data, res.nn1, res.ratio, res.memorized, floor=floor, holdout=hold,
                    n_generated=len(syn), distance=distance, device=device, quality=quality, dcr=dcr,
-                   provenance=prov, evidence=evidence, row_test=row_test, seed=seed)
+                   provenance=prov, evidence=evidence, row_test=row_test, seed=seed, engine=engine,
+                   d1=(res.d1, res.nn1_pos))
 
 
 def from_run(run_dir: str | Path, check: int | None = None, *, holdout=None, pool: bool = True,
              p: float | None = None, k: int | None = None, T: int | None = None, quality: bool = True,
-             dcr: bool = True, row_test: bool = True, evidence: Mapping[str, object] | None = None,
+             dcr: bool = True, row_test: bool = True, evidence: bool | Mapping[str, object] = True,
              device: str = "auto", seed: int = 0) -> Audit:
     """The audit of one check of a warm-up run (default: its last finished check).
 
@@ -265,6 +290,7 @@ def from_run(run_dir: str | Path, check: int | None = None, *, holdout=None, poo
     when the floor's source file still exists with the same fingerprint, that file. ``p``, ``k``,
     ``T``: the DynamicCut settings a caller tuned, carried in the provenance. The run's status
     (finished / cancelled / interrupted / running / failed) and its number of checks enter the verdict.
+    ``evidence``: as in :func:`audit`, run on the check's generated rows when the hold-out table is at hand.
     """
     from memviz.warmup.run import load_warmup
     from memviz.warmup.store import RunStore

@@ -10,10 +10,12 @@ calibration and power, the over-copied rows, the column summary and the supporti
 from __future__ import annotations
 
 import secrets
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+
+from memviz.viz.card import Card, Line
+from memviz.viz.text import pct, percent, points
 
 #: most-copied training rows shown beside their copies (with the tables given)
 N_LEAKS = 5
@@ -21,45 +23,28 @@ N_LEAKS = 5
 N_COPIES = 10
 
 
-@dataclass(frozen=True)
-class _Line:
-    topic: str
-    text: str
-    tone: str = "neutral"
-
-
-@dataclass(frozen=True)
-class _Card:
-    title: str
-    lines: tuple
-
-
-def _pct(v) -> str:
-    return "n/a" if v is None or not np.isfinite(v) else f"{100 * v:.1f} %"
-
-
 def _ci(ci) -> str:
     if ci is None or not all(np.isfinite(ci)):
         return "n/a"
-    return f"{100 * ci[0]:.1f} to {100 * ci[1]:.1f}"
+    return f"{percent(ci[0], unit='')} to {percent(ci[1], unit='')}"
 
 
 def facts(a) -> list[tuple[str, str]]:
     """The audit's figures in words, as (label, value) pairs."""
     p = a.provenance
     out = [("Verdict code", a.verdict.code),
-           ("Generated rows flagged (mem ratio)", f"{_pct(a.mem_ratio)} of {p.n_synthetic:,}")]
+           ("Generated rows flagged (mem ratio)", f"{pct(a.mem_ratio)} of {p.n_synthetic:,}")]
     if a.floor is not None:
-        out += [("Floor: real rows the model never saw, flagged", f"{_pct(a.floor)} (95 %: {_ci(a.floor_ci)} %) of "
+        out += [("Floor: real rows the model never saw, flagged", f"{pct(a.floor)} (95 %: {_ci(a.floor_ci)} %) of "
                                                                f"{p.n_holdout:,} hold-out rows"),
-                ("Excess over the floor", f"{100 * a.excess:+.1f} points (95 %: {_ci(a.excess_ci)})"),
-                ("Copy share: generated rows copied beyond chance", f"{_pct(a.copy_share)} (95 %: {_ci(a.copy_share_ci)} %)"),
+                ("Excess over the floor", f"{points(a.excess)} (95 %: {_ci(a.excess_ci)})"),
+                ("Copy share: generated rows copied beyond chance", f"{pct(a.copy_share)} (95 %: {_ci(a.copy_share_ci)} %)"),
                 ("Training rows copied far more than chance (q < 0.05)", f"{a.n_over_copied:,}"),
-                ("Hold-out rows identical to a training row", _pct(a.holdout_identical_share))]
-    out.append(("Generated rows identical to a training row", _pct(a.identical_share)))
-    out.append(("Flagged generated rows that are exact copies", _pct(a.flagged_exact_share)))
+                ("Hold-out rows identical to a training row", pct(a.holdout_identical_share))]
+    out.append(("Generated rows identical to a training row", pct(a.identical_share)))
+    out.append(("Flagged generated rows that are exact copies", pct(a.flagged_exact_share)))
     if a.dcr_share is not None:
-        out.append(("DCR share: closest real row is a training row (ideal 50 %)", _pct(a.dcr_share)))
+        out.append(("DCR share: closest real row is a training row (ideal 50 %)", pct(a.dcr_share)))
     out.append(("Quality: Shape of the generated rows", "not measured" if a.shape is None else f"{a.shape:.3f}"))
     if a.shape_reference is not None:
         out.append(("Quality: Shape of the hold-out (reference)", f"{a.shape_reference:.3f}"))
@@ -120,15 +105,39 @@ def leak_views(a, train, synthetic, salt: str | None = None):
     return out
 
 
-def audit_html(a, *, redacted: bool = True, train=None, synthetic=None) -> str:
-    """The HTML document of audit ``a`` (module docstring)."""
+def source_name(a) -> str:
+    """What audit ``a`` draws on, for its headings: "warm-up run X, check 3 (epoch 8), DynamicCut p=0.21,
+    k=3, T=not set" for a run's check, else the synthetic table's source."""
+    r = a.provenance.run
+    if r is None:
+        return f"synthetic table {a.provenance.sources.get('synthetic') or 'given'}"
+    pkt = ", ".join(f"{n}={'not set' if getattr(r, n) is None else getattr(r, n)}" for n in ("p", "k", "T"))
+    status = "" if r.status == "finished" else f", {r.status}"
+    return f"warm-up run {r.run_id}, check {r.check} (epoch {r.epoch}{status}), DynamicCut {pkt}"
+
+
+def _kept_checks(run_dir) -> list[int] | None:
+    """The checks of a run with a kept checkpoint (None when that cannot be read: every check)."""
+    from memviz.warmup import checkpoints
+
+    try:
+        return list(checkpoints.kept(run_dir)) or None
+    except (OSError, ValueError):
+        return None
+
+
+def audit_html(a, *, redacted: bool = True, train=None, synthetic=None, sections=()) -> str:
+    """The HTML document of audit ``a`` (module docstring); ``sections``: further parts, each naming
+    its source (:class:`memviz.viz.report.Section`: e.g. the comparisons ranked on the audited run,
+    ``memviz report``), after the audit's own.
+
+    For a warm-up run's check the verdict card ends with the recommended check and its reason, and
+    the figures include the when-to-stop frontier (excess against quality over the checks).
+    """
     from memviz.viz.report import build_report
 
     v = a.verdict
     salt = secrets.token_hex(16)
-    card = _Card(f"Verdict: {v.code}", (_Line("In short", v.sentence, v.tone),
-                                        *(_Line("Evidence: " + k, str(e.sentence())) for k, e in a.evidence.items()),
-                                        _Line("Next step", v.next_step)))
     figures = []
     if a.floor_detail is not None and "expected" in a.rows:
         from memviz.leaks.rows import copies_vs_null
@@ -136,10 +145,19 @@ def audit_html(a, *, redacted: bool = True, train=None, synthetic=None) -> str:
 
         n_gen = a.row_test.n_generated or a.provenance.n_synthetic
         figures.append(copies_null_plot(copies_vs_null(a.floor_detail, a.rows["copies"].to_numpy(np.int64), n_gen)))
+    stop = ""
     if a.per_check is not None and len(a.per_check):
         from memviz.viz.memorization import check_curves
+        from memviz.viz.report import when_to_stop
 
         figures.append(check_curves(a.per_check))
+        if a.provenance.run is not None:  # the frontier and the recommended check (issue 23)
+            fig, stop = when_to_stop(a.per_check, _kept_checks(a.provenance.run.run_dir))
+            figures.append(fig)
+    card = Card(f"Verdict: {v.code}", (Line("In short", v.sentence, v.tone),
+                                        *(Line("Evidence: " + k, str(e.sentence())) for k, e in a.evidence.items()),
+                                        Line("Next step", v.next_step),
+                                        *((Line("When to stop", stop),) if stop else ())))
     over = a.over_copied_rows.head(50)
     settings = dict(provenance_facts(a))
     if not over.empty:
@@ -149,8 +167,13 @@ def audit_html(a, *, redacted: bool = True, train=None, synthetic=None) -> str:
             f"{int(r.exact_copies)} exact)" for r in shown.itertuples())
     if len(a.columns):
         settings["Columns equal to the nearest training row (flagged / other generated rows)"] = "; ".join(
-            f"{r.column}: {_pct(r.memorized_rate)} / {_pct(r.non_memorized_rate)}" for r in a.columns.itertuples())
+            f"{r.column}: {pct(r.memorized_rate)} / {pct(r.non_memorized_rate)}" for r in a.columns.itertuples())
     title = "memviz audit" + (f": run {a.provenance.run.run_id}, check {a.provenance.run.check}"
                               if a.provenance.run is not None else "")
-    return build_report(facts(a), figures, None, settings, redacted=redacted, title=title,
-                        leaks=leak_views(a, train, synthetic, salt), verdict=card, sentence="", salt=salt)
+    source = source_name(a)
+    from memviz.audit.evidence_html import with_other_tests
+
+    return with_other_tests(build_report(facts(a), figures, None, settings, redacted=redacted, title=title,
+                                         leaks=leak_views(a, train, synthetic, salt), verdict=card, sentence="",
+                                         salt=salt, sections=sections,
+                                         settings_name="The audit: " + (source or "its tables"), name=source), a)

@@ -26,6 +26,7 @@ from typing import Mapping
 import pandas as pd
 
 from memviz.audit.verdict import Verdict, verdict_of
+from memviz.measure.evidence import Evidence
 
 FORMAT = "memviz.audit/1"
 
@@ -132,8 +133,10 @@ class Audit:
     ``holdout_identical_share`` and ``dcr_share`` are None without a hold-out; ``shape`` and
     ``shape_reference`` are None when quality was not measured. ``rows`` is a DataFrame (one row
     per training row), ``columns`` the column leak summary (column, kind, memorized_rate,
-    non_memorized_rate), ``evidence`` further tests keyed by name (each with ``to_dict()`` and
-    ``sentence()``; consulted by the verdict only as supporting evidence). ``generated``: per
+    non_memorized_rate), ``evidence`` the tests beyond the ratio test
+    (:class:`~memviz.measure.evidence.Evidence`: membership, data copying, attribute inference, or a
+    caller's own, each with ``to_dict()`` and ``sentence()``; consulted by the verdict only as
+    supporting evidence). ``generated``: per
     generated row synthetic_id, nn1, ratio, memorized, exact (M rows); ``floor_detail``: the
     :class:`~memviz.measure.floor.Floor` with the null the per-row test used
     (:func:`~memviz.measure.rownull.joint_floor`: pass it to
@@ -160,7 +163,7 @@ class Audit:
     row_test: RowTest
     provenance: Provenance
     flagged_exact_share: float = math.nan
-    evidence: Mapping[str, object] = field(default_factory=dict)
+    evidence: Evidence = field(default_factory=Evidence)
     generated: pd.DataFrame | None = None
     floor_detail: object = None
     per_check: pd.DataFrame | None = None

@@ -16,6 +16,43 @@ _PAIR = {"type": ["array", "null"], "items": _NUM, "minItems": 2, "maxItems": 2}
 _COUNT = {"type": "integer", "minimum": 0}
 _TEXT = {"type": "string"}
 
+_P = {"type": ["number", "null"], "minimum": 0, "maximum": 1}
+#: the tests beyond the ratio test (:mod:`memviz.measure.evidence`), as :meth:`Audit.to_dict` writes them
+_EVIDENCE = {
+    "membership": {
+        "type": "object",
+        "required": ["test", "distance", "auc", "auc_ci", "tpr_at_fpr", "n_exposed", "flags_copying", "sentence"],
+        "properties": {
+            "test": {"const": "membership"}, "distance": {"enum": ["paper", "standardized"]}, "auc": _P,
+            "auc_ci": _PAIR, "n_exposed": _COUNT, "flags_copying": {"type": "boolean"}, "sentence": _TEXT,
+            "tpr_at_fpr": {"type": "array", "items": {"type": "object", "required": ["fpr", "tpr", "low", "high"],
+                                                      "properties": {"fpr": _SHARE, "tpr": _SHARE, "low": _SHARE,
+                                                                     "high": _SHARE}}},
+            "most_exposed": {"type": "array", "items": {"type": "object", "required": ["row_id", "score", "p_value"]}},
+        }},
+    "data_copying": {
+        "type": "object",
+        "required": ["test", "distance", "n_cells", "c_t", "z", "p_value", "copying", "flags_copying", "cells",
+                     "sentence"],
+        "properties": {
+            "test": {"const": "data_copying"}, "distance": {"enum": ["paper", "standardized"]}, "n_cells": _COUNT,
+            "c_t": _OPT_NUM, "z": _OPT_NUM, "p_value": _P, "copying": {"type": "boolean"},
+            "flags_copying": {"type": "boolean"}, "copying_share": _SHARE, "sentence": _TEXT,
+            "cells": {"type": "array", "items": {"type": "object", "required": ["cell", "n_train", "n_holdout",
+                                                                                 "n_synthetic", "z", "copies"]}},
+        }},
+    "attribute": {
+        "type": "object", "required": ["test", "distance", "columns", "n_given_away", "sentence"],
+        "properties": {
+            "test": {"const": "attribute_inference"}, "distance": {"enum": ["paper", "standardized"]},
+            "n_given_away": _COUNT, "sentence": _TEXT,
+            "columns": {"type": "array", "minItems": 1, "items": {
+                "type": "object", "required": ["secret", "rate", "control", "excess", "excess_low", "excess_high"],
+                "properties": {"secret": _TEXT, "rate": _SHARE, "control": _SHARE,
+                               "excess": {"type": "number", "minimum": -1, "maximum": 1}}}},
+        }},
+}
+
 SCHEMA = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "$id": "memviz.audit/1",
@@ -83,7 +120,8 @@ SCHEMA = {
                         "pooled_checks": _COUNT}}]},
             },
         },
-        "evidence": {"type": "object", "additionalProperties": {"type": "object", "required": ["sentence"]}},
+        "evidence": {"type": "object", "additionalProperties": {"type": "object", "required": ["sentence"]},
+                     "properties": _EVIDENCE},
     },
 }
 

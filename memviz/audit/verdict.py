@@ -34,7 +34,11 @@ qualifier               when
 ``rows_uncalibrated``   the per-row test's simulated false-alarm rate at these sizes exceeds 5 %
 ``rows_low_power``      the per-row test finds fewer than half of 10 rows planted with 20 extra copies
 ``quality_unknown``     no quality figure (Shape): the verdict cannot rule out a useless model
-``evidence_disagrees``  supporting evidence (``Audit.evidence``) points to copying the main test did not see
+``evidence_disagrees``  supporting evidence (``Audit.evidence``: the membership attack or the data-copying
+                        test, :mod:`memviz.measure.evidence`) points to copying the main test did not see
+                        (its excess interval does not lie above 0, or the floor is too high for it to see);
+                        the clause names the tests. Under no copying each fires at about its level (MIA:
+                        AUC interval above 0.5, 2.5 %; data copying: p < 0.05), together at most 7.5 %
 ======================  =====================================================================================
 
 Plain text only: callers escape it.
@@ -43,6 +47,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from memviz.viz.text import pct, percent, points
 
 if TYPE_CHECKING:
     from memviz.audit.result import Audit
@@ -99,14 +105,6 @@ class Verdict:
                 "next_step": self.next_step}
 
 
-def _pct(x: float) -> str:
-    return f"{100 * x:.1f} %"
-
-
-def _pts(x: float) -> str:
-    return f"{100 * x:+.1f}"
-
-
 def _rows(n: int) -> str:
     return f"{n:,} training row{'s' * (n != 1)}"
 
@@ -158,11 +156,23 @@ def _prefix(a: "Audit", quals: tuple[str, ...]) -> str:
         elif q == "quality_unknown":
             bits.append("quality not measured")
         elif q == "evidence_disagrees":
-            bits.append("other evidence points to copying")
+            bits.append(_evidence_clause(a))
     if not bits:
         return ""
     provisional = any(q.startswith("run_") or q == "few_checks" for q in quals)
     return ("Provisional" if provisional else "Qualified") + " (" + "; ".join(bits) + "): "
+
+
+def _evidence_clause(a: "Audit") -> str:
+    """Names the supporting tests that read as copying: "the membership attack and the data-copying test
+    point to copying" (with "that the ratio test cannot see" on a high-floor table)."""
+    from memviz.measure.evidence import TEST_NAMES
+
+    names = [TEST_NAMES.get(k, k.replace("_", " ")) for k, e in a.evidence.items()
+             if getattr(e, "flags_copying", None) is True]
+    said = " and ".join(names) if len(names) < 3 else ", ".join(names[:-1]) + " and " + names[-1]
+    blind = a.floor is not None and a.floor > HIGH_FLOOR
+    return f"{said} point{'s' * (len(names) == 1)} to copying" + (" that the ratio test cannot see" if blind else "")
 
 
 def code_of(a: "Audit") -> str:
@@ -182,28 +192,28 @@ def code_of(a: "Audit") -> str:
 
 def _main_sentence(a: "Audit", code: str) -> str:
     if code == "no_holdout":
-        return (f"{_pct(a.mem_ratio)} of the generated rows are flagged, but without real rows the model never saw "
+        return (f"{pct(a.mem_ratio)} of the generated rows are flagged, but without real rows the model never saw "
                 "(a hold-out) nothing tells copying from the test's own floor: give a hold-out to judge.")
     if code == "floor_too_high":
-        return (f"Real rows the model never saw are flagged at {_pct(a.floor)} on this table, so the test cannot "
+        return (f"Real rows the model never saw are flagged at {pct(a.floor)} on this table, so the test cannot "
                 "see copying here: no privacy verdict.")
     if code == "quality_too_low":
         return (f"Quality too low to judge privacy: Shape {a.shape:.2f} against {a.shape_reference:.2f} for real "
                 "rows, so the generated rows are too unlike the data for their copy rate to mean anything.")
     lo, hi = a.copy_share_ci
     if code == "copying":
-        return (f"The model copies: {_pct(a.copy_share)} of its rows are copies beyond chance ({_pct(lo)} to "
-                f"{_pct(hi)}; flagged {_pct(a.mem_ratio)} against {_pct(a.floor)} for real rows)"
+        return (f"The model copies: {pct(a.copy_share)} of its rows are copies beyond chance ({pct(lo)} to "
+                f"{pct(hi)}; flagged {pct(a.mem_ratio)} against {pct(a.floor)} for real rows)"
                 + (f", and {_rows(a.n_over_copied)} are copied far more than chance: review them."
                    if a.n_over_copied else "."))
     if code == "rows_over_copied":
-        return (f"No copying overall (flagged {_pct(a.mem_ratio)} against {_pct(a.floor)} for real rows, excess "
-                f"{_pts(a.excess)} points), but {_rows(a.n_over_copied)} are copied far more than chance: "
+        return (f"No copying overall (flagged {pct(a.mem_ratio)} against {pct(a.floor)} for real rows, excess "
+                f"{points(a.excess)}), but {_rows(a.n_over_copied)} are copied far more than chance: "
                 "review them.")
     below = a.excess_ci[1] < 0
-    return (f"No copying beyond chance: the model's rows are flagged at {_pct(a.mem_ratio)} against "
-            f"{_pct(a.floor)} for real rows it never saw (excess {_pts(a.excess)} points, "
-            f"{_pts(a.excess_ci[0])} to {_pts(a.excess_ci[1])})"
+    return (f"No copying beyond chance: the model's rows are flagged at {pct(a.mem_ratio)} against "
+            f"{pct(a.floor)} for real rows it never saw (excess {points(a.excess)}, "
+            f"{percent(a.excess_ci[0], signed=True, unit='')} to {percent(a.excess_ci[1], signed=True, unit='')})"
             + (", less often than real rows" if below else "") + ", and no training row is copied more than chance.")
 
 

@@ -26,6 +26,9 @@ def register(sub, command) -> None:
                     help="show raw training values in report.html (default: redacted ranges and hashes)")
     sp.add_argument("--no-quality", action="store_true", help="skip Shape (the verdict then says quality was not "
                                                               "measured)")
+    sp.add_argument("--no-evidence", action="store_true",
+                    help="skip the membership, data-copying and attribute tests against the hold-out (about one "
+                         "more memorization pass)")
     add_raw_csv(sp)
     sp.set_defaults(func=run)
 
@@ -39,6 +42,7 @@ def run(args) -> None:
 
     train = as_table(args.train, resolve_schema(schema), role="train", name="train", target=args.target)
     syn = as_table(args.synthetic, train.schema, role="synthetic", name="synthetic")
-    a = audit(train, syn, args.holdout, distance=args.distance, device=args.device, quality=not args.no_quality)
+    a = audit(train, syn, args.holdout, distance=args.distance, device=args.device, quality=not args.no_quality,
+              evidence=not args.no_evidence)
     paths = a.write(args.out, redacted=not args.raw_report, raw_csv=args.raw_csv, train=train, synthetic=syn)
     emit({**a.headline(), **paths, "seconds": round(time.perf_counter() - t0, 3)})

@@ -1,14 +1,22 @@
-"""memviz report: the audit of a warm-up run's check (audit.json, report.html, rows.csv)."""
+"""memviz report: the audit of a warm-up run's check and of the comparisons ranked on it.
+
+Writes DIR/audit.json, DIR/report.html and DIR/rows.csv for the run's check; report.html then has a
+section per comparison ranked on the run (found under the run's folder's parent, the dashboard's
+runs root, or named with --compare), each headed by the comparison, the run it was ranked on and
+the DynamicCut p/k/T it was started with. Each comparison whose tables are still there also gets
+DIR/comparisons/NAME/{audit.json, report.html, rows.csv}: the audit of its unmitigated model.
+"""
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 from memviz.commands.common import add_raw_csv, emit
 
 
 def register(sub, command) -> None:
-    sp = command("report", "the audit of a warm-up run: one verdict, its report and its JSON "
-                           "(writes audit.json, report.html, rows.csv)")
+    sp = command("report", "the audit of a warm-up run and of the comparisons ranked on it: one verdict each, "
+                           "its report and its JSON (writes audit.json, report.html, rows.csv)")
     sp.add_argument("run", help="the warm-up run folder")
     sp.add_argument("--check", type=int, help="the check to audit (default: the last finished one)")
     sp.add_argument("--holdout", help="the run's hold-out table, for the DCR share and the quality gate "
@@ -16,25 +24,101 @@ def register(sub, command) -> None:
     sp.add_argument("--p", type=float, help="DynamicCut's p, recorded with the report when you tuned it")
     sp.add_argument("--k", type=int, help="DynamicCut's k, recorded with the report when you tuned it")
     sp.add_argument("--T", type=int, help="DynamicCut's T, recorded with the report when you tuned it")
+    sp.add_argument("--compare", action="append", default=None, metavar="DIR",
+                    help="a comparison's folder to include (repeatable; default: every finished comparison "
+                         "under the run's folder's parent that was ranked on this run)")
+    sp.add_argument("--no-compare", action="store_true", help="include no comparison")
     sp.add_argument("--out", required=True, help="folder for audit.json, report.html and rows.csv")
     sp.add_argument("--raw-report", action="store_true",
                     help="show raw training values in report.html (default: redacted ranges and hashes)")
     sp.add_argument("--no-quality", action="store_true", help="skip Shape")
+    sp.add_argument("--no-evidence", action="store_true",
+                    help="skip the membership, data-copying and attribute tests against the hold-out")
     add_raw_csv(sp)
     sp.set_defaults(func=run)
 
 
+def ranked_comparisons(run_dir) -> list[Path]:
+    """The finished comparisons under the run's folder's parent (the runs root) ranked on ``run_dir``, oldest first."""
+    from memviz.app.audits import ranked_on
+    from memviz.jobs.status import list_jobs
+
+    jobs = list_jobs(Path(run_dir).resolve().parent, kind="compare")
+    outs = [Path(o) for o, st in zip(jobs["out"], jobs["state"]) if st == "finished"]
+    return [o for o in reversed(outs) if (o / "results.csv").is_file() and ranked_on(o, run_dir)]
+
+
+def open_comparisons(folders) -> list:
+    """The comparisons in ``folders``, opened (:class:`memviz.app.comparisons.CompareView`); one line
+    naming the folder when one cannot be opened or has no finished cell (before anything is written)."""
+    from memviz.app import comparisons
+    from memviz.errors import MemvizError
+
+    out = []
+    for folder in folders:
+        cv = comparisons.load_compare(folder)
+        if not len(cv.ok):
+            raise MemvizError(f"{folder}: the comparison has no finished cell to report")
+        out.append(cv)
+    return out
+
+
+def comparison_parts(view, compares, out_dir: Path, *, redacted: bool, raw_csv: bool, salt: str | None):
+    """(report parts, summaries) of the opened comparisons: each one's section
+    (:func:`memviz.app.reports.compare_part`) and, where its tables are there, its audit written to
+    ``out_dir/comparisons/NAME``."""
+    from memviz.app import audits, reports
+    from memviz.app.verdict import pick_model
+
+    parts, summaries = [], []
+    for cv in compares:
+        sec = reports.compare_section(cv, view)
+        parts.append(reports.compare_part(sec, cv, salt if redacted else None))
+        src = sec.source
+        info = {"comparison": cv.path.name, "path": str(cv.path), "ranked_on": src.run_id, "p": src.p, "k": src.k,
+                "T": src.T, "heading": sec.heading}
+        model = pick_model(cv.ok)
+        a = audits.compare_audit(cv, model) if model is not None else None
+        if a is not None:
+            from memviz.audit.html import audit_html
+            from memviz.io import atomic_write_text
+
+            paths = a.write(out_dir / "comparisons" / cv.path.name, redacted=redacted, raw_csv=raw_csv)
+            # its own report names the run it was ranked on and its p/k/T too
+            atomic_write_text(Path(paths["report"]), audit_html(a, redacted=redacted, sections=[parts[-1]]))
+            info.update(model=model, verdict=a.verdict.code, excess=a.excess, **paths)
+        summaries.append(info)
+    return parts, summaries
+
+
 def run(args) -> None:
+    import secrets
+
+    from memviz.app.runs import load_run
     from memviz.audit.build import from_run
+    from memviz.audit.html import audit_html
+    from memviz.io import atomic_write_text
     from memviz.warmup.store import RunStore
 
     t0 = time.perf_counter()
+    folders = [] if args.no_compare else ([Path(c) for c in args.compare] if args.compare
+                                          else ranked_comparisons(args.run))
+    compares = open_comparisons(folders)
     a = from_run(args.run, args.check, holdout=args.holdout, p=args.p, k=args.k, T=args.T,
-                 quality=not args.no_quality)
+                 quality=not args.no_quality, evidence=not args.no_evidence)
     store = RunStore.open(args.run)
     train = store.train()
     samples = store.samples(a.provenance.run.check).sort_values("synthetic_id").reset_index(drop=True)
-    paths = a.write(args.out, redacted=not args.raw_report, raw_csv=args.raw_csv, train=train,
-                    synthetic=samples[list(train.schema.columns)])
+    synthetic = samples[list(train.schema.columns)]
+    redacted = not args.raw_report
+    paths = a.write(args.out, redacted=redacted, raw_csv=args.raw_csv, train=train, synthetic=synthetic)
+    summaries = []
+    if compares:
+        salt = secrets.token_hex(16)
+        parts, summaries = comparison_parts(load_run(args.run), compares, Path(args.out), redacted=redacted,
+                                            raw_csv=args.raw_csv, salt=salt)
+        atomic_write_text(Path(paths["report"]), audit_html(a, redacted=redacted, train=train, synthetic=synthetic,
+                                                            sections=parts))
     emit({**a.headline(), "run_id": a.provenance.run.run_id, "check": a.provenance.run.check,
-          "status": a.provenance.run.status, **paths, "seconds": round(time.perf_counter() - t0, 3)})
+          "status": a.provenance.run.status, **paths, "comparisons": summaries,
+          "seconds": round(time.perf_counter() - t0, 3)})

@@ -165,7 +165,7 @@ class CellReporter(Callback):
 
     def on_fit_start(self, model) -> None:
         cfg = getattr(model, "config_", None)
-        total = getattr(cfg, "epochs", None) or getattr(model, "epochs", None)
+        total = getattr(cfg, "epochs", None) or getattr(model, "planned_epochs_", None) or getattr(model, "epochs", None)
         self.epochs = int(total) if total else None
         self._send({"event": "cell_epoch", "epoch": 0, "epochs": self.epochs})
 

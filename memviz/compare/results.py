@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from memviz.compare.protocol import COLUMNS as PROTOCOL
+from memviz.metrics import percent_pm
 
 FIGURES = ("mem_ratio", "mem_ratio_pruned", "mem_auc", "mem_auc_pruned", "relative_reduction",
            "relative_reduction_auc", "shape", "trend", "mle", "mle_real", "dcr_share", "floor", "excess",
@@ -81,8 +82,7 @@ def format_summary(summary: pd.DataFrame) -> str:
         m, s = row[f"{c}_mean"], row[f"{c}_std"]
         if not np.isfinite(m):
             return "-"
-        txt = f"{m * 100:+.1f}%" if signed else f"{m * 100:.1f}%"
-        return txt + (f" ±{s * 100:.1f}" if np.isfinite(s) else "")
+        return percent_pm(m, s, signed=signed, unit="%", sep=" ±")
 
     def num(row, c, fmt="{:.3f}"):
         m = row[f"{c}_mean"]

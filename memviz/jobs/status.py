@@ -20,15 +20,13 @@ from memviz.errors import MemvizError, RunError
 from memviz.io import read_json
 from memviz.jobs.guard import inside
 from memviz.jobs.queue import JOBS, pid_alive
-from memviz.jobs.spec import EVENTS, FINAL_EVENTS, SPEC, read_events_counted
-from memviz.warmup.store import INTERRUPTED, MANIFEST, RunStore
+from memviz.jobs.spec import EVENTS, FINAL_EVENTS, KINDS, SPEC, read_events_counted  # noqa: F401  (KINDS re-exported)
+from memviz.warmup.store import CANCEL, INTERRUPTED, MANIFEST, RunStore  # noqa: F401  (CANCEL re-exported)
 
 RUNS_ENV = "MEMVIZ_RUNS"
 
 COMPARE = "compare"
-KINDS = ("warmup", "compare", "details")
 DETAILS_SUFFIX = "-details"
-CANCEL = "CANCEL"
 #: states a job can be in; the last four are final
 STATES = ("queued", "starting", "running", "finished", "cancelled", "failed", "lost")
 FINAL = ("finished", "cancelled", "failed", "lost")

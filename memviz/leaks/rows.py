@@ -297,15 +297,19 @@ class LeakView:
 
 
 def style_matches(view: LeakView, redacted: bool = False, *, color: str = "#ffcccb",
-                  salt: str | None = None):
+                  salt: str | None = None, names: dict | None = None):
     """A pandas ``Styler`` of :meth:`LeakView.table` with the matching cells highlighted.
 
     The mask is computed on the raw values, so matches stay visible when ``redacted``.
+    ``names``: display headers of the table's own columns (check, epoch, ratio, synthetic_id,
+    ...); the schema columns keep the user's names.
     """
     t = view.table(redacted, salt=salt)
     for c in ("check", "epoch", "synthetic_id", "ratio"):  # the training row has none: blank, not "None"
         fmt = "{:.3f}".format if c == "ratio" else str
         t[c] = pd.Series(["" if pd.isna(v) else fmt(v) for v in t[c]], index=t.index, dtype=object)
+    own = set(view.schema.columns)
+    t.columns = [names.get(c, c) if names and c not in own else c for c in t.columns]
     m = view.mask()
     style = np.where(m.to_numpy(), f"background-color: {color}; font-weight: bold", "")
     styler = t.style.apply(lambda _: pd.DataFrame(style, index=t.index, columns=t.columns), axis=None)

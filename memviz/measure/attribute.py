@@ -162,7 +162,7 @@ def resolve_secrets(schema: Schema, secrets) -> tuple[str, ...]:
 
 def attribute_inference(train: Table, synthetic, holdout, *, secret=None, known=None, n_rows: int = N_ROWS,
                         distance: str = DEFAULT_DISTANCE, alpha: float = ALPHA, device: str = "auto",
-                        seed: int = 0) -> AttributeResult:
+                        seed: int = 0, holdout_checked: bool = False) -> AttributeResult:
     """The nearest-row attribute attack on ``train`` with ``holdout`` as the control.
 
     Parameters
@@ -175,6 +175,8 @@ def attribute_inference(train: Table, synthetic, holdout, *, secret=None, known=
     distance : of the nearest-row look-up, ``"standardized"`` (default) or ``"paper"``.
     alpha : level of the per-column q-values.
     seed : the draw of the attacked rows.
+    holdout_checked : the hold-out was already checked for training rows
+        (:func:`~memviz.measure.membership.holdout_table`).
 
     Returns
     -------
@@ -183,7 +185,7 @@ def attribute_inference(train: Table, synthetic, holdout, *, secret=None, known=
     t0 = time.perf_counter()
     check_distance(distance)
     synth = as_table(train, synthetic, "synthetic", "synthetic table")
-    hold = holdout_table(train, holdout)
+    hold = holdout_table(train, holdout, holdout_checked)
     schema = train.schema
     secrets = resolve_secrets(schema, secret)
     cols = schema.distance_numerical + schema.distance_categorical

@@ -4,19 +4,22 @@ A model copies when its rows lie *closer* to the training rows than fresh real r
 T the training rows, Q the generated rows (m), P the hold-out rows (n, real rows the model never
 saw) and a partition of the space into cells π:
 
-* cells: k-means with k = ``n_cells`` on the training rows, in the coordinates of the engine's
+* cells: k-means (:func:`kmeans`: k-means++ seeding, Lloyd's iterations) with k = ``n_cells`` on the training rows, in the coordinates of the engine's
   encoding: each numerical column standardized by its training range, (x − min) / range
   (missing values at the training mean), and each categorical column one-hot at weight 1/√2,
   so that squared Euclidean distance there is Σ_j Δz_j² + h (h: categorical mismatches). Fitted
   on at most :data:`KMEANS_ROWS` training rows (seeded), every row then assigned to its nearest
   centre. Default k = min(:data:`MAX_CELLS`, ⌊n / :data:`HOLDOUT_PER_CELL`⌋), at least 2: 10 cells
-  of at least 100 hold-out rows each (each cell costs one engine fit; at full Adult 10 cells cost
-  1.5 memorization passes, 20 cells 3.7, ``benchmarks/bench_evidence.py``).
-* per cell, as in the authors' code: L(x) = d(x, T_π), the distance to the nearest training row
-  **of the cell** (the one engine, fitted on T_π alone, as the authors fit their search on the
-  cell's training rows: ranges, missing-value means and, with the paper's distance, the per-query
-  min-max come from T_π; Q_π and P_π are compared under the same distance, all a rank test
-  needs), for x in Q_π and in P_π;
+  of at least 100 hold-out rows each.
+* each generated or hold-out row x belongs to the cell of its nearest training row NN1(x)
+  (cells are then unions of the training rows' Voronoi regions: a partition of the space fixed
+  by T alone), and L(x) = d(x, NN1(x)) = d(x, T) = d(x, T_π): the distance to the nearest
+  training row of its cell, as in the authors' code, obtained from one search over all of T (the
+  one engine fitted on T, scaled by T) instead of one per cell. That search is exactly what the
+  ratio test's pass over the generated rows (its NN1) and the floor's pass over the hold-out
+  compute, so with the same distance the test needs no further neighbour search
+  (:func:`memviz.measure.evidence.audit_evidence` passes them in). Without NN1 positions (only
+  ``distances``), x goes to its nearest k-means centre;
   Z_U(π) = the Mann–Whitney z of L(Q_π) against L(P_π) (:mod:`memviz.measure.ranktests`, with
   the tie correction, without the continuity correction). Z_U < 0: the generated rows of the
   cell are closer to the training rows than fresh rows are.
@@ -66,9 +69,9 @@ HOLDOUT_PER_CELL = 100
 MIN_GENERATED = 20
 #: k-means is fitted on at most this many training rows
 KMEANS_ROWS = 5_000
+#: Lloyd iterations at most
+KMEANS_ITER = 100
 ALPHA = 0.05
-#: the per-cell engines' search (cells are small: one dense pass per cell)
-CELL_ALGORITHM = "auto"
 #: columns named in a cell's description
 DESCRIBED_COLUMNS = 3
 FORMAT = "memviz.measure.datacopying/1"
@@ -106,6 +109,11 @@ class DataCopyingResult:
         return bool(self.p_value < self.alpha)
 
     @property
+    def flags_copying(self) -> bool:
+        """Supporting evidence of copying for the audit's verdict (:mod:`memviz.audit.verdict`): :attr:`copying`."""
+        return self.copying
+
+    @property
     def copying_cells(self) -> pd.DataFrame:
         return self.cells[self.cells["copies"]].sort_values("z")
 
@@ -116,7 +124,7 @@ class DataCopyingResult:
         return json_safe({
             "format": FORMAT, "test": "data_copying", "distance": self.distance, "n_cells": self.n_cells,
             "min_generated": self.min_generated, "alpha": self.alpha, "c_t": self.c_t, "z": self.z,
-            "p_value": self.p_value, "copying": self.copying, "n_copying_cells": int(self.cells["copies"].sum()),
+            "p_value": self.p_value, "copying": self.copying, "flags_copying": self.flags_copying, "n_copying_cells": int(self.cells["copies"].sum()),
             "copying_share": float(self.cells.loc[self.cells["copies"], "holdout_share"].sum()),
             "cells": cells, "n_train": self.n_train, "n_holdout": self.n_holdout, "n_synthetic": self.n_synthetic,
             "seed": self.seed, "figures": self.figures(), "sentence": self.sentence(), "seconds": self.seconds})
@@ -171,9 +179,15 @@ def _describe(train: Table, labels: np.ndarray, n_cells: int) -> tuple[tuple, li
     s_of = dict(zip(spread.columns, spread.values))
     num = [c for c in schema.distance_numerical if c in data.columns]
     cat = [c for c in schema.distance_categorical if c in data.columns]
-    canon = {c: pd.Series(canonical_series(data[c]), index=data.index) for c in cat}
-    overall_med = {c: float(np.nanmedian(pd.to_numeric(data[c], errors="coerce"))) for c in num}
-    overall_share = {c: canon[c].value_counts(normalize=True) for c in cat}
+    vals = {c: pd.to_numeric(data[c], errors="coerce").to_numpy(dtype=float) for c in num}
+    overall_med = {c: float(np.nanmedian(v)) if np.isfinite(v).any() else math.nan for c, v in vals.items()}
+    counts, uniques, overall_share = {}, {}, {}
+    for c in cat:                          # per cell counts of each category in one bincount
+        codes, uniq = pd.factorize(pd.Series(canonical_series(data[c])), sort=False)
+        u = len(uniq)
+        counts[c] = np.bincount(labels * u + codes, minlength=n_cells * u).reshape(n_cells, u)
+        uniques[c] = uniq
+        overall_share[c] = counts[c].sum(0) / max(len(codes), 1)
     centres, texts = [], []
     for k in range(n_cells):
         mask = labels == k
@@ -182,15 +196,16 @@ def _describe(train: Table, labels: np.ndarray, n_cells: int) -> tuple[tuple, li
             centres.append({}), texts.append("an empty region")
             continue
         for c in num:
-            v = pd.to_numeric(data[c][mask], errors="coerce").to_numpy(dtype=float)
+            v = vals[c][mask]
             med = float(np.nanmedian(v)) if np.isfinite(v).any() else math.nan
             centre[c] = med
             score[c] = abs(med - overall_med[c]) / s_of.get(c, 1.0) if math.isfinite(med) else 0.0
         for c in cat:
-            vc = canon[c][mask].value_counts(normalize=True)
-            mode = vc.index[0]
+            row = counts[c][k]
+            j = int(np.argmax(row))                                              # the most common (first on ties)
+            mode = uniques[c][j]
             centre[c] = "missing" if mode == "\x00<missing>" else mode
-            score[c] = float(vc.iloc[0] - overall_share[c].get(mode, 0.0)) * 4.0      # a share lift of 0.25 ~ 1 spread
+            score[c] = float(row[j] / row.sum() - overall_share[c][j]) * 4.0   # a share lift of 0.25 ~ 1 spread
         top = sorted(score, key=lambda c: -score[c])[:DESCRIBED_COLUMNS]
         texts.append(", ".join(f"{c} about {_fmt(centre[c])}" if c in num else f"{c} {centre[c]}" for c in top))
         centres.append(centre)
@@ -203,10 +218,47 @@ def _fmt(x: float) -> str:
     return f"{x:,.0f}" if abs(x) >= 100 or float(x).is_integer() else f"{x:.3g}"
 
 
+def nearest_centre(x: np.ndarray, centres: np.ndarray) -> np.ndarray:
+    """(n,) the index of each row's nearest centre (squared Euclidean, ‖x‖² dropped: it does not change
+    the argmin; ties to the lowest index)."""
+    d = (centres * centres).sum(1)[None, :] - 2.0 * (x @ centres.T)                 # (n, k)
+    return d.argmin(axis=1).astype(np.int64)
+
+
+def kmeans(x: np.ndarray, k: int, seed: int, max_iter: int = KMEANS_ITER) -> np.ndarray:
+    """(k, D) centres: k-means++ seeding (Arthur & Vassilvitskii 2007, seeded), then Lloyd's iterations
+    (assign to the nearest centre, move each centre to its rows' mean) until no assignment changes or
+    ``max_iter``. A centre left without rows stays where it is (its cell is then empty). Plain numpy:
+    the cells only partition the space, any fixed partition keeps the test valid."""
+    rng = np.random.default_rng(seed)
+    n = len(x)
+    centres = np.empty((k, x.shape[1]))
+    centres[0] = x[rng.integers(n)]
+    d2 = ((x - centres[0]) ** 2).sum(1)
+    for j in range(1, k):
+        tot = float(d2.sum())
+        centres[j] = x[rng.choice(n, p=d2 / tot) if tot > 0 else rng.integers(n)]
+        d2 = np.minimum(d2, ((x - centres[j]) ** 2).sum(1))
+    labels = None
+    for _ in range(max_iter):
+        new = nearest_centre(x, centres)
+        if labels is not None and np.array_equal(new, labels):
+            break
+        labels = new
+        for j in range(k):
+            rows = labels == j
+            if rows.any():
+                centres[j] = x[rows].mean(axis=0)
+    return centres
+
+
 # ------------------------------------------------------------------ the test
 def data_copying_test(train: Table, synthetic, holdout, *, distance: str = DEFAULT_DISTANCE,
                       n_cells: int | None = None, min_generated: int = MIN_GENERATED, alpha: float = ALPHA,
-                      engine: NeighborEngine | None = None, device: str = "auto", seed: int = 0) -> DataCopyingResult:
+                      engine: NeighborEngine | None = None, device: str = "auto", seed: int = 0,
+                      distances: tuple[np.ndarray, np.ndarray] | None = None,
+                      positions: tuple[np.ndarray, np.ndarray] | None = None,
+                      holdout_checked: bool = False) -> DataCopyingResult:
     """Meehan et al.'s C_T of ``synthetic`` against ``train``, with ``holdout`` as the fresh real rows.
 
     Parameters
@@ -217,9 +269,16 @@ def data_copying_test(train: Table, synthetic, holdout, *, distance: str = DEFAU
     n_cells : k-means cells (default: module docstring).
     min_generated : τ·m, cells with at most this many generated rows are left out of C_T.
     alpha : level of the copying verdict and of the per-cell q-values.
-    engine : an engine fitted on ``train`` (the warm-up's or the memorization pass's); its
-        encoding gives the cells' coordinates. Its distance must be ``distance``.
+    engine : an engine fitted on ``train`` with ``distance`` (the memorization pass's): its encoding
+        gives the cells' coordinates and, without ``distances``, it answers L(x). Default: one is fitted.
     seed : k-means seed (and its subsample).
+    distances : (L(Q), L(P)), the generated and the hold-out rows' distances to their nearest
+        training row under ``distance`` (the memorization pass's d1 and the floor's), in row order:
+        no neighbour search is run.
+    positions : (NN1(Q), NN1(P)), the training positions (0-based) of those nearest rows: they
+        give each row's cell (module docstring).
+    holdout_checked : the hold-out was already checked for training rows
+        (:func:`~memviz.measure.membership.holdout_table`).
 
     Returns
     -------
@@ -228,37 +287,46 @@ def data_copying_test(train: Table, synthetic, holdout, *, distance: str = DEFAU
     t0 = time.perf_counter()
     check_distance(distance)
     synth = as_table(train, synthetic, "synthetic", "synthetic table")
-    hold = holdout_table(train, holdout)
+    hold = holdout_table(train, holdout, holdout_checked)
     if engine is not None and engine.distance != distance:
         raise MemvizError(f"engine: uses the {engine.distance} distance, the data-copying test asked for {distance}")
-    schema = train.schema
-    encoder = engine.encoder_ if engine is not None else Encoder.fit(train.data, schema.distance_numerical,
-                                                                     schema.distance_categorical)
+    if engine is None:
+        engine = NeighborEngine(distance=distance, device=device).fit(train)
+    elif engine.n_reference_ != len(train) or not np.array_equal(engine.row_ids_, train.row_ids):
+        raise MemvizError("engine: fitted on other rows than the training table")
+    encoder = engine.encoder_
+    if distances is None:
+        nq, np_ = engine.kneighbors(synth, k=1), engine.kneighbors(hold, k=1)
+        dq_all, dp_all = nq.dist[:, 0], np_.dist[:, 0]                            # (m,), (n,) L(Q), L(P)
+        positions = (nq.pos[:, 0], np_.pos[:, 0])
+    else:
+        dq_all, dp_all = (np.asarray(d, dtype=np.float64) for d in distances)
+        if dq_all.shape != (len(synth),) or dp_all.shape != (len(hold),):
+            raise MemvizError(f"distances: expected {len(synth)} generated and {len(hold)} hold-out distances, "
+                              f"got {dq_all.shape} and {dp_all.shape}")
     k = n_cells if n_cells is not None else max(2, min(MAX_CELLS, len(hold) // HOLDOUT_PER_CELL))
     if k < 1 or k > len(train):
         raise MemvizError(f"n_cells={k}: must be between 1 and the {len(train)} training rows")
-    from sklearn.cluster import KMeans
-
     xt = cell_coordinates(encoder, train.data)                                      # (N, D)
     rng = np.random.default_rng(seed)
     fit_rows = xt if len(xt) <= KMEANS_ROWS else xt[rng.choice(len(xt), KMEANS_ROWS, replace=False)]
-    from threadpoolctl import threadpool_limits
-
-    with threadpool_limits(1):               # small problem: threads only contend on a shared machine
-        km = KMeans(n_clusters=k, n_init=1, random_state=seed).fit(fit_rows)
-        lt, lq, lp = km.predict(xt), km.predict(cell_coordinates(encoder, synth.data)), \
-            km.predict(cell_coordinates(encoder, hold.data))
+    centres = kmeans(fit_rows, k, seed)
+    lt = nearest_centre(xt, centres)                                                # (N,)
+    if positions is not None:
+        pq, pp = (np.asarray(p_, dtype=np.int64) for p_ in positions)
+        if pq.shape != (len(synth),) or pp.shape != (len(hold),) or len(pq) and pq.max() >= len(train) \
+                or len(pp) and pp.max() >= len(train):
+            raise MemvizError("positions: expected one training position per generated and per hold-out row")
+        lq, lp = lt[pq], lt[pp]                                                     # the cell of NN1(x)
+    else:
+        lq, lp = (nearest_centre(cell_coordinates(encoder, t.data), centres) for t in (synth, hold))
     m, n = len(synth), len(hold)
     recs = []
     for c in range(k):
         tc, qc, pc = np.flatnonzero(lt == c), np.flatnonzero(lq == c), np.flatnonzero(lp == c)
         z = math.nan
         if len(tc) and len(qc) and len(pc):
-            cell_engine = NeighborEngine(distance=distance, device=device,
-                                         algorithm=CELL_ALGORITHM).fit(train.subset(train.row_ids[tc]))
-            dq = cell_engine.kneighbors(synth.data.iloc[qc], k=1).dist[:, 0]
-            dp = cell_engine.kneighbors(hold.data.iloc[pc], k=1).dist[:, 0]
-            z = mann_whitney_z(dq, dp)[1]
+            z = mann_whitney_z(dq_all[qc], dp_all[pc])[1]
         recs.append({"cell": c, "n_train": len(tc), "n_holdout": len(pc), "n_synthetic": len(qc),
                      "holdout_share": len(pc) / n, "synthetic_share": len(qc) / m, "z": z})
     cells = pd.DataFrame(recs)

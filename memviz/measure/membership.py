@@ -72,10 +72,14 @@ def as_table(train: Table, other, role: str, what: str) -> Table:
     return t
 
 
-def holdout_table(train: Table, holdout) -> Table:
+def holdout_table(train: Table, holdout, checked: bool = False) -> Table:
     """The hold-out as a Table, refused when more than half its rows are training rows (equal on
-    every schema column): those are members, and every test would read "no difference"."""
+    every schema column): those are members, and every test would read "no difference".
+    ``checked``: the caller has made this check already (:func:`memviz.measure.evidence.audit_evidence`
+    runs it once for the three tests)."""
     hold = as_table(train, holdout, "test", "hold-out")
+    if checked:
+        return hold
     cols = list(train.schema.columns)
     seen = pd.util.hash_pandas_object(train.data[cols], index=False).to_numpy()
     same = int(np.isin(pd.util.hash_pandas_object(hold.data[cols], index=False).to_numpy(), seen).sum())
@@ -135,6 +139,12 @@ class MembershipResult:
     def better_than_chance(self) -> bool:
         return self.auc_low > 0.5
 
+    @property
+    def flags_copying(self) -> bool:
+        """Supporting evidence of copying for the audit's verdict (:mod:`memviz.audit.verdict`): the AUC's
+        interval lies above 0.5 (:attr:`better_than_chance`)."""
+        return self.better_than_chance
+
     def roc_points(self, n: int = ROC_POINTS) -> tuple[np.ndarray, np.ndarray]:
         """About ``n`` points of the ROC curve, dense at small FPR (log grid) and over [0, 1] (linear)."""
         f = self.roc_fpr
@@ -153,7 +163,7 @@ class MembershipResult:
             "format": FORMAT, "test": "membership", "distance": self.distance, "n_train": self.n_train,
             "n_holdout": self.n_holdout, "n_synthetic": self.n_synthetic, "auc": self.auc,
             "auc_ci": [self.auc_low, self.auc_high], "auc_se": self.auc_se, "interval": "delong",
-            "tpr_at_fpr": list(self.tpr), "n_exposed": self.n_exposed, "roc": {"fpr": fpr, "tpr": tpr},
+            "tpr_at_fpr": list(self.tpr), "n_exposed": self.n_exposed, "flags_copying": self.flags_copying, "roc": {"fpr": fpr, "tpr": tpr},
             "most_exposed": [{"row_id": int(r.row_id), "score": float(r.score), "p_value": float(r.p_value)}
                              for r in named.itertuples()],
             "overlap": self.overlap, "figures": self.figures(), "sentence": self.sentence(),
@@ -202,7 +212,7 @@ def tpr_at_fpr(members: np.ndarray, nonmembers: np.ndarray, alpha: float) -> dic
 
 def membership_inference(train: Table, synthetic, holdout, *, distance: str = DEFAULT_DISTANCE,
                          engine: NeighborEngine | None = None, device: str = "auto",
-                         flagged_row_ids=None) -> MembershipResult:
+                         flagged_row_ids=None, holdout_checked: bool = False) -> MembershipResult:
     """The distance attack against ``train`` with ``holdout`` as non-members.
 
     Parameters
@@ -213,6 +223,7 @@ def membership_inference(train: Table, synthetic, holdout, *, distance: str = DE
     distance : ``"standardized"`` (default, module docstring) or ``"paper"``.
     engine : a :class:`NeighborEngine` already fitted on ``synthetic`` (:func:`synthetic_engine`).
     flagged_row_ids : the ratio test's over-copied training rows, to count the overlap.
+    holdout_checked : the hold-out was already checked for training rows (:func:`holdout_table`).
 
     Returns
     -------
@@ -221,7 +232,7 @@ def membership_inference(train: Table, synthetic, holdout, *, distance: str = DE
     t0 = time.perf_counter()
     check_distance(distance)
     synth = as_table(train, synthetic, "synthetic", "synthetic table")
-    hold = holdout_table(train, holdout)
+    hold = holdout_table(train, holdout, holdout_checked)
     if engine is None:
         engine = synthetic_engine(synth, distance, device)
     elif engine.distance != distance or engine.n_reference_ != len(synth):

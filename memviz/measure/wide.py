@@ -16,17 +16,20 @@ the largest over the block's rows of
     t(x) = |X|^2 - 2 G.X      X = fl32(2^-a·fl(x - c)), G = fl32(2^-a·fl(g - c))
 
 with c the reference mean and 2^a >= max |x_j - c_j| (exact scaling into float32's range):
-one float32 matrix product of [G, 1] (b, p+1) with [-2X, fl32(|X|^2)] (p+1, BLOCK·TILE) per
-tile, read as (b, BLOCK, TILE) so that the block minima and maxima are elementwise
-reductions over a cache-sized buffer. s̃(x) = t(x) + |G|^2 approximates 2^-2a·s(x), where
+one float32 matrix product of [-2X, fl32(|X|^2)] (BLOCK·TILE, p+1) with [G, 1]^T (p+1, b) per
+tile, read as (TILE, BLOCK, b) so that the block minima and maxima are reductions over a
+cache-sized buffer (the maxima only for the paper distance, which needs max e). s̃(x) = t(x) + |G|^2 approximates 2^-2a·s(x), where
 s(x) is the sum the exact formula forms: s(x) = sum_j fl(x_j - g_j)^2, summed left to right
 (:func:`exact_sum`), in float64.
 
-The bound. In the scaled units write r = |G| and R_B = max over the rows of B of |X| (float64
-sums, inflated by 2^-20 for their own rounding), v = 2^-24 (float32) and u = 2^-53. For every
-row x of block B
+The bound. In the scaled units write r = |G| and R = max over the reference rows of |X|
+(float64 sums, inflated by 2^-20 for their own rounding), v = 2^-24 (float32) and u = 2^-53.
+For every reference row x (R_B <= R below is the largest |X| of x's block)
 
-    |2^-2a·s(x) - s̃(x)| <= E(g, B) = 2·(p + 8)·v·(r + R_B)^2·(1 + 2^-20) + (p + 8)·2^-120
+    |2^-2a·s(x) - s̃(x)| <= E(g) = 2·(p + 8)·v·(r + R)^2·(1 + 2^-20) + (p + 8)·2^-120
+
+(one E per query row: a per-block R_B would be tighter only for blocks far from the mean,
+and costs a (rows × blocks) array of its own)
 
 because (i) the float32 dot product of length p + 1 errs by at most
 γ_{p+1}·(2·r·R_B + |X|^2) (γ_m = m·v / (1 - m·v)) whatever the order and blocking of its
@@ -39,18 +42,21 @@ u·(|g_j - c_j| + |x_j - c_j|), and the exact formula's own sum errs by at most
 below adds a few float64 roundings of at most u·(r + R_B)^2 each. The sum,
 ((p + 1)·v + 3v)·(1 + 10^-5)·(r + R_B)^2 plus the float64 terms, is below half of E; the
 last term of E covers float32 underflow (at most 2^-149 per operation, p + 8 operations).
-Every comparison below is made with E on both sides, so the sets it keeps hold every row
-that can matter, whatever the rounding of the product:
+Every comparison below allows E on both sides, so the sets it keeps hold every row that can
+matter, whatever the rounding of the product:
 
-* min e: the row with the smallest s has t <= min t + E(g, B_min) + E(g, B), so only blocks
-  with min_B t - E(g, B) <= min t + E(g, B_min) are read exactly; max e likewise, with the
-  block maxima. min e and max e are then the exact formula's (sqrt is monotone).
+* min e: the row with the smallest s has t <= min t + 2·E(g), so only blocks with
+  min_B t <= min t + 2·E(g) are read exactly; max e likewise, with the block maxima. min e and max e are then the exact formula's (sqrt is monotone).
 * the k nearest: a block's rows all have e >= 2^a·fl(sqrt(max(min_B t + |G|^2 - E, 0))) and
   h >= the fewest mismatches of its tuples, so (rounding is monotone) d >= the d formula
   applied to those two lower bounds, d_lo(g, B). The rows of the k + 1 blocks of smallest
   d_lo give τ, the k-th smallest exact d among them (an upper bound of the true k-th d), and
   only blocks with d_lo <= τ can hold a row with d <= the true k-th d: they are read exactly
   and the k smallest (d, position) kept. Ties at the k-th d are all inside them.
+
+Exact differences are taken block by block: the reference rows are stored (blocks, p, BLOCK),
+so a (query row, block) pair is one gathered slab and the left-to-right sum over the p
+squares is p vectorised additions over all pairs (the order of :func:`exact_sum`).
 
 ``tests/measure/test_wide.py`` checks the result bit for bit against the exact formula over
 all rows (copies, one-ulp neighbours, ties, duplicated rows, magnitudes from 1e-300 to 1e300,
@@ -68,6 +74,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import torch
+
+from memviz.measure.pruned import _topk
 
 BLOCK = 32        # reference rows per block
 TILE = 64         # blocks per matrix product (its float32 output, 128 x 2048, stays in cache)
@@ -106,24 +114,22 @@ class WideIndex:
         pad = nb * BLOCK - N
         self.spos = np.concatenate([order, np.repeat(order[-1:], pad)]).astype(np.int64)  # (Np,) positions
         self.valid = np.arange(nb * BLOCK) < N                                           # (Np,) not padding
-        self.ys = np.ascontiguousarray(y[self.spos], dtype=np.float64)                   # (Np, p)
+        ys = y[self.spos]                                                                 # (Np, p)
+        self.ysT = np.ascontiguousarray(ys.reshape(nb, BLOCK, p).transpose(0, 2, 1))      # (nb, p, BLOCK)
         self.cs = np.ascontiguousarray(cat[self.spos], dtype=np.int32)                   # (Np, q)
+        self.csT = np.ascontiguousarray(self.cs.reshape(nb, BLOCK, q).transpose(0, 2, 1))  # (nb, q, BLOCK)
         self.center = y.mean(axis=0)                                                     # (p,)
-        xc = self.ys - self.center                                                       # (Np, p) x'
+        xc = ys - self.center                                                            # (Np, p) x'
         top = float(np.abs(xc).max())
         # the product runs on x'·2^-a in float32, 2^a >= max |x'_j|: exact scaling, in range
         self.a = int(np.frexp(top)[1]) if top > 0 else 0
         x32 = np.ldexp(xc, -self.a).astype(np.float32)                                   # (Np, p) X
         xs = x32.astype(np.float64)
         nx2 = np.square(xs).sum(axis=1)                                                  # (Np,) |X|^2
-        self.rb = np.sqrt(nx2).reshape(nb, BLOCK).max(axis=1) * (1 + 2.0 ** -20)         # (nb,) R_B
-        aug = np.concatenate([-2.0 * xs, nx2[:, None]], axis=1).astype(np.float32)      # (Np, p+1)
-        self.tiles = []                                                                  # (B0, (p+1, BLOCK·nbt))
-        for b0 in range(0, nb, tile):
-            b1 = b0 + tile
-            part = aug[b0 * BLOCK:b1 * BLOCK].reshape(b1 - b0, BLOCK, p + 1)
-            self.tiles.append((b0, torch.from_numpy(np.ascontiguousarray(part.transpose(2, 1, 0)).reshape(
-                p + 1, -1))))
+        self.rmax = float(np.sqrt(nx2).max()) * (1 + 2.0 ** -20)                         # R
+        # [-2X, fl32(|X|^2)] row-major, one row per reference row: a tile's product with
+        # [G, 1]^T is (BLOCK·tile, b), read as (tile, BLOCK, b) for the block minima and maxima
+        self.aug = torch.from_numpy(np.concatenate([-2.0 * xs, nx2[:, None]], axis=1).astype(np.float32))
         # the distinct tuples (rows are sorted by tuple) and the first T of each block's
         change = np.ones(nb * BLOCK, dtype=bool)
         if q:
@@ -172,104 +178,130 @@ class WideIndex:
         return done
 
     def _bounds(self, yq):
-        """(b, nb) block minima and maxima of t, (b,) |G|^2 and (b, nb) E, all in the units of
+        """(b, nb) block minima and maxima of t, (b,) |G|^2 and (b,) E, all in the units of
         the scaled coordinates (original units times 2^-a; squares times 2^-2a)."""
         with np.errstate(over="ignore", invalid="ignore"):
             g32 = np.ldexp(yq - self.center, -self.a).astype(np.float32)                 # (b, p) G
         gs = g32.astype(np.float64)
         ng2 = np.square(gs).sum(axis=1)                                                  # (b,)
-        a = torch.from_numpy(np.concatenate([g32, np.ones((len(g32), 1), dtype=np.float32)], axis=1))
-        b, nt, tile = len(g32), len(self.tiles), self.tile
-        bmin = torch.empty((nt, b, tile), dtype=torch.float32)
-        bmax = torch.empty((nt, b, tile), dtype=torch.float32)
-        out = torch.empty((b, BLOCK * tile), dtype=torch.float32)                         # stays in cache
-        for i, (_, xt) in enumerate(self.tiles):
-            torch.mm(a, xt, out=out)
-            v = out.view(b, BLOCK, tile)                                                 # (b, BLOCK, tile)
-            torch.amin(v, dim=1, out=bmin[i])
-            torch.amax(v, dim=1, out=bmax[i])
-        bmin = bmin.permute(1, 0, 2).reshape(b, self.nb).numpy().astype(np.float64)      # (b, nb)
-        bmax = bmax.permute(1, 0, 2).reshape(b, self.nb).numpy().astype(np.float64)
+        b, tile = len(g32), self.tile
+        nt, rows = self.nb // tile, BLOCK * tile
+        at = torch.from_numpy(np.ascontiguousarray(
+            np.concatenate([g32, np.ones((b, 1), dtype=np.float32)], axis=1).T))          # (p+1, b)
+        bmin = torch.empty((self.nb, b), dtype=torch.float32)
+        bmax = torch.empty((self.nb, b), dtype=torch.float32) if self.paper else None       # max e: paper only
+        out = torch.empty((rows, b), dtype=torch.float32)                                # stays in cache
+        for i in range(nt):
+            torch.mm(self.aug[i * rows:(i + 1) * rows], at, out=out)
+            v = out.view(tile, BLOCK, b)
+            torch.amin(v, dim=1, out=bmin[i * tile:(i + 1) * tile])
+            if bmax is not None:
+                torch.amax(v, dim=1, out=bmax[i * tile:(i + 1) * tile])
+        # float32 (b, nb): every comparison and sum below upcasts it to float64 exactly
+        bmin = bmin.T.contiguous().numpy()
+        bmax = bmax.T.contiguous().numpy() if bmax is not None else None
         r = np.sqrt(ng2) * (1 + 2.0 ** -20)
         with np.errstate(over="ignore", invalid="ignore"):
-            E = self.coef * np.square(r[:, None] + self.rb[None, :]) + (self.p + 8) * 2.0 ** -120
+            E = self.coef * np.square(r + self.rmax) + (self.p + 8) * 2.0 ** -120          # (b,)
         return bmin, bmax, ng2, E
 
     def _exact(self, yq, cq, qi, blk):
-        """Exact s, h of every row of the (query row, block) pairs -> flat (pairs·BLOCK,) arrays
-        with the query row, the sorted row and validity."""
-        rows = (blk[:, None] * BLOCK + np.arange(BLOCK)).reshape(-1)
-        qr = np.repeat(qi, BLOCK)
-        diff = self.ys[rows] - yq[qr]                                                    # (n, p)
-        s = exact_sum(np.square(diff, out=diff))
-        h = (self.cs[rows] != cq[qr]).sum(axis=1) if self.q else np.zeros(len(rows), dtype=np.int64)
-        return qr, rows, s, h
+        """Exact s and h of every row of the (query row, block) pairs -> (pairs, BLOCK) each:
+        s = sum_j fl(x_j - g_j)^2 summed left to right (the order of :func:`exact_sum`), one
+        vectorised addition per column over all pairs."""
+        diff = self.ysT[blk]                                                             # (pairs, p, BLOCK)
+        np.subtract(diff, yq[qi][:, :, None], out=diff)
+        np.square(diff, out=diff)
+        s = diff[:, 0].copy()
+        for j in range(1, self.p):
+            s += diff[:, j]
+        if not self.q:
+            return s, np.zeros(s.shape, dtype=np.int64)
+        h = (self.csT[blk] != cq[qi][:, :, None]).sum(axis=1)
+        return s, h
 
     def _chunk(self, yq, cq, k):
         B, nb = len(yq), self.nb
         bmin, bmax, ng2, E = self._bounds(yq)
-        ok = np.isfinite(E).all(axis=1) & np.isfinite(bmin).all(axis=1) & np.isfinite(bmax).all(axis=1)
+        ok = np.isfinite(E) & np.isfinite(bmin.sum(axis=1, dtype=np.float64))             # a sum of <= 2^128
+        if bmax is not None:
+            ok &= np.isfinite(bmax.sum(axis=1, dtype=np.float64))
+        E = np.where(ok, E, 0.0)
         ar = np.arange(B)
         emin = emax = None
         span = np.ones(B)
         if self.paper:
-            b_lo, b_hi = bmin.argmin(axis=1), bmax.argmax(axis=1)
-            lo_thr = bmin[ar, b_lo] + E[ar, b_lo]
-            hi_thr = bmax[ar, b_hi] - E[ar, b_hi]
-            m_lo = (bmin - E) <= (lo_thr + 4 * EPS * np.abs(lo_thr))[:, None]
-            m_hi = (bmax + E) >= (hi_thr - 4 * EPS * np.abs(hi_thr))[:, None]
+            # blocks that can hold the row of smallest (largest) s: min_B t - E <= min t + E
+            lo = bmin.min(axis=1).astype(np.float64) + 2 * E
+            hi = bmax.max(axis=1).astype(np.float64) - 2 * E
+            lo = np.where(ok, lo + 4 * EPS * (np.abs(lo) + 2 * E), -np.inf)
+            hi = np.where(ok, hi - 4 * EPS * (np.abs(hi) + 2 * E), np.inf)
             emin, emax = np.full(B, np.inf), np.zeros(B)
-            for m, fn, out in ((m_lo, np.minimum, emin), (m_hi, np.maximum, emax)):
-                m &= ok[:, None]
-                qi, blk = np.nonzero(m)
-                qr, _, s, _ = self._exact(yq, cq, qi, blk)
-                fn.at(out, qr, np.sqrt(s))
+            for m, red, fn, out in ((bmin <= lo[:, None], np.min, np.minimum, emin),
+                                    (bmax >= hi[:, None], np.max, np.maximum, emax)):
+                qi, blk = np.divmod(np.flatnonzero(m), nb)
+                sq, _ = self._exact(yq, cq, qi, blk)
+                fn.at(out, qi, np.sqrt(red(sq, axis=1)))                                # sqrt is monotone
             span = emax - emin
         # lower bounds of d per (query row, block)
-        low = np.maximum((bmin + ng2[:, None]) - E * (1 + 2.0 ** -20), 0.0)
-        elo = np.ldexp(np.sqrt(low), self.a)                                             # (B, nb) original units
-        hmin = self._hmin(cq)                                                            # (B, nb)
-        dlo = self._d(elo, hmin, emin[:, None] if emin is not None else None,
+        low = bmin + (ng2 - E * (1 + 2.0 ** -20))[:, None]                                # float64
+        np.maximum(low, 0.0, out=low)
+        elo = np.ldexp(np.sqrt(low, out=low), self.a, out=low)                           # (B, nb) original units
+        dlo = self._d(elo, self._hmin(cq), emin[:, None] if emin is not None else None,
                       span[:, None] if emin is not None else None)
         # first k + 1 blocks of smallest bound -> tau
         kb = min(nb, k + 1)
         first = torch.topk(torch.from_numpy(dlo), kb, dim=1, largest=False).indices.numpy()  # (B, kb)
-        qi1 = np.repeat(ar, kb)
-        qr, rows, s, h = self._exact(yq, cq, qi1, first.reshape(-1))
-        d1 = self._d(np.sqrt(s), h, emin[qr] if emin is not None else None, span[qr] if emin is not None else None)
-        d1 = np.where(self.valid[rows], d1, np.inf)
+        qi1, blk1 = np.repeat(ar, kb), first.reshape(-1)
+        d1 = self._pairs_d(yq, cq, qi1, blk1, emin, span)                                # (B·kb, BLOCK)
         tau = np.partition(d1.reshape(B, -1), k - 1, axis=1)[:, k - 1]                  # (B,)
         more = dlo <= tau[:, None]
         more[ar[:, None], first] = False
-        n_more = more.sum(axis=1)
-        ok &= n_more + kb <= max(MIN_CAP, nb // 8)
-        more &= ok[:, None]
-        qi2, blk2 = np.nonzero(more)
-        qr2, rows2, s2, h2 = self._exact(yq, cq, qi2, blk2)
-        d2 = self._d(np.sqrt(s2), h2, emin[qr2] if emin is not None else None,
-                     span[qr2] if emin is not None else None)
-        qa = np.concatenate([qr, qr2])
-        ra = np.concatenate([rows, rows2])
-        da = np.concatenate([d1, d2])
-        keep = self.valid[ra] & ok[qa]
-        from memviz.measure.pruned import _topk
+        ok &= more.sum(axis=1) + kb <= max(MIN_CAP, nb // 8)
+        qi2, blk2 = np.divmod(np.flatnonzero(more), nb)
+        keep2 = ok[qi2]
+        qi2, blk2 = qi2[keep2], blk2[keep2]
+        d2 = self._pairs_d(yq, cq, qi2, blk2, emin, span)
+        qa = np.repeat(np.concatenate([qi1, qi2]), BLOCK)
+        ra = (np.concatenate([blk1, blk2])[:, None] * BLOCK + np.arange(BLOCK)).reshape(-1)
+        da = np.concatenate([d1, d2]).reshape(-1)
+        keep = np.isfinite(da) & ok[qa]
         out_p, out_d = _topk(qa[keep], self.spos[ra[keep]], da[keep], B, k, self.N)
         return ok, out_p, out_d
 
+    def _pairs_d(self, yq, cq, qi, blk, emin, span):
+        """Exact d of every row of the (query row, block) pairs -> (pairs, BLOCK), inf on padding."""
+        sq, h = self._exact(yq, cq, qi, blk)
+        if emin is not None:
+            d = self._d(np.sqrt(sq), h, emin[qi][:, None], span[qi][:, None])
+        else:
+            d = self._d(np.sqrt(sq), h, None, None)
+        return np.where(self.valid.reshape(self.nb, BLOCK)[blk], d, np.inf)
+
     def _hmin(self, cq):
-        """(B, nb) fewest categorical mismatches of each query row with each block's tuples."""
+        """(B, nb) fewest categorical mismatches of each query row with each block's tuples
+        (computed once per distinct tuple of the query rows)."""
         B = len(cq)
         if not self.q:
             return np.zeros((B, self.nb))
-        hq = np.zeros((B, len(self.utup)), dtype=np.int16)                               # (B, U)
+        radix = cq.max(axis=0).astype(np.float64) + 1 if len(cq) else np.ones(self.q)
+        if np.prod(radix) < 2.0 ** 62:                                                  # one exact int64 key
+            key = np.zeros(B, dtype=np.int64)
+            for j in range(self.q):
+                key = key * int(radix[j]) + cq[:, j]
+            _, first, inv = np.unique(key, return_index=True, return_inverse=True)
+            uq = cq[first]
+        else:
+            uq, inv = np.unique(cq, axis=0, return_inverse=True)
+        hq = np.zeros((len(uq), len(self.utup)), dtype=np.int16)                         # (Uq, U)
         for j in range(self.q):
-            hq += cq[:, None, j] != self.utup[None, :, j]
+            hq += uq[:, None, j] != self.utup[None, :, j]
         out = hq[:, self.btid[:, 0]]
         for t in range(1, self.btid.shape[1]):
             np.minimum(out, hq[:, self.btid[:, t]], out=out)
         out = out.astype(np.float64)
         out[:, self.bmixed] = 0.0
-        return out
+        return out[inv.reshape(-1)]
 
     def _d(self, e, h, emin, span):
         """d = (t + h) / n as ``PrunedIndex._d`` computes it (t = e' for paper, e for standardized)."""

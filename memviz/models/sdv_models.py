@@ -24,16 +24,24 @@ seeded at fit time, so a fixed sequence of calls is reproducible too.
 
 Callbacks
 ---------
-SDV's synthesizers have no per-epoch hook that a caller can rely on, so the
-training loop is a black box: ``on_fit_start`` is called before it,
-``on_epoch_end`` once with the final epoch (``epoch = epochs``, ``logs["loss"]`` =
-the last epoch's loss) and ``on_fit_end`` after it. A ``STOP`` returned by a
-callback cannot stop SDV early and is ignored.
+SDV's synthesizers and ctgan's ``CTGAN.fit`` / ``TVAE.fit`` take no callback, but
+both loops iterate ``for i in tqdm(range(epochs), ...)`` over the ``tqdm`` name of
+their own module (``ctgan.synthesizers.ctgan`` / ``.tvae``, ctgan 0.12). During a fit
+that name is a thin shim (:func:`_epoch_shim`): for the thread that is fitting it wraps
+the epoch iterator, so ``on_epoch_end(model, e, {"loss": ...})`` is called after each
+epoch e = 1, ..., epochs (``model.epoch_ = e``; the loss is the epoch's generator loss
+for CTGAN, its mean batch loss for TVAE), and a ``STOP`` returned by a callback ends
+the loop after that epoch (``epoch_`` then says how many ran). Any other use of
+``tqdm`` in those modules, or another thread, gets ctgan's own ``tqdm`` unchanged. A
+ctgan without that loop variable shape still trains: ``on_epoch_end`` is then called
+once with the final epoch, after the fit. ``on_fit_start`` comes before the fit and
+``on_fit_end`` after it.
 """
 from __future__ import annotations
 
 import logging
 import random
+import threading
 import warnings
 from contextlib import ExitStack, contextmanager
 from typing import Iterable
@@ -43,6 +51,7 @@ import pandas as pd
 
 from memviz.device import resolve_device, torch_threads
 from memviz.errors import DataError, MemvizError
+from memviz.models.callbacks import STOP
 
 KINDS = ("ctgan", "tvae")
 #: CPU-friendly defaults: the 3,000-row Adult sample trains in about 15-20 s of CPU
@@ -86,6 +95,8 @@ class SDVGenerator:
     schema_ : Schema of the training table.
     dtypes_ : dict column -> original dtype.
     device_ : str, the device used ("cpu", "cuda", ...).
+    planned_epochs_ : int, the epochs the fit was asked for (``epochs`` or the kind's default),
+        set before ``on_fit_start``.
     epoch_ : int, epochs trained.
     loss_ : float, loss of the last epoch (CTGAN: generator loss; TVAE: mean batch loss).
     loss_values_ : DataFrame, SDV's loss log.
@@ -162,6 +173,7 @@ class SDVGenerator:
         self.schema_ = schema
         self.dtypes_ = {c: table.data[c].dtype for c in schema.columns}
         self.device_ = device
+        self.planned_epochs_ = epochs
         for cb in callbacks:
             cb.on_fit_start(self)
         frame = to_sdv_frame(table.data, schema)
@@ -172,6 +184,7 @@ class SDVGenerator:
             if device.startswith("cuda:"):
                 import torch
                 stack.enter_context(torch.cuda.device(torch.device(device)))
+            hook = stack.enter_context(epoch_hook(self, synth, kind, callbacks))
             try:
                 synth.fit({TABLE_NAME: frame})
             except Exception as exc:  # SDV's data errors become one-line DataErrors
@@ -182,12 +195,13 @@ class SDVGenerator:
             finally:
                 synth.__dict__.pop("_print_warning", None)  # keep the fitted model picklable
         self.synthesizer_ = synth
-        self.epoch_ = epochs
+        self.epoch_ = hook.epoch or epochs
         self.loss_values_ = synth.get_loss_values()
         self.loss_ = _final_loss(kind, self.loss_values_)
         self._seed_stream_ = np.random.default_rng(int(self.seed))
-        for cb in callbacks:
-            cb.on_epoch_end(self, epochs, {"loss": self.loss_})  # STOP cannot apply: SDV has finished
+        if not hook.epoch:  # the loop could not be hooked: one call with the final epoch, as before
+            for cb in callbacks:
+                cb.on_epoch_end(self, epochs, {"loss": self.loss_})  # STOP cannot apply: SDV has finished
         for cb in callbacks:
             cb.on_fit_end(self)
         return self
@@ -214,6 +228,90 @@ class SDVGenerator:
             out = synth.sample(int(n))[TABLE_NAME]
         out = out.loc[:, columns].reset_index(drop=True)
         return restore_dtypes(out, self.dtypes_)
+
+
+# ------------------------------------------------------------ epoch callbacks
+_HOOK = threading.local()    # .fn: the epoch hook of the fit running in this thread (see the module docstring)
+_LOOP_MODULES = ("ctgan.synthesizers.ctgan", "ctgan.synthesizers.tvae")
+
+
+class _Epochs:
+    """ctgan's epoch iterator (a tqdm bar) that calls ``hook(e)`` after epoch e's body ran and
+    stops the loop when it returns STOP; every other attribute is the bar's (set_description)."""
+
+    def __init__(self, bar, hook):
+        self._bar, self._hook = bar, hook
+
+    def __iter__(self):
+        for e, item in enumerate(self._bar, start=1):
+            yield item
+            if self._hook(e) == STOP:
+                self._bar.close()
+                return
+
+    def __getattr__(self, name):
+        return getattr(self._bar, name)
+
+
+def _epoch_shim(original):
+    """A stand-in for a ctgan module's ``tqdm``: ``original`` itself unless this thread is fitting
+    with an epoch hook; the shim remembers ``original`` (``_memviz_original``)."""
+
+    def tqdm(*args, **kwargs):
+        bar = original(*args, **kwargs)
+        fn = getattr(_HOOK, "fn", None)
+        return bar if fn is None else _Epochs(bar, fn)
+
+    tqdm._memviz_original = original
+    return tqdm
+
+
+def _install_epoch_shims() -> bool:
+    """Put the shim in place of ``tqdm`` in ctgan's two training modules (once); False when a
+    module has no ``tqdm`` to wrap (another ctgan: the loop is then not hooked)."""
+    import importlib
+
+    ok = True
+    for name in _LOOP_MODULES:
+        try:
+            mod = importlib.import_module(name)
+        except ImportError:
+            ok = False
+            continue
+        current = getattr(mod, "tqdm", None)
+        if current is None:
+            ok = False
+        elif not hasattr(current, "_memviz_original"):
+            mod.tqdm = _epoch_shim(current)
+    return ok
+
+
+class _EpochState:
+    epoch = 0  # epochs reported so far (0: none, or the loop was not hooked)
+
+
+@contextmanager
+def epoch_hook(model: "SDVGenerator", synth, kind: str, callbacks: list):
+    """While inside, each finished epoch of this thread's ctgan loop calls ``on_epoch_end`` of
+    ``callbacks`` (see the module docstring); yields a state whose ``epoch`` counts them."""
+    state = _EpochState()
+    if not callbacks or not _install_epoch_shims():
+        yield state
+        return
+
+    def on_epoch(e: int):
+        state.epoch = model.epoch_ = int(e)
+        inner = getattr(synth, "_model", None)
+        logs = {"loss": _final_loss(kind, getattr(inner, "loss_values", None))}
+        answers = [cb.on_epoch_end(model, int(e), logs) for cb in callbacks]
+        return STOP if STOP in answers else None
+
+    previous = getattr(_HOOK, "fn", None)
+    _HOOK.fn = on_epoch
+    try:
+        yield state
+    finally:
+        _HOOK.fn = previous
 
 
 # ------------------------------------------------------------------- helpers

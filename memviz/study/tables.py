@@ -4,7 +4,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from memviz.study.util import _float, _pct
+from memviz.study.util import _float
+from memviz.viz.text import percent
 
 #: plain-words names of the null model's statistics (:func:`memviz.findings.splithalf.dynamics_statistics`)
 STATISTICS = {
@@ -35,7 +36,7 @@ def table(head: list[str], rows: list[list[str]]) -> list[str]:
 
 def pts(x, digits=1) -> str:
     """A share as signed points."""
-    return _pct(x, signed=True, digits=digits)
+    return percent(x, digits, signed=True, unit='')
 
 
 def interval(x, lo, hi) -> str:
@@ -82,8 +83,8 @@ def warmup_excess_rows(summaries: dict) -> list[str]:
             pc = w.get("per_check") or {}
             fl = w.get("floor") or {}
             last = {k: (v[-1] if isinstance(v, list) and v else None) for k, v in pc.items()}
-            rows.append([name, str(w["seed"]), f"{w['epochs']:,}", _pct(last.get("mem_ratio")),
-                         _pct(fl.get("floor")), interval(last.get("excess"), last.get("excess_low"),
+            rows.append([name, str(w["seed"]), f"{w['epochs']:,}", percent(last.get("mem_ratio"), unit=''),
+                         percent(fl.get("floor"), unit=''), interval(last.get("excess"), last.get("excess_low"),
                                                          last.get("excess_high")),
                          _share(copy_share(last.get("excess"), fl.get("floor"))), f"{w['seconds'] / 60:.1f} min"])
     return table(["dataset", "warm-up seed", "epochs", "mem ratio %", "floor %", "excess, points (95 % CI of this "
@@ -106,7 +107,7 @@ def knob_rows(knobs: list[dict], datasets) -> list[str]:
             steps = steps or (rs[0]["steps"] if rs else None)
             secs += [r["fit_cpu_seconds"] for r in rs]
             cells.append("<br>".join(f"{interval(r['excess'], r['excess_low'], r['excess_high'])} "
-                                     f"[floor {_pct(r['floor'])}, c {_share(copy_share(r['excess'], r['floor']))}]"
+                                     f"[floor {percent(r['floor'], unit='')}, c {_share(copy_share(r['excess'], r['floor']))}]"
                                      for r in rs) or "–")
         rows.append([f"{n:,}", f"{e:,}", f"{steps:,}" if steps else "–", *cells,
                      f"{np.mean(secs):.0f} s" if secs else "–"])
@@ -132,7 +133,7 @@ def pilot_rows(pilot) -> list[str]:
         cm, clo, chi = t_interval(g["copy_share"])
         over = (f"{m * 100:+.1f} ({lo * 100:+.1f}, {hi * 100:+.1f})" if np.isfinite(lo) else f"{m * 100:+.1f} "
                 "(one seed)")
-        rows.append([f"{n:,}", f"{e:,}", f"{int(g['steps'].iloc[0]):,}", str(len(g)), _pct(g["floor"].mean()), per,
+        rows.append([f"{n:,}", f"{e:,}", f"{int(g['steps'].iloc[0]):,}", str(len(g)), percent(g["floor"].mean(), unit=''), per,
                      over, f"{cm * 100:+.1f} %"])
     out = table(["training rows", "epochs", "optimiser steps", "seeds", "floor %", "excess at the last check, "
                  "points (95 % CI of each run)", "mean excess over seeds (95 % t interval over seeds)",
@@ -242,7 +243,7 @@ def early_rows(summaries: dict) -> list[str]:
 def budget_rows(budget: list[dict]) -> list[str]:
     rows = [[r["model"].upper() if r["model"] != "tabddpm" else "TabDDPM", f"{r['epochs']:,}",
              f"{r['fit_cpu_seconds']:.0f} s", f"{r['mle'] * 100:.1f}", f"{r['mle_real'] * 100:.1f}",
-             f"{(r['mle_real'] - r['mle']) * 100:.1f}", _pct(r["mem_ratio"]), pts(r["excess"])]
+             f"{(r['mle_real'] - r['mle']) * 100:.1f}", percent(r["mem_ratio"], unit=''), pts(r["excess"])]
             for r in sorted(budget, key=lambda r: (r["model"], r["epochs"]))]
     return table(["model", "epochs", "training CPU", "MLE (AUC %)", "real-data line", "gap, points",
                   "mem ratio %", "excess, points"], rows)

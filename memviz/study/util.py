@@ -18,20 +18,6 @@ def _float(x) -> float | None:
     return x if math.isfinite(x) else None
 
 
-def _pct(x, signed=False, digits=1) -> str:
-    x = _float(x)
-    if x is None:
-        return "–"
-    return f"{x * 100:+.{digits}f}" if signed else f"{x * 100:.{digits}f}"
-
-
-def _pm(row: dict, key: str, signed=False) -> str:
-    m, s = row.get(f"{key}_mean"), row.get(f"{key}_std")
-    if _float(m) is None:
-        return "–"
-    return _pct(m, signed) + (f" ± {_pct(s)}" if _float(s) is not None else "")
-
-
 def _num(x) -> str:
     x = _float(x)
     return "–" if x is None else f"{x:g}"

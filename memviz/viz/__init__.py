@@ -5,7 +5,8 @@
 * :mod:`.dynamics` — Top vs Non-Top over the warm-up, timelines of chosen rows;
 * :mod:`.tune` — early identification, class balance and column shifts of a pruning;
 * :mod:`.compare` — methods side by side, privacy vs utility, breakdowns, transfer;
-* :mod:`.report` — the self-contained HTML report.
+* :mod:`.report` — the self-contained HTML report (the one builder, :func:`memviz.viz.report.build_report`).
+* :mod:`.card` — the one verdict card type (:class:`memviz.viz.card.Card`).
 
 Reads the core and the comparison; never imports the dashboard or the CLI.
 """
@@ -55,3 +56,7 @@ __all__ += ["copies_null_plot", "null_findings_plot"]
 from memviz.viz.frontier import frontier_plot  # noqa: E402
 
 __all__ += ["frontier_plot"]
+
+from memviz.viz.card import Card, Line  # noqa: E402
+
+__all__ += ["Card", "Line"]

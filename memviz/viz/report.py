@@ -23,12 +23,14 @@ import json
 import math
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from memviz.errors import MemvizError
 from memviz.metrics import METRICS
+from memviz.viz.card import Card, tone
 from memviz.viz.compare import fractions, results_display
 from memviz.viz.style import caption, method_label, model_label
 from memviz.viz.text import seconds
@@ -117,7 +119,7 @@ def _words(key: str) -> str:
     return str(key).replace("_", " ").replace(".", " · ")
 
 
-def _kv_table(d: Mapping | Sequence) -> str:
+def kv_table(d: Mapping | Sequence) -> str:
     """A two-column table of (label, value) pairs, or of a mapping's flattened keys in words."""
     pairs = list(d) if not isinstance(d, Mapping) else [(_words(k), v) for k, v in _flatten(d)]
     # durations in words ("36 s", "12 min 04 s"), not "seconds 36.4743"
@@ -151,7 +153,7 @@ def _finite(v) -> bool:
         return False
 
 
-def _frame_table(df: pd.DataFrame, text_cols=(), match: pd.DataFrame | None = None, na: str = "n/a") -> str:
+def frame_table(df: pd.DataFrame, text_cols=(), match: pd.DataFrame | None = None, na: str = "n/a") -> str:
     """An HTML table of ``df`` (index as row headers), every string escaped; ``match`` marks cells."""
     head = f"<th class='text'>{_e(df.index.name or '')}</th>" + \
         "".join(f"<th{' class=text' if c in text_cols else ''}>{_e(c)}</th>" for c in df.columns)
@@ -210,7 +212,7 @@ def results_summary(results: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def _figure_block(fig, i: int) -> str:
+def figure_block(fig, i: int) -> str:
     import plotly.io as pio
 
     div = pio.to_html(fig, full_html=False, include_plotlyjs=False, div_id=f"memviz-fig-{i}",
@@ -219,7 +221,7 @@ def _figure_block(fig, i: int) -> str:
             f"<figcaption>{_e(caption(fig))}</figcaption></figure>")
 
 
-def _leak_block(view, redacted: bool, salt: str | None = None) -> str:
+def leak_block(view, redacted: bool, salt: str | None = None) -> str:
     t = view.table(redacted, salt=salt).astype(object)
     t["ratio"] = [("" if pd.isna(r) else f"{r:.3f}") for r in t["ratio"]]
     if not redacted:  # raw numbers exactly as stored (shortest repr, no exponent)
@@ -231,7 +233,7 @@ def _leak_block(view, redacted: bool, salt: str | None = None) -> str:
     if shown < view.n_copies:
         head += f" (closest {shown} shown)"
     text_cols = tuple(t.columns) if redacted else tuple(view.schema.distance_categorical)
-    return f"<h3>{_e(head)}</h3><div class='scroll'>" + _frame_table(t, text_cols=text_cols, match=view.mask(),
+    return f"<h3>{_e(head)}</h3><div class='scroll'>" + frame_table(t, text_cols=text_cols, match=view.mask(),
                                                                      na="") + "</div>"
 
 
@@ -273,6 +275,24 @@ def report_figures(dynamics=None, per_check: pd.DataFrame | None = None, *, earl
     return figs
 
 
+def when_to_stop(per_check: pd.DataFrame, available=None, rule=None):
+    """The when-to-stop part of a run's report (issue 23): the frontier figure (excess against quality
+    over the checks, :func:`memviz.viz.frontier.frontier_plot`) with the recommended check ringed, and
+    the recommendation's sentence (:func:`memviz.warmup.frontier.recommend`, default
+    :class:`memviz.warmup.frontier.StopRule`, among the checks in ``available``: those with a kept
+    checkpoint, None for all). Returns (figure, sentence); the sentence says why there is no
+    recommendation when there is none."""
+    from memviz.viz.frontier import frontier_plot
+    from memviz.warmup.frontier import StopRule, recommend
+
+    rule = rule or StopRule()
+    try:
+        rec = recommend(per_check, rule, available=available or None)
+    except MemvizError as exc:
+        return frontier_plot(per_check, None, rule.metric), f"No recommended check: {exc}."
+    return frontier_plot(per_check, rec.check, rule.metric), rec.reason
+
+
 REDACTED_NOTE = ("Redacted report: training and generated rows appear only in redacted form (numbers replaced by "
                  "ranges of round numbers that each hold at least 10 training rows, categories by hashes keyed for this "
                  "report and column; cells that equal the training row stay marked). Figures show aggregates "
@@ -281,30 +301,93 @@ RAW_NOTE = ("Not redacted: this report contains raw values of training rows. Sha
             "see the training data.")
 
 
-def _verdict_block(verdict, sentence: str) -> str:
-    """The plain sentence and the verdict card (any object with ``title`` and ``lines`` of
-    ``topic``, ``text``, ``tone``: :class:`memviz.app.verdict.Verdict`)."""
+def card_block(verdict: Card | None, sentence: str = "") -> str:
+    """The plain sentence and the verdict card (:class:`memviz.viz.card.Card`), each escaped; a line's
+    tone outside :data:`memviz.viz.card.TONES` is drawn as neutral."""
     parts = []
     if sentence:
         parts.append(f"<p class='sentence'>{_e(sentence)}</p>")
     if verdict is not None:
-        lines = "".join(f"<p class='tone-{_e(getattr(ln, 'tone', 'neutral'))}'><b>{_e(ln.topic)}:</b> {_e(ln.text)}</p>"
+        lines = "".join(f"<p class='tone-{tone(ln.tone)}'><b>{_e(ln.topic)}:</b> {_e(ln.text)}</p>"
                         for ln in verdict.lines)
         parts.append(f"<div class='verdict'><h3>{_e(verdict.title)}</h3>{lines}</div>")
     return "".join(parts)
 
 
-def build_report(run_summary: Mapping | Sequence | None, figures: Sequence, results: pd.DataFrame | None,
-                 settings: Mapping | None, redacted: bool = True, title: str = "memviz report", *,
-                 leaks: Sequence = (), created: str | None = None, verdict=None, sentence: str = "",
-                 glossary: Sequence[tuple[str, str]] = (), salt: str | None = None) -> str:
-    """Self-contained HTML report.
+@dataclass(frozen=True, eq=False)
+class Section:
+    """One part of a report, under a heading that names what it draws on (a run and its check, a
+    comparison and the run it was ranked on, with the DynamicCut p/k/T each used).
+
+    heading : the section's heading; its figures and most-copied rows repeat it, so figures of two
+        sources never share a heading.
+    sentence : its opening sentence, printed under "In short" ("" for none).
+    card : its verdict card (:class:`memviz.viz.card.Card`), printed first in the section.
+    note : a warning printed under the heading (e.g. "ranked on another run").
+    facts : (label, value) pairs in words. results : a comparison's results (shown in words by
+        :func:`memviz.viz.compare.results_display`), with ``results_note`` above them.
+    figures : plotly figures; leaks : :class:`memviz.leaks.rows.LeakView` of its most-copied rows.
+    settings : the settings it used (shown under "Settings", headed by ``settings_name``).
+    """
+
+    heading: str
+    sentence: str = ""
+    card: Card | None = None
+    note: str = ""
+    facts: Sequence[tuple[str, str]] = ()
+    results: pd.DataFrame | None = None
+    results_note: str = ""
+    figures: Sequence = ()
+    leaks: Sequence = ()
+    settings: Mapping | None = None
+    settings_name: str = ""
+
+
+RESULTS_NOTE = ("Mean ± standard deviation over seeds (with one seed, the floor and the excess show their 95 % "
+                "interval); percentages of generated rows, excess in percentage points. The table scrolls sideways.")
+
+
+def results_block(results: pd.DataFrame, note: str = "") -> str:
+    """A comparison's results in words (:func:`memviz.viz.compare.results_display`), scrolling sideways."""
+    table = results_display(results)
+    table.index = pd.RangeIndex(1, len(table) + 1, name="#")
+    head = f"{note}. {RESULTS_NOTE}" if note else RESULTS_NOTE
+    return (f"<p class='meta'>{_e(head)}</p>"
+            "<div class='scroll'>" + frame_table(table, text_cols=tuple(table.columns)) + "</div>")
+
+
+def _section_parts(sec: Section, first_figure: int, redacted: bool, salt: str | None) -> list[str]:
+    parts = [f"<h2>{_e(sec.heading)}</h2>"]
+    if sec.note:
+        parts.append(f"<p class='tone-warn'>{_e(sec.note)}</p>")
+    if sec.card is not None:
+        parts.append(card_block(sec.card))
+    if sec.facts:
+        parts += ["<h3>Facts</h3>", kv_table(list(sec.facts))]
+    if sec.results is not None and len(sec.results):
+        parts += ["<h3>Results</h3>", results_block(sec.results, sec.results_note)]
+    if sec.figures:
+        parts.append(f"<h2>Figures · {_e(sec.heading)}</h2>")
+        parts += [figure_block(f, first_figure + i) for i, f in enumerate(sec.figures)]
+    if sec.leaks:
+        parts.append(f"<h2>Most-copied training rows · {_e(sec.heading)}</h2>")
+        parts += [leak_block(v, redacted, salt) for v in sec.leaks]
+    return parts
+
+
+def build_report(run_summary: Mapping | Sequence | None = None, figures: Sequence = (),
+                 results: pd.DataFrame | None = None, settings: Mapping | None = None, redacted: bool = True,
+                 title: str = "memviz report", *, leaks: Sequence = (), created: str | None = None, verdict=None,
+                 sentence: str = "", glossary: Sequence[tuple[str, str]] = (), salt: str | None = None,
+                 sections: Sequence[Section] = (), settings_name: str = "This report", name: str = "") -> str:
+    """Self-contained HTML report: the one builder of every memviz report (the audit's, the
+    dashboard's, ``memviz report``'s).
 
     Parameters
     ----------
     run_summary : list of (label, value) pairs, or dict
-        The run's facts in words; a dict (``memviz.dynamics.summaries.summarize(dyn).to_dict()``) is
-        shown through :func:`summary_facts` (known keys in words, internal ones left out).
+        The report's own facts in words; a dict (``memviz.dynamics.summaries.summarize(dyn).to_dict()``)
+        is shown through :func:`summary_facts` (known keys in words, internal ones left out).
     figures : list of plotly Figure
         Shown in order, each with its title and :func:`memviz.viz.caption`.
     results : DataFrame or None
@@ -319,12 +402,22 @@ def build_report(run_summary: Mapping | Sequence | None, figures: Sequence, resu
         Most-copied training rows beside their copies, matching cells marked.
     created : str, optional
         Timestamp printed in the header (default: now).
-    verdict : a verdict card (``title``, ``lines``), optional
-        Printed first (:class:`memviz.app.verdict.Verdict`).
+    verdict : :class:`memviz.viz.card.Card`, optional
+        Printed first.
     sentence : str
         The plain floor sentence (:meth:`memviz.measure.floor.Excess.sentence`), printed first.
     glossary : (term, explanation) pairs, printed last.
     salt : key of the category hashes of the redacted leak tables (one per report).
+    sections : sequence of :class:`Section`
+        Parts that each name their source, after the report's own facts, results, figures and rows:
+        their opening sentences (and notes) join "In short", their settings join "Settings".
+        With sections, an empty facts list or results table of the report's own is left out.
+    settings_name : str
+        With sections, the heading of the report's own ``settings`` beside theirs.
+    name : str
+        What the report's own facts, results, figures and rows draw on (e.g. "warm-up run X, check 3,
+        DynamicCut p=0.21, k=3, T=default"); appended to their headings, so that beside sections
+        about other sources every heading names its own.
 
     Returns
     -------
@@ -334,38 +427,50 @@ def build_report(run_summary: Mapping | Sequence | None, figures: Sequence, resu
     if results is not None and not isinstance(results, pd.DataFrame):
         raise MemvizError(f"results must be a pandas DataFrame or None, got {type(results).__name__}")
     figures = list(figures or [])
+    sections = list(sections or [])
     created = created or time.strftime("%Y-%m-%d %H:%M:%S %Z")
     facts = summary_facts(run_summary) if isinstance(run_summary, Mapping) else list(run_summary or [])
     parts = [f"<h1>{_e(title)}</h1><p class='meta'>created {_e(created)} by memviz</p>",
              f"<div class='banner {'redacted' if redacted else 'raw'}'>"
              f"{_e(REDACTED_NOTE if redacted else RAW_NOTE)}</div>"]
-    if sentence or verdict is not None:
-        parts += ["<h2>In short</h2>", _verdict_block(verdict, sentence)]
-    parts += ["<h2>What the run shows</h2>", _kv_table(facts)]
-    parts.append("<h2>Results</h2>")
-    if results is None or results.empty:
-        parts.append("<p class='meta'>No comparison results.</p>")
-    else:
-        table = results_display(results)
-        table.index = pd.RangeIndex(1, len(table) + 1, name="#")
-        parts.append("<p class='meta'>Mean ± standard deviation over seeds (with one seed, the floor and the excess "
-                     "show their 95 % interval); percentages of generated rows, excess in percentage points. "
-                     "The table scrolls sideways.</p>")
-        parts.append("<div class='scroll'>" + _frame_table(table, text_cols=tuple(table.columns)) + "</div>")
+    openings = [s.sentence for s in sections if s.sentence]
+    if sentence or verdict is not None or openings:
+        parts += ["<h2>In short</h2>", card_block(verdict, sentence)]
+        parts += [f"<p class='sentence'>{_e(t)}</p>" for t in openings]
+        parts += [f"<p class='meta'>{_e(s.note)}</p>" for s in sections if s.note]
+    own = f" · {_e(name)}" if name else ""
+    if facts or not sections:
+        parts += [f"<h2>What the run shows{own}</h2>", kv_table(facts)]
+    if results is not None and not results.empty:
+        parts += [f"<h2>Results{own}</h2>", results_block(results)]
+    elif not sections:
+        parts += [f"<h2>Results{own}</h2>", "<p class='meta'>No comparison results.</p>"]
     if figures:
-        parts.append("<h2>Figures</h2>")
-        parts.extend(_figure_block(f, i) for i, f in enumerate(figures))
+        parts.append(f"<h2>Figures{own}</h2>")
+        parts.extend(figure_block(f, i) for i, f in enumerate(figures))
     if leaks:
-        parts.append("<h2>Most-copied training rows</h2>")
-        parts.extend(_leak_block(v, redacted, salt) for v in leaks)
-    parts += ["<h2>Settings</h2>", _kv_table(settings or {})]
+        parts.append(f"<h2>Most-copied training rows{own}</h2>")
+        parts.extend(leak_block(v, redacted, salt) for v in leaks)
+    n_fig = len(figures)
+    for sec in sections:
+        parts += _section_parts(sec, n_fig, redacted, salt)
+        n_fig += len(sec.figures)
+    parts.append("<h2>Settings</h2>")
+    named = [(s.settings_name or s.heading, s.settings) for s in sections if s.settings is not None]
+    if named:  # the report's own settings first when they belong to a source of its own (``name``)
+        if settings:
+            named.insert(0 if name else len(named), (settings_name, settings))
+        for heading, values in named:
+            parts += [f"<h3>{_e(heading)}</h3>", kv_table(values)]
+    else:
+        parts.append(kv_table(settings or {}))
     if glossary:
         items = "".join(f"<dt>{_e(t)}</dt><dd>{_e(x)}</dd>" for t, x in glossary)
         parts += ["<h2>What the words mean</h2>", f"<dl class='glossary'>{items}</dl>"]
     head = (f"<meta charset='utf-8'><meta http-equiv='Content-Security-Policy' content=\"{CSP}\">"
             f"<meta name='viewport' content='width=device-width, initial-scale=1'><title>{_e(title)}</title>"
             f"<style>{CSS}</style>")
-    if figures:
+    if n_fig:
         from plotly.offline import get_plotlyjs
 
         head += f"<script type='text/javascript'>{get_plotlyjs()}</script>"

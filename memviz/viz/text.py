@@ -5,6 +5,9 @@ Numbers
 -------
 * :func:`pct` — a share (a fraction) as a percentage, ``0.123 -> "12.3 %"``;
 * :func:`points` — a difference of shares in percentage points, ``0.041 -> "+4.1 points"``;
+* :func:`percent`, :func:`percent_pm` — the same number with another unit (or none, for a table
+  whose header carries it) and a mean ± sd over seeds; defined in the base layer
+  (:mod:`memviz.metrics`) so that layers below viz print shares the same way;
 * :func:`count` — an integer count with thousands separators, ``3000.0 -> "3,000"``;
 * :func:`qvalue` — a p- or q-value, ``2e-20 -> "< 0.001"``, ``0.0312 -> "0.031"``;
 * :func:`seconds` — a duration, ``36.4743 -> "36 s"``, ``754 -> "12 min 34 s"``.
@@ -26,7 +29,8 @@ from __future__ import annotations
 import math
 import re
 
-MISSING = "–"
+from memviz.metrics import MISSING, percent, percent_pm  # noqa: F401  (the one share formatter, re-exported)
+
 ZWJ = "\u200d"
 
 #: scheme separators and address markers that autolinkers look for
@@ -42,17 +46,15 @@ def _number(x) -> float | None:
 
 
 def pct(x, digits: int = 1) -> str:
-    """A share as a percentage: ``100 x`` with ``digits`` decimals and a thin space, ``"12.3 %"``."""
-    v = _number(x)
-    return MISSING if v is None else f"{100 * v:.{digits}f} %"
+    """A share as a percentage: ``100 x`` with ``digits`` decimals and a thin space, ``"12.3 %"``
+    (:func:`memviz.metrics.percent`)."""
+    return percent(x, digits)
 
 
 def points(x, digits: int = 1, signed: bool = True) -> str:
-    """A difference of two shares in percentage points: ``100 x``, signed, ``"+4.1 points"``."""
-    v = _number(x)
-    if v is None:
-        return MISSING
-    return f"{100 * v:{'+' if signed else ''}.{digits}f} points"
+    """A difference of two shares in percentage points: ``100 x``, signed, ``"+4.1 points"``
+    (never ``"-0.0 points"``; :func:`memviz.metrics.percent`)."""
+    return percent(x, digits, signed=signed, unit=" points")
 
 
 def count(x) -> str:

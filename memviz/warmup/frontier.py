@@ -34,6 +34,7 @@ import numpy as np
 import pandas as pd
 
 from memviz.errors import MemvizError
+from memviz.metrics import percent
 
 METRICS = ("quality", "shape", "trend")
 QUALITY_COLUMNS = ("shape", "trend", "quality_rows")
@@ -160,4 +161,4 @@ def recommend(per_check: pd.DataFrame, rule: StopRule | None = None, available=N
 
 
 def _pts(x: float) -> str:
-    return f"{100 * float(x):+.1f}"
+    return percent(x, signed=True, unit="")

@@ -125,6 +125,48 @@ def test_prune_preview_removes_the_top_p_rows_with_their_values(view, small):
         runs.prune_preview(view, 1.5, 2, None)
 
 
+def test_a_kept_ranking_gives_the_library_selection_and_curve_at_every_p(view):
+    """Tune & prune keeps one ranking per (k, T): a p move is a slice of it. It must give what
+    dynamiccut_selection / early_identification_curve give when they rescore from scratch."""
+    from memviz.mitigate.dynamiccut import (
+        dynamiccut_selection,
+        early_identification_curve,
+    )
+
+    dyn = view.dynamics
+    for k in (1, 2, 3):
+        ranked = runs.rankings(view, k)
+        assert sorted(ranked) == sorted(set(view.epochs))
+        for p in (0.01, 0.07, 0.3, 0.5):
+            for T, r in ranked.items():
+                want, got = dynamiccut_selection(dyn, p=p, k=k, T=T), r.selection(dyn, p)
+                for f in ("removed", "row_ids", "scores", "ranks"):
+                    np.testing.assert_array_equal(getattr(got, f), getattr(want, f))
+                assert (got.p, got.k, got.T, got.n_remove, got.n_checks_used) == \
+                       (want.p, want.k, want.T, want.n_remove, want.n_checks_used)
+            pd.testing.assert_frame_equal(runs.early_curve(view, p, k, ranked=ranked),
+                                          early_identification_curve(dyn, p=p, k=k))
+            T = view.epochs[-1]
+            a, b = runs.prune_preview(view, p, k, T), runs.prune_preview(view, p, k, T, ranked=ranked[T])
+            pd.testing.assert_frame_equal(a.removed, b.removed)
+
+
+def test_a_redacted_preview_reads_the_redacted_table(view):
+    prev = runs.prune_preview(view, 0.2, 2, None)
+    fast = runs.prune_preview(view, 0.2, 2, None, values=runs.redacted_table(view))
+    pd.testing.assert_frame_equal(fast.removed, runs.redacted_rows(view, prev.removed))
+
+
+def test_the_leak_explorer_table_has_readable_headers(view):
+    """Issue 20 item 2: the copies table showed raw keys (synthetic_id, r ≈ 0 from scaling)."""
+    row = int(runs.most_copied_table(view, n=1)["row_id"].iloc[0])
+    lv = runs.leak_view(view, row)
+    for redacted in (False, True):
+        cols = list(runs.styled_copies(lv, redacted).data.columns)
+        assert "synthetic_id" not in cols and "r ≈ 0 from scaling" not in cols and "ratio" not in cols
+        assert "generated row no." in cols and cols[-len(view.train.schema.columns):] == list(view.train.schema.columns)
+
+
 def test_most_copied_and_column_leaks(view):
     top = runs.most_copied_table(view, n=5)
     assert top["total_count"].is_monotonic_decreasing and "workclass" in top.columns

@@ -151,3 +151,137 @@ def test_the_report_page_names_each_sections_run_and_p(two_runs, monkeypatch):
     assert "p=0.21" in run_head and "p=0.10" not in run_head
     assert "run-A-aaaa" in cmp_head and "p=0.10" in cmp_head and "p=0.21" not in cmp_head
     assert any("not on run-B-bbbb" in re.sub(r"\\(.)", r"\1", w.value) for w in at.warning)
+
+
+# ------------------------------------------------------------------ memviz report RUN (the CLI)
+def _cli(capsys, *args):
+    """(exit code, the last stdout line as JSON, stderr) of ``memviz ARGS`` run in this process."""
+    from memviz.cli import main
+
+    try:
+        code = main([str(a) for a in args])
+    except SystemExit as exc:
+        code = exc.code
+    out, err = capsys.readouterr()
+    last = out.strip().splitlines()[-1] if out.strip() else "{}"
+    return code, json.loads(last), err
+
+
+def test_memviz_report_covers_the_comparisons_ranked_on_the_run_each_with_its_own_run_and_p(two_runs, tmp_path,
+                                                                                             capsys):
+    """Issue 19: `memviz report RUN` used to write the run's audit only. Run A with p = 0.21 tuned on it and a
+    comparison ranked on A with p = 0.10: the report has a section for the comparison naming it, run A and
+    p=0.10 (never 0.21), the run's settings say p 0.21, and the comparison's own audit is written beside it."""
+    from memviz.audit.schema import validate
+
+    root, out = two_runs
+    rc, head, err = _cli(capsys, "report", root / "run-A-aaaa", "--p", "0.21", "--out", tmp_path / "a", "--no-quality")
+    assert rc == 0, err
+    [cmp] = head["comparisons"]
+    assert cmp["comparison"] == out.name and cmp["ranked_on"] == "run-A-aaaa" and cmp["p"] == 0.10
+    doc = (tmp_path / "a" / "report.html").read_text()
+    secs = {h: text(s) for h, s in sections(doc).items()}
+    heads = [h for h in secs if h.startswith("Comparison")]
+    assert heads, list(secs)
+    for h in heads:
+        s = h + " " + secs[h]
+        assert out.name in h and "run-A-aaaa" in h and "p=0.10" in h and "p=0.21" not in s, s[:600]
+    assert "changed the flagged share" in " ".join(secs[h] for h in heads)
+    settings = secs["Settings"]
+    assert re.search(r"DynamicCut p\s+0\.21\b", settings)        # the run's p, from its provenance
+    assert json.loads((tmp_path / "a" / "audit.json").read_text())["provenance"]["run"]["p"] == 0.21
+    sub = tmp_path / "a" / "comparisons" / out.name
+    validate(json.loads((sub / "audit.json").read_text()))
+    assert (sub / "rows.csv").is_file() and cmp["verdict"]
+    own = text((sub / "report.html").read_text())
+    assert "run-A-aaaa" in own and "p=0.10" in own and "p=0.21" not in own
+
+
+def test_memviz_report_of_another_run_includes_no_comparison_unless_named_and_then_says_so(two_runs, tmp_path,
+                                                                                             capsys):
+    root, out = two_runs
+    rc, head, err = _cli(capsys, "report", root / "run-B-bbbb", "--out", tmp_path / "b", "--no-quality")
+    assert rc == 0, err
+    assert head["comparisons"] == [] and "Comparison" not in text((tmp_path / "b" / "report.html").read_text())
+    rc, head, err = _cli(capsys, "report", root / "run-B-bbbb", "--p", "0.21", "--compare", out, "--out",
+                         tmp_path / "c", "--no-quality")
+    assert rc == 0, err
+    doc = text((tmp_path / "c" / "report.html").read_text())
+    assert "not on run-B-bbbb" in doc and "p=0.10" in doc and head["comparisons"][0]["ranked_on"] == "run-A-aaaa"
+    # a folder that is no comparison: one line naming it, and nothing written
+    rc, _, err = _cli(capsys, "report", root / "run-B-bbbb", "--compare", tmp_path / "nothing", "--out", tmp_path / "d")
+    assert rc == 2 and len(err.strip().splitlines()) == 1 and "nothing" in err and not (tmp_path / "d").exists()
+
+
+# ------------------------------------------------------------------ when to stop (issue 23)
+def test_the_runs_report_carries_the_frontier_and_the_recommended_check(two_runs, tmp_path, capsys):
+    """The frontier figure and the recommendation's sentence are in the dashboard's report and in
+    `memviz report`'s (they were on the Warm-up and Memorization pages only)."""
+    from memviz.warmup.frontier import recommend
+
+    root, _ = two_runs
+    view = runs.load_run(root / "run-A-aaaa")
+    reason = recommend(view.per_check).reason
+    for doc in (reports.report_html(view),
+                (_cli(capsys, "report", root / "run-A-aaaa", "--out", tmp_path / "f", "--no-quality", "--no-compare"),
+                 (tmp_path / "f" / "report.html").read_text())[1]):
+        assert "When to stop: privacy against quality" in doc
+        assert reason in text(doc)
+
+
+# ------------------------------------------------------------------ one card, one builder
+def test_one_card_type_and_no_private_report_helper_outside_viz():
+    """The audit's report and the app's cards are one type (memviz.viz.card.Card), and the app's report calls
+    only the report builder's public helpers (it called five private ones)."""
+    import inspect
+
+    from memviz.app import audits, verdict
+    from memviz.audit import html as audit_html
+    from memviz.viz.card import Card, Line
+
+    assert verdict.Verdict is Card and verdict.Line is Line and audits.Card is Card
+    assert not hasattr(audit_html, "_Card") and not hasattr(audit_html, "_Line")
+    assert not re.search(r"\bvr\._", inspect.getsource(reports))
+
+
+# ------------------------------------------------------------------ the Report page's downloads (issue 20)
+def test_the_report_pages_downloads_carry_readable_labels_not_raw_keys(two_runs):
+    """The synthetic tables' buttons said `baseline_tabddpm_0` and the results CSV had ~50 raw column names:
+    now each table is 'TabDDPM · Baseline · seed 0' and the results carry the data dictionary's headers."""
+    import io
+
+    import pandas as pd
+
+    _, out = two_runs
+    cv = comparisons.load_compare(out)
+    downloads = reports.synthetic_downloads(cv)
+    assert len(downloads) == 6
+    labels = {d.label for d in downloads}
+    assert "TabDDPM · Baseline · seed 0" in labels and "TabDDPM · DynamicCut · seed 1" in labels
+    for d in downloads:
+        assert "_tabddpm_" not in d.label and "_tabddpm_" not in d.file_name and d.path.is_file()
+    assert len({d.file_name for d in downloads}) == 6
+    res = pd.read_csv(io.BytesIO(reports.results_csv(cv)))
+    raw = set(cv.results.columns)
+    assert not raw & set(res.columns) - {"n_synthetic"}, sorted(raw & set(res.columns))
+    assert "synthetic" not in res.columns and "key" not in res.columns
+    dic = pd.read_csv(io.BytesIO(reports.dictionary_csv(cv)))
+    assert list(dic["column"]) == list(res.columns)
+
+
+def test_the_report_page_offers_the_readable_downloads(two_runs, monkeypatch):
+    """The Report page's download buttons for a comparison use the readable labels (no raw key)."""
+    from streamlit.testing.v1 import AppTest
+
+    root, out = two_runs
+    monkeypatch.setenv(jobs.RUNS_ENV, str(root))
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[2] / "app.py"), default_timeout=180)
+    at.query_params["run"] = "run-A-aaaa"
+    at.run()
+    at.switch_page("screens/7_report.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    shown = [re.sub(r"\\(.)", r"\1", m.value) for m in at.markdown]
+    assert any("When to stop:" in m for m in shown), shown          # the recommended check, on the page too
+    labels = [b.label for b in at.get("download_button")]
+    assert "TabDDPM · Baseline · seed 0" in labels, labels
+    assert not [x for x in labels if "_tabddpm_" in x] and "Results (CSV, readable column names)" in labels

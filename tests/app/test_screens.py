@@ -216,7 +216,8 @@ def test_leak_explorer_shows_copies_and_redacts(app, sample):
     top = table_with(at, "copies")  # no floor: ranked by raw copies
     # the copied rows lead (shuffled rows are sometimes flagged too: the paper's distance is relative)
     assert set(top["training row"].head(5)) <= set(range(N_COPIED))
-    leak = table_with(at, "synthetic_id")
+    leak = table_with(at, "generated row no.")
+    assert "synthetic_id" not in leak.columns  # issue 20 item 2: readable headers, no raw keys
     assert len(leak) > 1
     raw_value = str(train.data.loc[int(top["training row"].iloc[0]), "workclass"])
     # redacted by default (issue 20 item 9: the same default as Tune & prune and the report)
@@ -225,7 +226,7 @@ def test_leak_explorer_shows_copies_and_redacts(app, sample):
     assert leak["workclass"].astype(str).str.startswith(("cat-", "missing")).all()
     at.toggle(key="redact").set_value(False).run()
     no_exception(at)
-    leak = table_with(at, "synthetic_id")
+    leak = table_with(at, "generated row no.")
     assert raw_value in leak["workclass"].astype(str).tolist()
     heat = next(f for f in figures(at) if "leak" in f["layout"]["title"]["text"].lower())
     assert heat["data"][0]["type"] == "heatmap"
@@ -704,7 +705,8 @@ def test_memorization_with_a_floor_says_how_much_comes_from_the_model(floor_app)
     no_exception(at)
     assert table_with(at, "copies above expected")["copies"].is_monotonic_decreasing
     leak = table_with(at, "how close")
-    assert {"largest difference", "r ≈ 0 from scaling"} <= set(leak.columns)
+    assert {"largest difference", "looks identical only after rescaling"} <= set(leak.columns)
+    assert "r ≈ 0 from scaling" not in leak.columns  # issue 20 item 8: words an officer follows
     assert "exact copy" in set(leak["how close"])
     assert metric(at, "identical to a training row").endswith("%")
 
@@ -831,3 +833,21 @@ def test_tune_keeps_p_k_T_with_the_run_and_in_the_url_and_bounds_k(app, runs_roo
     no_exception(bad)
     assert any(w.value.startswith("k = 99 is more than the 1 check at or before T = 2") for w in bad.warning)
     assert bad.slider(key="tune_p").value == pytest.approx(0.15)
+
+
+def test_report_page_uses_the_tuning_kept_with_the_run(app, runs_root):
+    """Regression (issue 19 item 6): a fresh session (a reload, another tab) opened on Report used the
+    default p/k/T while Tune & prune had kept k=2, T=4 with the run; its headings named the defaults."""
+    from memviz.app import runs as app_runs
+
+    view = app_runs.load_run(runs_root / "tiny")
+    try:
+        app_runs.save_tuning(view, app_runs.PruneParams("tiny", 0.3, 2, 4))
+        at = app("tiny").run()
+        at.switch_page("screens/7_report.py").run()
+        no_exception(at)
+        headings = " ".join(m.value for m in at.markdown).replace("\\", "")   # Markdown escapes undone
+        assert "p=0.30" in headings and "k=2" in headings and "T=4" in headings, headings
+        assert "k=3" not in headings
+    finally:
+        (runs_root / "tiny" / "tuning.json").unlink(missing_ok=True)

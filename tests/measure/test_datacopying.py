@@ -113,3 +113,22 @@ def test_bad_arguments_are_one_line(parts):
     eng = NeighborEngine(distance="paper", device="cpu").fit(tr)
     with pytest.raises(MemvizError, match="paper"):
         data_copying_test(tr, sy, ho, engine=eng)
+
+
+def test_each_row_is_in_the_cell_of_its_nearest_training_row(parts):
+    """Cells are unions of the training rows' Voronoi regions: a row's L(x) is then its distance to the
+    nearest training row of its own cell, from one search over all training rows."""
+    tr, sy, ho = parts
+    eng = NeighborEngine(distance="standardized", device="cpu").fit(tr)
+    nq, nh = eng.kneighbors(sy, k=1), eng.kneighbors(ho, k=1)
+    res = data_copying_test(tr, sy, ho, n_cells=5, engine=eng, device="cpu")
+    cell_of_train = res.rows["cell"].to_numpy()                       # aligned with tr's positions
+    for nb, col in ((nq, "n_synthetic"), (nh, "n_holdout")):
+        counts = np.bincount(cell_of_train[nb.pos[:, 0]], minlength=5)
+        np.testing.assert_array_equal(counts, res.cells[col].to_numpy())
+    given = data_copying_test(tr, sy, ho, n_cells=5, engine=eng, device="cpu",
+                              distances=(nq.dist[:, 0], nh.dist[:, 0]), positions=(nq.pos[:, 0], nh.pos[:, 0]))
+    assert given.c_t == res.c_t and given.p_value == res.p_value
+    with pytest.raises(MemvizError, match="positions"):
+        data_copying_test(tr, sy, ho, n_cells=5, engine=eng, distances=(nq.dist[:, 0], nh.dist[:, 0]),
+                          positions=(nq.pos[:5, 0], nh.pos[:, 0]))

@@ -1,6 +1,7 @@
 """CTGAN / TVAE behind memviz's generator interface (tiny tables, 2 epochs)."""
 import contextlib
 import io
+import types
 import warnings
 
 import numpy as np
@@ -10,8 +11,8 @@ import torch
 
 from memviz.errors import MemvizError
 from memviz.models import make_model
-from memviz.models.callbacks import Callback
-from memviz.models.sdv_models import SDVGenerator
+from memviz.models.callbacks import STOP, Callback
+from memviz.models.sdv_models import DEFAULT_EPOCHS, SDVGenerator
 from memviz.tables.data import table_from_frame
 from memviz.tables.schema import Schema
 
@@ -105,13 +106,61 @@ def test_fit_leaves_global_random_state_and_output_alone():
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_callbacks_start_final_epoch_end(kind):
+def test_callbacks_start_every_epoch_end(kind):
+    """Issue 20 item 3: one on_epoch_end per epoch, while SDV trains (it used to be one call after the fit)."""
     rec = Recorder()
-    model = SDVGenerator(kind=kind, epochs=2, device="cpu").fit(tiny_table(), callbacks=[rec])
-    assert [c[0] for c in rec.calls] == ["start", "epoch", "end"]
-    _, epoch, loss, seen = rec.calls[1]
-    assert epoch == 2 and seen == 2 and model.epoch_ == 2
-    assert np.isfinite(loss) and loss == model.loss_
+    model = SDVGenerator(kind=kind, epochs=3, device="cpu").fit(tiny_table(), callbacks=[rec])
+    assert [c[0] for c in rec.calls] == ["start", "epoch", "epoch", "epoch", "end"]
+    epochs = [c for c in rec.calls if c[0] == "epoch"]
+    assert [c[1] for c in epochs] == [1, 2, 3] and [c[3] for c in epochs] == [1, 2, 3]  # model.epoch_ follows
+    assert all(np.isfinite(c[2]) for c in epochs)
+    assert model.epoch_ == 3 and epochs[-1][2] == model.loss_
+
+
+class StopAfter(Recorder):
+    def __init__(self, n):
+        super().__init__()
+        self.n = n
+
+    def on_epoch_end(self, model, epoch, logs):
+        super().on_epoch_end(model, epoch, logs)
+        return STOP if epoch >= self.n else None
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_stop_ends_the_fit_after_that_epoch(kind):
+    rec = StopAfter(2)
+    model = SDVGenerator(kind=kind, epochs=6, device="cpu").fit(tiny_table(), callbacks=[rec])
+    assert [c[1] for c in rec.calls if c[0] == "epoch"] == [1, 2]
+    assert model.epoch_ == 2 and rec.calls[-1] == ("end",)
+    assert len(model.sample(10, seed=0)) == 10
+
+
+def test_a_compare_cell_of_ctgan_reports_each_epoch(monkeypatch):
+    """The Compare page's in-cell events (cell_epoch, as TabDDPM's) arrive per epoch for CTGAN."""
+    from memviz.compare.cell import CellReporter
+
+    seen = []
+    ctx = types.SimpleNamespace(progress=seen.append)
+    spec = types.SimpleNamespace(method="baseline", model="ctgan", seed=0)
+    say = CellReporter(ctx, spec, min_interval=0.0)
+    SDVGenerator(kind="ctgan", epochs=4, device="cpu").fit(tiny_table(), callbacks=[say])
+    assert [(e["event"], e["epoch"], e["epochs"]) for e in seen] == [("cell_epoch", i, 4) for i in range(5)]
+    assert all(e["model"] == "ctgan" for e in seen)
+    seen.clear()  # the kind's default epochs (epochs=None) are known to the cell before the first epoch
+    monkeypatch.setitem(DEFAULT_EPOCHS, "tvae", 3)
+    say = CellReporter(ctx, spec, min_interval=0.0)
+    SDVGenerator(kind="tvae", device="cpu").fit(tiny_table(), callbacks=[say])
+    assert [(e["epoch"], e["epochs"]) for e in seen] == [(i, 3) for i in range(4)]
+
+
+def test_other_threads_and_other_uses_of_tqdm_are_untouched():
+    import ctgan.synthesizers.ctgan as loop
+
+    rec = Recorder()
+    SDVGenerator(kind="ctgan", epochs=1, device="cpu").fit(tiny_table(), callbacks=[rec])
+    bar = loop.tqdm(range(3), disable=True)  # no fit in progress: ctgan's own tqdm
+    assert type(bar).__name__ == "tqdm" and list(bar) == [0, 1, 2]
 
 
 def test_regression_target_and_make_model():

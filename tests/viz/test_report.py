@@ -177,3 +177,29 @@ def test_report_tables_scroll_and_lead_with_the_verdict(run):
     assert body.index("<h2>Results") < body.index("<h2>Figures") < body.index("<h2>Settings")
     assert re.search(r"<div class='scroll'><table>.*?Memorization ratio", body)
     assert "check every" in body and "check_every" not in body
+
+
+def test_sections_each_name_their_source_in_every_heading_and_escape_it():
+    """build_report(sections=...): the one builder of the audit's and the dashboard's reports. Each
+    section's heading (user text: escaped) heads its card, its figures and its settings; its opening
+    joins "In short"; a line's unknown tone is drawn as neutral, never as a class of the caller's choosing."""
+    from memviz.viz.card import Card, Line
+    from memviz.viz.report import Section
+
+    fig = viz.frontier_plot(pd.DataFrame({"check": [0, 1], "epoch": [2, 4], "mem_ratio": [0.3, 0.35]}))
+    a = Section(f"Run A {EVIL}", "Run A: fine.", Card("card A", (Line("Next step", "wait", f"bad' {EVIL}"),)),
+                facts=[("Training rows", "300")], figures=[fig], settings={"p": 0.21}, settings_name="Run A")
+    b = Section("Comparison C (ranked on run A, p=0.10)", "Comparison C: pruned.", note="ranked on another run",
+                results=results_frame(), settings={"p": 0.10}, settings_name="Comparison C")
+    doc = build_report(sections=[a, b], settings={"report": "redacted"})
+    assert EVIL not in doc and html.escape(EVIL) in doc
+    heads = [html.unescape(re.sub(r"<[^>]+>", "", h)) for h in re.findall(r"<h2>(.*?)</h2>", doc)]
+    assert heads[0] == "In short" and "What the run shows" not in heads    # no empty block of its own
+    assert f"Run A {EVIL}" in heads and f"Figures · Run A {EVIL}" in heads
+    assert "Comparison C (ranked on run A, p=0.10)" in heads and "Settings" in heads
+    short = doc[doc.index("In short"):doc.index("<h2>", doc.index("In short"))]
+    assert "Run A: fine." in short and "Comparison C: pruned." in short and "ranked on another run" in short
+    assert "class='tone-neutral'" in doc and "tone-bad'" not in doc
+    settings = doc[doc.index("<h2>Settings</h2>"):]
+    assert settings.index("Run A") < settings.index("Comparison C") < settings.index("This report")
+    assert doc.count("memviz-fig-0") >= 1 and "Figure 1" in doc

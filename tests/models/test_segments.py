@@ -1,0 +1,43 @@
+"""The per-column reductions of the multinomial diffusion: the one-kernel column maximum
+gives the loop's values, so training and sampling give the same rows for a fixed seed."""
+from __future__ import annotations
+
+import pytest
+import torch
+
+from memviz.models.diffusion import Segments
+from memviz.models.tabddpm import TabDDPM
+
+TINY = {"layers": (32, 32), "dim_t": 16, "n_timesteps": 10, "batch_size": 64, "epochs": 2}
+
+
+@pytest.fixture(autouse=True, scope="module")
+def one_thread():
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+def test_column_max_equals_the_loop_over_blocks_with_ties_and_extremes():
+    seg = Segments([9, 16, 7, 1, 42, 2], "cpu")
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn((500, seg.width), generator=g) * 1e3
+    x[:100] = torch.round(x[:100] / 500)                          # many ties inside a block
+    x[100:110] = -3.4e38                                          # the smallest float32s
+    x[110:120, :9] = float("-inf")                                # a whole block at -inf
+    x[120:130] = 3.4e38
+    got, want = seg.column_max(x), seg.column_max_loop(x)
+    assert torch.equal(got, want)
+    x = torch.cat([x[:110], x[120:]])                             # argmax spreads by a product: finite only
+    assert torch.equal(seg.argmax(x), torch.stack([b.argmax(1) for b in x.split(seg.sizes, 1)], 1))
+
+
+def test_training_and_sampling_unchanged_by_the_column_max(sample, monkeypatch):
+    train = sample[0].subset(sample[0].row_ids[:400])
+    fast = TabDDPM(**TINY, seed=3, n_threads=1).fit(train)
+    rows = fast.sample(300, seed=5)
+    monkeypatch.setattr(Segments, "column_max", Segments.column_max_loop)
+    slow = TabDDPM(**TINY, seed=3, n_threads=1).fit(train)
+    assert fast.loss_history_ == slow.loss_history_
+    assert rows.equals(slow.sample(300, seed=5))
