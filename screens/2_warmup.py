@@ -41,6 +41,7 @@ with st.form("warmup_form"):
     seed = c5.number_input("Seed", 0, 2**31 - 1, key="wu_seed")
     device = c6.selectbox("Device", list(devices), format_func=devices.get, key="wu_device")
     submitted = st.form_submit_button("Start warm-up", type="primary")
+    st.caption(jobs.queue_use(_ui.root(), _ui.session_id()).caption())
 
 if submitted:
     if preset == "paper" and "cuda" not in devices:

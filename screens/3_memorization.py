@@ -195,4 +195,8 @@ if view is not None:
     else:
         pair_kind = st.radio("Pairs among", ["memorized", "non-memorized"], horizontal=True, key="pair_kind")
         pairs = cl.pairs_memorized if pair_kind == "memorized" else cl.pairs_non_memorized
+        shown = len(viz.top_leak_columns(cl.columns))
+        if shown < len(cl.columns):
+            st.caption(f"{shown:,} of {len(cl.columns):,} columns shown: the {shown:,} with the largest leak (match "
+                       "rate among memorized rows minus among the others).")
         _ui.show(viz.leak_heatmap(cl.columns, pairs), key="leak_heatmap")

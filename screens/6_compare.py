@@ -43,6 +43,7 @@ with st.expander("Run a new comparison", expanded=not has_any, icon=":material/p
                    if view else "no warm-up run selected: a warm-up is run first for DynamicCut")
         st.caption(f"Table: {_ui.esc(view.settings()['dataset'] if view else data['label'])} · {ranking}")
         go = st.form_submit_button("Run comparison", type="primary")
+        st.caption(jobs.queue_use(_ui.root(), _ui.session_id()).caption())
 
 if go:
     try:

@@ -84,3 +84,73 @@ def serve_dashboard(runs, *extra_args):
             log.close()
 
     return served()
+
+
+# ------------------------------------------------------------------ driving it from Chromium (Playwright)
+def launch_chromium(pw):
+    """Debian's headless Chromium, launched by Playwright (no browser download), offline-minded flags."""
+    return pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+
+
+def idle(page, timeout=120_000) -> None:
+    """Wait until the script run is over (Streamlit's 'Running' status widget is gone)."""
+    page.wait_for_timeout(200)
+    page.wait_for_selector("[data-testid='stStatusWidget']", state="detached", timeout=timeout)
+
+
+def settled(page, timeout=120_000) -> None:
+    """:func:`idle`, and no element of the previous script run left on the page (Streamlit keeps them,
+    marked ``data-stale``, until the new run has drawn its own): what is on the page is the new run's."""
+    idle(page, timeout)
+    page.wait_for_function("() => !document.querySelector(\"[data-testid='stStatusWidget']\") && "
+                           "!document.querySelector(\"[data-stale='true']\")", timeout=timeout)
+
+
+def no_exception(page) -> None:
+    """No Streamlit error box on the page (its text is the assertion's message)."""
+    boxes = page.locator("[data-testid='stException']")
+    assert boxes.count() == 0, boxes.first.inner_text()
+
+
+def toggle_on(page, label: str) -> bool:
+    """Is the toggle with this label on (Streamlit draws a checkbox input inside its stCheckbox box)?"""
+    box = page.locator("[data-testid='stCheckbox']").filter(has_text=label).first
+    box.wait_for(timeout=120_000)
+    return box.locator("input[type='checkbox']").first.is_checked()
+
+
+def goto(page, title: str) -> float:
+    """Click a page in the sidebar navigation; seconds until its script run is over.
+
+    A click that lands while the app reruns by itself (a run has just ended) can be lost:
+    it is repeated once."""
+    import time
+
+    t0 = time.perf_counter()
+    link = page.locator("[data-testid='stSidebarNav']").get_by_text(title, exact=True)
+    heading = page.locator("h1").filter(has_text=title).first
+    link.click()
+    try:
+        heading.wait_for(timeout=30_000)
+    except Exception:
+        idle(page)
+        link.click()
+        heading.wait_for(timeout=60_000)
+    idle(page)
+    return time.perf_counter() - t0
+
+
+def upload(page, label: str, path) -> None:
+    """Put the file at ``path`` into the file uploader labelled ``label``, and wait until the page has
+    read it (its name is listed under the uploader and the script run it started is over).
+
+    The uploader is found by its label: ``input[type='file']`` alone can be another uploader, or one
+    still on the page from the previous script run (the Data page's schema uploader, before a click on
+    "Upload a CSV or Parquet file" has been drawn), which then silently swallows the file."""
+    box = page.locator("[data-testid='stFileUploader']").filter(has_text=label).first
+    box.wait_for(timeout=120_000)
+    box.locator("input[type='file']").set_input_files(str(path))
+    # the uploader lists the file in place of its drop zone's instructions (a long name is shortened
+    # in the middle, "t [l](h...le.org.csv", so the name itself is no thing to wait for)
+    box.locator("[data-testid='stFileUploaderDropzoneInstructions']").wait_for(state="hidden", timeout=120_000)
+    settled(page)

@@ -19,7 +19,16 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import CHROMIUM, CHROMIUM_ARGS, need_browser, serve_dashboard
+from helpers import (
+    goto,
+    idle,
+    launch_chromium,
+    need_browser,
+    no_exception,
+    serve_dashboard,
+    toggle_on,
+    upload,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "artifacts"
@@ -42,46 +51,9 @@ def server(tmp_path_factory):
         yield url, runs
 
 
-def _idle(page, timeout=120_000) -> None:
-    """Wait until the script run is over (Streamlit's 'Running' status widget is gone)."""
-    page.wait_for_timeout(150)
-    page.wait_for_selector("[data-testid='stStatusWidget']", state="detached", timeout=timeout)
-
-
-def _toggle_on(page, label: str) -> bool:
-    """Is the toggle with this label on (Streamlit draws a checkbox input inside its stCheckbox box)?"""
-    box = page.locator("[data-testid='stCheckbox']").filter(has_text=label).first
-    box.wait_for(timeout=120_000)
-    return box.locator("input[type='checkbox']").first.is_checked()
-
-
-def _no_exception(page) -> None:
-    assert page.locator("[data-testid='stException']").count() == 0, page.locator(
-        "[data-testid='stException']").first.inner_text()
-
-
 def _shot(page, name: str) -> None:
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
-
-
-def _goto(page, title: str) -> float:
-    """Click a page in the sidebar navigation; seconds until its script run is over.
-
-    A click that lands while the app reruns by itself (a run has just ended) can be lost:
-    it is repeated once, and the timing is then not recorded as a plain page switch."""
-    t0 = time.perf_counter()
-    link = page.locator("[data-testid='stSidebarNav']").get_by_text(title, exact=True)
-    heading = page.locator("h1").filter(has_text=title).first
-    link.click()
-    try:
-        heading.wait_for(timeout=30_000)
-    except Exception:
-        _idle(page)
-        link.click()
-        heading.wait_for(timeout=60_000)
-    _idle(page)
-    return time.perf_counter() - t0
 
 
 def _metric(page, label: str) -> str:
@@ -95,14 +67,14 @@ def _bench(page, url: str, runs: Path, run: Path) -> dict:
     out: dict = {"run": run.name, "page_switch_seconds": {}, "slider_seconds": []}
     page.goto(f"{url}/?run={run.name}", timeout=120_000)
     page.get_by_text("Bundled sample", exact=False).first.wait_for(timeout=120_000)
-    _idle(page)
+    idle(page)
     for rep in ("first", "again"):
         for title, _ in PAGES:
-            out["page_switch_seconds"][f"{title} ({rep})"] = _goto(page, title)
-            _no_exception(page)
+            out["page_switch_seconds"][f"{title} ({rep})"] = goto(page, title)
+            no_exception(page)
             if rep == "first":
                 _shot(page, f"bench_{title.split()[0].lower()}")
-    _goto(page, "Tune & prune")
+    goto(page, "Tune & prune")
     slider = page.get_by_role("slider").first
     for _ in range(3):
         before = _metric(page, "rows that would go")
@@ -112,7 +84,7 @@ def _bench(page, url: str, runs: Path, run: Path) -> dict:
         deadline = time.monotonic() + 60
         while _metric(page, "rows that would go") == before and time.monotonic() < deadline:
             page.wait_for_timeout(20)
-        _idle(page)
+        idle(page)
         out["slider_seconds"].append(time.perf_counter() - t0)
     return out
 
@@ -133,19 +105,15 @@ def _upload(page, tmp: Path) -> None:
     test = tmp / "test.csv"
     test.write_bytes((src / "test.csv").read_bytes())
     page.get_by_text("Upload a CSV or Parquet file", exact=True).click()
-    _idle(page)
-    page.locator("input[type='file']").nth(0).set_input_files(str(train))
-    page.get_by_text("a random hold-out of this table").first.wait_for(timeout=60_000)
-    _idle(page)
-    page.locator("input[type='file']").nth(1).set_input_files(str(test))
-    page.get_by_text("the provided test file").first.wait_for(timeout=60_000)
-    _idle(page)
-    _no_exception(page)
+    upload(page, "Training table", train)
+    assert page.get_by_role("radio", name="a random hold-out of this table").is_checked()
+    upload(page, "Test table", test)
+    no_exception(page)
     assert page.get_by_role("radio", name="the provided test file").is_checked()
     assert _metric(page, "rows") == "3,000" and _metric(page, "test rows") == "1,000"
     page.get_by_role("button", name="Use this table").click()
     page.locator("[data-testid='stSidebar']").get_by_text("Upload: train", exact=False).wait_for(timeout=60_000)
-    _idle(page)
+    idle(page)
     side = page.locator("[data-testid='stSidebar']").inner_text()
     assert "3,000 training rows · 1,000 test rows" in side and "[x](example.org)" in side
     _no_live_links(page)
@@ -160,48 +128,47 @@ def _warmup(page, epochs: str, every: str, rows: str) -> None:
     page.get_by_role("button", name="Start warm-up").click()
 
 
-@pytest.mark.skip(reason="fails after the merge of this stop (the upload step times out in a fresh clone; the report opens with the audit's sentence): to fix next session, see the closing note")
 def test_dashboard_end_to_end(server, tmp_path):
     from playwright.sync_api import sync_playwright
 
     url, runs = server
     timings: dict = {"page_switch_seconds": {}, "slider_seconds": [], "notes": "sample data (3,000 rows), uploaded"}
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        browser = launch_chromium(pw)
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 2600}, accept_downloads=True)
             # a deep link as the server's very first request still goes through the router
             page.goto(url + "/report", timeout=120_000)
             page.locator("h1").filter(has_text="Report").first.wait_for(timeout=120_000)
-            _idle(page)
+            idle(page)
             nav = page.locator("[data-testid='stSidebarNav'] a")
             assert nav.count() == len(PAGES) + 1, nav.all_inner_texts()  # Data and every page above
             assert "training rows" in page.locator("[data-testid='stSidebar']").inner_text()
             t0 = time.perf_counter()
             page.goto(url, timeout=120_000)
             page.get_by_text("Bundled sample", exact=False).first.wait_for(timeout=120_000)
-            _idle(page)
+            idle(page)
             timings["first_load_seconds"] = time.perf_counter() - t0
             _upload(page, tmp_path)
             _shot(page, "1_data")
 
             # a small warm-up from the Warm-up page; its floor is measured on the uploaded test file
-            timings["page_switch_seconds"]["Warm-up (no run)"] = _goto(page, "Warm-up")
+            timings["page_switch_seconds"]["Warm-up (no run)"] = goto(page, "Warm-up")
             assert "floor is measured on its 1,000 test rows" in page.locator("[data-testid='stForm']").inner_text()
             t_run = time.perf_counter()
             _warmup(page, "40", "10", "300")
             page.locator("[data-testid='stSidebar']").get_by_text(re.compile(r"run \d{8}-\d{6}-warmup-")).wait_for(
                 timeout=120_000)
             # an analysis page while the run goes on: it says so, and refreshes by itself as checks come in
-            _goto(page, "Memorization")
+            goto(page, "Memorization")
             banner = page.get_by_text(re.compile("Run in progress")).first
             banner.wait_for(timeout=60_000)
             _shot(page, "3_memorization_live")
             page.locator(".js-plotly-plot").nth(1).wait_for(timeout=600_000)   # a check came in: figures, no click
             banner.wait_for(state="detached", timeout=600_000)
-            _idle(page)
+            idle(page)
             timings["warmup_seconds"] = time.perf_counter() - t_run
-            _no_exception(page)
+            no_exception(page)
             assert "finished · 4 checks" in page.locator("[data-testid='stSidebar']").inner_text()
             assert page.locator(".js-plotly-plot").count() >= 2      # refreshed by itself: the finished run's figures
             spec = json.loads(next(runs.glob(".jobs/*-warmup-*/spec.json")).read_text())
@@ -210,13 +177,13 @@ def test_dashboard_end_to_end(server, tmp_path):
             assert len(pd.read_parquet(spec["paths"]["holdout"])) == 1_000      # the test file, not a hold-out
             assert len(pd.read_parquet(spec["paths"]["train"])) == 3_000
 
-            timings["page_switch_seconds"]["Warm-up"] = _goto(page, "Warm-up")
+            timings["page_switch_seconds"]["Warm-up"] = goto(page, "Warm-up")
             assert _metric(page, "Floor (fresh real rows)").endswith("%")
             _shot(page, "2_warmup")
 
             for i, (title, name) in enumerate(PAGES[1:4], start=3):
-                timings["page_switch_seconds"][title] = _goto(page, title)
-                _no_exception(page)
+                timings["page_switch_seconds"][title] = goto(page, title)
+                no_exception(page)
                 # figures render after the script finishes: wait for them, then count
                 try:
                     page.locator(".js-plotly-plot").nth(1).wait_for(timeout=120_000)
@@ -235,41 +202,46 @@ def test_dashboard_end_to_end(server, tmp_path):
                         slider.press("ArrowRight")
                         page.locator("[data-testid='stMetric']").filter(has_text="rows that would go").get_by_text(
                             expected, exact=True).wait_for(timeout=60_000)
-                        _idle(page)
+                        idle(page)
                         timings["slider_seconds"].append(time.perf_counter() - t0)
-                    _no_exception(page)
+                    no_exception(page)
                 _shot(page, f"{i}_{name}")
 
             # the leak explorer redacted (the default): ranges from the whole training column, nothing cut off
-            _goto(page, "Memorization")
-            assert _toggle_on(page, "Redact raw values")
-            _no_exception(page)
+            goto(page, "Memorization")
+            assert toggle_on(page, "Redact raw values")
+            no_exception(page)
             _shot(page, "3_memorization_redacted")
 
             # a small comparison from the Compare page: its verdict card leads the results
-            timings["page_switch_seconds"]["Compare"] = _goto(page, "Compare")
+            timings["page_switch_seconds"]["Compare"] = goto(page, "Compare")
             box = page.get_by_label("Training epochs per model (0 = CPU presets)", exact=True)
             box.fill("1")
             box.press("Tab")
             page.get_by_role("button", name="Run comparison").click()
             page.get_by_text("Flagged output:").first.wait_for(timeout=600_000)
             page.locator("[data-testid='stProgress']").get_by_text("finished", exact=True).wait_for(timeout=600_000)
-            _idle(page)
-            _no_exception(page)
+            idle(page)
+            no_exception(page)
             card = page.locator(".st-key-compare_verdict").inner_text()
             for topic in ("Flagged output", "Pruning", "Utility cost", "Next step"):
                 assert topic in card
             assert "indicative" in card and "1 seed" in card
-            assert "Real rows the model never saw are flagged at" in card      # the warm-up's floor, same rows
+            # the card is judged against a floor measured on the test file's real rows. Its first line is now the
+            # audit's sentence ("... flagged 31.0 % against 24.2 % for real rows"; after 1 epoch mostly "Quality too
+            # low to judge privacy"), so the floor is read where the card states it, in any of its lines
+            assert re.search(r"against \d[\d.]* ?% for real rows|Real rows the model never saw are flagged at|"
+                             r"real rows it never saw at \d[\d.]* ?%", card), card
+            assert "give a hold-out" not in card                                # never the no-hold-out verdict
             try:  # the per-column details arrive a little later
                 page.get_by_text("Column shapes per method").first.wait_for(timeout=180_000)
-                _idle(page)
+                idle(page)
             except Exception:
                 pass
             _shot(page, "6_compare")
 
             # the report: the latest finished comparison is included, the redacted one opens offline
-            timings["page_switch_seconds"]["Report"] = _goto(page, "Report")
+            timings["page_switch_seconds"]["Report"] = goto(page, "Report")
             assert page.locator(".st-key-report_verdict").count() == 1
             with page.expect_download(timeout=120_000) as dl:
                 page.get_by_role("button", name="Download the HTML report").click()
@@ -281,7 +253,11 @@ def test_dashboard_end_to_end(server, tmp_path):
             doc = (ARTIFACTS / "report_redacted.html").read_text()
             body = doc[doc.index("<body>"):]
             assert "50K" not in body                      # class values are hashed in a redacted report
-            assert body.index("Flagged output") < body.index("<h2>Figures")
+            # one section per source (the run, then the comparison), each figure heading naming its source; the
+            # comparison's verdict card leads that section, before its figures
+            comp = body.index("<h2>Comparison ")
+            assert body.index("<h2>In short") < body.index("<h2>Warm-up run ") < comp
+            assert comp < body.index("Flagged output", comp) < body.index("<h2>Figures · Comparison ", comp)
             offline = browser.new_page(viewport={"width": 1400, "height": 2000})
             offline.goto((ARTIFACTS / "report_redacted.html").as_uri())
             offline.locator(".js-plotly-plot").first.wait_for(timeout=60_000)
@@ -289,18 +265,18 @@ def test_dashboard_end_to_end(server, tmp_path):
             offline.close()
 
             # a run with exactly one check on Tune & prune (used to crash: the k slider had min = max)
-            _goto(page, "Warm-up")
+            goto(page, "Warm-up")
             _warmup(page, "1", "1", "300")
             page.get_by_text(re.compile(r"finished · 1 check\b")).first.wait_for(timeout=600_000)
-            _idle(page)
-            _goto(page, "Tune & prune")
-            _no_exception(page)
+            idle(page)
+            goto(page, "Tune & prune")
+            no_exception(page)
             page.locator(".js-plotly-plot").nth(1).wait_for(timeout=120_000)
             assert "this run has one check so far" in page.locator("[data-testid='stMain']").inner_text()
             _shot(page, "5_tune_one_check")
 
             # back to a page already seen: warm caches
-            timings["page_switch_seconds"]["Memorization (again)"] = _goto(page, "Memorization")
+            timings["page_switch_seconds"]["Memorization (again)"] = goto(page, "Memorization")
             _no_live_links(page)
             bench = os.environ.get(BENCH_ENV)
             if bench:  # the same on a bigger finished run (e.g. Adult size), given by path

@@ -30,6 +30,7 @@ import sys
 import threading
 import time
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 from memviz.compare import CompareConfig
@@ -175,30 +176,67 @@ def _starting(job: Job, session: str = "", check_room: bool = True, remove: bool
         lock.close()
 
 
-def check_room_for(root: Path, session: str = "") -> None:
-    """MemvizError when a new job would exceed the queue's bounds: at most :func:`max_queued`
-    jobs waiting for a slot under the root (``$MEMVIZ_MAX_QUEUED``), and at most
-    :data:`MAX_SESSION_JOBS` unfinished jobs of one dashboard session. Each waiting job is a
-    process of about 300 MB: unbounded, a few dozen clicks would fill the machine's memory."""
+@dataclass(frozen=True)
+class QueueUse:
+    """How much of the queue's bounds is in use (what :func:`check_room_for` refuses on).
+
+    waiting : jobs of the runs root waiting for a slot (queued or starting), of at most ``max_waiting``
+        (:func:`max_queued`, ``$MEMVIZ_MAX_QUEUED``).
+    session_jobs : unfinished jobs of the asking session (0 without one), of at most ``max_session_jobs``.
+    """
+
+    waiting: int
+    max_waiting: int
+    session_jobs: int = 0
+    max_session_jobs: int = MAX_SESSION_JOBS
+    session: bool = False
+
+    def refusal(self, root: Path) -> str | None:
+        """The one-line reason a new job is refused now, or None when it may start."""
+        if self.waiting >= self.max_waiting:
+            return (f"{root}: {self.waiting} jobs already wait for a free slot (at most {self.max_waiting} may wait, "
+                    f"${MAX_QUEUED_ENV}); cancel one, or start this one when one has finished")
+        if self.session and self.session_jobs >= self.max_session_jobs:
+            return (f"this session already has {self.session_jobs} unfinished jobs (at most {self.max_session_jobs} "
+                    "at a time); wait for one to finish, or cancel one")
+        return None
+
+    def caption(self) -> str:
+        """The bounds in plain words, for beside a start button (before anything is refused)."""
+        text = (f"Queue: {self.waiting} of {self.max_waiting} queue slots used (a job waits in one while others "
+                "run)")
+        if self.session:
+            text += f" · this session: {self.session_jobs} of {self.max_session_jobs} unfinished jobs"
+        return text
+
+
+def queue_use(root: Path, session: str = "") -> QueueUse:
+    """Count the jobs :func:`check_room_for` bounds: those waiting for a slot under ``root`` and the
+    unfinished ones of ``session`` (living processes only; finished, failed and lost jobs do not count)."""
     waiting = mine = 0
-    folder = root / JOBS
+    folder = Path(root) / JOBS
     for d in (folder.iterdir() if folder.is_dir() else ()):
         if not d.is_dir() or d.is_symlink() or d.name.endswith(DETAILS_SUFFIX) or (d / "exit_code").exists():
             continue
-        info = Job(d.name, "warmup", root).info()
+        info = Job(d.name, "warmup", Path(root)).info()
         if info.get("kind") not in ("warmup", "compare") or not pid_alive(info.get("pid"), info.get("start_ticks")):
             continue
-        st = job_status(Job(d.name, info["kind"], root))
+        st = job_status(Job(d.name, info["kind"], Path(root)))
         if st.final:
             continue
         waiting += st.state in ("queued", "starting")
         mine += bool(session) and info.get("session") == session
-    if waiting >= max_queued():
-        raise MemvizError(f"{root}: {waiting} jobs already wait for a free slot (at most {max_queued()} may wait, "
-                          f"${MAX_QUEUED_ENV}); cancel one, or start this one when one has finished")
-    if session and mine >= MAX_SESSION_JOBS:
-        raise MemvizError(f"this session already has {mine} unfinished jobs (at most {MAX_SESSION_JOBS} at a "
-                          "time); wait for one to finish, or cancel one")
+    return QueueUse(waiting, max_queued(), mine, session=bool(session))
+
+
+def check_room_for(root: Path, session: str = "") -> None:
+    """MemvizError when a new job would exceed the queue's bounds (:func:`queue_use`): at most
+    :func:`max_queued` jobs waiting for a slot under the root (``$MEMVIZ_MAX_QUEUED``), and at most
+    :data:`MAX_SESSION_JOBS` unfinished jobs of one dashboard session. Each waiting job is a
+    process of about 300 MB: unbounded, a few dozen clicks would fill the machine's memory."""
+    why = queue_use(root, session).refusal(root)
+    if why:
+        raise MemvizError(why)
 
 
 def start_warmup(train: Table, config: WarmupConfig | None = None, *, holdout: Table | None = None,

@@ -31,6 +31,7 @@ from memviz.viz.memorization import (
                       concentration_plot,
                       copies_histogram,
                       leak_heatmap,
+                      top_leak_columns,
 )
 from memviz.viz.style import caption, method_label, model_label, wrap_title
 from memviz.viz.text import count, inert, pct, plain, points, qvalue, seconds
@@ -41,7 +42,7 @@ from memviz.viz.tune import (
 )
 
 __all__ = ["caption", "method_label", "model_label", "plain", "inert", "pct", "points", "count", "qvalue", "seconds", "wrap_title", "SHOWN_COLUMNS", "results_display", "copies_histogram", "concentration_plot",
-           "check_curves", "leak_heatmap", "first_epoch_plot", "forgetting_plot", "group_band_plot", "row_timeline",
+           "check_curves", "leak_heatmap", "top_leak_columns", "first_epoch_plot", "forgetting_plot", "group_band_plot", "row_timeline",
            "early_identification_plot", "class_balance_plot", "column_shift_plot", "fractions", "comparison_plot",
            "privacy_utility_plot", "shape_breakdown_plot", "dcr_plot", "transferability_plot"]
 

@@ -219,7 +219,45 @@ def copies_null_plot(table: pd.DataFrame, log_y: bool = True) -> go.Figure:
 
 
 # ---------------------------------------------------------------------------- leaks
-def leak_heatmap(column_rates, pair_rates=None) -> go.Figure:
+#: columns drawn by :func:`leak_heatmap` at most (a p x p pair panel of 2,000 columns is 43 MB of JSON)
+MAX_LEAK_COLUMNS = 30
+
+
+def _column_rates(column_rates) -> pd.DataFrame:
+    if hasattr(column_rates, "columns") and not isinstance(column_rates, pd.DataFrame):
+        column_rates = column_rates.columns  # a ColumnLeak
+    missing = [c for c in ("column", "memorized_rate", "non_memorized_rate") if c not in column_rates.columns]
+    if missing:
+        raise MemvizError(f"column rates table is missing column(s) {', '.join(missing)}")
+    return column_rates
+
+
+def top_leak_columns(column_rates, max_columns: int | None = MAX_LEAK_COLUMNS) -> pd.DataFrame:
+    """The columns that leak most, at most ``max_columns`` of them (None: all), most-leaking first.
+
+    A column's leak is its excess exact-match rate among memorized generated rows,
+
+        leak(a) = memorized_rate(a) - non_memorized_rate(a),
+
+    (a column that equals its NN1 value as often in both groups is a common value, not a leak;
+    NaN rates count as no leak and go last); the kept columns are then ordered by
+    ``memorized_rate``, highest first, as in :func:`leak_heatmap`.
+
+    Parameters
+    ----------
+    column_rates : DataFrame or ColumnLeak
+        ``column, memorized_rate, non_memorized_rate``.
+    max_columns : int or None, default MAX_LEAK_COLUMNS
+    """
+    cr = _column_rates(column_rates)
+    if max_columns is not None and len(cr) > max_columns:
+        leak = (cr["memorized_rate"].astype(float) - cr["non_memorized_rate"].astype(float)).fillna(-np.inf)
+        keep = np.argsort(-leak.to_numpy(), kind="stable")[:max(0, int(max_columns))]
+        cr = cr.iloc[np.sort(keep)]
+    return cr.sort_values("memorized_rate", ascending=False, na_position="last")
+
+
+def leak_heatmap(column_rates, pair_rates=None, *, max_columns: int | None = MAX_LEAK_COLUMNS) -> go.Figure:
     """How often a generated row's column equals its NN1 training row, memorized vs not.
 
     ``column_rates``: DataFrame ``column, memorized_rate, non_memorized_rate`` (or a
@@ -229,12 +267,14 @@ def leak_heatmap(column_rates, pair_rates=None) -> go.Figure:
     title -> such DataFrame (e.g. ``{"memorized": leak.pairs_memorized, "not memorized":
     leak.pairs_non_memorized}``), drawn as extra panels. See
     :func:`memviz.leaks.columns.column_match_rates` for the formulas.
+
+    With more than ``max_columns`` columns only the ``max_columns`` that leak most are drawn
+    (:func:`top_leak_columns`: leak = memorized_rate - non_memorized_rate), in both panels, and
+    the title says so: the figure stays k x k cells, not p x p. None draws every column.
     """
-    if hasattr(column_rates, "columns") and not isinstance(column_rates, pd.DataFrame):
-        column_rates = column_rates.columns  # a ColumnLeak
-    missing = [c for c in ("column", "memorized_rate", "non_memorized_rate") if c not in column_rates.columns]
-    if missing:
-        raise MemvizError(f"column rates table is missing column(s) {', '.join(missing)}")
+    all_rates = _column_rates(column_rates)
+    cr = top_leak_columns(all_rates, max_columns)
+    shown = set(cr["column"])
     if pair_rates is None:
         pairs = {}
     elif isinstance(pair_rates, pd.DataFrame):
@@ -242,14 +282,21 @@ def leak_heatmap(column_rates, pair_rates=None) -> go.Figure:
         pairs = {f"pairs, {group}" if group else "column pairs": pair_rates}
     else:
         pairs = {f"pairs, {k}": v for k, v in pair_rates.items()}
-    cr = column_rates.sort_values("memorized_rate", ascending=False, na_position="last")
+    if len(cr) < len(all_rates):  # only the shown columns' pairs: k x k cells
+        pairs = {name: m.loc[[c for c in m.index if c in shown], [c for c in m.columns if c in shown]]
+                 for name, m in pairs.items()}
     titles = ["columns"] + list(pairs)
     fig = make_subplots(rows=1, cols=len(titles), subplot_titles=titles, horizontal_spacing=0.12,
                         column_widths=[1.0] + [2.0] * len(pairs))
     text = ("Each cell is how often a generated row's value equals its nearest training row's value exactly; "
             "columns far redder for memorized rows than for the others are the attributes that leak, similar "
             "rates in both columns mean the match is just a common value.")
-    fig.update_layout(**base_layout("Which attributes leak: exact matches with the nearest training row", text,
+    title = "Which attributes leak: exact matches with the nearest training row"
+    if len(cr) < len(all_rates):
+        title += f" ({count(len(cr))} of {count(len(all_rates))} columns: those that leak most)"
+        text += (f" Only the {count(len(cr))} columns with the largest leak (match rate among memorized rows "
+                 "minus among the others) are drawn.")
+    fig.update_layout(**base_layout(title, text,
                                 height=max(360, 140 + 24 * len(cr))))
     z = cr[["memorized_rate", "non_memorized_rate"]].to_numpy(dtype=float)
     cols = plain_all(cr["column"])

@@ -26,7 +26,16 @@ import numpy as np
 import pandas as pd
 import pytest
 from dash_helpers import finished_compare, floored_run
-from helpers import CHROMIUM, CHROMIUM_ARGS, need_browser, serve_dashboard
+from helpers import (
+    goto,
+    idle,
+    launch_chromium,
+    need_browser,
+    no_exception,
+    serve_dashboard,
+    toggle_on,
+    upload,
+)
 
 from memviz.tables.data import Table
 from memviz.tables.schema import Schema
@@ -64,40 +73,11 @@ def clinic(n: int, seed: int, names=None) -> Table:
 
 
 # ------------------------------------------------------------------------ helpers
-def _idle(page, timeout=120_000) -> None:
-    page.wait_for_timeout(200)
-    page.wait_for_selector("[data-testid='stStatusWidget']", state="detached", timeout=timeout)
-
-
 def _slider_values(page) -> list[str]:
     """The shown values of Tune & prune's p, k and T sliders (their thumbs' labels), once all three are drawn."""
     thumbs = page.locator("[data-testid='stSliderThumbValue']")
     thumbs.nth(2).wait_for(timeout=120_000)
     return [t.strip() for t in thumbs.all_inner_texts()]
-
-
-def _toggle_on(page, label: str) -> bool:
-    """Is the toggle with this label on (Streamlit draws a checkbox input inside its stCheckbox box)?"""
-    box = page.locator("[data-testid='stCheckbox']").filter(has_text=label).first
-    box.wait_for(timeout=120_000)
-    return box.locator("input[type='checkbox']").first.is_checked()
-
-
-def _no_exception(page) -> None:
-    assert page.locator("[data-testid='stException']").count() == 0, page.locator(
-        "[data-testid='stException']").first.inner_text()
-
-
-def _goto(page, title: str) -> None:
-    link = page.locator("[data-testid='stSidebarNav']").get_by_text(title, exact=True)
-    link.click()
-    try:
-        page.locator("h1").filter(has_text=title).first.wait_for(timeout=30_000)
-    except Exception:
-        _idle(page)
-        link.click()
-        page.locator("h1").filter(has_text=title).first.wait_for(timeout=60_000)
-    _idle(page)
 
 
 def _side(page) -> str:
@@ -135,9 +115,9 @@ def _shots(page, url: str, run: str, tag: str) -> list[str]:
         for title, path in PAGES:
             page.goto(f"{url}/{path}?run={run}", timeout=120_000)
             page.locator("h1").filter(has_text=title.split(" &")[0]).first.wait_for(timeout=120_000)
-            _idle(page)
+            idle(page)
             page.wait_for_timeout(800)   # plotly draws after the script run
-            _no_exception(page)
+            no_exception(page)
             # Streamlit scrolls inside its main container: one viewport-sized shot per screenful
             for i in range(12):
                 name = SHOTS / f"{tag}_{(path or 'data')}_{w}x{h}_{i}.png"
@@ -169,7 +149,7 @@ def test_walk(walk_root):
     runs = walk_root
     with serve_dashboard(runs, "--server.headless", "true", "--browser.gatherUsageStats", "false") as url, \
             sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        browser = launch_chromium(pw)
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 1600})
             # item 9: a cold start never lists Streamlit's raw folders in the sidebar
@@ -182,7 +162,7 @@ def test_walk(walk_root):
                     assert not re.search(r"\b(_ui|ui|app|screens)\b", text), text
                 page.wait_for_timeout(100)
             page.locator("h1").filter(has_text="Data").first.wait_for(timeout=120_000)
-            _idle(page)
+            idle(page)
 
             # item 1: a new tab with no URL shows the newest run's table (another table), not the sample
             side = _side(page)
@@ -191,7 +171,7 @@ def test_walk(walk_root):
             assert "target: outcome" in side
 
             # item 2: a live warm-up on that table; the sidebar's and the page's readouts agree and move
-            _goto(page, "Warm-up")
+            goto(page, "Warm-up")
             page.locator("[data-testid='stNumberInput']").nth(3).wait_for(timeout=120_000)
             for label, value in (("Epochs", str(EPOCHS)), ("Check every (epochs)", str(EPOCHS // 5)),
                                  ("Generated rows per check (0 = as many as training rows)", "250")):
@@ -202,7 +182,7 @@ def test_walk(walk_root):
             page.get_by_role("button", name="Start warm-up").click()
             page.locator("[data-testid='stSidebar']").get_by_text(
                 re.compile(r"run (?!20250102-000000-warmup-bbbbbb)\d{8}-\d{6}-warmup-")).wait_for(timeout=120_000)
-            _idle(page)
+            idle(page)
             main = page.locator("[data-testid='stMain'] [data-testid='stProgress']").first
             main.wait_for(timeout=120_000)
             # both refresh every 2 s, out of step: they agree on the checks and the epochs' total, and their
@@ -226,12 +206,12 @@ def test_walk(walk_root):
             assert len(side_epochs) >= 2, side_epochs                     # the sidebar is live
             page.locator("[data-testid='stSidebar']").get_by_text(re.compile(r"finished · 5 checks")).wait_for(
                 timeout=120_000)
-            _idle(page)
-            _no_exception(page)
+            idle(page)
+            no_exception(page)
             new_run = re.search(r"run (\d{8}-\d{6}-warmup-\w+)", _side(page)).group(1)
 
             # item 9: Compare's epochs default to the warm-up's; item 3: progress moves inside a cell
-            _goto(page, "Compare")
+            goto(page, "Compare")
             epochs_box = page.locator("[data-testid='stNumberInput']").filter(
                 has_text=re.compile("^Training epochs per model")).locator("input").first
             assert epochs_box.input_value() == str(EPOCHS)
@@ -253,50 +233,50 @@ def test_walk(walk_root):
             page.get_by_text(re.compile(r"about .* left")).first.wait_for(timeout=120_000)
             page.locator("[data-testid='stProgress']").get_by_text("finished", exact=False).first.wait_for(
                 timeout=900_000)
-            _idle(page)
-            _no_exception(page)
+            idle(page)
+            no_exception(page)
 
             # item 9: redacted by default on the leak explorer and Tune & prune
-            _goto(page, "Memorization")
-            assert _toggle_on(page, "Redact raw values")
-            _goto(page, "Tune & prune")
-            assert _toggle_on(page, "Redact raw values")
+            goto(page, "Memorization")
+            assert toggle_on(page, "Redact raw values")
+            goto(page, "Tune & prune")
+            assert toggle_on(page, "Redact raw values")
 
             # item 4: p, k, T survive a reload (the URL carries them; the run keeps them)
             slider = page.get_by_role("slider").first
             slider.focus()
             for _ in range(3):
                 slider.press("ArrowRight")
-            _idle(page)
+            idle(page)
             page.wait_for_function("() => location.search.includes('p=0.13')", timeout=30_000)
             k_slider = page.get_by_role("slider").nth(1)
             k_slider.focus()
             k_slider.press("ArrowLeft")                       # the default k is 3 (at most the checks up to T)
-            _idle(page)
+            idle(page)
             page.wait_for_function("() => location.search.includes('k=2')", timeout=30_000)
             before = _slider_values(page)
             assert before[0] == "0.13" and before[1] == "2", before
             assert "T=" in page.url
             page.reload()
             page.locator("h1").filter(has_text="Tune").first.wait_for(timeout=120_000)
-            _idle(page)
+            idle(page)
             after = _slider_values(page)
             assert after == before, (before, after)
             # a new tab on the run without p/k/T in the URL: the values kept with the run
             other = browser.new_page(viewport={"width": 1400, "height": 1600})
             other.goto(f"{url}/tune?run={new_run}", timeout=120_000)
             other.locator("h1").filter(has_text="Tune").first.wait_for(timeout=120_000)
-            _idle(other)
+            idle(other)
             assert _slider_values(other) == before
             # a k above the checks at or before T: refused in one line, k bounded
             T = re.search(r"T=(\d+)", page.url).group(1)
             other.goto(f"{url}/tune?run={new_run}&p=0.10&k=99&T={T}", timeout=120_000)
             other.get_by_text(re.compile(r"k = 99 is more than the \d+ checks? at or before T")).first.wait_for(
                 timeout=120_000)
-            _idle(other)
+            idle(other)
             n = int(re.search(r"more than the (\d+) check", other.locator("[data-testid='stMain']").inner_text()).group(1))
             assert _slider_values(other)[1] == str(n)
-            _no_exception(other)
+            no_exception(other)
             other.close()
 
             # screenshots of every page at both sizes, looked at by the developer (issue 20 "Done when")
@@ -341,7 +321,6 @@ def hostile_table(n: int, seed: int) -> Table:
     return Table(data, t.schema, "evil.csv")
 
 
-@pytest.mark.skip(reason="fails after the merge of this stop (the upload step times out in a fresh clone; the report opens with the audit's sentence): to fix next session, see the closing note")
 def test_hostile_text_is_inert_on_every_page(tmp_path_factory):
     from playwright.sync_api import sync_playwright
 
@@ -350,46 +329,44 @@ def test_hostile_text_is_inert_on_every_page(tmp_path_factory):
     train, hold = hostile_table(200, 1), hostile_table(100, 2)
     floored_run(train, hold, runs / "20250103-000000-warmup-eeeeee")
     finished_compare(runs, train, np.random.default_rng(0))
-    upload = tmp_path_factory.mktemp("evil_files") / "t [l](http:127.0.0.1:9) **b** www.example.org.csv"
-    hostile_table(150, 3).data.to_csv(upload, index=False)
+    evil_csv = tmp_path_factory.mktemp("evil_files") / "t [l](http:127.0.0.1:9) **b** www.example.org.csv"
+    hostile_table(150, 3).data.to_csv(evil_csv, index=False)
     with serve_dashboard(runs, "--server.headless", "true", "--browser.gatherUsageStats", "false") as url, \
             sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        browser = launch_chromium(pw)
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 1600}, accept_downloads=True)
             requests: list[str] = []
             page.on("request", lambda r: requests.append(r.url))
             page.goto(url, timeout=120_000)
             page.locator("h1").filter(has_text="Data").first.wait_for(timeout=120_000)
-            _idle(page)
+            idle(page)
             seen = {}
             for title, _ in PAGES:
-                _goto(page, title)
+                goto(page, title)
                 page.wait_for_timeout(1500)  # figures and images would load by now
-                _no_exception(page)
+                no_exception(page)
                 if title == "Dynamics" and page.get_by_role("button", name="Test the findings against the null").count():
                     page.get_by_role("button", name="Test the findings against the null").click()
-                    _idle(page)
+                    idle(page)
                 seen[title] = page.evaluate(LIVE_JS)
             # the upload: a hostile file name and header on the Data page
-            _goto(page, "Data")
+            goto(page, "Data")
             page.get_by_text("Upload a CSV or Parquet file", exact=True).click()
-            _idle(page)
-            page.locator("input[type='file']").nth(0).set_input_files(str(upload))
-            page.get_by_text("a random hold-out of this table").first.wait_for(timeout=60_000)
-            _idle(page)
-            _no_exception(page)
+            upload(page, "Training table", evil_csv)
+            assert page.get_by_role("radio", name="a random hold-out of this table").is_checked()
+            no_exception(page)
             page.wait_for_timeout(1000)
             seen["Data (upload)"] = page.evaluate(LIVE_JS)
             page.get_by_role("button", name="Use this table").click()
             page.locator("[data-testid='stSidebar']").get_by_text("Upload:", exact=False).wait_for(timeout=60_000)
-            _idle(page)
+            idle(page)
             page.wait_for_timeout(1000)
             seen["Data (uploaded, in use)"] = page.evaluate(LIVE_JS)
             side = _side(page)
             assert "www" in side and "example" in side and "[l]" in side     # the file name is there, as text
             # the report, downloaded and opened from disk
-            _goto(page, "Report")
+            goto(page, "Report")
             buttons = page.get_by_role("button", name=re.compile("Download the HTML report"))
             if buttons.count():
                 with page.expect_download(timeout=120_000) as dl:

@@ -85,6 +85,39 @@ def test_one_session_has_at_most_its_share_of_unfinished_jobs(tiny, tmp_path, mo
     jobs.start_compare(tiny, tiny, root=tmp_path, models=("tvae",), session="s2")  # another session may
 
 
+def test_the_queue_use_is_counted_and_said_before_any_refusal(tmp_path, monkeypatch):
+    """Issue 26: the caps were stated only in the refusal; now a caption counts what is used of them."""
+    monkeypatch.setenv(jobs.MAX_QUEUED_ENV, "2")
+    assert jobs.queue_use(tmp_path, "s1") == jobs.QueueUse(0, 2, 0, session=True)
+    _live(tmp_path, session="s1")                       # waiting, this session's
+    _live(tmp_path, session="s2", started=True)         # running: another session's, no queue slot
+    done = _live(tmp_path, session="s1", started=True)
+    EventLog(done.events_path)({"event": "finished"})   # finished: counts nowhere
+    use = jobs.queue_use(tmp_path, "s1")
+    assert (use.waiting, use.max_waiting, use.session_jobs) == (1, 2, 1)
+    assert use.caption() == (f"Queue: 1 of 2 queue slots used (a job waits in one while others run) · this "
+                             f"session: 1 of {jobs.MAX_SESSION_JOBS} unfinished jobs")
+    assert use.refusal(tmp_path) is None
+    assert "this session" not in jobs.queue_use(tmp_path).caption()
+    _live(tmp_path)
+    full = jobs.queue_use(tmp_path, "s1")
+    assert full.caption().startswith("Queue: 2 of 2") and "at most 2 may wait" in full.refusal(tmp_path)
+
+
+def test_the_start_buttons_state_the_queue_use(tmp_path, monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv(jobs.RUNS_ENV, str(tmp_path))
+    monkeypatch.setenv(jobs.MAX_QUEUED_ENV, "4")
+    _live(tmp_path)                                     # one job waits for a slot
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[2] / "app.py"), default_timeout=60).run()
+    for page in ("screens/2_warmup.py", "screens/6_compare.py"):
+        at.switch_page(page).run()
+        assert not at.exception, [e.value for e in at.exception]
+        assert any(c.value.startswith("Queue: 1 of 4 queue slots used") and "this session: 0 of" in c.value
+                   for c in at.caption), (page, [c.value for c in at.caption])
+
+
 def test_max_queued_from_env(monkeypatch):
     monkeypatch.delenv(jobs.MAX_QUEUED_ENV, raising=False)
     assert jobs.max_queued() == 4

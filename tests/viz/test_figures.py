@@ -294,6 +294,36 @@ def test_shape_dcr_and_leak_figures():
     np.testing.assert_allclose(lh.data[0].z, [[1.0, 0.3], [0.2, 0.1]])
 
 
+def test_leak_heatmap_of_a_wide_table_draws_the_top_columns_only():
+    """2,000 columns (issue 26): the pair panel was 2,000 x 2,000 cells (43 MB of JSON); now the 30
+    columns with the largest leak (memorized minus non-memorized rate), said in the title."""
+    rng = np.random.default_rng(0)
+    p, k = 2_000, viz.memorization.MAX_LEAK_COLUMNS
+    names = [f"c{i}" for i in range(p)]
+    non = rng.uniform(0.0, 0.5, p)
+    mem = non + rng.uniform(0.0, 0.1, p)
+    leakers = rng.choice(p, k, replace=False)
+    mem[leakers] = non[leakers] + 0.3 + 0.01 * np.arange(k)
+    mem[0] = non[0] = 1.0                           # a constant column: matches in both groups, no leak
+    mem[1] = np.nan                                 # no memorized row: never a leak
+    rates = pd.DataFrame({"column": names, "memorized_rate": mem, "non_memorized_rate": non})
+    pairs = pd.DataFrame(rng.uniform(0, 1, (p, p)), index=names, columns=names)
+    fig = viz.leak_heatmap(rates, {"memorized": pairs})
+    cells = sum(np.asarray(t.z).size for t in fig.data)
+    assert cells == k * 2 + k * k
+    assert len(fig.to_json()) < 200_000
+    want = {names[i] for i in leakers}
+    assert set(fig.data[0].y) == want and set(fig.data[1].x) == want == set(fig.data[1].y)
+    assert list(fig.data[0].y) == [names[i] for i in sorted(leakers, key=lambda i: -mem[i])]  # as before
+    sub = pairs.loc[list(fig.data[1].y), list(fig.data[1].x)].to_numpy()
+    np.testing.assert_allclose(fig.data[1].z, sub)                     # the same cells, not resampled
+    assert f"{k} of 2,000 columns" in fig.layout.title.text
+    assert len(viz.top_leak_columns(rates)) == k
+    # all drawn on request, and a narrow table is untouched
+    assert len(viz.leak_heatmap(rates.head(40), max_columns=None).data[0].y) == 40
+    assert "of" not in viz.leak_heatmap(rates.head(k)).layout.title.text.split("row")[-1]
+
+
 def test_adult_scale_figures_stay_small():
     """Adult-scale dynamics are aggregated before plotting (speed: benchmarks/bench_dashboard.py)."""
     rng = np.random.default_rng(0)
