@@ -8,6 +8,11 @@ own floor):
 * ``early`` — TabDDPM × ``early_methods`` with T = the first quarter (named ``<method>_q``);
 * ``transfer`` — the transfer models × ``transfer_methods`` (TabDDPM's ranking), T = the
   first half;
+* ``stop`` — TabDDPM × ``stop_methods`` (``early_stop``): retrained for E* epochs, E* the warm-up
+  of seed s's recommended epoch (:func:`memviz.warmup.frontier.recommend`, default rule: the
+  earliest check within 0.02 of the best quality whose excess interval reaches 0), compared with
+  the ``main`` baseline of the same seed; its cells train E* · ⌈N / min(B, N)⌉ steps (recorded), not
+  the baseline's: stopping earlier is the method;
 * ``steps`` (collected only, run by ``docs/study/reruns``) — cells rerun at the baseline's
   optimiser steps where the second edition's budgets differed, named ``<method>_eq``.
 
@@ -71,12 +76,13 @@ def baseline_steps(scale: StudyScale, n_train: int) -> int:
     return epochs * -(-int(n_train) // min(b, int(n_train)))
 
 
-GRIDS = ("main", "early", "transfer")
+GRIDS = ("main", "early", "transfer", "stop")
 
 
-def dataset_methods(scale: StudyScale, dataset: str) -> tuple:
-    """The scale's methods that run on ``dataset`` (``scale.method_datasets`` limits some)."""
-    return tuple(m for m in scale.methods if dataset in scale.method_datasets.get(m, (dataset,)))
+def dataset_methods(scale: StudyScale, dataset: str, which: str = "methods") -> tuple:
+    """The scale's methods (``which``: the field, ``methods`` or ``stop_methods``) that run on ``dataset``
+    (``scale.method_datasets`` limits some)."""
+    return tuple(m for m in getattr(scale, which) if dataset in scale.method_datasets.get(m, (dataset,)))
 
 
 def grid_specs(scale: StudyScale, dataset: str, seed: int, Ts: dict, runs: Path, device: str, n_jobs: int,
@@ -89,6 +95,9 @@ def grid_specs(scale: StudyScale, dataset: str, seed: int, Ts: dict, runs: Path,
     specs = {"main": CompareConfig(methods=available_methods(dataset_methods(scale, dataset))[0], T=half, **base)}
     if available_methods(scale.early_methods)[0]:
         specs["early"] = CompareConfig(methods=available_methods(scale.early_methods)[0], T=quarter, **base)
+    stop = available_methods(dataset_methods(scale, dataset, "stop_methods"))[0]
+    if stop:  # no steps budget: the comparison sets early stop's epochs, and a steps budget would override them
+        specs["stop"] = CompareConfig(methods=stop, T=half, **{**base, "model_params": {"tabddpm": tabddpm_params(scale)}})
     if scale.transfer_models:
         params = {m: {"epochs": int(e)} for m, e in scale.model_epochs.items() if m in scale.transfer_models}
         specs["transfer"] = CompareConfig(methods=available_methods(scale.transfer_methods)[0], T=half,

@@ -25,7 +25,8 @@ METHOD_NAMES = {"baseline": "Baseline", "dynamiccut": "DynamicCut (raw)", "dynam
                 "tabcutmix": "TabCutMix", "tabcutmixplus": "TabCutMixPlus", "tabcutmixplus_dtype":
                 "TabCutMixPlus (dtype rule)", "smote": "SMOTE (reference: minority only)",
                 "smote_nc": "SMOTE-NC (imbalanced-learn)", "random": "Random pruning",
-                "baseline_eq": "Baseline, equal-steps rerun", "tabcutmix_eq": "TabCutMix, equal-steps rerun"}
+                "baseline_eq": "Baseline, equal-steps rerun", "tabcutmix_eq": "TabCutMix, equal-steps rerun",
+                "early_stop": "Early stop (the warm-up's recommended epoch)"}
 
 
 def table(head: list[str], rows: list[list[str]]) -> list[str]:
