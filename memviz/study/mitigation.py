@@ -276,3 +276,22 @@ def method_summary(results: pd.DataFrame) -> pd.DataFrame:
                 row[f"{c}_std"] = float(v.std(ddof=1)) if v.size > 1 else None
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+#: figures of an early-stop cell and of the same seed's baseline, side by side (:func:`stop_records`)
+STOP_FIGURES = ("mem_ratio", "excess", "excess_low", "excess_high", "floor", "shape", "trend", "mle")
+
+
+def stop_records(results: pd.DataFrame) -> list[dict]:
+    """Per seed, early stop's cell (its epochs E*, the warm-up's recommended epoch, and its steps) beside the
+    ``main`` baseline of the same seed: ``{seed, epochs, steps, es_<figure>, base_<figure>}`` (TabDDPM)."""
+    ok = results[(results["status"] == "ok") & (results["model"] == "tabddpm")]
+    es = ok[ok["method"] == "early_stop"].drop_duplicates("seed").set_index("seed")
+    base = ok[(ok["method"] == "baseline") & (ok["grid"] == "main")].drop_duplicates("seed").set_index("seed")
+    num = lambda row, c: float(row[c]) if c in row and pd.notna(row[c]) else None  # noqa: E731
+    out = []
+    for seed, row in es.sort_index().iterrows():
+        b = base.loc[seed] if seed in base.index else pd.Series(dtype=float)
+        out.append({"seed": int(seed), "epochs": num(row, "epochs"), "steps": num(row, "steps"),
+                    **{f"es_{c}": num(row, c) for c in STOP_FIGURES}, **{f"base_{c}": num(b, c) for c in STOP_FIGURES}})
+    return out

@@ -61,6 +61,7 @@ from memviz.study.mitigation import (
     merge_stored,
     method_summary,
     run_seed_grid,
+    stop_records,
     with_steps,
 )
 from memviz.study.pilot import (
@@ -153,6 +154,7 @@ def dataset_study(name: str, folder: Path, scale: StudyScale, out: Path, parts=D
     if results is not None:
         rec["methods_left_out"] = list(available_methods(dataset_methods(scale, name))[1])
         rec["summary"] = method_summary(results).to_dict(orient="records")
+        rec["stop"] = stop_records(results)
         rec["tests"] = claim_tests(results)
         rec["cells"] = _cell_costs(results)
     atomic_write_json(summary_path, rec)

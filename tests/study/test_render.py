@@ -147,3 +147,9 @@ def test_a_rerun_in_a_fresh_clone_continues_with_the_seeds_not_committed(data_di
     assert sorted(pd.read_csv(d / "null.csv")["seed"].unique()) == [0, 1]
     import json
     assert [w["seed"] for w in json.loads((d / "summary.json").read_text())["warmups"]] == [0, 1]
+    summary = json.loads((d / "summary.json").read_text())
+    assert [r["seed"] for r in summary["stop"]] == [0, 1] and all(r["base_mem_ratio"] is not None
+                                                                  for r in summary["stop"])
+    text = (out / "study.md").read_text()
+    assert "Early stop (issue 23), seed by seed" in text and "Early stop (the warm-up's recommended epoch)" in text
+    assert "Early stop (retrained to the warm-up's recommended epoch) lowers memorization" in text
