@@ -8,8 +8,9 @@ own floor):
 * ``early`` — TabDDPM × ``early_methods`` with T = the first quarter (named ``<method>_q``);
 * ``transfer`` — the transfer models × ``transfer_methods`` (TabDDPM's ranking), T = the
   first half;
-* ``stop`` — TabDDPM × ``stop_methods`` (``early_stop``): retrained for E* epochs, E* the warm-up
-  of seed s's recommended epoch (:func:`memviz.warmup.frontier.recommend`, default rule: the
+* ``stop`` — TabDDPM × ``stop_methods`` (``early_stop``): retrained for E* epochs, E* the
+  recommended epoch of seed s's own warm-up (``runs/stopwarmup_s{seed}``: the scale's settings, Shape
+  and Trend at every check; the other grids' warm-ups and their committed records are left alone) (:func:`memviz.warmup.frontier.recommend`, default rule: the
   earliest check within 0.02 of the best quality whose excess interval reaches 0), compared with
   the ``main`` baseline of the same seed; its cells train E* · ⌈N / min(B, N)⌉ steps (recorded), not
   the baseline's: stopping earlier is the method;
@@ -97,7 +98,8 @@ def grid_specs(scale: StudyScale, dataset: str, seed: int, Ts: dict, runs: Path,
         specs["early"] = CompareConfig(methods=available_methods(scale.early_methods)[0], T=quarter, **base)
     stop = available_methods(dataset_methods(scale, dataset, "stop_methods"))[0]
     if stop:  # no steps budget: the comparison sets early stop's epochs, and a steps budget would override them
-        specs["stop"] = CompareConfig(methods=stop, T=half, **{**base, "model_params": {"tabddpm": tabddpm_params(scale)}})
+        specs["stop"] = CompareConfig(methods=stop, T=half, **{**base, "run_dir": str(stop_warmup_dir(runs, seed)),
+                                                             "model_params": {"tabddpm": tabddpm_params(scale)}})
     if scale.transfer_models:
         params = {m: {"epochs": int(e)} for m, e in scale.model_epochs.items() if m in scale.transfer_models}
         specs["transfer"] = CompareConfig(methods=available_methods(scale.transfer_methods)[0], T=half,
@@ -105,10 +107,22 @@ def grid_specs(scale: StudyScale, dataset: str, seed: int, Ts: dict, runs: Path,
     return specs
 
 
+def stop_warmup_dir(runs: Path, seed: int) -> Path:
+    """The ``stop`` grid's own warm-up of ``seed`` (same settings as the scale's, with Shape and Trend per check)."""
+    return Path(runs) / f"stopwarmup_s{seed}"
+
+
 def run_seed_grid(grid: str, train, test, scale: StudyScale, dataset: str, seed: int, Ts: dict, runs: Path,
                   device: str, n_jobs: int, progress: Callable[[dict], None] | None = None) -> None:
-    """Run (or finish) one grid of one seed into ``runs/{grid}_s{seed}``."""
+    """Run (or finish) one grid of one seed into ``runs/{grid}_s{seed}``. The ``stop`` grid first runs (or
+    reuses) its own warm-up (:func:`stop_warmup_dir`): the committed cells of the other grids were pruned with
+    the scale's warm-ups, whose records (``per_check.csv``, ``null.csv``, ``selections.csv``) it leaves as
+    they are."""
     cfg = grid_specs(scale, dataset, seed, Ts, runs, device, n_jobs, len(train)).get(grid)
+    if cfg is not None and grid == "stop":
+        from memviz.study.warmups import _warmup_job, warmup_config
+
+        _warmup_job(train, test, warmup_config(scale, seed, device), stop_warmup_dir(runs, seed))
     if cfg is not None:
         run_grid(train, test, cfg, Path(runs) / f"{grid}_s{seed}",
                  progress=None if progress is None else (lambda ev: progress({**ev, "grid": grid})))

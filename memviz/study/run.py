@@ -115,9 +115,11 @@ def dataset_study(name: str, folder: Path, scale: StudyScale, out: Path, parts=D
                            scale.seeds) if prev else set()
     done -= {s for s in done if (runs / f"analysis_s{s}.json").is_file()}  # run folders here are newer: reread
     todo = replace(scale, seeds=tuple(s for s in scale.seeds if s not in done))
-    if done and ("warmups" in parts or grids):
+    # the stop grid runs its own warm-ups (:func:`memviz.study.mitigation.stop_warmup_dir`), not the scale's
+    warm = "warmups" in parts or any(g != "stop" for g in grids)
+    if done and (warm or grids):
         say(f"{scale.name}/{name}: seeds {', '.join(map(str, sorted(done)))} committed, not rerun")
-    if todo.seeds and ("warmups" in parts or grids):
+    if todo.seeds and warm:
         say(f"{scale.name}/{name}: {len(todo.seeds)} warm-ups on {len(train):,} rows")
         analyses = dataset_warmups(train, test, todo, runs, device, n_jobs)
         sel = _with_committed(d_out / "selections.csv", selection_frame(analyses), todo.seeds)

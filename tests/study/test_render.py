@@ -126,8 +126,12 @@ def test_a_rerun_in_a_fresh_clone_continues_with_the_seeds_not_committed(data_di
     grid's early stop trains to the recommended epoch: fewer steps than the baseline's, recorded."""
     out = tmp_path / "o"
     kw = dict(scales=("tiny",), datasets=("shoppers",), device="cpu", n_jobs=1, parts=("warmups", "main", "stop"))
-    run_study(data_dir, out, seeds=(0,), **kw)
     d = out / "tiny" / "shoppers"
+    run_study(data_dir, out, seeds=(0,), **{**kw, "parts": ("warmups", "main")})
+    records = {f: (d / f).read_bytes() for f in ("per_check.csv", "null.csv", "selections.csv")}
+    run_study(data_dir, out, seeds=(0,), **{**kw, "parts": ("stop",)})  # its own warm-up: the records stay
+    assert {f: (d / f).read_bytes() for f in records} == records
+    assert (d / "runs" / "stopwarmup_s0").is_dir()
     first = pd.read_csv(d / "results.csv")
     pc = pd.read_csv(d / "per_check.csv")
     assert pc[["shape", "trend", "copy_share"]].notna().all().all()    # quality at every check of the warm-up
