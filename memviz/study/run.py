@@ -145,6 +145,7 @@ def dataset_study(name: str, folder: Path, scale: StudyScale, out: Path, parts=D
             say(f"{scale.name}/{name}: {grid} grid of seed {seed}")
             run_seed_grid(grid, train, test, scale, name, seed, seeds_T[seed], runs, device, n_jobs,
                           progress=lambda ev: _say_cell(say, f"{scale.name}/{name}", ev))
+    stop_frontier(d_out, runs, scale.seeds)
     # cells finished in the run folders replace the committed ones of the same grid, method, model and seed;
     # without run folders (they are not committed) the committed results.csv is the table
     results = merge_stored(d_out / "results.csv", collect(train, scale, seeds_T, runs, device))
@@ -177,6 +178,26 @@ def committed_seeds(prev: dict, results_csv: Path, grid_methods: dict, seeds) ->
     need = lambda g, m: m + "_q" if g == "early" else m  # noqa: E731  (collect's renaming)
     return {int(s) for s in seeds if int(s) in have
             and all((g, need(g, m), int(s)) in cells for g, ms in grid_methods.items() for m in ms)}
+
+
+def stop_frontier(d_out: Path, runs: Path, seeds) -> None:
+    """``stop_per_check.csv``: every check of the stop grid's warm-ups (mem ratio, floor, excess with its
+    interval, copy share, Shape, Trend, quality), the frontier early stop chose from; seeds with a finished
+    warm-up in the run folders replace their committed rows."""
+    from memviz.study.mitigation import stop_warmup_dir
+    from memviz.warmup.run import load_warmup
+
+    frames = []
+    for s in seeds:
+        w = stop_warmup_dir(runs, s)
+        if (w / "manifest.json").is_file():
+            res = load_warmup(w)
+            if res.status == "finished":
+                frames.append(res.per_check.assign(seed=s))
+    if frames:
+        fresh = pd.concat(frames, ignore_index=True)
+        path = Path(d_out) / "stop_per_check.csv"
+        atomic_write_csv(path, _with_committed(path, fresh, sorted(fresh["seed"].unique())))
 
 
 def _with_committed(path: Path, fresh: pd.DataFrame, rerun) -> pd.DataFrame:

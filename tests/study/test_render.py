@@ -132,6 +132,8 @@ def test_a_rerun_in_a_fresh_clone_continues_with_the_seeds_not_committed(data_di
     run_study(data_dir, out, seeds=(0,), **{**kw, "parts": ("stop",)})  # its own warm-up: the records stay
     assert {f: (d / f).read_bytes() for f in records} == records
     assert (d / "runs" / "stopwarmup_s0").is_dir()
+    frontier = pd.read_csv(d / "stop_per_check.csv")                  # the checks early stop chose from
+    assert set(frontier["seed"]) == {0} and frontier[["excess", "shape", "trend"]].notna().all().all()
     first = pd.read_csv(d / "results.csv")
     pc = pd.read_csv(d / "per_check.csv")
     assert pc[["shape", "trend", "copy_share"]].notna().all().all()    # quality at every check of the warm-up
