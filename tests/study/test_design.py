@@ -102,3 +102,12 @@ def test_committed_seeds_are_those_with_a_warmup_and_every_cell(tmp_path):
     assert committed_seeds(prev, tmp_path / "results.csv", {**grids, "stop": ("early_stop",)}, (0, 1)) == set()
     assert committed_seeds(prev, tmp_path / "nope.csv", grids, (0, 1)) == set()
     assert json.dumps(sorted(committed_seeds(prev, tmp_path / "nope.csv", {}, (0, 1, 5)))) == "[0, 1]"
+
+
+def test_early_stops_fewer_steps_are_its_treatment_not_a_confound():
+    from memviz.study.verdicts import _budget
+
+    assert "confounded" in _budget({"a": "tabcutmix", "b": "baseline", "steps_a": 8000, "steps_b": 4000})
+    es = _budget({"a": "early_stop", "b": "baseline", "steps_a": 3680, "steps_b": 4000})
+    assert "confounded" not in es and "by design" in es and "3,680" in es
+    assert _budget({"a": "random", "b": "baseline", "steps_a": 4000, "steps_b": 4000}) == ""
