@@ -186,14 +186,13 @@ def stop_frontier(d_out: Path, runs: Path, seeds) -> None:
     warm-up in the run folders replace their committed rows."""
     from memviz.study.mitigation import stop_warmup_dir
     from memviz.warmup.run import load_warmup
+    from memviz.warmup.store import RunStore
 
     frames = []
     for s in seeds:
         w = stop_warmup_dir(runs, s)
-        if (w / "manifest.json").is_file():
-            res = load_warmup(w)
-            if res.status == "finished":
-                frames.append(res.per_check.assign(seed=s))
+        if (w / "manifest.json").is_file() and RunStore.open(w).read().status == "finished":  # not one still running
+            frames.append(load_warmup(w).per_check.assign(seed=s))
     if frames:
         fresh = pd.concat(frames, ignore_index=True)
         path = Path(d_out) / "stop_per_check.csv"

@@ -111,3 +111,17 @@ def test_early_stops_fewer_steps_are_its_treatment_not_a_confound():
     es = _budget({"a": "early_stop", "b": "baseline", "steps_a": 3680, "steps_b": 4000})
     assert "confounded" not in es and "by design" in es and "3,680" in es
     assert _budget({"a": "random", "b": "baseline", "steps_a": 4000, "steps_b": 4000}) == ""
+
+
+def test_the_stop_frontier_skips_a_warmup_still_running(tmp_path, small_train):
+    """Regression: rendering while a lane's early-stop warm-up had no finished check yet failed
+    ("the run has no finished check yet"); an unfinished warm-up is left out of stop_per_check.csv."""
+    from memviz.study.mitigation import stop_warmup_dir
+    from memviz.study.run import stop_frontier
+    from memviz.warmup.run import WarmupConfig, run_warmup
+
+    cfg = WarmupConfig(preset="cpu-quick", epochs=4, n_samples=20, seed=0, device="cpu",
+                       model_params=dict(SCALES["tiny"].tabddpm_params))
+    run_warmup(small_train, cfg, stop_warmup_dir(tmp_path, 0), should_stop=lambda: True)
+    stop_frontier(tmp_path, tmp_path, (0,))
+    assert not (tmp_path / "stop_per_check.csv").exists()
