@@ -10,7 +10,7 @@ from memviz.device import DEVICES
 
 
 def register(sub, command) -> None:
-    from memviz.study.run import DATASETS, PARTS
+    from memviz.study.run import DATASETS, DEFAULT_PARTS, PARTS
     from memviz.study.scales import SCALES
     sp = command("study", "the paper's findings on adult, default and shoppers, against the floor and a null")
     sp.add_argument("--data-dir", required=True, help="folder holding one sub-folder per dataset "
@@ -22,9 +22,11 @@ def register(sub, command) -> None:
                          "adult (the prepared test); paper = full, GPU")
     sp.add_argument("--datasets", default=",".join(DATASETS), help="comma-separated dataset folders")
     sp.add_argument("--seeds", default=None, help="comma-separated seeds (default: the scale's)")
-    sp.add_argument("--parts", default=",".join(PARTS),
-                    help="comma-separated parts to run (the summaries and the document are always rebuilt, from the "
-                         "committed tables and any run folders: --parts floors only renders)")
+    sp.add_argument("--parts", default=",".join(DEFAULT_PARTS),
+                    help=f"comma-separated parts to run, of {', '.join(PARTS)} (default: every part but pilot; the "
+                         "pilot across scales takes hours on a CPU and runs only when named, e.g. --parts pilot). "
+                         "The summaries and the document are always rebuilt, from the committed tables and any run "
+                         "folders: --parts floors only renders")
     sp.add_argument("--markdown", default=None, help="where the document goes (default: OUT/study.md)")
     sp.add_argument("--n-jobs", type=int, default=COMPARE.n_jobs, help="runs and cells in parallel")
     sp.add_argument("--device", default="auto", choices=DEVICES,

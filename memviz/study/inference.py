@@ -11,7 +11,9 @@ family on every dataset of the scale:
   kept-rows control;
 * ``augmentation`` — TabCutMix, TabCutMixPlus, SMOTE, DynamicCutMix against the baseline or
   TabCutMix;
-* ``quality`` — the non-inferiority claims (MLE, Shape within 1 point);
+* ``quality`` — the non-inferiority claims (MLE, Shape, Trend within 1 point);
+* ``stopping`` — early stop (retrained to the warm-up's recommended epoch) against the baseline
+  (issue 23, declared before its runs);
 * ``transfer`` — other generators pruned with TabDDPM's ranking;
 * ``dynamics`` — every statistic against the null model and the heavy tail against the floor.
 
@@ -72,6 +74,7 @@ FAMILIES = {
     "tcmp_vs_baseline": "augmentation", "smote_vs_baseline": "augmentation", "smotenc_vs_baseline": "augmentation",
     "tcm_eq_vs_baseline_eq": "augmentation",
     "dc_mle": "quality", "dc_shape": "quality",
+    "es_vs_baseline": "stopping", "es_shape": "quality", "es_trend": "quality", "es_mle": "quality",
     "tvae_dc_vs_random": "transfer", "ctgan_dc_vs_random": "transfer",
 }
 DYNAMICS = "dynamics"

@@ -100,6 +100,11 @@ def render_markdown(study: dict, out: Path, md_path: Path | None = None) -> str:
         L += ["Paired tests (Holm within each family over the scale's datasets):", ""] + V.test_rows(ds)
         L += ["The kept rows, beside random pruning (the privacy onion effect: the reading below):", ""] + T.onion_rows(ds)
         L += ["Selections: Jaccard overlap of DynamicCut's removed rows", ""] + T.overlap_rows(ds)
+        stop = T.stop_rows(ds)
+        if stop:
+            L += ["Early stop (issue 23), seed by seed: retrained for the epoch E* its warm-up recommends (the earliest "
+                  "check within 0.02 of the best quality, (Shape + Trend) / 2, whose excess interval reaches 0; else the "
+                  "lowest excess among those checks), against the baseline of the same seed:", ""] + stop
     L += _notes(out, "4_mitigation")
     L += ["## 5. T truly early: the first quarter and the first half", ""]
     for sc in _scales(study):

@@ -8,6 +8,12 @@ own floor):
 * ``early`` — TabDDPM × ``early_methods`` with T = the first quarter (named ``<method>_q``);
 * ``transfer`` — the transfer models × ``transfer_methods`` (TabDDPM's ranking), T = the
   first half;
+* ``stop`` — TabDDPM × ``stop_methods`` (``early_stop``): retrained for E* epochs, E* the
+  recommended epoch of seed s's own warm-up (``runs/stopwarmup_s{seed}``: the scale's settings, Shape
+  and Trend at every check; the other grids' warm-ups and their committed records are left alone) (:func:`memviz.warmup.frontier.recommend`, default rule: the
+  earliest check within 0.02 of the best quality whose excess interval reaches 0), compared with
+  the ``main`` baseline of the same seed; its cells train E* · ⌈N / min(B, N)⌉ steps (recorded), not
+  the baseline's: stopping earlier is the method;
 * ``steps`` (collected only, run by ``docs/study/reruns``) — cells rerun at the baseline's
   optimiser steps where the second edition's budgets differed, named ``<method>_eq``.
 
@@ -71,12 +77,13 @@ def baseline_steps(scale: StudyScale, n_train: int) -> int:
     return epochs * -(-int(n_train) // min(b, int(n_train)))
 
 
-GRIDS = ("main", "early", "transfer")
+GRIDS = ("main", "early", "transfer", "stop")
 
 
-def dataset_methods(scale: StudyScale, dataset: str) -> tuple:
-    """The scale's methods that run on ``dataset`` (``scale.method_datasets`` limits some)."""
-    return tuple(m for m in scale.methods if dataset in scale.method_datasets.get(m, (dataset,)))
+def dataset_methods(scale: StudyScale, dataset: str, which: str = "methods") -> tuple:
+    """The scale's methods (``which``: the field, ``methods`` or ``stop_methods``) that run on ``dataset``
+    (``scale.method_datasets`` limits some)."""
+    return tuple(m for m in getattr(scale, which) if dataset in scale.method_datasets.get(m, (dataset,)))
 
 
 def grid_specs(scale: StudyScale, dataset: str, seed: int, Ts: dict, runs: Path, device: str, n_jobs: int,
@@ -89,6 +96,10 @@ def grid_specs(scale: StudyScale, dataset: str, seed: int, Ts: dict, runs: Path,
     specs = {"main": CompareConfig(methods=available_methods(dataset_methods(scale, dataset))[0], T=half, **base)}
     if available_methods(scale.early_methods)[0]:
         specs["early"] = CompareConfig(methods=available_methods(scale.early_methods)[0], T=quarter, **base)
+    stop = available_methods(dataset_methods(scale, dataset, "stop_methods"))[0]
+    if stop:  # no steps budget: the comparison sets early stop's epochs, and a steps budget would override them
+        specs["stop"] = CompareConfig(methods=stop, T=half, **{**base, "run_dir": str(stop_warmup_dir(runs, seed)),
+                                                             "model_params": {"tabddpm": tabddpm_params(scale)}})
     if scale.transfer_models:
         params = {m: {"epochs": int(e)} for m, e in scale.model_epochs.items() if m in scale.transfer_models}
         specs["transfer"] = CompareConfig(methods=available_methods(scale.transfer_methods)[0], T=half,
@@ -96,10 +107,22 @@ def grid_specs(scale: StudyScale, dataset: str, seed: int, Ts: dict, runs: Path,
     return specs
 
 
+def stop_warmup_dir(runs: Path, seed: int) -> Path:
+    """The ``stop`` grid's own warm-up of ``seed`` (same settings as the scale's, with Shape and Trend per check)."""
+    return Path(runs) / f"stopwarmup_s{seed}"
+
+
 def run_seed_grid(grid: str, train, test, scale: StudyScale, dataset: str, seed: int, Ts: dict, runs: Path,
                   device: str, n_jobs: int, progress: Callable[[dict], None] | None = None) -> None:
-    """Run (or finish) one grid of one seed into ``runs/{grid}_s{seed}``."""
+    """Run (or finish) one grid of one seed into ``runs/{grid}_s{seed}``. The ``stop`` grid first runs (or
+    reuses) its own warm-up (:func:`stop_warmup_dir`): the committed cells of the other grids were pruned with
+    the scale's warm-ups, whose records (``per_check.csv``, ``null.csv``, ``selections.csv``) it leaves as
+    they are."""
     cfg = grid_specs(scale, dataset, seed, Ts, runs, device, n_jobs, len(train)).get(grid)
+    if cfg is not None and grid == "stop":
+        from memviz.study.warmups import _warmup_job, warmup_config
+
+        _warmup_job(train, test, warmup_config(scale, seed, device), stop_warmup_dir(runs, seed))
     if cfg is not None:
         run_grid(train, test, cfg, Path(runs) / f"{grid}_s{seed}",
                  progress=None if progress is None else (lambda ev: progress({**ev, "grid": grid})))
@@ -267,3 +290,22 @@ def method_summary(results: pd.DataFrame) -> pd.DataFrame:
                 row[f"{c}_std"] = float(v.std(ddof=1)) if v.size > 1 else None
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+#: figures of an early-stop cell and of the same seed's baseline, side by side (:func:`stop_records`)
+STOP_FIGURES = ("mem_ratio", "excess", "excess_low", "excess_high", "floor", "shape", "trend", "mle")
+
+
+def stop_records(results: pd.DataFrame) -> list[dict]:
+    """Per seed, early stop's cell (its epochs E*, the warm-up's recommended epoch, and its steps) beside the
+    ``main`` baseline of the same seed: ``{seed, epochs, steps, es_<figure>, base_<figure>}`` (TabDDPM)."""
+    ok = results[(results["status"] == "ok") & (results["model"] == "tabddpm")]
+    es = ok[ok["method"] == "early_stop"].drop_duplicates("seed").set_index("seed")
+    base = ok[(ok["method"] == "baseline") & (ok["grid"] == "main")].drop_duplicates("seed").set_index("seed")
+    num = lambda row, c: float(row[c]) if c in row and pd.notna(row[c]) else None  # noqa: E731
+    out = []
+    for seed, row in es.sort_index().iterrows():
+        b = base.loc[seed] if seed in base.index else pd.Series(dtype=float)
+        out.append({"seed": int(seed), "epochs": num(row, "epochs"), "steps": num(row, "steps"),
+                    **{f"es_{c}": num(row, c) for c in STOP_FIGURES}, **{f"base_{c}": num(b, c) for c in STOP_FIGURES}})
+    return out

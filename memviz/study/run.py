@@ -8,8 +8,19 @@ Parts (``parts``; every one reuses what a previous run finished):
 * ``budget``  — MLE of CTGAN / TVAE against epochs on one dataset (:mod:`.knobs`);
 * ``warmups`` — one warm-up per seed with its floor; dynamics against the null model;
   selections and their overlap (:mod:`.warmups`);
-* ``main``, ``early``, ``transfer`` — the mitigation grids (:mod:`.mitigation`);
+* ``main``, ``early``, ``transfer``, ``stop`` — the mitigation grids (:mod:`.mitigation`);
+* ``pilot`` — the pilot across scales (:mod:`.pilot`; hours on a CPU): **opt-in**, not in
+  :data:`DEFAULT_PARTS`, run only when named;
 * the summaries and ``study.md`` are always rebuilt from what is stored.
+
+**Committed seeds are not rerun.** The run folders (``runs/``) are not committed. A seed whose
+warm-up record is in the committed ``summary.json`` and whose cells of every grid asked for are
+``ok`` in the committed ``results.csv`` is skipped: no warm-up, no cell; its committed rows of
+``per_check.csv``, ``null.csv``, ``selections.csv`` and ``results.csv`` are kept. So a later session
+(a fresh clone) rerunning the same command continues with the seeds not yet committed. A seed whose
+finished warm-up is in the run folders here is read from them again (they are newer than the
+committed tables; finished warm-ups and cells are reused, not rerun). Seeds not in ``--seeds`` keep
+their committed rows.
 
 Output (``OUT`` = ``--out``)::
 
@@ -46,9 +57,11 @@ from memviz.study.mitigation import (
     available_methods,
     collect,
     dataset_methods,
+    grid_specs,
     merge_stored,
     method_summary,
     run_seed_grid,
+    stop_records,
     with_steps,
 )
 from memviz.study.pilot import (
@@ -61,7 +74,9 @@ from memviz.study.pilot import (
 from memviz.study.scales import SCALES, StudyScale
 from memviz.study.warmups import dataset_warmups, selection_frame, selection_overlap
 
-PARTS = ("floors", "pilot", "knobs", "budget", "warmups", "main", "early", "transfer")
+PARTS = ("floors", "pilot", "knobs", "budget", "warmups", "main", "early", "transfer", "stop")
+#: what a plain ``memviz study`` runs: every part but the pilot (hours), which runs only when named
+DEFAULT_PARTS = tuple(p for p in PARTS if p != "pilot")
 DATASETS = ("adult", "default", "shoppers")
 
 
@@ -80,7 +95,7 @@ def _check_parts(parts) -> tuple:
     return parts
 
 
-def dataset_study(name: str, folder: Path, scale: StudyScale, out: Path, parts=PARTS, device: str = "cpu",
+def dataset_study(name: str, folder: Path, scale: StudyScale, out: Path, parts=DEFAULT_PARTS, device: str = "cpu",
                   n_jobs: int = 2, progress: Callable[[str], None] | None = None) -> dict:
     """Warm-ups, null model, selections and grid of one dataset at one scale; writes and returns its summary."""
     say = progress or (lambda msg: None)
@@ -95,16 +110,28 @@ def dataset_study(name: str, folder: Path, scale: StudyScale, out: Path, parts=P
     analyses = None
     grids = [g for g in GRIDS if g in parts
              and (g != "transfer" or scale.transfer_datasets is None or name in scale.transfer_datasets)]
-    if "warmups" in parts or grids:
-        say(f"{scale.name}/{name}: {len(scale.seeds)} warm-ups on {len(train):,} rows")
-        analyses = dataset_warmups(train, test, scale, runs, device, n_jobs)
-        sel = selection_frame(analyses)
+    specs = grid_specs(scale, name, 0, {f"{f:g}": 1 for f in scale.T_fracs}, runs, device, n_jobs, len(train))
+    done = committed_seeds(prev, d_out / "results.csv", {g: specs[g].methods for g in grids if g in specs},
+                           scale.seeds) if prev else set()
+    done -= {s for s in done if (runs / f"analysis_s{s}.json").is_file()}  # run folders here are newer: reread
+    todo = replace(scale, seeds=tuple(s for s in scale.seeds if s not in done))
+    # the stop grid runs its own warm-ups (:func:`memviz.study.mitigation.stop_warmup_dir`), not the scale's
+    warm = "warmups" in parts or any(g != "stop" for g in grids)
+    if done and (warm or grids):
+        say(f"{scale.name}/{name}: seeds {', '.join(map(str, sorted(done)))} committed, not rerun")
+    if todo.seeds and warm:
+        say(f"{scale.name}/{name}: {len(todo.seeds)} warm-ups on {len(train):,} rows")
+        analyses = dataset_warmups(train, test, todo, runs, device, n_jobs)
+        sel = _with_committed(d_out / "selections.csv", selection_frame(analyses), todo.seeds)
         atomic_write_csv(d_out / "selections.csv", sel)
-        atomic_write_csv(d_out / "per_check.csv", pd.concat(
-            [pd.DataFrame(a["per_check"]).assign(seed=a["seed"]) for a in analyses], ignore_index=True))
-        atomic_write_csv(d_out / "null.csv", pd.DataFrame([f for a in analyses for f in a["null"]]))
-        rec["warmups"] = [{k: a[k] for k in ("seed", "epochs", "n_checks", "T", "seconds", "summary", "early",
-                                             "per_check", "heavy_tail_null", "floor") if k in a} for a in analyses]
+        atomic_write_csv(d_out / "per_check.csv", _with_committed(d_out / "per_check.csv", pd.concat(
+            [pd.DataFrame(a["per_check"]).assign(seed=a["seed"]) for a in analyses], ignore_index=True), todo.seeds))
+        atomic_write_csv(d_out / "null.csv", _with_committed(
+            d_out / "null.csv", pd.DataFrame([f for a in analyses for f in a["null"]]), todo.seeds))
+        kept = [w for w in prev.get("warmups", []) if w["seed"] not in todo.seeds]
+        rec["warmups"] = sorted(kept + [{k: a[k] for k in ("seed", "epochs", "n_checks", "T", "seconds", "summary",
+                                                           "early", "per_check", "heavy_tail_null", "floor") if k in a}
+                                        for a in analyses], key=lambda w: w["seed"])
         rec["overlap"] = selection_overlap(sel, len(train))
     else:
         rec.update({k: prev[k] for k in ("warmups", "overlap") if k in prev})
@@ -114,10 +141,11 @@ def dataset_study(name: str, folder: Path, scale: StudyScale, out: Path, parts=P
     rec["heavy_tail"] = heavy_tail_test([w.get("heavy_tail_null") for w in rec.get("warmups", [])])
     seeds_T = {w["seed"]: w["T"] for w in rec.get("warmups", [])}
     for grid in grids:
-        for seed in scale.seeds:
+        for seed in todo.seeds:
             say(f"{scale.name}/{name}: {grid} grid of seed {seed}")
             run_seed_grid(grid, train, test, scale, name, seed, seeds_T[seed], runs, device, n_jobs,
                           progress=lambda ev: _say_cell(say, f"{scale.name}/{name}", ev))
+    stop_frontier(d_out, runs, scale.seeds)
     # cells finished in the run folders replace the committed ones of the same grid, method, model and seed;
     # without run folders (they are not committed) the committed results.csv is the table
     results = merge_stored(d_out / "results.csv", collect(train, scale, seeds_T, runs, device))
@@ -129,10 +157,56 @@ def dataset_study(name: str, folder: Path, scale: StudyScale, out: Path, parts=P
     if results is not None:
         rec["methods_left_out"] = list(available_methods(dataset_methods(scale, name))[1])
         rec["summary"] = method_summary(results).to_dict(orient="records")
+        rec["stop"] = stop_records(results)
         rec["tests"] = claim_tests(results)
         rec["cells"] = _cell_costs(results)
     atomic_write_json(summary_path, rec)
     return rec
+
+
+def committed_seeds(prev: dict, results_csv: Path, grid_methods: dict, seeds) -> set:
+    """The seeds of ``seeds`` whose warm-up is recorded in the committed summary (``prev``) and whose cells
+    of every grid in ``grid_methods`` (grid -> methods) are ``ok`` in the committed ``results_csv``."""
+    have = {int(w["seed"]) for w in prev.get("warmups", [])} & {int(s) for s in seeds}
+    if not grid_methods:
+        return have
+    if not Path(results_csv).is_file():
+        return set()
+    res = pd.read_csv(results_csv)
+    ok = res[res["status"] == "ok"]
+    cells = set(zip(ok["grid"].astype(str), ok["method"].astype(str), ok["seed"].astype(int)))
+    need = lambda g, m: m + "_q" if g == "early" else m  # noqa: E731  (collect's renaming)
+    return {int(s) for s in seeds if int(s) in have
+            and all((g, need(g, m), int(s)) in cells for g, ms in grid_methods.items() for m in ms)}
+
+
+def stop_frontier(d_out: Path, runs: Path, seeds) -> None:
+    """``stop_per_check.csv``: every check of the stop grid's warm-ups (mem ratio, floor, excess with its
+    interval, copy share, Shape, Trend, quality), the frontier early stop chose from; seeds with a finished
+    warm-up in the run folders replace their committed rows."""
+    from memviz.study.mitigation import stop_warmup_dir
+    from memviz.warmup.run import load_warmup
+    from memviz.warmup.store import RunStore
+
+    frames = []
+    for s in seeds:
+        w = stop_warmup_dir(runs, s)
+        if (w / "manifest.json").is_file() and RunStore.open(w).read().status == "finished":  # not one still running
+            frames.append(load_warmup(w).per_check.assign(seed=s))
+    if frames:
+        fresh = pd.concat(frames, ignore_index=True)
+        path = Path(d_out) / "stop_per_check.csv"
+        atomic_write_csv(path, _with_committed(path, fresh, sorted(fresh["seed"].unique())))
+
+
+def _with_committed(path: Path, fresh: pd.DataFrame, rerun) -> pd.DataFrame:
+    """``fresh`` (the seeds in ``rerun``) with the committed rows of every other seed (kept: skipped, or
+    not asked for by ``--seeds``), by seed."""
+    if not Path(path).is_file():
+        return fresh
+    old = pd.read_csv(path)
+    return pd.concat([old[~old["seed"].isin(list(rerun))], fresh], ignore_index=True).sort_values("seed",
+                                                                                                   kind="stable")
 
 
 def _clusters(train) -> dict:
@@ -165,7 +239,7 @@ def _say_cell(say, where: str, ev: dict) -> None:
 
 
 def run_study(data_dir: str | Path, out: str | Path, scales=("cpu", "regime"), datasets=DATASETS, seeds=None,
-              parts=PARTS, device: str = "auto", n_jobs: int = 2, markdown: str | Path | None = None,
+              parts=DEFAULT_PARTS, device: str = "auto", n_jobs: int = 2, markdown: str | Path | None = None,
               progress: Callable[[str], None] | None = None) -> dict:
     """Run the study's parts at each scale on each dataset, then write the summaries and the document.
 

@@ -36,6 +36,8 @@ class StudyScale:
         the ranking's own variation enters every paired test.
     methods : TabDDPM methods of the grid (names of :data:`STUDY_METHODS`).
     early_methods : methods run again with T = the first quarter (``T_fracs[0]``).
+    stop_methods : methods of the ``stop`` grid (``early_stop``: retrained to the warm-up's
+        recommended epoch, :func:`memviz.warmup.frontier.recommend`; fewer optimiser steps by design).
     transfer_models, transfer_methods : other generators pruned with TabDDPM's ranking.
     transfer_datasets : the datasets of the transfer grid (None: all).
     method_datasets : {method: datasets} for methods run on some datasets only (others: all).
@@ -60,6 +62,7 @@ class StudyScale:
     warmup_samples: int | None = None
     methods: tuple = STUDY_METHODS
     early_methods: tuple = ("dynamiccut",)
+    stop_methods: tuple = ()
     transfer_models: tuple = ()
     transfer_methods: tuple = ("baseline", "dynamiccut", "random")
     transfer_datasets: tuple | None = None
@@ -82,7 +85,7 @@ _TINY_DDPM = {"layers": [32, 32], "n_timesteps": 10, "dim_t": 16, "batch_size": 
 SCALES = {
     "tiny": StudyScale("tiny", 200, 100, "cpu-quick", 8, (0, 1),
                        methods=("baseline", "dynamiccut", "dynamiccut_excess", "random"),
-                       early_methods=(), tabddpm_params=_TINY_DDPM, null_replicates=40, knobs=((60, 4),),
+                       early_methods=(), stop_methods=("early_stop",), tabddpm_params=_TINY_DDPM, null_replicates=40, knobs=((60, 4),),
                        knob_samples=100, budget_dataset="shoppers", budget_runs=(("tabddpm", 2),)),
     # the first edition's scale: 3,000 rows, the cpu-quick preset's 200 epochs
     # (every method, TabCutMixPlus with the dtype rule on default only, where the two rules' clusters
@@ -94,12 +97,14 @@ SCALES = {
                       budget_dataset="adult",
                       budget_runs=(("ctgan", 30), ("ctgan", 100), ("ctgan", 300), ("tvae", 50), ("tvae", 200))),
     # where TabDDPM memorizes clearly above the floor on 2 CPU cores (the knob table of docs/study.md):
-    # 250 rows, 4,000 epochs (4,000 steps: the batch of 256 holds every row)
+    # 250 rows, 4,000 epochs (the baseline's 4,000 steps: the batch of 256 holds every row; every arm
+    # trains the baseline's steps but early stop, whose point is fewer)
     # (SMOTE-NC and TabCutMixPlus with the reference's dtype rule on adult only: the CPU budget)
     "regime": StudyScale("regime", 250, 5000, "cpu-quick", 4000, (0, 1, 2, 3, 4), warmup_samples=2000,
                          methods=STUDY_METHODS[:6] + ("tabcutmixplus_dtype",) + STUDY_METHODS[6:],
-                         early_methods=("dynamiccut",),
-                         method_datasets={"smote_nc": ("adult",), "tabcutmixplus_dtype": ("adult",)},
+                         early_methods=("dynamiccut",), stop_methods=("early_stop",),
+                         method_datasets={"smote_nc": ("adult",), "tabcutmixplus_dtype": ("adult",),
+                                          "early_stop": ("adult",)},
                          knobs=((250, 1000), (250, 2000), (250, 4000), (500, 2000), (1000, 1000)),
                          knob_seeds=(0, 1)),
     # the third edition's confirmatory test (prepared, run by a later session): the pilot's setting where

@@ -26,7 +26,8 @@ METHOD_NAMES = {"baseline": "Baseline", "dynamiccut": "DynamicCut (raw)", "dynam
                 "tabcutmix": "TabCutMix", "tabcutmixplus": "TabCutMixPlus", "tabcutmixplus_dtype":
                 "TabCutMixPlus (dtype rule)", "smote": "SMOTE (reference: minority only)",
                 "smote_nc": "SMOTE-NC (imbalanced-learn)", "random": "Random pruning",
-                "baseline_eq": "Baseline, equal-steps rerun", "tabcutmix_eq": "TabCutMix, equal-steps rerun"}
+                "baseline_eq": "Baseline, equal-steps rerun", "tabcutmix_eq": "TabCutMix, equal-steps rerun",
+                "early_stop": "Early stop (the warm-up's recommended epoch)"}
 
 
 def table(head: list[str], rows: list[list[str]]) -> list[str]:
@@ -265,3 +266,23 @@ def cluster_rows(summaries: dict) -> list[str]:
         rows.append([d, f"{s['n_train']:,}", *cells, " / ".join(n)])
     return table(["dataset", "training rows", "schema rule (memviz): clusters of 2+ columns",
                   "dtype rule (reference): clusters of 2+ columns", "clusters K (schema / dtype)"], rows)
+
+
+def stop_rows(summaries: dict) -> list[str]:
+    """Early stop beside the same seed's baseline, seed by seed (``summary["stop"]``, :func:`memviz.study.mitigation.stop_records`)."""
+    rows = []
+    for name, s in summaries.items():
+        for r in s.get("stop") or []:
+            d = None if r["es_excess"] is None or r["base_excess"] is None else r["base_excess"] - r["es_excess"]
+            rows.append([name, str(r["seed"]), f"{r['epochs']:,.0f}" if r["epochs"] else "–",
+                         f"{r['steps']:,.0f}" if r["steps"] else "–",
+                         pts(r["base_excess"]), interval(r["es_excess"], r["es_excess_low"], r["es_excess_high"]),
+                         pts(d), _c({"excess_mean": r["base_excess"], "floor_mean": r["base_floor"]}),
+                         _c({"excess_mean": r["es_excess"], "floor_mean": r["es_floor"]}),
+                         *[f"{_pct(r[f'base_{f}'])} / {_pct(r[f'es_{f}'])}" for f in ("shape", "trend", "mle")]])
+    if not rows:
+        return []
+    return table(["dataset", "seed", "epochs E* (recommended)", "optimiser steps", "baseline excess, points",
+                  "early stop excess, points (95 % CI)", "excess lowered by, points", "copy share c: baseline",
+                  "copy share c: early stop", "Shape ×100: baseline / early stop", "Trend ×100: baseline / early stop",
+                  "MLE ×100: baseline / early stop"], rows)

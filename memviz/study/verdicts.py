@@ -69,6 +69,8 @@ def _budget(t: dict) -> str:
     a, b = _float(t.get("steps_a")), _float(t.get("steps_b"))
     if a is None or b is None or abs(a - b) < 0.5:
         return ""
+    if "early_stop" in (t.get("a"), t.get("b")):  # fewer steps is early stop's treatment, not a confound
+        return f" ({a:,.0f} vs {b:,.0f} optimiser steps: early stop trains fewer by design)"
     return f" (confounded: {a:,.0f} vs {b:,.0f} optimiser steps)"
 
 

@@ -3,7 +3,9 @@
 One TabDDPM warm-up per seed on the same training rows, each given the scale's test rows as
 hold-out, so it stores its floor (:mod:`memviz.measure.floor`) and every check's excess. From each:
 
-* **per check**: mem ratio, floor, excess and its 95 % Newcombe interval;
+* **per check**: mem ratio, floor, excess and its 95 % Newcombe interval, copy share, and Shape and
+  Trend of the check's rows (:class:`memviz.evaluate.quality.CheckQuality`, every generated row), which
+  early stop's recommended epoch reads (:func:`memviz.warmup.frontier.recommend`);
 * **the paper's statistics** (:func:`memviz.dynamics.summaries.summarize`, circular) and **all eight
   statistics against the null model** (:func:`memviz.findings.nullmodel.compare_to_null`: the
   paper's four and the non-circular four: split-half groups, forgetting as a rate, Top
@@ -43,14 +45,17 @@ TOP_SHARE = 0.10
 
 
 def warmup_config(scale: StudyScale, seed: int, device: str) -> WarmupConfig:
-    """The warm-up of ``seed`` at this scale (the preset's checks: about 25)."""
+    """The warm-up of ``seed`` at this scale (the preset's checks: about 25). Only the last check keeps its
+    weights (``last:1``): the study's early stop retrains to the recommended epoch rather than sampling."""
     return WarmupConfig(preset=scale.preset, epochs=scale.epochs, n_samples=scale.warmup_samples, seed=seed,
-                        device=device, model_params=dict(scale.tabddpm_params))
+                        device=device, model_params=dict(scale.tabddpm_params), keep_checkpoints="last:1")
 
 
 def _warmup_job(train, test, config: WarmupConfig, run_dir: Path) -> float:
-    with torch_threads(1):
-        return float(ensure_warmup(train, config, run_dir, holdout=test).seconds)
+    from memviz.evaluate.quality import CheckQuality
+
+    with torch_threads(1):  # Shape and Trend at every check: early stop's recommended epoch needs them
+        return float(ensure_warmup(train, config, run_dir, holdout=test, quality=CheckQuality).seconds)
 
 
 def run_warmups(train, test, scale: StudyScale, runs: Path, device: str, n_jobs: int) -> dict:
@@ -125,7 +130,8 @@ def analyse_warmup(wres, scale: StudyScale, seed: int, path: Path) -> dict:
                               "n_checks_used": e.n_checks_used})
     pc = wres.per_check
     cols = [c for c in ("check", "epoch", "n_synthetic", "mem_ratio", "floor", "floor_low", "floor_high", "excess",
-                        "excess_low", "excess_high") if c in pc.columns]
+                        "excess_low", "excess_high", "copy_share", "shape", "trend", "quality", "quality_rows")
+            if c in pc.columns]
     rec = {"seed": seed, "epochs": int(epochs.max()), "n_checks": int(dyn.n_checks), "T": Ts,
            "seconds": float(wres.seconds), "summary": summarize(dyn).to_dict(),
            "per_check": pc[cols].to_dict(orient="list"), "null": nulls, "early": early, "selections": selections,

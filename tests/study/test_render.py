@@ -116,3 +116,46 @@ def test_equal_steps_reruns_are_their_own_arms(tmp_path):
     assert sorted(res["method"]) == ["baseline_eq", "tabcutmix_eq"] and set(res["grid"]) == {"steps"}
     [t] = [t for t in claim_tests(res) if t["key"] == "tcm_eq_vs_baseline_eq"]
     assert t["d"] == pytest.approx([0.05]) and t["family"] == "augmentation"
+
+
+@pytest.mark.slow
+def test_a_rerun_in_a_fresh_clone_continues_with_the_seeds_not_committed(data_dir, tmp_path):
+    """Issue 22 (the 10-seed test outlives a session): the run folders are not committed, so a rerun in a
+    fresh clone redid every warm-up and cell. Seeds whose warm-up and cells are committed are kept as they
+    are; only the others run. Issue 23: the study's warm-ups measure quality at every check, and the stop
+    grid's early stop trains to the recommended epoch: fewer steps than the baseline's, recorded."""
+    out = tmp_path / "o"
+    kw = dict(scales=("tiny",), datasets=("shoppers",), device="cpu", n_jobs=1, parts=("warmups", "main", "stop"))
+    d = out / "tiny" / "shoppers"
+    run_study(data_dir, out, seeds=(0,), **{**kw, "parts": ("warmups", "main")})
+    records = {f: (d / f).read_bytes() for f in ("per_check.csv", "null.csv", "selections.csv")}
+    run_study(data_dir, out, seeds=(0,), **{**kw, "parts": ("stop",)})  # its own warm-up: the records stay
+    assert {f: (d / f).read_bytes() for f in records} == records
+    assert (d / "runs" / "stopwarmup_s0").is_dir()
+    frontier = pd.read_csv(d / "stop_per_check.csv")                  # the checks early stop chose from
+    assert set(frontier["seed"]) == {0} and frontier[["excess", "shape", "trend"]].notna().all().all()
+    first = pd.read_csv(d / "results.csv")
+    pc = pd.read_csv(d / "per_check.csv")
+    assert pc[["shape", "trend", "copy_share"]].notna().all().all()    # quality at every check of the warm-up
+    tab = first.set_index("method")
+    assert tab.loc["early_stop", "grid"] == "stop" and tab.loc["early_stop", "steps_recorded"]
+    assert tab.loc["early_stop", "steps"] == tab.loc["early_stop", "epochs"] * np.ceil(200 / 64)
+    assert tab.loc["early_stop", "epochs"] <= SCALES["tiny"].epochs
+    for runs in (out / "tiny").rglob("runs"):                          # a fresh clone: only committed files
+        shutil.rmtree(runs)
+    run_study(data_dir, out, seeds=(0, 1), **kw)
+    assert not (d / "runs" / "warmup_s0").exists() and (d / "runs" / "warmup_s1").is_dir()
+    again = pd.read_csv(d / "results.csv")
+    assert sorted(again["seed"].unique()) == [0, 1]
+    pd.testing.assert_frame_equal(again[again["seed"] == 0].reset_index(drop=True)[first.columns],
+                                  first, check_dtype=False)
+    assert sorted(pd.read_csv(d / "per_check.csv")["seed"].unique()) == [0, 1]
+    assert sorted(pd.read_csv(d / "null.csv")["seed"].unique()) == [0, 1]
+    import json
+    assert [w["seed"] for w in json.loads((d / "summary.json").read_text())["warmups"]] == [0, 1]
+    summary = json.loads((d / "summary.json").read_text())
+    assert [r["seed"] for r in summary["stop"]] == [0, 1] and all(r["base_mem_ratio"] is not None
+                                                                  for r in summary["stop"])
+    text = (out / "study.md").read_text()
+    assert "Early stop (issue 23), seed by seed" in text and "Early stop (the warm-up's recommended epoch)" in text
+    assert "Early stop (retrained to the warm-up's recommended epoch) lowers memorization" in text

@@ -33,7 +33,7 @@ def test_tiny_study_writes_every_part(tmp_path, capsys):
     assert all(f["n_seeds"] == 2 for f in s["null"])
     assert any(o["between"] == "warm-up seeds" and o["pairs"] == 1 for o in s["overlap"])
     cells = {(r["model"], r["method"], r["n_seeds"]) for r in s["summary"]}
-    assert cells == {("tabddpm", m, 2) for m in ("baseline", "dynamiccut", "dynamiccut_excess", "random")}
+    assert cells == {("tabddpm", m, 2) for m in ("baseline", "dynamiccut", "dynamiccut_excess", "random", "early_stop")}
     by = {r["method"]: r for r in s["summary"]}
     assert by["baseline"]["floor_mean"] == pytest.approx(s["floors"]["paper"]["floor"])   # the same floor
     assert by["dynamiccut"]["control_kept_mean"] is not None and by["baseline"].get("control_kept_mean") is None
