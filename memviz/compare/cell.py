@@ -195,9 +195,10 @@ def run_cell(spec: CellSpec, ctx: GridContext) -> CellOutput:
             params = dict(ctx.model_params.get(spec.model, {}))
             if ctx.epochs is not None:
                 params["epochs"] = int(ctx.epochs)
-            if spec.method in SHORTENS:
-                params["epochs"] = early_stop_epochs(full_epochs(spec.model, params), int(ctx.stop["epoch"]),
-                                                     int(ctx.stop["warmup_epochs"]))
+            if spec.method in SHORTENS:  # the same share of the budget: of the steps when steps set it
+                budget = "steps" if params.get("steps") is not None else "epochs"
+                full = int(params["steps"]) if budget == "steps" else full_epochs(spec.model, params)
+                params[budget] = early_stop_epochs(full, int(ctx.stop["epoch"]), int(ctx.stop["warmup_epochs"]))
             model = make_model(spec.model, device=ctx.device, seed=spec.seed, **params).fit(mit.table, callbacks=[say])
             t2 = time.perf_counter()
             say.phase("sample")

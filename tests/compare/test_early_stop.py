@@ -57,3 +57,15 @@ def test_early_stop_cells_train_to_the_recommended_epoch(tables, tmp_path, stub)
     assert len(stub.fits) == n_fits + (2 if stop["epoch"] != 1 else 0)
     out = pd.read_csv(tmp_path / "results.csv")
     assert (out.loc[out.method == "early_stop", "epochs"] == 1).all()
+
+
+def test_early_stop_cells_shorten_a_step_budget_too(tables, tmp_path):
+    """Regression: with a ``steps`` budget in the model settings (the study's equal-steps design), the
+    early-stop cell trained the full steps, as the baseline did: its shortened epochs were overridden."""
+    train, test = tables
+    kw = dict(epochs=4, device="cpu", model_params={"tabddpm": {**TINY, "steps": 12}}, threads=1)
+    res = grid(train, test, ["baseline", "early_stop"], ["tabddpm"], [0], tmp_path, **kw)
+    stop = json.loads((tmp_path / "experiment.json").read_text())["early_stop"]
+    es, base = res[res.method == "early_stop"], res[res.method == "baseline"]
+    assert (base["steps"] == 12).all()
+    assert (es["steps"] == early_stop_epochs(12, stop["epoch"], stop["warmup_epochs"])).all()
