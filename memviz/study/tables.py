@@ -279,7 +279,7 @@ def stop_rows(summaries: dict) -> list[str]:
                          pts(r["base_excess"]), interval(r["es_excess"], r["es_excess_low"], r["es_excess_high"]),
                          pts(d), _c({"excess_mean": r["base_excess"], "floor_mean": r["base_floor"]}),
                          _c({"excess_mean": r["es_excess"], "floor_mean": r["es_floor"]}),
-                         *[f"{_pct(r[f'base_{f}'])} / {_pct(r[f'es_{f}'])}" for f in ("shape", "trend", "mle")]])
+                         *[f"{percent(r[f'base_{f}'], unit='')} / {percent(r[f'es_{f}'], unit='')}" for f in ("shape", "trend", "mle")]])
     if not rows:
         return []
     return table(["dataset", "seed", "epochs E* (recommended)", "optimiser steps", "baseline excess, points",
