@@ -25,10 +25,6 @@ def _num(x, digits: int = 2) -> str:
     return "–" if x is None or (isinstance(x, float) and not math.isfinite(x)) else f"{x:.{digits}f}"
 
 
-def _pct(x) -> str:
-    return percent(x)
-
-
 def _figures(name: str, e) -> list[tuple[str, str]]:
     """(label, value) pairs of one test's figures (labels from EVIDENCE_METRICS); none for a caller's own test."""
     from memviz.measure.attribute import AttributeResult
@@ -39,8 +35,8 @@ def _figures(name: str, e) -> list[tuple[str, str]]:
     if isinstance(e, MembershipResult):
         t1, t2 = e.tpr
         return [(M["mia_auc"].name, f"{_num(e.auc)} ({_num(e.auc_low)} to {_num(e.auc_high)})"),
-                (M["mia_tpr_1pct"].name, f"{_pct(t1['tpr'])} ({_pct(t1['low'])} to {_pct(t1['high'])})"),
-                (M["mia_tpr_01pct"].name, f"{_pct(t2['tpr'])}" + ("" if t2["resolved"] else " (hold-out too small "
+                (M["mia_tpr_1pct"].name, f"{percent(t1['tpr'])} ({percent(t1['low'])} to {percent(t1['high'])})"),
+                (M["mia_tpr_01pct"].name, f"{percent(t2['tpr'])}" + ("" if t2["resolved"] else " (hold-out too small "
                                                                      "to allow a false alarm)")),
                 (M["mia_exposed"].name, f"{e.n_exposed:,} of {e.n_train:,}"),
                 ("Rows compared", f"{e.n_train:,} training, {e.n_holdout:,} hold-out, {e.n_synthetic:,} generated")]
@@ -49,12 +45,12 @@ def _figures(name: str, e) -> list[tuple[str, str]]:
         out = [(M["data_copying_ct"].name, f"{e.c_t:+.2f} (z {e.z:+.2f})" if math.isfinite(e.c_t) else "–"),
                (M["data_copying_p"].name, f"{e.p_value:.3g}" if math.isfinite(e.p_value) else "–"),
                ("Regions (k-means cells) that copy", f"{len(cc)} of {e.n_cells}"),
-               (M["data_copying_share"].name, _pct(float(cc["holdout_share"].sum()) if len(cc) else 0.0))]
-        out += [(f"Region {int(r.cell)} (z {r.z:+.1f}, {_pct(r.holdout_share)} of the data)", r.description)
+               (M["data_copying_share"].name, percent(float(cc["holdout_share"].sum()) if len(cc) else 0.0))]
+        out += [(f"Region {int(r.cell)} (z {r.z:+.1f}, {percent(r.holdout_share)} of the data)", r.description)
                 for r in cc.head(5).itertuples()]
         return out
     if isinstance(e, AttributeResult):
-        return [(f"Secret {r.secret}", f"right for {_pct(r.rate)} of training rows, {_pct(r.control)} of fresh rows "
+        return [(f"Secret {r.secret}", f"right for {percent(r.rate)} of training rows, {percent(r.control)} of fresh rows "
                                        f"(excess {100 * r.excess:+.1f} points, {100 * r.excess_low:+.1f} to "
                                        f"{100 * r.excess_high:+.1f}; q {r.q_value:.2g})")
                 for r in e.columns.itertuples()]
