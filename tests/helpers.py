@@ -25,6 +25,19 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
                  "--disable-sync", "--no-first-run"]
 
 
+def memviz_cli(capsys, *args):
+    """(exit code, last stdout line, stderr) of ``memviz ARGS`` run in this process (argparse's usage
+    errors give their exit code, not an exception)."""
+    from memviz.cli import main
+
+    try:
+        code = main([str(a) for a in args])
+    except SystemExit as exc:
+        code = exc.code
+    out, err = capsys.readouterr()
+    return code, out.strip().splitlines()[-1] if out.strip() else "", err
+
+
 def need_browser():
     """Skip unless Playwright's Python package and Debian's chromium are there (no browser download)."""
     import os

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from dash_helpers import copier_run, finished_compare, floored_run
+from helpers import memviz_cli
 
 from memviz.app import comparisons, reports, runs
 from memviz.io import atomic_write_json
@@ -155,16 +156,9 @@ def test_the_report_page_names_each_sections_run_and_p(two_runs, monkeypatch):
 
 # ------------------------------------------------------------------ memviz report RUN (the CLI)
 def _cli(capsys, *args):
-    """(exit code, the last stdout line as JSON, stderr) of ``memviz ARGS`` run in this process."""
-    from memviz.cli import main
-
-    try:
-        code = main([str(a) for a in args])
-    except SystemExit as exc:
-        code = exc.code
-    out, err = capsys.readouterr()
-    last = out.strip().splitlines()[-1] if out.strip() else "{}"
-    return code, json.loads(last), err
+    """(exit code, the last stdout line as JSON, stderr) of ``memviz ARGS`` (:func:`helpers.memviz_cli`)."""
+    code, last, err = memviz_cli(capsys, *args)
+    return code, json.loads(last or "{}"), err
 
 
 def test_memviz_report_covers_the_comparisons_ranked_on_the_run_each_with_its_own_run_and_p(two_runs, tmp_path,

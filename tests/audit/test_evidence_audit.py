@@ -8,21 +8,11 @@ import json
 import numpy as np
 import pytest
 from evidence_tables import numeric_table, plant, three_parts
+from helpers import memviz_cli
 
 import memviz
 from memviz.audit.schema import validate
 from memviz.measure.evidence import TESTS, Evidence
-
-
-def _cli(capsys, *argv):
-    from memviz.cli import main
-
-    try:
-        code = main([str(a) for a in argv])
-    except SystemExit as exc:
-        code = exc.code
-    out, err = capsys.readouterr()
-    return code, out.strip().splitlines()[-1] if out.strip() else "", err
 
 
 @pytest.fixture(scope="module")
@@ -120,7 +110,7 @@ def test_memviz_audit_cli_writes_the_same_evidence_as_the_library(fresh_split, f
     for name, t in (("tr", tr), ("ho", ho), ("syn", fresh)):
         t.data.to_csv(tmp_path / f"{name}.csv", index=False)
     tr.schema.save(tmp_path / "meta.json")
-    rc, last, err = _cli(capsys, "audit", "--train", tmp_path / "tr.csv", "--schema", tmp_path / "meta.json",
+    rc, last, err = memviz_cli(capsys, "audit", "--train", tmp_path / "tr.csv", "--schema", tmp_path / "meta.json",
                          "--synthetic", tmp_path / "syn.csv", "--holdout", tmp_path / "ho.csv", "--out",
                          tmp_path / "out", "--quiet")
     assert rc == 0, err
@@ -131,7 +121,7 @@ def test_memviz_audit_cli_writes_the_same_evidence_as_the_library(fresh_split, f
         assert doc["evidence"][k]["sentence"] == lib[k]["sentence"], k
     assert doc["evidence"]["membership"]["auc_ci"] == pytest.approx(lib["membership"]["auc_ci"])
     assert doc["evidence"]["data_copying"]["c_t"] == pytest.approx(lib["data_copying"]["c_t"])
-    rc, _, err = _cli(capsys, "audit", "--train", tmp_path / "tr.csv", "--schema", tmp_path / "meta.json",
+    rc, _, err = memviz_cli(capsys, "audit", "--train", tmp_path / "tr.csv", "--schema", tmp_path / "meta.json",
                       "--synthetic", tmp_path / "syn.csv", "--holdout", tmp_path / "ho.csv", "--out",
                       tmp_path / "out2", "--quiet", "--no-evidence")
     assert rc == 0, err

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from helpers import TINY_MODEL
+from helpers import TINY_MODEL, memviz_cli
 
 import memviz
 from memviz.audit.schema import validate
@@ -75,16 +75,6 @@ def test_the_run_audit_finds_its_holdout_file_only_when_it_is_the_same_rows(runs
     assert b.dcr_share is not None and b.shape_reference is not None
 
 
-def _cli(capsys, *args):
-    """(exit code, last stdout line, stderr) of ``memviz ARGS`` run in this process."""
-    from memviz.cli import main
-
-    try:
-        code = main([str(a) for a in args])
-    except SystemExit as exc:                                                  # argparse's usage errors
-        code = exc.code
-    out, err = capsys.readouterr()
-    return code, out.strip().splitlines()[-1] if out.strip() else "", err
 
 
 def test_memviz_audit_gives_the_library_numbers_and_writes_three_files(fresh_split, fresh_audit, tmp_path, capsys):
@@ -92,7 +82,7 @@ def test_memviz_audit_gives_the_library_numbers_and_writes_three_files(fresh_spl
     for name, t in (("tr", tr), ("ho", ho), ("syn", fresh)):
         t.data.to_csv(tmp_path / f"{name}.csv", index=False)
     tr.schema.save(tmp_path / "meta.json")
-    rc, last, err = _cli(capsys, "audit", "--train", tmp_path / "tr.csv", "--schema", tmp_path / "meta.json", "--synthetic",
+    rc, last, err = memviz_cli(capsys, "audit", "--train", tmp_path / "tr.csv", "--schema", tmp_path / "meta.json", "--synthetic",
                          tmp_path / "syn.csv", "--holdout", tmp_path / "ho.csv", "--out", tmp_path / "out", "--quiet")
     assert rc == 0, err
     head = json.loads(last)
@@ -115,10 +105,10 @@ def test_memviz_audit_mistakes_are_one_line(fresh_split, tmp_path, capsys):
     tr.data.to_csv(tmp_path / "tr.csv", index=False)
     fresh.data.drop(columns=["age"]).to_csv(tmp_path / "syn.csv", index=False)
     (tmp_path / "sdv.json").write_text(json.dumps(tr.schema.to_sdv()))
-    rc, _, err = _cli(capsys, "audit", "--train", tmp_path / "tr.csv", "--schema", "x.json", "--metadata",
+    rc, _, err = memviz_cli(capsys, "audit", "--train", tmp_path / "tr.csv", "--schema", "x.json", "--metadata",
                       tmp_path / "sdv.json", "--synthetic", tmp_path / "syn.csv", "--out", tmp_path / "o")
     assert rc == 2 and len(err.strip().splitlines()) == 1 and "--metadata" in err and "--schema" in err
-    rc, _, err = _cli(capsys, "audit", "--train", tmp_path / "tr.csv", "--metadata", tmp_path / "sdv.json", "--synthetic",
+    rc, _, err = memviz_cli(capsys, "audit", "--train", tmp_path / "tr.csv", "--metadata", tmp_path / "sdv.json", "--synthetic",
                       tmp_path / "syn.csv", "--out", tmp_path / "o")
     assert rc == 2 and len(err.strip().splitlines()) == 1 and "'age'" in err and not (tmp_path / "o").exists()
 
@@ -126,7 +116,7 @@ def test_memviz_audit_mistakes_are_one_line(fresh_split, tmp_path, capsys):
 @pytest.mark.slow
 def test_memviz_report_audits_a_run(runs, tmp_path, capsys):
     root, _, _ = runs
-    rc, last, err = _cli(capsys, "report", root / "cancelled", "--p", "0.21", "--out", tmp_path / "rep", "--no-quality")
+    rc, last, err = memviz_cli(capsys, "report", root / "cancelled", "--p", "0.21", "--out", tmp_path / "rep", "--no-quality")
     assert rc == 0, err
     head = json.loads(last)
     doc = json.loads((tmp_path / "rep" / "audit.json").read_text())

@@ -11,12 +11,7 @@ from memviz.models.tabddpm import TabDDPM
 TINY = {"layers": (32, 32), "dim_t": 16, "n_timesteps": 10, "batch_size": 64, "epochs": 2}
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def test_column_max_equals_the_loop_over_blocks_with_ties_and_extremes():

@@ -20,13 +20,7 @@ from memviz.tables.schema import Schema
 TINY = {"layers": (32, 32), "dim_t": 16, "n_timesteps": 10, "batch_size": 64, "epochs": 3}
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """Tiny models gain nothing from a second thread, and lose much when the cores are busy."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 # ------------------------------------------------------------------ tables
