@@ -148,7 +148,7 @@ class DataCopyingResult:
             return f"Generated rows sit closer to the training rows than fresh real rows do, a sign of copying ({stat}){where}."
         if self.c_t > 0 and self.p_value > 1 - self.alpha:
             return (f"Generated rows sit farther from the training rows than fresh real rows do: no sign of copying, "
-                    f"rather of a model that does not fit the data closely ({stat}){where}.")
+                    f"rather the mark of a model that does not fit the data closely ({stat}){where}.")
         return f"Generated rows are no closer to the training rows than fresh real rows are ({stat}){where}."
 
 
