@@ -284,8 +284,9 @@ class NeighborEngine:
                                         np.zeros(0, dtype=np.int64), dtype=torch.int64, device=dev)
         self.n_onehot_ = int(sizes.sum())
         # h and matches are small exact integers: bfloat16 holds them exactly up to 256,
-        # float32 up to 2**24
-        self.onehot_dtype_ = torch.bfloat16 if self.q_ < 256 else torch.float32
+        # float32 up to 2**24. bfloat16 only on CUDA: a CPU without native bfloat16 (AVX2)
+        # runs its GEMM ~10x slower than float32's (benchmarks/bench_evidence.py)
+        self.onehot_dtype_ = torch.bfloat16 if self.q_ < 256 and dev.type == "cuda" else torch.float32
         self.x_onehot_t_ = self._onehot(x_cat).T.contiguous()                                     # (K, N)
         self.q_full_ = torch.full((1, 1), float(self.q_), dtype=self.onehot_dtype_, device=dev)
 
