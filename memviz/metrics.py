@@ -48,6 +48,19 @@ def percent_pm(mean, sd, digits: int = 1, *, signed: bool = False, unit: str = "
     s = percent(sd, digits, unit="" if unit.strip() in ("%", "") else unit)
     return m if s == MISSING else f"{m}{sep}{s}"
 
+
+def number(x, digits: int = 2, *, signed: bool = False) -> str:
+    """A plain number (an AUC, a z statistic) with ``digits`` decimals; ``signed`` adds ``+``. Never
+    ``-0.00``; :data:`MISSING` for None, NaN or text that is no number (as :func:`percent`)."""
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        return MISSING
+    if not np.isfinite(v):
+        return MISSING
+    v = round(v, digits)
+    return f"{0.0 if v == 0 else v:{'+' if signed else ''}.{digits}f}"
+
 #: per-term Mem-AUC contributions are rounded to multiples of 1 / AUC_QUANTUM_INV (about 1e-9)
 AUC_QUANTUM_INV = float(2 ** 30)
 

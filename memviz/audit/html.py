@@ -171,9 +171,10 @@ def audit_html(a, *, redacted: bool = True, train=None, synthetic=None, sections
     title = "memviz audit" + (f": run {a.provenance.run.run_id}, check {a.provenance.run.check}"
                               if a.provenance.run is not None else "")
     source = source_name(a)
-    from memviz.audit.evidence_html import with_other_tests
+    from memviz.audit.evidence_html import other_tests_section
 
-    return with_other_tests(build_report(facts(a), figures, None, settings, redacted=redacted, title=title,
-                                         leaks=leak_views(a, train, synthetic, salt), verdict=card, sentence="",
-                                         salt=salt, sections=sections,
-                                         settings_name="The audit: " + (source or "its tables"), name=source), a)
+    other = other_tests_section(a)   # the supporting evidence, after the audit's own parts
+    return build_report(facts(a), figures, None, settings, redacted=redacted, title=title,
+                        leaks=leak_views(a, train, synthetic, salt), verdict=card, sentence="", salt=salt,
+                        sections=[*([other] if other is not None else []), *sections],
+                        settings_name="The audit: " + (source or "its tables"), name=source)

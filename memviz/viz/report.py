@@ -314,6 +314,17 @@ def card_block(verdict: Card | None, sentence: str = "") -> str:
     return "".join(parts)
 
 
+@dataclass(frozen=True)
+class Part:
+    """One titled block of a :class:`Section` (e.g. one test of the audit's "Other tests"): a
+    heading (``<h3>``), a plain sentence, a note in small print and (label, value) facts."""
+
+    heading: str
+    sentence: str = ""
+    note: str = ""
+    facts: Sequence[tuple[str, str]] = ()
+
+
 @dataclass(frozen=True, eq=False)
 class Section:
     """One part of a report, under a heading that names what it draws on (a run and its check, a
@@ -328,6 +339,7 @@ class Section:
         :func:`memviz.viz.compare.results_display`), with ``results_note`` above them.
     figures : plotly figures; leaks : :class:`memviz.leaks.rows.LeakView` of its most-copied rows.
     settings : the settings it used (shown under "Settings", headed by ``settings_name``).
+    intro : a note in small print under the heading. parts : its :class:`Part` blocks, after its facts.
     """
 
     heading: str
@@ -341,6 +353,8 @@ class Section:
     leaks: Sequence = ()
     settings: Mapping | None = None
     settings_name: str = ""
+    intro: str = ""
+    parts: Sequence[Part] = ()
 
 
 RESULTS_NOTE = ("Mean ± standard deviation over seeds (with one seed, the floor and the excess show their 95 % "
@@ -360,12 +374,19 @@ def _section_parts(sec: Section, first_figure: int, redacted: bool, salt: str | 
     parts = [f"<h2>{_e(sec.heading)}</h2>"]
     if sec.note:
         parts.append(f"<p class='tone-warn'>{_e(sec.note)}</p>")
+    if sec.intro:
+        parts.append(f"<p class='meta'>{_e(sec.intro)}</p>")
     if sec.card is not None:
         parts.append(card_block(sec.card))
     if sec.facts:
         parts += ["<h3>Facts</h3>", kv_table(list(sec.facts))]
     if sec.results is not None and len(sec.results):
         parts += ["<h3>Results</h3>", results_block(sec.results, sec.results_note)]
+    for part in sec.parts:
+        parts.append(f"<h3>{_e(part.heading)}</h3>" + (f"<p>{_e(part.sentence)}</p>" if part.sentence else "")
+                     + (f"<p class='meta'>{_e(part.note)}</p>" if part.note else ""))
+        if part.facts:
+            parts.append(kv_table(list(part.facts)))
     if sec.figures:
         parts.append(f"<h2>Figures · {_e(sec.heading)}</h2>")
         parts += [figure_block(f, first_figure + i) for i, f in enumerate(sec.figures)]
