@@ -11,7 +11,13 @@
   Before this reuse (one engine per k-means cell, every column a secret, 8,140 hold-out rows)
   the three cost 7.0× one pass on this machine at load 4.6 (9.6–11.6× in the issue's runs);
   after it, at load 16.5 on 2 shared cores (one pass 11.7 s, 8.2 to 14.7): paper audit 2.9×,
-  standardized audit 2.0×, every column a secret 5.5×; profiled at load 13: paper audit 2.4×;
+  standardized audit 2.0×, every column a secret 5.5×; profiled at load 13: paper audit 2.4×.
+  The dense path's category GEMM on CPU in float32 instead of bfloat16 (10× faster on AVX2) cut
+  the dense rows' share (26–98 per query set) from 5.5 s to 1.8 s of 18 s (load 10–15); in one run
+  at load 10–11 (old and new alternated, each beside two passes): old 3.2× and 3.3×, new 5.8× and
+  2.7× (the evidence alone 11.7–27.6 s: at this load the machine, not the code, sets the figure);
+  the same run at load 12–13.5: paper audit 2.5–2.9× before, standardized 2.1–2.6×, every column
+  a secret 5.3–7.5× before, 6.4× after. Target ≤ 2× not shown yet on this machine;
 * **calibration**: fresh real rows as the "synthetic" table (a real table split into three
   disjoint parts: train, "synthetic", hold-out), R resamples on two tables: how often the MIA
   AUC interval covers 0.5, the data-copying test is significant, the attribute excess interval
