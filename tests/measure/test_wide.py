@@ -161,8 +161,8 @@ def test_a_cluster_finer_than_float32_needs_the_bound(distance, monkeypatch):
 
 def _without_bound(bounds):
     def run(self, yq):
-        bmin, bmax, ng2, E = bounds(self, yq)
-        return bmin, bmax, ng2, E * 0.0
+        bmin, bmax, ng2, E, rho = bounds(self, yq)
+        return bmin, bmax, ng2, E * 0.0, rho
     return run
 
 
@@ -196,3 +196,24 @@ def test_auto_takes_the_wide_search_above_32_numerical_columns_and_not_below():
     num, _, _, _ = wide_case(1, n=300, m=1, p=40, q=0)
     cat_only, _ = table(num[:, :0], np.zeros((300, 2), dtype=int))
     assert NeighborEngine(device="cpu", algorithm="wide").fit(cat_only).algorithm_ == "dense"
+
+
+def test_columns_taken_through_their_norm_need_the_upper_bound():
+    """Two wide-range columns (±1000) and 30 narrow ones (sd 6, 5e-4 of the sum of squares):
+    the product takes the narrow ones through their norm only, which bounds s from below;
+    min e and max e (decided here by the narrow columns among rows tied on the wide ones)
+    need the upper bound t + 4·ρ(g)·ρ(x) to keep their blocks. Exact with it, wrong rows or
+    distances without it (so this test can see a missing slack)."""
+    rng = np.random.default_rng(5)
+    n, m = 640, 40
+    num = np.concatenate([np.repeat(rng.choice([-1000.0, 1000.0], (n, 1)), 2, axis=1),
+                          rng.normal(size=(n, 30)) * 6.0], axis=1)
+    g = np.concatenate([np.full((m, 2), 1000.0), rng.normal(size=(m, 30)) * 6.0], axis=1)
+    train, _ = table(num)
+    eng = NeighborEngine(distance="paper", device="cpu", algorithm="wide").fit(train)
+    assert len(eng.wide_.sel) == 2 and len(eng.wide_.rest) == 30
+    assert_exact(train, frame(g), "paper")
+    eng.wide_.qmax = np.zeros_like(eng.wide_.qmax)                  # no slack
+    got = eng.kneighbors(frame(g), 2)
+    want_p, want_d = brute(eng, frame(g), 2)
+    assert (got.pos != want_p).any() or (got.dist != want_d).any()
