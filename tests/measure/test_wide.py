@@ -217,3 +217,15 @@ def test_columns_taken_through_their_norm_need_the_upper_bound():
     got = eng.kneighbors(frame(g), 2)
     want_p, want_d = brute(eng, frame(g), 2)
     assert (got.pos != want_p).any() or (got.dist != want_d).any()
+
+
+@pytest.mark.parametrize("distance", ["paper", "standardized"])
+def test_query_rows_beyond_float32_products_go_to_the_dense_path(distance):
+    """A query value 1e25 times the training magnitudes: (|V| + R)^2 passes 2^120, its
+    float32 product could overflow, so the row is not answered by the wide search but by the
+    dense path, still exactly; the other rows stay with the wide search."""
+    num, cat, g, gc = wide_case(9, n=300, m=40)
+    g[5, 4] = 1e25 * np.abs(num).max()
+    train, _ = table(num, cat)
+    got = assert_exact(train, frame(g, gc), distance)
+    assert got.n_exhaustive == 1 and got.n_pruned == len(g) - 1
