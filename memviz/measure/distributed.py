@@ -24,7 +24,9 @@ from __future__ import annotations
 import contextlib
 import copy
 import os
+import threading
 import uuid
+import weakref
 from typing import Callable
 
 import numpy as np
@@ -73,17 +75,35 @@ def connect(scheduler=None, n_workers: int | None = None):
             cluster.close()
 
 
+#: per worker process: the scattered engine -> its copy with the worker's thread count, kept
+#: for the life of the engine so that what a query builds on first use (the dense pass's
+#: tensors) is built once per worker, not once per task
+_WORKER_COPIES: "weakref.WeakKeyDictionary[NeighborEngine, NeighborEngine]" = weakref.WeakKeyDictionary()
+_COPIES_LOCK = threading.Lock()
+
+
+def _worker_engine(engine: NeighborEngine) -> NeighborEngine:
+    """The engine a task on this worker uses: itself when its ``n_jobs`` is set, else one
+    shallow copy per worker (arrays shared, not copied) with the worker's thread count. A
+    copy, not the scattered object: with an in-process cluster that object is the caller's."""
+    if engine.n_jobs is not None:
+        return engine
+    with _COPIES_LOCK:
+        local = _WORKER_COPIES.get(engine)
+        if local is None:
+            local = copy.copy(engine)
+            try:
+                from distributed import get_worker
+                local.n_jobs = max(1, int(get_worker().state.nthreads))
+            except (ImportError, ValueError, AttributeError):
+                pass
+            _WORKER_COPIES[engine] = local
+    return local
+
+
 def _query(engine: NeighborEngine, rows: pd.DataFrame, k: int) -> tuple[np.ndarray, np.ndarray, int, int]:
-    """One task: the engine's answer for a block of rows, on the worker's own threads (a
-    shallow copy: the scattered engine's arrays are shared, not copied)."""
-    if engine.n_jobs is None:
-        try:
-            from distributed import get_worker
-            engine = copy.copy(engine)
-            engine.n_jobs = max(1, int(get_worker().state.nthreads))
-        except (ImportError, ValueError, AttributeError):
-            pass
-    nb = engine.kneighbors(rows, k=k)
+    """One task: the engine's answer for a block of rows, on the worker's own threads."""
+    nb = _worker_engine(engine).kneighbors(rows, k=k)
     return nb.pos, nb.dist, nb.n_exhaustive, nb.n_pruned
 
 
