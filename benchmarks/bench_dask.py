@@ -19,6 +19,7 @@ Usage: python benchmarks/bench_dask.py [--table adult|wide] [--n N] [--workers W
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 import time
@@ -33,6 +34,12 @@ def load_avg() -> str:
     return "load {:.1f}/{:.1f}/{:.1f}".format(*os.getloadavg())
 
 
+def _cpu() -> float:
+    """User + system CPU seconds of this (worker) process."""
+    t = os.times()
+    return t.user + t.system
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--table", default="adult", choices=["adult", "wide"])
@@ -43,7 +50,7 @@ def main() -> None:
     args = ap.parse_args()
 
     import torch
-    from distributed import LocalCluster
+    from distributed import LocalCluster, get_task_stream
 
     from memviz.measure.distributed import DaskEngine, connect
     from memviz.measure.memorization import memorization
@@ -58,9 +65,9 @@ def main() -> None:
     print(f"{args.table}: {len(train)} x {len(syn)} rows; {os.cpu_count()} cores [{load_avg()}]", flush=True)
     torch.set_num_threads(1)
     engine = NeighborEngine(device="cpu", n_jobs=1).fit(train)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     one = memorization(train, syn, engine=engine)
-    t_one = time.perf_counter() - t0
+    t_one, c_one = time.perf_counter() - t0, time.process_time() - c0
     print(f"(a) one process, 1 thread:   {t_one:8.2f} s   [{load_avg()}]", flush=True)
     torch.set_num_threads(args.threads)
     engine.n_jobs = args.threads
@@ -72,17 +79,27 @@ def main() -> None:
     rows = args.rows_per_task or -(-len(syn) // (4 * args.workers))
     with LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True, dashboard_address=":0") as c, \
             connect(c) as client:
-        client.wait_for_workers(args.workers)                    # start-up not counted
+        client.wait_for_workers(args.workers)                    # start-up not counted, imports included:
+        client.run(importlib.import_module, "memviz.measure.neighbors")   # a fresh worker imports torch once
+        cpu0 = client.run(_cpu)
         t0 = time.perf_counter()
         remote = DaskEngine(engine, client, rows_per_task=rows)
         t_scatter = time.perf_counter() - t0
-        dask = memorization(train, syn, engine=remote)
+        with get_task_stream(client) as ts:
+            dask = memorization(train, syn, engine=remote)
         t_dask = time.perf_counter() - t0
+        cpu = sum(v - cpu0[w] for w, v in client.run(_cpu).items())
+    stages = {}
+    for task in ts.data:
+        for ss in task["startstops"]:
+            stages[ss["action"]] = stages.get(ss["action"], 0.0) + ss["stop"] - ss["start"]
     same = all(getattr(one, k).tobytes() == getattr(dask, k).tobytes()
                for k in ("nn1", "nn2", "d1", "d2", "ratio", "memorized"))
     print(f"(c) LocalCluster {args.workers} workers x 1 thread: {t_dask:8.2f} s (scatter {t_scatter:.2f} s, "
           f"{rows} rows per task) -> {t_one / t_dask:.2f}x (a), {t_two / t_dask:.2f}x (b); arrays "
           f"{'byte-identical' if same else 'DIFFER'} to (a)   [{load_avg()}]", flush=True)
+    print(f"    tasks: {len(ts.data)}, summed over tasks: " + ", ".join(f"{k} {v:.2f} s" for k, v in sorted(stages.items()))
+          + f"; worker CPU {cpu:.2f} s against (a)'s {c_one:.2f} s")
     print(f"mem ratio {one.mem_ratio:.4f}")
 
 
