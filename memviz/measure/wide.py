@@ -5,8 +5,8 @@ picks on a CPU above ``PRUNED_MAX_P`` numerical columns, where k-d trees and the
 pruning). Every distance it reports, and every min e and max e, comes from direct float64
 differences (the engine's contract, up to the order of the p squares' sum); the matrix
 product only says **which** reference rows need them. Cost: one float32 product of
-2·(p + 1) flops per pair and two reductions per pair, then exact differences for a few
-blocks per query row.
+2·K flops per pair (K = r + 2 <= p + 1, "Columns" below) and two reductions per pair, then
+exact differences for a few blocks per query row.
 
 Layout. The reference rows are sorted by their categorical tuple (so a block holds one or a
 few tuples), padded to whole tiles of ``TILE`` blocks of ``BLOCK`` rows with copies of the
@@ -24,7 +24,7 @@ weights or incomes carry nearly all of e) through the norm of their part, ρ(x) 
 (|G_rest| - |X_rest|)^2 <= |G_rest - X_rest|^2 <= (|G_rest| + |X_rest|)^2, so
 |V - U|^2 <= 2^-2a·s(x) <= |V - U|^2 + 4·ρ(g)·ρ(x): a product of length r + 2 instead of
 p + 1 (12 instead of 41 on the benchmark's wide table) bounds s from both sides:
-one float32 matrix product of [-2X, fl32(|X|^2)] (BLOCK·TILE, p+1) with [G, 1]^T (p+1, b) per
+one float32 matrix product of [-2X, fl32(|X|^2)] (BLOCK·TILE, K) with [G, 1]^T (K, b) (K = r + 2) per
 tile, read as (TILE, BLOCK, b) so that the block minima and maxima are reductions over a
 cache-sized buffer (the maxima only for the paper distance, which needs max e). s̃(x) = t(x) + |G|^2 approximates 2^-2a·s(x), where
 s(x) is the sum the exact formula forms: s(x) = sum_j fl(x_j - g_j)^2, summed left to right
@@ -226,7 +226,7 @@ class WideIndex:
         b, tile = len(g32), self.tile
         nt, rows = self.nb // tile, BLOCK * tile
         at = torch.from_numpy(np.ascontiguousarray(
-            np.concatenate([g32, np.ones((b, 1), dtype=np.float32)], axis=1).T))          # (p+1, b)
+            np.concatenate([g32, np.ones((b, 1), dtype=np.float32)], axis=1).T))          # (K, b)
         bmin = torch.empty((self.nb, b), dtype=torch.float32)
         bmax = torch.empty((self.nb, b), dtype=torch.float32) if self.paper else None       # max e: paper only
         out = torch.empty((rows, b), dtype=torch.float32)                                # stays in cache

@@ -1,8 +1,12 @@
 """The wide search (matrix-product bounds, then exact differences): bit for bit the exact
 formula over all reference rows, on wide, all-numerical and adversarial tables."""
+import os
+
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from naive import naive_memorization
 
 from memviz.measure import wide
@@ -229,3 +233,30 @@ def test_query_rows_beyond_float32_products_go_to_the_dense_path(distance):
     train, _ = table(num, cat)
     got = assert_exact(train, frame(g, gc), distance)
     assert got.n_exhaustive == 1 and got.n_pruned == len(g) - 1
+
+
+@settings(max_examples=int(os.environ.get("MEMVIZ_EXAMPLES", 100)) // 10, deadline=None, database=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**31 - 1), n_wide=st.integers(1, 12), spread=st.sampled_from([1e2, 1e3, 1e5]),
+       q=st.integers(0, 3), k=st.integers(1, 4), distance=st.sampled_from(["paper", "standardized"]))
+def test_columns_through_their_norm_on_random_tables(seed, n_wide, spread, q, k, distance):
+    """Random tables of 34 numerical columns, n_wide of them `spread` times wider than the
+    rest (so the product takes the rest through its norm), integer columns (ties), duplicated
+    training rows, exact and one-ulp copies: bit for bit the exact formula."""
+    rng = np.random.default_rng(seed)
+    p, n, m = 34, 200, 24
+    scales = np.where(np.arange(p) < n_wide, spread, 1.0) * rng.uniform(0.5, 2.0, p)
+    num = rng.normal(size=(n, p)) * scales
+    num[:, 1::4] = np.round(num[:, 1::4])
+    num[5:9] = num[4]
+    cat = rng.integers(0, 3, (n, q)) if q else None
+    g = rng.normal(size=(m, p)) * scales
+    src = rng.integers(0, n, m)
+    g[:8] = num[src[:8]]
+    g[4:8, 0] = np.nextafter(g[4:8, 0], np.inf)
+    gc = rng.integers(0, 3, (m, q)) if q else None
+    if q:
+        gc[:8] = cat[src[:8]]
+    train, _ = table(num, cat)
+    got = assert_exact(train, frame(g, gc), distance, k)
+    assert got.n_pruned == m
