@@ -10,8 +10,28 @@ One table (``--table adult``: Adult-shaped of ``bench_scale.py``; ``wide``: the 
     query pass, cluster start-up not counted (a cluster is started once and serves many
     checks);
 
-and whether (c)'s arrays are byte-identical to (a)'s. The machine may be shared: the load
-average is printed; read the ratios, not the absolute times.
+and whether (c)'s arrays are byte-identical to (a)'s, with the task stream's time per stage
+summed over tasks and the workers' CPU seconds beside (a)'s. The machine may be shared: the
+load average is printed; read the ratios (and the CPU seconds), not the absolute times.
+
+Measured (2 cores shared with other jobs). Why the cluster lost: (1) Dask's nanny starts
+workers with ``MALLOC_TRIM_THRESHOLD_=65536``, which freezes glibc's mmap threshold at 128 KiB,
+so each ~1 MB temporary of a query was a fresh mmap faulted in page by page: one 4,071-row
+block of the wide table cost 1.33 s thread CPU on a worker against 0.72 s in the client
+(0.60 s locally, 1.21 s locally under that variable); workers now raise both thresholds on
+their first task (:func:`memviz.measure.distributed._tune_malloc`); (2) the old figure's
+"scatter" included each fresh worker importing torch (157 s at load 18-22); with the imports
+warmed first it is 0.9-1.1 s for the 24 MB wide engine, 10.9 s for the Adult-shaped 100k one
+at load 15; (3) each task took a fresh shallow copy of the engine, rebuilding the dense
+pass's tensors per task (now one copy per worker). After the fixes, wide 32,561 x 32,561 at
+load 6-10: (a) 12.0 s wall / 5.25 s CPU, (b) 13.0 s, (c) 19.0 s wall, of which scatter 1.1 s,
+workers' CPU 6.82 s (before the malloc fix, in the same conditions: 40.2 s, 17.07 s CPU against
+(a)'s 4.98 s). Adult-shaped 100k x 100k at load 11-16: (a) 25.1 s / 7.5 s CPU, (b) 22.1 s,
+(c) 72.4 s, scatter 10.9 s, workers' CPU 14.4 s. Not met: on this machine the workers ran at
+about 20 % of a core each (task wall 118.5 s summed against 14.4 s CPU) while other jobs held
+the cores, so the wall-clock comparison says more about the load than about Dask; by CPU
+seconds the cluster now does the wide table's work in 1.3x the one-thread process's CPU (was
+3.4x) split over two processes, and Adult-shaped 100k in 1.9x.
 
 Usage: python benchmarks/bench_dask.py [--table adult|wide] [--n N] [--workers W] [--threads T]
        [--rows-per-task R]
