@@ -10,8 +10,28 @@ One table (``--table adult``: Adult-shaped of ``bench_scale.py``; ``wide``: the 
     query pass, cluster start-up not counted (a cluster is started once and serves many
     checks);
 
-and whether (c)'s arrays are byte-identical to (a)'s. The machine may be shared: the load
-average is printed; read the ratios, not the absolute times.
+and whether (c)'s arrays are byte-identical to (a)'s, with the task stream's time per stage
+summed over tasks and the workers' CPU seconds beside (a)'s. The machine may be shared: the
+load average is printed; read the ratios (and the CPU seconds), not the absolute times.
+
+Measured (2 cores shared with other jobs). Why the cluster lost: (1) Dask's nanny starts
+workers with ``MALLOC_TRIM_THRESHOLD_=65536``, which freezes glibc's mmap threshold at 128 KiB,
+so each ~1 MB temporary of a query was a fresh mmap faulted in page by page: one 4,071-row
+block of the wide table cost 1.33 s thread CPU on a worker against 0.72 s in the client
+(0.60 s locally, 1.21 s locally under that variable); workers now raise both thresholds on
+their first task (:func:`memviz.measure.distributed._tune_malloc`); (2) the old figure's
+"scatter" included each fresh worker importing torch (157 s at load 18-22); with the imports
+warmed first it is 0.9-1.1 s for the 24 MB wide engine, 10.9 s for the Adult-shaped 100k one
+at load 15; (3) each task took a fresh shallow copy of the engine, rebuilding the dense
+pass's tensors per task (now one copy per worker). After the fixes, wide 32,561 x 32,561 at
+load 6-10: (a) 12.0 s wall / 5.25 s CPU, (b) 13.0 s, (c) 19.0 s wall, of which scatter 1.1 s,
+workers' CPU 6.82 s (before the malloc fix, in the same conditions: 40.2 s, 17.07 s CPU against
+(a)'s 4.98 s). Adult-shaped 100k x 100k at load 11-16: (a) 25.1 s / 7.5 s CPU, (b) 22.1 s,
+(c) 72.4 s, scatter 10.9 s, workers' CPU 14.4 s. Not met: on this machine the workers ran at
+about 20 % of a core each (task wall 118.5 s summed against 14.4 s CPU) while other jobs held
+the cores, so the wall-clock comparison says more about the load than about Dask; by CPU
+seconds the cluster now does the wide table's work in 1.3x the one-thread process's CPU (was
+3.4x) split over two processes, and Adult-shaped 100k in 1.9x.
 
 Usage: python benchmarks/bench_dask.py [--table adult|wide] [--n N] [--workers W] [--threads T]
        [--rows-per-task R]
@@ -19,6 +39,7 @@ Usage: python benchmarks/bench_dask.py [--table adult|wide] [--n N] [--workers W
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 import time
@@ -33,6 +54,12 @@ def load_avg() -> str:
     return "load {:.1f}/{:.1f}/{:.1f}".format(*os.getloadavg())
 
 
+def _cpu() -> float:
+    """User + system CPU seconds of this (worker) process."""
+    t = os.times()
+    return t.user + t.system
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--table", default="adult", choices=["adult", "wide"])
@@ -43,7 +70,7 @@ def main() -> None:
     args = ap.parse_args()
 
     import torch
-    from distributed import LocalCluster
+    from distributed import LocalCluster, get_task_stream
 
     from memviz.measure.distributed import DaskEngine, connect
     from memviz.measure.memorization import memorization
@@ -58,9 +85,9 @@ def main() -> None:
     print(f"{args.table}: {len(train)} x {len(syn)} rows; {os.cpu_count()} cores [{load_avg()}]", flush=True)
     torch.set_num_threads(1)
     engine = NeighborEngine(device="cpu", n_jobs=1).fit(train)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     one = memorization(train, syn, engine=engine)
-    t_one = time.perf_counter() - t0
+    t_one, c_one = time.perf_counter() - t0, time.process_time() - c0
     print(f"(a) one process, 1 thread:   {t_one:8.2f} s   [{load_avg()}]", flush=True)
     torch.set_num_threads(args.threads)
     engine.n_jobs = args.threads
@@ -72,17 +99,27 @@ def main() -> None:
     rows = args.rows_per_task or -(-len(syn) // (4 * args.workers))
     with LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True, dashboard_address=":0") as c, \
             connect(c) as client:
-        client.wait_for_workers(args.workers)                    # start-up not counted
+        client.wait_for_workers(args.workers)                    # start-up not counted, imports included:
+        client.run(importlib.import_module, "memviz.measure.neighbors")   # a fresh worker imports torch once
+        cpu0 = client.run(_cpu)
         t0 = time.perf_counter()
         remote = DaskEngine(engine, client, rows_per_task=rows)
         t_scatter = time.perf_counter() - t0
-        dask = memorization(train, syn, engine=remote)
+        with get_task_stream(client) as ts:
+            dask = memorization(train, syn, engine=remote)
         t_dask = time.perf_counter() - t0
+        cpu = sum(v - cpu0[w] for w, v in client.run(_cpu).items())
+    stages = {}
+    for task in ts.data:
+        for ss in task["startstops"]:
+            stages[ss["action"]] = stages.get(ss["action"], 0.0) + ss["stop"] - ss["start"]
     same = all(getattr(one, k).tobytes() == getattr(dask, k).tobytes()
                for k in ("nn1", "nn2", "d1", "d2", "ratio", "memorized"))
     print(f"(c) LocalCluster {args.workers} workers x 1 thread: {t_dask:8.2f} s (scatter {t_scatter:.2f} s, "
           f"{rows} rows per task) -> {t_one / t_dask:.2f}x (a), {t_two / t_dask:.2f}x (b); arrays "
           f"{'byte-identical' if same else 'DIFFER'} to (a)   [{load_avg()}]", flush=True)
+    print(f"    tasks: {len(ts.data)}, summed over tasks: " + ", ".join(f"{k} {v:.2f} s" for k, v in sorted(stages.items()))
+          + f"; worker CPU {cpu:.2f} s against (a)'s {c_one:.2f} s")
     print(f"mem ratio {one.mem_ratio:.4f}")
 
 

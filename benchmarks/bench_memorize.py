@@ -30,6 +30,20 @@ categorical columns, 32,561 training rows, the synthetic rows fresh draws with t
 planted near and exact copies), where ``auto`` takes the wide search (matrix-product bounds,
 :mod:`memviz.measure.wide`; target >= 100x the loop on 2 CPU threads).
 
+Measured (``--wide --no-rss --no-dense --old-ref 2707697``, 2 threads, load 9.0-9.5 on the 2
+cores, one run): loop 14.4 ms/row (CPU 6.2); wide search median 11.6 s wall, 4.75-5.66 s CPU
+-> **40.5x** the loop by wall time, 41.3x by CPU time (target 100x: not met); the previous
+engine (41 product columns) 16.5 s in the same run, so 1.4x faster; flags, NaN pattern and
+ratios identical to it and to the float64 loop. The product now takes 12 columns (10 of the
+40 carry all but 1.1e-4 of the sum of squares, the other 30 enter through their norm): its
+arithmetic is 2·32,561·32,768·12 = 2.6e10 flops (the 41-column product: 8.7e10), about 1 s on
+one thread at the ~25 GFLOP/s float32 rate of that shape measured at load 5. One thread's
+stage CPU times (thread_time, all 32,561 rows, load 4): bounds (product + block min/max)
+3.0 -> 1.8 s, of which the two block reductions ~1 s (0.42 ns per pair each, more than the
+product now); exact differences 1.2 s (5 blocks of 32 rows per query row: 1 for min e, 1 for
+max e, 3 for the k + 1 nearest blocks); the per-block bounds, selection and top-k over
+(rows x 1,024 blocks) float64 arrays ~1.6 s; total 5.6-6.3 -> 4.7-4.9 s.
+
 The machine may be shared: the load average is printed next to every timing, and the
 ratios compare figures measured in the same run.
 

@@ -18,13 +18,19 @@ Adult's 32,561 rows); each task answers one block of ``rows_per_task`` query row
 that row alone (the engine's result is exact, whatever the blocks, the threads or the path
 that answered it), so the output equals the local run's, byte for byte
 (``tests/measure/test_distributed.py``).
+
+On each worker the first task raises glibc's mmap and trim thresholds (:func:`_tune_malloc`):
+under the thresholds Dask's nanny sets, a worker spent about twice the local CPU time on the
+same rows, mostly faulting in fresh pages for every temporary array.
 """
 from __future__ import annotations
 
 import contextlib
 import copy
 import os
+import threading
 import uuid
+import weakref
 from typing import Callable
 
 import numpy as np
@@ -73,17 +79,60 @@ def connect(scheduler=None, n_workers: int | None = None):
             cluster.close()
 
 
-def _query(engine: NeighborEngine, rows: pd.DataFrame, k: int) -> tuple[np.ndarray, np.ndarray, int, int]:
-    """One task: the engine's answer for a block of rows, on the worker's own threads (a
-    shallow copy: the scattered engine's arrays are shared, not copied)."""
-    if engine.n_jobs is None:
+#: per worker process: the scattered engine -> its copy with the worker's thread count, kept
+#: for the life of the engine so that what a query builds on first use (the dense pass's
+#: tensors) is built once per worker, not once per task
+_WORKER_COPIES: "weakref.WeakKeyDictionary[NeighborEngine, NeighborEngine]" = weakref.WeakKeyDictionary()
+_COPIES_LOCK = threading.Lock()
+
+
+#: glibc's mmap threshold and trim threshold on workers (32 MiB and 64 MiB; module docstring)
+MMAP_THRESHOLD, TRIM_THRESHOLD = 32 << 20, 64 << 20
+_MALLOC_TUNED = []
+
+
+def _tune_malloc() -> None:
+    """Once per worker process: let glibc keep freed blocks for reuse. Dask's nanny starts
+    workers with ``MALLOC_TRIM_THRESHOLD_=65536``, which also freezes glibc's mmap threshold
+    at 128 KiB, so every temporary array above it (a query block's bounds and distances, about
+    1 MB each) is a fresh mmap whose pages fault in again: the same query then costs about
+    2x the CPU of the local run (measured in ``benchmarks/bench_dask.py``). A no-op off glibc."""
+    with _COPIES_LOCK:
+        if _MALLOC_TUNED:
+            return
+        _MALLOC_TUNED.append(True)
         try:
-            from distributed import get_worker
-            engine = copy.copy(engine)
-            engine.n_jobs = max(1, int(get_worker().state.nthreads))
-        except (ImportError, ValueError, AttributeError):
+            import ctypes
+            libc = ctypes.CDLL("libc.so.6")
+            libc.mallopt(-3, MMAP_THRESHOLD)                                  # M_MMAP_THRESHOLD
+            libc.mallopt(-1, TRIM_THRESHOLD)                                  # M_TRIM_THRESHOLD
+        except (OSError, AttributeError):
             pass
-    nb = engine.kneighbors(rows, k=k)
+
+
+def _worker_engine(engine: NeighborEngine) -> NeighborEngine:
+    """The engine a task on this worker uses: itself when its ``n_jobs`` is set, else one
+    shallow copy per worker (arrays shared, not copied) with the worker's thread count. A
+    copy, not the scattered object: with an in-process cluster that object is the caller's."""
+    if engine.n_jobs is not None:
+        return engine
+    with _COPIES_LOCK:
+        local = _WORKER_COPIES.get(engine)
+        if local is None:
+            local = copy.copy(engine)
+            try:
+                from distributed import get_worker
+                local.n_jobs = max(1, int(get_worker().state.nthreads))
+            except (ImportError, ValueError, AttributeError):
+                pass
+            _WORKER_COPIES[engine] = local
+    return local
+
+
+def _query(engine: NeighborEngine, rows: pd.DataFrame, k: int) -> tuple[np.ndarray, np.ndarray, int, int]:
+    """One task: the engine's answer for a block of rows, on the worker's own threads."""
+    _tune_malloc()
+    nb = _worker_engine(engine).kneighbors(rows, k=k)
     return nb.pos, nb.dist, nb.n_exhaustive, nb.n_pruned
 
 

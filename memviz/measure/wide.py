@@ -5,8 +5,8 @@ picks on a CPU above ``PRUNED_MAX_P`` numerical columns, where k-d trees and the
 pruning). Every distance it reports, and every min e and max e, comes from direct float64
 differences (the engine's contract, up to the order of the p squares' sum); the matrix
 product only says **which** reference rows need them. Cost: one float32 product of
-2·(p + 1) flops per pair and two reductions per pair, then exact differences for a few
-blocks per query row.
+2·K flops per pair (K = r + 2 <= p + 1, "Columns" below) and two reductions per pair, then
+exact differences for a few blocks per query row.
 
 Layout. The reference rows are sorted by their categorical tuple (so a block holds one or a
 few tuples), padded to whole tiles of ``TILE`` blocks of ``BLOCK`` rows with copies of the
@@ -15,8 +15,16 @@ the largest over the block's rows of
 
     t(x) = |X|^2 - 2 G.X      X = fl32(2^-a·fl(x - c)), G = fl32(2^-a·fl(g - c))
 
-with c the reference mean and 2^a >= max |x_j - c_j| (exact scaling into float32's range):
-one float32 matrix product of [-2X, fl32(|X|^2)] (BLOCK·TILE, p+1) with [G, 1]^T (p+1, b) per
+with c the reference mean and 2^a >= max |x_j - c_j| (exact scaling into float32's range).
+Columns. X and G here are U = [X_sel, |X_rest|] and V = [G_sel, |G_rest|] (r + 1 entries):
+the r columns of largest sum of squares one by one, the others (holding at most
+``REST_FRAC`` of the sum of squares; raw units, where a few wide-range columns such as
+weights or incomes carry nearly all of e) through the norm of their part, ρ(x) = |X_rest|,
+ρ(g) = |G_rest| (without such a rest, U = X: all p columns). By the triangle inequality
+(|G_rest| - |X_rest|)^2 <= |G_rest - X_rest|^2 <= (|G_rest| + |X_rest|)^2, so
+|V - U|^2 <= 2^-2a·s(x) <= |V - U|^2 + 4·ρ(g)·ρ(x): a product of length r + 2 instead of
+p + 1 (12 instead of 41 on the benchmark's wide table) bounds s from both sides:
+one float32 matrix product of [-2X, fl32(|X|^2)] (BLOCK·TILE, K) with [G, 1]^T (K, b) (K = r + 2) per
 tile, read as (TILE, BLOCK, b) so that the block minima and maxima are reductions over a
 cache-sized buffer (the maxima only for the paper distance, which needs max e). s̃(x) = t(x) + |G|^2 approximates 2^-2a·s(x), where
 s(x) is the sum the exact formula forms: s(x) = sum_j fl(x_j - g_j)^2, summed left to right
@@ -42,11 +50,14 @@ u·(|g_j - c_j| + |x_j - c_j|), and the exact formula's own sum errs by at most
 below adds a few float64 roundings of at most u·(r + R_B)^2 each. The sum,
 ((p + 1)·v + 3v)·(1 + 10^-5)·(r + R_B)^2 plus the float64 terms, is below half of E; the
 last term of E covers float32 underflow (at most 2^-149 per operation, p + 8 operations).
+The rest's norms add float64 roundings of relative size p·u, and 4·ρ(g)·ρ_B is formed from
+the float32 ρ inflated by 2^-20 (more than their rounding): both far inside the other half.
 Every comparison below allows E on both sides, so the sets it keeps hold every row that can
 matter, whatever the rounding of the product:
 
-* min e: the row with the smallest s has t <= min t + 2·E(g), so only blocks with
-  min_B t <= min t + 2·E(g) are read exactly; max e likewise, with the block maxima. min e and max e are then the exact formula's (sqrt is monotone).
+* min e: the row with the smallest s has t <= min over blocks of (min_B t + 4·ρ(g)·ρ_B) + 2·E(g)
+  (ρ_B the largest ρ(x) of block B, 0 without a rest), so only blocks with min_B t at most
+  that are read exactly; max e likewise: blocks with max_B t + 4·ρ(g)·ρ_B >= max t - 2·E(g). min e and max e are then the exact formula's (sqrt is monotone).
 * the k nearest: a block's rows all have e >= 2^a·fl(sqrt(max(min_B t + |G|^2 - E, 0))) and
   h >= the fewest mismatches of its tuples, so (rounding is monotone) d >= the d formula
   applied to those two lower bounds, d_lo(g, B). The rows of the k + 1 blocks of smallest
@@ -81,6 +92,7 @@ BLOCK = 32        # reference rows per block
 TILE = 64         # blocks per matrix product (its float32 output, 128 x 2048, stays in cache)
 T_MAX = 4         # tuples kept per block for its fewest mismatches (more: bound 0)
 MIN_CAP = 64      # blocks read exactly per query row before it goes to the dense path
+REST_FRAC = 2.0 ** -10  # share of the sum of squares the product may take through one norm
 EPS = 2.0 ** -53
 EPS32 = 2.0 ** -24
 
@@ -123,13 +135,15 @@ class WideIndex:
         top = float(np.abs(xc).max())
         # the product runs on x'·2^-a in float32, 2^a >= max |x'_j|: exact scaling, in range
         self.a = int(np.frexp(top)[1]) if top > 0 else 0
-        x32 = np.ldexp(xc, -self.a).astype(np.float32)                                   # (Np, p) X
-        xs = x32.astype(np.float64)
-        nx2 = np.square(xs).sum(axis=1)                                                  # (Np,) |X|^2
+        xc = np.ldexp(xc, -self.a, out=xc)
+        self.sel, self.rest = self._split(xc[:N])
+        u, rho = self._reduce(xc)                                                        # (Np, r+1) U, (Np,) ρ
+        nx2 = np.square(u).sum(axis=1)                                                   # (Np,) |U|^2
         self.rmax = float(np.sqrt(nx2).max()) * (1 + 2.0 ** -20)                         # R
-        # [-2X, fl32(|X|^2)] row-major, one row per reference row: a tile's product with
-        # [G, 1]^T is (BLOCK·tile, b), read as (tile, BLOCK, b) for the block minima and maxima
-        self.aug = torch.from_numpy(np.concatenate([-2.0 * xs, nx2[:, None]], axis=1).astype(np.float32))
+        # [-2U, fl32(|U|^2)] row-major, one row per reference row: a tile's product with
+        # [V, 1]^T is (BLOCK·tile, b), read as (tile, BLOCK, b) for the block minima and maxima
+        self.aug = torch.from_numpy(np.concatenate([-2.0 * u, nx2[:, None]], axis=1).astype(np.float32))
+        self.qmax = rho.reshape(nb, BLOCK).max(axis=1) * (1 + 2.0 ** -20)                # (nb,) max ρ(x)
         # the distinct tuples (rows are sorted by tuple) and the first T of each block's
         change = np.ones(nb * BLOCK, dtype=bool)
         if q:
@@ -145,6 +159,31 @@ class WideIndex:
         self.btid = np.take_along_axis(tid.reshape(nb, BLOCK), idx, axis=1)              # (nb, T) tuple ids
         self.bmixed = n_tup > t_eff                                                      # (nb,) bound 0
         self.coef = 2.0 * (p + 8) * EPS32 * (1 + 2.0 ** -20)                             # module docstring
+
+    @staticmethod
+    def _split(xc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The columns the product takes one by one (the largest sums of squares) and the
+        rest, taken through their norm: the fewest leading columns whose rest holds at most
+        ``REST_FRAC`` of the total sum of squares (raw units, where a few wide-range columns
+        carry nearly all of e, leave few); none when that saves under two columns."""
+        energy = np.square(xc).sum(axis=0)                                               # (p,)
+        order = np.argsort(-energy, kind="stable")
+        tail = np.cumsum(energy[order][::-1])[::-1]                                      # tail[i]: columns i..p-1
+        r = int(np.argmax(np.append(tail, 0.0) <= REST_FRAC * energy.sum()))
+        if r > len(order) - 2:
+            return np.arange(len(order)), np.arange(0)
+        return np.sort(order[:r]), np.sort(order[r:])
+
+    def _reduce(self, xc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Scaled coordinates (n, p) -> the product's vectors U = fl32([X_sel, |X_rest|]) as
+        float64 (n, r + 1) (or (n, p) without a rest) and (n,) ρ = their |X_rest| entry (0
+        without a rest)."""
+        u = xc[:, self.sel].astype(np.float32)
+        if not len(self.rest):
+            return u.astype(np.float64), np.zeros(len(xc))
+        rest = np.sqrt(np.square(xc[:, self.rest]).sum(axis=1)).astype(np.float32)
+        u = np.concatenate([u, rest[:, None]], axis=1).astype(np.float64)
+        return u, u[:, -1].copy()
 
     # ---------------------------------------------------------------- search
     def kneighbors(self, y, cat, k, pos, dist, n_jobs, progress, rows_per_task=None):
@@ -181,13 +220,13 @@ class WideIndex:
         """(b, nb) block minima and maxima of t, (b,) |G|^2 and (b,) E, all in the units of
         the scaled coordinates (original units times 2^-a; squares times 2^-2a)."""
         with np.errstate(over="ignore", invalid="ignore"):
-            g32 = np.ldexp(yq - self.center, -self.a).astype(np.float32)                 # (b, p) G
-        gs = g32.astype(np.float64)
-        ng2 = np.square(gs).sum(axis=1)                                                  # (b,)
+            gs, rho = self._reduce(np.ldexp(yq - self.center, -self.a))                 # (b, r+1) V, (b,) ρ(g)
+        g32 = gs.astype(np.float32)
+        ng2 = np.square(gs).sum(axis=1)                                                  # (b,) |V|^2
         b, tile = len(g32), self.tile
         nt, rows = self.nb // tile, BLOCK * tile
         at = torch.from_numpy(np.ascontiguousarray(
-            np.concatenate([g32, np.ones((b, 1), dtype=np.float32)], axis=1).T))          # (p+1, b)
+            np.concatenate([g32, np.ones((b, 1), dtype=np.float32)], axis=1).T))          # (K, b)
         bmin = torch.empty((self.nb, b), dtype=torch.float32)
         bmax = torch.empty((self.nb, b), dtype=torch.float32) if self.paper else None       # max e: paper only
         out = torch.empty((rows, b), dtype=torch.float32)                                # stays in cache
@@ -203,7 +242,7 @@ class WideIndex:
         r = np.sqrt(ng2) * (1 + 2.0 ** -20)
         with np.errstate(over="ignore", invalid="ignore"):
             E = self.coef * np.square(r + self.rmax) + (self.p + 8) * 2.0 ** -120          # (b,)
-        return bmin, bmax, ng2, E
+        return bmin, bmax, ng2, E, rho * (1 + 2.0 ** -20)
 
     def _exact(self, yq, cq, qi, blk):
         """Exact s and h of every row of the (query row, block) pairs -> (pairs, BLOCK) each:
@@ -222,23 +261,26 @@ class WideIndex:
 
     def _chunk(self, yq, cq, k):
         B, nb = len(yq), self.nb
-        bmin, bmax, ng2, E = self._bounds(yq)
-        ok = np.isfinite(E) & np.isfinite(bmin.sum(axis=1, dtype=np.float64))             # a sum of <= 2^128
-        if bmax is not None:
-            ok &= np.isfinite(bmax.sum(axis=1, dtype=np.float64))
+        bmin, bmax, ng2, E, rho = self._bounds(yq)
+        # (|V| + R)^2 < 2^120: every partial sum of the product is below (|V| + R)^2 (Cauchy-Schwarz),
+        # far from float32's 2^128, so bmin and bmax are finite without a pass over them
+        ok = E < self.coef * 2.0 ** 120
         E = np.where(ok, E, 0.0)
         ar = np.arange(B)
         emin = emax = None
         span = np.ones(B)
         if self.paper:
             # blocks that can hold the row of smallest (largest) s: min_B t - E <= min t + E
-            lo = bmin.min(axis=1).astype(np.float64) + 2 * E
+            # with a rest, t + 4·ρ(g)·ρ(x) bounds s from above (module docstring)
+            slack = 4 * rho[:, None] * self.qmax if len(self.rest) else None             # (B, nb)
+            lo = (bmin.min(axis=1) if slack is None else (bmin + slack).min(axis=1)) + 2 * E
             hi = bmax.max(axis=1).astype(np.float64) - 2 * E
             lo = np.where(ok, lo + 4 * EPS * (np.abs(lo) + 2 * E), -np.inf)
             hi = np.where(ok, hi - 4 * EPS * (np.abs(hi) + 2 * E), np.inf)
             emin, emax = np.full(B, np.inf), np.zeros(B)
             for m, red, fn, out in ((bmin <= lo[:, None], np.min, np.minimum, emin),
-                                    (bmax >= hi[:, None], np.max, np.maximum, emax)):
+                                    ((bmax if slack is None else bmax + slack) >= hi[:, None], np.max,
+                                     np.maximum, emax)):
                 qi, blk = np.divmod(np.flatnonzero(m), nb)
                 sq, _ = self._exact(yq, cq, qi, blk)
                 fn.at(out, qi, np.sqrt(red(sq, axis=1)))                                # sqrt is monotone

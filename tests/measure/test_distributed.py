@@ -72,7 +72,21 @@ def test_a_wide_table_on_worker_processes_equals_the_local_run():
     with LocalCluster(n_workers=2, processes=True, threads_per_worker=1, dashboard_address=":0") as c, \
             connect(c) as client:
         dask = memorization(train, q, engine=DaskEngine(engine, client, rows_per_task=64))
+        faults = client.run(_page_faults)
     assert_same(local, dask)
+    # the nanny's MALLOC_TRIM_THRESHOLD_ froze glibc's mmap threshold at 128 KiB: every 4 MB
+    # temporary was a fresh mmap, 1024 page faults each (2x the local CPU time per query)
+    assert max(faults.values()) < 4000, faults
+
+
+def _page_faults() -> int:
+    """Minor page faults of 20 allocations of a 4 MB array in this (worker) process."""
+    import resource
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    for _ in range(20):
+        a = np.ones(1 << 19)
+        del a
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
 
 
 def test_memorize_cli_on_dask_writes_the_same_files(sample, cluster, tmp_path, capsys):
@@ -111,3 +125,27 @@ def test_an_unreachable_scheduler_is_one_line(tmp_path, capsys, sample):
     assert code == 2 and "--backend dask" in err
     with pytest.raises(MemvizError):
         DaskEngine(NeighborEngine(device="cpu").fit(train), None, rows_per_task=0)
+
+
+def test_a_worker_builds_the_dense_tensors_once_not_once_per_task(sample, cluster, monkeypatch):
+    """Each task used a fresh shallow copy of the engine (to set the worker's thread count), so
+    what a query builds on first use (the dense pass's tensors) was rebuilt by every task."""
+    train, test = sample
+    builds = []
+    load = NeighborEngine._load_dense
+
+    def counted(self):
+        if not hasattr(self, "y_t_"):
+            builds.append(1)
+        load(self)
+
+    monkeypatch.setattr(NeighborEngine, "_load_dense", counted)
+    engine = NeighborEngine(device="cpu", algorithm="dense").fit(train)
+    with connect(cluster) as client:
+        remote = DaskEngine(engine, client, rows_per_task=50)
+        a = remote.kneighbors(test.data.iloc[:300], k=2)
+        b = remote.kneighbors(test.data.iloc[300:600], k=2)
+    assert len(builds) <= len(cluster.workers) < 12                  # 12 tasks
+    assert engine.n_jobs is None                                     # the caller's engine is untouched
+    local = engine.kneighbors(test.data.iloc[:600], k=2)
+    assert np.concatenate([a.pos, b.pos]).tobytes() == local.pos.tobytes()

@@ -1,8 +1,12 @@
 """The wide search (matrix-product bounds, then exact differences): bit for bit the exact
 formula over all reference rows, on wide, all-numerical and adversarial tables."""
+import os
+
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from naive import naive_memorization
 
 from memviz.measure import wide
@@ -161,8 +165,8 @@ def test_a_cluster_finer_than_float32_needs_the_bound(distance, monkeypatch):
 
 def _without_bound(bounds):
     def run(self, yq):
-        bmin, bmax, ng2, E = bounds(self, yq)
-        return bmin, bmax, ng2, E * 0.0
+        bmin, bmax, ng2, E, rho = bounds(self, yq)
+        return bmin, bmax, ng2, E * 0.0, rho
     return run
 
 
@@ -196,3 +200,63 @@ def test_auto_takes_the_wide_search_above_32_numerical_columns_and_not_below():
     num, _, _, _ = wide_case(1, n=300, m=1, p=40, q=0)
     cat_only, _ = table(num[:, :0], np.zeros((300, 2), dtype=int))
     assert NeighborEngine(device="cpu", algorithm="wide").fit(cat_only).algorithm_ == "dense"
+
+
+def test_columns_taken_through_their_norm_need_the_upper_bound():
+    """Two wide-range columns (±1000) and 30 narrow ones (sd 6, 5e-4 of the sum of squares):
+    the product takes the narrow ones through their norm only, which bounds s from below;
+    min e and max e (decided here by the narrow columns among rows tied on the wide ones)
+    need the upper bound t + 4·ρ(g)·ρ(x) to keep their blocks. Exact with it, wrong rows or
+    distances without it (so this test can see a missing slack)."""
+    rng = np.random.default_rng(5)
+    n, m = 640, 40
+    num = np.concatenate([np.repeat(rng.choice([-1000.0, 1000.0], (n, 1)), 2, axis=1),
+                          rng.normal(size=(n, 30)) * 6.0], axis=1)
+    g = np.concatenate([np.full((m, 2), 1000.0), rng.normal(size=(m, 30)) * 6.0], axis=1)
+    train, _ = table(num)
+    eng = NeighborEngine(distance="paper", device="cpu", algorithm="wide").fit(train)
+    assert len(eng.wide_.sel) == 2 and len(eng.wide_.rest) == 30
+    assert_exact(train, frame(g), "paper")
+    eng.wide_.qmax = np.zeros_like(eng.wide_.qmax)                  # no slack
+    got = eng.kneighbors(frame(g), 2)
+    want_p, want_d = brute(eng, frame(g), 2)
+    assert (got.pos != want_p).any() or (got.dist != want_d).any()
+
+
+@pytest.mark.parametrize("distance", ["paper", "standardized"])
+def test_query_rows_beyond_float32_products_go_to_the_dense_path(distance):
+    """A query value 1e25 times the training magnitudes: (|V| + R)^2 passes 2^120, its
+    float32 product could overflow, so the row is not answered by the wide search but by the
+    dense path, still exactly; the other rows stay with the wide search."""
+    num, cat, g, gc = wide_case(9, n=300, m=40)
+    g[5, 4] = 1e25 * np.abs(num).max()
+    train, _ = table(num, cat)
+    got = assert_exact(train, frame(g, gc), distance)
+    assert got.n_exhaustive == 1 and got.n_pruned == len(g) - 1
+
+
+@settings(max_examples=int(os.environ.get("MEMVIZ_EXAMPLES", 100)) // 10, deadline=None, database=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**31 - 1), n_wide=st.integers(1, 12), spread=st.sampled_from([1e2, 1e3, 1e5]),
+       q=st.integers(0, 3), k=st.integers(1, 4), distance=st.sampled_from(["paper", "standardized"]))
+def test_columns_through_their_norm_on_random_tables(seed, n_wide, spread, q, k, distance):
+    """Random tables of 34 numerical columns, n_wide of them `spread` times wider than the
+    rest (so the product takes the rest through its norm), integer columns (ties), duplicated
+    training rows, exact and one-ulp copies: bit for bit the exact formula."""
+    rng = np.random.default_rng(seed)
+    p, n, m = 34, 200, 24
+    scales = np.where(np.arange(p) < n_wide, spread, 1.0) * rng.uniform(0.5, 2.0, p)
+    num = rng.normal(size=(n, p)) * scales
+    num[:, 1::4] = np.round(num[:, 1::4])
+    num[5:9] = num[4]
+    cat = rng.integers(0, 3, (n, q)) if q else None
+    g = rng.normal(size=(m, p)) * scales
+    src = rng.integers(0, n, m)
+    g[:8] = num[src[:8]]
+    g[4:8, 0] = np.nextafter(g[4:8, 0], np.inf)
+    gc = rng.integers(0, 3, (m, q)) if q else None
+    if q:
+        gc[:8] = cat[src[:8]]
+    train, _ = table(num, cat)
+    got = assert_exact(train, frame(g, gc), distance, k)
+    assert got.n_pruned == m
