@@ -17,10 +17,19 @@ Prints:
 4. with ``--adult``: throughput, sampling and memorization per check on 32,561 rows;
 5. with ``--sampling-step N``: one check's sampling of N rows (T steps of the default network,
    weights of one optimisation step on full Adult: the time does not depend on them) with 1
-   and 2 threads, against the same sampler with the per-column maxima taken by the loop over
-   blocks it used before (``Segments.column_max_loop``) and against a plain loop of the
-   network's forward passes alone (the floor the diffusion maths sit on), best of 2, in the
-   same run; then the 25 checks of a full-Adult warm-up extrapolated from them.
+   and 2 threads, against the same sampler with what it used before (the spreads by the
+   membership product, ``Segments.spread_product``; the per-column maxima by the loop over
+   blocks, ``Segments.column_max_loop``) and against a plain loop of the network's forward
+   passes alone (the floor the diffusion maths sit on), best of 2, in the same run; then the
+   25 checks of a full-Adult warm-up extrapolated from them.
+6. with ``--full``: the Done-when run of issue 25, the default warm-up of full Adult (200 epochs,
+   25 checks, G = 32,561) with the threads the job queue gives a job running alone (all cores),
+   then, in the same run and with the same threads, a plain PyTorch loop of the same network: the
+   bare training loop (:func:`plain_loop`) for the same epochs plus, per check, the network's T
+   forward passes over G rows (no diffusion maths): the floor the warm-up sits on. Prints both
+   times and their ratio (target: warm-up <= 4 min on a quiet 2-core machine). ``--epochs E
+   --checks K`` shrink it (e.g. 20 and 3 on a busy machine) and extrapolate both to 200 / 25 from
+   the measured per-epoch and per-check times, saying so.
 The machine's load average is printed with the timings: on a shared machine they vary.
 """
 from __future__ import annotations
@@ -144,14 +153,17 @@ def sampling_step(n: int, folder: Path) -> None:
     model = TabDDPM(steps=1, n_threads=1).fit(adult)
     diff, net = model.diffusion_, model.model_
     net.eval()
-    fast, loop = Segments.column_max, Segments.column_max_loop
+    before = {"column_max": Segments.column_max_loop, "spread": Segments.spread_product}  # earlier samplers
+    saved = {k: getattr(Segments, k) for k in before}
 
-    def sampler(column_max):
-        Segments.column_max = column_max
+    def sampler(**patch):
+        for k, v in patch.items():
+            setattr(Segments, k, v)
         try:
             diff.sample(net, n, torch.Generator().manual_seed(0))
         finally:
-            Segments.column_max = fast
+            for k, v in saved.items():
+                setattr(Segments, k, v)
 
     def forward_only():
         x, t = torch.randn(n, diff.d_in), torch.full((1,), 3, dtype=torch.long)
@@ -159,8 +171,8 @@ def sampling_step(n: int, folder: Path) -> None:
             for _ in range(diff.T):
                 net(x, t)
 
-    runs = {"memviz sampler": lambda: sampler(fast), "loop column max": lambda: sampler(loop),
-            "forward passes only": forward_only}
+    runs = {"memviz": sampler, "spread by product": lambda: sampler(spread=before["spread"]),
+            "loop column max": lambda: sampler(column_max=before["column_max"]), "forward passes": forward_only}
     best = {}
     for threads in (1, 2):
         torch.set_num_threads(threads)
@@ -172,12 +184,57 @@ def sampling_step(n: int, folder: Path) -> None:
                 old = best.get((name, threads), (math.inf, math.inf))
                 best[(name, threads)] = (min(old[0], w), min(old[1], c))
     for threads in (1, 2):
-        ours, was, net_only = (best[(k, threads)] for k in runs)
+        ours = best[("memviz", threads)]
+        others = "; ".join(f"{k} {best[(k, threads)][0]:.2f} s (CPU {best[(k, threads)][1]:.2f}): memviz "
+                           f"{best[(k, threads)][0] / ours[0]:.2f}x faster by wall, "
+                           f"{best[(k, threads)][1] / ours[1]:.2f}x by CPU" for k in runs if k != "memviz")
         print(f"[sampling {n} rows x {diff.T} steps, {threads} thread(s)] memviz {ours[0]:.2f} s "
-              f"(main-thread CPU {ours[1]:.2f} s); loop column max {was[0]:.2f} s (CPU {was[1]:.2f}): "
-              f"{was[0] / ours[0]:.2f}x by wall, {was[1] / ours[1]:.2f}x by CPU; forward passes alone "
-              f"{net_only[0]:.2f} s (CPU {net_only[1]:.2f}): the sampler is {ours[0] / net_only[0]:.2f}x them; "
-              f"25 checks of 32,561 rows ~ {25 * ours[0] * 32561 / n:.0f} s ({load()})")
+              f"(main-thread CPU {ours[1]:.2f} s); {others}; 25 checks of 32,561 rows ~ "
+              f"{25 * ours[0] * 32561 / n:.0f} s ({load()})")
+
+
+def forward_passes(model: TabDDPM, n: int, batch_size: int = 10_000) -> float:
+    """Seconds of the network's T forward passes over ``n`` rows in sampling batches (inference
+    mode, no diffusion maths): the plain-loop stand-in for one check's sampling."""
+    diff, net = model.diffusion_, model.model_
+    net.eval()
+    t0 = time.perf_counter()
+    with torch.inference_mode():
+        for start in range(0, n, batch_size):
+            x = torch.randn(min(batch_size, n - start), diff.d_in)
+            for i in range(diff.T):
+                net(x, torch.full((1,), i, dtype=torch.long))
+    net.train()
+    return time.perf_counter() - t0
+
+
+def full_warmup(folder: Path, epochs: int, checks: int) -> None:
+    """Item 6 of the module docstring."""
+    from memviz.device import set_cpu_sharing
+
+    adult, _ = memviz.load_dataset(folder)
+    set_cpu_sharing(lambda: 1)                       # what the job queue says of a job running alone
+    cfg = WarmupConfig(device="cpu", epochs=epochs, check_every=max(1, math.ceil(epochs / checks)))
+    res, wall, train_s = warmup_figures(adult, cfg, "full")
+    n_checks, model = len(res.per_check), res.model
+    x_num, codes = model.transform_.transform(adult.data.loc[:, list(adult.schema.columns)])
+    x_num, codes = torch.from_numpy(x_num), torch.from_numpy(codes)
+    t0 = time.perf_counter()
+    with model._cpu_threads():                       # the threads the warm-up's fit and sample used
+        threads = torch.get_num_threads()
+        plain_epoch = plain_loop(model, x_num, codes, epochs + 1)        # + 1: the first is a warm-up
+        plain_check = forward_passes(model, res.config.n_samples)
+    plain = epochs * plain_epoch + n_checks * plain_check
+    print(f"[full] plain PyTorch loop of the same network ({threads} threads): {plain_epoch:.2f} s/epoch, "
+          f"{plain_check:.1f} s of forward passes per check -> {plain:.0f} s for {epochs} epochs + {n_checks} "
+          f"checks (measured in {time.perf_counter() - t0:.0f} s; {load()})")
+    print(f"[full] warm-up / plain loop: {wall / plain:.2f}x ({wall:.0f} s vs {plain:.0f} s)")
+    if (epochs, n_checks) != (200, 25):
+        # training (set-up included) scales with the epochs, sampling + memorization with the checks
+        est = 200 * train_s / epochs + 25 * (wall - train_s) / n_checks
+        est_plain = 200 * plain_epoch + 25 * plain_check
+        print(f"[full] EXTRAPOLATED from {epochs} epochs / {n_checks} checks to 200 / 25 (not measured): "
+              f"warm-up ~{est:.0f} s, plain loop ~{est_plain:.0f} s, ratio ~{est / est_plain:.2f}x at this load")
 
 
 def main() -> None:
@@ -189,8 +246,15 @@ def main() -> None:
     ap.add_argument("--sampling-step", type=int, default=0, metavar="N",
                     help="only the sampling comparison, N rows (full Adult: 32561)")
     ap.add_argument("--adult-folder", type=Path, default=ROOT.parent / "shared" / "datasets" / "adult")
+    ap.add_argument("--full", action="store_true", help="only the Done-when run: full Adult, default warm-up, "
+                    "against a plain loop of the same network (see --epochs, --checks)")
+    ap.add_argument("--epochs", type=int, default=200, help="with --full: epochs (200: the Done-when's)")
+    ap.add_argument("--checks", type=int, default=25, help="with --full: checks (25: the Done-when's)")
     args = ap.parse_args()
     torch.set_num_threads(min(2, os.cpu_count() or 1))
+    if args.full:
+        full_warmup(args.adult_folder, args.epochs, args.checks)
+        return
     if args.sampling_step:
         sampling_step(args.sampling_step, args.adult_folder)
         return

@@ -36,3 +36,39 @@ def test_training_and_sampling_unchanged_by_the_column_max(sample, monkeypatch):
     slow = TabDDPM(**TINY, seed=3, n_threads=1).fit(train)
     assert fast.loss_history_ == slow.loss_history_
     assert rows.equals(slow.sample(300, seed=5))
+
+
+def test_spread_gather_equals_the_product_and_keeps_the_gradient_path():
+    seg = Segments([9, 16, 7, 1, 42, 2], "cpu")
+    g = torch.Generator().manual_seed(1)
+    y = torch.randn((300, seg.n_cols), generator=g) * torch.logspace(-30, 30, 300)[:, None]
+    y[:20] = 0.0
+    y[20:30] = -3.4e38
+    assert torch.equal(seg.spread(y), seg.spread_product(y))
+    with torch.inference_mode():
+        assert torch.equal(seg.spread(y), seg.spread_product(y))
+    w = y.clone().requires_grad_()
+    out = seg.spread(w)
+    assert out.grad_fn is not None and "Mm" in type(out.grad_fn).__name__   # product backward, no scatter-add
+    with torch.no_grad():
+        assert seg.spread(w).grad_fn is None
+
+
+def test_training_and_sampling_unchanged_by_the_gathered_spread(sample, monkeypatch):
+    train = sample[0].subset(sample[0].row_ids[:400])
+    fast = TabDDPM(**TINY, seed=3, n_threads=1).fit(train)
+    rows = fast.sample(300, seed=5)
+    monkeypatch.setattr(Segments, "spread", Segments.spread_product)
+    slow = TabDDPM(**TINY, seed=3, n_threads=1).fit(train)
+    assert fast.loss_history_ == slow.loss_history_
+    assert rows.equals(slow.sample(300, seed=5))
+
+
+def test_in_place_gumbel_draw_equals_the_formula():
+    seg = Segments([9, 16, 7, 1, 42, 2], "cpu")
+    logits = torch.randn((400, seg.width), generator=torch.Generator().manual_seed(2)) * 5
+    with torch.inference_mode():
+        got = seg.gumbel_codes(logits, torch.Generator().manual_seed(3))
+    u = torch.rand(logits.shape, generator=torch.Generator().manual_seed(3))
+    want = seg.argmax(logits + -torch.log(-torch.log(u + 1e-30) + 1e-30))
+    assert torch.equal(got, want)
