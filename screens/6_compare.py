@@ -80,7 +80,7 @@ else:
     elif st.session_state.get(COMPARE) not in options:
         st.session_state[COMPARE] = options[0]
     # labels must not change while a job runs (a selectbox answers with the label it showed)
-    labels = {r.out: f"{r.job_id} · {r.label}" for r in done.itertuples()}
+    labels = comparisons.compare_labels(done)
     out = st.selectbox("Comparison", options, format_func=labels.get, key=COMPARE)
     job = jobs.job_for(out)
     first = jobs.job_status(job)

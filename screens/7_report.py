@@ -20,7 +20,7 @@ compares = jobs.list_jobs(_ui.root(), kind="compare")
 with_results = [o for o in compares["out"] if (Path(o) / "results.csv").exists()]
 finished = set(compares.loc[compares["state"] == "finished", "out"])
 # stable labels (no state): a selectbox answers with the label it showed
-labels = dict(zip(compares["out"], compares["job_id"] + " · " + compares["label"].astype(str)))
+labels = comparisons.compare_labels(compares)
 options = [""] + with_results
 if "report_compare" not in st.session_state or st.session_state["report_compare"] not in options:
     # by default the latest finished comparison ranked on this run, else the latest finished one (its

@@ -16,9 +16,11 @@ from memviz.compare.details import (
 )
 from memviz.errors import DataError, MemvizError
 from memviz.io import read_json
+from memviz.jobs.control import job_for, read_spec
 from memviz.measure.floor import Floor
 from memviz.metrics import METRICS
 from memviz.models import MODELS  # noqa: F401
+from memviz.viz.style import method_label, model_label
 
 
 @dataclass(frozen=True, eq=False)
@@ -87,6 +89,33 @@ def compare_token(out_dir: str | Path) -> int:
         except OSError:
             pass
     return t
+
+
+def compare_label(out_dir: str | Path, table: str = "", started: str = "") -> str:
+    """A comparison as a picker shows it: its methods and generators, its table and when it started,
+    e.g. ``Random, DynamicCut × TabDDPM · adult · 12-02 14:05`` (the baseline, in every comparison, left out).
+
+    Only what never changes for a job (its spec; ``table`` and ``started`` from
+    :func:`memviz.jobs.control.list_jobs`): a selectbox answers with the label it showed, so a label
+    must be the same on the next rerun. A spec that cannot be read gives the job's folder name.
+    """
+    try:
+        cfg = read_spec(job_for(out_dir).spec_path).config
+    except (MemvizError, OSError):
+        cfg = {}
+    methods = [method_label(m) for m in (cfg.get("methods") or []) if m != "baseline"] or ["baseline"]
+    models = [model_label(m) for m in (cfg.get("models") or [])]
+    what = ", ".join(methods) + (" × " + ", ".join(models) if models else "") if cfg else Path(out_dir).name
+    when = str(started)[5:16] if started and not str(started).startswith("1970") else ""
+    return " · ".join(x for x in (what, str(table), when) if x)
+
+
+def compare_labels(jobs: pd.DataFrame) -> dict[str, str]:
+    """{out: :func:`compare_label`} for the comparisons of :func:`memviz.jobs.control.list_jobs`; two that
+    would read the same get their job id after the label (a picker must tell them apart)."""
+    labels = {r.out: compare_label(r.out, r.label, r.started) for r in jobs.itertuples()}
+    seen = pd.Series(list(labels.values())).value_counts()
+    return {r.out: labels[r.out] + (f" · {r.job_id}" if seen[labels[r.out]] > 1 else "") for r in jobs.itertuples()}
 
 
 def metric_name(key: str) -> str:
@@ -212,8 +241,6 @@ def readable_results(results: pd.DataFrame, internal: bool = False) -> pd.DataFr
     """The results table for people and the next tool: method and generator labels, shares as
     percentages with 2 decimals, integers as integers, one readable header per column (see
     :func:`data_dictionary`); internal columns (keys, file paths, per-phase timings) only when asked."""
-    from memviz.viz.style import method_label, model_label
-
     out = results[[c for c in results.columns if internal or c not in INTERNAL]].copy()
     if "method" in out:
         out["method"] = out["method"].map(method_label)

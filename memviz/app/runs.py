@@ -6,7 +6,7 @@ something new.
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -21,13 +21,12 @@ from memviz.leaks.rows import LeakView, copies_of, most_copied, style_matches
 from memviz.mitigate.dynamiccut import (
     DEFAULT_K,
     DEFAULT_P,
-    EarlyIdentification,
+    Ranking,
     Selection,
-    _resolve_T,
+    dynamiccut_ranking,
+    dynamiccut_rankings,
+    dynamiccut_selection,
     early_identification_curve,
-    prune_budget,
-    rank_rows,
-    score_rows,
 )
 from memviz.mitigate.dynamiccut import default_T as _default_T
 from memviz.tables.data import Table, fingerprint, load_companion
@@ -290,47 +289,17 @@ def leak_view(view: RunView, row_id: int, limit: int = 20) -> LeakView:
     return copies_of(view.result, int(row_id), limit=limit, checks=view.result.checks, train=view.train)
 
 
-@dataclass(frozen=True, eq=False)
-class Ranking:
-    """DynamicCut's ranking of a run's rows at (k, T): the selection at every p is a prefix of it.
-
-    A slider move of p on Tune & prune then costs a slice (O(ceil(p N))), not a rescoring
-    (a partition of N × m Mem-AUC values and a sort of N rows): ``scores`` are
-    :func:`memviz.mitigate.dynamiccut.score_rows`, ``order`` its
-    :func:`~memviz.mitigate.dynamiccut.rank_rows` (positions, best first), ``ranks`` the
-    1-based rank of each row in ``row_ids`` order.
-    """
-
-    k: int
-    T: float
-    scores: np.ndarray
-    order: np.ndarray
-    ranks: np.ndarray
-    n_checks_used: int
-
-    def selection(self, dyn, p: float) -> Selection:
-        """:func:`memviz.mitigate.dynamiccut.dynamiccut_selection` at (p, k, T), from the ranking."""
-        n_remove = prune_budget(p, dyn.n_rows)
-        return Selection(removed=dyn.row_ids[self.order[:n_remove]], row_ids=dyn.row_ids, scores=self.scores,
-                         ranks=self.ranks, p=float(p), k=int(self.k), T=self.T, n_remove=n_remove,
-                         n_checks_used=self.n_checks_used)
-
-
 def ranking(view: RunView, k: int = DEFAULT_K, T=None) -> Ranking:
-    """The run's rows ranked by DynamicCut's score at (k, T) (see :class:`Ranking`)."""
-    dyn = view.dynamics
-    T = _resolve_T(dyn, T)
-    scores = score_rows(dyn, k, T)
-    order = rank_rows(scores, dyn.row_ids)
-    ranks = np.empty(dyn.n_rows, dtype=np.int64)
-    ranks[order] = np.arange(1, dyn.n_rows + 1)
-    return Ranking(int(k), T, scores, order, ranks, int((dyn.epochs <= T).sum()))
+    """The run's rows ranked by DynamicCut's score at (k, T): :func:`memviz.mitigate.dynamiccut.dynamiccut_ranking`
+    (a p move on Tune & prune is then a slice of it, not a rescoring)."""
+    return dynamiccut_ranking(view.dynamics, k, T)
 
 
 def rankings(view: RunView, k: int = DEFAULT_K) -> dict:
-    """{T: :class:`Ranking`} at every check epoch of the run: what the early-identification
+    """{T: :class:`~memviz.mitigate.dynamiccut.Ranking`} at every check epoch of the run
+    (:func:`memviz.mitigate.dynamiccut.dynamiccut_rankings`): what the early-identification
     curve needs for every p (computed once per run and k)."""
-    return {e.item(): ranking(view, k, e.item()) for e in np.unique(view.dynamics.epochs)}
+    return dynamiccut_rankings(view.dynamics, k)
 
 
 def early_curve(view: RunView, p: float = DEFAULT_P, k: int = DEFAULT_K, ranked: dict | None = None) -> pd.DataFrame:
@@ -342,23 +311,7 @@ def early_curve(view: RunView, p: float = DEFAULT_P, k: int = DEFAULT_K, ranked:
     recall = |S ∩ Top| / |Top|, jaccard = |S ∩ Top| / |S ∪ Top|; the random references are
     |Top| / N and |S| / N.
     """
-    dyn = view.dynamics
-    if ranked is None:
-        return early_identification_curve(dyn, p=p, k=k)
-    top = dyn.top
-    n_top, n = int(top.sum()), dyn.n_rows
-    nan = float("nan")
-    rows = []
-    for T, r in sorted(ranked.items()):
-        n_sel = prune_budget(p, n)
-        inter = int(top[r.order[:n_sel]].sum())
-        union = n_sel + n_top - inter
-        rows.append(EarlyIdentification(
-            T=r.T, p=float(p), k=int(k), n_checks_used=r.n_checks_used, n_selected=n_sel, n_top=n_top,
-            precision=inter / n_sel if n_top else nan, recall=inter / n_top if n_top else nan,
-            jaccard=inter / union if n_top else nan, random_precision=n_top / n if n_top else nan,
-            random_recall=n_sel / n if n_top else nan))
-    return pd.DataFrame([asdict(r) for r in rows], columns=[f.name for f in fields(EarlyIdentification)])
+    return early_identification_curve(view.dynamics, p=p, k=k, rankings=ranked)
 
 
 def column_leaks(view: RunView, check: int | None = None):
@@ -387,13 +340,13 @@ def prune_preview(view: RunView, p: float, k: int, T: int | None, ranked: Rankin
                   values: pd.DataFrame | None = None) -> PrunePreview:
     """The rows DynamicCut at (p, k, T) would remove, best-scored first, with their values.
 
-    ``ranked``: the :class:`Ranking` at (k, T) when the caller keeps one (a p move then
+    ``ranked``: the :class:`~memviz.mitigate.dynamiccut.Ranking` at (k, T) when the caller keeps one (a p move then
     rescores nothing); ``values``: the table the values are taken from (default the training
     rows; e.g. :func:`redacted_table` for a redacted view), indexed by row_id.
     """
     dyn = view.dynamics
     ranked = ranked if ranked is not None else ranking(view, k, T)
-    sel = ranked.selection(dyn, p)
+    sel = dynamiccut_selection(dyn, p, k, T, ranking=ranked)
     pos = ranked.order[:sel.n_remove]
     gone = pd.DataFrame({"rank": sel.ranks[pos], "row_id": dyn.row_ids[pos], "score": sel.scores[pos]})
     vals = (view.train.data if values is None else values).loc[gone["row_id"].to_numpy(dtype=np.int64)]

@@ -68,7 +68,7 @@ from memviz.dynamics.rows import (
 from memviz.dynamics.summaries import _early_checks
 from memviz.errors import MemvizError
 from memviz.findings.splithalf import Statistic, dynamics_statistics
-from memviz.mitigate.dynamiccut import DEFAULT_K, DEFAULT_P, _resolve_T
+from memviz.mitigate.dynamiccut import DEFAULT_K, DEFAULT_P, resolve_T
 
 VALUE_BINS = 10
 DEFAULT_REPLICATES = 100
@@ -226,6 +226,6 @@ def compare_to_null(checks: pd.DataFrame, train_row_ids, replicates: int = DEFAU
     findings = tuple(_finding(obs, [rep[j] for rep in null]) for j, obs in enumerate(observed))
     effects = {obs.name: np.array([rep[j].effect for rep in null]) for j, obs in enumerate(observed)}
     return NullComparison(findings=findings, n_replicates=int(replicates), seed=int(seed),
-                          p=float(p), k=int(k), T=_resolve_T(obs_dyn, T),
+                          p=float(p), k=int(k), T=resolve_T(obs_dyn, T),
                           early_checks=_early_checks(obs_dyn, early_checks),
                           null_effects=effects)

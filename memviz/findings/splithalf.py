@@ -49,8 +49,8 @@ from memviz.errors import MemvizError
 from memviz.mitigate.dynamiccut import (
     DEFAULT_K,
     DEFAULT_P,
-    _resolve_T,
     dynamiccut_selection,
+    resolve_T,
     target_top,
 )
 
@@ -199,7 +199,7 @@ def dynamics_statistics(dyn: RowDynamics, p: float = DEFAULT_P, k: int = DEFAULT
     """
     _, m = split_halves(dyn.n_checks)
     q = _early_checks(dyn, early_checks)
-    T = _resolve_T(dyn, T)
+    T = resolve_T(dyn, T)
     top, early = dyn.top, dyn.auc[:, :q].mean(axis=1)  # (N,), (N,)
     top_g = split_top(dyn)  # (N,)
     m_early = m[m < q]

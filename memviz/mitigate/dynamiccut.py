@@ -42,7 +42,9 @@ def default_T(dyn: RowDynamics) -> int:
     return int(dyn.epochs[max(1, math.ceil(dyn.n_checks / 2)) - 1])
 
 
-def _resolve_T(dyn: RowDynamics, T) -> float:
+def resolve_T(dyn: RowDynamics, T) -> float:
+    """The scoring window's last epoch: ``T`` checked (a number, at least the first check's
+    epoch), or :func:`default_T` when None. Raises MemvizError with one line otherwise."""
     if T is None:
         return default_T(dyn)
     if isinstance(T, bool) or not isinstance(T, (int, float, np.integer, np.floating)) or math.isnan(T):
@@ -122,7 +124,7 @@ def score_rows(dyn: RowDynamics, k: int = DEFAULT_K, T=None, score: str = "raw",
         first check's epoch), an unknown score, or a missing / misshapen / negative rate.
     """
     k = _check_k(k)
-    T = _resolve_T(dyn, T)
+    T = resolve_T(dyn, T)
     rate = _check_rate(dyn, expected_auc_rate) if _check_score(score) == "excess" else None
     window = dyn.epochs <= T  # (C,)
     m = int(window.sum())
@@ -198,29 +200,92 @@ class Selection:
                              "rank": self.ranks[order], "removed": self.removed_mask[order]})
 
 
+@dataclass(frozen=True, eq=False)
+class Ranking:
+    """DynamicCut's ranking of the training rows at (k, T): the selection at every p is a prefix of it.
+
+    Keep one to try many p without rescoring (a slice of ``order``, O(ceil(p N)), instead of a
+    partition of the N × m Mem-AUC values and a sort of N rows); pass it to
+    :func:`dynamiccut_selection`, :func:`early_identification` or :func:`early_identification_curve`.
+
+    Attributes
+    ----------
+    row_ids : ndarray, int64, (N,)
+        All training row_ids (= ``dyn.row_ids``).
+    scores : ndarray, float64, (N,)
+        :func:`score_rows` at (k, T), aligned with ``row_ids``.
+    order : ndarray, int64, (N,)
+        :func:`rank_rows`: positions, best first (ties to the lowest row_id).
+    ranks : ndarray, int64, (N,)
+        1-based rank of each row in ``row_ids``.
+    k, T, n_checks_used, score
+        As in :class:`Selection` (T resolved).
+    """
+
+    row_ids: np.ndarray
+    scores: np.ndarray
+    order: np.ndarray
+    ranks: np.ndarray
+    k: int
+    T: float
+    n_checks_used: int
+    score: str = "raw"
+
+    def selection(self, p: float = DEFAULT_P) -> Selection:
+        """The top ``n_remove = ceil(p * N)`` rows of the ranking (see :func:`dynamiccut_selection`)."""
+        n_remove = prune_budget(p, len(self.row_ids))
+        return Selection(removed=self.row_ids[self.order[:n_remove]], row_ids=self.row_ids, scores=self.scores,
+                         ranks=self.ranks, p=float(p), k=self.k, T=self.T, n_remove=n_remove,
+                         n_checks_used=self.n_checks_used, score=self.score)
+
+
+def dynamiccut_ranking(dyn: RowDynamics, k: int = DEFAULT_K, T=None, score: str = "raw",
+                       expected_auc_rate=None) -> Ranking:
+    """Rank rows by :func:`score_rows` (descending score, ties to the lowest row_id).
+
+    Raises
+    ------
+    MemvizError
+        As :func:`score_rows`.
+    """
+    T = resolve_T(dyn, T)
+    scores = score_rows(dyn, k, T, score, expected_auc_rate)
+    order = rank_rows(scores, dyn.row_ids)  # (N,) positions
+    ranks = np.empty(dyn.n_rows, dtype=np.int64)
+    ranks[order] = np.arange(1, dyn.n_rows + 1)
+    return Ranking(row_ids=dyn.row_ids, scores=scores, order=order, ranks=ranks, k=_check_k(k), T=T,
+                   n_checks_used=int((dyn.epochs <= T).sum()), score=score)
+
+
+def _ranking_for(dyn: RowDynamics, k, T, score, expected_auc_rate, ranking: Ranking | None) -> Ranking:
+    """``ranking`` when it was made at (k, T, score) on these rows; a fresh one when None."""
+    if ranking is None:
+        return dynamiccut_ranking(dyn, k, T, score, expected_auc_rate)
+    want = (_check_k(k), resolve_T(dyn, T), _check_score(score))
+    if (ranking.k, ranking.T, ranking.score) != want or len(ranking.row_ids) != dyn.n_rows:
+        raise MemvizError(f"the ranking given was made at k={ranking.k}, T={ranking.T}, score={ranking.score!r} "
+                          f"on {len(ranking.row_ids)} rows, not at k={want[0]}, T={want[1]}, score={want[2]!r} "
+                          f"on {dyn.n_rows}")
+    return ranking
+
+
 def dynamiccut_selection(dyn: RowDynamics, p: float = DEFAULT_P, k: int = DEFAULT_K, T=None,
-                         score: str = "raw", expected_auc_rate=None) -> Selection:
+                         score: str = "raw", expected_auc_rate=None, ranking: Ranking | None = None) -> Selection:
     """Rank rows by :func:`score_rows` and remove the top ``n_remove = ceil(p * N)``.
 
     Ranking: descending score, ties broken by the lowest row_id, so the result does not
     depend on the order of the checks table or of the training row_ids. ``score`` and
-    ``expected_auc_rate`` are passed to :func:`score_rows`.
+    ``expected_auc_rate`` are passed to :func:`score_rows`. ``ranking``: a
+    :func:`dynamiccut_ranking` at (k, T, score) kept by the caller (nothing is rescored).
 
     Raises
     ------
     MemvizError
         p outside (0, 1) or removing every row, bad k, no check with epoch <= T, an
-        unknown score or a bad rate.
+        unknown score, a bad rate, or a ``ranking`` made at another (k, T, score).
     """
-    n_remove = prune_budget(p, dyn.n_rows)
-    T = _resolve_T(dyn, T)
-    scores = score_rows(dyn, k, T, score, expected_auc_rate)
-    order = rank_rows(scores, dyn.row_ids)  # (N,) positions
-    ranks = np.empty(dyn.n_rows, dtype=np.int64)
-    ranks[order] = np.arange(1, dyn.n_rows + 1)
-    return Selection(removed=dyn.row_ids[order[:n_remove]], row_ids=dyn.row_ids, scores=scores, ranks=ranks,
-                     p=float(p), k=int(k), T=T, n_remove=n_remove, n_checks_used=int((dyn.epochs <= T).sum()),
-                     score=score)
+    prune_budget(p, dyn.n_rows)
+    return _ranking_for(dyn, k, T, score, expected_auc_rate, ranking).selection(p)
 
 
 @dataclass(frozen=True)
@@ -264,14 +329,15 @@ def target_top(dyn: RowDynamics, T, target: str = "final") -> np.ndarray:
         raise MemvizError(f"target must be one of {', '.join(TARGETS)}, got {target!r}")
     if target == "final":
         return dyn.top
-    after = dyn.epochs > _resolve_T(dyn, T)  # (C,)
+    after = dyn.epochs > resolve_T(dyn, T)  # (C,)
     if not after.any():
         return np.zeros(dyn.n_rows, dtype=bool)
     return top_mask(dyn.counts[:, after].sum(axis=1, dtype=np.int64), dyn.row_ids, dyn.top_frac)
 
 
 def early_identification(dyn: RowDynamics, p: float = DEFAULT_P, k: int = DEFAULT_K, T=None,
-                         score: str = "raw", expected_auc_rate=None, target: str = "final") -> EarlyIdentification:
+                         score: str = "raw", expected_auc_rate=None, target: str = "final",
+                         ranking: Ranking | None = None) -> EarlyIdentification:
     """Precision, recall and Jaccard overlap of the DynamicCut selection at (p, k, T) vs a Top group.
 
     The default (``target="final"``, ``score="raw"``) is the paper's measure. It is
@@ -280,9 +346,9 @@ def early_identification(dyn: RowDynamics, p: float = DEFAULT_P, k: int = DEFAUL
     the precision is high even when rows have no dynamics of their own (a row with a
     fixed copy propensity). ``target="after"`` scores against a Top group built only from
     the checks after T; compare either against :mod:`memviz.findings.nullmodel` before reading it
-    as evidence of dynamics.
+    as evidence of dynamics. ``ranking``: as in :func:`dynamiccut_selection`.
     """
-    sel = dynamiccut_selection(dyn, p, k, T, score, expected_auc_rate)
+    sel = dynamiccut_selection(dyn, p, k, T, score, expected_auc_rate, ranking=ranking)
     chosen, top = sel.removed_mask, target_top(dyn, sel.T, target)
     inter, union = int((chosen & top).sum()), int((chosen | top).sum())
     n_top, n = int(top.sum()), dyn.n_rows
@@ -297,14 +363,25 @@ def early_identification(dyn: RowDynamics, p: float = DEFAULT_P, k: int = DEFAUL
 
 
 def early_identification_curve(dyn: RowDynamics, p: float = DEFAULT_P, k: int = DEFAULT_K, Ts=None,
-                               score: str = "raw", expected_auc_rate=None, target: str = "final") -> pd.DataFrame:
+                               score: str = "raw", expected_auc_rate=None, target: str = "final",
+                               rankings: dict | None = None) -> pd.DataFrame:
     """:func:`early_identification` for every T in ``Ts`` (default: each distinct check epoch).
+
+    ``rankings``: {T: :func:`dynamiccut_ranking` at (k, T, score)} kept by the caller
+    (:func:`dynamiccut_rankings`); a T without one is scored afresh.
 
     Columns: the fields of :class:`EarlyIdentification` (T, p, k, n_checks_used,
     n_selected, n_top, precision, recall, jaccard, random_precision, random_recall, score,
     target).
     """
     Ts = np.unique(dyn.epochs) if Ts is None else Ts
-    rows = [early_identification(dyn, p, k, T.item() if isinstance(T, np.generic) else T, score,
-                                 expected_auc_rate, target) for T in Ts]
+    Ts = [T.item() if isinstance(T, np.generic) else T for T in Ts]
+    rows = [early_identification(dyn, p, k, T, score, expected_auc_rate, target,
+                                 ranking=(rankings or {}).get(T)) for T in Ts]
     return pd.DataFrame([asdict(r) for r in rows], columns=[f.name for f in fields(EarlyIdentification)])
+
+
+def dynamiccut_rankings(dyn: RowDynamics, k: int = DEFAULT_K, score: str = "raw", expected_auc_rate=None) -> dict:
+    """{T: :func:`dynamiccut_ranking` at (k, T)} for each distinct check epoch T: what
+    :func:`early_identification_curve` needs for every p, computed once."""
+    return {T.item(): dynamiccut_ranking(dyn, k, T.item(), score, expected_auc_rate) for T in np.unique(dyn.epochs)}

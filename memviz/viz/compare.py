@@ -46,8 +46,11 @@ def floor_band(results: pd.DataFrame) -> tuple[float, float, float] | None:
     return float(f["floor"].iloc[0]), float(f["floor_low"].iloc[0]), float(f["floor_high"].iloc[0])
 
 
-def _add_floor(fig: go.Figure, band, axis: str) -> None:
-    """The floor as a grey band (its 95 % interval) with a dashed line, on the x or y axis."""
+def _add_floor(fig: go.Figure, band, axis: str, span: float | None = None) -> None:
+    """The floor as a grey band (its 95 % interval) with a dashed line, on the x or y axis.
+
+    On the x axis the label is written beside the line on the side with room: to its left when
+    the line lies in the right half of ``[0, span]`` (the axis' end), so it is never cut at the edge."""
     f, lo, hi = band
     text = f"floor: real rows never seen, {pct(f)}"
     if axis == "y":
@@ -56,8 +59,9 @@ def _add_floor(fig: go.Figure, band, axis: str) -> None:
                       annotation_position="bottom right")
     else:
         fig.add_vrect(x0=lo, x1=hi, fillcolor=rgba(FLOOR_COLOR, 0.18), line_width=0, layer="below")
+        side = "left" if span and f > span / 2 else "right"
         fig.add_vline(x=f, line_dash="dot", line_color=FLOOR_COLOR, annotation_text=text,
-                      annotation_position="top right")
+                      annotation_position=f"top {side}")
 
 
 # ------------------------------------------------------------------------ compare screen
@@ -178,13 +182,14 @@ def privacy_utility_plot(results: pd.DataFrame, utility: str = "mle") -> go.Figu
             fig.add_scatter(x=[None], y=[None], mode="markers", name=f"{plain(model_label(mo))} (marker shape)",
                             marker={"symbol": symbols[j % len(symbols)], "color": "rgba(0,0,0,0)", "size": 10,
                                     "line": {"width": 1.5, "color": "#333"}})
-    if band is not None:
-        _add_floor(fig, band, "x")
     if agg.empty or agg["ymean"].isna().all():
         add_note(fig, f"No {ulabel} value in the results")
     xs = np.concatenate([(agg["mean"] + agg["std"]).to_numpy(float), [band[2]] if band else []])
     xs = xs[np.isfinite(xs)]
-    pct_axis(fig, "x", 0.0, float(xs.max()) if xs.size else 1.0)
+    x_end = float(xs.max()) if xs.size else 1.0
+    if band is not None:
+        _add_floor(fig, band, "x", span=x_end)
+    pct_axis(fig, "x", 0.0, x_end)
     top = m.max_value if m is not None and m.max_value is not None else None
     if top is None:
         ys = (agg["ymean"] + agg["ystd"]).to_numpy(float)

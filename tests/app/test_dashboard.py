@@ -139,7 +139,7 @@ def test_a_kept_ranking_gives_the_library_selection_and_curve_at_every_p(view):
         assert sorted(ranked) == sorted(set(view.epochs))
         for p in (0.01, 0.07, 0.3, 0.5):
             for T, r in ranked.items():
-                want, got = dynamiccut_selection(dyn, p=p, k=k, T=T), r.selection(dyn, p)
+                want, got = dynamiccut_selection(dyn, p=p, k=k, T=T), r.selection(p)
                 for f in ("removed", "row_ids", "scores", "ranks"):
                     np.testing.assert_array_equal(getattr(got, f), getattr(want, f))
                 assert (got.p, got.k, got.T, got.n_remove, got.n_checks_used) == \

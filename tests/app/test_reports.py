@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from dash_helpers import copier_run, finished_compare, floored_run
 from helpers import memviz_cli
@@ -146,12 +147,28 @@ def test_the_report_page_names_each_sections_run_and_p(two_runs, monkeypatch):
     at.switch_page("screens/7_report.py").run()
     assert not at.exception, [e.value for e in at.exception]
     assert at.selectbox(key="report_compare").value == str(out)       # the only finished comparison
+    assert at.selectbox(key="report_compare").options == ["— none —", "DynamicCut, Random × TabDDPM · fixture"]
     heads = [re.sub(r"\\(.)", r"\1", m.value) for m in at.markdown if m.value.startswith("**")]
     run_head = next(h for h in heads if "run-B-bbbb" in h)
     cmp_head = next(h for h in heads if h.startswith("**Comparison"))
     assert "p=0.21" in run_head and "p=0.10" not in run_head
     assert "run-A-aaaa" in cmp_head and "p=0.10" in cmp_head and "p=0.21" not in cmp_head
     assert any("not on run-B-bbbb" in re.sub(r"\\(.)", r"\1", w.value) for w in at.warning)
+
+
+def test_a_comparison_is_labelled_by_its_methods_generators_table_and_start_not_its_job_id(two_runs, tmp_path):
+    """The comparison pickers (Compare, Report) used to show the job id ("20261202-…-compare-a1b2")."""
+    root, out = two_runs
+    row = jobs.list_jobs(root, kind="compare").iloc[0]
+    label = comparisons.compare_label(out, "adult", "2026-12-02 14:05:33")
+    assert label == "DynamicCut, Random × TabDDPM · adult · 12-02 14:05" and row.job_id not in label
+    twin = jobs.Job("twin-job", "compare", tmp_path)                    # the same comparison started again
+    twin.job_dir.mkdir(parents=True)
+    jobs.write_spec(twin.spec_path, jobs.read_spec(jobs.job_for(out).spec_path))
+    both = pd.DataFrame([row, row]).assign(out=[str(out), str(twin.out)], job_id=[row.job_id, "twin-job"])
+    labels = comparisons.compare_labels(both)
+    assert labels == {str(out): f"DynamicCut, Random × TabDDPM · fixture · {row.job_id}",
+                      str(twin.out): "DynamicCut, Random × TabDDPM · fixture · twin-job"}
 
 
 # ------------------------------------------------------------------ memviz report RUN (the CLI)

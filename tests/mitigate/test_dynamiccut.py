@@ -9,6 +9,8 @@ from memviz.dynamics.rows import compute_dynamics
 from memviz.errors import MemvizError
 from memviz.mitigate.dynamiccut import (
     default_T,
+    dynamiccut_ranking,
+    dynamiccut_rankings,
     dynamiccut_selection,
     early_identification,
     early_identification_curve,
@@ -167,6 +169,25 @@ def test_early_identification_curve():
     np.testing.assert_allclose(curve["jaccard"], [4 / 6, 1.0])
     assert (curve["random_precision"] == 0.1).all()
     assert list(early_identification_curve(dyn, Ts=[2])["recall"]) == [1.0]
+
+
+def test_a_kept_ranking_gives_what_a_rescoring_gives_and_refuses_other_parameters():
+    checks, ids = random_checks(seed=3)
+    dyn = compute_dynamics(checks, ids)
+    kept = dynamiccut_rankings(dyn, k=2)
+    for p in (0.05, 0.3):
+        for T, r in kept.items():
+            want, got = dynamiccut_selection(dyn, p, 2, T), dynamiccut_selection(dyn, p, 2, T, ranking=r)
+            for f in ("removed", "scores", "ranks"):
+                np.testing.assert_array_equal(getattr(got, f), getattr(want, f))
+            assert (got.n_remove, got.n_checks_used, got.T) == (want.n_remove, want.n_checks_used, want.T)
+        pd.testing.assert_frame_equal(early_identification_curve(dyn, p, 2, rankings=kept),
+                                      early_identification_curve(dyn, p, 2))
+    r = dynamiccut_ranking(dyn, 2, 10)
+    for kwargs in ({"k": 3, "T": 10}, {"k": 2, "T": 15}, {"k": 2, "T": 10, "score": "excess",
+                                                          "expected_auc_rate": np.zeros(dyn.n_rows)}):
+        with pytest.raises(MemvizError, match="ranking given was made at k=2, T=10"):
+            dynamiccut_selection(dyn, 0.1, ranking=r, **kwargs)
 
 
 def test_after_T_target_planted():

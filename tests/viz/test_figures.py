@@ -413,6 +413,17 @@ def test_floor_band_when_the_results_carry_the_floor():
     assert not any("floor" in (a.text or "") for a in viz.comparison_plot(results_frame(), "mem_ratio").layout.annotations)
 
 
+def test_the_scatters_floor_label_stays_inside_the_plot():
+    """The floor's label was written to the right of its line: with the floor at the right end of the
+    x axis (the floor above every method), it ran past the plot's edge and was clipped."""
+    res = results_frame(n_seeds=1)
+    hi = float(res["mem_ratio"].max())
+    for floor, side in ((hi * 1.5, "right"), (hi * 0.02, "left")):   # right end of the axis, then left end
+        fig = viz.privacy_utility_plot(res.assign(floor=floor, floor_low=floor * 0.9, floor_high=floor * 1.1))
+        label = next(a for a in fig.layout.annotations if "floor" in (a.text or ""))
+        assert label.xanchor == side, (floor, label.xanchor)
+
+
 def test_shape_colour_scale_is_the_metrics_range():
     """Regression: the colour scale ran 94-100 %, so 94.4 % showed as dark red."""
     d = {"baseline": pd.DataFrame({"column": ["a", "b"], "score": [0.944, 0.99]})}
