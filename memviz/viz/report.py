@@ -413,7 +413,8 @@ def build_report(run_summary: Mapping | Sequence | None = None, figures: Sequenc
         Shown in order, each with its title and :func:`memviz.viz.caption`.
     results : DataFrame or None
         The comparison results (method, model, seed, metrics); shown in words by
-        :func:`memviz.viz.compare.results_display`.
+        :func:`memviz.viz.compare.results_display`; an empty frame says "No comparison results",
+        None leaves the heading out (a report with no comparison, e.g. an audit's).
     settings : dict
         The settings that produced the run and the results (keys shown as words).
     redacted : bool, default True
@@ -464,7 +465,7 @@ def build_report(run_summary: Mapping | Sequence | None = None, figures: Sequenc
         parts += [f"<h2>What the run shows{own}</h2>", kv_table(facts)]
     if results is not None and not results.empty:
         parts += [f"<h2>Results{own}</h2>", results_block(results)]
-    elif not sections:
+    elif results is not None:                    # a comparison was asked for and gave nothing
         parts += [f"<h2>Results{own}</h2>", "<p class='meta'>No comparison results.</p>"]
     if figures:
         parts.append(f"<h2>Figures{own}</h2>")

@@ -278,3 +278,12 @@ def test_a_wide_table_with_planted_copies(tmp_path):
     assert b.verdict.code == "no_copying" and a.verdict.code == "copying"
     assert a.excess - b.excess == pytest.approx(0.25 * (1 - b.floor), abs=0.05)
     assert set(range(5)) <= set(a.over_copied_rows["row_id"])
+
+
+def test_an_audit_report_never_speaks_of_comparisons(fresh_split, fresh_audit):
+    """An audit has no comparison: its report has no "Results" heading saying "No comparison results",
+    with or without the tests beyond the ratio test (the line appeared only without them)."""
+    tr, ho, fresh = fresh_split
+    bare = memviz.audit(tr, fresh, ho, evidence=False, quality=False, dcr=False)
+    for page in (bare.to_html(), fresh_audit.to_html()):
+        assert "No comparison results" not in page and "<h2>Results" not in page

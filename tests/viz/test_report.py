@@ -80,8 +80,9 @@ def test_report_is_self_contained_html(run):
 
 
 def test_report_without_figures_or_results():
-    doc = build_report({}, [], None, {})
+    doc = build_report({}, [], pd.DataFrame(), {})          # a comparison asked for that gave nothing
     assert get_plotlyjs()[:300] not in doc and "No comparison results" in doc
+    assert "No comparison results" not in build_report({}, [], None, {})   # no comparison at all: no heading
     assert not parse(doc).errors
     with pytest.raises(MemvizError, match="results"):
         build_report({}, [], [1, 2], {})
