@@ -49,3 +49,19 @@ def split_floor(holdout_split, split_engine):
     from memviz.measure.floor import holdout_floor
 
     return holdout_floor(holdout_split[0], holdout_split[1], engine=split_engine)
+
+
+#: the browser tests (minutes each) in the order they start: with pytest-xdist (pyproject's addopts,
+#: ``-n 2 --dist loadgroup``) they run one after another on one worker, from the start, while the
+#: other worker takes the short tests; so no two browsers compete for the cores, and none is left for the end
+BROWSER_FIRST = ("test_browser.py", "test_walk_browser.py", "test_audit_browser.py", "test_offline.py")
+
+
+def pytest_collection_modifyitems(config, items):
+    browser = [item for item in items if item.get_closest_marker("browser")]
+    for item in browser:
+        item.add_marker(pytest.mark.xdist_group("browser"))
+    rank = {name: i for i, name in enumerate(BROWSER_FIRST)}
+    first = sorted(browser, key=lambda item: rank.get(item.path.name, len(BROWSER_FIRST)))   # stable
+    chosen = set(first)
+    items[:] = first + [item for item in items if item not in chosen]
