@@ -18,6 +18,10 @@
   2.7× (the evidence alone 11.7–27.6 s: at this load the machine, not the code, sets the figure);
   the same run at load 12–13.5: paper audit 2.5–2.9× before, standardized 2.1–2.6×, every column
   a secret 5.3–7.5× before, 6.4× after. Target ≤ 2× not shown yet on this machine;
+  quiet machine (load 0.6, 2026-12-02, after the float32 dense path): one pass 1.09 s; paper audit
+  3.59 s = 3.29x (membership 1.26 s, data copying 1.63 s, attribute 0.27 s), standardized audit
+  2.17x, every column a secret 6.22x: the 2x target is not met; the paper audit's data-copying
+  test (a standardized engine fitted and queried by 48,842 rows) is the largest part;
 * **calibration**: fresh real rows as the "synthetic" table (a real table split into three
   disjoint parts: train, "synthetic", hold-out), R resamples on two tables: how often the MIA
   AUC interval covers 0.5, the data-copying test is significant, the attribute excess interval
