@@ -28,15 +28,8 @@ def percent(x, digits: int = 1, *, signed: bool = False, unit: str = " %") -> st
     It lives in the base layer so that every layer can print a share the same way; people-facing
     code reads it through :mod:`memviz.viz.text` (``pct``, ``points``).
     """
-    try:
-        v = float(x)
-    except (TypeError, ValueError):
-        return MISSING
-    if not np.isfinite(v):
-        return MISSING
-    v = round(100 * v, digits)
-    v = 0.0 if v == 0 else v
-    return f"{v:{'+' if signed else ''}.{digits}f}{unit}"
+    v = _finite(x)
+    return MISSING if v is None else _fixed(100 * v, digits, signed) + unit
 
 
 def percent_pm(mean, sd, digits: int = 1, *, signed: bool = False, unit: str = " %", sep: str = " ± ") -> str:
@@ -52,12 +45,21 @@ def percent_pm(mean, sd, digits: int = 1, *, signed: bool = False, unit: str = "
 def number(x, digits: int = 2, *, signed: bool = False) -> str:
     """A plain number (an AUC, a z statistic) with ``digits`` decimals; ``signed`` adds ``+``. Never
     ``-0.00``; :data:`MISSING` for None, NaN or text that is no number (as :func:`percent`)."""
+    v = _finite(x)
+    return MISSING if v is None else _fixed(v, digits, signed)
+
+
+def _finite(x) -> float | None:
+    """``x`` as a finite float, or None (None, NaN, infinite, or text that is no number)."""
     try:
         v = float(x)
     except (TypeError, ValueError):
-        return MISSING
-    if not np.isfinite(v):
-        return MISSING
+        return None
+    return v if np.isfinite(v) else None
+
+
+def _fixed(v: float, digits: int, signed: bool) -> str:
+    """``v`` rounded to ``digits`` decimals, never ``-0.0``; ``signed`` adds ``+``."""
     v = round(v, digits)
     return f"{0.0 if v == 0 else v:{'+' if signed else ''}.{digits}f}"
 
