@@ -28,11 +28,14 @@ def test_column_max_equals_the_loop_over_blocks_with_ties_and_extremes():
     assert torch.equal(seg.argmax(x), torch.stack([b.argmax(1) for b in x.split(seg.sizes, 1)], 1))
 
 
-def test_training_and_sampling_unchanged_by_the_column_max(sample, monkeypatch):
+@pytest.mark.parametrize("fast_path, reference", [("column_max", "column_max_loop"), ("spread", "spread_product")])
+def test_training_and_sampling_unchanged_by_the_fast_segment_ops(sample, monkeypatch, fast_path, reference):
+    """The column max (scatter_reduce) and the gathered spread give the same losses and rows as the
+    plain forms they replace (a per-segment loop, a product with the membership matrix)."""
     train = sample[0].subset(sample[0].row_ids[:400])
     fast = TabDDPM(**TINY, seed=3, n_threads=1).fit(train)
     rows = fast.sample(300, seed=5)
-    monkeypatch.setattr(Segments, "column_max", Segments.column_max_loop)
+    monkeypatch.setattr(Segments, fast_path, getattr(Segments, reference))
     slow = TabDDPM(**TINY, seed=3, n_threads=1).fit(train)
     assert fast.loss_history_ == slow.loss_history_
     assert rows.equals(slow.sample(300, seed=5))
@@ -52,16 +55,6 @@ def test_spread_gather_equals_the_product_and_keeps_the_gradient_path():
     assert out.grad_fn is not None and "Mm" in type(out.grad_fn).__name__   # product backward, no scatter-add
     with torch.no_grad():
         assert seg.spread(w).grad_fn is None
-
-
-def test_training_and_sampling_unchanged_by_the_gathered_spread(sample, monkeypatch):
-    train = sample[0].subset(sample[0].row_ids[:400])
-    fast = TabDDPM(**TINY, seed=3, n_threads=1).fit(train)
-    rows = fast.sample(300, seed=5)
-    monkeypatch.setattr(Segments, "spread", Segments.spread_product)
-    slow = TabDDPM(**TINY, seed=3, n_threads=1).fit(train)
-    assert fast.loss_history_ == slow.loss_history_
-    assert rows.equals(slow.sample(300, seed=5))
 
 
 def test_in_place_gumbel_draw_equals_the_formula():
