@@ -83,6 +83,7 @@ refuse in one line what the machine's memory cannot hold (:mod:`memviz.measure.b
 """
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, replace
 from typing import Callable
 
@@ -103,6 +104,9 @@ from memviz.measure.kernels import (
 )
 from memviz.tables.data import Table
 from memviz.tables.encoding import Encoder, pow2_exponents
+
+#: one build of an engine's dense tensors at a time in this process (see NeighborEngine._load_dense)
+_DENSE_BUILD = threading.Lock()
 
 DISTANCES = ("paper", "standardized")
 ALGORITHMS = ("auto", "pruned", "wide", "dense")
@@ -272,23 +276,29 @@ class NeighborEngine:
 
     # ------------------------------------------------------------- dense path
     def _load_dense(self) -> None:
+        """Build the dense pass's tensors on first use. Threads of one process may share an engine
+        (a Dask worker's tasks): the build runs under one lock, and ``y_t_``, the mark that it is
+        done, is set last, so no thread sees a half-built engine."""
         if hasattr(self, "y_t_"):
             return
-        y, cat = self._dense_input
-        dev = self.device_
-        self.y_ = torch.as_tensor(np.ascontiguousarray(y), dtype=torch.float64, device=dev)       # (N, p)
-        self.y_t_ = self.y_.T.contiguous()                                                         # (p, N)
-        x_cat = torch.as_tensor(cat, dtype=torch.int64, device=dev)                                # (N, q)
-        sizes = self.encoder_.n_categories
-        self.offsets_ = torch.as_tensor(np.concatenate([[0], np.cumsum(sizes)[:-1]]) if len(sizes) else
-                                        np.zeros(0, dtype=np.int64), dtype=torch.int64, device=dev)
-        self.n_onehot_ = int(sizes.sum())
-        # h and matches are small exact integers: bfloat16 holds them exactly up to 256,
-        # float32 up to 2**24. bfloat16 only on CUDA: a CPU without native bfloat16 (AVX2)
-        # runs its GEMM ~10x slower than float32's (benchmarks/bench_evidence.py)
-        self.onehot_dtype_ = torch.bfloat16 if self.q_ < 256 and dev.type == "cuda" else torch.float32
-        self.x_onehot_t_ = self._onehot(x_cat).T.contiguous()                                     # (K, N)
-        self.q_full_ = torch.full((1, 1), float(self.q_), dtype=self.onehot_dtype_, device=dev)
+        with _DENSE_BUILD:
+            if hasattr(self, "y_t_"):
+                return
+            y, cat = self._dense_input
+            dev = self.device_
+            self.y_ = torch.as_tensor(np.ascontiguousarray(y), dtype=torch.float64, device=dev)   # (N, p)
+            x_cat = torch.as_tensor(cat, dtype=torch.int64, device=dev)                            # (N, q)
+            sizes = self.encoder_.n_categories
+            self.offsets_ = torch.as_tensor(np.concatenate([[0], np.cumsum(sizes)[:-1]]) if len(sizes) else
+                                            np.zeros(0, dtype=np.int64), dtype=torch.int64, device=dev)
+            self.n_onehot_ = int(sizes.sum())
+            # h and matches are small exact integers: bfloat16 holds them exactly up to 256,
+            # float32 up to 2**24. bfloat16 only on CUDA: a CPU without native bfloat16 (AVX2)
+            # runs its GEMM ~10x slower than float32's (benchmarks/bench_evidence.py)
+            self.onehot_dtype_ = torch.bfloat16 if self.q_ < 256 and dev.type == "cuda" else torch.float32
+            self.x_onehot_t_ = self._onehot(x_cat).T.contiguous()                                 # (K, N)
+            self.q_full_ = torch.full((1, 1), float(self.q_), dtype=self.onehot_dtype_, device=dev)
+            self.y_t_ = self.y_.T.contiguous()                                                     # (p, N), last
 
     def _onehot(self, cat: torch.Tensor) -> torch.Tensor:
         """(n, q) codes -> (n, K) one-hot; code -1 (unseen category) matches nothing."""

@@ -108,3 +108,40 @@ def test_rows_beyond_two_mismatches_and_unprunable_tables_go_dense():
     # most rows of the probe fail: the search leaves every row to the dense path
     nb = eng.kneighbors(pd.concat([far] * 10, ignore_index=True), 2)
     assert nb.n_pruned == 0 and nb.n_exhaustive == 400
+
+
+def test_threads_sharing_a_fresh_engine_all_see_its_dense_tensors(sample, monkeypatch):
+    """A Dask worker runs tasks on several threads against one engine; the dense pass's tensors
+    were built on first use with ``y_t_`` (the "already built" mark) set before the others, so a
+    second thread could find the mark and use ``onehot_dtype_``/``x_onehot_t_`` before they existed
+    (CI: AttributeError 'onehot_dtype_'). The slow step below widens that window."""
+    import threading
+    import time as _time
+
+    train, test = sample
+    engine = NeighborEngine(device="cpu", algorithm="dense").fit(train)
+    ref = NeighborEngine(device="cpu", algorithm="dense").fit(train).kneighbors(test.data.iloc[:40], k=2)
+    slow = NeighborEngine._onehot
+
+    def onehot(self, cat):
+        _time.sleep(0.3)
+        return slow(self, cat)
+
+    monkeypatch.setattr(NeighborEngine, "_onehot", onehot)
+    out, errors = [None] * 4, []
+
+    def query(i):
+        try:
+            out[i] = engine.kneighbors(test.data.iloc[:40], k=2)
+        except Exception as e:  # noqa: BLE001 - the assertion below names it
+            errors.append(repr(e))
+
+    threads = [threading.Thread(target=query, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    for nb in out:
+        np.testing.assert_array_equal(nb.pos, ref.pos)
+        np.testing.assert_array_equal(nb.dist, ref.dist)
