@@ -68,7 +68,7 @@ def _run(spec_path: Path, argv: list, events: EventLog, reserve: Reserve) -> int
         if "--no-queue" not in argv:
             slots = max_jobs()
             take_slot(root, slots, spec_path.parent.name, on_queued=lambda: events({"event": "queued", "slots": slots}))
-            set_cpu_sharing(lambda: running_jobs(root))   # a job alone takes every core; two share
+            set_cpu_sharing(lambda: running_jobs(root))   # a large network takes its share of the cores
         events({"event": "started", "pid": os.getpid(), "kind": spec.kind})
         result = run_spec(spec, emit=events)
     except KeyboardInterrupt:

@@ -55,6 +55,10 @@ LR_SCHEDULES = ("linear", "constant")
 _ARCH = ("layers", "dim_t", "n_timesteps", "cat_input")
 
 
+#: networks with fewer parameters run on one CPU thread (TabDDPM's ``n_threads``)
+SMALL_NETWORK = 2_000_000
+
+
 class TabDDPM:
     """TabDDPM generator with the memviz estimator contract.
 
@@ -71,14 +75,16 @@ class TabDDPM:
     seed : int
         Seeds the initial weights (``seed``) and the training generator (``seed + 1``).
     n_threads : int or None
-        CPU intra-op threads while training and sampling (restored afterwards). None:
-        for networks under 2 M parameters (``cpu-quick``), the cores divided among the
-        jobs running when the job runtime says how many run
-        (:func:`memviz.device.shared_cpu_threads`: a warm-up alone on 2 cores takes both,
-        its forward pass 1.9x faster; two share), else 1 thread (spinning threads lose up
-        to 8x when the cores are shared, measured on 2 cores); larger networks: torch's
-        setting. Ignored on CUDA. The thread count does not change the results for a fixed
-        seed (tested on the default network).
+        CPU intra-op threads while training and sampling (restored afterwards). None: one
+        thread for networks under :data:`SMALL_NETWORK` parameters (``cpu-quick``): their ops
+        are small, and spinning threads beside one busy core lose far more than a second core
+        gains (2 cores, one busy: a 256-row sample 46x slower on 2 threads, 10,000 rows 6x;
+        quiet: a whole 250-row warm-up 1.23x faster), and a job alone in the queue is rarely
+        alone on the machine (the dashboard and its browser poll while it runs). Larger
+        networks: the cores divided among the jobs running when the job runtime says how many
+        run (:func:`memviz.device.shared_cpu_threads`), else torch's setting. Ignored on CUDA.
+        The thread count does not change the results for a fixed seed (tested on the default
+        network).
 
     Attributes (after fit)
     ----------------------
@@ -292,9 +298,7 @@ class TabDDPM:
         n = self.n_threads
         if n is None and getattr(self, "model_", None) is not None:
             size = sum(p.numel() for p in self.model_.parameters())
-            if size < 2_000_000:
-                shared = shared_cpu_threads()          # the job runtime knows how many jobs share the cores
-                n = 1 if shared is None else shared
+            n = 1 if size < SMALL_NETWORK else shared_cpu_threads()   # None: torch's setting
         return torch_threads(None if self.device_.type != "cpu" else n)
 
     def _check_fitted(self) -> None:
