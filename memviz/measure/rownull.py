@@ -321,6 +321,7 @@ def predictive_pvalues(floor: Floor, copies, n_generated, kind: str = "upper",
         if kind != "upper":
             pmf += w * np.exp(special.gammaln(uc + size) - special.gammaln(size) - special.gammaln(uc + 1)
                               + size * np.log1p(-tail) + uc * np.log(tail))
+    upper = np.where(uc > 0, upper, 1.0)                                    # P(C ≥ 0) = 1 exactly, not Σ w
     upper, pmf = upper[inverse], pmf[inverse]                               # (N,)
     if kind == "upper":
         return np.minimum(upper, 1.0)
@@ -401,8 +402,9 @@ def mixture_pvalues(floor: Floor, copies, n_generated) -> tuple[np.ndarray, np.n
     upper = np.zeros(len(uc))
     for g in range(len(a)):
         upper += r[g] * np.where(uc > 0, special.betainc(np.maximum(uc, 1), a[g] + uh, m / (b[g] + m)), 1.0)
+    upper = np.where(uc > 0, np.minimum(upper, 1.0), 1.0)                  # P(C ≥ 0) = 1 exactly, not Σ r_g
     rate = (r * (a[:, None] + uh) / b[:, None]).sum(axis=0)                 # (P,) λ E[π | h]
-    return np.minimum(upper, 1.0)[inverse], m * rate[inverse]
+    return upper[inverse], m * rate[inverse]
 
 
 def predictive_counts(floor: Floor, copies, n_generated, upto: int, *, spread: str = DEFAULT_SPREAD) -> np.ndarray:
