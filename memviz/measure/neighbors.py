@@ -107,6 +107,9 @@ from memviz.tables.encoding import Encoder, pow2_exponents
 
 #: one build of an engine's dense tensors at a time in this process (see NeighborEngine._load_dense)
 _DENSE_BUILD = threading.Lock()
+#: up to this many dense-path rows per query set, h is counted directly instead of by the one-hot
+#: GEMM, whose (K, N) table costs more to build than those rows' counts (engines fitted per test)
+DIRECT_H_ROWS = 256
 
 DISTANCES = ("paper", "standardized")
 ALGORITHMS = ("auto", "pruned", "wide", "dense")
@@ -287,7 +290,7 @@ class NeighborEngine:
             y, cat = self._dense_input
             dev = self.device_
             self.y_ = torch.as_tensor(np.ascontiguousarray(y), dtype=torch.float64, device=dev)   # (N, p)
-            x_cat = torch.as_tensor(cat, dtype=torch.int64, device=dev)                            # (N, q)
+            self.x_cat_ = torch.as_tensor(cat, dtype=torch.int64, device=dev)                      # (N, q)
             sizes = self.encoder_.n_categories
             self.offsets_ = torch.as_tensor(np.concatenate([[0], np.cumsum(sizes)[:-1]]) if len(sizes) else
                                             np.zeros(0, dtype=np.int64), dtype=torch.int64, device=dev)
@@ -296,9 +299,17 @@ class NeighborEngine:
             # float32 up to 2**24. bfloat16 only on CUDA: a CPU without native bfloat16 (AVX2)
             # runs its GEMM ~10x slower than float32's (benchmarks/bench_evidence.py)
             self.onehot_dtype_ = torch.bfloat16 if self.q_ < 256 and dev.type == "cuda" else torch.float32
-            self.x_onehot_t_ = self._onehot(x_cat).T.contiguous()                                 # (K, N)
             self.q_full_ = torch.full((1, 1), float(self.q_), dtype=self.onehot_dtype_, device=dev)
             self.y_t_ = self.y_.T.contiguous()                                                     # (p, N), last
+
+    def _load_onehot(self) -> None:
+        """The reference's one-hot codes for the category GEMM, built when a query set first
+        sends more than :data:`DIRECT_H_ROWS` rows to the dense path (``x_onehot_t_`` set last)."""
+        if hasattr(self, "x_onehot_t_"):
+            return
+        with _DENSE_BUILD:
+            if not hasattr(self, "x_onehot_t_"):
+                self.x_onehot_t_ = self._onehot(self.x_cat_).T.contiguous()                         # (K, N)
 
     def _onehot(self, cat: torch.Tensor) -> torch.Tensor:
         """(n, q) codes -> (n, K) one-hot; code -1 (unseen category) matches nothing."""
@@ -345,10 +356,18 @@ class NeighborEngine:
                 if q:
                     s = scaled_to_unit(s, emin, span)                                      # e'
         if q:
-            h = ws["h"][:b]                                                                 # (b, N)
             gc = torch.as_tensor(cat, dtype=torch.int64, device=dev)                       # (b, q)
-            # h = q - matches in one GEMM: small integers, exact in bfloat16
-            torch.addmm(self.q_full_, self._onehot(gc).neg_(), self.x_onehot_t_, out=h)
+            if hasattr(self, "x_onehot_t_"):
+                h = ws["h"][:b]                                                             # (b, N)
+                # h = q - matches in one GEMM: small integers, exact in bfloat16
+                torch.addmm(self.q_full_, self._onehot(gc).neg_(), self.x_onehot_t_, out=h)
+            else:
+                # few rows: h counted directly (code -1, unseen, matches nothing), no one-hot table
+                h = torch.empty((b, N), dtype=torch.int64, device=dev)                     # (b, N)
+                step = max(1, self.chunk_elements_ // max(N * q, 1))                        # (step, N, q) at a time
+                for i in range(0, b, step):
+                    c = gc[i:i + step, None]                                                # (r, 1, q)
+                    h[i:i + step] = ((self.x_cat_[None] != c) | (c < 0)).sum(-1)
             s.add_(h)                                                                       # s = e' + h
         # d is a monotone function of s (s / n; without categories, of e itself): the kc
         # smallest s hold the kc smallest d, and a row outside the list has d ≥ the list's last d
@@ -371,6 +390,8 @@ class NeighborEngine:
         if M == 0:
             return 0
         self._load_dense()
+        if M > DIRECT_H_ROWS:
+            self._load_onehot()
         b = max(1, min(M, self.chunk_elements_ // max(N, 1)))
         starts = list(range(0, M, b))
         counter = [0]

@@ -145,3 +145,26 @@ def test_threads_sharing_a_fresh_engine_all_see_its_dense_tensors(sample, monkey
     for nb in out:
         np.testing.assert_array_equal(nb.pos, ref.pos)
         np.testing.assert_array_equal(nb.dist, ref.dist)
+
+
+@pytest.mark.parametrize("distance", ["paper", "standardized"])
+def test_few_dense_rows_count_h_directly_and_agree_with_the_gemm_bit_for_bit(sample, distance):
+    """Up to DIRECT_H_ROWS dense rows per query set count the category mismatches directly (no
+    one-hot table is built for them); the answer is the GEMM's, unseen categories included."""
+    from memviz.measure import neighbors
+
+    train, test = sample
+    q = test.data.iloc[:neighbors.DIRECT_H_ROWS].copy()
+    cat = train.schema.distance_categorical[0]
+    q[cat] = q[cat].astype(object)
+    q.iloc[::7, q.columns.get_loc(cat)] = "never seen in training"
+    engine = NeighborEngine(device="cpu", algorithm="dense", distance=distance).fit(train)
+    direct = engine.kneighbors(q, k=2)
+    assert not hasattr(engine, "x_onehot_t_")                          # the table was not built
+    engine._load_onehot()
+    gemm = engine.kneighbors(q, k=2)
+    np.testing.assert_array_equal(direct.pos, gemm.pos)
+    np.testing.assert_array_equal(direct.dist, gemm.dist)
+    big = NeighborEngine(device="cpu", algorithm="dense", distance=distance).fit(train)
+    big.kneighbors(test.data.iloc[:neighbors.DIRECT_H_ROWS + 1], k=2)
+    assert hasattr(big, "x_onehot_t_")                                 # more rows: the GEMM
