@@ -45,8 +45,11 @@ SHOTS = ROOT / "artifacts" / "screenshots" / "walk"
 PAGES = [("Data", ""), ("Warm-up", "warmup"), ("Memorization", "memorization"), ("Dynamics", "dynamics"),
          ("Tune & prune", "tune"), ("Compare", "compare"), ("Report", "report")]
 SIZES = ((1280, 720), (1920, 1080))
-#: the walk's warm-up: long enough (tens of seconds on a loaded 2-core machine) to watch it run
-EPOCHS = 1500
+#: the walk's warm-up: long enough to watch it run (about 25 s on 2 cores: 250 rows, one thread)
+EPOCHS = 4000
+#: its comparison's epochs per model, typed over the default (which must be EPOCHS): three cells
+#: long enough to see a cell's progress move, short enough to wait for the verdict
+COMPARE_EPOCHS = 1500
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -215,14 +218,17 @@ def test_walk(walk_root):
             epochs_box = page.locator("[data-testid='stNumberInput']").filter(
                 has_text=re.compile("^Training epochs per model")).locator("input").first
             assert epochs_box.input_value() == str(EPOCHS)
+            epochs_box.fill(str(COMPARE_EPOCHS))
+            epochs_box.press("Tab")
+            idle(page)
             page.get_by_role("button", name="Run comparison").click()
-            cell = page.get_by_text(re.compile(rf"fitting, epoch [\d,]+/{EPOCHS:,}")).first
+            cell = page.get_by_text(re.compile(rf"fitting, epoch [\d,]+/{COMPARE_EPOCHS:,}")).first
             cell.wait_for(timeout=300_000)
             first = cell.inner_text()
             t0 = time.monotonic()
             moved = None
             while time.monotonic() - t0 < 10:
-                now = page.get_by_text(re.compile(rf"fitting, epoch [\d,]+/{EPOCHS:,}|cells? finished")).first.inner_text()
+                now = page.get_by_text(re.compile(rf"fitting, epoch [\d,]+/{COMPARE_EPOCHS:,}|cells? finished")).first.inner_text()
                 if now != first:
                     moved = now
                     break
