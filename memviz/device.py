@@ -47,7 +47,8 @@ def set_cpu_sharing(count) -> None:
 def shared_cpu_threads() -> int | None:
     """Threads for one job's CPU work: the cores divided among the jobs running (one job
     alone takes all of them, two share), at least 1; None when no one has said how many jobs
-    run (see :func:`set_cpu_sharing`)."""
+    run (see :func:`set_cpu_sharing`). TabDDPM asks it for large networks only; its default
+    network runs on one thread whatever the count (``TabDDPM``'s ``n_threads`` says why)."""
     if _JOBS_SHARING is None:
         return None
     try:
