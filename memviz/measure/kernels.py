@@ -42,6 +42,19 @@ def scaled_e(g: torch.Tensor, x_t: torch.Tensor, out: torch.Tensor, tmp: torch.T
     out.sqrt_().mul_(torch.ldexp(torch.ones_like(out), a))
 
 
+def mismatch_counts(x_cat: torch.Tensor, g_cat: torch.Tensor, chunk_elements: int) -> torch.Tensor:
+    """(b, N) h[i, n] = #{j : g_ij != x_nj or g_ij = -1}: category mismatches of b query rows
+    against N reference rows, counted directly ((rows, N, q) comparisons at most
+    ``chunk_elements`` at a time); code -1 (a category unseen in the reference) matches nothing."""
+    b, (N, q) = g_cat.shape[0], x_cat.shape
+    h = torch.empty((b, N), dtype=torch.int64, device=x_cat.device)
+    step = max(1, chunk_elements // max(N * q, 1))
+    for i in range(0, b, step):
+        c = g_cat[i:i + step, None]                                                     # (r, 1, q)
+        h[i:i + step] = ((x_cat[None] != c) | (c < 0)).sum(-1)
+    return h
+
+
 def smallest(key: torch.Tensor, kc: int, block: int = 64) -> tuple[torch.Tensor, torch.Tensor]:
     """The ``kc`` smallest values of each row and their positions, sorted (like ``topk``).
 

@@ -95,6 +95,7 @@ from memviz.device import resolve_device
 from memviz.errors import MemvizError
 from memviz.measure import budget
 from memviz.measure.kernels import (
+    mismatch_counts,
     resolve_ties,
     scaled_e,
     scaled_to_unit,
@@ -357,17 +358,10 @@ class NeighborEngine:
                     s = scaled_to_unit(s, emin, span)                                      # e'
         if q:
             gc = torch.as_tensor(cat, dtype=torch.int64, device=dev)                       # (b, q)
-            if hasattr(self, "x_onehot_t_"):
-                h = ws["h"][:b]                                                             # (b, N)
-                # h = q - matches in one GEMM: small integers, exact in bfloat16
-                torch.addmm(self.q_full_, self._onehot(gc).neg_(), self.x_onehot_t_, out=h)
-            else:
-                # few rows: h counted directly (code -1, unseen, matches nothing), no one-hot table
-                h = torch.empty((b, N), dtype=torch.int64, device=dev)                     # (b, N)
-                step = max(1, self.chunk_elements_ // max(N * q, 1))                        # (step, N, q) at a time
-                for i in range(0, b, step):
-                    c = gc[i:i + step, None]                                                # (r, 1, q)
-                    h[i:i + step] = ((self.x_cat_[None] != c) | (c < 0)).sum(-1)
+            if hasattr(self, "x_onehot_t_"):  # h = q - matches in one GEMM: small integers, exact in bfloat16
+                h = torch.addmm(self.q_full_, self._onehot(gc).neg_(), self.x_onehot_t_, out=ws["h"][:b])
+            else:                             # few rows: counted directly, no one-hot table
+                h = mismatch_counts(self.x_cat_, gc, self.chunk_elements_)                  # (b, N)
             s.add_(h)                                                                       # s = e' + h
         # d is a monotone function of s (s / n; without categories, of e itself): the kc
         # smallest s hold the kc smallest d, and a row outside the list has d ≥ the list's last d
