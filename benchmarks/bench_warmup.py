@@ -30,6 +30,10 @@ Prints:
    times and their ratio (target: warm-up <= 4 min on a quiet 2-core machine). ``--epochs E
    --checks K`` shrink it (e.g. 20 and 3 on a busy machine) and extrapolate both to 200 / 25 from
    the measured per-epoch and per-check times, saying so.
+7. with ``--overlap``: the same full-Adult warm-up (``--epochs``, ``--checks``) twice in one run,
+   its checks measured after training stops at each check, then beside training on a second
+   thread (:func:`memviz.warmup.run.overlap_checks`); wall times, their ratio, and whether the
+   two runs' checks are identical.
 The machine's load average is printed with the timings: on a shared machine they vary.
 """
 from __future__ import annotations
@@ -237,6 +241,29 @@ def full_warmup(folder: Path, epochs: int, checks: int) -> None:
               f"warm-up ~{est:.0f} s, plain loop ~{est_plain:.0f} s, ratio ~{est / est_plain:.2f}x at this load")
 
 
+def overlap_ab(folder: Path, epochs: int, checks: int) -> None:
+    """Item 7 of the module docstring."""
+    import pandas as pd
+
+    from memviz.warmup import run as run_module
+
+    adult, _ = memviz.load_dataset(folder)
+    cfg = WarmupConfig(device="cpu", epochs=epochs, check_every=max(1, math.ceil(epochs / checks)))
+    keep, out = run_module.OVERLAP_ROWS, {}
+    try:
+        for label, rows in (("after", 10 ** 12), ("beside", keep)):
+            run_module.OVERLAP_ROWS = rows
+            res, wall, _ = warmup_figures(adult, cfg, f"checks {label} training")
+            out[label] = (res, wall)
+    finally:
+        run_module.OVERLAP_ROWS = keep
+    (a, t_a), (b, t_b) = out["after"], out["beside"]
+    same = a.checks.reset_index(drop=True).equals(b.checks.reset_index(drop=True))
+    pd.testing.assert_frame_equal(a.checks, b.checks)
+    print(f"[overlap] checks after training {t_a:.1f} s, beside it {t_b:.1f} s: {t_a / t_b:.2f}x faster; "
+          f"the two runs' checks identical: {same} ({load()})")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--adult", action="store_true", help="also time the full Adult split")
@@ -250,8 +277,13 @@ def main() -> None:
                     "against a plain loop of the same network (see --epochs, --checks)")
     ap.add_argument("--epochs", type=int, default=200, help="with --full: epochs (200: the Done-when's)")
     ap.add_argument("--checks", type=int, default=25, help="with --full: checks (25: the Done-when's)")
+    ap.add_argument("--overlap", action="store_true", help="only the A/B of checks after vs beside training "
+                    "(full Adult; see --epochs, --checks)")
     args = ap.parse_args()
     torch.set_num_threads(min(2, os.cpu_count() or 1))
+    if args.overlap:
+        overlap_ab(args.adult_folder, args.epochs, args.checks)
+        return
     if args.full:
         full_warmup(args.adult_folder, args.epochs, args.checks)
         return

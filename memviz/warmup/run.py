@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -53,6 +54,8 @@ from memviz.warmup.tracking import (
 # reading a finished run (the dashboard) never loads torch.
 
 DEFAULT_CHECKS = 25
+#: a check beside training from this many generated rows per check (:func:`overlap_checks`)
+OVERLAP_ROWS = 2_000
 #: the settings that define what a warm-up computes: a resume (``run_warmup(resume=True)``) and a
 #: reuse (``ensure_warmup``, the comparison's and the study's) both refuse a run where any differs.
 #: Not in it: device, keep_samples, checkpoint_every and keep_checkpoints change where and what is
@@ -314,7 +317,7 @@ def _warmup(train: Table, config: WarmupConfig | None, run_dir, resume: bool, pr
             # between any two leaves a checkpoint no newer than the manifest's checks, so a resume
             # redoes what is missing
             store.write_check(cr.check, cr.long, cr.samples if config.keep_samples else None)
-            state = model.state_dict()
+            state = cr.state if cr.state is not None else model.state_dict()
             checkpoints.save(store.path, cr.check, state, config.keep_checkpoints, final=len(check_epochs) - 1)
             store.update(checks=summaries, progress={"epoch": cr.epoch, "epochs": config.epochs})
             if (cr.check + 1) % config.checkpoint_every == 0 or cr.epoch == config.epochs:
@@ -325,8 +328,9 @@ def _warmup(train: Table, config: WarmupConfig | None, run_dir, resume: bool, pr
             progress({"event": "check", **summary, "checks": len(check_epochs)})
 
     scorer = quality(train, config.quality_rows) if quality is not None and config.quality_rows != 0 else None
-    callbacks: list[Callback] = [MemorizationTracker(train, check_epochs, config.n_samples, config.seed,
-                                                     engine, on_check, first_check=first_check, quality=scorer)]
+    tracker = MemorizationTracker(train, check_epochs, config.n_samples, config.seed, engine, on_check,
+                                  first_check=first_check, quality=scorer, overlap=overlap_checks(device, config))
+    callbacks: list[Callback] = [tracker]
     stopper = None
     if should_stop is not None or store is not None:
         stopper = StopCallback(lambda: bool((should_stop and should_stop()) or (store and store.cancel_requested())))
@@ -342,6 +346,10 @@ def _warmup(train: Table, config: WarmupConfig | None, run_dir, resume: bool, pr
         if stopper is not None and stopper.stopped:
             status = "cancelled"
     except BaseException as exc:
+        try:
+            tracker.close()                            # the check in flight is written before the status
+        except Exception:                              # noqa: BLE001 - the first error is the one raised
+            pass
         if store is not None:
             status = "cancelled" if isinstance(exc, KeyboardInterrupt) else "failed"
             store.update(status=status, error=f"{type(exc).__name__}: {exc}"[:500])
@@ -363,6 +371,13 @@ def _warmup(train: Table, config: WarmupConfig | None, run_dir, resume: bool, pr
         progress({"event": "done", "status": status, "seconds": seconds})
     return WarmupResult(config, checks, per_check, dyn, status, seconds,
                         Path(run_dir) if run_dir is not None else None, model, floor)
+
+
+def overlap_checks(device, config: WarmupConfig) -> bool:
+    """Whether the checks run beside training (:class:`MemorizationTracker`'s ``overlap``): on a
+    CPU with at least two cores, when a check generates at least :data:`OVERLAP_ROWS` rows (below
+    that a check takes a fraction of a second and a second thread gains nothing)."""
+    return device.type == "cpu" and (os.cpu_count() or 1) >= 2 and config.n_samples >= OVERLAP_ROWS
 
 
 def _with_excess(summary: dict, n_synthetic: int, floor: Floor | None) -> dict:

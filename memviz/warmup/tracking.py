@@ -32,6 +32,7 @@ class CheckResult:
     sample_seconds: float
     memorize_seconds: float
     quality: dict = field(default_factory=dict)   # shape, trend, quality_rows, quality_seconds (or empty)
+    state: dict | None = None    # the model's state at the check when it was measured beside training
 
     def summary(self) -> dict:
         return {"check": self.check, "epoch": self.epoch, "mem_ratio": self.mem_ratio, "mem_auc": self.mem_auc,
@@ -58,21 +59,46 @@ class MemorizationTracker(Callback):
 
     ``quality``: called with the check's generated rows, returns its Shape and Trend
     (:class:`memviz.evaluate.quality.CheckQuality`); None: not measured.
+
+    ``overlap``: a check is sampled and measured on a second thread, from a copy of the model's
+    state at its epoch, while training goes on (one check at a time, in order; ``on_check`` runs
+    on that thread with :attr:`CheckResult.state` set, and :meth:`on_fit_end` waits for the last).
+    The generated rows are the same either way: check c samples with its own seed from the same
+    weights. On a CPU with two cores it puts the second core to work without intra-op threads
+    (which lose far more than they gain beside a busy core: :class:`memviz.models.tabddpm.TabDDPM`).
     """
 
     def __init__(self, train: Table, check_epochs, n_samples: int, seed: int, engine,
-                 on_check: Callable[[CheckResult], None], first_check: int = 0, quality=None):
+                 on_check: Callable[[CheckResult], None], first_check: int = 0, quality=None,
+                 overlap: bool = False):
         self.train, self.engine, self.on_check = train, engine, on_check
         self.check_epochs = list(check_epochs)
         self.index = {e: i for i, e in enumerate(self.check_epochs)}
         self.n_samples, self.seed = n_samples, seed
         self.first_check = first_check
         self.quality = quality
+        self.overlap = bool(overlap)
+        self._pool = self._pending = None
 
     def on_epoch_end(self, model, epoch, logs):
         c = self.index.get(epoch)
         if c is None or c < self.first_check:
             return None
+        if not self.overlap:
+            self._check(model, c, epoch, logs.get("loss"), None)
+            return None
+        import copy
+        from concurrent.futures import ThreadPoolExecutor
+
+        self.wait()                                          # at most one check in flight
+        state = copy.deepcopy(model.state_dict())            # the optimizer's tensors are live
+        frozen = type(model).from_state_dict(state, device=str(model.device_))
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(1, thread_name_prefix="memviz-check")
+        self._pending = self._pool.submit(self._check, frozen, c, epoch, logs.get("loss"), state)
+        return None
+
+    def _check(self, model, c: int, epoch: int, loss, state) -> None:
         from memviz.measure.memorization import memorization
 
         t0 = time.perf_counter()
@@ -84,8 +110,25 @@ class MemorizationTracker(Callback):
         samples = samples.reset_index(drop=True)
         samples.insert(0, "synthetic_id", np.arange(len(samples), dtype=np.int64))
         self.on_check(CheckResult(c, epoch, long_table(c, epoch, res), samples, res.mem_ratio, res.mem_auc,
-                                  logs.get("loss"), t1 - t0, t2 - t1, scores))
-        return None
+                                  loss, t1 - t0, t2 - t1, scores, state))
+
+    def wait(self) -> None:
+        """Block until the check in flight (if any) is handed over; its error is raised here."""
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            pending.result()
+
+    def close(self) -> None:
+        """Wait for the check in flight, then end the second thread (also after an error)."""
+        try:
+            self.wait()
+        finally:
+            if self._pool is not None:
+                self._pool.shutdown(wait=True)
+                self._pool = None
+
+    def on_fit_end(self, model) -> None:
+        self.close()
 
 
 class StopCallback(Callback):

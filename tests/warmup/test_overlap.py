@@ -1,0 +1,132 @@
+"""Checks beside training (MemorizationTracker's ``overlap``): the same run, written in the same order."""
+import threading
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from helpers import TINY_MODEL
+
+import memviz.measure.memorization as memorization_module
+from memviz.errors import MemvizError
+from memviz.models.callbacks import Callback
+from memviz.warmup import run as run_module
+from memviz.warmup.run import WarmupConfig, run_warmup
+from memviz.warmup.store import RunStore
+from memviz.warmup.tracking import MemorizationTracker
+
+
+def tiny(**kw):
+    base = dict(epochs=6, check_every=2, seed=3, device="cpu", model_params=dict(TINY_MODEL))
+    base.update(kw)
+    return WarmupConfig(**base)
+
+
+@pytest.fixture
+def threads_seen(monkeypatch):
+    """The names of the threads that measured each check."""
+    seen = []
+    original = MemorizationTracker._check
+
+    def recorded(self, *args):
+        seen.append(threading.current_thread().name)
+        return original(self, *args)
+
+    monkeypatch.setattr(MemorizationTracker, "_check", recorded)
+    return seen
+
+
+def overlap(monkeypatch, on: bool):
+    monkeypatch.setattr(run_module.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(run_module, "OVERLAP_ROWS", 1 if on else 10 ** 9)
+
+
+def _tensors_equal(a, b):
+    if isinstance(a, torch.Tensor):
+        return torch.equal(a, b)
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_tensors_equal(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(_tensors_equal(x, y) for x, y in zip(a, b))
+    return a == b
+
+
+def test_checks_beside_training_give_the_same_run_and_checkpoint(small_train, sample, tmp_path, monkeypatch,
+                                                                  threads_seen):
+    holdout = sample[1].subset(sample[1].row_ids[:200])
+    overlap(monkeypatch, False)
+    seq = run_warmup(small_train, tiny(), tmp_path / "seq", holdout=holdout)
+    assert len(threads_seen) == 3 and not any(t.startswith("memviz-check") for t in threads_seen)
+    threads_seen.clear()
+    overlap(monkeypatch, True)
+    both = run_warmup(small_train, tiny(), tmp_path / "both", holdout=holdout)
+    assert len(threads_seen) == 3 and all(t.startswith("memviz-check") for t in threads_seen), threads_seen
+    pd.testing.assert_frame_equal(both.checks, seq.checks)
+    pd.testing.assert_frame_equal(both.per_check, seq.per_check)
+    np.testing.assert_array_equal(both.dynamics.counts, seq.dynamics.counts)
+    manifest = lambda run: RunStore(tmp_path / run).manifest()["checks"]  # noqa: E731
+    plain = lambda checks: [{k: v for k, v in c.items() if "seconds" not in k} for c in checks]  # noqa: E731
+    assert plain(manifest("both")) == plain(manifest("seq"))
+    # the checkpoint holds the model and optimizer as they were at the check, not as training left them
+    a, b = RunStore(tmp_path / "both").load_checkpoint(), RunStore(tmp_path / "seq").load_checkpoint()
+    assert a["epoch"] == b["epoch"] == 6
+    assert _tensors_equal(a["model"]["model"], b["model"]["model"])
+    assert _tensors_equal(a["model"]["optimizer"], b["model"]["optimizer"])
+
+
+class Crash(Callback):
+    def __init__(self, at):
+        self.at = at
+
+    def on_epoch_end(self, model, epoch, logs):
+        if epoch == self.at:
+            raise RuntimeError("killed")
+
+
+def test_a_run_killed_with_a_check_in_flight_resumes_to_the_uninterrupted_result(small_train, tmp_path,
+                                                                                   monkeypatch):
+    overlap(monkeypatch, True)
+    full = run_warmup(small_train, tiny(), tmp_path / "full")
+    import memviz.models.tabddpm as tabddpm
+    original_fit = tabddpm.TabDDPM.fit
+
+    def crashing_fit(self, table, callbacks=(), resume_state=None):
+        return original_fit(self, table, list(callbacks) + [Crash(5)], resume_state)
+
+    monkeypatch.setattr(tabddpm.TabDDPM, "fit", crashing_fit)
+    with pytest.raises(RuntimeError):
+        run_warmup(small_train, tiny(), tmp_path / "part")
+    store = RunStore(tmp_path / "part")
+    # the check of epoch 4 was in flight beside epoch 5: written (and checkpointed) before the status
+    assert store.manifest()["status"] == "failed" and store.finished_checks() == [0, 1]
+    monkeypatch.setattr(tabddpm.TabDDPM, "fit", original_fit)
+    resumed = run_warmup(small_train, tiny(), tmp_path / "part", resume=True)
+    pd.testing.assert_frame_equal(resumed.checks, full.checks)
+
+
+def test_an_error_in_a_check_beside_training_fails_the_run(small_train, tmp_path, monkeypatch):
+    overlap(monkeypatch, True)
+    original, calls = memorization_module.memorization, []
+
+    def failing(*args, **kw):
+        calls.append(1)
+        if len(calls) == 2:
+            raise MemvizError("disk gone")
+        return original(*args, **kw)
+
+    monkeypatch.setattr(memorization_module, "memorization", failing)
+    with pytest.raises(MemvizError, match="disk gone"):
+        run_warmup(small_train, tiny(), tmp_path / "r")
+    store = RunStore(tmp_path / "r")
+    assert store.manifest()["status"] == "failed" and store.finished_checks() == [0]
+    assert not any(t.name.startswith("memviz-check") for t in threading.enumerate())   # the thread ended
+
+
+def test_overlap_is_chosen_for_a_cpu_with_two_cores_and_large_checks(monkeypatch):
+    cpu, cfg = torch.device("cpu"), WarmupConfig(n_samples=run_module.OVERLAP_ROWS)
+    monkeypatch.setattr(run_module.os, "cpu_count", lambda: 2)
+    assert run_module.overlap_checks(cpu, cfg)
+    assert not run_module.overlap_checks(cpu, WarmupConfig(n_samples=run_module.OVERLAP_ROWS - 1))
+    assert not run_module.overlap_checks(torch.device("cuda"), cfg)
+    monkeypatch.setattr(run_module.os, "cpu_count", lambda: 1)
+    assert not run_module.overlap_checks(cpu, cfg)
