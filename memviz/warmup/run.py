@@ -348,8 +348,8 @@ def _warmup(train: Table, config: WarmupConfig | None, run_dir, resume: bool, pr
     except BaseException as exc:
         try:
             tracker.close()                            # the check in flight is written before the status
-        except Exception:                              # noqa: BLE001 - the first error is the one raised
-            pass
+        except BaseException:                          # noqa: BLE001 - its error, or a second Ctrl-C: the
+            pass                                       # status below is written, the first error raised
         if store is not None:
             status = "cancelled" if isinstance(exc, KeyboardInterrupt) else "failed"
             store.update(status=status, error=f"{type(exc).__name__}: {exc}"[:500])
