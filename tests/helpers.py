@@ -1,7 +1,19 @@
 """Small shared settings for the tests (import as ``from helpers import ...``)."""
+from memviz.models.callbacks import Callback
 
 #: a TabDDPM that trains in well under a second per epoch on a few hundred rows
 TINY_MODEL = {"layers": [32, 32], "n_timesteps": 10, "dim_t": 16, "batch_size": 64}
+
+
+class Crash(Callback):
+    """A training callback that raises at epoch ``at`` (a killed run)."""
+
+    def __init__(self, at):
+        self.at = at
+
+    def on_epoch_end(self, model, epoch, logs):
+        if epoch == self.at:
+            raise RuntimeError("killed")
 
 
 def live_job(root, kind: str):

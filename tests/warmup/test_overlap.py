@@ -5,11 +5,10 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-from helpers import TINY_MODEL
+from helpers import TINY_MODEL, Crash
 
 import memviz.measure.memorization as memorization_module
 from memviz.errors import MemvizError
-from memviz.models.callbacks import Callback
 from memviz.warmup import run as run_module
 from memviz.warmup.run import WarmupConfig, run_warmup
 from memviz.warmup.store import RunStore
@@ -73,14 +72,6 @@ def test_checks_beside_training_give_the_same_run_and_checkpoint(small_train, sa
     assert _tensors_equal(a["model"]["model"], b["model"]["model"])
     assert _tensors_equal(a["model"]["optimizer"], b["model"]["optimizer"])
 
-
-class Crash(Callback):
-    def __init__(self, at):
-        self.at = at
-
-    def on_epoch_end(self, model, epoch, logs):
-        if epoch == self.at:
-            raise RuntimeError("killed")
 
 
 def test_a_run_killed_with_a_check_in_flight_resumes_to_the_uninterrupted_result(small_train, tmp_path,

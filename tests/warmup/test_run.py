@@ -1,11 +1,10 @@
 import numpy as np
 import pandas as pd
 import pytest
-from helpers import TINY_MODEL
+from helpers import TINY_MODEL, Crash
 
 from memviz.errors import MemvizError, RunError
 from memviz.measure.floor import excess, holdout_floor
-from memviz.models.callbacks import Callback
 from memviz.warmup.run import (
     IDENTITY,
     WarmupConfig,
@@ -73,14 +72,6 @@ def test_run_store_round_trip(small_train, tmp_path):
     with pytest.raises(RunError):
         run_warmup(small_train, tiny(), run)  # never overwrite a run
 
-
-class Crash(Callback):
-    def __init__(self, at):
-        self.at = at
-
-    def on_epoch_end(self, model, epoch, logs):
-        if epoch == self.at:
-            raise RuntimeError("killed")
 
 
 @pytest.mark.parametrize("with_floor", [False, True])
