@@ -102,9 +102,12 @@ def concentration_plot(dyn: RowDynamics, *, marks: Sequence[float] = (0.01, 0.10
                         hovertemplate="top %{x:.2%} of rows hold %{y:.1%} of copies<extra></extra>")
         for share in marks:
             j = min(n, int(math.ceil(round(share * n, 9))))
-            fig.add_scatter(x=[x[j]], y=[y[j]], mode="markers+text", marker={"color": "#333", "size": 8},
-                            text=[f" top {share:.0%}: {pct(y[j])}"], textposition="bottom right",
+            fig.add_scatter(x=[x[j]], y=[y[j]], mode="markers", marker={"color": "#333", "size": 8},
                             showlegend=False, hoverinfo="skip")
+            # on a white box below right of its point: the curve and the diagonal do not run through it
+            fig.add_annotation(x=x[j], y=y[j], text=f"top {share:.0%}: {pct(y[j])}", showarrow=False,
+                               xanchor="left", yanchor="top", xshift=6, yshift=-4,
+                               bgcolor="rgba(255, 255, 255, 0.85)", font={"size": 12})
     fig.update_xaxes(tickformat=".0%", range=[0, 1])
     fig.update_yaxes(tickformat=".0%", range=[0, 1.02])
     return fig

@@ -546,3 +546,19 @@ def test_capped_null_points_are_marked():
     symbols = {t.name: list(t.marker.symbol) for t in fig.data}
     assert symbols == {"holds": ["triangle-right"], "not shown": ["circle"]}
     assert "≥ 4" in list(fig.layout.xaxis.ticktext)
+
+
+def test_concentration_marks_are_labelled_on_a_background_beside_their_point():
+    """The walk's screenshots: the "top 1 %" label sat on its curve (scatter text has no background),
+    so the curve and the even-spread diagonal ran through it. Each mark is now a point plus an
+    annotation at that point, on a white box, carrying the share it reads."""
+    dyn, _ = _dyn(n_rows=5000, n_syn=3000)
+    fig = viz.concentration_plot(dyn)
+    marks = [t for t in fig.data if t.mode == "markers"]
+    labels = [a for a in fig.layout.annotations if a.text.startswith("top ")]
+    assert len(marks) == len(labels) >= 2
+    for m, a in zip(marks, labels):
+        assert not m.text                                          # no text drawn on the curve itself
+        assert (a.x, a.y) == (m.x[0], m.y[0]) and not a.showarrow
+        assert a.bgcolor and a.bgcolor.startswith("rgba(255, 255, 255")
+        assert a.xanchor == "left" and a.yanchor == "top"
