@@ -5,6 +5,14 @@ from memviz.models.callbacks import Callback
 TINY_MODEL = {"layers": [32, 32], "n_timesteps": 10, "dim_t": 16, "batch_size": 64}
 
 
+def tiny_warmup(**kw):
+    """A warm-up config of TINY_MODEL: 6 epochs, a check every 2, seed 3, on the CPU; ``kw`` overrides."""
+    from memviz.warmup.run import WarmupConfig
+
+    return WarmupConfig(**{**dict(epochs=6, check_every=2, seed=3, device="cpu", model_params=dict(TINY_MODEL)),
+                           **kw})
+
+
 class Crash(Callback):
     """A training callback that raises at epoch ``at`` (a killed run)."""
 

@@ -2,22 +2,19 @@
 import numpy as np
 import pandas as pd
 import pytest
-from helpers import TINY_MODEL
+from helpers import TINY_MODEL, Crash, tiny_warmup
 
 from memviz.errors import MemvizError, RunError
 from memviz.evaluate.quality import CheckQuality
 from memviz.evaluate.report import quality as full_quality
-from memviz.models.callbacks import Callback
 from memviz.warmup import checkpoints
 from memviz.warmup.frontier import StopRule, recommend
-from memviz.warmup.run import WarmupConfig, load_warmup, run_warmup
+from memviz.warmup.run import load_warmup, run_warmup
 from memviz.warmup.store import RunStore
 
 
 def tiny(**kw):
-    base = dict(epochs=8, check_every=2, seed=3, device="cpu", model_params=dict(TINY_MODEL))
-    base.update(kw)
-    return WarmupConfig(**base)
+    return tiny_warmup(**{"epochs": 8, **kw})
 
 
 def test_every_check_stores_shape_and_trend_equal_to_the_report(small_train, sample, tmp_path):
@@ -81,12 +78,6 @@ def test_a_check_checkpoint_samples_the_checks_rows_but_cannot_resume(small_trai
         checkpoints.load(tmp_path / "r", 9)
 
 
-class Crash(Callback):
-    def on_epoch_end(self, model, epoch, logs):
-        if epoch == 5:
-            raise RuntimeError("killed")
-
-
 def test_a_killed_run_with_retention_resumes_bit_identically(small_train, sample, tmp_path, monkeypatch):
     import memviz.models.tabddpm as tabddpm
 
@@ -95,7 +86,7 @@ def test_a_killed_run_with_retention_resumes_bit_identically(small_train, sample
     full = run_warmup(small_train, cfg, tmp_path / "full", holdout=holdout, quality=CheckQuality)
     original_fit = tabddpm.TabDDPM.fit
     monkeypatch.setattr(tabddpm.TabDDPM, "fit", lambda self, table, callbacks=(), resume_state=None:
-                        original_fit(self, table, list(callbacks) + [Crash()], resume_state))
+                        original_fit(self, table, list(callbacks) + [Crash(5)], resume_state))
     with pytest.raises(RuntimeError):
         run_warmup(small_train, cfg, tmp_path / "part", holdout=holdout, quality=CheckQuality)
     assert checkpoints.kept(tmp_path / "part") == [0, 1]

@@ -5,7 +5,8 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-from helpers import TINY_MODEL, Crash
+from helpers import Crash
+from helpers import tiny_warmup as tiny
 
 import memviz.measure.memorization as memorization_module
 from memviz.errors import MemvizError
@@ -13,12 +14,6 @@ from memviz.warmup import run as run_module
 from memviz.warmup.run import WarmupConfig, run_warmup
 from memviz.warmup.store import RunStore
 from memviz.warmup.tracking import MemorizationTracker
-
-
-def tiny(**kw):
-    base = dict(epochs=6, check_every=2, seed=3, device="cpu", model_params=dict(TINY_MODEL))
-    base.update(kw)
-    return WarmupConfig(**base)
 
 
 @pytest.fixture

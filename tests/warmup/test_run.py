@@ -2,6 +2,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from helpers import TINY_MODEL, Crash
+from helpers import tiny_warmup as tiny
 
 from memviz.errors import MemvizError, RunError
 from memviz.measure.floor import excess, holdout_floor
@@ -13,12 +14,6 @@ from memviz.warmup.run import (
     run_warmup,
 )
 from memviz.warmup.store import RunStore, list_runs
-
-
-def tiny(**kw):
-    base = dict(epochs=6, check_every=2, seed=3, device="cpu", model_params=dict(TINY_MODEL))
-    base.update(kw)
-    return WarmupConfig(**base)
 
 
 def test_check_epochs_every_m_and_at_the_end():
