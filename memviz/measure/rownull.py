@@ -317,7 +317,7 @@ def predictive_pvalues(floor: Floor, copies, n_generated, kind: str = "upper",
     upper, pmf = np.zeros(len(pairs)), np.zeros(len(pairs))                 # (P,) P(C ≥ c), P(C = c)
     for a, b, w in zip(*floor.null.components(floor.n_holdout)):
         size, tail = a + uh, m / (b + m)                                    # (P,) α_k + h; 1 − success prob.
-        upper += w * np.where(uc > 0, special.betainc(np.maximum(uc, 1), size, tail), 1.0)
+        upper += w * special.betainc(np.maximum(uc, 1), size, tail)       # c = 0 is set to 1 below
         if kind != "upper":
             pmf += w * np.exp(special.gammaln(uc + size) - special.gammaln(size) - special.gammaln(uc + 1)
                               + size * np.log1p(-tail) + uc * np.log(tail))
@@ -401,7 +401,7 @@ def mixture_pvalues(floor: Floor, copies, n_generated) -> tuple[np.ndarray, np.n
     uc, uh, inverse, a, b, r = _mixture(floor, c, m)
     upper = np.zeros(len(uc))
     for g in range(len(a)):
-        upper += r[g] * np.where(uc > 0, special.betainc(np.maximum(uc, 1), a[g] + uh, m / (b[g] + m)), 1.0)
+        upper += r[g] * special.betainc(np.maximum(uc, 1), a[g] + uh, m / (b[g] + m))   # c = 0: 1 below
     upper = np.where(uc > 0, np.minimum(upper, 1.0), 1.0)                  # P(C ≥ 0) = 1 exactly, not Σ r_g
     rate = (r * (a[:, None] + uh) / b[:, None]).sum(axis=0)                 # (P,) λ E[π | h]
     return upper[inverse], m * rate[inverse]
