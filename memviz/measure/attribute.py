@@ -113,12 +113,14 @@ class AttributeResult:
         fig = (f"{first['secret']}: right for {100 * first['rate']:.0f} % of training rows against "
                f"{100 * first['control']:.0f} % of people outside them, {100 * first['excess']:+.1f} points, "
                f"{100 * first['excess_low']:+.1f} to {100 * first['excess_high']:+.1f}")
-        n = len(cols)
-        of = f"{n} column" + ("s" if n > 1 else "")
+        more = "more" if len(ga) else "no more"
+        if len(cols) == 1:                                   # not "in any of 1 column"
+            return f"{head} a training row's value {more} often than an outsider's in the one column attacked ({fig})."
         if len(ga):
-            return (f"{head} a training row's value more often than an outsider's in {len(ga)} of {of} "
-                    f"(most: {fig}).")
-        return f"{head} a training row's value no more often than an outsider's in any of {of} (highest: {fig})."
+            return (f"{head} a training row's value more often than an outsider's in {len(ga)} of {len(cols)} "
+                    f"columns (most: {fig}).")
+        return (f"{head} a training row's value no more often than an outsider's in any of {len(cols)} columns "
+                f"(highest: {fig}).")
 
 
 def _known_table(table: Table, known: tuple[str, ...]) -> Table:

@@ -83,3 +83,13 @@ def test_bad_arguments_are_one_line(parts):
         attribute_inference(tr, sy, ho, secret="sex", known=["sex"])
     with pytest.raises(MemvizError, match="n_rows"):
         attribute_inference(tr, sy, ho, secret="sex", n_rows=0)
+
+
+def test_one_secret_reads_as_that_column_not_any_of_1_column(parts):
+    """The audit of the sample read "no more often than an outsider's in any of 1 column": with one
+    secret the sentence names the column it attacked."""
+    tr, sy, ho = parts
+    res = attribute_inference(tr, sy, ho, secret="sex", known=["relationship"], n_rows=200, device="cpu")
+    text = res.sentence()
+    assert "1 column" not in text and "any of" not in text
+    assert "the one column attacked" in text and "(sex: right for" in text
