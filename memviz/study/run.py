@@ -111,8 +111,9 @@ def dataset_study(name: str, folder: Path, scale: StudyScale, out: Path, parts=D
     grids = [g for g in GRIDS if g in parts
              and (g != "transfer" or scale.transfer_datasets is None or name in scale.transfer_datasets)]
     specs = grid_specs(scale, name, 0, {f"{f:g}": 1 for f in scale.T_fracs}, runs, device, n_jobs, len(train))
+    budget = {g: specs[g].model_params.get("tabddpm", {}).get("steps") for g in grids if g in specs}
     done = committed_seeds(prev, d_out / "results.csv", {g: specs[g].methods for g in grids if g in specs},
-                           scale.seeds) if prev else set()
+                           scale.seeds, steps=budget) if prev else set()
     done -= {s for s in done if (runs / f"analysis_s{s}.json").is_file()}  # run folders here are newer: reread
     todo = replace(scale, seeds=tuple(s for s in scale.seeds if s not in done))
     # the stop grid runs its own warm-ups (:func:`memviz.study.mitigation.stop_warmup_dir`), not the scale's
@@ -164,9 +165,14 @@ def dataset_study(name: str, folder: Path, scale: StudyScale, out: Path, parts=D
     return rec
 
 
-def committed_seeds(prev: dict, results_csv: Path, grid_methods: dict, seeds) -> set:
+def committed_seeds(prev: dict, results_csv: Path, grid_methods: dict, seeds, steps: dict | None = None) -> set:
     """The seeds of ``seeds`` whose warm-up is recorded in the committed summary (``prev``) and whose cells
-    of every grid in ``grid_methods`` (grid -> methods) are ``ok`` in the committed ``results_csv``."""
+    of every grid in ``grid_methods`` (grid -> methods) are ``ok`` in the committed ``results_csv``.
+
+    ``steps`` (grid -> the optimiser steps its TabDDPM cells get now, None for a grid with no budget, such
+    as ``stop``): a TabDDPM cell committed with other steps (the second edition's augmented arms at 250
+    rows: 8,000 against the baseline's 4,000) does not count, so a rerun under the equal-steps budget
+    reruns its seed instead of skipping it."""
     have = {int(w["seed"]) for w in prev.get("warmups", [])} & {int(s) for s in seeds}
     if not grid_methods:
         return have
@@ -174,6 +180,10 @@ def committed_seeds(prev: dict, results_csv: Path, grid_methods: dict, seeds) ->
         return set()
     res = pd.read_csv(results_csv)
     ok = res[res["status"] == "ok"]
+    for g, budget in (steps or {}).items():
+        if budget is not None and "steps" in ok.columns:
+            tab = (ok["grid"].astype(str) == g) & (ok.get("model", "tabddpm") == "tabddpm")
+            ok = ok[~tab | (pd.to_numeric(ok["steps"], errors="coerce") == int(budget))]
     cells = set(zip(ok["grid"].astype(str), ok["method"].astype(str), ok["seed"].astype(int)))
     need = lambda g, m: m + "_q" if g == "early" else m  # noqa: E731  (collect's renaming)
     return {int(s) for s in seeds if int(s) in have

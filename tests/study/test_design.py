@@ -128,3 +128,19 @@ def test_the_stop_frontier_skips_a_warmup_still_running(tmp_path, small_train):
     m.write_text(json.dumps({**json.loads(m.read_text()), "status": "running", "checks": []}))
     stop_frontier(tmp_path, tmp_path, (0,))
     assert not (tmp_path / "stop_per_check.csv").exists()
+
+
+def test_a_committed_cell_trained_for_other_steps_than_the_budget_is_rerun(tmp_path):
+    """The regime's augmented cells were trained for 8,000 steps against the baseline's 4,000: a rerun
+    under the equal-steps budget must not skip their seed, and a grid with no budget (stop) is not held to one."""
+    prev = {"warmups": [{"seed": 0}, {"seed": 1}]}
+    rows = [{"grid": "main", "method": m, "seed": s, "status": "ok", "model": "tabddpm",
+             "steps": 8000 if (m == "tabcutmix" and s == 1) else 4000} for s in (0, 1) for m in ("baseline", "tabcutmix")]
+    rows += [{"grid": "stop", "method": "early_stop", "seed": s, "status": "ok", "model": "tabddpm", "steps": 3040}
+             for s in (0, 1)]
+    pd.DataFrame(rows).to_csv(tmp_path / "results.csv", index=False)
+    grids = {"main": ("baseline", "tabcutmix"), "stop": ("early_stop",)}
+    assert committed_seeds(prev, tmp_path / "results.csv", grids, (0, 1)) == {0, 1}      # no budget asked: both
+    budget = {"main": 4000, "stop": None}
+    assert committed_seeds(prev, tmp_path / "results.csv", grids, (0, 1), steps=budget) == {0}
+    assert committed_seeds(prev, tmp_path / "results.csv", grids, (0, 1), steps={"main": 8000}) == set()

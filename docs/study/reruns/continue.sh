@@ -3,6 +3,7 @@
 #
 #   docs/study/reruns/continue.sh DATA_DIR SCALE PARTS SEED...      (from the repository root)
 #   e.g. docs/study/reruns/continue.sh ../shared/datasets mid warmups,main 0 1 2 3 4 5 6 7 8 9
+#        DS=default docs/study/reruns/continue.sh ../shared/datasets regime warmups,main,early 0 1 2 3 4
 #
 # Each seed is computed by its own `memviz study --seeds S` into a scratch output whose runs/ is the real
 # docs/study/SCALE/adult/runs (so nothing committed is written concurrently); then, under a lock, the
@@ -13,7 +14,7 @@
 set -u
 DATA=$1; SCALE=$2; PARTS=$3; shift 3
 PY=${PYTHON:-python}; NICE=${NICE:-19}; COMMIT=${COMMIT:-1}
-DS=adult
+DS=${DS:-adult}   # the dataset (DS=default, DS=shoppers for the other tables)
 RUNS=docs/study/$SCALE/$DS/runs
 mkdir -p "$RUNS"
 tables() {  # rebuild the committed tables from every finished seed (and the committed ones), render, commit
