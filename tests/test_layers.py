@@ -2,8 +2,9 @@
 
 Layers, bottom to top, in the pipeline's order: the base (errors, io, device, metrics) <
 tables (load) < measure < models < dynamics < warmup < mitigate (prune) < findings <
-evaluate < leaks < compare < jobs < viz (figures) < audit (the one verdict, its report and
-JSON, drawn with viz's figures) < study < app < the CLI (cli, commands).
+evaluate < leaks < compare < viz (figures) < audit (the one verdict, its report and
+JSON, drawn with viz's figures) < jobs (the worker audits a run when it stops) < study < app <
+the CLI (cli, commands).
 A module may import its own layer and the layers below, never a layer above. Every import
 counts, also one hidden inside a function.
 """
@@ -16,7 +17,7 @@ import pytest
 
 PKG = Path(__file__).resolve().parent.parent / "memviz"
 LAYERS = ["base", "tables", "measure", "models", "dynamics", "warmup", "mitigate", "findings", "evaluate",
-          "leaks", "compare", "jobs", "viz", "audit", "study", "app", "top"]
+          "leaks", "compare", "viz", "audit", "jobs", "study", "app", "top"]
 BASE = ("errors", "io", "device", "metrics")
 
 
