@@ -1,8 +1,10 @@
 """Dashboard responsiveness on an Adult-size finished run (server-side script time, AppTest).
 
 Fabricates a finished run of the shared Adult table (32,561 rows x 25 checks; who is
-copied drawn from a heavy-tailed law, no training) in a temporary runs root, then times
-every page switch (first visit and again) and p-slider moves. For the browser-side
+copied drawn from a heavy-tailed law, no training; its floor measured on the test split, as a
+warm-up given the test file measures it, so the audit runs every test) in a temporary runs root,
+keeps its audit as the job worker does when a run stops (timed), then times every page switch
+(first visit and again) and p-slider moves. For the browser-side
 timings run the browser test with ``MEMVIZ_BROWSER_BENCH_RUN=<the run folder>``.
 
     python benchmarks/bench_dashboard.py [--data ../shared/datasets/adult] [--keep DIR]
@@ -32,10 +34,14 @@ def fabricate(data: Path, run_dir: Path, n_checks: int = 25, seed: int = 0) -> N
     from memviz.warmup.run import WarmupConfig
     from memviz.warmup.store import RunStore
 
-    train, _ = memviz.load_dataset(data)
+    from memviz.measure.floor import holdout_floor
+
+    train, test = memviz.load_dataset(data)
     n, rng = len(train), np.random.default_rng(seed)
     cfg = WarmupConfig(epochs=4 * n_checks, check_every=4, device="cpu").resolved(n)
     store = RunStore.create(run_dir, train, cfg.to_dict(), device="cpu")
+    floor = holdout_floor(train, test, device="cpu")  # as a warm-up given the test split: the audit's evidence runs
+    store.write_floor(floor.to_dict(), floor.to_frame())
     w = rng.pareto(1.2, n) + 1e-3
     w /= w.sum()
     summaries = []
@@ -53,6 +59,16 @@ def fabricate(data: Path, run_dir: Path, n_checks: int = 25, seed: int = 0) -> N
     dyn = compute_dynamics(store.checks(), train.row_ids)
     store.consolidate(dyn.to_frame(), dyn.to_long())
     store.update(status="finished", summary=summarize(dyn).to_dict(), timings={"total_seconds": 0.0})
+
+
+def keep(run_dir: Path) -> float:
+    """What the job worker does when a warm-up stops (:func:`memviz.jobs.spec.keep_audit`): audit the last
+    check and keep it with the run. Returns its seconds (the wait a first Memorization visit had before)."""
+    from memviz.jobs.spec import keep_audit
+
+    t0 = time.perf_counter()
+    assert keep_audit(run_dir, device="cpu")
+    return time.perf_counter() - t0
 
 
 #: targets of issue 20: a page switch under 1 s, a slider move under 0.5 s (server-side script time)
@@ -119,7 +135,9 @@ def report(out: dict, baseline: float) -> dict:
     out["load_average"] = [round(x, 2) for x in os.getloadavg()]
     out["page_switch_max_again"] = max(again.values())
     out["slider_max"] = max(out["slider_seconds"])
-    out["targets_met"] = {"page switch < 1 s (cached)": out["page_switch_max_again"] < PAGE_TARGET,
+    out["page_switch_max_first"] = max(v for k, v in out["page_seconds"].items() if k.endswith("(first)"))
+    out["targets_met"] = {"page switch < 1 s (first visit)": out["page_switch_max_first"] < PAGE_TARGET,
+                          "page switch < 1 s (cached)": out["page_switch_max_again"] < PAGE_TARGET,
                           "slider move < 0.5 s": out["slider_max"] < SLIDER_TARGET}
     return out
 
@@ -135,8 +153,11 @@ def main() -> None:
         t0 = time.perf_counter()
         fabricate(Path(args.data), run)
         print(f"fabricated {run} in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
+    audit_seconds = keep(run)
     baseline = time_baseline()
-    print(json.dumps(report(time_pages(root, run.name), baseline), indent=1))
+    out = report(time_pages(root, run.name), baseline)
+    out["audit_kept_by_the_worker_seconds"] = round(audit_seconds, 2)
+    print(json.dumps(out, indent=1))
 
 
 if __name__ == "__main__":

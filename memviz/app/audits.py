@@ -125,8 +125,15 @@ def compare_source(compare) -> Source:
 # ------------------------------------------------------------------ opening audits
 @functools.lru_cache(maxsize=16)
 def _run_audit(run_dir: str, token: int, check: int | None):
+    """The last check's audit as the worker kept it for this run state (:func:`memviz.jobs.spec.keep_audit`),
+    else computed here (a run from before, another check, or a kept one that no longer reads)."""
     from memviz.audit.build import from_run
+    from memviz.audit.stored import RUN_FOLDER, load_audit
 
+    if check is None:
+        kept = load_audit(Path(run_dir) / RUN_FOLDER, token=token)
+        if kept is not None:
+            return kept
     return from_run(run_dir, check)
 
 

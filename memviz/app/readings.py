@@ -16,7 +16,7 @@ from memviz.app.runs import RunView
 from memviz.errors import MemvizError, RunError
 from memviz.findings.nullmodel import DEFAULT_REPLICATES as NULL_REPLICATES
 from memviz.tables.data import Table, fingerprint
-from memviz.warmup.store import RunStore
+from memviz.warmup.store import RunStore, run_token
 
 DISTANCE_LABELS = {"paper": "the papers' distance (numbers rescaled for each generated row)",
                    "standardized": "the standardized distance (each number divided by its column's training range)"}
@@ -100,21 +100,33 @@ def check_closeness(view: RunView, check: int | None = None) -> dict | None:
     return out
 
 
+def kept_row_closeness(view: RunView) -> pd.DataFrame | None:
+    """Every training row's copies by closeness over all checks, as the job worker kept them for this run
+    state (:func:`memviz.jobs.spec.keep_audit`); None when it did not."""
+    from memviz.audit.stored import RUN_FOLDER, load_table
+    from memviz.jobs.spec import ROW_CLOSENESS
+
+    return load_table(Path(view.path) / RUN_FOLDER, ROW_CLOSENESS, run_token(view.path))
+
+
 def leak_ranking(view: RunView, by: str = "excess", n: int = 20, null=None, closeness: bool = True) -> pd.DataFrame:
     """The leak explorer's ranking (:func:`memviz.leaks.rows.rank_rows`) with the rows' values.
 
     ``by="excess"`` (the default, needs the floor: pass ``null`` = :func:`run_row_null`) or
     ``"copies"``; ``closeness`` adds how many of each listed row's copies are exact, near-exact
-    or differ (:func:`memviz.leaks.rows.closeness_by_row`, measured for the listed rows' copies
-    only: at Adult size all flagged rows of 25 checks would take seconds), unless the run
-    kept no generated rows.
+    or differ (:func:`memviz.leaks.rows.closeness_by_row`: the table the job worker kept for every
+    row, :func:`kept_row_closeness`, else measured here for the listed rows' copies only, which reads
+    every check's generated rows: about 1 s at Adult size), unless the run kept no generated rows.
     """
     from memviz.leaks.rows import closeness_by_row, rank_rows
 
     top = rank_rows(view.dynamics, null, by=by, n=n)
-    flagged = run_closeness(view, top["row_id"].to_numpy()) if closeness and len(top) else None
-    if flagged is not None:
-        top = rank_rows(view.dynamics, null, by=by, n=n, closeness_rows=closeness_by_row(flagged))
+    rows = kept_row_closeness(view) if closeness and len(top) else None
+    if rows is None and closeness and len(top):
+        flagged = run_closeness(view, top["row_id"].to_numpy())
+        rows = closeness_by_row(flagged) if flagged is not None else None
+    if rows is not None:
+        top = rank_rows(view.dynamics, null, by=by, n=n, closeness_rows=rows)
     vals = view.train.data.loc[top["row_id"].to_numpy(dtype=np.int64)].reset_index(drop=True)
     return pd.concat([top.reset_index(drop=True), vals], axis=1)
 

@@ -32,7 +32,7 @@ from memviz.mitigate.dynamiccut import default_T as _default_T
 from memviz.tables.data import Table, fingerprint, load_companion
 from memviz.tables.redact import redact
 from memviz.warmup.run import WarmupConfig, WarmupResult, load_warmup
-from memviz.warmup.store import MANIFEST, RunStore, list_runs
+from memviz.warmup.store import RunStore, list_runs, run_token  # noqa: F401  (run_token: the pages' cache key)
 
 #: the dashboard's own choices for its warm-up form, the only values it does not take from
 #: :class:`memviz.warmup.run.WarmupConfig`: fewer epochs (one click on the sample finishes in minutes on
@@ -41,14 +41,6 @@ UI_WARMUP_OVERRIDES = {"epochs": 60, "check_every": 5}
 #: the warm-up form's defaults: WarmupConfig's (preset, n_samples, seed) with :data:`UI_WARMUP_OVERRIDES`
 UI_WARMUP_DEFAULTS = {**{k: getattr(WarmupConfig(), k) for k in ("preset", "epochs", "check_every", "n_samples",
                                                                    "seed")}, **UI_WARMUP_OVERRIDES}
-
-
-def run_token(run_dir: str | Path) -> int:
-    """Changes whenever the run writes its manifest (cache key for live runs); 0 if none."""
-    try:
-        return (Path(run_dir) / MANIFEST).stat().st_mtime_ns
-    except OSError:
-        return 0
 
 
 def runs_table(root: str | Path | None = None) -> pd.DataFrame:

@@ -172,7 +172,9 @@ class JobStatus:
     def readout(self) -> str:
         """The one progress line shown wherever this job is shown (sidebar and page alike)."""
         parts = [self.state]
-        if self.total and not self.final:
+        if self.phase == "audit" and not self.final:
+            parts.append("auditing the last check")
+        elif self.total and not self.final:
             what = "warm-up epoch" if self.phase == "warm-up" and self.kind == "compare" else self.unit
             parts.append(f"{what} {self.done:,}/{self.total:,}")
         if self.kind == "warmup" and (self.checks or self.state in ("running", "finished")):
@@ -226,6 +228,8 @@ def _describe(ev: dict) -> str:
     if kind == "cell":
         what = "failed" if ev.get("status") != "ok" else f"mem {ev.get('mem_ratio') or 0:.1%}"
         return f"{ev.get('method')}/{ev.get('model')}/seed {ev.get('seed')}: {what}"
+    if kind == "auditing":
+        return "auditing the last check"
     if kind == "check":
         return f"check at epoch {ev.get('epoch')}: mem {ev.get('mem_ratio') or 0:.1%}"
     return str(kind)
@@ -257,6 +261,8 @@ def job_status(job: Job) -> JobStatus:
             unit, phase = "epoch", "warm-up"
         elif ev["event"] in ("cell", "cells"):
             done, total, unit, phase = int(ev.get("done") or 0), int(ev.get("total") or 0), "cell", "cells"
+        elif ev["event"] == "auditing":
+            phase = "audit"
     if final is not None:
         state = final["event"]
         if state == "finished" and final.get("status") == "cancelled":

@@ -392,6 +392,15 @@ RUN_COLUMNS = ["run_id", "path", "kind", "status", "created", "dataset", "n_rows
                "preset", "device"]
 
 
+def run_token(run_dir: str | Path) -> int:
+    """Changes whenever the run writes its manifest: the key of whatever is computed from a run state
+    (the dashboard's caches, the kept audit of :mod:`memviz.audit.stored`); 0 if none."""
+    try:
+        return (Path(run_dir) / MANIFEST).stat().st_mtime_ns
+    except OSError:
+        return 0
+
+
 def list_runs(root: str | Path) -> pd.DataFrame:
     """One row per run directory directly under ``root`` (one holding a manifest).
 

@@ -241,3 +241,52 @@ def _parquet(df: pd.DataFrame) -> bytes:
     buf = io.BytesIO()
     df.reset_index(drop=True).to_parquet(buf)
     return buf.getvalue()
+
+
+def test_the_page_reads_the_audit_the_worker_kept_for_this_run_state_only(tmp_path, sample, monkeypatch):
+    """An Adult-size run's audit takes 12-18 s; the worker keeps it when the run stops, and the pages read it
+    back instead of computing it again, unless the run changed since (its manifest's token)."""
+    import importlib
+
+    build = importlib.import_module("memviz.audit.build")
+    from memviz.audit.stored import RUN_FOLDER
+    from memviz.jobs.spec import keep_audit
+
+    train, _ = sample
+    run = tmp_path / "r"
+    floored_run(train.subset(train.row_ids[:300]), train.subset(train.row_ids[300:800]), run)
+    events = []
+    assert keep_audit(run, events.append, device="cpu") and events == [{"event": "auditing"}]
+    assert (run / RUN_FOLDER / "index.json").is_file()
+    computed = []
+    real = build.from_run
+    monkeypatch.setattr(build, "from_run", lambda *a, **k: computed.append(a) or real(*a, **k))
+    a = audits.run_audit(runs.load_run(run))
+    assert computed == [] and a.provenance.run.run_dir == str(run)
+    RunStore(run).update(status="finished")                  # a new run state: the kept audit is not its own
+    audits.run_audit(runs.load_run(run))
+    assert len(computed) == 1
+    audits.run_audit(runs.load_run(run), check=0)            # another check than the last: computed
+    assert len(computed) == 2
+
+
+def test_the_leak_ranking_reads_the_kept_closeness_and_gives_the_same_table(tmp_path, sample, monkeypatch):
+    from memviz.audit.stored import RUN_FOLDER
+    from memviz.jobs.spec import ROW_CLOSENESS, keep_audit
+
+    train, _ = sample
+    run = tmp_path / "r"
+    floored_run(train.subset(train.row_ids[:300]), train.subset(train.row_ids[300:800]), run)
+    view = runs.load_run(run)
+    null = readings.run_row_null(view)
+    computed = readings.leak_ranking(view, "copies", 20, null)             # nothing kept yet: measured here
+    assert readings.kept_row_closeness(view) is None
+    assert keep_audit(run, device="cpu")
+    kept = readings.kept_row_closeness(view)
+    assert kept is not None and len(kept) and list(kept.columns)[0] == "row_id"
+    monkeypatch.setattr(readings, "run_closeness", lambda *a, **k: pytest.fail("read the samples again"))
+    pd.testing.assert_frame_equal(readings.leak_ranking(view, "copies", 20, null), computed)
+    assert computed["exact_copies"].sum() + computed["differing_copies"].sum() > 0   # the counts are there
+    RunStore(run).update(status="finished")                                   # another run state: not its table
+    assert readings.kept_row_closeness(view) is None
+    assert len(list((run / RUN_FOLDER).glob(f"{ROW_CLOSENESS}_*.parquet"))) == 1

@@ -96,6 +96,19 @@ def test_state_is_read_from_the_events(tmp_path):
     assert st.state == "failed" and st.final and st.message == "every cell failed; first error: boom"
 
 
+def test_a_warmup_auditing_its_last_check_says_so_until_it_finishes(tmp_path):
+    job = live_job(tmp_path, "warmup")
+    log = EventLog(job.events_path, min_interval=0)
+    log({"event": "started", "pid": os.getpid(), "kind": "warmup"})
+    log({"event": "epoch", "epoch": 10, "epochs": 10})
+    log({"event": "auditing"})
+    st = jobs.job_status(job)
+    assert st.state == "running" and st.phase == "audit" and st.message == "auditing the last check"
+    assert st.readout() == "running · auditing the last check · 0 checks"   # (a fake run: no manifest)
+    log({"event": "finished", "status": "finished"})
+    assert jobs.job_status(job).readout() == "finished · 0 checks"
+
+
 def test_a_job_whose_process_died_without_a_word_is_lost(tmp_path):
     proc = subprocess.Popen([sys.executable, "-c", "pass"])
     ticks = jobs._proc_start_ticks(proc.pid)
@@ -254,8 +267,20 @@ def test_run_spec_runs_a_warmup_with_its_floor_in_this_process(tiny, sample, tmp
                     "holdout": str(tmp_path / "holdout.parquet"), "row_id": "row_id", "out": str(tmp_path / "run")})
     res = run_spec(spec, emit=events.append)
     assert res["status"] == "finished" and res["checks"] == 2
-    assert [e["event"] for e in events if e["event"] != "epoch"] == ["floor", "check", "check", "done"]
+    assert [e["event"] for e in events if e["event"] != "epoch"] == ["floor", "check", "check", "done", "auditing"]
+    from memviz.audit.build import from_run
+    from memviz.audit.stored import RUN_FOLDER, load_audit
     from memviz.warmup.run import load_warmup
+    from memviz.warmup.store import run_token
+
+    # the worker kept the last check's audit for this run state: the same audit as computing it again
+    kept = load_audit(tmp_path / "run" / RUN_FOLDER, token=run_token(tmp_path / "run"))
+    assert kept is not None and kept.provenance.run.check == 1 and kept.provenance.run.status == "finished"
+    def figures(a):  # the audit's JSON without its clock readings
+        drop = lambda v: ({k: drop(x) for k, x in v.items() if k not in ("seconds", "created")}  # noqa: E731
+                          if isinstance(v, dict) else [drop(x) for x in v] if isinstance(v, list) else v)
+        return drop(json.loads(a.to_json()))
+    assert figures(kept) == figures(from_run(tmp_path / "run"))
     run = load_warmup(tmp_path / "run")
     assert run.floor is not None and run.floor.n_holdout == 100 and "excess" in run.per_check
     # a live view reads the manifest's check summaries: they carry the floor band too
