@@ -29,6 +29,7 @@ DATA = "memviz_data"            # session key: the current DataState
 CURRENT = "memviz_run"          # session key: the current run's path ("" for none)
 RUN = "run_pick"                # key of the sidebar's run selectbox (seeded from CURRENT on every run)
 PENDING_RUN = "memviz_pending_run"
+SWITCHED = "memviz_switched"     # session key: the table was switched to the current run's (said once)
 PRUNE = "dc_params"             # session key: DynamicCut's (p, k, T) as tuned for one run (runs.PruneParams)
 TABLE_PARAM = "table"           # URL parameter: the kept table in use (uploads.save_tables), so a reload finds it
 #: pages that analyse the current run: they show the "run in progress" banner while it goes on
@@ -237,7 +238,9 @@ def align_data(run_dir: str) -> None:
         return  # an unreadable run: its pages say why
     set_data(train, test, label, choice, key)
     st.session_state[DATA]["fingerprint"] = run_print
-    st.toast(f"Switched the table to {inert(label)}: the table run {Path(run_dir).name} was trained on.")
+    # said beside the dataset in the sidebar (app.py), once: a toast covered the top right of the page
+    st.session_state[SWITCHED] = (f"Switched the table to {esc(label)}: the table run {esc(Path(run_dir).name)} "
+                                  "was trained on.")
 
 
 def select_run(run_dir: str | Path | None) -> None:

@@ -264,7 +264,7 @@ def dcr_plot(dcr_by_method: Mapping[str, np.ndarray], *, bins: int = 60, clip_qu
     ref = None if ref is None else ref[np.isfinite(ref)]
     allv = np.concatenate([v for v in arrays.values()] + ([ref] if ref is not None else [])) if arrays else np.zeros(0)
     fig = new_figure("Distance to the closest training record (median dashed)",
-                  "Distance to the closest training row (standardized, unitless)", "Generated rows (%)",
+                  "Distance to the closest training row (standardized)", "Generated rows (%)",
                   "Mass piled up near 0 means generated rows sit on top of training rows, and the legend's "
                   "\"identical\" share counts generated rows equal to a training row, a far stricter test than "
                   "\"memorized\" (closer to one training row than to the others), so a model can have many "

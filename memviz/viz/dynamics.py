@@ -54,7 +54,7 @@ def forgetting_plot(dyn: RowDynamics) -> go.Figure:
     f = np.asarray(dyn.forgetting_events, dtype=np.int64)
     mx = int(f.max()) if f.size else 0
     fig = new_figure("Forgetting events: Top vs Non-Top rows",
-                  "Forgetting events per row (copied, then not at the next check)", "Rows of the group (%)",
+                  "Forgetting events per row (copied, not at the next check)", "Rows of the group (%)",
                   "Each bar is the share of a group's rows forgotten that many times (the paper's count): a row "
                   "copied more often has more chances to be forgotten, so Top leads here even with no dynamics, "
                   "and the forgetting rate per memorized check in the test against the null is the fair reading.",
@@ -195,7 +195,7 @@ def null_findings_plot(findings) -> go.Figure:
     x = null_position(f["observed"], f["null_median"], f["null_low"], f["null_high"], f["direction"])
     names = [("paper's (circular): " if c else "non-circular: ") + str(lab) for lab, c in zip(f["label"], f["circular"])]
     fig = new_figure("Dynamics findings against a null with no row-level dynamics",
-                  "Observed effect, in units of the null's spread (paper's direction to the right)", "Statistic",
+                  "Observed effect, in units of the null's spread<br>(the paper's direction to the right)", "Statistic",
                   "Each point is one Top vs Non-Top statistic placed within what fixed per-row copy rates give "
                   "(the grey band holds 95% of that null; an arrow at the edge lies further out), so only a point right "
                   "of the band is evidence of the "

@@ -109,7 +109,10 @@ def test_a_new_tab_shows_the_table_of_the_run_it_opens(app):
     n = runs_of(run)
     assert f"{n:,} training rows" in at.sidebar.caption[0].value and n != 3000
     assert not at.button(key="use_table").disabled           # the Data page offers the sample as another table
+    # said in the sidebar beside the dataset, once: a toast sat over the top right of the page it opened
+    assert not at.toast and any("Switched the table" in i.value for i in at.sidebar.info)
     at.switch_page("screens/3_memorization.py").run()
+    assert not any("Switched the table" in i.value for i in at.sidebar.info)
     no_exception(at)
     assert f"{n:,} training rows" in at.sidebar.caption[0].value
 

@@ -6,6 +6,7 @@ the build-time budget of the dashboard's sliders.
 """
 
 import html
+import re
 
 import numpy as np
 import pandas as pd
@@ -90,10 +91,17 @@ def all_figures(dyn, per_check, train, removed, results):
     }
 
 
+#: characters per line of an axis title (a half-width chart at 1280 px holds about this many)
+AXIS_TITLE_LINE = 60
+
+
 def assert_readable(fig, name):
     assert isinstance(fig, go.Figure), name
     assert fig.layout.title.text, f"{name}: no title"
     assert fig.layout.xaxis.title.text and fig.layout.yaxis.title.text, f"{name}: unlabelled axis"
+    for axis in (fig.layout.xaxis, fig.layout.yaxis):  # a longer line ran past the plot (null findings at 1280x720)
+        long = [line for line in re.split(r"<br\s*/?>", axis.title.text) if len(line) > AXIS_TITLE_LINE]
+        assert not long, f"{name}: an axis title line of over {AXIS_TITLE_LINE} characters: {long[0]!r}"
     text = viz.caption(fig)
     assert text and text.endswith(".") and ". " not in text[:-1], f"{name}: caption must be one sentence"
     assert len(fig.data) >= 1, name
