@@ -30,7 +30,7 @@ if view is not None:
     close = _ui.check_closeness(path, token)
 
     # ------------------------------------------------------------------ the verdict (the check's Audit)
-    try:  # computed once per run for every session (the first visit's wait): said, not a blank page
+    try:  # kept by the worker when the run stopped; else computed once per run state: said, not a blank page
         with st.spinner("Auditing the last check (once per run)…"):
             audit = audits.run_audit(view)
     except MemvizError as exc:
