@@ -15,7 +15,8 @@ from memviz.study.scales import SCALES
 
 SCALE_TITLES = {"cpu": "3,000 rows, 200 epochs (the first edition's scale)",
                 "regime": "250 rows, 4,000 epochs (the memorizing regime, chosen post hoc)",
-                "mid": "1,000 rows, 4,000 epochs (the 10-seed test)", "tiny": "tiny (tests only)", "paper": "paper (GPU)"}
+                "mid": "1,000 rows, 4,000 epochs (the 10-seed test)",
+                "large": "3,000 rows, 4,000 epochs (the 10-seed test at the pilot's largest size)", "tiny": "tiny (tests only)", "paper": "paper (GPU)"}
 
 FLOOR_SENTENCES = (
     "The memorization test flags a generated row when it is much closer to one training row than to any "
