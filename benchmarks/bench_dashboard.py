@@ -8,6 +8,13 @@ keeps its audit as the job worker does when a run stops (timed), then times ever
 timings run the browser test with ``MEMVIZ_BROWSER_BENCH_RUN=<the run folder>``.
 
     python benchmarks/bench_dashboard.py [--data ../shared/datasets/adult] [--keep DIR]
+
+Measured 2026-12-02 (2 cores; the study's background runs stopped for the run, load 2.3): the audit
+the worker keeps 7.45 s; first visits ≤ 0.54 s (Memorization 0.539 s, Warm-up 0.335 s, Tune 0.214 s),
+again ≤ 0.153 s, slider moves ≤ 0.173 s; the Memorization page's first visit with no kept audit
+(``audit_cache`` removed) 6.92 s. With the study running (load 3-4): Memorization first 0.93 s, the
+audit 17.5 s. The run of earlier editions of this bench had no floor, so its audit ran no test beyond
+the ratio test and its first Memorization visit read 2.15 s.
 """
 from __future__ import annotations
 
