@@ -24,7 +24,7 @@ tables() {  # rebuild the committed tables from every finished seed (and the com
     [ -n "$fin" ] || exit 0
     nice -n "$NICE" "$PY" -m memviz study --data-dir "$DATA" --out docs/study --scales "$SCALE" --datasets "$DS" \
       --seeds "$fin" --parts "$PARTS" --n-jobs 1 --device cpu --markdown "$RUNS/study_$SCALE.md" &&
-    nice -n "$NICE" "$PY" -m memviz study --data-dir "$DATA" --out docs/study --scales cpu,regime,mid \
+    nice -n "$NICE" "$PY" -m memviz study --data-dir "$DATA" --out docs/study --scales cpu,regime,mid,large \
       --parts floors --device cpu --markdown docs/study.md &&
     if [ "$COMMIT" = 1 ]; then
       git add docs/study.md docs/study/figures.html "docs/study/$SCALE" &&
