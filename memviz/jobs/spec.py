@@ -228,9 +228,13 @@ def keep_audit(run_dir: Path, emit: Emit | None = None, device: str = "auto") ->
     """Audit a stopped warm-up's last check and keep it in ``RUN/audit_cache`` (:mod:`memviz.audit.stored`),
     so that no page waits for it (12–18 s on an Adult-size run, against 0.03 s to read it back).
 
-    Emits ``auditing`` first. A run with no finished check, an audit that fails on a user's table, or a
-    cancel while auditing leave nothing kept (the pages compute it as before); returns whether it was kept.
+    Emits ``auditing`` first. The warm-up is done by then, so nothing here fails it: a run with no finished
+    check, an audit that fails on a user's table, a bug (its traceback goes to the job's log), a full disk
+    or a cancel while auditing keep nothing, and the pages compute the audit as before (saying what goes
+    wrong). Returns whether it was kept.
     """
+    import traceback
+
     from memviz.audit.build import from_run
     from memviz.audit.stored import RUN_FOLDER, save_audit
     from memviz.warmup.store import run_token
@@ -240,15 +244,15 @@ def keep_audit(run_dir: Path, emit: Emit | None = None, device: str = "auto") ->
         emit({"event": "auditing"})
     try:
         audit = from_run(run_dir, device=device)
+        if run_token(run_dir) != token:   # the run changed while it was audited (resumed elsewhere)
+            return False
+        save_audit(audit, Path(run_dir) / RUN_FOLDER, token=token)
+        _keep_row_closeness(Path(run_dir), token)
     except (MemvizError, KeyboardInterrupt):
         return False
-    if run_token(run_dir) != token:   # the run changed while it was audited (resumed elsewhere): not its state
+    except Exception:  # noqa: BLE001  (a bug, or the disk: the finished run stays finished)
+        traceback.print_exc()
         return False
-    try:
-        save_audit(audit, Path(run_dir) / RUN_FOLDER, token=token)
-    except TypeError:  # a value the store does not keep: computed by the pages instead
-        return False
-    _keep_row_closeness(Path(run_dir), token)
     return True
 
 
@@ -269,7 +273,7 @@ def _keep_row_closeness(run_dir: Path, token: int) -> None:
     wr = load_warmup(run_dir)
     try:
         flagged = flagged_closeness(store.train(), wr.checks, store.samples, distance=wr.config.distance)
-    except (MemvizError, KeyboardInterrupt):
+    except MemvizError:  # no stored generated rows
         return
     save_table(closeness_by_row(flagged), run_dir / RUN_FOLDER, ROW_CLOSENESS, token)
 

@@ -290,3 +290,25 @@ def test_the_leak_ranking_reads_the_kept_closeness_and_gives_the_same_table(tmp_
     RunStore(run).update(status="finished")                                   # another run state: not its table
     assert readings.kept_row_closeness(view) is None
     assert len(list((run / RUN_FOLDER).glob(f"{ROW_CLOSENESS}_*.parquet"))) == 1
+
+
+def test_a_failing_or_interrupted_audit_leaves_the_finished_run_finished(tmp_path, sample, monkeypatch, capsys):
+    """The warm-up is done when the worker audits it: a bug or a cancel inside the audit keeps nothing and
+    raises nothing (the pages compute the audit themselves and say what goes wrong)."""
+    import importlib
+
+    from memviz.audit.stored import RUN_FOLDER
+    from memviz.jobs.spec import keep_audit
+
+    build = importlib.import_module("memviz.audit.build")
+    train, _ = sample
+    run = tmp_path / "r"
+    floored_run(train.subset(train.row_ids[:300]), train.subset(train.row_ids[300:800]), run)
+    for exc in (ZeroDivisionError("a bug"), KeyboardInterrupt(), OSError(28, "No space left on device")):
+        def boom(*a, _exc=exc, **k):
+            raise _exc
+        monkeypatch.setattr(build, "from_run", boom)
+        assert keep_audit(run, device="cpu") is False
+        assert not (run / RUN_FOLDER / "index.json").exists()
+    assert "ZeroDivisionError: a bug" in capsys.readouterr().err        # the bug is in the job's log
+    assert RunStore(run).manifest()["status"] == "finished"
