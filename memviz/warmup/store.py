@@ -16,6 +16,10 @@ Layout of ``RUN_DIR``::
     floor.json             the floor of the training rows (:mod:`memviz.measure.floor`), when the run
                            was given a hold-out; absent otherwise (and in older runs)
     floor_rows.parquet     its per-row arrays: row_id, hits, nn1, auc
+    audit_cache/           the last check's audit and every row's copies by closeness, kept by the job
+                           worker when the run stops (:mod:`memviz.audit.stored`,
+                           :func:`memviz.jobs.spec.keep_audit`), each tied to the manifest's
+                           :func:`run_token`; derived, safe to delete
     writer.lock            the writer's lock (flock), held by the process writing the run for
                            its whole life: a second writer (or a second ``--resume``) is refused,
                            and a reader tells a live run from an interrupted one
