@@ -293,13 +293,21 @@ class TabDDPM:
         c = torch.cat(cats).cpu().numpy() if cats else torch.zeros(0, d.n_cat, dtype=torch.long).numpy()
         return self.transform_.inverse(x, c)
 
-    def _cpu_threads(self):
-        """Context setting torch's CPU threads for this model's work (see ``n_threads``)."""
+    def cpu_threads(self) -> int | None:
+        """torch CPU threads this model's fit and sample use (``n_threads``; else 1 for a network
+        under :data:`SMALL_NETWORK` parameters, the job's share of the cores for a larger one);
+        None: torch's setting (or not on a CPU)."""
+        if getattr(self, "device_", None) is not None and self.device_.type != "cpu":
+            return None
         n = self.n_threads
         if n is None and getattr(self, "model_", None) is not None:
             size = sum(p.numel() for p in self.model_.parameters())
             n = 1 if size < SMALL_NETWORK else shared_cpu_threads()   # None: torch's setting
-        return torch_threads(None if self.device_.type != "cpu" else n)
+        return n
+
+    def _cpu_threads(self):
+        """Context setting torch's CPU threads for this model's work (see ``n_threads``)."""
+        return torch_threads(self.cpu_threads())
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "model_"):

@@ -335,6 +335,7 @@ def _warmup(train: Table, config: WarmupConfig | None, run_dir, resume: bool, pr
     if should_stop is not None or store is not None:
         stopper = StopCallback(lambda: bool((should_stop and should_stop()) or (store and store.cancel_requested())))
         callbacks.append(stopper)
+        tracker.stopping = lambda: stopper.stopped     # a cancel drops the checks not yet started
     if progress is not None:
         callbacks.append(ProgressEvents(progress, config.epochs))
     status = "finished"
@@ -346,8 +347,8 @@ def _warmup(train: Table, config: WarmupConfig | None, run_dir, resume: bool, pr
         if stopper is not None and stopper.stopped:
             status = "cancelled"
     except BaseException as exc:
-        try:
-            tracker.close()                            # the check in flight is written before the status
+        try:                                           # the checks started (after a failure, every check
+            tracker.close(model, drop=isinstance(exc, KeyboardInterrupt))   # queued) are written before the status
         except BaseException:                          # noqa: BLE001 - its error, or a second Ctrl-C: the
             pass                                       # status below is written, the first error raised
         if store is not None:

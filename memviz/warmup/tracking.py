@@ -61,11 +61,15 @@ class MemorizationTracker(Callback):
     (:class:`memviz.evaluate.quality.CheckQuality`); None: not measured.
 
     ``overlap``: a check is sampled and measured on a second thread, from a copy of the model's
-    state at its epoch, while training goes on (one check at a time, in order; ``on_check`` runs
-    on that thread with :attr:`CheckResult.state` set, and :meth:`on_fit_end` waits for the last).
-    The generated rows are the same either way: check c samples with its own seed from the same
-    weights. On a CPU with two cores it puts the second core to work without intra-op threads
-    (which lose far more than they gain beside a busy core: :class:`memviz.models.tabddpm.TabDDPM`).
+    state at its epoch, while training goes on (:class:`memviz.warmup.checkqueue.CheckQueue`:
+    training does not wait for the checks; ``on_check`` runs on a check thread, in check order,
+    with :attr:`CheckResult.state` set). When training ends, the checks still queued are measured
+    on every core the job has (:func:`check_workers`) and :meth:`on_fit_end` waits for the last;
+    when it was stopped (``stopping()`` true: the cancel button), the checks not yet started are
+    dropped, and a resume redoes them from the last checkpoint written. The generated rows are
+    the same either way: check c samples with its own seed from the same weights. On a CPU with
+    two cores it puts the second core to work without intra-op threads (which lose far more than
+    they gain beside a busy core: :class:`memviz.models.tabddpm.TabDDPM`).
     """
 
     def __init__(self, train: Table, check_epochs, n_samples: int, seed: int, engine,
@@ -78,27 +82,28 @@ class MemorizationTracker(Callback):
         self.first_check = first_check
         self.quality = quality
         self.overlap = bool(overlap)
-        self._pool = self._pending = None
+        self.stopping: Callable[[], bool] | None = None
+        self._queue = None
 
     def on_epoch_end(self, model, epoch, logs):
         c = self.index.get(epoch)
         if c is None or c < self.first_check:
             return None
         if not self.overlap:
-            self._check(model, c, epoch, logs.get("loss"), None)
+            self.on_check(self._check(model, c, epoch, logs.get("loss"), None))
             return None
         import copy
-        from concurrent.futures import ThreadPoolExecutor
 
-        self.wait()                                          # at most one check in flight
+        from memviz.warmup.checkqueue import CheckQueue
+
         state = copy.deepcopy(model.state_dict())            # the optimizer's tensors are live
         frozen = type(model).from_state_dict(state, device=str(model.device_))
-        if self._pool is None:
-            self._pool = ThreadPoolExecutor(1, thread_name_prefix="memviz-check")
-        self._pending = self._pool.submit(self._check, frozen, c, epoch, logs.get("loss"), state)
+        if self._queue is None:
+            self._queue = CheckQueue(lambda job: self._check(*job), self.on_check)
+        self._queue.submit((frozen, c, epoch, logs.get("loss"), state), nbytes=2 * _tensor_bytes(state))
         return None
 
-    def _check(self, model, c: int, epoch: int, loss, state) -> None:
+    def _check(self, model, c: int, epoch: int, loss, state) -> CheckResult:
         from memviz.measure.memorization import memorization
 
         t0 = time.perf_counter()
@@ -109,26 +114,44 @@ class MemorizationTracker(Callback):
         scores = dict(self.quality(samples)) if self.quality is not None else {}
         samples = samples.reset_index(drop=True)
         samples.insert(0, "synthetic_id", np.arange(len(samples), dtype=np.int64))
-        self.on_check(CheckResult(c, epoch, long_table(c, epoch, res), samples, res.mem_ratio, res.mem_auc,
-                                  loss, t1 - t0, t2 - t1, scores, state))
+        return CheckResult(c, epoch, long_table(c, epoch, res), samples, res.mem_ratio, res.mem_auc,
+                           loss, t1 - t0, t2 - t1, scores, state)
 
-    def wait(self) -> None:
-        """Block until the check in flight (if any) is handed over; its error is raised here."""
-        pending, self._pending = self._pending, None
-        if pending is not None:
-            pending.result()
-
-    def close(self) -> None:
-        """Wait for the check in flight, then end the second thread (also after an error)."""
-        try:
-            self.wait()
-        finally:
-            if self._pool is not None:
-                self._pool.shutdown(wait=True)
-                self._pool = None
+    def close(self, model=None, drop: bool = False) -> None:
+        """Measure and hand over the checks still queued (``drop``: only those already started) on
+        :func:`check_workers` threads, then end the check threads; a check's error is raised here."""
+        queue, self._queue = self._queue, None
+        if queue is not None:
+            queue.close(workers=check_workers(model) if model is not None and not drop else 1, drop=drop)
 
     def on_fit_end(self, model) -> None:
-        self.close()
+        self.close(model, drop=bool(self.stopping is not None and self.stopping()))
+
+
+def _tensor_bytes(obj) -> int:
+    """Bytes of the tensors in a (nested) state dict."""
+    import torch
+
+    if isinstance(obj, torch.Tensor):
+        return obj.numel() * obj.element_size()
+    if isinstance(obj, dict):
+        return sum(_tensor_bytes(v) for v in obj.values())
+    if isinstance(obj, (list, tuple)):
+        return sum(_tensor_bytes(v) for v in obj)
+    return 0
+
+
+def check_workers(model) -> int:
+    """Checks measured at once after training: the cores this job may use (the job queue's share,
+    :func:`memviz.device.shared_cpu_threads`, else every core) over the threads one check's
+    sampling takes (:meth:`memviz.models.tabddpm.TabDDPM.cpu_threads`); at least 1."""
+    import os
+
+    from memviz.device import shared_cpu_threads
+
+    cores = shared_cpu_threads() or os.cpu_count() or 1
+    per_check = model.cpu_threads() if hasattr(model, "cpu_threads") else None
+    return max(1, cores // max(1, per_check or cores))
 
 
 class StopCallback(Callback):

@@ -10,6 +10,7 @@ from helpers import tiny_warmup as tiny
 
 import memviz.measure.memorization as memorization_module
 from memviz.errors import MemvizError
+from memviz.models.callbacks import Callback
 from memviz.warmup import run as run_module
 from memviz.warmup.run import WarmupConfig, run_warmup
 from memviz.warmup.store import RunStore
@@ -116,3 +117,68 @@ def test_overlap_is_chosen_for_a_cpu_with_two_cores_and_large_checks(monkeypatch
     assert not run_module.overlap_checks(torch.device("cuda"), cfg)
     monkeypatch.setattr(run_module.os, "cpu_count", lambda: 1)
     assert not run_module.overlap_checks(cpu, cfg)
+
+
+class _Release(Callback):
+    """Sets ``event`` when training finishes epoch ``at``."""
+
+    def __init__(self, at, event):
+        self.at, self.event = at, event
+
+    def on_epoch_end(self, model, epoch, logs):
+        if epoch == self.at:
+            self.event.set()
+
+
+def _with_callback(monkeypatch, callback):
+    import memviz.models.tabddpm as tabddpm
+    original_fit = tabddpm.TabDDPM.fit
+
+    def fit(self, table, callbacks=(), resume_state=None):
+        return original_fit(self, table, [callback] + list(callbacks), resume_state)
+
+    monkeypatch.setattr(tabddpm.TabDDPM, "fit", fit)
+    return original_fit
+
+
+def test_training_does_not_wait_for_a_slow_check(small_train, tmp_path, monkeypatch):
+    overlap(monkeypatch, True)
+    full = run_warmup(small_train, tiny(), tmp_path / "full")
+    trained = threading.Event()
+    _with_callback(monkeypatch, _Release(6, trained))
+    original = memorization_module.memorization
+
+    def slow_first(*args, **kw):     # check 0 (epoch 2) ends only once the last epoch is trained
+        if not trained.is_set() and not trained.wait(10):
+            raise AssertionError("training waited for the check of epoch 2")
+        return original(*args, **kw)
+
+    monkeypatch.setattr(memorization_module, "memorization", slow_first)
+    ahead = run_warmup(small_train, tiny(), tmp_path / "ahead")
+    pd.testing.assert_frame_equal(ahead.checks, full.checks)
+    assert RunStore(tmp_path / "ahead").finished_checks() == [0, 1, 2]
+
+
+def test_a_cancel_with_checks_queued_drops_them_and_resumes_to_the_uninterrupted_result(small_train, tmp_path,
+                                                                                        monkeypatch):
+    overlap(monkeypatch, True)
+    full = run_warmup(small_train, tiny(), tmp_path / "full")
+    stop = threading.Event()
+    original_fit = _with_callback(monkeypatch, _Release(5, stop))
+    original = memorization_module.memorization
+
+    def slow(*args, **kw):           # no check ends before the cancel: checks 0 and 1 are queued
+        stop.wait(10)
+        return original(*args, **kw)
+
+    monkeypatch.setattr(memorization_module, "memorization", slow)
+    part = run_warmup(small_train, tiny(), tmp_path / "part", should_stop=stop.is_set)
+    store = RunStore(tmp_path / "part")
+    assert part.status == "cancelled" and store.manifest()["status"] == "cancelled"
+    assert store.finished_checks() in ([0], [0, 1])    # the check in flight is kept, the rest may go
+    assert not any(t.name.startswith("memviz-check") for t in threading.enumerate())
+    monkeypatch.setattr(memorization_module, "memorization", original)
+    import memviz.models.tabddpm as tabddpm
+    monkeypatch.setattr(tabddpm.TabDDPM, "fit", original_fit)
+    resumed = run_warmup(small_train, tiny(), tmp_path / "part", resume=True)
+    pd.testing.assert_frame_equal(resumed.checks, full.checks)
