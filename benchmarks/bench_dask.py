@@ -33,6 +33,13 @@ the cores, so the wall-clock comparison says more about the load than about Dask
 seconds the cluster now does the wide table's work in 1.3x the one-thread process's CPU (was
 3.4x) split over two processes, and Adult-shaped 100k in 1.9x.
 
+On the quiet machine (2026-12-03, study paused, load 0.3-0.9), the same code: wide 100,000 x
+100,000: (a) 11.41 s, (b) 7.43 s, (c) **7.25 s** (scatter 0.55 s): the cluster 1.57x (a) and
+1.03x (b), workers' CPU 13.47 s against (a)'s 11.41 s; wide 32,561 x 32,561: (a) 1.66 s,
+(b) 1.20 s, (c) 1.44 s (1.16x (a), 0.84x (b)); Adult-shaped 100k: (a) 2.04 s, (b) 1.54 s,
+(c) 2.52 s, of which scatter 1.10 s (0.81x (a)): a pass that short does not pay for the engine's
+transfer. Every run byte-identical to (a).
+
 Usage: python benchmarks/bench_dask.py [--table adult|wide] [--n N] [--workers W] [--threads T]
        [--rows-per-task R]
 """
