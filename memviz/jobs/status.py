@@ -133,6 +133,11 @@ class JobStatus:
     result : the ``finished`` event's figures.
     updated : Unix time of the last event (None before any).
     skipped : malformed event lines that were skipped (:func:`memviz.jobs.spec.read_events_counted`).
+    checks_total : a warm-up's checks in all (from its check events; 0 before the first). Its
+        checks may trail its epochs (they are measured beside training and the last ones after
+        it: :mod:`memviz.warmup.checkqueue`), so a warm-up's bar is the smaller of the epochs'
+        share and the share up to the next check, and once training is done the readout says
+        the checks are being measured.
     """
 
     job_id: str
@@ -149,17 +154,27 @@ class JobStatus:
     started: float | None = None
     updated: float | None = None
     skipped: int = 0
+    checks_total: int = 0
 
     @property
     def final(self) -> bool:
         return self.state in FINAL
 
     @property
+    def measuring_checks(self) -> bool:
+        """A running warm-up whose training is done and whose last checks are still being measured."""
+        return (self.kind == "warmup" and not self.final and self.unit == "epoch" and self.total > 0
+                and self.done >= self.total and len(self.checks) < self.checks_total)
+
+    @property
     def fraction(self) -> float:
         """done / total in [0, 1] (0 when unknown; 1 when finished)."""
         if self.state == "finished":
             return 1.0
-        return min(1.0, self.done / self.total) if self.total else 0.0
+        share = min(1.0, self.done / self.total) if self.total else 0.0
+        if self.kind == "warmup" and self.checks_total:
+            share = min(share, (len(self.checks) + 1) / self.checks_total)   # up to the next check
+        return share
 
     @property
     def per_check(self) -> pd.DataFrame:
@@ -174,6 +189,8 @@ class JobStatus:
         parts = [self.state]
         if self.phase == "audit" and not self.final:
             parts.append("auditing the last check")
+        elif self.measuring_checks:
+            return f"{self.state} · training done, measuring the checks: {len(self.checks)} of {self.checks_total}"
         elif self.total and not self.final:
             what = "warm-up epoch" if self.phase == "warm-up" and self.kind == "compare" else self.unit
             parts.append(f"{what} {self.done:,}/{self.total:,}")
@@ -216,6 +233,14 @@ def read_log(job: Job, max_bytes: int = 64_000) -> str:
         return ""
 
 
+def _count(v) -> int:
+    """A non-negative count from an event field (0 when missing or malformed)."""
+    try:
+        return max(0, int(v))
+    except (TypeError, ValueError):
+        return 0
+
+
 def _describe(ev: dict) -> str:
     """A short line for the last event."""
     kind = ev.get("event")
@@ -255,7 +280,10 @@ def job_status(job: Job) -> JobStatus:
             done = int((manifest.get("progress") or {}).get("epoch") or 0)
         except (RunError, TypeError, ValueError, AttributeError, KeyError) as exc:
             manifest, problem = None, str(exc) if isinstance(exc, RunError) else f"malformed manifest ({exc})"
+    checks_total = 0
     for ev in events:  # the latest progress wins
+        if ev["event"] == "check":
+            checks_total = _count(ev.get("checks"))
         if ev["event"] == "epoch":
             done, total = int(ev.get("epoch") or 0), int(ev.get("epochs") or 0)
             unit, phase = "epoch", "warm-up"
@@ -294,7 +322,7 @@ def job_status(job: Job) -> JobStatus:
         message = str(manifest.get("error") or "")
     return JobStatus(job.job_id, job.kind, state, done, total, unit, phase, checks, message,
                      final if final is not None and final["event"] == "finished" else None, alive,
-                     info.get("started"), events[-1]["t"] if events else None, skipped)
+                     info.get("started"), events[-1]["t"] if events else None, skipped, checks_total)
 
 
 def wait(job: Job, timeout: float = 600.0, poll: float = 0.5) -> JobStatus:

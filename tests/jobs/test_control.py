@@ -339,3 +339,27 @@ def test_run_dir_named_never_leaves_the_runs_root(tiny, tmp_path, name):
 def test_run_dir_named_finds_a_run_under_the_root(tiny, tmp_path):
     _cli_run(tiny, tmp_path, "mine")
     assert jobs.run_dir_named("mine", tmp_path) == tmp_path / "mine"
+
+
+def test_a_warmup_whose_checks_trail_its_training_says_it_is_measuring_them(tmp_path):
+    # checks are measured beside training and the last ones after it (memviz.warmup.checkqueue):
+    # "epoch 200/200" and a full bar while 8 checks are still being measured would be a lie
+    job = live_job(tmp_path, "warmup")
+    log = EventLog(job.events_path, min_interval=0)
+    log({"event": "started", "pid": os.getpid(), "kind": "warmup"})
+    log({"event": "check", "check": 0, "epoch": 8, "checks": 25, "mem_ratio": 0.3, "mem_auc": 1.0})
+    log({"event": "epoch", "epoch": 200, "epochs": 200})
+    st = jobs.job_status(job)
+    assert st.checks_total == 25
+    done = [{"check": c} for c in range(17)]
+    trained = jobs.JobStatus("j", "warmup", "running", 200, 200, "epoch", "warm-up", checks=done, checks_total=25)
+    assert trained.measuring_checks
+    assert trained.readout() == "running · training done, measuring the checks: 17 of 25"
+    assert trained.fraction == pytest.approx(18 / 25)                   # not 1.0: 8 checks are left
+    ahead = jobs.JobStatus("j", "warmup", "running", 150, 200, "epoch", "warm-up", checks=done[:12], checks_total=25)
+    assert not ahead.measuring_checks and ahead.readout() == "running · epoch 150/200 · 12 checks"
+    assert ahead.fraction == pytest.approx(13 / 25)
+    level = jobs.JobStatus("j", "warmup", "running", 20, 200, "epoch", "warm-up", checks=done[:2], checks_total=25)
+    assert level.fraction == pytest.approx(20 / 200)                   # the epochs move the bar between checks
+    over = jobs.JobStatus("j", "warmup", "finished", 200, 200, "epoch", checks=done + done[:8], checks_total=25)
+    assert over.fraction == 1.0 and over.readout() == "finished · 25 checks"
