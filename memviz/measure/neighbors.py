@@ -91,7 +91,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from memviz.device import resolve_device
+from memviz.device import resolve_device, torch_threads
 from memviz.errors import MemvizError
 from memviz.measure import budget
 from memviz.measure.kernels import (
@@ -474,8 +474,13 @@ def _map_blocks(engine: NeighborEngine, starts, b, block, progress, counter) -> 
     n_jobs = min(engine.n_jobs_(), len(starts))
     if engine.device_.type != "cpu" or n_jobs <= 1:
         ws = engine._workspace(b)
-        for start in starts:
-            run(start, ws)
+        # one block (a few dense rows, at most chunk_elements_ pairs: milliseconds) runs on one
+        # intra-op thread: two gain 1.4x on a quiet 2-core CPU but lose ~10x beside one busy core
+        # (26 rows x 32,561: 29 ms quiet, 40 ms on one thread, 354 ms on two beside a busy core)
+        one = len(starts) == 1 and engine.device_.type == "cpu"
+        with torch_threads(1 if one else None):
+            for start in starts:
+                run(start, ws)
         return
     local = threading.local()
     lock = threading.Lock()

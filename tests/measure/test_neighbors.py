@@ -168,3 +168,33 @@ def test_few_dense_rows_count_h_directly_and_agree_with_the_gemm_bit_for_bit(sam
     big = NeighborEngine(device="cpu", algorithm="dense", distance=distance).fit(train)
     big.kneighbors(test.data.iloc[:neighbors.DIRECT_H_ROWS + 1], k=2)
     assert hasattr(big, "x_onehot_t_")                                 # more rows: the GEMM
+
+
+def test_one_block_of_dense_rows_runs_on_one_intra_op_thread(sample, monkeypatch):
+    """A few dense rows (one block) ran on torch's intra-op threads, which beside one busy core took
+    ~10x longer than one thread (26 rows x 32,561 training rows: 354 ms against 40 ms; the audit's
+    data-copying test at full Adult 1.29 s against 0.65 s). Several blocks keep one thread per block."""
+    from memviz.measure import neighbors
+
+    train, test = sample
+    seen = []
+    inner = NeighborEngine._dense_block
+
+    def dense_block(self, *args, **kw):
+        seen.append(torch.get_num_threads())
+        return inner(self, *args, **kw)
+
+    monkeypatch.setattr(NeighborEngine, "_dense_block", dense_block)
+    engine = NeighborEngine(device="cpu", algorithm="dense").fit(train)
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(2)
+        one = engine.kneighbors(test.data.iloc[:5], k=2)                 # 5 rows: one block
+        assert seen == [1] and torch.get_num_threads() == 2              # restored after
+        ref = NeighborEngine(device="cpu", algorithm="dense", n_jobs=1).fit(train)
+        torch.set_num_threads(1)
+        seen.clear()
+        np.testing.assert_array_equal(ref.kneighbors(test.data.iloc[:5], k=2).dist, one.dist)
+    finally:
+        torch.set_num_threads(before)
+    assert neighbors.DIRECT_H_ROWS >= 5
