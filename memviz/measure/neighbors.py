@@ -473,12 +473,8 @@ def _map_blocks(engine: NeighborEngine, starts, b, block, progress, counter) -> 
 
     n_jobs = min(engine.n_jobs_(), len(starts))
     if engine.device_.type != "cpu" or n_jobs <= 1:
-        ws = engine._workspace(b)
-        # one block (a few dense rows, at most chunk_elements_ pairs: milliseconds) runs on one
-        # intra-op thread: two gain 1.4x on a quiet 2-core CPU but lose ~10x beside one busy core
-        # (26 rows x 32,561: 29 ms quiet, 40 ms on one thread, 354 ms on two beside a busy core)
-        one = len(starts) == 1 and engine.device_.type == "cpu"
-        with torch_threads(1 if one else None):
+        ws = engine._workspace(b)        # one block (milliseconds) on one intra-op thread: two lose ~10x
+        with torch_threads(1 if len(starts) == 1 and engine.device_.type == "cpu" else None):  # beside a busy core
             for start in starts:
                 run(start, ws)
         return
