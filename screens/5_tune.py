@@ -106,7 +106,7 @@ if view is not None:
         with_id = d2.toggle("with row_id", value=False, key="dl_row_id",
                             help="Add memviz's row number as the first column (another generator would learn it "
                                  "as a feature: leave it out for training).")
-        d1.download_button("Download the pruned training table (CSV, your columns in your order)",
+        _ui.download(d1, "Download the pruned training table (CSV, your columns in your order)",
                            lambda: runs.pruned_csv(view, removed, keep_row_id=with_id),
                            file_name=runs.pruned_file_name(view, p, k, T), mime="text/csv", key="dl_pruned")
         left, right = st.columns(2)

@@ -135,10 +135,10 @@ else:
         st.dataframe(viz.results_display(res), hide_index=True, key="cmp_summary")
         d1, d2 = st.columns(2)
         stem = f"memviz_comparison_{job.job_id}"
-        d1.download_button("Download the results (CSV, readable headers, shares in %)",
+        _ui.download(d1, "Download the results (CSV, readable headers, shares in %)",
                            lambda: csv_bytes(comparisons.readable_results(cv.results)), file_name=f"{stem}_results.csv",
                            mime="text/csv", key="dl_results")
-        d2.download_button("Download its data dictionary (CSV)",
+        _ui.download(d2, "Download its data dictionary (CSV)",
                            lambda: csv_bytes(comparisons.data_dictionary(cv.results)),
                            file_name=f"{stem}_data_dictionary.csv", mime="text/csv", key="dl_dictionary",
                            help="Each column of the results: its meaning, unit, range and which way is better.")

@@ -302,6 +302,13 @@ def finish_notice(job, state: str) -> None:
     st.toast(f"{what} {job.job_id} {state}.", icon=icon)
 
 
+def download(where, label: str, data, **kw) -> bool:
+    """``where.download_button`` that does not rerun the page. A rerun on the click registers the
+    button's deferred data again and revokes the old id, so under load a click whose request
+    still held that id got no file (Streamlit's ``MediaFileManager.remove_deferred``)."""
+    return where.download_button(label, data, on_click="ignore", **kw)
+
+
 def sidebar_progress(run_dir: str) -> None:
     """The current run's progress line in the sidebar: live (every 2 s) while the run goes on."""
     job = jobs.job_for(run_dir)
