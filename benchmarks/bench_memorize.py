@@ -44,6 +44,10 @@ product now); exact differences 1.2 s (5 blocks of 32 rows per query row: 1 for 
 max e, 3 for the k + 1 nearest blocks); the per-block bounds, selection and top-k over
 (rows x 1,024 blocks) float64 arrays ~1.6 s; total 5.6-6.3 -> 4.7-4.9 s.
 
+Quiet machine (2026-12-03, load 0.8-0.9, ``--wide --no-rss --no-dense``): loop 2.60 ms/row;
+wide search median 1.35 s wall, 2.10-2.16 s CPU -> 62.8x the loop by wall time, 39.3x by CPU
+time (target 100x: not met); identical to the float64 loop (max |r - r_naive| 0).
+
 The machine may be shared: the load average is printed next to every timing, and the
 ratios compare figures measured in the same run.
 
