@@ -153,7 +153,7 @@ def test_drop_forgets_the_checks_not_started_and_hands_over_the_one_in_flight():
     wait_until(lambda: gate.started == [0])
     closing = threading.Thread(target=q.close, kwargs={"workers": 2, "drop": True})
     closing.start()
-    time.sleep(0.05)
+    wait_until(lambda: q.pending == 1)          # 1, 2 and 3 dropped before 0 can end
     gate.open(0, 1, 2, 3)
     closing.join(WAIT)
     assert handed == [0] and gate.started == [0] and q.pending == 0
