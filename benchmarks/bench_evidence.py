@@ -26,7 +26,11 @@
   0.44 s; paper audit 1.41 s = 3.21x (membership 0.49 s, data copying 0.62 s, attribute 0.10 s),
   standardized audit 0.96 s = 2.19x, every column a secret 6.21x. The tests query 97,684 rows
   (k = 1) against the pass's 32,561 (k = 2), at 5-9 us per query against 13.5: what is left is
-  the search itself (the membership attack's is 0.43 s of its 0.61 s);
+  the search itself (the membership attack's is 0.43 s of its 0.61 s); 2026-12-03, quiet: one pass
+  0.40 s, paper audit 1.24 s = 3.09x (membership 0.45 s, data copying 0.54 s, attribute 0.09 s),
+  standardized 2.23x, every column a secret 5.78x; with the study running on the other core,
+  3.97x before and 2.51x after a single block of dense rows ran on one intra-op thread (two
+  threads beside a busy core took ~10x longer on it);
 * **calibration**: fresh real rows as the "synthetic" table (a real table split into three
   disjoint parts: train, "synthetic", hold-out), R resamples on two tables: how often the MIA
   AUC interval covers 0.5, the data-copying test is significant, the attribute excess interval
