@@ -107,8 +107,8 @@ if view is not None:
                             help="Add memviz's row number as the first column (another generator would learn it "
                                  "as a feature: leave it out for training).")
         _ui.download(d1, "Download the pruned training table (CSV, your columns in your order)",
-                           lambda: runs.pruned_csv(view, removed, keep_row_id=with_id),
-                           file_name=runs.pruned_file_name(view, p, k, T), mime="text/csv", key="dl_pruned")
+                     lambda: runs.pruned_csv(view, removed, keep_row_id=with_id),
+                     file_name=runs.pruned_file_name(view, p, k, T), mime="text/csv", key="dl_pruned")
         left, right = st.columns(2)
         with left:
             _ui.show(viz.class_balance_plot(view.train, removed), key="class_balance")

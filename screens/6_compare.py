@@ -136,12 +136,12 @@ else:
         d1, d2 = st.columns(2)
         stem = f"memviz_comparison_{job.job_id}"
         _ui.download(d1, "Download the results (CSV, readable headers, shares in %)",
-                           lambda: csv_bytes(comparisons.readable_results(cv.results)), file_name=f"{stem}_results.csv",
-                           mime="text/csv", key="dl_results")
+                     lambda: csv_bytes(comparisons.readable_results(cv.results)), file_name=f"{stem}_results.csv",
+                     mime="text/csv", key="dl_results")
         _ui.download(d2, "Download its data dictionary (CSV)",
-                           lambda: csv_bytes(comparisons.data_dictionary(cv.results)),
-                           file_name=f"{stem}_data_dictionary.csv", mime="text/csv", key="dl_dictionary",
-                           help="Each column of the results: its meaning, unit, range and which way is better.")
+                     lambda: csv_bytes(comparisons.data_dictionary(cv.results)),
+                     file_name=f"{stem}_data_dictionary.csv", mime="text/csv", key="dl_dictionary",
+                     help="Each column of the results: its meaning, unit, range and which way is better.")
         shown_metrics = [m for m in ("mem_ratio", "excess", "floor", "relative_reduction", "mem_ratio_kept",
                                      "mem_ratio_pruned", "shape", "trend", "mle", "dcr_share")
                          if m in res.columns and res[m].notna().any()]

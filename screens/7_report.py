@@ -60,8 +60,8 @@ else:
         return reports.report_html(view, cv, p=p, k=k, T=T, redacted=redacted).encode("utf-8")
 
     _ui.download(st, "Download the HTML report" + ("" if redacted else " (raw values)"), build,
-                       file_name=reports.report_name(view, cv, redacted), mime="text/html",
-                       type="primary", key="dl_report")
+                 file_name=reports.report_name(view, cv, redacted), mime="text/html",
+                 type="primary", key="dl_report")
 
 st.subheader("Tables")
 if view is not None:
@@ -71,20 +71,20 @@ if view is not None:
         _ui.error(exc)
     else:
         _ui.download(st, f"Pruned training table ({prev.n_rows - prev.n_remove:,} rows, CSV)",
-                           lambda: runs.pruned_csv(view, prev.selection.removed),
-                           file_name=f"{view.run_id}_pruned.csv", mime="text/csv", key="dl_pruned_report")
+                     lambda: runs.pruned_csv(view, prev.selection.removed),
+                     file_name=f"{view.run_id}_pruned.csv", mime="text/csv", key="dl_pruned_report")
 if cv is not None:
     c1, c2 = st.columns(2)
     _ui.download(c1, "Results (CSV, readable column names)", lambda: reports.results_csv(cv),
-                       file_name=f"{cv.path.name}_results.csv", mime="text/csv", key="dl_results")
+                 file_name=f"{cv.path.name}_results.csv", mime="text/csv", key="dl_results")
     _ui.download(c2, "What each results column means (CSV)", lambda: reports.dictionary_csv(cv),
-                       file_name=f"{cv.path.name}_data_dictionary.csv", mime="text/csv", key="dl_dictionary")
+                 file_name=f"{cv.path.name}_data_dictionary.csv", mime="text/csv", key="dl_dictionary")
     files = reports.synthetic_downloads(cv)
     if files:
         st.markdown("**Synthetic tables**")
         cols = st.columns(3)
         for i, d in enumerate(files):
             _ui.download(cols[i % 3], d.label, (lambda p=d.path: reports.table_csv(p)), file_name=d.file_name,
-                                        mime="text/csv", key=f"dl_syn_{d.path.name}")
+                         mime="text/csv", key=f"dl_syn_{d.path.name}")
 if view is None and cv is None:
     st.caption("Nothing to download yet.")

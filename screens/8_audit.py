@@ -130,10 +130,10 @@ stem = audits.download_stem(synthetic.source)
 d1, d2, d3 = st.columns(3)
 redacted = d1.toggle("Redacted report", value=True, key="audit_report_redacted")
 _ui.download(d1, "Report (HTML)" + ("" if redacted else " (raw values)"),
-                   lambda: audit.to_html(redacted=redacted, train=train, synthetic=synthetic).encode("utf-8"),
-                   file_name=f"{stem}_report_{'redacted' if redacted else 'RAW_VALUES'}.html", mime="text/html",
-                   type="primary", key="dl_audit_report")
+             lambda: audit.to_html(redacted=redacted, train=train, synthetic=synthetic).encode("utf-8"),
+             file_name=f"{stem}_report_{'redacted' if redacted else 'RAW_VALUES'}.html", mime="text/html",
+             type="primary", key="dl_audit_report")
 _ui.download(d2, "audit.json", lambda: audit.to_json().encode("utf-8"), file_name=f"{stem}_audit.json",
-                   mime="application/json", key="dl_audit_json")
+             mime="application/json", key="dl_audit_json")
 _ui.download(d3, "Per-row table (CSV)", lambda: audits.rows_csv(audit), file_name=f"{stem}_rows.csv",
-                   mime="text/csv", key="dl_audit_rows")
+             mime="text/csv", key="dl_audit_rows")

@@ -52,5 +52,5 @@ def render(view, key: str) -> None:
         if drawn is not None and drawn[0] == str(view.path):  # a table drawn from this run
             _, check, epoch, rows, seed, data = drawn
             _ui.download(st, f"Download {rows:,} rows from epoch {epoch} (seed {seed}), CSV", data,
-                               file_name=f"synthetic_check{check}_seed{seed}.csv", mime="text/csv",
-                               key=f"{key}_download")
+                         file_name=f"synthetic_check{check}_seed{seed}.csv", mime="text/csv",
+                         key=f"{key}_download")
