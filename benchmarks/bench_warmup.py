@@ -115,6 +115,7 @@ def step_overhead(train, epochs: int = 8, rounds: int = 3) -> tuple[float, float
 
 
 def warmup_figures(train, cfg: WarmupConfig, label: str):
+    """Run one warm-up and print its figures; (result, wall s, training s, checks beside training)."""
     from memviz.warmup.run import overlap_checks
 
     trained = []                                       # when the last epoch's event came
@@ -144,7 +145,7 @@ def warmup_figures(train, cfg: WarmupConfig, label: str):
     print(f"[{label}]   sampling {tim['sample_seconds'] / n_checks:.2f} s/check, memorization "
           f"{tim['memorize_seconds'] / n_checks:.2f} s/check ({res.config.n_samples:,} rows each)")
     print(f"[{label}]   final mem ratio {res.final_mem_ratio:.3f}")
-    return res, wall, train_s
+    return res, wall, train_s, beside
 
 
 def quality_figures(train, model, wall: float) -> None:
@@ -236,12 +237,11 @@ def forward_passes(model: TabDDPM, n: int, batch_size: int = 10_000) -> float:
 def full_warmup(folder: Path, epochs: int, checks: int) -> None:
     """Item 6 of the module docstring."""
     from memviz.device import set_cpu_sharing
-    from memviz.warmup.run import overlap_checks
 
     adult, _ = memviz.load_dataset(folder)
     set_cpu_sharing(lambda: 1)                       # what the job queue says of a job running alone
     cfg = WarmupConfig(device="cpu", epochs=epochs, check_every=max(1, math.ceil(epochs / checks)))
-    res, wall, train_s = warmup_figures(adult, cfg, "full")
+    res, wall, train_s, beside = warmup_figures(adult, cfg, "full")
     n_checks, model = len(res.per_check), res.model
     x_num, codes = model.transform_.transform(adult.data.loc[:, list(adult.schema.columns)])
     x_num, codes = torch.from_numpy(x_num), torch.from_numpy(codes)
@@ -255,7 +255,7 @@ def full_warmup(folder: Path, epochs: int, checks: int) -> None:
           f"{plain_check:.1f} s of forward passes per check -> {plain:.0f} s for {epochs} epochs + {n_checks} "
           f"checks (measured in {time.perf_counter() - t0:.0f} s; {load()})")
     print(f"[full] warm-up / plain loop: {wall / plain:.2f}x ({wall:.0f} s vs {plain:.0f} s)")
-    if (epochs, n_checks) != (200, 25) and overlap_checks(torch.device("cpu"), cfg.resolved(len(adult))):
+    if (epochs, n_checks) != (200, 25) and beside:
         print("[full] not extrapolated to 200 epochs / 25 checks: the checks ran beside training, so the "
               "wall is not a sum of per-epoch and per-check times; run without --epochs/--checks")
     elif (epochs, n_checks) != (200, 25):
@@ -278,7 +278,7 @@ def overlap_ab(folder: Path, epochs: int, checks: int) -> None:
     try:
         for label, rows in (("after", 10 ** 12), ("beside", keep)):
             run_module.OVERLAP_ROWS = rows
-            res, wall, _ = warmup_figures(adult, cfg, f"checks {label} training")
+            res, wall, _, _ = warmup_figures(adult, cfg, f"checks {label} training")
             out[label] = (res, wall)
     finally:
         run_module.OVERLAP_ROWS = keep
@@ -322,7 +322,7 @@ def main() -> None:
     if args.only_overhead:
         return
 
-    res, wall, train_s = warmup_figures(train, WarmupConfig(device="cpu"), "sample")
+    res, wall, train_s, _ = warmup_figures(train, WarmupConfig(device="cpu"), "sample")
     print(f"[sample] target: <= 180 s and >= 20 checks -> {'OK' if wall <= 180 and len(res.per_check) >= 20 else 'MISSED'}")
     if not args.skip_quality:
         quality_figures(train, res.model, train_s)
