@@ -6,7 +6,7 @@ pruning). Every distance it reports, and every min e and max e, comes from direc
 differences (the engine's contract, up to the order of the p squares' sum); the matrix
 product only says **which** reference rows need them. Cost: one float32 product of
 2·K flops per pair (K = r + 2 <= p + 1, "Columns" below) and two reductions per pair, then
-exact differences for a few blocks per query row.
+exact differences for a few rows per query row.
 
 Layout. The reference rows are sorted by their categorical tuple (so a block holds one or a
 few tuples), padded to whole tiles of ``TILE`` blocks of ``BLOCK`` rows with copies of the
@@ -55,19 +55,29 @@ the float32 ρ inflated by 2^-20 (more than their rounding): both far inside the
 Every comparison below allows E on both sides, so the sets it keeps hold every row that can
 matter, whatever the rounding of the product:
 
-* min e: the row with the smallest s has t <= min over blocks of (min_B t + 4·ρ(g)·ρ_B) + 2·E(g)
-  (ρ_B the largest ρ(x) of block B, 0 without a rest), so only blocks with min_B t at most
-  that are read exactly; max e likewise: blocks with max_B t + 4·ρ(g)·ρ_B >= max t - 2·E(g). min e and max e are then the exact formula's (sqrt is monotone).
-* the k nearest: a block's rows all have e >= 2^a·fl(sqrt(max(min_B t + |G|^2 - E, 0))) and
-  h >= the fewest mismatches of its tuples, so (rounding is monotone) d >= the d formula
-  applied to those two lower bounds, d_lo(g, B). The rows of the k + 1 blocks of smallest
-  d_lo give τ, the k-th smallest exact d among them (an upper bound of the true k-th d), and
-  only blocks with d_lo <= τ can hold a row with d <= the true k-th d: they are read exactly
-  and the k smallest (d, position) kept. Ties at the k-th d are all inside them.
+* min e: the row with the smallest s has t <= min over rows of (t + 4·ρ(g)·ρ(x)) + 2·E(g)
+  (ρ(x) = 0 without a rest), so only blocks with min_B t at most min t + 4·ρ(g)·max ρ_B + 2E
+  can hold it; max e likewise: blocks with max_B t >= max t - 2·E(g) - 4·ρ(g)·max ρ_B. In
+  those blocks t is formed again row by row (a float32 product of K per row: another order
+  of the same sums, within the same E), the same two tests, now against the rows' own t,
+  keep a few rows, and their exact differences give min e and max e (sqrt is monotone).
+* the k nearest: a row has e >= 2^a·fl(sqrt(max(t + |G|^2 - E, 0))) and d >= the d formula
+  applied to that and its mismatches h (rounding is monotone), d_lo; with t + 4·ρ(g)·ρ(x) + E
+  in place of t - E the same formula gives an estimate from above, d_up. In the ``FIRST``
+  blocks of smallest estimated d_lo (block minima, fewest mismatches of the block's tuples),
+  the rows whose d_lo is at most the k-th smallest d_up get exact d; their k-th smallest, τ,
+  bounds the true k-th d from above (the rows of these blocks with d_lo <= τ are all read).
+  Only the other blocks whose d_lo (from min_B t and the fewest mismatches, the threshold on
+  min_B t per mismatch count formed backwards from τ with a margin of 2^-30) is at most τ can
+  hold a row with d <= the true k-th d: their rows with d_lo <= τ get exact d, and the k
+  smallest (d, position) are kept. Ties at the k-th d are all inside them.
 
-Exact differences are taken block by block: the reference rows are stored (blocks, p, BLOCK),
-so a (query row, block) pair is one gathered slab and the left-to-right sum over the p
-squares is p vectorised additions over all pairs (the order of :func:`exact_sum`).
+Every test on the (blocks × query rows) bounds runs in float32 against thresholds rounded
+outwards (so it keeps at least what the float64 test keeps), first on the tiles' extremes
+and then inside the tiles that pass: the bounds are passed over a few times per task, the
+rows a few hundred times fewer. Exact differences are taken row by row, left to right over
+the p squares (the order of :func:`exact_sum`), for a few rows per query row (about 4 on the
+benchmark's wide table, against 5 blocks of 32 rows before the rows' own bounds).
 
 ``tests/measure/test_wide.py`` checks the result bit for bit against the exact formula over
 all rows (copies, one-ulp neighbours, ties, duplicated rows, magnitudes from 1e-300 to 1e300,
@@ -87,11 +97,15 @@ import numpy as np
 import torch
 
 from memviz.measure.pruned import _topk
+from memviz.measure.wideselect import f32, first_blocks, kth, select, select_h
 
 BLOCK = 32        # reference rows per block
-TILE = 64         # blocks per matrix product (its float32 output, 128 x 2048, stays in cache)
+TILE = 64         # most blocks per matrix product
+PAIRS = 1 << 20   # (query row, block) pairs per task
+OUT = 1 << 18     # floats of one product's output (1 MiB: stays in cache)
 T_MAX = 4         # tuples kept per block for its fewest mismatches (more: bound 0)
 MIN_CAP = 64      # blocks read exactly per query row before it goes to the dense path
+FIRST = 3         # blocks of smallest estimated d read first, for tau
 REST_FRAC = 2.0 ** -10  # share of the sum of squares the product may take through one norm
 EPS = 2.0 ** -53
 EPS32 = 2.0 ** -24
@@ -120,16 +134,19 @@ class WideIndex:
         self.N, self.p, self.q, self.n = N, p, q, p + q
         self.paper = distance == "paper"
         order = np.lexsort(cat.T[::-1]) if q else np.arange(N)                          # by tuple, stable
-        nb = max(1, math.ceil(N / BLOCK))
-        self.tile = tile = min(TILE, nb)
+        self.nb_real = nb = max(1, math.ceil(N / BLOCK))                                 # blocks holding rows
+        # query rows per task: about PAIRS (query row, block) pairs, so that the per-task
+        # Python steps are few against the arithmetic; blocks per product: its float32 output
+        # (BLOCK·tile, b) about OUT floats, in cache
+        self.b = int(min(1024, max(16, PAIRS // nb)))
+        self.tile = tile = max(1, min(TILE, nb, OUT // (BLOCK * self.b)))
         self.nb = nb = math.ceil(nb / tile) * tile                                       # whole tiles
         pad = nb * BLOCK - N
         self.spos = np.concatenate([order, np.repeat(order[-1:], pad)]).astype(np.int64)  # (Np,) positions
         self.valid = np.arange(nb * BLOCK) < N                                           # (Np,) not padding
         ys = y[self.spos]                                                                 # (Np, p)
-        self.ysT = np.ascontiguousarray(ys.reshape(nb, BLOCK, p).transpose(0, 2, 1))      # (nb, p, BLOCK)
+        self.ys = np.ascontiguousarray(ys)                                               # (Np, p)
         self.cs = np.ascontiguousarray(cat[self.spos], dtype=np.int32)                   # (Np, q)
-        self.csT = np.ascontiguousarray(self.cs.reshape(nb, BLOCK, q).transpose(0, 2, 1))  # (nb, q, BLOCK)
         self.center = y.mean(axis=0)                                                     # (p,)
         xc = ys - self.center                                                            # (Np, p) x'
         top = float(np.abs(xc).max())
@@ -142,13 +159,15 @@ class WideIndex:
         self.rmax = float(np.sqrt(nx2).max()) * (1 + 2.0 ** -20)                         # R
         # [-2U, fl32(|U|^2)] row-major, one row per reference row: a tile's product with
         # [V, 1]^T is (BLOCK·tile, b), read as (tile, BLOCK, b) for the block minima and maxima
-        self.aug = torch.from_numpy(np.concatenate([-2.0 * u, nx2[:, None]], axis=1).astype(np.float32))
-        self.qmax = rho.reshape(nb, BLOCK).max(axis=1) * (1 + 2.0 ** -20)                # (nb,) max ρ(x)
+        self.aug_np = np.concatenate([-2.0 * u, nx2[:, None]], axis=1).astype(np.float32)  # (Np, K)
+        self.aug = torch.from_numpy(self.aug_np)
+        self.rhox = rho * (1 + 2.0 ** -20)                                               # (Np,) ρ(x)
+        self.qmax = self.rhox.reshape(nb, BLOCK).max(axis=1)                             # (nb,) max ρ(x)
         # the distinct tuples (rows are sorted by tuple) and the first T of each block's
         change = np.ones(nb * BLOCK, dtype=bool)
         if q:
             change[1:] = (self.cs[1:] != self.cs[:-1]).any(axis=1)
-        tid = np.cumsum(change) - 1                                                      # (Np,) tuple id
+        self.tid = tid = np.cumsum(change) - 1                                           # (Np,) tuple id
         self.utup = self.cs[change]                                                      # (U, q)
         first_in_block = change.reshape(nb, BLOCK).copy()
         first_in_block[:, 0] = True
@@ -187,17 +206,20 @@ class WideIndex:
 
     # ---------------------------------------------------------------- search
     def kneighbors(self, y, cat, k, pos, dist, n_jobs, progress, rows_per_task=None):
-        """Fill pos/dist (M, k) for the rows it answers; returns the (M,) mask of those rows."""
+        """Fill pos/dist (M, k) for the rows it answers; returns the (M,) mask of those rows.
+        Query rows go to the tasks in the order of their categorical tuple, so that a task
+        holds few distinct tuples."""
         M = len(y)
         done = np.zeros(M, dtype=bool)
-        b = rows_per_task or int(min(128, max(16, (1 << 22) // self.nb)))
+        b = rows_per_task or self.b
+        order = np.lexsort(cat.T[::-1]) if self.q and M else np.arange(M)
         starts = list(range(0, M, b))
 
         def work(s):
-            sl = slice(s, min(M, s + b))
+            rows = order[s:s + b]
             with torch.no_grad(), np.errstate(over="ignore", invalid="ignore"):    # not-ok rows
-                ok, p_, d_ = self._chunk(y[sl], cat[sl], k)
-            idx = np.arange(sl.start, sl.stop)[ok]
+                ok, p_, d_ = self._chunk(y[rows], cat[rows], k)
+            idx = rows[ok]
             pos[idx], dist[idx], done[idx] = p_[ok], d_[ok], True
             if progress is not None:
                 progress(len(idx))
@@ -217,8 +239,9 @@ class WideIndex:
         return done
 
     def _bounds(self, yq):
-        """(b, nb) block minima and maxima of t, (b,) |G|^2 and (b,) E, all in the units of
-        the scaled coordinates (original units times 2^-a; squares times 2^-2a)."""
+        """(nb, b) block minima and maxima of t (float32 tensors), (b,) |G|^2, (b,) E, (b,)
+        ρ(g) and the (b, K) float32 query vectors [V, 1], all in the units of the scaled
+        coordinates (original units times 2^-a; squares times 2^-2a)."""
         with np.errstate(over="ignore", invalid="ignore"):
             gs, rho = self._reduce(np.ldexp(yq - self.center, -self.a))                 # (b, r+1) V, (b,) ρ(g)
         g32 = gs.astype(np.float32)
@@ -236,96 +259,183 @@ class WideIndex:
             torch.amin(v, dim=1, out=bmin[i * tile:(i + 1) * tile])
             if bmax is not None:
                 torch.amax(v, dim=1, out=bmax[i * tile:(i + 1) * tile])
-        # float32 (b, nb): every comparison and sum below upcasts it to float64 exactly
-        bmin = bmin.T.contiguous().numpy()
-        bmax = bmax.T.contiguous().numpy() if bmax is not None else None
+        bmin[self.nb_real:] = np.inf                    # blocks of padding only: never read
+        if bmax is not None:
+            bmax[self.nb_real:] = -np.inf
         r = np.sqrt(ng2) * (1 + 2.0 ** -20)
         with np.errstate(over="ignore", invalid="ignore"):
             E = self.coef * np.square(r + self.rmax) + (self.p + 8) * 2.0 ** -120          # (b,)
-        return bmin, bmax, ng2, E, rho * (1 + 2.0 ** -20)
+        return bmin, bmax, ng2, E, rho * (1 + 2.0 ** -20), at.numpy().T
 
-    def _exact(self, yq, cq, qi, blk):
-        """Exact s and h of every row of the (query row, block) pairs -> (pairs, BLOCK) each:
-        s = sum_j fl(x_j - g_j)^2 summed left to right (the order of :func:`exact_sum`), one
-        vectorised addition per column over all pairs."""
-        diff = self.ysT[blk]                                                             # (pairs, p, BLOCK)
-        np.subtract(diff, yq[qi][:, :, None], out=diff)
-        np.square(diff, out=diff)
-        s = diff[:, 0].copy()
-        for j in range(1, self.p):
-            s += diff[:, j]
-        if not self.q:
-            return s, np.zeros(s.shape, dtype=np.int64)
-        h = (self.csT[blk] != cq[qi][:, :, None]).sum(axis=1)
-        return s, h
+    def _rows_t(self, at, qi, blk):
+        """t of every row of the (query row, block) pairs -> (pairs, BLOCK) float64 (a float32
+        product of its own, within E of the true t like the pass's, whatever the order of its
+        sums)."""
+        a3 = self.aug_np.reshape(self.nb, BLOCK, -1)[blk]                                # (P, BLOCK, K)
+        v = at[qi]                                                                       # (P, K) float32
+        return np.matmul(a3, v[:, :, None])[:, :, 0].astype(np.float64)
+
+    def _exact(self, yq, qi, rows):
+        """Exact s of (query row, reference row) pairs -> (R,): s = sum_j fl(x_j - g_j)^2
+        summed left to right (:func:`exact_sum`)."""
+        diff = self.ys[rows]                                                             # (R, p)
+        np.subtract(diff, yq[qi], out=diff)
+        return exact_sum(np.square(diff, out=diff))
 
     def _chunk(self, yq, cq, k):
+        """(B,) answered, (B, k) positions and d for B query rows.
+
+        The (nb, B) block bounds are only compared with per-query thresholds, in float32
+        rounded outwards (supersets of the float64 tests of the module docstring). The
+        blocks that can hold min e or max e and the ``FIRST`` blocks of smallest estimated d
+        then get t row by row (a float32 product of K per row), the same tests narrow them to
+        rows, and only those rows get exact differences: min e and max e, then the rows whose
+        lower bound of d is at most the k-th smallest upper bound, which give tau. The other
+        blocks whose bound is at most tau are read the same way."""
         B, nb = len(yq), self.nb
-        bmin, bmax, ng2, E, rho = self._bounds(yq)
+        bmin, bmax, ng2, E, rho, at = self._bounds(yq)                                   # (nb, B) tensors
         # (|V| + R)^2 < 2^120: every partial sum of the product is below (|V| + R)^2 (Cauchy-Schwarz),
         # far from float32's 2^128, so bmin and bmax are finite without a pass over them
         ok = E < self.coef * 2.0 ** 120
         E = np.where(ok, E, 0.0)
-        ar = np.arange(B)
-        emin = emax = None
-        span = np.ones(B)
+        hq, hu, inv = self._hmin(cq)                                                     # (Uq, nb), (Uq, U), (B,)
+        rest = len(self.rest) > 0
+        tile, nt = self.tile, nb // self.tile
+        bmin_t = torch.amin(bmin.view(nt, tile, B), dim=1)                               # (nt, B) per tile
+        sets, w = [], np.full(B, 2.0 ** self.a)
         if self.paper:
-            # blocks that can hold the row of smallest (largest) s: min_B t - E <= min t + E
-            # with a rest, t + 4·ρ(g)·ρ(x) bounds s from above (module docstring)
-            slack = 4 * rho[:, None] * self.qmax if len(self.rest) else None             # (B, nb)
-            lo = (bmin.min(axis=1) if slack is None else (bmin + slack).min(axis=1)) + 2 * E
-            hi = bmax.max(axis=1).astype(np.float64) - 2 * E
+            bmax_t = torch.amax(bmax.view(nt, tile, B), dim=1)
+            tmin = torch.amin(bmin_t, dim=0).numpy().astype(np.float64)                  # (B,) smallest t
+            tmax = torch.amax(bmax_t, dim=0).numpy().astype(np.float64)                  # (B,) largest t
+            # min e: the row of smallest s has t <= min over blocks of (min_B t + 4·ρ(g)·ρ_B) + 2E
+            # <= min t + 4·ρ(g)·max ρ_B + 2E (the slack is 0 without a rest)
+            slack = 4 * rho * float(self.qmax.max()) if rest else 0.0
+            lo = tmin + slack + 2 * E
             lo = np.where(ok, lo + 4 * EPS * (np.abs(lo) + 2 * E), -np.inf)
-            hi = np.where(ok, hi - 4 * EPS * (np.abs(hi) + 2 * E), np.inf)
+            # max e: blocks with max_B t + 4·ρ(g)·ρ_B >= max t - 2E, and ρ_B <= max ρ_B
+            hi = tmax - 2 * E
+            hi = np.where(ok, hi - 4 * EPS * (np.abs(hi) + 2 * E), np.inf) - slack
+            sets.append(select(bmin_t, bmin, f32(lo, up=True), nb, below=True))
+            sets.append(select(bmax_t, bmax, f32(hi, up=False), nb, below=False))
+            # the first blocks' order only decides how fast, not what: e and span from the bounds
+            ea = np.sqrt(np.maximum(np.stack([tmin, tmax]) + ng2, 0.0)) * 2.0 ** self.a
+            span_a = ea[1] - ea[0]
+            w = np.where(span_a > 0, w / np.where(span_a > 0, span_a, 1.0), w)
+        emin = span = None
+        if self.paper:
+            # the same two tests row by row, against the rows' own bounds (padding: a copy of a
+            # row): min e and max e from the exact differences of the rows they keep
+            qe, be = np.divmod(np.unique(np.concatenate(sets)), nb)
+            rows_e = be[:, None] * BLOCK + np.arange(BLOCK)                              # (Pe, BLOCK)
+            te = self._rows_t(at, qe, be)
+            slack_e = 4 * rho[qe, None] * self.rhox[rows_e] if rest else 0.0
+            lo_r = np.full(B, np.inf)
+            np.minimum.at(lo_r, qe, (te + slack_e).min(axis=1))
+            lo_r = lo_r + 2 * E
+            lo_r = np.where(ok, lo_r + 4 * EPS * (np.abs(lo_r) + 2 * E), -np.inf)
+            hi_r = np.full(B, -np.inf)
+            np.maximum.at(hi_r, qe, te.max(axis=1))
+            hi_r = hi_r - 2 * E
+            hi_r = np.where(ok, hi_r - 4 * EPS * (np.abs(hi_r) + 2 * E), np.inf)
             emin, emax = np.full(B, np.inf), np.zeros(B)
-            for m, red, fn, out in ((bmin <= lo[:, None], np.min, np.minimum, emin),
-                                    ((bmax if slack is None else bmax + slack) >= hi[:, None], np.max,
-                                     np.maximum, emax)):
-                qi, blk = np.divmod(np.flatnonzero(m), nb)
-                sq, _ = self._exact(yq, cq, qi, blk)
-                fn.at(out, qi, np.sqrt(red(sq, axis=1)))                                # sqrt is monotone
+            for c, fn, out in ((te <= lo_r[qe, None], np.minimum, emin), (te + slack_e >= hi_r[qe, None], np.maximum, emax)):
+                pi, ri = np.nonzero(c & self.valid[rows_e])
+                fn.at(out, qe[pi], np.sqrt(self._exact(yq, qe[pi], rows_e[pi, ri])))     # sqrt is monotone
             span = emax - emin
-        # lower bounds of d per (query row, block)
-        low = bmin + (ng2 - E * (1 + 2.0 ** -20))[:, None]                                # float64
-        np.maximum(low, 0.0, out=low)
-        elo = np.ldexp(np.sqrt(low, out=low), self.a, out=low)                           # (B, nb) original units
-        dlo = self._d(elo, self._hmin(cq), emin[:, None] if emin is not None else None,
-                      span[:, None] if emin is not None else None)
-        # first k + 1 blocks of smallest bound -> tau
-        kb = min(nb, k + 1)
-        first = torch.topk(torch.from_numpy(dlo), kb, dim=1, largest=False).indices.numpy()  # (B, kb)
-        qi1, blk1 = np.repeat(ar, kb), first.reshape(-1)
-        d1 = self._pairs_d(yq, cq, qi1, blk1, emin, span)                                # (B·kb, BLOCK)
-        tau = np.partition(d1.reshape(B, -1), k - 1, axis=1)[:, k - 1]                  # (B,)
-        more = dlo <= tau[:, None]
-        more[ar[:, None], first] = False
-        ok &= more.sum(axis=1) + kb <= max(MIN_CAP, nb // 8)
-        qi2, blk2 = np.divmod(np.flatnonzero(more), nb)
+        kb = min(nb, FIRST)
+        key1 = first_blocks(bmin, bmin_t, ng2, w, hq, inv, kb)                            # query-major
+        qi1, blk1 = np.divmod(key1, nb)
+        rows1 = blk1[:, None] * BLOCK + np.arange(BLOCK)                                 # (P1, BLOCK)
+        t1 = self._rows_t(at, qi1, blk1)                                                 # (P1, BLOCK)
+        valid1 = self.valid[rows1]
+        slack1 = 4 * rho[qi1, None] * self.rhox[rows1] if rest else 0.0
+        # rows of these blocks: lower and upper bounds of d, then exact d where d_lo <= the
+        # k-th smallest d_up (it holds at least k rows, so their k-th exact d bounds the true one)
+        h1 = self._h(hu, inv, qi1, rows1)                                                     # (P1, BLOCK)
+        dlo1 = self._dbound(t1, -E, ng2, qi1, h1, emin, span, valid1)
+        dup1 = self._dbound(t1 + slack1, E, ng2, qi1, h1, emin, span, valid1)
+        tau_up = kth(dup1, qi1, B, k)
+        c1 = dlo1 <= tau_up[qi1, None]
+        qa, ra, da = self._exact_d(yq, qi1, rows1, h1, c1, emin, span)
+        tau = kth(da[:, None], qa, B, k)                                                # (B,)
+        c1b = (dlo1 <= tau[qi1, None]) & ~c1                                             # tau_up not an upper bound
+        if c1b.any():
+            q2, r2, d2 = self._exact_d(yq, qi1, rows1, h1, c1b, emin, span)
+            qa, ra, da = np.concatenate([qa, q2]), np.concatenate([ra, r2]), np.concatenate([da, d2])
+        # only the other blocks with d_lo <= tau can hold a row with d <= the true k-th d
+        thr = self._thresholds(tau, ng2, E, emin, span)                                  # (q + 1, B)
+        key2 = select_h(bmin_t, bmin, thr, hq, inv)
+        key2 = key2[~np.isin(key2, key1)]
+        qi2, blk2 = np.divmod(key2, nb)
+        ok &= np.bincount(qi2, minlength=B) + kb <= max(MIN_CAP, nb // 8)
         keep2 = ok[qi2]
         qi2, blk2 = qi2[keep2], blk2[keep2]
-        d2 = self._pairs_d(yq, cq, qi2, blk2, emin, span)
-        qa = np.repeat(np.concatenate([qi1, qi2]), BLOCK)
-        ra = (np.concatenate([blk1, blk2])[:, None] * BLOCK + np.arange(BLOCK)).reshape(-1)
-        da = np.concatenate([d1, d2]).reshape(-1)
-        keep = np.isfinite(da) & ok[qa]
+        if len(qi2):
+            rows2 = blk2[:, None] * BLOCK + np.arange(BLOCK)
+            t2 = self._rows_t(at, qi2, blk2)
+            h2 = self._h(hu, inv, qi2, rows2)
+            valid2 = self.valid[rows2]
+            c2 = self._dbound(t2, -E, ng2, qi2, h2, emin, span, valid2) <= tau[qi2, None]
+            q2, r2, d2 = self._exact_d(yq, qi2, rows2, h2, c2, emin, span)
+            qa, ra, da = np.concatenate([qa, q2]), np.concatenate([ra, r2]), np.concatenate([da, d2])
+        keep = ok[qa]
         out_p, out_d = _topk(qa[keep], self.spos[ra[keep]], da[keep], B, k, self.N)
         return ok, out_p, out_d
 
-    def _pairs_d(self, yq, cq, qi, blk, emin, span):
-        """Exact d of every row of the (query row, block) pairs -> (pairs, BLOCK), inf on padding."""
-        sq, h = self._exact(yq, cq, qi, blk)
-        if emin is not None:
-            d = self._d(np.sqrt(sq), h, emin[qi][:, None], span[qi][:, None])
+    def _h(self, hu, inv, qi, rows):
+        """(P, BLOCK) categorical mismatches of the pairs' rows, read from the (Uq, U) table
+        of the distinct query tuples against the reference's."""
+        return hu[inv[qi][:, None], self.tid[rows]]
+
+    def _dbound(self, t, sE, ng2, qi, h, emin, span, valid):
+        """d from a bound of t: e = 2^a·sqrt(max(t + |G|^2 + sE·(1 + 2^-20), 0)) (sE = -E: a lower
+        bound of e, as for the blocks; +E with the slack in t: an estimate from above), inf on
+        padding."""
+        with np.errstate(over="ignore", invalid="ignore"):
+            low = t + (ng2 + sE * (1 + 2.0 ** -20))[qi, None]
+            np.maximum(low, 0.0, out=low)
+            e = np.ldexp(np.sqrt(low, out=low), self.a, out=low)
+            d = self._d(e, h, *(() if emin is None else (emin[qi, None], span[qi, None])))
+        return np.where(valid, d, np.inf)
+
+    def _exact_d(self, yq, qi, rows, h, c, emin, span):
+        """Exact d of the rows of the pairs where c holds -> (R,) query rows, positions in the
+        sorted reference, d."""
+        pi, ri = np.nonzero(c)
+        q, r = qi[pi], rows[pi, ri]
+        e = np.sqrt(self._exact(yq, q, r))
+        d = self._d(e, h[pi, ri], *(() if emin is None else (emin[q], span[q])))
+        return q, r, d
+
+    def _thresholds(self, tau, ng2, E, emin, span):
+        """(q + 1, B) float64 thresholds on min_B t: a block whose fewest mismatches are h
+        and whose d_lo (module docstring) is at most tau has min_B t <= thr[h]. From
+        d_lo <= tau: e_lo <= L_h = emin + span·(tau·n - h) (paper; emin = 0, span = 1 for
+        standardized), then t >= the lower bound's argument. Each step widened by 2^-30 of its
+        magnitudes, far beyond the float64 roundings of the forward formula."""
+        h = np.arange(self.q + 1, dtype=np.float64)[:, None]                            # (q+1, 1)
+        if self.paper:
+            sp = np.where(span > 0, span, 1.0)
+            base = emin
         else:
-            d = self._d(np.sqrt(sq), h, None, None)
-        return np.where(self.valid.reshape(self.nb, BLOCK)[blk], d, np.inf)
+            sp, base = 1.0, 0.0
+        with np.errstate(over="ignore", invalid="ignore"):
+            L = base + sp * (tau * self.n - h)                                           # (q+1, B) e units
+            L = L + 2.0 ** -30 * (np.abs(base) + sp * (np.abs(tau) * self.n + h + 1))
+            Ls = np.ldexp(np.maximum(L, 0.0), -self.a)
+            thr = np.square(Ls) - ng2 + E * (1 + 2.0 ** -20)
+            thr = thr + 2.0 ** -30 * (np.square(Ls) + np.abs(ng2) + E) + 2.0 ** -140
+        thr = np.where(L < 0, -np.inf, thr)
+        return np.where(np.isnan(thr), np.inf, thr)
 
     def _hmin(self, cq):
-        """(B, nb) fewest categorical mismatches of each query row with each block's tuples
-        (computed once per distinct tuple of the query rows)."""
+        """(Uq, nb) int16 fewest categorical mismatches of each distinct query tuple with each
+        block's tuples (0 on blocks of more than ``T_MAX`` tuples), (Uq, U) the mismatches
+        with each reference tuple and (B,) each query row's tuple."""
         B = len(cq)
         if not self.q:
-            return np.zeros((B, self.nb))
+            return (np.zeros((1, self.nb), dtype=np.int16), np.zeros((1, len(self.utup)), dtype=np.int16),
+                    np.zeros(B, dtype=np.int64))
         radix = cq.max(axis=0).astype(np.float64) + 1 if len(cq) else np.ones(self.q)
         if np.prod(radix) < 2.0 ** 62:                                                  # one exact int64 key
             key = np.zeros(B, dtype=np.int64)
@@ -341,11 +451,10 @@ class WideIndex:
         out = hq[:, self.btid[:, 0]]
         for t in range(1, self.btid.shape[1]):
             np.minimum(out, hq[:, self.btid[:, t]], out=out)
-        out = out.astype(np.float64)
-        out[:, self.bmixed] = 0.0
-        return out[inv.reshape(-1)]
+        out[:, self.bmixed] = 0
+        return out, hq, inv.reshape(-1).astype(np.int64)
 
-    def _d(self, e, h, emin, span):
+    def _d(self, e, h, emin=None, span=None):
         """d = (t + h) / n as ``PrunedIndex._d`` computes it (t = e' for paper, e for standardized)."""
         if self.paper:
             t = (e - emin) / np.where(span > 0, span, 1.0)

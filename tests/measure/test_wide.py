@@ -165,8 +165,8 @@ def test_a_cluster_finer_than_float32_needs_the_bound(distance, monkeypatch):
 
 def _without_bound(bounds):
     def run(self, yq):
-        bmin, bmax, ng2, E, rho = bounds(self, yq)
-        return bmin, bmax, ng2, E * 0.0, rho
+        bmin, bmax, ng2, E, *rest = bounds(self, yq)
+        return (bmin, bmax, ng2, E * 0.0, *rest)
     return run
 
 
@@ -206,20 +206,25 @@ def test_columns_taken_through_their_norm_need_the_upper_bound():
     """Two wide-range columns (±1000) and 30 narrow ones (sd 6, 5e-4 of the sum of squares):
     the product takes the narrow ones through their norm only, which bounds s from below;
     min e and max e (decided here by the narrow columns among rows tied on the wide ones)
-    need the upper bound t + 4·ρ(g)·ρ(x) to keep their blocks. Exact with it, wrong rows or
-    distances without it (so this test can see a missing slack)."""
+    need the upper bound t + 4·ρ(g)·ρ(x) to keep their blocks. A categorical column follows
+    the wide ones, so the rows at +1000 and at -1000 sit in blocks of their own and the blocks
+    read for min e and the nearest rows do not also cover max e. Exact with the slack, wrong
+    rows or distances without it (so this test can see a missing slack)."""
     rng = np.random.default_rng(5)
     n, m = 640, 40
-    num = np.concatenate([np.repeat(rng.choice([-1000.0, 1000.0], (n, 1)), 2, axis=1),
-                          rng.normal(size=(n, 30)) * 6.0], axis=1)
+    side = rng.choice([-1000.0, 1000.0], (n, 1))
+    num = np.concatenate([np.repeat(side, 2, axis=1), rng.normal(size=(n, 30)) * 6.0], axis=1)
+    cat = (side > 0).astype(int)
     g = np.concatenate([np.full((m, 2), 1000.0), rng.normal(size=(m, 30)) * 6.0], axis=1)
-    train, _ = table(num)
+    gc = np.ones((m, 1), dtype=int)
+    train, _ = table(num, cat)
     eng = NeighborEngine(distance="paper", device="cpu", algorithm="wide").fit(train)
     assert len(eng.wide_.sel) == 2 and len(eng.wide_.rest) == 30
-    assert_exact(train, frame(g), "paper")
+    assert_exact(train, frame(g, gc), "paper")
     eng.wide_.qmax = np.zeros_like(eng.wide_.qmax)                  # no slack
-    got = eng.kneighbors(frame(g), 2)
-    want_p, want_d = brute(eng, frame(g), 2)
+    eng.wide_.rhox = np.zeros_like(eng.wide_.rhox)
+    got = eng.kneighbors(frame(g, gc), 2)
+    want_p, want_d = brute(eng, frame(g, gc), 2)
     assert (got.pos != want_p).any() or (got.dist != want_d).any()
 
 
@@ -238,11 +243,14 @@ def test_query_rows_beyond_float32_products_go_to_the_dense_path(distance):
 @settings(max_examples=int(os.environ.get("MEMVIZ_EXAMPLES", 100)) // 10, deadline=None, database=None,
           suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**31 - 1), n_wide=st.integers(1, 12), spread=st.sampled_from([1e2, 1e3, 1e5]),
-       q=st.integers(0, 3), k=st.integers(1, 4), distance=st.sampled_from(["paper", "standardized"]))
-def test_columns_through_their_norm_on_random_tables(seed, n_wide, spread, q, k, distance):
+       q=st.integers(0, 3), k=st.integers(1, 4), distance=st.sampled_from(["paper", "standardized"]),
+       small=st.booleans())
+def test_columns_through_their_norm_on_random_tables(seed, n_wide, spread, q, k, distance, small):
     """Random tables of 34 numerical columns, n_wide of them `spread` times wider than the
     rest (so the product takes the rest through its norm), integer columns (ties), duplicated
-    training rows, exact and one-ulp copies: bit for bit the exact formula."""
+    training rows, exact and one-ulp copies: bit for bit the exact formula. ``small``: blocks
+    of 4 rows in tiles of 3 blocks (many tiles, blocks of padding only, tasks of 16 query
+    rows), so the per-tile selection and the first blocks' choice across tiles are tested too."""
     rng = np.random.default_rng(seed)
     p, n, m = 34, 200, 24
     scales = np.where(np.arange(p) < n_wide, spread, 1.0) * rng.uniform(0.5, 2.0, p)
@@ -258,5 +266,11 @@ def test_columns_through_their_norm_on_random_tables(seed, n_wide, spread, q, k,
     if q:
         gc[:8] = cat[src[:8]]
     train, _ = table(num, cat)
-    got = assert_exact(train, frame(g, gc), distance, k)
+    saved = wide.BLOCK, wide.TILE, wide.PAIRS
+    if small:
+        wide.BLOCK, wide.TILE, wide.PAIRS = 4, 3, 5 * 51
+    try:
+        got = assert_exact(train, frame(g, gc), distance, k)
+    finally:
+        wide.BLOCK, wide.TILE, wide.PAIRS = saved
     assert got.n_pruned == m
