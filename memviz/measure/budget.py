@@ -12,8 +12,11 @@ columns, k neighbours, T worker threads), from the arrays the engine holds at it
     query  M · (48·p + 16·q + 96·k + 128) + T · W
                                       encoded query rows, their coordinates, the (M, k)
                                       results and the memorization arrays; W per thread:
-                                      wide 16 arrays of b × N/32 float64 (b the rows per task),
-                                      dense 3 × ``chunk_elements`` float64, pruned 64 MiB
+                                      wide 32 bytes per (query row, block) pair of a task
+                                      (two float32 bounds, masks, tile temporaries) + 64 MiB,
+                                      dense 3 × ``chunk_elements`` float64, pruned 20 KiB
+                                      per row of its largest task (``pruned.CHUNK``; ~9 KiB
+                                      measured on Adult, paper distance)
 
 (twice the arrays' own sizes: temporaries and the allocator's slack; calibrated on the peaks
 ``benchmarks/bench_scale.py`` measures and prints beside each estimate: Adult-shaped, 300,000
@@ -34,12 +37,14 @@ def fit_bytes(N: int, p: int, q: int) -> int:
 def query_bytes(M: int, N: int, p: int, q: int, k: int, threads: int, algorithm: str,
                 chunk_elements: int) -> int:
     if algorithm == "wide":
-        b = min(128, max(16, (1 << 22) // max(1, N // 32)))
-        per = 16 * b * (N // 32 + 1) * 8
+        from memviz.measure.wide import BLOCK, task_rows
+        nb = N // BLOCK + 1
+        per = 32 * task_rows(nb) * nb + 64 * MIB
     elif algorithm == "dense":
         per = 3 * chunk_elements * 8
     else:
-        per = 64 * MIB
+        from memviz.measure.pruned import CHUNK
+        per = max(64 * MIB, min(M, CHUNK) * 20 * 1024)
     return M * (48 * p + 16 * q + 96 * k + 128) + max(1, threads) * per
 
 

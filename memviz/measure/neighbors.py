@@ -95,6 +95,7 @@ from memviz.device import resolve_device, torch_threads
 from memviz.errors import MemvizError
 from memviz.measure import budget
 from memviz.measure.kernels import (
+    codes_by_column,
     mismatch_counts,
     resolve_ties,
     scaled_e,
@@ -108,8 +109,7 @@ from memviz.tables.encoding import Encoder, pow2_exponents
 
 #: one build of an engine's dense tensors at a time in this process (see NeighborEngine._load_dense)
 _DENSE_BUILD = threading.Lock()
-#: up to this many dense-path rows per query set, h is counted directly instead of by the one-hot
-#: GEMM, whose (K, N) table costs more to build than those rows' counts (engines fitted per test)
+#: up to this many dense-path rows per query set, h is counted directly (no one-hot (K, N) table to build)
 DIRECT_H_ROWS = 256
 
 DISTANCES = ("paper", "standardized")
@@ -291,7 +291,7 @@ class NeighborEngine:
             y, cat = self._dense_input
             dev = self.device_
             self.y_ = torch.as_tensor(np.ascontiguousarray(y), dtype=torch.float64, device=dev)   # (N, p)
-            self.x_cat_ = torch.as_tensor(cat, dtype=torch.int64, device=dev)                      # (N, q)
+            self.x_cat_t_ = torch.as_tensor(codes_by_column(cat), device=dev)                      # (q, N)
             sizes = self.encoder_.n_categories
             self.offsets_ = torch.as_tensor(np.concatenate([[0], np.cumsum(sizes)[:-1]]) if len(sizes) else
                                             np.zeros(0, dtype=np.int64), dtype=torch.int64, device=dev)
@@ -310,7 +310,7 @@ class NeighborEngine:
             return
         with _DENSE_BUILD:
             if not hasattr(self, "x_onehot_t_"):
-                self.x_onehot_t_ = self._onehot(self.x_cat_).T.contiguous()                         # (K, N)
+                self.x_onehot_t_ = self._onehot(self.x_cat_t_.T.long()).T.contiguous()                         # (K, N)
 
     def _onehot(self, cat: torch.Tensor) -> torch.Tensor:
         """(n, q) codes -> (n, K) one-hot; code -1 (unseen category) matches nothing."""
@@ -361,7 +361,7 @@ class NeighborEngine:
             if hasattr(self, "x_onehot_t_"):  # h = q - matches in one GEMM: small integers, exact in bfloat16
                 h = torch.addmm(self.q_full_, self._onehot(gc).neg_(), self.x_onehot_t_, out=ws["h"][:b])
             else:                             # few rows: counted directly, no one-hot table
-                h = mismatch_counts(self.x_cat_, gc, self.chunk_elements_)                  # (b, N)
+                h = mismatch_counts(self.x_cat_t_, gc)                                      # (b, N)
             s.add_(h)                                                                       # s = e' + h
         # d is a monotone function of s (s / n; without categories, of e itself): the kc
         # smallest s hold the kc smallest d, and a row outside the list has d ≥ the list's last d

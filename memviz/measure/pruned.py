@@ -46,7 +46,8 @@ import numpy as np
 from scipy.spatial import cKDTree
 
 BIG = 64          # groups with at least this many rows get their own k-d tree
-CHUNK = 2048      # query rows per task
+CHUNK = 16384     # most query rows per task (fewer, larger tasks: fewer per-group calls per row)
+CHUNK_MIN = 2048  # fewest query rows per task, unless fewer are left
 PROBE = 256       # the first rows, tried alone: if most fail, the dense path takes all
 LEAF = 32         # rows per leaf of the max-e box tree
 MAX_LEVEL2 = 4_000_000  # build the level-2 tables when q(q-1)/2 · groups stays below this
@@ -65,6 +66,7 @@ class PrunedIndex:
 
     def __init__(self, y: np.ndarray, cat: np.ndarray, n_categories: np.ndarray, distance: str):
         self.y = np.ascontiguousarray(y, dtype=np.float64)                              # (N, p)
+        self.yT = np.ascontiguousarray(self.y.T)                                         # (p, N)
         self.N, self.p = self.y.shape
         self.q = cat.shape[1]
         self.n = self.p + self.q
@@ -134,7 +136,10 @@ class PrunedIndex:
         seen = [0, 0]                                                                    # rows tried, rows answered
         lock = threading.Lock()
         probe = min(M, PROBE)                                                            # tried first, alone
-        starts = [0] + list(range(probe, M, CHUNK))
+        # the rest in one task per thread, within [CHUNK_MIN, CHUNK] rows: each task's Python
+        # steps (one tree query per group it meets) serve more rows, and threads share the GIL less
+        chunk = min(CHUNK, max(CHUNK_MIN, -(-(M - probe) // max(1, n_jobs))))
+        starts = [0] + list(range(probe, M, chunk))
         ends = starts[1:] + [M]
 
         def work(i):
@@ -160,14 +165,28 @@ class PrunedIndex:
                 work(i)
         return done
 
-    def _e(self, g: np.ndarray, rows: np.ndarray) -> np.ndarray:
-        """Exact e for (n, p) query coordinates against reference rows (n,): sqrt of the
-        sum over the last axis of the squared differences (the one formula used everywhere)."""
-        return np.sqrt(self._s(g, rows))
+    def _e(self, g: np.ndarray, rows: np.ndarray, at: np.ndarray | None = None) -> np.ndarray:
+        """Exact e for (n, p) query coordinates (or ``g[at]``) against reference rows (n,):
+        sqrt of the sum over the last axis of the squared differences (the one formula used
+        everywhere)."""
+        return np.sqrt(self._s(g, rows, at))
 
-    def _s(self, g: np.ndarray, rows: np.ndarray) -> np.ndarray:
-        diff = self.y[rows] - g                                                          # (n, p)
-        return np.square(diff, out=diff).sum(axis=-1)
+    def _s(self, g: np.ndarray, rows: np.ndarray, at: np.ndarray | None = None) -> np.ndarray:
+        if self.p >= 8:                      # numpy's pairwise order over the last axis
+            diff = self.y[rows] - (g if at is None else g[at])                           # (n, p)
+            return np.square(diff, out=diff).sum(axis=-1)
+        # below 8 terms numpy sums a row left to right: the same order, one column at a time
+        # (contiguous gathers from the (p, N) copy, no (n, p) temporaries)
+        s = None
+        for j in range(self.p):
+            d = self.yT[j][rows]
+            d -= g[:, j] if at is None else g[at, j]
+            np.square(d, out=d)
+            if s is None:
+                s = d
+            else:
+                s += d
+        return s
 
     def _chunk(self, yq, cq, k):
         B, q = len(yq), self.q
@@ -238,7 +257,7 @@ class PrunedIndex:
         cand_q.append(sq), cand_r.append(self.rows[self.gstart[grp[small]][owner] + off])
         cand_h.append(h[small][owner])
         if self.p:
-            cand_e.append(self._e(yq[sq], cand_r[-1]))
+            cand_e.append(self._e(yq, cand_r[-1], at=sq))
         for g in np.unique(grp[big]):
             at = np.flatnonzero(big & (grp == g))
             qs = qi[at]

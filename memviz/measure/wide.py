@@ -111,6 +111,11 @@ EPS = 2.0 ** -53
 EPS32 = 2.0 ** -24
 
 
+def task_rows(nb: int) -> int:
+    """Query rows per task for nb blocks: about ``PAIRS`` (query row, block) pairs."""
+    return int(min(1024, max(16, PAIRS // max(1, nb))))
+
+
 def exact_sum(sq: np.ndarray) -> np.ndarray:
     """(n, p) squares -> (n,) their sums, left to right along each row: one fixed order,
     whatever n (numpy's ``sum`` may order a row's terms differently for different array
@@ -138,7 +143,7 @@ class WideIndex:
         # query rows per task: about PAIRS (query row, block) pairs, so that the per-task
         # Python steps are few against the arithmetic; blocks per product: its float32 output
         # (BLOCK·tile, b) about OUT floats, in cache
-        self.b = int(min(1024, max(16, PAIRS // nb)))
+        self.b = task_rows(nb)
         self.tile = tile = max(1, min(TILE, nb, OUT // (BLOCK * self.b)))
         self.nb = nb = math.ceil(nb / tile) * tile                                       # whole tiles
         pad = nb * BLOCK - N

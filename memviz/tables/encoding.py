@@ -127,6 +127,14 @@ class Encoder:
             num = np.zeros((n, 0))
         cat = np.empty((n, len(self.cat_cols)), dtype=np.int64)
         for j, c in enumerate(self.cat_cols):
-            canon = canonical_series(df[c])
-            cat[:, j] = pd.Series(canon, dtype=object).map(self.vocab[j]).fillna(-1).to_numpy(dtype=np.int64)
+            cat[:, j] = self._codes(df[c], self.vocab[j])
         return Encoded(num, cat)
+
+    @staticmethod
+    def _codes(s: pd.Series, vocab: dict) -> np.ndarray:
+        """(n,) codes of a column in ``vocab`` (-1: unseen), the canonical value and its code
+        looked up once per distinct value (:func:`canonical_series`, without its (n,) strings)."""
+        codes, uniques = pd.factorize(s.to_numpy(dtype=object), use_na_sentinel=True)
+        table = np.array([vocab.get(canonical_value(u), -1) for u in uniques] + [vocab.get(MISSING, -1)],
+                         dtype=np.int64)
+        return table[codes]  # sentinel -1 picks the trailing MISSING
