@@ -61,7 +61,7 @@ from memviz.measure.neighbors import NeighborEngine
 from memviz.measure.ranktests import json_safe, mann_whitney_z, one_sided_p
 from memviz.measure.rownull import bh_qvalues
 from memviz.tables.data import Table
-from memviz.tables.encoding import Encoder, canonical_series
+from memviz.tables.encoding import Encoded, Encoder, canonical_series
 
 MAX_CELLS = 10
 HOLDOUT_PER_CELL = 100
@@ -157,10 +157,12 @@ def _p(p: float) -> str:
 
 
 # ------------------------------------------------------------------ cells
-def cell_coordinates(encoder: Encoder, df: pd.DataFrame) -> np.ndarray:
-    """(n, p + K) k-means coordinates: standardized numericals, one-hot categories at 1/√2."""
-    enc = encoder.transform(df)
-    z = encoder.standardize(enc.num) if enc.num.shape[1] else np.zeros((len(df), 0))
+def cell_coordinates(encoder: Encoder, df: pd.DataFrame, enc=None, z=None) -> np.ndarray:
+    """(n, p + K) k-means coordinates: standardized numericals, one-hot categories at 1/√2
+    (``enc``: ``df`` already encoded by ``encoder``; ``z``: its standardized numericals)."""
+    enc = encoder.transform(df) if enc is None else enc
+    if z is None:
+        z = encoder.standardize(enc.num) if enc.num.shape[1] else np.zeros((len(df), 0))
     parts = [np.nan_to_num(z, nan=0.0, posinf=0.0, neginf=0.0)]
     w = 1.0 / math.sqrt(2.0)
     for j, size in enumerate(encoder.n_categories):
@@ -172,8 +174,12 @@ def cell_coordinates(encoder: Encoder, df: pd.DataFrame) -> np.ndarray:
     return np.hstack(parts)
 
 
-def _describe(train: Table, labels: np.ndarray, n_cells: int) -> tuple[tuple, list[str]]:
-    """Per cell its centre in the user's units and a short description (module docstring)."""
+def _describe(train: Table, labels: np.ndarray, n_cells: int, encoder: Encoder | None = None,
+              enc=None) -> tuple[tuple, list[str]]:
+    """Per cell its centre in the user's units and a short description (module docstring).
+    ``encoder`` and ``enc``: an encoder fitted on ``train`` and ``train`` encoded by it, whose
+    category codes (first appearance of each canonical value) are then read instead of
+    factorizing the canonical strings again."""
     schema, data = train.schema, train.data
     spread = fit_spread(train)
     s_of = dict(zip(spread.columns, spread.values))
@@ -182,8 +188,12 @@ def _describe(train: Table, labels: np.ndarray, n_cells: int) -> tuple[tuple, li
     vals = {c: pd.to_numeric(data[c], errors="coerce").to_numpy(dtype=float) for c in num}
     overall_med = {c: float(np.nanmedian(v)) if np.isfinite(v).any() else math.nan for c, v in vals.items()}
     counts, uniques, overall_share = {}, {}, {}
+    from_enc = {c: j for j, c in enumerate(encoder.cat_cols)} if encoder is not None and enc is not None else {}
     for c in cat:                          # per cell counts of each category in one bincount
-        codes, uniq = pd.factorize(pd.Series(canonical_series(data[c])), sort=False)
+        if c in from_enc:
+            codes, uniq = enc.cat[:, from_enc[c]], np.array(list(encoder.vocab[from_enc[c]]), dtype=object)
+        else:
+            codes, uniq = pd.factorize(pd.Series(canonical_series(data[c])), sort=False)
         u = len(uniq)
         counts[c] = np.bincount(labels * u + codes, minlength=n_cells * u).reshape(n_cells, u)
         uniques[c] = uniq
@@ -307,7 +317,12 @@ def data_copying_test(train: Table, synthetic, holdout, *, distance: str = DEFAU
     k = n_cells if n_cells is not None else max(2, min(MAX_CELLS, len(hold) // HOLDOUT_PER_CELL))
     if k < 1 or k > len(train):
         raise MemvizError(f"n_cells={k}: must be between 1 and the {len(train)} training rows")
-    xt = cell_coordinates(encoder, train.data)                                      # (N, D)
+    if engine.distance == "standardized":           # its coordinates are the standardized numericals
+        z_t, cat_t = engine.reference_arrays()
+        enc_t, z_t = Encoded(np.zeros((len(train), 0)), cat_t), (z_t if z_t.shape[1] else None)
+    else:
+        enc_t, z_t = encoder.transform(train.data), None
+    xt = cell_coordinates(encoder, train.data, enc_t, z_t)                          # (N, D)
     rng = np.random.default_rng(seed)
     fit_rows = xt if len(xt) <= KMEANS_ROWS else xt[rng.choice(len(xt), KMEANS_ROWS, replace=False)]
     centres = kmeans(fit_rows, k, seed)
@@ -346,7 +361,7 @@ def data_copying_test(train: Table, synthetic, holdout, *, distance: str = DEFAU
         q[inc] = bh_qvalues(cells["p_value"].to_numpy()[inc])
     cells["q_value"] = q
     cells["copies"] = inc & (q <= alpha) & (cells["z"].to_numpy() < 0)
-    centres, texts = _describe(train, lt, k)
+    centres, texts = _describe(train, lt, k, encoder, enc_t)
     cells["description"] = texts
     rows = pd.DataFrame({"row_id": train.row_ids, "cell": lt.astype(np.int64),
                          "in_copying_cell": cells["copies"].to_numpy()[lt]})

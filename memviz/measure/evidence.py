@@ -38,7 +38,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+
+import torch
 
 from memviz.measure.attribute import N_ROWS, AttributeResult, attribute_inference
 from memviz.measure.datacopying import DataCopyingResult, data_copying_test
@@ -150,23 +153,36 @@ def audit_evidence(train: Table, synthetic: Table, holdout: Table, *, engine: Ne
     t0 = time.perf_counter()
     dist = DEFAULT_DISTANCE
     hold = holdout_table(train, holdout)
-    distances = positions = None
-    if engine is not None and engine.distance == dist:
-        t_engine = engine
-        if d1_synthetic is not None:
-            nh = engine.kneighbors(hold, k=1)
-            distances = (d1_synthetic, nh.dist[:, 0])
-            positions = (nn1_synthetic, nh.pos[:, 0]) if nn1_synthetic is not None else None
-    else:
-        t_engine = NeighborEngine(distance=dist, device=device).fit(train)
-    dc = data_copying_test(train, synthetic, hold, distance=dist, engine=t_engine, device=device, seed=seed,
-                           distances=distances, positions=positions, holdout_checked=True)
-    mi = membership_inference(train, synthetic, hold, distance=dist, engine=synthetic_engine(synthetic, dist, device),
-                              flagged_row_ids=flagged_row_ids, holdout_checked=True)
-    secrets = secret if secret is not None else audit_secrets(train.schema)
-    n_cols = len(train.schema.distance_numerical + train.schema.distance_categorical)
-    ai = attribute_inference(train, synthetic, hold, secret=secrets, distance=dist, device=device,
-                             seed=seed, holdout_checked=True) if n_cols > 1 else None          # one column: nothing left to know
+    # the data-copying test and the membership attack run side by side: two engines, two query
+    # sets each, searches that hold the GIL for much of their time and gain little from a
+    # second thread of their own (benchmarks/bench_evidence.py), so one thread each
+    jobs = max(1, torch.get_num_threads() // 2)
+
+    def copying() -> DataCopyingResult:
+        distances = positions = None
+        if engine is not None and engine.distance == dist:
+            t_engine = engine
+            if d1_synthetic is not None:
+                nh = engine.kneighbors(hold, k=1)
+                distances = (d1_synthetic, nh.dist[:, 0])
+                positions = (nn1_synthetic, nh.pos[:, 0]) if nn1_synthetic is not None else None
+        else:
+            t_engine = NeighborEngine(distance=dist, device=device, n_jobs=jobs).fit(train, like=engine)
+        return data_copying_test(train, synthetic, hold, distance=dist, engine=t_engine, device=device, seed=seed,
+                                 distances=distances, positions=positions, holdout_checked=True)
+
+    def membership() -> MembershipResult:
+        return membership_inference(train, synthetic, hold, distance=dist,
+                                    engine=synthetic_engine(synthetic, dist, device, n_jobs=jobs),
+                                    flagged_row_ids=flagged_row_ids, holdout_checked=True)
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        dc_f, mi_f = pool.submit(copying), pool.submit(membership)
+        secrets = secret if secret is not None else audit_secrets(train.schema)
+        n_cols = len(train.schema.distance_numerical + train.schema.distance_categorical)
+        ai = attribute_inference(train, synthetic, hold, secret=secrets, distance=dist, device=device,
+                                 seed=seed, holdout_checked=True) if n_cols > 1 else None      # one column: nothing left to know
+        dc, mi = dc_f.result(), mi_f.result()
     return Evidence(membership=mi, data_copying=dc, attribute=ai, distance=dist, seconds=time.perf_counter() - t0)
 
 

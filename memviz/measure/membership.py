@@ -95,10 +95,10 @@ def check_distance(distance: str) -> str:
     return distance
 
 
-def synthetic_engine(synthetic: Table, distance: str, device: str = "auto") -> NeighborEngine:
+def synthetic_engine(synthetic: Table, distance: str, device: str = "auto", n_jobs: int | None = None) -> NeighborEngine:
     """The engine on the generated rows, scaled by them (ranges, missing-value means): the
     attacker holds the synthetic table only."""
-    return NeighborEngine(distance=distance, device=device).fit(synthetic)
+    return NeighborEngine(distance=distance, device=device, n_jobs=n_jobs).fit(synthetic)
 
 
 # ------------------------------------------------------------------ the result

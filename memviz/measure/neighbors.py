@@ -84,6 +84,7 @@ refuse in one line what the machine's memory cannot hold (:mod:`memviz.measure.b
 from __future__ import annotations
 
 import threading
+import weakref
 from dataclasses import dataclass, replace
 from typing import Callable
 
@@ -91,9 +92,10 @@ import numpy as np
 import pandas as pd
 import torch
 
-from memviz.device import resolve_device, torch_threads
+from memviz.device import resolve_device
 from memviz.errors import MemvizError
 from memviz.measure import budget
+from memviz.measure.blocks import Progress, map_blocks
 from memviz.measure.kernels import (
     codes_by_column,
     mismatch_counts,
@@ -183,12 +185,15 @@ class NeighborEngine:
         self.algorithm = algorithm
 
     # ------------------------------------------------------------------- fit
-    def fit(self, reference: Table, scale_table: Table | None = None) -> "NeighborEngine":
+    def fit(self, reference: Table, scale_table: Table | None = None, like: "NeighborEngine | None" = None
+            ) -> "NeighborEngine":
         """Index the reference rows.
 
         ``scale_table`` (default: the reference) gives the means used for missing
         numericals and, for the standardized distance, the column ranges; the
-        category vocabulary always comes from the reference rows.
+        category vocabulary always comes from the reference rows. ``like``: an engine fitted
+        on this same Table object (no scale table), with any distance: its encoder and its
+        categorical groups are reused, and only this distance's own structures are built.
         """
         schema = reference.schema
         num_cols, cat_cols = schema.distance_numerical, schema.distance_categorical
@@ -197,10 +202,15 @@ class NeighborEngine:
         budget.check(budget.fit_bytes(len(reference), len(num_cols), len(cat_cols)),
                      f"{reference.source}: indexing {len(reference):,} rows × {len(num_cols)} numerical + "
                      f"{len(cat_cols)} categorical columns")
-        base = Encoder.fit((scale_table or reference).data, num_cols, cat_cols)
-        # the vocabulary must be the reference's; it already is unless a scale table is given
-        vocab = base.vocab if scale_table is None else Encoder.fit(reference.data, (), cat_cols).vocab
-        self.encoder_ = replace(base, vocab=vocab)
+        like = like if scale_table is None and getattr(like, "_fitted_on", _nothing)() is reference else None
+        self._fitted_on = weakref.ref(reference) if scale_table is None else _nothing
+        if like is not None:
+            self.encoder_ = like.encoder_
+        else:
+            base = Encoder.fit((scale_table or reference).data, num_cols, cat_cols)
+            # the vocabulary must be the reference's; it already is unless a scale table is given
+            vocab = base.vocab if scale_table is None else Encoder.fit(reference.data, (), cat_cols).vocab
+            self.encoder_ = replace(base, vocab=vocab)
         self.device_ = resolve_device(self.device)
         self.chunk_elements_ = self._chunk_elements()
         enc = self.encoder_.transform(reference.data)
@@ -219,11 +229,22 @@ class NeighborEngine:
             self._load_dense()
         if self.algorithm_ == "pruned":
             from memviz.measure.pruned import PrunedIndex
-            self.pruned_ = PrunedIndex(y, enc.cat, self.encoder_.n_categories, self.distance)
+            self.pruned_ = PrunedIndex(y, enc.cat, self.encoder_.n_categories, self.distance,
+                                       groups=getattr(like, "pruned_", None))
         elif self.algorithm_ == "wide":
             from memviz.measure.wide import WideIndex
             self.wide_ = WideIndex(y, enc.cat, self.distance)
         return self
+
+    def reference_arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """(N, p) float64 coordinates of the distance and (N, q) category codes of the
+        reference rows, as fitted (read-only views: do not modify)."""
+        return self._dense_input
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        state["_fitted_on"] = _nothing          # a weak reference does not pickle (Dask workers)
+        return state
 
     def _resolve_algorithm(self) -> str:
         if self.algorithm != "auto":
@@ -395,7 +416,7 @@ class NeighborEngine:
             pos[sel], dist[sel], n_ties = self._dense_block(y[sel], cat[sel], k, ws, hypot)
             return n_ties, len(sel)
 
-        _map_blocks(self, starts, b, block, progress, counter)
+        map_blocks(self, starts, b, block, progress, counter)
         return counter[0]
 
     # ----------------------------------------------------------------- query
@@ -418,7 +439,7 @@ class NeighborEngine:
         y = self._coords(enc.num, source)                                                  # (M, p)
         pos = np.empty((M, k), dtype=np.int64)
         dist = np.empty((M, k), dtype=np.float64)
-        report = None if progress is None else _Progress(progress, M).add
+        report = None if progress is None else Progress(progress, M).add
         # rows with a coordinate too small for plain squares (or all rows, when the
         # reference has one) take the dense path with per-pair scaling
         tiny = np.ones(M, dtype=bool) if self.tiny_ else tiny_rows(y)
@@ -443,58 +464,6 @@ class NeighborEngine:
         return self.n_jobs if self.n_jobs is not None else torch.get_num_threads()
 
 
-class _Progress:
-    """Calls progress(done, total) as parts of the query rows finish (thread-safe)."""
-
-    def __init__(self, fn, total):
-        import threading
-        self.fn, self.total, self.done, self.lock = fn, total, 0, threading.Lock()
-
-    def add(self, n: int) -> None:
-        with self.lock:
-            self.done += n
-            self.fn(self.done, self.total)
-
-
-def _map_blocks(engine: NeighborEngine, starts, b, block, progress, counter) -> None:
-    """Run ``block(start, workspace)`` over the starts; on CPU, one thread per core, each
-    with its own cache-sized workspace and a single intra-op thread (blocks are
-    independent, so this scales without the per-operation synchronisation of intra-op
-    parallelism on small blocks)."""
-    import threading
-    from concurrent.futures import ThreadPoolExecutor
-
-    def run(start, ws):
-        with torch.no_grad():
-            n_ties, n_rows = block(start, ws)
-        counter[0] += n_ties
-        if progress is not None:
-            progress(n_rows)
-
-    n_jobs = min(engine.n_jobs_(), len(starts))
-    if engine.device_.type != "cpu" or n_jobs <= 1:
-        ws = engine._workspace(b)        # one block (milliseconds) on one intra-op thread: two lose ~10x
-        with torch_threads(1 if len(starts) == 1 and engine.device_.type == "cpu" else None):  # beside a busy core
-            for start in starts:
-                run(start, ws)
-        return
-    local = threading.local()
-    lock = threading.Lock()
-
-    def work(start):
-        if not hasattr(local, "ws"):
-            local.ws = engine._workspace(b)
-        with torch.no_grad():
-            n_ties, n_rows = block(start, local.ws)
-        with lock:
-            counter[0] += n_ties
-            if progress is not None:
-                progress(n_rows)
-
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        with ThreadPoolExecutor(max_workers=n_jobs) as pool:
-            list(pool.map(work, starts))
-    finally:
-        torch.set_num_threads(previous)
+def _nothing():
+    """The ``_fitted_on`` of an engine without a reference to share its encoder with."""
+    return None

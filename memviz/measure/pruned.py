@@ -38,12 +38,13 @@ left to it as well.
 """
 from __future__ import annotations
 
-import math
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 from scipy.spatial import cKDTree
+
+from memviz.measure.boxtree import BoxTree
 
 BIG = 64          # groups with at least this many rows get their own k-d tree
 CHUNK = 16384     # most query rows per task (fewer, larger tasks: fewer per-group calls per row)
@@ -64,7 +65,8 @@ class PrunedIndex:
     distance : "paper" or "standardized".
     """
 
-    def __init__(self, y: np.ndarray, cat: np.ndarray, n_categories: np.ndarray, distance: str):
+    def __init__(self, y: np.ndarray, cat: np.ndarray, n_categories: np.ndarray, distance: str,
+                 groups: "PrunedIndex | None" = None):
         self.y = np.ascontiguousarray(y, dtype=np.float64)                              # (N, p)
         self.yT = np.ascontiguousarray(self.y.T)                                         # (p, N)
         self.N, self.p = self.y.shape
@@ -73,7 +75,27 @@ class PrunedIndex:
         self.paper = distance == "paper"
         self.cat = np.ascontiguousarray(cat, dtype=np.int32)                            # (N, q)
         self.unseen = np.asarray(n_categories, dtype=np.int64)                          # code of an unseen value
-        # groups: distinct tuples, their rows in ascending position
+        if groups is not None and groups.N == self.N and np.array_equal(groups.cat, self.cat):
+            # the same rows' categorical groups and tables (another distance's index): shared
+            for a in ("gcat", "rows", "gsize", "gstart", "mult", "tables", "max_level"):
+                setattr(self, a, getattr(groups, a))
+        else:
+            self._groups()
+        self.trees = {}
+        if self.p:
+            for g in np.flatnonzero(self.gsize >= BIG):
+                self.trees[int(g)] = cKDTree(self.y[self._group_rows(g)])
+            self.tree = cKDTree(self.y)                                                  # all rows
+            if self.paper:
+                self.boxes = BoxTree(self.y, LEAF)
+        # rounding between cKDTree's distances and ours, relative (both within (p+2)·u of the truth)
+        self.delta = 4.0 * (self.p + 4) * float(np.finfo(np.float64).eps)
+        self.cap = max(1024, self.N // 8)                                                # rows per query, else dense
+
+    # ------------------------------------------------------------ structures
+    def _groups(self) -> None:
+        """Groups: the distinct tuples and their rows in ascending position; the hash tables of
+        the tuples with 0, 1 and 2 columns left out."""
         tuples, inverse = _distinct_rows(self.cat, self.unseen)
         self.gcat = tuples                                                               # (U, q)
         self.rows = np.argsort(inverse, kind="stable")                                   # (N,) rows by group
@@ -87,18 +109,7 @@ class PrunedIndex:
         if self.q >= 2 and self.q * (self.q - 1) // 2 * len(tuples) <= MAX_LEVEL2:
             self.tables += [self._table(gkey, (j, l)) for j in range(self.q) for l in range(j + 1, self.q)]
         self.max_level = max(len(t.cols) for t in self.tables)
-        self.trees = {}
-        if self.p:
-            for g in np.flatnonzero(self.gsize >= BIG):
-                self.trees[int(g)] = cKDTree(self.y[self._group_rows(g)])
-            self.tree = cKDTree(self.y)                                                  # all rows
-            if self.paper:
-                self.boxes = BoxTree(self.y)
-        # rounding between cKDTree's distances and ours, relative (both within (p+2)·u of the truth)
-        self.delta = 4.0 * (self.p + 4) * float(np.finfo(np.float64).eps)
-        self.cap = max(1024, self.N // 8)                                                # rows per query, else dense
 
-    # ------------------------------------------------------------ structures
     def _keys(self, codes: np.ndarray) -> np.ndarray:
         """(n, q) codes -> (n,) uint64 sum_j codes_j · mult_j (mod 2^64)."""
         with np.errstate(over="ignore"):
@@ -113,7 +124,10 @@ class PrunedIndex:
 
     def _table(self, gkey: np.ndarray, cols: tuple) -> "_Table":
         k = self._drop(gkey, self.gcat, cols)
-        order = np.argsort(k, kind="stable")                                             # groups by key
+        # groups by key; the order of groups sharing a key changes no result (candidates are
+        # verified on the codes, and the k smallest (d, position) do not depend on their order),
+        # and numpy's default sort is ~5x its stable one on 64-bit keys
+        order = np.argsort(k)
         ks = k[order]
         start = np.flatnonzero(np.concatenate([[True], ks[1:] != ks[:-1]]))
         keys = ks[start]
@@ -416,87 +430,3 @@ def _expand(lo: np.ndarray, hi: np.ndarray):
     owner = np.repeat(np.arange(len(lo)), n)
     idx = np.arange(int(n.sum())) + np.repeat(lo - (np.cumsum(n) - n), n)
     return owner, idx
-
-
-def _last_axis(x: np.ndarray, fn) -> np.ndarray:
-    """fn-reduction over the last axis by halving (numpy reduces short last axes slowly)."""
-    while x.shape[-1] > 1:
-        w, h = x.shape[-1], x.shape[-1] // 2
-        y = fn(x[..., :h], x[..., h:2 * h])
-        if w % 2:
-            y[..., :1] = fn(y[..., :1], x[..., -1:])
-        x = y
-    return x[..., 0]
-
-
-class BoxTree:
-    """Median-split boxes over the reference rows, for the exact max e of query rows."""
-
-    def __init__(self, y: np.ndarray):
-        N, p = y.shape
-        self.depth = max(0, math.ceil(math.log2(max(N / LEAF, 1))))
-        self.leaf = math.ceil(N / 2 ** self.depth)
-        perm = np.arange(2 ** self.depth * self.leaf) % N                              # padded with repeats
-        yt = np.ascontiguousarray(y.T)                                                   # (p, N)
-        for level in range(self.depth):                                                  # median splits
-            seg = perm.reshape(2 ** level, -1)                                           # (segments, w)
-            pts = yt[:, seg]                                                             # (p, segments, w)
-            spread = _last_axis(pts, np.maximum) - _last_axis(pts, np.minimum)             # (p, segments)
-            dim = np.argmax(spread, axis=0) if p else np.zeros(len(seg), dtype=int)
-            vals = pts[dim, np.arange(len(seg))] if p else np.zeros(seg.shape)           # (segments, w)
-            half = np.argpartition(vals, seg.shape[1] // 2 - 1, axis=1)
-            perm = np.take_along_axis(seg, half, axis=1).reshape(-1)
-        self.perm = perm
-        self.levels = sorted({min(self.depth, 4)} | set(range(min(self.depth, 4), self.depth + 1, 3))
-                             | {self.depth})
-        self.lo, self.hi = {}, {}
-        ordered = yt[:, perm]                                                            # (p, N')
-        for t in self.levels:
-            blocks = ordered.reshape(p, 2 ** t, -1)
-            self.lo[t] = np.ascontiguousarray(_last_axis(blocks, np.minimum).T)          # (2^t, p)
-            self.hi[t] = np.ascontiguousarray(_last_axis(blocks, np.maximum).T)
-        # seeds: rows at the extremes of each coordinate and of a few directions, and the
-        # rows farthest from the mean; their exact e starts the search
-        rng = np.random.default_rng(1)
-        dirs = np.concatenate([np.eye(p), -np.eye(p), rng.normal(size=(16, p))]) if p else np.zeros((0, 0))
-        c = y - y.mean(axis=0)
-        seeds = np.argmax(c @ dirs.T, axis=0) if p else np.zeros(0, dtype=np.int64)
-        r2 = (c * c).sum(axis=1)
-        far = np.argpartition(-r2, min(8, N) - 1)[:8]
-        self.seeds = np.unique(np.concatenate([seeds, far]))
-        self.max_pairs = 64                                                              # boxes per query row
-
-    def farthest(self, index: PrunedIndex, g: np.ndarray):
-        """(m,) exact max e of the query rows g (m, p), and the (m,) rows it gave up on
-        (more than ``max_pairs`` boxes left at some level: the caller does a full pass)."""
-        m, p = g.shape
-        diff = index.y[self.seeds][None, :, :] - g[:, None, :]                          # (m, seeds, p)
-        best = np.square(diff, out=diff).sum(axis=-1).max(axis=1)                        # (m,) sum of squares
-        hard = np.zeros(m, dtype=bool)
-        t0 = self.levels[0]
-        a = np.square(self.lo[t0][None, :, :] - g[:, None, :])                           # (m, 2^t0, p)
-        b = np.square(self.hi[t0][None, :, :] - g[:, None, :])
-        bound = np.maximum(a, b, out=a).sum(axis=-1)                                     # ≥ every s in the box
-        qi, node = np.nonzero(bound >= best[:, None])
-        prev = t0
-        for t in self.levels[1:]:
-            fan = 2 ** (t - prev)
-            qi = np.repeat(qi, fan)
-            node = (np.repeat(node, fan) << (t - prev)) + np.tile(np.arange(fan), len(node))
-            prev = t
-            gq = g[qi]
-            a = np.square(self.lo[t][node] - gq)
-            b = np.square(self.hi[t][node] - gq)
-            bound = np.maximum(a, b, out=a).sum(axis=-1)
-            keep = bound >= best[qi]
-            qi, node = qi[keep], node[keep]
-            many = np.bincount(qi, minlength=m) > self.max_pairs
-            if many.any():
-                hard |= many
-                drop = many[qi]
-                qi, node = qi[~drop], node[~drop]
-        # leaves: the exact e of their rows
-        rows = self.perm[(node[:, None] * self.leaf + np.arange(self.leaf)).reshape(-1)]
-        s = index._s(np.repeat(g[qi], self.leaf, axis=0), rows)
-        np.maximum.at(best, np.repeat(qi, self.leaf), s)
-        return np.sqrt(best), hard

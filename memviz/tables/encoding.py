@@ -46,6 +46,23 @@ def canonical_series(s: pd.Series) -> np.ndarray:
     return canon[codes]  # sentinel -1 picks the trailing MISSING
 
 
+def _vocabulary(s: pd.Series) -> dict:
+    """Canonical value -> code, codes in the order of each canonical value's first appearance
+    (``pd.unique(canonical_series(s))``), from one factorization: the distinct values come in
+    order of first appearance, so each canonical value's first row is that of its first
+    distinct value, or the first missing cell's for the missing category."""
+    codes, uniques = pd.factorize(s.to_numpy(dtype=object), use_na_sentinel=True)
+    first = [(i, canonical_value(u)) for i, u in enumerate(uniques)]                 # i: order of first rows
+    if len(codes) and codes.min() < 0:                                                # a missing cell: NaN, None
+        at = int(np.argmax(codes < 0))
+        before = int(np.unique(codes[:at]).size - (codes[:at] < 0).any()) if at else 0  # distinct values before it
+        first.insert(before, (-1, MISSING))
+    vocab: dict = {}
+    for _, c in first:
+        vocab.setdefault(c, len(vocab))
+    return vocab
+
+
 @dataclass(frozen=True)
 class Encoded:
     """Arrays of one table in the distance's coordinates.
@@ -101,11 +118,8 @@ class Encoder:
         mins = np.where(const, np.ldexp(lo, exps), lo)
         exps = np.where(const, 0, exps)
         ranges = np.where(const, 1.0, span)
-        vocab = []
-        for c in cat_cols:
-            uniq = pd.unique(canonical_series(df[c]))
-            vocab.append({u: i for i, u in enumerate(uniq)})
-        return cls(tuple(num_cols), tuple(cat_cols), means, exps, mins, ranges, tuple(vocab))
+        vocab = tuple(_vocabulary(df[c]) for c in cat_cols)
+        return cls(tuple(num_cols), tuple(cat_cols), means, exps, mins, ranges, vocab)
 
     @property
     def n_categories(self) -> np.ndarray:

@@ -132,3 +132,18 @@ def test_each_row_is_in_the_cell_of_its_nearest_training_row(parts):
     with pytest.raises(MemvizError, match="positions"):
         data_copying_test(tr, sy, ho, n_cells=5, engine=eng, distances=(nq.dist[:, 0], nh.dist[:, 0]),
                           positions=(nq.pos[:5, 0], nh.pos[:, 0]))
+
+
+def test_cells_described_from_the_engine_codes_equal_the_canonical_strings(sample):
+    """The cells' descriptions read the engine's category codes (and its standardized
+    coordinates for the cells): the same texts and centres as from the canonical strings."""
+    from memviz.measure.datacopying import _describe, cell_coordinates, kmeans, nearest_centre
+
+    train, _ = sample
+    eng = NeighborEngine(distance="standardized", device="cpu").fit(train)
+    enc = eng.encoder_.transform(train.data)
+    xt = cell_coordinates(eng.encoder_, train.data, enc)
+    z, cat = eng.reference_arrays()
+    np.testing.assert_array_equal(cell_coordinates(eng.encoder_, train.data, enc, z), xt)
+    labels = nearest_centre(xt, kmeans(xt, 6, 0))
+    assert _describe(train, labels, 6, eng.encoder_, enc) == _describe(train, labels, 6)

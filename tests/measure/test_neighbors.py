@@ -198,3 +198,26 @@ def test_one_block_of_dense_rows_runs_on_one_intra_op_thread(sample, monkeypatch
     finally:
         torch.set_num_threads(before)
     assert neighbors.DIRECT_H_ROWS >= 5
+
+
+def test_an_engine_fitted_like_another_shares_its_encoder_and_groups_and_answers_the_same(sample):
+    """``fit(train, like=paper_engine)`` with the standardized distance reuses the paper engine's
+    encoder and categorical tables (the audit's data-copying test), builds its own trees, and
+    answers exactly as a fresh fit; a ``like`` fitted on another Table object is ignored; the
+    engine still pickles (Dask workers)."""
+    import pickle
+
+    train, test = sample
+    paper = NeighborEngine(distance="paper", device="cpu").fit(train)
+    fresh = NeighborEngine(distance="standardized", device="cpu").fit(train)
+    shared = NeighborEngine(distance="standardized", device="cpu").fit(train, like=paper)
+    assert shared.encoder_ is paper.encoder_ and shared.pruned_.tables is paper.pruned_.tables
+    assert shared.pruned_.tree is not paper.pruned_.tree
+    for k in (1, 2):
+        a, b = fresh.kneighbors(test, k), shared.kneighbors(test, k)
+        np.testing.assert_array_equal(a.pos, b.pos)
+        np.testing.assert_array_equal(a.dist, b.dist)
+    other = Table(train.data.copy(), train.schema, train.source)
+    assert NeighborEngine(distance="standardized", device="cpu").fit(other, like=paper).encoder_ is not paper.encoder_
+    back = pickle.loads(pickle.dumps(shared))
+    np.testing.assert_array_equal(back.kneighbors(test, 1).pos, fresh.kneighbors(test, 1).pos)
