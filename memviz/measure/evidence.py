@@ -24,13 +24,19 @@ Adult), through reuse rather than approximation:
   generated and the hold-out rows. With the audit's distance equal to :data:`DEFAULT_DISTANCE`
   they are the memorization pass's d1 (and one k = 1 query of the hold-out with the same
   engine); with the paper's distance one engine is fitted on the training rows with the
-  standardized distance and answers both (k = 1, no furthest-row search: about a fifth of a
-  paper pass). k-means on at most :data:`~memviz.measure.datacopying.KMEANS_ROWS` training rows;
+  standardized distance and answers both (k = 1, no furthest-row search), sharing the audit
+  engine's encoder and categorical tables (``NeighborEngine.fit(..., like=engine)``); the cells
+  come from that engine's own coordinates and codes. k-means on at most
+  :data:`~memviz.measure.datacopying.KMEANS_ROWS` training rows;
 * membership: one engine on the generated rows answers the training and the hold-out rows;
 * attribute: the secret is the target column (or, without one, the first distance column,
   :data:`AUDIT_SECRETS` names the rule): one engine on the generated rows' known columns. Every
   other column costs one more such fit and query; pass ``secret=`` to attack more
-  (:func:`privacy_evidence` attacks every column by default).
+  (:func:`privacy_evidence` attacks every column by default);
+* the data-copying test and the membership attack run side by side on two threads (the
+  attribute attack on the caller's), each search on one thread of its own: a k = 1 search holds
+  the GIL for much of its time and gains little from a second thread, two such searches side
+  by side gain about 1.3×.
 
 The result is an :class:`Evidence`: frozen, typed, and a read-only mapping from test name to result.
 """

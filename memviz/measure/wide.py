@@ -441,11 +441,12 @@ class WideIndex:
         if not self.q:
             return (np.zeros((1, self.nb), dtype=np.int16), np.zeros((1, len(self.utup)), dtype=np.int16),
                     np.zeros(B, dtype=np.int64))
-        radix = cq.max(axis=0).astype(np.float64) + 1 if len(cq) else np.ones(self.q)
-        if np.prod(radix) < 2.0 ** 62:                                                  # one exact int64 key
+        # codes + 1 >= 0 (an unseen category is -1): digits of one exact int64 key
+        radix = cq.max(axis=0).astype(np.float64) + 2 if len(cq) else np.ones(self.q)
+        if np.prod(radix) < 2.0 ** 62:
             key = np.zeros(B, dtype=np.int64)
             for j in range(self.q):
-                key = key * int(radix[j]) + cq[:, j]
+                key = key * int(radix[j]) + (cq[:, j] + 1)
             _, first, inv = np.unique(key, return_index=True, return_inverse=True)
             uq = cq[first]
         else:

@@ -274,3 +274,17 @@ def test_columns_through_their_norm_on_random_tables(seed, n_wide, spread, q, k,
     finally:
         wide.BLOCK, wide.TILE, wide.PAIRS = saved
     assert got.n_pruned == m
+
+
+@pytest.mark.parametrize("distance", ["paper", "standardized"])
+def test_an_unseen_category_does_not_share_a_tuple_key_with_another_tuple(distance):
+    """Query tuples are told apart by one int64 key of their codes; an unseen category is code
+    -1, so (1, -1) and (0, 1) had the same key (radix 2) and the second tuple's mismatches were
+    read for the first. Both in one task: exact."""
+    rng = np.random.default_rng(4)
+    num = rng.normal(size=(300, 36))
+    cat = rng.integers(0, 2, (300, 2))
+    g = rng.normal(size=(40, 36))
+    gc = np.tile([[0, 1], [1, 9]], (20, 1))                           # 9: a value training never had
+    train, _ = table(num, cat)
+    assert_exact(train, frame(g, gc), distance)
