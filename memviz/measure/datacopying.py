@@ -244,11 +244,16 @@ def kmeans(x: np.ndarray, k: int, seed: int, max_iter: int = KMEANS_ITER) -> np.
     n = len(x)
     centres = np.empty((k, x.shape[1]))
     centres[0] = x[rng.integers(n)]
-    d2 = ((x - centres[0]) ** 2).sum(1)
+    buf = np.empty_like(x)
+
+    def sq(c):                                  # ((x - c) ** 2).sum(1), in one buffer
+        return np.square(np.subtract(x, c, out=buf), out=buf).sum(1)
+
+    d2 = sq(centres[0])
     for j in range(1, k):
         tot = float(d2.sum())
         centres[j] = x[rng.choice(n, p=d2 / tot) if tot > 0 else rng.integers(n)]
-        d2 = np.minimum(d2, ((x - centres[j]) ** 2).sum(1))
+        d2 = np.minimum(d2, sq(centres[j]))
     labels = None
     for _ in range(max_iter):
         new = nearest_centre(x, centres)

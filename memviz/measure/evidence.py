@@ -158,7 +158,7 @@ def audit_evidence(train: Table, synthetic: Table, holdout: Table, *, engine: Ne
     """
     t0 = time.perf_counter()
     dist = DEFAULT_DISTANCE
-    hold = holdout_table(train, holdout)
+    hold = holdout_table(train, holdout, checked=True)        # checked below, beside the tests
     # the data-copying test and the membership attack run side by side: two engines, two query
     # sets each, searches that hold the GIL for much of their time and gain little from a
     # second thread of their own (benchmarks/bench_evidence.py), so one thread each
@@ -184,6 +184,7 @@ def audit_evidence(train: Table, synthetic: Table, holdout: Table, *, engine: Ne
 
     with ThreadPoolExecutor(max_workers=2) as pool:
         dc_f, mi_f = pool.submit(copying), pool.submit(membership)
+        holdout_table(train, hold)                            # refuses a hold-out of training rows
         secrets = secret if secret is not None else audit_secrets(train.schema)
         n_cols = len(train.schema.distance_numerical + train.schema.distance_categorical)
         ai = attribute_inference(train, synthetic, hold, secret=secrets, distance=dist, device=device,
