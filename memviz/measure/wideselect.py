@@ -55,9 +55,9 @@ def first_blocks(bmin, bmin_t, ng2, w, hq, inv, kb):
     h_t = hq.reshape(len(hq), nt, tile).min(axis=2)[inv].T                          # (nt, B)
     e_t = np.sqrt(np.maximum(bmin_t.numpy() + ng2, 0.0)) * w                         # (nt, B)
     kt = min(nt, kb)
-    best = np.argpartition(e_t + h_t, kt - 1, axis=0)[:kt] if kt < nt else np.broadcast_to(
-        np.arange(nt)[:, None], (nt, B))                                             # (kt, B) tiles
-    ti = best.T.reshape(-1)                                                          # (B·kt,) query-major
+    best = np.argpartition(np.ascontiguousarray((e_t + h_t).T), kt - 1, axis=1)[:, :kt] if kt < nt else \
+        np.broadcast_to(np.arange(nt)[None, :], (B, nt))                             # (B, kt) tiles
+    ti = best.reshape(-1)                                                            # (B·kt,) query-major
     qi = np.repeat(ar, kt)
     blk = (ti[:, None] * tile + np.arange(tile)).reshape(B, kt * tile)               # (B, kt·tile)
     sub = bmin.numpy().reshape(nt, tile, B)[ti, :, qi].reshape(B, kt * tile)
