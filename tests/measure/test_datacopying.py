@@ -137,7 +137,12 @@ def test_each_row_is_in_the_cell_of_its_nearest_training_row(parts):
 def test_cells_described_from_the_engine_codes_equal_the_canonical_strings(sample):
     """The cells' descriptions read the engine's category codes (and its standardized
     coordinates for the cells): the same texts and centres as from the canonical strings."""
-    from memviz.measure.datacopying import _describe, cell_coordinates, kmeans, nearest_centre
+    from memviz.measure.datacopying import (
+        _describe,
+        cell_coordinates,
+        kmeans,
+        nearest_centre,
+    )
 
     train, _ = sample
     eng = NeighborEngine(distance="standardized", device="cpu").fit(train)
