@@ -38,12 +38,17 @@ def canonical_value(v) -> str:
     return s
 
 
+def _distinct(s: pd.Series) -> tuple[np.ndarray, list[str]]:
+    """One factorization of a column: (n,) the index of each cell's distinct value (-1: NaN,
+    None, pd.NA) and the canonical value of each distinct value, in order of first appearance."""
+    codes, uniques = pd.factorize(s.to_numpy(dtype=object), use_na_sentinel=True)
+    return codes, [canonical_value(u) for u in uniques]
+
+
 def canonical_series(s: pd.Series) -> np.ndarray:
     """Canonical strings of a column, computed once per distinct value."""
-    values = s.to_numpy(dtype=object)
-    codes, uniques = pd.factorize(values, use_na_sentinel=True)
-    canon = np.array([canonical_value(u) for u in uniques] + [MISSING], dtype=object)
-    return canon[codes]  # sentinel -1 picks the trailing MISSING
+    codes, canon = _distinct(s)
+    return np.array(canon + [MISSING], dtype=object)[codes]  # sentinel -1 picks the trailing MISSING
 
 
 def _vocabulary(s: pd.Series) -> dict:
@@ -51,14 +56,12 @@ def _vocabulary(s: pd.Series) -> dict:
     (``pd.unique(canonical_series(s))``), from one factorization: the distinct values come in
     order of first appearance, so each canonical value's first row is that of its first
     distinct value, or the first missing cell's for the missing category."""
-    codes, uniques = pd.factorize(s.to_numpy(dtype=object), use_na_sentinel=True)
-    first = [(i, canonical_value(u)) for i, u in enumerate(uniques)]                 # i: order of first rows
+    codes, canon = _distinct(s)
     if len(codes) and codes.min() < 0:                                                # a missing cell: NaN, None
         at = int(np.argmax(codes < 0))
-        before = int(np.unique(codes[:at]).size - (codes[:at] < 0).any()) if at else 0  # distinct values before it
-        first.insert(before, (-1, MISSING))
+        canon.insert(len(np.unique(codes[:at])), MISSING)                             # after the values before it
     vocab: dict = {}
-    for _, c in first:
+    for c in canon:
         vocab.setdefault(c, len(vocab))
     return vocab
 
@@ -148,7 +151,5 @@ class Encoder:
     def _codes(s: pd.Series, vocab: dict) -> np.ndarray:
         """(n,) codes of a column in ``vocab`` (-1: unseen), the canonical value and its code
         looked up once per distinct value (:func:`canonical_series`, without its (n,) strings)."""
-        codes, uniques = pd.factorize(s.to_numpy(dtype=object), use_na_sentinel=True)
-        table = np.array([vocab.get(canonical_value(u), -1) for u in uniques] + [vocab.get(MISSING, -1)],
-                         dtype=np.int64)
-        return table[codes]  # sentinel -1 picks the trailing MISSING
+        codes, canon = _distinct(s)
+        return np.array([vocab.get(c, -1) for c in canon + [MISSING]], dtype=np.int64)[codes]  # -1: MISSING
