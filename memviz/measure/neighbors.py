@@ -331,7 +331,7 @@ class NeighborEngine:
             return
         with _DENSE_BUILD:
             if not hasattr(self, "x_onehot_t_"):
-                self.x_onehot_t_ = self._onehot(self.x_cat_t_.T.long()).T.contiguous()                         # (K, N)
+                self.x_onehot_t_ = self._onehot(self.x_cat_t_.T.long()).T.contiguous()             # (K, N)
 
     def _onehot(self, cat: torch.Tensor) -> torch.Tensor:
         """(n, q) codes -> (n, K) one-hot; code -1 (unseen category) matches nothing."""

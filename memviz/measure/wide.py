@@ -96,7 +96,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import torch
 
-from memviz.measure.pruned import _topk
+from memviz.measure.pruned import _distinct_rows, _topk
 from memviz.measure.wideselect import f32, first_blocks, kth, select, select_h
 
 BLOCK = 32        # reference rows per block
@@ -151,7 +151,7 @@ class WideIndex:
         self.valid = np.arange(nb * BLOCK) < N                                           # (Np,) not padding
         ys = y[self.spos]                                                                 # (Np, p)
         self.ys = np.ascontiguousarray(ys)                                               # (Np, p)
-        self.cs = np.ascontiguousarray(cat[self.spos], dtype=np.int32)                   # (Np, q)
+        cs = np.ascontiguousarray(cat[self.spos], dtype=np.int32)                        # (Np, q)
         self.center = y.mean(axis=0)                                                     # (p,)
         xc = ys - self.center                                                            # (Np, p) x'
         top = float(np.abs(xc).max())
@@ -171,9 +171,9 @@ class WideIndex:
         # the distinct tuples (rows are sorted by tuple) and the first T of each block's
         change = np.ones(nb * BLOCK, dtype=bool)
         if q:
-            change[1:] = (self.cs[1:] != self.cs[:-1]).any(axis=1)
+            change[1:] = (cs[1:] != cs[:-1]).any(axis=1)
         self.tid = tid = np.cumsum(change) - 1                                           # (Np,) tuple id
-        self.utup = self.cs[change]                                                      # (U, q)
+        self.utup = cs[change]                                                           # (U, q)
         first_in_block = change.reshape(nb, BLOCK).copy()
         first_in_block[:, 0] = True
         n_tup = first_in_block.sum(axis=1)                                               # (nb,)
@@ -350,13 +350,10 @@ class WideIndex:
         kb = min(nb, FIRST)
         key1 = first_blocks(bmin, bmin_t, ng2, w, hq, inv, kb)                            # query-major
         qi1, blk1 = np.divmod(key1, nb)
-        rows1 = blk1[:, None] * BLOCK + np.arange(BLOCK)                                 # (P1, BLOCK)
-        t1 = self._rows_t(at, qi1, blk1)                                                 # (P1, BLOCK)
-        valid1 = self.valid[rows1]
+        rows1, t1, h1, valid1 = self._pair_rows(at, hu, inv, qi1, blk1)                  # (P1, BLOCK) each
         slack1 = 4 * rho[qi1, None] * self.rhox[rows1] if rest else 0.0
         # rows of these blocks: lower and upper bounds of d, then exact d where d_lo <= the
         # k-th smallest d_up (it holds at least k rows, so their k-th exact d bounds the true one)
-        h1 = self._h(hu, inv, qi1, rows1)                                                     # (P1, BLOCK)
         dlo1 = self._dbound(t1, -E, ng2, qi1, h1, emin, span, valid1)
         dup1 = self._dbound(t1 + slack1, E, ng2, qi1, h1, emin, span, valid1)
         tau_up = kth(dup1, qi1, B, k)
@@ -376,10 +373,7 @@ class WideIndex:
         keep2 = ok[qi2]
         qi2, blk2 = qi2[keep2], blk2[keep2]
         if len(qi2):
-            rows2 = blk2[:, None] * BLOCK + np.arange(BLOCK)
-            t2 = self._rows_t(at, qi2, blk2)
-            h2 = self._h(hu, inv, qi2, rows2)
-            valid2 = self.valid[rows2]
+            rows2, t2, h2, valid2 = self._pair_rows(at, hu, inv, qi2, blk2)
             c2 = self._dbound(t2, -E, ng2, qi2, h2, emin, span, valid2) <= tau[qi2, None]
             q2, r2, d2 = self._exact_d(yq, qi2, rows2, h2, c2, emin, span)
             qa, ra, da = np.concatenate([qa, q2]), np.concatenate([ra, r2]), np.concatenate([da, d2])
@@ -387,10 +381,12 @@ class WideIndex:
         out_p, out_d = _topk(qa[keep], self.spos[ra[keep]], da[keep], B, k, self.N)
         return ok, out_p, out_d
 
-    def _h(self, hu, inv, qi, rows):
-        """(P, BLOCK) categorical mismatches of the pairs' rows, read from the (Uq, U) table
-        of the distinct query tuples against the reference's."""
-        return hu[inv[qi][:, None], self.tid[rows]]
+    def _pair_rows(self, at, hu, inv, qi, blk):
+        """The rows of (query row, block) pairs, (P, BLOCK) each: their sorted positions, their
+        t (:meth:`_rows_t`), their categorical mismatches (read from the (Uq, U) table of the
+        distinct query tuples against the reference's) and whether they are rows, not padding."""
+        rows = blk[:, None] * BLOCK + np.arange(BLOCK)
+        return rows, self._rows_t(at, qi, blk), hu[inv[qi][:, None], self.tid[rows]], self.valid[rows]
 
     def _dbound(self, t, sE, ng2, qi, h, emin, span, valid):
         """d from a bound of t: e = 2^a·sqrt(max(t + |G|^2 + sE·(1 + 2^-20), 0)) (sE = -E: a lower
@@ -441,16 +437,9 @@ class WideIndex:
         if not self.q:
             return (np.zeros((1, self.nb), dtype=np.int16), np.zeros((1, len(self.utup)), dtype=np.int16),
                     np.zeros(B, dtype=np.int64))
-        # codes + 1 >= 0 (an unseen category is -1): digits of one exact int64 key
-        radix = cq.max(axis=0).astype(np.float64) + 2 if len(cq) else np.ones(self.q)
-        if np.prod(radix) < 2.0 ** 62:
-            key = np.zeros(B, dtype=np.int64)
-            for j in range(self.q):
-                key = key * int(radix[j]) + (cq[:, j] + 1)
-            _, first, inv = np.unique(key, return_index=True, return_inverse=True)
-            uq = cq[first]
-        else:
-            uq, inv = np.unique(cq, axis=0, return_inverse=True)
+        shifted = cq + 1                                                                 # >= 0: unseen is -1
+        uq, inv = _distinct_rows(shifted, shifted.max(axis=0))
+        uq = uq - 1
         hq = np.zeros((len(uq), len(self.utup)), dtype=np.int16)                         # (Uq, U)
         for j in range(self.q):
             hq += uq[:, None, j] != self.utup[None, :, j]
@@ -458,7 +447,7 @@ class WideIndex:
         for t in range(1, self.btid.shape[1]):
             np.minimum(out, hq[:, self.btid[:, t]], out=out)
         out[:, self.bmixed] = 0
-        return out, hq, inv.reshape(-1).astype(np.int64)
+        return out, hq, inv.astype(np.int64)
 
     def _d(self, e, h, emin=None, span=None):
         """d = (t + h) / n as ``PrunedIndex._d`` computes it (t = e' for paper, e for standardized)."""
