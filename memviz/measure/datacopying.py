@@ -61,7 +61,7 @@ from memviz.measure.neighbors import NeighborEngine
 from memviz.measure.ranktests import json_safe, mann_whitney_z, one_sided_p
 from memviz.measure.rownull import bh_qvalues
 from memviz.tables.data import Table
-from memviz.tables.encoding import Encoded, Encoder, canonical_series
+from memviz.tables.encoding import Encoder, canonical_series
 
 MAX_CELLS = 10
 HOLDOUT_PER_CELL = 100
@@ -157,17 +157,21 @@ def _p(p: float) -> str:
 
 
 # ------------------------------------------------------------------ cells
-def cell_coordinates(encoder: Encoder, df: pd.DataFrame, enc=None, z=None) -> np.ndarray:
-    """(n, p + K) k-means coordinates: standardized numericals, one-hot categories at 1/√2
-    (``enc``: ``df`` already encoded by ``encoder``; ``z``: its standardized numericals)."""
-    enc = encoder.transform(df) if enc is None else enc
-    if z is None:
-        z = encoder.standardize(enc.num) if enc.num.shape[1] else np.zeros((len(df), 0))
+def cell_arrays(encoder: Encoder, df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """(n, p) standardized numericals and (n, q) category codes of ``df`` under ``encoder``."""
+    enc = encoder.transform(df)
+    z = encoder.standardize(enc.num) if enc.num.shape[1] else np.zeros((len(df), 0))
+    return z, enc.cat
+
+
+def cell_coordinates(encoder: Encoder, z: np.ndarray, cat: np.ndarray) -> np.ndarray:
+    """(n, p + K) k-means coordinates from :func:`cell_arrays`' (or a standardized engine's)
+    arrays: the standardized numericals, the categories one-hot at 1/√2."""
     parts = [np.nan_to_num(z, nan=0.0, posinf=0.0, neginf=0.0)]
     w = 1.0 / math.sqrt(2.0)
     for j, size in enumerate(encoder.n_categories):
-        oh = np.zeros((len(df), int(size)))
-        codes = enc.cat[:, j]
+        oh = np.zeros((len(cat), int(size)))
+        codes = cat[:, j]
         ok = codes >= 0
         oh[np.flatnonzero(ok), codes[ok]] = w
         parts.append(oh)
@@ -175,23 +179,23 @@ def cell_coordinates(encoder: Encoder, df: pd.DataFrame, enc=None, z=None) -> np
 
 
 def _describe(train: Table, labels: np.ndarray, n_cells: int, encoder: Encoder | None = None,
-              enc=None) -> tuple[tuple, list[str]]:
+              cat: np.ndarray | None = None) -> tuple[tuple, list[str]]:
     """Per cell its centre in the user's units and a short description (module docstring).
-    ``encoder`` and ``enc``: an encoder fitted on ``train`` and ``train`` encoded by it, whose
-    category codes (first appearance of each canonical value) are then read instead of
-    factorizing the canonical strings again."""
+    ``encoder`` and ``cat``: an encoder fitted on ``train`` and ``train``'s (N, q) codes under
+    it, which (first appearance of each canonical value) are then read instead of factorizing
+    the canonical strings again."""
     schema, data = train.schema, train.data
     spread = fit_spread(train)
     s_of = dict(zip(spread.columns, spread.values))
     num = [c for c in schema.distance_numerical if c in data.columns]
-    cat = [c for c in schema.distance_categorical if c in data.columns]
+    cats = [c for c in schema.distance_categorical if c in data.columns]
     vals = {c: pd.to_numeric(data[c], errors="coerce").to_numpy(dtype=float) for c in num}
     overall_med = {c: float(np.nanmedian(v)) if np.isfinite(v).any() else math.nan for c, v in vals.items()}
     counts, uniques, overall_share = {}, {}, {}
-    from_enc = {c: j for j, c in enumerate(encoder.cat_cols)} if encoder is not None and enc is not None else {}
-    for c in cat:                          # per cell counts of each category in one bincount
+    from_enc = {c: j for j, c in enumerate(encoder.cat_cols)} if encoder is not None and cat is not None else {}
+    for c in cats:                         # per cell counts of each category in one bincount
         if c in from_enc:
-            codes, uniq = enc.cat[:, from_enc[c]], np.array(list(encoder.vocab[from_enc[c]]), dtype=object)
+            codes, uniq = cat[:, from_enc[c]], np.array(list(encoder.vocab[from_enc[c]]), dtype=object)
         else:
             codes, uniq = pd.factorize(pd.Series(canonical_series(data[c])), sort=False)
         u = len(uniq)
@@ -210,7 +214,7 @@ def _describe(train: Table, labels: np.ndarray, n_cells: int, encoder: Encoder |
             med = float(np.nanmedian(v)) if np.isfinite(v).any() else math.nan
             centre[c] = med
             score[c] = abs(med - overall_med[c]) / s_of.get(c, 1.0) if math.isfinite(med) else 0.0
-        for c in cat:
+        for c in cats:
             row = counts[c][k]
             j = int(np.argmax(row))                                              # the most common (first on ties)
             mode = uniques[c][j]
@@ -322,12 +326,9 @@ def data_copying_test(train: Table, synthetic, holdout, *, distance: str = DEFAU
     k = n_cells if n_cells is not None else max(2, min(MAX_CELLS, len(hold) // HOLDOUT_PER_CELL))
     if k < 1 or k > len(train):
         raise MemvizError(f"n_cells={k}: must be between 1 and the {len(train)} training rows")
-    if engine.distance == "standardized":           # its coordinates are the standardized numericals
-        z_t, cat_t = engine.reference_arrays()
-        enc_t, z_t = Encoded(np.zeros((len(train), 0)), cat_t), (z_t if z_t.shape[1] else None)
-    else:
-        enc_t, z_t = encoder.transform(train.data), None
-    xt = cell_coordinates(encoder, train.data, enc_t, z_t)                          # (N, D)
+    # a standardized engine's coordinates are the standardized numericals
+    z_t, cat_t = engine.reference_arrays() if engine.distance == "standardized" else cell_arrays(encoder, train.data)
+    xt = cell_coordinates(encoder, z_t, cat_t)                                      # (N, D)
     rng = np.random.default_rng(seed)
     fit_rows = xt if len(xt) <= KMEANS_ROWS else xt[rng.choice(len(xt), KMEANS_ROWS, replace=False)]
     centres = kmeans(fit_rows, k, seed)
@@ -339,7 +340,8 @@ def data_copying_test(train: Table, synthetic, holdout, *, distance: str = DEFAU
             raise MemvizError("positions: expected one training position per generated and per hold-out row")
         lq, lp = lt[pq], lt[pp]                                                     # the cell of NN1(x)
     else:
-        lq, lp = (nearest_centre(cell_coordinates(encoder, t.data), centres) for t in (synth, hold))
+        lq, lp = (nearest_centre(cell_coordinates(encoder, *cell_arrays(encoder, t.data)), centres)
+                  for t in (synth, hold))
     m, n = len(synth), len(hold)
     recs = []
     for c in range(k):
@@ -366,7 +368,7 @@ def data_copying_test(train: Table, synthetic, holdout, *, distance: str = DEFAU
         q[inc] = bh_qvalues(cells["p_value"].to_numpy()[inc])
     cells["q_value"] = q
     cells["copies"] = inc & (q <= alpha) & (cells["z"].to_numpy() < 0)
-    centres, texts = _describe(train, lt, k, encoder, enc_t)
+    centres, texts = _describe(train, lt, k, encoder, cat_t)
     cells["description"] = texts
     rows = pd.DataFrame({"row_id": train.row_ids, "cell": lt.astype(np.int64),
                          "in_copying_cell": cells["copies"].to_numpy()[lt]})

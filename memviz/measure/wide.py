@@ -343,7 +343,8 @@ class WideIndex:
             hi_r = hi_r - 2 * E
             hi_r = np.where(ok, hi_r - 4 * EPS * (np.abs(hi_r) + 2 * E), np.inf)
             emin, emax = np.full(B, np.inf), np.zeros(B)
-            for c, fn, out in ((te <= lo_r[qe, None], np.minimum, emin), (te + slack_e >= hi_r[qe, None], np.maximum, emax)):
+            for c, fn, out in ((te <= lo_r[qe, None], np.minimum, emin),
+                               (te + slack_e >= hi_r[qe, None], np.maximum, emax)):
                 pi, ri = np.nonzero(c & self.valid[rows_e])
                 fn.at(out, qe[pi], np.sqrt(self._exact(yq, qe[pi], rows_e[pi, ri])))     # sqrt is monotone
             span = emax - emin

@@ -139,6 +139,7 @@ def test_cells_described_from_the_engine_codes_equal_the_canonical_strings(sampl
     coordinates for the cells): the same texts and centres as from the canonical strings."""
     from memviz.measure.datacopying import (
         _describe,
+        cell_arrays,
         cell_coordinates,
         kmeans,
         nearest_centre,
@@ -146,9 +147,8 @@ def test_cells_described_from_the_engine_codes_equal_the_canonical_strings(sampl
 
     train, _ = sample
     eng = NeighborEngine(distance="standardized", device="cpu").fit(train)
-    enc = eng.encoder_.transform(train.data)
-    xt = cell_coordinates(eng.encoder_, train.data, enc)
-    z, cat = eng.reference_arrays()
-    np.testing.assert_array_equal(cell_coordinates(eng.encoder_, train.data, enc, z), xt)
+    z, cat = cell_arrays(eng.encoder_, train.data)
+    xt = cell_coordinates(eng.encoder_, z, cat)
+    np.testing.assert_array_equal(cell_coordinates(eng.encoder_, *eng.reference_arrays()), xt)
     labels = nearest_centre(xt, kmeans(xt, 6, 0))
-    assert _describe(train, labels, 6, eng.encoder_, enc) == _describe(train, labels, 6)
+    assert _describe(train, labels, 6, eng.encoder_, cat) == _describe(train, labels, 6)
