@@ -97,7 +97,14 @@ import numpy as np
 import torch
 
 from memviz.measure.pruned import _distinct_rows, _topk
-from memviz.measure.wideselect import f32, first_blocks, kth, select, select_h
+from memviz.measure.wideselect import (
+    f32,
+    first_blocks,
+    kth,
+    select,
+    select_h,
+    tile_mismatches,
+)
 
 BLOCK = 32        # reference rows per block
 TILE = 64         # most blocks per matrix product
@@ -349,7 +356,8 @@ class WideIndex:
                 fn.at(out, qe[pi], np.sqrt(self._exact(yq, qe[pi], rows_e[pi, ri])))     # sqrt is monotone
             span = emax - emin
         kb = min(nb, FIRST)
-        key1 = first_blocks(bmin, bmin_t, ng2, w, hq, inv, kb)                            # query-major
+        h_t = tile_mismatches(hq, inv, nt)                                               # (nt, B)
+        key1 = first_blocks(bmin, bmin_t, ng2, w, hq, inv, h_t, kb)                       # query-major
         qi1, blk1 = np.divmod(key1, nb)
         rows1, t1, h1, valid1 = self._pair_rows(at, hu, inv, qi1, blk1)                  # (P1, BLOCK) each
         slack1 = 4 * rho[qi1, None] * self.rhox[rows1] if rest else 0.0
@@ -367,7 +375,7 @@ class WideIndex:
             qa, ra, da = np.concatenate([qa, q2]), np.concatenate([ra, r2]), np.concatenate([da, d2])
         # only the other blocks with d_lo <= tau can hold a row with d <= the true k-th d
         thr = self._thresholds(tau, ng2, E, emin, span)                                  # (q + 1, B)
-        key2 = select_h(bmin_t, bmin, thr, hq, inv)
+        key2 = select_h(bmin_t, bmin, thr, hq, inv, h_t)
         key2 = key2[~np.isin(key2, key1)]
         qi2, blk2 = np.divmod(key2, nb)
         ok &= np.bincount(qi2, minlength=B) + kb <= max(MIN_CAP, nb // 8)

@@ -26,16 +26,21 @@ def select(bt, bk, thr, nb, below):
     return np.sort(qi[pi] * nb + ti[pi] * tile + j)
 
 
-def select_h(bt, bk, thr, hq, inv):
+def tile_mismatches(hq, inv, nt):
+    """(nt, B) the fewest mismatches of each query row's tuple (``inv`` into the (Uq, nb) block
+    minima ``hq``) over each tile's blocks."""
+    return hq.reshape(len(hq), nt, -1).min(axis=2)[inv].T
+
+
+def select_h(bt, bk, thr, hq, inv, h_t):
     """Sorted keys query·nb + block of the entries of bk (nb, B) at most thr[h, query]
     ((q + 1, B) float64), h the block's fewest mismatches with the query row's tuple; read
     only in the tiles whose minimum bt (nt, B) is at most the threshold of the tile's
-    fewest mismatches (float32, rounded up)."""
+    fewest mismatches h_t (:func:`tile_mismatches`; float32, rounded up)."""
     nt, B = bt.shape
     tile = bk.shape[0] // nt
-    h_t = hq.reshape(len(hq), nt, tile).min(axis=2)                                 # (Uq, nt)
     ar = np.arange(B)
-    th_t = f32(thr, up=True)[h_t[inv].T, ar[None, :]]                              # (nt, B)
+    th_t = f32(thr, up=True)[h_t, ar[None, :]]                                      # (nt, B)
     ti, qi = torch.nonzero(bt <= torch.from_numpy(th_t), as_tuple=True)
     ti, qi = ti.numpy(), qi.numpy()
     blk = ti[:, None] * tile + np.arange(tile)                                       # (P, tile)
@@ -44,15 +49,15 @@ def select_h(bt, bk, thr, hq, inv):
     return np.sort(qi[pi] * tile * nt + blk[pi, j])
 
 
-def first_blocks(bmin, bmin_t, ng2, w, hq, inv, kb):
+def first_blocks(bmin, bmin_t, ng2, w, hq, inv, h_t, kb):
     """Keys query·nb + block of kb blocks per query row of small estimated d lower bound,
     e_lo·w + h (their choice decides only how fast): the kb best tiles by the estimate
-    from the tile's smallest t and fewest mismatches, then the kb best of their blocks."""
+    from the tile's smallest t and fewest mismatches h_t (:func:`tile_mismatches`), then the
+    kb best of their blocks."""
     nb, B = bmin.shape
     nt = bmin_t.shape[0]
     tile = nb // nt
     ar = np.arange(B)
-    h_t = hq.reshape(len(hq), nt, tile).min(axis=2)[inv].T                          # (nt, B)
     e_t = np.sqrt(np.maximum(bmin_t.numpy() + ng2, 0.0)) * w                         # (nt, B)
     kt = min(nt, kb)
     best = np.argpartition(np.ascontiguousarray((e_t + h_t).T), kt - 1, axis=1)[:, :kt] if kt < nt else \
