@@ -33,10 +33,11 @@
   threads beside a busy core took ~10x longer on it); later that day, medians of 5 runs
   (``--repeats 5``) alternated with the pass: one pass 0.36 s, paper audit 0.70 s = 1.96x
   (0.69-0.77 s), standardized 1.84x, every column a secret 5.15x (at the target, not under it in
-  every run: 2.08x before the last two changes, 2.14x later with a faster pass of 0.29 s): the data-copying test and the membership attack side
-  by side on two threads, the data-copying engine sharing the audit engine's encoder and tables,
-  pruned tasks of up to 16,384 rows, per-column uint8 category counts for dense rows, one
-  factorization per column for codes and vocabularies;
+  every run: 2.08x before the last two changes, 2.14x later with a faster pass of 0.29 s): the
+  data-copying test and the membership attack side by side on two threads, the data-copying
+  engine sharing the audit engine's encoder and tables, pruned tasks of up to 16,384 rows,
+  per-column uint8 category counts for dense rows, one factorization per column for codes and
+  vocabularies;
 * **calibration**: fresh real rows as the "synthetic" table (a real table split into three
   disjoint parts: train, "synthetic", hold-out), R resamples on two tables: how often the MIA
   AUC interval covers 0.5, the data-copying test is significant, the attribute excess interval

@@ -50,8 +50,9 @@ time (target 100x: not met); identical to the float64 loop (max |r - r_naive| 0)
 rows' own bounds inside the kept blocks (exact differences for ~4 rows per query row instead of
 5 blocks of 32), tile-first block tests and 1,024-row tasks, the same day: 0.92 s = 104.8x and
 106.2x (loop 2.97 and 3.02 ms/row) in two runs; an hour later 1.01-1.12 s = 90.6-97.3x in three
-(the loop 2.97-3.11 ms/row); on the final code 0.83 s = 110.5x and 111.3x (loop 2.83 ms/row); exact in every run. ``--no-dense --no-rss`` on Adult then: 0.43 s
-= 326x the loop (4.35 ms/row).
+(the loop 2.97-3.11 ms/row); on the final code 0.83 s = 110.5x and 111.3x (loop 2.83 ms/row);
+exact in every run. ``--no-dense --no-rss`` on Adult then: 0.43 s = 326x the loop (4.35
+ms/row).
 
 The machine may be shared: the load average is printed next to every timing, and the
 ratios compare figures measured in the same run.
