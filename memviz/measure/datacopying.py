@@ -164,18 +164,108 @@ def cell_arrays(encoder: Encoder, df: pd.DataFrame) -> tuple[np.ndarray, np.ndar
     return z, enc.cat
 
 
+#: the one-hot weight of a category: squared Euclidean distance there adds 2 w² = 1 per mismatch
+ONE_HOT = 1.0 / math.sqrt(2.0)
+
+
+@dataclass(frozen=True)
+class CellSpace:
+    """The k-means coordinates x = [z | w·onehot(cat_1) | … | w·onehot(cat_q)] (D = p + Σ sizes),
+    held as the arrays and never as the (n, D) matrix.
+
+    z : (n, p) standardized numericals (non-finite entries at 0); cat : (n, q) codes (-1: none);
+    sizes : (q,) categories per column. With c = [c_z | c_1 | … | c_q] a centre (D,),
+
+        ‖x − c‖² = Σ_j (z_j − c_z,j)² + Σ_l (‖c_l‖² − 2 w c_l[cat_l] + w² [cat_l ≥ 0]).
+    """
+
+    z: np.ndarray
+    cat: np.ndarray
+    sizes: tuple
+
+    @classmethod
+    def of(cls, encoder: Encoder, z: np.ndarray, cat: np.ndarray) -> "CellSpace":
+        """From :func:`cell_arrays`' (or a standardized engine's) arrays."""
+        return cls(np.nan_to_num(z, nan=0.0, posinf=0.0, neginf=0.0), np.asarray(cat),
+                   tuple(int(s) for s in encoder.n_categories))
+
+    def __len__(self) -> int:
+        return len(self.z)
+
+    @property
+    def offsets(self) -> np.ndarray:
+        """(q + 1,) where each column's one-hot block starts in D, then D."""
+        return self.z.shape[1] + np.concatenate([[0], np.cumsum(self.sizes, dtype=np.int64)])
+
+    def take(self, rows: np.ndarray) -> "CellSpace":
+        return CellSpace(self.z[rows], self.cat[rows], self.sizes)
+
+    def row(self, i: int) -> np.ndarray:
+        """(D,) row i as a dense vector."""
+        out = np.zeros(int(self.offsets[-1]))
+        out[: self.z.shape[1]] = self.z[i]
+        for o, c in zip(self.offsets[:-1], self.cat[i]):
+            if c >= 0:
+                out[o + c] = ONE_HOT
+        return out
+
+    def dense(self) -> np.ndarray:
+        """(n, D): the matrix itself (tests, small tables)."""
+        out = np.zeros((len(self), int(self.offsets[-1])))
+        out[:, : self.z.shape[1]] = self.z
+        for l, o in enumerate(self.offsets[:-1]):
+            ok = self.cat[:, l] >= 0
+            out[np.flatnonzero(ok), o + self.cat[ok, l]] = ONE_HOT
+        return out
+
+    def _blocks(self, centres: np.ndarray):
+        """Per categorical column l: (n, k) c_l[cat_l] of every row against every centre (0 where none)."""
+        for l, o in enumerate(self.offsets[:-1]):
+            block = np.vstack([centres[:, o:o + self.sizes[l]].T, np.zeros((1, len(centres)))])   # (size + 1, k)
+            yield block[self.cat[:, l]]                                                           # -1: the zero row
+
+    def sq_to(self, c: np.ndarray) -> np.ndarray:
+        """(n,) ‖x − c‖² of every row to one centre (class docstring)."""
+        p = self.z.shape[1]
+        d = np.square(self.z - c[:p]).sum(axis=1)
+        for l, block in enumerate(self._blocks(c[None, :])):
+            o = self.offsets[l]
+            b = c[o:o + self.sizes[l]]
+            d += float(b @ b) - 2.0 * ONE_HOT * block[:, 0] + ONE_HOT ** 2 * (self.cat[:, l] >= 0)
+        return d
+
+    def nearest(self, centres: np.ndarray) -> np.ndarray:
+        """(n,) each row's nearest centre: the argmin of ‖c‖² − 2 x·c (‖x‖² does not change it; ties to
+        the lowest index)."""
+        p = self.z.shape[1]
+        score = (centres * centres).sum(1)[None, :] - 2.0 * (self.z @ centres[:, :p].T)          # (n, k)
+        for block in self._blocks(centres):
+            score -= 2.0 * ONE_HOT * block
+        return score.argmin(axis=1).astype(np.int64)
+
+    def means(self, labels: np.ndarray, centres: np.ndarray) -> np.ndarray:
+        """(k, D) each cell's mean row (a cell without rows keeps its centre): per numerical column the
+        mean of z, per category w × its share in the cell."""
+        k = len(centres)
+        n_in = np.bincount(labels, minlength=k).astype(np.float64)                              # (k,)
+        out = centres.copy()
+        full = n_in > 0
+        p = self.z.shape[1]
+        for j in range(p):
+            out[full, j] = np.bincount(labels, weights=self.z[:, j], minlength=k)[full] / n_in[full]
+        for l, o in enumerate(self.offsets[:-1]):
+            size, codes = self.sizes[l], self.cat[:, l]
+            ok = codes >= 0
+            cnt = np.bincount(labels[ok] * size + codes[ok], minlength=k * size).reshape(k, size)
+            out[full, o:o + size] = ONE_HOT * cnt[full] / n_in[full, None]
+        return out
+
+
 def cell_coordinates(encoder: Encoder, z: np.ndarray, cat: np.ndarray) -> np.ndarray:
-    """(n, p + K) k-means coordinates from :func:`cell_arrays`' (or a standardized engine's)
-    arrays: the standardized numericals, the categories one-hot at 1/√2."""
-    parts = [np.nan_to_num(z, nan=0.0, posinf=0.0, neginf=0.0)]
-    w = 1.0 / math.sqrt(2.0)
-    for j, size in enumerate(encoder.n_categories):
-        oh = np.zeros((len(cat), int(size)))
-        codes = cat[:, j]
-        ok = codes >= 0
-        oh[np.flatnonzero(ok), codes[ok]] = w
-        parts.append(oh)
-    return np.hstack(parts)
+    """(n, D) k-means coordinates from :func:`cell_arrays`' (or a standardized engine's)
+    arrays as a dense matrix: the standardized numericals, the categories one-hot at 1/√2
+    (:class:`CellSpace` holds the same without forming it)."""
+    return CellSpace.of(encoder, z, cat).dense()
 
 
 def _describe(train: Table, labels: np.ndarray, n_cells: int, encoder: Encoder | None = None,
@@ -232,42 +322,29 @@ def _fmt(x: float) -> str:
     return f"{x:,.0f}" if abs(x) >= 100 or float(x).is_integer() else f"{x:.3g}"
 
 
-def nearest_centre(x: np.ndarray, centres: np.ndarray) -> np.ndarray:
-    """(n,) the index of each row's nearest centre (squared Euclidean, ‖x‖² dropped: it does not change
-    the argmin; ties to the lowest index)."""
-    d = (centres * centres).sum(1)[None, :] - 2.0 * (x @ centres.T)                 # (n, k)
-    return d.argmin(axis=1).astype(np.int64)
-
-
-def kmeans(x: np.ndarray, k: int, seed: int, max_iter: int = KMEANS_ITER) -> np.ndarray:
+def kmeans(x: CellSpace, k: int, seed: int, max_iter: int = KMEANS_ITER) -> np.ndarray:
     """(k, D) centres: k-means++ seeding (Arthur & Vassilvitskii 2007, seeded), then Lloyd's iterations
     (assign to the nearest centre, move each centre to its rows' mean) until no assignment changes or
-    ``max_iter``. A centre left without rows stays where it is (its cell is then empty). Plain numpy:
-    the cells only partition the space, any fixed partition keeps the test valid."""
+    ``max_iter``. A centre left without rows stays where it is (its cell is then empty). On the
+    :class:`CellSpace` arrays, O(n (p + q)) per step instead of O(n D): the cells only partition the
+    space, any fixed partition keeps the test valid."""
     rng = np.random.default_rng(seed)
     n = len(x)
-    centres = np.empty((k, x.shape[1]))
-    centres[0] = x[rng.integers(n)]
-    buf = np.empty_like(x)
-
-    def sq(c):                                  # ((x - c) ** 2).sum(1), in one buffer
-        return np.square(np.subtract(x, c, out=buf), out=buf).sum(1)
-
-    d2 = sq(centres[0])
+    centres = np.empty((k, int(x.offsets[-1])))
+    centres[0] = x.row(int(rng.integers(n)))
+    d2 = x.sq_to(centres[0])
     for j in range(1, k):
+        d2 = np.maximum(d2, 0.0)                # exact zeros at the chosen rows; never a negative weight
         tot = float(d2.sum())
-        centres[j] = x[rng.choice(n, p=d2 / tot) if tot > 0 else rng.integers(n)]
-        d2 = np.minimum(d2, sq(centres[j]))
+        centres[j] = x.row(int(rng.choice(n, p=d2 / tot) if tot > 0 else rng.integers(n)))
+        d2 = np.minimum(d2, x.sq_to(centres[j]))
     labels = None
     for _ in range(max_iter):
-        new = nearest_centre(x, centres)
+        new = x.nearest(centres)
         if labels is not None and np.array_equal(new, labels):
             break
         labels = new
-        for j in range(k):
-            rows = labels == j
-            if rows.any():
-                centres[j] = x[rows].mean(axis=0)
+        centres = x.means(labels, centres)
     return centres
 
 
@@ -328,11 +405,11 @@ def data_copying_test(train: Table, synthetic, holdout, *, distance: str = DEFAU
         raise MemvizError(f"n_cells={k}: must be between 1 and the {len(train)} training rows")
     # a standardized engine's coordinates are the standardized numericals
     z_t, cat_t = engine.reference_arrays() if engine.distance == "standardized" else cell_arrays(encoder, train.data)
-    xt = cell_coordinates(encoder, z_t, cat_t)                                      # (N, D)
+    xt = CellSpace.of(encoder, z_t, cat_t)                                          # N rows in D coordinates
     rng = np.random.default_rng(seed)
-    fit_rows = xt if len(xt) <= KMEANS_ROWS else xt[rng.choice(len(xt), KMEANS_ROWS, replace=False)]
+    fit_rows = xt if len(xt) <= KMEANS_ROWS else xt.take(rng.choice(len(xt), KMEANS_ROWS, replace=False))
     centres = kmeans(fit_rows, k, seed)
-    lt = nearest_centre(xt, centres)                                                # (N,)
+    lt = xt.nearest(centres)                                                        # (N,)
     if positions is not None:
         pq, pp = (np.asarray(p_, dtype=np.int64) for p_ in positions)
         if pq.shape != (len(synth),) or pp.shape != (len(hold),) or len(pq) and pq.max() >= len(train) \
@@ -340,8 +417,7 @@ def data_copying_test(train: Table, synthetic, holdout, *, distance: str = DEFAU
             raise MemvizError("positions: expected one training position per generated and per hold-out row")
         lq, lp = lt[pq], lt[pp]                                                     # the cell of NN1(x)
     else:
-        lq, lp = (nearest_centre(cell_coordinates(encoder, *cell_arrays(encoder, t.data)), centres)
-                  for t in (synth, hold))
+        lq, lp = (CellSpace.of(encoder, *cell_arrays(encoder, t.data)).nearest(centres) for t in (synth, hold))
     m, n = len(synth), len(hold)
     recs = []
     for c in range(k):

@@ -138,11 +138,11 @@ def test_cells_described_from_the_engine_codes_equal_the_canonical_strings(sampl
     """The cells' descriptions read the engine's category codes (and its standardized
     coordinates for the cells): the same texts and centres as from the canonical strings."""
     from memviz.measure.datacopying import (
+        CellSpace,
         _describe,
         cell_arrays,
         cell_coordinates,
         kmeans,
-        nearest_centre,
     )
 
     train, _ = sample
@@ -150,5 +150,32 @@ def test_cells_described_from_the_engine_codes_equal_the_canonical_strings(sampl
     z, cat = cell_arrays(eng.encoder_, train.data)
     xt = cell_coordinates(eng.encoder_, z, cat)
     np.testing.assert_array_equal(cell_coordinates(eng.encoder_, *eng.reference_arrays()), xt)
-    labels = nearest_centre(xt, kmeans(xt, 6, 0))
+    labels = CellSpace.of(eng.encoder_, z, cat).nearest(kmeans(CellSpace.of(eng.encoder_, z, cat), 6, 0))
     assert _describe(train, labels, 6, eng.encoder_, cat) == _describe(train, labels, 6)
+
+
+def test_cell_space_answers_as_the_dense_one_hot_matrix():
+    """k-means on the arrays (no one-hot matrix): each row's squared distance to a centre, its
+    nearest centre and the cells' means equal those of the dense (n, D) matrix, with missing
+    categories (code -1), empty cells and non-finite numericals."""
+    from memviz.measure.datacopying import CellSpace
+
+    rng = np.random.default_rng(3)
+    n, sizes = 2_000, (3, 7, 1, 12)
+    z = rng.normal(size=(n, 4))
+    z[rng.random(z.shape) < 0.01] = np.nan
+    cat = np.column_stack([rng.integers(-1, s, n) for s in sizes])
+    space = CellSpace(np.nan_to_num(z, nan=0.0), cat, sizes)
+    x = space.dense()                                                    # (n, 4 + 23)
+    assert x.shape == (n, 27) and np.allclose(x[:, 4:].sum(1), (cat >= 0).sum(1) / np.sqrt(2))
+    np.testing.assert_array_equal(space.row(17), x[17])
+    centres = rng.normal(size=(6, x.shape[1]))
+    for c in centres[:2]:
+        np.testing.assert_allclose(space.sq_to(c), ((x - c) ** 2).sum(1), rtol=1e-12, atol=1e-12)
+    dense_d = ((x[:, None, :] - centres[None]) ** 2).sum(-1)
+    np.testing.assert_array_equal(space.nearest(centres), dense_d.argmin(1))
+    labels = rng.integers(0, 5, n)                                       # cell 5 empty: keeps its centre
+    means = space.means(labels, centres)
+    for j in range(5):
+        np.testing.assert_allclose(means[j], x[labels == j].mean(0), rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(means[5], centres[5])
