@@ -16,9 +16,11 @@ needed only when some L ≤ τ; they are then the rows within a numerical ball
 (t(x) ≤ τ - L* - 1), found by a k-d tree and filtered by h.
 
 Inside a level every row of a group has the same h, so only its k numerically nearest
-can count: groups of at least ``BIG`` rows are searched with their own k-d tree
-(scipy's cKDTree) for k + 1 rows, the list being complete when its last distance,
-less its rounding, exceeds the k-th exact e; smaller groups are taken whole.
+can count: groups of at least ``BIG`` rows are searched by k-d tree (scipy's cKDTree)
+for k + 1 rows, the list being complete when its last distance, less its rounding,
+exceeds the k-th exact e; smaller groups are taken whole. The big groups share one
+tree, each group lifted apart from the others by one more coordinate, so that one call
+answers every (query row, big group) pair (``_big_tree``).
 
 min e and max e (paper). min e: a k-d tree over all reference rows, the exact e of the
 returned rows, complete under the same test. max e: a tree of boxes (median splits,
@@ -38,6 +40,7 @@ left to it as well.
 """
 from __future__ import annotations
 
+import math
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -46,7 +49,7 @@ from scipy.spatial import cKDTree
 
 from memviz.measure.boxtree import BoxTree
 
-BIG = 64          # groups with at least this many rows get their own k-d tree
+BIG = 64          # groups with at least this many rows are searched by k-d tree (_big_tree)
 CHUNK = 16384     # most query rows per task (fewer, larger tasks: fewer per-group calls per row)
 CHUNK_MIN = 2048  # fewest query rows per task, unless fewer are left
 PROBE = 256       # the first rows, tried alone: if most fail, the dense path takes all
@@ -81,10 +84,8 @@ class PrunedIndex:
                 setattr(self, a, getattr(groups, a))
         else:
             self._groups()
-        self.trees = {}
         if self.p:
-            for g in np.flatnonzero(self.gsize >= BIG):
-                self.trees[int(g)] = cKDTree(self.y[self._group_rows(g)])
+            self._big_tree()
             self.tree = cKDTree(self.y)                                                  # all rows
             if self.paper:
                 self.boxes = BoxTree(self.y, LEAF)
@@ -134,6 +135,27 @@ class PrunedIndex:
         end = np.append(start[1:], len(order))
         rows = np.add.reduceat(self.gsize[order], start) if len(start) else np.zeros(0, dtype=np.int64)
         return _Table(cols, keys, start, end, rows, order)
+
+    def _big_tree(self) -> None:
+        """One k-d tree over the rows of every big group, each lifted by its group's own value
+        of one more coordinate, b·LIFT (b: the group's rank among the big ones): two rows of one
+        group share it exactly, so their distance is the plain one, while rows of two groups lie
+        at least LIFT apart, more than any distance inside a group of finite coordinates near the
+        reference rows'. So a query lifted by its group's value finds that group's nearest rows in
+        one call for every (query row, big group) pair; a row of another group in its answer
+        (a query row far outside the reference rows) is seen and that pair searched whole."""
+        big = np.flatnonzero(self.gsize >= BIG)                                          # (G,)
+        self.big_rank = np.full(len(self.gsize), -1, dtype=np.int64)
+        self.big_rank[big] = np.arange(len(big))
+        self.big_rows = (np.concatenate([self._group_rows(g) for g in big]) if len(big)
+                         else np.zeros(0, dtype=np.int64))                               # (Nb,) by group
+        self.big_group = np.repeat(big, self.gsize[big])                                 # (Nb,)
+        self.lift = 4.0 * math.sqrt(self.p + 1) * (float(np.abs(self.y).max()) + 1.0)
+        if len(big):
+            self.big_kd = cKDTree(np.column_stack([self.y[self.big_rows], self._lifted(self.big_group)]))
+
+    def _lifted(self, groups: np.ndarray) -> np.ndarray:
+        return self.big_rank[groups].astype(np.float64) * self.lift
 
     def _group_rows(self, g: int) -> np.ndarray:
         return self.rows[self.gstart[g]:self.gstart[g] + self.gsize[g]]
@@ -257,7 +279,7 @@ class PrunedIndex:
         h = np.concatenate(h) if h else np.zeros(0, dtype=np.int64)
         sizes = self.gsize[grp]
         have = np.bincount(qi, weights=sizes, minlength=B)
-        big = sizes >= BIG if self.p else np.zeros(len(grp), dtype=bool)
+        big = sizes >= max(BIG, k + 1) if self.p else np.zeros(len(grp), dtype=bool)
         work = np.bincount(qi, weights=np.where(big, 4 * (k + 1), sizes), minlength=B)
         ok &= (have >= k) & (work <= self.cap)
         sel = ok[qi]
@@ -272,22 +294,22 @@ class PrunedIndex:
         cand_h.append(h[small][owner])
         if self.p:
             cand_e.append(self._e(yq, cand_r[-1], at=sq))
-        for g in np.unique(grp[big]):
-            at = np.flatnonzero(big & (grp == g))
-            qs = qi[at]
-            rows_g = self._group_rows(g)
-            kk = min(k + 1, len(rows_g))
-            kd, ki = self.trees[int(g)].query(yq[qs], k=kk)
+        if big.any():
+            qs, gs, hs = qi[big], grp[big], h[big]                                        # (m,) big pairs
+            kk = k + 1                                                                   # ≤ BIG rows: every big group has them
+            kd, ki = self.big_kd.query(np.column_stack([yq[qs], self._lifted(gs)]), k=kk)
             kd, ki = kd.reshape(len(qs), kk), ki.reshape(len(qs), kk)
-            r = rows_g[ki]                                                               # (m, kk)
+            ki = np.minimum(ki, len(self.big_rows) - 1)                                  # (missing rows: Nb, none here)
+            r = self.big_rows[ki]                                                        # (m, kk)
             e = self._e(np.repeat(yq[qs], kk, axis=0), r.reshape(-1)).reshape(len(qs), kk)
-            kth = np.sort(e, axis=1)[:, min(k, kk) - 1]
-            sure = (kk == len(rows_g)) | (kd[:, -1] * (1 - self.delta) > kth)
+            kth = np.sort(e, axis=1)[:, k - 1]
+            sure = (self.big_group[ki] == gs[:, None]).all(axis=1) & (kd[:, -1] * (1 - self.delta) > kth)
             cand_q.append(np.repeat(qs[sure], kk)), cand_r.append(r[sure].reshape(-1))
-            cand_h.append(np.repeat(h[at][sure], kk)), cand_e.append(e[sure].reshape(-1))
+            cand_h.append(np.repeat(hs[sure], kk)), cand_e.append(e[sure].reshape(-1))
             for i in np.flatnonzero(~sure):                                              # near ties: the whole group
+                rows_g = self._group_rows(gs[i])
                 cand_q.append(np.full(len(rows_g), qs[i])), cand_r.append(rows_g)
-                cand_h.append(np.full(len(rows_g), h[at[i]])), cand_e.append(self._e(yq[qs[i]][None, :], rows_g))
+                cand_h.append(np.full(len(rows_g), hs[i])), cand_e.append(self._e(yq[qs[i]][None, :], rows_g))
         cq_, cr, ch = np.concatenate(cand_q), np.concatenate(cand_r), np.concatenate(cand_h)
         ce = np.concatenate(cand_e) if self.p else np.zeros(len(cq_))
         # 4. min e and max e over all reference rows (paper)

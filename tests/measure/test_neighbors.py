@@ -221,3 +221,38 @@ def test_an_engine_fitted_like_another_shares_its_encoder_and_groups_and_answers
     assert NeighborEngine(distance="standardized", device="cpu").fit(other, like=paper).encoder_ is not paper.encoder_
     back = pickle.loads(pickle.dumps(shared))
     np.testing.assert_array_equal(back.kneighbors(test, 1).pos, fresh.kneighbors(test, 1).pos)
+
+
+@pytest.mark.parametrize("distance", ["paper", "standardized"])
+@pytest.mark.parametrize("k", [1, 3, 70])
+def test_big_groups_share_one_lifted_tree_and_far_query_rows_fall_back_to_the_whole_group(distance, k):
+    """Big groups (>= BIG rows) are searched in one k-d tree, each lifted apart by one more
+    coordinate. A query row far outside the reference rows (farther than the lift) gets rows of
+    another group in that tree's answer: its pair is then searched whole, and every answer equals
+    the dense path's, bit for bit; k + 1 above BIG takes such groups whole instead."""
+    from memviz.measure import pruned
+
+    rng = np.random.default_rng(5)
+    n = 900
+    df = pd.DataFrame({"x0": rng.random(n), "x1": rng.random(n), "c0": rng.choice(list("abc"), n).astype(object)})
+    df.index = pd.Index(np.arange(n), name="row_id")
+    train = Table(df, Schema(numerical=("x0", "x1"), categorical=("c0",), target=None, task="none"), "big groups")
+    eng = NeighborEngine(distance=distance, device="cpu", algorithm="pruned").fit(train)
+    index = eng.pruned_
+    assert (index.gsize >= pruned.BIG).all() and len(index.big_rows) == n      # three big groups, one tree
+    q = df.sample(300, random_state=1).reset_index(drop=True)
+    q.loc[:40, "x0"] = 1e6 * (1 + rng.random(41))       # so far that other groups' rows come first
+    assert 1e6 * np.abs(index.y).max() > 1e4 * index.lift
+    calls = []
+    full = pruned.PrunedIndex._group_rows
+    pruned.PrunedIndex._group_rows = lambda self, g: calls.append(g) or full(self, g)
+    try:
+        out = eng.kneighbors(q, k)
+    finally:
+        pruned.PrunedIndex._group_rows = full
+    ref = NeighborEngine(distance=distance, device="cpu", algorithm="dense").fit(train).kneighbors(q, k)
+    np.testing.assert_array_equal(out.pos, ref.pos)
+    np.testing.assert_array_equal(out.dist, ref.dist)
+    assert out.n_pruned == len(q)
+    if k < pruned.BIG:
+        assert len(calls) >= 30                                                 # far rows: whole groups
