@@ -128,8 +128,10 @@ def _known_table(table: Table, known: tuple[str, ...]) -> Table:
     s = table.schema
     num = tuple(c for c in s.distance_numerical if c in known)
     cat = tuple(c for c in s.distance_categorical if c in known)
-    return Table(table.data.loc[:, list(num + cat)], Schema(numerical=num, categorical=cat, target=None),
-                 table.source)
+    data = table.data
+    # the same column arrays, no copy: their factorizations are shared (shared_factorizations)
+    known_data = pd.DataFrame({c: data[c] for c in num + cat}, index=data.index, copy=False)
+    return Table(known_data, Schema(numerical=num, categorical=cat, target=None), table.source)
 
 
 def _revealed(guess: pd.Series, truth: pd.Series, numerical: bool, spread: float) -> np.ndarray:

@@ -42,6 +42,7 @@ The result is an :class:`Evidence`: frozen, typed, and a read-only mapping from 
 """
 from __future__ import annotations
 
+import contextvars
 import time
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -62,6 +63,7 @@ from memviz.measure.membership import (
 )
 from memviz.measure.neighbors import NeighborEngine
 from memviz.tables.data import Table
+from memviz.tables.encoding import shared_factorizations
 
 TESTS = ("membership", "data_copying", "attribute")
 #: each test's name in a sentence (the report's "Other tests", the verdict's qualifier)
@@ -182,8 +184,9 @@ def audit_evidence(train: Table, synthetic: Table, holdout: Table, *, engine: Ne
                                     engine=synthetic_engine(synthetic, dist, device, n_jobs=jobs),
                                     flagged_row_ids=flagged_row_ids, holdout_checked=True)
 
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        dc_f, mi_f = pool.submit(copying), pool.submit(membership)
+    with shared_factorizations(), ThreadPoolExecutor(max_workers=2) as pool:
+        # the three tests encode the same three frames: each column is factorized once
+        dc_f, mi_f = (pool.submit(contextvars.copy_context().run, f) for f in (copying, membership))
         holdout_table(train, hold)                            # refuses a hold-out of training rows
         secrets = secret if secret is not None else audit_secrets(train.schema)
         n_cols = len(train.schema.distance_numerical + train.schema.distance_categorical)
@@ -230,6 +233,13 @@ def privacy_evidence(train: Table, synthetic, holdout, *, engine: NeighborEngine
         raise MemvizError(f"test {unknown[0]!r}: unknown (use {', '.join(TESTS)})")
     synth = as_table(train, synthetic, "synthetic", "synthetic table")
     hold = holdout_table(train, holdout)
+    with shared_factorizations():                          # the tests encode the same frames
+        return _privacy_evidence(train, synth, hold, engine, distance, secret, known, seed, n_attribute_rows,
+                                 n_cells, flagged_row_ids, device, tests)
+
+
+def _privacy_evidence(train, synth, hold, engine, distance, secret, known, seed, n_attribute_rows, n_cells,
+                      flagged_row_ids, device, tests) -> dict:
     out = {}
     if "membership" in tests:
         s_engine = synthetic_engine(synth, distance, device)

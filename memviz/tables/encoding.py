@@ -1,7 +1,9 @@
 """Turning table cells into the arrays of the distance: canonical categories, imputed numericals."""
 from __future__ import annotations
 
+import contextvars
 import math
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -38,11 +40,52 @@ def canonical_value(v) -> str:
     return s
 
 
+#: the factorizations shared inside :func:`shared_factorizations` (None outside it)
+_SHARED: contextvars.ContextVar = contextvars.ContextVar("memviz_shared_factorizations", default=None)
+
+
+@contextmanager
+def shared_factorizations():
+    """Inside this block each column is factorized once: :func:`_distinct` keeps its answer per
+    column memory (the address, shape, strides and dtype of a numpy-backed column's values, the
+    values themselves held so the address stays theirs), so engines fitted on and queried with the
+    same frames (or frames sharing their columns' memory) each read it instead of factorizing the
+    strings again. The frames must not be modified inside the block. A thread started inside it
+    shares the memo when run through :func:`contextvars.copy_context` (``copy_context().run``).
+    Nested blocks use the outermost one's memo."""
+    if _SHARED.get() is not None:
+        yield
+        return
+    token = _SHARED.set({})
+    try:
+        yield
+    finally:
+        _SHARED.reset(token)
+
+
+def _memo_key(s: pd.Series):
+    """(key, values) of a column whose values are a numpy array (no copy made), else (None, None)."""
+    if not isinstance(s.dtype, np.dtype):
+        return None, None
+    v = s.to_numpy(copy=False)
+    return (v.__array_interface__["data"][0], v.shape, v.strides, v.dtype.str), v
+
+
 def _distinct(s: pd.Series) -> tuple[np.ndarray, list[str]]:
     """One factorization of a column: (n,) the index of each cell's distinct value (-1: NaN,
-    None, pd.NA) and the canonical value of each distinct value, in order of first appearance."""
+    None, pd.NA) and the canonical value of each distinct value, in order of first appearance.
+    Inside :func:`shared_factorizations`, computed once per column (the codes then read-only)."""
+    memo = _SHARED.get()
+    key, values = _memo_key(s) if memo is not None else (None, None)
+    if key is not None and key in memo:
+        _, codes, canon = memo[key]
+        return codes, list(canon)
     codes, uniques = pd.factorize(s.to_numpy(dtype=object), use_na_sentinel=True)
-    return codes, [canonical_value(u) for u in uniques]
+    canon = [canonical_value(u) for u in uniques]
+    if key is not None:
+        codes.setflags(write=False)
+        memo[key] = (values, codes, tuple(canon))
+    return codes, canon
 
 
 def canonical_series(s: pd.Series) -> np.ndarray:

@@ -30,3 +30,52 @@ def test_category_codes_equal_the_canonical_strings_mapped():
     want = np.array([enc.vocab[0].get(v, -1) for v in canon])
     np.testing.assert_array_equal(enc.transform(query).cat[:, 0], want)
     assert want[2] == want[3] == want[4] == want[9] == enc.vocab[0][MISSING] and want[6] == want[10] == -1
+
+
+def test_shared_factorizations_factorize_each_column_once_and_answer_the_same(monkeypatch):
+    """Inside shared_factorizations every column's memory is factorized once, whichever encoder
+    reads it (a fit, a transform, a vocabulary, a frame of the same column arrays, a thread run
+    in a copy of the context); the codes, vocabularies and canonical strings equal those computed
+    outside it, the memo's codes are read-only, and outside the block nothing is kept."""
+    import contextvars
+    import threading
+
+    from memviz.tables import encoding
+    from memviz.tables.encoding import Encoder, canonical_series, shared_factorizations
+
+    rng = np.random.default_rng(2)
+    n = 3_000
+    df = pd.DataFrame({"x": rng.normal(size=n), "a": rng.choice(["u", "v", None, "1", 1, 1.0], n),
+                       "b": rng.choice([True, False], n), "c": pd.Categorical(rng.choice(list("pq"), n))})
+    other = pd.DataFrame({"x": rng.normal(size=n), "a": rng.choice(["u", "w"], n), "b": rng.choice([False, True], n),
+                          "c": pd.Categorical(rng.choice(list("pqr"), n))})
+    cols = ("a", "b", "c")
+    plain_fit = Encoder.fit(df, ("x",), cols)
+    plain = [plain_fit.transform(t).cat for t in (df, other)]
+    plain_canon = canonical_series(df["a"])
+    calls = []
+    real = pd.factorize
+    monkeypatch.setattr(encoding.pd, "factorize", lambda *a, **kw: calls.append(1) or real(*a, **kw))
+    with shared_factorizations():
+        fit = Encoder.fit(df, ("x",), cols)
+        assert fit.vocab == plain_fit.vocab
+        n_fit = len(calls)
+        assert n_fit == 3                                         # a, b and c, once each
+        shared = pd.DataFrame({c: df[c] for c in ("a", "b")}, copy=False)           # the same arrays
+        out = [fit.transform(t).cat for t in (df, other)]
+        np.testing.assert_array_equal(Encoder.fit(shared, (), ("a", "b")).transform(shared).cat, out[0][:, :2])
+        box = []
+        t = threading.Thread(target=contextvars.copy_context().run, args=(lambda: box.append(fit.transform(df).cat),))
+        t.start(), t.join()
+        np.testing.assert_array_equal(box[0], out[0])
+        np.testing.assert_array_equal(canonical_series(df["a"]), plain_canon)
+        codes, _ = encoding._distinct(df["a"])
+        assert not codes.flags.writeable
+        # df's a and b never again; c (categorical dtype, no numpy values) on each of its two more
+        # reads (transform, the thread's); other's a, b and c once
+        assert len(calls) == n_fit + 2 + 3
+    for a, b in zip(out, plain):
+        np.testing.assert_array_equal(a, b)
+    before = len(calls)
+    Encoder.fit(df, ("x",), cols).transform(df)
+    assert len(calls) == before + 6                               # outside: every read factorizes
