@@ -28,6 +28,7 @@ from memviz.tables.data import (
     read_frame,
     table_from_frame,
 )
+from memviz.tables.encoding import shared_factorizations
 from memviz.tables.schema import Schema
 
 #: per-row closeness columns added to the row table
@@ -212,7 +213,9 @@ def _evidence(train: Table, syn: pd.DataFrame, holdout: Table | None, evidence, 
         if holdout is None:
             return Evidence()
         d1, pos = d1 if d1 is not None else (None, None)
-        return audit_evidence(train, Table(syn[list(train.schema.columns)], train.schema, "synthetic"), holdout,
+        cols = list(train.schema.columns)
+        frame = syn if list(syn.columns) == cols else syn[cols]         # the pass's own arrays where they fit
+        return audit_evidence(train, Table(frame, train.schema, "synthetic"), holdout,
                               engine=engine, d1_synthetic=d1, nn1_synthetic=pos, device=device, seed=seed,
                               flagged_row_ids=flagged)
     return Evidence.of(evidence or None)
@@ -263,16 +266,18 @@ def audit(train, synthetic, holdout=None, *, schema=None, metadata=None, target:
     hold = as_table(holdout, tr.schema, role="test", name="holdout") if holdout is not None else None
     if len(syn) == 0:
         raise MemvizError(f"{syn.source}: the synthetic table has no rows")
-    engine = NeighborEngine(distance=distance, device=device).fit(tr)
-    res = memorization(tr, syn, engine=engine)
-    floor = holdout_floor(tr, hold, distance=distance, engine=engine) if hold is not None else None
-    prov = {"fingerprints": {"train": fingerprint(tr), "synthetic": fingerprint(syn),
-                             "holdout": fingerprint(hold) if hold is not None else ""},
-            "sources": {"train": tr.source, "synthetic": syn.source, "holdout": hold.source if hold is not None else ""}}
-    return _finish(tr, syn.data, res.nn1, res.ratio, res.memorized, floor=floor, holdout=hold,
-                   n_generated=len(syn), distance=distance, device=device, quality=quality, dcr=dcr,
-                   provenance=prov, evidence=evidence, row_test=row_test, seed=seed, engine=engine,
-                   d1=(res.d1, res.nn1_pos))
+    with shared_factorizations():          # the pass, the floor and the evidence encode the same frames
+        engine = NeighborEngine(distance=distance, device=device).fit(tr)
+        res = memorization(tr, syn, engine=engine)
+        floor = holdout_floor(tr, hold, distance=distance, engine=engine) if hold is not None else None
+        prov = {"fingerprints": {"train": fingerprint(tr), "synthetic": fingerprint(syn),
+                                 "holdout": fingerprint(hold) if hold is not None else ""},
+                "sources": {"train": tr.source, "synthetic": syn.source,
+                            "holdout": hold.source if hold is not None else ""}}
+        return _finish(tr, syn.data, res.nn1, res.ratio, res.memorized, floor=floor, holdout=hold,
+                       n_generated=len(syn), distance=distance, device=device, quality=quality, dcr=dcr,
+                       provenance=prov, evidence=evidence, row_test=row_test, seed=seed, engine=engine,
+                       d1=(res.d1, res.nn1_pos))
 
 
 def from_run(run_dir: str | Path, check: int | None = None, *, holdout=None, pool: bool = True,

@@ -45,6 +45,7 @@ from memviz.measure.neighbors import DISTANCES, NeighborEngine
 from memviz.measure.ranktests import auc_delong, json_safe
 from memviz.measure.rownull import bh_qvalues
 from memviz.tables.data import Table, check_same_columns, table_from_frame
+from memviz.tables.encoding import row_keys
 
 #: the distance of the tests beyond the ratio test (module docstring: why not the paper's)
 DEFAULT_DISTANCE = "standardized"
@@ -74,15 +75,15 @@ def as_table(train: Table, other, role: str, what: str) -> Table:
 
 def holdout_table(train: Table, holdout, checked: bool = False) -> Table:
     """The hold-out as a Table, refused when more than half its rows are training rows (equal on
-    every schema column): those are members, and every test would read "no difference".
+    every schema column, :func:`~memviz.tables.encoding.row_keys`): those are members, and every
+    test would read "no difference".
     ``checked``: the caller has made this check already (:func:`memviz.measure.evidence.audit_evidence`
     runs it once for the three tests)."""
     hold = as_table(train, holdout, "test", "hold-out")
     if checked:
         return hold
     cols = list(train.schema.columns)
-    seen = pd.util.hash_pandas_object(train.data[cols], index=False).to_numpy()
-    same = int(np.isin(pd.util.hash_pandas_object(hold.data[cols], index=False).to_numpy(), seen).sum())
+    same = int(np.isin(row_keys(hold.data, cols), row_keys(train.data, cols)).sum())
     if same > SAME_ROWS_LIMIT * len(hold):
         raise MemvizError(f"{hold.source}: {same} of {len(hold)} hold-out rows are training rows; pass real rows "
                           "the model never trained on (the test split or a hold-out)")
