@@ -37,7 +37,11 @@
   data-copying test and the membership attack side by side on two threads, the data-copying
   engine sharing the audit engine's encoder and tables, pruned tasks of up to 16,384 rows,
   per-column uint8 category counts for dense rows, one factorization per column for codes and
-  vocabularies;
+  vocabularies; later still (quiet, the previous code run beside it twice): one pass 0.28-0.31 s,
+  paper audit 0.47-0.50 s = 1.53x and 1.80x (previous code 2.26x, 2.11x), standardized 1.48x and
+  1.57x (1.97x, 1.98x), every column a secret 3.60x and 3.93x (5.30x, 5.20x): each column
+  factorized once per audit (shared_factorizations), the hold-out check from row keys, the big
+  groups' k-d trees merged into one lifted tree, k-means on the arrays;
 * **calibration**: fresh real rows as the "synthetic" table (a real table split into three
   disjoint parts: train, "synthetic", hold-out), R resamples on two tables: how often the MIA
   AUC interval covers 0.5, the data-copying test is significant, the attribute excess interval

@@ -246,7 +246,7 @@ def audit(train, synthetic, holdout=None, *, schema=None, metadata=None, target:
         (:mod:`memviz.audit.rowtest`); False marks it not run.
     evidence : True (default): run the tests beyond the ratio test against the hold-out
         (membership inference, the data-copying test, attribute inference on the target:
-        :func:`memviz.measure.evidence.audit_evidence`, at most about one more memorization pass);
+        :func:`memviz.measure.evidence.audit_evidence`, 1.5–1.8 memorization passes at full Adult);
         False skips them; a mapping gives a caller's own tests keyed by name (each with ``to_dict()``
         and ``sentence()``). They enter the verdict only as supporting evidence.
     seed : the seed of the DCR subsample, the row test's simulation and the evidence's k-means and draws.

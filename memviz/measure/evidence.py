@@ -33,6 +33,8 @@ Adult), through reuse rather than approximation:
   :data:`AUDIT_SECRETS` names the rule): one engine on the generated rows' known columns. Every
   other column costs one more such fit and query; pass ``secret=`` to attack more
   (:func:`privacy_evidence` attacks every column by default);
+* every column is factorized once for all the engines (:func:`~memviz.tables.encoding.shared_factorizations`),
+  and the hold-out's training-row check reads those factorizations (:func:`~memviz.tables.encoding.row_keys`);
 * the data-copying test and the membership attack run side by side on two threads (the
   attribute attack on the caller's), each search on one thread of its own: a k = 1 search holds
   the GIL for much of its time and gains little from a second thread, two such searches side
