@@ -234,23 +234,18 @@ def privacy_evidence(train: Table, synthetic, holdout, *, engine: NeighborEngine
         from memviz.errors import MemvizError
         raise MemvizError(f"test {unknown[0]!r}: unknown (use {', '.join(TESTS)})")
     synth = as_table(train, synthetic, "synthetic", "synthetic table")
-    hold = holdout_table(train, holdout)
-    with shared_factorizations():                          # the tests encode the same frames
-        return _privacy_evidence(train, synth, hold, engine, distance, secret, known, seed, n_attribute_rows,
-                                 n_cells, flagged_row_ids, device, tests)
-
-
-def _privacy_evidence(train, synth, hold, engine, distance, secret, known, seed, n_attribute_rows, n_cells,
-                      flagged_row_ids, device, tests) -> dict:
     out = {}
-    if "membership" in tests:
-        s_engine = synthetic_engine(synth, distance, device)
-        out["membership"] = membership_inference(train, synth, hold, distance=distance, engine=s_engine,
-                                                 flagged_row_ids=flagged_row_ids)
-    if "data_copying" in tests:
-        out["data_copying"] = data_copying_test(train, synth, hold, distance=distance, n_cells=n_cells,
-                                                engine=engine, device=device, seed=seed)
-    if "attribute" in tests:
-        out["attribute"] = attribute_inference(train, synth, hold, secret=secret, known=known,
-                                               n_rows=n_attribute_rows, distance=distance, device=device, seed=seed)
+    with shared_factorizations():                          # the check and the tests encode the same frames
+        hold = holdout_table(train, holdout)               # checked once here, for every test below
+        if "membership" in tests:
+            s_engine = synthetic_engine(synth, distance, device)
+            out["membership"] = membership_inference(train, synth, hold, distance=distance, engine=s_engine,
+                                                     flagged_row_ids=flagged_row_ids, holdout_checked=True)
+        if "data_copying" in tests:
+            out["data_copying"] = data_copying_test(train, synth, hold, distance=distance, n_cells=n_cells,
+                                                    engine=engine, device=device, seed=seed, holdout_checked=True)
+        if "attribute" in tests:
+            out["attribute"] = attribute_inference(train, synth, hold, secret=secret, known=known,
+                                                   n_rows=n_attribute_rows, distance=distance, device=device,
+                                                   seed=seed, holdout_checked=True)
     return out
