@@ -45,6 +45,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import pandas as pd
@@ -192,9 +193,9 @@ class CellSpace:
     def __len__(self) -> int:
         return len(self.z)
 
-    @property
+    @cached_property
     def offsets(self) -> np.ndarray:
-        """(q + 1,) where each column's one-hot block starts in D, then D."""
+        """(q + 1,) where each column's one-hot block starts in D, then D (formed once)."""
         return self.z.shape[1] + np.concatenate([[0], np.cumsum(self.sizes, dtype=np.int64)])
 
     def take(self, rows: np.ndarray) -> "CellSpace":
@@ -259,13 +260,6 @@ class CellSpace:
             cnt = np.bincount(labels[ok] * size + codes[ok], minlength=k * size).reshape(k, size)
             out[full, o:o + size] = ONE_HOT * cnt[full] / n_in[full, None]
         return out
-
-
-def cell_coordinates(encoder: Encoder, z: np.ndarray, cat: np.ndarray) -> np.ndarray:
-    """(n, D) k-means coordinates from :func:`cell_arrays`' (or a standardized engine's)
-    arrays as a dense matrix: the standardized numericals, the categories one-hot at 1/√2
-    (:class:`CellSpace` holds the same without forming it)."""
-    return CellSpace.of(encoder, z, cat).dense()
 
 
 def _describe(train: Table, labels: np.ndarray, n_cells: int, encoder: Encoder | None = None,

@@ -137,20 +137,14 @@ def test_each_row_is_in_the_cell_of_its_nearest_training_row(parts):
 def test_cells_described_from_the_engine_codes_equal_the_canonical_strings(sample):
     """The cells' descriptions read the engine's category codes (and its standardized
     coordinates for the cells): the same texts and centres as from the canonical strings."""
-    from memviz.measure.datacopying import (
-        CellSpace,
-        _describe,
-        cell_arrays,
-        cell_coordinates,
-        kmeans,
-    )
+    from memviz.measure.datacopying import CellSpace, _describe, cell_arrays, kmeans
 
     train, _ = sample
     eng = NeighborEngine(distance="standardized", device="cpu").fit(train)
     z, cat = cell_arrays(eng.encoder_, train.data)
-    xt = cell_coordinates(eng.encoder_, z, cat)
-    np.testing.assert_array_equal(cell_coordinates(eng.encoder_, *eng.reference_arrays()), xt)
-    labels = CellSpace.of(eng.encoder_, z, cat).nearest(kmeans(CellSpace.of(eng.encoder_, z, cat), 6, 0))
+    space = CellSpace.of(eng.encoder_, z, cat)
+    np.testing.assert_array_equal(CellSpace.of(eng.encoder_, *eng.reference_arrays()).dense(), space.dense())
+    labels = space.nearest(kmeans(space, 6, 0))
     assert _describe(train, labels, 6, eng.encoder_, cat) == _describe(train, labels, 6)
 
 
