@@ -28,7 +28,7 @@ import memviz
 from memviz.evaluate.quality import CheckQuality
 from memviz.evaluate.report import quality
 from memviz.measure.memorization import memorization
-from memviz.measure.neighbors import NeighborEngine
+from memviz.engine.neighbors import NeighborEngine
 from memviz.models.tabddpm import TabDDPM
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -19,7 +19,7 @@ workers with ``MALLOC_TRIM_THRESHOLD_=65536``, which freezes glibc's mmap thresh
 so each ~1 MB temporary of a query was a fresh mmap faulted in page by page: one 4,071-row
 block of the wide table cost 1.33 s thread CPU on a worker against 0.72 s in the client
 (0.60 s locally, 1.21 s locally under that variable); workers now raise both thresholds on
-their first task (:func:`memviz.measure.distributed._tune_malloc`); (2) the old figure's
+their first task (:func:`memviz.engine.distributed._tune_malloc`); (2) the old figure's
 "scatter" included each fresh worker importing torch (157 s at load 18-22); with the imports
 warmed first it is 0.9-1.1 s for the 24 MB wide engine, 10.9 s for the Adult-shaped 100k one
 at load 15; (3) each task took a fresh shallow copy of the engine, rebuilding the dense
@@ -79,9 +79,9 @@ def main() -> None:
     import torch
     from distributed import LocalCluster, get_task_stream
 
-    from memviz.measure.distributed import DaskEngine, connect
+    from memviz.engine.distributed import DaskEngine, connect
     from memviz.measure.memorization import memorization
-    from memviz.measure.neighbors import NeighborEngine
+    from memviz.engine.neighbors import NeighborEngine
 
     if args.table == "adult":
         from bench_scale import adult_shaped
@@ -107,7 +107,7 @@ def main() -> None:
     with LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True, dashboard_address=":0") as c, \
             connect(c) as client:
         client.wait_for_workers(args.workers)                    # start-up not counted, imports included:
-        client.run(importlib.import_module, "memviz.measure.neighbors")   # a fresh worker imports torch once
+        client.run(importlib.import_module, "memviz.engine.neighbors")   # a fresh worker imports torch once
         cpu0 = client.run(_cpu)
         t0 = time.perf_counter()
         remote = DaskEngine(engine, client, rows_per_task=rows)

@@ -1,7 +1,7 @@
 """Benchmark: the tests beyond the ratio test (membership, data copying, attribute inference).
 
 * **cost** at full Adult: the three tests as :func:`memviz.audit` runs them
-  (:func:`memviz.measure.evidence.audit_evidence`, reusing the audit's engine and NN1 distances) on
+  (:func:`memviz.evidence.suite.audit_evidence`, reusing the audit's engine and NN1 distances) on
   the 32,561 training rows, 32,561 generated rows (stand-ins: test rows resampled with a little
   noise on the numericals, so that none is an exact real row) and the 16,281 test rows as the
   hold-out, against one memorization pass (the ratio test of the 32,561 generated rows with the
@@ -72,11 +72,11 @@ import numpy as np
 import pandas as pd
 
 import memviz
-from memviz.measure.attribute import resolve_secrets
-from memviz.measure.evidence import privacy_evidence
+from memviz.evidence.attribute import resolve_secrets
+from memviz.evidence.suite import privacy_evidence
 from memviz.measure.floor import holdout_floor
 from memviz.measure.memorization import memorization
-from memviz.measure.neighbors import NeighborEngine
+from memviz.engine.neighbors import NeighborEngine
 from memviz.tables.data import Table
 from memviz.tables.schema import Schema
 
@@ -98,7 +98,7 @@ def noisy(frame: pd.DataFrame, schema: Schema, n: int, rng) -> pd.DataFrame:
 
 def cost(data: Path, repeats: int = 3):
     """The evidence's cost in the audit, against one memorization pass measured in the same run."""
-    from memviz.measure.evidence import audit_evidence
+    from memviz.evidence.suite import audit_evidence
     from memviz.tables.data import table_from_frame
 
     train, test = memviz.load_dataset(data / "adult")

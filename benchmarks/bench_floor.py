@@ -23,7 +23,7 @@ from scipy import stats
 import memviz
 from memviz.measure.floor import holdout_floor
 from memviz.measure.memorization import memorization
-from memviz.measure.neighbors import NeighborEngine
+from memviz.engine.neighbors import NeighborEngine
 from memviz.measure.rownull import row_null
 
 

@@ -28,7 +28,7 @@ and 0.5 % by exact copies. Measured side by side in one run, on the CPU:
 ``--wide``: the same on a wide table instead of Adult (:func:`wide_data`: 40 numerical + 2
 categorical columns, 32,561 training rows, the synthetic rows fresh draws with the same
 planted near and exact copies), where ``auto`` takes the wide search (matrix-product bounds,
-:mod:`memviz.measure.wide`; target >= 100x the loop on 2 CPU threads).
+:mod:`memviz.engine.wide`; target >= 100x the loop on 2 CPU threads).
 
 Measured (``--wide --no-rss --no-dense --old-ref 2707697``, 2 threads, load 9.0-9.5 on the 2
 cores, one run): loop 14.4 ms/row (CPU 6.2); wide search median 11.6 s wall, 4.75-5.66 s CPU
@@ -189,7 +189,7 @@ def reference_loop(train: Table, syn: pd.DataFrame, rows: np.ndarray) -> np.ndar
 def timed_check(train, syn, algorithm="auto"):
     """memorization() with a fresh engine (fit included, as without one): wall and CPU
     seconds, the result, the engine's Neighbors (its cost counts) and the path it took."""
-    from memviz.measure.neighbors import NeighborEngine
+    from memviz.engine.neighbors import NeighborEngine
     got = {}
     t0, c0 = time.perf_counter(), time.process_time()
     eng = NeighborEngine(device="cpu", algorithm=algorithm).fit(train)

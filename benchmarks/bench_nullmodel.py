@@ -20,8 +20,8 @@ import pandas as pd
 from bench_rescore import timed  # noqa: E402  (benchmarks/ is on the path when run as a script)
 
 from memviz.dynamics.rows import compute_dynamics
-from memviz.findings.nullmodel import fit_null
-from memviz.findings.splithalf import dynamics_statistics
+from memviz.dynamics.nullmodel import fit_null
+from memviz.dynamics.splithalf import dynamics_statistics
 
 
 def synthetic_checks(n_rows: int, n_checks: int, n_syn: int, seed: int = 0) -> pd.DataFrame:

@@ -10,7 +10,7 @@ that its peak RSS is its own):
 The synthetic rows are fresh draws with 1 % near copies and 0.5 % exact copies of training
 rows. Per size: wall and CPU seconds of fit + query (``memorization``), the path taken, the
 peak RSS of the subprocess (ru_maxrss) beside the engine's memory estimate
-(:mod:`memviz.measure.budget`), and the **dense-pass bound**: the arithmetic of one dense pass,
+(:mod:`memviz.engine.budget`), and the **dense-pass bound**: the arithmetic of one dense pass,
 2·n²·(p + K) flops (K one-hot categories), at the float64 matrix-product rate measured in
 this run on the same threads. "peak" is the subprocess's peak RSS during the check (its peak
 RSS counter reset just before; Python, torch and the tables included), "check" what the check
@@ -91,9 +91,9 @@ def reset_peak() -> bool:
 def child(table: str, n: int, threads: int) -> None:
     import torch
 
-    from memviz.measure import budget
+    from memviz.engine import budget
     from memviz.measure.memorization import memorization
-    from memviz.measure.neighbors import NeighborEngine
+    from memviz.engine.neighbors import NeighborEngine
 
     torch.set_num_threads(threads)
     if table == "adult":

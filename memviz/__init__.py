@@ -1,6 +1,6 @@
 """memviz: which training rows a tabular generative model memorizes, when, and what removing them costs."""
-from memviz.audit.build import audit  # noqa: E402  (binds memviz.audit to the function, after the package)
-from memviz.audit.result import Audit  # noqa: E402
+from memviz.auditing.build import audit
+from memviz.auditing.result import Audit
 from memviz.errors import DataError, MemvizError, RunError
 from memviz.io import VERSION as __version__
 from memviz.tables.data import (

@@ -131,9 +131,9 @@ _F = "memviz.measure.floor"
 _E = "memviz.evaluate.report"
 _C = "memviz.compare.results"
 _P = "memviz.compare.protocol"
-_MI = "memviz.measure.membership"
-_DC = "memviz.measure.datacopying"
-_AI = "memviz.measure.attribute"
+_MI = "memviz.evidence.membership"
+_DC = "memviz.evidence.datacopying"
+_AI = "memviz.evidence.attribute"
 _R = "memviz.tables.redact"
 
 #: every figure of a comparison's results table, in display order
@@ -195,7 +195,7 @@ METRICS: dict[str, Metric] = {m.key: m for m in (
                     "about half of the time; well above 50 % means the generated rows sit near the training rows.")),
     # an audit's figures (memviz.audit)
     Metric("copy_share", "Copy share: generated rows copied beyond chance", MINIMIZE, None, 1.0,
-           source="memviz.audit.share"),
+           source="memviz.auditing.share"),
     Metric("identical_share", "Generated rows identical to a training row", MINIMIZE,
            source="memviz.measure.closeness"),
     Metric("holdout_identical_share", "Hold-out rows identical to a training row", MINIMIZE, source=_F),
@@ -203,7 +203,7 @@ METRICS: dict[str, Metric] = {m.key: m for m in (
            percent=False, source="memviz.measure.rownull"),
 )}
 
-#: the tests beyond the ratio test (``memviz.measure.evidence``): each read against the hold-out
+#: the tests beyond the ratio test (``memviz.evidence.suite``): each read against the hold-out
 EVIDENCE_METRICS: dict[str, Metric] = {m.key: m for m in (
     Metric("mia_auc", "Membership attack AUC (0.5 = chance)", TARGET, target=0.5, percent=False, source=_MI),
     Metric("mia_tpr_1pct", "Membership attack: training rows found at 1 % false alarms", MINIMIZE, source=_MI),

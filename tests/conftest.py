@@ -39,7 +39,7 @@ def holdout_split(sample):
 
 @pytest.fixture(scope="session")
 def split_engine(holdout_split):
-    from memviz.measure.neighbors import NeighborEngine
+    from memviz.engine.neighbors import NeighborEngine
 
     return NeighborEngine(distance="paper", device="cpu").fit(holdout_split[0])
 

@@ -1,8 +1,9 @@
 """The house's layers: who may import whom inside memviz, and no import circles.
 
 Layers, bottom to top, in the pipeline's order: the base (errors, io, device, metrics) <
-tables (load) < measure < models < dynamics < warmup < mitigate (prune) < findings <
-evaluate < leaks < compare < viz (figures) < audit (the one verdict, its report and
+tables (load) < engine (the one nearest-neighbour engine) < measure (the metric) < evidence (the
+privacy tests) < models < dynamics (and the DynamicCut score that reads them) < evaluate < warmup <
+mitigate (augment) < leaks < compare < viz (figures) < auditing (the one verdict, its report and
 JSON, drawn with viz's figures) < jobs (the worker audits a run when it stops) < study < app <
 the CLI (cli, commands).
 A module may import its own layer and the layers below, never a layer above. Every import
@@ -16,8 +17,8 @@ from pathlib import Path
 import pytest
 
 PKG = Path(__file__).resolve().parent.parent / "memviz"
-LAYERS = ["base", "tables", "measure", "models", "dynamics", "warmup", "mitigate", "findings", "evaluate",
-          "leaks", "compare", "viz", "audit", "jobs", "study", "app", "top"]
+LAYERS = ["base", "tables", "engine", "measure", "evidence", "models", "dynamics", "evaluate", "warmup", "mitigate",
+          "leaks", "compare", "viz", "auditing", "jobs", "study", "app", "top"]
 BASE = ("errors", "io", "device", "metrics")
 
 
@@ -138,8 +139,9 @@ def test_the_layers_are_what_the_guide_says(graph):
     present = {layer(m) for m in graph}
     assert present == set(LAYERS)
     uses = {(layer(m), layer(d)) for m, deps in graph.items() for d in deps if d.startswith("memviz.")}
-    for upper, lower in [("measure", "tables"), ("warmup", "measure"), ("warmup", "models"),
-                         ("mitigate", "dynamics"), ("compare", "mitigate"), ("jobs", "compare"),
+    for upper, lower in [("engine", "tables"), ("measure", "engine"), ("evidence", "measure"),
+                         ("warmup", "measure"), ("warmup", "models"), ("compare", "dynamics"),
+                         ("compare", "mitigate"), ("auditing", "evidence"), ("jobs", "compare"),
                          ("app", "jobs"), ("top", "jobs")]:
         assert (upper, lower) in uses, f"{upper} no longer builds on {lower}"
 

@@ -1,5 +1,5 @@
 """The dashboard's side of :mod:`memviz.audit`: which run, comparison or uploaded tables a sentence
-is about, and their :class:`memviz.audit.Audit`.
+is about, and their :class:`memviz.Audit`.
 
 Every privacy sentence a page or the report shows comes from the ``Audit`` of the run, check or
 comparison it names; this module finds that source (:class:`Source`, :func:`compare_source`)
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memviz.errors import MemvizError
-from memviz.mitigate.dynamiccut import DEFAULT_K, DEFAULT_P
+from memviz.dynamics.dynamiccut import DEFAULT_K, DEFAULT_P
 from memviz.viz.card import Card, Line, tone
 
 
@@ -127,8 +127,8 @@ def compare_source(compare) -> Source:
 def _run_audit(run_dir: str, token: int, check: int | None):
     """The last check's audit as the worker kept it for this run state (:func:`memviz.jobs.spec.keep_audit`),
     else computed here (a run from before, another check, or a kept one that no longer reads)."""
-    from memviz.audit.build import from_run
-    from memviz.audit.stored import RUN_FOLDER, load_audit
+    from memviz.auditing.build import from_run
+    from memviz.auditing.stored import RUN_FOLDER, load_audit
 
     if check is None:
         kept = load_audit(Path(run_dir) / RUN_FOLDER, token=token)
@@ -138,7 +138,7 @@ def _run_audit(run_dir: str, token: int, check: int | None):
 
 
 def run_audit(view, check: int | None = None):
-    """The :class:`memviz.audit.Audit` of a run's check (default: its last), computed once per run state
+    """The :class:`memviz.Audit` of a run's check (default: its last), computed once per run state
     (keyed by the run's manifest time, so a live run is audited again after it writes)."""
     from memviz.app.runs import run_token
 
@@ -202,7 +202,7 @@ def _compare_audit(out_dir: str, token: int, model: str):
 
 
 def compare_audit(compare, model: str):
-    """The :class:`memviz.audit.Audit` of a comparison's unmitigated ``model``: its baseline cells'
+    """The :class:`memviz.Audit` of a comparison's unmitigated ``model``: its baseline cells'
     generated rows pooled over seeds (M = Σ_s M_s) against the comparison's training table and test
     split (the floor's hold-out); None when the cells or the inputs are not there (older folders)."""
     from memviz.app.comparisons import compare_token
@@ -214,8 +214,8 @@ def compare_audit(compare, model: str):
 
 
 def tables_audit(train, synthetic, holdout=None, *, distance: str = "paper"):
-    """The :class:`memviz.audit.Audit` of a synthetic table made by any generator (the Audit screen)."""
-    from memviz.audit.build import audit
+    """The :class:`memviz.Audit` of a synthetic table made by any generator (the Audit screen)."""
+    from memviz.auditing.build import audit
 
     return audit(train, synthetic, holdout, distance=distance)
 
@@ -316,7 +316,7 @@ def download_stem(source: str) -> str:
 
 # ------------------------------------------------------------------ the card
 def next_step(audit) -> str:
-    """The next step a reader should take: the Audit verdict's own (:data:`memviz.audit.verdict.NEXT_STEPS`,
+    """The next step a reader should take: the Audit verdict's own (:data:`memviz.auditing.verdict.NEXT_STEPS`,
     prefixed for a run that did not finish)."""
     return audit.verdict.next_step
 
@@ -338,7 +338,7 @@ def card(audit, title: str = "What this shows") -> Card:
 
 def evidence_lines(audit) -> list[tuple[str, str]]:
     """The Audit's other tests as (test, sentence) pairs for the Memorization page: the sentences of
-    :meth:`memviz.measure.evidence.Evidence.sentences`, verbatim (the report's "Other tests" prints the same)."""
+    :meth:`memviz.evidence.suite.Evidence.sentences`, verbatim (the report's "Other tests" prints the same)."""
     return [(name[:1].upper() + name[1:], sentence) for name, sentence in audit.evidence.sentences()]
 
 

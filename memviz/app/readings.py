@@ -14,7 +14,7 @@ import pandas as pd
 
 from memviz.app.runs import RunView
 from memviz.errors import MemvizError, RunError
-from memviz.findings.nullmodel import DEFAULT_REPLICATES as NULL_REPLICATES
+from memviz.dynamics.nullmodel import DEFAULT_REPLICATES as NULL_REPLICATES
 from memviz.tables.data import Table, fingerprint
 from memviz.warmup.store import RunStore, run_token
 
@@ -103,7 +103,7 @@ def check_closeness(view: RunView, check: int | None = None) -> dict | None:
 def kept_row_closeness(view: RunView) -> pd.DataFrame | None:
     """Every training row's copies by closeness over all checks, as the job worker kept them for this run
     state (:func:`memviz.jobs.spec.keep_audit`); None when it did not."""
-    from memviz.audit.stored import RUN_FOLDER, load_table
+    from memviz.auditing.stored import RUN_FOLDER, load_table
     from memviz.jobs.spec import ROW_CLOSENESS
 
     return load_table(Path(view.path) / RUN_FOLDER, ROW_CLOSENESS, run_token(view.path))
@@ -217,7 +217,7 @@ def measure_distance(view: RunView, distance: str, holdout: Table | None = None)
 
     from memviz.measure.floor import excess, holdout_floor
     from memviz.measure.memorization import memorization
-    from memviz.measure.neighbors import NeighborEngine
+    from memviz.engine.neighbors import NeighborEngine
 
     t0 = time.perf_counter()
     check = int(view.per_check["check"].iloc[-1])
@@ -238,13 +238,13 @@ def measure_distance(view: RunView, distance: str, holdout: Table | None = None)
 
 def null_comparison(view: RunView, replicates: int | None = None, seed: int = 0) -> pd.DataFrame:
     """Every Top vs Non-Top statistic of the run beside its null value
-    (:func:`memviz.findings.nullmodel.compare_to_null`'s frame), the paper's circular statistics first.
+    (:func:`memviz.dynamics.nullmodel.compare_to_null`'s frame), the paper's circular statistics first.
 
     Columns: name, label, circular, direction, value, baseline, observed (the effect),
     p_naive, naive_holds, null_median, null_low, null_high, p_null, naive_null_share,
     verdict. MemvizError when the run has fewer checks than the split-half statistics need.
     """
-    from memviz.findings.nullmodel import compare_to_null
+    from memviz.dynamics.nullmodel import compare_to_null
 
     cmp = compare_to_null(view.result.checks, view.train.row_ids,
                           replicates=NULL_REPLICATES if replicates is None else replicates, seed=seed,

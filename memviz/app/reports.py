@@ -21,7 +21,7 @@ from memviz.dynamics.summaries import concentration, heavy_tail
 from memviz.errors import MemvizError
 from memviz.io import csv_bytes
 from memviz.leaks.rows import copies_of, most_copied
-from memviz.mitigate.dynamiccut import (
+from memviz.dynamics.dynamiccut import (
     DEFAULT_K,
     DEFAULT_P,
     dynamiccut_selection,

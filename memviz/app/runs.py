@@ -18,7 +18,7 @@ from memviz.io import atomic_write_json, csv_bytes, read_json
 from memviz.jobs.control import job_for, runs_root
 from memviz.leaks.columns import run_column_match_rates
 from memviz.leaks.rows import LeakView, copies_of, most_copied, style_matches
-from memviz.mitigate.dynamiccut import (
+from memviz.dynamics.dynamiccut import (
     DEFAULT_K,
     DEFAULT_P,
     Ranking,
@@ -28,7 +28,7 @@ from memviz.mitigate.dynamiccut import (
     dynamiccut_selection,
     early_identification_curve,
 )
-from memviz.mitigate.dynamiccut import default_T as _default_T
+from memviz.dynamics.dynamiccut import default_T as _default_T
 from memviz.tables.data import Table, fingerprint, load_companion
 from memviz.tables.redact import redact
 from memviz.warmup.run import WarmupConfig, WarmupResult, load_warmup
@@ -123,7 +123,7 @@ class PruneParams:
 
 
 def default_T(view: "RunView") -> int:
-    """DynamicCut's default window for this run (:func:`memviz.mitigate.dynamiccut.default_T`)."""
+    """DynamicCut's default window for this run (:func:`memviz.dynamics.dynamiccut.default_T`)."""
     return _default_T(view.dynamics)
 
 
@@ -282,21 +282,21 @@ def leak_view(view: RunView, row_id: int, limit: int = 20) -> LeakView:
 
 
 def ranking(view: RunView, k: int = DEFAULT_K, T=None) -> Ranking:
-    """The run's rows ranked by DynamicCut's score at (k, T): :func:`memviz.mitigate.dynamiccut.dynamiccut_ranking`
+    """The run's rows ranked by DynamicCut's score at (k, T): :func:`memviz.dynamics.dynamiccut.dynamiccut_ranking`
     (a p move on Tune & prune is then a slice of it, not a rescoring)."""
     return dynamiccut_ranking(view.dynamics, k, T)
 
 
 def rankings(view: RunView, k: int = DEFAULT_K) -> dict:
-    """{T: :class:`~memviz.mitigate.dynamiccut.Ranking`} at every check epoch of the run
-    (:func:`memviz.mitigate.dynamiccut.dynamiccut_rankings`): what the early-identification
+    """{T: :class:`~memviz.dynamics.dynamiccut.Ranking`} at every check epoch of the run
+    (:func:`memviz.dynamics.dynamiccut.dynamiccut_rankings`): what the early-identification
     curve needs for every p (computed once per run and k)."""
     return dynamiccut_rankings(view.dynamics, k)
 
 
 def early_curve(view: RunView, p: float = DEFAULT_P, k: int = DEFAULT_K, ranked: dict | None = None) -> pd.DataFrame:
     """Precision / recall / Jaccard of DynamicCut at every check epoch vs the final Top group:
-    :func:`memviz.mitigate.dynamiccut.early_identification_curve` (its defaults: the raw score,
+    :func:`memviz.dynamics.dynamiccut.early_identification_curve` (its defaults: the raw score,
     the final Top group), read from ``ranked`` (:func:`rankings` at this k) when given.
 
     With S the rows removed at T and Top the final Top group, precision = |S ∩ Top| / |S|,
@@ -332,7 +332,7 @@ def prune_preview(view: RunView, p: float, k: int, T: int | None, ranked: Rankin
                   values: pd.DataFrame | None = None) -> PrunePreview:
     """The rows DynamicCut at (p, k, T) would remove, best-scored first, with their values.
 
-    ``ranked``: the :class:`~memviz.mitigate.dynamiccut.Ranking` at (k, T) when the caller keeps one (a p move then
+    ``ranked``: the :class:`~memviz.dynamics.dynamiccut.Ranking` at (k, T) when the caller keeps one (a p move then
     rescores nothing); ``values``: the table the values are taken from (default the training
     rows; e.g. :func:`redacted_table` for a redacted view), indexed by row_id.
     """

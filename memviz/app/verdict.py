@@ -1,7 +1,7 @@
 """The Compare page's verdict card: what a comparison means, in four plain lines.
 
 The privacy verdict is not assembled here: every sentence about copying is the
-:attr:`memviz.audit.Audit.verdict` of the audit it is about, formatted as a card by
+:attr:`memviz.Audit.verdict` of the audit it is about, formatted as a card by
 :func:`memviz.app.audits.card` (a run's check, an uploaded table) or, for a comparison, passed to
 :func:`compare_verdict` (the Audit of its unmitigated model). This module adds what only a
 comparison knows, and never contradicts that audit:
@@ -172,7 +172,7 @@ def compare_verdict(results: pd.DataFrame, model: str | None = None, method: str
     """The Compare page's and the report's card for one generator (default: the first one).
 
     ``results``: a comparison's results (``memviz.compare.results``; cells with status ok are used).
-    ``audit``: the :class:`memviz.audit.Audit` of this generator's unmitigated cells
+    ``audit``: the :class:`memviz.Audit` of this generator's unmitigated cells
     (:func:`memviz.app.audits.compare_audit`); its verdict is the Flagged output line, verbatim, and
     decides the next step. ``floor``: without an audit, the floor to use when the results carry none
     (older comparisons): the warm-up's floor, valid only when that warm-up measured the same

@@ -34,11 +34,11 @@ def register(sub, command) -> None:
 
 
 def run(args) -> None:
-    from memviz.audit.build import as_table, audit
+    from memviz.auditing.build import as_table, audit
 
     t0 = time.perf_counter()
     schema = schema_of(args)
-    from memviz.audit.build import resolve_schema
+    from memviz.auditing.build import resolve_schema
 
     train = as_table(args.train, resolve_schema(schema), role="train", name="train", target=args.target)
     syn = as_table(args.synthetic, train.schema, role="synthetic", name="synthetic")

@@ -10,8 +10,8 @@ from pathlib import Path
 from memviz.compare.config import CompareConfig
 from memviz.device import DEVICES
 from memviz.errors import MemvizError
-from memviz.measure.neighbors import DISTANCES
-from memviz.mitigate.dynamiccut import DEFAULT_K, DEFAULT_P
+from memviz.engine.neighbors import DISTANCES
+from memviz.dynamics.dynamiccut import DEFAULT_K, DEFAULT_P
 from memviz.warmup.run import WarmupConfig
 
 #: the one set of defaults each command's help shows (never restated)

@@ -14,7 +14,7 @@ from memviz.commands.common import (
     split,
 )
 from memviz.compare.config import CompareConfig
-from memviz.measure.neighbors import DISTANCES
+from memviz.engine.neighbors import DISTANCES
 
 
 def register(sub, command) -> None:

@@ -45,7 +45,7 @@ def run(args) -> None:
     if args.scheduler and args.backend != "dask":
         raise MemvizError("--scheduler needs --backend dask")
     if args.backend == "dask":
-        from memviz.measure.distributed import connect
+        from memviz.engine.distributed import connect
         with connect(args.scheduler) as client:
             _run(args, t0, client)
     else:
@@ -58,7 +58,7 @@ def _run(args, t0, client) -> None:
     from memviz.io import export_csv
     from memviz.measure.closeness import nn1_closeness, summary
     from memviz.measure.memorization import memorization
-    from memviz.measure.neighbors import NeighborEngine
+    from memviz.engine.neighbors import NeighborEngine
     from memviz.tables.data import load_companion, load_table
 
     train = load_table(args.train, schema_of(args))
@@ -66,7 +66,7 @@ def _run(args, t0, client) -> None:
     holdout = load_companion(train, args.holdout, role="test") if args.holdout else None
     engine = NeighborEngine(distance=args.distance, device=args.device).fit(train)
     if client is not None:
-        from memviz.measure.distributed import DaskEngine
+        from memviz.engine.distributed import DaskEngine
         engine = DaskEngine(engine, client)
     res = memorization(train, syn, engine=engine, progress=Bar("memorize") if not args.quiet else None)
     close = nn1_closeness(train, syn.data.reset_index(drop=True), res.nn1, ratio=res.ratio, distance=res.distance)

@@ -28,7 +28,7 @@ _UNFINISHED = {"running": "is still training", "interrupted": "was interrupted (
 def run(args) -> None:
     from memviz.errors import RunError
     from memviz.io import export_csv
-    from memviz.mitigate.dynamiccut import dynamiccut_selection
+    from memviz.dynamics.dynamiccut import dynamiccut_selection
     from memviz.warmup.run import load_warmup
     from memviz.warmup.store import RunStore, table_to_frame
 

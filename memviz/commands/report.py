@@ -80,7 +80,7 @@ def comparison_parts(view, compares, out_dir: Path, *, redacted: bool, raw_csv: 
         model = pick_model(cv.ok)
         a = audits.compare_audit(cv, model) if model is not None else None
         if a is not None:
-            from memviz.audit.html import audit_html
+            from memviz.auditing.html import audit_html
             from memviz.io import atomic_write_text
 
             paths = a.write(out_dir / "comparisons" / cv.path.name, redacted=redacted, raw_csv=raw_csv)
@@ -95,8 +95,8 @@ def run(args) -> None:
     import secrets
 
     from memviz.app.runs import load_run
-    from memviz.audit.build import from_run
-    from memviz.audit.html import audit_html
+    from memviz.auditing.build import from_run
+    from memviz.auditing.html import audit_html
     from memviz.io import atomic_write_text
     from memviz.warmup.store import RunStore
 

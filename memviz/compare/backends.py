@@ -30,8 +30,8 @@ def _run_local(todo, ctx, n_jobs, scheduler, on_done) -> None:
 
 def _run_dask(todo, ctx, n_jobs, scheduler, on_done) -> None:
     """Cells as dask.distributed tasks; results are written here, in the client, as they finish.
-    The client is :func:`memviz.measure.distributed.connect`'s (the one dask set-up)."""
-    from memviz.measure.distributed import connect
+    The client is :func:`memviz.engine.distributed.connect`'s (the one dask set-up)."""
+    from memviz.engine.distributed import connect
 
     with connect(scheduler, n_workers=n_jobs) as client:
         from dask.distributed import as_completed

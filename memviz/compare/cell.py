@@ -9,7 +9,7 @@
 
    * ``mem_ratio``, ``mem_auc``: memorization against the ORIGINAL training table
      (the removed rows are still private), with one fitted
-     :class:`~memviz.measure.neighbors.NeighborEngine` per process, reused by every cell;
+     :class:`~memviz.engine.neighbors.NeighborEngine` per process, reused by every cell;
    * ``mem_ratio_pruned``, ``mem_auc_pruned``: against the table the model saw
      (``pruned_reference``): ``"kept"`` = the ORIGINAL rows that were kept (augmented
      rows left out: they are no private data, and a copy of a mixed row is not a copy of
@@ -56,7 +56,7 @@ from memviz.compare.protocol import pruning_figures
 from memviz.device import torch_threads
 from memviz.evaluate.report import evaluate_synthetic
 from memviz.measure.memorization import memorization
-from memviz.measure.neighbors import NeighborEngine
+from memviz.engine.neighbors import NeighborEngine
 from memviz.models import make_model
 from memviz.models.callbacks import Callback
 from memviz.tables.data import Table

@@ -6,9 +6,9 @@ from dataclasses import dataclass, field, fields, replace
 from memviz.compare.methods import DEFAULT_METHODS, NEEDS_WARMUP, check_methods
 from memviz.device import resolve_device
 from memviz.errors import MemvizError
-from memviz.measure.neighbors import DISTANCES
+from memviz.engine.neighbors import DISTANCES
 from memviz.mitigate.augment import DEFAULT_RATIO
-from memviz.mitigate.dynamiccut import DEFAULT_K, DEFAULT_P, _check_k, prune_budget
+from memviz.dynamics.dynamiccut import DEFAULT_K, DEFAULT_P, _check_k, prune_budget
 from memviz.models import MODELS, check_model_params, check_models
 
 BACKENDS = ("local", "dask")
@@ -27,7 +27,7 @@ class CompareConfig:
     models : names from :data:`memviz.models.MODELS` (default: all).
     seeds : each seeds the mitigation, the model, its sampling and the evaluation.
     p, k, T : DynamicCut's pruning share, top-k checks and window
-        (:func:`memviz.mitigate.dynamiccut.dynamiccut_selection`; T None: the first half of the checks).
+        (:func:`memviz.dynamics.dynamiccut.dynamiccut_selection`; T None: the first half of the checks).
     run_dir : a finished warm-up on the same training table giving the DynamicCut ranking
         (with a floor for ``dynamiccut_excess``); None: a warm-up is run into ``OUT/warmup``
         when a method needs one (``warmup``), with the test split as its hold-out.

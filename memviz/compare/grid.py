@@ -78,7 +78,7 @@ from memviz.io import (
     read_json,
     settings_key,
 )
-from memviz.mitigate.dynamiccut import prune_budget
+from memviz.dynamics.dynamiccut import prune_budget
 from memviz.tables.data import Table, fingerprint
 from memviz.warmup.run import WarmupConfig, ensure_warmup, load_warmup
 from memviz.warmup.store import RunStore, versions

@@ -56,7 +56,7 @@ from memviz.mitigate.augment import (
     tabcutmix,
     tabcutmixplus,
 )
-from memviz.mitigate.dynamiccut import DEFAULT_P, prune_budget
+from memviz.dynamics.dynamiccut import DEFAULT_P, prune_budget
 from memviz.tables.data import ROW_ID, Table
 
 #: method name -> display label: the one list of mitigation methods, in display order
@@ -67,7 +67,7 @@ METHOD_LABELS = {"baseline": "Baseline", "dynamiccut": "DynamicCut", "dynamiccut
 METHODS = tuple(METHOD_LABELS)
 #: the methods a comparison runs when none are named: the papers' set
 DEFAULT_METHODS = ("baseline", "dynamiccut", "dynamiccutmix", "tabcutmix", "tabcutmixplus", "smote", "random")
-#: method -> the DynamicCut score of the ranking it prunes with (:func:`memviz.mitigate.dynamiccut.score_rows`)
+#: method -> the DynamicCut score of the ranking it prunes with (:func:`memviz.dynamics.dynamiccut.score_rows`)
 SELECTION_SCORE = {"dynamiccut": "raw", "dynamiccut_excess": "excess", "dynamiccutmix": "raw"}
 #: methods that need a DynamicCut selection (a warm-up's ranking)
 NEEDS_SELECTION = frozenset(SELECTION_SCORE)
@@ -101,7 +101,7 @@ def check_methods(names) -> tuple[str, ...]:
 
 
 def removed_ids(selection) -> np.ndarray | None:
-    """The removed row_ids of a :class:`~memviz.mitigate.dynamiccut.Selection` or an id array (None stays None)."""
+    """The removed row_ids of a :class:`~memviz.dynamics.dynamiccut.Selection` or an id array (None stays None)."""
     if selection is None:
         return None
     ids = getattr(selection, "removed", selection)
@@ -123,7 +123,7 @@ def apply_method(name: str, train: Table, *, selection=None, seed=0, p: float = 
     name : one of :data:`METHODS`.
     train : the original training table (not modified).
     selection : DynamicCut's removed row_ids (an array or a
-        :class:`~memviz.mitigate.dynamiccut.Selection`) of the ranking the method prunes with
+        :class:`~memviz.dynamics.dynamiccut.Selection`) of the ranking the method prunes with
         (:data:`SELECTION_SCORE`); required by :data:`NEEDS_SELECTION`; sets the count of
         ``random``.
     seed : int, seeds every random draw (TabCutMix, SMOTE, random pruning).

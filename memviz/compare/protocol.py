@@ -64,7 +64,7 @@ from memviz.io import (
 )
 from memviz.measure.floor import Floor, excess, holdout_floor
 from memviz.measure.memorization import MemorizationResult, memorization
-from memviz.measure.neighbors import NeighborEngine
+from memviz.engine.neighbors import NeighborEngine
 from memviz.tables.data import Table
 
 FLOOR_COLUMNS = ("floor", "floor_low", "floor_high", "n_holdout", "excess", "excess_low", "excess_high")

@@ -1,7 +1,7 @@
 """The DynamicCut rankings a comparison prunes with: from a finished warm-up on the same table.
 
 ``score="raw"`` is the paper's; ``score="excess"`` scores each row by its Mem-AUC above the
-null's expectation (:func:`memviz.mitigate.dynamiccut.score_rows`), with the expected per-row Mem-AUC
+null's expectation (:func:`memviz.dynamics.dynamiccut.score_rows`), with the expected per-row Mem-AUC
 rate of the warm-up's floor (:attr:`memviz.measure.floor.Floor.expected_auc_rate`): a warm-up run
 without a hold-out has no floor and cannot give it.
 """
@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from memviz.errors import RunError
-from memviz.mitigate.dynamiccut import (
+from memviz.dynamics.dynamiccut import (
     DEFAULT_K,
     DEFAULT_P,
     Selection,

@@ -21,11 +21,11 @@ with nearest training row NN1(g) and ratio r_g.
 
 These are the paper's definitions. Statistics that compare Top with Non-Top on the same
 checks that formed the groups are circular (see :func:`memviz.dynamics.summaries.summarize`); the non-circular
-versions are in :mod:`memviz.findings.splithalf` and the null model in :mod:`memviz.findings.nullmodel`;
+versions are in :mod:`memviz.dynamics.splithalf` and the null model in :mod:`memviz.dynamics.nullmodel`;
 concentration, the heavy tail and the paper's Top vs Non-Top summary in :mod:`memviz.dynamics.summaries`.
 
 Everything is held densely (N training rows x C checks) in :class:`RowDynamics`, so
-rescoring (see :mod:`memviz.mitigate.dynamiccut`) is pure numpy.
+rescoring (see :mod:`memviz.dynamics.dynamiccut`) is pure numpy.
 """
 from __future__ import annotations
 
@@ -285,7 +285,7 @@ def dynamics_from_events(ev: CheckEvents, top_frac: float = DEFAULT_TOP_FRAC, *,
     """:class:`RowDynamics` of a :class:`CheckEvents`, optionally with its events reassigned.
 
     ``row_pos``, ``check_pos`` and ``value`` (each (S,), aligned with ``ev.memorized``)
-    replace the events' own; the null model (:mod:`memviz.findings.nullmodel`) passes resampled ones.
+    replace the events' own; the null model (:mod:`memviz.dynamics.nullmodel`) passes resampled ones.
     """
     row_pos = ev.row_pos if row_pos is None else row_pos
     check_pos = ev.check_pos if check_pos is None else check_pos

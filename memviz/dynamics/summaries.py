@@ -6,7 +6,7 @@
   forgetting events and early Mem-AUC, with two-sided Mann–Whitney tests. They are
   **circular** — the Top group is formed from the same counts they then compare — so a
   simulation with no row-level dynamics "confirms" them too; the non-circular reading is
-  :mod:`memviz.findings.splithalf` against the null model of :mod:`memviz.findings.nullmodel`.
+  :mod:`memviz.dynamics.splithalf` against the null model of :mod:`memviz.dynamics.nullmodel`.
 """
 from __future__ import annotations
 
@@ -71,7 +71,7 @@ class GroupStats:
     censored_share = share of the group never memorized;
     forgetting_rate = mean_i F_i over the group (the paper's: a count of events, not a
     rate per memorized check, so it grows with how often a row is copied at all; see
-    :func:`memviz.findings.splithalf.forgetting_rate`);
+    :func:`memviz.dynamics.splithalf.forgetting_rate`);
     forgetting_rate_memorized = mean_i F_i over its memorized rows (NaN if none);
     early_mem_auc = mean over rows of (1 / q) * sum_{e < q} A_i(e), q = early checks.
     """
@@ -183,7 +183,7 @@ def summarize(dyn: RowDynamics, early_checks: int | None = None,
     direction (a row drawn often by chance is both put in Top and memorized sooner, and a
     row with more memorized checks has more chances to "forget"). A small p says only that
     the groups differ, not that memorization has dynamics; for that, use the split-half
-    statistics of :mod:`memviz.findings.splithalf` against the null of :mod:`memviz.findings.nullmodel`.
+    statistics of :mod:`memviz.dynamics.splithalf` against the null of :mod:`memviz.dynamics.nullmodel`.
     """
     early = early_mem_auc(dyn, early_checks)
     q = _early_checks(dyn, early_checks)

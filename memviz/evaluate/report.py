@@ -361,7 +361,7 @@ def dcr_share(train: Table, test: Table, synthetic, device: str = "auto", *, bal
     """Share of synthetic rows whose closest real row is a training row.
 
     For each synthetic row g, with the standardized distance of
-    :class:`memviz.measure.neighbors.NeighborEngine` (numericals divided by their training
+    :class:`memviz.engine.neighbors.NeighborEngine` (numericals divided by their training
     range, L2, plus the number of categorical mismatches, target included, over
     n_num + n_cat)::
 
@@ -377,7 +377,7 @@ def dcr_share(train: Table, test: Table, synthetic, device: str = "auto", *, bal
     Values well above ``ideal`` mean the generator stays closer to its training rows
     than to unseen real rows.
     """
-    from memviz.measure.neighbors import NeighborEngine
+    from memviz.engine.neighbors import NeighborEngine
 
     syn = synthetic_frame(train, synthetic)
     if test is None or len(test) == 0 or len(train) == 0:

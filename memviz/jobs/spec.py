@@ -225,7 +225,7 @@ def _table(spec: JobSpec, key: str, train: Table | None = None, role: str = "tra
 
 
 def keep_audit(run_dir: Path, emit: Emit | None = None, device: str = "auto") -> bool:
-    """Audit a stopped warm-up's last check and keep it in ``RUN/audit_cache`` (:mod:`memviz.audit.stored`),
+    """Audit a stopped warm-up's last check and keep it in ``RUN/audit_cache`` (:mod:`memviz.auditing.stored`),
     so that no page waits for it (12–18 s on an Adult-size run, against 0.03 s to read it back).
 
     Emits ``auditing`` first. The warm-up is done by then, so nothing here fails it: a run with no finished
@@ -235,8 +235,8 @@ def keep_audit(run_dir: Path, emit: Emit | None = None, device: str = "auto") ->
     """
     import traceback
 
-    from memviz.audit.build import from_run
-    from memviz.audit.stored import RUN_FOLDER, save_audit
+    from memviz.auditing.build import from_run
+    from memviz.auditing.stored import RUN_FOLDER, save_audit
     from memviz.warmup.store import run_token
 
     token = run_token(run_dir)
@@ -264,7 +264,7 @@ def _keep_row_closeness(run_dir: Path, token: int) -> None:
     """How close each training row's flagged copies of every check are (the leak explorer's columns,
     :func:`memviz.leaks.rows.closeness_by_row`), kept beside the audit: a page would read every check's
     generated rows for it (about 1 s at Adult size). Nothing is kept when the run kept no generated rows."""
-    from memviz.audit.stored import RUN_FOLDER, save_table
+    from memviz.auditing.stored import RUN_FOLDER, save_table
     from memviz.leaks.rows import closeness_by_row, flagged_closeness
     from memviz.warmup.run import load_warmup
     from memviz.warmup.store import RunStore

@@ -8,7 +8,7 @@ training row with "copies" aged 90). This module says, for a generated row g and
 row x (usually NN1(g)), how far apart they are in the data's own units.
 
 Notation: numerical distance columns j = 1..p, categorical ones k = 1..q (class target
-included), as in :mod:`memviz.measure.neighbors`.
+included), as in :mod:`memviz.engine.neighbors`.
 
 Spread of a numerical column (fitted on the training rows, missing values left out)
 ----------------------------------------------------------------------------------

@@ -215,7 +215,7 @@ def holdout_floor(reference: Table, holdout: Table | pd.DataFrame, *, distance: 
         rows: the floor would then measure the model's own training data. The obvious misuse
         (the reference itself, or a hold-out mostly made of reference rows) is refused.
     distance : ``paper`` or ``standardized``.
-    engine : a :class:`~memviz.measure.neighbors.NeighborEngine` already fitted on ``reference``
+    engine : a :class:`~memviz.engine.neighbors.NeighborEngine` already fitted on ``reference``
         (the warm-up's), so that a floor costs one query pass and no second fit.
     device : for a new engine.
 
@@ -231,7 +231,7 @@ def holdout_floor(reference: Table, holdout: Table | pd.DataFrame, *, distance: 
         distance, or a hold-out that is the reference.
     """
     from memviz.measure.memorization import memorization
-    from memviz.measure.neighbors import NeighborEngine
+    from memviz.engine.neighbors import NeighborEngine
     from memviz.tables.data import fingerprint
 
     t0 = time.perf_counter()

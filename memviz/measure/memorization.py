@@ -4,7 +4,7 @@ A generated row g is a **copy** (memorized) of its nearest training row when
 
     r(g) = d(g, NN1) / d(g, NN2) < 1/3            (strict)
 
-with d the paper's distance (see :mod:`memviz.measure.neighbors`). 0/0 (g equals a training
+with d the paper's distance (see :mod:`memviz.engine.neighbors`). 0/0 (g equals a training
 row that is duplicated) gives r = NaN: not memorized. d1 = 0 < d2 gives r = 0: memorized.
 
 Summary figures over the M generated rows:
@@ -23,7 +23,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from memviz.measure.neighbors import NeighborEngine
+from memviz.engine.neighbors import NeighborEngine
 from memviz.tables.data import Table
 
 THRESHOLD = 1.0 / 3.0

@@ -1,3 +1,3 @@
-"""Prune and augment: the DynamicCut score and pruning (dynamiccut), TabCutMix, TabCutMixPlus,
-SMOTE-NC and random pruning (augment), and the column clusters TabCutMixPlus swaps together
-(associations)."""
+"""Mitigate: the data-side methods besides DynamicCut's pruning (:mod:`memviz.dynamics.dynamiccut`):
+TabCutMix, TabCutMixPlus, SMOTE-NC and random pruning (augment), and the column clusters
+TabCutMixPlus swaps together (associations)."""

@@ -21,7 +21,7 @@ d_s = figure_a(s) − figure_b(s) + m.
 Null-model claims, over warm-up seeds
 -------------------------------------
 Each warm-up gives each statistic a verdict against its own null
-(:func:`memviz.findings.nullmodel.verdict`: Monte Carlo p below 0.025 on the claim's side or
+(:func:`memviz.dynamics.nullmodel.verdict`: Monte Carlo p below 0.025 on the claim's side or
 on the other). The seeds' verdicts are combined by a binomial count
 (:func:`memviz.study.inference.count_test`).
 

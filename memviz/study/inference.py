@@ -43,7 +43,7 @@ power of the next design at this spread.
 
 **Null-model claims** (over warm-up seeds): each seed's Monte Carlo test rejects on the
 claim's side when its p < 0.025 and on the other side when its p on that side is
-(:func:`memviz.findings.nullmodel.verdict`). Combination rule: **binomial count**. With n
+(:func:`memviz.dynamics.nullmodel.verdict`). Combination rule: **binomial count**. With n
 independent warm-ups (seeded separately on the same rows) and each per-seed test of size at
 most α₁ = 0.025 per side, the number H of seeds rejecting on the claim's side has
 P(H ≥ h) ≤ P(Binomial(n, α₁) ≥ h) under the null, so p_claim = P(Bin(n, α₁) ≥ h) and

@@ -45,7 +45,7 @@ class StudyScale:
     tabddpm_params : further TabDDPM parameters (warm-up and cells).
     p, k : DynamicCut's share and top-k.
     T_fracs : (quarter, half): T = the last check epoch at or below each share of the epochs.
-    null_replicates : replicates of the null model (:func:`memviz.findings.nullmodel.compare_to_null`).
+    null_replicates : replicates of the null model (:func:`memviz.dynamics.nullmodel.compare_to_null`).
     knobs : (training rows, epochs) runs of TabDDPM for the memorization-vs-knob table.
     knob_seeds : seeds of the knob runs.
     knob_samples : generated rows per knob run.

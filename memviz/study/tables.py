@@ -7,7 +7,7 @@ import pandas as pd
 from memviz.study.util import _float
 from memviz.viz.text import percent
 
-#: plain-words names of the null model's statistics (:func:`memviz.findings.splithalf.dynamics_statistics`)
+#: plain-words names of the null model's statistics (:func:`memviz.dynamics.splithalf.dynamics_statistics`)
 STATISTICS = {
     "first_epoch": "Top memorized earlier — paper's (Top by all checks; median first epoch)",
     "forgetting_events": ("Top forgets more than its copy rate predicts — paper's (forgetting events per row; "

@@ -7,7 +7,7 @@ hold-out, so it stores its floor (:mod:`memviz.measure.floor`) and every check's
   Trend of the check's rows (:class:`memviz.evaluate.quality.CheckQuality`, every generated row), which
   early stop's recommended epoch reads (:func:`memviz.warmup.frontier.recommend`);
 * **the paper's statistics** (:func:`memviz.dynamics.summaries.summarize`, circular) and **all eight
-  statistics against the null model** (:func:`memviz.findings.nullmodel.compare_to_null`: the
+  statistics against the null model** (:func:`memviz.dynamics.nullmodel.compare_to_null`: the
   paper's four and the non-circular four: split-half groups, forgetting as a rate, Top
   after T), at T = the first half and T = the first quarter of the epochs;
 * **heavy tail against the floor**: the share of copies held by the top 10 % of rows,
@@ -31,10 +31,10 @@ import pandas as pd
 from memviz.device import torch_threads
 from memviz.dynamics.rows import ceil_share
 from memviz.dynamics.summaries import summarize
-from memviz.findings.nullmodel import compare_to_null, verdict
+from memviz.dynamics.nullmodel import compare_to_null, verdict
 from memviz.io import settings_key
 from memviz.measure.rownull import row_null
-from memviz.mitigate.dynamiccut import dynamiccut_selection, early_identification
+from memviz.dynamics.dynamiccut import dynamiccut_selection, early_identification
 from memviz.study.scales import StudyScale
 from memviz.study.util import run_jobs, save, stored
 from memviz.warmup.run import WarmupConfig, ensure_warmup, load_warmup
@@ -78,7 +78,7 @@ def concentration_null(floor, copies: np.ndarray, share: float = TOP_SHARE, repl
     Null: the K observed copies land on rows as fresh real rows' flags do. A replicate draws
     one spread α_k of the floor's Gamma–Poisson fit (weights w_k), each row's rate
     π_i ~ Gamma(α_k + h_i, rate b_k) (its posterior given its hold-out hits h_i) and the
-    copies ~ Multinomial(K, π / Σπ). p_null and the verdict as :func:`memviz.findings.nullmodel.verdict`
+    copies ~ Multinomial(K, π / Σπ). p_null and the verdict as :func:`memviz.dynamics.nullmodel.verdict`
     ("higher": more concentrated than fresh rows).
     """
     copies = np.asarray(copies, dtype=np.int64)                         # (N,)

@@ -178,7 +178,7 @@ def null_position(observed, median, low, high, direction) -> np.ndarray:
 
 
 def null_findings_plot(findings) -> go.Figure:
-    """Each Top vs Non-Top statistic beside its null (:func:`memviz.findings.nullmodel.compare_to_null`).
+    """Each Top vs Non-Top statistic beside its null (:func:`memviz.dynamics.nullmodel.compare_to_null`).
 
     ``findings``: its frame (name, label, circular, direction, observed, null_median,
     null_low, null_high, verdict). Each statistic is placed by :func:`null_position`: the

@@ -27,7 +27,7 @@ from memviz.viz.text import pct, plain, plain_all
 def early_identification_plot(curve: pd.DataFrame) -> go.Figure:
     """Precision, recall and Jaccard of the DynamicCut selection at T vs the final Top group.
 
-    Input: :func:`memviz.mitigate.dynamiccut.early_identification_curve`. With S the selected rows
+    Input: :func:`memviz.dynamics.dynamiccut.early_identification_curve`. With S the selected rows
     and Top the final Top group: precision = |S ∩ Top| / |S|, recall = |S ∩ Top| / |Top|,
     Jaccard = |S ∩ Top| / |S ∪ Top|; dashed lines are a random selection's expectations
     |Top| / N (precision) and |S| / N (recall).

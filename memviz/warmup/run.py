@@ -275,7 +275,7 @@ def _warmup(train: Table, config: WarmupConfig | None, run_dir, resume: bool, pr
             holdout: Table | None, held: list, quality=None) -> WarmupResult:
     """:func:`run_warmup`'s work; the store it creates or opens goes into ``held``."""
     from memviz.device import describe_device, resolve_device
-    from memviz.measure.neighbors import NeighborEngine
+    from memviz.engine.neighbors import NeighborEngine
     from memviz.models.tabddpm import TabDDPM
 
     t_start = time.perf_counter()

@@ -17,7 +17,7 @@ Layout of ``RUN_DIR``::
                            was given a hold-out; absent otherwise (and in older runs)
     floor_rows.parquet     its per-row arrays: row_id, hits, nn1, auc
     audit_cache/           the last check's audit and every row's copies by closeness, kept by the job
-                           worker when the run stops (:mod:`memviz.audit.stored`,
+                           worker when the run stops (:mod:`memviz.auditing.stored`,
                            :func:`memviz.jobs.spec.keep_audit`), each tied to the manifest's
                            :func:`run_token`; derived, safe to delete
     writer.lock            the writer's lock (flock), held by the process writing the run for
@@ -398,7 +398,7 @@ RUN_COLUMNS = ["run_id", "path", "kind", "status", "created", "dataset", "n_rows
 
 def run_token(run_dir: str | Path) -> int:
     """Changes whenever the run writes its manifest: the key of whatever is computed from a run state
-    (the dashboard's caches, the kept audit of :mod:`memviz.audit.stored`); 0 if none."""
+    (the dashboard's caches, the kept audit of :mod:`memviz.auditing.stored`); 0 if none."""
     try:
         return (Path(run_dir) / MANIFEST).stat().st_mtime_ns
     except OSError:

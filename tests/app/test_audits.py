@@ -15,7 +15,7 @@ from dash_helpers import copier_run, finished_compare, floored_run
 
 from memviz.app import audits, comparisons, datasets, readings, runs
 from memviz.app.verdict import compare_verdict
-from memviz.audit.build import audit as make_audit
+from memviz.auditing.build import audit as make_audit
 from memviz.errors import DataError
 from memviz.jobs import control as jobs
 from memviz.warmup.store import RunStore
@@ -248,8 +248,8 @@ def test_the_page_reads_the_audit_the_worker_kept_for_this_run_state_only(tmp_pa
     back instead of computing it again, unless the run changed since (its manifest's token)."""
     import importlib
 
-    build = importlib.import_module("memviz.audit.build")
-    from memviz.audit.stored import RUN_FOLDER
+    build = importlib.import_module("memviz.auditing.build")
+    from memviz.auditing.stored import RUN_FOLDER
     from memviz.jobs.spec import keep_audit
 
     train, _ = sample
@@ -271,7 +271,7 @@ def test_the_page_reads_the_audit_the_worker_kept_for_this_run_state_only(tmp_pa
 
 
 def test_the_leak_ranking_reads_the_kept_closeness_and_gives_the_same_table(tmp_path, sample, monkeypatch):
-    from memviz.audit.stored import RUN_FOLDER
+    from memviz.auditing.stored import RUN_FOLDER
     from memviz.jobs.spec import ROW_CLOSENESS, keep_audit
 
     train, _ = sample
@@ -297,10 +297,10 @@ def test_a_failing_or_interrupted_audit_leaves_the_finished_run_finished(tmp_pat
     raises nothing (the pages compute the audit themselves and say what goes wrong)."""
     import importlib
 
-    from memviz.audit.stored import RUN_FOLDER
+    from memviz.auditing.stored import RUN_FOLDER
     from memviz.jobs.spec import keep_audit
 
-    build = importlib.import_module("memviz.audit.build")
+    build = importlib.import_module("memviz.auditing.build")
     train, _ = sample
     run = tmp_path / "r"
     floored_run(train.subset(train.row_ids[:300]), train.subset(train.row_ids[300:800]), run)

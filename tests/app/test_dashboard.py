@@ -128,7 +128,7 @@ def test_prune_preview_removes_the_top_p_rows_with_their_values(view, small):
 def test_a_kept_ranking_gives_the_library_selection_and_curve_at_every_p(view):
     """Tune & prune keeps one ranking per (k, T): a p move is a slice of it. It must give what
     dynamiccut_selection / early_identification_curve give when they rescore from scratch."""
-    from memviz.mitigate.dynamiccut import (
+    from memviz.dynamics.dynamiccut import (
         dynamiccut_selection,
         early_identification_curve,
     )

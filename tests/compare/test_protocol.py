@@ -16,8 +16,8 @@ from memviz.compare.ranking import selections_from_run
 from memviz.errors import MemvizError, RunError
 from memviz.measure.floor import holdout_floor
 from memviz.measure.memorization import memorization
-from memviz.measure.neighbors import NeighborEngine
-from memviz.mitigate.dynamiccut import dynamiccut_selection
+from memviz.engine.neighbors import NeighborEngine
+from memviz.dynamics.dynamiccut import dynamiccut_selection
 from memviz.tables.data import fingerprint, load_table, sample_data_dir
 from memviz.warmup.run import load_warmup
 

@@ -139,7 +139,7 @@ def test_mle_needs_a_target():
 
 # -------------------------------------------------------------------------- DCR
 def test_dcr_share_copies_near_one_fresh_split_near_half():
-    pytest.importorskip("memviz.measure.neighbors")
+    pytest.importorskip("memviz.engine.neighbors")
     train, test = planted(800, 0, fixed_range=False), planted(800, 1, fixed_range=False)
     copies = dcr_share(train, test, train.data, device="cpu")
     assert copies.share > 0.99 and copies.ideal == 0.5
@@ -151,7 +151,7 @@ def test_dcr_share_copies_near_one_fresh_split_near_half():
 
 
 def test_dcr_share_balances_unequal_splits():
-    pytest.importorskip("memviz.measure.neighbors")
+    pytest.importorskip("memviz.engine.neighbors")
     train, test = planted(1200, 0, fixed_range=False), planted(400, 1, fixed_range=False)
     syn = planted(1000, 2, fixed_range=False).data
     bal = dcr_share(train, test, syn, device="cpu")
@@ -164,7 +164,7 @@ def test_dcr_share_balances_unequal_splits():
 
 
 def test_dcr_ties_count_half():
-    pytest.importorskip("memviz.measure.neighbors")
+    pytest.importorskip("memviz.engine.neighbors")
     train = planted(100, 0, fixed_range=False)
     test = train.with_data(train.data.copy())  # the same rows: every distance ties
     res = dcr_share(train, test, planted(50, 3, fixed_range=False).data, device="cpu")
@@ -173,7 +173,7 @@ def test_dcr_ties_count_half():
 
 # ---------------------------------------------------------------------- all
 def test_evaluate_synthetic_dict():
-    pytest.importorskip("memviz.measure.neighbors")
+    pytest.importorskip("memviz.engine.neighbors")
     train, test = planted(500, 0), planted(500, 1)
     out = evaluate_synthetic(train, test, planted(500, 2).data, device="cpu", real_mle=0.97)
     for key in ("shape", "trend", "mle", "dcr_share"):

@@ -16,14 +16,14 @@ from hypothesis import strategies as st
 from naive import naive_memorization
 
 from memviz.errors import MemvizError
-from memviz.measure import pruned, wide
+from memviz.engine import pruned, wide
 from memviz.measure.memorization import (
     THRESHOLD,
     mem_auc,
     mem_auc_trapezoid,
     memorization,
 )
-from memviz.measure.neighbors import NeighborEngine
+from memviz.engine.neighbors import NeighborEngine
 from memviz.tables.data import Table, load_dataset
 from memviz.tables.schema import Schema
 
@@ -483,7 +483,7 @@ def test_rows_answered_by_a_full_pass_are_counted():
 # ------------------------------------------- magnitudes (issue 12, item 1)
 # The float64 loop is meaningful while squares of differences neither overflow nor
 # underflow: values within 1e-140 .. 1e150. Beyond it, the engine is checked by its
-# invariance to exact power-of-two rescaling (see memviz.measure.neighbors, "Magnitudes").
+# invariance to exact power-of-two rescaling (see memviz.engine.neighbors, "Magnitudes").
 HUGE = [1e26, 1e100, 1e160, 1e300, 1.7e308, -1.7e308]
 
 

@@ -10,7 +10,7 @@ from scipy import stats
 from memviz.errors import MemvizError
 from memviz.measure.floor import excess, floor_from_attributions, holdout_floor
 from memviz.measure.memorization import memorization
-from memviz.measure.neighbors import NeighborEngine
+from memviz.engine.neighbors import NeighborEngine
 from memviz.measure.rownull import (
     DEFAULT_SPREAD,
     LOG_ALPHA_GRID,

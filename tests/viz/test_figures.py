@@ -19,7 +19,7 @@ from memviz import viz
 from memviz.dynamics.rows import compute_dynamics
 from memviz.errors import MemvizError
 from memviz.leaks.columns import column_match_rates
-from memviz.mitigate.dynamiccut import dynamiccut_selection, early_identification_curve
+from memviz.dynamics.dynamiccut import dynamiccut_selection, early_identification_curve
 from memviz.warmup.run import load_warmup
 
 METHODS = ("baseline", "dynamiccut", "dynamiccutmix", "tabcutmix", "random")

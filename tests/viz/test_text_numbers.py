@@ -36,7 +36,7 @@ def test_mean_and_spread():
 def test_no_other_percent_formatter_is_left():
     """The four private formatters of issue 21 are gone: their modules print through the one formatter."""
     from memviz.app import reports, verdict
-    from memviz.audit import verdict as averdict
+    from memviz.auditing import verdict as averdict
     from memviz.study import util
 
     for mod in (reports, verdict, averdict, util):

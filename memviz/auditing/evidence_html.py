@@ -1,0 +1,70 @@
+"""The report's "Other tests" section: the tests beyond the ratio test, from the :class:`Audit`'s evidence.
+
+Per test (:mod:`memviz.evidence.suite`): its plain sentence (``Evidence.sentences()``, the
+same text the Memorization page prints), what it is (:data:`memviz.metrics.TERMS`) and its
+figures (:data:`memviz.metrics.EVIDENCE_METRICS` labels). :func:`other_tests_section` returns a
+:class:`memviz.viz.report.Section` of :class:`~memviz.viz.report.Part` blocks, one per test, which
+:func:`memviz.viz.report.build_report` draws after the audit's own parts; the report's writer
+escapes every string, user text included (column names, category values in a cell's
+description): it renders as inert text.
+"""
+from __future__ import annotations
+
+import math
+
+from memviz.metrics import MISSING, number, percent
+
+HEADING = "Other tests"
+INTRO = ("Each is read against the hold-out (real rows the model never saw); they support the verdict and never "
+         "replace it.")
+#: the glossary entry of each test (memviz.metrics.TERMS)
+TERM_OF = {"membership": "Membership attack", "data_copying": "Data-copying test", "attribute": "Attribute attack"}
+
+
+def _figures(name: str, e) -> list[tuple[str, str]]:
+    """(label, value) pairs of one test's figures (labels from EVIDENCE_METRICS); none for a caller's own test."""
+    from memviz.evidence.attribute import AttributeResult
+    from memviz.evidence.datacopying import DataCopyingResult
+    from memviz.evidence.membership import MembershipResult
+    from memviz.metrics import EVIDENCE_METRICS as M
+
+    if isinstance(e, MembershipResult):
+        t1, t2 = e.tpr
+        return [(M["mia_auc"].name, f"{number(e.auc)} ({number(e.auc_low)} to {number(e.auc_high)})"),
+                (M["mia_tpr_1pct"].name, f"{percent(t1['tpr'])} ({percent(t1['low'])} to {percent(t1['high'])})"),
+                (M["mia_tpr_01pct"].name, f"{percent(t2['tpr'])}" + ("" if t2["resolved"] else " (hold-out too small "
+                                                                     "to allow a false alarm)")),
+                (M["mia_exposed"].name, f"{e.n_exposed:,} of {e.n_train:,}"),
+                ("Rows compared", f"{e.n_train:,} training, {e.n_holdout:,} hold-out, {e.n_synthetic:,} generated")]
+    if isinstance(e, DataCopyingResult):
+        cc = e.copying_cells
+        out = [(M["data_copying_ct"].name, f"{number(e.c_t, signed=True)} (z {number(e.z, signed=True)})"
+                                              if math.isfinite(e.c_t) else MISSING),
+               (M["data_copying_p"].name, f"{e.p_value:.3g}" if math.isfinite(e.p_value) else MISSING),
+               ("Regions (k-means cells) that copy", f"{len(cc)} of {e.n_cells}"),
+               (M["data_copying_share"].name, percent(float(cc["holdout_share"].sum()) if len(cc) else 0.0))]
+        out += [(f"Region {int(r.cell)} (z {number(r.z, 1, signed=True)}, {percent(r.holdout_share)} of the data)",
+                 r.description) for r in cc.head(5).itertuples()]
+        return out
+    if isinstance(e, AttributeResult):
+        return [(f"Secret {r.secret}", f"right for {percent(r.rate)} of training rows, {percent(r.control)} of fresh rows "
+                                       f"(excess {percent(r.excess, signed=True, unit=' points')}, "
+                                       f"{percent(r.excess_low, signed=True, unit='')} to "
+                                       f"{percent(r.excess_high, signed=True, unit='')}; q {r.q_value:.2g})")
+                for r in e.columns.itertuples()]
+    return []
+
+
+def other_tests_section(a):
+    """The "Other tests" :class:`~memviz.viz.report.Section` of audit ``a`` (module docstring); None
+    when it carries no evidence."""
+    from memviz.metrics import TERMS
+    from memviz.viz.report import Part, Section
+
+    ev = a.evidence
+    if not len(ev):
+        return None
+    parts = tuple(Part(label[0].upper() + label[1:], sentence, TERMS.get(TERM_OF.get(name, ""), ""),
+                       tuple(_figures(name, e)))
+                  for (name, e), (label, sentence) in zip(ev.items(), ev.sentences()))
+    return Section(HEADING, intro=INTRO, parts=parts)

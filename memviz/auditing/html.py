@@ -1,0 +1,180 @@
+"""The audit's self-contained HTML report, drawn with :func:`memviz.viz.report.build_report`.
+
+No external request (inline plotly, a Content-Security-Policy forbidding the network), every
+user string escaped by the report's writer, row-level content redacted by default
+(:mod:`memviz.tables.redact`: ranges of at least 10 training rows, category hashes keyed per
+column and per report). It opens with the verdict (code and sentence), then the figures in
+words, the run or tables it draws on (fingerprints, sizes, distance, p/k/T), the per-row test's
+calibration and power, the over-copied rows, the column summary and the supporting evidence.
+"""
+from __future__ import annotations
+
+import secrets
+
+import numpy as np
+import pandas as pd
+
+from memviz.viz.card import Card, Line
+from memviz.viz.text import pct, percent, points
+
+#: most-copied training rows shown beside their copies (with the tables given)
+N_LEAKS = 5
+#: copies shown per training row
+N_COPIES = 10
+
+
+def _ci(ci) -> str:
+    if ci is None or not all(np.isfinite(ci)):
+        return "n/a"
+    return f"{percent(ci[0], unit='')} to {percent(ci[1], unit='')}"
+
+
+def facts(a) -> list[tuple[str, str]]:
+    """The audit's figures in words, as (label, value) pairs."""
+    p = a.provenance
+    out = [("Verdict code", a.verdict.code),
+           ("Generated rows flagged (mem ratio)", f"{pct(a.mem_ratio)} of {p.n_synthetic:,}")]
+    if a.floor is not None:
+        out += [("Floor: real rows the model never saw, flagged", f"{pct(a.floor)} (95 %: {_ci(a.floor_ci)} %) of "
+                                                               f"{p.n_holdout:,} hold-out rows"),
+                ("Excess over the floor", f"{points(a.excess)} (95 %: {_ci(a.excess_ci)})"),
+                ("Copy share: generated rows copied beyond chance", f"{pct(a.copy_share)} (95 %: {_ci(a.copy_share_ci)} %)"),
+                ("Training rows copied far more than chance (q < 0.05)", f"{a.n_over_copied:,}"),
+                ("Hold-out rows identical to a training row", pct(a.holdout_identical_share))]
+    out.append(("Generated rows identical to a training row", pct(a.identical_share)))
+    out.append(("Flagged generated rows that are exact copies", pct(a.flagged_exact_share)))
+    if a.dcr_share is not None:
+        out.append(("DCR share: closest real row is a training row (ideal 50 %)", pct(a.dcr_share)))
+    out.append(("Quality: Shape of the generated rows", "not measured" if a.shape is None else f"{a.shape:.3f}"))
+    if a.shape_reference is not None:
+        out.append(("Quality: Shape of the hold-out (reference)", f"{a.shape_reference:.3f}"))
+    out.append(("Per-row test", a.row_test.sentence()))
+    return out
+
+
+def provenance_facts(a) -> list[tuple[str, str]]:
+    p = a.provenance
+    out = [("memviz version", p.memviz_version), ("Created (UTC)", p.created), ("Distance", p.distance),
+           ("Training rows", f"{p.n_train:,}"), ("Target", p.target or "none")]
+    for role in ("train", "synthetic", "holdout"):
+        if p.sources.get(role):
+            out.append((f"{role} table", p.sources[role]))
+            out.append((f"{role} fingerprint (sha256)", p.fingerprints.get(role, "")))
+    if p.run is not None:
+        r = p.run
+        out += [("Run", r.run_id), ("Run status", r.status), ("Audited check", f"{r.check} (epoch {r.epoch})"),
+                ("Finished checks", str(r.n_checks)), ("Checks pooled by the per-row test", str(r.pooled_checks))]
+        if r.epochs:
+            out.append(("Planned epochs", str(r.epochs)))
+        for name in ("p", "k", "T"):
+            v = getattr(r, name)
+            out.append((f"DynamicCut {name}", "not set" if v is None else str(v)))
+    return out
+
+
+def leak_views(a, train, synthetic, salt: str | None = None):
+    """:class:`memviz.leaks.rows.LeakView` of the most over-copied (else most-copied) rows, with the tables."""
+    from memviz.leaks.rows import LeakView, cell_matches, nn1_closeness
+    from memviz.tables.redact import redaction_bins
+
+    if a.generated is None or train is None or synthetic is None:
+        return []
+    rows = a.over_copied_rows
+    if rows.empty:
+        rows = a.rows[a.rows["copies"] > 0].sort_values("copies", ascending=False)
+    gen = a.generated
+    syn = (synthetic.data if hasattr(synthetic, "data") else synthetic).reset_index(drop=True)
+    cols = list(train.schema.columns)
+    bins = redaction_bins(train.data, train.schema)
+    out = []
+    for rid in rows["row_id"].head(N_LEAKS):
+        mine = gen[(gen["nn1"] == rid) & gen["memorized"]].sort_values("ratio")
+        shown = mine.head(N_COPIES)
+        copies = syn.iloc[shown["synthetic_id"].to_numpy()][cols].reset_index(drop=True)
+        meta = pd.DataFrame({"synthetic_id": shown["synthetic_id"].to_numpy(),
+                             "check": shown.get("check", pd.Series(0, index=shown.index)).to_numpy(),
+                             "epoch": shown.get("epoch", pd.Series(0, index=shown.index)).to_numpy(),
+                             "ratio": shown["ratio"].to_numpy()})
+        src = train.data.loc[[int(rid)], cols].reset_index()
+        ref = pd.concat([train.data.loc[[int(rid)], cols]] * len(copies), ignore_index=True)
+        match = cell_matches(copies, ref, train.schema) if len(copies) else pd.DataFrame(columns=cols, dtype=bool)
+        close = nn1_closeness(train, copies, np.full(len(copies), int(rid)), ratio=meta["ratio"].to_numpy(),
+                              distance=a.provenance.distance) if len(copies) else None
+        out.append(LeakView(int(rid), src, pd.concat([meta, copies], axis=1), match, train.schema, len(mine),
+                            close, bins))
+    return out
+
+
+def source_name(a) -> str:
+    """What audit ``a`` draws on, for its headings: "warm-up run X, check 3 (epoch 8), DynamicCut p=0.21,
+    k=3, T=not set" for a run's check, else the synthetic table's source."""
+    r = a.provenance.run
+    if r is None:
+        return f"synthetic table {a.provenance.sources.get('synthetic') or 'given'}"
+    pkt = ", ".join(f"{n}={'not set' if getattr(r, n) is None else getattr(r, n)}" for n in ("p", "k", "T"))
+    status = "" if r.status == "finished" else f", {r.status}"
+    return f"warm-up run {r.run_id}, check {r.check} (epoch {r.epoch}{status}), DynamicCut {pkt}"
+
+
+def _kept_checks(run_dir) -> list[int] | None:
+    """The checks of a run with a kept checkpoint (None when that cannot be read: every check)."""
+    from memviz.warmup import checkpoints
+
+    try:
+        return list(checkpoints.kept(run_dir)) or None
+    except (OSError, ValueError):
+        return None
+
+
+def audit_html(a, *, redacted: bool = True, train=None, synthetic=None, sections=()) -> str:
+    """The HTML document of audit ``a`` (module docstring); ``sections``: further parts, each naming
+    its source (:class:`memviz.viz.report.Section`: e.g. the comparisons ranked on the audited run,
+    ``memviz report``), after the audit's own.
+
+    For a warm-up run's check the verdict card ends with the recommended check and its reason, and
+    the figures include the when-to-stop frontier (excess against quality over the checks).
+    """
+    from memviz.viz.report import build_report
+
+    v = a.verdict
+    salt = secrets.token_hex(16)
+    figures = []
+    if a.floor_detail is not None and "expected" in a.rows:
+        from memviz.leaks.rows import copies_vs_null
+        from memviz.viz.memorization import copies_null_plot
+
+        n_gen = a.row_test.n_generated or a.provenance.n_synthetic
+        figures.append(copies_null_plot(copies_vs_null(a.floor_detail, a.rows["copies"].to_numpy(np.int64), n_gen)))
+    stop = ""
+    if a.per_check is not None and len(a.per_check):
+        from memviz.viz.memorization import check_curves
+        from memviz.viz.report import when_to_stop
+
+        figures.append(check_curves(a.per_check))
+        if a.provenance.run is not None:  # the frontier and the recommended check (issue 23)
+            fig, stop = when_to_stop(a.per_check, _kept_checks(a.provenance.run.run_dir))
+            figures.append(fig)
+    card = Card(f"Verdict: {v.code}", (Line("In short", v.sentence, v.tone),
+                                        *(Line("Evidence: " + k, str(e.sentence())) for k, e in a.evidence.items()),
+                                        Line("Next step", v.next_step),
+                                        *((Line("When to stop", stop),) if stop else ())))
+    over = a.over_copied_rows.head(50)
+    settings = dict(provenance_facts(a))
+    if not over.empty:
+        shown = over[["row_id", "copies", "expected", "q_value", "exact_copies"]]
+        settings["Over-copied training rows (most excess first; first 50)"] = "; ".join(
+            f"row {int(r.row_id)}: {int(r.copies)} copies vs {r.expected:.1f} expected (q = {r.q_value:.2g}, "
+            f"{int(r.exact_copies)} exact)" for r in shown.itertuples())
+    if len(a.columns):
+        settings["Columns equal to the nearest training row (flagged / other generated rows)"] = "; ".join(
+            f"{r.column}: {pct(r.memorized_rate)} / {pct(r.non_memorized_rate)}" for r in a.columns.itertuples())
+    title = "memviz audit" + (f": run {a.provenance.run.run_id}, check {a.provenance.run.check}"
+                              if a.provenance.run is not None else "")
+    source = source_name(a)
+    from memviz.auditing.evidence_html import other_tests_section
+
+    other = other_tests_section(a)   # the supporting evidence, after the audit's own parts
+    return build_report(facts(a), figures, None, settings, redacted=redacted, title=title,
+                        leaks=leak_views(a, train, synthetic, salt), verdict=card, sentence="", salt=salt,
+                        sections=[*([other] if other is not None else []), *sections],
+                        settings_name="The audit: " + (source or "its tables"), name=source)

@@ -1,0 +1,143 @@
+"""The JSON Schema (draft 2020-12) of audit.json (:meth:`memviz.auditing.result.Audit.to_dict`, format ``memviz.audit/1``).
+
+Kept as Python data so that it ships inside the package; :func:`validate` checks a document
+against it with the ``jsonschema`` package (a dependency of the dashboard's stack), one
+MemvizError line naming the first problem. ``python -m memviz.auditing.schema`` prints it.
+"""
+from __future__ import annotations
+
+from memviz.errors import MemvizError
+
+_NUM = {"type": "number"}
+_SHARE = {"type": "number", "minimum": 0, "maximum": 1}
+_OPT_SHARE = {"type": ["number", "null"], "minimum": 0, "maximum": 1}
+_OPT_NUM = {"type": ["number", "null"]}
+_PAIR = {"type": ["array", "null"], "items": _NUM, "minItems": 2, "maxItems": 2}
+_COUNT = {"type": "integer", "minimum": 0}
+_TEXT = {"type": "string"}
+
+_P = {"type": ["number", "null"], "minimum": 0, "maximum": 1}
+#: the tests beyond the ratio test (:mod:`memviz.evidence.suite`), as :meth:`Audit.to_dict` writes them
+_EVIDENCE = {
+    "membership": {
+        "type": "object",
+        "required": ["test", "distance", "auc", "auc_ci", "tpr_at_fpr", "n_exposed", "flags_copying", "sentence"],
+        "properties": {
+            "test": {"const": "membership"}, "distance": {"enum": ["paper", "standardized"]}, "auc": _P,
+            "auc_ci": _PAIR, "n_exposed": _COUNT, "flags_copying": {"type": "boolean"}, "sentence": _TEXT,
+            "tpr_at_fpr": {"type": "array", "items": {"type": "object", "required": ["fpr", "tpr", "low", "high"],
+                                                      "properties": {"fpr": _SHARE, "tpr": _SHARE, "low": _SHARE,
+                                                                     "high": _SHARE}}},
+            "most_exposed": {"type": "array", "items": {"type": "object", "required": ["row_id", "score", "p_value"]}},
+        }},
+    "data_copying": {
+        "type": "object",
+        "required": ["test", "distance", "n_cells", "c_t", "z", "p_value", "copying", "flags_copying", "cells",
+                     "sentence"],
+        "properties": {
+            "test": {"const": "data_copying"}, "distance": {"enum": ["paper", "standardized"]}, "n_cells": _COUNT,
+            "c_t": _OPT_NUM, "z": _OPT_NUM, "p_value": _P, "copying": {"type": "boolean"},
+            "flags_copying": {"type": "boolean"}, "copying_share": _SHARE, "sentence": _TEXT,
+            "cells": {"type": "array", "items": {"type": "object", "required": ["cell", "n_train", "n_holdout",
+                                                                                 "n_synthetic", "z", "copies"]}},
+        }},
+    "attribute": {
+        "type": "object", "required": ["test", "distance", "columns", "n_given_away", "sentence"],
+        "properties": {
+            "test": {"const": "attribute_inference"}, "distance": {"enum": ["paper", "standardized"]},
+            "n_given_away": _COUNT, "sentence": _TEXT,
+            "columns": {"type": "array", "minItems": 1, "items": {
+                "type": "object", "required": ["secret", "rate", "control", "excess", "excess_low", "excess_high"],
+                "properties": {"secret": _TEXT, "rate": _SHARE, "control": _SHARE,
+                               "excess": {"type": "number", "minimum": -1, "maximum": 1}}}},
+        }},
+}
+
+SCHEMA = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "$id": "memviz.audit/1",
+    "title": "memviz audit",
+    "type": "object",
+    "required": ["format", "mem_ratio", "floor", "floor_ci", "excess", "excess_ci", "copy_share", "copy_share_ci",
+                 "n_over_copied", "identical_share", "holdout_identical_share", "verdict", "provenance", "row_test"],
+    "properties": {
+        "format": {"const": "memviz.audit/1"},
+        "mem_ratio": _SHARE, "n_memorized": _COUNT,
+        "floor": _OPT_SHARE, "floor_ci": _PAIR,
+        "excess": {"type": ["number", "null"], "minimum": -1, "maximum": 1}, "excess_ci": _PAIR,
+        "copy_share": _OPT_NUM, "copy_share_ci": _PAIR,
+        "n_over_copied": _COUNT,
+        "identical_share": _OPT_SHARE, "holdout_identical_share": _OPT_SHARE, "flagged_exact_share": _OPT_SHARE,
+        "dcr_share": _OPT_SHARE, "shape": _OPT_SHARE, "shape_reference": _OPT_SHARE,
+        "verdict": {
+            "type": "object", "required": ["code", "sentence", "tone", "qualifiers"],
+            "properties": {
+                "code": {"enum": ["no_holdout", "floor_too_high", "quality_too_low", "copying", "rows_over_copied",
+                                  "no_copying"]},
+                "sentence": {"type": "string", "minLength": 1}, "next_step": _TEXT,
+                "tone": {"enum": ["good", "bad", "warn"]},
+                "qualifiers": {"type": "array", "items": {"enum": [
+                    "run_cancelled", "run_interrupted", "run_running", "run_failed", "few_checks", "rows_untested",
+                    "rows_uncalibrated", "rows_low_power", "quality_unknown", "evidence_disagrees"]}},
+            },
+        },
+        "row_test": {
+            "type": "object", "required": ["status", "n_reference", "n_holdout", "n_generated", "power", "sentence"],
+            "properties": {
+                "status": {"enum": ["calibrated", "low_power", "uncalibrated", "too_small", "no_holdout"]},
+                "n_reference": _COUNT, "n_holdout": _COUNT, "n_generated": _COUNT,
+                "false_alarm": _OPT_SHARE, "power": {"type": "object", "additionalProperties": _SHARE},
+                "n_planted": _COUNT, "n_resamples": _COUNT, "sentence": _TEXT,
+            },
+        },
+        "over_copied": {"type": "array", "items": {
+            "type": "object", "required": ["row_id", "copies", "expected", "p_value", "q_value"],
+            "properties": {"row_id": {"type": "integer"}, "copies": _COUNT, "expected": _NUM,
+                           "p_value": _SHARE, "q_value": _SHARE}}},
+        "columns": {"type": "array", "items": {
+            "type": "object", "required": ["column", "kind", "memorized_rate", "non_memorized_rate"],
+            "properties": {"column": _TEXT, "kind": _TEXT, "memorized_rate": _OPT_SHARE,
+                           "non_memorized_rate": _OPT_SHARE}}},
+        "provenance": {
+            "type": "object",
+            "required": ["fingerprints", "sources", "n_train", "n_synthetic", "n_holdout", "distance",
+                         "memviz_version", "created", "run"],
+            "properties": {
+                "fingerprints": {"type": "object", "required": ["train", "synthetic", "holdout"],
+                                 "additionalProperties": {"type": "string", "pattern": "^([0-9a-f]{64})?$"}},
+                "sources": {"type": "object", "additionalProperties": _TEXT},
+                "n_train": _COUNT, "n_synthetic": _COUNT, "n_holdout": _COUNT,
+                "distance": {"enum": ["paper", "standardized"]}, "memviz_version": _TEXT, "created": _TEXT,
+                "target": {"type": ["string", "null"]},
+                "run": {"oneOf": [{"type": "null"}, {
+                    "type": "object",
+                    "required": ["run_id", "run_dir", "check", "epoch", "status", "n_checks", "p", "k", "T"],
+                    "properties": {
+                        "run_id": _TEXT, "run_dir": _TEXT, "check": _COUNT, "epoch": _COUNT,
+                        "status": {"enum": ["running", "finished", "cancelled", "failed", "interrupted"]},
+                        "n_checks": _COUNT, "epochs": {"type": ["integer", "null"]},
+                        "p": _OPT_NUM, "k": {"type": ["integer", "null"]}, "T": {"type": ["integer", "null"]},
+                        "pooled_checks": _COUNT}}]},
+            },
+        },
+        "evidence": {"type": "object", "additionalProperties": {"type": "object", "required": ["sentence"]},
+                     "properties": _EVIDENCE},
+    },
+}
+
+
+def validate(doc) -> None:
+    """Check ``doc`` (a parsed audit.json) against :data:`SCHEMA`; MemvizError naming the first problem."""
+    import jsonschema
+
+    errors = sorted(jsonschema.Draft202012Validator(SCHEMA).iter_errors(doc), key=lambda e: list(e.absolute_path))
+    if errors:
+        e = errors[0]
+        where = "/".join(map(str, e.absolute_path)) or "(top)"
+        raise MemvizError(f"audit.json: {where}: {e.message}")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    import json
+
+    print(json.dumps(SCHEMA, indent=1))

@@ -1,0 +1,289 @@
+"""memviz.audit: its figures, its verdict and its outputs on small tables made to know the answer."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import memviz
+from memviz.auditing.schema import validate
+from memviz.errors import MemvizError
+from memviz.measure.floor import excess, holdout_floor, newcombe_interval
+from memviz.measure.memorization import memorization
+from memviz.tables.schema import Schema
+
+
+def test_the_function_and_the_package_are_both_reachable():
+    from memviz.auditing import from_run
+    from memviz.auditing.build import audit as fn
+    from memviz.auditing.result import Audit
+
+    assert memviz.audit is fn and callable(memviz.audit)
+    assert memviz.Audit is Audit and memviz.audit.from_run is from_run and Audit.from_run is from_run
+    assert "audit" in memviz.__all__ and "Audit" in memviz.__all__
+
+
+def test_fresh_rows_are_no_copying(fresh_split, fresh_audit):
+    tr, ho, fresh = fresh_split
+    a = fresh_audit
+    assert a.verdict.code == "no_copying" and a.verdict.tone == "good"
+    assert a.n_over_copied == 0 and not a.rows["over_copied"].any()
+    assert a.excess_ci[0] <= 0 <= a.excess_ci[1] and a.copy_share_ci[0] <= 0 <= a.copy_share_ci[1]
+    assert a.row_test.status in ("calibrated", "low_power") and a.row_test.false_alarm <= 0.12
+    # the same figures as the five modules it composes
+    res = memorization(tr, fresh)
+    fl = holdout_floor(tr, ho)
+    ex = excess(res.mem_ratio, len(fresh), fl)
+    assert a.mem_ratio == pytest.approx(res.mem_ratio) and a.floor == fl.floor and a.excess == pytest.approx(ex.excess)
+    assert a.excess_ci == pytest.approx(ex.ci) and a.floor_ci == pytest.approx(fl.ci)
+    assert a.copy_share == pytest.approx(ex.excess / (1 - fl.floor))
+    assert a.rows["copies"].sum() == res.memorized.sum() and len(a.rows) == len(tr)
+    p = a.provenance
+    assert (p.n_train, p.n_synthetic, p.n_holdout) == (800, 600, 400) and p.run is None
+    assert all(len(p.fingerprints[k]) == 64 for k in ("train", "synthetic", "holdout"))
+    assert a.shape is not None and a.shape_reference is not None and a.shape > 0.8
+
+
+def test_planted_copies_raise_the_excess_by_the_planted_share_and_name_their_sources(fresh_split, fresh_audit,
+                                                                                      planted):
+    tr, ho, fresh = fresh_split
+    syn, sources, where = planted
+    a = memviz.audit(tr, syn, ho)
+    share = len(where) / len(syn)                                            # 0.30
+    assert a.verdict.code == "copying"
+    # replacing fresh rows (flagged at about the floor) by copies (always flagged) adds share × (1 − floor)
+    assert a.excess - fresh_audit.excess == pytest.approx(share * (1 - fresh_audit.floor), abs=0.04)
+    assert a.copy_share == pytest.approx(share, abs=0.06)
+    assert a.copy_share_ci[0] <= share <= a.copy_share_ci[1]
+    named = set(a.over_copied_rows["row_id"])
+    assert set(sources) <= named and len(named - set(sources)) <= 1
+    assert (a.rows.set_index("row_id").loc[sources, "exact_copies"] >= 15).all()
+    assert a.identical_share >= share and str(len(sources)) in a.verdict.sentence
+
+
+def test_copies_of_a_few_rows_without_overall_copying_are_their_own_verdict(fresh_split):
+    tr, ho, fresh = fresh_split
+    syn = fresh.data.reset_index(drop=True).copy()
+    syn.iloc[:24] = tr.data.iloc[[5, 9, 77]].loc[np.repeat(tr.data.index[[5, 9, 77]], 8)].to_numpy()
+    a = memviz.audit(tr, syn, ho)
+    assert a.excess_ci[0] <= 0 and a.n_over_copied >= 3
+    assert a.verdict.code == "rows_over_copied" and "review them" in a.verdict.sentence
+    assert set(a.over_copied_rows["row_id"]) >= set(tr.data.index[[5, 9, 77]])
+
+
+def test_no_holdout_refuses(fresh_split):
+    tr, _, fresh = fresh_split
+    a = memviz.audit(tr, fresh, quality=False, dcr=False)
+    assert a.verdict.code == "no_holdout" and a.floor is None and a.copy_share is None
+    assert "hold-out" in a.verdict.sentence
+    validate(json.loads(a.to_json()))
+
+
+def test_a_tiny_holdout_qualifies_the_verdict(fresh_split):
+    tr, ho, fresh = fresh_split
+    a = memviz.audit(tr, fresh, ho.data.iloc[:60], quality=False)
+    assert a.row_test.status == "too_small" and "rows_untested" in a.verdict.qualifiers
+    assert a.verdict.sentence.startswith("Qualified (the hold-out (60 rows) is too small")
+    assert a.rows["p_value"].isna().all() and a.n_over_copied == 0
+
+
+def test_a_high_floor_table_is_refused():
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame(rng.normal(size=(1600, 3)), columns=["x0", "x1", "x2"])
+    schema = Schema(numerical=("x0", "x1", "x2"), categorical=())
+    a = memviz.audit(df.iloc[:1000], df.iloc[1000:1300], df.iloc[1300:], schema=schema, quality=False)
+    assert a.floor > 0.8 and a.verdict.code == "floor_too_high" and a.verdict.tone == "warn"
+    assert "cannot see copying" in a.verdict.sentence
+    d = json.loads(a.to_json())
+    validate(d)
+    assert d["copy_share"] is None and d["copy_share_ci"] is None          # 1 − floor = 0: undefined, not NaN
+    page = a.to_html()
+    assert "nan" not in page.split("Copy share")[1][:300].lower()
+
+
+def test_noise_fails_the_quality_gate_and_no_quality_is_said(fresh_split):
+    tr, ho, fresh = fresh_split
+    rng = np.random.default_rng(0)
+    noise = fresh.data.reset_index(drop=True).copy()
+    for c in tr.schema.distance_numerical:
+        noise[c] = rng.uniform(tr.data[c].min(), tr.data[c].max(), len(noise))
+    for c in tr.schema.distance_categorical:
+        noise[c] = rng.choice(tr.data[c].dropna().unique(), len(noise))
+    a = memviz.audit(tr, noise, ho, dcr=False)
+    assert a.shape < a.shape_reference - 0.25 and a.verdict.code == "quality_too_low" and a.verdict.tone == "bad"
+    b = memviz.audit(tr, fresh, ho, quality=False, dcr=False)
+    assert b.shape is None and "quality_unknown" in b.verdict.qualifiers
+    assert "quality not measured" in b.verdict.sentence
+
+
+def test_shape_score_is_sdmetrics_column_shapes(fresh_split):
+    from memviz.auditing.build import shape_score
+    from memviz.evaluate.report import quality
+
+    tr, ho, _ = fresh_split
+    assert shape_score(tr, ho.data) == pytest.approx(quality(tr, ho.data).shape, abs=1e-12)
+
+
+def test_inputs_as_paths_frames_and_tables_agree(fresh_split, fresh_audit, tmp_path):
+    tr, ho, fresh = fresh_split
+    for name, t in (("tr", tr), ("ho", ho), ("syn", fresh)):
+        t.data.to_csv(tmp_path / f"{name}.csv", index=False)
+    tr.schema.save(tmp_path / "meta.json")
+    a = memviz.audit(tmp_path / "tr.csv", tmp_path / "syn.csv", tmp_path / "ho.csv", schema=tmp_path / "meta.json",
+                     quality=False, dcr=False)
+    assert (a.mem_ratio, a.floor, a.excess, a.n_over_copied) == (fresh_audit.mem_ratio, fresh_audit.floor,
+                                                                   fresh_audit.excess, fresh_audit.n_over_copied)
+    with pytest.raises(MemvizError, match="not both"):
+        memviz.audit(tr.data, fresh.data, schema=tr.schema, metadata=tr.schema.to_sdv())
+    with pytest.raises(MemvizError, match="'age'"):
+        memviz.audit(tr, fresh.data.drop(columns=["age"]), ho)
+
+
+def test_to_dict_validates_and_carries_the_issue_keys(fresh_audit):
+    d = json.loads(fresh_audit.to_json())
+    validate(d)
+    for key in ("mem_ratio", "floor", "floor_ci", "excess", "excess_ci", "copy_share", "copy_share_ci",
+                "n_over_copied", "identical_share", "holdout_identical_share", "verdict", "provenance"):
+        assert key in d
+    assert d["verdict"]["sentence"] == fresh_audit.verdict.sentence
+    bad = dict(d, verdict={**d["verdict"], "code": "fine"})
+    with pytest.raises(MemvizError, match="verdict/code"):
+        validate(bad)
+    with pytest.raises(MemvizError, match="mem_ratio"):
+        validate(dict(d, mem_ratio=1.5))
+
+
+def _tags(page: str) -> list[tuple[str, dict]]:
+    from html.parser import HTMLParser
+
+    out = []
+
+    class P(HTMLParser):
+        def handle_starttag(self, tag, attrs):
+            out.append((tag, dict(attrs)))
+
+    P().feed(page)
+    return out
+
+
+def test_the_html_report_is_self_contained_redacted_and_escapes(fresh_split, planted, tmp_path):
+    tr, ho, _ = fresh_split
+    syn, sources, _ = planted
+    a = memviz.audit(tr, syn, ho, quality=False, dcr=False)
+    page = a.to_html(tmp_path / "r.html", train=tr, synthetic=syn)
+    assert (tmp_path / "r.html").read_text() == page
+    assert "Content-Security-Policy" in page
+    for tag, attrs in _tags(page):                                           # nothing fetched from outside
+        assert tag not in ("link", "iframe", "img") and not (tag == "script" and "src" in attrs)
+        assert not any(str(attrs.get(k) or "").lower().startswith(("http", "//")) for k in ("src", "href"))
+    assert a.verdict.sentence.replace("'", "&#x27;") in page and "copying" in page
+    assert f"Training row {int(a.over_copied_rows['row_id'].iloc[0])}" in page
+    raw_value = str(tr.data.loc[int(a.over_copied_rows["row_id"].iloc[0]), "education"])
+    assert f">{raw_value}<" not in page                                       # redacted by default
+    assert f">{raw_value}<" in a.to_html(redacted=False, train=tr, synthetic=syn)
+
+
+def test_evidence_is_rendered_and_consulted_only_as_support(fresh_split, fresh_audit):
+    class Probe:
+        flags_copying = True
+
+        def to_dict(self):
+            return {"auc": 0.71}
+
+        def sentence(self):
+            return "A membership probe <b>tells</b> members apart (AUC 0.71)."
+
+    tr, ho, fresh = fresh_split
+    a = memviz.audit(tr, fresh, ho, evidence={"membership": Probe()}, quality=False, dcr=False)
+    assert a.verdict.code == fresh_audit.verdict.code == "no_copying"
+    assert "evidence_disagrees" in a.verdict.qualifiers
+    d = a.to_dict()
+    assert d["evidence"]["membership"] == {"auc": 0.71, "sentence": Probe().sentence()}
+    page = a.to_html()
+    assert "&lt;b&gt;tells&lt;/b&gt;" in page and "<b>tells</b>" not in page
+
+
+def test_copy_share_interval_is_mover_r_and_covers(fresh_audit):
+    from memviz.auditing.share import copy_share
+
+    c, lo, hi = copy_share(300, 1000, 200, 800)
+    assert c == pytest.approx(1 - (700 / 1000) / (600 / 800))
+    assert lo < c < hi
+    # its coverage at a sample audit's sizes, by simulation (MOVER-R is approximate, not exact)
+    rng = np.random.default_rng(0)
+    p0, true_c, m, h = 0.25, 0.10, 600, 400
+    p1 = true_c + (1 - true_c) * p0
+    hits = 0
+    for _ in range(2000):
+        _, lo, hi = copy_share(rng.binomial(m, p1), m, rng.binomial(h, p0), h)
+        hits += lo <= true_c <= hi
+    assert 0.93 <= hits / 2000 <= 0.975
+    # where the floor is 0 the copy share is the excess, and the intervals nearly agree with Newcombe's
+    d, nlo, nhi = newcombe_interval(120, 1000, 0, 800)
+    c, lo, hi = copy_share(120, 1000, 0, 800)
+    assert c == pytest.approx(float(d)) and lo == pytest.approx(float(nlo), abs=0.01)
+
+
+def test_the_row_test_states_its_power_at_these_sizes(fresh_split, fresh_audit):
+    from memviz.auditing.rowtest import assess
+    from memviz.measure.floor import holdout_floor
+
+    rt = fresh_audit.row_test
+    assert set(rt.power) == {5, 20, 50, 200} and rt.n_resamples == 40 and rt.n_planted == 10
+    assert rt.power[200] >= rt.power[50] >= rt.power[5] and rt.power[200] > 0.9
+    assert "N = 800, M = 600, H = 400" in rt.sentence() and "copied 200 extra times" in rt.sentence()
+    tr, ho, _ = fresh_split
+    far = assess(holdout_floor(tr, ho), 60_000)         # M ≫ H: the natural spread hides 20 extra copies
+    assert far.status == "low_power" and far.power[20] < 0.5 and far.false_alarm <= 0.12
+    d = fresh_audit.to_dict()["row_test"]
+    assert d["power"]["200"] == rt.power[200] and d["status"] == rt.status
+
+
+def test_the_figure_and_the_row_table_use_the_same_null(fresh_audit):
+    from memviz.leaks.rows import copies_vs_null
+
+    a = fresh_audit
+    table = copies_vs_null(a.floor_detail, a.rows["copies"].to_numpy(np.int64), a.row_test.n_generated)
+    assert table["expected"].sum() == pytest.approx(len(a.rows))
+    assert a.rows["expected"].sum() == pytest.approx(a.row_test.n_generated * a.floor)   # Σ expected = M · floor
+    assert a.floor_detail.expected_rate.sum() * a.row_test.n_generated == pytest.approx(a.rows["expected"].sum())
+
+
+def test_column_order_and_row_order_of_the_inputs_do_not_change_the_figures(fresh_split, fresh_audit):
+    tr, ho, fresh = fresh_split
+    rng = np.random.default_rng(2)
+    cols = list(rng.permutation(tr.data.columns))
+    syn = fresh.data[cols].iloc[rng.permutation(len(fresh))]              # shuffled columns and rows
+    a = memviz.audit(tr.data[cols].reset_index(drop=True), syn, ho.data[cols], schema=tr.schema,
+                     quality=False, dcr=False)
+    for key in ("mem_ratio", "floor", "excess", "copy_share", "identical_share", "holdout_identical_share"):
+        assert getattr(a, key) == pytest.approx(getattr(fresh_audit, key)), key
+    assert a.rows["copies"].tolist() == fresh_audit.rows["copies"].tolist()
+
+
+def test_a_wide_table_with_planted_copies(tmp_path):
+    rng = np.random.default_rng(7)
+    n, n_num, n_cat = 1500, 12, 18
+    df = pd.DataFrame({f"n{i}": rng.gamma(2.0, 3.0, n).round(2) for i in range(n_num)})
+    for i in range(n_cat):
+        df[f"c{i}"] = rng.choice(list("abcde"), n, p=[0.4, 0.3, 0.15, 0.1, 0.05])
+    schema = Schema(numerical=tuple(f"n{i}" for i in range(n_num)), categorical=tuple(f"c{i}" for i in range(n_cat)))
+    tr, ho, fresh = df.iloc[:800], df.iloc[800:1100], df.iloc[1100:].reset_index(drop=True)
+    syn = fresh.copy()
+    syn.iloc[:100] = tr.iloc[np.repeat(np.arange(5), 20)].to_numpy()       # 25 % copies of 5 rows
+    a = memviz.audit(tr, syn, ho, schema=schema, quality=False, dcr=False)
+    b = memviz.audit(tr, fresh, ho, schema=schema, quality=False, dcr=False)
+    assert b.verdict.code == "no_copying" and a.verdict.code == "copying"
+    assert a.excess - b.excess == pytest.approx(0.25 * (1 - b.floor), abs=0.05)
+    assert set(range(5)) <= set(a.over_copied_rows["row_id"])
+
+
+def test_an_audit_report_never_speaks_of_comparisons(fresh_split, fresh_audit):
+    """An audit has no comparison: its report has no "Results" heading saying "No comparison results",
+    with or without the tests beyond the ratio test (the line appeared only without them)."""
+    tr, ho, fresh = fresh_split
+    bare = memviz.audit(tr, fresh, ho, evidence=False, quality=False, dcr=False)
+    for page in (bare.to_html(), fresh_audit.to_html()):
+        assert "No comparison results" not in page and "<h2>Results" not in page
