@@ -96,7 +96,8 @@ def leak_views(a, train, synthetic, salt: str | None = None):
                              "epoch": shown.get("epoch", pd.Series(0, index=shown.index)).to_numpy(),
                              "ratio": shown["ratio"].to_numpy()})
         src = train.data.loc[[int(rid)], cols].reset_index()
-        ref = pd.concat([train.data.loc[[int(rid)], cols]] * len(copies), ignore_index=True)
+        # a named row may have no copy at the audited check (the per-row test pools earlier checks)
+        ref = train.data.loc[[int(rid)] * len(copies), cols].reset_index(drop=True)
         match = cell_matches(copies, ref, train.schema) if len(copies) else pd.DataFrame(columns=cols, dtype=bool)
         close = nn1_closeness(train, copies, np.full(len(copies), int(rid)), ratio=meta["ratio"].to_numpy(),
                               distance=a.provenance.distance) if len(copies) else None
