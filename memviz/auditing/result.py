@@ -29,6 +29,8 @@ from memviz.auditing.verdict import Verdict, verdict_of
 from memviz.evidence.suite import Evidence
 
 FORMAT = "memviz.audit/1"
+#: the files :meth:`Audit.write` writes
+FILES = {"audit": "audit.json", "report": "report.html", "rows": "rows.csv"}
 
 
 @dataclass(frozen=True)
@@ -226,16 +228,16 @@ class Audit:
 
     def write(self, out_dir: str | Path, *, redacted: bool = True, raw_csv: bool = False, train=None,
               synthetic=None) -> dict:
-        """DIR/audit.json, DIR/report.html and DIR/rows.csv, each written atomically; returns their paths."""
-        from memviz.io import export_csv
+        """DIR/audit.json, DIR/report.html and DIR/rows.csv, written as one unit (:func:`memviz.io.folder_unit`:
+        staged beside DIR with DIR/contents.json, renamed into place, under a lock); returns their paths."""
+        from memviz.io import export_csv, folder_unit
 
         out = Path(out_dir)
-        out.mkdir(parents=True, exist_ok=True)
-        paths = {"audit": out / "audit.json", "report": out / "report.html", "rows": out / "rows.csv"}
-        export_csv(paths["rows"], self.rows, raw=raw_csv)
-        self.to_html(paths["report"], redacted=redacted, train=train, synthetic=synthetic)
-        self.to_json(paths["audit"])
-        return {k: str(v) for k, v in paths.items()}
+        with folder_unit(out, names=tuple(FILES.values())) as stage:
+            export_csv(stage / FILES["rows"], self.rows, raw=raw_csv)
+            self.to_html(stage / FILES["report"], redacted=redacted, train=train, synthetic=synthetic)
+            self.to_json(stage / FILES["audit"])
+        return {k: str(out / v) for k, v in FILES.items()}
 
 
 def _pair(v):
