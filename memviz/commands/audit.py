@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 from memviz.commands.common import (
     add_common,
@@ -35,14 +36,20 @@ def register(sub, command) -> None:
 
 def run(args) -> None:
     from memviz.auditing.build import as_table, audit
+    from memviz.auditing.result import FILES
+    from memviz.io import folder_unit
 
     t0 = time.perf_counter()
     schema = schema_of(args)
     from memviz.auditing.build import resolve_schema
 
-    train = as_table(args.train, resolve_schema(schema), role="train", name="train", target=args.target)
-    syn = as_table(args.synthetic, train.schema, role="synthetic", name="synthetic")
-    a = audit(train, syn, args.holdout, distance=args.distance, device=args.device, quality=not args.no_quality,
-              evidence=not args.no_evidence)
-    paths = a.write(args.out, redacted=not args.raw_report, raw_csv=args.raw_csv, train=train, synthetic=syn)
+    # the folder is locked from the start (a second writer is refused before any work) and written
+    # as a unit (memviz.io.folder_unit)
+    with folder_unit(args.out, names=tuple(FILES.values())) as stage:
+        train = as_table(args.train, resolve_schema(schema), role="train", name="train", target=args.target)
+        syn = as_table(args.synthetic, train.schema, role="synthetic", name="synthetic")
+        a = audit(train, syn, args.holdout, distance=args.distance, device=args.device,
+                  quality=not args.no_quality, evidence=not args.no_evidence)
+        a.write(stage, redacted=not args.raw_report, raw_csv=args.raw_csv, train=train, synthetic=syn)
+    paths = {k: str(Path(args.out) / v) for k, v in FILES.items()}
     emit({**a.headline(), **paths, "seconds": round(time.perf_counter() - t0, 3)})

@@ -13,6 +13,11 @@ from pathlib import Path
 
 from memviz.commands.common import add_raw_csv, emit
 
+#: what a report folder holds (an earlier report folder is replaced whole): the audit's files
+#: (:data:`memviz.auditing.result.FILES`) and comparisons/NAME/ with the same three
+AUDIT_FILES = ("audit", "report", "rows")
+REPORT_FILES = ("audit.json", "report.html", "rows.csv", "comparisons")
+
 
 def register(sub, command) -> None:
     sp = command("report", "the audit of a warm-up run and of the comparisons ranked on it: one verdict each, "
@@ -97,28 +102,35 @@ def run(args) -> None:
     from memviz.app.runs import load_run
     from memviz.auditing.build import from_run
     from memviz.auditing.html import audit_html
-    from memviz.io import atomic_write_text
+    from memviz.io import atomic_write_text, folder_unit
     from memviz.warmup.store import RunStore
 
     t0 = time.perf_counter()
-    folders = [] if args.no_compare else ([Path(c) for c in args.compare] if args.compare
-                                          else ranked_comparisons(args.run))
-    compares = open_comparisons(folders)
-    a = from_run(args.run, args.check, holdout=args.holdout, p=args.p, k=args.k, T=args.T,
-                 quality=not args.no_quality, evidence=not args.no_evidence)
-    store = RunStore.open(args.run)
-    train = store.train()
-    samples = store.samples(a.provenance.run.check).sort_values("synthetic_id").reset_index(drop=True)
-    synthetic = samples[list(train.schema.columns)]
-    redacted = not args.raw_report
-    paths = a.write(args.out, redacted=redacted, raw_csv=args.raw_csv, train=train, synthetic=synthetic)
-    summaries = []
-    if compares:
-        salt = secrets.token_hex(16)
-        parts, summaries = comparison_parts(load_run(args.run), compares, Path(args.out), redacted=redacted,
-                                            raw_csv=args.raw_csv, salt=salt)
-        atomic_write_text(Path(paths["report"]), audit_html(a, redacted=redacted, train=train, synthetic=synthetic,
-                                                            sections=parts))
+    out = Path(args.out)
+    # the whole folder (its comparisons/ too) is one unit, locked from the start: a second writer is refused
+    # before any work, and a full disk or a kill leaves the earlier folder whole (memviz.io.folder_unit)
+    with folder_unit(out, names=REPORT_FILES) as stage:
+        folders = [] if args.no_compare else ([Path(c) for c in args.compare] if args.compare
+                                              else ranked_comparisons(args.run))
+        compares = open_comparisons(folders)
+        a = from_run(args.run, args.check, holdout=args.holdout, p=args.p, k=args.k, T=args.T,
+                     quality=not args.no_quality, evidence=not args.no_evidence)
+        store = RunStore.open(args.run)
+        train = store.train()
+        samples = store.samples(a.provenance.run.check).sort_values("synthetic_id").reset_index(drop=True)
+        synthetic = samples[list(train.schema.columns)]
+        redacted = not args.raw_report
+        paths = a.write(stage, redacted=redacted, raw_csv=args.raw_csv, train=train, synthetic=synthetic)
+        summaries = []
+        if compares:
+            salt = secrets.token_hex(16)
+            parts, summaries = comparison_parts(load_run(args.run), compares, stage, redacted=redacted,
+                                                raw_csv=args.raw_csv, salt=salt)
+            atomic_write_text(Path(paths["report"]), audit_html(a, redacted=redacted, train=train,
+                                                                synthetic=synthetic, sections=parts))
+    paths = {k: str(out / Path(v).relative_to(stage)) for k, v in paths.items()}
+    for info in summaries:  # the comparisons' paths where they now are
+        info.update({k: str(out / Path(info[k]).relative_to(stage)) for k in AUDIT_FILES if k in info})
     emit({**a.headline(), "run_id": a.provenance.run.run_id, "check": a.provenance.run.check,
           "status": a.provenance.run.status, **paths, "comparisons": summaries,
           "seconds": round(time.perf_counter() - t0, 3)})
