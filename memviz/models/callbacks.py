@@ -7,6 +7,10 @@ the hooks of each callback it was given; the warm-up's tracker, cancel and progr
 """
 from __future__ import annotations
 
+import numpy as np
+
+from memviz.errors import MemvizError
+
 STOP = "stop"
 
 
@@ -26,4 +30,19 @@ class Callback:
 
     def on_fit_end(self, model) -> None:
         pass
+
+    # A callback may also define ``rows_left_out(model, epoch)``: the positions of the training
+    # rows to leave out of epoch ``epoch``'s batches (None: none); TabDDPM asks before each epoch
+    # (:mod:`memviz.mitigate.dynamic`).
+
+
+def rows_left_out(hooks, model, epoch: int, n: int) -> np.ndarray | None:
+    """The positions the ``rows_left_out`` hooks leave out of ``epoch`` (sorted, unique), or None."""
+    parts = [np.asarray(r, dtype=np.int64).ravel() for f in hooks if (r := f(model, epoch)) is not None]
+    out = np.unique(np.concatenate(parts)) if parts else np.empty(0, dtype=np.int64)
+    if out.size and (out[0] < 0 or out[-1] >= n):
+        raise MemvizError(f"rows_left_out gave positions outside 0..{n - 1}")
+    if out.size >= n:
+        raise MemvizError(f"rows_left_out left out every row of epoch {epoch}")
+    return out if out.size else None
 

@@ -251,11 +251,16 @@ class MixedDiffusion:
         return torch.where(at_zero, nll, kl)
 
     # ------------------------------------------------------------------ loss
-    def loss(self, model, x_num, codes, generator, dropout_generator=None, autocast=None):
+    def loss(self, model, x_num, codes, generator, dropout_generator=None, autocast=None, per_row: bool = False):
         """Training loss of one batch.
 
         ``x_num`` ``[B, n_num]``, ``codes`` ``[B, n_cat]``. Returns
         ``(loss, L_gauss mean, L_multi mean)`` as 0-dim tensors (no host sync).
+
+        ``per_row=True`` returns each row's loss instead of the mean, ``[B]``:
+        ``ℓ_i = mean_j (ε_ij - ε̂_ij)² + (T · L_t,i + KL_prior) / n_cat``, whose mean over the
+        rows is the loss above (DP-SGD clips each row's gradient, :mod:`memviz.models.privacy`).
+        The same random draws, in the same order.
         """
         B, dev, seg = codes.shape[0], self.device, self.seg
         t = torch.randint(0, self.T, (B,), generator=generator, device=dev)          # [B]
@@ -275,6 +280,9 @@ class MixedDiffusion:
         with autocast() if autocast else _null():
             out = model(torch.cat(parts, dim=1), t, generator=dropout_generator)      # [B, d_in]
         out = out.float()
+        if per_row:
+            return self._row_loss(out, eps if self.n_num else None, x0 if self.n_cat else None,
+                                  xt if self.n_cat else None, c, t)
         l_gauss = ((out[:, :self.n_num] - eps) ** 2).mean() if self.n_num else zero
         if self.n_cat:
             l_t = self._vb_term(out[:, self.n_num:], x0, xt, c, t == 0)
@@ -282,6 +290,18 @@ class MixedDiffusion:
         else:
             l_multi = zero
         return l_gauss + l_multi, l_gauss.detach(), l_multi.detach()
+
+    def _row_loss(self, out, eps, x0, xt, c, t):
+        """``(ℓ [B], L_gauss mean, L_multi mean)`` of :meth:`loss` with ``per_row=True``."""
+        row = out.new_zeros(out.shape[0])
+        l_gauss = l_multi = out.new_zeros(())
+        if self.n_num:
+            g = ((out[:, :self.n_num] - eps) ** 2).mean(1)                           # [B]
+            row, l_gauss = row + g, g.detach().mean()
+        if self.n_cat:
+            m = (self.T * self._vb_term(out[:, self.n_num:], x0, xt, c, t == 0) + self.prior_kl) / self.n_cat
+            row, l_multi = row + m, m.detach().mean()
+        return row, l_gauss, l_multi
 
     # -------------------------------------------------------------- sampling
     @torch.inference_mode()
@@ -333,12 +353,15 @@ class MLPDenoiser(nn.Module):
     Dropout draws from the ``generator`` passed to :meth:`forward`, never the global RNG.
     Parameters are initialised as ``torch.nn.Linear`` does (``U(±1/√fan_in)``), from
     ``init_generator`` (seed 0 when None); the global RNG is never touched.
+    ``inplace`` (True): the ReLUs overwrite their input; DP-SGD's per-sample hooks need a
+    fresh tensor (:mod:`memviz.models.privacy` sets it to False; same values).
     """
 
     def __init__(self, d_in: int, layers, dim_t: int, dropout: float = 0.0,
                  init_generator: torch.Generator | None = None):
         super().__init__()
         self.dim_t, self.dropout = int(dim_t), float(dropout)
+        self.inplace = True
         half = self.dim_t // 2
         meta = {"device": "meta"}      # no default initialisation: it would draw from the global RNG
         self.proj = nn.Linear(d_in, self.dim_t, **meta)
@@ -362,7 +385,8 @@ class MLPDenoiser(nn.Module):
         h = self.proj(x) + self.time_embed(timestep_embedding(t, self.freqs))        # [B, d0]
         drop = self.training and self.dropout > 0
         for layer in self.hidden:
-            h = torch.relu_(layer(h))                                                # in place: one pass fewer
+            h = torch.relu_(layer(h)) if self.inplace else torch.relu(layer(h))     # in place: one pass fewer
+                                                                             # (not under per-sample hooks)
             if drop:
                 keep = torch.rand(h.shape, generator=generator, device=h.device) >= self.dropout
                 h = h * keep / (1 - self.dropout)

@@ -22,6 +22,15 @@ epoch. ``lr_schedule="linear"`` sets ``lr_s = lr · (1 - s / S)`` before step ``
 ``steps`` (None: unset) makes the budget a number of optimiser steps instead, as the
 reference trains: ``S = steps``, ``⌈steps / ⌈N / batch_size⌉⌉`` epochs, the last one stopped
 after step S (so tables of different sizes get the same number of steps).
+A callback with a ``rows_left_out(model, epoch)`` method may leave rows out of an epoch's
+batches (positions in the table; None: none): the permutation then runs over the other rows,
+and the epoch has ``⌈N_kept / batch_size⌉`` steps (the dynamic threshold,
+:mod:`memviz.mitigate.dynamic`); with ``steps`` set, epochs go on until step S.
+
+Private training (``privacy``, :mod:`memviz.models.privacy`): DP-SGD with Opacus, every step a
+Poisson batch (each row in with probability ``batch_size / N``), ``⌈N / batch_size⌉`` steps an
+epoch, each row's gradient clipped, Gaussian noise added; ``privacy_`` then holds the plan and
+the ε spent.
 
 Randomness: the network is initialised from ``seed``; training draws (permutations,
 ``t``, noise, dropout) come from one training generator seeded with ``seed + 1`` on the
@@ -42,9 +51,11 @@ import torch
 
 from memviz.device import resolve_device, shared_cpu_threads, torch_threads
 from memviz.errors import MemvizError
-from memviz.models.callbacks import STOP
+from memviz.models.callbacks import STOP, rows_left_out
 from memviz.models.diffusion import CAT_INPUTS, MixedDiffusion, MLPDenoiser
 from memviz.models.presets import PRESETS, TabDDPMConfig
+from memviz.models.privacy import DPSGD, PrivacyConfig, epsilon_spent
+from memviz.models.privacy import plan as privacy_plan
 from memviz.models.transforms import TabularTransform
 from memviz.tables.data import Table
 
@@ -74,6 +85,10 @@ class TabDDPM:
         bf16 autocast of the denoiser on CUDA; ignored on CPU. The diffusion maths stay float32.
     seed : int
         Seeds the initial weights (``seed``) and the training generator (``seed + 1``).
+    privacy : number, dict or None
+        Train with DP-SGD to this ε (a number) or these :class:`memviz.models.privacy.PrivacyConfig`
+        settings (``epsilon``, ``delta``, ``max_grad_norm``, ``accountant``, ``noise_seed``); None:
+        plain training. Needs Opacus (``pip install memviz[dp]``).
     n_threads : int or None
         CPU intra-op threads while training and sampling (restored afterwards). None: one
         thread for networks under :data:`SMALL_NETWORK` parameters (``cpu-quick``): their ops
@@ -97,6 +112,7 @@ class TabDDPM:
     diffusion_ : MixedDiffusion
     config_ : TabDDPMConfig the resolved hyper-parameters
     device_ : torch.device
+    privacy_ : dict or None the privacy plan (σ, q, δ, planned steps) and ``epsilon_spent``
 
     Notes
     -----
@@ -110,12 +126,14 @@ class TabDDPM:
     def __init__(self, preset: str = "cpu-quick", *, epochs=None, batch_size=None, lr=None, weight_decay=None,
                  layers=None, dim_t=None, n_timesteps=None, dropout=None, lr_schedule=None,
                  cat_input=None, device: str = "auto", amp: bool = False, seed: int = 0,
-                 n_threads: int | None = None, steps: int | None = None):
+                 n_threads: int | None = None, steps: int | None = None, privacy=None):
         self.preset, self.epochs, self.batch_size, self.lr = preset, epochs, batch_size, lr
         self.weight_decay, self.layers, self.dim_t, self.n_timesteps = weight_decay, layers, dim_t, n_timesteps
         self.dropout, self.lr_schedule, self.cat_input = dropout, lr_schedule, cat_input
         self.device, self.amp, self.seed = device, amp, seed
         self.n_threads, self.steps = n_threads, steps
+        cfg = PrivacyConfig.parse(privacy)
+        self.privacy = None if cfg is None else cfg.to_dict()
         if steps is not None and (isinstance(steps, bool) or int(steps) != steps or steps < 1):
             raise MemvizError(f"TabDDPM: steps must be a whole number >= 1 (or None), got {steps!r}")
         self.config  # fail fast on a bad preset or value
@@ -123,7 +141,7 @@ class TabDDPM:
     # ------------------------------------------------------------- params
     def get_params(self, deep: bool = True) -> dict:
         names = ("preset", "epochs", "batch_size", "lr", "weight_decay", "layers", "dim_t", "n_timesteps",
-                 "dropout", "lr_schedule", "cat_input", "device", "amp", "seed", "n_threads", "steps")
+                 "dropout", "lr_schedule", "cat_input", "device", "amp", "seed", "n_threads", "steps", "privacy")
         return {k: getattr(self, k) for k in names}
 
     def set_params(self, **params) -> "TabDDPM":
@@ -157,6 +175,11 @@ class TabDDPM:
             raise MemvizError(f"TabDDPM: cat_input {cfg.cat_input!r} is not one of {', '.join(CAT_INPUTS)}")
         return cfg
 
+    @property
+    def privacy_config(self) -> PrivacyConfig | None:
+        """``privacy`` validated (None: plain training)."""
+        return PrivacyConfig.parse(self.privacy)
+
     def _resolve_device(self) -> torch.device:
         return resolve_device("auto" if self.device is None else self.device)
 
@@ -176,6 +199,11 @@ class TabDDPM:
         self.optimizer_ = _adamw(self.model_.parameters(), cfg.lr, cfg.weight_decay)
         self._train_gen = torch.Generator(device=dev).manual_seed(int(self.seed) + 1)
         self.epoch_, self.step_, self.loss_history_ = 0, 0, []
+        priv = self.privacy_config
+        self._dp_gen, self._dp_plan, self.privacy_ = None, None, None
+        if priv is not None:   # the Poisson draws and the noise: secret unless noise_seed is given
+            seed = secrets.randbits(63) if priv.noise_seed is None else int(priv.noise_seed)
+            self._dp_gen = torch.Generator(device=dev).manual_seed(seed)
 
     # ---------------------------------------------------------------- fit
     def fit(self, table: Table, callbacks=(), resume_state: dict | None = None) -> "TabDDPM":
@@ -202,6 +230,10 @@ class TabDDPM:
             if isinstance(resume_state, dict) and not {"optimizer", "rng"} <= set(resume_state):
                 raise MemvizError("TabDDPM: resume_state holds weights only (a sampling checkpoint); resuming "
                                   "training needs the full state_dict (optimizer and random state)")
+            saved = (resume_state.get("params") or {}).get("privacy") if isinstance(resume_state, dict) else None
+            if saved != self.privacy:
+                raise MemvizError(f"TabDDPM: resume_state was trained with privacy={saved!r}, this model has "
+                                  f"privacy={self.privacy!r}; resume with the same privacy settings")
             self.load_state_dict(resume_state)
             if list(self.transform_.columns) != list(table.schema.columns) or self.fingerprint_ != fingerprint:
                 raise MemvizError(f"{table.source}: resume_state was trained on another table")
@@ -211,6 +243,13 @@ class TabDDPM:
         x_num = torch.from_numpy(x_num).to(self.device_)                             # [N, n_num]
         codes = torch.from_numpy(codes).to(self.device_)                             # [N, n_cat]
         callbacks = list(callbacks or ())
+        if self._dp_gen is not None:
+            if any(getattr(cb, "rows_left_out", None) is not None for cb in callbacks):
+                raise MemvizError("privacy: private training cannot leave rows out by a rule that reads them "
+                                  "(the dynamic threshold); use one or the other")
+            n, bs, _, total, _ = self._budget(len(data))
+            self._dp_plan = privacy_plan(self.privacy_config, n, bs, total, amp=bool(self.amp))
+            self._set_privacy()
         for cb in callbacks:
             cb.on_fit_start(self)
         with self._cpu_threads():
@@ -223,41 +262,81 @@ class TabDDPM:
         cfg = self.config_
         return cfg.lr * (1 - step / total) if cfg.lr_schedule == "linear" and total else cfg.lr
 
-    def _train(self, x_num: torch.Tensor, codes: torch.Tensor, callbacks) -> None:
-        cfg, gen, opt, model = self.config_, self._train_gen, self.optimizer_, self.model_
-        n = codes.shape[0]
+    def _budget(self, n: int) -> tuple[int, int, int, int, int]:
+        """``(N, B, steps per epoch, total steps S, epochs)`` of training on ``n`` rows."""
+        cfg = self.config_ if hasattr(self, "config_") else self.config
         bs = min(cfg.batch_size, n)
         steps = math.ceil(n / bs)
         total = cfg.epochs * steps if self.steps is None else int(self.steps)
         epochs = cfg.epochs if self.steps is None else math.ceil(total / steps)
+        return n, bs, steps, total, epochs
+
+    def _train(self, x_num: torch.Tensor, codes: torch.Tensor, callbacks) -> None:
+        gen, opt, model = self._train_gen, self.optimizer_, self.model_
+        n, bs, steps, total, epochs = self._budget(codes.shape[0])
         autocast = self._autocast()
+        leave_out = [f for cb in callbacks if (f := getattr(cb, "rows_left_out", None)) is not None]
+        dp = DPSGD(model, opt, self._dp_plan, self._dp_gen) if self._dp_plan is not None else None
         model.train()
-        while self.epoch_ < epochs:
-            perm = torch.randperm(n, generator=gen, device=self.device_)             # [N]
-            acc = torch.zeros(3, device=self.device_)
-            seen = 0
-            for s in range(steps):
-                if self.step_ >= total:                                              # a steps budget ends here
+        try:
+            while self.epoch_ < epochs if self.steps is None or not leave_out else self.step_ < total:
+                out = rows_left_out(leave_out, self, self.epoch_ + 1, n)
+                if dp is not None or out is None:                                    # (DP: Poisson batches)
+                    perm = None if dp is not None else torch.randperm(n, generator=gen, device=self.device_)
+                    n_epoch = steps
+                else:                                                                # the kept rows, shuffled
+                    kept = torch.from_numpy(np.setdiff1d(np.arange(n), out)).to(self.device_)
+                    perm = kept[torch.randperm(kept.numel(), generator=gen, device=self.device_)]
+                    n_epoch = math.ceil(kept.numel() / bs)
+                acc = torch.zeros(3, device=self.device_)
+                seen = 0
+                for s in range(n_epoch):
+                    if self.step_ >= total:                                          # a steps budget ends here
+                        break
+                    lr = self._lr_at(self.step_, total)
+                    for group in opt.param_groups:
+                        group["lr"] = lr
+                    if dp is not None:                                               # a Poisson batch
+                        idx = dp.batch(n, self.device_)
+                        loss, l_gauss, l_multi = dp.step(lambda: self.diffusion_.loss(
+                            model, x_num[idx], codes[idx], gen, gen, autocast, per_row=True), idx.numel())
+                    else:
+                        idx = perm[s * bs:(s + 1) * bs]                              # [B]
+                        loss, l_gauss, l_multi = self.diffusion_.loss(model, x_num[idx], codes[idx], gen, gen,
+                                                                      autocast)
+                        opt.zero_grad(set_to_none=True)
+                        loss.backward()
+                        opt.step()
+                    acc += torch.stack([loss.detach(), l_gauss, l_multi]) * idx.shape[0]
+                    seen += idx.shape[0]
+                    self.step_ += 1
+                loss, l_gauss, l_multi = (acc / max(seen, 1)).tolist()               # one sync per epoch
+                self.epoch_ += 1
+                self.loss_history_.append(loss)
+                logs = {"loss": loss, "loss_gauss": l_gauss, "loss_multi": l_multi, "lr": lr}
+                replies = [cb.on_epoch_end(self, self.epoch_, logs) for cb in callbacks]
+                model.train()
+                if STOP in replies:
                     break
-                idx = perm[s * bs:(s + 1) * bs]                                      # [B]
-                lr = self._lr_at(self.step_, total)
-                for group in opt.param_groups:
-                    group["lr"] = lr
-                loss, l_gauss, l_multi = self.diffusion_.loss(model, x_num[idx], codes[idx], gen, gen, autocast)
-                opt.zero_grad(set_to_none=True)
-                loss.backward()
-                opt.step()
-                acc += torch.stack([loss.detach(), l_gauss, l_multi]) * idx.shape[0]
-                seen += idx.shape[0]
-                self.step_ += 1
-            loss, l_gauss, l_multi = (acc / max(seen, 1)).tolist()                   # one sync per epoch
-            self.epoch_ += 1
-            self.loss_history_.append(loss)
-            logs = {"loss": loss, "loss_gauss": l_gauss, "loss_multi": l_multi, "lr": lr}
-            replies = [cb.on_epoch_end(self, self.epoch_, logs) for cb in callbacks]
-            model.train()
-            if STOP in replies:
-                break
+        finally:
+            if dp is not None:
+                dp.close()
+                self._set_privacy()
+
+    def _set_privacy(self) -> None:
+        """``privacy_``: the plan and the ε spent after the steps taken (None without privacy)."""
+        if self._dp_plan is None:
+            return
+        self.privacy_ = {**self._dp_plan.to_dict(), "steps_taken": int(self.step_),
+                         "epsilon_spent": epsilon_spent(self._dp_plan, self.step_)}
+
+    def epsilon_at(self, epoch: int) -> float | None:
+        """The ε spent by the end of epoch ``epoch`` of this fit (None without privacy): what a
+        table sampled from that epoch's weights is private to."""
+        if self._dp_plan is None:
+            return None
+        _, _, steps, total, _ = self._budget(int(self.n_rows_))
+        return epsilon_spent(self._dp_plan, min(int(epoch) * steps, total))
 
     # ------------------------------------------------------------- sample
     def sample(self, n: int, seed: int | None = None, batch_size: int | None = None) -> pd.DataFrame:
@@ -321,6 +400,7 @@ class TabDDPM:
         ``torch.save``, read with ``torch.load(path, weights_only=True)``.
         """
         self._check_fitted()
+        self._set_privacy()
         return {
             "format": STATE_FORMAT,
             "params": {**_plain_params(self.get_params()), "config": _plain_params(asdict(self.config_))},
@@ -330,7 +410,9 @@ class TabDDPM:
             "transform": self.transform_.to_state(),
             "model": {k: v.detach().cpu().clone() for k, v in self.model_.state_dict().items()},
             "optimizer": _to_cpu(self.optimizer_.state_dict()),
-            "rng": {"train": self._train_gen.get_state().clone()},
+            "rng": {"train": self._train_gen.get_state().clone(),
+                    **({"dp": self._dp_gen.get_state().clone()} if self._dp_gen is not None else {})},
+            **({"privacy": dict(self.privacy_)} if self.privacy_ is not None else {}),
         }
 
     def load_state_dict(self, state: dict) -> "TabDDPM":
@@ -355,6 +437,10 @@ class TabDDPM:
             self.optimizer_.load_state_dict(state["optimizer"])   # casts the moments to the parameters' device
         if state["device_type"] == self.device_.type and "rng" in state:
             self._train_gen.set_state(state["rng"]["train"].cpu())
+            if self._dp_gen is not None and "dp" in state["rng"]:
+                self._dp_gen.set_state(state["rng"]["dp"].cpu())
+        if state.get("privacy") is not None:
+            self.privacy_ = dict(state["privacy"])
         self.epoch_, self.step_ = int(state["epoch"]), int(state["step"])
         self.loss_history_ = [float(v) for v in state["loss_history"]]
         return self
