@@ -42,7 +42,7 @@ def run(args) -> None:
     t0 = time.perf_counter()
     if args.rows_out and not args.holdout:
         raise MemvizError("--rows-out needs --holdout: each row's expected copies come from the hold-out's floor")
-    if args.scheduler and args.backend != "dask":
+    if args.scheduler is not None and args.backend != "dask":
         raise MemvizError("--scheduler needs --backend dask")
     if args.backend == "dask":
         from memviz.engine.distributed import connect

@@ -31,14 +31,12 @@ def _run_local(todo, ctx, n_jobs, scheduler, on_done) -> None:
 def _run_dask(todo, ctx, n_jobs, scheduler, on_done) -> None:
     """Cells as dask.distributed tasks; results are written here, in the client, as they finish.
     The client is :func:`memviz.engine.distributed.connect`'s (the one dask set-up)."""
-    from memviz.engine.distributed import connect
+    from memviz.engine.distributed import connect, results, scatter
 
     with connect(scheduler, n_workers=n_jobs) as client:
-        from dask.distributed import as_completed
-
-        shared = client.scatter(ctx, broadcast=True)
+        shared = scatter(client, ctx)
         tag = uuid.uuid4().hex[:8]
         futures = [client.submit(run_cell, spec, shared, key=f"memviz-{spec.name}-{spec.key}-{tag}")
                    for spec in todo]
-        for fut in as_completed(futures):
-            on_done(fut.result())
+        for _, out in results(client, futures, "cell"):   # a lost worker or scheduler: one line
+            on_done(out)

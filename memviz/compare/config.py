@@ -90,6 +90,9 @@ class CompareConfig:
             raise MemvizError(f"backend {self.backend!r}: unknown (use {', '.join(BACKENDS)})")
         if self.scheduler is not None and self.backend != "dask":
             raise MemvizError("a scheduler address needs the dask backend (--backend dask)")
+        if isinstance(self.scheduler, str):  # a malformed address: one line before any work
+            from memviz.engine.distributed import check_address
+            check_address(self.scheduler)
         if self.pruned_reference not in PRUNED_REFERENCES:
             raise MemvizError(f"pruned_reference {self.pruned_reference!r}: use {' or '.join(PRUNED_REFERENCES)}")
         if self.distance not in DISTANCES:

@@ -29,6 +29,7 @@ import contextlib
 import copy
 import os
 import threading
+import time
 import uuid
 import weakref
 from typing import Callable
@@ -45,18 +46,81 @@ from memviz.tables.data import Table
 ROWS_PER_TASK = 8192
 
 
+#: seconds to reach a scheduler and finish dask's handshake with it, retries included: a port that
+#: accepts and never answers, or answers in another protocol, is refused within this
+CONNECT_TIMEOUT = 10.0
+#: seconds tasks may wait on a cluster without a worker before the run is given up
+NO_WORKER_TIMEOUT = 30.0
+#: seconds between two looks at the cluster while no task finishes (and the longest a scheduler
+#: may take to say how many workers it has)
+POLL_SECONDS = 2.0
+#: address schemes a scheduler is reached by
+SCHEMES = ("tcp", "tls", "inproc", "ws", "wss", "ucx")
+
+
+def check_address(scheduler) -> str:
+    """``scheduler`` as a dask address (``tcp://HOST:PORT``; a bare ``HOST:PORT`` is tcp), or a
+    MemvizError naming it: empty, no port, an unknown scheme, a port out of range."""
+    text = str(scheduler).strip()
+    shown = repr(str(scheduler)[:200])
+    if not text:
+        raise MemvizError("dask scheduler '': empty address (give tcp://HOST:PORT, or leave out --scheduler for a "
+                          "local cluster)")
+    scheme, sep, rest = text.partition("://")
+    if not sep:
+        scheme, rest = "tcp", text
+    if scheme not in SCHEMES:
+        raise MemvizError(f"dask scheduler {shown}: unknown scheme {scheme!r} (use tcp://HOST:PORT)")
+    if scheme in ("tcp", "tls", "ws", "wss"):
+        host, colon, port = rest.rpartition(":")
+        if not colon or not host or not port.isdigit() or not 0 < int(port) < 65536 or "/" in host:
+            raise MemvizError(f"dask scheduler {shown}: not HOST:PORT with a port in 1-65535 (e.g. "
+                              "tcp://127.0.0.1:8786)")
+    return f"{scheme}://{rest}"
+
+
+def _handshake(address: str, timeout: float) -> None:
+    """Reach ``address`` and finish dask's handshake within ``timeout`` seconds in all, or a MemvizError
+    (one line): dask's own connect bounds the TCP connection but not the handshake, so a port that
+    accepts and never answers held ``Client`` for good, and one that answers HTTP had it read a frame
+    length of 3 EiB."""
+    import asyncio
+
+    from distributed.comm import connect as comm_connect
+
+    async def probe():
+        comm = await comm_connect(address, timeout=timeout)
+        await comm.close()
+
+    try:
+        asyncio.run(asyncio.wait_for(probe(), timeout))
+    except (asyncio.TimeoutError, TimeoutError):
+        raise MemvizError(f"dask scheduler {address}: no dask scheduler answered within {timeout:g} s") from None
+    except Exception as exc:  # refused, unreachable, or not dask's protocol (MemoryError from a garbage frame length)
+        raise MemvizError(f"dask scheduler {address}: cannot connect ({_why(exc)})") from None
+
+
+def _why(exc: BaseException) -> str:
+    """``ClassName: first line of the message`` (at most 160 characters), for a one-line error."""
+    text = " ".join(str(exc).split())[:160]
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
 @contextlib.contextmanager
 def connect(scheduler=None, n_workers: int | None = None):
     """A dask.distributed client: to ``scheduler`` (an address such as
     ``tcp://host:8786``, a cluster object or a client, which is then not closed), or, when
     None, to a new local cluster of ``n_workers`` single-threaded worker processes (default:
-    the CPU cores). Refuses a missing package or an unreachable scheduler in one line."""
+    the CPU cores). Refuses a missing package, a malformed address, or a scheduler that does not
+    finish dask's handshake within :data:`CONNECT_TIMEOUT` seconds in one line. dask's own log
+    lines are silenced while the client lives: what fails is said by memviz, in one line."""
     try:
         from dask.distributed import Client, LocalCluster
     except ImportError:
         raise MemvizError("the dask backend needs the package distributed (pip install distributed)") from None
     cluster = client = None
     own = True
+    quiet = _quiet_dask()
     try:
         if scheduler is None:
             cluster = LocalCluster(n_workers=n_workers or os.cpu_count() or 1, threads_per_worker=1,
@@ -67,16 +131,109 @@ def connect(scheduler=None, n_workers: int | None = None):
         elif hasattr(scheduler, "scheduler_address"):
             client = Client(scheduler)
         else:
+            address = check_address(scheduler)
+            _handshake(address, CONNECT_TIMEOUT)
             try:
-                client = Client(str(scheduler), timeout="10s")
-            except (OSError, TimeoutError) as exc:
-                raise MemvizError(f"dask scheduler {scheduler}: cannot connect ({type(exc).__name__})") from None
+                client = Client(address, timeout=f"{CONNECT_TIMEOUT}s")
+            except Exception as exc:
+                raise MemvizError(f"dask scheduler {address}: cannot connect ({_why(exc)})") from None
         yield client
     finally:
-        if client is not None and own:
-            client.close()
-        if cluster is not None:
-            cluster.close()
+        try:
+            if client is not None and own:
+                client.close(timeout=CONNECT_TIMEOUT)
+            if cluster is not None:
+                cluster.close(timeout=CONNECT_TIMEOUT)
+        except Exception:  # a lost scheduler: nothing left to close
+            pass
+        quiet.close()
+
+
+class _quiet_dask:
+    """dask.distributed's loggers at CRITICAL until :meth:`close` (a lost worker logs an ERROR line per
+    lost key beside memviz's own one line)."""
+
+    NAMES = ("distributed", "distributed.scheduler", "distributed.client", "distributed.worker",
+             "distributed.nanny", "distributed.core", "distributed.comm")
+
+    def __init__(self):
+        import logging
+
+        self.levels = {n: logging.getLogger(n).level for n in self.NAMES}
+        for n in self.NAMES:
+            logging.getLogger(n).setLevel(logging.CRITICAL)
+
+    def close(self) -> None:
+        import logging
+
+        for n, level in self.levels.items():
+            logging.getLogger(n).setLevel(level)
+
+
+def results(client, futures, what: str = "task"):
+    """``(future, result)`` for each of ``futures`` as it finishes, or a MemvizError (one line) when the
+    cluster fails it: a worker lost with the data the task needed (dask cancels the task), a worker
+    killed while running it (KilledWorker), the scheduler lost, or no worker in the cluster for
+    :data:`NO_WORKER_TIMEOUT` seconds while tasks wait. An error the task itself raises is raised as it
+    is (a MemvizError stays one line)."""
+    from distributed import wait
+
+    pending, idle = set(futures), None
+    while pending:
+        try:
+            done, pending = wait(pending, timeout=POLL_SECONDS, return_when="FIRST_COMPLETED")
+        except TimeoutError:
+            done = set()
+        except Exception as exc:
+            raise _lost(what, exc) from None
+        for fut in done:
+            try:
+                yield fut, fut.result()
+            except MemvizError:
+                raise
+            except Exception as exc:
+                if _is_cluster_failure(exc):
+                    raise _lost(what, exc) from None
+                raise
+        if done:
+            idle = None
+            continue
+        try:
+            workers = client.nthreads(callback_timeout=POLL_SECONDS)
+        except Exception as exc:
+            raise MemvizError(f"dask: the scheduler stopped answering ({_why(exc)}); the {what}s are not "
+                              "finished: start the cluster again and rerun") from None
+        if workers:
+            idle = None
+        elif idle is None:
+            idle = time.monotonic()
+        elif time.monotonic() - idle > NO_WORKER_TIMEOUT:
+            raise MemvizError(f"dask: no worker in the cluster for {NO_WORKER_TIMEOUT:g} s while {len(pending)} "
+                              f"{what}(s) wait; start workers and rerun")
+
+
+def scatter(client, value):
+    """``client.scatter(value, broadcast=True)`` within :data:`NO_WORKER_TIMEOUT` seconds, or a MemvizError
+    (one line): a cluster without a worker held it for good."""
+    try:
+        return client.scatter(value, broadcast=True, timeout=NO_WORKER_TIMEOUT)
+    except Exception as exc:
+        raise MemvizError(f"dask: cannot send the data to the workers within {NO_WORKER_TIMEOUT:g} s ({_why(exc)}); "
+                          "is a worker connected to the scheduler?") from None
+
+
+def _is_cluster_failure(exc: BaseException) -> bool:
+    import asyncio
+    import concurrent.futures
+
+    names = {c.__name__ for c in type(exc).__mro__}
+    return bool(names & {"FutureCancelledError", "KilledWorker", "CommClosedError", "CancelledError"}) or \
+        isinstance(exc, (asyncio.CancelledError, concurrent.futures.CancelledError, OSError, TimeoutError))
+
+
+def _lost(what: str, exc: BaseException) -> MemvizError:
+    return MemvizError(f"dask: the cluster lost a {what} ({_why(exc)}): a worker died with the data it needed; "
+                       "nothing was written, rerun")
 
 
 #: per worker process: the scattered engine -> its copy with the worker's thread count, kept
@@ -155,7 +312,7 @@ class DaskEngine:
         self.rows_per_task = ROWS_PER_TASK if rows_per_task is None else int(rows_per_task)
         if self.rows_per_task < 1:
             raise MemvizError(f"rows_per_task={self.rows_per_task}: must be at least 1")
-        self._remote = client.scatter(engine, broadcast=True)                             # once
+        self._remote = scatter(client, engine)                                            # once
 
     # what memorization() and holdout_floor() read from an engine
     @property
@@ -176,9 +333,8 @@ class DaskEngine:
 
     def kneighbors(self, queries: pd.DataFrame | Table, k: int = 2,
                    progress: Callable[[int, int], None] | None = None) -> Neighbors:
-        """The engine's ``kneighbors``, one task per block of query rows."""
-        from dask.distributed import as_completed
-
+        """The engine's ``kneighbors``, one task per block of query rows; a lost worker or scheduler is one
+        line (:func:`results`)."""
         df = queries.data if isinstance(queries, Table) else queries
         N = self.engine.n_reference_
         if k < 1 or k > N:
@@ -190,9 +346,8 @@ class DaskEngine:
         pos = np.empty((M, k), dtype=np.int64)
         dist = np.empty((M, k), dtype=np.float64)
         n_exh = n_pru = done = 0
-        for fut in as_completed(futures):
+        for fut, (p_, d_, e_, r_) in results(self.client, futures, "block of query rows"):
             s = futures[fut]
-            p_, d_, e_, r_ = fut.result()
             pos[s:s + len(p_)], dist[s:s + len(p_)] = p_, d_
             n_exh, n_pru, done = n_exh + e_, n_pru + r_, done + len(p_)
             if progress is not None:
