@@ -11,17 +11,22 @@ was computed for, the memviz version), and one Parquet file per DataFrame and on
 that the tree names. ``index.json`` is written last and atomically, and names only files already
 written, so a reader sees the previous audit or the new one, never half of one.
 
-The tree is plain JSON: a memviz dataclass is stored as its class name and fields (read back only for
-classes of the ``memviz`` package that are dataclasses), tuples and mappings keep their type, numpy
-scalars their dtype. Nothing is unpickled: arrays are read with ``allow_pickle=False``. A value of any
-other type refuses the save (:class:`TypeError`), and the caller computes the audit as before.
+The tree is plain JSON: a result dataclass is stored as its class name and fields, tuples and mappings
+keep their type, numpy scalars their dtype. A class name is looked up in :func:`kept_classes`, the
+dataclasses defined in the result packages (:data:`RESULT_PACKAGES`, named here in code), never
+imported by a name the file gives: a crafted index naming ``memviz.__main__`` ran the CLI inside the
+dashboard's server. Nothing is unpickled: arrays are read with ``allow_pickle=False``. A value of any
+other type or class refuses the save (:class:`TypeError`), and the caller computes the audit as before;
+a name the registry lacks makes the load None (computed again).
 """
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib
 import json
 import os
+import pkgutil
 import re
 import uuid
 from pathlib import Path
@@ -34,6 +39,24 @@ _OWN = re.compile(r"[0-9a-f]{12}_[0-9]+\.(parquet|npy)")   # the files a save wr
 INDEX = "index.json"
 #: the folder of a run's kept audit
 RUN_FOLDER = "audit_cache"
+#: the packages whose dataclasses an audit holds (its figures, verdict, evidence and floors); the only
+#: classes a kept audit is read back into
+RESULT_PACKAGES = ("memviz.auditing", "memviz.evidence", "memviz.measure")
+
+
+@functools.lru_cache(maxsize=1)
+def kept_classes() -> dict:
+    """{"module:QualName": class} of every dataclass defined at the top of a module of
+    :data:`RESULT_PACKAGES`: the allow-list of :func:`load_audit` (module docstring)."""
+    out = {}
+    for package in RESULT_PACKAGES:
+        pkg = importlib.import_module(package)
+        for info in pkgutil.iter_modules(pkg.__path__, package + "."):
+            mod = importlib.import_module(info.name)
+            for obj in vars(mod).values():
+                if isinstance(obj, type) and dataclasses.is_dataclass(obj) and obj.__module__ == mod.__name__:
+                    out[f"{obj.__module__}:{obj.__qualname__}"] = obj
+    return out
 
 
 def save_audit(audit, folder: str | Path, token: int | None = None) -> Path:
@@ -65,15 +88,15 @@ def load_audit(folder: str | Path, token: int | None = None):
     folder = Path(folder)
     try:
         index = json.loads((folder / INDEX).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return None
-    if index.get("format") != FORMAT or index.get("version") != VERSION:
+    if not isinstance(index, dict) or index.get("format") != FORMAT or index.get("version") != VERSION:
         return None
     if token is not None and index.get("token") != token:
         return None
     try:
         return _decode(index["tree"], folder)
-    except (OSError, ValueError, KeyError, TypeError, AttributeError, ImportError):
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
         return None
 
 
@@ -125,9 +148,10 @@ def _encode(v, folder: Path, tag: str, files: list):
         return {"__nd__": name}
     if dataclasses.is_dataclass(v) and not isinstance(v, type):
         cls = type(v)
-        if not cls.__module__.startswith("memviz."):
-            raise TypeError(f"{cls.__module__}.{cls.__qualname__}: not a memviz result")
-        return {"__dc__": f"{cls.__module__}:{cls.__qualname__}",
+        name = f"{cls.__module__}:{cls.__qualname__}"
+        if kept_classes().get(name) is not cls:
+            raise TypeError(f"{name}: not a result class of {', '.join(RESULT_PACKAGES)}")
+        return {"__dc__": name,
                 "fields": {f.name: _encode(getattr(v, f.name), folder, tag, files) for f in dataclasses.fields(v)}}
     if isinstance(v, tuple):
         return {"__tuple__": [_encode(x, folder, tag, files) for x in v]}
@@ -154,12 +178,11 @@ def _decode(v, folder: Path):
     if "__map__" in v:
         return {_decode(k, folder): _decode(x, folder) for k, x in v["__map__"]}
     if "__dc__" in v:
-        mod, _, name = str(v["__dc__"]).partition(":")
-        if not mod.startswith("memviz.") or "." in name:
-            raise TypeError(f"{v['__dc__']}: not a memviz result")
-        cls = getattr(importlib.import_module(mod), name)
-        if not (isinstance(cls, type) and dataclasses.is_dataclass(cls)):
-            raise TypeError(f"{v['__dc__']}: not a dataclass")
+        cls = kept_classes().get(str(v["__dc__"]))       # looked up, never imported by the file's name
+        if cls is None:
+            raise TypeError(f"{str(v['__dc__'])[:100]!r}: not a result class")
+        if not isinstance(v.get("fields"), dict):
+            raise TypeError(f"{v['__dc__']}: no fields")
         obj = object.__new__(cls)  # the stored state as it was: no __init__ or __post_init__ runs again
         names = {f.name for f in dataclasses.fields(cls)}
         for k, x in v["fields"].items():

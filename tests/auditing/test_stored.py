@@ -88,3 +88,58 @@ def test_only_memviz_dataclasses_are_built_and_no_array_is_unpickled(fresh_audit
     assert load_audit(tmp_path) is None
     with pytest.raises(TypeError):
         save_audit({"not": object()}, tmp_path / "x")
+
+
+# ------------------------------------------------------------------ crafted indexes (issue 41, item 5)
+CRAFTED = """
+import json, sys
+from pathlib import Path
+from memviz.auditing.stored import load_audit
+folder = Path(sys.argv[1])
+print("loaded:", load_audit(folder), flush=True)
+print("imported:", sorted(m for m in ("memviz.__main__", "memviz.jobs.worker", "memviz.cli") if m in sys.modules))
+"""
+
+
+@pytest.mark.parametrize("name", ["memviz.__main__:Audit", "memviz.jobs.worker:JobSpec", "memviz.cli:X",
+                                  "memviz.auditing.result:Audit.__init__", "builtins:dict"])
+def test_a_crafted_index_names_no_code_to_import(planted_audit, tmp_path, name):
+    """At e9efb32 ``_decode`` imported the module an index names: ``memviz.__main__`` ran the CLI inside
+    the dashboard's server (a SystemExit that blanked the Memorization page)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    save_audit(planted_audit, tmp_path)
+    index = json.loads((tmp_path / INDEX).read_text())
+    index["tree"]["__dc__"] = name
+    (tmp_path / INDEX).write_text(json.dumps(index))
+    p = subprocess.run([sys.executable, "-c", CRAFTED, str(tmp_path)], capture_output=True, text=True,
+                       cwd=Path(__file__).resolve().parents[2], timeout=300)
+    assert p.returncode == 0 and p.stderr == "", p.stderr
+    assert p.stdout.splitlines() == ["loaded: None", "imported: []"]
+
+
+@pytest.mark.parametrize("tree", [[], "x", {"__dc__": "memviz.auditing.result:Audit", "fields": "abc"},
+                                  {"__map__": 5}, {"__np__": "O", "v": 1}, "[" * 100_000])
+def test_a_malformed_index_reads_as_no_kept_audit(planted_audit, tmp_path, tree):
+    save_audit(planted_audit, tmp_path)
+    index = json.loads((tmp_path / INDEX).read_text())
+    if tree == "[" * 100_000:
+        (tmp_path / INDEX).write_text(tree)
+    else:
+        index["tree"] = tree
+        (tmp_path / INDEX).write_text(json.dumps(index))
+    out = load_audit(tmp_path)
+    assert out is None or not hasattr(out, "verdict")
+    (tmp_path / INDEX).write_text(json.dumps([index]))               # not an object
+    assert load_audit(tmp_path) is None
+
+
+def test_every_class_an_audit_holds_is_in_the_registry(planted_audit, tmp_path):
+    from memviz.auditing.stored import kept_classes
+
+    save_audit(planted_audit, tmp_path)
+    names = set(re.findall(r'"__dc__": "([^"]+)"', (tmp_path / INDEX).read_text()))
+    assert names and names <= set(kept_classes())
+    assert all(n.split(":")[0].startswith(("memviz.auditing.", "memviz.evidence.", "memviz.measure.")) for n in names)
