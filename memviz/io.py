@@ -269,6 +269,50 @@ def settings_key(obj) -> str:
     return hashlib.sha256(json.dumps(to_jsonable(obj), sort_keys=True, default=str).encode()).hexdigest()[:12]
 
 
+#: a schema or metadata file nested deeper than this is refused (a 100,000-level file raised RecursionError)
+MAX_JSON_DEPTH = 64
+
+
+def parse_json(raw: bytes | str, source: str, what: str = "file", max_depth: int = MAX_JSON_DEPTH):
+    """The JSON value of ``raw`` (a file's bytes or text), or a DataError in one line naming ``source``: not
+    UTF-8, not JSON (with the line), NaN or infinities, nested deeper than ``max_depth`` levels."""
+    from memviz.errors import DataError
+
+    if isinstance(raw, bytes):
+        try:
+            raw = raw.decode("utf-8-sig")
+        except UnicodeDecodeError:
+            raise DataError(f"{source}: {what} is not UTF-8 text") from None
+
+    def refuse(const):
+        raise ValueError(f"{const} is not a JSON number")
+
+    try:
+        value = json.loads(raw, parse_constant=refuse)
+    except json.JSONDecodeError as exc:
+        raise DataError(f"{source}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
+    except RecursionError:
+        raise DataError(f"{source}: {what} nested too deeply (at most {max_depth} levels)") from None
+    except ValueError as exc:
+        raise DataError(f"{source}: not valid JSON ({exc})") from None
+    if json_depth(value) > max_depth:
+        raise DataError(f"{source}: {what} nested too deeply (at most {max_depth} levels)")
+    return value
+
+
+def json_depth(value) -> int:
+    """How deeply lists and objects nest in a parsed JSON value (0 for a plain value), without recursion."""
+    deepest, todo = 0, [(value, 1)]
+    while todo:
+        v, d = todo.pop()
+        if isinstance(v, dict):
+            v = list(v.values())
+        if isinstance(v, list):
+            deepest = max(deepest, d)
+            todo.extend((x, d + 1) for x in v if isinstance(x, (dict, list)))
+    return deepest
+
+
 def read_json(path: Path, what: str = "file") -> dict:
     """A JSON object from ``path``; RunError (one line) when missing, unreadable or not an object."""
     path = Path(path)

@@ -238,23 +238,27 @@ def is_sdv_metadata(d) -> bool:
     return isinstance(cols, dict) and any(isinstance(v, dict) and "sdtype" in v for v in cols.values())
 
 
+def _sdtype_of(d: dict, column: str | None):
+    """The sdtype SDV metadata ``d`` gives ``column`` (None when it gives none, or the metadata is malformed:
+    :meth:`Schema.from_sdv` then says what is wrong, in one line)."""
+    tables = d.get("tables")
+    body = next(iter(tables.values()), None) if isinstance(tables, dict) and tables else d
+    cols = body.get("columns") if isinstance(body, dict) else None
+    spec = cols.get(column) if isinstance(cols, dict) and column else None
+    return spec.get("sdtype") if isinstance(spec, dict) else None
+
+
 def schema_from_upload(name: str, raw: bytes, frame: pd.DataFrame, target: str | None = None) -> Schema:
     """A schema from an uploaded JSON file: SDV single-table metadata (:meth:`Schema.from_sdv`, with
     ``target`` as its label when the metadata lists that column) or memviz's meta.json; every column
     it names must be in ``frame``. One DataError line naming the file (and column) otherwise."""
-    import json
+    from memviz.io import parse_json
 
     if len(raw) > MAX_SCHEMA_BYTES:
         raise DataError(f"{name}: {len(raw):,} bytes is too large for a schema file")
-    try:
-        d = json.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError:
-        raise DataError(f"{name}: not UTF-8 text") from None
-    except json.JSONDecodeError as exc:
-        raise DataError(f"{name}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
+    d = parse_json(raw, name, "schema file")   # one line: not UTF-8, not JSON, nested too deeply
     if is_sdv_metadata(d):
-        cols = d.get("columns") or next(iter((d.get("tables") or {}).values()), {}).get("columns") or {}
-        kind = (cols.get(target) or {}).get("sdtype") if isinstance(cols, dict) and target else None
+        kind = _sdtype_of(d, target)
         try:
             schema = Schema.from_sdv(d, target=target if kind in ("numerical", "categorical", "boolean") else None)
         except DataError as exc:

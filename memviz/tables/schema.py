@@ -24,18 +24,15 @@ KINDS = ("numerical", "categorical", "target", "excluded")
 
 def _read_json(path: Path, what: str) -> Mapping:
     """A JSON file's value; one DataError line naming the file on any problem."""
+    from memviz.io import parse_json
+
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = path.read_bytes()
     except FileNotFoundError:
         raise DataError(f"{path}: {what} not found") from None
-    except UnicodeDecodeError:
-        raise DataError(f"{path}: {what} is not UTF-8 text") from None
     except OSError as exc:
         raise DataError(f"{path}: cannot read {what} ({exc.strerror})") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise DataError(f"{path}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
+    return parse_json(raw, str(path), what)   # one line for bad text, bad JSON or deep nesting
 
 
 @dataclass(frozen=True)
@@ -163,9 +160,12 @@ class Schema:
     def from_dict(cls, d: Mapping, source: str = "schema") -> "Schema":
         if not isinstance(d, Mapping):
             raise DataError(f"{source}: expected a JSON object with 'numerical' and 'categorical' lists")
-        for key in ("numerical", "categorical"):
-            val = d.get(key, [])
-            if not isinstance(val, list) or not all(isinstance(v, str) for v in val):
+        if "numerical" not in d and "categorical" not in d:
+            hint = " (SDV metadata? give it as --metadata)" if "columns" in d or "tables" in d else ""
+            raise DataError(f"{source}: no 'numerical' or 'categorical' list of column names{hint}")
+        for key in ("numerical", "categorical", "excluded"):
+            val = d.get(key, []) if key != "excluded" else (d.get(key) or [])
+            if not isinstance(val, list) or not all(isinstance(v, str) for v in val):  # "age" is no list of a, g, e
                 raise DataError(f"{source}: '{key}' must be a list of column names")
         target = d.get("target")
         if target is not None and not isinstance(target, str):
