@@ -134,6 +134,7 @@ _P = "memviz.compare.protocol"
 _MI = "memviz.evidence.membership"
 _DC = "memviz.evidence.datacopying"
 _AI = "memviz.evidence.attribute"
+_DR = "memviz.evidence.densityratio"
 _R = "memviz.tables.redact"
 
 #: every figure of a comparison's results table, in display order
@@ -281,6 +282,11 @@ EVIDENCE_METRICS: dict[str, Metric] = {m.key: m for m in (
     Metric("attribute_rate", "Attribute attack: training rows whose secret is revealed", MINIMIZE, source=_AI),
     Metric("attribute_control", "Attribute attack on fresh rows (the control)", MINIMIZE, source=_AI),
     Metric("attribute_excess", "Attribute attack: excess over the control", MINIMIZE, -1.0, 1.0, source=_AI),
+    Metric("dr_auc", "Density-ratio attack AUC (0.5 = chance)", TARGET, target=0.5, percent=False, source=_DR),
+    Metric("dr_tpr_1pct", "Density-ratio attack: training rows found at 1 % false alarms", MINIMIZE, source=_DR),
+    Metric("dr_tpr_01pct", "Density-ratio attack: training rows found at 0.1 % false alarms", MINIMIZE, source=_DR),
+    Metric("dr_exposed", "Training rows the density-ratio attack exposes at 1 % false alarms", MINIMIZE, 0.0, None,
+           percent=False, source=_DR),
     Metric("joint_k", "Smallest group of training rows sharing what a report shows", MAXIMIZE, 0.0, None,
            percent=False, source=_R),
 )}
@@ -304,6 +310,12 @@ TERMS: dict[str, str] = {
         "Knowing every other column of a person, the attacker takes the secret column (the target) from the "
         "nearest generated row. Its hit rate on training rows is compared with the same attack on fresh real rows "
         "(the control): only the excess is what the model gives away about the people it trained on."),
+    "Density-ratio attack": (
+        "DOMIAS's attack (van Breugel et al., 2023): a real row is scored by how much more likely the synthetic "
+        "table makes it than the population does (the density of the generated rows at the row over the density "
+        "of real rows the model never saw). A model that overfits puts extra density on its training rows, also "
+        "where the population is dense and every row has a generated row near it. Read like the membership attack: "
+        "AUC (0.5 is chance) and the hit rate at 1 % and 0.1 % false alarms."),
     "Memorized": (
         "A generated row is flagged as memorized when its nearest training row is more than three times "
         "closer than the second nearest (r = d1 / d2 < 1/3), the papers' test. It measures relative "

@@ -18,13 +18,15 @@ HEADING = "Other tests"
 INTRO = ("Each is read against the hold-out (real rows the model never saw); they support the verdict and never "
          "replace it.")
 #: the glossary entry of each test (memviz.metrics.TERMS)
-TERM_OF = {"membership": "Membership attack", "data_copying": "Data-copying test", "attribute": "Attribute attack"}
+TERM_OF = {"membership": "Membership attack", "data_copying": "Data-copying test", "attribute": "Attribute attack",
+           "density_ratio": "Density-ratio attack"}
 
 
 def _figures(name: str, e) -> list[tuple[str, str]]:
     """(label, value) pairs of one test's figures (labels from EVIDENCE_METRICS); none for a caller's own test."""
     from memviz.evidence.attribute import AttributeResult
     from memviz.evidence.datacopying import DataCopyingResult
+    from memviz.evidence.densityratio import DensityRatioResult
     from memviz.evidence.membership import MembershipResult
     from memviz.metrics import EVIDENCE_METRICS as M
 
@@ -36,6 +38,15 @@ def _figures(name: str, e) -> list[tuple[str, str]]:
                                                                      "to allow a false alarm)")),
                 (M["mia_exposed"].name, f"{e.n_exposed:,} of {e.n_train:,}"),
                 ("Rows compared", f"{e.n_train:,} training, {e.n_holdout:,} hold-out, {e.n_synthetic:,} generated")]
+    if isinstance(e, DensityRatioResult):
+        t1, t2 = e.tpr
+        return [(M["dr_auc"].name, f"{number(e.auc)} ({number(e.auc_low)} to {number(e.auc_high)})"),
+                (M["dr_tpr_1pct"].name, f"{percent(t1['tpr'])} ({percent(t1['low'])} to {percent(t1['high'])}; "
+                                        f"exact p {t1['p_value']:.2g})"),
+                (M["dr_tpr_01pct"].name, f"{percent(t2['tpr'])} (exact p {t2['p_value']:.2g})"),
+                ("Rows compared", f"{e.n_members:,} training and {e.n_nonmembers:,} hold-out rows; densities from "
+                                  f"{e.n_synthetic_centres:,} generated and {e.n_reference_centres:,} other hold-out "
+                                  f"rows (bandwidth {number(e.encoding['bandwidth'])})")]
     if isinstance(e, DataCopyingResult):
         cc = e.copying_cells
         out = [(M["data_copying_ct"].name, f"{number(e.c_t, signed=True)} (z {number(e.z, signed=True)})"

@@ -41,6 +41,20 @@ _EVIDENCE = {
             "cells": {"type": "array", "items": {"type": "object", "required": ["cell", "n_train", "n_holdout",
                                                                                  "n_synthetic", "z", "copies"]}},
         }},
+    "density_ratio": {
+        "type": "object",
+        "required": ["test", "encoding", "auc", "auc_ci", "tpr_at_fpr", "n_exposed", "p_value", "flags_copying",
+                     "sentence"],
+        "properties": {
+            "test": {"const": "density_ratio"}, "encoding": {"type": "object", "required": ["name", "bandwidth"]},
+            "auc": _P, "auc_ci": _PAIR, "n_exposed": _COUNT, "p_value": _P, "flags_copying": {"type": "boolean"},
+            "n_members": _COUNT, "n_nonmembers": _COUNT, "sentence": _TEXT,
+            "tpr_at_fpr": {"type": "array", "items": {"type": "object",
+                                                      "required": ["fpr", "tpr", "low", "high", "p_value"],
+                                                      "properties": {"fpr": _SHARE, "tpr": _SHARE, "low": _SHARE,
+                                                                     "high": _SHARE, "p_value": _P}}},
+            "most_exposed": {"type": "array", "items": {"type": "object", "required": ["row_id", "score", "p_value"]}},
+        }},
     "attribute": {
         "type": "object", "required": ["test", "distance", "columns", "n_given_away", "sentence"],
         "properties": {

@@ -146,6 +146,19 @@ class MembershipResult:
         interval lies above 0.5 (:attr:`better_than_chance`)."""
         return self.better_than_chance
 
+    def reading(self):
+        """This attack as an :class:`~memviz.evidence.readings.AttackReading`: the AUC, flagged when its
+        DeLong interval lies above 0.5 (one-sided p = 1 − Φ((AUC − ½) / se) below 2.5 %)."""
+        from scipy.stats import norm
+
+        from memviz.evidence.readings import AttackReading
+
+        p = float(norm.sf((self.auc - 0.5) / self.auc_se)) if self.auc_se > 0 else float(not self.auc > 0.5)
+        return AttackReading(test="membership", attack="the distance attack", statistic="AUC", value=self.auc,
+                             low=self.auc_low, high=self.auc_high, chance=0.5, p_value=p, level=0.025,
+                             flags=self.flags_copying, calibration="DeLong interval against the hold-out",
+                             sentence=self.sentence())
+
     def roc_points(self, n: int = ROC_POINTS) -> tuple[np.ndarray, np.ndarray]:
         """About ``n`` points of the ROC curve, dense at small FPR (log grid) and over [0, 1] (linear)."""
         f = self.roc_fpr

@@ -10,6 +10,8 @@
   rows are, and where in the data?
 * ``"attribute"``: attribute inference with a control (:mod:`memviz.evidence.attribute`): does the
   nearest generated row give away a training row's value of a column more often than an outsider's?
+* ``"density_ratio"``: density-ratio membership inference (DOMIAS, :mod:`memviz.evidence.densityratio`):
+  does the synthetic table's density exceed the population's at training rows more than at fresh rows?
 
 Each result is a frozen dataclass with its figures, ``to_dict()`` (strict JSON: no NaN) and
 ``sentence()`` (one plain sentence), and where it can, a per-training-row frame (``rows``, keyed
@@ -38,7 +40,14 @@ Adult), through reuse rather than approximation:
 * the data-copying test and the membership attack run side by side on two threads (the
   attribute attack on the caller's), each search on one thread of its own: a k = 1 search holds
   the GIL for much of its time and gains little from a second thread, two such searches side
-  by side gain about 1.3×.
+  by side gain about 1.3×;
+* density ratio: at most :data:`~memviz.evidence.densityratio.AUDIT_LIMITS` rows (seeded draws:
+  4,096 members and 4,096 non-members against 8,192 generated and 8,192 hold-out centres), on the
+  caller's thread after the attribute attack; the rows the ratio test names are scored too.
+
+:meth:`Evidence.attack_readings` reads every membership attack on one scale (its statistic, interval
+and calibrated p-value, :mod:`memviz.evidence.readings`) and :meth:`Evidence.strongest_attack` takes
+the worst case over them, each at its own level.
 
 The result is an :class:`Evidence`: frozen, typed, and a read-only mapping from test name to result.
 """
@@ -53,6 +62,7 @@ from dataclasses import dataclass
 import torch
 
 from memviz.evidence.attribute import N_ROWS, AttributeResult, attribute_inference
+from memviz.evidence.densityratio import AUDIT_LIMITS, DensityRatioResult, density_ratio_attack
 from memviz.evidence.datacopying import DataCopyingResult, data_copying_test
 from memviz.evidence.membership import (
     DEFAULT_DISTANCE,
@@ -63,14 +73,16 @@ from memviz.evidence.membership import (
     membership_inference,
     synthetic_engine,
 )
+from memviz.device import torch_threads
 from memviz.engine.neighbors import NeighborEngine
 from memviz.tables.data import Table
 from memviz.tables.encoding import shared_factorizations
 
-TESTS = ("membership", "data_copying", "attribute")
+TESTS = ("membership", "data_copying", "attribute", "density_ratio")
 #: each test's name in a sentence (the report's "Other tests", the verdict's qualifier)
 TEST_NAMES = {"membership": "the membership attack", "data_copying": "the data-copying test",
-              "attribute": "the attribute attack"}
+              "attribute": "the attribute attack", "density_ratio": "the density-ratio attack",
+              "targeted": "the targeted shadow-model attack"}
 #: the audit's attribute secret: the target column, else the first distance column
 AUDIT_SECRETS = "target"
 FORMAT = "memviz.measure.evidence/1"  # a format name, kept when the module moved
@@ -83,15 +95,17 @@ class Evidence(Mapping):
     A read-only mapping from test name (:data:`TESTS`, then any ``extra`` names) to its result,
     each with ``to_dict()``, ``sentence()`` and, where it reads as copying, ``flags_copying``.
 
-    membership, data_copying, attribute : the results, None when not run.
-    extra : further (name, result) pairs a caller supplied.
-    distance : the distance the three tests used.
+    membership, data_copying, attribute, density_ratio : the results, None when not run.
+    extra : further (name, result) pairs a caller supplied (e.g. ``("targeted", TargetedResult)``,
+        :func:`memviz.attacks.store.with_attack`).
+    distance : the distance the distance-based tests used.
     seconds : wall time of :func:`audit_evidence`.
     """
 
     membership: MembershipResult | None = None
     data_copying: DataCopyingResult | None = None
     attribute: AttributeResult | None = None
+    density_ratio: DensityRatioResult | None = None
     extra: tuple = ()
     distance: str = DEFAULT_DISTANCE
     seconds: float = 0.0
@@ -102,7 +116,8 @@ class Evidence(Mapping):
         if isinstance(tests, Evidence):
             return tests
         tests = dict(tests or {})
-        types = {"membership": MembershipResult, "data_copying": DataCopyingResult, "attribute": AttributeResult}
+        types = {"membership": MembershipResult, "data_copying": DataCopyingResult, "attribute": AttributeResult,
+                 "density_ratio": DensityRatioResult}
         known = {k: tests[k] for k in TESTS if isinstance(tests.get(k), types[k])}
         return cls(**known, extra=tuple((k, v) for k, v in tests.items() if k not in known))
 
@@ -127,6 +142,32 @@ class Evidence(Mapping):
         """The names of the tests that read as copying (their ``flags_copying`` is True)."""
         return tuple(k for k, v in self._pairs() if getattr(v, "flags_copying", None) is True)
 
+    def with_extra(self, name: str, result) -> "Evidence":
+        """This evidence with ``name`` → ``result`` added to (or replacing it in) :attr:`extra`."""
+        if name in TESTS:
+            raise ValueError(f"{name!r} is one of the typed tests; construct Evidence with it instead")
+        extra = tuple((k, v) for k, v in self.extra if k != name) + ((name, result),)
+        return Evidence(self.membership, self.data_copying, self.attribute, self.density_ratio, extra,
+                        self.distance, self.seconds)
+
+    def attack_readings(self) -> tuple:
+        """Every membership attack's :class:`~memviz.evidence.readings.AttackReading` (the results that have
+        ``reading()``: the distance attack, the density-ratio attack, a targeted attack in :attr:`extra`),
+        in :data:`TESTS` order, then the extra ones."""
+        out = []
+        for _, v in self._pairs():
+            r = v.reading() if callable(getattr(v, "reading", None)) else None
+            if r is not None:
+                out.append(r)
+        return tuple(out)
+
+    def strongest_attack(self):
+        """The worst case over :meth:`attack_readings`, each at its own calibrated level
+        (:func:`memviz.evidence.readings.strongest`); None when no attack ran."""
+        from memviz.evidence.readings import strongest
+
+        return strongest(self.attack_readings())
+
     def sentences(self) -> list[tuple[str, str]]:
         """(test name in words, its sentence) per test, in :data:`TESTS` order: what the report's
         "Other tests" and the Memorization page print."""
@@ -144,8 +185,8 @@ def audit_secrets(schema) -> tuple[str, ...]:
 
 def audit_evidence(train: Table, synthetic: Table, holdout: Table, *, engine: NeighborEngine | None = None,
                    d1_synthetic=None, nn1_synthetic=None, device: str = "auto", seed: int = 0, secret=None,
-                   flagged_row_ids=None) -> Evidence:
-    """The three tests with the reuse of the module docstring, for :func:`memviz.audit`.
+                   flagged_row_ids=None, d1_holdout=None, nn1_holdout=None) -> Evidence:
+    """The four tests with the reuse of the module docstring, for :func:`memviz.audit`.
 
     Parameters
     ----------
@@ -153,6 +194,8 @@ def audit_evidence(train: Table, synthetic: Table, holdout: Table, *, engine: Ne
     engine : the audit's engine on ``train``; reused when its distance is :data:`DEFAULT_DISTANCE`.
     d1_synthetic, nn1_synthetic : (M,) the memorization pass's NN1 distances and training positions
         (``nn1_pos``) of ``synthetic`` under ``engine``.
+    d1_holdout, nn1_holdout : (H,) the same of ``holdout`` when the caller already searched them (the
+        audit's closeness tests, :mod:`memviz.measure.dcr`).
     secret : the attribute attack's secret column(s) (default: :func:`audit_secrets`).
     flagged_row_ids : the ratio test's over-copied rows (the membership overlap).
 
@@ -173,9 +216,13 @@ def audit_evidence(train: Table, synthetic: Table, holdout: Table, *, engine: Ne
         if engine is not None and engine.distance == dist:
             t_engine = engine
             if d1_synthetic is not None:
-                nh = engine.kneighbors(hold, k=1)
-                distances = (d1_synthetic, nh.dist[:, 0])
-                positions = (nn1_synthetic, nh.pos[:, 0]) if nn1_synthetic is not None else None
+                if d1_holdout is None:
+                    nh = engine.kneighbors(hold, k=1)
+                    d_h, p_h = nh.dist[:, 0], nh.pos[:, 0]
+                else:                                         # the audit's closeness tests searched them
+                    d_h, p_h = d1_holdout, nn1_holdout
+                distances = (d1_synthetic, d_h)
+                positions = (nn1_synthetic, p_h) if nn1_synthetic is not None and p_h is not None else None
         else:
             t_engine = NeighborEngine(distance=dist, device=device, n_jobs=jobs).fit(train, like=engine)
         return data_copying_test(train, synthetic, hold, distance=dist, engine=t_engine, device=device, seed=seed,
@@ -194,15 +241,19 @@ def audit_evidence(train: Table, synthetic: Table, holdout: Table, *, engine: Ne
         n_cols = len(train.schema.distance_numerical + train.schema.distance_categorical)
         ai = attribute_inference(train, synthetic, hold, secret=secrets, distance=dist, device=device,
                                  seed=seed, holdout_checked=True) if n_cols > 1 else None      # one column: nothing left to know
+        with torch_threads(jobs):                             # beside the two searches
+            dr = density_ratio_attack(train, synthetic, hold, flagged_row_ids=flagged_row_ids, seed=seed,
+                                      device=device, holdout_checked=True, **AUDIT_LIMITS)
         dc, mi = dc_f.result(), mi_f.result()
-    return Evidence(membership=mi, data_copying=dc, attribute=ai, distance=dist, seconds=time.perf_counter() - t0)
+    return Evidence(membership=mi, data_copying=dc, attribute=ai, density_ratio=dr, distance=dist,
+                    seconds=time.perf_counter() - t0)
 
 
 def privacy_evidence(train: Table, synthetic, holdout, *, engine: NeighborEngine | None = None,
                      distance: str = DEFAULT_DISTANCE, secret=None, known=None, seed: int = 0,
                      n_attribute_rows: int = N_ROWS, n_cells: int | None = None, flagged_row_ids=None,
                      device: str = "auto", tests=TESTS) -> dict:
-    """The three tests (module docstring) with their documented defaults.
+    """The four tests (module docstring) with their documented defaults.
 
     Parameters
     ----------
@@ -226,7 +277,9 @@ def privacy_evidence(train: Table, synthetic, holdout, *, engine: NeighborEngine
     -------
     dict
         {"membership": MembershipResult, "data_copying": DataCopyingResult,
-        "attribute": AttributeResult} for the tests asked, plus nothing else.
+        "attribute": AttributeResult, "density_ratio": DensityRatioResult} for the tests asked, plus
+        nothing else. The density-ratio attack runs with its module's defaults (every row scored,
+        up to :data:`~memviz.evidence.densityratio.MAX_CENTRES` centres per density).
     """
     check_distance(distance)
     unknown = [t for t in tests if t not in TESTS]
@@ -248,4 +301,7 @@ def privacy_evidence(train: Table, synthetic, holdout, *, engine: NeighborEngine
             out["attribute"] = attribute_inference(train, synth, hold, secret=secret, known=known,
                                                    n_rows=n_attribute_rows, distance=distance, device=device,
                                                    seed=seed, holdout_checked=True)
+        if "density_ratio" in tests:
+            out["density_ratio"] = density_ratio_attack(train, synth, hold, flagged_row_ids=flagged_row_ids,
+                                                        seed=seed, device=device, holdout_checked=True)
     return out

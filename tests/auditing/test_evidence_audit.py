@@ -133,4 +133,26 @@ def test_memorization_page_lines_are_the_audits_sentences(fresh_audit):
 
     lines = evidence_lines(fresh_audit)
     assert [s for _, s in lines] == [s for _, s in fresh_audit.evidence.sentences()]
-    assert [t for t, _ in lines] == ["The membership attack", "The data-copying test", "The attribute attack"]
+    assert [t for t, _ in lines] == ["The membership attack", "The data-copying test", "The attribute attack",
+                                     "The density-ratio attack"]
+
+
+def test_density_ratio_and_the_strongest_attack_are_in_the_audit(fresh_audit, high_floor):
+    """The density-ratio attack runs in the audit within its limits, validates in audit.json, and the
+    Evidence reads every membership attack on one scale (the lead's verdict takes the strongest)."""
+    from memviz.auditing.schema import validate
+    from memviz.evidence.densityratio import AUDIT_LIMITS
+
+    dr = fresh_audit.evidence.density_ratio
+    assert dr is not None and dr.n_members <= AUDIT_LIMITS["max_queries"]
+    assert not dr.flags_copying
+    doc = json.loads(fresh_audit.to_json())
+    validate(doc)
+    assert doc["evidence"]["density_ratio"]["p_value"] == pytest.approx(dr.p_value)
+    readings = fresh_audit.evidence.attack_readings()
+    assert [r.test for r in readings] == ["membership", "density_ratio"]
+    assert fresh_audit.evidence.strongest_attack() in readings
+    tr, syn, ho, _ = high_floor
+    ev = memviz.audit(tr, syn, ho, quality=False, dcr=False).evidence
+    best = ev.strongest_attack()
+    assert best.flags and best.strength == min(r.strength for r in ev.attack_readings())
