@@ -33,7 +33,7 @@ from memviz.metrics import METRICS
 from memviz.viz.card import Card, tone
 from memviz.viz.compare import fractions, results_display
 from memviz.viz.style import caption, method_label, model_label
-from memviz.viz.text import seconds
+from memviz.viz.text import isolate, seconds
 
 CSP = ("default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
        "img-src data: blob:; font-src data:")
@@ -79,7 +79,8 @@ SUMMARY_PERCENT = ("top_frac", "concentration.0.01", "concentration.0.1", "heavy
 
 
 def _e(x) -> str:
-    return html.escape(str(x), quote=True)
+    """``x`` escaped for HTML, its bidirectional controls isolated (:func:`memviz.viz.text.isolate`)."""
+    return html.escape(isolate(str(x)), quote=True)
 
 
 def _fmt_value(v) -> str:

@@ -20,7 +20,9 @@ Column names, category values, file names, the target and error messages come fr
 :func:`inert` is the one rule behind every place they are shown: whitespace (line and
 paragraph separators included) collapses to single spaces, and a bare URL, a ``www.`` address
 or an e-mail address gets a zero-width joiner inside its scheme or ``@``, so no renderer's
-autolinker (GitHub-flavoured Markdown's, a mail client's) finds a link in it. It reads as typed.
+autolinker (GitHub-flavoured Markdown's, a mail client's) finds a link in it, and text holding a
+bidirectional control is isolated (:func:`isolate`), so it cannot reverse the figures beside it.
+It reads as typed.
 On top of it, :func:`plain` escapes plotly's HTML subset (titles, ticks, legends, hover), and the
 dashboard's ``screens/_ui.esc`` escapes Markdown.
 """
@@ -89,13 +91,43 @@ def seconds(x) -> str:
 
 
 def inert(text) -> str:
-    """User text on one line with every link marker broken (see the module docstring).
+    """User text on one line with every link marker broken and its direction isolated (see the module
+    docstring and :func:`isolate`).
 
     ``inert("see http://x.org\\u2028now") == "see http:\\u200d//x.org now"``: the same characters
     to a reader, no link to a renderer.
     """
     one_line = " ".join(str(text).split())
-    return _LINKY.sub(_break, one_line)
+    return isolate(_LINKY.sub(_break, one_line))
+
+
+#: Unicode's explicit directional formatting characters and marks (UAX #9): LRE, RLE, PDF, LRO, RLO,
+#: LRI, RLI, FSI, PDI, LRM, RLM, ALM
+BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c")
+FSI, PDI = "\u2068", "\u2069"
+_OPENS = frozenset("\u2066\u2067\u2068")
+
+
+def isolate(text: str) -> str:
+    """``text`` unable to reorder what stands beside it: when it holds a bidirectional control (a
+    RIGHT-TO-LEFT OVERRIDE, U+202E, in a column name showed the next figures reversed, "95.2" as
+    "2.59"), it is wrapped in FIRST STRONG ISOLATE ... POP DIRECTIONAL ISOLATE, whose end closes
+    every embedding and override opened inside (UAX #9, rule X6a). A PDI of the text that closes no
+    isolate of its own is dropped (it would end the wrapper early) and one it leaves open is closed.
+    Text without such characters is returned as it is."""
+    text = str(text)
+    if not any(c in BIDI_CONTROLS for c in text):
+        return text
+    out, depth = [], 0
+    for c in text:
+        if c == PDI:
+            if depth == 0:
+                continue
+            depth -= 1
+        elif c in _OPENS:
+            depth += 1
+        out.append(c)
+    return FSI + "".join(out) + PDI * (depth + 1)
 
 
 def _break(m: re.Match) -> str:
