@@ -10,7 +10,10 @@ description): it renders as inert text.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
+
+import pandas as pd
 
 from memviz.metrics import MISSING, number, percent
 
@@ -20,6 +23,27 @@ INTRO = ("Each is read against the hold-out (real rows the model never saw); the
 #: the glossary entry of each test (memviz.metrics.TERMS)
 TERM_OF = {"membership": "Membership attack", "data_copying": "Data-copying test", "attribute": "Attribute attack",
            "density_ratio": "Density-ratio attack"}
+
+
+#: what a redacted report shows in place of a region's description (raw values of real rows)
+HIDDEN = "(values hidden in the redacted report)"
+
+
+def shown(evidence, redacted: bool):
+    """``evidence`` as a report shows it. Redacted, every result that describes rows in raw values (a
+    ``cells`` table with a ``description``: data copying's regions, "rows like: sex Female, income >50K")
+    has each description replaced by :data:`HIDDEN`, in its sentence and its figures alike."""
+    if not redacted:
+        return evidence
+
+    def hide(e):
+        cells = getattr(e, "cells", None)
+        if dataclasses.is_dataclass(e) and isinstance(cells, pd.DataFrame) and "description" in cells:
+            return dataclasses.replace(e, cells=cells.assign(description=HIDDEN))
+        return e
+    typed = {f.name: hide(getattr(evidence, f.name)) for f in dataclasses.fields(evidence)
+             if f.name not in ("extra", "distance", "seconds")}
+    return dataclasses.replace(evidence, **typed, extra=tuple((k, hide(v)) for k, v in evidence.extra))
 
 
 def _figures(name: str, e) -> list[tuple[str, str]]:
@@ -66,13 +90,13 @@ def _figures(name: str, e) -> list[tuple[str, str]]:
     return []
 
 
-def other_tests_section(a):
-    """The "Other tests" :class:`~memviz.viz.report.Section` of audit ``a`` (module docstring); None
-    when it carries no evidence."""
+def other_tests_section(a, redacted: bool = False):
+    """The "Other tests" :class:`~memviz.viz.report.Section` of audit ``a`` (module docstring), raw values
+    hidden when ``redacted`` (:func:`shown`); None when it carries no evidence."""
     from memviz.metrics import TERMS
     from memviz.viz.report import Part, Section
 
-    ev = a.evidence
+    ev = shown(a.evidence, redacted)
     if not len(ev):
         return None
     parts = tuple(Part(label[0].upper() + label[1:], sentence, TERMS.get(TERM_OF.get(name, ""), ""),

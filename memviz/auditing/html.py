@@ -135,6 +135,7 @@ def audit_html(a, *, redacted: bool = True, train=None, synthetic=None, sections
     For a warm-up run's check the verdict card ends with the recommended check and its reason, and
     the figures include the when-to-stop frontier (excess against quality over the checks).
     """
+    from memviz.auditing.evidence_html import shown
     from memviz.viz.report import build_report
 
     v = a.verdict
@@ -156,7 +157,7 @@ def audit_html(a, *, redacted: bool = True, train=None, synthetic=None, sections
             fig, stop = when_to_stop(a.per_check, _kept_checks(a.provenance.run.run_dir))
             figures.append(fig)
     card = Card(f"Verdict: {v.code}", (Line("In short", v.sentence, v.tone),
-                                        *(Line("Evidence: " + k, str(e.sentence())) for k, e in a.evidence.items()),
+                                        *(Line("Evidence: " + k, str(e.sentence())) for k, e in shown(a.evidence, redacted).items()),
                                         Line("Next step", v.next_step),
                                         *((Line("When to stop", stop),) if stop else ())))
     over = a.over_copied_rows.head(50)
@@ -174,7 +175,7 @@ def audit_html(a, *, redacted: bool = True, train=None, synthetic=None, sections
     source = source_name(a)
     from memviz.auditing.evidence_html import other_tests_section
 
-    other = other_tests_section(a)   # the supporting evidence, after the audit's own parts
+    other = other_tests_section(a, redacted)   # the supporting evidence, after the audit's own parts
     return build_report(facts(a), figures, None, settings, redacted=redacted, title=title,
                         leaks=leak_views(a, train, synthetic, salt), verdict=card, sentence="", salt=salt,
                         sections=[*([other] if other is not None else []), *sections],
