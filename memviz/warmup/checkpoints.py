@@ -115,7 +115,8 @@ def load(run_dir, check: int, map_location="cpu") -> dict:
         state = torch.load(f, map_location=map_location, weights_only=True)
     except Exception as exc:  # a refused pickle or a corrupt file
         raise RunError(f"{f}: unreadable checkpoint ({type(exc).__name__})") from None
-    if not isinstance(state, dict) or "model" not in state or "epoch" not in state:
+    if not isinstance(state, dict) or "model" not in state or "epoch" not in state \
+            or isinstance(state["epoch"], bool) or not isinstance(state["epoch"], int):
         raise RunError(f"{f}: not a memviz check checkpoint (expected a TabDDPM state)")
     return state
 
@@ -129,5 +130,11 @@ def sample_check(run_dir, check: int, rows: int, seed: int = 0, device: str = "a
     if int(rows) < 1:
         raise MemvizError(f"rows={rows}: must be at least 1")
     state = load(run_dir, check)
-    model = TabDDPM.from_state_dict(state, device=device)
+    try:
+        model = TabDDPM.from_state_dict(state, device=device)
+    except MemvizError:
+        raise
+    except Exception as exc:  # a foreign or damaged state: missing keys, other shapes, other parameters
+        raise RunError(f"{path(run_dir, check)}: not a checkpoint of this memviz's TabDDPM (foreign or damaged: "
+                       f"{type(exc).__name__}: {' '.join(str(exc).split())[:120]})") from None
     return model.sample(int(rows), seed=int(seed)).reset_index(drop=True), int(state["epoch"])
