@@ -180,9 +180,8 @@ def _restore_data() -> bool:
     """After a reload: the table named in the URL, else the kept table the URL's run was trained on."""
     key = st.query_params.get(TABLE_PARAM)
     if not key:
-        wanted = st.query_params.get("run")
-        if wanted:
-            run_dir = Path(root()) / Path(wanted).name
+        run_dir = jobs.run_dir_named(st.query_params.get("run"), root())   # None for a NUL, a path, no run
+        if run_dir is not None:
             key = uploads.tables_for(root(), run_fingerprint(str(run_dir), runs.run_token(run_dir)))
     if not key:
         return False
