@@ -3,7 +3,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from memviz.app import devices, progress, runs
+from memviz.app import bounds, devices, progress, runs
 from memviz.errors import MemvizError
 from memviz.jobs import control as jobs
 from screens import _stop, _ui
@@ -42,11 +42,20 @@ with st.form("warmup_form"):
     device = c6.selectbox("Device", list(devices), format_func=devices.get, key="wu_device")
     submitted = st.form_submit_button("Start warm-up", type="primary")
     st.caption(jobs.queue_use(_ui.root(), _ui.session_id()).caption())
+    try:   # the disk these settings take, stated; Start refuses above the budget or the free space
+        disk = bounds.warmup_disk(train, preset=preset, epochs=int(epochs), check_every=int(every),
+                                  n_samples=int(n_samples) or None)
+        st.caption(bounds.disk_caption(disk, _ui.root()))
+    except MemvizError as exc:
+        disk = None
+        _ui.error(exc)
 
 if submitted:
     if preset == "paper" and "cuda" not in devices:
         st.warning("The paper preset on a CPU takes days; consider cpu-quick.")
     try:
+        if disk is not None:
+            bounds.check_warmup_disk(disk, _ui.root())
         job = jobs.start_warmup(train, preset=preset, epochs=int(epochs), check_every=int(every),
                                 n_samples=int(n_samples) or None, seed=int(seed), device=device,
                                 label=data["label"], holdout=holdout, session=_ui.session_id())

@@ -3,6 +3,8 @@ figure, the recommended check with its reason, and "Sample from this check"."""
 import streamlit as st
 
 from memviz import viz
+from memviz.app import bounds
+from memviz.errors import MemvizError
 from memviz.io import csv_bytes
 from memviz.warmup import checkpoints
 from memviz.warmup.frontier import METRICS, StopRule, recommend
@@ -42,12 +44,19 @@ def render(view, key: str) -> None:
         default = kept.index(rec.check) if rec is not None and rec.check in kept else len(kept) - 1
         check = c[0].selectbox("Check", kept, index=default, key=f"{key}_check",
                                format_func=lambda k: f"check {k} (epoch {epochs.get(k, '?')})")
-        rows = int(c[1].number_input("Rows", 1, 10_000_000, int(view.result.config.n_samples), key=f"{key}_rows"))
+        cap = bounds.sample_rows_max()   # drawn in the server itself: bounded, and said beside the field
+        rows = int(c[1].number_input("Rows", 1, cap, min(cap, int(view.result.config.n_samples)), key=f"{key}_rows",
+                                     help=bounds.sample_rows_help()))
         seed = int(c[2].number_input("Seed", 0, 2**31 - 1, 0, key=f"{key}_seed"))
         if st.button("Sample from this check", key=f"{key}_sample"):
-            with st.spinner("Sampling..."):
-                syn, epoch = checkpoints.sample_check(view.path, check, rows, seed=seed, device="auto")
-            st.session_state[f"{key}_drawn"] = (str(view.path), check, epoch, rows, seed, csv_bytes(syn))
+            try:
+                with st.spinner("Sampling..."):
+                    syn, epoch = checkpoints.sample_check(view.path, check, bounds.check_sample_rows(rows), seed=seed,
+                                                          device="auto")
+                st.session_state[f"{key}_drawn"] = (str(view.path), check, epoch, rows, seed, csv_bytes(syn))
+            except MemvizError as exc:   # a foreign or damaged checkpoint: one line
+                _ui.error(exc)
+        st.caption(f"At most {cap:,} rows are drawn here; for more: memviz sample RUN --check K --rows N.")
         drawn = st.session_state.get(f"{key}_drawn")
         if drawn is not None and drawn[0] == str(view.path):  # a table drawn from this run
             _, check, epoch, rows, seed, data = drawn
