@@ -1,4 +1,4 @@
-"""memviz.io.folder_unit: an output folder appears whole or not at all, one writer at a time.
+"""memviz.folders.folder_unit: an output folder appears whole or not at all, one writer at a time.
 
 At e9efb32 ``Audit.write`` wrote rows.csv, report.html and audit.json one by one into the folder,
 each atomically but with no lock and no staging: a full disk or a kill -9 after rows.csv left a new
@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 
 from memviz.errors import MemvizError
-from memviz.io import CONTENTS, FolderBusy, atomic_write_text, check_folder, folder_unit
+from memviz.folders import CONTENTS, FolderBusy, check_folder, folder_unit
+from memviz.io import atomic_write_text
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -90,7 +91,8 @@ def test_a_nested_unit_writes_into_the_outer_one(tmp_path):
 HOLDER = textwrap.dedent("""
     import sys, time
     from pathlib import Path
-    from memviz.io import atomic_write_text, folder_unit
+    from memviz.folders import folder_unit
+    from memviz.io import atomic_write_text
     out = Path(sys.argv[1])
     with folder_unit(out, names=("x.txt", "y.txt")) as stage:
         atomic_write_text(stage / "x.txt", "new x")
@@ -125,11 +127,12 @@ def test_a_second_writer_is_refused_and_a_killed_writer_leaves_the_earlier_folde
 
 
 def test_disk_full_while_staging_is_one_line(tmp_path, monkeypatch):
-    import memviz.io as io
+    import memviz.folders as folders
+    from memviz.io import DiskFull
 
     def no_space(*a, **k):
         raise OSError(errno.ENOSPC, "No space left on device")
-    monkeypatch.setattr(io, "_hashes", no_space)
-    with pytest.raises(io.DiskFull):
+    monkeypatch.setattr(folders, "_hashes", no_space)
+    with pytest.raises(DiskFull):
         write_unit(tmp_path / "a", {"x.txt": "1"})
     assert os.listdir(tmp_path) == []

@@ -1,6 +1,6 @@
 """The house's layers: who may import whom inside memviz, and no import circles.
 
-Layers, bottom to top, in the pipeline's order: the base (errors, io, device, metrics) <
+Layers, bottom to top, in the pipeline's order: the base (errors, io, folders, device, metrics) <
 tables (load) < engine (the one nearest-neighbour engine) < measure (the metric) < evidence (the
 privacy tests) < models < dynamics (and the DynamicCut score that reads them) < evaluate < warmup <
 mitigate (augment) < leaks < compare < viz (figures) < auditing (the one verdict, its report and
@@ -19,7 +19,7 @@ import pytest
 PKG = Path(__file__).resolve().parent.parent / "memviz"
 LAYERS = ["base", "tables", "engine", "measure", "evidence", "models", "dynamics", "evaluate", "warmup", "mitigate",
           "leaks", "compare", "viz", "auditing", "jobs", "study", "app", "top"]
-BASE = ("errors", "io", "device", "metrics")
+BASE = ("errors", "io", "folders", "device", "metrics")
 
 
 def module_name(path: Path) -> str:

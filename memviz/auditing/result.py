@@ -228,9 +228,10 @@ class Audit:
 
     def write(self, out_dir: str | Path, *, redacted: bool = True, raw_csv: bool = False, train=None,
               synthetic=None) -> dict:
-        """DIR/audit.json, DIR/report.html and DIR/rows.csv, written as one unit (:func:`memviz.io.folder_unit`:
+        """DIR/audit.json, DIR/report.html and DIR/rows.csv, written as one unit (:func:`memviz.folders.folder_unit`:
         staged beside DIR with DIR/contents.json, renamed into place, under a lock); returns their paths."""
-        from memviz.io import export_csv, folder_unit
+        from memviz.folders import folder_unit
+        from memviz.io import export_csv
 
         out = Path(out_dir)
         with folder_unit(out, names=tuple(FILES.values())) as stage:

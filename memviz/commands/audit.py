@@ -37,14 +37,14 @@ def register(sub, command) -> None:
 def run(args) -> None:
     from memviz.auditing.build import as_table, audit
     from memviz.auditing.result import FILES
-    from memviz.io import folder_unit
+    from memviz.folders import folder_unit
 
     t0 = time.perf_counter()
     schema = schema_of(args)
     from memviz.auditing.build import resolve_schema
 
     # the folder is locked from the start (a second writer is refused before any work) and written
-    # as a unit (memviz.io.folder_unit)
+    # as a unit (memviz.folders.folder_unit)
     with folder_unit(args.out, names=tuple(FILES.values())) as stage:
         train = as_table(args.train, resolve_schema(schema), role="train", name="train", target=args.target)
         syn = as_table(args.synthetic, train.schema, role="synthetic", name="synthetic")

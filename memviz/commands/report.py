@@ -102,13 +102,14 @@ def run(args) -> None:
     from memviz.app.runs import load_run
     from memviz.auditing.build import from_run
     from memviz.auditing.html import audit_html
-    from memviz.io import atomic_write_text, folder_unit
+    from memviz.folders import folder_unit
+    from memviz.io import atomic_write_text
     from memviz.warmup.store import RunStore
 
     t0 = time.perf_counter()
     out = Path(args.out)
     # the whole folder (its comparisons/ too) is one unit, locked from the start: a second writer is refused
-    # before any work, and a full disk or a kill leaves the earlier folder whole (memviz.io.folder_unit)
+    # before any work, and a full disk or a kill leaves the earlier folder whole (memviz.folders.folder_unit)
     with folder_unit(out, names=REPORT_FILES) as stage:
         folders = [] if args.no_compare else ([Path(c) for c in args.compare] if args.compare
                                               else ranked_comparisons(args.run))

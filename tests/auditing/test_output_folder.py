@@ -1,4 +1,4 @@
-"""Audit.write and memviz report write their folder as a unit (:func:`memviz.io.folder_unit`).
+"""Audit.write and memviz report write their folder as a unit (:func:`memviz.folders.folder_unit`).
 
 At e9efb32 a full disk or a kill -9 after rows.csv left a new rows.csv beside an older audit's
 audit.json and report.html (mem 0.467 of the old audit), and two ``memviz report RUN --out SAME``
@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from memviz.auditing.result import FORMAT
 from memviz.errors import MemvizError
-from memviz.io import FolderBusy, check_folder
+from memviz.folders import FolderBusy, check_folder
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from test_folder_unit import _holder, listing  # noqa: E402
@@ -56,7 +57,7 @@ def test_audit_write_refuses_a_second_writer(fresh_audit, tmp_path):
         p.wait()
     fresh_audit.write(out)
     assert set(check_folder(out)["files"]) == {"audit.json", "report.html", "rows.csv"}
-    assert json.loads((out / "audit.json").read_text())["format"] == "memviz.audit/1"
+    assert json.loads((out / "audit.json").read_text())["format"] == FORMAT
 
 
 

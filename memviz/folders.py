@@ -1,0 +1,278 @@
+"""Output folders written as a unit: staged beside their place, listed with hashes, renamed into place.
+
+``memviz audit`` and ``memviz report`` write several files into one folder (audit.json, report.html,
+rows.csv, comparisons/NAME/...). Written one by one, each atomically, a full disk or a kill -9 after
+rows.csv left a new rows.csv beside an older audit's audit.json and report.html, and two writers of one
+folder mixed their files. :func:`folder_unit` stages the folder beside its place, writes
+:data:`CONTENTS` (every file's size and SHA-256) last, and renames the folder into place, under a lock
+held from the start; :func:`check_folder` is the reader's side.
+
+A base module: it imports nothing from memviz but the errors and :mod:`memviz.io`.
+"""
+from __future__ import annotations
+
+import contextlib
+import errno
+import hashlib
+import json
+import os
+import re
+import shutil
+import threading
+import time
+from pathlib import Path
+
+from memviz.errors import MemvizError
+from memviz.io import _TEMP, _UMASK, DISK_FULL, VERSION, _pid_running, atomic_write_json, disk_full
+
+#: the file an output folder's writer writes last: every other file of the folder, its size and SHA-256
+CONTENTS = "contents.json"
+CONTENTS_FORMAT = "memviz.folder/1"
+_UNIT_TEMP = re.compile(r"^\.(.+)\.(\d+)\.[0-9a-f]{8}\.(unit|old)$")
+_ACTIVE = threading.local()   # the staging folders this thread is filling (a nested unit writes straight into one)
+
+
+class FolderBusy(MemvizError):
+    """Another process is writing the same output folder."""
+
+
+@contextlib.contextmanager
+def folder_unit(out: Path | str, names: tuple[str, ...] = ()):
+    """Write the folder ``out`` as a unit: yields an empty staging folder beside it.
+
+    What the block writes there appears at ``out`` all at once when the block ends: a file
+    :data:`CONTENTS` naming every file with its size and SHA-256 is written last, then the staging
+    folder is renamed into place (over an earlier output folder by an atomic exchange, where the
+    file system has one, and the earlier folder removed). A block that fails (a full disk, an
+    error) or a process killed with ``-9`` leaves ``out`` as it was: the earlier complete folder,
+    or none; never a new file beside an older audit's. A lock (``.NAME.lock`` beside it, an flock,
+    removed at the end) is held for the whole block: a second writer of the same folder is
+    :class:`FolderBusy`, one line, before it writes anything.
+
+    ``out`` may be absent, an empty folder, or an earlier output folder: one whose files are those
+    its :data:`CONTENTS` names, or (written before it had one, or torn) only entries in ``names``.
+    A folder holding anything else is refused in one line: its files would be lost.
+
+    Inside the block of another unit (``out`` lies in that unit's staging folder, same thread),
+    the block writes straight into ``out``: the outer unit covers it.
+    """
+    out = Path(out)
+    active = getattr(_ACTIVE, "stages", [])
+    if any(_inside(out, s) for s in active):
+        out.mkdir(parents=True, exist_ok=True)
+        yield out
+        return
+    parent = out.parent if str(out.parent) else Path(".")
+    if out.name in ("", ".", "..") or out.resolve() == parent.resolve():
+        raise MemvizError(f"{out}: give a folder name for the output (not the current or the parent folder)")
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise MemvizError(f"{parent}: is a file, not a folder") from None
+    lock = _lock_folder(out, parent)
+    stage = None
+    try:
+        _remove_stale_units(parent, out.name)
+        _check_replaceable(out, names)
+        stage = parent / f".{out.name}.{os.getpid()}.{os.urandom(4).hex()}.unit"
+        try:
+            stage.mkdir()
+        except OSError as exc:
+            if exc.errno in DISK_FULL:
+                raise disk_full(parent, out.name) from None
+            raise
+        os.chmod(stage, 0o777 & ~_UMASK)
+        _ACTIVE.stages = active + [stage]
+        try:
+            yield stage
+        finally:
+            _ACTIVE.stages = active
+        atomic_write_json(stage / CONTENTS, {"format": CONTENTS_FORMAT, "version": VERSION,
+                                             "written": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                                             "files": _hashes(stage)})
+        _check_replaceable(out, names)  # again: nobody else writes it (the lock), but a person may have
+        _swap_into_place(stage, out)
+        stage = None
+    except OSError as exc:
+        if exc.errno in DISK_FULL:
+            raise disk_full(parent, out.name) from None
+        raise
+    finally:
+        if stage is not None:
+            shutil.rmtree(stage, ignore_errors=True)
+        _unlock(lock)
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    try:
+        Path(os.path.abspath(path)).relative_to(os.path.abspath(folder))
+        return True
+    except ValueError:
+        return False
+
+
+def _lock_folder(out: Path, parent: Path):
+    """The writer's lock of ``out`` (``parent/.NAME.lock``), held; :class:`FolderBusy` when another
+    process holds it. Without ``fcntl`` (Windows) there is no lock."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover
+        return None
+    path = parent / f".{out.name}.lock"
+    while True:
+        try:
+            f = open(path, "a+")
+        except OSError as exc:
+            if exc.errno in DISK_FULL:
+                raise disk_full(parent, out.name) from None
+            raise
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            f.seek(0)
+            pid = f.read().strip()
+            f.close()
+            raise FolderBusy(f"{out}: another process is writing this folder{f' (pid {pid})' if pid.isdigit() else ''}; "
+                             "wait for it to finish, or give another --out") from None
+        try:  # the file may have been removed by the writer before us after we opened it: lock the one in place
+            same = os.fstat(f.fileno()).st_ino == os.stat(path).st_ino
+        except FileNotFoundError:
+            same = False
+        if same:
+            break
+        f.close()
+    f.seek(0)
+    f.truncate()
+    f.write(f"{os.getpid()}\n")
+    f.flush()
+    return (f, path)
+
+
+def _unlock(lock) -> None:
+    if lock is None:
+        return
+    f, path = lock
+    try:
+        os.unlink(path)    # while still held: a waiting writer then locks a new file (see _lock_folder)
+    except OSError:
+        pass
+    f.close()
+
+
+def _remove_stale_units(parent: Path, name: str) -> None:
+    """The staging and earlier folders a writer of ``parent/name`` killed with -9 left (its pid runs no more)."""
+    try:
+        entries = os.listdir(parent)
+    except OSError:
+        return
+    for e in entries:
+        m = _UNIT_TEMP.match(e)
+        if m and m.group(1) == name and not _pid_running(int(m.group(2))):
+            shutil.rmtree(parent / e, ignore_errors=True)
+
+
+def _check_replaceable(out: Path, names) -> None:
+    if not out.exists() and not out.is_symlink():
+        return
+    if out.is_symlink() or not out.is_dir():
+        raise MemvizError(f"{out}: is a file, not a folder; give a folder for the output")
+    entries = {e for e in os.listdir(out) if not _TEMP.match(e)}   # a killed atomic write's temporary file
+    ours = set(names) | {CONTENTS}
+    try:
+        listed = json.loads((out / CONTENTS).read_text(encoding="utf-8")).get("files") or {}
+        ours |= {str(k).split("/")[0] for k in listed}
+    except (OSError, ValueError, AttributeError):
+        pass
+    other = sorted(entries - ours)
+    if other:
+        shown = ", ".join(repr(x) for x in other[:3]) + (f" and {len(other) - 3} more" if len(other) > 3 else "")
+        raise MemvizError(f"{out}: the folder holds files memviz did not write there ({shown}); an output folder "
+                          "is replaced whole: give a new or empty folder")
+
+
+def _hashes(folder: Path) -> dict:
+    out = {}
+    for base, dirs, files in os.walk(folder):
+        dirs.sort()
+        for name in sorted(files):
+            p = Path(base) / name
+            rel = p.relative_to(folder).as_posix()
+            if rel == CONTENTS:
+                continue
+            out[rel] = {"bytes": p.stat().st_size, "sha256": _sha256(p)}
+    return out
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+_RENAME_EXCHANGE = 2
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two paths atomically (Linux ``renameat2(RENAME_EXCHANGE)``); False where it is not offered."""
+    try:
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        fn = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    at_fdcwd = -100
+    if fn(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV):
+        return False
+    raise OSError(err, os.strerror(err), str(b))
+
+
+def _swap_into_place(stage: Path, out: Path) -> None:
+    """``stage`` becomes ``out``; an earlier ``out`` folder is removed. A reader sees the earlier
+    folder or the new one (with the exchange) or, for the instant between two renames, none."""
+    try:
+        os.rename(stage, out)           # out absent, or an empty folder
+        return
+    except OSError as exc:
+        if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST):
+            raise OSError(exc.errno, exc.strerror, str(out)) from None
+    old = stage.with_name(stage.name[:-len("unit")] + "old")
+    if _exchange(stage, out):
+        os.rename(stage, old)
+    else:
+        os.rename(out, old)
+        os.rename(stage, out)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def check_folder(folder: Path | str, what: str = "output folder") -> dict:
+    """The :data:`CONTENTS` of a folder written by :func:`folder_unit` after checking that every file it
+    names is there with its size and SHA-256; MemvizError (one line) when one is missing or differs, or
+    the folder has no :data:`CONTENTS` (a writer stopped before the end, or memviz before it wrote one)."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise MemvizError(f"{folder}: no such {what}")
+    try:
+        doc = json.loads((folder / CONTENTS).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise MemvizError(f"{folder}: incomplete {what} (no {CONTENTS}: its writer stopped before the end, or "
+                          "an older memviz wrote it); write it again") from None
+    except (OSError, ValueError) as exc:
+        raise MemvizError(f"{folder}: unreadable {CONTENTS} ({type(exc).__name__})") from None
+    files = doc.get("files") if isinstance(doc, dict) else None
+    if not isinstance(files, dict) or doc.get("format") != CONTENTS_FORMAT:
+        raise MemvizError(f"{folder}: {CONTENTS} is not a memviz folder listing")
+    for rel, meta in files.items():
+        p = folder / str(rel)
+        if ".." in Path(str(rel)).parts or not isinstance(meta, dict):
+            raise MemvizError(f"{folder}: {CONTENTS} names {rel!r}, not a file of this folder")
+        if not p.is_file():
+            raise MemvizError(f"{folder}: incomplete {what}: {rel} is missing")
+        if p.stat().st_size != meta.get("bytes") or _sha256(p) != meta.get("sha256"):
+            raise MemvizError(f"{folder}: {rel} differs from the one written with this folder (changed or torn)")
+    return doc
