@@ -316,6 +316,12 @@ TERMS: dict[str, str] = {
         "of real rows the model never saw). A model that overfits puts extra density on its training rows, also "
         "where the population is dense and every row has a generated row near it. Read like the membership attack: "
         "AUC (0.5 is chance) and the hit rate at 1 % and 0.1 % false alarms."),
+    "Targeted attack": (
+        "A shadow-model attack on chosen rows (Stadler et al. 2022; LiRA, Carlini et al. 2022): the attacker trains "
+        "many models like this one, each target row in half of them, learns what the generated rows near a target "
+        "look like with and without it, and then guesses for each model whether it was trained on the target. The "
+        "AUC of those guesses (0.5 is chance) says how exposed the row is; applied to the released table, random "
+        "training rows against hold-out rows, it is a membership attack on the release."),
     "Memorized": (
         "A generated row is flagged as memorized when its nearest training row is more than three times "
         "closer than the second nearest (r = d1 / d2 < 1/3), the papers' test. It measures relative "

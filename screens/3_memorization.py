@@ -3,7 +3,7 @@ copied beyond that, and how close its "copies" really are."""
 import streamlit as st
 
 from memviz import viz
-from memviz.app import audits, readings, runs
+from memviz.app import attacks, audits, readings, runs
 from memviz.errors import MemvizError
 from screens import _stop, _ui
 
@@ -91,6 +91,16 @@ if view is not None:
             st.markdown("**Other tests**, each against the hold-out (they support the verdict, never replace it)")
             for title, sentence in audits.evidence_lines(audit):
                 st.markdown(f"{_ui.esc(title)}: {_ui.esc(sentence)}")
+
+    attack = attacks.run_attack(path)  # the run's targeted attack (memviz attack), read-only
+    if attack is not None:
+        with st.container(border=True, key="mem_attack"):
+            st.markdown("**Targeted attack** (shadow models trained with and without each target row)")
+            if attack["result"] is not None:
+                st.markdown(_ui.esc(attack["result"].sentence()))
+                st.dataframe(attacks.group_table(attack["result"]), hide_index=True)
+            else:
+                st.caption(_ui.esc(attack["error"] or attacks.status_line(attack["status"])))
 
     _stop.render(view, "mem")  # when to stop: the frontier, the recommended check, sample from a check
 

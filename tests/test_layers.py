@@ -3,9 +3,9 @@
 Layers, bottom to top, in the pipeline's order: the base (errors, io, folders, device, metrics) <
 tables (load) < engine (the one nearest-neighbour engine) < measure (the metric) < evidence (the
 privacy tests) < models < dynamics (and the DynamicCut score that reads them) < evaluate < warmup <
-mitigate (augment) < leaks < compare < viz (figures) < auditing (the one verdict, its report and
-JSON, drawn with viz's figures) < jobs (the worker audits a run when it stops) < study < app <
-the CLI (cli, commands).
+mitigate (augment) < leaks < attacks (targeted shadow-model attacks) < compare < viz (figures) <
+auditing (the one verdict, its report and JSON, drawn with viz's figures) < jobs (the worker audits a
+run when it stops) < study < app < the CLI (cli, commands).
 A module may import its own layer and the layers below, never a layer above. Every import
 counts, also one hidden inside a function.
 """
@@ -18,7 +18,7 @@ import pytest
 
 PKG = Path(__file__).resolve().parent.parent / "memviz"
 LAYERS = ["base", "tables", "engine", "measure", "evidence", "models", "dynamics", "evaluate", "warmup", "mitigate",
-          "leaks", "compare", "viz", "auditing", "jobs", "study", "app", "top"]
+          "leaks", "attacks", "compare", "viz", "auditing", "jobs", "study", "app", "top"]
 BASE = ("errors", "io", "folders", "device", "metrics")
 
 

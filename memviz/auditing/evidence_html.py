@@ -22,7 +22,7 @@ INTRO = ("Each is read against the hold-out (real rows the model never saw); the
          "replace it.")
 #: the glossary entry of each test (memviz.metrics.TERMS)
 TERM_OF = {"membership": "Membership attack", "data_copying": "Data-copying test", "attribute": "Attribute attack",
-           "density_ratio": "Density-ratio attack"}
+           "density_ratio": "Density-ratio attack", "targeted": "Targeted attack"}
 
 
 #: what a redacted report shows in place of a region's description (raw values of real rows)
@@ -87,7 +87,8 @@ def _figures(name: str, e) -> list[tuple[str, str]]:
                                        f"{percent(r.excess_low, signed=True, unit='')} to "
                                        f"{percent(r.excess_high, signed=True, unit='')}; q {r.q_value:.2g})")
                 for r in e.columns.itertuples()]
-    return []
+    figures = getattr(e, "report_figures", None)          # the targeted attack (memviz.attacks.lira)
+    return list(figures()) if callable(figures) else []
 
 
 def other_tests_section(a, redacted: bool = False):

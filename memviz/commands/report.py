@@ -116,6 +116,10 @@ def run(args) -> None:
         compares = open_comparisons(folders)
         a = from_run(args.run, args.check, holdout=args.holdout, p=args.p, k=args.k, T=args.T,
                      quality=not args.no_quality, evidence=not args.no_evidence)
+        if not args.no_evidence:  # the run's finished targeted attack (memviz attack), with the other tests
+            from memviz.attacks.store import with_finished_attack
+
+            a = with_finished_attack(a, args.run)
         store = RunStore.open(args.run)
         train = store.train()
         samples = store.samples(a.provenance.run.check).sort_values("synthetic_id").reset_index(drop=True)
