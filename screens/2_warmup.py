@@ -40,6 +40,11 @@ with st.form("warmup_form"):
                                 key="wu_samples")
     seed = c5.number_input("Seed", 0, 2**31 - 1, key="wu_seed")
     device = c6.selectbox("Device", list(devices), format_func=devices.get, key="wu_device")
+    epsilon = st.number_input("Private training (ε; 0 = off)", 0.0, 1000.0, 0.0, key="wu_epsilon",
+                              help="Train TabDDPM with DP-SGD (Opacus) to this ε, δ = 1/(10 × training rows): a formal "
+                                   "guarantee for the model and every table sampled from it (not for the column "
+                                   "ranges and category lists). Smaller is more private; every check states the ε "
+                                   "spent so far.")
     submitted = st.form_submit_button("Start warm-up", type="primary")
     st.caption(jobs.queue_use(_ui.root(), _ui.session_id()).caption())
     try:   # the disk these settings take, stated; Start refuses above the budget or the free space
@@ -56,8 +61,9 @@ if submitted:
     try:
         if disk is not None:
             bounds.check_warmup_disk(disk, _ui.root())
+        private = {"model_params": {"privacy": {"epsilon": float(epsilon)}}} if epsilon > 0 else {}
         job = jobs.start_warmup(train, preset=preset, epochs=int(epochs), check_every=int(every),
-                                n_samples=int(n_samples) or None, seed=int(seed), device=device,
+                                n_samples=int(n_samples) or None, seed=int(seed), device=device, **private,
                                 label=data["label"], holdout=holdout, session=_ui.session_id())
     except MemvizError as exc:
         _ui.error(exc)

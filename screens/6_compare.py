@@ -7,6 +7,7 @@ from memviz.app import audits, comparisons, devices, progress, runs, verdict
 from memviz.errors import MemvizError
 from memviz.io import csv_bytes
 from memviz.jobs import control as jobs
+from memviz.viz.compare import THREE_WAY_NOTE, three_way_display
 from screens import _ui
 
 COMPARE = "compare_pick"
@@ -39,6 +40,9 @@ with st.expander("Run a new comparison", expanded=not has_any, icon=":material/p
                                       "the baseline is the warm-up's model trained again.")
         p = c5.number_input("DynamicCut p", 0.01, 0.5, dc.p, 0.01, key="cmp_p")
         device = c6.selectbox("Device", list(devices), format_func=devices.get, key="cmp_device")
+        eps_text = st.text_input("DP-SGD ε (comma separated: one arm each, with the method DP-SGD)", "3", key="cmp_eps",
+                                 help="Private training of TabDDPM (DP-SGD, Opacus): smaller ε is more private. "
+                                      "Each ε is its own arm, e.g. 1,10.")
         ranking = (f"ranking of run **{_ui.esc(view.run_id)}** (k={dc.k}, T={dc.T if dc.T is not None else 'default'})"
                    if view else "no warm-up run selected: a warm-up is run first for DynamicCut")
         st.caption(f"Table: {_ui.esc(view.settings()['dataset'] if view else data['label'])} · {ranking}")
@@ -56,9 +60,13 @@ if go:
             raise MemvizError(f"run {view.run_id} was trained on another table than the one on the Data page; "
                               "load that table (or pick a run of this table) so that train and test match")
         train = view.train if view is not None else data["train"]
+        try:
+            epsilons = tuple(float(e) for e in eps_text.replace(" ", "").split(",") if e)
+        except ValueError:
+            raise MemvizError(f"DP-SGD ε {eps_text!r}: expected numbers separated by commas, e.g. 1,10") from None
         job = jobs.start_compare(train, data["test"], run_dir=str(view.path) if view is not None else None,
                                  methods=tuple(methods), models=tuple(models), seeds=tuple(seed_list), p=float(p),
-                                 k=dc.k, T=dc.T, epochs=int(epochs) or None, device=device,
+                                 k=dc.k, T=dc.T, epochs=int(epochs) or None, device=device, epsilons=epsilons,
                                  label=view.settings()["dataset"] if view is not None else data["label"],
                                  session=_ui.session_id())
     except ValueError:
@@ -133,6 +141,11 @@ else:
                    "interval. Percentages are shares of generated rows; the excess is in percentage points. The "
                    "Report page downloads the raw results.")
         st.dataframe(viz.results_display(res), hide_index=True, key="cmp_summary")
+        three = three_way_display(res)
+        if len(three):
+            st.subheader("Privacy, quality and cost against the baseline")
+            st.caption(THREE_WAY_NOTE)
+            st.dataframe(three, hide_index=True, key="cmp_three_way")
         d1, d2 = st.columns(2)
         stem = f"memviz_comparison_{job.job_id}"
         _ui.download(d1, "Download the results (CSV, readable headers, shares in %)",

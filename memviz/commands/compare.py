@@ -29,6 +29,9 @@ def register(sub, command) -> None:
     sp.add_argument("--methods", default=",".join(COMPARE.methods),
                     help=f"comma-separated mitigation methods, from {', '.join(METHODS)} "
                          f"(default: {','.join(COMPARE.methods)})")
+    sp.add_argument("--epsilons", default=",".join(f"{e:g}" for e in COMPARE.epsilons),
+                    help="with the method dp: the privacy budgets of its DP-SGD arms, one arm each (e.g. 1,10; "
+                         f"default {','.join(f'{e:g}' for e in COMPARE.epsilons)}); dp@3 in --methods names one arm")
     sp.add_argument("--models", default=",".join(COMPARE.models), help="comma-separated generators")
     sp.add_argument("--seeds", default=",".join(map(str, COMPARE.seeds)),
                     help="comma-separated seeds; each seeds the mitigation, the model and the evaluation")
@@ -61,7 +64,7 @@ def run(args) -> None:
                         epochs=args.epochs, ratio=args.ratio, distance=args.distance,
                         model_params=parse_model_params(args.model_params, per_model=True), device=args.device,
                         n_jobs=args.n_jobs, backend=args.backend, scheduler=args.scheduler,
-                        threads=args.threads).validated()
+                        threads=args.threads, epsilons=tuple(_epsilons(args.epsilons))).validated()
     spec = JobSpec("compare", cfg.to_dict(), {"train": args.train, "schema": args.schema,
                                               "metadata": args.metadata, "test": args.test,
                                               "out": args.out})
@@ -71,3 +74,12 @@ def run(args) -> None:
     sys.stdout.write(compare_summary_text(args.out) + "\n")
     sys.stdout.flush()
     emit(result)
+
+
+def _epsilons(text: str) -> list[float]:
+    from memviz.errors import MemvizError
+
+    try:
+        return [float(x) for x in split(text, "epsilons")]
+    except ValueError:
+        raise MemvizError(f"--epsilons: expected comma-separated numbers, got {text!r}") from None

@@ -43,6 +43,10 @@ def register(sub, command) -> None:
     sp.add_argument("--quality-rows", type=int, default=WARMUP.quality_rows,
                     help="generated rows whose Shape and Trend every check measures, the first ones (default: all; "
                          "0: no quality per check)")
+    sp.add_argument("--epsilon", type=float,
+                    help="private training: train TabDDPM with DP-SGD to this epsilon (needs opacus: pip install "
+                         "'memviz[dp]'); every check then states the epsilon spent so far (default: plain training)")
+    sp.add_argument("--delta", type=float, help="with --epsilon: the delta of the guarantee (default: 1/(10 N))")
     sp.add_argument("--resume", action="store_true", help="continue the run in --out from its last checkpoint")
     sp.set_defaults(func=run)
 
@@ -54,9 +58,21 @@ def run(args) -> None:
                        n_samples=args.n_samples, seed=args.seed, device=args.device, distance=args.distance,
                        top_frac=args.top_frac, keep_samples=not args.no_samples,
                        keep_checkpoints=args.keep_checkpoints, quality_rows=args.quality_rows,
-                       model_params=parse_model_params(args.model_params, per_model=False))
+                       model_params=_private(parse_model_params(args.model_params, per_model=False), args))
     paths = {"train": args.train, "schema": args.schema, "metadata": args.metadata, "out": args.out}
     if args.holdout:
         paths["holdout"] = args.holdout
     spec = JobSpec("warmup", cfg.to_dict(), paths, resume=args.resume)
     emit(run_spec(spec, emit=EventBars(args.quiet)))
+
+
+def _private(params: dict, args) -> dict:
+    """``params`` with ``privacy`` from --epsilon / --delta (a --delta alone is one line)."""
+    from memviz.errors import MemvizError
+
+    if args.epsilon is None:
+        if args.delta is not None:
+            raise MemvizError("--delta needs --epsilon (the privacy budget it goes with)")
+        return params
+    privacy = {"epsilon": args.epsilon, **({"delta": args.delta} if args.delta is not None else {})}
+    return {**params, "privacy": privacy}

@@ -21,8 +21,15 @@
    * ``shape``, ``trend``, ``mle`` (with ``mle_real``, its reference line computed once per
      seed), ``dcr_share``: :func:`memviz.evaluate.report.evaluate_synthetic` against the
      ORIGINAL training table and the real test split;
+   * ``trend_report`` (Trend as SDMetrics' QualityReport ships it), the per-column fidelity's
+     ``wasserstein_mean/max`` and ``jsd_mean/max`` (every column's in the record's
+     ``column_fidelity``: :mod:`memviz.evaluate.fidelity`), ``dcr_median_train/test``;
    * wall-clock seconds per phase, ``total_seconds``, and ``cpu_seconds`` (the CPU time of
-     the worker process during the cell: on a shared machine it tells work from waiting).
+     the worker process during the cell: on a shared machine it tells work from waiting);
+   * the method's cost besides time: a ``dp@ε`` arm's ``epsilon``, ``epsilon_spent``, ``delta``
+     and ``noise_multiplier`` (:mod:`memviz.models.privacy`); ``row_epochs_left_out`` and
+     ``rows_left_out`` (a pruning method: its removed rows × the epochs trained; the dynamic
+     threshold: its schedule's, :mod:`memviz.mitigate.dynamic`; 0 for the others).
 
 A failure is recorded in the cell (status ``failed``, the error line), never raised:
 the grid goes on.
@@ -50,10 +57,13 @@ from memviz.compare.methods import (
     SELECTION_SCORE,
     SHORTENS,
     apply_method,
+    base_method,
     early_stop_epochs,
+    method_epsilon,
 )
 from memviz.compare.protocol import pruning_figures
 from memviz.device import torch_threads
+from memviz.evaluate.fidelity import column_fidelity, fidelity_figures, report_trend
 from memviz.evaluate.report import evaluate_synthetic
 from memviz.measure.memorization import memorization
 from memviz.engine.neighbors import NeighborEngine
@@ -95,6 +105,8 @@ class GridContext:
     threads: int | None = None                      # torch threads per cell (None: leave as is)
     stop: dict = field(default_factory=dict)        # early stop: {"epoch": E*, "warmup_epochs": E, ...}
     progress: Callable[[dict], None] | None = None  # in-cell events (see the module docstring); picklable
+    privacy: dict = field(default_factory=dict)     # DP-SGD settings but epsilon (CompareConfig.privacy)
+    dynamic: dict = field(default_factory=dict)     # the dynamic threshold's (CompareConfig.dynamic)
 
 
 @dataclass(frozen=True)
@@ -199,7 +211,16 @@ def run_cell(spec: CellSpec, ctx: GridContext) -> CellOutput:
                 budget = "steps" if params.get("steps") is not None else "epochs"
                 full = int(params["steps"]) if budget == "steps" else full_epochs(spec.model, params)
                 params[budget] = early_stop_epochs(full, int(ctx.stop["epoch"]), int(ctx.stop["warmup_epochs"]))
-            model = make_model(spec.model, device=ctx.device, seed=spec.seed, **params).fit(mit.table, callbacks=[say])
+            callbacks, dyn = [say], None
+            if base_method(spec.method) == "dp":
+                params["privacy"] = {**ctx.privacy, "epsilon": method_epsilon(spec.method)}
+            if spec.method == "dynamic_threshold":
+                from memviz.mitigate.dynamic import DynamicThresholdCallback
+
+                dyn = DynamicThresholdCallback(mit.table, ctx.dynamic, seed=spec.seed, engine=original_engine(ctx))
+                callbacks.append(dyn)
+            model = make_model(spec.model, device=ctx.device, seed=spec.seed, **params).fit(mit.table,
+                                                                                           callbacks=callbacks)
             t2 = time.perf_counter()
             say.phase("sample")
             syn = model.sample(len(ctx.train), seed=spec.seed)
@@ -209,6 +230,7 @@ def run_cell(spec: CellSpec, ctx: GridContext) -> CellOutput:
                        n_train_used=len(mit.table), n_removed=int(len(mit.removed)), n_added=int(mit.added),
                        n_synthetic=len(syn), epochs=getattr(model, "epoch_", None), steps=getattr(model, "step_", None),
                        device=str(getattr(model, "device_", ctx.device)))
+            rec.update(cost_figures(model, mit, dyn))
             rec.update(evaluate_cell(ctx, mit, syn, spec.seed))
     except Exception as exc:  # recorded in the cell; the grid goes on
         msg = " ".join(f"{type(exc).__name__}: {exc}".split())[:500]
@@ -217,6 +239,23 @@ def run_cell(spec: CellSpec, ctx: GridContext) -> CellOutput:
         return CellOutput(rec, None, traceback.format_exc())
     rec.update(total_seconds=time.perf_counter() - t_start, cpu_seconds=time.process_time() - cpu_start)
     return CellOutput(rec, syn)
+
+
+def cost_figures(model, mitigated, dynamic=None) -> dict:
+    """A cell's privacy budget and rows left out (module docstring); NaN where a figure does not apply."""
+    out = {"epsilon": np.nan, "epsilon_spent": np.nan, "delta": np.nan, "noise_multiplier": np.nan,
+           "row_epochs_left_out": 0, "rows_left_out": 0}
+    priv = getattr(model, "privacy_", None)
+    if priv:
+        out.update(epsilon=priv["epsilon"], epsilon_spent=priv["epsilon_spent"], delta=priv["delta"],
+                   noise_multiplier=priv["noise_multiplier"])
+    if dynamic is not None:
+        b = dynamic.budget()
+        out.update(row_epochs_left_out=b["row_epochs_left_out"], rows_left_out=b["rows_left_out"])
+    elif mitigated.method in PRUNES:
+        n = int(len(mitigated.removed))
+        out.update(row_epochs_left_out=n * int(getattr(model, "epoch_", 0) or 0), rows_left_out=n)
+    return out
 
 
 def evaluate_cell(ctx: GridContext, mitigated, syn: pd.DataFrame, seed: int) -> dict:
@@ -240,5 +279,9 @@ def evaluate_cell(ctx: GridContext, mitigated, syn: pd.DataFrame, seed: int) -> 
         out.update(pruning_figures(mem, mitigated.removed, mem_kept))
     out.update(evaluate_synthetic(ctx.train, ctx.test, syn, seed=seed, device=ctx.device,
                                   real_mle=ctx.mle_real.get(seed)))
+    t2 = time.perf_counter()
+    per_column = column_fidelity(ctx.train, syn)
+    out.update(fidelity_figures(per_column), trend_report=report_trend(ctx.train, syn),
+               column_fidelity=per_column.to_dict("records"), fidelity_seconds=time.perf_counter() - t2)
     out.update(memorize_seconds=t1 - t0, evaluate_seconds=time.perf_counter() - t0)
     return out

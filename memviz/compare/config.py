@@ -3,7 +3,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields, replace
 
-from memviz.compare.methods import DEFAULT_METHODS, NEEDS_WARMUP, check_methods
+from memviz.compare.methods import (
+    DEFAULT_EPSILONS,
+    DEFAULT_METHODS,
+    NEEDS_WARMUP,
+    TABDDPM_ONLY,
+    base_method,
+    check_methods,
+    dp_method,
+)
 from memviz.device import resolve_device
 from memviz.errors import MemvizError
 from memviz.engine.neighbors import DISTANCES
@@ -49,6 +57,13 @@ class CompareConfig:
         256 × 256 matmul 25x slower: parallelism comes from ``n_jobs`` cells at a time).
     stop_rule : the parameters of ``early_stop``'s recommended epoch, as a dict of
         :class:`memviz.warmup.frontier.StopRule` fields (default: its defaults).
+    epsilons : the ε of the method ``dp``: one arm ``dp@ε`` each (``dp@ε`` can also be named
+        directly in ``methods``).
+    privacy : the other settings of every DP-SGD arm, as a dict of
+        :class:`memviz.models.privacy.PrivacyConfig` fields but ``epsilon`` (default: δ = 1/(10 N),
+        clipping norm 1, the RDP accountant, fresh noise).
+    dynamic : the dynamic threshold's settings, as a dict of
+        :class:`memviz.mitigate.dynamic.DynamicThreshold` fields (default: its defaults).
     """
 
     methods: tuple = DEFAULT_METHODS
@@ -70,13 +85,19 @@ class CompareConfig:
     scheduler: str | None = None
     threads: int | None = None
     stop_rule: dict = field(default_factory=dict)
+    epsilons: tuple = DEFAULT_EPSILONS
+    privacy: dict = field(default_factory=dict)
+    dynamic: dict = field(default_factory=dict)
 
     # --------------------------------------------------------------- checking
     def validated(self) -> "CompareConfig":
         """The same settings, normalized (names lower-case, duplicates dropped), or a
         one-line MemvizError naming the bad one. Cheap: called before any work starts."""
-        methods = check_methods(self.methods)
+        methods, privacy, dynamic = _dp_arms(self.methods, self.epsilons), _privacy(self.privacy), _dynamic(self.dynamic)
         models = check_models(self.models)
+        only = [m for m in methods if base_method(m) in TABDDPM_ONLY]
+        if only and "tabddpm" not in models:
+            raise MemvizError(f"method {only[0]!r} runs on TabDDPM only: add tabddpm to the models or leave it out")
         try:
             seeds = tuple(dict.fromkeys(int(s) for s in self.seeds))
         except (TypeError, ValueError):
@@ -114,7 +135,8 @@ class CompareConfig:
             prune_budget(self.p, 10**9)  # p in (0, 1); the row count is checked by the grid
             _check_k(self.k)
         return replace(self, methods=methods, models=models, seeds=seeds,
-                       model_params={m: dict(v) for m, v in params.items()}, stop_rule=stop_rule)
+                       model_params={m: dict(v) for m, v in params.items()}, stop_rule=stop_rule,
+                       epsilons=tuple(float(e) for e in self.epsilons), privacy=privacy, dynamic=dynamic)
 
     @property
     def needs_ranking(self) -> bool:
@@ -125,8 +147,9 @@ class CompareConfig:
     def to_dict(self) -> dict:
         """Plain values (a dask scheduler object, which no JSON can hold, is given as None)."""
         d = {f.name: getattr(self, f.name) for f in fields(self)}
-        for key in ("methods", "models", "seeds"):
+        for key in ("methods", "models", "seeds", "epsilons"):
             d[key] = list(d[key])
+        d["privacy"], d["dynamic"] = dict(d["privacy"] or {}), dict(d["dynamic"] or {})
         d["model_params"] = {m: dict(v) for m, v in (d["model_params"] or {}).items()}
         d["warmup"] = dict(d["warmup"]) if d["warmup"] else None
         d["stop_rule"] = dict(d["stop_rule"] or {})
@@ -144,7 +167,7 @@ class CompareConfig:
         if bad:
             raise MemvizError(f"compare config: unknown setting {bad[0]!r}")
         d = dict(d)
-        for key in ("methods", "models", "seeds"):
+        for key in ("methods", "models", "seeds", "epsilons"):
             if key in d and d[key] is not None:
                 d[key] = tuple(d[key])
         return cls(**d)
@@ -161,3 +184,39 @@ def _stop_rule(d) -> dict:
         return StopRule(**d).validated().to_dict()
     except TypeError:
         raise MemvizError(f"stop_rule: unknown setting (use {', '.join(StopRule().to_dict())})") from None
+
+
+def _dp_arms(methods, epsilons) -> tuple:
+    """The methods with ``dp`` replaced by one ``dp@ε`` per ε of ``epsilons`` (validated, order kept)."""
+    names = check_methods(methods)
+    if "dp" not in names:
+        return names
+    try:
+        eps = [float(e) for e in epsilons]
+    except (TypeError, ValueError):
+        raise MemvizError(f"epsilons must be numbers > 0, got {list(epsilons)!r}") from None
+    if not eps or not all(0 < e < float("inf") for e in eps):
+        raise MemvizError(f"epsilons must be numbers > 0, got {list(epsilons)!r}")
+    arms = []
+    for m in names:
+        arms += [dp_method(e) for e in eps] if m == "dp" else [m]
+    return tuple(dict.fromkeys(arms))
+
+
+def _privacy(d) -> dict:
+    """``privacy`` checked with a stand-in ε (each arm has its own): the PrivacyConfig fields but epsilon."""
+    from memviz.models.privacy import PrivacyConfig
+
+    if not isinstance(d, dict):
+        raise MemvizError("privacy: expected {delta, max_grad_norm, accountant, noise_seed}")
+    if "epsilon" in d:
+        raise MemvizError("privacy: give the epsilons as the method dp's arms (epsilons, or dp@3 in methods)")
+    cfg = PrivacyConfig.parse({"epsilon": 1.0, **d}).to_dict()
+    return {k: cfg[k] for k in d}
+
+
+def _dynamic(d) -> dict:
+    """``dynamic`` as the plain dict of a validated DynamicThreshold (one-line error on a bad key or value)."""
+    from memviz.mitigate.dynamic import DynamicThreshold
+
+    return DynamicThreshold.parse(d).to_dict()

@@ -26,12 +26,17 @@ Output folder::
     OUT/synthetic/{method}_{model}_{seed}.parquet  the generated rows of each cell
     OUT/floors/, OUT/protocol/ the floors and the controls (:mod:`memviz.compare.protocol`)
     OUT/results.csv            every cell of the grid, rewritten as each one finishes
+    OUT/column_fidelity.csv    every finished cell's per-column fidelity (method, model, seed, column,
+                               kind, metric, value, reference: :mod:`memviz.evaluate.fidelity`)
     OUT/writer.lock            held by the process writing the folder (the run store's lock: a
                                second ``run_grid`` into the same folder is a one-line RunError)
 
 ``key`` hashes every setting that changes a cell (data fingerprints, epochs, model
-parameters, device, ratio, the selection for the methods that use it...): a rerun
-skips the cells whose JSON exists with status ``ok`` and recomputes the others.
+parameters, device, ratio, the selection for the methods that use it, a DP arm's privacy
+settings, the dynamic threshold's...): a rerun skips the cells whose JSON exists with status
+``ok`` and recomputes the others. The methods only TabDDPM runs (``dp@ε``, ``dynamic_threshold``:
+:data:`memviz.compare.methods.TABDDPM_ONLY`) have no cell for the other generators (the manifest
+lists them under ``skipped``).
 
 Progress is reported as event dicts: the warm-up's own (``{"event": "epoch", ...}``,
 ``{"event": "check", ...}``) with ``"phase": "warmup"`` added, then one
@@ -60,6 +65,8 @@ from memviz.compare.methods import (
     PRUNES,
     SELECTION_SCORE,
     SHORTENS,
+    TABDDPM_ONLY,
+    base_method,
     random_count,
     removed_ids,
     removed_rows,
@@ -85,6 +92,7 @@ from memviz.warmup.store import RunStore, versions
 
 FORMAT = "memviz.compare/1"
 EXPERIMENT = "experiment.json"
+FIDELITY = "column_fidelity.csv"
 Progress = Callable[[dict], None]
 
 
@@ -121,6 +129,7 @@ def run_grid(train: Table, test: Table | None, config: CompareConfig, out_dir: s
         elif test is None:
             raise MemvizError("dynamiccut_excess needs a floor: give a test split (the warm-up's hold-out) or a "
                               "warm-up run measured with a hold-out")
+    _check_private_arms(cfg, len(train))
     threads = cfg.threads
     if threads is None and not (cfg.backend == "dask" and cfg.scheduler is not None):
         threads = 1
@@ -179,9 +188,18 @@ def _run_grid(train: Table, test: Table | None, cfg: CompareConfig, out: Path, t
             d["stop"] = {"epoch": stop["epoch"], "warmup_epochs": stop["warmup_epochs"]}
         if method in IMPLEMENTATION:
             d["implementation"] = IMPLEMENTATION[method]
+        if base_method(method) == "dp":
+            d["privacy"] = cfg.privacy
+        if method == "dynamic_threshold":
+            d["dynamic"] = cfg.dynamic
         return settings_key(d)
 
-    specs = [CellSpec(me, mo, s, key(me, mo, s)) for s in cfg.seeds for mo in cfg.models for me in cfg.methods]
+    def runs(method, model) -> bool:
+        return base_method(method) not in TABDDPM_ONLY or model == "tabddpm"
+
+    specs = [CellSpec(me, mo, s, key(me, mo, s)) for s in cfg.seeds for mo in cfg.models for me in cfg.methods
+             if runs(me, mo)]
+    skipped = [f"{me} x {mo}" for mo in cfg.models for me in cfg.methods if not runs(me, mo)]
     removed_by = {(me, s): removed_rows(me, train, selection=selections.get(SELECTION_SCORE.get(me, "raw"), raw_ids),
                                         seed=s, p=cfg.p)
                   for me in cfg.methods if me in PRUNES for s in cfg.seeds}
@@ -192,14 +210,14 @@ def _run_grid(train: Table, test: Table | None, cfg: CompareConfig, out: Path, t
                 "model_params": cfg.model_params, "selection": sel_info, "early_stop": stop or None,
                 "train_source": train.source,
                 "n_train": len(train), "test_source": test.source if test is not None else None,
-                "versions": versions()}
+                "skipped": skipped, "versions": versions()}
     atomic_write_json(out / EXPERIMENT, manifest)
     records = {s.name: r for s in specs if (r := _finished(out, s)) is not None}
     todo = [s for s in specs if s.name not in records]
     total = len(specs)
     ctx = GridContext(train, test, train_fp, selections, cfg.p, cfg.ratio, cfg.epochs, cfg.model_params,
                       cfg.device, cfg.distance, cfg.pruned_reference, _mle_reference(train, test, {s.seed for s in todo}),
-                      threads, stop, cell_progress)
+                      threads, stop, cell_progress, cfg.privacy, cfg.dynamic)
     floors = None if test is None else Floors(out, train, test, train_fp, test_fp, cfg.distance, cfg.device)
     floor = None
     if floors is not None:
@@ -226,6 +244,7 @@ def _run_grid(train: Table, test: Table | None, cfg: CompareConfig, out: Path, t
                           {**rec, "settings_key": spec.key, "traceback": res.traceback})
         records[spec.name] = rec
         atomic_write_csv(out / "results.csv", table())
+        atomic_write_csv(out / FIDELITY, fidelity_frame(records, specs))
         if progress is not None:
             progress({"event": "cell", "done": len(records), "total": total, "method": spec.method,
                       "model": spec.model, "seed": spec.seed, "status": rec["status"],
@@ -241,10 +260,22 @@ def _run_grid(train: Table, test: Table | None, cfg: CompareConfig, out: Path, t
                                    cfg.distance, cfg.device))
     results = table()
     atomic_write_csv(out / "results.csv", results)
+    atomic_write_csv(out / FIDELITY, fidelity_frame(records, specs))
     manifest.update(seconds=time.perf_counter() - t_start, cells=total, ran=len(todo),
                     failed=int((results["status"] != "ok").sum()))
     atomic_write_json(out / EXPERIMENT, manifest)
     return results
+
+
+def _check_private_arms(cfg: CompareConfig, n_rows: int) -> None:
+    """A DP arm that cannot train privately on ``n_rows`` rows is one line before any work."""
+    from memviz.compare.methods import method_epsilon
+    from memviz.models.tabddpm import TabDDPM
+
+    for m in cfg.methods:
+        if method_epsilon(m) is not None:
+            params = {**cfg.model_params.get("tabddpm", {}), **({"epochs": cfg.epochs} if cfg.epochs else {})}
+            TabDDPM(device="cpu", privacy={**cfg.privacy, "epsilon": method_epsilon(m)}, **params).check_privacy(n_rows)
 
 
 def _write_selections(out: Path, train: Table, sels: dict, removed_by: dict) -> None:
@@ -300,7 +331,16 @@ def _finished(out: Path, spec: CellSpec) -> dict | None:
         return None
     if not isinstance(rec, dict) or rec.get("status") != "ok" or not (out / str(rec.get("synthetic", ""))).is_file():
         return None
-    return {c: rec.get(c) for c in COLUMNS if c in rec}
+    return {c: rec.get(c) for c in (*COLUMNS, "column_fidelity") if c in rec}
+
+
+def fidelity_frame(records: dict, specs) -> pd.DataFrame:
+    """The per-column fidelity of every finished cell, in grid order (the module docstring's column_fidelity.csv)."""
+    from memviz.evaluate.fidelity import FIDELITY_COLUMNS
+
+    rows = [{"method": s.method, "model": s.model, "seed": s.seed, **r}
+            for s in specs for r in (records.get(s.name) or {}).get("column_fidelity") or ()]
+    return pd.DataFrame(rows, columns=["method", "model", "seed", *FIDELITY_COLUMNS])
 
 
 def _mle_reference(train: Table, test: Table | None, seeds) -> dict:

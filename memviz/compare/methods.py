@@ -24,6 +24,12 @@ random               drop as many uniformly drawn rows as DynamicCut drops: ``le
 early_stop           the table unchanged, the model trained for fewer epochs: the warm-up's
                      recommended epoch E* (:func:`memviz.warmup.frontier.recommend`) as a share
                      of the warm-up's E, times the model's own epochs (:func:`early_stop_epochs`)
+dynamic_threshold    the table unchanged; during training the top p(e) of the rows by DynamicCut's
+                     score so far are left out of each epoch's batches, p(e) decaying from p0 to 0
+                     (:mod:`memviz.mitigate.dynamic`; TabDDPM only)
+dp@ε                 the table unchanged, TabDDPM trained with DP-SGD to (ε, δ)
+                     (:mod:`memviz.models.privacy`; ``dp`` alone: one arm per ε of the
+                     comparison's ``epsilons``; shown as "DP-SGD ε = 3")
 ===================  =====================================================================
 
 Early stop retrains rather than sampling from the warm-up's checkpoint: every cell then has
@@ -63,8 +69,13 @@ from memviz.tables.data import ROW_ID, Table
 METHOD_LABELS = {"baseline": "Baseline", "dynamiccut": "DynamicCut", "dynamiccut_excess": "DynamicCut (excess)",
                  "dynamiccutmix": "DynamicCutMix", "tabcutmix": "TabCutMix", "tabcutmixplus": "TabCutMixPlus",
                  "tabcutmixplus_dtype": "TabCutMixPlus (dtype rule)", "smote": "SMOTE", "smote_nc": "SMOTE-NC",
-                 "random": "Random", "early_stop": "Early stop"}
+                 "random": "Random", "early_stop": "Early stop", "dynamic_threshold": "Dynamic threshold",
+                 "dp": "DP-SGD"}
 METHODS = tuple(METHOD_LABELS)
+#: the ε of ``dp`` when a comparison names none (one arm per ε: ``dp@3``)
+DEFAULT_EPSILONS = (3.0,)
+#: methods only TabDDPM's training loop runs (a grid leaves out their cells of other models)
+TABDDPM_ONLY = frozenset({"dynamic_threshold", "dp"})
 #: the methods a comparison runs when none are named: the papers' set
 DEFAULT_METHODS = ("baseline", "dynamiccut", "dynamiccutmix", "tabcutmix", "tabcutmixplus", "smote", "random")
 #: method -> the DynamicCut score of the ranking it prunes with (:func:`memviz.dynamics.dynamiccut.score_rows`)
@@ -86,12 +97,44 @@ AUGMENTS = frozenset({"dynamiccutmix", "tabcutmix", "tabcutmixplus", "tabcutmixp
 IMPLEMENTATION = {"smote": "tabcutmix-reference"}
 
 
+def base_method(name: str) -> str:
+    """The registry name of a method: ``dp@3`` -> ``dp`` (others unchanged)."""
+    return str(name).split("@", 1)[0]
+
+
+def method_epsilon(name: str) -> float | None:
+    """The ε of a ``dp@ε`` arm (None for another method or a bare ``dp``)."""
+    base, _, eps = str(name).partition("@")
+    return float(eps) if base == "dp" and eps else None
+
+
+def dp_method(epsilon: float) -> str:
+    """The arm of DP-SGD at ``epsilon``: ``dp@3``, ``dp@0.5``."""
+    return f"dp@{float(epsilon):g}"
+
+
+def method_label(name: str) -> str:
+    """What a reader sees: the registry's label, ``DP-SGD ε = 3`` for ``dp@3``."""
+    eps = method_epsilon(name)
+    if eps is not None:
+        return f"DP-SGD ε = {eps:g}"
+    return METHOD_LABELS.get(str(name), str(name))
+
+
 def check_methods(names) -> tuple[str, ...]:
-    """Validate method names (case-insensitive, duplicates dropped, order kept)."""
+    """Validate method names (case-insensitive, duplicates dropped, order kept); ``dp@ε`` takes an ε > 0."""
     out = []
     for raw in names:
         name = str(raw).strip().lower()
-        if name not in METHODS:
+        if name.startswith("dp@"):
+            try:
+                eps = float(name[3:])
+            except ValueError:
+                eps = float("nan")
+            if not (eps > 0 and eps < float("inf")):
+                raise MemvizError(f"method {raw!r}: dp@ takes an epsilon > 0, e.g. dp@3")
+            name = dp_method(eps)
+        elif name not in METHODS:
             raise MemvizError(f"unknown method {raw!r} (use {', '.join(METHODS)})")
         if name not in out:
             out.append(name)
@@ -140,7 +183,8 @@ def apply_method(name: str, train: Table, *, selection=None, seed=0, p: float = 
     ids = removed_ids(selection)
     if name in NEEDS_SELECTION and ids is None:
         raise MemvizError(f"{name}: needs a DynamicCut ranking (give a warm-up run)")
-    if name in ("baseline", "early_stop"):  # early stop changes the epochs, not the table
+    if name in ("baseline", "early_stop", "dynamic_threshold") or base_method(name) == "dp":
+        # these change how the model trains, not the table
         table = Table(train.data.copy(), train.schema, train.source)
         return MitigationResult(table, np.empty(0, dtype=np.int64), 0, name, {})
     if name in ("dynamiccut", "dynamiccut_excess"):

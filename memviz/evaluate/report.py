@@ -431,23 +431,17 @@ def evaluate_synthetic(train: Table, test: Table | None, synthetic, *, original_
     real splits and ``seed``). Without a test split (or a target, for MLE) the
     figures that need one are NaN and ``notes`` says why.
 
-    Keys: ``shape, trend, trend_report, mle, mle_real, mle_metric, dcr_share, dcr_median_train,
-    dcr_median_test, dcr_ideal, wasserstein_mean, wasserstein_max, jsd_mean, jsd_max,
-    fidelity_worst, column_fidelity`` (the per-column table, :mod:`memviz.evaluate.fidelity`),
-    ``notes`` and the wall-clock ``quality_seconds``, ``mle_seconds``, ``dcr_seconds``.
-    Memorization ratios are added by the runner (:func:`memviz.compare.cell.evaluate_cell`).
+    Keys: ``shape, trend, mle, mle_real, mle_metric, dcr_share, dcr_median_train,
+    dcr_median_test, dcr_ideal, notes`` and the wall-clock ``quality_seconds``,
+    ``mle_seconds``, ``dcr_seconds``. Memorization ratios, Trend as shipped and the per-column
+    fidelity (:mod:`memviz.evaluate.fidelity`) are added by the runner
+    (:func:`memviz.compare.cell.evaluate_cell`).
     """
-    from memviz.evaluate.fidelity import column_fidelity, fidelity_figures, report_trend
-
     real = original_train if original_train is not None else train
     t0 = time.perf_counter()
     q = quality(real, synthetic)
-    shipped = report_trend(real, synthetic)
-    per_column = column_fidelity(real, synthetic)
     t1 = time.perf_counter()
-    out = {"shape": q.shape, "trend": q.trend, "trend_report": shipped,
-           **fidelity_figures(per_column), "column_fidelity": per_column,
-           "mle": np.nan, "mle_real": np.nan, "mle_metric": "",
+    out = {"shape": q.shape, "trend": q.trend, "mle": np.nan, "mle_real": np.nan, "mle_metric": "",
            "dcr_share": np.nan, "dcr_median_train": np.nan, "dcr_median_test": np.nan,
            "dcr_ideal": np.nan, "notes": ""}
     notes = []

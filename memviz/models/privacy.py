@@ -44,6 +44,7 @@ threshold), resuming a run trained with other privacy settings.
 """
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 from dataclasses import asdict, dataclass, fields
@@ -134,6 +135,7 @@ class PrivacyPlan:
         return asdict(self)
 
 
+@functools.lru_cache(maxsize=64)          # a bisection of accountant calls (PRV: seconds); the same inputs, the same σ
 def plan(config: PrivacyConfig, n_rows: int, batch_size: int, steps: int, *, amp: bool = False) -> PrivacyPlan:
     """σ for training ``steps`` steps at expected batch ``batch_size`` on ``n_rows`` rows, or a
     one-line MemvizError when no private training of that shape exists (module docstring)."""
@@ -166,6 +168,7 @@ def plan(config: PrivacyConfig, n_rows: int, batch_size: int, steps: int, *, amp
                        config.accountant)
 
 
+@functools.lru_cache(maxsize=1024)
 def epsilon_spent(p: PrivacyPlan, steps: int) -> float:
     """The accountant's ε after ``steps`` steps of the plan's σ and q (0 before the first)."""
     if steps <= 0:

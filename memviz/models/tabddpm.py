@@ -330,6 +330,12 @@ class TabDDPM:
         self.privacy_ = {**self._dp_plan.to_dict(), "steps_taken": int(self.step_),
                          "epsilon_spent": epsilon_spent(self._dp_plan, self.step_)}
 
+    def check_privacy(self, n_rows: int) -> None:
+        """A privacy setting that cannot train on ``n_rows`` rows is a one-line MemvizError, before any work."""
+        if self.privacy_config is not None:
+            n, bs, _, total, _ = self._budget(int(n_rows))
+            privacy_plan(self.privacy_config, n, bs, total, amp=bool(self.amp))
+
     def epsilon_at(self, epoch: int) -> float | None:
         """The ε spent by the end of epoch ``epoch`` of this fit (None without privacy): what a
         table sampled from that epoch's weights is private to."""

@@ -1,14 +1,19 @@
-"""Figures of the Compare screen: methods side by side, privacy vs utility, breakdowns, transfer."""
+"""Figures of the Compare screen: methods side by side, privacy vs utility, breakdowns, transfer; the
+three-way view in words (privacy gain, quality change and cost per method:
+:func:`memviz.compare.threeway.three_way`)."""
 from __future__ import annotations
 
+import html
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from memviz.compare.methods import method_label as arm_label
+from memviz.compare.threeway import three_way
 from memviz.errors import MemvizError
-from memviz.metrics import METRICS
+from memviz.metrics import METRICS, MISSING, number, percent
 from memviz.viz.style import (
     PALETTE,
     REMOVED_COLOR,
@@ -395,3 +400,64 @@ def results_display(results: pd.DataFrame) -> pd.DataFrame:
                                               fractions(g[hi]).to_numpy() if hi else None)
             rows.append(row)
     return pd.DataFrame(rows, columns=["Method", "Generator", "Seeds", *[SHOWN_COLUMNS[c] for c in cols]])
+
+
+# ------------------------------------------------------------------ the three-way view
+THREE_WAY_NOTE = (
+    "Each method against the baseline of the same generator and seed, mean over seeds with the 95 % interval over "
+    "seeds in brackets (none with one seed). Privacy gain: how much lower the memorization ratio is, as a share of "
+    "the baseline's, and how many points of excess over the floor it removes (positive = more private). Quality "
+    "change: Shape, Trend (every column pair) and MLE minus the baseline's, in points (negative = quality lost). "
+    "Cost: wall time of the cell against the baseline's, the privacy budget ε spent (DP-SGD only: a formal "
+    "guarantee; the other methods have none), and the training rows left out times the epochs they were left out "
+    "of (pruning).")
+THREE_WAY_HEADERS = {
+    "model": "Generator", "method": "Method", "family": "Family", "n_seeds": "Seeds",
+    "gain_rel": "Privacy gain: mem ratio reduction", "gain_points": "Privacy gain: excess removed (points)",
+    "shape_change": "Shape change (points)", "trend_change": "Trend change (points)",
+    "mle_change": "MLE change (points)", "time_ratio": "Wall time (x baseline)", "epsilon_spent": "ε spent",
+    "row_epochs_left_out": "Row-epochs left out"}
+
+
+def three_way_display(results: pd.DataFrame) -> pd.DataFrame:
+    """:func:`memviz.compare.threeway.three_way` as display strings with readable headers (empty when
+    there is no baseline)."""
+    signed = lambda v: percent(v, signed=True, unit="")                   # noqa: E731  points, or % of a share
+    rows = []
+    for _, r in three_way(results).iterrows():
+        rows.append({
+            "model": model_label(r["model"]), "method": arm_label(r["method"]), "family": r["family"],
+            "n_seeds": str(int(r["n_seeds"])),
+            "gain_rel": _interval_text(r, "gain_rel", lambda v: percent(v, signed=True, unit=" %"), signed),
+            **{c: _interval_text(r, c, signed, signed)
+               for c in ("gain_points", "shape_change", "trend_change", "mle_change")},
+            "time_ratio": _interval_text(r, "time_ratio", lambda v: f"{number(v, 2)}x", lambda v: number(v, 2)),
+            "epsilon_spent": number(r["epsilon_spent"], 2) if np.isfinite(r["epsilon_spent"]) else "none",
+            "row_epochs_left_out": (f"{r['row_epochs_left_out']:,.0f}" if np.isfinite(r["row_epochs_left_out"])
+                                    else MISSING),
+        })
+    return pd.DataFrame(rows, columns=list(THREE_WAY_HEADERS)).rename(columns=THREE_WAY_HEADERS)
+
+
+def _interval_text(r, name: str, fmt, fmt_bound) -> str:
+    """``mean (low, high)`` of figure ``name`` of a three-way row (the mean alone without bounds)."""
+    m, lo, hi = r[name], r[f"{name}_low"], r[f"{name}_high"]
+    if not np.isfinite(m):
+        return MISSING
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        return fmt(m)
+    return f"{fmt(m)} ({fmt_bound(lo)}, {fmt_bound(hi)})"
+
+
+def three_way_html(results: pd.DataFrame, frame_table) -> str:
+    """The report's block: a heading, :data:`THREE_WAY_NOTE` and the table (``frame_table``: the report's
+    table builder); "" when the results have no baseline to pair with."""
+    if not {"method", "model", "seed"} <= set(results.columns):
+        return ""
+    three = three_way_display(results)
+    if not len(three):
+        return ""
+    three.index = pd.RangeIndex(1, len(three) + 1, name="#")
+    return ("<h3>Privacy, quality and cost against the baseline</h3>"
+            f"<p class='meta'>{html.escape(THREE_WAY_NOTE)}</p><div class='scroll'>"
+            + frame_table(three, text_cols=tuple(three.columns)) + "</div>")

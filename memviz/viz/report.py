@@ -31,7 +31,7 @@ import pandas as pd
 from memviz.errors import MemvizError
 from memviz.metrics import METRICS
 from memviz.viz.card import Card, tone
-from memviz.viz.compare import fractions, results_display
+from memviz.viz.compare import fractions, results_display, three_way_html
 from memviz.viz.style import caption, method_label, model_label
 from memviz.viz.text import isolate, seconds
 
@@ -367,8 +367,8 @@ def results_block(results: pd.DataFrame, note: str = "") -> str:
     table = results_display(results)
     table.index = pd.RangeIndex(1, len(table) + 1, name="#")
     head = f"{note}. {RESULTS_NOTE}" if note else RESULTS_NOTE
-    return (f"<p class='meta'>{_e(head)}</p>"
-            "<div class='scroll'>" + frame_table(table, text_cols=tuple(table.columns)) + "</div>")
+    return (f"<p class='meta'>{_e(head)}</p><div class='scroll'>" + frame_table(table, text_cols=tuple(table.columns))
+            + "</div>" + three_way_html(results, frame_table))     # and privacy, quality and cost per method
 
 
 def _section_parts(sec: Section, first_figure: int, redacted: bool, salt: str | None) -> list[str]:

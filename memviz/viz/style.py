@@ -24,6 +24,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from memviz.compare.methods import METHOD_LABELS
+from memviz.compare.methods import method_label as compare_method_label
 from memviz.dynamics.rows import RowDynamics
 from memviz.errors import MemvizError
 from memviz.models import MODEL_LABELS
@@ -110,7 +111,10 @@ def name_key(name) -> str:
 
 
 def method_label(name) -> str:
-    """Display name of a method (``dynamic_cut`` -> ``DynamicCut``); unknown names as given."""
+    """Display name of a method (``dynamic_cut`` -> ``DynamicCut``, ``dp@3`` -> ``DP-SGD ε = 3``); unknown
+    names as given."""
+    if str(name).startswith("dp@"):
+        return compare_method_label(str(name))
     return METHOD_LABELS.get(str(name), METHOD_LABELS.get(name_key(name), str(name)))
 
 
@@ -120,7 +124,7 @@ def model_label(name) -> str:
 
 def method_order(names) -> list:
     rank = {m: i for i, m in enumerate(METHOD_LABELS)}
-    return sorted(names, key=lambda n: (rank.get(name_key(n), len(rank)), str(n)))
+    return sorted(names, key=lambda n: (rank.get(name_key(str(n).split("@")[0]), len(rank)), str(n)))
 
 
 def model_order(names) -> list:

@@ -126,7 +126,7 @@ class WarmupConfig:
             raise MemvizError(f"n_samples={n}: must be at least 1")
         if not 0 < self.top_frac < 1:
             raise MemvizError(f"top_frac={self.top_frac}: must be between 0 and 1")
-        _check_model_params(self.preset, self.model_params)
+        _check_model_params(self.preset, self.model_params, epochs, n_train)
         from memviz.warmup.checkpoints import check_retention
 
         q = self.quality_rows
@@ -196,8 +196,9 @@ def saved_config(manifest: Manifest, source) -> WarmupConfig:
 _OWN_PARAMS = ("preset", "device", "seed")
 
 
-def _check_model_params(preset: str, model_params) -> None:
-    """Unknown or badly typed TabDDPM overrides are a user error (one line), not a TypeError."""
+def _check_model_params(preset: str, model_params, epochs: int, n_train: int) -> None:
+    """Unknown or badly typed TabDDPM overrides are a user error (one line), not a TypeError; so is a
+    privacy setting that cannot train ``epochs`` epochs of ``n_train`` rows privately."""
     from memviz.models.tabddpm import TabDDPM
 
     if not isinstance(model_params, dict):
@@ -207,9 +208,10 @@ def _check_model_params(preset: str, model_params) -> None:
         if k not in allowed:
             raise MemvizError(f"model_params: unknown TabDDPM parameter {k!r} (use {', '.join(allowed)})")
     try:
-        TabDDPM(preset, **model_params)  # validates the values (TabDDPM.config)
+        model = TabDDPM(preset, **{**model_params, "epochs": epochs})  # validates the values (TabDDPM.config)
     except (TypeError, ValueError) as exc:
         raise MemvizError(f"model_params: invalid value ({exc})") from None
+    model.check_privacy(n_train)
 
 
 @dataclass(frozen=True)
@@ -311,6 +313,8 @@ def _warmup(train: Table, config: WarmupConfig | None, run_dir, resume: bool, pr
         timings["memorize_seconds"] += cr.memorize_seconds
         timings["quality_seconds"] = timings.get("quality_seconds", 0.0) + cr.quality.get("quality_seconds", 0.0)
         summary = _with_excess(cr.summary(), len(cr.long), floor)
+        if (eps := model.epsilon_at(cr.epoch)) is not None:   # private training: a table from this check has it
+            summary["epsilon_spent"] = eps
         summaries.append(summary)
         if store is not None:
             # check files (and the check's weights), then the manifest, then the checkpoint: a kill
@@ -365,8 +369,9 @@ def _warmup(train: Table, config: WarmupConfig | None, run_dir, resume: bool, pr
     if store is not None:
         store.consolidate(dyn.to_frame(), dyn.to_long())
         prev = store.read().total_seconds if resume else 0.0
+        privacy = {"privacy": dict(model.privacy_)} if getattr(model, "privacy_", None) else {}
         store.update(status=status, timings={"total_seconds": prev + seconds, **timings},
-                     summary=summarize(dyn).to_dict())
+                     summary={**summarize(dyn).to_dict(), **privacy})
         store.clear_cancel()
     if progress is not None:
         progress({"event": "done", "status": status, "seconds": seconds})

@@ -1,0 +1,108 @@
+"""DP-SGD arms and the dynamic threshold in a comparison: named, keyed, TabDDPM only, measured like
+every arm (floor, excess, Shape, Trend, MLE, DCR, per-column fidelity) with their cost stated; from the CLI."""
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from memviz.cli import main
+from memviz.compare import CompareConfig
+from memviz.compare.methods import check_methods, method_label
+from memviz.errors import MemvizError
+from memviz.tables.data import sample_data_dir
+
+from .stubs import TINY, grid
+
+pytest.importorskip("opacus")
+META = sample_data_dir() / "meta.json"
+
+
+def test_dp_arms_are_named_by_their_epsilon():
+    cfg = CompareConfig(methods=("baseline", "dp", "dp@10"), models=("tabddpm",), epsilons=(1, 3)).validated()
+    assert cfg.methods == ("baseline", "dp@1", "dp@3", "dp@10")
+    assert method_label("dp@3") == "DP-SGD ε = 3" and method_label("dp@0.5") == "DP-SGD ε = 0.5"
+    assert check_methods(["DP@3.0"]) == ("dp@3",)
+    for methods, extra, words in ((("dp@0",), {}, "epsilon > 0"), (("dp@x",), {}, "epsilon > 0"),
+                                  (("dp",), {"epsilons": ()}, "epsilons"),
+                                  (("dp",), {"models": ("tvae",)}, "TabDDPM only"),
+                                  (("dp",), {"privacy": {"epsilon": 2}}, "epsilons"),
+                                  (("dp",), {"privacy": {"delta": 2}}, "delta"),
+                                  (("dynamic_threshold",), {"dynamic": {"p0": 2}}, "p0")):
+        with pytest.raises(MemvizError, match=words) as exc:
+            CompareConfig(methods=methods, **{"models": ("tabddpm",), **extra}).validated()
+        assert "\n" not in str(exc.value)
+    round_trip = CompareConfig.from_dict(cfg.to_dict()).validated()
+    assert round_trip == cfg
+
+
+def test_a_grid_with_dp_and_the_dynamic_threshold(tables, tmp_path):
+    train, test = tables
+    res = grid(train, test, ["baseline", "dp", "dynamic_threshold", "random"], ["tabddpm", "tvae"], [0],
+               tmp_path / "g", epochs=3, epsilons=(2.0,), device="cpu",
+               model_params={"tabddpm": dict(TINY), "tvae": {"epochs": 1}},
+               dynamic={"check_every": 1, "n_samples": 100})
+    assert (res["status"] == "ok").all(), res["error"].tolist()
+    assert set(zip(res["method"], res["model"])) == {("baseline", "tabddpm"), ("dp@2", "tabddpm"),
+                                                     ("dynamic_threshold", "tabddpm"), ("random", "tabddpm"),
+                                                     ("baseline", "tvae"), ("random", "tvae")}
+    by = res[res["model"] == "tabddpm"].set_index("method")
+    dp = by.loc["dp@2"]
+    assert dp["epsilon"] == 2.0 and 2.0 - 0.01 < dp["epsilon_spent"] <= 2.0
+    assert dp["delta"] == pytest.approx(0.1 / len(train)) and dp["noise_multiplier"] > 0
+    assert np.isnan(by.loc["baseline", "epsilon"]) and by.loc["baseline", "row_epochs_left_out"] == 0
+    for m in ("dp@2", "dynamic_threshold", "baseline"):                    # measured like every arm
+        for c in ("mem_ratio", "floor", "excess", "shape", "trend", "trend_report", "mle", "dcr_share",
+                  "dcr_median_train", "wasserstein_mean", "jsd_max", "total_seconds"):
+            assert np.isfinite(by.loc[m, c]) or c == "trend_report", (m, c)
+    dyn = by.loc["dynamic_threshold"]
+    n = len(train)
+    # checks at epochs 1 and 2 (not 3 = E); epoch 2 leaves out ceil(p(1) N), epoch 3 ceil(p(2) N)
+    p = [0.1 * 0.5 * (1 + math.cos(math.pi * e / 3)) for e in (1, 2)]
+    assert dyn["row_epochs_left_out"] == sum(math.ceil(round(x * n, 9)) for x in p)
+    assert 0 < dyn["rows_left_out"] <= dyn["row_epochs_left_out"] and dyn["n_removed"] == 0
+    assert by.loc["random", "row_epochs_left_out"] == by.loc["random", "n_removed"] * 3
+    fid = pd.read_csv(tmp_path / "g" / "column_fidelity.csv")
+    assert set(fid["method"]) == set(res["method"]) and set(fid["column"]) == set(train.schema.columns)
+    assert set(fid["reference"]) == {0.1, 0.05}
+    manifest = json.loads((tmp_path / "g" / "experiment.json").read_text())
+    assert set(manifest["skipped"]) == {"dp@2 x tvae", "dynamic_threshold x tvae"}
+    again = grid(train, test, ["baseline", "dp", "dynamic_threshold", "random"], ["tabddpm", "tvae"], [0],
+                 tmp_path / "g", epochs=3, epsilons=(2.0,), device="cpu",
+                 model_params={"tabddpm": dict(TINY), "tvae": {"epochs": 1}},
+                 dynamic={"check_every": 1, "n_samples": 100})
+    assert again.equals(res)                                             # a rerun recomputes nothing
+    assert len(pd.read_csv(tmp_path / "g" / "column_fidelity.csv")) == len(fid)
+
+
+def test_cli_dp_warmup_and_compare(files, tmp_path, capsys):
+    out = tmp_path / "warm"
+    code = main(["warmup", "--train", str(files / "train.csv"), "--schema", str(META), "--out", str(out),
+                 "--epochs", "2", "--check-every", "1", "--device", "cpu", "--epsilon", "4", "--quiet",
+                 "--model-params", json.dumps(dict(TINY))])
+    cap = capsys.readouterr()
+    assert code == 0, cap.err
+    m = json.loads((out / "manifest.json").read_text())
+    assert m["config"]["model_params"]["privacy"] == {"epsilon": 4.0}
+    eps = [c["epsilon_spent"] for c in m["checks"]]
+    assert 0 < eps[0] < eps[1] <= 4.0 and eps[1] > 4.0 - 0.01
+    assert m["summary"]["privacy"]["epsilon_spent"] == pytest.approx(eps[1])
+    res = tmp_path / "cmp"
+    code = main(["compare", "--train", str(files / "train.csv"), "--test", str(files / "test.csv"),
+                 "--schema", str(META), "--methods", "baseline,dp", "--epsilons", "1,10", "--models", "tabddpm",
+                 "--seeds", "0", "--epochs", "1", "--device", "cpu", "--out", str(res), "--quiet",
+                 "--model-params", json.dumps({"tabddpm": dict(TINY)})])
+    cap = capsys.readouterr()
+    assert code == 0, cap.err
+    csv = pd.read_csv(res / "results.csv")
+    assert list(csv["method"]) == ["baseline", "dp@1", "dp@10"] and (csv["status"] == "ok").all()
+    assert csv["epsilon_spent"].iloc[1] <= 1 and csv["epsilon_spent"].iloc[2] <= 10
+    code = main(["warmup", "--train", str(files / "train.csv"), "--schema", str(META), "--out",
+                 str(tmp_path / "bad"), "--epochs", "2", "--device", "cpu", "--epsilon", "1", "--delta", "0.5",
+                 "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2 and "not below 1/N" in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "bad").exists()                               # refused before any work
