@@ -76,7 +76,7 @@ if raw is not None:
     if meta_up is not None:
         try:
             sch = datasets.schema_from_upload(meta_up.name, meta_up.getvalue(), raw.frame, raw.schema.target)
-            raw = dataclasses.replace(raw, schema=sch, notes=tuple(n for n in (sch.sdv_note(),) if n))
+            raw = dataclasses.replace(raw, schema=sch, notes=sch.sdv_notes(), suggestion=None)
         except MemvizError as exc:
             _ui.error(exc)
     for note in raw.notes:
@@ -91,6 +91,12 @@ if raw is not None:
     st.subheader("Target")
     columns = [str(c) for c in raw.frame.columns]
     default_target = raw.schema.target if raw.schema.target in columns else None
+    tip = raw.suggestion
+    if tip is not None:   # an inferred schema: the target is asked for, never taken from a column's name
+        st.caption("Which column is the label a model learns to predict? memviz suggests one from the table's "
+                   "shape, not from names: "
+                   + (f"**{_ui.esc(tip.column)}**, {_ui.esc(tip.reason)}." if tip.column else
+                      f"none ({_ui.esc(tip.reason)}).") + " Pick another, or none.")
     target = st.selectbox("Target column (the label a model learns to predict; MLE scores it)", [""] + columns,
                           index=0 if default_target is None else 1 + columns.index(default_target),
                           format_func=lambda c: c or "— none —", key=f"target_{choice}") or None
@@ -99,17 +105,20 @@ if raw is not None:
     except MemvizError as exc:
         _ui.error(exc)
         st.stop()
+    st.markdown(_ui.esc(datasets.target_line(schema_t, raw.frame, tip)))
 
     st.subheader("Schema")
-    st.caption("Change a column's type in the **kind** column: numerical, categorical or excluded (left out, e.g. "
-               "identifiers). The target is chosen above.")
+    st.caption("Change a column's type in the **kind** column: numerical, categorical, key (the column that names "
+               "your rows: left out of the distance, kept to name rows everywhere) or excluded (left out). "
+               "**why** says why a column is the key or was left out; the target is chosen above.")
     frame = datasets.schema_editor_frame(schema_t, raw.frame)
     is_target = frame["column"] == schema_t.target
     edited = st.data_editor(
         frame[~is_target].reset_index(drop=True), key=f"schema_{choice}_{target}", hide_index=True,
-        disabled=["column", "dtype", "distinct", "missing %", "example"], num_rows="fixed",
+        disabled=["column", "dtype", "distinct", "missing %", "example", "why"], num_rows="fixed",
         column_config={"kind": st.column_config.SelectboxColumn("kind", options=list(datasets.FEATURE_KINDS),
-                                                                required=True)})
+                                                                required=True),
+                       "why": st.column_config.TextColumn("why", width="large")})
     splits = (["file"] if raw.test is not None else []) + ["random", "none"]
     split_labels = {"file": "the provided test file", "random": "a random hold-out of this table",
                     "none": "no test split (MLE, DCR and the floor need one)"}
@@ -129,8 +138,8 @@ if raw is not None:
         _ui.error(exc)
     else:
         summary = datasets.data_summary(train, test)
-        cols = st.columns(5)
-        for col, key in zip(cols, ("rows", "test rows", "numerical", "categorical", "target")):
+        cols = st.columns(6)
+        for col, key in zip(cols, ("rows", "test rows", "numerical", "categorical", "target", "row key")):
             col.metric(key, f"{summary[key]:,}" if isinstance(summary[key], int) else _ui.esc(summary[key]))
         if "classes" in summary:
             st.caption(f"Task: {_ui.esc(summary['task'])} · classes: {_ui.esc(summary['classes'])}")
@@ -156,4 +165,4 @@ if raw is not None:
             st.success(f"Current table: {_ui.esc(raw.label)} ({len(train):,} training rows, "
                        f"{len(test) if test is not None else 0:,} test rows). Next: **Warm-up**.")
         st.subheader("Preview")
-        st.dataframe(train.data.head(200), height=300)
+        st.dataframe(train.to_frame(order=columns, row_id=False).head(200), height=300, hide_index=True)

@@ -154,7 +154,8 @@ def test_an_out_that_is_a_folder_is_named_not_a_hidden_temporary_file(capsys, sm
     folder = small_files / "out_folder"
     folder.mkdir()
     code, out, err = run_cli(capsys, "memorize", "--train", str(small_files / "train.csv"), "--synthetic",
-                             str(small_files / "syn.csv"), "--out", str(folder), "--device", "cpu", "--quiet")
+                             str(small_files / "syn.csv"), "--out", str(folder), "--device", "cpu", "--quiet",
+                             "--target", "income")
     assert code == 2 and len(err.strip().splitlines()) == 1
     assert f"{folder}: is a folder" in err and ".tmp" not in err
     assert list(folder.iterdir()) == [] and not list(small_files.glob(".*.tmp"))
@@ -171,8 +172,12 @@ def test_schema_warnings_are_one_line_on_stderr(capsys, small_files):
                              "--quiet")
     assert code == 0, err
     lines = err.strip().splitlines()
-    assert lines == [f"memviz memorize: warning: {small_files / 'with_id.csv'}: column 'customer_id' looks like "
-                     "a row identifier and is left out"]
+    where = f"memviz memorize: warning: {small_files / 'with_id.csv'}"
+    assert lines == [f"{where}: column 'customer_id' identifies rows ({len(df):,} distinct consecutive integers in "
+                     f"{len(df):,} rows): it is the row key, left out of the distance and kept to name the rows",
+                     f"{where}: no target given, so none is measured (suggested: 'income', the last column of the "
+                     "table, with two values: a label is usually placed at one end of a table and has few values; "
+                     "name it with --target)"]
 
 
 # ------------------------------------------------------------------ broken run folders

@@ -21,13 +21,16 @@ import pandas as pd
 
 from memviz.errors import DataError, MemvizError
 from memviz.tables.data import (
+    NEAR_UNIQUE,
     SchemaWarning,
     Table,
+    TargetSuggestion,
     check_same_columns,
     infer_schema,
     read_csv_bytes,
     read_frame,
     sample_data_dir,
+    suggest_target,
     table_from_frame,
 )
 from memviz.tables.read import check_frame, check_parquet_schema
@@ -89,7 +92,9 @@ class RawData:
     """A table as read, before the schema is applied (what the schema editor works on).
 
     ``test`` is the companion test file when the source has one; ``schema`` is the
-    shipped schema (meta.json) or the inferred one; ``notes`` are inference warnings.
+    shipped schema (meta.json) or the inferred one; ``notes`` are inference warnings;
+    ``suggestion`` is the target an inferred schema suggests (None when the schema was given:
+    its target is the file's own).
     """
 
     frame: pd.DataFrame
@@ -98,6 +103,7 @@ class RawData:
     source: str
     label: str
     notes: tuple[str, ...] = ()
+    suggestion: TargetSuggestion | None = None
 
 
 def load_choice(choice: DatasetChoice | str) -> RawData:
@@ -112,7 +118,7 @@ def load_choice(choice: DatasetChoice | str) -> RawData:
         if not schema.name:
             schema = Schema.from_dict({**schema.to_dict(), "name": choice.folder.name})
     else:
-        schema, notes = _infer(frame, None, str(choice.folder / "train.csv"))
+        return _inferred(frame, test, None, str(choice.folder / "train.csv"), choice.label)
     return RawData(frame, test, schema, str(choice.folder / "train.csv"), choice.label, notes)
 
 
@@ -208,19 +214,26 @@ def _infer(frame: pd.DataFrame, target: str | None, source: str) -> tuple[Schema
     return schema, tuple(str(w.message) for w in caught if issubclass(w.category, SchemaWarning))
 
 
+def _inferred(frame: pd.DataFrame, test: pd.DataFrame | None, target: str | None, source: str,
+              label: str) -> RawData:
+    """RawData with an inferred schema whose target is ``target``, else the one the table suggests
+    (:func:`memviz.tables.data.suggest_target`, kept in ``suggestion`` with its reason, for the
+    pages to show as a suggestion the user confirms or changes)."""
+    schema, notes = _infer(frame, None, source)
+    tip = suggest_target(frame, schema)
+    chosen = target if target is not None else tip.column
+    if chosen is not None:
+        schema = with_target(schema, frame, chosen)
+    return RawData(frame, test, schema, source, label, notes, tip)
+
+
 def raw_from_upload(name: str, raw: bytes, test_name: str | None = None, test_raw: bytes | None = None,
                     target: str | None = None) -> RawData:
-    """An uploaded table (and optional test file) with an inferred schema.
-
-    ``target`` defaults to a column named like a label (``income``, ``target``, ``label``,
-    ``class``, ``y``) when there is one, else the last column with 2 to 20 distinct values.
-    """
+    """An uploaded table (and optional test file) with an inferred schema: its target is ``target``,
+    else the suggested one (:func:`_inferred`; no column name decides it)."""
     frame = read_upload(name, raw)
     test = read_upload(test_name or "test", test_raw) if test_raw is not None else None
-    if target is None:
-        target = guess_target(frame)
-    schema, notes = _infer(frame, target, name)
-    return RawData(frame, test, schema, name, f"Upload: {name}", notes)
+    return _inferred(frame, test, target, name, f"Upload: {name}")
 
 
 #: bytes a schema or SDV metadata upload may hold
@@ -260,7 +273,8 @@ def schema_from_upload(name: str, raw: bytes, frame: pd.DataFrame, target: str |
     if is_sdv_metadata(d):
         kind = _sdtype_of(d, target)
         try:
-            schema = Schema.from_sdv(d, target=target if kind in ("numerical", "categorical", "boolean") else None)
+            schema = Schema.from_sdv(d, target=target if kind in ("numerical", "categorical", "boolean", "ordinal")
+                                     else None)
         except DataError as exc:
             raise DataError(f"{name}: {str(exc).removeprefix('SDV metadata: ')}") from None
         if schema.target is not None and schema.target in frame.columns and schema.task == "binary":
@@ -269,23 +283,17 @@ def schema_from_upload(name: str, raw: bytes, frame: pd.DataFrame, target: str |
         schema = Schema.from_dict(d, source=name)
     else:
         raise DataError(f"{name}: expected a JSON object (meta.json or SDV metadata)")
-    missing = [c for c in (*schema.columns, *schema.excluded) if c not in frame.columns]
+    missing = [c for c in (*schema.columns, *schema.excluded, *([schema.key] if schema.key else []))
+               if c not in frame.columns]
     if missing:
         raise DataError(f"{name}: column {missing[0]!r}: in the schema but not in the table")
+    listed = schema.extra.get("sdv_columns")
+    if listed:   # SDV refuses data with a column its metadata does not list, and so does memviz
+        extra = [c for c in frame.columns if str(c) not in {str(x) for x in listed}]
+        if extra:
+            raise DataError(f"{name}: column {extra[0]!r}: in the table but not in the SDV metadata (SDV refuses "
+                            "such data too: add it to the metadata, or drop it from the table)")
     return schema
-
-
-def guess_target(frame: pd.DataFrame) -> str | None:
-    """A likely label column (see :func:`raw_from_upload`), or None."""
-    names = {str(c).strip().lower(): c for c in frame.columns}
-    for cand in ("target", "label", "class", "income", "y", "outcome"):
-        if cand in names:
-            return names[cand]
-    for col in reversed(list(frame.columns)):
-        k = frame[col].nunique(dropna=True)
-        if 2 <= k <= 20:
-            return col
-    return None
 
 
 # ================================================================ the target
@@ -311,6 +319,7 @@ def with_target(schema: Schema, frame: pd.DataFrame, target: str | None) -> Sche
     num = [c for c in schema.numerical if c != target]
     cat = [c for c in schema.categorical if c != target]
     exc = [c for c in schema.excluded if c != target]
+    key = None if schema.key == target else schema.key
     old = schema.target
     if old is not None and old in frame.columns:
         (num if _feature_kind(frame[old]) == "numerical" else cat).append(old)
@@ -321,14 +330,48 @@ def with_target(schema: Schema, frame: pd.DataFrame, target: str | None) -> Sche
         raise DataError(f"target {target!r}: no feature column would be left")
     task = target_task(frame[target]) if target is not None else "none"
     return Schema(numerical=tuple(num), categorical=tuple(cat), target=target, task=task, excluded=tuple(exc),
-                  name=schema.name, extra=dict(schema.extra))
+                  name=schema.name, extra=dict(schema.extra), key=key)
 
 
 # ================================================================ schema editing
+def column_reason(schema: Schema, column: str, series: pd.Series | None = None) -> str:
+    """Why a column has its kind, in a few words, for the key and the columns left out ("" for a
+    feature): the row key's evidence, all values missing, text that nearly identifies rows, a
+    further ID, an SDV sdtype (personal data, dates, ids), else the user's or the schema file's choice."""
+    from memviz.tables.data import key_reason
+
+    try:
+        kind = schema.kind_of(column)
+    except KeyError:
+        kind = "excluded"
+    why = key_reason(series) if series is not None else None
+    if kind == "key":
+        return "row key: names the rows, left out of the distance" + (f" ({why})" if why else "")
+    if kind != "excluded":
+        return ""
+    x = schema.extra
+    for field, text in (("sdv_personal", "personal data in the SDV metadata"), ("sdv_dates", "a date in the SDV "
+                        "metadata: the distance has no dates"), ("sdv_ids", "another id in the SDV metadata")):
+        hits = [v for v in (x.get(field) or []) if v == column or str(v).startswith(f"{column} (")]
+        if hits:
+            return f"left out: {text}" + (f" ({hits[0]})" if hits[0] != column else "")
+    if series is not None:
+        n, k = len(series), int(series.nunique(dropna=True))
+        if series.isna().all():
+            return "left out: every value is missing"
+        if why:
+            return f"left out: identifies rows too ({why})"
+        if not pd.api.types.is_numeric_dtype(series) and k > NEAR_UNIQUE * n:
+            return f"left out: {k:,} distinct values in {n:,} rows nearly identify rows"
+    return "left out (your choice, or the schema file's)"
+
+
 def schema_editor_frame(schema: Schema, frame: pd.DataFrame | None = None) -> pd.DataFrame:
-    """One row per file column: column, kind (numerical | categorical | target | excluded),
-    dtype, distinct values, missing share and an example value (for ``st.data_editor``)."""
-    cols = list(frame.columns) if frame is not None else list(schema.columns) + list(schema.excluded)
+    """One row per file column: column, kind (numerical | categorical | target | key | excluded),
+    dtype, distinct values, missing share, an example value and why a column is the key or left out
+    (:func:`column_reason`), for ``st.data_editor`` and the Audit page's schema table."""
+    cols = list(frame.columns) if frame is not None else (list(schema.columns) + list(schema.excluded)
+                                                          + ([schema.key] if schema.key else []))
     rows = []
     for c in cols:
         try:
@@ -341,8 +384,25 @@ def schema_editor_frame(schema: Schema, frame: pd.DataFrame | None = None) -> pd
             row.update({"dtype": str(s.dtype), "distinct": int(s.nunique(dropna=True)),
                         "missing %": round(100.0 * float(s.isna().mean()), 2),
                         "example": "" if s.dropna().empty else str(s.dropna().iloc[0])[:40]})
+        row["why"] = column_reason(schema, c, frame[c] if frame is not None else None)
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def target_line(schema: Schema, frame: pd.DataFrame, suggestion: TargetSuggestion | None = None) -> str:
+    """The target in one line, for the Data and Audit pages: its name, task and missing share, and
+    whether it is the table's suggestion (with the reason) or none ("no target: ...")."""
+    if schema.target is None:
+        tip = "" if suggestion is None or suggestion.column is None else \
+            f" (suggested: {suggestion.column}, {suggestion.reason})"
+        return ("No target: nothing is predicted, the attribute attack has no label to aim at and MLE is not "
+                "measured" + tip + ".")
+    s = frame[schema.target] if schema.target in frame.columns else None
+    miss = "" if s is None else f", {float(s.isna().mean()):.1%} missing"
+    line = f"Target: {schema.target} ({schema.task}{miss})"
+    if suggestion is not None and suggestion.column == schema.target:
+        line += f". Suggested, not known: {suggestion.reason}. Check it: the attribute attack and MLE use it"
+    return line + "."
 
 
 def target_task(series: pd.Series) -> str:
@@ -365,6 +425,10 @@ def apply_schema_edits(schema: Schema, edited: pd.DataFrame, frame: pd.DataFrame
     if len(targets) > 1:
         raise DataError(f"{source}: column {targets[1]!r}: only one column can be the target "
                         f"(also {targets[0]!r})")
+    keys = [c for c, k in kinds.items() if k == "key"]
+    if len(keys) > 1:
+        raise DataError(f"{source}: column {keys[1]!r}: only one column can be the row key (also {keys[0]!r}); "
+                        "mark the other excluded")
     num = [c for c, k in kinds.items() if k == "numerical"]
     cat = [c for c, k in kinds.items() if k == "categorical"]
     exc = [c for c, k in kinds.items() if k == "excluded"]
@@ -380,7 +444,7 @@ def apply_schema_edits(schema: Schema, edited: pd.DataFrame, frame: pd.DataFrame
         else:
             task = "binary"
     return Schema(numerical=tuple(num), categorical=tuple(cat), target=target, task=task, excluded=tuple(exc),
-                  name=schema.name, extra=dict(schema.extra))
+                  name=schema.name, extra=dict(schema.extra), key=keys[0] if keys else None)
 
 
 def build_tables(raw: RawData, schema: Schema, split: str = "file", test_share: float = 0.25,
@@ -420,7 +484,7 @@ def data_summary(train: Table, test: Table | None) -> dict:
     s = train.schema
     out = {"rows": len(train), "test rows": len(test) if test is not None else 0,
            "numerical": len(s.numerical), "categorical": len(s.categorical), "target": s.target or "none",
-           "task": s.task}
+           "row key": s.key or "none", "task": s.task}
     if s.target_is_categorical:
         shares = train.data[s.target].astype(str).value_counts(normalize=True)
         out["classes"] = ", ".join(f"{k}: {v:.0%}" for k, v in shares.head(5).items())

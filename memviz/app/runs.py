@@ -355,14 +355,12 @@ def redacted_table(view: RunView) -> pd.DataFrame:
 
 def pruned_csv(view: RunView, removed_ids, keep_row_id: bool = False, raw: bool = False) -> bytes:
     """The training table without ``removed_ids`` as CSV bytes, ready for the next tool: the
-    user's columns in the order of the training file (the schema's order when the run does not
-    know it), no ``row_id`` unless ``keep_row_id`` (then first); spreadsheet formulas
-    neutralised unless ``raw`` (:func:`memviz.io.csv_bytes`)."""
+    user's columns in the order of the training file (kept with the dashboard's job, else the
+    run's own file's; the schema's order when neither knows it), the user's row key included, no
+    ``row_id`` unless ``keep_row_id`` (then first); spreadsheet formulas neutralised unless ``raw``
+    (:func:`memviz.io.csv_bytes`)."""
     pruned = view.train.drop(removed_ids)
-    order = [c for c in column_order(view.path) if c in pruned.data.columns]
-    order += [c for c in pruned.data.columns if c not in order]
-    data = pruned.data[order]
-    frame = data.reset_index() if keep_row_id else data.reset_index(drop=True)
+    frame = pruned.to_frame(order=column_order(view.path) or None, row_id=keep_row_id)
     return csv_bytes(frame, raw=raw)
 
 

@@ -143,9 +143,9 @@ def save_tables(root: str | Path, train: Table, test: Table | None, label: str, 
     folder = _uploads(root) / TABLES / key
     if not (folder / "info.json").exists():
         with _whole(folder):
-            atomic_write_parquet(folder / "train.parquet", train.data.reset_index())
+            atomic_write_parquet(folder / "train.parquet", train.to_frame())   # with the user's row key
             if test is not None:
-                atomic_write_parquet(folder / "test.parquet", test.data.reset_index())
+                atomic_write_parquet(folder / "test.parquet", test.to_frame())
             train.schema.save(folder / "schema.json")
             atomic_write_json(folder / "info.json", {"key": key, "label": label, "choice": choice,
                                                      "train_fingerprint": train_print, "test_fingerprint": test_print,
@@ -163,11 +163,11 @@ def load_tables(root: str | Path, key: str) -> tuple[Table, Table | None, str, s
     info = read_json(folder / "info.json", "kept table")
     schema = Schema.load(folder / "schema.json")
     train = load_table(folder / "train.parquet", schema, row_id_column=ROW_ID)
-    train = Table(train.data, train.schema, str(info.get("train_source") or train.source))
+    train = dataclasses.replace(train, source=str(info.get("train_source") or train.source))
     test = None
     if (folder / "test.parquet").exists():
         t = load_table(folder / "test.parquet", schema, row_id_column=ROW_ID, role="test")
-        test = Table(t.data, t.schema, str(info.get("test_source") or t.source))
+        test = dataclasses.replace(t, source=str(info.get("test_source") or t.source))
     return train, test, str(info.get("label") or "kept table"), str(info.get("choice") or "")
 
 

@@ -74,7 +74,7 @@ def provenance_facts(a) -> list[tuple[str, str]]:
 
 def leak_views(a, train, synthetic, salt: str | None = None):
     """:class:`memviz.leaks.rows.LeakView` of the most over-copied (else most-copied) rows, with the tables."""
-    from memviz.leaks.rows import LeakView, cell_matches, nn1_closeness
+    from memviz.leaks.rows import LeakView, cell_matches, nn1_closeness, row_key
     from memviz.tables.redact import redaction_bins
 
     if a.generated is None or train is None or synthetic is None:
@@ -102,8 +102,17 @@ def leak_views(a, train, synthetic, salt: str | None = None):
         close = nn1_closeness(train, copies, np.full(len(copies), int(rid)), ratio=meta["ratio"].to_numpy(),
                               distance=a.provenance.distance) if len(copies) else None
         out.append(LeakView(int(rid), src, pd.concat([meta, copies], axis=1), match, train.schema, len(mine),
-                            close, bins))
+                            close, bins, **row_key(train, int(rid))))
     return out
+
+
+def row_names(train, row_ids, *, redacted: bool, salt: str | None) -> list[str]:
+    """The rows as the user knows them: by the training table's row key (hashed in a redacted report),
+    else by memviz's row_id ("row 17")."""
+    ids = [int(i) for i in row_ids]
+    if train is not None and getattr(train, "key", None) is not None:
+        return train.row_names(ids, redacted=redacted, salt=salt)
+    return [f"row {i}" for i in ids]
 
 
 def source_name(a) -> str:
@@ -164,9 +173,10 @@ def audit_html(a, *, redacted: bool = True, train=None, synthetic=None, sections
     settings = dict(provenance_facts(a))
     if not over.empty:
         shown = over[["row_id", "copies", "expected", "q_value", "exact_copies"]]
+        names = row_names(train, shown["row_id"], redacted=redacted, salt=salt)
         settings["Over-copied training rows (most excess first; first 50)"] = "; ".join(
-            f"row {int(r.row_id)}: {int(r.copies)} copies vs {r.expected:.1f} expected (q = {r.q_value:.2g}, "
-            f"{int(r.exact_copies)} exact)" for r in shown.itertuples())
+            f"{name}: {int(r.copies)} copies vs {r.expected:.1f} expected (q = {r.q_value:.2g}, "
+            f"{int(r.exact_copies)} exact)" for name, r in zip(names, shown.itertuples()))
     if len(a.columns):
         settings["Columns equal to the nearest training row (flagged / other generated rows)"] = "; ".join(
             f"{r.column}: {pct(r.memorized_rate)} / {pct(r.non_memorized_rate)}" for r in a.columns.itertuples())

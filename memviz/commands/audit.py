@@ -17,7 +17,6 @@ def register(sub, command) -> None:
     sp = command("audit", "audit a synthetic table from any generator: copying beyond chance, the copied rows, "
                           "one verdict (writes audit.json, report.html, rows.csv)")
     add_common(sp)
-    sp.add_argument("--target", help="the label column when the schema is inferred or read from --metadata")
     sp.add_argument("--synthetic", required=True, help="generated table, same columns as the training table")
     sp.add_argument("--holdout", help="real rows the generator never trained on (e.g. the test split): the floor "
                                       "that tells copying from chance (default: none, and the verdict refuses)")

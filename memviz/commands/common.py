@@ -127,8 +127,12 @@ def add_common(sp, train: bool = True) -> None:
         which = sp.add_mutually_exclusive_group()
         which.add_argument("--schema", help="schema file in the meta.json format (default: inferred from the table)")
         which.add_argument("--metadata", help="SDV single-table metadata JSON instead of --schema (numerical, "
-                                              "categorical and boolean columns are read; id, datetime and PII "
-                                              "columns are left out)")
+                                              "categorical, boolean and ordinal columns are read; the id column "
+                                              "is the row key; datetime and PII columns are left out, said on "
+                                              "stderr; a data column the metadata does not list is refused)")
+        sp.add_argument("--target", help="the label column (default: none for an inferred schema or --metadata, "
+                                         "which say on stderr which column they would suggest; the file's own "
+                                         "with --schema, which --target replaces)")
     sp.add_argument("--device", default="auto", choices=DEVICES,
                     help="where tensors live: auto = a CUDA GPU when one is visible, else the CPU")
     sp.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
@@ -139,9 +143,9 @@ def schema_of(args):
     if getattr(args, "metadata", None):
         from memviz.tables.schema import Schema
 
-        schema = Schema.from_sdv(args.metadata, target=getattr(args, "target", None))
-        if schema.sdv_note():
-            sys.stderr.write(f"memviz: {schema.sdv_note()}\n")
+        schema = Schema.from_sdv(args.metadata)   # the target is applied with the table (--target)
+        for note in schema.sdv_notes():
+            sys.stderr.write(f"memviz: {note}\n")
         return schema
     return getattr(args, "schema", None)
 

@@ -67,7 +67,7 @@ def run(args) -> None:
                         threads=args.threads, epsilons=tuple(_epsilons(args.epsilons))).validated()
     spec = JobSpec("compare", cfg.to_dict(), {"train": args.train, "schema": args.schema,
                                               "metadata": args.metadata, "test": args.test,
-                                              "out": args.out})
+                                              "out": args.out, **({"target": args.target} if args.target else {})})
     result = run_spec(spec, emit=EventBars(args.quiet))
     for line in result.pop("failed_cells", []):
         sys.stderr.write(f"memviz compare: cell {line}\n")

@@ -10,9 +10,11 @@ def register(sub, command) -> None:
     sp = command("prune", "DynamicCut: drop the top-p rows of a warm-up's ranking")
     sp.add_argument("run_dir", help="a finished run directory made by memviz warmup")
     add_dynamiccut(sp)
-    sp.add_argument("--out", required=True, help="pruned training table (CSV)")
-    sp.add_argument("--removed-out", help="CSV of the whole ranking: row_id, score, rank, removed (default: none)")
-    sp.add_argument("--keep-row-id", action="store_true", help="write the row_id column into --out too")
+    sp.add_argument("--out", required=True, help="pruned training table (CSV): your columns in your file's order, "
+                                                 "your row key included")
+    sp.add_argument("--removed-out", help="CSV of the whole ranking: your row key (when the table has one), row_id, "
+                                          "score, rank, removed (default: none)")
+    sp.add_argument("--keep-row-id", action="store_true", help="write memviz's row_id column into --out too")
     sp.add_argument("--partial", action="store_true",
                     help="prune by the checks of an unfinished run (running, interrupted, cancelled or failed); "
                          "refused without it")
@@ -30,7 +32,7 @@ def run(args) -> None:
     from memviz.io import export_csv
     from memviz.dynamics.dynamiccut import dynamiccut_selection
     from memviz.warmup.run import load_warmup
-    from memviz.warmup.store import RunStore, table_to_frame
+    from memviz.warmup.store import RunStore
 
     res = load_warmup(args.run_dir)
     # an unfinished run ranks by the checks it has: a different ranking from the finished run's
@@ -44,11 +46,12 @@ def run(args) -> None:
     sel = dynamiccut_selection(res.dynamics, p=args.p, k=args.k, T=args.T)
     train = RunStore(args.run_dir).train()
     pruned = train.drop(sel.removed)
-    frame = table_to_frame(pruned) if args.keep_row_id else pruned.data.reset_index(drop=True)
-    export_csv(Path(args.out), frame, raw=args.raw_csv)
+    export_csv(Path(args.out), pruned.to_frame(row_id=args.keep_row_id), raw=args.raw_csv)   # the key kept
     if args.removed_out:
-        export_csv(Path(args.removed_out), sel.to_frame(), raw=args.raw_csv)
+        export_csv(Path(args.removed_out), train.with_keys(sel.to_frame()), raw=args.raw_csv)
+    first = sel.removed[:20]
+    named = {"key": train.key, "removed_keys": train.key_list(first)} if train.key is not None else {}
     emit({"removed": int(len(sel.removed)), "kept": int(len(pruned)), "p": sel.p, "k": sel.k, "T": sel.T,
-           "out": str(args.out), "removed_row_ids": [int(x) for x in sel.removed[:20]],
+           "out": str(args.out), "removed_row_ids": [int(x) for x in first], **named,
            "run_status": res.status, "partial": res.status != "finished", "epochs_checked": done,
            "epochs": res.config.epochs})

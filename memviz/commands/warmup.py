@@ -62,6 +62,8 @@ def run(args) -> None:
     paths = {"train": args.train, "schema": args.schema, "metadata": args.metadata, "out": args.out}
     if args.holdout:
         paths["holdout"] = args.holdout
+    if args.target:
+        paths["target"] = args.target
     spec = JobSpec("warmup", cfg.to_dict(), paths, resume=args.resume)
     emit(run_spec(spec, emit=EventBars(args.quiet)))
 

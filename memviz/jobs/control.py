@@ -134,9 +134,9 @@ def _write_inputs(job: Job, train: Table, test: Table | None, key: str = "test")
     job.job_dir.mkdir(parents=True, exist_ok=False)
     paths = {"train": str(job.job_dir / "train.parquet"), "schema": str(job.job_dir / "schema.json"),
              "out": str(job.out), "row_id": ROW_ID}
-    atomic_write_parquet(job.job_dir / "train.parquet", train.data.reset_index())
+    atomic_write_parquet(job.job_dir / "train.parquet", train.to_frame())   # row_id, the user's key, the columns
     if test is not None:
-        atomic_write_parquet(job.job_dir / f"{key}.parquet", test.data.reset_index())
+        atomic_write_parquet(job.job_dir / f"{key}.parquet", test.to_frame())
         paths[key] = str(job.job_dir / f"{key}.parquet")
     train.schema.save(job.job_dir / "schema.json")
     return paths

@@ -10,7 +10,8 @@ Spec (``spec.json`` in the job's folder)::
     {"format": "memviz.job/1", "kind": "warmup" | "compare" | "details",
      "config": {...},             # WarmupConfig / CompareConfig fields, or {"device": ...}
      "paths": {"train": ..., "schema": ..., "test": ..., "holdout": ..., "out": ...,
-               "row_id": "row_id"},  # the id column of the train/test files, if any
+               "row_id": "row_id",   # the id column of the train/test files, if any
+               "target": ...},       # the label column (of an inferred schema, or replacing the file's)
      "resume": false, "label": "..."}
 
 Events (``events.jsonl``, one JSON object per line, appended as they happen; each has
@@ -60,7 +61,7 @@ SPEC = "spec.json"
 EVENTS = "events.jsonl"
 KINDS = ("warmup", "compare", "details")
 FINAL_EVENTS = ("finished", "cancelled", "failed")
-PATH_KEYS = ("train", "schema", "metadata", "test", "holdout", "out", "row_id")
+PATH_KEYS = ("train", "schema", "metadata", "test", "holdout", "out", "row_id", "target")
 Emit = Callable[[dict], None]
 
 
@@ -218,9 +219,14 @@ def _table(spec: JobSpec, key: str, train: Table | None = None, role: str = "tra
     if train is None:
         schema = spec.paths.get("schema")
         if not schema and spec.paths.get("metadata"):  # SDV single-table metadata
+            import warnings
+
+            from memviz.tables.data import SchemaWarning
             from memviz.tables.schema import Schema
             schema = Schema.from_sdv(spec.paths["metadata"])
-        return load_table(path, schema, row_id_column=row_id)
+            for note in schema.sdv_notes():   # each said (the CLI prints a SchemaWarning as one line)
+                warnings.warn(note, SchemaWarning, stacklevel=2)
+        return load_table(path, schema, row_id_column=row_id, target=spec.paths.get("target"))
     return load_companion(train, path, role=role, row_id_column=row_id)
 
 

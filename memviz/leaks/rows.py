@@ -228,6 +228,10 @@ class LeakView:
     bins : dict column -> edges, optional
         The redaction ranges of the numerical columns, from the whole training table
         (:func:`redaction_bins`); :meth:`table` uses them when redacting.
+    key, key_name : optional
+        The training row's value of the user's row key and that column's name (the table's
+        :attr:`memviz.tables.data.Table.key`), so the row is named as the user knows it
+        (:meth:`label`); None when the table has no key.
     """
 
     row_id: int
@@ -238,6 +242,23 @@ class LeakView:
     n_copies: int
     closeness: Closeness | None = None
     bins: dict | None = None
+    key: object = None
+    key_name: str | None = None
+
+    def label(self, redacted: bool = False, *, salt: str | None = None) -> str:
+        """``training row rownames 2705`` (the user's key; hashed when ``redacted``, keyed by ``salt``),
+        else ``training row 17`` (memviz's row_id)."""
+        if self.key_name is None:
+            return f"training row {self.row_id}"
+        if redacted:
+            from memviz.tables.redact import key_labels
+
+            return f"training row {self.key_name} {key_labels([self.key], self.key_name, salt=salt)[0]}"
+        return f"training row {self.key_name} {'missing' if pd.isna(self.key) else self.key}"
+
+    def title(self, redacted: bool = False, *, salt: str | None = None) -> str:
+        """:meth:`label` as a heading ("Training row ...")."""
+        return "T" + self.label(redacted, salt=salt)[1:]
 
     @property
     def match_share(self) -> pd.Series:
@@ -247,7 +268,7 @@ class LeakView:
     def table(self, redacted: bool = False, *, salt: str | None = None) -> pd.DataFrame:
         """Display table: the training row first, then its copies.
 
-        Index labels ``training row <id>`` and ``copy <j>``; columns check, epoch, ratio,
+        Index labels :meth:`label` and ``copy <j>``; columns check, epoch, ratio,
         then (with a closeness) ``how close`` (exact copy / near-exact / differs),
         ``largest difference`` (e.g. ``age +3.1 IQR``) and ``r ≈ 0 from scaling`` ("yes" where
         the ratio is about 0 only because of the paper distance's per-row scaling),
@@ -256,7 +277,7 @@ class LeakView:
         """
         cols = list(self.schema.columns)
         src = self.source[cols].copy()
-        src.index = pd.Index([f"training row {self.row_id}"])
+        src.index = pd.Index([self.label(redacted, salt=salt)])
         cps = self.copies[cols].copy()
         cps.index = pd.Index([f"copy {j + 1}" for j in range(len(cps))])
         body = pd.concat([src, cps]) if len(cps) else src
@@ -412,7 +433,15 @@ def copies_of(store_or_result, row_id: int, check: int | None = None, limit: int
     close = nn1_closeness(train, copies[cols], np.full(len(copies), row_id, dtype=np.int64),
                           ratio=copies["ratio"].to_numpy(dtype=float), distance=distance, spread=spread)
     return LeakView(row_id=row_id, source=source, copies=copies, match=close.match, schema=train.schema,
-                    n_copies=int(n_copies), closeness=close, bins=redaction_bins(train.data, train.schema))
+                    n_copies=int(n_copies), closeness=close, bins=redaction_bins(train.data, train.schema),
+                    **row_key(train, row_id))
+
+
+def row_key(train: Table, row_id: int) -> dict:
+    """The ``key`` and ``key_name`` of a :class:`LeakView` of this training row ({} without a key)."""
+    if train.key is None:
+        return {}
+    return {"key": train.key_of([int(row_id)])[0], "key_name": train.key}
 
 
 def _run_distance(store_or_result, store) -> str:

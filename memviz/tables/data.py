@@ -5,6 +5,15 @@ default the 0-based position of the row in the loaded file) plus its
 :class:`~memviz.tables.schema.Schema`. The ``row_id`` travels from load to prune and into
 every output; nothing downstream keys rows by position.
 
+The user's row key
+------------------
+A column that identifies rows (an ID: integers, with gaps or not, or text, with one
+distinct value per row; SDV's ``id`` sdtype) is no feature: inference makes it the
+schema's ``key``, it stays out of the distance, and the table keeps its values
+(:attr:`Table.keys`, indexed by ``row_id``) to name rows the way the user knows them:
+:meth:`Table.key_of`, :meth:`Table.row_names`, :meth:`Table.with_keys`,
+:meth:`Table.to_frame` (the key column written back into every table memviz writes).
+
 Missing values
 --------------
 * categorical (and target) cells: a missing value is a category of its own; it
@@ -18,7 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import warnings
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Mapping
 
@@ -33,19 +42,24 @@ from memviz.tables.read import (  # noqa: F401 (the reading half, re-exported)
     read_csv_bytes,
     read_frame,
 )
+from memviz.tables.infer import (  # noqa: F401 (the inference half, re-exported)
+    KEY_DENSITY,
+    KEY_MIN_ROWS,
+    KEY_NAMES,
+    KEY_SHARE,
+    MAX_INT_CATEGORIES,
+    MIN_ROWS,
+    NEAR_UNIQUE,
+    SchemaWarning,
+    TargetSuggestion,
+    _is_integer_valued,
+    infer_schema,
+    key_reason,
+    suggest_target,
+)
 from memviz.tables.schema import Schema
 
-MIN_ROWS = 10
-#: an integer column with at most this many distinct values is inferred categorical
-MAX_INT_CATEGORIES = 20
 ROW_ID = "row_id"
-#: a text column with more distinct values than this share of its rows (and more than
-#: ``max_int_categories``) nearly identifies rows: inference leaves it out
-NEAR_UNIQUE = 0.5
-
-
-class SchemaWarning(UserWarning):
-    """A column was left out or re-typed during schema inference."""
 
 
 @dataclass(frozen=True)
@@ -64,6 +78,11 @@ class Table:
     data: pd.DataFrame
     schema: Schema
     source: str = "table"
+    #: the user's row key (``schema.key``) of every row, indexed by row_id like ``data``; None
+    #: when the table has no key (or it was built without one, e.g. generated rows)
+    keys: pd.Series | None = field(default=None, compare=False, repr=False)
+    #: the user's column order (the file's) of the key and the schema columns; () when unknown
+    order: tuple[str, ...] = field(default=(), compare=False, repr=False)
 
     def __len__(self) -> int:
         return len(self.data)
@@ -72,121 +91,126 @@ class Table:
     def row_ids(self) -> np.ndarray:
         return self.data.index.to_numpy(dtype=np.int64)
 
+    def _keys_for(self, data: pd.DataFrame) -> pd.Series | None:
+        if self.keys is None:
+            return None
+        if self.keys.index.equals(data.index):
+            return self.keys
+        return self.keys.reindex(data.index) if data.index.isin(self.keys.index).all() else None
+
     def subset(self, row_ids) -> "Table":
-        """Rows with these row_ids, in the given order (ids are kept)."""
-        return Table(self.data.loc[np.asarray(row_ids, dtype=np.int64)], self.schema, self.source)
+        """Rows with these row_ids, in the given order (ids and keys are kept)."""
+        data = self.data.loc[np.asarray(row_ids, dtype=np.int64)]
+        return replace(self, data=data, keys=self._keys_for(data))
 
     def drop(self, row_ids) -> "Table":
-        """All rows but these row_ids, in table order (ids are kept)."""
+        """All rows but these row_ids, in table order (ids and keys are kept)."""
         keep = ~self.data.index.isin(np.asarray(row_ids, dtype=np.int64))
-        return Table(self.data.loc[keep], self.schema, self.source)
+        data = self.data.loc[keep]
+        return replace(self, data=data, keys=self._keys_for(data))
 
     def with_data(self, data: pd.DataFrame, source: str | None = None) -> "Table":
-        return Table(data, self.schema, source or self.source)
+        return replace(self, data=data, source=source or self.source, keys=self._keys_for(data))
+
+    # ------------------------------------------------------------ the user's row key
+    @property
+    def key(self) -> str | None:
+        """The name of the user's row key column (``schema.key``), None when the table carries no key."""
+        return self.schema.key if self.keys is not None else None
+
+    def key_of(self, row_ids) -> np.ndarray:
+        """The user's key of each of these row_ids (an object array, in their order); the row_ids
+        themselves when the table has no key. KeyError names an unknown row_id."""
+        ids = np.asarray(row_ids, dtype=np.int64).reshape(-1)
+        if self.keys is None:
+            missing = ~np.isin(ids, self.data.index.to_numpy())
+            if missing.any():
+                raise KeyError(int(ids[missing][0]))
+            return ids.astype(object)
+        return self.keys.loc[ids].to_numpy(dtype=object)
+
+    def key_list(self, row_ids) -> list:
+        """:meth:`key_of` as plain Python values for JSON (int, float, str; None for a missing key)."""
+        out = []
+        for v in self.key_of(row_ids):
+            if _missing(v):
+                out.append(None)
+            elif isinstance(v, np.generic):
+                out.append(v.item())
+            else:
+                out.append(v if isinstance(v, (int, float, str)) else str(v))
+        return out
+
+    def row_names(self, row_ids, *, redacted: bool = False, salt: str | None = None) -> list[str]:
+        """How a reader names each of these rows: ``"<key> <value>"`` (e.g. ``"rownames 2705"``)
+        when the table has a key, else ``"row <row_id>"`` (memviz's own number: the row's
+        0-based position in the file it was read from). A missing key value reads ``missing``;
+        ``redacted``: the key's value hashed (:func:`memviz.tables.redact.key_labels`, keyed by ``salt``)."""
+        if self.keys is None:
+            return [f"row {int(i)}" for i in np.asarray(row_ids, dtype=np.int64).reshape(-1)]
+        return [f"{self.key} {v}" for v in self.key_texts(row_ids, redacted=redacted, salt=salt)]
+
+    def key_texts(self, row_ids, *, redacted: bool = False, salt: str | None = None) -> list[str]:
+        """The key of each row as text, hashed when ``redacted`` (row_ids as text when the table has no key)."""
+        values = self.key_of(row_ids)
+        if redacted and self.keys is not None:
+            from memviz.tables.redact import key_labels
+
+            return key_labels(values, str(self.key), salt=salt)
+        return ["missing" if _missing(v) else str(v) for v in values]
+
+    def key_header(self) -> str:
+        """The header of a column naming rows: the key's name, else ``row_id``."""
+        return self.key if self.key is not None else ROW_ID
+
+    def with_keys(self, frame: pd.DataFrame, column: str = ROW_ID, *, keep_row_id: bool = True,
+                  redacted: bool = False, salt: str | None = None) -> pd.DataFrame:
+        """``frame`` (whose ``column`` holds row_ids of this table) with the user's key inserted just
+        before that column (under the key's name; ``"<key> (key)"`` if ``frame`` already has a column of
+        that name; hashed when ``redacted``, see :meth:`key_texts`). Without ``keep_row_id`` the row_id
+        column is dropped when a key took its place. Unchanged when the table has no key."""
+        if self.keys is None or column not in frame.columns:
+            return frame
+        name = self.key if self.key not in frame.columns else f"{self.key} (key)"
+        ids = frame[column].to_numpy()
+        out = frame.copy()
+        out.insert(int(out.columns.get_loc(column)), name,
+                   self.key_texts(ids, redacted=True, salt=salt) if redacted else self.key_of(ids))
+        return out.drop(columns=[column]) if not keep_row_id else out
+
+    def to_frame(self, order=None, *, row_id: bool = True) -> pd.DataFrame:
+        """The table as a file holds it: ``row_id`` first (unless ``row_id=False``), then the key
+        and the schema columns in ``order`` (default: :attr:`order`, the user's file's column order;
+        else the key first, then the schema's order), any column it does not name after them."""
+        data = self.data
+        if self.keys is not None:
+            data = data.copy()
+            data.insert(0, self.schema.key, self.keys.to_numpy())
+        data = data[self.ordered(data.columns, order)]
+        return data.reset_index() if row_id else data.reset_index(drop=True)
+
+    def ordered(self, columns, order=None) -> list[str]:
+        """``columns`` in the user's order (``order``, default :attr:`order`); columns it does not name
+        keep their place after those it does. E.g. a generated table's columns, for a download."""
+        order = self.order if order is None else order
+        columns = list(columns)
+        first = [c for c in order if c in set(columns)]
+        return first + [c for c in columns if c not in set(first)]
 
 
-# ------------------------------------------------------------------ inference
-def _is_id_like(s: pd.Series) -> bool:
-    n = len(s)
-    if n < MIN_ROWS or s.isna().any() or s.nunique() != n:
+def _missing(v) -> bool:
+    try:
+        return bool(pd.isna(v))
+    except (TypeError, ValueError):
         return False
-    name = str(s.name).strip().lower()
-    named = name in ("id", "index", "row_id", "uuid", "key") or name.endswith("_id") or name.endswith(" id")
-    if pd.api.types.is_integer_dtype(s):
-        v = np.sort(s.to_numpy())
-        consecutive = bool((np.diff(v) == 1).all())
-        return named or consecutive
-    if pd.api.types.is_object_dtype(s) or pd.api.types.is_string_dtype(s):
-        return True  # unique text in every row identifies rows, it is no category
-    return named
 
 
-def infer_schema(df: pd.DataFrame, target: str | None = None, source: str = "table",
-                 max_int_categories: int = MAX_INT_CATEGORIES) -> Schema:
-    """Guess the role of every column.
-
-    * text, boolean and category dtypes: categorical;
-    * integer columns with at most ``max_int_categories`` distinct values: categorical;
-    * other numbers: numerical;
-    * text columns that are numbers but for a few cells (at most 5 %), numbers that
-      would be inferred numerical: numerical, so that validation names the stray text;
-    * ID-like columns (unique in every row: consecutive integers, ``*_id`` names, or
-      unique text), near-unique text (more than :data:`MAX_CATEGORIES` distinct values, or
-      more than ``max_int_categories`` and over :data:`NEAR_UNIQUE` of the rows: one-hot
-      columns for each would make training crawl) and all-missing columns are excluded with
-      a :class:`SchemaWarning`.
-
-    ``target`` defaults to none; its task is ``binary`` for two classes, ``multiclass``
-    for a categorical target with more, ``regression`` for a numerical one.
-    """
-    if target is not None and target not in df.columns:
-        raise DataError(f"{source}: column {target!r}: target column not in the table")
-    num, cat, exc = [], [], []
-    for col in df.columns:
-        s = df[col]
-        if s.isna().all():
-            warnings.warn(f"{source}: column {col!r} is all missing and is left out", SchemaWarning, stacklevel=2)
-            exc.append(col)
-            continue
-        if col != target and _mostly_numeric(s, max_int_categories):
-            num.append(col)  # numbers with stray text: validate() names the text cell
-            continue
-        if col != target and _is_id_like(s):
-            warnings.warn(f"{source}: column {col!r} looks like a row identifier and is left out",
-                          SchemaWarning, stacklevel=2)
-            exc.append(col)
-            continue
-        if col == target:
-            continue
-        if pd.api.types.is_bool_dtype(s) or not pd.api.types.is_numeric_dtype(s):
-            k = s.nunique(dropna=True)
-            if k > MAX_CATEGORIES or (k > max_int_categories and k > NEAR_UNIQUE * len(s)):
-                warnings.warn(f"{source}: column {col!r} has {k:,} distinct values in {len(s):,} rows (text that "
-                              f"nearly identifies rows, such as an ID) and is left out: a categorical column "
-                              f"holds at most {MAX_CATEGORIES:,} categories and fewer than half the rows",
-                              SchemaWarning, stacklevel=2)
-                exc.append(col)
-                continue
-            cat.append(col)
-        elif _is_integer_valued(s) and s.nunique(dropna=True) <= max_int_categories:
-            cat.append(col)
-        else:
-            num.append(col)
-    task = "none"
-    if target is not None:
-        t = df[target]
-        numeric_target = pd.api.types.is_numeric_dtype(t) and not pd.api.types.is_bool_dtype(t)
-        k = t.nunique(dropna=True)
-        if numeric_target and not (_is_integer_valued(t) and k <= max_int_categories):
-            task = "regression"
-        else:
-            task = "binary" if k <= 2 else "multiclass"
-    return Schema(numerical=tuple(num), categorical=tuple(cat), target=target, task=task,
-                  excluded=tuple(exc), name=Path(source).parent.name if source else "")
-
-
-def _mostly_numeric(s: pd.Series, max_int_categories: int) -> bool:
-    """A text column whose cells are numbers, but for at most 5 % (stray text such as
-    ``"n/a!"``), and whose numbers would be inferred numerical (not few integers): a
-    numerical column holding text. It is inferred numerical so that validation reports
-    the text (the user may override the column to categorical)."""
-    if pd.api.types.is_numeric_dtype(s) or pd.api.types.is_bool_dtype(s):
-        return False
-    v = s.dropna()
-    conv = pd.to_numeric(v, errors="coerce")
-    if len(v) == 0 or conv.notna().mean() < 0.95:
-        return False
-    nums = conv.dropna()
-    return not (_is_integer_valued(nums) and nums.nunique() <= max_int_categories)
-
-
-def _is_integer_valued(s: pd.Series) -> bool:
-    if pd.api.types.is_integer_dtype(s) or pd.api.types.is_bool_dtype(s):
-        return True
-    if not pd.api.types.is_float_dtype(s):
-        return False
-    v = s.dropna().to_numpy()
-    return bool(np.all(np.isfinite(v)) and np.all(v == np.round(v)))
+def key_values(s: pd.Series) -> pd.Series:
+    """A key column's values as kept: integer-valued floats (integers with missing cells) as
+    nullable integers, so a key reads ``2705``, not ``2705.0``; anything else as it is."""
+    if pd.api.types.is_float_dtype(s) and _is_integer_valued(s):
+        return s.astype("Int64")
+    return s
 
 
 # ------------------------------------------------------------------ validation
@@ -257,14 +281,29 @@ def load_table(path: str | Path, schema: Schema | str | Path | None = None, *, t
 def table_from_frame(df: pd.DataFrame, schema: Schema | str | Path | None = None, *, source: str = "table",
                      target: str | None = None, overrides: Mapping[str, str] | None = None,
                      role: str = "train", row_id_column: str | None = None) -> Table:
-    """Like :func:`load_table` for a DataFrame already in memory (uploads, tests)."""
+    """Like :func:`load_table` for a DataFrame already in memory (uploads, tests).
+
+    ``target`` names the label of an inferred schema, or replaces a given schema's target (the
+    previous one becomes a feature). An inferred schema without a target says which column
+    :func:`suggest_target` would take, in a :class:`SchemaWarning`. The schema's row key is read
+    into :attr:`Table.keys`: required in a training table, kept when a test table has it.
+    """
     if isinstance(schema, (str, Path)):
         schema = Schema.load(schema)
     if schema is None:
+        frame = df.drop(columns=[row_id_column]) if row_id_column else df
         with warnings.catch_warnings():
             warnings.simplefilter("always", SchemaWarning)
-            schema = infer_schema(df.drop(columns=[row_id_column]) if row_id_column else df,
-                                  target=target, source=source)
+            schema = infer_schema(frame, target=target, source=source)
+            if target is None and role == "train":
+                tip = suggest_target(frame, schema)
+                if tip.column is not None:
+                    warnings.warn(f"{source}: no target given, so none is measured (suggested: {tip.column!r}, "
+                                  f"{tip.reason}; name it with --target)", SchemaWarning, stacklevel=2)
+    elif target is not None and target != schema.target:
+        if target not in df.columns:
+            raise DataError(f"{source}: column {target!r}: target column not in the table")
+        overrides = {**(overrides or {}), target: "target"}
     if overrides:
         schema = schema.with_overrides(overrides, source=source)
         if schema.target is not None and overrides.get(schema.target) == "target" and schema.target in df.columns:
@@ -273,6 +312,12 @@ def table_from_frame(df: pd.DataFrame, schema: Schema | str | Path | None = None
                 warnings.simplefilter("ignore", SchemaWarning)
                 task = infer_schema(df[[schema.target]], target=schema.target, source=source).task
             schema = replace(schema, task=task)
+    if role == "train" and schema.extra.get("sdv_columns"):
+        listed = {str(c) for c in schema.extra["sdv_columns"]} | {row_id_column}
+        extra = [c for c in df.columns if str(c) not in listed]
+        if extra:
+            raise DataError(f"{source}: column {extra[0]!r}: in the data but not in the SDV metadata (SDV refuses "
+                            "such data too: add it to the metadata, with sdtype numerical or categorical, or drop it)")
     data = validate(df, schema, source, role=role)
     if row_id_column is not None:
         if row_id_column not in df.columns:
@@ -284,7 +329,14 @@ def table_from_frame(df: pd.DataFrame, schema: Schema | str | Path | None = None
     else:
         data.index = pd.RangeIndex(len(data), name=ROW_ID)
         data.index = data.index.astype(np.int64)
-    return Table(data, schema, source)
+    keys = None
+    if schema.key is not None:
+        if schema.key in df.columns:
+            keys = pd.Series(key_values(df[schema.key]).to_numpy(), index=data.index, name=schema.key)
+        elif role == "train":
+            raise DataError(f"{source}: column {schema.key!r}: the row key named in the schema is not in the file")
+    kept = set(data.columns) | ({schema.key} if keys is not None else set())
+    return Table(data, schema, source, keys, tuple(c for c in df.columns if c in kept))
 
 
 def check_same_columns(train: Table, other: pd.DataFrame, source: str) -> None:

@@ -111,6 +111,18 @@ def category_labels(values, column: str, *, salt: str | None = None) -> dict:
             for u in pd.unique(canon)}
 
 
+def key_labels(values, column: str, *, salt: str | None = None) -> list[str]:
+    """The user's row keys as a redacted page or report shows them: ``key-`` and the first
+    :data:`HASH_DIGITS` hex digits of HMAC-SHA256(salt, column NUL value), keyed like
+    :func:`category_labels` (one key, one label within a report; no label tells the key); a missing
+    key stays "missing"."""
+    key = (salt if salt is not None else _SESSION_SALT).encode()
+    canon = canonical_series(pd.Series(list(values), dtype=object))
+    return ["missing" if u == MISSING else
+            "key-" + hmac.new(key, f"{column}\x00{u}".encode(), hashlib.sha256).hexdigest()[:HASH_DIGITS]
+            for u in canon]
+
+
 def redact(df: pd.DataFrame, schema: Schema, *, reference: pd.DataFrame | None = None,
            bins: dict[str, np.ndarray] | None = None, salt: str | None = None, n_bins: int = N_BINS,
            min_rows: int = MIN_BIN_ROWS) -> pd.DataFrame:

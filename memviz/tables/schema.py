@@ -7,7 +7,9 @@ The schema file format is the one of ``../shared/datasets/*/meta.json``::
 
 ``categorical`` never lists the target. For the memorization distance a
 classification target counts as one more categorical column; a regression target
-counts as one more numerical column.
+counts as one more numerical column. An optional ``"key": "column"`` names the user's
+row key (an ID column): it is left out of the distance and names the rows in every
+output (:attr:`memviz.tables.data.Table.keys`).
 """
 from __future__ import annotations
 
@@ -19,7 +21,7 @@ from typing import Mapping
 from memviz.errors import DataError
 
 TASKS = ("binary", "multiclass", "regression", "none")
-KINDS = ("numerical", "categorical", "target", "excluded")
+KINDS = ("numerical", "categorical", "target", "key", "excluded")
 
 
 def _read_json(path: Path, what: str) -> Mapping:
@@ -51,6 +53,9 @@ class Schema:
         Columns present in the file but left out (IDs, all-missing columns, user choice).
     name : str
         A display name for the table.
+    key : str or None
+        The user's row key: a column that identifies rows (an ID, integers with gaps or
+        text), left out of the distance and kept to name the rows.
     """
 
     numerical: tuple[str, ...]
@@ -60,6 +65,7 @@ class Schema:
     excluded: tuple[str, ...] = ()
     name: str = ""
     extra: Mapping[str, object] = field(default_factory=dict, compare=False, hash=False)
+    key: str | None = None
 
     def __post_init__(self):
         object.__setattr__(self, "numerical", tuple(self.numerical))
@@ -76,6 +82,8 @@ class Schema:
             if col in seen:
                 raise DataError(f"schema: column {col!r} is given more than one role")
             seen.add(col)
+        if self.key is not None and (self.key in seen or self.key in self.excluded):
+            raise DataError(f"schema: column {self.key!r} is the row key and has another role")
 
     # ------------------------------------------------------------------ views
     @property
@@ -105,6 +113,8 @@ class Schema:
     def kind_of(self, column: str) -> str:
         if column == self.target:
             return "target"
+        if column == self.key:
+            return "key"
         if column in self.numerical:
             return "numerical"
         if column in self.categorical:
@@ -117,13 +127,14 @@ class Schema:
     def with_overrides(self, overrides: Mapping[str, str], source: str = "schema") -> "Schema":
         """Return a schema with some columns moved to another kind.
 
-        ``overrides`` maps a column to ``"numerical"``, ``"categorical"``, ``"target"`` or
-        ``"excluded"``. Making a column the target demotes the previous target to a
-        categorical feature (numerical for regression).
+        ``overrides`` maps a column to ``"numerical"``, ``"categorical"``, ``"target"``, ``"key"``
+        or ``"excluded"``. Making a column the target demotes the previous target to a
+        categorical feature (numerical for regression); making one the key leaves the
+        previous key out (excluded).
         """
         num, cat, exc = list(self.numerical), list(self.categorical), list(self.excluded)
-        target, task = self.target, self.task
-        known = set(self.columns) | set(self.excluded)
+        target, task, key = self.target, self.task, self.key
+        known = set(self.columns) | set(self.excluded) | ({key} if key is not None else set())
         for col, kind in overrides.items():
             if kind not in KINDS:
                 raise DataError(f"{source}: column {col!r}: unknown type {kind!r} (use {', '.join(KINDS)})")
@@ -134,18 +145,24 @@ class Schema:
                     lst.remove(col)
             if col == target:
                 target, task = None, "none"
+            if col == key:
+                key = None
             if kind == "numerical":
                 num.append(col)
             elif kind == "categorical":
                 cat.append(col)
             elif kind == "excluded":
                 exc.append(col)
+            elif kind == "key":
+                if key is not None:
+                    exc.append(key)
+                key = col
             else:
                 if target is not None:
                     (num if task == "regression" else cat).append(target)
                 target, task = col, "binary"
         return replace(self, numerical=tuple(num), categorical=tuple(cat), excluded=tuple(exc),
-                       target=target, task=task)
+                       target=target, task=task, key=key)
 
     # ------------------------------------------------------------------- I/O
     def to_dict(self) -> dict:
@@ -154,6 +171,8 @@ class Schema:
                     "numerical": list(self.numerical), "categorical": list(self.categorical)})
         if self.excluded:
             out["excluded"] = list(self.excluded)
+        if self.key is not None:
+            out["key"] = self.key
         return out
 
     @classmethod
@@ -171,13 +190,16 @@ class Schema:
         if target is not None and not isinstance(target, str):
             raise DataError(f"{source}: 'target' must be a column name or null")
         task = d.get("task") or ("binary" if target is not None else "none")
-        known = {"name", "target", "task", "numerical", "categorical", "excluded"}
+        key = d.get("key")
+        if key is not None and not isinstance(key, str):
+            raise DataError(f"{source}: 'key' must be a column name or null")
+        known = {"name", "target", "task", "numerical", "categorical", "excluded", "key"}
         extra = {k: v for k, v in d.items() if k not in known}
         categorical = [c for c in d.get("categorical", []) if c != target]
         try:
             return cls(numerical=tuple(d.get("numerical", [])), categorical=tuple(categorical),
                        target=target, task=task, excluded=tuple(d.get("excluded", []) or []),
-                       name=str(d.get("name") or ""), extra=extra)
+                       name=str(d.get("name") or ""), extra=extra, key=key)
         except DataError as exc:  # name the file, not just "schema"
             msg = str(exc)
             raise DataError(f"{source}: {msg[len('schema: '):] if msg.startswith('schema: ') else msg}") from None
@@ -196,22 +218,28 @@ class Schema:
 
         Both forms are read: the current ``{"tables": {name: {"columns": {...}}}, ...}``
         (``METADATA_SPEC_VERSION`` V1; one table, or the one named ``table``) and the older
-        single-table ``{"columns": {...}}`` (``SINGLE_TABLE_V1``). sdtypes map as:
+        single-table ``{"columns": {...}}`` (``SINGLE_TABLE_V1``). Every column is read, and
+        every one not measured as it is typed is said (:meth:`sdv_notes`). sdtypes map as:
 
         ========================================  ==========================================
         sdtype                                    role here
         ========================================  ==========================================
         numerical                                 numerical
-        categorical, boolean                      categorical
-        datetime                                  excluded (the distance has no dates)
-        id, and every PII or other sdtype          excluded (identifiers are no data)
-        (email, address, phone_number, ...)
+        categorical                               categorical
+        boolean, ordinal                          categorical (said: the order is not used)
+        id                                        the row key (the table's ``primary_key``,
+                                                  else the first id column); other id columns
+                                                  excluded (said)
+        datetime                                  excluded (said: the distance has no dates)
+        every other sdtype: PII (email, address,  excluded (said: personal data is no feature)
+        phone_number, ...) or unknown
         ========================================  ==========================================
 
         ``target`` names the label column (SDV metadata has none); its task is ``regression``
-        for a numerical column, else ``binary`` (pass ``task`` for ``multiclass``). What is
-        excluded is listed in ``extra["sdv_excluded"]`` as "column (sdtype)" for the one line a
-        caller shows.
+        for a numerical column, else ``binary`` (pass ``task`` for ``multiclass``). The
+        metadata's column names are kept (``extra["sdv_columns"]``): a training table holding a
+        column the metadata does not list is refused in one line, as SDV refuses it
+        (:func:`memviz.tables.data.validate`).
         """
         source = str(metadata) if isinstance(metadata, (str, Path)) else "SDV metadata"
         if isinstance(metadata, (str, Path)):
@@ -236,18 +264,28 @@ class Schema:
         cols = d.get("columns") if isinstance(d, Mapping) else None
         if not isinstance(cols, Mapping) or not cols:
             raise DataError(f"{source}: no 'columns' object (SDV single-table metadata)")
-        num, cat, exc, why = [], [], [], []
+        num, cat, ids, dates, other, mapped = [], [], [], [], [], []
         for col, spec in cols.items():
             sdtype = spec.get("sdtype") if isinstance(spec, Mapping) else None
             if not isinstance(sdtype, str):
                 raise DataError(f"{source}: column {col!r}: no sdtype")
             if sdtype == "numerical":
                 num.append(col)
-            elif sdtype in ("categorical", "boolean"):
+            elif sdtype == "categorical":
                 cat.append(col)
+            elif sdtype in ("boolean", "ordinal"):
+                cat.append(col)
+                mapped.append(f"{col} ({sdtype})")
+            elif sdtype == "id":
+                ids.append(col)
+            elif sdtype == "datetime":
+                dates.append(col)
             else:
-                exc.append(col)
-                why.append(f"{col} ({sdtype})")
+                other.append(f"{col} ({sdtype})")
+        primary = d.get("primary_key")
+        key = primary if isinstance(primary, str) and primary in ids else (ids[0] if ids else None)
+        kept = set(num) | set(cat) | {key}
+        exc = [c for c in cols if c not in kept]   # in the metadata's order
         if target is not None:
             if target not in num and target not in cat:
                 kind = "not in the metadata" if target not in cols else "an excluded column"
@@ -255,28 +293,60 @@ class Schema:
             task = task or ("regression" if target in num else "binary")
             num = [c for c in num if c != target]
             cat = [c for c in cat if c != target]
+        notes = {"sdv_columns": [str(c) for c in cols]}
+        for what, items in (("sdv_mapped", mapped), ("sdv_personal", other), ("sdv_dates", dates),
+                            ("sdv_ids", [c for c in ids if c != key])):
+            if items:
+                notes[what] = items
         try:
             return cls(numerical=tuple(num), categorical=tuple(cat), target=target,
                        task=task or ("binary" if target else "none"), excluded=tuple(exc), name=name,
-                       extra={"sdv_excluded": why} if why else {})
+                       extra=notes, key=key)
         except DataError as exc_:
             msg = str(exc_)
             raise DataError(f"{source}: {msg[len('schema: '):] if msg.startswith('schema: ') else msg}") from None
 
+    def sdv_notes(self) -> tuple[str, ...]:
+        """One line per way the SDV metadata's reading departs from its sdtypes (() when none): the
+        key, the boolean and ordinal columns read as categories, the personal-data, date and further
+        id columns left out."""
+        x = self.extra
+        out = []
+        if x.get("sdv_columns") and self.key is not None:
+            out.append(f"SDV metadata: {self.key} (id) is the row key: it names the rows and is left out of the "
+                       "distance")
+        if x.get("sdv_mapped"):
+            out.append(f"SDV metadata: {', '.join(x['sdv_mapped'])} read as categorical (the distance counts a "
+                       "differing value as one mismatch; an order is not used)")
+        if x.get("sdv_personal"):
+            out.append(f"SDV metadata: left out as personal data or unknown sdtype: {', '.join(x['sdv_personal'])} "
+                       "(memviz measures numerical and categorical columns; change the sdtype to measure one)")
+        if x.get("sdv_dates"):
+            out.append(f"SDV metadata: left out {', '.join(x['sdv_dates'])} (datetime: the distance has no dates)")
+        if x.get("sdv_ids"):
+            out.append(f"SDV metadata: left out {', '.join(x['sdv_ids'])} (id: one row key is kept, "
+                       f"{self.key})")
+        if x.get("sdv_excluded"):  # schemas saved before the notes above
+            out.append(f"SDV metadata: left out {', '.join(x['sdv_excluded'])} (memviz measures numerical and "
+                       "categorical columns)")
+        return tuple(out)
+
     def sdv_note(self) -> str:
-        """One line on what the SDV metadata's reading left out ("" when nothing)."""
-        why = self.extra.get("sdv_excluded") or []
-        return f"SDV metadata: left out {', '.join(why)} (memviz measures numerical and categorical columns)" \
-            if why else ""
+        """:meth:`sdv_notes` in one line ("" when nothing)."""
+        return "; ".join(self.sdv_notes())
 
     def to_sdv(self, table: str | None = None) -> dict:
         """SDV metadata (current form, ``METADATA_SPEC_VERSION`` V1) for this schema: numericals as
-        ``numerical``, categoricals as ``categorical``, the target by its task, excluded columns left out."""
+        ``numerical``, categoricals as ``categorical``, the target by its task, the key as ``id`` (the
+        table's ``primary_key``), excluded columns left out."""
         columns = {}
+        if self.key is not None:
+            columns[self.key] = {"sdtype": "id"}
         for col in self.columns:
             kind = "numerical" if col in self.distance_numerical else "categorical"
             columns[col] = {"sdtype": kind}
-        return {"tables": {table or self.name or "table": {"columns": columns}}, "relationships": [],
+        body = {"columns": columns, **({"primary_key": self.key} if self.key is not None else {})}
+        return {"tables": {table or self.name or "table": body}, "relationships": [],
                 "METADATA_SPEC_VERSION": "V1"}
 
     def save(self, path: str | Path) -> None:

@@ -230,7 +230,7 @@ def leak_block(view, redacted: bool, salt: str | None = None) -> str:
             t[c] = [np.format_float_positional(float(x), trim="-") if pd.notna(x) else "missing"
                     for x in pd.to_numeric(t[c], errors="coerce")]
     shown = len(view.copies)
-    head = f"Training row {view.row_id}: {view.n_copies:,} copies"
+    head = f"{view.title(redacted, salt=salt)}: {view.n_copies:,} copies"
     if shown < view.n_copies:
         head += f" (closest {shown} shown)"
     text_cols = tuple(t.columns) if redacted else tuple(view.schema.distance_categorical)

@@ -81,8 +81,20 @@ def versions() -> dict:
 
 
 def table_to_frame(table: Table) -> pd.DataFrame:
-    """The table with its row_id as the first column (for Parquet/CSV)."""
-    return table.data.reset_index()
+    """The table with its row_id as the first column, then the user's row key when it has one (for
+    Parquet/CSV: :meth:`memviz.tables.data.Table.to_frame`)."""
+    return table.to_frame()
+
+
+def _column_order(path: Path) -> tuple[str, ...]:
+    """The columns of a Parquet file in its order, row_id aside (written in the user's order by
+    :func:`table_to_frame`); () when its footer cannot be read."""
+    try:
+        import pyarrow.parquet as pq
+
+        return tuple(c for c in pq.read_schema(path).names if c != ROW_ID)
+    except Exception:  # noqa: BLE001 (pyarrow raises many types; the order is only for downloads)
+        return ()
 
 
 # ------------------------------------------------------------------- the run
@@ -273,7 +285,10 @@ class RunStore:
             return self._train
         f = self.path / "train.parquet"
         m = self.read()
-        df = read_parquet(f, "training table", columns=[ROW_ID, *m.schema.columns])
+        key = [m.schema.key] if m.schema.key is not None else []   # the user's row key (issue 42)
+        wanted = [ROW_ID, *key, *m.schema.columns]
+        df = read_parquet(f, "training table", columns=wanted)
+        df = df[[c for c in wanted if c in df.columns]]   # the schema's order (the file keeps the user's)
         ids = df[ROW_ID]
         if not pd.api.types.is_integer_dtype(ids) or ids.duplicated().any():
             raise RunError(f"{f}: column {ROW_ID!r}: row ids must be unique integers")
@@ -281,7 +296,8 @@ class RunStore:
             raise RunError(f"{f}: holds {len(df)} rows, the manifest says {m.data.n_rows}")
         df = df.set_index(ROW_ID)
         df.index = df.index.astype(np.int64)
-        self._train = Table(df, m.schema, m.data.source or str(f))
+        keys = df.pop(key[0]) if key else None
+        self._train = Table(df, m.schema, m.data.source or str(f), keys, _column_order(f))
         return self._train
 
     def _check_file(self, folder: str, check: int) -> Path:

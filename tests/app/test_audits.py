@@ -126,7 +126,7 @@ def test_uploads_become_tables_with_the_training_tables_schema(sample):
     assert syn.schema == tr.schema == hold.schema and tr.schema.target == "income"
     with pytest.raises(DataError, match=r"syn\.csv: column 'age'"):
         audits.upload_tables("train.csv", _csv(t), "syn.csv", _csv(h.drop(columns="age")))
-    # an SDV metadata upload decides the kinds: 'age' as categorical, an id column left out
+    # an SDV metadata upload decides the kinds: 'age' as categorical, the id column the row key (issue 42)
     meta = {"METADATA_SPEC_VERSION": "V1", "tables": {"adult": {"columns": {
         **{c: {"sdtype": "numerical"} for c in train.schema.numerical if c != "age"},
         **{c: {"sdtype": "categorical"} for c in (*train.schema.categorical, "age", "income")},
@@ -134,7 +134,8 @@ def test_uploads_become_tables_with_the_training_tables_schema(sample):
     t2 = t.assign(person=np.arange(len(t)))
     tr2, _, _ = audits.upload_tables("train.csv", _csv(t2), "syn.csv", _csv(h.iloc[:50]),
                                      schema_name="sdv.json", schema_raw=json.dumps(meta).encode())
-    assert "age" in tr2.schema.categorical and "person" in tr2.schema.excluded and tr2.schema.target == "income"
+    assert "age" in tr2.schema.categorical and tr2.schema.key == tr2.key == "person" and tr2.schema.target == "income"
+    assert list(tr2.key_of([0, 5])) == [0, 5]
 
 
 def test_schema_uploads_are_checked_and_named(sample):
@@ -149,6 +150,9 @@ def test_schema_uploads_are_checked_and_named(sample):
     assert datasets.schema_from_upload("meta.json", own, frame) == train.schema.__class__.load(
         ROOT / "sample_data" / "meta.json")
     multi = {"columns": {"age": {"sdtype": "numerical"}, "race": {"sdtype": "categorical"}}}
+    with pytest.raises(DataError, match=r"sdv\.json: column 'fnlwgt': in the table but not in the SDV metadata"):
+        datasets.schema_from_upload("sdv.json", json.dumps(multi).encode(), frame, target="race")   # as SDV refuses
+    multi["columns"].update({c: {"sdtype": "categorical"} for c in frame.columns if c not in multi["columns"]})
     s = datasets.schema_from_upload("sdv.json", json.dumps(multi).encode(), frame, target="race")
     assert s.target == "race" and s.task == "multiclass"           # SDV metadata has no task: read from the column
 

@@ -52,7 +52,8 @@ def test_upload_guesses_a_label_column():
     df = pd.DataFrame({"x": np.arange(50) * 1.5, "colour": ["r", "g"] * 25, "y": [0, 1, 1, 0, 1] * 10})
     raw = datasets.raw_from_upload("d.csv", df.to_csv(index=False).encode())
     assert raw.schema.target == "y" and raw.schema.task == "binary"
-    assert datasets.guess_target(pd.DataFrame({"a": np.arange(30.0)})) is None
+    assert raw.suggestion.column == "y" and "last column" in raw.suggestion.reason   # said, with its reason
+    assert datasets.suggest_target(pd.DataFrame({"a": np.arange(30.0)})).column is None
 
 
 def test_schema_edits_move_columns_and_name_the_bad_one(sample):
@@ -319,7 +320,7 @@ def test_pruned_download_is_ready_for_the_next_tool(view, small):
     """Issue 20 item 6: the user's column order and names, no row_id unless asked, a readable name."""
     ids = runs.prune_preview(view, 0.1, 2, None).removed["row_id"].to_numpy()
     plain = pd.read_csv(io.BytesIO(runs.pruned_csv(view, ids)))
-    assert list(plain.columns) == list(small.schema.columns)            # no order kept: the schema's
+    assert list(plain.columns) == list(small.order)                     # the run's own file keeps the user's order
     user_order = list(small.schema.columns)[::-1]
     job_dir = runs.job_for(view.path).job_dir
     job_dir.mkdir(parents=True, exist_ok=True)

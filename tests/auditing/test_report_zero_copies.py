@@ -85,5 +85,5 @@ def test_memviz_report_writes_its_three_files_when_named_rows_have_no_copy(early
     _, run_dir = early_run
     rc, last, err = memviz_cli(capsys, "report", run_dir, "--out", tmp_path / "rep", "--no-quality", "--no-evidence")
     assert rc == 0, err
-    assert sorted(p.name for p in (tmp_path / "rep").iterdir()) == ["audit.json", "report.html", "rows.csv"]
+    assert {"audit.json", "report.html", "rows.csv"} <= {p.name for p in (tmp_path / "rep").iterdir()}
     assert json.loads(last)["report"].endswith("report.html")

@@ -124,7 +124,7 @@ def test_infer_schema_roles_and_id_columns():
     assert s.numerical == ("income", "fnlwgt")
     assert s.categorical == ("grade", "rating", "city", "flag")
     assert s.target == "label" and s.task == "binary"
-    assert set(s.excluded) == {"id", "customer_id", "uuid_text"}
+    assert s.key == "id" and set(s.excluded) == {"customer_id", "uuid_text"}   # one key, the others left out
     msgs = " ".join(str(w.message) for w in rec)
     for col in ("id", "customer_id", "uuid_text"):
         assert f"'{col}'" in msgs

@@ -21,10 +21,14 @@ def test_current_and_older_forms_read_the_same():
     old = {"METADATA_SPEC_VERSION": "SINGLE_TABLE_V1", "primary_key": "user_id", "columns": COLUMNS}
     a, b = Schema.from_sdv(new, target="income"), Schema.from_sdv(old, target="income")
     assert (a.numerical, a.categorical, a.target, a.task) == (("age",), ("job", "married"), "income", "binary")
-    assert a.excluded == ("signup", "user_id", "mail") and a.name == "people" and b.name == ""
-    assert (a.numerical, a.categorical, a.excluded, a.target) == (b.numerical, b.categorical, b.excluded, b.target)
-    assert a.sdv_note() == ("SDV metadata: left out signup (datetime), user_id (id), mail (email) "
-                            "(memviz measures numerical and categorical columns)")
+    assert a.excluded == ("signup", "mail") and a.key == "user_id" and a.name == "people" and b.name == ""
+    assert (a.numerical, a.categorical, a.excluded, a.target, a.key) == (b.numerical, b.categorical, b.excluded,
+                                                                         b.target, b.key)
+    notes = a.sdv_notes()   # every column not measured as typed is said (issue 42, item 3)
+    assert any("user_id (id) is the row key" in n for n in notes)
+    assert any("married (boolean) read as categorical" in n for n in notes)
+    assert any("personal data" in n and "mail (email)" in n for n in notes)
+    assert any("signup" in n and "datetime" in n for n in notes)
     assert Schema.from_sdv(old, target="age").task == "regression"
     assert Schema.from_sdv(old).target is None and Schema.from_sdv(old).categorical == ("job", "married", "income")
 
@@ -51,8 +55,8 @@ def test_sdv_metadata_mistakes_are_one_line(tmp_path):
         Schema.from_sdv({"primary_key": "x"})
     with pytest.raises(DataError, match="'job': no sdtype"):
         Schema.from_sdv({"columns": {"job": {"type": "categorical"}}})
-    with pytest.raises(DataError, match="'user_id': the target is an excluded column"):
-        Schema.from_sdv({"columns": COLUMNS}, target="user_id")
+    with pytest.raises(DataError, match="'mail': the target is an excluded column"):
+        Schema.from_sdv({"columns": COLUMNS}, target="mail")
     with pytest.raises(DataError, match="'nope': the target is not in the metadata"):
         Schema.from_sdv({"columns": COLUMNS}, target="nope")
     f = tmp_path / "m.json"
