@@ -22,7 +22,7 @@ if view is not None:
     state = st.session_state
     # where p, k, T come from, first found first: this session's sliders for this run, the URL, the run's file
     if state.get("tune_run") != view.run_id or "tune_p" not in state:  # another run, or back from another page
-        for key in ("tune_p", "tune_k", "tune_T"):
+        for key in ("tune_p", "tune_k", "tune_T", "tune_k_user", "tune_k_set"):
             state.pop(key, None)
         q = st.query_params
         from_url = {"run": view.run_id, "p": q.get("p"), "k": q.get("k"), "T": q.get("T")} if q.get("p") else None
@@ -45,12 +45,18 @@ if view is not None:
         c3.markdown("**T: last epoch scored**")
         c3.caption(f"{T:,}: the epoch of the only check.")
     n_k = runs.checks_until(view, int(T))
-    asked = state.pop("tune_k_asked", state.get("tune_k"))
+    # the k the user asked for (the URL or the run's file on entry, else their last move of the slider) is kept
+    # while T moves: the slider's range changes with T, which made Streamlit draw a new slider at k = 1
+    # (issue 42); k is bounded by the checks up to T, said in one line, and comes back when T allows it
+    if "tune_k_asked" in state:
+        state["tune_k_user"] = int(state.pop("tune_k_asked"))
+    elif "tune_k" in state and state["tune_k"] != state.get("tune_k_set"):
+        state["tune_k_user"] = int(state["tune_k"])      # the user moved the slider
+    asked = state.get("tune_k_user")
     k, reason = runs.bounded_k(view, runs.PruneParams().k if asked is None else int(asked), int(T))
     reason = reason if asked is not None else ""
     if n_k > 1:
-        if state.get("tune_k", 1) > n_k or "tune_k" not in state:
-            state["tune_k"] = k
+        state["tune_k"] = state["tune_k_set"] = k
         k = c2.slider("k: largest checks averaged", 1, n_k, key="tune_k",
                       help=f"At most the {n_k} checks at or before T.")
     else:  # a slider needs min < max: with one check, k is 1 (it used to crash the page)
