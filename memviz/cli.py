@@ -74,7 +74,7 @@ def main(argv=None) -> int:
 
 def _run(args) -> int:
     try:
-        args.func(args)
+        code = args.func(args)              # a command may return its own exit code (the audit's gate)
     except MemvizError as exc:
         print(f"memviz {args.command}: error: {exc}", file=sys.stderr)
         return 2
@@ -85,7 +85,7 @@ def _run(args) -> int:
     except KeyboardInterrupt:
         print(f"memviz {args.command}: interrupted", file=sys.stderr)
         return 130
-    return 0
+    return code if isinstance(code, int) and not isinstance(code, bool) else 0
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -40,44 +40,34 @@ if view is not None:
         if audit is not None:
             st.markdown(f"**{_ui.esc(audit.verdict.sentence)}**")
             st.caption(_ui.esc(audits.run_source(view).label()) + " · " + _ui.esc(audits.next_step(audit)))
-        if ex is not None:
+        if ex is not None and audit is None:
             st.markdown(ex.sentence())      # the same check and floor as the audit, in numbers
             st.caption(f"Last check (epoch {int(last['epoch'])}), {readings.DISTANCE_LABELS[distance]}. The floor is the "
                        "share of real rows the model never saw that the same test flags: the paper's test measures "
                        "relative closeness, so it flags some real rows too, and only the part above the floor comes "
                        "from the model.")
-        else:
+        elif ex is None:
             st.markdown(f"**No floor for this run.** It was started without a hold-out (real rows the model never "
                         f"saw), so this page cannot say how much of the {last['mem_ratio']:.1%} flagged at the last "
                         "check comes from the model.")
             st.caption("The paper's test flags real rows the model never saw as well, so the mem ratio alone is not "
                        "the share of copies. Start a warm-up with a test file (or a hold-out) to measure the floor.")
+        figures = audits.headline_figures(audit) if audit is not None else []
         c = st.columns(4)
-        c[0].metric("the model's rows flagged", _ui.pct(last["mem_ratio"]),
-                    help="Share of generated rows whose nearest training row is 3× closer than the second nearest.")
-        c[0].caption(f"{int(last['n_memorized']):,} of {int(last['n_synthetic']):,} generated rows")
-        if ex is not None:
-            c[1].metric("floor: real rows never seen", _ui.pct(floor.floor),
-                        help="Share of hold-out rows (real rows the model never trained on) the same test flags.")
-            c[1].caption(f"{ci_pct(floor.low, floor.high)} · {floor.n_holdout:,} hold-out rows")
-            c[2].metric("above the floor (excess)", f"{100 * ex.excess:+.1f} points",
-                        help="Mem ratio minus the floor, with Newcombe's 95 % interval for two proportions.")
-            c[2].caption(f"95 %: {100 * ex.low:+.1f} to {100 * ex.high:+.1f} points")
+        if figures:       # the audit's evidence, each against real rows the model never saw
+            for col, f in zip(c, figures):
+                col.metric(f.label, f.value, help=f.help)
+                col.caption(_ui.esc(f.caption))
         else:
+            c[0].metric("the model's rows flagged", _ui.pct(last["mem_ratio"]),
+                        help="Share of generated rows whose nearest training row is 3× closer than the second nearest.")
+            c[0].caption(f"{int(last['n_memorized']):,} of {int(last['n_synthetic']):,} generated rows")
             c[1].metric("floor: real rows never seen", "not measured")
             c[1].caption("no hold-out was given to this run")
-            c[2].metric("above the floor (excess)", "unknown")
-            c[2].caption("needs the floor")
-        if close is not None:
-            c[3].metric("identical to a training row", _ui.pct(close["identical_share"]),
-                        help="Share of generated rows equal to some training row on every column (as mostlyai-qa's "
-                             "identical match share).")
-            ref = close["holdout_identical_share"]
-            c[3].caption(f"{close['n_identical']:,} rows" + ("" if ref is None else
-                                                            f" · real rows never seen: {ref:.1%}"))
-        else:
-            c[3].metric("identical to a training row", "–")
-            c[3].caption("the run kept no generated rows")
+            if close is not None:
+                c[3].metric("identical to a training row", _ui.pct(close["identical_share"]),
+                            help="Share of generated rows equal to some training row on every column.")
+                c[3].caption(f"{close['n_identical']:,} rows")
         if close is not None and close["n_flagged"]:
             st.caption(f"How close the {close['n_flagged']:,} flagged rows of the last check really are: "
                        f"{close['flagged_exact']:.1%} exact copies, {close['flagged_near_exact']:.1%} near-exact "

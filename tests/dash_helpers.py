@@ -85,6 +85,7 @@ def floored_run(train, holdout, run_dir: Path, epochs=(2, 4, 6, 8)) -> None:
     copier_run(train, run_dir, epochs=epochs)
     floor = holdout_floor(train, holdout, device="cpu")
     RunStore(run_dir).write_floor(floor.to_dict(), floor.to_frame())
+    RunStore(run_dir).write_holdout(holdout)                 # as run_warmup keeps it, for the check's audit
     job = jobs.Job(run_dir.name, "warmup", run_dir.parent)
     job.job_dir.mkdir(parents=True, exist_ok=True)
     atomic_write_parquet(job.job_dir / "holdout.parquet", holdout.data.reset_index())

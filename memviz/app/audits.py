@@ -263,10 +263,11 @@ def digests(*raw: bytes | None) -> tuple[str, ...]:
 
 
 #: display names of the per-row table's columns (raw names stay in rows.csv)
-ROW_NAMES = {"row_id": "training row", "copies": "copies", "expected": "expected from real rows",
-             "excess": "copies above expected", "p_value": "p-value", "q_value": "q-value",
-             "over_copied": "over-copied", "exact_copies": "exact copies", "near_exact_copies": "near-exact copies",
-             "closest_gap": "closest copy: largest difference (IQRs)"}
+ROW_NAMES = {"row_id": "training row", "close_copies": "close copies", "identical_copies": "identical copies",
+             "real_close": "close real rows", "expected_close": "expected from real rows", "p_value": "p-value",
+             "q_value": "q-value", "over_copied": "named", "closest_level": "closest copy",
+             "closest_gap": "closest copy: largest difference (spreads)", "closest_column": "closest copy: differs most in",
+             "copies": "flagged by the ratio test"}
 
 
 def _p(v) -> str:
@@ -275,7 +276,7 @@ def _p(v) -> str:
 
 
 def over_copied_table(audit, train, *, redacted: bool = True, n: int = 200):
-    """The over-copied training rows (most excess first, at most ``n``) with their values from
+    """The named training rows (most close copies first, at most ``n``) with their values from
     ``train``, redacted unless asked (:func:`memviz.tables.redact.redact`: ranges of at least 10
     training rows, hashed categories), columns named in words."""
     import numpy as np
@@ -293,7 +294,7 @@ def over_copied_table(audit, train, *, redacted: bool = True, n: int = 200):
     for c in ("p_value", "q_value"):
         if c in stats:
             stats[c] = [_p(v) for v in stats[c]]
-    for c in ("expected", "excess", "closest_gap"):
+    for c in ("expected_close", "closest_gap"):
         if c in stats:
             stats[c] = stats[c].round(2)
     return display_names(pd.concat([stats, vals], axis=1), ROW_NAMES)
@@ -328,12 +329,61 @@ def card(audit, title: str = "What this shows") -> Card:
     lines = [Line("Verdict", v.sentence, tone(v.tone))]
     if audit.floor is not None:
         n = int(audit.n_over_copied)
-        lines.append(Line("Over-copied rows", (f"{n:,} training row{'s' * (n != 1)} copied far more often than real "
-                                               "rows would be (q < 0.05). " if n else
-                                               "No training row is copied more than chance. ")
+        lines.append(Line("Named rows", (f"{n:,} training row{'s have' if n != 1 else ' has'} far more close copies "
+                                         f"than real rows would give {'them' if n != 1 else 'it'}. " if n else
+                                         "No training row has more close copies than chance. ")
                           + audit.row_test.sentence(), "warn" if n else "neutral"))
     lines.append(Line("Next step", next_step(audit)))
     return Card(title, tuple(lines), v.sentence)
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One headline figure of an audit: label, value, caption (its reference and interval) and help."""
+
+    label: str
+    value: str
+    caption: str
+    help: str = ""
+
+
+def headline_figures(audit) -> list[Figure]:
+    """The audit's evidence as four figures for a page's headline, each read against real rows the model
+    never saw: the too-close share, the identical share, the ratio test above its floor, and the named rows
+    (each with how the verdict's family judged it). Empty without a hold-out."""
+    from memviz.viz.text import pct
+
+    if audit.floor is None:
+        return []
+    fam = audit.family
+
+    def held(name: str) -> str:
+        m = fam.get(name)
+        return "" if m is None else (" · holds" if m.holds else " · within chance")
+
+    out = []
+    c = audit.close
+    if c is not None:
+        out.append(Figure("too close to a training row", pct(c.too_close_share),
+                          f"fresh real rows: {pct(c.expected_share)}{held('too_close')}",
+                          "Generated rows nearer their closest training row than all but 5 % of real rows the model "
+                          "never saw are (standardized distance); exact Beta-Binomial test."))
+        out.append(Figure("identical to a training row", pct(c.identical_share),
+                          f"real rows never seen: {pct(c.holdout_identical_share)}{held('identical')}",
+                          "Generated rows equal to a training row in every column the distance reads, against the "
+                          "same share among real rows the model never saw (Fisher's exact test)."))
+    lo, hi = audit.excess_ci
+    out.append(Figure("ratio test above its floor", f"{100 * audit.excess:+.1f} points",
+                      f"flagged {pct(audit.mem_ratio)} vs {pct(audit.floor)} for real rows{held('ratio')}",
+                      f"The paper's test (r < 1/3) on the model's rows minus the same test on real rows it never saw; "
+                      f"95 %: {100 * lo:+.1f} to {100 * hi:+.1f} points."))
+    n = int(audit.n_over_copied)
+    named = audit.over_copied_rows
+    verbatim = int((named["identical_copies"] > 0).sum()) if n and "identical_copies" in named else 0
+    out.append(Figure("training rows named", f"{n:,}",
+                      (f"{verbatim:,} with an identical copy" if n else "no row has more close copies than chance")
+                      + held("rows"), audit.row_test.sentence()))
+    return out
 
 
 def evidence_lines(audit) -> list[tuple[str, str]]:
@@ -348,5 +398,5 @@ def run_card(view) -> Card:
 
 
 __all__ = ["Source", "pkT", "run_source", "compare_source", "ranked_on", "run_audit", "tables_audit", "upload_tables",
-           "next_step", "card", "run_card", "evidence_lines", "digests", "companion_table", "over_copied_table", "rows_csv",
+           "next_step", "card", "run_card", "evidence_lines", "headline_figures", "Figure", "digests", "companion_table", "over_copied_table", "rows_csv",
            "download_stem"]

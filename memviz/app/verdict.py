@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from memviz.auditing.verdict import REFUSALS
 from memviz.measure.floor import Excess, Floor, newcombe_interval, wilson_interval
 from memviz.viz.card import Card, Line, tone
 from memviz.viz.style import method_label, model_label
@@ -259,10 +260,6 @@ def _utility_line(ok: pd.DataFrame, model: str, method: str) -> Line:
     return Line("Utility cost", f"{'; '.join(parts)}: {cost}.", "good" if cost.startswith("little") else "bad")
 
 
-#: audit verdict codes that leave nothing for pruning to decide: the card's next step is the audit's own
-REFUSALS = ("no_holdout", "floor_too_high", "quality_too_low")
-
-
 def _next_step(ok, model, method, ex: Excess | None, pr: Paired | None, audit=None) -> str:
     label = method_label(method) if method else ""
     code = audit.verdict.code if audit is not None else None
@@ -274,8 +271,8 @@ def _next_step(ok, model, method, ex: Excess | None, pr: Paired | None, audit=No
         if pr is not None:
             did = (f" {label} changed the flagged share by {points(pr.mean)} ({seeds(pr.n)}); check on the Memorization "
                    "page whether the rows it removed are those rows.")
-        return (f"Not copied more than chance overall, but {n:,} training row{'s are' if n != 1 else ' is'} copied far "
-                f"more often than fresh real rows would be. {audit.verdict.next_step}{did}")
+        return (f"No copying of the table as a whole, but {n:,} training row{'s have' if n != 1 else ' has'} far more "
+                f"close copies than real rows would give {'them' if n != 1 else 'it'}. {audit.verdict.next_step}{did}")
     if code is None and ex is None:
         return ("Measure the floor before acting: choose a test split on the Data page and start a warm-up (or a "
                 "comparison) with it, so that copying can be told apart from resemblance.")

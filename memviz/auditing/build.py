@@ -1,24 +1,29 @@
 """``memviz.audit(train, synthetic, holdout)``: one call from tables to a frozen :class:`Audit`.
 
-It composes the existing pieces, never a second engine, floor or null: one
+It composes the existing pieces, never a second floor or null: one
 :class:`~memviz.engine.neighbors.NeighborEngine` fitted on the training table answers the
 synthetic rows (:func:`~memviz.measure.memorization.memorization`) and the hold-out
-(:func:`~memviz.measure.floor.holdout_floor`); the excess and its interval come from
-:func:`~memviz.measure.floor.excess`, the per-row test from :func:`~memviz.measure.rownull.row_null`,
-closeness from :mod:`memviz.measure.closeness`, the column summary from :mod:`memviz.leaks.columns`,
-Shape and the DCR share from :mod:`memviz.evaluate.report`. :func:`from_run` reads one check of a
-warm-up run (its stored checks and floor: nothing is recomputed but quality).
+(:func:`~memviz.measure.floor.holdout_floor`); one with the standardized distance (the same engine when
+the audit's distance is standardized, else one sharing its encoder) gives every generated, hold-out and
+training row its nearest training row for the closeness tests (:mod:`memviz.measure.dcr`), and the same
+distances to the data-copying test; the excess comes from :func:`~memviz.measure.floor.excess`, the
+verdict's family from :mod:`memviz.auditing.family`, closeness in the data's units from
+:mod:`memviz.measure.closeness`, the column summary from :mod:`memviz.leaks.columns`, Shape and the DCR
+share from :mod:`memviz.evaluate.report`. The synthetic table and the hold-out are read in the training
+table's own coding first (:mod:`memviz.tables.align`). :func:`from_run` reads one check of a warm-up run
+(its stored checks and floor; the closeness tests read that check's rows again).
 """
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
 
 import numpy as np
 import pandas as pd
 
-from memviz.auditing.result import Audit, Provenance, RowTest, RunInfo
+from memviz.auditing.result import Audit, Provenance, RunInfo
 from memviz.auditing.share import copy_share
 from memviz.errors import MemvizError
 from memviz.tables.data import (
@@ -30,9 +35,6 @@ from memviz.tables.data import (
 )
 from memviz.tables.encoding import shared_factorizations
 from memviz.tables.schema import Schema
-
-#: per-row closeness columns added to the row table
-CLOSENESS_COLUMNS = ("exact_copies", "near_exact_copies", "closest_gap")
 
 
 # ------------------------------------------------------------------ inputs
@@ -47,10 +49,12 @@ def resolve_schema(schema=None, metadata=None, target: str | None = None) -> Sch
     return schema
 
 
-def as_table(obj, schema: Schema | None, *, role: str, name: str, target: str | None = None) -> Table:
-    """A Table from a Table, a DataFrame or a path (CSV/Parquet)."""
+def as_table(obj, schema: Schema | None, *, role: str, name: str, target: str | None = None,
+             train: Table | None = None) -> Table:
+    """A Table from a Table, a DataFrame or a path (CSV/Parquet); with ``train``, a synthetic table or a
+    hold-out is read in the training table's coding (:func:`memviz.tables.align.align_to`)."""
     if isinstance(obj, Table):
-        return obj
+        return obj if train is None or role == "train" else aligned(obj, train)[0]
     if isinstance(obj, (str, Path)):
         if role == "train":
             return load_table(obj, schema, target=target)
@@ -61,24 +65,27 @@ def as_table(obj, schema: Schema | None, *, role: str, name: str, target: str | 
         df, source = obj, name
     else:
         raise MemvizError(f"{name}: expected a DataFrame, a Table or a path, got {type(obj).__name__}")
+    if train is not None:
+        from memviz.tables.align import align_to
+
+        df, _ = align_to(df, train.data, schema.distance_categorical, source)
     missing = [c for c in schema.columns if c not in df.columns]
     if missing:
         raise MemvizError(f"{source}: column {missing[0]!r}: in the training table but not in this one")
     return table_from_frame(df.loc[:, list(schema.columns)], schema, source=source, role=role)
 
 
+def aligned(table: Table, train: Table) -> tuple[Table, tuple[str, ...]]:
+    """``table`` read in ``train``'s coding, and the notices that says (the same Table when nothing changed)."""
+    from memviz.tables.align import align_to
+
+    frame, notices = align_to(table.data, train.data, train.schema.distance_categorical, table.source)
+    return (table if frame is table.data else Table(frame, table.schema, table.source)), notices
+
+
 # ------------------------------------------------------------------ pieces
-def row_closeness(rows_ids: np.ndarray, nn1: np.ndarray, memorized: np.ndarray, pairs: pd.DataFrame) -> pd.DataFrame:
-    """Per training row (aligned with ``rows_ids``): exact_copies, near_exact_copies and closest_gap
-    (the smallest largest-gap in spreads among its flagged copies; NaN without copies)."""
-    m = np.asarray(memorized, dtype=bool)
-    f = pd.DataFrame({"row_id": np.asarray(nn1)[m], "exact": pairs["exact"].to_numpy()[m],
-                      "near": pairs["near_exact"].to_numpy()[m], "gap": pairs["max_gap"].to_numpy()[m]})
-    g = f.groupby("row_id").agg(exact_copies=("exact", "sum"), near_exact_copies=("near", "sum"),
-                                closest_gap=("gap", "min"))
-    g = g.reindex(rows_ids)
-    g[["exact_copies", "near_exact_copies"]] = g[["exact_copies", "near_exact_copies"]].fillna(0).astype(np.int64)
-    return g.reset_index(drop=True)
+#: per named row, how close its closest copy is in the data's own units (:mod:`memviz.measure.closeness`)
+CLOSEST_COLUMNS = ("closest_level", "closest_gap", "closest_column")
 
 
 def shape_score(train: Table, synthetic) -> float:
@@ -124,180 +131,268 @@ def _version() -> str:
     return VERSION
 
 
+@dataclass(frozen=True, eq=False)
+class Closeness:
+    """The closeness tests of one audit and what they searched: the :class:`~memviz.measure.dcr.CloseCopies`,
+    the standardized engine on the training rows, and the nearest training row of every generated and
+    hold-out row (reused by the data-copying test)."""
+
+    test: object
+    engine: object
+    synthetic: object
+    holdout: object
+
+
+def closeness_tests(train: Table, synthetic, holdout: Table, engine, *, synthetic_near=None,
+                    device: str = "auto") -> Closeness:
+    """The closeness tests (:mod:`memviz.measure.dcr`) of ``synthetic`` (a Table or a frame of the training
+    columns) against ``holdout``: the audit's ``engine`` when its distance is the standardized one (then
+    ``synthetic_near``, the memorization pass's NN1 distances and positions, is reused), else one fitted
+    beside it (sharing its encoder); the training rows against each other (leave one out); the hold-out
+    refused when it shares rows with the training table beyond what the training table shares with itself."""
+    from memviz.engine.neighbors import NeighborEngine
+    from memviz.measure.dcr import DISTANCE, check_holdout, close_copy_test, leave_one_out, nearest
+
+    if engine is not None and engine.distance == DISTANCE:
+        c_engine = engine
+    else:
+        c_engine = NeighborEngine(distance=DISTANCE, device=device).fit(train, like=engine)
+    syn_near = synthetic_near if synthetic_near is not None and c_engine is engine else nearest(c_engine, synthetic)
+    hold_near = nearest(c_engine, holdout)
+    loo = leave_one_out(c_engine, train)
+    check_holdout(hold_near, loo, holdout.source)
+    return Closeness(close_copy_test(c_engine.row_ids_, syn_near, hold_near, loo), c_engine, syn_near, hold_near)
+
+
+def closest_copies(train: Table, synthetic: pd.DataFrame, close) -> pd.DataFrame:
+    """Per training row with a close copy: how close its closest one is in the data's units (level exact /
+    near-exact / differs, the largest numerical gap in spreads, the column of the largest difference);
+    indexed by row_id (:data:`CLOSEST_COLUMNS`)."""
+    from memviz.measure.closeness import nn1_closeness
+
+    gen = close.generated
+    ev = gen[gen["close"]]
+    if ev.empty:
+        return pd.DataFrame(columns=list(CLOSEST_COLUMNS), index=pd.Index([], name="row_id"))
+    first = ev.sort_values(["distance"], kind="stable").drop_duplicates("nn1")       # each row's closest copy
+    pairs = nn1_closeness(train, synthetic.iloc[first.index.to_numpy()].reset_index(drop=True),
+                          first["nn1"].to_numpy(), distance=close_distance()).pairs
+    return pd.DataFrame({"closest_level": pairs["level"].to_numpy(), "closest_gap": pairs["max_gap"].to_numpy(),
+                         "closest_column": pairs["worst_column"].to_numpy()},
+                        index=pd.Index(first["nn1"].to_numpy(), name="row_id"))
+
+
+def close_distance() -> str:
+    from memviz.measure.dcr import DISTANCE
+    return DISTANCE
+
+
+def _family(floor, n_mem: int, m: int, close, ev):
+    """The verdict's family (:mod:`memviz.auditing.family`) from the ratio test, the closeness tests and the
+    data-copying test's regions."""
+    from memviz.auditing.family import family
+    from memviz.measure.floor import excess_p_value
+
+    p = {}
+    if floor is not None:
+        p["ratio"] = excess_p_value(n_mem, m, floor.n_flagged, floor.n_holdout)
+    if close is not None:
+        p.update(too_close=close.p_too_close, identical=close.p_identical, rows=close.p_rows)
+    dc = ev.get("data_copying") if ev is not None else None
+    if dc is not None:
+        cells = dc.cells[dc.cells["included"]]
+        p["local"] = float(cells["q_value"].min()) if len(cells) else None
+    return family(p)
+
+
+def _rows_frame(ids: np.ndarray, copies: np.ndarray, close, closest: pd.DataFrame | None, level: float) -> pd.DataFrame:
+    """The per-row table: the ratio test's copies, the closeness tests' columns and over_copied (q ≤ level)."""
+    from memviz.measure.dcr import ROW_COLUMNS
+
+    rows = pd.DataFrame({"row_id": ids, "copies": copies})
+    if close is None:
+        rows["over_copied"] = False
+        return rows
+    rows = rows.merge(close.rows, on="row_id", how="left", validate="one_to_one")
+    rows["over_copied"] = rows["q_value"] <= level
+    if closest is not None:
+        rows = rows.join(closest, on="row_id")
+    cols = ["row_id", "copies", *[c for c in ROW_COLUMNS if c != "row_id"], "over_copied", *CLOSEST_COLUMNS]
+    return rows[[c for c in cols if c in rows]]
+
+
 def _finish(train: Table, synthetic: pd.DataFrame, nn1, ratio, memorized, *, floor, holdout: Table | None,
-            n_generated: int, pooled_copies=None, distance: str, device: str, quality: bool, dcr: bool,
-            provenance: dict, evidence, row_test: bool, seed: int, per_check=None, engine=None, d1=None) -> Audit:
-    """The audit from one set of generated rows with their NN1 / ratio / flags (both entry points); ``engine``
-    and ``d1`` (the memorization pass's NN1 distances and training positions) are reused by the evidence."""
-    from memviz.auditing.rowtest import assess
+            close: Closeness | None, distance: str, device: str, quality: bool, dcr: bool, provenance: dict,
+            evidence, seed: int, per_check=None) -> Audit:
+    """The audit from one set of generated rows with their ratio-test NN1 / ratio / flags (both entry points)
+    and their closeness tests (None without a hold-out at hand)."""
+    from memviz.auditing.rowtest import row_test
     from memviz.leaks.columns import column_match_rates
     from memviz.measure.closeness import nn1_closeness
     from memviz.measure.closeness import summary as close_summary
+    from memviz.measure.dcr import Q_LEVEL
     from memviz.measure.floor import excess
-    from memviz.measure.rownull import (
-        ROW_COLUMNS,
-        copies_per_row,
-        row_null,
-    )
 
     nn1, ratio = np.asarray(nn1, dtype=np.int64), np.asarray(ratio, dtype=float)     # (M,)
     memorized = np.asarray(memorized, dtype=bool)
     m = len(ratio)
     syn = synthetic.reset_index(drop=True)
-    close = nn1_closeness(train, syn, nn1, ratio=ratio, distance=distance)
-    cs = close_summary(close, memorized)
+    pairs = nn1_closeness(train, syn, nn1, ratio=ratio, distance=distance)
+    cs = close_summary(pairs, memorized)
     n_mem = int(memorized.sum())
     mem_ratio = n_mem / m
     long = pd.DataFrame({"synthetic_id": np.arange(m), "nn1": nn1, "memorized": memorized})
     columns = column_match_rates(train, syn.assign(synthetic_id=np.arange(m)), long).columns
     shape, shape_ref = _quality(train, syn, holdout, quality)
     ids = np.sort(train.row_ids.astype(np.int64))
-    closeness_rows = row_closeness(ids, nn1, memorized, close.pairs)
-    if floor is None:
-        copies = np.bincount(np.searchsorted(ids, nn1[memorized]), minlength=len(ids))
-        rows = pd.DataFrame({"row_id": ids, "copies": copies})
-        rows = pd.concat([rows, closeness_rows], axis=1)
-        rt = RowTest("no_holdout", len(ids), 0, n_generated)
-        fl = ex = cshare = None
-        hold_ident = dcr_value = None
-        n_over = 0
-    else:
+    copies = np.bincount(np.searchsorted(ids, nn1[memorized]), minlength=len(ids))     # the ratio test's copies
+    test = close.test if close is not None else None
+    named_first = test.named(Q_LEVEL)["row_id"].to_numpy() if test is not None else None
+    ev = _evidence(train, syn, holdout, evidence, close=close, device=device, seed=seed, flagged=named_first)
+    fam = _family(floor, n_mem, m, test, ev)
+    rows = _rows_frame(ids, copies, test, closest_copies(train, syn, test) if test is not None else None,
+                       fam.rows_level)
+    n_over = int(rows["over_copied"].sum())
+    fl, ex, cshare, dcr_value = floor, None, None, None
+    if floor is not None:
         ex = excess(mem_ratio, m, floor)
         cshare = copy_share(n_mem, m, floor.n_flagged, floor.n_holdout)
-        copies = pooled_copies if pooled_copies is not None else copies_per_row(floor, nn1, memorized)
-        rt = (assess(floor, n_generated, copies=copies, seed=seed) if row_test
-              else RowTest("too_small", floor.n_reference, floor.n_holdout, n_generated))
-        if rt.status == "too_small":
-            rn_frame = pd.DataFrame({"row_id": floor.row_ids, "copies": copies, "holdout_hits": floor.hits,
-                                     "expected": n_generated * floor.expected_rate})
-            rn_frame["excess"] = rn_frame["copies"] - rn_frame["expected"]
-            rn_frame["p_value"], rn_frame["q_value"], rn_frame["over_copied"] = np.nan, np.nan, False
-            rn_frame = rn_frame[list(ROW_COLUMNS)]
-        else:
-            rn_frame = row_null(floor, copies, n_generated).to_frame()
-        rows = pd.concat([rn_frame.reset_index(drop=True), closeness_rows], axis=1)
-        n_over = int(rows["over_copied"].sum())
-        fl = floor
-        hold_ident = floor.n_identical / floor.n_holdout
-        dcr_value = None
         if dcr and holdout is not None:
             from memviz.evaluate.report import dcr_share
 
             dcr_value = float(dcr_share(train, holdout, syn, device=device, seed=seed).share)
-    ev = _evidence(train, syn, holdout, evidence, engine=engine, d1=d1, device=device, seed=seed,
-                   flagged=rows.loc[rows["over_copied"], "row_id"].to_numpy() if "over_copied" in rows else None)
-    prov = Provenance(n_train=len(train), n_synthetic=m, n_holdout=fl.n_holdout if fl is not None else 0,
-                      distance=distance, memviz_version=_version(), created=_created(),
-                      target=train.schema.target, **provenance)
+    h = fl.n_holdout if fl is not None else 0
+    rt = row_test(test, len(train), h, m)
+    if test is not None:
+        ident, hold_ident = test.identical_share, test.holdout_identical_share
+    else:
+        ident, hold_ident = float(cs["identical_share"]), (fl.n_identical / fl.n_holdout if fl is not None else None)
+    prov = Provenance(n_train=len(train), n_synthetic=m, n_holdout=h, distance=distance, memviz_version=_version(),
+                      created=_created(), target=train.schema.target, **provenance)
+    generated = pd.DataFrame({"synthetic_id": np.arange(m), "nn1": nn1, "ratio": ratio, "memorized": memorized,
+                              "exact": pairs.pairs["exact"].to_numpy()})
+    if test is not None:
+        g = test.generated
+        generated = generated.assign(close_nn1=g["nn1"].to_numpy(), distance=g["distance"].to_numpy(),
+                                     too_close=g["too_close"].to_numpy(), close=g["close"].to_numpy())
     return Audit(mem_ratio=mem_ratio, n_memorized=n_mem,
                  floor=fl.floor if fl is not None else None, floor_ci=fl.ci if fl is not None else None,
                  excess=ex.excess if ex is not None else None, excess_ci=ex.ci if ex is not None else None,
                  copy_share=cshare[0] if cshare else None, copy_share_ci=(cshare[1], cshare[2]) if cshare else None,
-                 n_over_copied=n_over, identical_share=float(cs["identical_share"]),
-                 holdout_identical_share=hold_ident, dcr_share=dcr_value, shape=shape, shape_reference=shape_ref,
-                 rows=rows, columns=columns, row_test=rt, provenance=prov,
-                 flagged_exact_share=float(cs["flagged_exact"]), evidence=ev,
-                 generated=pd.DataFrame({"synthetic_id": np.arange(m), "nn1": nn1, "ratio": ratio,
-                                         "memorized": memorized, "exact": close.pairs["exact"].to_numpy()}),
-                 floor_detail=floor, per_check=per_check)
+                 n_over_copied=n_over, identical_share=float(ident), holdout_identical_share=hold_ident,
+                 dcr_share=dcr_value, shape=shape, shape_reference=shape_ref, rows=rows, columns=columns,
+                 row_test=rt, provenance=prov, flagged_exact_share=float(cs["flagged_exact"]), evidence=ev,
+                 generated=generated, floor_detail=floor, per_check=per_check, close=test, family=fam)
 
 
-def _evidence(train: Table, syn: pd.DataFrame, holdout: Table | None, evidence, *, engine, d1, device: str,
-              seed: int, flagged):
-    """The audit's :class:`~memviz.evidence.suite.Evidence`: the three tests when ``evidence`` is True
-    and there is a hold-out (:func:`~memviz.evidence.suite.audit_evidence`, reusing the audit's
-    engine and NN1 distances), none when False, a caller's own tests when a mapping."""
+def _evidence(train: Table, syn: pd.DataFrame, holdout: Table | None, evidence, *, close: Closeness | None,
+              device: str, seed: int, flagged):
+    """The audit's :class:`~memviz.evidence.suite.Evidence`: the tests when ``evidence`` is True and there
+    is a hold-out (:func:`~memviz.evidence.suite.audit_evidence`, the data-copying test reading the
+    closeness tests' distances), none when False, a caller's own tests when a mapping."""
     from memviz.evidence.suite import Evidence, audit_evidence
 
     if evidence is True:
         if holdout is None:
             return Evidence()
-        d1, pos = d1 if d1 is not None else (None, None)
         cols = list(train.schema.columns)
         frame = syn if list(syn.columns) == cols else syn[cols]         # the pass's own arrays where they fit
-        return audit_evidence(train, Table(frame, train.schema, "synthetic"), holdout,
-                              engine=engine, d1_synthetic=d1, nn1_synthetic=pos, device=device, seed=seed,
-                              flagged_row_ids=flagged)
+        near = {} if close is None else {
+            "engine": close.engine, "d1_synthetic": close.synthetic.distance,
+            "nn1_synthetic": close.synthetic.position, "d1_holdout": close.holdout.distance,
+            "nn1_holdout": close.holdout.position}
+        return audit_evidence(train, Table(frame, train.schema, "synthetic"), holdout, device=device, seed=seed,
+                              flagged_row_ids=flagged, **near)
     return Evidence.of(evidence or None)
 
 
 # ------------------------------------------------------------------ the one call
 def audit(train, synthetic, holdout=None, *, schema=None, metadata=None, target: str | None = None,
           distance: str = "paper", device: str = "auto", quality: bool = True, dcr: bool = True,
-          row_test: bool = True, evidence: bool | Mapping[str, object] = True, seed: int = 0) -> Audit:
+          evidence: bool | Mapping[str, object] = True, seed: int = 0) -> Audit:
     """Audit a synthetic table made by any generator against its training table.
 
     Parameters
     ----------
     train : DataFrame, :class:`~memviz.tables.data.Table` or path (CSV/Parquet): the rows the
         generator was trained on.
-    synthetic : DataFrame, Table or path: the generated rows (the training table's columns).
+    synthetic : DataFrame, Table or path: the generated rows (the training table's columns), read in the
+        training table's coding (:mod:`memviz.tables.align`: a category written another way is refused).
     holdout : DataFrame, Table or path, optional: **real rows the generator never saw** (a test
-        split). Without it there is no floor, and the verdict refuses (``no_holdout``).
+        split). Without it nothing tells copying from resemblance, and the verdict refuses
+        (``no_holdout``); one that shares rows with the training table beyond what the training table
+        shares with itself is refused (:func:`memviz.measure.dcr.check_holdout`).
     schema : :class:`~memviz.tables.schema.Schema` or a meta.json path; ``metadata``: SDV
         single-table metadata (dict or path, :meth:`Schema.from_sdv`); neither: inferred.
     target : the label column when the schema is inferred or read from SDV metadata.
-    distance : ``paper`` or ``standardized`` (:mod:`memviz.engine.neighbors`).
+    distance : the ratio test's distance, ``paper`` or ``standardized`` (:mod:`memviz.engine.neighbors`);
+        closeness is always read with the standardized one.
     device : ``auto``, ``cpu`` or ``cuda``.
     quality : measure Shape (and the hold-out's, the utility gate's reference); False leaves
         them None and the verdict says quality was not measured.
     dcr : measure the DCR share (needs the hold-out).
-    row_test : simulate the per-row test's calibration and power at these sizes
-        (:mod:`memviz.auditing.rowtest`); False marks it not run.
     evidence : True (default): run the tests beyond the ratio test against the hold-out
         (membership inference, the data-copying test, attribute inference on the target:
-        :func:`memviz.evidence.suite.audit_evidence`, 1.5–1.8 memorization passes at full Adult);
-        False skips them; a mapping gives a caller's own tests keyed by name (each with ``to_dict()``
-        and ``sentence()``). They enter the verdict only as supporting evidence.
-    seed : the seed of the DCR subsample, the row test's simulation and the evidence's k-means and draws.
+        :func:`memviz.evidence.suite.audit_evidence`); False skips them; a mapping gives a caller's own
+        tests keyed by name (each with ``to_dict()`` and ``sentence()``). The data-copying test's regions
+        enter the verdict's family; the others qualify it.
+    seed : the seed of the DCR subsample and the evidence's k-means and draws.
 
     Returns
     -------
     Audit
         Frozen; ``audit.verdict`` is the one verdict, ``audit.to_json`` / ``to_html`` / ``write`` its outputs.
     """
+    from memviz.engine.neighbors import NeighborEngine
+    from memviz.measure.dcr import Nearest
     from memviz.measure.floor import holdout_floor
     from memviz.measure.memorization import memorization
-    from memviz.engine.neighbors import NeighborEngine
 
     sch = resolve_schema(schema, metadata, target)
     tr = as_table(train, sch, role="train", name="train", target=target)
-    syn = as_table(synthetic, tr.schema, role="synthetic", name="synthetic")
-    hold = as_table(holdout, tr.schema, role="test", name="holdout") if holdout is not None else None
+    syn, notices = aligned(as_table(synthetic, tr.schema, role="synthetic", name="synthetic", train=tr), tr)
+    hold = None
+    if holdout is not None:
+        hold, more = aligned(as_table(holdout, tr.schema, role="test", name="holdout", train=tr), tr)
+        notices += more
     if len(syn) == 0:
         raise MemvizError(f"{syn.source}: the synthetic table has no rows")
     with shared_factorizations():          # the pass, the floor and the evidence encode the same frames
         engine = NeighborEngine(distance=distance, device=device).fit(tr)
         res = memorization(tr, syn, engine=engine)
+        close = (closeness_tests(tr, syn, hold, engine, synthetic_near=Nearest(res.d1, res.nn1_pos), device=device)
+                 if hold is not None else None)
         floor = holdout_floor(tr, hold, distance=distance, engine=engine) if hold is not None else None
         prov = {"fingerprints": {"train": fingerprint(tr), "synthetic": fingerprint(syn),
                                  "holdout": fingerprint(hold) if hold is not None else ""},
                 "sources": {"train": tr.source, "synthetic": syn.source,
-                            "holdout": hold.source if hold is not None else ""}}
-        return _finish(tr, syn.data, res.nn1, res.ratio, res.memorized, floor=floor, holdout=hold,
-                       n_generated=len(syn), distance=distance, device=device, quality=quality, dcr=dcr,
-                       provenance=prov, evidence=evidence, row_test=row_test, seed=seed, engine=engine,
-                       d1=(res.d1, res.nn1_pos))
+                            "holdout": hold.source if hold is not None else ""},
+                "rows_read": f"the synthetic table: {len(syn):,} generated rows", "notices": notices}
+        return _finish(tr, syn.data, res.nn1, res.ratio, res.memorized, floor=floor, holdout=hold, close=close,
+                       distance=distance, device=device, quality=quality, dcr=dcr, provenance=prov,
+                       evidence=evidence, seed=seed)
 
 
-def from_run(run_dir: str | Path, check: int | None = None, *, holdout=None, pool: bool = True,
+def from_run(run_dir: str | Path, check: int | None = None, *, holdout=None, window: int = 1,
              p: float | None = None, k: int | None = None, T: int | None = None, quality: bool = True,
-             dcr: bool = True, row_test: bool = True, evidence: bool | Mapping[str, object] = True,
-             device: str = "auto", seed: int = 0) -> Audit:
+             dcr: bool = True, evidence: bool | Mapping[str, object] = True, device: str = "auto",
+             seed: int = 0) -> Audit:
     """The audit of one check of a warm-up run (default: its last finished check).
 
-    The figures (mem ratio, floor, excess, copy share, identical share, columns) are the check's;
-    the per-row test pools the copies of every check up to it (``pool=True``, M = Σ_e M_e, as the
-    Memorization page does) or uses that check alone. The floor is the run's stored one; the
-    hold-out table itself (for the DCR share and the quality gate's reference) is ``holdout`` or,
-    when the floor's source file still exists with the same fingerprint, that file. ``p``, ``k``,
-    ``T``: the DynamicCut settings a caller tuned, carried in the provenance. The run's status
-    (finished / cancelled / interrupted / running / failed) and its number of checks enter the verdict.
-    ``evidence``: as in :func:`audit`, run on the check's generated rows when the hold-out table is at hand.
+    Every test reads the rows generated at that check (``window`` > 1: at the last ``window`` checks up to
+    it, said in the provenance and the verdict's sentence); DynamicCut's ranking keeps the whole history
+    elsewhere. The ratio test's figures are the stored ones; the closeness tests and the evidence search
+    those rows again against the hold-out: ``holdout`` when given (its floor is then measured afresh and
+    audit.json names it), else the run's floor's source file when it still holds the same rows (without
+    it the closeness tests do not run, and the verdict says so). ``p``, ``k``, ``T``: the DynamicCut
+    settings a caller tuned, carried in the provenance. The run's status (finished / cancelled /
+    interrupted / running / failed) and its number of checks enter the verdict.
     """
     from memviz.warmup.run import load_warmup
     from memviz.warmup.store import RunStore
 
+    if isinstance(window, bool) or not isinstance(window, int) or window < 1:
+        raise MemvizError(f"window={window!r}: the checks read must be a whole number >= 1")
     store = RunStore.open(run_dir)
     wr = load_warmup(run_dir)
     train = store.train()
@@ -307,47 +402,56 @@ def from_run(run_dir: str | Path, check: int | None = None, *, holdout=None, poo
     if check not in done:
         raise MemvizError(f"{store.path}: check {check} is not a finished check (finished: "
                           f"{', '.join(map(str, done))})")
-    sub = long[long["check"] == check].sort_values("synthetic_id")
-    samples = store.samples(check).set_index("synthetic_id").loc[sub["synthetic_id"].to_numpy()]
-    epoch = int(sub["epoch"].iloc[0])
-    floor = wr.floor
-    hold = _run_holdout(train, floor, holdout)
-    pooled, n_gen, n_pooled = None, len(sub), 1
-    if floor is not None and pool:
-        from memviz.measure.rownull import copies_per_row
-
-        upto = long[long["check"] <= check]
-        pooled = copies_per_row(floor, upto["nn1"].to_numpy(np.int64), upto["memorized"].to_numpy(bool))
-        n_gen, n_pooled = len(upto), int(upto["check"].nunique())
+    read = [c for c in done if c <= check][-window:]
+    sub = long[long["check"].isin(read)].sort_values(["check", "synthetic_id"])
+    samples = pd.concat([store.samples(c).set_index("synthetic_id").loc[
+        sub.loc[sub["check"] == c, "synthetic_id"].to_numpy()] for c in read], ignore_index=True)
+    epoch = int(long.loc[long["check"] == check, "epoch"].iloc[0])
+    floor, hold, notices = _run_holdout(train, wr, holdout, device, store)
     m = store.manifest()
     run = RunInfo(run_id=str(m.get("run_id") or store.path.name), run_dir=str(store.path), check=check, epoch=epoch,
                   status=wr.status, n_checks=len(done), epochs=int(wr.config.epochs) if wr.config.epochs else None,
-                  p=p, k=k, T=T, pooled_checks=n_pooled)
-    syn_table = Table(samples.reset_index(drop=True)[list(train.schema.columns)], train.schema, f"{run.run_id} check {check}")
+                  p=p, k=k, T=T, pooled_checks=len(read))
+    syn_table = Table(samples[list(train.schema.columns)], train.schema, f"{run.run_id} check {check}")
+    where = (f"check {check} (epoch {epoch})" if len(read) == 1 else
+             f"the last {len(read)} checks up to check {check} (epoch {epoch}): checks {', '.join(map(str, read))}")
     prov = {"fingerprints": {"train": fingerprint(train), "synthetic": fingerprint(syn_table),
                              "holdout": floor.holdout_fingerprint if floor is not None else ""},
             "sources": {"train": (m.get("data") or {}).get("source", "train.parquet"), "synthetic": syn_table.source,
-                        "holdout": floor.holdout_source if floor is not None else ""}, "run": run}
-    return _finish(train, syn_table.data, sub["nn1"].to_numpy(), sub["ratio"].to_numpy(), sub["memorized"].to_numpy(),
-                   floor=floor, holdout=hold, n_generated=n_gen, pooled_copies=pooled, distance=wr.config.distance,
-                   device=device, quality=quality, dcr=dcr, provenance=prov, evidence=evidence, row_test=row_test,
-                   seed=seed, per_check=wr.per_check[wr.per_check["check"] <= check].reset_index(drop=True))
+                        "holdout": floor.holdout_source if floor is not None else ""}, "run": run,
+            "rows_read": f"{where}: {len(sub):,} generated rows", "notices": notices}
+    with shared_factorizations():
+        close = closeness_tests(train, syn_table, hold, None, device=device) if hold is not None else None
+        return _finish(train, syn_table.data, sub["nn1"].to_numpy(), sub["ratio"].to_numpy(),
+                       sub["memorized"].to_numpy(), floor=floor, holdout=hold, close=close,
+                       distance=wr.config.distance, device=device, quality=quality, dcr=dcr, provenance=prov,
+                       evidence=evidence, seed=seed,
+                       per_check=wr.per_check[wr.per_check["check"] <= check].reset_index(drop=True))
 
 
-def _run_holdout(train: Table, floor, holdout) -> Table | None:
-    """The run's hold-out table: the one given, else the floor's source file when it still holds the same rows."""
+def _run_holdout(train: Table, wr, holdout, device: str, store):
+    """(floor, hold-out table, notices) of a run: with ``holdout`` given, its own floor measured afresh (the
+    run's distance); else the run's stored floor with the hold-out rows the run kept (holdout.parquet), or
+    for an older run its source file when it still holds the same rows."""
+    from memviz.measure.floor import holdout_floor
+
+    floor = wr.floor
     if holdout is not None:
-        return as_table(holdout, train.schema, role="test", name="holdout")
+        hold, notices = aligned(as_table(holdout, train.schema, role="test", name="holdout", train=train), train)
+        return holdout_floor(train, hold, distance=wr.config.distance, device=device), hold, notices
+    kept = store.holdout() if floor is not None else None
+    if kept is not None and len(kept) == floor.n_holdout:
+        return floor, kept, ()
     if floor is None or not floor.holdout_source:
-        return None
+        return floor, None, ()
     path = Path(floor.holdout_source)
     if not path.is_file():
-        return None
+        return floor, None, ()
     try:
-        t = as_table(path, train.schema, role="test", name="holdout")
+        t, notices = aligned(as_table(path, train.schema, role="test", name="holdout", train=train), train)
     except MemvizError:
-        return None
-    return t if fingerprint(t) == floor.holdout_fingerprint else None
+        return floor, None, ()
+    return (floor, t, notices) if fingerprint(t) == floor.holdout_fingerprint else (floor, None, ())
 
 
 audit.from_run = from_run  # memviz.audit.from_run, whether memviz.audit names the function or the package

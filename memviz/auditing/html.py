@@ -14,6 +14,7 @@ import secrets
 import numpy as np
 import pandas as pd
 
+from memviz.auditing.family import MEMBER_NAMES
 from memviz.viz.card import Card, Line
 from memviz.viz.text import pct, percent, points
 
@@ -38,10 +39,21 @@ def facts(a) -> list[tuple[str, str]]:
         out += [("Floor: real rows the model never saw, flagged", f"{pct(a.floor)} (95 %: {_ci(a.floor_ci)} %) of "
                                                                f"{p.n_holdout:,} hold-out rows"),
                 ("Excess over the floor", f"{points(a.excess)} (95 %: {_ci(a.excess_ci)})"),
-                ("Copy share: generated rows copied beyond chance", f"{pct(a.copy_share)} (95 %: {_ci(a.copy_share_ci)} %)"),
-                ("Training rows copied far more than chance (q < 0.05)", f"{a.n_over_copied:,}"),
-                ("Hold-out rows identical to a training row", pct(a.holdout_identical_share))]
-    out.append(("Generated rows identical to a training row", pct(a.identical_share)))
+                ("Copy share: generated rows copied beyond chance", f"{pct(a.copy_share)} (95 %: {_ci(a.copy_share_ci)} %)")]
+    c = a.close
+    if c is not None:
+        out += [("Too close: generated rows nearer a training row than 95 % of real rows",
+                 f"{pct(c.too_close_share)} (95 %: {_ci(c.too_close_ci)} %) against {pct(c.expected_share)} expected "
+                 f"({_p(c.p_too_close)})"),
+                ("Identical: generated rows equal to a training row",
+                 f"{pct(c.identical_share)} against {pct(c.holdout_identical_share)} of the hold-out's rows "
+                 f"({_p(c.p_identical)})"),
+                ("Training rows named (more close copies than real rows give them)", f"{a.n_over_copied:,}")]
+    else:
+        out.append(("Generated rows identical to a training row", pct(a.identical_share)))
+    if a.family.members:
+        held = [MEMBER_NAMES[m.name] for m in a.family.members if m.holds]
+        out.append(("Evidence that holds (Holm, 5 % for all tests together)", ", ".join(held) or "none"))
     out.append(("Flagged generated rows that are exact copies", pct(a.flagged_exact_share)))
     if a.dcr_share is not None:
         out.append(("DCR share: closest real row is a training row (ideal 50 %)", pct(a.dcr_share)))
@@ -49,7 +61,17 @@ def facts(a) -> list[tuple[str, str]]:
     if a.shape_reference is not None:
         out.append(("Quality: Shape of the hold-out (reference)", f"{a.shape_reference:.3f}"))
     out.append(("Per-row test", a.row_test.sentence()))
+    if a.provenance.rows_read:
+        out.append(("Generated rows read", a.provenance.rows_read))
+    for note in a.provenance.notices:
+        out.append(("Notice", note))
     return out
+
+
+def _p(p) -> str:
+    if p is None or not np.isfinite(p):
+        return "not tested"
+    return "p < 0.001" if p < 0.001 else f"p = {p:.3f}"
 
 
 def provenance_facts(a) -> list[tuple[str, str]]:
@@ -63,7 +85,7 @@ def provenance_facts(a) -> list[tuple[str, str]]:
     if p.run is not None:
         r = p.run
         out += [("Run", r.run_id), ("Run status", r.status), ("Audited check", f"{r.check} (epoch {r.epoch})"),
-                ("Finished checks", str(r.n_checks)), ("Checks pooled by the per-row test", str(r.pooled_checks))]
+                ("Finished checks", str(r.n_checks)), ("Checks read", str(r.pooled_checks))]
         if r.epochs:
             out.append(("Planned epochs", str(r.epochs)))
         for name in ("p", "k", "T"):
@@ -73,13 +95,15 @@ def provenance_facts(a) -> list[tuple[str, str]]:
 
 
 def leak_views(a, train, synthetic, salt: str | None = None):
-    """:class:`memviz.leaks.rows.LeakView` of the most over-copied (else most-copied) rows, with the tables."""
+    """:class:`memviz.leaks.rows.LeakView` of the named rows beside their close copies, nearest first (else
+    of the rows the ratio test credits most copies, beside those), with the tables."""
     from memviz.leaks.rows import LeakView, cell_matches, nn1_closeness, row_key
     from memviz.tables.redact import redaction_bins
 
     if a.generated is None or train is None or synthetic is None:
         return []
     rows = a.over_copied_rows
+    named = not rows.empty and "close" in a.generated                   # named rows beside their close copies
     if rows.empty:
         rows = a.rows[a.rows["copies"] > 0].sort_values("copies", ascending=False)
     gen = a.generated
@@ -88,7 +112,8 @@ def leak_views(a, train, synthetic, salt: str | None = None):
     bins = redaction_bins(train.data, train.schema)
     out = []
     for rid in rows["row_id"].head(N_LEAKS):
-        mine = gen[(gen["nn1"] == rid) & gen["memorized"]].sort_values("ratio")
+        mine = (gen[(gen["close_nn1"] == rid) & gen["close"]].sort_values("distance", kind="stable") if named
+                else gen[(gen["nn1"] == rid) & gen["memorized"]].sort_values("ratio"))
         shown = mine.head(N_COPIES)
         copies = syn.iloc[shown["synthetic_id"].to_numpy()][cols].reset_index(drop=True)
         meta = pd.DataFrame({"synthetic_id": shown["synthetic_id"].to_numpy(),
@@ -113,6 +138,16 @@ def row_names(train, row_ids, *, redacted: bool, salt: str | None) -> list[str]:
     if train is not None and getattr(train, "key", None) is not None:
         return train.row_names(ids, redacted=redacted, salt=salt)
     return [f"row {i}" for i in ids]
+
+
+def _closest(r) -> str:
+    """How close a named row's closest copy is, in words (from the rows table's closest_* columns)."""
+    level = getattr(r, "closest_level", None)
+    if level == "exact":
+        return "identical"
+    gap, col = getattr(r, "closest_gap", np.nan), getattr(r, "closest_column", "")
+    what = f"{col} differs" if level == "differs" or not np.isfinite(gap) else f"within {gap:.2g} spreads"
+    return f"{level or 'differs'}, {what}"
 
 
 def source_name(a) -> str:
@@ -150,12 +185,10 @@ def audit_html(a, *, redacted: bool = True, train=None, synthetic=None, sections
     v = a.verdict
     salt = secrets.token_hex(16)
     figures = []
-    if a.floor_detail is not None and "expected" in a.rows:
-        from memviz.leaks.rows import copies_vs_null
-        from memviz.viz.memorization import copies_null_plot
+    if a.close is not None and a.generated is not None and "distance" in a.generated:
+        from memviz.viz.memorization import closeness_plot
 
-        n_gen = a.row_test.n_generated or a.provenance.n_synthetic
-        figures.append(copies_null_plot(copies_vs_null(a.floor_detail, a.rows["copies"].to_numpy(np.int64), n_gen)))
+        figures.append(closeness_plot(a.generated["distance"], a.close.holdout_distances, a.close.threshold))
     stop = ""
     if a.per_check is not None and len(a.per_check):
         from memviz.viz.memorization import check_curves
@@ -172,11 +205,10 @@ def audit_html(a, *, redacted: bool = True, train=None, synthetic=None, sections
     over = a.over_copied_rows.head(50)
     settings = dict(provenance_facts(a))
     if not over.empty:
-        shown = over[["row_id", "copies", "expected", "q_value", "exact_copies"]]
-        names = row_names(train, shown["row_id"], redacted=redacted, salt=salt)
-        settings["Over-copied training rows (most excess first; first 50)"] = "; ".join(
-            f"{name}: {int(r.copies)} copies vs {r.expected:.1f} expected (q = {r.q_value:.2g}, "
-            f"{int(r.exact_copies)} exact)" for name, r in zip(names, shown.itertuples()))
+        names = row_names(train, over["row_id"], redacted=redacted, salt=salt)
+        settings["Named training rows (most close copies first; first 50)"] = "; ".join(
+            f"{name}: {int(r.close_copies)} close copies vs {r.expected_close:.1f} expected (q = {r.q_value:.2g}; "
+            f"{int(r.identical_copies)} identical; closest: {_closest(r)})" for name, r in zip(names, over.itertuples()))
     if len(a.columns):
         settings["Columns equal to the nearest training row (flagged / other generated rows)"] = "; ".join(
             f"{r.column}: {pct(r.memorized_rate)} / {pct(r.non_memorized_rate)}" for r in a.columns.itertuples())

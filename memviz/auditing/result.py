@@ -7,14 +7,19 @@ Built by :func:`memviz.auditing.build.audit` (any synthetic table) or :func:`mem
 * floor       p0 = flagged hold-out rows / H, 95 % Wilson interval (:mod:`memviz.measure.floor`).
 * excess      p1 − p0, Newcombe's hybrid score interval (:mod:`memviz.measure.floor`).
 * copy_share  c = (p1 − p0) / (1 − p0), MOVER-R interval (:mod:`memviz.auditing.share`).
-* identical_share, holdout_identical_share  share of generated / hold-out rows equal in every
-  column to their nearest training row (:func:`memviz.measure.closeness.closeness`).
+* close       how close every generated row is to its nearest training row against the hold-out's rows
+  (:mod:`memviz.measure.dcr`): the too-close share, the identical share and the per-row test of close
+  copies, each an exact test.
+* identical_share, holdout_identical_share  share of generated / hold-out rows equal in every distance
+  column to a training row (the closeness tests' counts when they ran).
+* family      the verdict's evidence as one family of tests, Holm-adjusted (:mod:`memviz.auditing.family`).
 * dcr_share   share of generated rows whose closest real row is a training row rather than a
   hold-out row (balanced, ideal 0.5; :func:`memviz.evaluate.report.dcr_share`).
 * shape, shape_reference  SDMetrics' Column Shapes of the generated rows and of the hold-out,
   each against the training table (:func:`memviz.evaluate.report.quality`): the utility gate.
-* rows        per training row: copies, expected, p_value, q_value, over_copied, closeness
-  (:mod:`memviz.measure.rownull`), and ``row_test`` its calibration and power at these sizes.
+* rows        per training row: the ratio test's copies, and its close copies, identical copies, the real
+  rows' close matches, expected, p_value, q_value, over_copied (named), how close its closest copy is;
+  ``row_test`` says what the per-row test can see at these sizes.
 """
 from __future__ import annotations
 
@@ -25,10 +30,12 @@ from typing import Mapping
 
 import pandas as pd
 
+from memviz.auditing.family import Family
 from memviz.auditing.verdict import Verdict, verdict_of
 from memviz.evidence.suite import Evidence
+from memviz.measure.dcr import CloseCopies
 
-FORMAT = "memviz.audit/1"
+FORMAT = "memviz.audit/2"
 #: the files :meth:`Audit.write` writes
 FILES = {"audit": "audit.json", "report": "report.html", "rows": "rows.csv"}
 
@@ -40,7 +47,7 @@ class RunInfo:
     run_id, run_dir : the run folder's name and path. check, epoch : the audited check.
     status : finished, cancelled, interrupted, running or failed. n_checks : finished checks.
     epochs : the run's planned epochs. p, k, T : DynamicCut's settings when a caller tuned them (else None).
-    pooled_checks : how many checks the per-row test pooled (M = Σ M_e over them).
+    pooled_checks : how many checks up to ``check`` the audit read (1: the check alone).
     """
 
     run_id: str
@@ -68,6 +75,8 @@ class Provenance:
     sources : {train, synthetic, holdout}: where each table came from (a path or "frame").
     n_train, n_synthetic, n_holdout : N, M (the audited rows) and H (0 without a hold-out).
     distance, memviz_version, created (UTC, ISO 8601), target, run (a :class:`RunInfo` or None).
+    rows_read : which generated rows the tests read, in words ("check 19 (epoch 100): 3,000 generated rows").
+    notices : what reading the tables changed or left out (categories the training table lacks, ...).
     """
 
     fingerprints: Mapping[str, str]
@@ -80,51 +89,62 @@ class Provenance:
     created: str
     target: str | None = None
     run: RunInfo | None = None
+    rows_read: str = ""
+    notices: tuple[str, ...] = ()
 
     def to_dict(self) -> dict:
         return {"fingerprints": dict(self.fingerprints), "sources": dict(self.sources), "n_train": self.n_train,
                 "n_synthetic": self.n_synthetic, "n_holdout": self.n_holdout, "distance": self.distance,
                 "memviz_version": self.memviz_version, "created": self.created, "target": self.target,
-                "run": self.run.to_dict() if self.run is not None else None}
+                "run": self.run.to_dict() if self.run is not None else None, "rows_read": self.rows_read,
+                "notices": list(self.notices)}
 
 
 @dataclass(frozen=True)
 class RowTest:
-    """The per-row test's calibration and power at these sizes (:mod:`memviz.auditing.rowtest`).
+    """What the per-row test of close copies (:mod:`memviz.measure.dcr`) can see at these sizes
+    (:func:`memviz.auditing.rowtest.row_test`).
 
-    status : ``calibrated``, ``low_power``, ``uncalibrated``, ``too_small`` (not run) or ``no_holdout``.
-    n_reference, n_holdout, n_generated : N, H and M of the test.
-    false_alarm : share of simulated null resamples with at least one false over-copied row (BH
-        promises ≤ 5 %); NaN when not simulated.
-    power : {extra copies per planted row: share of the planted rows found}.
-    n_planted, n_resamples : planted rows per resample and resamples simulated.
+    status : ``exact`` (it ran: an exact conditional test, so it names a row falsely at most at its level
+        whatever the table), ``low_power`` (it ran, but a row needs more than :data:`LOW_POWER_COPIES` close
+        copies to be named), ``untested`` (the hold-out's rows were not at hand) or ``no_holdout``.
+    n_reference, n_holdout, n_generated : training rows in the reference (0: the hold-out alone), H and M.
+    share : M / (M + R), the chance that a close copy of a row comes from the generated rows under the null.
+    copies_needed : the fewest close copies that name a row with no close real row (None: none up to 10,000).
+    note : why the training rows are not in the reference, if they are not.
     """
 
     status: str
     n_reference: int
     n_holdout: int
     n_generated: int
-    false_alarm: float = math.nan
-    power: Mapping[int, float] = field(default_factory=dict)
-    n_planted: int = 0
-    n_resamples: int = 0
+    share: float = math.nan
+    copies_needed: int | None = None
+    note: str = ""
 
     def sentence(self) -> str:
         if self.status == "no_holdout":
             return "The per-row test needs a hold-out."
-        if self.status == "too_small":
-            return (f"The per-row test is not run: {self.n_holdout:,} hold-out rows are too few to estimate "
-                    "each training row's chance copies.")
-        found = ", ".join(f"{100 * v:.0f} % of rows copied {k} extra times" for k, v in sorted(self.power.items()))
-        return (f"Per-row test at N = {self.n_reference:,}, M = {self.n_generated:,}, H = {self.n_holdout:,}: "
-                f"any false over-copied row in {100 * self.false_alarm:.0f} % of {self.n_resamples} simulated "
-                f"copy-free resamples; it finds {found}.")
+        if self.status == "untested":
+            return "The per-row test did not run: the hold-out's rows were not at hand."
+        ref = (f"{self.n_holdout:,} hold-out rows and the {self.n_reference:,} training rows themselves"
+               if self.n_reference else f"{self.n_holdout:,} hold-out rows")
+        need = (f"a row needs at least {self.copies_needed:,} close copies, and no close real row, to be named"
+                if self.copies_needed else "no number of close copies can name a row")
+        return (f"Per-row test (exact, {self.n_generated:,} generated rows against {ref}): a training row is named "
+                f"when it has more close copies than real rows would give it; at these sizes {need}."
+                + (f" {self.note[0].upper()}{self.note[1:]}." if self.note else ""))
 
     def to_dict(self) -> dict:
-        return {"status": self.status, "n_reference": self.n_reference, "n_holdout": self.n_holdout,
-                "n_generated": self.n_generated, "false_alarm": self.false_alarm,
-                "power": {str(k): v for k, v in sorted(self.power.items())}, "n_planted": self.n_planted,
-                "n_resamples": self.n_resamples, "sentence": self.sentence()}
+        from memviz.io import to_jsonable
+
+        return to_jsonable({"status": self.status, "n_reference": self.n_reference, "n_holdout": self.n_holdout,
+                            "n_generated": self.n_generated, "share": self.share,
+                            "copies_needed": self.copies_needed, "note": self.note, "sentence": self.sentence()})
+
+
+#: a per-row test that needs more close copies than this to name a row is ``low_power``
+LOW_POWER_COPIES = 20
 
 
 @dataclass(frozen=True, eq=False)
@@ -137,13 +157,14 @@ class Audit:
     per training row), ``columns`` the column leak summary (column, kind, memorized_rate,
     non_memorized_rate), ``evidence`` the tests beyond the ratio test
     (:class:`~memviz.evidence.suite.Evidence`: membership, data copying, attribute inference, or a
-    caller's own, each with ``to_dict()`` and ``sentence()``; consulted by the verdict only as
-    supporting evidence). ``generated``: per
-    generated row synthetic_id, nn1, ratio, memorized, exact (M rows); ``floor_detail``: the
-    :class:`~memviz.measure.floor.Floor` with the null the per-row test used
-    (:func:`~memviz.measure.rownull.joint_floor`: pass it to
-    :func:`~memviz.leaks.rows.copies_vs_null` for the expected counts of the same test); ``per_check``: a run's per-check
-    figures with the floor columns (None for a single table).
+    caller's own, each with ``to_dict()`` and ``sentence()``; the data-copying test's regions enter the
+    verdict's family, the others qualify it). ``close``: the closeness tests
+    (:class:`~memviz.measure.dcr.CloseCopies`; None without a hold-out at hand); ``family``: the verdict's
+    evidence, Holm-adjusted (:class:`~memviz.auditing.family.Family`). ``generated``: per generated row
+    synthetic_id, nn1, ratio, memorized, exact of the ratio test, and close_nn1, distance, too_close, close of the
+    closeness tests (M rows); ``floor_detail``: the ratio test's :class:`~memviz.measure.floor.Floor` (pass it to
+    :func:`~memviz.leaks.rows.copies_vs_null` for the copies fresh rows would give each row); ``per_check``: a
+    run's per-check figures with the floor columns (None for a single table).
     """
 
     mem_ratio: float
@@ -169,6 +190,8 @@ class Audit:
     generated: pd.DataFrame | None = None
     floor_detail: object = None
     per_check: pd.DataFrame | None = None
+    close: CloseCopies | None = None
+    family: Family = field(default_factory=Family)
 
     # ------------------------------------------------------------------ reading
     @property
@@ -178,9 +201,21 @@ class Audit:
 
     @property
     def over_copied_rows(self) -> pd.DataFrame:
-        """The over-copied training rows, most excess first."""
+        """The named training rows (more close copies than real rows give them), most close copies first."""
         r = self.rows
-        return r[r["over_copied"]].sort_values("excess", ascending=False) if "over_copied" in r else r.iloc[:0]
+        if "over_copied" not in r:
+            return r.iloc[:0]
+        order = [c for c in ("close_copies", "q_value") if c in r]
+        return r[r["over_copied"]].sort_values(order, ascending=[False, True][:len(order)])
+
+    @property
+    def verbatim_rows(self) -> pd.DataFrame:
+        """The training rows with a generated row identical to them, most identical copies first (a
+        reading, not a test: real rows meet a training row too, ``close.holdout_identical_share`` of them)."""
+        r = self.rows
+        if "identical_copies" not in r:
+            return r.iloc[:0]
+        return r[r["identical_copies"] > 0].sort_values("identical_copies", ascending=False, kind="stable")
 
     def headline(self) -> dict:
         """The figures a one-line summary carries (the CLI's last stdout line)."""
@@ -204,7 +239,9 @@ class Audit:
                 "shape_reference": self.shape_reference, "verdict": v.to_dict(), "row_test": self.row_test.to_dict(),
                 "over_copied": _records(self.over_copied_rows.head(100)),
                 "columns": _records(self.columns), "provenance": self.provenance.to_dict(),
-                "evidence": {k: {**_as_dict(e), "sentence": str(e.sentence())} for k, e in self.evidence.items()}}
+                "evidence": {k: {**_as_dict(e), "sentence": str(e.sentence())} for k, e in self.evidence.items()},
+                "closeness": self.close.to_dict() if self.close is not None else None,
+                "family": self.family.to_dict()}
 
     def to_json(self, path: str | Path | None = None, indent: int | None = 1) -> str:
         """Strict JSON of :meth:`to_dict` (NaN → null); written atomically to ``path`` when given."""

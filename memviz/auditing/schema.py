@@ -1,4 +1,4 @@
-"""The JSON Schema (draft 2020-12) of audit.json (:meth:`memviz.auditing.result.Audit.to_dict`, format ``memviz.audit/1``).
+"""The JSON Schema (draft 2020-12) of audit.json (:meth:`memviz.auditing.result.Audit.to_dict`, format ``memviz.audit/2``).
 
 Kept as Python data so that it ships inside the package; :func:`validate` checks a document
 against it with the ``jsonschema`` package (a dependency of the dashboard's stack), one
@@ -69,13 +69,13 @@ _EVIDENCE = {
 
 SCHEMA = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
-    "$id": "memviz.audit/1",
+    "$id": "memviz.audit/2",
     "title": "memviz audit",
     "type": "object",
     "required": ["format", "mem_ratio", "floor", "floor_ci", "excess", "excess_ci", "copy_share", "copy_share_ci",
                  "n_over_copied", "identical_share", "holdout_identical_share", "verdict", "provenance", "row_test"],
     "properties": {
-        "format": {"const": "memviz.audit/1"},
+        "format": {"const": "memviz.audit/2"},
         "mem_ratio": _SHARE, "n_memorized": _COUNT,
         "floor": _OPT_SHARE, "floor_ci": _PAIR,
         "excess": {"type": ["number", "null"], "minimum": -1, "maximum": 1}, "excess_ci": _PAIR,
@@ -86,28 +86,51 @@ SCHEMA = {
         "verdict": {
             "type": "object", "required": ["code", "sentence", "tone", "qualifiers"],
             "properties": {
-                "code": {"enum": ["no_holdout", "floor_too_high", "quality_too_low", "copying", "rows_over_copied",
-                                  "no_copying"]},
+                "code": {"enum": ["no_holdout", "copying", "rows_over_copied", "quality_too_low", "no_copying"]},
                 "sentence": {"type": "string", "minLength": 1}, "next_step": _TEXT,
                 "tone": {"enum": ["good", "bad", "warn"]},
                 "qualifiers": {"type": "array", "items": {"enum": [
                     "run_cancelled", "run_interrupted", "run_running", "run_failed", "few_checks", "rows_untested",
-                    "rows_uncalibrated", "rows_low_power", "quality_unknown", "evidence_disagrees"]}},
+                    "rows_low_power", "ratio_blind", "quality_unknown", "evidence_disagrees"]}},
             },
         },
         "row_test": {
-            "type": "object", "required": ["status", "n_reference", "n_holdout", "n_generated", "power", "sentence"],
+            "type": "object", "required": ["status", "n_reference", "n_holdout", "n_generated", "sentence"],
             "properties": {
-                "status": {"enum": ["calibrated", "low_power", "uncalibrated", "too_small", "no_holdout"]},
-                "n_reference": _COUNT, "n_holdout": _COUNT, "n_generated": _COUNT,
-                "false_alarm": _OPT_SHARE, "power": {"type": "object", "additionalProperties": _SHARE},
-                "n_planted": _COUNT, "n_resamples": _COUNT, "sentence": _TEXT,
+                "status": {"enum": ["exact", "low_power", "untested", "no_holdout"]},
+                "n_reference": _COUNT, "n_holdout": _COUNT, "n_generated": _COUNT, "share": _P,
+                "copies_needed": {"type": ["integer", "null"], "minimum": 1}, "note": _TEXT, "sentence": _TEXT,
             },
         },
+        "closeness": {"oneOf": [{"type": "null"}, {
+            "type": "object",
+            "required": ["alpha", "k", "threshold", "n_generated", "n_holdout", "n_reference", "n_too_close",
+                         "too_close_share", "too_close_ci", "expected_share", "p_too_close", "n_identical",
+                         "identical_share", "n_holdout_identical", "holdout_identical_share", "identical_excess",
+                         "identical_excess_ci", "p_identical", "p_rows", "distance"],
+            "properties": {
+                "alpha": _SHARE, "k": _COUNT, "threshold": _OPT_NUM, "n_generated": _COUNT, "n_holdout": _COUNT,
+                "n_reference": _COUNT, "reference_note": _TEXT, "n_too_close": _COUNT, "too_close_share": _SHARE,
+                "too_close_ci": _PAIR, "expected_share": _OPT_SHARE, "p_too_close": _P, "n_identical": _COUNT,
+                "identical_share": _SHARE, "n_holdout_identical": _COUNT, "holdout_identical_share": _SHARE,
+                "identical_excess": {"type": "number", "minimum": -1, "maximum": 1}, "identical_excess_ci": _PAIR,
+                "p_identical": _P, "n_training_identical": _COUNT, "share": _P, "n_candidates": _COUNT,
+                "p_rows": _P, "distance": {"const": "standardized"}}}]},
+        "family": {
+            "type": "object", "required": ["alpha", "members", "holding"],
+            "properties": {
+                "alpha": _SHARE,
+                "members": {"type": "array", "items": {
+                    "type": "object", "required": ["name", "p", "p_adjusted", "holds", "level"],
+                    "properties": {"name": {"enum": ["ratio", "too_close", "identical", "local", "rows"]},
+                                   "p": _P, "p_adjusted": _P, "holds": {"type": "boolean"}, "level": _OPT_NUM}}},
+                "holding": {"type": "array", "items": _TEXT}}},
         "over_copied": {"type": "array", "items": {
-            "type": "object", "required": ["row_id", "copies", "expected", "p_value", "q_value"],
-            "properties": {"row_id": {"type": "integer"}, "copies": _COUNT, "expected": _NUM,
-                           "p_value": _SHARE, "q_value": _SHARE}}},
+            "type": "object", "required": ["row_id", "copies", "close_copies", "identical_copies", "real_close",
+                                           "expected_close", "p_value", "q_value"],
+            "properties": {"row_id": {"type": "integer"}, "copies": _COUNT, "close_copies": _COUNT,
+                           "identical_copies": _COUNT, "real_close": _COUNT, "expected_close": _NUM,
+                           "p_value": _SHARE, "q_value": _SHARE, "closest_distance": _OPT_NUM}}},
         "columns": {"type": "array", "items": {
             "type": "object", "required": ["column", "kind", "memorized_rate", "non_memorized_rate"],
             "properties": {"column": _TEXT, "kind": _TEXT, "memorized_rate": _OPT_SHARE,
@@ -132,6 +155,7 @@ SCHEMA = {
                         "n_checks": _COUNT, "epochs": {"type": ["integer", "null"]},
                         "p": _OPT_NUM, "k": {"type": ["integer", "null"]}, "T": {"type": ["integer", "null"]},
                         "pooled_checks": _COUNT}}]},
+                "rows_read": _TEXT, "notices": {"type": "array", "items": _TEXT},
             },
         },
         "evidence": {"type": "object", "additionalProperties": {"type": "object", "required": ["sentence"]},

@@ -7,6 +7,7 @@ from pathlib import Path
 from memviz.commands.common import (
     add_common,
     add_distance,
+    add_fail_on,
     add_raw_csv,
     emit,
     schema_of,
@@ -30,10 +31,11 @@ def register(sub, command) -> None:
                     help="skip the membership, data-copying and attribute tests against the hold-out (about one "
                          "more memorization pass)")
     add_raw_csv(sp)
+    add_fail_on(sp)
     sp.set_defaults(func=run)
 
 
-def run(args) -> None:
+def run(args) -> int:
     from memviz.auditing.build import as_table, audit
     from memviz.auditing.result import FILES
     from memviz.folders import folder_unit
@@ -46,9 +48,12 @@ def run(args) -> None:
     # as a unit (memviz.folders.folder_unit)
     with folder_unit(args.out, names=tuple(FILES.values())) as stage:
         train = as_table(args.train, resolve_schema(schema), role="train", name="train", target=args.target)
-        syn = as_table(args.synthetic, train.schema, role="synthetic", name="synthetic")
+        syn = as_table(args.synthetic, train.schema, role="synthetic", name="synthetic", train=train)
         a = audit(train, syn, args.holdout, distance=args.distance, device=args.device,
                   quality=not args.no_quality, evidence=not args.no_evidence)
         a.write(stage, redacted=not args.raw_report, raw_csv=args.raw_csv, train=train, synthetic=syn)
     paths = {k: str(Path(args.out) / v) for k, v in FILES.items()}
     emit({**a.headline(), **paths, "seconds": round(time.perf_counter() - t0, 3)})
+    from memviz.auditing.verdict import gate
+
+    return gate(a.verdict.code, args.fail_on)

@@ -169,3 +169,11 @@ def add_dynamiccut(sp) -> None:
                     help="DynamicCut scores a row by the mean of its k largest per-check Mem-AUC values")
     sp.add_argument("--T", type=int, default=None,
                     help="last warm-up epoch scored (default: the first half of the checks)")
+
+
+def add_fail_on(sp) -> None:
+    """``--fail-on {copying, rows, never}``: the audit as a release gate (:func:`memviz.auditing.verdict.gate`)."""
+    sp.add_argument("--fail-on", choices=("copying", "rows", "never"), default="never",
+                    help="exit with code 3 when the verdict is 'copying' (copying), or 'copying' or "
+                         "'rows_over_copied' (rows), and with code 4 when the audit refused to judge "
+                         "(no hold-out, quality too low); never (default): exit 0 whatever the verdict")

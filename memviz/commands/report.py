@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from memviz.commands.common import add_raw_csv, emit
+from memviz.commands.common import add_fail_on, add_raw_csv, emit
 
 #: what a report folder holds (an earlier report folder is replaced whole): the audit's files
 #: (:data:`memviz.auditing.result.FILES`) and comparisons/NAME/ with the same three
@@ -24,8 +24,9 @@ def register(sub, command) -> None:
                            "its report and its JSON (writes audit.json, report.html, rows.csv)")
     sp.add_argument("run", help="the warm-up run folder")
     sp.add_argument("--check", type=int, help="the check to audit (default: the last finished one)")
-    sp.add_argument("--holdout", help="the run's hold-out table, for the DCR share and the quality gate "
-                                      "(default: the floor's own file when it still holds the same rows)")
+    sp.add_argument("--holdout", help="real rows the model never saw: the floor and the closeness tests are "
+                                      "measured against them afresh, and audit.json names them (default: the "
+                                      "hold-out the run kept)")
     sp.add_argument("--p", type=float, help="DynamicCut's p, recorded with the report when you tuned it")
     sp.add_argument("--k", type=int, help="DynamicCut's k, recorded with the report when you tuned it")
     sp.add_argument("--T", type=int, help="DynamicCut's T, recorded with the report when you tuned it")
@@ -40,6 +41,7 @@ def register(sub, command) -> None:
     sp.add_argument("--no-evidence", action="store_true",
                     help="skip the membership, data-copying and attribute tests against the hold-out")
     add_raw_csv(sp)
+    add_fail_on(sp)
     sp.set_defaults(func=run)
 
 
@@ -96,7 +98,7 @@ def comparison_parts(view, compares, out_dir: Path, *, redacted: bool, raw_csv: 
     return parts, summaries
 
 
-def run(args) -> None:
+def run(args) -> int:
     import secrets
 
     from memviz.app.runs import load_run
@@ -139,3 +141,6 @@ def run(args) -> None:
     emit({**a.headline(), "run_id": a.provenance.run.run_id, "check": a.provenance.run.check,
           "status": a.provenance.run.status, **paths, "comparisons": summaries,
           "seconds": round(time.perf_counter() - t0, 3)})
+    from memviz.auditing.verdict import gate
+
+    return gate(a.verdict.code, args.fail_on)

@@ -52,7 +52,7 @@ from memviz.evidence.membership import (
 )
 from memviz.engine.neighbors import NeighborEngine
 from memviz.evidence.ranktests import json_safe
-from memviz.measure.rownull import bh_qvalues
+from memviz.measure.multiplicity import bh_qvalues
 from memviz.tables.data import Table
 from memviz.tables.encoding import canonical_series
 from memviz.tables.schema import Schema

@@ -60,7 +60,7 @@ from memviz.evidence.membership import (
 )
 from memviz.engine.neighbors import NeighborEngine
 from memviz.evidence.ranktests import json_safe, mann_whitney_z, one_sided_p
-from memviz.measure.rownull import bh_qvalues
+from memviz.measure.multiplicity import bh_qvalues
 from memviz.tables.data import Table
 from memviz.tables.encoding import Encoder, canonical_series
 

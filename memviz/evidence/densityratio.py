@@ -89,7 +89,7 @@ from scipy.stats import nhypergeom, norm
 from memviz.errors import MemvizError
 from memviz.evidence.membership import FPRS, N_NAMED, ROC_POINTS, as_table, holdout_table, roc_curve_points, tpr_at_fpr
 from memviz.evidence.ranktests import auc_delong, json_safe
-from memviz.measure.rownull import bh_qvalues
+from memviz.measure.multiplicity import bh_qvalues
 from memviz.tables.data import Table
 from memviz.tables.encoding import canonical_series
 

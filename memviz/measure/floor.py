@@ -34,6 +34,7 @@ rate) is in :mod:`memviz.measure.rownull`.
 """
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass
 
@@ -329,6 +330,19 @@ def excess(mem_ratio: float, n_synthetic: int, floor: Floor) -> Excess:
     x = int(round(float(mem_ratio) * n))
     d, lo, hi = newcombe_interval(x, n, floor.n_flagged, floor.n_holdout)
     return Excess(x / n, n, x, floor.floor, floor.low, floor.high, floor.n_holdout, float(d), float(lo), float(hi))
+
+
+def excess_p_value(x1: int, n1: int, x0: int, n0: int) -> float:
+    """One-sided p of "p1 = x1/n1 exceeds p0 = x0/n0" by the score (pooled) test:
+    z = (p1 − p0) / sqrt(p̄ (1 − p̄) (1/n1 + 1/n0)), p̄ = (x1 + x0) / (n1 + n0), p = 1 − Φ(z)
+    (1 when p̄ is 0 or 1: no difference is possible)."""
+    from scipy.stats import norm
+
+    pbar = (x1 + x0) / (n1 + n0)
+    if pbar <= 0.0 or pbar >= 1.0:
+        return 1.0
+    z = (x1 / n1 - x0 / n0) / math.sqrt(pbar * (1 - pbar) * (1 / n1 + 1 / n0))
+    return float(norm.sf(z))
 
 
 def excess_columns(per_check: pd.DataFrame, floor: Floor) -> pd.DataFrame:

@@ -119,6 +119,7 @@ import numpy as np
 import pandas as pd
 
 from memviz.errors import MemvizError
+from memviz.measure.multiplicity import bh_qvalues
 
 if TYPE_CHECKING:
     from memviz.measure.floor import Floor
@@ -134,18 +135,6 @@ DEFAULT_SPREAD = "mixture"
 #: grid points whose weights add up to less than this are dropped
 WEIGHT_DROPPED = 1e-9
 ROW_COLUMNS = ("row_id", "copies", "holdout_hits", "expected", "excess", "p_value", "q_value", "over_copied")
-
-
-def bh_qvalues(p: np.ndarray) -> np.ndarray:
-    """Benjamini–Hochberg q-values: q_(k) = min_{m ≥ k} p_(m) · n / m, capped at 1."""
-    p = np.asarray(p, dtype=float)
-    n = len(p)
-    order = np.argsort(p, kind="stable")                                   # (n,)
-    q = p[order] * n / np.arange(1, n + 1)
-    q = np.minimum.accumulate(q[::-1])[::-1]                               # step-up
-    out = np.empty(n)
-    out[order] = np.minimum(q, 1.0)
-    return out
 
 
 # ------------------------------------------------------------------ the fitted null

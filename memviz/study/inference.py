@@ -15,6 +15,10 @@ family on every dataset of the scale:
 * ``stopping`` — early stop (retrained to the warm-up's recommended epoch) against the baseline
   (issue 23, declared before its runs);
 * ``transfer`` — other generators pruned with TabDDPM's ranking;
+* ``private`` — DP-SGD (ε = 1 and 10) against the baseline and DynamicCut, and its quality
+  (issue 38, declared before its runs);
+* ``threshold`` — the dynamic threshold against the baseline, random pruning and DynamicCut, and its
+  quality (issue 38, declared before its runs);
 * ``dynamics`` — every statistic against the null model and the heavy tail against the floor.
 
 **Two-sided p, Holm.** Each claim has two one-sided p-values (p_claim on the claim's side,
@@ -59,6 +63,8 @@ import math
 
 import numpy as np
 
+from memviz.measure.multiplicity import holm
+
 ALPHA = 0.05
 #: the per-seed null-model test's size on each side (outside the null's central 95 %)
 ALPHA_SEED = 0.025
@@ -76,22 +82,11 @@ FAMILIES = {
     "dc_mle": "quality", "dc_shape": "quality",
     "es_vs_baseline": "stopping", "es_shape": "quality", "es_trend": "quality", "es_mle": "quality",
     "tvae_dc_vs_random": "transfer", "ctgan_dc_vs_random": "transfer",
+    "dp1_vs_baseline": "private", "dp10_vs_baseline": "private", "dp10_vs_dc": "private", "dp10_shape": "private",
+    "dp10_mle": "private",
+    "dt_vs_baseline": "threshold", "dt_vs_random": "threshold", "dt_vs_dc": "threshold", "dt_shape": "threshold",
 }
 DYNAMICS = "dynamics"
-
-
-def holm(p) -> np.ndarray:
-    """Holm-adjusted p-values (module docstring); NaN entries stay NaN and do not count in m."""
-    p = np.asarray(p, dtype=float)
-    out = np.full(p.shape, np.nan)
-    ok = np.flatnonzero(np.isfinite(p))
-    m = ok.size
-    if m == 0:
-        return out
-    order = ok[np.argsort(p[ok], kind="stable")]
-    adj = np.minimum(1.0, np.maximum.accumulate((m - np.arange(m)) * p[order]))
-    out[order] = adj
-    return out
 
 
 def two_sided(p_claim: float, p_against: float) -> float:

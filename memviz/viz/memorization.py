@@ -221,6 +221,41 @@ def copies_null_plot(table: pd.DataFrame, log_y: bool = True) -> go.Figure:
     return fig
 
 
+def closeness_plot(generated, holdout, threshold: float) -> go.Figure:
+    """How close every row is to its nearest training row: the cumulative share of the generated rows
+    and of the hold-out's real rows within each distance D (the standardized distance,
+    :mod:`memviz.measure.dcr`), identical rows (D = 0) at the left edge, the too-close threshold t marked.
+
+    share(x) = #{rows with D ≤ x} / rows, per group; a generated curve above the real one at the left is
+    copying: more generated rows sit that close to a training row than real rows the model never saw.
+    """
+    g, h = np.sort(np.asarray(generated, dtype=float)), np.sort(np.asarray(holdout, dtype=float))
+    if not len(g) or not len(h):
+        raise MemvizError("closeness_plot: needs generated and hold-out distances")
+    positive = np.r_[g[g > 0], h[h > 0]]
+    floor = float(positive.min()) / 2 if len(positive) else 1e-6                # where D = 0 is drawn
+    fig = new_figure("How close each row is to its nearest training row",
+                     "Distance to the nearest training row (standardized; log scale, identical rows at the left)",
+                     "Share of rows at most this close",
+                     "The red curve is the generated rows, the grey one real rows the model never saw; where the "
+                     "red curve rises above the grey one at the left, more generated rows sit that close to a "
+                     "training row than real rows do: copies. The dashed line is the too-close threshold (all but "
+                     "5 % of real rows are farther).")
+    for d, name, color in ((g, "the model's rows", TOP_COLOR), (h, "real rows it never saw", FLOOR_COLOR)):
+        x = np.maximum(d, floor)
+        y = np.arange(1, len(d) + 1) / len(d)
+        if len(x) > MAX_CURVE_POINTS:                                               # thin the curve, keep its ends
+            keep = np.unique(np.r_[np.linspace(0, len(x) - 1, MAX_CURVE_POINTS).astype(int), len(x) - 1])
+            x, y = x[keep], y[keep]
+        fig.add_scatter(x=x, y=y, mode="lines", name=name, line={"color": color, "width": 2, "shape": "hv"},
+                        hovertemplate="D ≤ %{x:.3g}: %{y:.1%} of rows<extra>" + name + "</extra>")
+    if np.isfinite(threshold) and threshold > 0:
+        fig.add_vline(x=threshold, line={"color": REST_COLOR, "dash": "dash", "width": 1})
+    fig.update_xaxes(type="log")
+    fig.update_yaxes(range=[0, 1], tickformat=".0%")
+    return fig
+
+
 # ---------------------------------------------------------------------------- leaks
 #: columns drawn by :func:`leak_heatmap` at most (a p x p pair panel of 2,000 columns is 43 MB of JSON)
 MAX_LEAK_COLUMNS = 30

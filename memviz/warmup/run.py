@@ -299,6 +299,8 @@ def _warmup(train: Table, config: WarmupConfig | None, run_dir, resume: bool, pr
         held.append(store)
     if store is not None and floor is not None and store.read_floor() is None:
         store.write_floor(floor.to_dict(), floor.to_frame())
+    if store is not None and holdout is not None and floor is not None and store.holdout() is None:
+        store.write_holdout(holdout)                 # the audit of a check reads closeness against these rows
     if progress is not None and floor is not None:
         progress({"event": "floor", "floor": floor.floor, "floor_ci": list(floor.ci), "n_holdout": floor.n_holdout})
     params = {k: v for k, v in config.model_params.items() if k != "epochs"}

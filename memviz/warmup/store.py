@@ -16,6 +16,8 @@ Layout of ``RUN_DIR``::
     floor.json             the floor of the training rows (:mod:`memviz.measure.floor`), when the run
                            was given a hold-out; absent otherwise (and in older runs)
     floor_rows.parquet     its per-row arrays: row_id, hits, nn1, auc
+    holdout.parquet        the hold-out's rows themselves, so that an audit of any check can read how close
+                           the generated rows are against them (:func:`memviz.auditing.build.from_run`)
     audit_cache/           the last check's audit and every row's copies by closeness, kept by the job
                            worker when the run stops (:mod:`memviz.auditing.stored`,
                            :func:`memviz.jobs.spec.keep_audit`), each tied to the manifest's
@@ -367,6 +369,22 @@ class RunStore:
         """Store a floor: the per-row arrays first, then floor.json (its presence marks it complete)."""
         atomic_write_parquet(self.path / "floor_rows.parquet", rows)
         atomic_write_json(self.path / "floor.json", info)
+
+    def write_holdout(self, holdout: Table) -> None:
+        """Keep the hold-out's rows (holdout.parquet: the schema's columns, in its order)."""
+        atomic_write_parquet(self.path / "holdout.parquet", holdout.data[list(holdout.schema.columns)]
+                             .reset_index(drop=True))
+
+    def holdout(self) -> Table | None:
+        """The kept hold-out rows as a Table of the run's schema (source: the floor's source), or None
+        for a run without them (no hold-out, or an older run)."""
+        f = self.path / "holdout.parquet"
+        if not f.exists():
+            return None
+        schema = self.read().schema
+        df = read_parquet(f, "hold-out rows", columns=list(schema.columns))
+        info = self.read_floor()
+        return Table(df, schema, (info[0].get("holdout_source") if info else None) or str(f))
 
     def read_floor(self) -> tuple[dict, pd.DataFrame] | None:
         """(floor.json, floor_rows.parquet), or None for a run without a floor."""

@@ -42,11 +42,14 @@ def root(tmp_path_factory, sample):
 @pytest.fixture(scope="module")
 def over_copied(sample):
     """An Audit whose table is not copied overall but two of its training rows are, 8 times each:
-    fresh real rows (500 test rows) with 16 of them replaced by copies of training rows 5 and 17."""
+    fresh real rows (500 test rows) with 16 of them replaced by near copies (fnlwgt a few units off)
+    of training rows 5 and 17."""
     train, test = sample
     syn = test.data.iloc[500:].reset_index(drop=True).copy()
     for j, rid in enumerate((5, 17)):
-        syn.iloc[j * 8:(j + 1) * 8] = train.data.loc[[rid] * 8].to_numpy()
+        near = train.data.loc[[rid] * 8].reset_index(drop=True)
+        near["fnlwgt"] = near["fnlwgt"] + np.arange(1, 9)
+        syn.iloc[j * 8:(j + 1) * 8] = near[syn.columns].to_numpy()
     return make_audit(train, syn, test.subset(test.row_ids[:500]), device="cpu", quality=False, dcr=False)
 
 
@@ -94,12 +97,12 @@ def test_over_copied_rows_are_never_nothing_to_remove(over_copied, sample):
     lines = {ln.topic: ln.text for ln in card.lines}
     assert a.verdict.sentence in lines["Flagged output"]
     assert "no measured copying" not in lines["Next step"] and f"{a.n_over_copied} training rows" in lines["Next step"]
-    assert audits.card(a).lines[-1].text == a.verdict.next_step and "over-copied rows" in a.verdict.next_step
+    assert audits.card(a).lines[-1].text == a.verdict.next_step and "named rows" in a.verdict.next_step
     shown = audits.over_copied_table(a, sample[0], redacted=True)
-    assert set(shown["training row"][:2]) == {5, 17} and "copies above expected" in shown.columns
+    assert set(shown["training row"][:2]) == {5, 17} and "expected from real rows" in shown.columns
     assert shown["q-value"].iloc[0] == audits._p(a.over_copied_rows["q_value"].iloc[0])
     assert audits._p(2e-20) == "< 0.001"                               # for people, not 2e-20
-    assert shown["copies"].iloc[0] == 8 and shown["over-copied"].all()
+    assert shown["close copies"].iloc[0] == 8 and shown["named"].all() and shown["closest copy"].iloc[0] == "near-exact"
 
 
 def test_the_over_copied_table_redacts_by_default(over_copied, sample):

@@ -37,20 +37,25 @@ def test_fresh_rows_give_no_evidence_of_copying(fresh_audit):
     assert "evidence_disagrees" not in fresh_audit.verdict.qualifiers
 
 
-def test_planted_copies_on_a_high_floor_table_qualify_the_verdict_naming_the_tests(high_floor):
+def test_planted_copies_on_a_high_floor_table_are_copying_read_from_closeness(high_floor):
+    """Where the ratio test is blind (its floor above 80 %), the closeness tests see the planted copies,
+    and the verdict says the ratio test could not (it used to refuse: floor_too_high)."""
     tr, syn, ho, copied = high_floor
-    a = memviz.audit(tr, syn, ho, quality=False, dcr=False, row_test=False)
-    assert a.floor > 0.8 and a.verdict.code == "floor_too_high"            # the ratio test is blind here
+    a = memviz.audit(tr, syn, ho, quality=False, dcr=False)
+    assert a.floor > 0.8 and a.verdict.code == "copying" and "ratio_blind" in a.verdict.qualifiers
+    assert {"identical", "too_close"} <= set(a.family.holding)
     assert a.evidence.membership.flags_copying and a.evidence.data_copying.flags_copying
-    assert "evidence_disagrees" in a.verdict.qualifiers
-    s = a.verdict.sentence
-    assert "the membership attack and the data-copying test point to copying that the ratio test cannot see" in s
-    # the planted source rows are the most exposed ones
+    assert "evidence_disagrees" not in a.verdict.qualifiers                 # the family found it too
+    assert "cannot see copying" in a.verdict.sentence
+    # the planted source rows are the most exposed ones, and the ones copied verbatim (each once: too
+    # few for the per-row test to name any, so the sentence counts them instead)
     assert set(a.evidence.membership.rows.head(len(copied))["row_id"]) == set(copied)
-    # without the planted copies: no qualifier
+    assert set(a.verbatim_rows["row_id"]) == set(copied) and a.n_over_copied == 0
+    assert f"{len(copied)} training rows appear verbatim (real rows would give about 0 identical rows)" in a.verdict.sentence
+    # without the planted copies: no copying, still said blind
     _, sy, _ = three_parts(numeric_table(1500, seed=7), 500, seed=4)
-    clean = memviz.audit(tr, sy, ho, quality=False, dcr=False, row_test=False)
-    assert clean.verdict.code == "floor_too_high" and "evidence_disagrees" not in clean.verdict.qualifiers
+    clean = memviz.audit(tr, sy, ho, quality=False, dcr=False)
+    assert clean.verdict.code == "no_copying" and "ratio_blind" in clean.verdict.qualifiers
 
 
 def test_audit_json_carries_and_validates_the_evidence(fresh_audit, high_floor):
@@ -68,10 +73,10 @@ def test_audit_json_carries_and_validates_the_evidence(fresh_audit, high_floor):
 
 def test_evidence_false_skips_it_and_no_holdout_has_none(fresh_split):
     tr, ho, fresh = fresh_split
-    a = memviz.audit(tr, fresh, ho, evidence=False, quality=False, dcr=False, row_test=False)
+    a = memviz.audit(tr, fresh, ho, evidence=False, quality=False, dcr=False)
     assert len(a.evidence) == 0 and a.to_dict()["evidence"] == {}
     assert "<h2>Other tests</h2>" not in a.to_html()
-    b = memviz.audit(tr, fresh, None, quality=False, dcr=False, row_test=False)
+    b = memviz.audit(tr, fresh, None, quality=False, dcr=False)
     assert len(b.evidence) == 0
 
 
@@ -81,7 +86,7 @@ def test_reused_distances_give_the_same_test_as_a_fresh_search(fresh_split):
     from memviz.evidence.datacopying import data_copying_test
 
     tr, ho, fresh = fresh_split
-    a = memviz.audit(tr, fresh, ho, distance="standardized", quality=False, dcr=False, row_test=False)
+    a = memviz.audit(tr, fresh, ho, distance="standardized", quality=False, dcr=False)
     own = data_copying_test(tr, fresh, ho, device="cpu")
     got = a.evidence.data_copying
     assert got.c_t == pytest.approx(own.c_t, abs=1e-12) and got.p_value == pytest.approx(own.p_value, abs=1e-12)
@@ -97,9 +102,8 @@ def test_report_has_an_other_tests_section_with_inert_sentences(high_floor):
     cols = tuple(t.columns)
     schema = Schema(numerical=cols, categorical=(), target=None)
     tr2 = Table(t, schema, "train")
-    a = memviz.audit(tr2, syn.set_axis(cols, axis=1), ho.data.set_axis(cols, axis=1), quality=False, dcr=False,
-                     row_test=False)
-    page = a.to_html()
+    a = memviz.audit(tr2, syn.set_axis(cols, axis=1), ho.data.set_axis(cols, axis=1), quality=False, dcr=False)
+    page = a.to_html(redacted=False)            # the redacted report hides the regions' values
     assert "<h2>Other tests</h2>" in page and "<b>x0</b>" not in page
     for _, sentence in a.evidence.sentences():
         assert sentence.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;") in page.replace("&#x27;", "'")

@@ -1,25 +1,38 @@
-"""The per-row test's simulation world (memviz.auditing.rowtest.rate_distribution), checked with scipy."""
+"""What the audit states of its per-row test (memviz.auditing.rowtest) is what the test does."""
 import numpy as np
-from scipy import stats
 
-from memviz.auditing.rowtest import rate_distribution
+from memviz.auditing.family import ALPHA, MEMBERS
+from memviz.auditing.rowtest import row_test
+from memviz.measure.dcr import Nearest, close_copy_test
 
 
-def test_rate_distribution_is_the_poisson_mixture_mle_and_keeps_a_heavy_tail():
-    # 2,970 ordinary rows at rate 1e-4 and 30 hubs at 1.2e-3 (12x), as Adult's most-attributed rows
-    rng = np.random.default_rng(0)
-    pi = np.where(np.arange(3000) < 30, 1.2e-3, 1e-4)
-    h_rows, exposure = 3000, 60_000
-    hits, copies = rng.poisson(h_rows * pi), rng.poisson(exposure * pi)
-    grid, g = rate_distribution(hits, copies, h_rows, exposure, n_iter=2000)
-    assert abs(g.sum() - 1) < 1e-12 and np.all(g >= 0)
-    lik = stats.poisson.pmf(hits[:, None], h_rows * grid) * stats.poisson.pmf(copies[:, None], exposure * grid)
-    mix = lik @ g                                                                    # (N,) fitted marginal
-    # the NPMLE's optimality (Lindsay): D(π) = mean_i L_i(π) / f_i ≤ 1 on the grid, = 1 where Ĝ has mass
-    d = (lik / mix[:, None]).mean(axis=0)
-    assert d.max() < 1.05 and np.all(np.abs(d[g > 1e-3] - 1) < 0.05)      # EM nears it slowly
-    # the hubs' share and rate are found (a Gamma fitted to these counts puts far less mass there)
-    hub = grid > 6e-4
-    assert abs(g[hub].sum() - 0.01) < 0.005 and abs(np.dot(g[hub], grid[hub]) / g[hub].sum() - 1.2e-3) < 2e-4
-    alpha = copies.mean() ** 2 / max(copies.var() - copies.mean(), 1e-9)            # moment Gamma shape
-    assert stats.gamma(alpha, scale=pi.mean() / alpha).sf(6e-4) < 0.5 * g[hub].sum()
+def _test(copies: int, m=1800, h=1500, n=4000, seed=0):
+    rng = np.random.default_rng(seed)
+    dS, pS = rng.exponential(1.0, m) + 1e-3, rng.integers(0, n, m)
+    dS[:copies], pS[:copies] = 0.0, 11
+    dH, pH = rng.exponential(1.0, h) + 1e-3, rng.integers(0, n, h)
+    dL, pL = rng.exponential(1.0, n) + 1e-3, rng.integers(0, n, n)
+    return close_copy_test(np.arange(n), Nearest(dS, pS), Nearest(dH, pH), Nearest(dL, pL))
+
+
+def test_the_stated_number_of_copies_names_a_row_at_the_familys_strictest_level():
+    probe = _test(0)
+    rt = row_test(probe, 4000, 1500, 1800)
+    need = rt.copies_needed
+    assert rt.status == "exact" and need is not None and need <= 20
+    level = ALPHA / len(MEMBERS)
+    at = _test(need + 1)                      # the planted row and one more candidate: itself
+    assert 11 in at.named(level)["row_id"].tolist()
+    below = _test(max(1, need - 2))
+    assert 11 not in below.named(level)["row_id"].tolist()
+    assert f"at least {need} close copies" in rt.sentence() and "4,000 training rows" in rt.sentence()
+
+
+def test_many_generated_rows_against_few_real_ones_is_low_power():
+    rng = np.random.default_rng(1)
+    m, h = 60_000, 300
+    c = close_copy_test(np.arange(50), Nearest(rng.random(m), rng.integers(0, 50, m)),
+                        Nearest(rng.random(h), rng.integers(0, 50, h)))
+    rt = row_test(c, 50, h, m)
+    assert rt.status == "low_power" and "little" not in rt.sentence()
+    assert row_test(None, 50, 0, m).status == "no_holdout" and row_test(None, 50, h, m).status == "untested"

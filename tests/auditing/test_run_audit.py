@@ -36,19 +36,23 @@ def runs(sample, tmp_path_factory):
 
 
 @pytest.mark.slow
-def test_a_finished_run_is_audited_at_its_last_check_with_pooled_copies(runs):
+def test_a_finished_run_is_audited_at_its_last_check_with_that_checks_rows(runs):
     root, small, hold = runs
     a = memviz.audit.from_run(root / "finished", p=0.2, k=3, quality=False)
     r = a.provenance.run
     assert (r.status, r.check, r.epoch, r.n_checks, r.pooled_checks, r.p, r.k, r.T) == \
-        ("finished", 2, 6, 3, 3, 0.2, 3, None)
+        ("finished", 2, 6, 3, 1, 0.2, 3, None)
     assert r.run_id == "finished" and a.provenance.n_synthetic == 150
-    assert a.row_test.n_generated == 450 and a.rows["copies"].sum() == a.per_check["n_memorized"].sum()
+    assert a.row_test.n_generated == 150 and a.rows["copies"].sum() == a.per_check["n_memorized"].iloc[-1]
+    assert a.provenance.rows_read == "check 2 (epoch 6): 150 generated rows" and a.close is not None
     last = a.per_check.iloc[-1]
     assert a.mem_ratio == pytest.approx(last["mem_ratio"]) and a.excess == pytest.approx(last["excess"])
     assert not any(q.startswith("run_") or q == "few_checks" for q in a.verdict.qualifiers)
-    earlier = memviz.audit.from_run(root / "finished", check=0, pool=False, quality=False, dcr=False)
+    earlier = memviz.audit.from_run(root / "finished", check=0, quality=False, dcr=False)
     assert earlier.provenance.run.check == 0 and earlier.row_test.n_generated == 150
+    window = memviz.audit.from_run(root / "finished", window=2, quality=False, dcr=False)
+    assert window.row_test.n_generated == 300 and window.provenance.run.pooled_checks == 2
+    assert window.provenance.rows_read.startswith("the last 2 checks up to check 2 (epoch 6): checks 1, 2")
     validate(json.loads(a.to_json()))
 
 
@@ -96,7 +100,7 @@ def test_memviz_audit_gives_the_library_numbers_and_writes_three_files(fresh_spl
             assert head[key] == pytest.approx(lib[key]), key
     assert head["verdict"] == {"code": lib["verdict"]["code"], "sentence": lib["verdict"]["sentence"]}
     rows = (tmp_path / "out" / "rows.csv").read_text().splitlines()
-    assert len(rows) == len(tr) + 1 and rows[0].startswith("row_id,copies,holdout_hits,expected")
+    assert len(rows) == len(tr) + 1 and rows[0].startswith("row_id,copies,close_copies,identical_copies")
     assert (tmp_path / "out" / "report.html").read_text().startswith("<!DOCTYPE html>")
 
 

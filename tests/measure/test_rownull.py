@@ -16,7 +16,6 @@ from memviz.measure.rownull import (
     LOG_ALPHA_GRID,
     MIXTURE_SPREADS,
     ROW_COLUMNS,
-    bh_qvalues,
     copies_per_row,
     fit_spread,
     joint_floor,
@@ -26,16 +25,6 @@ from memviz.measure.rownull import (
     row_null,
 )
 from memviz.tables.data import table_from_frame
-
-
-def test_bh_qvalues_are_the_step_up_definition():
-    p = np.random.default_rng(1).beta(0.3, 1.0, 400)
-    q = bh_qvalues(p)
-    order = np.argsort(p)
-    ranked = p[order] * len(p) / np.arange(1, len(p) + 1)
-    brute = np.array([ranked[k:].min() for k in range(len(p))])
-    np.testing.assert_allclose(q[order], np.minimum(brute, 1.0))
-    assert np.all(q >= p)
 
 
 def test_predictive_is_the_negative_binomial_mixture_of_the_docstring(split_floor):

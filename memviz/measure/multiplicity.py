@@ -1,0 +1,37 @@
+"""Many tests at once: Benjamini–Hochberg q-values (the false discovery rate) and Holm's step-down
+adjustment (the family-wise error rate).
+
+* :func:`bh_qvalues`  q_(k) = min_{m ≥ k} p_(m) · n / m, capped at 1 (Benjamini & Hochberg 1995).
+  Under the global null the smallest q-value is Simes' p-value of "some hypothesis is false".
+* :func:`holm`        p̃_(k) = max_{j ≤ k} min(1, (m − j + 1) p_(j)) (Holm 1979): reject every hypothesis
+  with p̃ ≤ α and the family-wise error rate is at most α whatever the dependence between the tests.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+def bh_qvalues(p: np.ndarray) -> np.ndarray:
+    """Benjamini–Hochberg q-values: q_(k) = min_{m ≥ k} p_(m) · n / m, capped at 1."""
+    p = np.asarray(p, dtype=float)
+    n = len(p)
+    order = np.argsort(p, kind="stable")                                   # (n,)
+    q = p[order] * n / np.arange(1, n + 1)
+    q = np.minimum.accumulate(q[::-1])[::-1]                               # step-up
+    out = np.empty(n)
+    out[order] = np.minimum(q, 1.0)
+    return out
+
+
+def holm(p) -> np.ndarray:
+    """Holm-adjusted p-values (module docstring); NaN entries stay NaN and do not count in m."""
+    p = np.asarray(p, dtype=float)
+    out = np.full(p.shape, np.nan)
+    ok = np.flatnonzero(np.isfinite(p))
+    m = ok.size
+    if m == 0:
+        return out
+    order = ok[np.argsort(p[ok], kind="stable")]
+    adj = np.minimum(1.0, np.maximum.accumulate((m - np.arange(m)) * p[order]))
+    out[order] = adj
+    return out

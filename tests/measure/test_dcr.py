@@ -1,0 +1,157 @@
+"""The closeness tests (memviz.measure.dcr): exact under the null, cross-checked with scipy and a plain loop,
+and able to see what the ratio test's averages hide."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+import memviz
+from memviz.engine.neighbors import NeighborEngine
+from memviz.errors import MemvizError
+from memviz.measure.dcr import (
+    CLOSE_QUANTILE,
+    Nearest,
+    check_holdout,
+    close_copy_test,
+    leave_one_out,
+    nearest,
+)
+
+
+def _near(d, pos):
+    return Nearest(np.asarray(d, dtype=float), np.asarray(pos, dtype=np.int64))
+
+
+def test_the_figures_equal_their_definitions_and_scipy():
+    rng = np.random.default_rng(0)
+    n, m, h = 50, 400, 300
+    dS, dH = rng.exponential(1.0, m), rng.exponential(1.0, h)
+    dS[:30] = 0.0                                                       # 30 identical rows
+    dH[:2] = 0.0
+    pS, pH = rng.integers(0, n, m), rng.integers(0, n, h)
+    c = close_copy_test(np.arange(n) * 10, _near(dS, pS), _near(dH, pH))
+    k = int(np.floor(CLOSE_QUANTILE * (h + 1)))
+    t = np.sort(dH)[k - 1]
+    assert c.k == k and c.threshold == t
+    x = int(np.sum(dS < t))
+    assert c.n_too_close == x and c.too_close_share == x / m
+    assert c.p_too_close == pytest.approx(stats.betabinom.sf(x - 1, m, k, h - k + 1))
+    assert c.n_identical == 30 and c.n_holdout_identical == 2
+    table = [[30, m - 30], [2, h - 2]]
+    assert c.p_identical == pytest.approx(stats.fisher_exact(table, alternative="greater")[1])
+    # per row: close copies against the hold-out's close matches, binomial given their sum
+    ev_s, ev_h = (dS < t) | (dS == 0), (dH < t) | (dH == 0)
+    for i in range(n):
+        ci, ri = int(np.sum(ev_s & (pS == i))), int(np.sum(ev_h & (pH == i)))
+        row = c.rows.iloc[i]
+        assert row["row_id"] == 10 * i and row["close_copies"] == ci and row["real_close"] == ri
+        want = 1.0 if ci == 0 else stats.binom.sf(ci - 1, ci + ri, m / (m + h))
+        assert row["p_value"] == pytest.approx(want)
+
+
+def test_the_beta_binomial_is_exact_for_fresh_rows():
+    """With generated and hold-out distances from one law, P(p ≤ a) ≤ a (here: about a) at every H."""
+    rng = np.random.default_rng(1)
+    for h in (20, 100, 400):
+        ps = np.array([close_copy_test(np.arange(5), _near(rng.random(300), np.zeros(300)),
+                                       _near(rng.random(h), np.zeros(h))).p_too_close for _ in range(2000)])
+        for a in (0.01, 0.05, 0.2):
+            assert (ps <= a).mean() <= a + 3 * np.sqrt(a * (1 - a) / 2000)
+        assert (ps <= 0.2).mean() > 0.15                                 # not vacuously conservative
+
+
+def test_too_small_a_holdout_has_no_quantile_but_still_counts_identical_rows():
+    c = close_copy_test(np.arange(3), _near([0.0, 0.5, 1.0], [0, 1, 2]), _near(np.full(10, 0.3), np.zeros(10)))
+    assert c.k == 0 and np.isnan(c.threshold) and np.isnan(c.p_too_close) and c.n_too_close == 0
+    assert c.n_identical == 1 and c.rows["identical_copies"].tolist() == [1, 0, 0]
+
+
+def test_a_row_copied_twenty_times_is_named_despite_one_holdout_match():
+    """Issue 36: a row with 20 exact copies was hidden by one hold-out row matching it."""
+    rng = np.random.default_rng(2)
+    n, m, h = 4000, 3000, 891
+    dS, pS = rng.exponential(1.0, m) + 0.01, rng.integers(0, n, m)
+    dS[:20], pS[:20] = 0.0, 7                                           # row 7: 20 verbatim copies
+    dH, pH = rng.exponential(1.0, h) + 0.01, rng.integers(0, n, h)
+    dH[0], pH[0] = 0.0, 7                                               # ... and one real row equal to it
+    dL, pL = rng.exponential(1.0, n) + 0.01, rng.integers(0, n, n)
+    c = close_copy_test(np.arange(n), _near(dS, pS), _near(dH, pH), _near(dL, pL))
+    assert 7 in c.named()["row_id"].tolist()
+    assert c.rows.loc[7, "close_copies"] == 20 and c.rows.loc[7, "real_close"] == 1
+
+
+def test_training_rows_that_never_repeat_are_left_out_of_the_reference():
+    """A training table deduplicated before training repeats none of its rows, while real rows meet
+    them: its rows are then no fresh sample, and the per-row test reads the hold-out alone."""
+    rng = np.random.default_rng(3)
+    n, m, h = 1000, 1000, 1000
+    dS, dH = rng.exponential(1.0, m), rng.exponential(1.0, h)
+    dS[:40], dH[:40] = 0.0, 0.0                                         # 4 % of fresh rows equal a training row
+    pS, pH = rng.integers(0, n, m), rng.integers(0, n, h)
+    deduplicated = _near(rng.exponential(1.0, n) + 0.01, rng.integers(0, n, n))
+    c = close_copy_test(np.arange(n), _near(dS, pS), _near(dH, pH), deduplicated)
+    assert c.n_reference == 0 and "hold-out alone" in c.reference_note and c.share == pytest.approx(0.5)
+    same = _near(np.where(np.arange(n) < 40, 0.0, rng.exponential(1.0, n)), rng.integers(0, n, n))
+    c = close_copy_test(np.arange(n), _near(dS, pS), _near(dH, pH), same)
+    assert c.n_reference == n and c.reference_note == ""
+
+
+def test_leave_one_out_finds_each_rows_nearest_other_row_and_twins(sample):
+    train, _ = sample
+    small = train.subset(train.row_ids[:300])
+    df = small.data.copy()
+    df.iloc[5] = df.iloc[9].to_numpy()                                  # rows 5 and 9: twins
+    tw = memviz.table_from_frame(df.reset_index(drop=True), small.schema, source="twins")
+    eng = NeighborEngine(distance="standardized", device="cpu").fit(tw)
+    loo = leave_one_out(eng, tw)
+    assert loo.distance[5] == 0 and loo.position[5] == 9 and loo.position[9] == 5
+    # a plain loop: each row against every other row
+    full = eng.kneighbors(tw, k=len(tw))
+    for i in (0, 17, 123, 299):
+        others = full.pos[i] != i
+        assert loo.position[i] == full.pos[i][others][0] and loo.distance[i] == full.dist[i][others][0]
+
+
+def test_the_engine_must_use_the_standardized_distance(sample):
+    train, test = sample
+    eng = NeighborEngine(distance="paper", device="cpu").fit(train.subset(train.row_ids[:100]))
+    with pytest.raises(MemvizError, match="standardized"):
+        nearest(eng, test.data.iloc[:5])
+
+
+def test_a_holdout_of_training_rows_is_refused_and_a_real_one_is_not():
+    rng = np.random.default_rng(5)
+    loo = _near(np.where(np.arange(3000) < 5, 0.0, rng.random(3000) + 0.01), np.zeros(3000))
+    clean = _near(np.where(np.arange(900) < 2, 0.0, rng.random(900) + 0.01), np.zeros(900))
+    check_holdout(clean, loo, "test.csv")
+    dirty = _near(np.where(np.arange(900) < 405, 0.0, rng.random(900) + 0.01), np.zeros(900))
+    with pytest.raises(MemvizError, match=r"test\.csv: 405 of its 900 rows \(45\.0 %\) are rows of the training"):
+        check_holdout(dirty, loo, "test.csv")
+
+
+def test_the_three_tables_real_splits_pass_the_holdout_check(shared_data):
+    """The official test splits share rows with their training splits as often as those repeat themselves."""
+    for name in ("adult", "shoppers"):
+        train, test = memviz.load_dataset(shared_data / name)
+        eng = NeighborEngine(distance="standardized", device="cpu").fit(train)
+        check_holdout(nearest(eng, test), leave_one_out(eng, train), name)
+
+
+@pytest.fixture(scope="module")
+def shared_data():
+    from pathlib import Path
+
+    p = Path(__file__).resolve().parents[2].parent / "shared" / "datasets"
+    if not (p / "adult").is_dir():
+        pytest.skip("../shared/datasets not present")
+    return p
+
+
+def test_copies_needed_is_the_lone_rows_threshold():
+    c = close_copy_test(np.arange(10), _near(np.ones(100), np.zeros(100)), _near(np.ones(300), np.zeros(300)))
+    assert c.share == pytest.approx(0.25)
+    need = c.copies_needed(0.01)
+    assert 0.25 ** need <= 0.01 < 0.25 ** (need - 1)
+    assert isinstance(c.rows, pd.DataFrame)

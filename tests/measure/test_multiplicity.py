@@ -1,0 +1,30 @@
+"""Benjamini–Hochberg and Holm (memviz.measure.multiplicity) against their definitions."""
+import numpy as np
+
+from memviz.measure.multiplicity import bh_qvalues, holm
+
+
+def test_bh_qvalues_are_the_step_up_definition():
+    p = np.random.default_rng(1).beta(0.3, 1.0, 400)
+    q = bh_qvalues(p)
+    order = np.argsort(p)
+    ranked = p[order] * len(p) / np.arange(1, len(p) + 1)
+    brute = np.array([ranked[k:].min() for k in range(len(p))])
+    np.testing.assert_allclose(q[order], np.minimum(brute, 1.0))
+    assert np.all(q >= p)
+
+
+def test_holm_is_the_step_down_definition():
+    p = np.array([0.01, 0.04, 0.03, 0.2, np.nan])
+    m = 4
+    order = [0, 2, 1, 3]
+    want = np.maximum.accumulate([min(1, (m - j) * p[i]) for j, i in enumerate(order)])
+    got = holm(p)
+    assert np.allclose(got[order], want) and np.isnan(got[4])
+
+
+def test_the_smallest_q_value_is_simes_p():
+    rng = np.random.default_rng(0)
+    p = rng.uniform(size=50)
+    simes = min(np.sort(p) * len(p) / np.arange(1, len(p) + 1))
+    assert bh_qvalues(p).min() == min(1.0, simes)
