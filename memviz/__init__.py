@@ -1,17 +1,17 @@
-"""memviz: which training rows a tabular generative model memorizes, when, and what removing them costs."""
-from memviz.auditing.build import audit
-from memviz.auditing.result import Audit
+"""memviz: which training rows a tabular generative model memorizes, when, and what removing them costs.
+
+The face is lazy (:mod:`memviz.faces`): ``import memviz`` loads none of numpy, pandas or torch; each name
+below is imported the first time it is read.
+"""
 from memviz.errors import DataError, MemvizError, RunError
-from memviz.io import VERSION as __version__
-from memviz.tables.data import (
-           Table,
-           infer_schema,
-           load_dataset,
-           load_table,
-           sample_data_dir,
-           table_from_frame,
-)
-from memviz.tables.schema import Schema
+from memviz.faces import lazy_face
+
+__getattr__, __dir__ = lazy_face(__name__, {
+    "__version__": "memviz.io:VERSION",
+    "audit": "memviz.auditing.build", "Audit": "memviz.auditing.result", "Schema": "memviz.tables.schema",
+    "Table": "memviz.tables.data", "load_table": "memviz.tables.data", "load_dataset": "memviz.tables.data",
+    "table_from_frame": "memviz.tables.data", "sample_data_dir": "memviz.tables.data",
+    "infer_schema": "memviz.tables.infer"})
 
 __all__ = ["DataError", "MemvizError", "RunError", "Schema", "Table", "load_table", "load_dataset",
            "table_from_frame", "infer_schema", "sample_data_dir", "__version__", "audit", "Audit"]

@@ -13,7 +13,7 @@ import argparse
 import sys
 import warnings
 
-from memviz.commands import COMMANDS
+from memviz.commands import COMMANDS, load
 from memviz.errors import MemvizError
 
 
@@ -35,16 +35,23 @@ class _Help(argparse.HelpFormatter):
         return text
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(commands=None) -> argparse.ArgumentParser:
+    """The parser: every command by name and one-line help, with the arguments of ``commands`` (default:
+    all). :func:`main` registers the one being run, so only its module is imported (``memviz --help``
+    loads no command: none of numpy, pandas or torch)."""
     p = _Parser(prog="memviz", description="Which training rows does a tabular generator copy?",
                 formatter_class=_Help)
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    full = set(COMMANDS if commands is None else commands)
 
-    def command(name, help_):
-        return sub.add_parser(name, help=help_, description=help_, formatter_class=_Help)
+    def command(name):
+        return sub.add_parser(name, help=COMMANDS[name], description=COMMANDS[name], formatter_class=_Help)
 
-    for module in COMMANDS:
-        module.register(sub, command)
+    for name in COMMANDS:
+        if name in full:
+            load(name).register(sub, command)
+        else:
+            command(name)
     return p
 
 
@@ -64,7 +71,9 @@ def _one_line_warnings(command: str):
 
 
 def main(argv=None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    chosen = next((a for a in argv if not a.startswith("-")), None)        # the command, before its options
+    parser = build_parser([chosen] if chosen in COMMANDS else [])
     args = parser.parse_args(argv)
     with warnings.catch_warnings():
         warnings.filterwarnings("default", category=UserWarning, module="memviz")

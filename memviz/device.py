@@ -1,18 +1,26 @@
-"""Choosing where tensors live."""
+"""Choosing where tensors live.
+
+torch is imported only when a device is resolved or its threads are set: importing memviz (and
+reading this module's :data:`DEVICES`) loads no torch.
+"""
 from __future__ import annotations
 
 import contextlib
 import os
-
-import torch
+from typing import TYPE_CHECKING
 
 from memviz.errors import MemvizError
+
+if TYPE_CHECKING:
+    import torch
 
 DEVICES = ("auto", "cpu", "cuda")
 
 
 def resolve_device(device: str | torch.device = "auto") -> torch.device:
     """``"auto"`` is CUDA when a GPU is visible, else the CPU; ``"cuda"`` without a GPU is an error."""
+    import torch
+
     if isinstance(device, torch.device):
         return device
     name = str(device).lower()
@@ -28,6 +36,8 @@ def resolve_device(device: str | torch.device = "auto") -> torch.device:
 
 
 def describe_device(device: torch.device) -> str:
+    import torch
+
     if device.type == "cuda":
         return f"cuda ({torch.cuda.get_device_name(device)})"
     return f"cpu ({torch.get_num_threads()} threads)"
@@ -66,6 +76,8 @@ def torch_threads(n: int | None):
         return
     if isinstance(n, bool) or not hasattr(n, "__index__") or int(n) < 1:
         raise MemvizError(f"n_threads must be a positive integer or None, got {n!r}")
+    import torch
+
     previous = torch.get_num_threads()
     torch.set_num_threads(int(n))
     try:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-MAXIMIZE, MINIMIZE, TARGET = "maximize", "minimize", "target"
+MAXIMIZE, MINIMIZE, TARGET, REFERENCE = "maximize", "minimize", "target", "reference"
 
 #: what a missing figure reads as, wherever memviz prints one
 MISSING = "–"
@@ -108,9 +108,17 @@ class Metric:
     source: str = ""
     explain: str = ""
 
+    def __post_init__(self):
+        if self.goal not in (MAXIMIZE, MINIMIZE, TARGET, REFERENCE):
+            raise ValueError(f"metric {self.key}: goal {self.goal!r} is none of {MAXIMIZE}, {MINIMIZE}, {TARGET}, {REFERENCE}")
+        if self.goal == TARGET and self.target is None:
+            raise ValueError(f"metric {self.key}: a target goal needs its target")
+
     @property
     def better(self) -> str:
-        """"lower", "higher" or "closer to X" (for captions and legends)."""
+        """"lower", "higher", "closer to X" or, for a reference, "a reference" (for captions and legends)."""
+        if self.goal == REFERENCE:
+            return "a reference (no better or worse)"
         if self.goal == MINIMIZE:
             return "lower"
         if self.goal == MAXIMIZE:
@@ -118,7 +126,9 @@ class Metric:
         return f"closer to {self.target:.0%}" if self.percent else f"closer to {self.target:g}"
 
     def is_better(self, a: float, b: float) -> bool:
-        """Is value ``a`` better than value ``b``?"""
+        """Is value ``a`` better than value ``b``? (Never, for a reference.)"""
+        if self.goal == REFERENCE:
+            return False
         if self.goal == MINIMIZE:
             return a < b
         if self.goal == MAXIMIZE:
@@ -227,7 +237,7 @@ METRICS: dict[str, Metric] = {m.key: m for m in (
                "distance: numbers on their training range, plus category mismatches, over the columns). Higher "
                "means the generated rows sit farther from the people trained on; read it beside the same median "
                "to the test rows.")),
-    Metric("dcr_median_test", "DCR median: distance to the closest test row", TARGET, 0.0, None, percent=False,
+    Metric("dcr_median_test", "DCR median: distance to the closest test row", REFERENCE, 0.0, None, percent=False,
            source=_E, explain=(
                "The same median to the closest real test row, which no model saw: the distance a model that "
                "copied nobody would keep from its training rows too.")),

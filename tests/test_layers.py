@@ -19,7 +19,7 @@ import pytest
 PKG = Path(__file__).resolve().parent.parent / "memviz"
 LAYERS = ["base", "tables", "engine", "measure", "evidence", "models", "dynamics", "evaluate", "warmup", "mitigate",
           "leaks", "attacks", "compare", "viz", "auditing", "jobs", "study", "app", "top"]
-BASE = ("errors", "io", "folders", "device", "metrics")
+BASE = ("errors", "faces", "io", "folders", "device", "metrics")
 
 
 def module_name(path: Path) -> str:
@@ -76,6 +76,9 @@ def imports(mod: str, path: Path, known: set[str]) -> set[str]:
             for a in node.names:  # `from . import viz` imports a submodule
                 sub = f"{target}.{a.name}"
                 out.add(sub if sub in known else target)
+        elif (isinstance(node, ast.Call) and getattr(node.func, "id", None) == "lazy_face" and len(node.args) > 1
+              and isinstance(node.args[1], ast.Dict)):  # a lazy face imports its names' modules when read
+            out.update(str(v.value).partition(":")[0] for v in node.args[1].values if isinstance(v, ast.Constant))
     return out
 
 

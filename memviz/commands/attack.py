@@ -12,8 +12,7 @@ N_TARGETS = 20
 def register(sub, command) -> None:
     from memviz.attacks.design import ShadowConfig
 
-    sp = command("attack", "targeted shadow-model attack on a warm-up run: how exposed are DynamicCut's top rows, "
-                           "the rows the audit names and random rows (writes RUN/attacks/targeted; a rerun resumes)")
+    sp = command("attack")
     sp.add_argument("run", help="a warm-up run folder (made by memviz warmup)")
     sp.add_argument("--out", help="the attack folder (default: RUN/attacks/targeted, where the report and the "
                                   "dashboard find it)")

@@ -15,8 +15,7 @@ from memviz.commands.common import (
 
 
 def register(sub, command) -> None:
-    sp = command("audit", "audit a synthetic table from any generator: copying beyond chance, the copied rows, "
-                          "one verdict (writes audit.json, report.html, rows.csv)")
+    sp = command("audit")
     add_common(sp)
     sp.add_argument("--synthetic", required=True, help="generated table, same columns as the training table")
     sp.add_argument("--holdout", help="real rows the generator never trained on (e.g. the test split): the floor "

@@ -10,7 +10,7 @@ from pathlib import Path
 from memviz.compare.config import CompareConfig
 from memviz.device import DEVICES
 from memviz.errors import MemvizError
-from memviz.engine.neighbors import DISTANCES
+from memviz.engine import DISTANCES
 from memviz.dynamics.dynamiccut import DEFAULT_K, DEFAULT_P
 from memviz.warmup.run import WarmupConfig
 

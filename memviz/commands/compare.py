@@ -14,12 +14,12 @@ from memviz.commands.common import (
     split,
 )
 from memviz.compare.config import CompareConfig
-from memviz.engine.neighbors import DISTANCES
+from memviz.engine import DISTANCES
 
 
 def register(sub, command) -> None:
     from memviz.compare.methods import METHODS
-    sp = command("compare", "mitigation methods x generators x seeds, side by side")
+    sp = command("compare")
     add_common(sp)
     sp.add_argument("--test", required=True, help="real test split: MLE and DCR are measured on it, and it is the "
                                                   "hold-out of the floor every cell is compared with")

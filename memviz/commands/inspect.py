@@ -31,7 +31,7 @@ def recommendation(res, args) -> dict:
 
 
 def register(sub, command) -> None:
-    sp = command("inspect", "summaries of a warm-up run")
+    sp = command("inspect")
     sp.add_argument("run_dir", help="a run directory made by memviz warmup")
     sp.add_argument("--json", action="store_true", help="print only the JSON line, not the text summary")
     add_stop_rule(sp)

@@ -16,7 +16,7 @@ from memviz.errors import MemvizError
 
 
 def register(sub, command) -> None:
-    sp = command("memorize", "which synthetic rows copy a training row (r = d1/d2 < 1/3)")
+    sp = command("memorize")
     add_common(sp)
     sp.add_argument("--synthetic", required=True, help="generated table, same columns as the training table")
     add_distance(sp)

@@ -7,7 +7,7 @@ from memviz.commands.common import add_dynamiccut, add_raw_csv, emit
 
 
 def register(sub, command) -> None:
-    sp = command("prune", "DynamicCut: drop the top-p rows of a warm-up's ranking")
+    sp = command("prune")
     sp.add_argument("run_dir", help="a finished run directory made by memviz warmup")
     add_dynamiccut(sp)
     sp.add_argument("--out", required=True, help="pruned training table (CSV): your columns in your file's order, "

@@ -20,8 +20,7 @@ REPORT_FILES = ("audit.json", "report.html", "rows.csv", "comparisons")
 
 
 def register(sub, command) -> None:
-    sp = command("report", "the audit of a warm-up run and of the comparisons ranked on it: one verdict each, "
-                           "its report and its JSON (writes audit.json, report.html, rows.csv)")
+    sp = command("report")
     sp.add_argument("run", help="the warm-up run folder")
     sp.add_argument("--check", type=int, help="the check to audit (default: the last finished one)")
     sp.add_argument("--holdout", help="real rows the model never saw: the floor and the closeness tests are "

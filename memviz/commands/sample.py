@@ -10,7 +10,7 @@ from memviz.device import DEVICES
 
 
 def register(sub, command) -> None:
-    sp = command("sample", "draw a synthetic table from the weights a warm-up had at one check")
+    sp = command("sample")
     sp.add_argument("run_dir", help="a run directory made by memviz warmup")
     sp.add_argument("--check", type=int, help="the check to sample from (default: the recommended one, see "
                                               "memviz inspect); memviz inspect --json lists kept_checkpoints")

@@ -12,7 +12,7 @@ from memviz.device import DEVICES
 def register(sub, command) -> None:
     from memviz.study.run import DATASETS, DEFAULT_PARTS, PARTS
     from memviz.study.scales import SCALES
-    sp = command("study", "the paper's findings on adult, default and shoppers, against the floor and a null")
+    sp = command("study")
     sp.add_argument("--data-dir", required=True, help="folder holding one sub-folder per dataset "
                                                       "(train.csv, test.csv, meta.json)")
     sp.add_argument("--out", required=True, help="output folder (a rerun reuses finished runs and cells)")

@@ -14,7 +14,7 @@ from memviz.warmup.run import DEFAULT_CHECKS, WarmupConfig
 
 
 def register(sub, command) -> None:
-    sp = command("warmup", "train TabDDPM and track memorization per training row")
+    sp = command("warmup")
     add_common(sp)
     sp.add_argument("--out", required=True, help="run directory to create (or to continue with --resume)")
     sp.add_argument("--holdout", help="real rows the model never trains on (e.g. the test split), same columns: "

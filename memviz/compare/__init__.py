@@ -14,10 +14,20 @@
 Built on the core (data, memorization, warm-up, DynamicCut, mitigation, evaluation);
 never imports the figures, the dashboard or the CLI.
 """
-from memviz.compare.config import CompareConfig
-from memviz.compare.grid import read_experiment, run_grid
-from memviz.compare.methods import DEFAULT_METHODS, METHOD_LABELS, METHODS, apply_method
-from memviz.compare.results import COLUMNS, format_summary, results_frame, summary_table
+from memviz.faces import lazy_face
 
-__all__ = ["CompareConfig", "run_grid", "read_experiment", "METHODS", "DEFAULT_METHODS", "METHOD_LABELS",
-           "apply_method", "COLUMNS", "results_frame", "summary_table", "format_summary"]
+__getattr__, __dir__ = lazy_face(__name__, {
+    "CompareConfig": "memviz.compare.config",
+    "read_experiment": "memviz.compare.grid",
+    "run_grid": "memviz.compare.grid",
+    "DEFAULT_METHODS": "memviz.compare.methods",
+    "METHOD_LABELS": "memviz.compare.methods",
+    "METHODS": "memviz.compare.methods",
+    "apply_method": "memviz.compare.methods",
+    "COLUMNS": "memviz.compare.results",
+    "format_summary": "memviz.compare.results",
+    "results_frame": "memviz.compare.results",
+    "summary_table": "memviz.compare.results",
+})
+
+__all__ = ['COLUMNS', 'CompareConfig', 'DEFAULT_METHODS', 'METHODS', 'METHOD_LABELS', 'apply_method', 'format_summary', 'read_experiment', 'results_frame', 'run_grid', 'summary_table']

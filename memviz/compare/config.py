@@ -14,7 +14,7 @@ from memviz.compare.methods import (
 )
 from memviz.device import resolve_device
 from memviz.errors import MemvizError
-from memviz.engine.neighbors import DISTANCES
+from memviz.engine import DISTANCES
 from memviz.mitigate.augment import DEFAULT_RATIO
 from memviz.dynamics.dynamiccut import DEFAULT_K, DEFAULT_P, _check_k, prune_budget
 from memviz.models import MODELS, check_model_params, check_models

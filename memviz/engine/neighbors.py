@@ -94,7 +94,7 @@ import torch
 
 from memviz.device import resolve_device
 from memviz.errors import MemvizError
-from memviz.engine import budget
+from memviz.engine import DISTANCES, budget
 from memviz.engine.blocks import Progress, map_blocks
 from memviz.engine.kernels import (
     codes_by_column,
@@ -114,7 +114,6 @@ _DENSE_BUILD = threading.Lock()
 #: up to this many dense-path rows per query set, h is counted directly (no one-hot (K, N) table to build)
 DIRECT_H_ROWS = 256
 
-DISTANCES = ("paper", "standardized")
 ALGORITHMS = ("auto", "pruned", "wide", "dense")
 SCALE_EXP = 400   # paper coordinates: the largest reference magnitude lands in [2^399, 2^400)
 REACH_EXP = 100   # paper: query values may exceed the reference scale by at most 2^100

@@ -41,7 +41,8 @@ import pandas as pd
 
 from memviz.errors import MemvizError
 from memviz.measure.floor import SAME_ROWS_LIMIT, wilson_interval
-from memviz.engine.neighbors import DISTANCES, NeighborEngine
+from memviz.engine import DISTANCES
+from memviz.engine.neighbors import NeighborEngine
 from memviz.evidence.ranktests import auc_delong, json_safe
 from memviz.measure.multiplicity import bh_qvalues
 from memviz.tables.data import Table, check_same_columns, table_from_frame

@@ -59,8 +59,6 @@ from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-import torch
-
 from memviz.evidence.attribute import N_ROWS, AttributeResult, attribute_inference
 from memviz.evidence.densityratio import AUDIT_LIMITS, DensityRatioResult, density_ratio_attack
 from memviz.evidence.datacopying import DataCopyingResult, data_copying_test
@@ -209,6 +207,8 @@ def audit_evidence(train: Table, synthetic: Table, holdout: Table, *, engine: Ne
     # the data-copying test and the membership attack run side by side: two engines, two query
     # sets each, searches that hold the GIL for much of their time and gain little from a
     # second thread of their own (benchmarks/bench_evidence.py), so one thread each
+    import torch
+
     jobs = max(1, torch.get_num_threads() // 2)
 
     def copying() -> DataCopyingResult:

@@ -13,12 +13,27 @@
 
 Sits above the figures; below the dashboard and the CLI.
 """
-from memviz.study.findings import CLAIMS, claim_tests, null_findings, signed_rank_exact
-from memviz.study.floors import floor_table, study_tables, subsample
-from memviz.study.inference import FAMILIES, LABELS, adjust, holm, label
-from memviz.study.run import PARTS, dataset_study, run_study
-from memviz.study.scales import REFERENCE, SCALES, StudyScale
+from memviz.faces import lazy_face
 
-__all__ = ["run_study", "dataset_study", "PARTS", "subsample", "study_tables", "floor_table", "signed_rank_exact",
-           "label", "LABELS", "CLAIMS", "FAMILIES", "adjust", "holm", "claim_tests", "null_findings", "REFERENCE",
-           "SCALES", "StudyScale"]
+__getattr__, __dir__ = lazy_face(__name__, {
+    "CLAIMS": "memviz.study.findings",
+    "claim_tests": "memviz.study.findings",
+    "null_findings": "memviz.study.findings",
+    "signed_rank_exact": "memviz.study.findings",
+    "floor_table": "memviz.study.floors",
+    "study_tables": "memviz.study.floors",
+    "subsample": "memviz.study.floors",
+    "FAMILIES": "memviz.study.inference",
+    "LABELS": "memviz.study.inference",
+    "adjust": "memviz.study.inference",
+    "holm": "memviz.study.inference",
+    "label": "memviz.study.inference",
+    "PARTS": "memviz.study.run",
+    "dataset_study": "memviz.study.run",
+    "run_study": "memviz.study.run",
+    "REFERENCE": "memviz.study.scales",
+    "SCALES": "memviz.study.scales",
+    "StudyScale": "memviz.study.scales",
+})
+
+__all__ = ['CLAIMS', 'FAMILIES', 'LABELS', 'PARTS', 'REFERENCE', 'SCALES', 'StudyScale', 'adjust', 'claim_tests', 'dataset_study', 'floor_table', 'holm', 'label', 'null_findings', 'run_study', 'signed_rank_exact', 'study_tables', 'subsample']

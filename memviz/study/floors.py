@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from memviz.engine import DISTANCES
 from memviz.errors import MemvizError
 from memviz.io import settings_key
 from memviz.measure.floor import holdout_floor
@@ -19,7 +20,6 @@ from memviz.study.scales import REFERENCE, StudyScale
 from memviz.study.util import save, stored
 from memviz.tables.data import Table, fingerprint, load_dataset
 
-DISTANCES = ("paper", "standardized")
 
 
 def subsample(table: Table, n: int | None, seed: int = 0) -> Table:

@@ -10,53 +10,45 @@
 
 Reads the core and the comparison; never imports the dashboard or the CLI.
 """
-from memviz.viz.compare import (
-                      SHOWN_COLUMNS,
-                      comparison_plot,
-                      dcr_plot,
-                      fractions,
-                      privacy_utility_plot,
-                      results_display,
-                      shape_breakdown_plot,
-                      transferability_plot,
-)
-from memviz.viz.dynamics import (
-                      first_epoch_plot,
-                      forgetting_plot,
-                      group_band_plot,
-                      row_timeline,
-)
-from memviz.viz.memorization import (
-                      check_curves,
-                      concentration_plot,
-                      copies_histogram,
-                      leak_heatmap,
-                      top_leak_columns,
-)
-from memviz.viz.style import caption, method_label, model_label, wrap_title
-from memviz.viz.text import count, inert, pct, plain, points, qvalue, seconds
-from memviz.viz.tune import (
-                      class_balance_plot,
-                      column_shift_plot,
-                      early_identification_plot,
-)
+from memviz.faces import lazy_face
 
-__all__ = ["caption", "method_label", "model_label", "plain", "inert", "pct", "points", "count", "qvalue", "seconds", "wrap_title", "SHOWN_COLUMNS", "results_display", "copies_histogram", "concentration_plot",
-           "check_curves", "leak_heatmap", "top_leak_columns", "first_epoch_plot", "forgetting_plot", "group_band_plot", "row_timeline",
-           "early_identification_plot", "class_balance_plot", "column_shift_plot", "fractions", "comparison_plot",
-           "privacy_utility_plot", "shape_breakdown_plot", "dcr_plot", "transferability_plot"]
+__getattr__, __dir__ = lazy_face(__name__, {
+    "SHOWN_COLUMNS": "memviz.viz.compare",
+    "comparison_plot": "memviz.viz.compare",
+    "dcr_plot": "memviz.viz.compare",
+    "fractions": "memviz.viz.compare",
+    "privacy_utility_plot": "memviz.viz.compare",
+    "results_display": "memviz.viz.compare",
+    "shape_breakdown_plot": "memviz.viz.compare",
+    "transferability_plot": "memviz.viz.compare",
+    "first_epoch_plot": "memviz.viz.dynamics",
+    "forgetting_plot": "memviz.viz.dynamics",
+    "group_band_plot": "memviz.viz.dynamics",
+    "row_timeline": "memviz.viz.dynamics",
+    "check_curves": "memviz.viz.memorization",
+    "concentration_plot": "memviz.viz.memorization",
+    "copies_histogram": "memviz.viz.memorization",
+    "leak_heatmap": "memviz.viz.memorization",
+    "top_leak_columns": "memviz.viz.memorization",
+    "class_balance_plot": "memviz.viz.tune",
+    "column_shift_plot": "memviz.viz.tune",
+    "early_identification_plot": "memviz.viz.tune",
+    "caption": "memviz.viz.style",
+    "method_label": "memviz.viz.style",
+    "model_label": "memviz.viz.style",
+    "wrap_title": "memviz.viz.style",
+    "count": "memviz.viz.text",
+    "inert": "memviz.viz.text",
+    "pct": "memviz.viz.text",
+    "plain": "memviz.viz.text",
+    "points": "memviz.viz.text",
+    "qvalue": "memviz.viz.text",
+    "seconds": "memviz.viz.text",
+    "null_findings_plot": "memviz.viz.dynamics",
+    "copies_null_plot": "memviz.viz.memorization",
+    "frontier_plot": "memviz.viz.frontier",
+    "Card": "memviz.viz.card",
+    "Line": "memviz.viz.card",
+})
 
-# the floor pages (Memorization against the floor, Dynamics against the null)
-from memviz.viz.dynamics import null_findings_plot  # noqa: E402
-from memviz.viz.memorization import copies_null_plot  # noqa: E402
-
-__all__ += ["copies_null_plot", "null_findings_plot"]
-
-# when to stop (the Warm-up and Memorization screens)
-from memviz.viz.frontier import frontier_plot  # noqa: E402
-
-__all__ += ["frontier_plot"]
-
-from memviz.viz.card import Card, Line  # noqa: E402
-
-__all__ += ["Card", "Line"]
+__all__ = ['Card', 'Line', 'SHOWN_COLUMNS', 'caption', 'check_curves', 'class_balance_plot', 'column_shift_plot', 'comparison_plot', 'concentration_plot', 'copies_histogram', 'copies_null_plot', 'count', 'dcr_plot', 'early_identification_plot', 'first_epoch_plot', 'forgetting_plot', 'fractions', 'frontier_plot', 'group_band_plot', 'inert', 'leak_heatmap', 'method_label', 'model_label', 'null_findings_plot', 'pct', 'plain', 'points', 'privacy_utility_plot', 'qvalue', 'results_display', 'row_timeline', 'seconds', 'shape_breakdown_plot', 'top_leak_columns', 'transferability_plot', 'wrap_title']
