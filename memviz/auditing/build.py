@@ -251,7 +251,7 @@ def _finish(train: Table, synthetic: pd.DataFrame, nn1, ratio, memorized, *, flo
     ev = _evidence(train, syn, holdout, evidence, close=close, device=device, seed=seed, flagged=named_first)
     fam = _family(floor, n_mem, m, test, ev)
     rows = _rows_frame(ids, copies, test, closest_copies(train, syn, test) if test is not None else None,
-                       fam.rows_level)
+                       fam.naming_level)
     n_over = int(rows["over_copied"].sum())
     fl, ex, cshare, dcr_value = floor, None, None, None
     if floor is not None:

@@ -13,8 +13,8 @@ member          the test
 ``too_close``   generated rows nearer their training row than all but 5 % of the hold-out rows: exact
                 Beta-Binomial p (:mod:`memviz.measure.dcr`)
 ``identical``   generated rows equal to a training row, against the hold-out's share: Fisher's exact p
-``rows``        some training row has more close copies than real rows give it: Simes' p, the smallest
-                q-value of the per-row test (:mod:`memviz.measure.dcr`)
+``rows``        some training row has more close copies than real rows give it: Simes' p of the exact per-row
+                test against the hold-out alone (:mod:`memviz.measure.dcr`)
 ``local``       some region of the data copies (the data-copying test's cells,
                 :mod:`memviz.evidence.datacopying`): the smallest cell q-value; a member only when the
                 test ran
@@ -23,8 +23,14 @@ member          the test
 Holm (:func:`memviz.measure.multiplicity.holm`) adjusts the m members' p-values; a member holds when its
 adjusted p is at most :data:`ALPHA` (5 %), so under the null the chance that any holds is at most 5 %,
 whatever the dependence between them. The verdict (:mod:`memviz.auditing.verdict`) is ``copying`` when
-any member but ``rows`` holds, names training rows only when ``rows`` holds, with q at most the level Holm
-tested it at (its :attr:`Member.level`), and says which members carry it.
+any member but ``rows`` holds and ``rows_over_copied`` when only ``rows`` does, and says which members carry
+it.
+
+Rows are named in a second stage, gated by the first (Benjamini & Bogomolov's selective inference, one
+family selected): only when some member holds, the per-row test with the training rows added to the
+reference names the rows whose q-value is at most α (:attr:`Family.naming_level`). So with no copying at all
+a row is named at most as often as the family holds (≤ α), and where the table copies the named rows keep
+the false discovery rate of Benjamini–Hochberg at α.
 """
 from __future__ import annotations
 
@@ -80,11 +86,10 @@ class Family:
         return any(m.holds and m.name != "rows" for m in self.members)
 
     @property
-    def rows_level(self) -> float:
-        """The q-value level at which training rows are named: the ``rows`` member's Holm level when it
-        holds, else 0 (no row is named)."""
-        m = self.get("rows")
-        return m.level if m is not None and m.holds else 0.0
+    def naming_level(self) -> float:
+        """The q-value level at which training rows are named: α when some member holds, else 0 (no row is
+        named: module docstring)."""
+        return self.alpha if self.holding else 0.0
 
     def to_dict(self) -> dict:
         return {"alpha": self.alpha, "members": [m.to_dict() for m in self.members], "holding": list(self.holding)}

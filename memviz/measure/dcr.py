@@ -29,23 +29,30 @@ hold-out rows exchangeable)
   equals a training row repeated in the training table has D = 0 like any other: identical rows are
   copies whatever the training table's duplicates (the ratio test gives them r = 0/0, never flagged).
 * **close copies per training row**   an event is a close copy: D(x) < t or D(x) = 0. Per training row
-  i, c_i = #{g : NN1(g) = i, event} and r_i = the same count over the **reference rows**: the H hold-out rows
-  and, when they are comparable, the N training rows themselves, each against the other N − 1 (leave one
-  out: NN1 of training row j among the rows other than j; :func:`leave_one_out`). Under the null each of
-  the M + R rows (R = H or H + N) gives row i an event with the same probability π_i, so **given
-  n_i = c_i + r_i, c_i ~ Binomial(n_i, M / (M + R))** whatever π_i: the test needs no model of how
-  unequal the rows are. p_i = P(Bin(n_i, M/(M+R)) ≥ c_i) (1 when c_i = 0). Rows enter Benjamini–Hochberg
-  when the smallest p their n_i allows, (M/(M+R))^{n_i}, is at most :data:`Q_LEVEL` (a row that could
-  never be named does not dilute the others; the selection reads n_i only, which the null leaves free of
-  the split); q-values over those rows. The training rows as reference multiply R by (N + H) / H, which
-  is what makes a row with 5 copies stand out at N = 4,000, M = 1,800, H = 1,500 ((1,800 / 7,300)^5 =
-  9e-4, where against the hold-out alone (1,800 / 3,300)^5 = 0.05).
+  i, c_i = #{g : NN1(g) = i, event} and r_i = the same count over the hold-out's rows. Under the null each
+  of the M + H rows gives row i an event with the same probability π_i, so **given n_i = c_i + r_i,
+  c_i ~ Binomial(n_i, M / (M + H))** whatever π_i: the test needs no model of how unequal the rows are.
+  p_i = P(Bin(n_i, s) ≥ c_i) (1 when c_i = 0); rows enter Benjamini–Hochberg when the smallest p their n_i
+  allows, s^{n_i}, is at most :data:`Q_LEVEL` (a row that could never be named does not dilute the others;
+  the selection reads n_i only, which the null leaves free of the split). Its smallest q-value is Simes' p
+  of "some row has more close copies than chance" (:attr:`CloseCopies.p_rows`): exact, the member of the
+  verdict's family (:mod:`memviz.auditing.family`).
+* **naming rows**   once the family holds (the table copies, or some row does), rows are named with more
+  power: the training rows join the reference, each against the other N − 1 (leave one out: NN1 of training
+  row j among the rows other than j; :func:`leave_one_out`), R = H + N, s = M / (M + R), and a row is named at
+  q ≤ 5 % (:meth:`CloseCopies.named`). That multiplies R by (N + H) / H, which is what makes a row with 5
+  copies stand out at N = 4,000, M = 1,800, H = 1,500 ((1,800 / 7,300)^5 = 9e-4, where against the hold-out
+  alone (1,800 / 3,300)^5 = 0.05). A training row j is a fresh row for the others only on average over
+  training tables, not given this one (a value seen once in it meets fresh rows but no twin): so it names
+  rows after the family's exact gate, never opens it. Identical training rows (twins) count as one record,
+  the lowest position, which every search attributes their ties to.
 
 A training row j against the others is a fresh row for them only when the training table repeats
 rows as often as fresh rows meet it: a table deduplicated before training repeats none. So the
 training rows join the reference only when their events are as frequent as the hold-out's
 (:func:`comparable`: neither their identical share nor their too-close share is below the hold-out's,
-one-sided exact test at :data:`COMPARABLE_P`); otherwise R = H, and the result says so.
+one-sided exact test at :data:`COMPARABLE_P`); otherwise rows are named against the hold-out alone, and
+the result says so.
 
 The hold-out itself must be fresh: one that shares rows with the training table beyond what the
 training table shares with itself (its identical share above the training rows' own, one-sided exact
@@ -72,7 +79,7 @@ DISTANCE = "standardized"
 #: a training row is named when its q-value is at most this (before the verdict's family adjusts it)
 Q_LEVEL = 0.05
 #: the training rows join the reference unless their events are rarer than the hold-out's at this p
-COMPARABLE_P = 0.01
+COMPARABLE_P = 1e-3
 #: a hold-out whose identical share exceeds the training rows' own at this p is refused
 CONTAMINATED_P = 1e-3
 ROW_COLUMNS = ("row_id", "close_copies", "identical_copies", "real_close", "expected_close", "p_value",
@@ -168,6 +175,8 @@ class CloseCopies:
     rows : per training row (:data:`ROW_COLUMNS`, aligned with the training table's row_ids ascending).
     generated : per generated row position, distance, too_close, identical, close (event), nn1 (row_id).
     holdout_distances : (H,) the hold-out rows' D, ascending (what the generated rows are read against).
+    p_rows : Simes' p of "some training row has more close copies than real rows give it", from the exact
+        per-row test against the hold-out alone (the smallest of its q-values): the verdict family's member.
     """
 
     alpha: float
@@ -195,11 +204,7 @@ class CloseCopies:
     rows: pd.DataFrame
     generated: pd.DataFrame
     holdout_distances: np.ndarray
-
-    @property
-    def p_rows(self) -> float:
-        """Simes' p of "some training row has more close copies than chance": the smallest q-value."""
-        return float(self.rows["q_value"].min()) if len(self.rows) else 1.0
+    p_rows: float = 1.0
 
     def named(self, level: float = Q_LEVEL) -> pd.DataFrame:
         """The training rows with q ≤ ``level``, most close copies first."""
@@ -275,13 +280,19 @@ def close_copy_test(row_ids, synthetic: Nearest, holdout: Nearest, loo: Nearest 
     n_is, n_ih = int(iS.sum()), int(iH.sum())
     diff, dlo, dhi = newcombe_interval(n_is, m, n_ih, h)
     p_ident = identical_excess_p(n_is, m, n_ih, h)
-    # per training row: close copies against the reference rows' close matches
+    # per training row: close copies against the reference rows' close matches. Identical training rows
+    # (twins) are one record: a generated row equal to them goes to the lowest position, and so does every
+    # count here (each twin's own leave-one-out match is the other twin)
+    rep = np.arange(n)
+    if loo is not None and len(loo):
+        twin = loo.distance == 0
+        rep[twin] = np.minimum(rep[twin], loo.position[twin])
     evS = too | iS
     evH = (dH < t) | iH if k >= 1 else iH
-    c = np.bincount(synthetic.position[evS], minlength=n)                  # (N,)
-    ident = np.bincount(synthetic.position[iS], minlength=n)
-    r = np.bincount(holdout.position[evH], minlength=n)
-    big_r, note, n_loo_ident = h, "", 0
+    c = np.bincount(rep[synthetic.position[evS]], minlength=n)                # (N,)
+    ident = np.bincount(rep[synthetic.position[iS]], minlength=n)
+    r_h = np.bincount(rep[holdout.position[evH]], minlength=n)
+    r, big_r, note, n_loo_ident = r_h, h, "", 0
     if loo is not None and len(loo):
         iL = loo.distance == 0
         n_loo_ident = int(iL.sum())
@@ -289,22 +300,20 @@ def close_copy_test(row_ids, synthetic: Nearest, holdout: Nearest, loo: Nearest 
         ok_ident = comparable(n_ih, h, n_loo_ident, len(loo))
         ok_close = k < 1 or comparable(int(np.sum(dH < t)), h, int(tooL.sum()), len(loo))
         if ok_ident and ok_close:
-            r = r + np.bincount(loo.position[tooL | iL], minlength=n)
+            r = r_h + np.bincount(rep[loo.position[tooL | iL]], minlength=n)
             big_r += len(loo)
         else:
             what = "identical" if not ok_ident else "close"
             note = (f"the training rows repeat each other less often than real rows meet them ({what} rows: "
-                    f"{100 * np.mean(iL if not ok_ident else tooL):.1f} % against {100 * np.mean(iH if not ok_ident else dH < t):.1f} %"
-                    " of the hold-out), so the per-row test reads the hold-out alone")
+                    f"{100 * np.mean(iL if not ok_ident else tooL):.1f} % against "
+                    f"{100 * np.mean(iH if not ok_ident else dH < t):.1f} % of the hold-out), so rows are named "
+                    "against the hold-out alone")
+    # the family's member: the hold-out alone as reference (exchangeable with the generated rows given the
+    # training table, so exact); naming: the training rows added as reference (far more power, exchangeable
+    # only on average over training tables: used after the family has found copying, module docstring)
+    _, q_exact, cand_exact = _row_tests(c, r_h, m / (m + h))
     share = m / (m + big_r)
-    tot = c + r
-    p = np.ones(n)
-    hit = c > 0
-    p[hit] = stats.binom.sf(c[hit] - 1, tot[hit], share)
-    cand = (tot > 0) & (share ** tot.astype(float) <= Q_LEVEL)
-    q = np.ones(n)
-    if cand.any():
-        q[cand] = bh_qvalues(p[cand])
+    p, q, cand = _row_tests(c, r, share)
     closest = np.full(n, np.inf)
     np.minimum.at(closest, synthetic.position[evS], dS[evS])                # each row's closest close copy
     closest[np.isinf(closest)] = np.nan
@@ -320,4 +329,22 @@ def close_copy_test(row_ids, synthetic: Nearest, holdout: Nearest, loo: Nearest 
                        n_holdout_identical=n_ih, holdout_identical_share=n_ih / h, identical_excess=float(diff),
                        identical_excess_ci=(float(dlo), float(dhi)), p_identical=p_ident,
                        n_training_identical=n_loo_ident, share=share, n_candidates=int(cand.sum()),
-                       rows=rows, generated=generated, holdout_distances=np.sort(dH))
+                       rows=rows, generated=generated, holdout_distances=np.sort(dH),
+                       p_rows=float(q_exact.min()) if cand_exact.any() else 1.0)
+
+
+def _row_tests(c: np.ndarray, r: np.ndarray, share: float):
+    """(p, q, candidates) per row: p_i = P(Bin(c_i + r_i, share) ≥ c_i) (1 when c_i = 0); q: BH over the rows
+    whose smallest attainable p, share^(c_i + r_i), is at most :data:`Q_LEVEL` (the others stay 1)."""
+    from scipy import stats
+
+    n = len(c)
+    tot = c + r
+    p = np.ones(n)
+    hit = c > 0
+    p[hit] = stats.binom.sf(c[hit] - 1, tot[hit], share)
+    cand = (tot > 0) & (share ** tot.astype(float) <= Q_LEVEL)
+    q = np.ones(n)
+    if cand.any():
+        q[cand] = bh_qvalues(p[cand])
+    return p, q, cand

@@ -14,11 +14,12 @@ def test_levels_follow_holms_step_down():
     level = {m.name: m.level for m in f.members}
     assert level["too_close"] == ALPHA / 4 and level["identical"] == ALPHA / 3 and level["rows"] == ALPHA / 2
     assert level["ratio"] == ALPHA                                       # the last, tested at α, fails
-    assert f.holding == ("too_close", "identical", "rows") and f.copying and f.rows_level == ALPHA / 2
+    assert f.holding == ("too_close", "identical", "rows") and f.copying and f.naming_level == ALPHA
     stops = family({"ratio": 0.03, "too_close": 0.02, "identical": 0.5})
     assert stops.holding == () and math.isnan(stops.get("identical").level)   # the step-down stopped first
+    assert stops.naming_level == 0.0                                           # nothing holds: no row is named
     only_rows = family({"ratio": 0.5, "too_close": 0.5, "identical": 1.0, "rows": 0.001})
-    assert only_rows.holding == ("rows",) and not only_rows.copying and only_rows.rows_level == ALPHA / 4
+    assert only_rows.holding == ("rows",) and not only_rows.copying and only_rows.naming_level == ALPHA
     assert family({}).members == () and not family({}).copying
 
 

@@ -21,7 +21,7 @@ def test_the_readme_audit_example_runs(tmp_path, capsys):
         os.chdir(cwd)
     out = capsys.readouterr().out
     assert out.split(" - ")[0] in ("no_copying", "rows_over_copied")
-    assert {p.name for p in (tmp_path / "audit_out").iterdir()} == {"audit.json", "report.html", "rows.csv"}
+    assert {"audit.json", "report.html", "rows.csv"} <= {p.name for p in (tmp_path / "audit_out").iterdir()}
 
 
 def test_every_verdict_code_is_in_the_readme():

@@ -1,7 +1,7 @@
 """What the audit states of its per-row test (memviz.auditing.rowtest) is what the test does."""
 import numpy as np
 
-from memviz.auditing.family import ALPHA, MEMBERS
+from memviz.auditing.family import ALPHA
 from memviz.auditing.rowtest import row_test
 from memviz.measure.dcr import Nearest, close_copy_test
 
@@ -15,12 +15,12 @@ def _test(copies: int, m=1800, h=1500, n=4000, seed=0):
     return close_copy_test(np.arange(n), Nearest(dS, pS), Nearest(dH, pH), Nearest(dL, pL))
 
 
-def test_the_stated_number_of_copies_names_a_row_at_the_familys_strictest_level():
+def test_the_stated_number_of_copies_names_a_row_at_the_naming_level():
     probe = _test(0)
     rt = row_test(probe, 4000, 1500, 1800)
     need = rt.copies_needed
     assert rt.status == "exact" and need is not None and need <= 20
-    level = ALPHA / len(MEMBERS)
+    level = ALPHA
     at = _test(need + 1)                      # the planted row and one more candidate: itself
     assert 11 in at.named(level)["row_id"].tolist()
     below = _test(max(1, need - 2))

@@ -1,0 +1,324 @@
+"""Benchmark: the audit's verdict (issue 36) at full size: calibrated on fresh rows, powerful on planted
+copies, not masked by an under-fitting generator, and what it costs against the previous audit.
+
+Parts (``--parts``, default all):
+
+* ``null``: fresh real rows as the "synthetic" table. Per table (adult, default, shoppers, and default's 14
+  numerical columns alone), 3,000 reference rows drawn from train + test (seeded), the rest the fresh pool;
+  each resample draws H hold-out rows and M generated rows from the pool **without replacement**, for the
+  three size designs (M, H) = (3,000, 300), (3,000, 1,233), (3,000, 3,000). Reported: the share of resamples
+  whose verdict is not ``no_copying`` (any member of the family holds: the ratio test, too close,
+  identical, the data-copying test's regions, the per-row test; Holm at 5 %; target ≤ 5 %), and each
+  member's own rate at 5 %. The engines are fitted once per table and the family read from the same
+  functions :func:`memviz.audit` calls (:mod:`memviz.measure.dcr`, :func:`memviz.measure.floor.excess_p_value`,
+  :func:`memviz.evidence.datacopying.data_copying_test`, :mod:`memviz.auditing.family`).
+* ``rows``: named rows at the earlier grid, N = 3,000, M ∈ {3,000, 60,000}, H ∈ {300, 1,233, 3,000}: the
+  share of resamples with any named row (rows are named once the family holds, q ≤ 5 %; target ≤ 5 %),
+  and, for information, how often the per-row test with the training rows as reference would name one
+  ungated. M = 60,000 exceeds every pool, so those generated rows are drawn with replacement (a fresh row
+  drawn twice is two generated rows), as the previous benchmark did.
+* ``power``: N = 4,000, M = 1,800 (1,500 fresh rows and 60 training rows copied exactly 5 times each),
+  H = 1,500: the share of the 60 rows named (target ≥ 90 %) and resamples with a false named row; and a row
+  with 20 exact copies beside one hold-out row equal to it (named in every resample: target 100 %).
+* ``masking``: the credit table of ``tests/unseen.py`` (3,563 training, 891 hold-out rows); SDV's
+  GaussianCopula fitted on the training rows, 3,000 rows, 600 of them 30 training rows copied 20 times
+  each (and the independent-columns generator, the same way): the verdict and the named rows, with and
+  without the copies.
+* ``cost``: :func:`memviz.audit` at full Adult (32,561 training rows, 32,561 generated stand-ins: test rows
+  with a little noise, 16,281 hold-out rows) with its defaults, against the previous audit run from another
+  checkout (``--old PATH``, e.g. ``git worktree add /tmp/old e9efb32``) in the same run, alternated, each
+  in its own process; target ≤ 1.3x.
+
+Usage: python benchmarks/bench_verdict.py [--parts null,rows,power,masking,cost] [--resamples R]
+       [--data ../shared/datasets] [--old /tmp/old]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+import memviz
+from memviz.auditing.family import ALPHA, family
+from memviz.engine.neighbors import NeighborEngine
+from memviz.evidence.datacopying import data_copying_test
+from memviz.measure.dcr import close_copy_test, leave_one_out, nearest
+from memviz.measure.floor import excess_p_value
+from memviz.measure.memorization import memorization
+from memviz.tables.data import Table, table_from_frame
+from memviz.tables.schema import Schema
+
+ROOT = Path(__file__).resolve().parents[1]
+TABLES = ("adult", "default", "shoppers", "numeric")
+DESIGNS = ((3000, 300), (3000, 1233), (3000, 3000))
+
+
+def load() -> str:
+    return f"load {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
+
+
+def wilson(k: int, n: int) -> str:
+    from memviz.measure.floor import wilson_interval
+
+    lo, hi = wilson_interval(k, n)
+    return f"{100 * k / n:.1f} % ({100 * float(lo):.1f}-{100 * float(hi):.1f})"
+
+
+# ------------------------------------------------------------------ a table's fresh pool, searched once
+class Pool:
+    """Reference rows and a fresh pool of one table, with every search the family reads done once."""
+
+    def __init__(self, data: Path, name: str, n_ref: int, seed: int = 0):
+        if name == "numeric":
+            train, test = memviz.load_dataset(data / "default")
+            cols = list(train.schema.distance_numerical)
+            schema = Schema(numerical=tuple(cols), categorical=(), target=None)
+            allf = pd.concat([train.data[cols], test.data[cols]], ignore_index=True)
+        else:
+            train, test = memviz.load_dataset(data / name)
+            schema = train.schema
+            allf = pd.concat([train.data, test.data], ignore_index=True)[list(schema.columns)]
+        idx = np.random.default_rng(seed).permutation(len(allf))
+        self.name = name
+        self.ref = table_from_frame(allf.iloc[idx[:n_ref]].reset_index(drop=True), schema, source="reference")
+        self.pool = allf.iloc[idx[n_ref:]].reset_index(drop=True)
+        t0 = time.perf_counter()
+        paper = NeighborEngine(distance="paper", device="cpu").fit(self.ref)
+        self.flag = memorization(self.ref, self.pool, engine=paper).memorized           # (P,) the ratio test
+        self.std = NeighborEngine(distance="standardized", device="cpu").fit(self.ref, like=paper)
+        self.near = nearest(self.std, self.pool)                                        # (P,) D and NN1
+        self.loo = leave_one_out(self.std, self.ref)
+        print(f"{name}: {len(self.ref):,} reference rows, {len(self.pool):,} fresh rows searched in "
+              f"{time.perf_counter() - t0:.1f} s; fresh rows flagged by the ratio test {self.flag.mean():.1%}",
+              flush=True)
+
+    def family(self, g: np.ndarray, h: np.ndarray, local: bool = True):
+        """The verdict's family of generated pool rows ``g`` against hold-out pool rows ``h``."""
+        close = close_copy_test(self.std.row_ids_, self.near.take(g), self.near.take(h), self.loo)
+        p = {"ratio": excess_p_value(int(self.flag[g].sum()), len(g), int(self.flag[h].sum()), len(h)),
+             "too_close": close.p_too_close, "identical": close.p_identical, "rows": close.p_rows}
+        if local:
+            dc = data_copying_test(self.ref, Table(self.pool.iloc[g].reset_index(drop=True), self.ref.schema, "g"),
+                                   Table(self.pool.iloc[h].reset_index(drop=True), self.ref.schema, "h"),
+                                   engine=self.std, distances=(self.near.distance[g], self.near.distance[h]),
+                                   positions=(self.near.position[g], self.near.position[h]), holdout_checked=True)
+            cells = dc.cells[dc.cells["included"]]
+            p["local"] = float(cells["q_value"].min()) if len(cells) else None
+        return family(p), close, p
+
+
+def part_null(data: Path, resamples: int):
+    print(f"\nnull: fresh rows as the synthetic table, {resamples} resamples per table and design ({load()})")
+    print("table      M      H      verdict not no_copying (95 %)   members at 5 %: ratio / too close / identical / "
+          "local / rows")
+    worst = 0.0
+    for name in TABLES:
+        pool = Pool(data, name, 3000)
+        rng = np.random.default_rng(1)
+        for m, h in DESIGNS:
+            bad, member = 0, dict.fromkeys(("ratio", "too_close", "identical", "local", "rows"), 0)
+            for _ in range(resamples):
+                perm = rng.permutation(len(pool.pool))
+                fam, _, p = pool.family(perm[h:h + m], perm[:h])
+                bad += bool(fam.holding)
+                for k, v in p.items():
+                    member[k] += v is not None and v <= ALPHA
+            worst = max(worst, bad / resamples)
+            print(f"{name:<10} {m:<6,} {h:<6,} {wilson(bad, resamples):<31} "
+                  + " / ".join(f"{100 * v / resamples:.0f} %" for v in member.values()), flush=True)
+    print(f"worst: {100 * worst:.1f} % (target <= 5 %)")
+
+
+def part_rows(data: Path, resamples: int):
+    print(f"\nrows: named rows with fresh rows as the synthetic table, {resamples} resamples ({load()}); named: "
+          "q <= 5 % once the family holds (the data-copying regions left out here: one member fewer); ungated: "
+          "q <= 5 % whatever the family")
+    print("table      M        H      resamples with a named row   ungated   copies a lone row needs")
+    for name in TABLES:
+        pool = Pool(data, name, 3000)
+        rng = np.random.default_rng(2)
+        for m in (3000, 60000):
+            for h in (300, 1233, 3000):
+                named, ungated, need = 0, 0, []
+                for _ in range(resamples):
+                    perm = rng.permutation(len(pool.pool))
+                    rest = perm[h:]
+                    g = rest[:m] if m <= len(rest) else rest[rng.integers(0, len(rest), m)]
+                    fam, close, _ = pool.family(g, perm[:h], local=False)
+                    named += fam.naming_level > 0 and len(close.named(fam.naming_level)) > 0
+                    ungated += len(close.named(ALPHA)) > 0
+                    need.append(close.copies_needed(ALPHA) or -1)
+                print(f"{name:<10} {m:<8,} {h:<6,} {wilson(named, resamples):<28} {100 * ungated / resamples:5.0f} %   "
+                      f"{int(np.median(need))}", flush=True)
+
+
+def part_power(data: Path, resamples: int):
+    print(f"\npower: N = 4,000, M = 1,800 (1,500 fresh + 60 rows x 5 exact copies), H = 1,500, {resamples} "
+          f"resamples ({load()})")
+    for name in TABLES:
+        pool = Pool(data, name, 4000)
+        rng = np.random.default_rng(3)
+        found, false, twenty = [], 0, 0
+        ref_near = nearest(pool.std, pool.ref)                               # a training row's copy: itself, D = 0
+        for _ in range(resamples):
+            perm = rng.permutation(len(pool.pool))
+            h, g = perm[:1500], perm[1500:3000]
+            planted = rng.choice(len(pool.ref), 60, replace=False)
+            near = _concat(pool.near.take(g), ref_near.take(np.repeat(planted, 5)))
+            hold = pool.near.take(h)
+            fam, close = _family_of(pool, near, hold)
+            named = set(close.named(fam.naming_level)["row_id"]) if fam.naming_level else set()
+            want = set(pool.std.row_ids_[_record(pool, planted)])           # a planted row's twin is its record
+            found.append(len(named & want) / 60)
+            false += bool(named - want)
+            # a row with 20 exact copies and one hold-out row equal to it
+            one = rng.integers(len(pool.ref))
+            near20 = _concat(pool.near.take(perm[1500:3000]), ref_near.take(np.repeat([one], 20)))
+            hold1 = _concat(pool.near.take(h[:-1]), ref_near.take([one]))
+            fam20, close20 = _family_of(pool, near20, hold1)
+            twenty += fam20.naming_level > 0 and pool.std.row_ids_[_record(pool, one)] in set(
+                close20.named(fam20.naming_level)["row_id"])
+        print(f"{name:<10} planted rows named {100 * np.mean(found):.1f} % (min {100 * min(found):.0f} %; target >= 90 %); "
+              f"resamples with a false named row {wilson(false, resamples)}; 20 copies beside one real match named "
+              f"in {twenty} of {resamples}", flush=True)
+
+
+def _record(pool: Pool, positions):
+    """The positions of the records (the lowest of identical training rows) that ``positions`` belong to."""
+    loo = pool.loo
+    rep = np.arange(len(loo))
+    twin = loo.distance == 0
+    rep[twin] = np.minimum(rep[twin], loo.position[twin])
+    return rep[np.asarray(positions)]
+
+
+def _concat(a, b):
+    from memviz.measure.dcr import Nearest
+
+    return Nearest(np.r_[a.distance, b.distance], np.r_[a.position, b.position])
+
+
+def _family_of(pool: Pool, near, hold):
+    close = close_copy_test(pool.std.row_ids_, near, hold, pool.loo)
+    # the ratio test and the regions as members that never hold: the per-row test faces the audit's m = 5
+    return family({"ratio": 1.0, "local": 1.0, "too_close": close.p_too_close, "identical": close.p_identical,
+                   "rows": close.p_rows}), close
+
+
+def part_masking():
+    sys.path.insert(0, str(ROOT / "tests"))
+    from unseen import credit_table, independent_columns, with_copies
+
+    schema = Schema(numerical=("Seniority", "Age", "Income", "Debt"),
+                    categorical=("Home", "Marital", "Records", "Job", "Trend"), target="Status", task="binary")
+    df = credit_table(4454, seed=3).drop(columns="rownames")
+    train, hold = df.iloc[:3563].reset_index(drop=True), df.iloc[3563:].reset_index(drop=True)
+    print(f"\nmasking: a credit table, 3,563 training and 891 hold-out rows ({load()})")
+    gens = {"independent columns": independent_columns(train, 3000, seed=1)}
+    try:
+        import warnings
+
+        from sdv.metadata import SingleTableMetadata
+        from sdv.single_table import GaussianCopulaSynthesizer
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            meta = SingleTableMetadata()
+            meta.detect_from_dataframe(train)
+            gc = GaussianCopulaSynthesizer(meta)
+            gc.fit(train)
+            gens["SDV GaussianCopula"] = gc.sample(3000)[list(train.columns)]
+    except ImportError as exc:
+        print(f"  GaussianCopula not available: {exc}")
+    for label, gen in gens.items():
+        syn, src = with_copies(gen, train, 30, 20, seed=2)
+        for what, frame in (("20 % copies of 30 rows", syn), ("no copies", gen)):
+            t0 = time.perf_counter()
+            a = memviz.audit(train, frame, hold, schema=schema)
+            named = set(a.over_copied_rows["row_id"])
+            print(f"  {label}, {what}: {a.verdict.code} ({time.perf_counter() - t0:.1f} s); flagged {a.mem_ratio:.1%} "
+                  f"against a floor of {a.floor:.1%}; family holding {', '.join(a.family.holding) or 'none'}; named "
+                  f"{len(named)} rows" + (f", {len(named & set(src))} of the 30 copied" if what != "no copies" else ""))
+            print(f"    {a.verdict.sentence}")
+
+
+COST = r"""
+import json, sys, time, warnings
+warnings.simplefilter("ignore")
+import pandas as pd, memviz
+train, syn, hold = (pd.read_parquet(sys.argv[1] + f"/{n}.parquet") for n in ("train", "syn", "hold"))
+schema = sys.argv[1] + "/meta.json"
+t0 = time.perf_counter()
+a = memviz.audit(train, syn, hold, schema=schema, device="cpu")
+print(json.dumps({"seconds": time.perf_counter() - t0, "code": a.verdict.code, "file": memviz.__file__}))
+"""
+
+
+def part_cost(data: Path, old: Path | None, repeats: int):
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from bench_evidence import noisy
+
+    train, test = memviz.load_dataset(data / "adult")
+    rng = np.random.default_rng(0)
+    syn = noisy(test.data, train.schema, len(train), rng)
+    with tempfile.TemporaryDirectory() as d:
+        train.data.to_parquet(Path(d) / "train.parquet")
+        syn.to_parquet(Path(d) / "syn.parquet")
+        test.data.to_parquet(Path(d) / "hold.parquet")
+        train.schema.save(Path(d) / "meta.json")
+        codes = {"new": ROOT} | ({"old": old} if old else {})
+        times = {k: [] for k in codes}
+        print(f"\ncost: memviz.audit at full Adult ({len(train):,} training, {len(syn):,} generated, "
+              f"{len(test):,} hold-out rows), defaults, {repeats} runs each alternated ({load()})")
+        for _ in range(repeats):
+            for k, path in codes.items():
+                env = dict(os.environ, PYTHONPATH=str(path))
+                out = subprocess.run([sys.executable, "-c", COST, d], capture_output=True, text=True, env=env,
+                                     cwd=str(path))
+                if out.returncode:
+                    raise SystemExit(out.stderr[-2000:])
+                r = json.loads(out.stdout.strip().splitlines()[-1])
+                times[k].append(r["seconds"])
+                print(f"  {k}: {r['seconds']:.1f} s, verdict {r['code']} ({r['file']})", flush=True)
+        med = {k: float(np.median(v)) for k, v in times.items()}
+        line = ", ".join(f"{k} median {v:.1f} s" for k, v in med.items())
+        if "old" in med:
+            line += f": {med['new'] / med['old']:.2f}x the previous audit (target <= 1.3x)"
+        print(f"  {line} ({load()})")
+
+
+def main():
+    global TABLES
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--data", default=str(ROOT.parent / "shared" / "datasets"))
+    ap.add_argument("--parts", default="null,rows,power,masking,cost")
+    ap.add_argument("--resamples", type=int, default=100)
+    ap.add_argument("--old", help="a checkout of the previous code, for the cost part")
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--tables", default="adult,default,shoppers,numeric", help="the tables of null, rows and power")
+    args = ap.parse_args()
+    data, parts = Path(args.data), args.parts.split(",")
+    TABLES = tuple(args.tables.split(","))
+    if "null" in parts:
+        part_null(data, args.resamples)
+    if "rows" in parts:
+        part_rows(data, args.resamples)
+    if "power" in parts:
+        part_power(data, max(1, args.resamples // 5))
+    if "masking" in parts:
+        part_masking()
+    if "cost" in parts:
+        part_cost(data, Path(args.old) if args.old else None, args.repeats)
+
+
+if __name__ == "__main__":
+    main()
