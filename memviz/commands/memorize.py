@@ -61,7 +61,7 @@ def _run(args, t0, client) -> None:
     from memviz.engine.neighbors import NeighborEngine
     from memviz.tables.data import load_companion, load_table
 
-    train = load_table(args.train, schema_of(args), target=args.target)
+    train = load_table(args.train, schema_of(args), target=args.target, suggest=False)  # it reads no target
     syn = load_companion(train, args.synthetic, role="synthetic")
     holdout = load_companion(train, args.holdout, role="test") if args.holdout else None
     engine = NeighborEngine(distance=args.distance, device=args.device).fit(train)

@@ -92,11 +92,28 @@ def _handshake(address: str, timeout: float) -> None:
         comm = await comm_connect(address, timeout=timeout)
         await comm.close()
 
+    _reach(address, timeout)
     try:
         asyncio.run(asyncio.wait_for(probe(), timeout))
     except (asyncio.TimeoutError, TimeoutError):
         raise MemvizError(f"dask scheduler {address}: no dask scheduler answered within {timeout:g} s") from None
     except Exception as exc:  # refused, unreachable, or not dask's protocol (MemoryError from a garbage frame length)
+        raise MemvizError(f"dask scheduler {address}: cannot connect ({_why(exc)})") from None
+
+
+def _reach(address: str, timeout: float) -> None:
+    """A TCP connection to a ``tcp://`` address, or a MemvizError saying it cannot connect: dask's own
+    connect retries a refused port until its timeout, so a closed port read as "no answer within 10 s"
+    rather than as refused."""
+    import socket
+
+    scheme, _, rest = address.partition("://")
+    if scheme != "tcp":
+        return
+    host, _, port = rest.rpartition(":")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
+    except OSError as exc:
         raise MemvizError(f"dask scheduler {address}: cannot connect ({_why(exc)})") from None
 
 

@@ -261,7 +261,7 @@ def validate(df: pd.DataFrame, schema: Schema, source: str, role: str = "train")
 
 def load_table(path: str | Path, schema: Schema | str | Path | None = None, *, target: str | None = None,
                overrides: Mapping[str, str] | None = None, role: str = "train",
-               row_id_column: str | None = None) -> Table:
+               row_id_column: str | None = None, suggest: bool = True) -> Table:
     """Load a CSV/Parquet file as a :class:`Table`.
 
     Parameters
@@ -272,15 +272,17 @@ def load_table(path: str | Path, schema: Schema | str | Path | None = None, *, t
     overrides : {column: kind} applied on top of the schema (see :meth:`Schema.with_overrides`).
     role : ``"train"``, ``"test"`` or ``"synthetic"`` (see :func:`validate`).
     row_id_column : use this column as ``row_id`` instead of the row position.
+    suggest : when no target is given, say which column :func:`suggest_target` would take (False where
+        nothing is measured on a target, as in ``memviz memorize``).
     """
     df = read_frame(path)
     return table_from_frame(df, schema, source=str(path), target=target, overrides=overrides,
-                            role=role, row_id_column=row_id_column)
+                            role=role, row_id_column=row_id_column, suggest=suggest)
 
 
 def table_from_frame(df: pd.DataFrame, schema: Schema | str | Path | None = None, *, source: str = "table",
                      target: str | None = None, overrides: Mapping[str, str] | None = None,
-                     role: str = "train", row_id_column: str | None = None) -> Table:
+                     role: str = "train", row_id_column: str | None = None, suggest: bool = True) -> Table:
     """Like :func:`load_table` for a DataFrame already in memory (uploads, tests).
 
     ``target`` names the label of an inferred schema, or replaces a given schema's target (the
@@ -295,7 +297,7 @@ def table_from_frame(df: pd.DataFrame, schema: Schema | str | Path | None = None
         with warnings.catch_warnings():
             warnings.simplefilter("always", SchemaWarning)
             schema = infer_schema(frame, target=target, source=source)
-            if target is None and role == "train":
+            if target is None and role == "train" and suggest:
                 tip = suggest_target(frame, schema)
                 if tip.column is not None:
                     warnings.warn(f"{source}: no target given, so none is measured (suggested: {tip.column!r}, "

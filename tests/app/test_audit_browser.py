@@ -139,7 +139,7 @@ def _data_page_reads_sdv_metadata(page, paths: dict[str, Path], tmp: Path) -> No
     inferred = raw_from_upload("people.csv", (tmp / "people.csv").read_bytes()).schema
     assert _metric(page, "numerical") == str(len(inferred.numerical))
     box.set_input_files(str(tmp / "sdv.json"))
-    page.get_by_text("left out person (id)", exact=False).first.wait_for(timeout=120_000)
+    page.get_by_text("person (id) is the row key", exact=False).first.wait_for(timeout=120_000)
     _idle(page)
     assert page.locator("[data-testid='stException']").count() == 0
     assert _metric(page, "numerical") == str(len(schema.numerical) - 2) != str(len(inferred.numerical))
