@@ -236,7 +236,9 @@ def test_walk(walk_root):
             assert moved, f"a Compare cell's progress stayed at {first!r} for 10 s"
             bar = page.locator("[data-testid='stMain'] [data-testid='stProgress']").first.inner_text()
             assert "cell" in bar
-            page.get_by_text(re.compile(r"about .* left")).first.wait_for(timeout=120_000)
+            # the estimate in the page's own bar (a bare text match took a hidden block of the page first)
+            page.locator("[data-testid='stMain'] [data-testid='stProgress']").filter(
+                has_text=re.compile(r"about .* left")).first.wait_for(timeout=120_000)
             page.locator("[data-testid='stProgress']").get_by_text("finished", exact=False).first.wait_for(
                 timeout=900_000)
             idle(page)
