@@ -132,8 +132,9 @@ def _lock_folder(out: Path, parent: Path):
             f.seek(0)
             pid = f.read().strip()
             f.close()
-            raise FolderBusy(f"{out}: another process is writing this folder{f' (pid {pid})' if pid.isdigit() else ''}; "
-                             "wait for it to finish, or give another --out") from None
+            who = f" (pid {pid})" if pid.isdigit() else ""
+            raise FolderBusy(f"{out}: another process is writing this folder{who}; wait for it to finish, or give "
+                             "another --out") from None
         try:  # the file may have been removed by the writer before us after we opened it: lock the one in place
             same = os.fstat(f.fileno()).st_ino == os.stat(path).st_ino
         except FileNotFoundError:

@@ -5,7 +5,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from memviz.app import datasets, runs, uploads
+from memviz.app import bounds, datasets, runs, uploads
 from memviz.errors import MemvizError
 from memviz.tables.data import fingerprint
 from screens import _ui
@@ -61,7 +61,7 @@ if source == UPLOAD:
         if raw is None:
             st.info("Upload a table with a header row; one row per record. Nothing is executed or unpickled. "
                     f"Uploads are kept under {_ui.esc(root)}/.uploads so that a reload finds them; delete that folder "
-                    "to remove them.")
+                    "to remove them. " + _ui.esc(bounds.uploads_caption(Path(root) / uploads.UPLOADS)))
 else:
     try:
         raw = _ui.raw_choice(source)

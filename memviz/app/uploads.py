@@ -8,7 +8,10 @@ again (the run it shows was trained on them)::
 Keys are content hashes: the same upload or table is kept once. A write that fails (a full
 disk) leaves no half-made folder, and parsed uploads are kept in memory by :class:`ByteCache`,
 bounded in bytes (``$MEMVIZ_UPLOAD_CACHE_BYTES``, default 512 MiB), not in entries: three
-300k-row uploads from closed sessions kept 1.49 GB in the server.
+300k-row uploads from closed sessions kept 1.49 GB in the server. That one budget is shared by every
+cache of parsed tables and audits of the dashboard (:class:`ByteCache`). Kept uploads and tables take
+at most ``$MEMVIZ_UPLOAD_QUOTA_BYTES`` on disk in all; the least recently saved go first
+(:mod:`memviz.app.bounds`).
 """
 from __future__ import annotations
 
@@ -23,8 +26,10 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
+from memviz.app import bounds
 from memviz.app.datasets import RawData, raw_from_upload
 from memviz.errors import DataError, MemvizError
 from memviz.io import (
@@ -76,13 +81,22 @@ def save_upload(root: str | Path, name: str, raw: bytes, test_name: str | None =
     key = _key(name, raw, test_name, test_raw)
     folder = _uploads(root) / key
     info = folder / "upload.json"
+    bounds.check_upload_size(len(raw) + len(test_raw or b""), str(name))   # one upload above the quota
     if not info.exists():
         with _whole(folder):
             atomic_write_bytes(folder / "train.bin", raw)
             if test_raw is not None:
                 atomic_write_bytes(folder / "test.bin", test_raw)
             atomic_write_json(info, {"key": key, "name": str(name), "test_name": test_name, "created": time.time()})
+    _within_quota(root, folder)
     return _stored(folder)
+
+
+def _within_quota(root, folder: Path) -> None:
+    """``folder`` marked as just used, then the oldest kept uploads and tables removed beyond the quota
+    (:func:`memviz.app.bounds.prune_uploads`)."""
+    bounds.touch(folder)
+    bounds.prune_uploads(_uploads(root), keep=folder)
 
 
 class _whole:
@@ -152,6 +166,7 @@ def save_tables(root: str | Path, train: Table, test: Table | None, label: str, 
                                                      "train_source": train.source,
                                                      "test_source": test.source if test is not None else None,
                                                      "created": time.time()})
+    _within_quota(root, folder)
     return key
 
 
@@ -187,26 +202,35 @@ def tables_for(root: str | Path, train_fingerprint: str) -> str | None:
 
 
 # ------------------------------------------------------------ the in-memory cache
-def nbytes(obj) -> int:
+def nbytes(obj, _seen: set | None = None) -> int:
     """The memory a cached value holds: its DataFrames' and Series' (``memory_usage(deep=True)``,
-    strings included) and bytes, found through dataclasses, tuples, lists and dicts."""
+    strings included), arrays and bytes, found through dataclasses, other objects' attributes,
+    tuples, lists and dicts (each object counted once)."""
+    seen = set() if _seen is None else _seen
+    if id(obj) in seen or obj is None or isinstance(obj, (str, int, float, bool, type)):
+        return 0
+    seen.add(id(obj))
     if isinstance(obj, pd.DataFrame):
         return int(obj.memory_usage(deep=True, index=True).sum())
     if isinstance(obj, pd.Series):
         return int(obj.memory_usage(deep=True, index=True))
     if isinstance(obj, (bytes, bytearray)):
         return len(obj)
-    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return sum(nbytes(getattr(obj, f.name)) for f in dataclasses.fields(obj))
-    if isinstance(obj, (tuple, list)):
-        return sum(nbytes(v) for v in obj)
+    if isinstance(obj, np.ndarray):
+        return int(obj.nbytes)
+    if dataclasses.is_dataclass(obj):
+        return sum(nbytes(getattr(obj, f.name), seen) for f in dataclasses.fields(obj))
+    if isinstance(obj, (tuple, list, set, frozenset)):
+        return sum(nbytes(v, seen) for v in obj)
     if isinstance(obj, dict):
-        return sum(nbytes(v) for v in obj.values())
-    return 0
+        return sum(nbytes(v, seen) for v in obj.values())
+    attrs = getattr(obj, "__dict__", None)
+    return sum(nbytes(v, seen) for v in attrs.values()) if isinstance(attrs, dict) else 0
 
 
 def upload_cache_bytes() -> int:
-    """The in-memory upload cache's bound: ``$MEMVIZ_UPLOAD_CACHE_BYTES``, else 512 MiB."""
+    """The one budget of the dashboard's caches of parsed tables and audits: ``$MEMVIZ_UPLOAD_CACHE_BYTES``,
+    else 512 MiB."""
     raw = os.environ.get(UPLOAD_CACHE_ENV, "").strip()
     if raw:
         try:
@@ -216,55 +240,102 @@ def upload_cache_bytes() -> int:
     return DEFAULT_UPLOAD_CACHE_BYTES
 
 
+class _Pool:
+    """Least recently used values of several caches, at most ``max_bytes()`` in all."""
+
+    def __init__(self, max_bytes):
+        self.max_bytes = max_bytes
+        self.items: OrderedDict[tuple, tuple[object, int]] = OrderedDict()
+        self.lock = threading.Lock()
+
+    def get(self, key):
+        with self.lock:
+            hit = self.items.get(key)
+            if hit is not None:
+                self.items.move_to_end(key)
+            return hit
+
+    def put(self, key, value, size: int) -> None:
+        cap = self.max_bytes()
+        with self.lock:
+            if size <= cap:
+                self.items[key] = (value, size)
+                self.items.move_to_end(key)
+            total = sum(n for _, n in self.items.values())
+            while total > cap and self.items:
+                _, (_, n) = self.items.popitem(last=False)
+                total -= n
+
+    def total(self, owner=None) -> int:
+        with self.lock:
+            return sum(n for k, (_, n) in self.items.items() if owner is None or k[0] == owner)
+
+
+#: the one pool every dashboard cache of parsed tables and audits shares (module docstring)
+SHARED = _Pool(upload_cache_bytes)
+
+
+def cache_bytes() -> int:
+    """What the shared caches hold now, in bytes (at most :func:`upload_cache_bytes`)."""
+    return SHARED.total()
+
+
 class ByteCache:
-    """The least recently used results of ``fn``, shared by every session, at most ``max_bytes``
-    (:func:`nbytes`) in all; default :func:`upload_cache_bytes`, read at each call. A result larger
-    than the whole bound is returned but not kept; an exception is never kept. Arguments are
-    str, bytes or None (hashed as :func:`save_upload` hashes them)."""
+    """The least recently used results of ``fn``, shared by every session. Without ``max_bytes``, every
+    such cache shares one budget, :func:`upload_cache_bytes` (read at each call): four 72 MB uploads on
+    the Audit page had taken the server to 4.2 GB through caches bounded by their number of entries. With
+    ``max_bytes``, the cache has a budget of its own. A result larger than the whole bound is returned but
+    not kept; an exception is never kept. The key is made of the arguments (str, bytes, None, or their
+    ``str``), leaving out parameters whose name starts with ``_`` (as ``st.cache_resource`` does: a
+    table passed beside its fingerprint)."""
 
     def __init__(self, fn, max_bytes: int | None = None):
+        import inspect
+
         self.fn, self._max = fn, max_bytes
-        self._items: OrderedDict[str, tuple[object, int]] = OrderedDict()
-        self._lock = threading.Lock()
+        self._pool = SHARED if max_bytes is None else _Pool(lambda: max_bytes)
+        self._id = object()
+        try:
+            params = list(inspect.signature(fn).parameters.values())
+        except (TypeError, ValueError):
+            params = []
+        self._skip = {i for i, p in enumerate(params) if p.name.startswith("_")}
+        self._skip_names = {p.name for p in params if p.name.startswith("_")}
         self.__wrapped__ = fn
         self.__doc__ = fn.__doc__
 
     @property
     def max_bytes(self) -> int:
-        return self._max if self._max is not None else upload_cache_bytes()
+        return self._pool.max_bytes()
 
     @property
     def total_bytes(self) -> int:
-        with self._lock:
-            return sum(n for _, n in self._items.values())
+        return self._pool.total(self._id)
 
     def __len__(self) -> int:
-        return len(self._items)
+        with self._pool.lock:
+            return sum(1 for k in self._pool.items if k[0] is self._id)
 
     def clear(self) -> None:
-        with self._lock:
-            self._items.clear()
+        with self._pool.lock:
+            for k in [k for k in self._pool.items if k[0] is self._id]:
+                del self._pool.items[k]
 
-    def __call__(self, *args):
-        key = _key(*(str(a) if not isinstance(a, (bytes, str, type(None))) else a for a in args))
-        with self._lock:
-            hit = self._items.get(key)
-            if hit is not None:
-                self._items.move_to_end(key)
-                return hit[0]
-        value = self.fn(*args)
-        size, cap = nbytes(value), self.max_bytes
-        with self._lock:
-            if size <= cap:
-                self._items[key] = (value, size)
-                self._items.move_to_end(key)
-            total = sum(n for _, n in self._items.values())
-            while total > cap and self._items:
-                _, (_, n) = self._items.popitem(last=False)
-                total -= n
+    def _key(self, args, kwargs) -> str:
+        parts = [a for i, a in enumerate(args) if i not in self._skip]
+        parts += [f"{k}={v}" for k, v in sorted(kwargs.items()) if k not in self._skip_names]
+        return _key(*(str(a) if not isinstance(a, (bytes, str, type(None))) else a for a in parts))
+
+    def __call__(self, *args, **kwargs):
+        key = (self._id, self._key(args, kwargs))
+        hit = self._pool.get(key)
+        if hit is not None:
+            return hit[0]
+        value = self.fn(*args, **kwargs)
+        self._pool.put(key, value, nbytes(value))
         return value
 
 
 def byte_cached(max_bytes: int | None = None):
-    """Decorator: ``fn`` through a :class:`ByteCache`."""
+    """Decorator: ``fn`` through a :class:`ByteCache` (by default on the one shared budget)."""
     return lambda fn: ByteCache(fn, max_bytes)

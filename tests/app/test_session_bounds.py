@@ -101,3 +101,69 @@ def test_the_caps_read_their_environment_in_one_line(monkeypatch):
     monkeypatch.setenv(bounds.RUN_DISK_ENV, "lots")
     with pytest.raises(MemvizError, match=bounds.RUN_DISK_ENV):
         bounds.run_disk_bytes()
+
+
+# ------------------------------------------------------------------ one byte budget for every cache
+def _frame(n: int, seed: int = 0):
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame({"x": rng.normal(size=n), "s": [f"text-{i}" for i in rng.integers(0, 10**9, n)]})
+
+
+def test_every_cache_of_tables_and_audits_shares_one_byte_budget(monkeypatch):
+    """Four 72 MB uploads took the server to 4.2 GB: the Audit page's caches were bounded by entries (8),
+    each on its own."""
+    from memviz.app import uploads
+
+    one = uploads.nbytes(_frame(20_000))
+    monkeypatch.setenv(uploads.UPLOAD_CACHE_ENV, str(int(2.5 * one)))
+    a = uploads.ByteCache(lambda name: _frame(20_000, seed=hash(name) % 1000))
+    b = uploads.ByteCache(lambda name, _big: _frame(20_000, seed=hash(name) % 997))
+    for name in ("a", "b", "c", "d"):
+        a(name)
+        b(name, object())                       # a parameter named _... is not part of the key
+        assert a.total_bytes + b.total_bytes <= int(2.5 * one)
+        assert uploads.cache_bytes() <= uploads.upload_cache_bytes()
+    assert len(a) + len(b) == 2
+    calls = []
+    c = uploads.ByteCache(lambda name, _t: calls.append(name) or 1)
+    c("x", object()), c("x", object())
+    assert calls == ["x"]
+
+
+def test_the_dashboards_table_and_audit_caches_are_on_the_budget():
+    import sys
+
+    sys.path.insert(0, str(ROOT))
+    from memviz.app import uploads
+    from screens import _ui
+
+    for name in ("raw_choice", "raw_upload", "raw_kept", "kept_tables", "run_view", "run_tables", "redacted_table",
+                 "tables_of", "audit_of"):
+        fn = getattr(_ui, name)
+        assert isinstance(fn, uploads.ByteCache) and fn._pool is uploads.SHARED, name
+    page = (ROOT / "screens" / "8_audit.py").read_text()
+    assert "cache_resource" not in page                          # nothing of the page's own, outside the budget
+
+
+# ------------------------------------------------------------------ kept uploads: a total quota
+def test_kept_uploads_stay_within_their_quota_oldest_first(tmp_path, monkeypatch):
+    import os
+
+    from memviz.app import uploads
+
+    raw = [(f"t{i}.csv", ("a,b\n" + "".join(f"{i},{j}\n" for j in range(20_000))).encode()) for i in range(4)]
+    size = len(raw[0][1])
+    monkeypatch.setenv(bounds.UPLOAD_QUOTA_ENV, str(int(2.5 * size)))
+    kept = []
+    for n, (name, data) in enumerate(raw):
+        kept.append(uploads.save_upload(tmp_path, name, data))
+        os.utime(kept[-1].folder, (n + 1, n + 1)) if n < 3 else None   # saved one after another
+    left = {u.name for u in uploads.list_uploads(tmp_path)}
+    assert left == {"t2.csv", "t3.csv"}, left                         # the newest two: 2.5 uploads' quota
+    assert sum(n for _, n, _ in bounds.kept_folders(tmp_path / uploads.UPLOADS)) <= int(2.5 * size)
+    with pytest.raises(MemvizError, match="kept uploads may take"):
+        uploads.save_upload(tmp_path, "big.csv", b"x" * (3 * size))
+    assert bounds.uploads_caption(tmp_path / uploads.UPLOADS).startswith("Uploads are kept with the runs")

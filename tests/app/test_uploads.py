@@ -66,8 +66,10 @@ def test_a_value_larger_than_the_bound_is_returned_but_not_kept(monkeypatch):
 def test_nbytes_counts_strings_and_dataclasses(sample):
     train, _ = sample
     assert uploads.nbytes(train) == uploads.nbytes(train.data) > train.data.shape[0] * train.data.shape[1]
-    raw = datasets.RawData(train.data, train.data, train.schema, "s", "l")
+    raw = datasets.RawData(train.data, train.data.copy(), train.schema, "s", "l")
     assert uploads.nbytes(raw) == 2 * uploads.nbytes(train.data)
+    shared = datasets.RawData(train.data, train.data, train.schema, "s", "l")   # one frame, held twice
+    assert uploads.nbytes(shared) == uploads.nbytes(train.data)
 
 
 def test_the_dashboards_upload_caches_are_byte_bounded():
