@@ -5,26 +5,12 @@ import dataclasses
 
 import streamlit as st
 
-from memviz.app import audits, readings
+from memviz.app import audits, datasets, readings
 from memviz.errors import MemvizError
 from memviz.tables.data import fingerprint
 from screens import _ui
 
 FILES = ["csv", "parquet", "pq", "txt"]
-
-
-@st.cache_resource(show_spinner="Auditing: every generated and hold-out row against its nearest training rows…",
-                   max_entries=8)
-def audit_of(train_fp: str, synthetic_fp: str, holdout_fp: str, distance: str, _train, _synthetic, _holdout):
-    """One audit per (tables, distance): keyed by the tables' fingerprints, shared by every session."""
-    return audits.tables_audit(_train, _synthetic, _holdout, distance=distance)
-
-
-@st.cache_resource(show_spinner=False, max_entries=8)
-def tables_of(names: tuple, digests: tuple, _raw: tuple):
-    """The uploads parsed once per content (``digests``: their SHA-256)."""
-    return audits.upload_tables(names[0], _raw[0], names[1], _raw[1], names[2], _raw[2], schema_name=names[3],
-                                schema_raw=_raw[3])
 
 
 st.title("Audit a synthetic table")
@@ -34,6 +20,10 @@ st.write("Upload the training table a generator learned from, a hold-out (real r
          "are copied far more than chance.")
 
 data = _ui.ensure_data()
+KEPT, OPTIONS = "audit_kept", ("audit_use_current", "audit_distance", "audit_target")
+for k in OPTIONS:    # the page's options outlive a visit to another page (Streamlit drops a widget's state)
+    if k in st.session_state:
+        st.session_state[k] = st.session_state[k]
 current = st.toggle(f"Use the current table as the training table ({_ui.esc(data['label'])}, "
                     f"{len(data['train']):,} rows) and its test split as the hold-out", value=False,
                     key="audit_use_current", disabled=data["test"] is None,
@@ -45,24 +35,58 @@ up_hold = None if current else c2.file_uploader("Hold-out: real rows the generat
 up_syn = c3.file_uploader("Synthetic table (any generator)", type=FILES, key="audit_synthetic")
 up_schema = None if current else st.file_uploader(
     "Schema (optional): SDV metadata JSON or memviz meta.json", type=["json"], key="audit_schema",
-    help="Without one the schema is inferred from the training table, with a label-like column as the target.")
+    help="Without one the schema is inferred from the training table; the target is asked for below.")
 distance = st.radio("Distance", ["paper", "standardized"], horizontal=True, key="audit_distance",
                     format_func=readings.DISTANCE_LABELS.get,  # what each distance does, not only its name
                     help="The papers' distance rescales the numbers for each generated row, so it flags real rows "
                          "more often; compare each distance with its own floor, never across.")
 
+# the files of this session: the uploads when given, else the ones given before a visit to another page
+kept = st.session_state.get(KEPT)
+if up_syn is not None:
+    ups = (up_train, up_syn, up_hold, up_schema)
+    kept = {"current": current, "names": tuple(u.name if u is not None else None for u in ups),
+            "raws": tuple(u.getvalue() if u is not None else None for u in ups)}
+    if current or up_train is not None:
+        st.session_state[KEPT] = kept
+elif kept is not None and kept["current"] == current and (current or up_train is None):
+    shown = ", ".join(n for n in kept["names"] if n)
+    left, right = st.columns([4, 1])
+    left.caption(f"Using the files you gave earlier in this session: {_ui.esc(shown)}.")
+    if right.button("Forget them", key="audit_forget"):
+        st.session_state.pop(KEPT, None)
+        st.rerun()
+else:
+    kept = None
+
 train = holdout = synthetic = None
+digest = audits.digests(kept["raws"][0])[0] if kept is not None else ""
+# the target picked below, for the training table it was picked for (None: the table's suggestion)
+chosen = st.session_state.get("audit_target") if st.session_state.get("audit_target_for") == digest else None
 try:
-    if current and up_syn is not None:
+    if kept is not None and kept["current"] and kept["raws"][1] is not None:
         train, holdout = data["train"], data["test"]
-        synthetic = audits.companion_table(train, up_syn.name, up_syn.getvalue())
-    elif up_train is not None and up_syn is not None:
-        ups = (up_train, up_syn, up_hold, up_schema)
-        raws = tuple(u.getvalue() if u is not None else None for u in ups)
-        names = tuple(u.name if u is not None else None for u in ups)
-        train, synthetic, holdout = tables_of(names, audits.digests(*raws), raws)
+        synthetic = audits.companion_table(train, kept["names"][1], kept["raws"][1])
+    elif kept is not None and kept["raws"][0] is not None and kept["raws"][1] is not None:
+        names, raws = kept["names"], kept["raws"]
+        train, synthetic, holdout = _ui.tables_of(names, audits.digests(*raws), chosen, raws)
 except MemvizError as exc:
     _ui.error(exc)
+
+if train is not None and not (kept or {}).get("current"):
+    # the schema as read: the target asked for (the table's suggestion first), each column's kind and why
+    with st.expander(f"Schema read from {train.source}: target {train.schema.target or 'none'}", expanded=False):
+        frame = train.to_frame(row_id=False)
+        choices = [c for c in frame.columns if c != train.schema.key and c not in train.schema.excluded]
+        if st.session_state.get("audit_target_for") != digest or st.session_state.get("audit_target") not in choices:
+            st.session_state["audit_target_for"] = digest
+            st.session_state["audit_target"] = train.schema.target
+        if train.schema.target in choices:
+            st.selectbox("Target (the label the attribute attack aims at)", choices, key="audit_target",
+                         help="Suggested from the table (a label is usually at one end and has few values); "
+                              "change it if it is another column.")
+        st.caption(_ui.esc(datasets.target_line(train.schema, frame)))
+        st.dataframe(datasets.schema_editor_frame(train.schema, frame), hide_index=True, key="audit_schema_table")
 
 if synthetic is None:
     st.info("Upload the training table and the synthetic table (and, to tell copying from resemblance, the "
@@ -73,8 +97,8 @@ if holdout is None:
                 "the test's own floor.")
 
 try:
-    audit = audit_of(fingerprint(train), fingerprint(synthetic), fingerprint(holdout) if holdout is not None else "",
-                     distance, train, synthetic, holdout)
+    audit = _ui.audit_of(fingerprint(train), fingerprint(synthetic),
+                         fingerprint(holdout) if holdout is not None else "", distance, train, synthetic, holdout)
 except MemvizError as exc:
     _ui.error(exc)
     st.stop()
@@ -83,6 +107,12 @@ except MemvizError as exc:
 card = audits.card(audit, f"{synthetic.source}: what the audit shows")
 with st.container(border=True, key="audit_headline"):
     st.markdown(f"**{_ui.esc(audit.verdict.sentence)}**")
+    figures = audits.headline_figures(audit)   # how close the copies are, each against real rows never seen
+    if figures:
+        for col, f in zip(st.columns(len(figures)), figures):
+            col.metric(f.label, f.value, help=f.help)
+            col.caption(_ui.esc(f.caption))
+    st.caption("The paper's ratio test, against its floor:")
     c = st.columns(4)
     c[0].metric("the model's rows flagged", _ui.pct(audit.mem_ratio),
                 help="Share of generated rows whose nearest training row is 3× closer than the second nearest.")
@@ -95,20 +125,26 @@ with st.container(border=True, key="audit_headline"):
         c[2].metric("above the floor (excess)", f"{100 * audit.excess:+.1f} points",
                     help="Mem ratio minus the floor, with Newcombe's 95 % interval for two proportions.")
         c[2].caption(f"95 %: {100 * audit.excess_ci[0]:+.1f} to {100 * audit.excess_ci[1]:+.1f} points")
-        c[3].metric("copied beyond chance (copy share)", _ui.pct(audit.copy_share),
+        c[3].metric("copied beyond chance (copy share)", _ui.pct(max(0.0, audit.copy_share)),
                     help="excess / (1 − floor): the share of generated rows the model copied beyond what fresh "
-                         "real rows would give.")
+                         "real rows would give; an average, so read it beside the closeness tests above.")
         lo, hi = audit.copy_share_ci
-        c[3].caption(f"95 %: {lo:.1%} – {hi:.1%}")
+        c[3].caption(f"95 %: {max(0.0, lo):.1%} – {max(0.0, hi):.1%}" if audit.copy_share >= 0 else
+                     "below the floor: the test flags the model's rows less often than real rows")
     else:
         c[1].metric("floor: real rows never seen", "not measured")
         c[2].metric("above the floor (excess)", "unknown")
         c[3].metric("copied beyond chance (copy share)", "unknown")
-    ident = f"{audit.identical_share:.1%} of generated rows are identical to a training row"
-    if audit.holdout_identical_share is not None:
-        ident += f" (real rows never seen: {audit.holdout_identical_share:.1%})"
-    st.caption(ident + ".")
+        ident = f"{audit.identical_share:.1%} of generated rows are identical to a training row"
+        st.caption(ident + ".")
 _ui.verdict_card(dataclasses.replace(card, lines=card.lines[1:]), key="audit_verdict")   # the sentence is above
+
+# ------------------------------------------------------------------ other tests (as in the report)
+if len(audit.evidence):
+    with st.container(border=True, key="audit_evidence"):
+        st.markdown("**Other tests**, each against the hold-out (they support the verdict, never replace it)")
+        for title, sentence in audits.evidence_lines(audit):
+            st.markdown(f"{_ui.esc(title)}: {_ui.esc(sentence)}")
 
 # ------------------------------------------------------------------ the rows
 st.subheader("Over-copied training rows")
@@ -116,13 +152,13 @@ over = audit.over_copied_rows
 if audit.floor is None:
     st.caption("The per-row test needs a hold-out.")
 elif over.empty:
-    st.caption("No training row is copied more than fresh real rows would be (q < 0.05 after Benjamini–Hochberg). "
-               + audit.row_test.sentence())
+    st.caption("No training row has more close copies than real rows the model never saw would give it. "
+               + _ui.esc(audit.row_test.sentence()))
 else:
     redact = st.toggle("Redact raw values (numbers binned, categories hashed)", value=True, key="audit_redact")
     shown = audits.over_copied_table(audit, train, redacted=redact)
     st.dataframe(shown, hide_index=True, height=300, key="audit_rows")
-    st.caption(audit.row_test.sentence())
+    st.caption(_ui.esc(audit.row_test.sentence()))
 
 # ------------------------------------------------------------------ downloads
 st.subheader("Take away")

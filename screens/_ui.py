@@ -80,7 +80,9 @@ def session_id() -> str:
 
 
 # ------------------------------------------------------------------ cached loaders
-@st.cache_resource(show_spinner=False, max_entries=8)
+# Parsed tables, runs and audits: one budget in bytes for all of them ($MEMVIZ_UPLOAD_CACHE_BYTES,
+# memviz.app.uploads.ByteCache), not a number of entries (four 72 MB uploads took the server to 4.2 GB)
+@uploads.byte_cached()
 def raw_choice(key: str) -> datasets.RawData:
     return datasets.load_choice(key)
 
@@ -102,6 +104,25 @@ def kept_tables(root_dir: str, key: str):
     return uploads.load_tables(root_dir, key)
 
 
+@uploads.byte_cached()
+def tables_of(names: tuple, digests: tuple, target: str | None, _raw: tuple):
+    """The Audit page's uploads parsed once per content (``digests``: their SHA-256) and target (None: the
+    table's suggestion)."""
+    from memviz.app import audits
+
+    return audits.upload_tables(names[0], _raw[0], names[1], _raw[1], names[2], _raw[2], schema_name=names[3],
+                                schema_raw=_raw[3], target=target)
+
+
+@uploads.byte_cached()
+def audit_of(train_fp: str, synthetic_fp: str, holdout_fp: str, distance: str, _train, _synthetic, _holdout):
+    """The Audit page's audit per (tables, distance): keyed by the tables' fingerprints, shared by every session."""
+    from memviz.app import audits
+
+    with st.spinner("Auditing: every generated and hold-out row against its nearest training rows…"):
+        return audits.tables_audit(_train, _synthetic, _holdout, distance=distance)
+
+
 @st.cache_data(show_spinner=False, max_entries=64)
 def run_fingerprint(run_dir: str, token: int) -> str:
     """The fingerprint of the table a run was trained on ("" when unknown)."""
@@ -111,9 +132,10 @@ def run_fingerprint(run_dir: str, token: int) -> str:
         return ""
 
 
-@st.cache_resource(show_spinner="Reading the run…", max_entries=12)
+@uploads.byte_cached()
 def run_view(run_dir: str, token: int) -> runs.RunView:
-    return runs.load_run(run_dir)
+    with st.spinner("Reading the run…"):
+        return runs.load_run(run_dir)
 
 
 @st.cache_resource(show_spinner="Comparing generated rows with their nearest training rows…", max_entries=12)
@@ -140,7 +162,7 @@ def early_curve(run_dir: str, token: int, p: float, k: int):
     return runs.early_curve(run_view(run_dir, token), p=p, k=k, ranked=rankings(run_dir, token, k))
 
 
-@st.cache_resource(show_spinner=False, max_entries=12)
+@uploads.byte_cached()
 def redacted_table(run_dir: str, token: int):
     """The run's whole training table redacted once (:func:`memviz.app.runs.redacted_table`)."""
     return runs.redacted_table(run_view(run_dir, token))
@@ -213,9 +235,10 @@ def data_fingerprint(data: dict) -> str:
     return data["fingerprint"]
 
 
-@st.cache_resource(show_spinner="Opening the table this run was trained on…", max_entries=8)
+@uploads.byte_cached()
 def run_tables(run_dir: str, token: int):
-    return runs.run_tables(run_dir)
+    with st.spinner("Opening the table this run was trained on…"):
+        return runs.run_tables(run_dir)
 
 
 def align_data(run_dir: str) -> None:
