@@ -14,6 +14,10 @@ own floor):
   earliest check within 0.02 of the best quality whose excess interval reaches 0), compared with
   the ``main`` baseline of the same seed; its cells train E* · ⌈N / min(B, N)⌉ steps (recorded), not
   the baseline's: stopping earlier is the method;
+* ``private`` — TabDDPM × ``private_methods`` (issue 38): DP-SGD at each ε (``dp@ε``, δ = 1/(10 N)) and
+  the dynamic threshold (its checks draw the scale's ``warmup_samples`` rows), at the baseline's optimiser
+  steps; no warm-up (neither ranks rows by a warm-up's), compared with the ``main`` grid's cells of the
+  same seed;
 * ``steps`` (collected only, run by ``docs/study/reruns``) — cells rerun at the baseline's
   optimiser steps where the second edition's budgets differed, named ``<method>_eq``.
 
@@ -40,7 +44,7 @@ import numpy as np
 import pandas as pd
 
 from memviz.compare import CompareConfig, run_grid
-from memviz.compare.methods import METHODS
+from memviz.compare.methods import METHODS, base_method
 from memviz.study.scales import StudyScale
 
 
@@ -48,7 +52,7 @@ def available_methods(wanted) -> tuple[tuple, tuple]:
     """(methods the installed comparison knows, methods left out). ``smote`` is taken only when
     ``smote_nc`` exists too: before that, ``smote`` named imbalanced-learn's SMOTE-NC."""
     have = set(METHODS)
-    ok = tuple(m for m in wanted if m in have and (m != "smote" or "smote_nc" in have))
+    ok = tuple(m for m in wanted if base_method(m) in have and (m != "smote" or "smote_nc" in have))
     return ok, tuple(m for m in wanted if m not in ok)
 
 
@@ -77,7 +81,7 @@ def baseline_steps(scale: StudyScale, n_train: int) -> int:
     return epochs * -(-int(n_train) // min(b, int(n_train)))
 
 
-GRIDS = ("main", "early", "transfer", "stop")
+GRIDS = ("main", "early", "transfer", "stop", "private")
 
 
 def dataset_methods(scale: StudyScale, dataset: str, which: str = "methods") -> tuple:
@@ -100,6 +104,10 @@ def grid_specs(scale: StudyScale, dataset: str, seed: int, Ts: dict, runs: Path,
     if stop:  # no steps budget: the comparison sets early stop's epochs, and a steps budget would override them
         specs["stop"] = CompareConfig(methods=stop, T=half, **{**base, "run_dir": str(stop_warmup_dir(runs, seed)),
                                                              "model_params": {"tabddpm": tabddpm_params(scale)}})
+    private = available_methods(dataset_methods(scale, dataset, "private_methods"))[0]
+    if private:  # no ranking, hence no warm-up: DP-SGD and the dynamic threshold score rows themselves or not at all
+        dynamic = {"n_samples": int(scale.warmup_samples)} if scale.warmup_samples else {}
+        specs["private"] = CompareConfig(methods=private, T=half, dynamic=dynamic, **{**base, "run_dir": None})
     if scale.transfer_models:
         params = {m: {"epochs": int(e)} for m, e in scale.model_epochs.items() if m in scale.transfer_models}
         specs["transfer"] = CompareConfig(methods=available_methods(scale.transfer_methods)[0], T=half,
@@ -273,7 +281,9 @@ def with_reductions(results: pd.DataFrame) -> pd.DataFrame:
 SUMMARY_FIGURES = ("mem_ratio", "mem_ratio_pruned", "mem_ratio_kept", "control_kept", "floor", "floor_kept",
                    "excess", "excess_low", "excess_high", "n_flagged_removed", "relative_reduction",
                    "relative_reduction_pruned", "control_kept_cross", "shape",
-                   "trend", "mle", "mle_real", "n_removed", "n_added", "steps", "total_seconds", "cpu_seconds")
+                   "trend", "mle", "mle_real", "n_removed", "n_added", "steps", "total_seconds", "cpu_seconds",
+                   "trend_report", "wasserstein_mean", "jsd_mean", "dcr_median_train", "epsilon_spent",
+                   "noise_multiplier", "row_epochs_left_out", "rows_left_out")
 
 
 def method_summary(results: pd.DataFrame) -> pd.DataFrame:

@@ -44,6 +44,7 @@ from typing import Callable
 
 import pandas as pd
 
+from memviz.compare.threeway import three_way
 from memviz.device import resolve_device
 from memviz.errors import MemvizError
 from memviz.io import atomic_write_csv, atomic_write_json, atomic_write_text, read_json
@@ -74,7 +75,7 @@ from memviz.study.pilot import (
 from memviz.study.scales import SCALES, StudyScale
 from memviz.study.warmups import dataset_warmups, selection_frame, selection_overlap
 
-PARTS = ("floors", "pilot", "knobs", "budget", "warmups", "main", "early", "transfer", "stop")
+PARTS = ("floors", "pilot", "knobs", "budget", "warmups", "main", "early", "transfer", "stop", "private")
 #: what a plain ``memviz study`` runs: every part but the pilot (hours), which runs only when named
 DEFAULT_PARTS = tuple(p for p in PARTS if p != "pilot")
 DATASETS = ("adult", "default", "shoppers")
@@ -116,8 +117,9 @@ def dataset_study(name: str, folder: Path, scale: StudyScale, out: Path, parts=D
                            scale.seeds, steps=budget) if prev else set()
     done -= {s for s in done if (runs / f"analysis_s{s}.json").is_file()}  # run folders here are newer: reread
     todo = replace(scale, seeds=tuple(s for s in scale.seeds if s not in done))
-    # the stop grid runs its own warm-ups (:func:`memviz.study.mitigation.stop_warmup_dir`), not the scale's
-    warm = "warmups" in parts or any(g != "stop" for g in grids)
+    # the stop grid runs its own warm-ups (:func:`memviz.study.mitigation.stop_warmup_dir`), not the scale's;
+    # the private grid needs none
+    warm = "warmups" in parts or any(g not in ("stop", "private") for g in grids)
     if done and (warm or grids):
         say(f"{scale.name}/{name}: seeds {', '.join(map(str, sorted(done)))} committed, not rerun")
     if todo.seeds and warm:
@@ -160,6 +162,7 @@ def dataset_study(name: str, folder: Path, scale: StudyScale, out: Path, parts=D
         rec["summary"] = method_summary(results).to_dict(orient="records")
         rec["stop"] = stop_records(results)
         rec["tests"] = claim_tests(results)
+        rec["three_way"] = three_way(results[results["model"] == "tabddpm"]).to_dict(orient="records")
         rec["cells"] = _cell_costs(results)
     atomic_write_json(summary_path, rec)
     return rec

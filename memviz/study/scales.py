@@ -38,6 +38,9 @@ class StudyScale:
     early_methods : methods run again with T = the first quarter (``T_fracs[0]``).
     stop_methods : methods of the ``stop`` grid (``early_stop``: retrained to the warm-up's
         recommended epoch, :func:`memviz.warmup.frontier.recommend`; fewer optimiser steps by design).
+    private_methods : methods of the ``private`` grid (issue 38): DP-SGD arms (``dp@ε``) and the dynamic
+        threshold, which need no warm-up; at the baseline's optimiser steps, compared with the ``main``
+        grid's baseline (and DynamicCut, random pruning) of the same seed.
     transfer_models, transfer_methods : other generators pruned with TabDDPM's ranking.
     transfer_datasets : the datasets of the transfer grid (None: all).
     method_datasets : {method: datasets} for methods run on some datasets only (others: all).
@@ -63,6 +66,7 @@ class StudyScale:
     methods: tuple = STUDY_METHODS
     early_methods: tuple = ("dynamiccut",)
     stop_methods: tuple = ()
+    private_methods: tuple = ()
     transfer_models: tuple = ()
     transfer_methods: tuple = ("baseline", "dynamiccut", "random")
     transfer_datasets: tuple | None = None
@@ -113,7 +117,7 @@ SCALES = {
     # the pilot's seeds 0-1 are its warm-ups 0-1 (same settings: copy their folders to reuse them)
     "mid": StudyScale("mid", 1000, 5000, "cpu-quick", 4000, tuple(range(10)), warmup_samples=2000,
                       methods=("baseline", "dynamiccut", "random", "dynamiccutmix"), early_methods=(),
-                      datasets=("adult",)),
+                      datasets=("adult",), private_methods=("dp@1", "dp@10", "dynamic_threshold")),
     # the same test at the largest training size of the pilot (3,000 rows x 4,000 epochs: excess +13.0 and
     # +11.6 points at the last check of seeds 0 and 1, clearly above the floor; 48,000 steps an arm), prepared
     # for a later session: about 27 CPU-minutes a seed on one core (docs/study/notes/8_costs.md)

@@ -27,7 +27,8 @@ METHOD_NAMES = {"baseline": "Baseline", "dynamiccut": "DynamicCut (raw)", "dynam
                 "TabCutMixPlus (dtype rule)", "smote": "SMOTE (reference: minority only)",
                 "smote_nc": "SMOTE-NC (imbalanced-learn)", "random": "Random pruning",
                 "baseline_eq": "Baseline, equal-steps rerun", "tabcutmix_eq": "TabCutMix, equal-steps rerun",
-                "early_stop": "Early stop (the warm-up's recommended epoch)"}
+                "early_stop": "Early stop (the warm-up's recommended epoch)", "dp@1": "DP-SGD ε = 1",
+                "dp@10": "DP-SGD ε = 10", "dynamic_threshold": "Dynamic threshold (p0 = 0.1, cosine to 0)"}
 
 
 def table(head: list[str], rows: list[list[str]]) -> list[str]:

@@ -144,3 +144,23 @@ def test_a_committed_cell_trained_for_other_steps_than_the_budget_is_rerun(tmp_p
     budget = {"main": 4000, "stop": None}
     assert committed_seeds(prev, tmp_path / "results.csv", grids, (0, 1), steps=budget) == {0}
     assert committed_seeds(prev, tmp_path / "results.csv", grids, (0, 1), steps={"main": 8000}) == set()
+
+
+def test_the_private_grid_runs_dp_and_the_dynamic_threshold_without_a_warmup(tmp_path):
+    """Issue 38: the mid scale's ``private`` grid holds DP-SGD at ε = 1 and 10 and the dynamic threshold, at the
+    baseline's optimiser steps (the parametrized test above), with no warm-up (neither ranks rows by one), its
+    checks drawing the scale's rows; its claims are declared beside the others, before its runs."""
+    from memviz.study.findings import CLAIMS
+    from memviz.study.mitigation import available_methods
+
+    sc = SCALES["mid"]
+    specs = grid_specs(sc, "adult", 0, {f"{f:g}": 1 for f in sc.T_fracs}, tmp_path, "cpu", 1, _n_train(sc))
+    private = specs["private"]
+    assert private.methods == ("dp@1", "dp@10", "dynamic_threshold") and private.run_dir is None
+    assert private.dynamic == {"n_samples": sc.warmup_samples}
+    assert available_methods(("dp@3", "nope"))[1] == ("nope",)
+    assert "private" not in grid_specs(SCALES["regime"], "adult", 0, {"0.25": 960, "0.5": 1920}, tmp_path, "cpu", 1,
+                                       250)
+    arms = {c[4] for c in CLAIMS} | {c[6] for c in CLAIMS}
+    assert {"dp@1", "dp@10", "dynamic_threshold"} <= arms
+    assert "private" in PARTS and "private" in DEFAULT_PARTS
