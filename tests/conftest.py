@@ -10,7 +10,7 @@ import memviz
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared" / "datasets"
 
-from helpers import TINY_MODEL  # noqa: F401  (re-exported for fixtures)
+from helpers import TINY_MODEL  # noqa: F401, E402  (re-exported for fixtures)
 
 
 @pytest.fixture(scope="session")

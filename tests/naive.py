@@ -32,6 +32,7 @@ def naive_memorization(train: pd.DataFrame, syn: pd.DataFrame, num_cols, cat_col
         order = np.lexsort((np.arange(len(d)), d))
         i1, i2 = order[0], order[1]
         d1, d2 = d[i1], d[i2]
-        out["nn1"].append(i1); out["nn2"].append(i2); out["d1"].append(d1); out["d2"].append(d2)
+        for name, v in (("nn1", i1), ("nn2", i2), ("d1", d1), ("d2", d2)):
+            out[name].append(v)
         out["ratio"].append(d1 / d2 if d2 > 0 else np.nan)
     return {k: np.array(v) for k, v in out.items()}

@@ -8,7 +8,6 @@ their files (issue 41).
 from __future__ import annotations
 
 import errno
-import json
 import os
 import signal
 import subprocess

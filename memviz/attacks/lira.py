@@ -256,7 +256,7 @@ class TargetedResult:
                      f"({100 * c['difference']:+.1f} AUC points, {100 * c['low']:+.1f} to {100 * c['high']:+.1f})")
         r = self.release
         if r is not None:
-            head += (f"; on the released table the same attack tells random training rows from hold-out rows "
+            head += ("; on the released table the same attack tells random training rows from hold-out rows "
                      + ("better than chance" if r["flags"] else "no better than chance")
                      + f" (AUC {r['auc']:.2f}, p {r['p_value']:.2g})")
         return head + "."

@@ -12,7 +12,7 @@ from sklearn.metrics import roc_auc_score
 import memviz
 from memviz.attacks.design import ShadowConfig, choose_targets, make_plan
 from memviz.attacks.features import DELTA, FEATURES, FeatureSpace
-from memviz.attacks.lira import TargetedResult, _fit, analyse, llr, loo_scores
+from memviz.attacks.lira import TargetedResult, _fit, analyse, loo_scores
 from memviz.attacks.store import AttackStore
 from memviz.errors import MemvizError
 

@@ -99,7 +99,8 @@ def test_rate_follows_the_chance_of_a_miss_not_the_copy_count(q):
     assert rate_low == pytest.approx(1 - q, abs=0.005) and rate_high == pytest.approx(1 - 2 * q, abs=0.005)
     # raw events per row roughly double with the propensity (ratio 2 (1 - 2q) / (1 - q)); the
     # rate moves only by the change in the chance of a miss, q
-    raw = lambda c: (c[:, :-1].astype(bool) & ~c[:, 1:].astype(bool)).sum(axis=1).mean()
+    def raw(c):
+        return (c[:, :-1].astype(bool) & ~c[:, 1:].astype(bool)).sum(axis=1).mean()
     assert raw(high) / raw(low) == pytest.approx(2 * (1 - 2 * q) / (1 - q), rel=0.03)
     assert rate_low - rate_high == pytest.approx(q, abs=0.01)
     # and the rate does not depend on how many checks there are; the raw count does

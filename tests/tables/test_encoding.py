@@ -108,6 +108,7 @@ def test_row_keys_are_equal_exactly_for_rows_equal_cell_by_cell():
     ref = pd.util.hash_pandas_object(canon, index=False).to_numpy()
     _, mine = np.unique(keys, return_inverse=True)
     _, theirs = np.unique(ref, return_inverse=True)
-    pairs = lambda g: {tuple(r) for r in pd.DataFrame({"g": g.ravel(), "i": np.arange(len(g))}).groupby("g")["i"]
-                       .apply(lambda s: tuple(s)).tolist()}
+    def pairs(g):
+        return {tuple(r) for r in pd.DataFrame({"g": g.ravel(), "i": np.arange(len(g))}).groupby("g")["i"]
+                .apply(lambda s: tuple(s)).tolist()}
     assert pairs(mine) == pairs(theirs)
