@@ -333,16 +333,18 @@ def excess(mem_ratio: float, n_synthetic: int, floor: Floor) -> Excess:
 
 
 def excess_p_value(x1: int, n1: int, x0: int, n0: int) -> float:
-    """One-sided p of "p1 = x1/n1 exceeds p0 = x0/n0" by the score (pooled) test:
-    z = (p1 − p0) / sqrt(p̄ (1 − p̄) (1/n1 + 1/n0)), p̄ = (x1 + x0) / (n1 + n0), p = 1 − Φ(z)
-    (1 when p̄ is 0 or 1: no difference is possible)."""
-    from scipy.stats import norm
+    """One-sided p of "p1 = x1/n1 exceeds p0 = x0/n0" by Fisher's exact test: given the x = x1 + x0 flagged
+    rows of the n1 + n0, x1 is hypergeometric under p1 = p0, and
+    p = P(X1 >= x1) = Σ_{j >= x1} C(n1, j) C(n0, x − j) / C(n1 + n0, x)
+    (1 when nothing or everything is flagged: no difference is possible). Exact, so it keeps its level where
+    the score test's normal approximation did not: with almost every real row flagged (floor 99.7 %, H = 300)
+    that test rejected 6.9 % of null tables at 5 % (``tests/measure/test_floor.py``)."""
+    from scipy.stats import hypergeom
 
-    pbar = (x1 + x0) / (n1 + n0)
-    if pbar <= 0.0 or pbar >= 1.0:
+    x = x1 + x0
+    if x <= 0 or x >= n1 + n0:
         return 1.0
-    z = (x1 / n1 - x0 / n0) / math.sqrt(pbar * (1 - pbar) * (1 / n1 + 1 / n0))
-    return float(norm.sf(z))
+    return float(min(1.0, hypergeom.sf(x1 - 1, n1 + n0, x, n1)))
 
 
 def excess_columns(per_check: pd.DataFrame, floor: Floor) -> pd.DataFrame:
