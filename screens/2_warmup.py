@@ -104,12 +104,16 @@ else:
                 pc = st_.per_check
                 last = st_.checks[-1]
                 cols = st.columns(4)
+                # an arrow up is red only when the last check is above the floor (its excess interval above 0):
+                # below it, or without a floor, a rise is not copying, so the arrow stays grey
+                above = last.get("excess_low") is not None and float(last["excess_low"]) > 0
                 # labels and values short enough for a quarter of the page at 1280 px (they were cut off)
                 cols[0].metric("Memorization ratio", _ui.pct(pc["mem_ratio"].iloc[-1]),
                                delta=None if len(pc) < 2 else _ui.points(pc['mem_ratio'].iloc[-1] - pc['mem_ratio'].iloc[-2]),
-                               delta_color="inverse", help="Share of generated rows flagged as memorized (glossary: "
-                                                           "Memorized) at the last finished check; the arrow: the "
-                                                           "change since the check before.")
+                               delta_color="inverse" if above else "off",
+                               help="Share of generated rows flagged as memorized (glossary: Memorized) at the last "
+                                    "finished check; the arrow: the change since the check before, red or green "
+                                    "only when the check is above the floor.")
                 if last.get("floor") is not None:
                     lo, hi = 100 * float(last["excess_low"]), 100 * float(last["excess_high"])
                     cols[1].metric("Floor (fresh real rows)", _ui.pct(last["floor"]),
@@ -124,7 +128,10 @@ else:
                     cols[1].metric("Floor", "–", help="This run was started without a test split.")
                     cols[1].caption("not measured: no test split")
                     cols[2].metric("Mem-AUC (last check)", f"{pc['mem_auc'].iloc[-1]:.3f}")
-                cols[3].metric("Checks finished", f"{len(pc)}")
+                cols[3].metric("Checks finished", f"{len(pc)}",
+                               help="Checks are numbered from 0, as the run's files and memviz sample --check "
+                                    "number them.")
+                cols[3].caption(f"checks 0–{len(pc) - 1}" if len(pc) > 1 else "check 0")
                 _ui.show(viz.check_curves(pc), key="live_curves")
             if not st_.final:
                 if st.button("Cancel", key="cancel_run", help="Stops after the current epoch; finished checks are kept."):

@@ -68,7 +68,7 @@ if view is not None:
                 c[3].metric("identical to a training row", _ui.pct(close["identical_share"]),
                             help="Share of generated rows equal to some training row on every column.")
                 c[3].caption(f"{close['n_identical']:,} rows")
-        if close is not None and close["n_flagged"]:
+        if audit is None and close is not None and close["n_flagged"]:   # the audit's figures say it otherwise
             st.caption(f"How close the {close['n_flagged']:,} flagged rows of the last check really are: "
                        f"{close['flagged_exact']:.1%} exact copies, {close['flagged_near_exact']:.1%} near-exact "
                        f"(every category equal, every number within 0.1 IQR), {close['flagged_differs']:.1%} differ"
@@ -188,7 +188,8 @@ if view is not None:
     st.subheader("Which columns leak")
     checks = view.result.per_check
     chk = st.select_slider("Check", checks["check"].tolist(), value=int(checks["check"].iloc[-1]), key="heat_check",
-                           format_func=lambda c: f"check {c} (epoch {int(checks.set_index('check').loc[c, 'epoch'])})")
+                           format_func=lambda c: f"{viz.check_name(c, len(checks))} "
+                                                 f"(epoch {int(checks.set_index('check').loc[c, 'epoch'])})")
     cl = _ui.column_leaks(path, token, int(chk))
     if cl is None:
         st.info("This run did not store its generated rows (warm-up with --no-samples).")

@@ -14,6 +14,7 @@ from pathlib import Path
 from memviz.errors import MemvizError
 from memviz.dynamics.dynamiccut import DEFAULT_K, DEFAULT_P
 from memviz.viz.card import Card, Line, tone
+from memviz.viz.text import check_name
 
 
 def pkT(p: float, k: int, T) -> str:
@@ -34,6 +35,8 @@ class Source:
         as it was started with); T None: the default window.
     status : a run's status (finished, cancelled, interrupted, failed, running).
     check, epoch, epochs : a run's check the figures are from, its epoch and the run's planned epochs.
+    n_checks : the run's finished checks (checks count from 0: the label names check 11 of 12 as
+        "check 11 of 0–11", beside the "12 checks" of the run's progress line).
     """
 
     kind: str
@@ -48,13 +51,14 @@ class Source:
     epochs: int | None = None
     run_dir: str | None = None
     ranked: bool = True
+    n_checks: int | None = None
 
     @property
     def settings(self) -> str:
         return pkT(self.p, self.k, self.T)
 
     def label(self) -> str:
-        """'Warm-up run X (cancelled at epoch 15 of 100, check 3)' or 'Comparison Y (ranked on warm-up run X,
+        """'Warm-up run X (cancelled at epoch 15 of 100; check 3 of 0–3)' or 'Comparison Y (ranked on warm-up run X,
         DynamicCut p=0.10, k=3, T=default)'."""
         if self.kind == "run":
             where = []
@@ -64,8 +68,8 @@ class Source:
                 where.append(f"{stop} at epoch {self.epoch} of {self.epochs}" if self.epoch is not None
                              and self.epochs else stop)
             if self.check is not None:
-                where.append(f"check {self.check}, epoch {self.epoch}" if self.status == "finished"
-                             else f"check {self.check}")
+                name = check_name(self.check, self.n_checks)
+                where.append(f"{name}, epoch {self.epoch}" if self.status == "finished" else name)
             return f"Warm-up run {self.name}" + (f" ({'; '.join(where)})" if where else "")
         if self.kind == "compare":
             if not self.ranked:
@@ -87,7 +91,7 @@ def run_source(view, p: float = DEFAULT_P, k: int = DEFAULT_K, T=None) -> Source
     cfg = view.manifest.get("config") or {}
     return Source("run", view.run_id, view.run_id, float(p), int(k), T, view.status,
                   None if last is None else int(last["check"]), None if last is None else int(last["epoch"]),
-                  int(cfg["epochs"]) if cfg.get("epochs") else None, str(view.path))
+                  int(cfg["epochs"]) if cfg.get("epochs") else None, str(view.path), n_checks=len(view.per_check))
 
 
 def compare_source(compare) -> Source:

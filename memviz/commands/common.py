@@ -51,7 +51,28 @@ class EventBars:
     def __init__(self, quiet: bool = False):
         self.quiet = quiet
         self.bars = {"warm-up": Bar("warm-up"), "compare": Bar("compare")}
-        self.mem = None
+        self.mem = None            # the last finished check's mem ratio, with what names it (see check_text)
+        self.check = None          # (check, checks, epoch) of that check
+        self.at = None             # (epoch, epochs, loss, label) of the last epoch line
+
+    def check_text(self) -> str:
+        """'mem ratio 22.8 % (check 11 of 0–11, epoch 60)': the last finished check's figure as the result
+        prints it (a share), named by its check and epoch. Checks are measured beside the training and the
+        last after its final epoch, so the figure is not the current epoch's."""
+        if self.mem is None:
+            return ""
+        from memviz.viz.text import check_name, pct
+
+        c, n, e = self.check
+        where = ", ".join(x for x in (check_name(c, n) if c is not None else "",
+                                      f"epoch {e}" if e is not None else "") if x)
+        return f"mem ratio {pct(self.mem)}" + (f" ({where})" if where else "")
+
+    def _draw_warmup(self) -> None:
+        epoch, epochs, loss, label = self.at
+        loss_text = f"loss {loss:.3f}" if loss is not None else ""
+        text = label or " · ".join(x for x in (loss_text, self.check_text()) if x)
+        self.bars["warm-up"](epoch, epochs, text)
 
     def __call__(self, ev: dict) -> None:
         if self.quiet:
@@ -59,11 +80,13 @@ class EventBars:
         kind = ev.get("event")
         if kind == "check":
             self.mem = ev.get("mem_ratio")
+            self.check = (ev.get("check"), ev.get("checks"), ev.get("epoch"))
+            if self.at is not None and self.at[0] >= self.at[1]:
+                self._draw_warmup()          # a check measured after the last epoch: its line comes last
         elif kind == "epoch":
-            loss = f"loss {ev['loss']:.3f}" if ev.get("loss") is not None else ""
-            mem = f" mem {self.mem:.3f}" if self.mem is not None else ""
             label = "warm-up (TabDDPM ranking)" if ev.get("phase") == "warmup" else ""
-            self.bars["warm-up"](int(ev["epoch"]), int(ev["epochs"]), (label or loss + mem).strip())
+            self.at = (int(ev["epoch"]), int(ev["epochs"]), ev.get("loss"), label)
+            self._draw_warmup()
         elif kind == "cell":
             what = f"mem {ev['mem_ratio']:.1%}" if ev.get("status") == "ok" else "FAILED"
             self.bars["compare"](int(ev["done"]), int(ev["total"]),

@@ -93,7 +93,11 @@ def format_summary(o: dict) -> str:
         t = s[g]
         lines.append(f"{g:8s}: rows {t['n_rows']}, memorized {t['n_memorized']}, median first epoch "
                      f"{t['median_first_epoch']}, forgetting/row {t['forgetting_rate']:.3f}, "
-                     f"early Mem-AUC {t['early_mem_auc']:.4f}")
+                     f"early per-row Mem-AUC {t['early_mem_auc']:.4f}")
+    lines.append(f"  (per-row Mem-AUC: a row's sum of 1 - r over the generated rows nearest it at a check, 0 and up "
+                 f"to the generated rows per check, not 0 to 1 as the run's Mem-AUC; early: its mean over the first "
+                 f"{s['early_checks']} check{'s' * (s['early_checks'] != 1)}, averaged over the group's rows)")
     lines.append(f"Mann-Whitney p: first epoch {s['p_first_epoch']}, forgetting {s['p_forgetting']}, "
-                 f"early Mem-AUC {s['p_early_mem_auc']} (the paper's tests: Top is chosen from the same counts)")
+                 f"early per-row Mem-AUC {s['p_early_mem_auc']} (the paper's tests: Top is chosen from the same "
+                 "counts)")
     return "\n".join(lines)

@@ -80,23 +80,23 @@ def format_summary(summary: pd.DataFrame) -> str:
     kept``, ``floor vs kept`` and ``control`` (the baseline's rows against the same kept
     rows) are shown for the pruning methods only; "-" where a figure does not apply.
     """
-    def pct(row, c, signed=False):
+    def pct(row, c, signed=False, unit="%"):
         m, s = row[f"{c}_mean"], row[f"{c}_std"]
         if not np.isfinite(m):
             return "-"
-        return percent_pm(m, s, signed=signed, unit="%", sep=" ±")
+        return percent_pm(m, s, signed=signed, unit=unit, sep=" ±")
 
     def num(row, c, fmt="{:.3f}"):
         m = row[f"{c}_mean"]
         return fmt.format(m) if np.isfinite(m) else "-"
 
-    head = ["model", "method", "seeds", "mem ratio", "reduction", "floor", "excess", "mem vs kept",
+    head = ["model", "method", "seeds", "mem ratio", "reduction", "floor", "excess (points)", "mem vs kept",
             "floor vs kept", "control", "Mem-AUC", "shape", "trend", "MLE (real)", "DCR", "fit s", "eval s"]
     body = []
     for _, r in summary.iterrows():
         body.append([r["model"], r["method"], str(r["n_seeds"]), pct(r, "mem_ratio"),
                      pct(r, "relative_reduction", signed=True) if r["method"] != "baseline" else "",
-                     pct(r, "floor"), pct(r, "excess", signed=True), pct(r, "mem_ratio_kept"), pct(r, "floor_kept"),
+                     pct(r, "floor"), pct(r, "excess", signed=True, unit=""), pct(r, "mem_ratio_kept"), pct(r, "floor_kept"),
                      pct(r, "control_kept"), num(r, "mem_auc"), pct(r, "shape"), pct(r, "trend"),
                      f"{num(r, 'mle')} ({num(r, 'mle_real')})", num(r, "dcr_share", "{:.2f}"),
                      num(r, "fit_seconds", "{:.0f}"), num(r, "evaluate_seconds", "{:.0f}")])

@@ -74,7 +74,8 @@ class RowDynamics:
     counts : ndarray, int32, (N, C)
         Copy counts c_i(e).
     auc : ndarray, float64, (N, C)
-        Per-row Mem-AUC A_i(e) = sum of (1 - r) over synthetic rows with NN1 = i and finite r.
+        Per-row Mem-AUC A_i(e) = sum of (1 - r) over synthetic rows with NN1 = i and finite r: in
+        [0, n_synthetic[e]], not [0, 1] (the run's Mem-AUC is sum_i A_i(e) / n_synthetic[e], in [0, 1]).
     cumulative : ndarray, int64, (N, C)
         C_i(e) = cumsum of ``counts`` along checks.
     total : ndarray, int64, (N,)

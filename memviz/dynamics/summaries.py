@@ -73,7 +73,10 @@ class GroupStats:
     rate per memorized check, so it grows with how often a row is copied at all; see
     :func:`memviz.dynamics.splithalf.forgetting_rate`);
     forgetting_rate_memorized = mean_i F_i over its memorized rows (NaN if none);
-    early_mem_auc = mean over rows of (1 / q) * sum_{e < q} A_i(e), q = early checks.
+    early_mem_auc = mean over rows of (1 / q) * sum_{e < q} A_i(e), q = early checks. A_i(e) is the
+    per-row Mem-AUC (:attr:`memviz.dynamics.rows.RowDynamics.auc`): a sum of 1 - r over the generated
+    rows whose nearest training row is i, so it lies in [0, S_e] (S_e generated rows at check e), not
+    in [0, 1] as the run's Mem-AUC (their mean over all generated rows) does.
     """
 
     n_rows: int
@@ -116,6 +119,10 @@ class DynamicsSummary:
 
 def early_mem_auc(dyn: RowDynamics, early_checks: int | None = None) -> np.ndarray:
     """(N,) early Mem-AUC: (1 / q) * sum over the first q checks of A_i(e).
+
+    A_i(e), the per-row Mem-AUC, sums 1 - r over the generated rows nearest row i, so each value lies in
+    [0, max_e S_e] (generated rows per check), not in [0, 1]: a row that is the nearest of many generated
+    rows scores above 1 with few copies. Summed over all rows it is at most S_e per check.
 
     q defaults to ``ceil(C / 4)`` (the first quarter of the checks, at least one).
     """

@@ -37,6 +37,7 @@ __getattr__, __dir__ = lazy_face(__name__, {
     "method_label": "memviz.viz.style",
     "model_label": "memviz.viz.style",
     "wrap_title": "memviz.viz.style",
+    "check_name": "memviz.viz.text",
     "count": "memviz.viz.text",
     "inert": "memviz.viz.text",
     "pct": "memviz.viz.text",
@@ -51,4 +52,4 @@ __getattr__, __dir__ = lazy_face(__name__, {
     "Line": "memviz.viz.card",
 })
 
-__all__ = ['Card', 'Line', 'SHOWN_COLUMNS', 'caption', 'check_curves', 'class_balance_plot', 'column_shift_plot', 'comparison_plot', 'concentration_plot', 'copies_histogram', 'copies_null_plot', 'count', 'dcr_plot', 'early_identification_plot', 'first_epoch_plot', 'forgetting_plot', 'fractions', 'frontier_plot', 'group_band_plot', 'inert', 'leak_heatmap', 'method_label', 'model_label', 'null_findings_plot', 'pct', 'plain', 'points', 'privacy_utility_plot', 'qvalue', 'results_display', 'row_timeline', 'seconds', 'shape_breakdown_plot', 'top_leak_columns', 'transferability_plot', 'wrap_title']
+__all__ = ['Card', 'Line', 'SHOWN_COLUMNS', 'caption', 'check_curves', 'check_name', 'class_balance_plot', 'column_shift_plot', 'comparison_plot', 'concentration_plot', 'copies_histogram', 'copies_null_plot', 'count', 'dcr_plot', 'early_identification_plot', 'first_epoch_plot', 'forgetting_plot', 'fractions', 'frontier_plot', 'group_band_plot', 'inert', 'leak_heatmap', 'method_label', 'model_label', 'null_findings_plot', 'pct', 'plain', 'points', 'privacy_utility_plot', 'qvalue', 'results_display', 'row_timeline', 'seconds', 'shape_breakdown_plot', 'top_leak_columns', 'transferability_plot', 'wrap_title']

@@ -10,7 +10,9 @@ Numbers
   (:mod:`memviz.metrics`) so that layers below viz print shares the same way;
 * :func:`count` — an integer count with thousands separators, ``3000.0 -> "3,000"``;
 * :func:`qvalue` — a p- or q-value, ``2e-20 -> "< 0.001"``, ``0.0312 -> "0.031"``;
-* :func:`seconds` — a duration, ``36.4743 -> "36 s"``, ``754 -> "12 min 34 s"``.
+* :func:`seconds` — a duration, ``36.4743 -> "36 s"``, ``754 -> "12 min 34 s"``;
+* :func:`check_name` — a warm-up check by its number, which counts from 0 as the run's files and
+  ``--check`` do: ``check_name(11, 12) -> "check 11 of 0–11"`` beside "12 checks".
 
 Every one answers :data:`MISSING` for a missing value (None, NaN, text that is no number).
 
@@ -88,6 +90,18 @@ def seconds(x) -> str:
     if s < 3600:
         return f"{s // 60} min {s % 60:02d} s"
     return f"{s // 3600} h {(s % 3600) // 60:02d} min"
+
+
+def check_name(check, n_checks=None) -> str:
+    """A warm-up check as people read it: ``"check 11"``, and with the run's number of checks
+    ``"check 11 of 0–11"``. Checks are numbered from 0 (the run's files, ``memviz sample --check``,
+    the report's "Audited check"), so the last of 12 checks is check 11: the range says so wherever a
+    count ("12 checks") can stand beside it."""
+    c = _number(check)
+    if c is None:
+        return MISSING
+    n = _number(n_checks)
+    return f"check {int(c)}" + (f" of 0–{int(n) - 1}" if n is not None and n >= 1 else "")
 
 
 def inert(text) -> str:

@@ -77,12 +77,12 @@ def test_the_card_leads_with_the_audits_own_sentence(root):
 def test_a_cancelled_run_is_named_cancelled_in_its_source_sentence_and_step(root):
     view = runs.load_run(root / "stopped")
     src = audits.run_source(view, 0.21, 3, None)
-    assert src.label() == "Warm-up run stopped (cancelled at epoch 8 of 100; check 3)"
+    assert src.label() == "Warm-up run stopped (cancelled at epoch 8 of 100; check 3 of 0–3)"
     a = audits.run_audit(view)
     assert "run_cancelled" in a.verdict.qualifiers and "cancelled" in a.verdict.sentence
     assert audits.next_step(a).startswith("The run did not finish")
     finished = audits.run_source(runs.load_run(root / "floored"))
-    assert finished.label() == "Warm-up run floored (check 3, epoch 8)" and "cancelled" not in finished.label()
+    assert finished.label() == "Warm-up run floored (check 3 of 0–3, epoch 8)" and "cancelled" not in finished.label()
 
 
 def test_over_copied_rows_are_never_nothing_to_remove(over_copied, sample):
