@@ -126,6 +126,8 @@ def render_markdown(study: dict, out: Path, md_path: Path | None = None) -> str:
     L += _notes(out, "7_tabcutmixplus")
     L += ["## 8. What each part cost", ""] + _costs(study) + _notes(out, "8_costs")
     L += ["## 9. The GPU plan", ""] + _notes(out, "9_gpu")
+    if (Path(out) / "notes" / "10_attacks.md").exists():
+        L += ["## 10. Are DynamicCut's top rows the most exposed? A targeted attack", ""] + _notes(out, "10_attacks")
     L += [f"Figures: [figures.html]({rel}/figures.html). Every table above is recomputed from the files under "
           f"[{rel}]({rel}) (results.csv, selections.csv, per_check.csv, null.csv, summary.json per scale and "
           "dataset).", ""]
