@@ -140,12 +140,14 @@ else:
         st.caption("Mean ± standard deviation over seeds; with one seed, the floor and the excess show their 95 % "
                    "interval. Percentages are shares of generated rows; the excess is in percentage points. The "
                    "Report page downloads the raw results.")
-        st.dataframe(viz.results_display(res), hide_index=True, key="cmp_summary")
+        # the method and generator stay in view while Shape, Trend and MLE scroll in (they scrolled away with them)
+        pinned = {c: st.column_config.TextColumn(c, pinned=True) for c in ("Method", "Generator")}
+        st.dataframe(viz.results_display(res), hide_index=True, key="cmp_summary", column_config=pinned)
         three = three_way_display(res)
         if len(three):
             st.subheader("Privacy, quality and cost against the baseline")
             st.caption(THREE_WAY_NOTE)
-            st.dataframe(three, hide_index=True, key="cmp_three_way")
+            st.dataframe(three, hide_index=True, key="cmp_three_way", column_config=pinned)
         d1, d2 = st.columns(2)
         stem = f"memviz_comparison_{job.job_id}"
         _ui.download(d1, "Download the results (CSV, readable headers, shares in %)",

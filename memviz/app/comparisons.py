@@ -177,7 +177,7 @@ def file_bytes(path: str | Path, limit: int = 200 * 2 ** 20) -> bytes:
 
 
 __all__ = ["METHODS", "MODELS", "METRICS", "metric_name", "summary_table", "CompareView", "compare_token", "load_compare", "details_done",
-           "run_floor", "compare_outputs", "synthetic_files", "file_bytes"]
+           "run_floor", "compare_outputs", "synthetic_files", "file_bytes", "verdicts_differ"]
 
 
 #: the results' columns that are no metric, in words (unit, meaning); internal ones are left out
@@ -255,3 +255,33 @@ def readable_results(results: pd.DataFrame, internal: bool = False) -> pd.DataFr
         elif c == "total_seconds":
             out[c] = pd.to_numeric(out[c], errors="coerce").round(1)
     return out.rename(columns={c: _header(c) for c in out.columns})
+
+
+def verdicts_differ(run_audit, run_source, compare_audit, model: str, compare: CompareView | None = None) -> str:
+    """Why a report's run and comparison read different verdicts, in one sentence ("" when their codes agree or
+    either audit is missing): which generated rows each audit read (the run's check and epoch; the comparison's
+    model retrained without mitigation, its seeds pooled), and how many of the training rows the run's audit
+    names the comparison's names too. It says where the two audits differ, never what either concludes: their
+    verdicts are each audit's own sentence (:attr:`memviz.auditing.result.Audit.verdict`).
+
+    ``run_source``: the run's :class:`memviz.app.audits.Source`; ``compare``: the comparison (for its seeds)."""
+    if run_audit is None or compare_audit is None or run_audit.verdict.code == compare_audit.verdict.code:
+        return ""
+    from memviz.viz.text import check_name
+
+    where = check_name(run_source.check, run_source.n_checks) if run_source.check is not None else "its last check"
+    epoch = f" (epoch {run_source.epoch})" if run_source.epoch is not None else ""
+    seeds = []
+    if compare is not None and {"model", "method", "seed"} <= set(compare.ok.columns):
+        ok = compare.ok
+        seeds = sorted({int(s) for s in ok.loc[(ok["model"] == model) & (ok["method"] == "baseline"), "seed"]})
+    pooled = (f", seed{'s' * (len(seeds) != 1)} {', '.join(map(str, seeds))} pooled" if seeds else "")
+    ran = set(run_audit.over_copied_rows["row_id"].tolist())
+    also = len(ran & set(compare_audit.over_copied_rows["row_id"].tolist()))
+    n_cmp = int(compare_audit.n_over_copied)
+    rows = (f"the run's audit names {len(ran):,} training row{'s' * (len(ran) != 1)}, the comparison's "
+            f"{n_cmp:,}" + (f" ({also:,} of them the same)" if ran and n_cmp else ""))
+    return (f"The two verdicts differ because they read different generated rows from different models: the run's "
+            f"reads {run_audit.provenance.n_synthetic:,} rows of the warm-up's model at {where}{epoch}, the "
+            f"comparison's {compare_audit.provenance.n_synthetic:,} rows of {model_label(model)} trained again without "
+            f"mitigation{pooled}; {rows}.")

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from memviz.app import audits, glossary
-from memviz.app.comparisons import CompareView, run_floor
+from memviz.app.comparisons import CompareView, run_floor, verdicts_differ
 from memviz.app.runs import RunView, load_run
 from memviz.app.verdict import compare_verdict, pick_model
 from memviz.dynamics.summaries import concentration, heavy_tail
@@ -89,6 +89,13 @@ def compare_section(compare: CompareView, view: RunView | None = None) -> Sectio
         note = (f"This comparison was ranked on warm-up run {src.run_id}, not on {view.run_id}: its pruning figures "
                 f"come from {src.run_id}'s ranking." if src.run_id else
                 f"This comparison ranked its rows with its own warm-up, not on {view.run_id}." if src.ranked else "")
+    if view is not None and audit is not None:   # the run's and the comparison's verdicts differ: say why, once
+        try:
+            run_audit = audits.run_audit(view)
+        except MemvizError:
+            run_audit = None
+        why = verdicts_differ(run_audit, audits.run_source(view), audit, model, compare)
+        note = " ".join(t for t in (note, why) if t)
     opening = ""
     if card is not None:
         lines = {ln.topic: ln.text for ln in card.lines}

@@ -457,7 +457,9 @@ def three_way_html(results: pd.DataFrame, frame_table) -> str:
     three = three_way_display(results)
     if not len(three):
         return ""
-    three.index = pd.RangeIndex(1, len(three) + 1, name="#")
+    from memviz.viz.report import by_method
+
+    three = by_method(three)             # the method and generator head each row, in view while the rest scrolls
     return ("<h3>Privacy, quality and cost against the baseline</h3>"
             f"<p class='meta'>{html.escape(THREE_WAY_NOTE)}</p><div class='scroll'>"
             + frame_table(three, text_cols=tuple(three.columns)) + "</div>")

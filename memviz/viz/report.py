@@ -54,6 +54,8 @@ th,td{border:1px solid #ddd;padding:4px 8px;text-align:right;vertical-align:top}
 th{background:#f4f4f4} td.text,th.text{text-align:left}
 td.match{background:#ffcccb;font-weight:bold}
 .scroll{overflow-x:auto;max-width:100%} .scroll td,.scroll th{white-space:nowrap}
+.scroll tbody th,.scroll thead th:first-child{position:sticky;left:0;z-index:1;background:#fff}
+.scroll thead th:first-child{background:#f4f4f4}
 .wrap td,.wrap th{white-space:normal;overflow-wrap:anywhere}
 figure{margin:24px 0} figcaption{color:#444;font-size:0.95em;margin-top:4px}
 .plot{width:100%;height:480px}
@@ -359,13 +361,25 @@ class Section:
 
 
 RESULTS_NOTE = ("Mean ± standard deviation over seeds (with one seed, the floor and the excess show their 95 % "
-                "interval); percentages of generated rows, excess in percentage points. The table scrolls sideways.")
+                "interval); percentages of generated rows, excess in percentage points. The table scrolls sideways; "
+                "each row's method and generator stay in view.")
+
+
+def by_method(table: pd.DataFrame) -> pd.DataFrame:
+    """``table`` with its Method and Generator columns as the row headers ("DynamicCut · TabDDPM"), which the
+    report's scrolling tables keep in view while the other columns scroll."""
+    if not {"Method", "Generator"} <= set(table.columns):
+        return table
+    out = table.drop(columns=["Method", "Generator"])
+    out.index = pd.Index([f"{m} · {g}" for m, g in zip(table["Method"], table["Generator"])],
+                         name="Method · generator")
+    return out
 
 
 def results_block(results: pd.DataFrame, note: str = "") -> str:
-    """A comparison's results in words (:func:`memviz.viz.compare.results_display`), scrolling sideways."""
-    table = results_display(results)
-    table.index = pd.RangeIndex(1, len(table) + 1, name="#")
+    """A comparison's results in words (:func:`memviz.viz.compare.results_display`), scrolling sideways with
+    each row's method and generator in view."""
+    table = by_method(results_display(results))
     head = f"{note}. {RESULTS_NOTE}" if note else RESULTS_NOTE
     return (f"<p class='meta'>{_e(head)}</p><div class='scroll'>" + frame_table(table, text_cols=tuple(table.columns))
             + "</div>" + three_way_html(results, frame_table))     # and privacy, quality and cost per method
