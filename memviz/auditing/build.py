@@ -12,9 +12,24 @@ verdict's family from :mod:`memviz.auditing.family`, closeness in the data's uni
 share from :mod:`memviz.evaluate.report`. The synthetic table and the hold-out are read in the training
 table's own coding first (:mod:`memviz.tables.align`). :func:`from_run` reads one check of a warm-up run
 (its stored checks and floor; the closeness tests read that check's rows again).
+
+On Dask (``backend="dask"``, :func:`searches`) each engine is fitted here, as in the local run, and sent
+once to the cluster's workers (:class:`memviz.engine.distributed.Remote`); its searches run there in
+blocks of rows, put back in order. Every row's answer is exact and depends on that row alone, so
+every figure, audit.json and rows.csv equal the local run's (``tests/auditing/test_audit_dask.py``).
+What goes through the cluster: the synthetic rows' memorization pass, the hold-out's floor, the
+closeness tests' searches (generated, hold-out and leave-one-out training rows) and the membership
+attack's searches (the training and hold-out rows against the engine on the generated rows). What
+stays here: the fits; the attribute attack's searches (its engine is fitted inside
+:func:`~memviz.evidence.attribute.attribute_inference`, at most 2 × 1,000 query rows); the density-ratio
+attack (kernel sums on at most 4,096 + 4,096 rows, no engine); and the DCR share's two searches of the
+generated rows (:func:`memviz.evaluate.report.dcr_share` fits its engines on min(N, H) rows inside and
+takes none: ``dcr=False`` leaves it out). Before any work the audit's memory estimate
+(:func:`memviz.engine.budget.audit_bytes`) is checked against the machine, for either backend.
 """
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -83,6 +98,64 @@ def aligned(table: Table, train: Table) -> tuple[Table, tuple[str, ...]]:
     return (table if frame is table.data else Table(frame, table.schema, table.source)), notices
 
 
+# ------------------------------------------------------------------ where the searches run
+#: where :func:`audit` and :func:`from_run` run their neighbour searches
+BACKENDS = ("local", "dask")
+
+
+def check_backend(backend: str, scheduler=None) -> None:
+    """Refuse, in one line and before any table is read, a backend outside :data:`BACKENDS`, a scheduler
+    without the dask backend, or a malformed scheduler address
+    (:func:`memviz.engine.distributed.check_address`; an unreachable one is refused by :func:`searches`)."""
+    if backend not in BACKENDS:
+        raise MemvizError(f"backend={backend!r}: use 'local' or 'dask'")
+    if scheduler is not None and backend != "dask":
+        raise MemvizError("a scheduler needs the dask backend (--scheduler needs --backend dask)")
+    if isinstance(scheduler, str):
+        from memviz.engine.distributed import check_address
+        check_address(scheduler)
+
+
+@contextlib.contextmanager
+def searches(backend: str, scheduler=None):
+    """Where the searches run: None for ``local`` (each engine answers here), else a
+    :class:`~memviz.engine.distributed.Remote` on a client of ``scheduler`` (an address, a cluster or a
+    client; None: a local cluster, :func:`~memviz.engine.distributed.connect`), closed on leaving. An
+    unreachable scheduler is one line within ``distributed.CONNECT_TIMEOUT`` seconds."""
+    if backend != "dask":
+        yield None
+        return
+    from memviz.engine.distributed import Remote, connect
+
+    with connect(scheduler) as client:
+        yield Remote(client)
+
+
+def check_memory(train: Table, n_synthetic: int, holdout: Table | None, *, distance: str, device: str,
+                 evidence, dcr: bool, backend: str, scheduler=None) -> None:
+    """Refuse the audit in one line, before any work, when its memory estimate
+    (:func:`memviz.engine.budget.audit_bytes`) exceeds what this machine has; the refusal says what
+    ``--backend dask`` would need here and on each worker (:func:`memviz.engine.budget.check_audit`)."""
+    import os
+
+    import torch
+
+    from memviz.device import resolve_device
+    from memviz.engine import budget
+    from memviz.evidence.attribute import N_ROWS
+    from memviz.measure.dcr import DISTANCE
+
+    s = train.schema
+    N, H = len(train), len(holdout) if holdout is not None else 0
+    need = budget.audit_bytes(N, n_synthetic, H, len(s.distance_numerical), len(s.distance_categorical),
+                              threads=torch.get_num_threads(), cpu=resolve_device(device).type == "cpu",
+                              two_engines=distance != DISTANCE, evidence=evidence is True, dcr=dcr,
+                              attack_rows=N_ROWS)
+    what = f"the audit of {N:,} training × {n_synthetic:,} generated × {H:,} hold-out rows"
+    local_workers = (os.cpu_count() or 1) if backend == "dask" and scheduler is None else 0
+    budget.check_audit(need, what, backend=backend, local_workers=local_workers)
+
+
 # ------------------------------------------------------------------ pieces
 #: per named row, how close its closest copy is in the data's own units (:mod:`memviz.measure.closeness`)
 CLOSEST_COLUMNS = ("closest_level", "closest_gap", "closest_column")
@@ -144,20 +217,23 @@ class Closeness:
 
 
 def closeness_tests(train: Table, synthetic, holdout: Table, engine, *, synthetic_near=None,
-                    device: str = "auto") -> Closeness:
+                    device: str = "auto", remote=None) -> Closeness:
     """The closeness tests (:mod:`memviz.measure.dcr`) of ``synthetic`` (a Table or a frame of the training
     columns) against ``holdout``: the audit's ``engine`` when its distance is the standardized one (then
     ``synthetic_near``, the memorization pass's NN1 distances and positions, is reused), else one fitted
     beside it (sharing its encoder); the training rows against each other (leave one out); the hold-out
-    refused when it shares rows with the training table beyond what the training table shares with itself."""
+    refused when it shares rows with the training table beyond what the training table shares with itself.
+    ``engine`` is the local one; ``remote`` (:func:`searches`): the searches run on its cluster (the engine
+    of the result is then the cluster's)."""
     from memviz.engine.neighbors import NeighborEngine
     from memviz.measure.dcr import DISTANCE, check_holdout, close_copy_test, leave_one_out, nearest
 
     if engine is not None and engine.distance == DISTANCE:
-        c_engine = engine
+        local = engine
     else:
-        c_engine = NeighborEngine(distance=DISTANCE, device=device).fit(train, like=engine)
-    syn_near = synthetic_near if synthetic_near is not None and c_engine is engine else nearest(c_engine, synthetic)
+        local = NeighborEngine(distance=DISTANCE, device=device).fit(train, like=engine)
+    c_engine = local if remote is None else remote(local)
+    syn_near = synthetic_near if synthetic_near is not None and local is engine else nearest(c_engine, synthetic)
     hold_near = nearest(c_engine, holdout)
     loo = leave_one_out(c_engine, train)
     check_holdout(hold_near, loo, holdout.source)
@@ -223,7 +299,7 @@ def _rows_frame(ids: np.ndarray, copies: np.ndarray, close, closest: pd.DataFram
 
 def _finish(train: Table, synthetic: pd.DataFrame, nn1, ratio, memorized, *, floor, holdout: Table | None,
             close: Closeness | None, distance: str, device: str, quality: bool, dcr: bool, provenance: dict,
-            evidence, seed: int, per_check=None) -> Audit:
+            evidence, seed: int, per_check=None, remote=None) -> Audit:
     """The audit from one set of generated rows with their ratio-test NN1 / ratio / flags (both entry points)
     and their closeness tests (None without a hold-out at hand)."""
     from memviz.auditing.rowtest import row_test
@@ -248,7 +324,8 @@ def _finish(train: Table, synthetic: pd.DataFrame, nn1, ratio, memorized, *, flo
     copies = np.bincount(np.searchsorted(ids, nn1[memorized]), minlength=len(ids))     # the ratio test's copies
     test = close.test if close is not None else None
     named_first = test.named(Q_LEVEL)["row_id"].to_numpy() if test is not None else None
-    ev = _evidence(train, syn, holdout, evidence, close=close, device=device, seed=seed, flagged=named_first)
+    ev = _evidence(train, syn, holdout, evidence, close=close, device=device, seed=seed, flagged=named_first,
+                   remote=remote)
     fam = _family(floor, n_mem, m, test, ev)
     rows = _rows_frame(ids, copies, test, closest_copies(train, syn, test) if test is not None else None,
                        fam.naming_level)
@@ -286,10 +363,11 @@ def _finish(train: Table, synthetic: pd.DataFrame, nn1, ratio, memorized, *, flo
 
 
 def _evidence(train: Table, syn: pd.DataFrame, holdout: Table | None, evidence, *, close: Closeness | None,
-              device: str, seed: int, flagged):
+              device: str, seed: int, flagged, remote=None):
     """The audit's :class:`~memviz.evidence.suite.Evidence`: the tests when ``evidence`` is True and there
     is a hold-out (:func:`~memviz.evidence.suite.audit_evidence`, the data-copying test reading the
-    closeness tests' distances), none when False, a caller's own tests when a mapping."""
+    closeness tests' distances, the membership attack's searches on ``remote``'s cluster when given), none
+    when False, a caller's own tests when a mapping."""
     from memviz.evidence.suite import Evidence, audit_evidence
 
     if evidence is True:
@@ -301,6 +379,8 @@ def _evidence(train: Table, syn: pd.DataFrame, holdout: Table | None, evidence, 
             "engine": close.engine, "d1_synthetic": close.synthetic.distance,
             "nn1_synthetic": close.synthetic.position, "d1_holdout": close.holdout.distance,
             "nn1_holdout": close.holdout.position}
+        if remote is not None:
+            near["remote"] = remote
         return audit_evidence(train, Table(frame, train.schema, "synthetic"), holdout, device=device, seed=seed,
                               flagged_row_ids=flagged, **near)
     return Evidence.of(evidence or None)
@@ -309,7 +389,8 @@ def _evidence(train: Table, syn: pd.DataFrame, holdout: Table | None, evidence, 
 # ------------------------------------------------------------------ the one call
 def audit(train, synthetic, holdout=None, *, schema=None, metadata=None, target: str | None = None,
           distance: str = "paper", device: str = "auto", quality: bool = True, dcr: bool = True,
-          evidence: bool | Mapping[str, object] = True, seed: int = 0) -> Audit:
+          evidence: bool | Mapping[str, object] = True, seed: int = 0, backend: str = "local",
+          scheduler=None) -> Audit:
     """Audit a synthetic table made by any generator against its training table.
 
     Parameters
@@ -337,17 +418,30 @@ def audit(train, synthetic, holdout=None, *, schema=None, metadata=None, target:
         tests keyed by name (each with ``to_dict()`` and ``sentence()``). The data-copying test's regions
         enter the verdict's family; the others qualify it.
     seed : the seed of the DCR subsample and the evidence's k-means and draws.
+    backend : ``local`` (default: every search in this process) or ``dask``: the neighbour searches run on
+        a Dask cluster's workers, the figures and the files equal the local run's (module docstring says
+        which searches stay here).
+    scheduler : with ``backend="dask"``: the scheduler's address (``tcp://HOST:PORT``), a cluster or a
+        ``dask.distributed.Client``; None starts a local cluster of one worker per CPU core. An address
+        that does not answer is refused in one line within 10 s.
 
     Returns
     -------
     Audit
         Frozen; ``audit.verdict`` is the one verdict, ``audit.to_json`` / ``to_html`` / ``write`` its outputs.
+
+    Raises
+    ------
+    MemvizError
+        Among others: an unknown backend, a scheduler that does not answer, or tables whose audit the memory
+        estimate says will not fit (:func:`check_memory`), in one line and before any search.
     """
     from memviz.engine.neighbors import NeighborEngine
     from memviz.measure.dcr import Nearest
     from memviz.measure.floor import holdout_floor
     from memviz.measure.memorization import memorization
 
+    check_backend(backend, scheduler)
     sch = resolve_schema(schema, metadata, target)
     tr = as_table(train, sch, role="train", name="train", target=target)
     syn, notices = aligned(as_table(synthetic, tr.schema, role="synthetic", name="synthetic", train=tr), tr)
@@ -357,12 +451,16 @@ def audit(train, synthetic, holdout=None, *, schema=None, metadata=None, target:
         notices += more
     if len(syn) == 0:
         raise MemvizError(f"{syn.source}: the synthetic table has no rows")
-    with shared_factorizations():          # the pass, the floor and the evidence encode the same frames
+    check_memory(tr, len(syn), hold, distance=distance, device=device, evidence=evidence, dcr=dcr, backend=backend,
+                 scheduler=scheduler)
+    # the pass, the floor and the evidence encode the same frames
+    with searches(backend, scheduler) as remote, shared_factorizations():
         engine = NeighborEngine(distance=distance, device=device).fit(tr)
-        res = memorization(tr, syn, engine=engine)
-        close = (closeness_tests(tr, syn, hold, engine, synthetic_near=Nearest(res.d1, res.nn1_pos), device=device)
-                 if hold is not None else None)
-        floor = holdout_floor(tr, hold, distance=distance, engine=engine) if hold is not None else None
+        searcher = engine if remote is None else remote(engine)
+        res = memorization(tr, syn, engine=searcher)
+        close = (closeness_tests(tr, syn, hold, engine, synthetic_near=Nearest(res.d1, res.nn1_pos), device=device,
+                                 remote=remote) if hold is not None else None)
+        floor = holdout_floor(tr, hold, distance=distance, engine=searcher) if hold is not None else None
         prov = {"fingerprints": {"train": fingerprint(tr), "synthetic": fingerprint(syn),
                                  "holdout": fingerprint(hold) if hold is not None else ""},
                 "sources": {"train": tr.source, "synthetic": syn.source,
@@ -370,13 +468,13 @@ def audit(train, synthetic, holdout=None, *, schema=None, metadata=None, target:
                 "rows_read": f"the synthetic table: {len(syn):,} generated rows", "notices": notices}
         return _finish(tr, syn.data, res.nn1, res.ratio, res.memorized, floor=floor, holdout=hold, close=close,
                        distance=distance, device=device, quality=quality, dcr=dcr, provenance=prov,
-                       evidence=evidence, seed=seed)
+                       evidence=evidence, seed=seed, remote=remote)
 
 
 def from_run(run_dir: str | Path, check: int | None = None, *, holdout=None, window: int = 1,
              p: float | None = None, k: int | None = None, T: int | None = None, quality: bool = True,
              dcr: bool = True, evidence: bool | Mapping[str, object] = True, device: str = "auto",
-             seed: int = 0) -> Audit:
+             seed: int = 0, backend: str = "local", scheduler=None) -> Audit:
     """The audit of one check of a warm-up run (default: its last finished check).
 
     Every test reads the rows generated at that check (``window`` > 1: at the last ``window`` checks up to
@@ -386,13 +484,27 @@ def from_run(run_dir: str | Path, check: int | None = None, *, holdout=None, win
     audit.json names it), else the run's floor's source file when it still holds the same rows (without
     it the closeness tests do not run, and the verdict says so). ``p``, ``k``, ``T``: the DynamicCut
     settings a caller tuned, carried in the provenance. The run's status (finished / cancelled /
-    interrupted / running / failed) and its number of checks enter the verdict.
+    interrupted / running / failed) and its number of checks enter the verdict. ``backend``, ``scheduler``:
+    as :func:`audit`'s (the searches of the floor measured afresh, the closeness tests and the membership
+    attack on a Dask cluster; the same files).
     """
-    from memviz.warmup.run import load_warmup
     from memviz.warmup.store import RunStore
 
     if isinstance(window, bool) or not isinstance(window, int) or window < 1:
         raise MemvizError(f"window={window!r}: the checks read must be a whole number >= 1")
+    check_backend(backend, scheduler)
+    if backend != "local":
+        RunStore.open(run_dir)                      # a folder that is no run: refused before a cluster starts
+    with searches(backend, scheduler) as remote:
+        return _from_run(run_dir, check, holdout=holdout, window=window, p=p, k=k, T=T, quality=quality, dcr=dcr,
+                         evidence=evidence, device=device, seed=seed, remote=remote)
+
+
+def _from_run(run_dir, check, *, holdout, window, p, k, T, quality, dcr, evidence, device, seed, remote) -> Audit:
+    """:func:`from_run` with its searches on ``remote`` (None: here)."""
+    from memviz.warmup.run import load_warmup
+    from memviz.warmup.store import RunStore
+
     store = RunStore.open(run_dir)
     wr = load_warmup(run_dir)
     train = store.train()
@@ -407,7 +519,7 @@ def from_run(run_dir: str | Path, check: int | None = None, *, holdout=None, win
     samples = pd.concat([store.samples(c).set_index("synthetic_id").loc[
         sub.loc[sub["check"] == c, "synthetic_id"].to_numpy()] for c in read], ignore_index=True)
     epoch = int(long.loc[long["check"] == check, "epoch"].iloc[0])
-    floor, hold, notices = _run_holdout(train, wr, holdout, device, store)
+    floor, hold, notices = _run_holdout(train, wr, holdout, device, store, remote)
     m = store.manifest()
     run = RunInfo(run_id=str(m.get("run_id") or store.path.name), run_dir=str(store.path), check=check, epoch=epoch,
                   status=wr.status, n_checks=len(done), epochs=int(wr.config.epochs) if wr.config.epochs else None,
@@ -421,24 +533,31 @@ def from_run(run_dir: str | Path, check: int | None = None, *, holdout=None, win
                         "holdout": floor.holdout_source if floor is not None else ""}, "run": run,
             "rows_read": f"{where}: {len(sub):,} generated rows", "notices": notices}
     with shared_factorizations():
-        close = closeness_tests(train, syn_table, hold, None, device=device) if hold is not None else None
+        close = (closeness_tests(train, syn_table, hold, None, device=device, remote=remote)
+                 if hold is not None else None)
         return _finish(train, syn_table.data, sub["nn1"].to_numpy(), sub["ratio"].to_numpy(),
                        sub["memorized"].to_numpy(), floor=floor, holdout=hold, close=close,
                        distance=wr.config.distance, device=device, quality=quality, dcr=dcr, provenance=prov,
-                       evidence=evidence, seed=seed,
+                       evidence=evidence, seed=seed, remote=remote,
                        per_check=wr.per_check[wr.per_check["check"] <= check].reset_index(drop=True))
 
 
-def _run_holdout(train: Table, wr, holdout, device: str, store):
+def _run_holdout(train: Table, wr, holdout, device: str, store, remote=None):
     """(floor, hold-out table, notices) of a run: with ``holdout`` given, its own floor measured afresh (the
-    run's distance); else the run's stored floor with the hold-out rows the run kept (holdout.parquet), or
-    for an older run its source file when it still holds the same rows."""
+    run's distance; its search on ``remote``'s cluster when given); else the run's stored floor with the
+    hold-out rows the run kept (holdout.parquet), or for an older run its source file when it still holds
+    the same rows."""
     from memviz.measure.floor import holdout_floor
 
     floor = wr.floor
     if holdout is not None:
         hold, notices = aligned(as_table(holdout, train.schema, role="test", name="holdout", train=train), train)
-        return holdout_floor(train, hold, distance=wr.config.distance, device=device), hold, notices
+        engine = None
+        if remote is not None:
+            from memviz.engine.neighbors import NeighborEngine
+            engine = remote(NeighborEngine(distance=wr.config.distance, device=device).fit(train))
+        return (holdout_floor(train, hold, distance=wr.config.distance, device=device, engine=engine), hold,
+                notices)
     kept = store.holdout() if floor is not None else None
     if kept is not None and len(kept) == floor.n_holdout:
         return floor, kept, ()

@@ -29,17 +29,28 @@ def register(sub, command) -> None:
     sp.add_argument("--no-evidence", action="store_true",
                     help="skip the membership, data-copying and attribute tests against the hold-out (about one "
                          "more memorization pass)")
+    add_backend(sp)
     add_raw_csv(sp)
     add_fail_on(sp)
     sp.set_defaults(func=run)
 
 
+def add_backend(sp, what: str = "the audit's") -> None:
+    """--backend and --scheduler (:func:`memviz.auditing.build.check_backend` checks them at the door)."""
+    sp.add_argument("--backend", default="local", choices=["local", "dask"],
+                    help=f"local = this process; dask = {what} neighbour searches on dask.distributed workers, each "
+                         "fitted engine sent to them once; the same files")
+    sp.add_argument("--scheduler", help="dask scheduler address (e.g. tcp://host:8786), with --backend dask "
+                                        "(default: a local cluster of one worker process per CPU core)")
+
+
 def run(args) -> int:
-    from memviz.auditing.build import as_table, audit
+    from memviz.auditing.build import as_table, audit, check_backend
     from memviz.auditing.result import FILES
     from memviz.folders import folder_unit
 
     t0 = time.perf_counter()
+    check_backend(args.backend, args.scheduler)            # before the folder is locked or a table read
     schema = schema_of(args)
     from memviz.auditing.build import resolve_schema
 
@@ -49,10 +60,11 @@ def run(args) -> int:
         train = as_table(args.train, resolve_schema(schema), role="train", name="train", target=args.target)
         syn = as_table(args.synthetic, train.schema, role="synthetic", name="synthetic", train=train)
         a = audit(train, syn, args.holdout, distance=args.distance, device=args.device,
-                  quality=not args.no_quality, evidence=not args.no_evidence)
+                  quality=not args.no_quality, evidence=not args.no_evidence, backend=args.backend,
+                  scheduler=args.scheduler)
         a.write(stage, redacted=not args.raw_report, raw_csv=args.raw_csv, train=train, synthetic=syn)
     paths = {k: str(Path(args.out) / v) for k, v in FILES.items()}
-    emit({**a.headline(), **paths, "seconds": round(time.perf_counter() - t0, 3)})
+    emit({**a.headline(), **paths, "backend": args.backend, "seconds": round(time.perf_counter() - t0, 3)})
     from memviz.auditing.verdict import gate
 
     return gate(a.verdict.code, args.fail_on)

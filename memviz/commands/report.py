@@ -39,6 +39,9 @@ def register(sub, command) -> None:
     sp.add_argument("--no-quality", action="store_true", help="skip Shape")
     sp.add_argument("--no-evidence", action="store_true",
                     help="skip the membership, data-copying and attribute tests against the hold-out")
+    from memviz.commands.audit import add_backend
+
+    add_backend(sp, "the check's audit's (not the comparisons')")
     add_raw_csv(sp)
     add_fail_on(sp)
     sp.set_defaults(func=run)
@@ -101,13 +104,14 @@ def run(args) -> int:
     import secrets
 
     from memviz.app.runs import load_run
-    from memviz.auditing.build import from_run
+    from memviz.auditing.build import check_backend, from_run
     from memviz.auditing.html import audit_html
     from memviz.folders import folder_unit
     from memviz.io import atomic_write_text
     from memviz.warmup.store import RunStore
 
     t0 = time.perf_counter()
+    check_backend(args.backend, args.scheduler)            # before the folder is locked or the run read
     out = Path(args.out)
     # the whole folder (its comparisons/ too) is one unit, locked from the start: a second writer is refused
     # before any work, and a full disk or a kill leaves the earlier folder whole (memviz.folders.folder_unit)
@@ -116,7 +120,8 @@ def run(args) -> int:
                                               else ranked_comparisons(args.run))
         compares = open_comparisons(folders)
         a = from_run(args.run, args.check, holdout=args.holdout, p=args.p, k=args.k, T=args.T,
-                     quality=not args.no_quality, evidence=not args.no_evidence)
+                     quality=not args.no_quality, evidence=not args.no_evidence, backend=args.backend,
+                     scheduler=args.scheduler)
         if not args.no_evidence:  # the run's finished targeted attack (memviz attack), with the other tests
             from memviz.attacks.store import with_finished_attack
 

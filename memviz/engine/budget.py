@@ -21,8 +21,20 @@ columns, k neighbours, T worker threads), from the arrays the engine holds at it
 (twice the arrays' own sizes: temporaries and the allocator's slack; calibrated on the peaks
 ``benchmarks/bench_scale.py`` measures and prints beside each estimate: Adult-shaped, 300,000
 × 300,000 rows, 533 MiB measured against the earlier 376 MiB estimate, now 650 MiB).
+
+The audit (:func:`audit_bytes`, :func:`check_audit`) sums these over its steps: the engines it
+holds throughout (one on the training rows, two when its distance is not the closeness tests'
+standardized one) plus the largest of what comes and goes (each search of N, M or H query rows
+against the training rows; the evidence's engines on the M generated rows with their searches;
+the DCR share's two engines on min(N, H) rows with their search of the M generated rows). With
+``--backend dask`` the searches of the training rows' engines and of the membership attack's
+engine run on the workers: this machine keeps the fits (and one engine's pickled copy while it
+is sent, its arrays once: half its fit's estimate), the attribute attack and the DCR share; each worker holds every engine sent to it and
+one task's block of query rows. An estimate of the sum, not a measurement.
 """
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from memviz import device as _device
 from memviz.errors import MemvizError
@@ -46,6 +58,104 @@ def query_bytes(M: int, N: int, p: int, q: int, k: int, threads: int, algorithm:
         from memviz.engine.pruned import CHUNK
         per = max(64 * MIB, min(M, CHUNK) * 20 * 1024)
     return M * (48 * p + 16 * q + 96 * k + 128) + max(1, threads) * per
+
+
+def auto_algorithm(n: int, p: int, cpu: bool = True) -> str:
+    """The search ``NeighborEngine(algorithm="auto")`` picks for ``n`` reference rows and ``p`` numerical
+    columns (``neighbors.PRUNED_MIN_N``, ``PRUNED_MAX_P``), known before it is fitted."""
+    from memviz.engine.neighbors import PRUNED_MAX_P, PRUNED_MIN_N
+
+    if not cpu or n < PRUNED_MIN_N:
+        return "dense"
+    return "pruned" if p <= PRUNED_MAX_P else "wide"
+
+
+@dataclass(frozen=True)
+class AuditNeed:
+    """Bytes an audit needs at its peak (module docstring).
+
+    here : on this machine, every search here (``backend="local"``).
+    client : on this machine with ``backend="dask"``: the fitted engines, one engine's pickled copy
+        while it is sent, and the searches that stay here (the attribute attack, the DCR share).
+    worker : on each Dask worker (one thread): every engine sent to it and one task's block of rows.
+    """
+
+    here: int
+    client: int
+    worker: int
+
+
+def audit_bytes(N: int, M: int, H: int, p: int, q: int, *, threads: int, cpu: bool = True,
+                two_engines: bool = True, evidence: bool = True, dcr: bool = True, rows_per_task: int = 8192,
+                attack_rows: int = 1000, chunk_elements: int = 1 << 20) -> AuditNeed:
+    """The memory :func:`memviz.audit` needs (module docstring).
+
+    Parameters
+    ----------
+    N, M, H : training, generated and hold-out rows (H = 0: no hold-out, no closeness tests or evidence).
+    p, q : numerical and categorical distance columns.
+    threads : the searches' threads on this machine.
+    cpu : the engines run on the CPU (else the dense path, its blocks on the GPU).
+    two_engines : the audit's distance is not the standardized one (a second engine on the training rows).
+    evidence, dcr : the evidence and the DCR share run (each needs the hold-out).
+    rows_per_task : a Dask task's query rows; attack_rows : the attribute attack's attacked rows.
+
+    Returns
+    -------
+    AuditNeed
+    """
+    def query(rows: int, ref: int, k: int, t: int = threads) -> int:
+        if not rows or not ref:
+            return 0
+        return query_bytes(rows, ref, p, q, k, t, auto_algorithm(ref, p, cpu), chunk_elements)
+
+    fit_n = fit_bytes(N, p, q)
+    engines = fit_n * (2 if two_engines and H else 1)
+    passes = max(query(M, N, 2), query(N, N, 2) if H else 0, query(H, N, 2))
+    ev = bool(H and evidence)
+    members = fit_bytes(M, p, q) if ev else 0                   # the membership attack's engine on the M rows
+    member_search = max(query(N, M, 1, max(1, threads // 2)), query(H, M, 1, max(1, threads // 2))) if ev else 0
+    attribute = fit_bytes(M, p, q) + query(2 * min(attack_rows, N), M, 1) if ev else 0
+    ref = min(N, H)
+    share = 2 * fit_bytes(ref, p, q) + query(M, ref, 1) if H and dcr else 0
+    here = engines + max(passes, members + member_search + attribute, share)
+    # an engine's pickled copy while it is sent: its arrays once, half the fit's estimate
+    client = engines + max(fit_n // 2, members + members // 2 + attribute, share)
+    worker = engines + members + query(min(rows_per_task, max(M, N, H)), max(N, M), 2, 1)
+    return AuditNeed(here=here, client=client, worker=worker)
+
+
+def check_audit(need: AuditNeed, what: str, *, backend: str = "local", local_workers: int = 0) -> None:
+    """Refuse the audit ``what`` in one line, before any work, when ``need`` does not fit the memory
+    available now; the refusal says what ``--backend dask`` would need (here and on each worker).
+
+    Parameters
+    ----------
+    need : :func:`audit_bytes`.
+    what : the audit in words (its rows).
+    backend : ``local`` (``need.here`` is checked) or ``dask`` (``need.client``, plus ``local_workers``
+        times ``need.worker`` when the workers are a local cluster on this machine).
+    local_workers : the workers of a local cluster started here (0: the workers are elsewhere).
+    """
+    have = _device.available_memory()
+    if have is None:
+        return
+    dask_need = (f"about {mib(need.client)} MiB on this machine (the fitted engines and the searches that stay "
+                 f"here) and {mib(need.worker)} MiB on each worker")
+    if backend == "local":
+        if need.here > have:
+            tail = "" if need.client <= have else ": use fewer rows, or a machine with more memory"
+            raise MemvizError(f"{what} needs about {mib(need.here)} MiB of memory and this machine has {mib(have)} "
+                              f"MiB available; with --backend dask --scheduler ADDR it would need {dask_need}{tail}")
+        return
+    total = need.client + local_workers * need.worker
+    if total > have:
+        if local_workers:
+            raise MemvizError(f"{what} on a local Dask cluster of {local_workers} workers needs about {mib(total)} MiB "
+                              f"of memory and this machine has {mib(have)} MiB available: with a cluster elsewhere "
+                              f"(--scheduler ADDR) it would need {dask_need}")
+        raise MemvizError(f"{what} with --backend dask needs {dask_need}, and this machine has {mib(have)} MiB "
+                          "available: use fewer rows, or a machine with more memory")
 
 
 def check(need: int, what: str) -> None:

@@ -19,6 +19,11 @@ that row alone (the engine's result is exact, whatever the blocks, the threads o
 that answered it), so the output equals the local run's, byte for byte
 (``tests/engine/test_distributed.py``).
 
+The audit (``memviz.audit(..., backend="dask")``, ``memviz audit --backend dask``) wraps each engine it
+fits through one :class:`Remote` (each engine sent once): its memorization pass, floor, closeness tests
+and membership attack search on the cluster (``memviz.auditing.build`` says which searches stay here);
+:class:`DaskEngine` also offers ``reference_arrays`` for the data-copying test's cells.
+
 On each worker the first task raises glibc's mmap and trim thresholds (:func:`_tune_malloc`):
 under the thresholds Dask's nanny sets, a worker spent about twice the local CPU time on the
 same rows, mostly faulting in fresh pages for every temporary array.
@@ -348,6 +353,11 @@ class DaskEngine:
     def encoder_(self):
         return self.engine.encoder_
 
+    def reference_arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """The wrapped engine's :meth:`~memviz.engine.neighbors.NeighborEngine.reference_arrays` (the
+        data-copying test's cells read them here: no search)."""
+        return self.engine.reference_arrays()
+
     def kneighbors(self, queries: pd.DataFrame | Table, k: int = 2,
                    progress: Callable[[int, int], None] | None = None) -> Neighbors:
         """The engine's ``kneighbors``, one task per block of query rows; a lost worker or scheduler is one
@@ -370,3 +380,37 @@ class DaskEngine:
             if progress is not None:
                 progress(done, M)
         return Neighbors(pos=pos, row_id=self.engine.row_ids_[pos], dist=dist, n_exhaustive=n_exh, n_pruned=n_pru)
+
+
+class Remote:
+    """The engines of one run sent to a cluster: ``remote(engine)`` is ``engine`` as a :class:`DaskEngine`
+    on ``client``, the same one for the same engine (each fitted engine is sent to the workers once,
+    however many passes read it).
+
+    An engine pinned to ``n_jobs`` threads where it was fitted (the evidence's engines take half the
+    caller's) is sent as a shallow copy with ``n_jobs=None``, so that each task uses its worker's own
+    threads (:func:`_worker_engine`); the answer is the same whatever the threads.
+
+    Parameters
+    ----------
+    client : a ``dask.distributed.Client`` (:func:`connect`).
+    rows_per_task : query rows per task (default :data:`ROWS_PER_TASK`).
+    """
+
+    def __init__(self, client, rows_per_task: int | None = None):
+        self.client, self.rows_per_task = client, rows_per_task
+        self._sent: dict[int, tuple[NeighborEngine, DaskEngine]] = {}
+        self._lock = threading.Lock()                   # the evidence wraps its engines on two threads
+
+    def __call__(self, engine):
+        if engine is None or isinstance(engine, DaskEngine):
+            return engine
+        key = id(engine)
+        with self._lock:
+            if key not in self._sent:                   # the engine is kept here: its id is not reused
+                local = engine
+                if engine.n_jobs is not None:
+                    local = copy.copy(engine)
+                    local.n_jobs = None
+                self._sent[key] = (engine, DaskEngine(local, self.client, self.rows_per_task))
+            return self._sent[key][1]

@@ -183,7 +183,7 @@ def audit_secrets(schema) -> tuple[str, ...]:
 
 def audit_evidence(train: Table, synthetic: Table, holdout: Table, *, engine: NeighborEngine | None = None,
                    d1_synthetic=None, nn1_synthetic=None, device: str = "auto", seed: int = 0, secret=None,
-                   flagged_row_ids=None, d1_holdout=None, nn1_holdout=None) -> Evidence:
+                   flagged_row_ids=None, d1_holdout=None, nn1_holdout=None, remote=None) -> Evidence:
     """The four tests with the reuse of the module docstring, for :func:`memviz.audit`.
 
     Parameters
@@ -196,6 +196,11 @@ def audit_evidence(train: Table, synthetic: Table, holdout: Table, *, engine: Ne
         audit's closeness tests, :mod:`memviz.measure.dcr`).
     secret : the attribute attack's secret column(s) (default: :func:`audit_secrets`).
     flagged_row_ids : the ratio test's over-copied rows (the membership overlap).
+    remote : a callable that takes a fitted engine and returns one offering the same searches elsewhere
+        (:class:`memviz.engine.distributed.Remote`: a Dask cluster); the engines fitted here (the
+        membership attack's, the data-copying test's when ``engine`` is not reused) go through it. The
+        attribute attack fits and searches inside :func:`~memviz.evidence.attribute.attribute_inference`
+        (at most 2 × ``N_ROWS`` query rows): here. None (default): every search here.
 
     Returns
     -------
@@ -210,6 +215,7 @@ def audit_evidence(train: Table, synthetic: Table, holdout: Table, *, engine: Ne
     import torch
 
     jobs = max(1, torch.get_num_threads() // 2)
+    wrap = remote if remote is not None else (lambda e: e)
 
     def copying() -> DataCopyingResult:
         distances = positions = None
@@ -224,13 +230,13 @@ def audit_evidence(train: Table, synthetic: Table, holdout: Table, *, engine: Ne
                 distances = (d1_synthetic, d_h)
                 positions = (nn1_synthetic, p_h) if nn1_synthetic is not None and p_h is not None else None
         else:
-            t_engine = NeighborEngine(distance=dist, device=device, n_jobs=jobs).fit(train, like=engine)
+            t_engine = wrap(NeighborEngine(distance=dist, device=device, n_jobs=jobs).fit(train, like=engine))
         return data_copying_test(train, synthetic, hold, distance=dist, engine=t_engine, device=device, seed=seed,
                                  distances=distances, positions=positions, holdout_checked=True)
 
     def membership() -> MembershipResult:
         return membership_inference(train, synthetic, hold, distance=dist,
-                                    engine=synthetic_engine(synthetic, dist, device, n_jobs=jobs),
+                                    engine=wrap(synthetic_engine(synthetic, dist, device, n_jobs=jobs)),
                                     flagged_row_ids=flagged_row_ids, holdout_checked=True)
 
     with shared_factorizations(), ThreadPoolExecutor(max_workers=2) as pool:
