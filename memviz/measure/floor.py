@@ -34,7 +34,6 @@ rate) is in :mod:`memviz.measure.rownull`.
 """
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass
 
