@@ -9,6 +9,9 @@ columns, k neighbours, T worker threads), from the arrays the engine holds at it
                                       float64 coordinates, the pruned index (a copy, k-d
                                       trees, the box tree) or the wide one (sorted float64
                                       copy, float32 tiles), row orders and groups
+           + 48 · min(q(q-1)/2 · N, MAX_LEVEL2)
+                                      the pruned index's level-2 tables (24 bytes per
+                                      (group, column pair), groups <= N: an upper bound)
     query  M · (48·p + 16·q + 96·k + 128) + T · W
                                       encoded query rows, their coordinates, the (M, k)
                                       results and the memorization arrays; W per thread:
@@ -43,7 +46,10 @@ MIB = 1 << 20
 
 
 def fit_bytes(N: int, p: int, q: int) -> int:
-    return N * (96 * p + 24 * q + 256)
+    from memviz.engine.pruned import MAX_LEVEL2
+
+    level2 = min(q * (q - 1) // 2 * N, MAX_LEVEL2) if q >= 2 else 0    # groups <= rows: an upper bound
+    return N * (96 * p + 24 * q + 256) + 48 * level2
 
 
 def query_bytes(M: int, N: int, p: int, q: int, k: int, threads: int, algorithm: str,

@@ -33,7 +33,8 @@ the last axis of equal-shaped arrays does.
 Every distance is then computed exactly as on the dense path (direct differences,
 float64, squares summed over the last axis), so ties are exact. Query rows this search
 cannot settle cheaply (h_(k) > 2, too many rows at the levels it needs, near ties among
-the numerically nearest rows, max e spread over many boxes as in high-dimensional data)
+the numerically nearest rows beyond ``cap`` rows (smaller ties are settled by a ball of the
+k-d tree), max e spread over many boxes as in high-dimensional data)
 are returned as not done and go to the dense path; once most rows of the finished
 chunks have failed (the first ``PROBE`` rows are tried alone), the remaining chunks are
 left to it as well.
@@ -54,7 +55,10 @@ CHUNK = 16384     # most query rows per task (fewer, larger tasks: fewer per-gro
 CHUNK_MIN = 2048  # fewest query rows per task, unless fewer are left
 PROBE = 256       # the first rows, tried alone: if most fail, the dense path takes all
 LEAF = 32         # rows per leaf of the max-e box tree
-MAX_LEVEL2 = 4_000_000  # build the level-2 tables when q(q-1)/2 · groups stays below this
+#: build the level-2 tables when q(q-1)/2 · groups stays below this (about 24 bytes each: 384 MB at the
+#: bound, 170 MB for 1,000,000 Adult-shaped rows, whose 195,901 groups had passed the earlier bound of
+#: 4,000,000 and sent every query row two mismatches from its k nearest to the dense pass)
+MAX_LEVEL2 = 16_000_000
 
 
 class PrunedIndex:
@@ -134,7 +138,8 @@ class PrunedIndex:
         keys = ks[start]
         end = np.append(start[1:], len(order))
         rows = np.add.reduceat(self.gsize[order], start) if len(start) else np.zeros(0, dtype=np.int64)
-        return _Table(cols, keys, start, end, rows, order)
+        small = np.int32 if self.N < 2**31 else np.int64          # positions and counts: half the memory
+        return _Table(cols, keys, start.astype(small), end.astype(small), rows.astype(small), order.astype(small))
 
     def _big_tree(self) -> None:
         """One k-d tree over the rows of every big group, each lifted by its group's own value
@@ -357,6 +362,17 @@ class PrunedIndex:
         e = self._e(np.repeat(g, kk, axis=0), ki.reshape(-1)).reshape(len(g), kk)
         lo = np.minimum(emin[rows_ok], e.min(axis=1))
         sure = (lo == 0) | (kk == self.N) | (kd[:, -1] * (1 - self.delta) > lo)
+        # near ties: the kk nearest are as near as the nearest (many reference rows share its numbers, as
+        # they do by the million). Every row whose exact e could be below lo lies within lo·(1 + δ) by the
+        # tree's own distance, so the rows of that ball settle min e; a ball beyond the cap goes dense
+        tie = np.flatnonzero(~sure)
+        if len(tie):
+            balls = self.tree.query_ball_point(g[tie], lo[tie] * (1 + 2 * self.delta))
+            for i, ball in zip(tie, balls):
+                if len(ball) <= self.cap:
+                    if len(ball):
+                        lo[i] = min(lo[i], float(self._e(g[i][None, :], np.asarray(ball, dtype=np.int64)).min()))
+                    sure[i] = True
         hi, hard = self.boxes.farthest(self, g)
         emin[rows_ok], emax[rows_ok] = lo, hi
         return emin, emax, rows_ok[~sure | hard]
@@ -442,8 +458,7 @@ class _Table:
         """(rows, lo, hi) per query key: rows with that key and their groups order[lo:hi]."""
         i = np.minimum(np.searchsorted(self.keys, qk), len(self.keys) - 1)
         found = self.keys[i] == qk
-        return (np.where(found, self.rows[i], 0), np.where(found, self.start[i], 0),
-                np.where(found, self.end[i], 0))
+        return tuple(np.where(found, a[i], 0).astype(np.int64) for a in (self.rows, self.start, self.end))
 
 
 def _expand(lo: np.ndarray, hi: np.ndarray):

@@ -40,7 +40,11 @@ def test_enough_memory_or_an_unknown_figure_lets_it_run(sample, monkeypatch):
 
 
 def test_estimates_grow_with_the_table_and_the_machine_figure_is_sane():
-    assert budget.fit_bytes(2_000_000, 6, 9) == 2 * budget.fit_bytes(1_000_000, 6, 9)
+    assert budget.fit_bytes(2_000_000, 6, 1) == 2 * budget.fit_bytes(1_000_000, 6, 1)
+    # with two categorical columns or more, the level-2 tables, bounded by pruned.MAX_LEVEL2
+    assert budget.fit_bytes(2_000_000, 6, 9) > budget.fit_bytes(1_000_000, 6, 9) > budget.fit_bytes(300_000, 6, 9)
+    from memviz.engine.pruned import MAX_LEVEL2
+    assert budget.fit_bytes(10**6, 6, 9) - 10**6 * (96 * 6 + 24 * 9 + 256) == 48 * MAX_LEVEL2
     assert budget.query_bytes(10, 10**6, 40, 2, 2, 2, "wide", 1 << 20) > budget.query_bytes(
         10, 10**6, 40, 2, 2, 1, "wide", 1 << 20)
     have = device.available_memory()

@@ -256,3 +256,47 @@ def test_big_groups_share_one_lifted_tree_and_far_query_rows_fall_back_to_the_wh
     assert out.n_pruned == len(q)
     if k < pruned.BIG:
         assert len(calls) >= 30                                                 # far rows: whole groups
+
+
+@pytest.mark.parametrize("k", [1, 2])
+def test_near_ties_of_the_nearest_rows_are_settled_by_a_ball_not_the_dense_pass(k):
+    """Issue 40: by the million, many reference rows share the numbers of a query row's nearest one, so its four
+    nearest by the k-d tree tie with the nearest and min e could not be proved: those rows went to the dense pass
+    (52 of 20,000 at 1,000,000 Adult-shaped rows, each a pass over every reference row). Every row that could
+    be nearer lies in a ball of the tree's own distances: the pruned search answers them, exactly as the dense."""
+    rng = np.random.default_rng(3)
+    n = 2000
+    train = _adult_like(n, 2, n_num=2, n_cat=3)
+    train.data["x0"] = rng.integers(0, 5, n).astype(float)              # 25 numerical tuples, ~80 rows each
+    train.data["x1"] = rng.integers(0, 5, n).astype(float)
+    query = train.data.iloc[:300].copy().reset_index(drop=True)
+    query["x0"] += 0.25                                                    # off the grid: e > 0, tied nearest rows
+    out = {alg: NeighborEngine(device="cpu", algorithm=alg).fit(train).kneighbors(query, k)
+           for alg in ("pruned", "dense")}
+    np.testing.assert_array_equal(out["pruned"].pos, out["dense"].pos)
+    np.testing.assert_array_equal(out["pruned"].dist, out["dense"].dist)
+    assert out["pruned"].n_pruned == len(query)
+
+
+def test_the_level_two_tables_are_built_up_to_their_bound_and_rows_beyond_it_go_dense(monkeypatch):
+    """Issue 40: the level-2 tables (two columns left out) were built only while q(q-1)/2 · groups <= 4,000,000,
+    which 1,000,000 Adult-shaped rows pass (195,901 groups): every query row two mismatches from its k nearest
+    then went to the dense pass. Without the tables those rows go dense; with them the pruned search answers
+    them; both equal the dense path."""
+    train = _adult_like(3000, 4, n_num=2, n_cat=6)
+    query = train.data.iloc[:400].copy().reset_index(drop=True)
+    query[["c4", "c5"]] = "zz"                                             # two unseen categories: h* = 2
+    dense = NeighborEngine(device="cpu", algorithm="dense").fit(train).kneighbors(query, 2)
+    with_tables = NeighborEngine(device="cpu", algorithm="pruned").fit(train)
+    assert with_tables.pruned_.max_level == 2
+    a = with_tables.kneighbors(query, 2)
+    monkeypatch.setattr(pruned, "MAX_LEVEL2", 0)
+    without = NeighborEngine(device="cpu", algorithm="pruned").fit(train)
+    assert without.pruned_.max_level == 1
+    b = without.kneighbors(query, 2)
+    for nb in (a, b):
+        np.testing.assert_array_equal(nb.pos, dense.pos)
+        np.testing.assert_array_equal(nb.dist, dense.dist)
+    assert a.n_pruned == len(query) and b.n_pruned == 0
+    t = with_tables.pruned_.tables[-1]
+    assert t.order.dtype == np.int32 and t.keys.dtype == np.uint64       # positions in half the bytes
