@@ -383,6 +383,19 @@ TERMS: dict[str, str] = {
         "For a training row marked over-copied: the chance-level error rate of that call after correcting for "
         "testing every row at once (Benjamini-Hochberg). Below 0.05 means fewer than 1 in 20 such calls is "
         "expected to be chance; \"< 0.001\" is shown for anything smaller."),
+    "Holds": (
+        "A test of the verdict holds when the model's rows are closer to the training rows than real rows the model "
+        "never saw are, by more than chance allows; \"within chance\" means they are not. The tests are read "
+        "together, so the chance of any false alarm among them all is kept at 5 % (Holm's correction), not 5 % "
+        "for each."),
+    "95 % interval": (
+        "The range a figure would fall in, 19 times out of 20, if the same number of rows were drawn again: how "
+        "sure the figure is, given how many rows were measured. An excess whose interval contains 0 is not above "
+        "the floor."),
+    "AUC": (
+        "How often an attacker ranks a training row as more exposed than a real row the model never saw: 0.5 is "
+        "chance (a coin flip), 1 a perfect attacker. Its 95 % interval (DeLong's method) says how far from 0.5 it "
+        "could be by chance alone; only an interval above 0.5 is better than chance."),
 }
 
 

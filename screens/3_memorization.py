@@ -3,7 +3,7 @@ copied beyond that, and how close its "copies" really are."""
 import streamlit as st
 
 from memviz import viz
-from memviz.app import attacks, audits, readings, runs
+from memviz.app import attacks, audits, glossary, readings, runs
 from memviz.errors import MemvizError
 from screens import _stop, _ui
 
@@ -13,6 +13,11 @@ RANK_NAMES = {"row_id": "training row", "copies": "copies", "expected": "expecte
               "exact_copies": "exact copies", "near_exact_copies": "near-exact copies",
               "differing_copies": "copies that differ", "zero_by_scaling_copies": "look identical only after rescaling",
               "first_epoch": "first copied (epoch)", "top": "Top group", "copy_checks": "checks with a copy"}
+
+
+#: the glossary's entries for the words this page uses (the headline's figures, the tests, the leak explorer)
+PAGE_WORDS = ("Memorized", "Copy", "Floor", "Excess", "95 % interval", "Holds", "Memorization ratio", "Mem-AUC", "AUC",
+              "q-value", "Top group")
 
 
 def ci_pct(low, high) -> str:
@@ -74,6 +79,11 @@ if view is not None:
                        f"(every category equal, every number within 0.1 IQR), {close['flagged_differs']:.1%} differ"
                        + (f"; {close['n_zero_by_scaling']:,} have a ratio of about 0 only because the paper's "
                           "distance rescales numbers per generated row" if close["n_zero_by_scaling"] else "") + ".")
+
+    # the statistical words of this page, one click away (the sidebar's glossary holds every word)
+    with st.expander("What the words on this page mean", icon=":material/menu_book:"):
+        for term in PAGE_WORDS:
+            st.markdown(f"**{_ui.esc(term)}**: {_ui.esc(glossary.explain(term))}")
 
     # ------------------------------------------------------------------ other tests (the same Audit's evidence)
     if audit is not None and len(audit.evidence):
@@ -141,8 +151,9 @@ if view is not None:
                       format_func={"excess": "copies above what real rows would give (default)",
                                    "copies": "raw copies"}.get)
         st.caption("'Expected from real rows' is how many copies the row would get if the model's rows were real "
-                   "rows it never saw; over-copied rows have more than that beyond chance (q < 0.05 after "
-                   "Benjamini–Hochberg).")
+                   "rows it never saw; over-copied rows have more than that, by more than chance allows when every "
+                   "training row is tested at once: fewer than 1 in 20 of the rows so marked is expected to be a "
+                   "false alarm (the q-value, below 0.05).")
     else:
         by = "copies"
         st.caption("Ranked by raw copies: without a floor there is no expected count to rank against.")

@@ -449,6 +449,17 @@ def _interval_text(r, name: str, fmt, fmt_bound) -> str:
     return f"{fmt(m)} ({fmt_bound(lo)}, {fmt_bound(hi)})"
 
 
+def by_method(table: pd.DataFrame) -> pd.DataFrame:
+    """``table`` with its Method and Generator columns as the row headers ("DynamicCut · TabDDPM"), which the
+    report's scrolling tables keep in view while the other columns scroll."""
+    if not {"Method", "Generator"} <= set(table.columns):
+        return table
+    out = table.drop(columns=["Method", "Generator"])
+    out.index = pd.Index([f"{m} · {g}" for m, g in zip(table["Method"], table["Generator"])],
+                         name="Method · generator")
+    return out
+
+
 def three_way_html(results: pd.DataFrame, frame_table) -> str:
     """The report's block: a heading, :data:`THREE_WAY_NOTE` and the table (``frame_table``: the report's
     table builder); "" when the results have no baseline to pair with."""
@@ -457,8 +468,6 @@ def three_way_html(results: pd.DataFrame, frame_table) -> str:
     three = three_way_display(results)
     if not len(three):
         return ""
-    from memviz.viz.report import by_method
-
     three = by_method(three)             # the method and generator head each row, in view while the rest scrolls
     return ("<h3>Privacy, quality and cost against the baseline</h3>"
             f"<p class='meta'>{html.escape(THREE_WAY_NOTE)}</p><div class='scroll'>"

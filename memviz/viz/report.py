@@ -29,9 +29,10 @@ import numpy as np
 import pandas as pd
 
 from memviz.errors import MemvizError
-from memviz.metrics import METRICS
+from memviz.metrics import METRICS, MISSING, number
+from memviz.viz import glossary as words
 from memviz.viz.card import Card, tone
-from memviz.viz.compare import fractions, results_display, three_way_html
+from memviz.viz.compare import by_method, fractions, results_display, three_way_html
 from memviz.viz.style import caption, method_label, model_label
 from memviz.viz.text import isolate, seconds
 
@@ -54,8 +55,7 @@ th,td{border:1px solid #ddd;padding:4px 8px;text-align:right;vertical-align:top}
 th{background:#f4f4f4} td.text,th.text{text-align:left}
 td.match{background:#ffcccb;font-weight:bold}
 .scroll{overflow-x:auto;max-width:100%} .scroll td,.scroll th{white-space:nowrap}
-.scroll tbody th,.scroll thead th:first-child{position:sticky;left:0;z-index:1;background:#fff}
-.scroll thead th:first-child{background:#f4f4f4}
+.scroll tbody th,.scroll thead th:first-child{position:sticky;left:0;z-index:1} .scroll tbody th{background:#fff}
 .wrap td,.wrap th{white-space:normal;overflow-wrap:anywhere}
 figure{margin:24px 0} figcaption{color:#444;font-size:0.95em;margin-top:4px}
 .plot{width:100%;height:480px}
@@ -144,16 +144,9 @@ def summary_facts(summary: Mapping) -> list[tuple[str, str]]:
     for key, label in SUMMARY_WORDS.items():
         if key in flat and flat[key] is not None:
             v = flat[key]
-            text = f"{100 * float(v):.1f} %" if key in SUMMARY_PERCENT and _finite(v) else _fmt_value(v)
+            text = f"{100 * float(v):.1f} %" if key in SUMMARY_PERCENT and number(v) != MISSING else _fmt_value(v)
             out.append((label, text))
     return out
-
-
-def _finite(v) -> bool:
-    try:
-        return math.isfinite(float(v))
-    except (TypeError, ValueError):
-        return False
 
 
 def frame_table(df: pd.DataFrame, text_cols=(), match: pd.DataFrame | None = None, na: str = "n/a") -> str:
@@ -365,17 +358,6 @@ RESULTS_NOTE = ("Mean ± standard deviation over seeds (with one seed, the floor
                 "each row's method and generator stay in view.")
 
 
-def by_method(table: pd.DataFrame) -> pd.DataFrame:
-    """``table`` with its Method and Generator columns as the row headers ("DynamicCut · TabDDPM"), which the
-    report's scrolling tables keep in view while the other columns scroll."""
-    if not {"Method", "Generator"} <= set(table.columns):
-        return table
-    out = table.drop(columns=["Method", "Generator"])
-    out.index = pd.Index([f"{m} · {g}" for m, g in zip(table["Method"], table["Generator"])],
-                         name="Method · generator")
-    return out
-
-
 def results_block(results: pd.DataFrame, note: str = "") -> str:
     """A comparison's results in words (:func:`memviz.viz.compare.results_display`), scrolling sideways with
     each row's method and generator in view."""
@@ -414,7 +396,7 @@ def _section_parts(sec: Section, first_figure: int, redacted: bool, salt: str | 
 def build_report(run_summary: Mapping | Sequence | None = None, figures: Sequence = (),
                  results: pd.DataFrame | None = None, settings: Mapping | None = None, redacted: bool = True,
                  title: str = "memviz report", *, leaks: Sequence = (), created: str | None = None, verdict=None,
-                 sentence: str = "", glossary: Sequence[tuple[str, str]] = (), salt: str | None = None,
+                 sentence: str = "", glossary: Sequence[tuple[str, str]] | None = None, salt: str | None = None,
                  sections: Sequence[Section] = (), settings_name: str = "This report", name: str = "") -> str:
     """Self-contained HTML report: the one builder of every memviz report (the audit's, the
     dashboard's, ``memviz report``'s).
@@ -443,7 +425,7 @@ def build_report(run_summary: Mapping | Sequence | None = None, figures: Sequenc
         Printed first.
     sentence : str
         The plain floor sentence (:meth:`memviz.measure.floor.Excess.sentence`), printed first.
-    glossary : (term, explanation) pairs, printed last.
+    glossary : (term, explanation) pairs, printed last, each linked where the report uses it (default: the one).
     salt : key of the category hashes of the redacted leak tables (one per report).
     sections : sequence of :class:`Section`
         Parts that each name their source, after the report's own facts, results, figures and rows:
@@ -475,6 +457,7 @@ def build_report(run_summary: Mapping | Sequence | None = None, figures: Sequenc
         parts += ["<h2>In short</h2>", card_block(verdict, sentence)]
         parts += [f"<p class='sentence'>{_e(t)}</p>" for t in openings]
         parts += [f"<p class='meta'>{_e(s.note)}</p>" for s in sections if s.note]
+    words_at = len(parts)                # the glossary's words this report uses, linked (below)
     own = f" · {_e(name)}" if name else ""
     if facts or not sections:
         parts += [f"<h2>What the run shows{own}</h2>", kv_table(facts)]
@@ -501,9 +484,10 @@ def build_report(run_summary: Mapping | Sequence | None = None, figures: Sequenc
             parts += [f"<h3>{_e(heading)}</h3>", kv_table(values)]
     else:
         parts.append(kv_table(settings or {}))
-    if glossary:
-        items = "".join(f"<dt>{_e(t)}</dt><dd>{_e(x)}</dd>" for t, x in glossary)
-        parts += ["<h2>What the words mean</h2>", f"<dl class='glossary'>{items}</dl>"]
+    glossary = words.entries() if glossary is None else glossary
+    if glossary:      # the words this report uses, each linked to its entry: one click away
+        parts.insert(words_at, words.words_line(parts, glossary, _e))
+        parts += ["<h2>What the words mean</h2>", words.glossary_list(glossary, _e)]
     head = (f"<meta charset='utf-8'><meta http-equiv='Content-Security-Policy' content=\"{CSP}\">"
             f"<meta name='viewport' content='width=device-width, initial-scale=1'><title>{_e(title)}</title>"
             f"<style>{CSS}</style>")
