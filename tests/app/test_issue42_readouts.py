@@ -105,3 +105,19 @@ def test_the_memorization_page_states_its_headline_once(app):
     text = text_of(at)
     assert text.count(sentence) == 1
     assert "How close the" not in text and "flagged rows of the last check really are" not in text
+
+
+def test_the_verdict_names_an_attack_as_pointing_to_copying_only_when_that_attack_flags(sample):
+    """The walk: the Memorization headline said "the membership attack points to copying" beside that attack's
+    AUC 0.52. A synthetic table of fresh real rows: each attack reads no better than chance (an AUC near 0.5
+    whose interval covers it), and the verdict names none of them; the clause follows each attack's own flag."""
+    from memviz.app import audits
+
+    train, test = sample
+    small = train.subset(train.row_ids[:1000])
+    a = audits.tables_audit(small, test.subset(test.row_ids[:1000]), train.subset(train.row_ids[1000:1500]))
+    membership = a.evidence["membership"]
+    assert 0.5 < membership.auc < 0.56 and membership.auc_low < 0.5 and not membership.flags_copying
+    assert "points to copying" not in a.verdict.sentence and "evidence_disagrees" not in a.verdict.qualifiers
+    named = [k for k, e in a.evidence.items() if getattr(e, "flags_copying", None) is True]
+    assert named == []
