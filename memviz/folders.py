@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 from memviz.errors import MemvizError
-from memviz.io import _TEMP, _UMASK, DISK_FULL, VERSION, _pid_running, atomic_write_json, disk_full
+from memviz.io import TEMP, UMASK, DISK_FULL, VERSION, pid_running, atomic_write_json, disk_full
 
 #: the file an output folder's writer writes last: every other file of the folder, its size and SHA-256
 CONTENTS = "contents.json"
@@ -81,7 +81,7 @@ def folder_unit(out: Path | str, names: tuple[str, ...] = ()):
             if exc.errno in DISK_FULL:
                 raise disk_full(parent, out.name) from None
             raise
-        os.chmod(stage, 0o777 & ~_UMASK)
+        os.chmod(stage, 0o777 & ~UMASK)
         _ACTIVE.stages = active + [stage]
         try:
             yield stage
@@ -168,7 +168,7 @@ def _remove_stale_units(parent: Path, name: str) -> None:
         return
     for e in entries:
         m = _UNIT_TEMP.match(e)
-        if m and m.group(1) == name and not _pid_running(int(m.group(2))):
+        if m and m.group(1) == name and not pid_running(int(m.group(2))):
             shutil.rmtree(parent / e, ignore_errors=True)
 
 
@@ -177,7 +177,7 @@ def _check_replaceable(out: Path, names) -> None:
         return
     if out.is_symlink() or not out.is_dir():
         raise MemvizError(f"{out}: is a file, not a folder; give a folder for the output")
-    entries = {e for e in os.listdir(out) if not _TEMP.match(e)}   # a killed atomic write's temporary file
+    entries = {e for e in os.listdir(out) if not TEMP.match(e)}   # a killed atomic write's temporary file
     ours = set(names) | {CONTENTS}
     try:
         listed = json.loads((out / CONTENTS).read_text(encoding="utf-8")).get("files") or {}

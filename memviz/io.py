@@ -35,8 +35,8 @@ from memviz.errors import MemvizError, RunError
 #: (a run's manifest, an audit's provenance) without importing the package's face, which imports the audit
 VERSION = "0.1.0"
 
-_UMASK = os.umask(0)
-os.umask(_UMASK)
+UMASK = os.umask(0)
+os.umask(UMASK)
 
 
 # ------------------------------------------------------------------ atomic writes
@@ -70,7 +70,7 @@ def _atomic(path: Path, write) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=TEMP_SUFFIX, dir=path.parent)
         os.close(fd)
-        os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes 0600 files; give the usual permissions
+        os.chmod(tmp, 0o666 & ~UMASK)  # mkstemp makes 0600 files; give the usual permissions
         write(tmp)
         try:
             os.replace(tmp, path)
@@ -88,7 +88,7 @@ def _atomic(path: Path, write) -> None:
 
 
 TEMP_SUFFIX = ".tmp"
-_TEMP = re.compile(r"^\..+\.(\d+)\.[^.]+\.tmp$")
+TEMP = re.compile(r"^\..+\.(\d+)\.[^.]+\.tmp$")
 
 
 def remove_stale_temps(folder: Path | str, recursive: bool = True) -> int:
@@ -103,7 +103,7 @@ def remove_stale_temps(folder: Path | str, recursive: bool = True) -> int:
     now = time.time()
     for base, _dirs, files in walk:
         for name in files:
-            m = _TEMP.match(name)
+            m = TEMP.match(name)
             if not m:
                 continue
             f = Path(base) / name
@@ -112,7 +112,7 @@ def remove_stale_temps(folder: Path | str, recursive: bool = True) -> int:
             except OSError:
                 continue
             pid = int(m.group(1))
-            if _pid_running(pid) and now - st.st_mtime < 86_400:
+            if pid_running(pid) and now - st.st_mtime < 86_400:
                 continue
             try:
                 f.unlink()
@@ -122,7 +122,7 @@ def remove_stale_temps(folder: Path | str, recursive: bool = True) -> int:
     return n
 
 
-def _pid_running(pid: int) -> bool:
+def pid_running(pid: int) -> bool:
     if pid == os.getpid():
         return True
     try:

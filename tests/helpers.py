@@ -34,7 +34,7 @@ def live_job(root, kind: str):
     job = jobs.Job(jobs.new_job_id(kind), kind, root)
     job.job_dir.mkdir(parents=True)
     (job.job_dir / "job.json").write_text(json.dumps({
-        "job_id": job.job_id, "kind": kind, "pid": os.getpid(), "start_ticks": jobs._proc_start_ticks(os.getpid()),
+        "job_id": job.job_id, "kind": kind, "pid": os.getpid(), "start_ticks": jobs.proc_start_ticks(os.getpid()),
         "started": 0, "out": str(job.out)}))
     return job
 

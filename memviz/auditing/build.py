@@ -168,10 +168,10 @@ def shape_score(train: Table, synthetic) -> float:
     1 − ½ Σ_k |P_R(k) − P_S(k)| (categorical), missing values dropped, as there (equal: tested)."""
     import warnings
 
-    from memviz.evaluate.report import _canonical_frame, synthetic_frame
+    from memviz.evaluate.report import canonical_frame, synthetic_frame
 
     schema = train.schema
-    real, syn = _canonical_frame(train.data, schema), _canonical_frame(synthetic_frame(train, synthetic), schema)
+    real, syn = canonical_frame(train.data, schema), canonical_frame(synthetic_frame(train, synthetic), schema)
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", category=FutureWarning)
         warnings.filterwarnings("ignore", module=r"sdmetrics(\..*)?$")

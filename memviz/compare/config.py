@@ -16,7 +16,7 @@ from memviz.device import resolve_device
 from memviz.errors import MemvizError
 from memviz.engine import DISTANCES
 from memviz.mitigate.augment import DEFAULT_RATIO
-from memviz.dynamics.dynamiccut import DEFAULT_K, DEFAULT_P, _check_k, prune_budget
+from memviz.dynamics.dynamiccut import DEFAULT_K, DEFAULT_P, check_k, prune_budget
 from memviz.models import MODELS, check_model_params, check_models
 
 BACKENDS = ("local", "dask")
@@ -133,7 +133,7 @@ class CompareConfig:
         stop_rule = _stop_rule(self.stop_rule)
         if self.needs_ranking or "random" in methods:
             prune_budget(self.p, 10**9)  # p in (0, 1); the row count is checked by the grid
-            _check_k(self.k)
+            check_k(self.k)
         return replace(self, methods=methods, models=models, seeds=seeds,
                        model_params={m: dict(v) for m, v in params.items()}, stop_rule=stop_rule,
                        epsilons=tuple(float(e) for e in self.epsilons), privacy=privacy, dynamic=dynamic)

@@ -54,7 +54,7 @@ def resolve_T(dyn: RowDynamics, T) -> float:
     return T
 
 
-def _check_k(k) -> int:
+def check_k(k) -> int:
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
         raise MemvizError(f"k must be an integer >= 1, got {k!r}")
     return int(k)
@@ -123,7 +123,7 @@ def score_rows(dyn: RowDynamics, k: int = DEFAULT_K, T=None, score: str = "raw",
         k < 1, T not a number, no check with epoch <= T (the message names T and the
         first check's epoch), an unknown score, or a missing / misshapen / negative rate.
     """
-    k = _check_k(k)
+    k = check_k(k)
     T = resolve_T(dyn, T)
     rate = _check_rate(dyn, expected_auc_rate) if _check_score(score) == "excess" else None
     window = dyn.epochs <= T  # (C,)
@@ -253,7 +253,7 @@ def dynamiccut_ranking(dyn: RowDynamics, k: int = DEFAULT_K, T=None, score: str 
     order = rank_rows(scores, dyn.row_ids)  # (N,) positions
     ranks = np.empty(dyn.n_rows, dtype=np.int64)
     ranks[order] = np.arange(1, dyn.n_rows + 1)
-    return Ranking(row_ids=dyn.row_ids, scores=scores, order=order, ranks=ranks, k=_check_k(k), T=T,
+    return Ranking(row_ids=dyn.row_ids, scores=scores, order=order, ranks=ranks, k=check_k(k), T=T,
                    n_checks_used=int((dyn.epochs <= T).sum()), score=score)
 
 
@@ -261,7 +261,7 @@ def _ranking_for(dyn: RowDynamics, k, T, score, expected_auc_rate, ranking: Rank
     """``ranking`` when it was made at (k, T, score) on these rows; a fresh one when None."""
     if ranking is None:
         return dynamiccut_ranking(dyn, k, T, score, expected_auc_rate)
-    want = (_check_k(k), resolve_T(dyn, T), _check_score(score))
+    want = (check_k(k), resolve_T(dyn, T), _check_score(score))
     if (ranking.k, ranking.T, ranking.score) != want or len(ranking.row_ids) != dyn.n_rows:
         raise MemvizError(f"the ranking given was made at k={ranking.k}, T={ranking.T}, score={ranking.score!r} "
                           f"on {len(ranking.row_ids)} rows, not at k={want[0]}, T={want[1]}, score={want[2]!r} "

@@ -65,7 +65,7 @@ from memviz.dynamics.rows import (
     check_events,
     dynamics_from_events,
 )
-from memviz.dynamics.summaries import _early_checks
+from memviz.dynamics.summaries import early_check_count
 from memviz.errors import MemvizError
 from memviz.dynamics.splithalf import Statistic, dynamics_statistics
 from memviz.dynamics.dynamiccut import DEFAULT_K, DEFAULT_P, resolve_T
@@ -227,5 +227,5 @@ def compare_to_null(checks: pd.DataFrame, train_row_ids, replicates: int = DEFAU
     effects = {obs.name: np.array([rep[j].effect for rep in null]) for j, obs in enumerate(observed)}
     return NullComparison(findings=findings, n_replicates=int(replicates), seed=int(seed),
                           p=float(p), k=int(k), T=resolve_T(obs_dyn, T),
-                          early_checks=_early_checks(obs_dyn, early_checks),
+                          early_checks=early_check_count(obs_dyn, early_checks),
                           null_effects=effects)

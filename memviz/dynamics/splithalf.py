@@ -44,7 +44,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from memviz.dynamics.rows import RowDynamics, top_mask
-from memviz.dynamics.summaries import _early_checks, mann_whitney_p
+from memviz.dynamics.summaries import early_check_count, mann_whitney_p
 from memviz.errors import MemvizError
 from memviz.dynamics.dynamiccut import (
     DEFAULT_K,
@@ -198,7 +198,7 @@ def dynamics_statistics(dyn: RowDynamics, p: float = DEFAULT_P, k: int = DEFAULT
         * ``early_identification_after``: precision vs the Top group of the checks after T.
     """
     _, m = split_halves(dyn.n_checks)
-    q = _early_checks(dyn, early_checks)
+    q = early_check_count(dyn, early_checks)
     T = resolve_T(dyn, T)
     top, early = dyn.top, dyn.auc[:, :q].mean(axis=1)  # (N,), (N,)
     top_g = split_top(dyn)  # (N,)

@@ -126,11 +126,11 @@ def early_mem_auc(dyn: RowDynamics, early_checks: int | None = None) -> np.ndarr
 
     q defaults to ``ceil(C / 4)`` (the first quarter of the checks, at least one).
     """
-    q = _early_checks(dyn, early_checks)
+    q = early_check_count(dyn, early_checks)
     return dyn.auc[:, :q].mean(axis=1)
 
 
-def _early_checks(dyn: RowDynamics, early_checks: int | None) -> int:
+def early_check_count(dyn: RowDynamics, early_checks: int | None) -> int:
     if early_checks is None:
         return max(1, ceil_share(0.25, dyn.n_checks))
     if int(early_checks) != early_checks or not 1 <= early_checks <= dyn.n_checks:
@@ -193,7 +193,7 @@ def summarize(dyn: RowDynamics, early_checks: int | None = None,
     statistics of :mod:`memviz.dynamics.splithalf` against the null of :mod:`memviz.dynamics.nullmodel`.
     """
     early = early_mem_auc(dyn, early_checks)
-    q = _early_checks(dyn, early_checks)
+    q = early_check_count(dyn, early_checks)
     top, rest = dyn.top, ~dyn.top
     mem = ~dyn.censored
     return DynamicsSummary(

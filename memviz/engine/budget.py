@@ -66,11 +66,16 @@ def query_bytes(M: int, N: int, p: int, q: int, k: int, threads: int, algorithm:
     return M * (48 * p + 16 * q + 96 * k + 128) + max(1, threads) * per
 
 
+#: "auto" uses the pruned search up to this many numerical columns (the wide one above: k-d trees stop pruning)
+PRUNED_MAX_P = 32
+#: ... and from this many reference rows (the dense pass below)
+PRUNED_MIN_N = 256
+
+
 def auto_algorithm(n: int, p: int, cpu: bool = True) -> str:
     """The search ``NeighborEngine(algorithm="auto")`` picks for ``n`` reference rows and ``p`` numerical
-    columns (``neighbors.PRUNED_MIN_N``, ``PRUNED_MAX_P``), known before it is fitted."""
-    from memviz.engine.neighbors import PRUNED_MAX_P, PRUNED_MIN_N
-
+    columns (:data:`PRUNED_MIN_N`, :data:`PRUNED_MAX_P`), known before it is fitted: the one rule, which the
+    engine itself applies."""
     if not cpu or n < PRUNED_MIN_N:
         return "dense"
     return "pruned" if p <= PRUNED_MAX_P else "wide"

@@ -95,6 +95,7 @@ import torch
 from memviz.device import resolve_device
 from memviz.errors import MemvizError
 from memviz.engine import DISTANCES, budget
+from memviz.engine.budget import PRUNED_MAX_P, PRUNED_MIN_N  # noqa: F401 (the "auto" rule's bounds, re-exported)
 from memviz.engine.blocks import Progress, map_blocks
 from memviz.engine.kernels import (
     codes_by_column,
@@ -118,8 +119,6 @@ ALGORITHMS = ("auto", "pruned", "wide", "dense")
 SCALE_EXP = 400   # paper coordinates: the largest reference magnitude lands in [2^399, 2^400)
 REACH_EXP = 100   # paper: query values may exceed the reference scale by at most 2^100
 REACH_STD_EXP = 500  # standardized: query coordinates may reach 2^500 training ranges
-PRUNED_MAX_P = 32  # "auto" uses the pruned search up to this many numerical columns
-PRUNED_MIN_N = 256  # ... and from this many reference rows
 
 
 @dataclass(frozen=True)
@@ -252,9 +251,7 @@ class NeighborEngine:
             if self.algorithm == "wide" and not self.p_:
                 return "dense"                 # no numerical column: no product to bound
             return self.algorithm
-        if self.device_.type != "cpu" or self.n_reference_ < PRUNED_MIN_N:
-            return "dense"
-        return "pruned" if self.p_ <= PRUNED_MAX_P else "wide"
+        return budget.auto_algorithm(self.n_reference_, self.p_, self.device_.type == "cpu")
 
     def _chunk_elements(self) -> int:
         if self.chunk_elements is not None:

@@ -101,7 +101,7 @@ class PrunedIndex:
     def _groups(self) -> None:
         """Groups: the distinct tuples and their rows in ascending position; the hash tables of
         the tuples with 0, 1 and 2 columns left out."""
-        tuples, inverse = _distinct_rows(self.cat, self.unseen)
+        tuples, inverse = distinct_rows(self.cat, self.unseen)
         self.gcat = tuples                                                               # (U, q)
         self.rows = np.argsort(inverse, kind="stable")                                   # (N,) rows by group
         self.gsize = np.bincount(inverse, minlength=len(tuples))                         # (U,)
@@ -325,13 +325,13 @@ class PrunedIndex:
         # 5. exact d of the candidates, the k smallest (d, position) per query row; then the
         # rows above L* where the k-th d leaves room, and the k smallest again where any came
         d = self._d(ce, ch, cq_, emin, emax)
-        out_p, out_d = _topk(cq_, cr, d, B, k, self.N)
+        out_p, out_d = smallest_k(cq_, cr, d, B, k, self.N)
         more_q, more_r, more_d = self._above(yq, cq, k, lstar, ok, out_d[:, k - 1], emin, emax)
         if len(more_q):
             at = np.unique(more_q)
             redo = np.isin(cq_, at)
             q2 = np.concatenate([cq_[redo], more_q])
-            p2, d2 = _topk(q2, np.concatenate([cr[redo], more_r]), np.concatenate([d[redo], more_d]), B, k, self.N)
+            p2, d2 = smallest_k(q2, np.concatenate([cr[redo], more_r]), np.concatenate([d[redo], more_d]), B, k, self.N)
             out_p[at], out_d[at] = p2[at], d2[at]
         return ok, out_p[ok], out_d[ok]
 
@@ -404,7 +404,7 @@ class PrunedIndex:
         return eq, er, self._d(ee, eh, eq, emin, emax)
 
 
-def _topk(qi: np.ndarray, pos: np.ndarray, d: np.ndarray, B: int, k: int, N: int):
+def smallest_k(qi: np.ndarray, pos: np.ndarray, d: np.ndarray, B: int, k: int, N: int):
     """The k smallest (d, position) per query row from candidate triples, each reference
     row at most once per query row: k rounds of per-row minima. (B, k) positions and d
     (-1 / inf where a row has fewer than k candidates)."""
@@ -423,7 +423,7 @@ def _topk(qi: np.ndarray, pos: np.ndarray, d: np.ndarray, B: int, k: int, N: int
     return out_p, out_d
 
 
-def _distinct_rows(cat: np.ndarray, sizes: np.ndarray):
+def distinct_rows(cat: np.ndarray, sizes: np.ndarray):
     """(U, q) distinct rows of the codes (sorted) and (N,) the index of each row's."""
     n, q = cat.shape
     if not q:

@@ -96,7 +96,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import torch
 
-from memviz.engine.pruned import _distinct_rows, _topk
+from memviz.engine.pruned import distinct_rows, smallest_k
 from memviz.engine.wideselect import (
     f32,
     first_blocks,
@@ -387,7 +387,7 @@ class WideIndex:
             q2, r2, d2 = self._exact_d(yq, qi2, rows2, h2, c2, emin, span)
             qa, ra, da = np.concatenate([qa, q2]), np.concatenate([ra, r2]), np.concatenate([da, d2])
         keep = ok[qa]
-        out_p, out_d = _topk(qa[keep], self.spos[ra[keep]], da[keep], B, k, self.N)
+        out_p, out_d = smallest_k(qa[keep], self.spos[ra[keep]], da[keep], B, k, self.N)
         return ok, out_p, out_d
 
     def _pair_rows(self, at, hu, inv, qi, blk):
@@ -447,7 +447,7 @@ class WideIndex:
             return (np.zeros((1, self.nb), dtype=np.int16), np.zeros((1, len(self.utup)), dtype=np.int16),
                     np.zeros(B, dtype=np.int64))
         shifted = cq + 1                                                                 # >= 0: unseen is -1
-        uq, inv = _distinct_rows(shifted, shifted.max(axis=0))
+        uq, inv = distinct_rows(shifted, shifted.max(axis=0))
         uq = uq - 1
         hq = np.zeros((len(uq), len(self.utup)), dtype=np.int16)                         # (Uq, U)
         for j in range(self.q):

@@ -53,11 +53,11 @@ def column_fidelity(train: Table, synthetic) -> pd.DataFrame:
     from scipy.spatial.distance import jensenshannon
     from scipy.stats import wasserstein_distance
 
-    from memviz.evaluate.report import _canonical_frame, synthetic_frame
+    from memviz.evaluate.report import canonical_frame, synthetic_frame
 
     schema = train.schema
-    real = _canonical_frame(train.data, schema)
-    syn = _canonical_frame(synthetic_frame(train, synthetic), schema)
+    real = canonical_frame(train.data, schema)
+    syn = canonical_frame(synthetic_frame(train, synthetic), schema)
     numerical, categorical = set(schema.distance_numerical), set(schema.distance_categorical)
     rows = []
     for c in schema.columns:
@@ -100,11 +100,11 @@ def fidelity_figures(per_column: pd.DataFrame) -> dict:
 
 def report_trend(train: Table, synthetic) -> float:
     """Column Pair Trends of SDMetrics' QualityReport with its shipped thresholds (module docstring)."""
-    from memviz.evaluate.report import _canonical_frame, synthetic_frame
+    from memviz.evaluate.report import canonical_frame, synthetic_frame
 
     schema = train.schema
-    real = _canonical_frame(train.data, schema)
-    syn = _canonical_frame(synthetic_frame(train, synthetic), schema)
+    real = canonical_frame(train.data, schema)
+    syn = canonical_frame(synthetic_frame(train, synthetic), schema)
     columns = {c: {"sdtype": "numerical"} for c in schema.distance_numerical}
     columns.update({c: {"sdtype": "categorical"} for c in schema.distance_categorical})
     metadata = {"columns": {c: columns[c] for c in schema.columns if c in columns}}

@@ -35,7 +35,7 @@ import time
 import numpy as np
 import pandas as pd
 
-from memviz.evaluate.report import _canonical_frame, ks_statistic, synthetic_frame
+from memviz.evaluate.report import canonical_frame, ks_statistic, synthetic_frame
 from memviz.tables.data import Table
 
 #: generated rows scored per check (None: all of them; see the module docstring)
@@ -65,7 +65,7 @@ class CheckQuality:
         self.numerical = [c for c in schema.columns if c in set(schema.distance_numerical)]
         self.categorical = [c for c in schema.columns if c in set(schema.distance_categorical)]
         self.columns = [c for c in schema.columns if c in set(self.numerical) | set(self.categorical)]
-        real = _canonical_frame(train.data, schema)
+        real = canonical_frame(train.data, schema)
         self.n_real = len(real)
         self.real_num = {c: real[c].to_numpy(np.float64) for c in self.numerical}
         self.real_sorted = {c: np.sort(np.round(v[~np.isnan(v)], _DECIMALS)) for c, v in self.real_num.items()}
@@ -89,7 +89,7 @@ class CheckQuality:
 
     def scores(self, syn: pd.DataFrame) -> dict:
         """``shape``, ``trend`` and the per-column and per-pair scores of ``syn`` (all its rows)."""
-        syn = _canonical_frame(syn, self.train.schema)
+        syn = canonical_frame(syn, self.train.schema)
         n_syn = len(syn)
         num = {c: syn[c].to_numpy(np.float64) for c in self.numerical}
         codes, sizes, real_codes = {}, {}, {}

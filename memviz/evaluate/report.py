@@ -56,7 +56,7 @@ def synthetic_frame(train: Table, synthetic, source: str = "synthetic") -> pd.Da
     return out
 
 
-def _canonical_frame(df: pd.DataFrame, schema) -> pd.DataFrame:
+def canonical_frame(df: pd.DataFrame, schema) -> pd.DataFrame:
     """Categoricals as canonical strings (missing -> NaN), numericals as float."""
     out = df.loc[:, list(schema.columns)].reset_index(drop=True).copy()
     for col in schema.distance_categorical:
@@ -117,8 +117,8 @@ def quality(train: Table, synthetic, *, real_correlation_threshold: float = 0.0,
     """
     syn = synthetic_frame(train, synthetic)
     schema = train.schema
-    real = _canonical_frame(train.data, schema)
-    syn = _canonical_frame(syn, schema)
+    real = canonical_frame(train.data, schema)
+    syn = canonical_frame(syn, schema)
     columns = {c: {"sdtype": "numerical"} for c in schema.distance_numerical}
     columns.update({c: {"sdtype": "categorical"} for c in schema.distance_categorical})
     metadata = {"columns": {c: columns[c] for c in schema.columns}}

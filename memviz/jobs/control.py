@@ -49,7 +49,7 @@ from memviz.jobs.queue import (  # noqa: F401 (re-exported)
     MAX_JOBS_ENV,
     MAX_QUEUED_ENV,
     MAX_SESSION_JOBS,
-    _proc_start_ticks,
+    proc_start_ticks,
     max_jobs,
     max_queued,
     pid_alive,
@@ -115,7 +115,7 @@ def _spawn(job: Job, spec: JobSpec, queued: bool = True, session: str = "") -> J
     reaper.start()
     try:
         atomic_write_json(job.job_dir / "job.json", {
-            "job_id": job.job_id, "kind": job.kind, "pid": proc.pid, "start_ticks": _proc_start_ticks(proc.pid),
+            "job_id": job.job_id, "kind": job.kind, "pid": proc.pid, "start_ticks": proc_start_ticks(proc.pid),
             "started": time.time(), "command": cmd, "out": str(job.out), "label": spec.label,
             "run_dir": spec.config.get("run_dir"), "session": session})
     except BaseException:

@@ -49,7 +49,7 @@ def max_queued() -> int:
     return DEFAULT_MAX_QUEUED
 
 
-def _proc_start_ticks(pid: int) -> int | None:
+def proc_start_ticks(pid: int) -> int | None:
     """Start time of a process in clock ticks since boot (Linux), None elsewhere or if gone."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
@@ -66,7 +66,7 @@ def pid_alive(pid: int | None, start_ticks: int | None = None) -> bool:
     if not pid:
         return False
     if Path("/proc").is_dir():
-        ticks = _proc_start_ticks(int(pid))
+        ticks = proc_start_ticks(int(pid))
         return ticks is not None and (start_ticks is None or ticks == start_ticks)
     try:
         os.kill(int(pid), 0)
@@ -99,7 +99,7 @@ def take_slot(root: Path, slots: int, job_id: str, on_queued=None, poll: float =
     queue.mkdir(parents=True, exist_ok=True)
     pid = os.getpid()
     ticket = queue / f"{time.time_ns():020d}-{job_id}"
-    atomic_write_json(ticket, {"pid": pid, "start_ticks": _proc_start_ticks(pid)})
+    atomic_write_json(ticket, {"pid": pid, "start_ticks": proc_start_ticks(pid)})
     announced = False
     try:
         while True:

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from memviz.errors import MemvizError
-from memviz.leaks.rows import _resolve_run
+from memviz.leaks.rows import resolve_run
 from memviz.measure.closeness import RTOL, cell_matches
 from memviz.tables.data import Table
 
@@ -110,7 +110,7 @@ def column_match_rates(train: Table, samples: pd.DataFrame, long: pd.DataFrame, 
 def run_column_match_rates(store_or_result, check: int | None = None, *, checks: pd.DataFrame | None = None,
                            train: Table | None = None) -> ColumnLeak:
     """:func:`column_match_rates` for one check of a stored run (default: the last check)."""
-    store, long = _resolve_run(store_or_result)
+    store, long = resolve_run(store_or_result)
     long = checks if checks is not None else long
     if store is None:
         raise MemvizError("this run is held in memory only: its generated rows were not kept")

@@ -333,7 +333,7 @@ def style_matches(view: LeakView, redacted: bool = False, *, color: str = "#ffcc
     return styler.format({c: "{:,.6g}" for c in num}, na_rep="")
 
 
-def _resolve_run(store_or_result):
+def resolve_run(store_or_result):
     """(RunStore or None, long checks table or None) from a store, a path or a WarmupResult."""
     from memviz.warmup.store import RunStore
 
@@ -385,7 +385,7 @@ def copies_of(store_or_result, row_id: int, check: int | None = None, limit: int
     """
     if isinstance(limit, bool) or not isinstance(limit, (int, np.integer)) or limit < 1:
         raise MemvizError(f"limit must be an integer >= 1, got {limit!r}")
-    store, long = _resolve_run(store_or_result)
+    store, long = resolve_run(store_or_result)
     long = checks if checks is not None else long
     if long is None:
         long = store.checks()

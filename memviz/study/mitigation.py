@@ -128,9 +128,9 @@ def run_seed_grid(grid: str, train, test, scale: StudyScale, dataset: str, seed:
     they are."""
     cfg = grid_specs(scale, dataset, seed, Ts, runs, device, n_jobs, len(train)).get(grid)
     if cfg is not None and grid == "stop":
-        from memviz.study.warmups import _warmup_job, warmup_config
+        from memviz.study.warmups import warmup_job, warmup_config
 
-        _warmup_job(train, test, warmup_config(scale, seed, device), stop_warmup_dir(runs, seed))
+        warmup_job(train, test, warmup_config(scale, seed, device), stop_warmup_dir(runs, seed))
     if cfg is not None:
         run_grid(train, test, cfg, Path(runs) / f"{grid}_s{seed}",
                  progress=None if progress is None else (lambda ev: progress({**ev, "grid": grid})))

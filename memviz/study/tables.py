@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from memviz.study.util import _float
+from memviz.study.util import as_float
 from memviz.viz.text import percent
 
 #: plain-words names of the null model's statistics (:func:`memviz.dynamics.splithalf.dynamics_statistics`)
@@ -42,11 +42,11 @@ def pts(x, digits=1) -> str:
 
 
 def interval(x, lo, hi) -> str:
-    return f"{pts(x)} ({pts(lo)}, {pts(hi)})" if _float(x) is not None else "–"
+    return f"{pts(x)} ({pts(lo)}, {pts(hi)})" if as_float(x) is not None else "–"
 
 
 def mean_sd(row: dict, key: str, signed=False, scale100=True) -> str:
-    m, s = _float(row.get(f"{key}_mean")), _float(row.get(f"{key}_std"))
+    m, s = as_float(row.get(f"{key}_mean")), as_float(row.get(f"{key}_std"))
     if m is None:
         return "–"
     f = (lambda v: f"{v * 100:+.1f}" if signed else f"{v * 100:.1f}") if scale100 else (lambda v: f"{v:.1f}")
@@ -151,7 +151,7 @@ def pilot_rows(pilot) -> list[str]:
 
 def copy_share(excess, floor):
     """c = excess / (1 − floor): the share of the rows fresh real rows would not flag that the model's do."""
-    e, f = _float(excess), _float(floor)
+    e, f = as_float(excess), as_float(floor)
     return None if e is None or f is None or f >= 1 else e / (1 - f)
 
 
@@ -161,10 +161,10 @@ def _c(row: dict, ex: str = "excess", fl: str = "floor") -> str:
 
 
 def _steps(row: dict) -> str:
-    m = _float(row.get("steps_mean"))
+    m = as_float(row.get("steps_mean"))
     if m is None:
         return "–"
-    sd = _float(row.get("steps_std")) or 0.0
+    sd = as_float(row.get("steps_std")) or 0.0
     return f"{m:,.0f}" + (f" ± {sd:,.0f}" if sd else "")
 
 
@@ -194,9 +194,9 @@ def onion_rows(summaries: dict) -> list[str]:
         by = {r["method"]: r for r in s.get("summary", []) if r["model"] == "tabddpm"}
         for m in ("dynamiccut", "dynamiccut_excess", "random"):
             r = by.get(m)
-            if r is None or _float(r.get("mem_ratio_kept_mean")) is None:
+            if r is None or as_float(r.get("mem_ratio_kept_mean")) is None:
                 continue
-            ex = _float(r["mem_ratio_kept_mean"]) - (_float(r.get("floor_kept_mean")) or 0.0)
+            ex = as_float(r["mem_ratio_kept_mean"]) - (as_float(r.get("floor_kept_mean")) or 0.0)
             c = copy_share(ex, r.get("floor_kept_mean"))
             rows.append([d, METHOD_NAMES.get(m, m), mean_sd(r, "mem_ratio_kept"), mean_sd(r, "floor_kept"),
                          f"{ex * 100:+.1f}", "–" if c is None else f"{c * 100:+.1f} %", mean_sd(r, "control_kept"),

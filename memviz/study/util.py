@@ -9,7 +9,7 @@ from typing import Callable
 from memviz.io import atomic_write_json
 
 
-def _float(x) -> float | None:
+def as_float(x) -> float | None:
     """A finite float, or None (for JSON values that may be null, NaN or text)."""
     try:
         x = float(x)
@@ -19,12 +19,12 @@ def _float(x) -> float | None:
 
 
 def _num(x) -> str:
-    x = _float(x)
+    x = as_float(x)
     return "–" if x is None else f"{x:g}"
 
 
-def _p(x) -> str:
-    x = _float(x)
+def p_text(x) -> str:
+    x = as_float(x)
     return "–" if x is None else (f"{x:.1e}" if x < 1e-3 else f"{x:.3f}")
 
 

@@ -4,7 +4,7 @@ with the interval over seeds, the smallest adjusted p the seeds allow, and power
 from __future__ import annotations
 
 from memviz.study.tables import STATISTICS, table
-from memviz.study.util import _float, _p
+from memviz.study.util import as_float, p_text
 
 HEAVY_TAIL = ("heavy tail beyond the floor: the top 10 % of rows hold more of the copies than fresh real rows' "
               "flags would give them")
@@ -25,13 +25,13 @@ def null_keys(summaries: dict) -> list[tuple]:
 
 
 def _pts(x, digits=1) -> str:
-    x = _float(x)
+    x = as_float(x)
     return "–" if x is None else f"{x * 100:+.{digits}f}"
 
 
 def effect_ci(t: dict, scale100: bool = True) -> str:
     """``+a (lo, hi)``: the mean effect with its 95 % t interval over seeds."""
-    e, lo, hi = (_float(t.get(k)) for k in ("effect", "effect_low", "effect_high"))
+    e, lo, hi = (as_float(t.get(k)) for k in ("effect", "effect_low", "effect_high"))
     if e is None:
         return "–"
     f = (lambda v: f"{v * 100:+.1f}") if scale100 else (lambda v: f"{v:+.3g}")
@@ -39,12 +39,12 @@ def effect_ci(t: dict, scale100: bool = True) -> str:
 
 
 def power_text(t: dict) -> str:
-    p = _float(t.get("power"))
+    p = as_float(t.get("power"))
     return "–" if p is None else f"{p:.2f}"
 
 
 def p_cells(t: dict) -> list[str]:
-    return [_p(t.get("p_two")), f"{_p(t.get('p_adj'))} (m = {t.get('m', '–')})", _p(t.get("min_p_adj"))]
+    return [p_text(t.get("p_two")), f"{p_text(t.get('p_adj'))} (m = {t.get('m', '–')})", p_text(t.get("min_p_adj"))]
 
 
 def test_rows(summaries: dict) -> list[str]:
@@ -52,7 +52,7 @@ def test_rows(summaries: dict) -> list[str]:
     rows = []
     for d, s in summaries.items():
         for t in s.get("tests", []):
-            rel, r = _float(t.get("relative")), _float(t.get("pair_corr"))
+            rel, r = as_float(t.get("relative")), as_float(t.get("pair_corr"))
             rows.append([t["claim"], d, t.get("family", "–"), f"{t['n_positive']}/{t['n']}",
                          effect_ci(t) + ("" if rel is None else f"; {rel * 100:+.0f} % of the comparator")
                          + ("" if r is None else f"; arms' r over seeds {r:+.2f}"),
@@ -66,7 +66,7 @@ def test_rows(summaries: dict) -> list[str]:
 
 def _budget(t: dict) -> str:
     """A note when the two arms trained for different numbers of optimiser steps."""
-    a, b = _float(t.get("steps_a")), _float(t.get("steps_b"))
+    a, b = as_float(t.get("steps_a")), as_float(t.get("steps_b"))
     if a is None or b is None or abs(a - b) < 0.5:
         return ""
     if "early_stop" in (t.get("a"), t.get("b")):  # fewer steps is early stop's treatment, not a confound
@@ -103,7 +103,7 @@ def null_rows(summaries: dict) -> list[str]:
 
 
 def _g(x, signed=False) -> str:
-    x = _float(x)
+    x = as_float(x)
     return "–" if x is None else (f"{x:+.3g}" if signed else f"{x:.3g}")
 
 
@@ -131,4 +131,4 @@ def overview_rows(study: dict, scales: list[str], datasets_of) -> list[str]:
 
 
 def _short(t: dict) -> str:
-    return f"{t['label']} (p̃ {_p(t.get('p_adj'))})" + ("; unequal steps" if _budget(t) else "")
+    return f"{t['label']} (p̃ {p_text(t.get('p_adj'))})" + ("; unequal steps" if _budget(t) else "")

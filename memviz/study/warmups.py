@@ -51,7 +51,7 @@ def warmup_config(scale: StudyScale, seed: int, device: str) -> WarmupConfig:
                         device=device, model_params=dict(scale.tabddpm_params), keep_checkpoints="last:1")
 
 
-def _warmup_job(train, test, config: WarmupConfig, run_dir: Path) -> float:
+def warmup_job(train, test, config: WarmupConfig, run_dir: Path) -> float:
     from memviz.evaluate.quality import CheckQuality
 
     with torch_threads(1):  # Shape and Trend at every check: early stop's recommended epoch needs them
@@ -61,7 +61,7 @@ def _warmup_job(train, test, config: WarmupConfig, run_dir: Path) -> float:
 def run_warmups(train, test, scale: StudyScale, runs: Path, device: str, n_jobs: int) -> dict:
     """seed -> finished :class:`~memviz.warmup.run.WarmupResult` (started, resumed or reused; parallel)."""
     jobs = [(train, test, warmup_config(scale, s, device), Path(runs) / f"warmup_s{s}") for s in scale.seeds]
-    run_jobs(_warmup_job, jobs, n_jobs)
+    run_jobs(warmup_job, jobs, n_jobs)
     return {s: load_warmup(Path(runs) / f"warmup_s{s}") for s in scale.seeds}
 
 

@@ -52,7 +52,7 @@ from memviz.tables.infer import (  # noqa: F401 (the inference half, re-exported
     NEAR_UNIQUE,
     SchemaWarning,
     TargetSuggestion,
-    _is_integer_valued,
+    is_integer_valued,
     infer_schema,
     key_reason,
     suggest_target,
@@ -208,7 +208,7 @@ def _missing(v) -> bool:
 def key_values(s: pd.Series) -> pd.Series:
     """A key column's values as kept: integer-valued floats (integers with missing cells) as
     nullable integers, so a key reads ``2705``, not ``2705.0``; anything else as it is."""
-    if pd.api.types.is_float_dtype(s) and _is_integer_valued(s):
+    if pd.api.types.is_float_dtype(s) and is_integer_valued(s):
         return s.astype("Int64")
     return s
 

@@ -66,7 +66,7 @@ def key_reason(s: pd.Series) -> str | None:
         return None
     gap = "" if k == n else f", {n - k:,} missing or repeated"
     if pd.api.types.is_numeric_dtype(s):
-        if not _is_integer_valued(s):
+        if not is_integer_valued(s):
             return None
         lo, hi = float(v.min()), float(v.max())
         density = k / (hi - lo + 1.0)
@@ -127,7 +127,7 @@ def infer_schema(df: pd.DataFrame, target: str | None = None, source: str = "tab
                 exc.append(col)
                 continue
             cat.append(col)
-        elif _is_integer_valued(s) and s.nunique(dropna=True) <= max_int_categories:
+        elif is_integer_valued(s) and s.nunique(dropna=True) <= max_int_categories:
             cat.append(col)
         else:
             num.append(col)
@@ -150,7 +150,7 @@ def infer_schema(df: pd.DataFrame, target: str | None = None, source: str = "tab
         t = df[target]
         numeric_target = pd.api.types.is_numeric_dtype(t) and not pd.api.types.is_bool_dtype(t)
         k = t.nunique(dropna=True)
-        if numeric_target and not (_is_integer_valued(t) and k <= max_int_categories):
+        if numeric_target and not (is_integer_valued(t) and k <= max_int_categories):
             task = "regression"
         else:
             task = "binary" if k <= 2 else "multiclass"
@@ -212,10 +212,10 @@ def _mostly_numeric(s: pd.Series, max_int_categories: int) -> bool:
     if len(v) == 0 or conv.notna().mean() < 0.95:
         return False
     nums = conv.dropna()
-    return not (_is_integer_valued(nums) and nums.nunique() <= max_int_categories)
+    return not (is_integer_valued(nums) and nums.nunique() <= max_int_categories)
 
 
-def _is_integer_valued(s: pd.Series) -> bool:
+def is_integer_valued(s: pd.Series) -> bool:
     if pd.api.types.is_integer_dtype(s) or pd.api.types.is_bool_dtype(s):
         return True
     if not pd.api.types.is_float_dtype(s):

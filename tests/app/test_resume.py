@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _lost_compare(root: Path) -> jobs.Job:
     proc = subprocess.Popen([sys.executable, "-c", "pass"])
-    ticks = jobs._proc_start_ticks(proc.pid)
+    ticks = jobs.proc_start_ticks(proc.pid)
     proc.wait()
     job = jobs.Job(jobs.new_job_id("compare"), "compare", root)
     job.job_dir.mkdir(parents=True)

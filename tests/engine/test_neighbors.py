@@ -57,7 +57,7 @@ def test_topk_orders_by_distance_then_position():
     qi = np.array([0, 0, 0, 0, 1, 1, 2])
     pos = np.array([9, 4, 7, 1, 3, 2, 5])
     d = np.array([0.5, 0.2, 0.2, 0.9, 0.0, 0.0, 0.1])
-    p, v = pruned._topk(qi, pos, d, 4, 2, 10)
+    p, v = pruned.smallest_k(qi, pos, d, 4, 2, 10)
     np.testing.assert_array_equal(p, [[4, 7], [2, 3], [5, -1], [-1, -1]])
     np.testing.assert_array_equal(v[:3], [[0.2, 0.2], [0.0, 0.0], [0.1, np.inf]])
 

@@ -93,9 +93,9 @@ def test_report_trend_is_the_shipped_quality_report_and_trend_counts_every_pair(
         full = load_table(d / "train.csv", d / "meta.json")
         train = table_from_frame(full.data.iloc[:1500], full.schema)
         syn = full.data.iloc[1500:2100]
-    from memviz.evaluate.report import _canonical_frame
+    from memviz.evaluate.report import canonical_frame
 
-    real, fake = _canonical_frame(train.data, train.schema), _canonical_frame(syn, train.schema)
+    real, fake = canonical_frame(train.data, train.schema), canonical_frame(syn, train.schema)
     meta = {"columns": {c: {"sdtype": "numerical" if c in train.schema.distance_numerical else "categorical"}
                         for c in train.schema.columns}}
     import warnings

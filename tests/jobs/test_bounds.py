@@ -38,7 +38,7 @@ def _fake_spawn(job, spec, queued=True, session=""):
     """Stands in for the worker: a job record whose process is this test process (alive)."""
     jobs.write_spec(job.spec_path, spec)
     jobs.atomic_write_json(job.job_dir / "job.json", {"job_id": job.job_id, "kind": job.kind, "pid": os.getpid(),
-                                                      "start_ticks": jobs._proc_start_ticks(os.getpid()),
+                                                      "start_ticks": jobs.proc_start_ticks(os.getpid()),
                                                       "started": time.time(), "session": session})
     return job
 
@@ -300,7 +300,7 @@ def test_an_abandoned_details_folder_is_cleared_after_a_grace_time(tmp_path, mon
 
 def test_a_lost_comparison_can_be_resumed_in_its_folder(tmp_path, monkeypatch):
     proc = subprocess.Popen([sys.executable, "-c", "pass"])
-    ticks = jobs._proc_start_ticks(proc.pid)
+    ticks = jobs.proc_start_ticks(proc.pid)
     proc.wait()
     job = jobs.Job(jobs.new_job_id("compare"), "compare", tmp_path)
     job.job_dir.mkdir(parents=True)

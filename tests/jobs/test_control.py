@@ -41,7 +41,7 @@ def test_job_ids_are_unique_and_kinds_checked():
 
 def test_pid_alive_knows_a_finished_process():
     proc = subprocess.Popen([sys.executable, "-c", "pass"])
-    ticks = jobs._proc_start_ticks(proc.pid)
+    ticks = jobs.proc_start_ticks(proc.pid)
     proc.wait()
     assert not jobs.pid_alive(proc.pid, ticks)
     assert jobs.pid_alive(os.getpid())
@@ -111,7 +111,7 @@ def test_a_warmup_auditing_its_last_check_says_so_until_it_finishes(tmp_path):
 
 def test_a_job_whose_process_died_without_a_word_is_lost(tmp_path):
     proc = subprocess.Popen([sys.executable, "-c", "pass"])
-    ticks = jobs._proc_start_ticks(proc.pid)
+    ticks = jobs.proc_start_ticks(proc.pid)
     proc.wait()
     job = jobs.Job(jobs.new_job_id("warmup"), "warmup", tmp_path)
     job.job_dir.mkdir(parents=True)
