@@ -33,13 +33,14 @@ def _ci(ci) -> str:
 def facts(a) -> list[tuple[str, str]]:
     """The audit's figures in words, as (label, value) pairs."""
     p = a.provenance
-    out = [("Verdict code", a.verdict.code),
-           ("Generated rows flagged (mem ratio)", f"{pct(a.mem_ratio)} of {p.n_synthetic:,}")]
+    out = [("Generated rows flagged (mem ratio)", f"{pct(a.mem_ratio)} of {p.n_synthetic:,}")]
     if a.floor is not None:
         out += [("Floor: real rows the model never saw, flagged", f"{pct(a.floor)} (95 %: {_ci(a.floor_ci)} %) of "
                                                                f"{p.n_holdout:,} hold-out rows"),
                 ("Excess over the floor", f"{points(a.excess)} (95 %: {_ci(a.excess_ci)})"),
-                ("Copy share: generated rows copied beyond chance", f"{pct(a.copy_share)} (95 %: {_ci(a.copy_share_ci)} %)")]
+                ("Copy share: generated rows copied beyond chance",
+                 f"{pct(a.copy_share)} (95 %: {_ci(a.copy_share_ci)} %)" if a.copy_share >= 0 else
+                 "none: below the floor (the test flags the model's rows less often than real rows)")]
     c = a.close
     if c is not None:
         out += [("Too close: generated rows nearer a training row than 95 % of real rows",
@@ -198,10 +199,10 @@ def audit_html(a, *, redacted: bool = True, train=None, synthetic=None, sections
         if a.provenance.run is not None:  # the frontier and the recommended check (issue 23)
             fig, stop = when_to_stop(a.per_check, _kept_checks(a.provenance.run.run_dir))
             figures.append(fig)
-    card = Card(f"Verdict: {v.code}", (Line("In short", v.sentence, v.tone),
-                                        *(Line("Evidence: " + k, str(e.sentence())) for k, e in shown(a.evidence, redacted).items()),
-                                        Line("Next step", v.next_step),
-                                        *((Line("When to stop", stop),) if stop else ())))
+    # headed by the verdict's sentence (the code is for machines: audit.json)
+    card = Card(v.sentence, (*(Line("Evidence: " + k, str(e.sentence())) for k, e in shown(a.evidence, redacted).items()),
+                             Line("Next step", v.next_step),
+                             *((Line("When to stop", stop),) if stop else ())))
     over = a.over_copied_rows.head(50)
     settings = dict(provenance_facts(a))
     if not over.empty:

@@ -347,8 +347,12 @@ class DensityRatioResult:
         t1, t2 = self.tpr
         hits = (f"allowing {100 * t1['fpr']:g} % false alarms it picks out {100 * t1['tpr']:.1f} % of the training "
                 f"rows, at {100 * t2['fpr']:g} % {100 * t2['tpr']:.2f} % (chance: the same as the false alarms)")
-        if self.flags_copying:
+        if self.better_than_chance:
             return f"{head} tells training rows from fresh real rows better than chance ({ci}): {hits}."
+        if self.flags_copying:            # the tail test alone: a few rows stand out, the average does not move
+            return (f"{head} tells training rows from fresh real rows no better than chance on average ({ci}), "
+                    f"but picks out more training rows than chance allows at low false alarms (exact tail test, "
+                    f"p {self.tail_p_value:.2g} after Bonferroni): {hits}; a few rows stand out.")
         if self.auc_high < 0.5:
             return f"{head} does worse than chance at telling training rows from fresh real rows ({ci})."
         return f"{head} tells training rows from fresh real rows no better than chance ({ci}; {hits})."

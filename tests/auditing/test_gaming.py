@@ -173,3 +173,21 @@ def test_the_gate_levels():
     assert gate("rows_over_copied", "copying") == EXIT_PASSED and gate("copying", "never") == EXIT_PASSED
     with pytest.raises(MemvizError, match="--fail-on"):
         gate("copying", "always")
+
+
+def test_the_reports_heading_is_the_verdicts_sentence_and_a_share_below_the_floor_is_said(credit, masked):
+    """Issue 42 item 7: the report's card was headed "Verdict: no_copying" (the code, not the sentence) and its
+    facts began with "Verdict code"; an under-fitting generator's copy share printed as a negative percentage."""
+    import html as html_lib
+    import re
+
+    train, hold = credit
+    gen, _, _ = masked
+    a = memviz.audit(train, gen, hold, schema=SCHEMA, evidence=False, quality=False, device="cpu")
+    assert a.verdict.code == "no_copying" and a.copy_share < 0
+    page = html_lib.unescape(a.to_html())
+    heads = [re.sub(r"<[^>]+>", "", h) for h in re.findall(r"<h3>(.*?)</h3>", page)]
+    assert a.verdict.sentence in heads and not any(h.startswith("Verdict:") for h in heads)
+    assert "Verdict code" not in page and "no_copying" not in page
+    share = next(v for k, v in __import__("memviz.auditing.html", fromlist=["facts"]).facts(a) if k.startswith("Copy share"))
+    assert "below the floor" in share and not share.startswith("-")

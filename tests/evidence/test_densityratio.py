@@ -188,3 +188,24 @@ def test_caps_draw_rows_and_named_rows_are_scored_outside_the_figures(sample):
         density_ratio_attack(tr, sy, ho, max_centres=1)
     with pytest.raises(MemvizError, match="hold-out"):
         density_ratio_attack(tr, sy, tr)
+
+
+def test_the_sentence_names_the_test_that_flagged():
+    """Issue 42: the sentence said "better than chance (AUC 0.47, 0.42 to 0.52; 0.50 is chance)" when only the
+    tail test had flagged (a few rows picked out at 1 % false alarms), so a 'no copying' verdict could sit beside
+    an attack that read as pointing to copying with an AUC interval around 0.5."""
+    import dataclasses
+
+    t = mixed_table(1400, seed=0)
+    ids = t.row_ids
+    tr, ho = t.subset(ids[:100]), t.subset(ids[100:1100])
+    fresh = t.data.loc[ids[1100:]].reset_index(drop=True)
+    res = density_ratio_attack(tr, fresh, ho)
+    tail = tuple({**x, "p_value": 1e-6} for x in res.tpr)
+    only_tail = dataclasses.replace(res, auc=0.47, auc_low=0.42, auc_high=0.52, tpr=tail)
+    assert only_tail.flags_copying and not only_tail.better_than_chance
+    s = only_tail.sentence()
+    assert "better than chance (AUC" not in s and "no better than chance on average" in s and "false alarms" in s
+    both = dataclasses.replace(res, auc=0.70, auc_low=0.65, auc_high=0.75, tpr=tail)
+    assert "better than chance (AUC 0.70" in both.sentence()
+    assert "no better than chance (AUC" in dataclasses.replace(res, auc=0.5, auc_low=0.45, auc_high=0.55).sentence()
