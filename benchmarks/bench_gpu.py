@@ -14,8 +14,13 @@ Exits 1 when an exactness check fails, 2 when no CUDA GPU is visible. Measured i
     table: training rows/s, sampling and memorization seconds per check, peak GPU
     memory; once in float32 and once with bfloat16 autocast (``amp=True``).
 
+(c) the whole audit (``memviz.audit``, its defaults: engine, floor, closeness tests, the other tests) on
+    CUDA against the CPU, the training split x the synthetic rows x the test split as the hold-out: wall
+    seconds on each, and the figures that must agree (the verdict's code, the mem ratio and the floor, the
+    too-close and identical shares, the named rows); exit 1 when they do not.
+
 Usage: python benchmarks/bench_gpu.py [--dataset FOLDER] [--n-synthetic M] [--repeats R]
-       [--epochs E] [--check-every C] [--skip-warmup] [--device cpu]
+       [--epochs E] [--check-every C] [--skip-warmup] [--skip-audit] [--device cpu]
 
 ``--device cpu`` is a dry run of this script on a machine without a GPU (CPU against CPU,
 e.g. ``--dataset sample_data --epochs 1 --n-timesteps 5``); its figures mean nothing.
@@ -98,6 +103,7 @@ def main() -> int:
     ap.add_argument("--epochs", type=int, default=30)
     ap.add_argument("--check-every", type=int, default=10)
     ap.add_argument("--skip-warmup", action="store_true")
+    ap.add_argument("--skip-audit", action="store_true")
     ap.add_argument("--n-timesteps", type=int, default=None, help="diffusion steps (default: the preset's 1000)")
     ap.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
     args = ap.parse_args()
@@ -132,7 +138,32 @@ def main() -> int:
                   f"sampling {w['sample_s_per_check']:.2f} s/check; memorization "
                   f"{w['memorize_s_per_check']:.3f} s/check; peak GPU memory {w['peak_gpu_gib']:.2f} GiB; "
                   f"model on {w['device']}; final mem ratio {w['final_mem_ratio']:.4f}")
-    return 0 if agree["all_ok"] else 1
+    audit_ok = True
+    if not args.skip_audit:
+        audit_ok = audit_part(train, test, syn, args.device)
+    return 0 if agree["all_ok"] and audit_ok else 1
+
+
+def audit_part(train, test, syn, device: str) -> bool:
+    """(c): the audit on ``device`` against the CPU (module docstring); True when the figures agree."""
+    import memviz
+
+    out = {}
+    for dev in (device, "cpu"):
+        t0 = time.perf_counter()
+        a = memviz.audit(train, syn, test, device=dev)
+        c = a.close
+        out[dev] = {"seconds": time.perf_counter() - t0, "code": a.verdict.code, "mem_ratio": a.mem_ratio,
+                    "floor": a.floor, "too_close": c.too_close_share if c else None,
+                    "identical": c.identical_share if c else None,
+                    "named": sorted(a.over_copied_rows["row_id"].tolist())}
+    g, c = out[device], out["cpu"]
+    same = {k: (g[k] == c[k]) if k in ("code", "named") else abs(g[k] - c[k]) <= 1e-9
+            for k in ("code", "mem_ratio", "floor", "too_close", "identical", "named")}
+    print(f"(c) the audit, {len(train):,} x {len(syn):,} x {len(test):,} rows: {device} {g['seconds']:.1f} s, "
+          f"cpu {c['seconds']:.1f} s -> {c['seconds'] / g['seconds']:.1f}x; verdict {g['code']}; "
+          f"agreement {same}")
+    return all(same.values())
 
 
 if __name__ == "__main__":
