@@ -230,6 +230,10 @@ def validate(df: pd.DataFrame, schema: Schema, source: str, role: str = "train")
         s = out[col]
         if s.isna().all():
             raise DataError(f"{source}: column {col!r}: all values are missing")
+    for col in schema.columns:
+        if pd.api.types.is_datetime64_any_dtype(out[col]) or pd.api.types.is_timedelta64_dtype(out[col]):
+            raise DataError(f"{source}: column {col!r}: holds dates or durations, which the distance cannot read "
+                            "(leave it out of the schema, or give it as numbers in a unit you choose)")
     for col in schema.distance_numerical:
         s = out[col]
         if pd.api.types.is_bool_dtype(s):
@@ -257,6 +261,19 @@ def validate(df: pd.DataFrame, schema: Schema, source: str, role: str = "train")
         if k < 2:
             raise DataError(f"{source}: column {schema.target!r}: the target has only one class")
     return out
+
+
+def check_column_names(df: pd.DataFrame, source: str) -> None:
+    """One line (DataError) for column names a file cannot have: a MultiIndex, or a name used twice (a
+    DataFrame built in Python may have both; selecting such a column gave pandas' tracebacks)."""
+    if isinstance(df.columns, pd.MultiIndex):
+        raise DataError(f"{source}: column names must be single labels (a MultiIndex of {df.columns.nlevels} "
+                        "levels was given): flatten them first, e.g. with '_'.join")
+    counts = pd.Series(df.columns).value_counts()
+    if (counts > 1).any():
+        name = counts.index[int(np.argmax(counts.to_numpy() > 1))]
+        raise DataError(f"{source}: column {name!r} appears {int(counts[name])} times: each column needs its own "
+                        "name")
 
 
 def load_table(path: str | Path, schema: Schema | str | Path | None = None, *, target: str | None = None,
@@ -290,6 +307,7 @@ def table_from_frame(df: pd.DataFrame, schema: Schema | str | Path | None = None
     :func:`suggest_target` would take, in a :class:`SchemaWarning`. The schema's row key is read
     into :attr:`Table.keys`: required in a training table, kept when a test table has it.
     """
+    check_column_names(df, source)
     if isinstance(schema, (str, Path)):
         schema = Schema.load(schema)
     if schema is None:

@@ -110,6 +110,12 @@ def infer_schema(df: pd.DataFrame, target: str | None = None, source: str = "tab
             continue
         if col == target:
             continue
+        if pd.api.types.is_datetime64_any_dtype(s) or pd.api.types.is_timedelta64_dtype(s):
+            warnings.warn(f"{source}: column {col!r} holds dates or durations and is left out: the distance has no "
+                          "dates (give it as numbers in a unit you choose to measure it)", SchemaWarning,
+                          stacklevel=2)
+            exc.append(col)
+            continue
         if _mostly_numeric(s, max_int_categories):
             num.append(col)  # numbers with stray text: validate() names the text cell
             continue
