@@ -1,0 +1,143 @@
+"""The README and the pages under docs/ stay true (issue 37 item 5, issue 42 item 8).
+
+* every relative link (and its #anchor, for a Markdown page) points to something that exists;
+* every ``memviz COMMAND ...`` in a shell block of the README or docs/ names a real command and parses with
+  memviz's own parser (options and their values included; a line with ``...`` is checked by name only);
+* the README's CLI block runs in the order printed: each command's input files are the bundled sample_data/
+  or written by an earlier command of the block;
+* the README states the audit gate as the code defines it (its levels and exit codes);
+* benchmarks/README.md has a row for every script in benchmarks/.
+
+Nothing is run: the parser is built, not the commands (seconds).
+"""
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+
+from memviz.cli import build_parser
+from memviz.commands import COMMANDS
+
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+PAGES = [README, ROOT / "benchmarks" / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+
+FENCE = re.compile(r"^```([^\n]*)\n(.*?)^```", re.S | re.M)
+LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)\)")
+#: the arguments of a command that name an input file or folder, and those that name an output
+INPUTS = ("train", "schema", "metadata", "synthetic", "holdout", "test", "run", "run_dir", "compare")
+OUTPUTS = ("out", "rows_out", "removed_out")
+
+
+def _text(page: Path) -> str:
+    return page.read_text(encoding="utf-8")
+
+
+def _prose(text: str) -> str:
+    """The page without its code blocks and inline code (a link inside code is not a link)."""
+    return re.sub(r"`[^`\n]*`", "", FENCE.sub("", text))
+
+
+def _slug(heading: str) -> str:
+    """GitHub's anchor of a heading: lower case, punctuation dropped, spaces as hyphens."""
+    text = re.sub(r"[`*_]", "", heading.strip().lower())
+    return re.sub(r"[^\w\- ]", "", text).replace(" ", "-")
+
+
+def _anchors(page: Path) -> set[str]:
+    heads = re.findall(r"^#{1,6} +(.+?) *$", FENCE.sub("", _text(page)), re.M)
+    return {_slug(h) for h in heads}
+
+
+def _commands(text: str) -> list[list[str]]:
+    """Every ``memviz ...`` command line of the page's shell blocks, as argv (continuations joined,
+    comments dropped)."""
+    out = []
+    for lang, body in FENCE.findall(text):
+        if lang.strip() not in ("bash", "sh", "shell", "console"):
+            continue
+        for line in body.replace("\\\n", " ").splitlines():
+            if not line.lstrip().startswith("memviz "):
+                continue
+            argv = shlex.split(line, comments=True)
+            for cut in ("||", "&&", "|", ";"):          # only the memviz command of a compound line
+                if cut in argv:
+                    argv = argv[: argv.index(cut)]
+            out.append(argv[1:])
+    return out
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_relative_link_points_to_something_that_exists(page):
+    broken = []
+    for target in LINK.findall(_prose(_text(page))):
+        if re.match(r"[a-zA-Z][a-zA-Z0-9+.-]*:", target):       # http:, https:, mailto:
+            continue
+        path, _, anchor = target.partition("#")
+        dest = (page.parent / path).resolve() if path else page
+        if not dest.exists():
+            broken.append(f"{target} (no such file)")
+        elif anchor and dest.suffix == ".md" and anchor not in _anchors(dest):
+            broken.append(f"{target} (no such heading in {dest.name})")
+    assert not broken, f"{page.relative_to(ROOT)}: " + "; ".join(broken)
+
+
+def test_the_readme_links_every_topic_page():
+    text = _text(README)
+    for page in sorted((ROOT / "docs").glob("*.md")):
+        assert f"(docs/{page.name})" in text, f"README.md does not link docs/{page.name}"
+    assert "(benchmarks/README.md)" in text
+
+
+@pytest.mark.parametrize("page", [p for p in PAGES if _commands(_text(p))], ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_cli_example_is_a_real_command_that_parses(page):
+    for argv in _commands(_text(page)):
+        assert argv and argv[0] in COMMANDS, f"{page.name}: memviz {' '.join(argv)}: no such command"
+        if "..." in argv:
+            continue
+        try:
+            build_parser([argv[0]]).parse_args(argv)
+        except SystemExit as exc:
+            pytest.fail(f"{page.name}: memviz {' '.join(argv)} does not parse (exit {exc.code})")
+
+
+def test_the_readme_cli_runs_in_the_order_printed():
+    made: set[str] = set()
+    argvs = _commands(_text(README))
+    assert len(argvs) >= 6 and {"warmup", "sample", "audit"} <= {a[0] for a in argvs}
+    for argv in argvs:
+        args = vars(build_parser([argv[0]]).parse_args(argv))
+        for name in INPUTS:
+            values = args.get(name)
+            for value in values if isinstance(values, list) else [values]:
+                if value is None:
+                    continue
+                norm = value.rstrip("/")
+                bundled = norm.startswith("sample_data/") and (ROOT / norm).exists()
+                assert norm in made or bundled, (
+                    f"memviz {' '.join(argv)}: {value} is neither in sample_data/ nor made by an earlier command")
+        made.update(str(args[name]).rstrip("/") for name in OUTPUTS if args.get(name))
+
+
+def test_the_readme_states_the_gate_as_the_code_defines_it():
+    from memviz.auditing.verdict import EXIT_FAILED, EXIT_PASSED, EXIT_REFUSED, GATES
+
+    text = _text(README)
+    assert f"--fail-on {{{','.join(GATES)}}}" in text
+    for code in (EXIT_PASSED, EXIT_FAILED, EXIT_REFUSED, 2):
+        assert re.search(rf"^\| {code} \|", text, re.M), f"exit code {code} is not in the README's gate table"
+    assert any(a[0] == "audit" and "--fail-on" in a for a in _commands(text)), "the CLI block shows no gate"
+
+
+def test_benchmarks_readme_has_a_row_per_script():
+    text = _text(ROOT / "benchmarks" / "README.md")
+    scripts = sorted(p.name for p in (ROOT / "benchmarks").iterdir() if p.suffix in (".py", ".sh"))
+    missing = [s for s in scripts if f"| `{s}" not in text]
+    assert not missing, f"benchmarks/README.md has no row for {missing}"
+
+
+def test_the_readme_is_short():
+    assert len(_text(README).splitlines()) <= 150
