@@ -384,9 +384,12 @@ def headline_figures(audit) -> list[Figure]:
     n = int(audit.n_over_copied)
     named = audit.over_copied_rows
     verbatim = int((named["identical_copies"] > 0).sum()) if n and "identical_copies" in named else 0
+    rows = fam.get("rows")
+    # rows are named once the family holds, by any member: "within chance" beside named rows would contradict
+    # them, so only a holding per-row member is said
     out.append(Figure("training rows named", f"{n:,}",
                       (f"{verbatim:,} with an identical copy" if n else "no row has more close copies than chance")
-                      + held("rows"), audit.row_test.sentence()))
+                      + (" · holds" if rows is not None and rows.holds else ""), audit.row_test.sentence()))
     return out
 
 

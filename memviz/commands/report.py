@@ -48,13 +48,28 @@ def register(sub, command) -> None:
 
 
 def ranked_comparisons(run_dir) -> list[Path]:
-    """The finished comparisons under the run's folder's parent (the runs root) ranked on ``run_dir``, oldest first."""
+    """The finished comparisons under the run's folder's parent (the runs root) ranked on ``run_dir``, oldest
+    first: the dashboard's comparison jobs, and the folders ``memviz compare --out`` wrote there (a folder
+    with results.csv whose experiment.json records the grid's end; a CLI comparison had been missed)."""
     from memviz.app.audits import ranked_on
+    from memviz.io import read_json
     from memviz.jobs.status import list_jobs
 
-    jobs = list_jobs(Path(run_dir).resolve().parent, kind="compare")
+    root = Path(run_dir).resolve().parent
+    jobs = list_jobs(root, kind="compare")
     outs = [Path(o) for o, st in zip(jobs["out"], jobs["state"]) if st == "finished"]
-    return [o for o in reversed(outs) if (o / "results.csv").is_file() and ranked_on(o, run_dir)]
+
+    def finished_folder(d: Path) -> bool:
+        try:
+            return (d / "results.csv").is_file() and "seconds" in read_json(d / "experiment.json", "comparison")
+        except Exception:        # not a comparison, or one being written: not reported
+            return False
+
+    seen = {o.resolve() for o in outs}
+    plain = [d for d in sorted(root.iterdir()) if d.is_dir() and d.resolve() not in seen and finished_folder(d)]
+    found = [o for o in outs if (o / "results.csv").is_file()] + plain
+    found.sort(key=lambda o: (o / "results.csv").stat().st_mtime)
+    return [o for o in found if ranked_on(o, run_dir)]
 
 
 def open_comparisons(folders) -> list:

@@ -296,3 +296,23 @@ def test_the_report_page_offers_the_readable_downloads(two_runs, monkeypatch):
     labels = [b.label for b in at.get("download_button")]
     assert "TabDDPM · Baseline · seed 0" in labels, labels
     assert not [x for x in labels if "_tabddpm_" in x] and "Results (CSV, readable column names)" in labels
+
+
+def test_memviz_report_finds_a_comparison_memviz_compare_wrote_beside_the_run(tmp_path, sample, capsys):
+    """A comparison made by ``memviz compare --out ROOT/compare`` (a folder, not a dashboard job) was missed by
+    ``memviz report RUN`` without --compare, though its help says every finished comparison under the run's
+    folder's parent; the README had to name it."""
+    import shutil
+
+    root = tmp_path / "runs"
+    train, _ = sample
+    a_train, holdout = train.subset(train.row_ids[:300]), train.subset(train.row_ids[300:800])
+    floored_run(a_train, holdout, root / "run-A-aaaa")
+    out = compare_on(root, a_train, root / "run-A-aaaa", p=0.10)
+    job_dir = jobs.job_for(out).job_dir
+    shutil.move(str(out), str(root / "cli-compare"))                 # as memviz compare --out leaves it
+    shutil.rmtree(job_dir, ignore_errors=True)
+    rc, head, err = _cli(capsys, "report", root / "run-A-aaaa", "--out", tmp_path / "r", "--no-quality",
+                         "--no-evidence")
+    assert rc == 0, err
+    assert [c["comparison"] for c in head["comparisons"]] == ["cli-compare"]

@@ -191,3 +191,20 @@ def test_the_reports_heading_is_the_verdicts_sentence_and_a_share_below_the_floo
     assert "Verdict code" not in page and "no_copying" not in page
     share = next(v for k, v in __import__("memviz.auditing.html", fromlist=["facts"]).facts(a) if k.startswith("Copy share"))
     assert "below the floor" in share and not share.startswith("-")
+
+
+def test_the_named_rows_figure_never_says_within_chance_beside_named_rows(credit, masked):
+    """Rows are named once the family holds, through any of its members; the figure read "30 with an identical
+    copy · within chance" when the per-row member itself did not hold, beside 30 named rows."""
+    import dataclasses
+
+    from memviz.app.audits import headline_figures
+
+    train, hold = credit
+    _, syn, _ = masked
+    a = memviz.audit(train, syn, hold, schema=SCHEMA, evidence=False, quality=False, device="cpu")
+    rows_out = tuple(dataclasses.replace(m, holds=False) if m.name == "rows" else m for m in a.family.members)
+    b = dataclasses.replace(a, family=dataclasses.replace(a.family, members=rows_out))
+    for audit in (a, b):
+        fig = next(f for f in headline_figures(audit) if f.label == "training rows named")
+        assert fig.value == "30" and "within chance" not in fig.caption and "30 with an identical copy" in fig.caption
