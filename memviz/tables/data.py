@@ -230,10 +230,10 @@ def validate(df: pd.DataFrame, schema: Schema, source: str, role: str = "train")
         s = out[col]
         if s.isna().all():
             raise DataError(f"{source}: column {col!r}: all values are missing")
-    for col in schema.columns:
+    for col in schema.distance_numerical:     # read as numbers, they would be nanoseconds
         if pd.api.types.is_datetime64_any_dtype(out[col]) or pd.api.types.is_timedelta64_dtype(out[col]):
             raise DataError(f"{source}: column {col!r}: holds dates or durations, which the distance cannot read "
-                            "(leave it out of the schema, or give it as numbers in a unit you choose)")
+                            "as numbers (leave it out of the schema, or give it as numbers in a unit you choose)")
     for col in schema.distance_numerical:
         s = out[col]
         if pd.api.types.is_bool_dtype(s):
