@@ -19,12 +19,11 @@ blocks of rows, put back in order. Every row's answer is exact and depends on th
 every figure, audit.json and rows.csv equal the local run's (``tests/auditing/test_audit_dask.py``).
 What goes through the cluster: the synthetic rows' memorization pass, the hold-out's floor, the
 closeness tests' searches (generated, hold-out and leave-one-out training rows) and the membership
-attack's searches (the training and hold-out rows against the engine on the generated rows). What
-stays here: the fits; the attribute attack's searches (its engine is fitted inside
-:func:`~memviz.evidence.attribute.attribute_inference`, at most 2 × 1,000 query rows); the density-ratio
-attack (kernel sums on at most 4,096 + 4,096 rows, no engine); and the DCR share's two searches of the
-generated rows (:func:`memviz.evaluate.report.dcr_share` fits its engines on min(N, H) rows inside and
-takes none: ``dcr=False`` leaves it out). Before any work the audit's memory estimate
+attack's searches (the training and hold-out rows against the engine on the generated rows), and the DCR
+share's two searches of the generated rows (:func:`memviz.evaluate.report.dcr_share`'s engines on min(N, H)
+rows). What stays here: the fits; the attribute attack's searches (its engine is fitted inside
+:func:`~memviz.evidence.attribute.attribute_inference`, at most 2 × 1,000 query rows); and the density-ratio
+attack (kernel sums on at most 4,096 + 4,096 rows, no engine). Before any work the audit's memory estimate
 (:func:`memviz.engine.budget.audit_bytes`) is checked against the machine, for either backend.
 """
 from __future__ import annotations
@@ -337,7 +336,7 @@ def _finish(train: Table, synthetic: pd.DataFrame, nn1, ratio, memorized, *, flo
         if dcr and holdout is not None:
             from memviz.evaluate.report import dcr_share
 
-            dcr_value = float(dcr_share(train, holdout, syn, device=device, seed=seed).share)
+            dcr_value = float(dcr_share(train, holdout, syn, device=device, seed=seed, remote=remote).share)
     h = fl.n_holdout if fl is not None else 0
     rt = row_test(test, len(train), h, m)
     if test is not None:

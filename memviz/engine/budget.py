@@ -32,7 +32,7 @@ against the training rows; the evidence's engines on the M generated rows with t
 the DCR share's two engines on min(N, H) rows with their search of the M generated rows). With
 ``--backend dask`` the searches of the training rows' engines and of the membership attack's
 engine run on the workers: this machine keeps the fits (and one engine's pickled copy while it
-is sent, its arrays once: half its fit's estimate), the attribute attack and the DCR share; each worker holds every engine sent to it and
+is sent, its arrays once: half its fit's estimate), the attribute attack and the DCR share's fits; each worker holds every engine sent to it and
 one task's block of query rows. An estimate of the sum, not a measurement.
 """
 from __future__ import annotations
@@ -87,7 +87,7 @@ class AuditNeed:
 
     here : on this machine, every search here (``backend="local"``).
     client : on this machine with ``backend="dask"``: the fitted engines, one engine's pickled copy
-        while it is sent, and the searches that stay here (the attribute attack, the DCR share).
+        while it is sent, and the searches that stay here (the attribute attack).
     worker : on each Dask worker (one thread): every engine sent to it and one task's block of rows.
     """
 
@@ -128,11 +128,13 @@ def audit_bytes(N: int, M: int, H: int, p: int, q: int, *, threads: int, cpu: bo
     member_search = max(query(N, M, 1, max(1, threads // 2)), query(H, M, 1, max(1, threads // 2))) if ev else 0
     attribute = fit_bytes(M, p, q) + query(2 * min(attack_rows, N), M, 1) if ev else 0
     ref = min(N, H)
-    share = 2 * fit_bytes(ref, p, q) + query(M, ref, 1) if H and dcr else 0
+    dcr_fits = 2 * fit_bytes(ref, p, q) if H and dcr else 0
+    share = dcr_fits + query(M, ref, 1) if H and dcr else 0
     here = engines + max(passes, members + member_search + attribute, share)
-    # an engine's pickled copy while it is sent: its arrays once, half the fit's estimate
-    client = engines + max(fit_n // 2, members + members // 2 + attribute, share)
-    worker = engines + members + query(min(rows_per_task, max(M, N, H)), max(N, M), 2, 1)
+    # an engine's pickled copy while it is sent: its arrays once, half the fit's estimate; the DCR share's
+    # engines are sent too, and their search runs on the workers
+    client = engines + max(fit_n // 2, members + members // 2 + attribute, dcr_fits + dcr_fits // 4)
+    worker = engines + members + dcr_fits + query(min(rows_per_task, max(M, N, H)), max(N, M), 2, 1)
     return AuditNeed(here=here, client=client, worker=worker)
 
 

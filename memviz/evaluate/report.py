@@ -357,7 +357,7 @@ class DCRResult:
 
 
 def dcr_share(train: Table, test: Table, synthetic, device: str = "auto", *, balance: bool = True,
-              seed: int = 0) -> DCRResult:
+              seed: int = 0, remote=None) -> DCRResult:
     """Share of synthetic rows whose closest real row is a training row.
 
     For each synthetic row g, with the standardized distance of
@@ -375,7 +375,8 @@ def dcr_share(train: Table, test: Table, synthetic, device: str = "auto", *, bal
     ``balance=False`` both splits are used whole and ``ideal`` says what to expect.
     Ranges and the means imputed for missing numericals come from the whole ``train``.
     Values well above ``ideal`` mean the generator stays closer to its training rows
-    than to unseen real rows.
+    than to unseen real rows. ``remote`` (:func:`memviz.auditing.build.searches`): the two searches run on
+    its cluster (the engines are fitted here).
     """
     from memviz.engine.neighbors import NeighborEngine
 
@@ -394,6 +395,7 @@ def dcr_share(train: Table, test: Table, synthetic, device: str = "auto", *, bal
     dist = {}
     for name, ref in (("train", ref_train), ("test", ref_test)):
         eng = NeighborEngine(distance="standardized", device=device).fit(ref, scale_table=train)
+        eng = eng if remote is None else remote(eng)
         dist[name] = eng.kneighbors(syn, k=1).dist[:, 0]                             # (M,)
     d_tr, d_te = dist["train"], dist["test"]
     share = float(np.mean((d_tr < d_te) + 0.5 * (d_tr == d_te))) if len(syn) else np.nan

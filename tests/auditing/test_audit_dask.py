@@ -71,7 +71,8 @@ def test_the_audit_on_dask_writes_the_local_runs_files(tables, cluster, searches
     # hold-out, the training rows leaving one out), the floor, the membership attack (training, hold-out)
     want = [(M, 2, N)] + ([(M, 1, N)] if distance == "paper" else []) + [(H, 1, N), (N, 2, N), (H, 2, N)]
     assert searches[:len(want)] == want
-    assert sorted(searches[len(want):]) == sorted([(N, 1, M), (H, 1, M)])
+    # the membership attack's two searches, then the DCR share's two (balanced references of min(N, H) rows)
+    assert sorted(searches[len(want):]) == sorted([(N, 1, M), (H, 1, M), (M, 1, min(N, H)), (M, 1, min(N, H))])
     assert local.verdict.code == dask.verdict.code == "copying"
     for name, a in (("local", local), ("dask", dask)):
         a.write(tmp_path / name)
