@@ -20,12 +20,15 @@ st.write("Upload the training table a generator learned from, a hold-out (real r
          "are copied far more than chance.")
 
 data = _ui.ensure_data()
-KEPT, OPTIONS = "audit_kept", ("audit_use_current", "audit_distance", "audit_target")
-for k in OPTIONS:    # the page's options outlive a visit to another page (Streamlit drops a widget's state)
-    if k in st.session_state:
-        st.session_state[k] = st.session_state[k]
+KEPT, OPTIONS, SHADOW = "audit_kept", ("audit_use_current", "audit_distance", "audit_target"), "audit_options"
+# the page's options outlive a visit to another page: Streamlit drops a widget's state when a run does not draw
+# it, so each option is kept under a key of no widget too and given back to its widget on return
+shadow = st.session_state.setdefault(SHADOW, {})
+for k in OPTIONS:
+    if k not in st.session_state and k in shadow:
+        st.session_state[k] = shadow[k]
 current = st.toggle(f"Use the current table as the training table ({_ui.esc(data['label'])}, "
-                    f"{len(data['train']):,} rows) and its test split as the hold-out", value=False,
+                    f"{len(data['train']):,} rows) and its test split as the hold-out",
                     key="audit_use_current", disabled=data["test"] is None,
                     help="Its schema and target come from the Data page.")
 c1, c2, c3 = st.columns(3)
@@ -62,6 +65,7 @@ else:
 train = holdout = synthetic = None
 digest = audits.digests(kept["raws"][0])[0] if kept is not None else ""
 # the target picked below, for the training table it was picked for (None: the table's suggestion)
+shadow.update({k: st.session_state[k] for k in ("audit_use_current", "audit_distance") if k in st.session_state})
 chosen = st.session_state.get("audit_target") if st.session_state.get("audit_target_for") == digest else None
 try:
     if kept is not None and kept["current"] and kept["raws"][1] is not None:
@@ -82,10 +86,15 @@ if train is not None and not (kept or {}).get("current"):
             st.session_state["audit_target_for"] = digest
             st.session_state["audit_target"] = train.schema.target
         if train.schema.target in choices:
-            st.selectbox("Target (the label the attribute attack aims at)", choices, key="audit_target",
-                         help="Suggested from the table (a label is usually at one end and has few values); "
-                              "change it if it is another column.")
+            shadow["audit_target"] = st.selectbox(
+                "Target (the label the attribute attack aims at)", choices, key="audit_target",
+                help="Suggested from the table (a label is usually at one end and has few values); change it if it "
+                     "is another column.")
         st.caption(_ui.esc(datasets.target_line(train.schema, frame)))
+        key = train.schema.key
+        if key:
+            why = datasets.column_reason(train.schema, key, frame[key] if key in frame else None)
+            st.caption(_ui.esc(f"Row key: {key} ({why})."))
         st.dataframe(datasets.schema_editor_frame(train.schema, frame), hide_index=True, key="audit_schema_table")
 
 if synthetic is None:

@@ -144,3 +144,62 @@ def _data_page_reads_sdv_metadata(page, paths: dict[str, Path], tmp: Path) -> No
     assert page.locator("[data-testid='stException']").count() == 0
     assert _metric(page, "numerical") == str(len(schema.numerical) - 2) != str(len(inferred.numerical))
     assert _metric(page, "target") == schema.target
+
+
+def test_the_audit_page_shows_a_new_tables_key_and_asks_for_its_target(tmp_path):
+    """Issue 42: a credit table (an integer key with gaps, a label named Status, no schema file) on the Audit page
+    in a browser: the schema it read says the key is left out and names the rows, the target is the table's
+    suggestion and can be changed, and the files and result stay after a visit to another page."""
+    need_browser()
+    from playwright.sync_api import sync_playwright
+    from unseen import credit_table, independent_columns, with_copies
+
+    df = credit_table(1500, seed=4)
+    train, hold = df.iloc[:1000].reset_index(drop=True), df.iloc[1000:].reset_index(drop=True)
+    syn, _ = with_copies(independent_columns(train.drop(columns="rownames"), 500, seed=1),
+                         train.drop(columns="rownames"), 10, 10, seed=2)
+    syn.insert(0, "rownames", np.arange(len(syn)) + 10**6)
+    paths = {"train": tmp_path / "credit_train.csv", "holdout": tmp_path / "credit_holdout.csv",
+             "synthetic": tmp_path / "credit_synthetic.csv"}
+    for key, frame in (("train", train), ("holdout", hold), ("synthetic", syn)):
+        frame.to_csv(paths[key], index=False)
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    with serve_dashboard(runs, "--server.headless", "true", "--browser.gatherUsageStats", "false") as url, \
+            sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 2400})
+            page.goto(url + "/audit", timeout=120_000)
+            page.locator("h1").filter(has_text="Audit a synthetic table").first.wait_for(timeout=120_000)
+            _idle(page)
+            for key in ("train", "holdout", "synthetic"):
+                box = page.locator(f".st-key-audit_{key} input[type='file']")
+                box.wait_for(state="attached", timeout=120_000)
+                box.set_input_files(str(paths[key]))
+                page.locator(f".st-key-audit_{key}").get_by_text(paths[key].name, exact=True).wait_for(timeout=120_000)
+                _idle(page)
+            page.locator(".st-key-audit_headline").wait_for(timeout=300_000)
+            _idle(page)
+            expander = page.locator("[data-testid='stExpander']").filter(has_text="Schema read from")
+            expander.get_by_text("target Status").first.wait_for(timeout=120_000)
+            expander.get_by_text("Schema read from", exact=False).first.click()
+            expander.get_by_text("Row key: rownames", exact=False).first.wait_for(timeout=60_000)
+            assert "names the rows" in expander.inner_text() and "Target: Status" in expander.inner_text()
+            # the user's own target
+            expander.locator(".st-key-audit_target").click()
+            page.get_by_role("option", name="Home", exact=True).click()
+            _idle(page)
+            page.locator("[data-testid='stExpander']").filter(has_text="target Home").first.wait_for(timeout=300_000)
+            # another page and back: the files, the target and the result are kept
+            page.locator("[data-testid='stSidebarNav']").get_by_text("Data", exact=True).click()
+            page.locator("h1").filter(has_text="Data").first.wait_for(timeout=120_000)
+            _idle(page)
+            page.locator("[data-testid='stSidebarNav']").get_by_text("Audit a synthetic table", exact=True).click()
+            page.locator(".st-key-audit_headline").wait_for(timeout=300_000)
+            _idle(page)
+            assert page.get_by_text("earlier in this session", exact=False).count() >= 1
+            page.locator("[data-testid='stExpander']").filter(has_text="target Home").first.wait_for(timeout=120_000)
+            assert page.locator("[data-testid='stException']").count() == 0
+        finally:
+            browser.close()
