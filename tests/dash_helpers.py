@@ -1,4 +1,5 @@
-"""Stored runs and comparison folders for the dashboard tests (real engine, no training)."""
+"""Stored runs and comparison folders for the dashboard tests (real engine, no training), and a page of
+the app opened on one of them."""
 from __future__ import annotations
 
 import json
@@ -11,6 +12,8 @@ from memviz.io import atomic_write_csv, atomic_write_parquet, atomic_write_text
 from memviz.jobs import control as jobs
 from memviz.warmup.run import WarmupConfig
 from memviz.warmup.store import RunStore
+
+APP = str(Path(__file__).resolve().parents[1] / "app.py")
 
 #: the copier run copies training rows 0..N_COPIED-1
 N_COPIED = 10
@@ -91,3 +94,18 @@ def floored_run(train, holdout, run_dir: Path, epochs=(2, 4, 6, 8)) -> None:
     atomic_write_parquet(job.job_dir / "holdout.parquet", holdout.data.reset_index())
     jobs.write_spec(job.spec_path, jobs.JobSpec("warmup", {}, {"out": str(run_dir), "row_id": "row_id",
                                                                "holdout": str(job.job_dir / "holdout.parquet")}))
+
+
+def open_page(run: str | None, page: str, timeout: float = 120):
+    """Streamlit's AppTest of app.py switched to ``page`` (e.g. ``screens/3_memorization.py``) with
+    ``?run=run`` (None: no run in the URL), asserting the page raised no exception. The runs root is the
+    caller's ($MEMVIZ_RUNS, set with monkeypatch)."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(APP, default_timeout=timeout)
+    if run:
+        at.query_params["run"] = run
+    at.run()
+    at.switch_page(page).run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at

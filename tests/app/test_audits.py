@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from dash_helpers import copier_run, finished_compare, floored_run
+from dash_helpers import copier_run, finished_compare, floored_run, open_page
 
 from memviz.app import audits, comparisons, datasets, readings, runs
 from memviz.app.verdict import compare_verdict
@@ -21,7 +21,6 @@ from memviz.jobs import control as jobs
 from memviz.warmup.store import RunStore
 
 ROOT = Path(__file__).resolve().parents[2]
-APP = str(ROOT / "app.py")
 
 
 @pytest.fixture(scope="module")
@@ -199,19 +198,8 @@ def test_a_comparisons_audit_pools_its_baseline_seeds(tmp_path, sample):
 # ------------------------------------------------------------------ the pages (AppTest)
 @pytest.fixture
 def app(root, monkeypatch):
-    from streamlit.testing.v1 import AppTest
-
     monkeypatch.setenv(jobs.RUNS_ENV, str(root))
-
-    def make(run: str | None, page: str):
-        at = AppTest.from_file(APP, default_timeout=120)
-        if run:
-            at.query_params["run"] = run
-        at.run()
-        at.switch_page(page).run()
-        assert not at.exception, [e.value for e in at.exception]
-        return at
-    return make
+    return open_page
 
 
 def test_a_cancelled_runs_memorization_page_says_so(app):

@@ -6,13 +6,11 @@ import re
 from pathlib import Path
 
 import pytest
-from dash_helpers import floored_run
+from dash_helpers import floored_run, open_page
 
 from memviz.jobs import control as jobs
 from memviz.warmup.store import RunStore
 
-ROOT = Path(__file__).resolve().parents[2]
-APP = str(ROOT / "app.py")
 TIMEOUT = 120
 
 
@@ -49,18 +47,8 @@ def root(tmp_path_factory, sample):
 
 @pytest.fixture
 def app(root, monkeypatch):
-    from streamlit.testing.v1 import AppTest
-
     monkeypatch.setenv(jobs.RUNS_ENV, str(root))
-
-    def make(run: str, page: str):
-        at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-        at.query_params["run"] = run
-        at.run()
-        at.switch_page(page).run()
-        assert not at.exception, [e.value for e in at.exception]
-        return at
-    return make
+    return lambda run, page: open_page(run, page, TIMEOUT)
 
 
 def text_of(at) -> str:

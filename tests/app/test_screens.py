@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from dash_helpers import N_COPIED, copier_run, finished_compare
+from dash_helpers import N_COPIED, copier_run, finished_compare, open_page
 
 from memviz.jobs import control as jobs
 from memviz.warmup.run import WarmupConfig, run_warmup
@@ -665,18 +665,8 @@ def floor_root(tmp_path_factory, sample):
 
 @pytest.fixture
 def floor_app(floor_root, monkeypatch):
-    from streamlit.testing.v1 import AppTest
-
     monkeypatch.setenv(jobs.RUNS_ENV, str(floor_root))
-
-    def make(run: str, page: str):
-        at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-        at.query_params["run"] = run
-        at.run()
-        at.switch_page(page).run()
-        no_exception(at)
-        return at
-    return make
+    return lambda run, page: open_page(run, page, TIMEOUT)
 
 
 def _title(fig) -> str:
