@@ -8,6 +8,7 @@ Playwright's Python package (skipped without them).
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
 import sys
@@ -69,13 +70,11 @@ def _metric(page, label: str) -> str:
     return box.locator("[data-testid='stMetricValue']").inner_text().strip()
 
 
-def test_the_audit_page_shows_what_the_cli_prints(tmp_path):
-    need_browser()
+@contextlib.contextmanager
+def audit_page(tmp_path: Path):
+    """The Audit page of a dashboard served on an empty runs root, in headless Chromium."""
     from playwright.sync_api import sync_playwright
 
-    paths = planted_files(tmp_path)
-    line, cli = cli_audit(paths, tmp_path / "cli")
-    assert cli["n_over_copied"] >= 1 and cli["excess_ci"][0] > 0      # the planted copies are seen
     runs = tmp_path / "runs"
     runs.mkdir()
     with serve_dashboard(runs, "--server.headless", "true", "--browser.gatherUsageStats", "false") as url, \
@@ -86,33 +85,49 @@ def test_the_audit_page_shows_what_the_cli_prints(tmp_path):
             page.goto(url + "/audit", timeout=120_000)
             page.locator("h1").filter(has_text="Audit a synthetic table").first.wait_for(timeout=120_000)
             _idle(page)
-            for key in ("train", "holdout", "synthetic", "schema"):    # each uploader by its widget key
-                box = page.locator(f".st-key-audit_{key} input[type='file']")
-                box.wait_for(state="attached", timeout=120_000)
-                box.set_input_files(str(paths[key]))
-                page.locator(f".st-key-audit_{key}").get_by_text(paths[key].name, exact=True).wait_for(timeout=120_000)
-                _idle(page)
-            head = page.locator(".st-key-audit_headline")
-            head.wait_for(timeout=300_000)
-            _idle(page)
-            assert page.locator("[data-testid='stException']").count() == 0
-            shown = head.inner_text()
-            assert cli["verdict"]["sentence"] in " ".join(shown.split()), shown
-            assert _metric(page, "floor: real rows never seen") == pct(cli["floor"])  # the one formatter
-            assert _metric(page, "above the floor (excess)") == f"{100 * cli['excess']:+.1f} points"
-            assert line["verdict"]["sentence"] == cli["verdict"]["sentence"]
-            # the page's audit.json holds the CLI's numbers, not only their rounding
-            with page.expect_download(timeout=120_000) as dl:
-                page.get_by_role("button", name="audit.json").click()
-            got = json.loads(Path(dl.value.path()).read_text())
-            for key in ("mem_ratio", "floor", "excess", "copy_share", "n_over_copied", "identical_share"):
-                assert got[key] == pytest.approx(cli[key], rel=1e-12, abs=1e-15), key
-            assert got["verdict"] == cli["verdict"]
-            assert got["provenance"]["fingerprints"] == cli["provenance"]["fingerprints"]
-            page.screenshot(path=str(tmp_path / "audit_page.png"), full_page=True)
-            _data_page_reads_sdv_metadata(page, paths, tmp_path)
+            yield page
         finally:
             browser.close()
+
+
+def upload(page, paths: dict[str, Path]):
+    """Each file of ``paths`` into the Audit page's uploader of the same key (its widget key), in order; then
+    the audit's headline, once the page has settled."""
+    for key, path in paths.items():
+        box = page.locator(f".st-key-audit_{key} input[type='file']")
+        box.wait_for(state="attached", timeout=120_000)
+        box.set_input_files(str(path))
+        page.locator(f".st-key-audit_{key}").get_by_text(path.name, exact=True).wait_for(timeout=120_000)
+        _idle(page)
+    head = page.locator(".st-key-audit_headline")
+    head.wait_for(timeout=300_000)
+    _idle(page)
+    return head
+
+
+def test_the_audit_page_shows_what_the_cli_prints(tmp_path):
+    need_browser()
+    paths = planted_files(tmp_path)
+    line, cli = cli_audit(paths, tmp_path / "cli")
+    assert cli["n_over_copied"] >= 1 and cli["excess_ci"][0] > 0      # the planted copies are seen
+    with audit_page(tmp_path) as page:
+        head = upload(page, paths)                                  # train, hold-out, synthetic, schema
+        assert page.locator("[data-testid='stException']").count() == 0
+        shown = head.inner_text()
+        assert cli["verdict"]["sentence"] in " ".join(shown.split()), shown
+        assert _metric(page, "floor: real rows never seen") == pct(cli["floor"])  # the one formatter
+        assert _metric(page, "above the floor (excess)") == f"{100 * cli['excess']:+.1f} points"
+        assert line["verdict"]["sentence"] == cli["verdict"]["sentence"]
+        # the page's audit.json holds the CLI's numbers, not only their rounding
+        with page.expect_download(timeout=120_000) as dl:
+            page.get_by_role("button", name="audit.json").click()
+        got = json.loads(Path(dl.value.path()).read_text())
+        for key in ("mem_ratio", "floor", "excess", "copy_share", "n_over_copied", "identical_share"):
+            assert got[key] == pytest.approx(cli[key], rel=1e-12, abs=1e-15), key
+        assert got["verdict"] == cli["verdict"]
+        assert got["provenance"]["fingerprints"] == cli["provenance"]["fingerprints"]
+        page.screenshot(path=str(tmp_path / "audit_page.png"), full_page=True)
+        _data_page_reads_sdv_metadata(page, paths, tmp_path)
 
 
 def _data_page_reads_sdv_metadata(page, paths: dict[str, Path], tmp: Path) -> None:
@@ -151,7 +166,6 @@ def test_the_audit_page_shows_a_new_tables_key_and_asks_for_its_target(tmp_path)
     in a browser: the schema it read says the key is left out and names the rows, the target is the table's
     suggestion and can be changed, and the files and result stay after a visit to another page."""
     need_browser()
-    from playwright.sync_api import sync_playwright
     from unseen import credit_table, independent_columns, with_copies
 
     df = credit_table(1500, seed=4)
@@ -163,43 +177,25 @@ def test_the_audit_page_shows_a_new_tables_key_and_asks_for_its_target(tmp_path)
              "synthetic": tmp_path / "credit_synthetic.csv"}
     for key, frame in (("train", train), ("holdout", hold), ("synthetic", syn)):
         frame.to_csv(paths[key], index=False)
-    runs = tmp_path / "runs"
-    runs.mkdir()
-    with serve_dashboard(runs, "--server.headless", "true", "--browser.gatherUsageStats", "false") as url, \
-            sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1400, "height": 2400})
-            page.goto(url + "/audit", timeout=120_000)
-            page.locator("h1").filter(has_text="Audit a synthetic table").first.wait_for(timeout=120_000)
-            _idle(page)
-            for key in ("train", "holdout", "synthetic"):
-                box = page.locator(f".st-key-audit_{key} input[type='file']")
-                box.wait_for(state="attached", timeout=120_000)
-                box.set_input_files(str(paths[key]))
-                page.locator(f".st-key-audit_{key}").get_by_text(paths[key].name, exact=True).wait_for(timeout=120_000)
-                _idle(page)
-            page.locator(".st-key-audit_headline").wait_for(timeout=300_000)
-            _idle(page)
-            expander = page.locator("[data-testid='stExpander']").filter(has_text="Schema read from")
-            expander.get_by_text("target Status").first.wait_for(timeout=120_000)
-            expander.get_by_text("Schema read from", exact=False).first.click()
-            expander.get_by_text("Row key: rownames", exact=False).first.wait_for(timeout=60_000)
-            assert "names the rows" in expander.inner_text() and "Target: Status" in expander.inner_text()
-            # the user's own target
-            expander.locator(".st-key-audit_target").click()
-            page.get_by_role("option", name="Home", exact=True).click()
-            _idle(page)
-            page.locator("[data-testid='stExpander']").filter(has_text="target Home").first.wait_for(timeout=300_000)
-            # another page and back: the files, the target and the result are kept
-            page.locator("[data-testid='stSidebarNav']").get_by_text("Data", exact=True).click()
-            page.locator("h1").filter(has_text="Data").first.wait_for(timeout=120_000)
-            _idle(page)
-            page.locator("[data-testid='stSidebarNav']").get_by_text("Audit a synthetic table", exact=True).click()
-            page.locator(".st-key-audit_headline").wait_for(timeout=300_000)
-            _idle(page)
-            assert page.get_by_text("earlier in this session", exact=False).count() >= 1
-            page.locator("[data-testid='stExpander']").filter(has_text="target Home").first.wait_for(timeout=120_000)
-            assert page.locator("[data-testid='stException']").count() == 0
-        finally:
-            browser.close()
+    with audit_page(tmp_path) as page:
+        upload(page, paths)
+        expander = page.locator("[data-testid='stExpander']").filter(has_text="Schema read from")
+        expander.get_by_text("target Status").first.wait_for(timeout=120_000)
+        expander.get_by_text("Schema read from", exact=False).first.click()
+        expander.get_by_text("Row key: rownames", exact=False).first.wait_for(timeout=60_000)
+        assert "names the rows" in expander.inner_text() and "Target: Status" in expander.inner_text()
+        # the user's own target
+        expander.locator(".st-key-audit_target").click()
+        page.get_by_role("option", name="Home", exact=True).click()
+        _idle(page)
+        page.locator("[data-testid='stExpander']").filter(has_text="target Home").first.wait_for(timeout=300_000)
+        # another page and back: the files, the target and the result are kept
+        page.locator("[data-testid='stSidebarNav']").get_by_text("Data", exact=True).click()
+        page.locator("h1").filter(has_text="Data").first.wait_for(timeout=120_000)
+        _idle(page)
+        page.locator("[data-testid='stSidebarNav']").get_by_text("Audit a synthetic table", exact=True).click()
+        page.locator(".st-key-audit_headline").wait_for(timeout=300_000)
+        _idle(page)
+        assert page.get_by_text("earlier in this session", exact=False).count() >= 1
+        page.locator("[data-testid='stExpander']").filter(has_text="target Home").first.wait_for(timeout=120_000)
+        assert page.locator("[data-testid='stException']").count() == 0
