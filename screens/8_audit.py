@@ -6,6 +6,7 @@ import dataclasses
 import streamlit as st
 
 from memviz.app import audits, datasets, readings
+from memviz.auditing.verdict import BELOW_FLOOR
 from memviz.errors import MemvizError
 from memviz.tables.data import fingerprint
 from screens import _ui
@@ -138,8 +139,7 @@ with st.container(border=True, key="audit_headline"):
                     help="excess / (1 − floor): the share of generated rows the model copied beyond what fresh "
                          "real rows would give; an average, so read it beside the closeness tests above.")
         lo, hi = audit.copy_share_ci
-        c[3].caption(f"95 %: {max(0.0, lo):.1%} – {max(0.0, hi):.1%}" if audit.copy_share >= 0 else
-                     "below the floor: the test flags the model's rows less often than real rows")
+        c[3].caption(f"95 %: {max(0.0, lo):.1%} – {max(0.0, hi):.1%}" if audit.copy_share >= 0 else BELOW_FLOOR)
     else:
         c[1].metric("floor: real rows never seen", "not measured")
         c[2].metric("above the floor (excess)", "unknown")

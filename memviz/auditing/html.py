@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from memviz.auditing.family import MEMBER_NAMES
+from memviz.auditing.verdict import BELOW_FLOOR
 from memviz.viz.card import Card, Line
 from memviz.viz.text import pct, percent, points
 
@@ -40,7 +41,7 @@ def facts(a) -> list[tuple[str, str]]:
                 ("Excess over the floor", f"{points(a.excess)} (95 %: {_ci(a.excess_ci)})"),
                 ("Copy share: generated rows copied beyond chance",
                  f"{pct(a.copy_share)} (95 %: {_ci(a.copy_share_ci)} %)" if a.copy_share >= 0 else
-                 "none: below the floor (the test flags the model's rows less often than real rows)")]
+                 f"none: {BELOW_FLOOR}")]
     c = a.close
     if c is not None:
         out += [("Too close: generated rows nearer a training row than 95 % of real rows",

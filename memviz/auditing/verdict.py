@@ -70,6 +70,9 @@ CODES = {"no_holdout": "warn", "copying": "bad", "rows_over_copied": "warn", "qu
          "no_copying": "good"}
 QUALIFIERS = ("run_cancelled", "run_interrupted", "run_running", "run_failed", "few_checks", "rows_untested",
               "rows_low_power", "ratio_blind", "quality_unknown", "evidence_disagrees")
+#: what a copy share below zero (the model's rows flagged less often than the floor) is said as, wherever
+#: the share is shown: a negative share of copies has no meaning of its own
+BELOW_FLOOR = "below the floor (the test flags the model's rows less often than real rows)"
 #: the codes that refuse to judge
 REFUSALS = ("no_holdout", "quality_too_low")
 

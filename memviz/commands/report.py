@@ -52,6 +52,7 @@ def ranked_comparisons(run_dir) -> list[Path]:
     first: the dashboard's comparison jobs, and the folders ``memviz compare --out`` wrote there (a folder
     with results.csv whose experiment.json records the grid's end; a CLI comparison had been missed)."""
     from memviz.app.audits import ranked_on
+    from memviz.errors import MemvizError
     from memviz.io import read_json
     from memviz.jobs.status import list_jobs
 
@@ -62,7 +63,7 @@ def ranked_comparisons(run_dir) -> list[Path]:
     def finished_folder(d: Path) -> bool:
         try:
             return (d / "results.csv").is_file() and "seconds" in read_json(d / "experiment.json", "comparison")
-        except Exception:        # not a comparison, or one being written: not reported
+        except MemvizError:      # no readable experiment.json: not a comparison, or one being written
             return False
 
     seen = {o.resolve() for o in outs}

@@ -77,7 +77,8 @@ hold min e, max e and the k nearest; those get direct float64 differences. Query
 bounds cannot narrow go to the dense path.
 
 ``"auto"``: on CPU from ``PRUNED_MIN_N`` reference rows, pruned up to ``PRUNED_MAX_P``
-numerical columns and wide above (where k-d trees stop pruning); else dense. ``n_pruned``
+numerical columns and wide above (where k-d trees stop pruning); else dense
+(:func:`memviz.engine.budget.auto_algorithm`, the one rule). ``n_pruned``
 counts the rows the pruned or the wide search answered. Before any work, fit and query
 refuse in one line what the machine's memory cannot hold (:mod:`memviz.engine.budget`).
 """
@@ -95,7 +96,6 @@ import torch
 from memviz.device import resolve_device
 from memviz.errors import MemvizError
 from memviz.engine import DISTANCES, budget
-from memviz.engine.budget import PRUNED_MAX_P, PRUNED_MIN_N  # noqa: F401 (the "auto" rule's bounds, re-exported)
 from memviz.engine.blocks import Progress, map_blocks
 from memviz.engine.kernels import (
     codes_by_column,

@@ -52,6 +52,7 @@ from memviz.tables.infer import (  # noqa: F401 (the inference half, re-exported
     NEAR_UNIQUE,
     SchemaWarning,
     TargetSuggestion,
+    is_date_like,
     is_integer_valued,
     infer_schema,
     key_reason,
@@ -230,12 +231,11 @@ def validate(df: pd.DataFrame, schema: Schema, source: str, role: str = "train")
         s = out[col]
         if s.isna().all():
             raise DataError(f"{source}: column {col!r}: all values are missing")
-    for col in schema.distance_numerical:     # read as numbers, they would be nanoseconds
-        if pd.api.types.is_datetime64_any_dtype(out[col]) or pd.api.types.is_timedelta64_dtype(out[col]):
-            raise DataError(f"{source}: column {col!r}: holds dates or durations, which the distance cannot read "
-                            "as numbers (leave it out of the schema, or give it as numbers in a unit you choose)")
     for col in schema.distance_numerical:
         s = out[col]
+        if is_date_like(s):                   # read as numbers, they would be nanoseconds
+            raise DataError(f"{source}: column {col!r}: holds dates or durations, which the distance cannot read "
+                            "as numbers (leave it out of the schema, or give it as numbers in a unit you choose)")
         if pd.api.types.is_bool_dtype(s):
             out[col] = s.astype(float)
             continue
@@ -269,11 +269,11 @@ def check_column_names(df: pd.DataFrame, source: str) -> None:
     if isinstance(df.columns, pd.MultiIndex):
         raise DataError(f"{source}: column names must be single labels (a MultiIndex of {df.columns.nlevels} "
                         "levels was given): flatten them first, e.g. with '_'.join")
-    counts = pd.Series(df.columns).value_counts()
-    if (counts > 1).any():
-        name = counts.index[int(np.argmax(counts.to_numpy() > 1))]
-        raise DataError(f"{source}: column {name!r} appears {int(counts[name])} times: each column needs its own "
-                        "name")
+    repeated = df.columns[df.columns.duplicated()]
+    if len(repeated):
+        name = repeated[0]
+        raise DataError(f"{source}: column {name!r} appears {int((df.columns == name).sum())} times: each column "
+                        "needs its own name")
 
 
 def load_table(path: str | Path, schema: Schema | str | Path | None = None, *, target: str | None = None,

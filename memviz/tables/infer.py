@@ -110,7 +110,7 @@ def infer_schema(df: pd.DataFrame, target: str | None = None, source: str = "tab
             continue
         if col == target:
             continue
-        if pd.api.types.is_datetime64_any_dtype(s) or pd.api.types.is_timedelta64_dtype(s):
+        if is_date_like(s):
             warnings.warn(f"{source}: column {col!r} holds dates or durations and is left out: the distance has no "
                           "dates (give it as numbers in a unit you choose to measure it)", SchemaWarning,
                           stacklevel=2)
@@ -219,6 +219,12 @@ def _mostly_numeric(s: pd.Series, max_int_categories: int) -> bool:
         return False
     nums = conv.dropna()
     return not (is_integer_valued(nums) and nums.nunique() <= max_int_categories)
+
+
+def is_date_like(s: pd.Series) -> bool:
+    """Dates or durations (datetime64, timedelta64): no distance reads them as numbers (they would be
+    nanoseconds)."""
+    return pd.api.types.is_datetime64_any_dtype(s) or pd.api.types.is_timedelta64_dtype(s)
 
 
 def is_integer_valued(s: pd.Series) -> bool:
