@@ -64,9 +64,10 @@ else:
     kept = None
 
 train = holdout = synthetic = None
-digest = audits.digests(kept["raws"][0])[0] if kept is not None else ""
+digests = audits.digests(*kept["raws"]) if kept is not None else ("",)    # each file hashed once a run
+digest = digests[0]
+shadow.update({k: st.session_state[k] for k in OPTIONS if k in st.session_state})
 # the target picked below, for the training table it was picked for (None: the table's suggestion)
-shadow.update({k: st.session_state[k] for k in ("audit_use_current", "audit_distance") if k in st.session_state})
 chosen = st.session_state.get("audit_target") if st.session_state.get("audit_target_for") == digest else None
 try:
     if kept is not None and kept["current"] and kept["raws"][1] is not None:
@@ -74,7 +75,7 @@ try:
         synthetic = audits.companion_table(train, kept["names"][1], kept["raws"][1])
     elif kept is not None and kept["raws"][0] is not None and kept["raws"][1] is not None:
         names, raws = kept["names"], kept["raws"]
-        train, synthetic, holdout = _ui.tables_of(names, audits.digests(*raws), chosen, raws)
+        train, synthetic, holdout = _ui.tables_of(names, digests, chosen, raws)
 except MemvizError as exc:
     _ui.error(exc)
 
@@ -87,7 +88,7 @@ if train is not None and not (kept or {}).get("current"):
             st.session_state["audit_target_for"] = digest
             st.session_state["audit_target"] = train.schema.target
         if train.schema.target in choices:
-            shadow["audit_target"] = st.selectbox(
+            st.selectbox(
                 "Target (the label the attribute attack aims at)", choices, key="audit_target",
                 help="Suggested from the table (a label is usually at one end and has few values); change it if it "
                      "is another column.")
