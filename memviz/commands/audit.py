@@ -5,6 +5,7 @@ import time
 from pathlib import Path
 
 from memviz.commands.common import (
+    add_backend,
     add_common,
     add_distance,
     add_fail_on,
@@ -29,19 +30,15 @@ def register(sub, command) -> None:
     sp.add_argument("--no-evidence", action="store_true",
                     help="skip the membership, data-copying and attribute tests against the hold-out (about one "
                          "more memorization pass)")
-    add_backend(sp)
+    add_backend(sp, backend_help())
     add_raw_csv(sp)
     add_fail_on(sp)
     sp.set_defaults(func=run)
 
 
-def add_backend(sp, what: str = "the audit's") -> None:
-    """--backend and --scheduler (:func:`memviz.auditing.build.check_backend` checks them at the door)."""
-    sp.add_argument("--backend", default="local", choices=["local", "dask"],
-                    help=f"local = this process; dask = {what} neighbour searches on dask.distributed workers, each "
-                         "fitted engine sent to them once; the same files")
-    sp.add_argument("--scheduler", help="dask scheduler address (e.g. tcp://host:8786), with --backend dask "
-                                        "(default: a local cluster of one worker process per CPU core)")
+def backend_help(what: str = "the audit's") -> str:
+    return (f"local = this process; dask = {what} neighbour searches on dask.distributed workers, each fitted engine "
+            "sent to them once; the same files")
 
 
 def run(args) -> int:

@@ -200,3 +200,11 @@ def add_fail_on(sp) -> None:
                     help="exit with code 3 when the verdict is 'copying' (copying), or 'copying' or "
                          "'rows_over_copied' (rows), and with code 4 when the audit refused to judge "
                          "(no hold-out, quality too low); never (default): exit 0 whatever the verdict")
+
+
+def add_backend(sp, backend_help: str) -> None:
+    """``--backend {local, dask}`` and ``--scheduler``, as memorize, audit and report take them (the address is
+    checked at the door: :func:`memviz.engine.distributed.check_address`)."""
+    sp.add_argument("--backend", default="local", choices=["local", "dask"], help=backend_help)
+    sp.add_argument("--scheduler", help="dask scheduler address (e.g. tcp://host:8786), with --backend dask "
+                                        "(default: a local cluster of one worker process per CPU core)")

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from memviz.commands.common import (
     Bar,
+    add_backend,
     add_common,
     add_distance,
     add_raw_csv,
@@ -29,11 +30,8 @@ def register(sub, command) -> None:
     sp.add_argument("--rows-out", help="CSV of one row per training row with --holdout: row_id, copies, "
                                        "holdout_hits, expected, excess, p_value, q_value, over_copied "
                                        "(default: none)")
-    sp.add_argument("--backend", default="local", choices=["local", "dask"],
-                    help="local = this process; dask = blocks of synthetic (and hold-out) rows on dask.distributed "
-                         "workers, the fitted engine sent to each once; same output")
-    sp.add_argument("--scheduler", help="dask scheduler address (e.g. tcp://host:8786), with --backend dask "
-                                        "(default: a local cluster of one worker process per CPU core)")
+    add_backend(sp, "local = this process; dask = blocks of synthetic (and hold-out) rows on dask.distributed "
+                    "workers, the fitted engine sent to each once; same output")
     add_raw_csv(sp)
     sp.set_defaults(func=run)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from memviz.commands.common import add_fail_on, add_raw_csv, emit
+from memviz.commands.common import add_backend, add_fail_on, add_raw_csv, emit
 
 #: what a report folder holds (an earlier report folder is replaced whole): the audit's files
 #: (:data:`memviz.auditing.result.FILES`) and comparisons/NAME/ with the same three
@@ -39,9 +39,9 @@ def register(sub, command) -> None:
     sp.add_argument("--no-quality", action="store_true", help="skip Shape")
     sp.add_argument("--no-evidence", action="store_true",
                     help="skip the membership, data-copying and attribute tests against the hold-out")
-    from memviz.commands.audit import add_backend
+    from memviz.commands.audit import backend_help
 
-    add_backend(sp, "the check's audit's (not the comparisons')")
+    add_backend(sp, backend_help("the check's audit's (not the comparisons')"))
     add_raw_csv(sp)
     add_fail_on(sp)
     sp.set_defaults(func=run)
