@@ -224,6 +224,7 @@ def closeness_tests(train: Table, synthetic, holdout: Table, engine, *, syntheti
     refused when it shares rows with the training table beyond what the training table shares with itself.
     ``engine`` is the local one; ``remote`` (:func:`searches`): the searches run on its cluster (the engine
     of the result is then the cluster's)."""
+    from memviz.engine.distributed import on_cluster
     from memviz.engine.neighbors import NeighborEngine
     from memviz.measure.dcr import DISTANCE, check_holdout, close_copy_test, leave_one_out, nearest
 
@@ -231,7 +232,7 @@ def closeness_tests(train: Table, synthetic, holdout: Table, engine, *, syntheti
         local = engine
     else:
         local = NeighborEngine(distance=DISTANCE, device=device).fit(train, like=engine)
-    c_engine = local if remote is None else remote(local)
+    c_engine = on_cluster(local, remote)
     syn_near = synthetic_near if synthetic_near is not None and local is engine else nearest(c_engine, synthetic)
     hold_near = nearest(c_engine, holdout)
     loo = leave_one_out(c_engine, train)
@@ -378,10 +379,8 @@ def _evidence(train: Table, syn: pd.DataFrame, holdout: Table | None, evidence, 
             "engine": close.engine, "d1_synthetic": close.synthetic.distance,
             "nn1_synthetic": close.synthetic.position, "d1_holdout": close.holdout.distance,
             "nn1_holdout": close.holdout.position}
-        if remote is not None:
-            near["remote"] = remote
         return audit_evidence(train, Table(frame, train.schema, "synthetic"), holdout, device=device, seed=seed,
-                              flagged_row_ids=flagged, **near)
+                              flagged_row_ids=flagged, remote=remote, **near)
     return Evidence.of(evidence or None)
 
 
@@ -435,6 +434,7 @@ def audit(train, synthetic, holdout=None, *, schema=None, metadata=None, target:
         Among others: an unknown backend, a scheduler that does not answer, or tables whose audit the memory
         estimate says will not fit (:func:`check_memory`), in one line and before any search.
     """
+    from memviz.engine.distributed import on_cluster
     from memviz.engine.neighbors import NeighborEngine
     from memviz.measure.dcr import Nearest
     from memviz.measure.floor import holdout_floor
@@ -455,7 +455,7 @@ def audit(train, synthetic, holdout=None, *, schema=None, metadata=None, target:
     # the pass, the floor and the evidence encode the same frames
     with searches(backend, scheduler) as remote, shared_factorizations():
         engine = NeighborEngine(distance=distance, device=device).fit(tr)
-        searcher = engine if remote is None else remote(engine)
+        searcher = on_cluster(engine, remote)
         res = memorization(tr, syn, engine=searcher)
         close = (closeness_tests(tr, syn, hold, engine, synthetic_near=Nearest(res.d1, res.nn1_pos), device=device,
                                  remote=remote) if hold is not None else None)

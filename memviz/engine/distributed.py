@@ -414,3 +414,9 @@ class Remote:
                     local.n_jobs = None
                 self._sent[key] = (engine, DaskEngine(local, self.client, self.rows_per_task))
             return self._sent[key][1]
+
+
+def on_cluster(engine, remote=None):
+    """``engine`` itself when ``remote`` is None (every search here), else ``remote(engine)``: the same
+    searches on its cluster (:class:`Remote`). The one place a caller's optional cluster is applied."""
+    return engine if remote is None else remote(engine)

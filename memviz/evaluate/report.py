@@ -378,6 +378,7 @@ def dcr_share(train: Table, test: Table, synthetic, device: str = "auto", *, bal
     than to unseen real rows. ``remote`` (:func:`memviz.auditing.build.searches`): the two searches run on
     its cluster (the engines are fitted here).
     """
+    from memviz.engine.distributed import on_cluster
     from memviz.engine.neighbors import NeighborEngine
 
     syn = synthetic_frame(train, synthetic)
@@ -394,8 +395,7 @@ def dcr_share(train: Table, test: Table, synthetic, device: str = "auto", *, bal
         ref_train, ref_test = (small, ref_test) if big is ref_train else (ref_train, small)
     dist = {}
     for name, ref in (("train", ref_train), ("test", ref_test)):
-        eng = NeighborEngine(distance="standardized", device=device).fit(ref, scale_table=train)
-        eng = eng if remote is None else remote(eng)
+        eng = on_cluster(NeighborEngine(distance="standardized", device=device).fit(ref, scale_table=train), remote)
         dist[name] = eng.kneighbors(syn, k=1).dist[:, 0]                             # (M,)
     d_tr, d_te = dist["train"], dist["test"]
     share = float(np.mean((d_tr < d_te) + 0.5 * (d_tr == d_te))) if len(syn) else np.nan

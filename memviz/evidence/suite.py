@@ -215,7 +215,7 @@ def audit_evidence(train: Table, synthetic: Table, holdout: Table, *, engine: Ne
     import torch
 
     jobs = max(1, torch.get_num_threads() // 2)
-    wrap = remote if remote is not None else (lambda e: e)
+    from memviz.engine.distributed import on_cluster
 
     def copying() -> DataCopyingResult:
         distances = positions = None
@@ -230,13 +230,13 @@ def audit_evidence(train: Table, synthetic: Table, holdout: Table, *, engine: Ne
                 distances = (d1_synthetic, d_h)
                 positions = (nn1_synthetic, p_h) if nn1_synthetic is not None and p_h is not None else None
         else:
-            t_engine = wrap(NeighborEngine(distance=dist, device=device, n_jobs=jobs).fit(train, like=engine))
+            t_engine = on_cluster(NeighborEngine(distance=dist, device=device, n_jobs=jobs).fit(train, like=engine), remote)
         return data_copying_test(train, synthetic, hold, distance=dist, engine=t_engine, device=device, seed=seed,
                                  distances=distances, positions=positions, holdout_checked=True)
 
     def membership() -> MembershipResult:
         return membership_inference(train, synthetic, hold, distance=dist,
-                                    engine=wrap(synthetic_engine(synthetic, dist, device, n_jobs=jobs)),
+                                    engine=on_cluster(synthetic_engine(synthetic, dist, device, n_jobs=jobs), remote),
                                     flagged_row_ids=flagged_row_ids, holdout_checked=True)
 
     with shared_factorizations(), ThreadPoolExecutor(max_workers=2) as pool:
