@@ -181,5 +181,5 @@ _ui.download(d1, "Report (HTML)" + ("" if redacted else " (raw values)"),
              type="primary", key="dl_audit_report")
 _ui.download(d2, "audit.json", lambda: audit.to_json().encode("utf-8"), file_name=f"{stem}_audit.json",
              mime="application/json", key="dl_audit_json")
-_ui.download(d3, "Per-row table (CSV)", lambda: audits.rows_csv(audit), file_name=f"{stem}_rows.csv",
+_ui.download(d3, "Per-row table (CSV)", lambda: audits.rows_csv(audit, train), file_name=f"{stem}_rows.csv",
              mime="text/csv", key="dl_audit_rows")

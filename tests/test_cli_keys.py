@@ -93,3 +93,22 @@ def test_metadata_notes_and_an_unlisted_column_refused(credit_files, capsys, tmp
     assert rc == 2 and err.strip().splitlines()[-1].endswith(
         "column 'Price': in the data but not in the SDV metadata (SDV refuses such data too: add it to the "
         "metadata, with sdtype numerical or categorical, or drop it)")
+
+
+def test_the_audits_rows_csv_names_rows_by_the_users_key(credit_files, capsys, tmp_path):
+    """rows.csv named every training row by memviz's internal row_id only, though the report names them by the
+    user's key: a privacy officer could not find the named rows in their own table."""
+    d, df = credit_files
+    train = df.iloc[:240].reset_index(drop=True)
+    syn = pd.concat([df.iloc[240:].drop(columns="rownames"),
+                     train.drop(columns="rownames").iloc[[3] * 10 + [7] * 10]], ignore_index=True)
+    syn.to_csv(tmp_path / "syn.csv", index=False)
+    rc, _, err = memviz_cli(capsys, "audit", "--train", d / "train.csv", "--synthetic", tmp_path / "syn.csv",
+                            "--holdout", d / "holdout.csv", "--target", "Status", "--out", tmp_path / "a",
+                            "--no-evidence", "--no-quality", "--device", "cpu")
+    assert rc == 0, err
+    rows = pd.read_csv(tmp_path / "a" / "rows.csv")
+    assert list(rows.columns[:2]) == ["rownames", "row_id"]
+    assert rows.set_index("row_id").loc[[3, 7], "rownames"].tolist() == train["rownames"].iloc[[3, 7]].tolist()
+    named = rows.loc[rows["over_copied"], "rownames"]
+    assert set(named) == set(train["rownames"].iloc[[3, 7]])

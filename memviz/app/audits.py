@@ -304,11 +304,12 @@ def over_copied_table(audit, train, *, redacted: bool = True, n: int = 200):
     return display_names(pd.concat([stats, vals], axis=1), ROW_NAMES)
 
 
-def rows_csv(audit) -> bytes:
-    """The per-row table as CSV bytes, spreadsheet formulas neutralised (:func:`memviz.io.csv_bytes`)."""
+def rows_csv(audit, train=None) -> bytes:
+    """The per-row table as rows.csv holds it (:meth:`memviz.Audit.rows_frame`: the user's key beside row_id
+    when ``train`` has one) as CSV bytes, spreadsheet formulas neutralised (:func:`memviz.io.csv_bytes`)."""
     from memviz.io import csv_bytes
 
-    return csv_bytes(audit.rows.reset_index(drop=True))
+    return csv_bytes(audit.rows_frame(train).reset_index(drop=True))
 
 
 def download_stem(source: str) -> str:

@@ -263,16 +263,22 @@ class Audit:
             atomic_write_text(Path(path), text)
         return text
 
+    def rows_frame(self, train=None) -> pd.DataFrame:
+        """The per-row table as rows.csv holds it: :attr:`rows`, with the training table's own key (``train``,
+        when it has one) before ``row_id``, so that a reader finds the rows in their table."""
+        return self.rows if train is None else train.with_keys(self.rows.reset_index(drop=True))
+
     def write(self, out_dir: str | Path, *, redacted: bool = True, raw_csv: bool = False, train=None,
               synthetic=None) -> dict:
         """DIR/audit.json, DIR/report.html and DIR/rows.csv, written as one unit (:func:`memviz.folders.folder_unit`:
-        staged beside DIR with DIR/contents.json, renamed into place, under a lock); returns their paths."""
+        staged beside DIR with DIR/contents.json, renamed into place, under a lock); returns their paths.
+        With ``train``, rows.csv names each row by the user's key too (:meth:`rows_frame`)."""
         from memviz.folders import folder_unit
         from memviz.io import export_csv
 
         out = Path(out_dir)
         with folder_unit(out, names=tuple(FILES.values())) as stage:
-            export_csv(stage / FILES["rows"], self.rows, raw=raw_csv)
+            export_csv(stage / FILES["rows"], self.rows_frame(train), raw=raw_csv)
             self.to_html(stage / FILES["report"], redacted=redacted, train=train, synthetic=synthetic)
             self.to_json(stage / FILES["audit"])
         return {k: str(out / v) for k, v in FILES.items()}
