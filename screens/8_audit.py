@@ -96,7 +96,7 @@ if train is not None and not (kept or {}).get("current"):
         key = train.schema.key
         if key:
             why = datasets.column_reason(train.schema, key, frame[key] if key in frame else None)
-            st.caption(_ui.esc(f"Row key: {key} ({why})."))
+            st.caption(_ui.esc(f"Row key: {key}: {why.removeprefix('row key: ')}."))   # the reason says "row key" too
         st.dataframe(datasets.schema_editor_frame(train.schema, frame), hide_index=True, key="audit_schema_table")
 
 if synthetic is None:
@@ -118,7 +118,8 @@ except MemvizError as exc:
 card = audits.card(audit, f"{synthetic.source}: what the audit shows")
 with st.container(border=True, key="audit_headline"):
     st.markdown(f"**{_ui.esc(audit.verdict.sentence)}**")
-    figures = audits.headline_figures(audit)   # how close the copies are, each against real rows never seen
+    # how close the copies are, each against real rows never seen; the ratio test in full in the row below
+    figures = audits.headline_figures(audit, ratio=False)
     if figures:
         for col, f in zip(st.columns(len(figures)), figures):
             col.metric(f.label, f.value, help=f.help)

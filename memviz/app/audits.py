@@ -352,10 +352,11 @@ class Figure:
     help: str = ""
 
 
-def headline_figures(audit) -> list[Figure]:
+def headline_figures(audit, *, ratio: bool = True) -> list[Figure]:
     """The audit's evidence as four figures for a page's headline, each read against real rows the model
-    never saw: the too-close share, the identical share, the ratio test above its floor, and the named rows
-    (each with how the verdict's family judged it). Empty without a hold-out."""
+    never saw: the too-close share, the identical share, the ratio test above its floor (``ratio=False``
+    leaves it to a page that shows the ratio test in full), and the named rows (each with how the verdict's
+    family judged it). Empty without a hold-out."""
     from memviz.viz.text import pct
 
     if audit.floor is None:
@@ -378,10 +379,11 @@ def headline_figures(audit) -> list[Figure]:
                           "Generated rows equal to a training row in every column the distance reads, against the "
                           "same share among real rows the model never saw (Fisher's exact test)."))
     lo, hi = audit.excess_ci
-    out.append(Figure("ratio test above its floor", f"{100 * audit.excess:+.1f} points",
-                      f"flagged {pct(audit.mem_ratio)} vs {pct(audit.floor)} for real rows{held('ratio')}",
-                      f"The paper's test (r < 1/3) on the model's rows minus the same test on real rows it never saw; "
-                      f"95 %: {100 * lo:+.1f} to {100 * hi:+.1f} points."))
+    if ratio:
+        out.append(Figure("ratio test above its floor", f"{100 * audit.excess:+.1f} points",
+                          f"flagged {pct(audit.mem_ratio)} vs {pct(audit.floor)} for real rows{held('ratio')}",
+                          f"The paper's test (r < 1/3) on the model's rows minus the same test on real rows it "
+                          f"never saw; 95 %: {100 * lo:+.1f} to {100 * hi:+.1f} points."))
     n = int(audit.n_over_copied)
     named = audit.over_copied_rows
     verbatim = int((named["identical_copies"] > 0).sum()) if n and "identical_copies" in named else 0
