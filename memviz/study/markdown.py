@@ -99,6 +99,11 @@ def render_markdown(study: dict, out: Path, md_path: Path | None = None) -> str:
                 for m in sorted({r["model"] for r in s["summary"]} - {"tabddpm"}):
                     L += [f"{m.upper()} with TabDDPM's ranking:", ""] + T.mitigation_rows(s["summary"], m)
         L += ["Paired tests (Holm within each family over the scale's datasets):", ""] + V.test_rows(ds)
+        three = T.three_way_rows(ds)
+        if three:
+            L += ["The three-way view (the DynamicCut write-up's table: pruning, differential privacy and mixing side by "
+                  "side), paired with the baseline of the same seed, mean over seeds (95 % t interval over seeds); the cell "
+                  "wall time excludes DynamicCut's warm-up and was measured on a shared, loaded machine:", ""] + three
         L += ["The kept rows, beside random pruning (the privacy onion effect: the reading below):", ""] + T.onion_rows(ds)
         L += ["Selections: Jaccard overlap of DynamicCut's removed rows", ""] + T.overlap_rows(ds)
         stop = T.stop_rows(ds)

@@ -287,3 +287,36 @@ def stop_rows(summaries: dict) -> list[str]:
                   "early stop excess, points (95 % CI)", "excess lowered by, points", "copy share c: baseline",
                   "copy share c: early stop", "Shape ×100: baseline / early stop", "Trend ×100: baseline / early stop",
                   "MLE ×100: baseline / early stop"], rows)
+
+
+def _figure(r: dict, k: str, scale: float = 100.0, fmt: str = "{:+.1f}") -> str:
+    """``mean (low, high)`` of figure ``k`` of a three-way record (the mean alone without bounds; "–" without it)."""
+    m, lo, hi = (as_float(r.get(k + s)) for s in ("", "_low", "_high"))
+    if m is None:
+        return "–"
+    return fmt.format(m * scale) + ("" if lo is None or hi is None else
+                                    f" ({fmt.format(lo * scale)}, {fmt.format(hi * scale)})")
+
+
+def three_way_rows(summaries: dict) -> list[str]:
+    """The DynamicCut write-up's table per dataset: each method's privacy gain, quality change and cost against
+    the baseline of the same seed (:func:`memviz.compare.threeway.three_way`, stored in ``summary.json``);
+    means over seeds with their 95 % t intervals. Empty when no dataset of the scale has it."""
+    rows = []
+    for d, s in summaries.items():
+        for r in s.get("three_way") or []:
+            if r["model"] != "tabddpm":
+                continue
+            eps = as_float(r.get("epsilon_spent"))
+            left = as_float(r.get("row_epochs_left_out"))
+            rows.append([d, METHOD_NAMES.get(r["method"], r["method"]), r["family"], str(r["n_seeds"]),
+                         *(_figure(r, k) for k in ("gain_rel", "gain_points", "shape_change", "trend_change",
+                                                   "mle_change")),
+                         _figure(r, "time_ratio", 1.0, "{:.2f}"), "–" if eps is None else f"{eps:.2f}",
+                         "–" if not left else f"{left:,.0f}"])
+    if not rows:
+        return []
+    return table(["dataset", "method", "family", "seeds", "privacy gain: mem ratio lowered by, % of the baseline's",
+                  "privacy gain: excess lowered by, points", "Shape change, points", "Trend change, points",
+                  "MLE change, points", "cost: cell wall time ÷ the baseline's", "cost: ε spent",
+                  "cost: row-epochs left out"], rows)

@@ -159,3 +159,28 @@ def test_a_rerun_in_a_fresh_clone_continues_with_the_seeds_not_committed(data_di
     text = (out / "study.md").read_text()
     assert "Early stop (issue 23), seed by seed" in text and "Early stop (the warm-up's recommended epoch)" in text
     assert "Early stop (retrained to the warm-up's recommended epoch) lowers memorization" in text
+
+
+def test_the_three_way_table_states_each_arms_gain_quality_and_cost():
+    """Issue 38 item 5: the study shows the write-up's three-way table (privacy gain, quality change, cost) with the
+    ε a DP arm spent and the row-epochs a pruning arm left out; a scale without it renders no table."""
+    from memviz.study.tables import three_way_rows
+
+    rec = {"model": "tabddpm", "method": "dp@10", "family": "differential privacy", "n_seeds": 10,
+           "gain_rel": 0.987, "gain_rel_low": 0.964, "gain_rel_high": 1.01, "gain_points": 0.488,
+           "gain_points_low": 0.474, "gain_points_high": 0.501, "shape_change": -0.578, "shape_change_low": -0.622,
+           "shape_change_high": -0.533, "trend_change": None, "mle_change": -0.416, "mle_change_low": None,
+           "mle_change_high": None, "time_ratio": 2.06, "time_ratio_low": 1.33, "time_ratio_high": 2.79,
+           "epsilon_spent": 9.998, "row_epochs_left_out": 0.0}
+    thr = {**rec, "method": "dynamic_threshold", "family": "pruning", "epsilon_spent": None,
+           "row_epochs_left_out": 186049.0}
+    lines = three_way_rows({"adult": {"three_way": [rec, thr, {**rec, "model": "ctgan"}]}, "x": {}})
+    body = [ln for ln in lines if ln.startswith("| adult")]
+    assert len(body) == 2                                  # TabDDPM only
+    cells = [c.strip() for c in body[0].strip("|").split("|")]
+    assert cells[1] == "DP-SGD ε = 10" and cells[2] == "differential privacy" and cells[3] == "10"
+    assert cells[4] == "+98.7 (+96.4, +101.0)" and cells[5] == "+48.8 (+47.4, +50.1)"
+    assert cells[7] == "–" and cells[8] == "-41.6"         # a missing figure, a mean without its interval
+    assert cells[9] == "2.06 (1.33, 2.79)" and cells[10] == "10.00" and cells[11] == "–"
+    assert body[1].rstrip(" |").endswith("186,049")
+    assert three_way_rows({"adult": {"summary": []}}) == []
