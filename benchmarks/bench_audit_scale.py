@@ -39,7 +39,7 @@ STEPS = (("memviz.measure.memorization", "memorization", "ratio pass"),
          ("memviz.measure.floor", "holdout_floor", "floor"),
          ("memviz.auditing.build", "shape_score", "Shape"),
          ("memviz.evidence.suite", "audit_evidence", "other tests"),
-         ("memviz.evaluate.report", "dcr_share", "DCR share"))
+         ("memviz.evaluate.synthetic", "dcr_share", "DCR share"))
 
 
 def rss(field: str) -> int:

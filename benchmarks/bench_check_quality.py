@@ -8,7 +8,7 @@ memorization of them against the training table. Measured in the same run, per s
 * ``fast``: :class:`memviz.evaluate.quality.CheckQuality` on all G generated rows (the
   warm-up's default, ``quality_rows=None``) and on the first 2,000 (the real side prepared once,
   as in a warm-up; its preparation is timed separately: it is paid once per run);
-* ``report``: SDMetrics' QualityReport (:func:`memviz.evaluate.report.quality`) on the same rows,
+* ``report``: SDMetrics' QualityReport (:func:`memviz.evaluate.synthetic.quality`) on the same rows,
   the baseline the fast path replaces, and the largest difference between the two.
 
 Scales: the bundled sample (3,000 training rows) and full Adult (32,561). Target: quality
@@ -26,7 +26,7 @@ import numpy as np
 
 import memviz
 from memviz.evaluate.quality import CheckQuality
-from memviz.evaluate.report import quality
+from memviz.evaluate.synthetic import quality
 from memviz.measure.memorization import memorization
 from memviz.engine.neighbors import NeighborEngine
 from memviz.models.tabddpm import TabDDPM

@@ -149,7 +149,7 @@ def warmup_figures(train, cfg: WarmupConfig, label: str):
 
 
 def quality_figures(train, model, wall: float) -> None:
-    from memviz.evaluate.report import quality
+    from memviz.evaluate.synthetic import quality
     from memviz.models.sdv_models import SDVGenerator
 
     q = quality(train, model.sample(len(train), seed=123))

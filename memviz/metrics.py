@@ -138,7 +138,7 @@ class Metric:
 
 _M = "memviz.measure.memorization"
 _F = "memviz.measure.floor"
-_E = "memviz.evaluate.report"
+_E = "memviz.evaluate.synthetic"
 _C = "memviz.compare.results"
 _P = "memviz.compare.protocol"
 _MI = "memviz.evidence.membership"

@@ -3,7 +3,7 @@
 import streamlit as st
 
 from memviz import viz
-from memviz.app import audits, comparisons, devices, progress, runs, verdict
+from memviz.app import audits, compare_card, comparisons, devices, progress, runs
 from memviz.errors import MemvizError
 from memviz.io import csv_bytes
 from memviz.jobs import control as jobs
@@ -133,7 +133,7 @@ else:
                   if len(models) > 1 else models[0])
         floor = comparisons.run_floor(cv, view) if view is not None else None
         # the privacy lines are the Audit of this comparison's unmitigated model; the card names its source
-        _ui.verdict_card(verdict.compare_verdict(res, model=vmodel, floor=floor, audit=audits.compare_audit(cv, vmodel)),
+        _ui.verdict_card(compare_card.compare_verdict(res, model=vmodel, floor=floor, audit=audits.compare_audit(cv, vmodel)),
                          key="compare_verdict")
         st.caption(_ui.esc(audits.compare_source(cv).label()))
         st.subheader("Side by side")

@@ -442,7 +442,7 @@ TONE_ICONS = {"good": ":material/check_circle:", "bad": ":material/report:", "wa
 
 
 def verdict_card(verdict, key: str = "verdict") -> None:
-    """The verdict card (:class:`memviz.app.verdict.Verdict`): its title, then one line per topic."""
+    """The verdict card (:class:`memviz.app.compare_card.Verdict`): its title, then one line per topic."""
     with st.container(border=True, key=key):
         st.markdown(f"#### {esc(verdict.title)}")
         for ln in verdict.lines:

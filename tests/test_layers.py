@@ -166,3 +166,34 @@ def test_no_private_name_is_imported_across_modules():
                 bad += [f"{mod}: from {node.module} import {a.name}" for a in node.names
                         if a.name.startswith("_") and not a.name.startswith("__")]
     assert not bad, "\n".join(sorted(bad))
+
+
+#: module names that two or more rooms share because they mean the same thing in each room's terms (the
+#: dashboard's and the report's glossary; a page's figures and the metric they draw; a folder that stores a
+#: run; a command and the library call it runs). Any other shared name is two meanings under one word.
+SHARED_NAMES = {
+    "attacks": "the targeted attacks: run (attacks/), shown (app), studied (study)",
+    "compare": "the comparison: its command and its figures",
+    "frontier": "the warm-up's quality/copying frontier: computed and drawn",
+    "glossary": "the glossary: built from the metrics' declarations and shown on every page",
+    "memorization": "the memorization metric: computed and drawn",
+    "report": "the HTML report: built (viz) and its command",
+    "rows": "per-row figures: the dynamics of each row and which rows leak",
+    "run": "a run's entry point: the warm-up's and the study's",
+    "store": "a resumable folder: the warm-up's and an attack's",
+}
+
+
+def test_one_meaning_per_module_name():
+    """Issue 37 item 4: four modules were named ``report``, two ``verdict``, two ``schema`` (the audit's verdict
+    and the Compare page's card; audit.json's JSON Schema and a table's column schema), so "the verdict module"
+    named two things. A name shared across rooms is declared in SHARED_NAMES with what it means in each; and
+    the words a reader looks up (verdict, schema, report) name one module each or one declared meaning."""
+    from collections import Counter
+
+    names = Counter(p.stem for p in PKG.rglob("*.py") if p.stem != "__init__")
+    shared = {n for n, c in names.items() if c > 1}
+    assert shared <= set(SHARED_NAMES), sorted(shared - set(SHARED_NAMES))
+    stems = Counter(n.rstrip("s") for n in names.elements())
+    assert stems["verdict"] == 1 and stems["schema"] == 1, (stems["verdict"], stems["schema"])
+    assert not (set(SHARED_NAMES) - shared), "a declared shared name is no longer shared: drop it"

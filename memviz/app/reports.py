@@ -16,7 +16,7 @@ from pathlib import Path
 from memviz.app import audits, glossary
 from memviz.app.comparisons import CompareView, run_floor, verdicts_differ
 from memviz.app.runs import RunView, load_run
-from memviz.app.verdict import compare_verdict, pick_model
+from memviz.app.compare_card import compare_verdict, pick_model
 from memviz.dynamics.summaries import concentration, heavy_tail
 from memviz.errors import MemvizError
 from memviz.io import csv_bytes

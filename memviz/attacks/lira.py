@@ -218,8 +218,8 @@ class TargetedResult:
         return None if self.release is None else bool(self.release["flags"])
 
     def reading(self):
-        """The release reading as an :class:`~memviz.evidence.readings.AttackReading` (None without one)."""
-        from memviz.evidence.readings import AttackReading
+        """The release reading as an :class:`~memviz.evidence.attack_readings.AttackReading` (None without one)."""
+        from memviz.evidence.attack_readings import AttackReading
 
         r = self.release
         if r is None:

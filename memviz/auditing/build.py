@@ -9,7 +9,7 @@ training row its nearest training row for the closeness tests (:mod:`memviz.meas
 distances to the data-copying test; the excess comes from :func:`~memviz.measure.floor.excess`, the
 verdict's family from :mod:`memviz.auditing.family`, closeness in the data's units from
 :mod:`memviz.measure.closeness`, the column summary from :mod:`memviz.leaks.columns`, Shape and the DCR
-share from :mod:`memviz.evaluate.report`. The synthetic table and the hold-out are read in the training
+share from :mod:`memviz.evaluate.synthetic`. The synthetic table and the hold-out are read in the training
 table's own coding first (:mod:`memviz.tables.align`). :func:`from_run` reads one check of a warm-up run
 (its stored checks and floor; the closeness tests read that check's rows again).
 
@@ -20,7 +20,7 @@ every figure, audit.json and rows.csv equal the local run's (``tests/auditing/te
 What goes through the cluster: the synthetic rows' memorization pass, the hold-out's floor, the
 closeness tests' searches (generated, hold-out and leave-one-out training rows) and the membership
 attack's searches (the training and hold-out rows against the engine on the generated rows), and the DCR
-share's two searches of the generated rows (:func:`memviz.evaluate.report.dcr_share`'s engines on min(N, H)
+share's two searches of the generated rows (:func:`memviz.evaluate.synthetic.dcr_share`'s engines on min(N, H)
 rows). What stays here: the fits; the attribute attack's searches (its engine is fitted inside
 :func:`~memviz.evidence.attribute.attribute_inference`, at most 2 × 1,000 query rows); and the density-ratio
 attack (kernel sums on at most 4,096 + 4,096 rows, no engine). Before any work the audit's memory estimate
@@ -162,12 +162,12 @@ CLOSEST_COLUMNS = ("closest_level", "closest_gap", "closest_column")
 
 def shape_score(train: Table, synthetic) -> float:
     """SDMetrics' Column Shapes score of ``synthetic`` against ``train``, without the pair trends the
-    full :func:`memviz.evaluate.report.quality` also computes (the gate needs Shape only): the mean
+    full :func:`memviz.evaluate.synthetic.quality` also computes (the gate needs Shape only): the mean
     over columns of the KS complement 1 − sup |F_R − F_S| (numerical) and the TV complement
     1 − ½ Σ_k |P_R(k) − P_S(k)| (categorical), missing values dropped, as there (equal: tested)."""
     import warnings
 
-    from memviz.evaluate.report import canonical_frame, synthetic_frame
+    from memviz.evaluate.synthetic import canonical_frame, synthetic_frame
 
     schema = train.schema
     real, syn = canonical_frame(train.data, schema), canonical_frame(synthetic_frame(train, synthetic), schema)
@@ -335,7 +335,7 @@ def _finish(train: Table, synthetic: pd.DataFrame, nn1, ratio, memorized, *, flo
         ex = excess(mem_ratio, m, floor)
         cshare = copy_share(n_mem, m, floor.n_flagged, floor.n_holdout)
         if dcr and holdout is not None:
-            from memviz.evaluate.report import dcr_share
+            from memviz.evaluate.synthetic import dcr_share
 
             dcr_value = float(dcr_share(train, holdout, syn, device=device, seed=seed, remote=remote).share)
     h = fl.n_holdout if fl is not None else 0

@@ -14,9 +14,9 @@ Built by :func:`memviz.auditing.build.audit` (any synthetic table) or :func:`mem
   column to a training row (the closeness tests' counts when they ran).
 * family      the verdict's evidence as one family of tests, Holm-adjusted (:mod:`memviz.auditing.family`).
 * dcr_share   share of generated rows whose closest real row is a training row rather than a
-  hold-out row (balanced, ideal 0.5; :func:`memviz.evaluate.report.dcr_share`).
+  hold-out row (balanced, ideal 0.5; :func:`memviz.evaluate.synthetic.dcr_share`).
 * shape, shape_reference  SDMetrics' Column Shapes of the generated rows and of the hold-out,
-  each against the training table (:func:`memviz.evaluate.report.quality`): the utility gate.
+  each against the training table (:func:`memviz.evaluate.synthetic.quality`): the utility gate.
 * rows        per training row: the ratio test's copies, and its close copies, identical copies, the real
   rows' close matches, expected, p_value, q_value, over_copied (named), how close its closest copy is;
   ``row_test`` says what the per-row test can see at these sizes.
@@ -228,7 +228,7 @@ class Audit:
     def to_dict(self) -> dict:
         """Every figure, the verdict, the row test, the column summary and the provenance (JSON-ready;
         the per-row table is :attr:`rows`, written beside it as rows.csv). Validates against
-        :data:`memviz.auditing.schema.SCHEMA`."""
+        :data:`memviz.auditing.json_schema.SCHEMA`."""
         v = self.verdict
         return {"format": FORMAT, "mem_ratio": self.mem_ratio, "n_memorized": self.n_memorized,
                 "floor": self.floor, "floor_ci": _pair(self.floor_ci), "excess": self.excess,

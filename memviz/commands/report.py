@@ -93,7 +93,7 @@ def comparison_parts(view, compares, out_dir: Path, *, redacted: bool, raw_csv: 
     (:func:`memviz.app.reports.compare_part`) and, where its tables are there, its audit written to
     ``out_dir/comparisons/NAME``."""
     from memviz.app import audits, reports
-    from memviz.app.verdict import pick_model
+    from memviz.app.compare_card import pick_model
 
     parts, summaries = [], []
     for cv in compares:

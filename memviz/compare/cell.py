@@ -19,7 +19,7 @@
      ``n_flagged_removed`` (:func:`memviz.compare.protocol.pruning_figures`); the floors and
      the control are added by the grid (:mod:`memviz.compare.protocol`);
    * ``shape``, ``trend``, ``mle`` (with ``mle_real``, its reference line computed once per
-     seed), ``dcr_share``: :func:`memviz.evaluate.report.evaluate_synthetic` against the
+     seed), ``dcr_share``: :func:`memviz.evaluate.synthetic.evaluate_synthetic` against the
      ORIGINAL training table and the real test split;
    * ``trend_report`` (Trend as SDMetrics' QualityReport ships it), the per-column fidelity's
      ``wasserstein_mean/max`` and ``jsd_mean/max`` (every column's in the record's
@@ -64,7 +64,7 @@ from memviz.compare.methods import (
 from memviz.compare.protocol import pruning_figures
 from memviz.device import torch_threads
 from memviz.evaluate.fidelity import column_fidelity, fidelity_figures, report_trend
-from memviz.evaluate.report import evaluate_synthetic
+from memviz.evaluate.synthetic import evaluate_synthetic
 from memviz.measure.memorization import memorization
 from memviz.engine.neighbors import NeighborEngine
 from memviz.models import make_model

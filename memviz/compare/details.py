@@ -1,8 +1,8 @@
 """Per-column Shape scores and DCR distances of a finished comparison (heavy: a background job).
 
 For each finished cell with a stored synthetic table (``synthetic/{method}_{model}_{seed}.parquet``):
-:func:`memviz.evaluate.report.quality` against the training table gives the column shapes (KS / TV
-complement per column), and :func:`memviz.evaluate.report.dcr_share` against the training and test
+:func:`memviz.evaluate.synthetic.quality` against the training table gives the column shapes (KS / TV
+complement per column), and :func:`memviz.evaluate.synthetic.dcr_share` against the training and test
 tables gives DCR_train(g) = min_x d(g, x) per generated row (standardized distance,
 balanced references, seeded with the cell's seed). Written atomically to ``OUT/details/``.
 """
@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 
 from memviz.errors import RunError
-from memviz.evaluate.report import dcr_share, quality
+from memviz.evaluate.synthetic import dcr_share, quality
 from memviz.io import atomic_write_csv, atomic_write_parquet, read_parquet
 from memviz.tables.data import Table
 

@@ -77,7 +77,7 @@ from memviz.compare.results import COLUMNS, results_frame
 from memviz.device import torch_threads
 from memviz.errors import MemvizError, RunError
 from memviz.evaluate.quality import CheckQuality
-from memviz.evaluate.report import mle
+from memviz.evaluate.synthetic import mle
 from memviz.io import (
     atomic_write_csv,
     atomic_write_json,

@@ -53,7 +53,7 @@ def column_fidelity(train: Table, synthetic) -> pd.DataFrame:
     from scipy.spatial.distance import jensenshannon
     from scipy.stats import wasserstein_distance
 
-    from memviz.evaluate.report import canonical_frame, synthetic_frame
+    from memviz.evaluate.synthetic import canonical_frame, synthetic_frame
 
     schema = train.schema
     real = canonical_frame(train.data, schema)
@@ -100,7 +100,7 @@ def fidelity_figures(per_column: pd.DataFrame) -> dict:
 
 def report_trend(train: Table, synthetic) -> float:
     """Column Pair Trends of SDMetrics' QualityReport with its shipped thresholds (module docstring)."""
-    from memviz.evaluate.report import canonical_frame, synthetic_frame
+    from memviz.evaluate.synthetic import canonical_frame, synthetic_frame
 
     schema = train.schema
     real = canonical_frame(train.data, schema)

@@ -1,6 +1,6 @@
 """Shape and Trend cheaply enough to measure at every check of a warm-up.
 
-:func:`memviz.evaluate.report.quality` runs SDMetrics' QualityReport, which rebuilds both
+:func:`memviz.evaluate.synthetic.quality` runs SDMetrics' QualityReport, which rebuilds both
 tables' groupings for every one of the n(n−1)/2 column pairs: about 0.4 s on the 3,000-row
 Adult sample, a third of a warm-up check. :class:`CheckQuality` computes the same two
 properties, by the same definitions, with the real table's side prepared once:
@@ -16,7 +16,7 @@ properties, by the same definitions, with the real table's side prepared once:
   value shares the top bin's index, exactly as SDMetrics 0.32 bins);
 * ``shape``, ``trend``: the means of the column and pair scores, NaN scores left out.
 
-The results equal :func:`memviz.evaluate.report.quality` to rounding (tested on Adult, a table
+The results equal :func:`memviz.evaluate.synthetic.quality` to rounding (tested on Adult, a table
 with missing values and unseen categories, an all-numerical one and one with a constant
 column). Categoricals are canonicalized first, as there.
 
@@ -35,7 +35,7 @@ import time
 import numpy as np
 import pandas as pd
 
-from memviz.evaluate.report import canonical_frame, ks_statistic, synthetic_frame
+from memviz.evaluate.synthetic import canonical_frame, ks_statistic, synthetic_frame
 from memviz.tables.data import Table
 
 #: generated rows scored per check (None: all of them; see the module docstring)

@@ -294,8 +294,8 @@ class DensityRatioResult:
         return bool(self.better_than_chance or self.tail_p_value < LEVEL / 2)
 
     def reading(self):
-        """This attack as an :class:`~memviz.evidence.readings.AttackReading` (the verdict's worst case)."""
-        from memviz.evidence.readings import AttackReading
+        """This attack as an :class:`~memviz.evidence.attack_readings.AttackReading` (the verdict's worst case)."""
+        from memviz.evidence.attack_readings import AttackReading
 
         auc_side = self.auc_p_value <= self.tail_p_value
         t = min(self.tpr, key=lambda r: r["p_value"])

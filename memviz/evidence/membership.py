@@ -148,11 +148,11 @@ class MembershipResult:
         return self.better_than_chance
 
     def reading(self):
-        """This attack as an :class:`~memviz.evidence.readings.AttackReading`: the AUC, flagged when its
+        """This attack as an :class:`~memviz.evidence.attack_readings.AttackReading`: the AUC, flagged when its
         DeLong interval lies above 0.5 (one-sided p = 1 − Φ((AUC − ½) / se) below 2.5 %)."""
         from scipy.stats import norm
 
-        from memviz.evidence.readings import AttackReading
+        from memviz.evidence.attack_readings import AttackReading
 
         p = float(norm.sf((self.auc - 0.5) / self.auc_se)) if self.auc_se > 0 else float(not self.auc > 0.5)
         return AttackReading(test="membership", attack="the distance attack", statistic="AUC", value=self.auc,

@@ -46,7 +46,7 @@ Adult), through reuse rather than approximation:
   caller's thread after the attribute attack; the rows the ratio test names are scored too.
 
 :meth:`Evidence.attack_readings` reads every membership attack on one scale (its statistic, interval
-and calibrated p-value, :mod:`memviz.evidence.readings`) and :meth:`Evidence.strongest_attack` takes
+and calibrated p-value, :mod:`memviz.evidence.attack_readings`) and :meth:`Evidence.strongest_attack` takes
 the worst case over them, each at its own level.
 
 The result is an :class:`Evidence`: frozen, typed, and a read-only mapping from test name to result.
@@ -149,7 +149,7 @@ class Evidence(Mapping):
                         self.distance, self.seconds)
 
     def attack_readings(self) -> tuple:
-        """Every membership attack's :class:`~memviz.evidence.readings.AttackReading` (the results that have
+        """Every membership attack's :class:`~memviz.evidence.attack_readings.AttackReading` (the results that have
         ``reading()``: the distance attack, the density-ratio attack, a targeted attack in :attr:`extra`),
         in :data:`TESTS` order, then the extra ones."""
         out = []
@@ -161,8 +161,8 @@ class Evidence(Mapping):
 
     def strongest_attack(self):
         """The worst case over :meth:`attack_readings`, each at its own calibrated level
-        (:func:`memviz.evidence.readings.strongest`); None when no attack ran."""
-        from memviz.evidence.readings import strongest
+        (:func:`memviz.evidence.attack_readings.strongest`); None when no attack ran."""
+        from memviz.evidence.attack_readings import strongest
 
         return strongest(self.attack_readings())
 

@@ -104,7 +104,7 @@ class SDVGenerator:
     Notes
     -----
     Measured on the 3,000-row Adult sample (seed 0, 3,000 rows sampled, CPU, one
-    torch thread; :func:`memviz.evaluate.report.quality` against the training rows; Trend
+    torch thread; :func:`memviz.evaluate.synthetic.quality` against the training rows; Trend
     over all pairs, and in brackets with SDMetrics 0.32's default thresholds):
 
     ======  ======  ============  =====  ============  =====

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 from memviz.device import torch_threads
-from memviz.evaluate.report import mle, quality
+from memviz.evaluate.synthetic import mle, quality
 from memviz.io import settings_key
 from memviz.measure.floor import excess, holdout_floor
 from memviz.measure.memorization import memorization

@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 
 from memviz.study import tables as T
-from memviz.study import verdicts as V
+from memviz.study import claim_tables as V
 from memviz.study.inference import ALPHA, ALPHA_SEED, FAMILIES, LABELS, PAPER_RELATIVE
 from memviz.study.scales import SCALES
 

@@ -1,6 +1,6 @@
 """The one verdict card: a title and lines of (topic, text, tone), shown by every page and report.
 
-The Compare page's card (:func:`memviz.app.verdict.compare_verdict`), a run's or a table's card
+The Compare page's card (:func:`memviz.app.compare_card.compare_verdict`), a run's or a table's card
 (:func:`memviz.app.audits.card`) and the audit's report (:mod:`memviz.auditing.html`) are all a
 :class:`Card`; :func:`memviz.viz.report.card_block` draws it in HTML, the dashboard's
 ``screens/_ui.verdict_card`` in Streamlit. Plain text only (no Markdown, no HTML): callers escape it.

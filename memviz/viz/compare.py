@@ -208,7 +208,7 @@ def shape_breakdown_plot(column_shapes) -> go.Figure:
 
     ``column_shapes``: a DataFrame with columns ``method, column, score`` (rows for
     several models or seeds are averaged), or a mapping method -> DataFrame with
-    ``column, score`` (e.g. :attr:`memviz.evaluate.report.QualityResult.column_shapes`).
+    ``column, score`` (e.g. :attr:`memviz.evaluate.synthetic.QualityResult.column_shapes`).
     """
     if isinstance(column_shapes, Mapping):
         parts = [pd.DataFrame({"method": m, "column": d["column"], "score": d["score"]})
@@ -254,7 +254,7 @@ def dcr_plot(dcr_by_method: Mapping[str, np.ndarray], *, bins: int = 60, clip_qu
     """Distance-to-closest-record distributions, one line per method, medians dashed.
 
     DCR(g) = min over training rows x of d(g, x) (standardized distance, see
-    :func:`memviz.evaluate.report.dcr_share`). Shares per bin over ``bins`` shared equal-width bins
+    :func:`memviz.evaluate.synthetic.dcr_share`). Shares per bin over ``bins`` shared equal-width bins
     from 0 to the ``clip_quantile`` quantile of all values (farther values go to the last
     bin); the share of exact copies (DCR = 0) is given in the legend. ``reference``: the hold-out
     reference, min over the real test rows t of d(g, t) for the baseline's generated rows, drawn

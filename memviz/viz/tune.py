@@ -6,7 +6,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from memviz.errors import MemvizError
-from memviz.evaluate.report import ks_statistic
+from memviz.evaluate.synthetic import ks_statistic
 from memviz.tables.data import Table
 from memviz.tables.encoding import canonical_series
 from memviz.tables.redact import category_labels

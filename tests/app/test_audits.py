@@ -14,7 +14,7 @@ import pytest
 from dash_helpers import copier_run, finished_compare, floored_run, open_page
 
 from memviz.app import audits, comparisons, datasets, readings, runs
-from memviz.app.verdict import compare_verdict
+from memviz.app.compare_card import compare_verdict
 from memviz.auditing.build import audit as make_audit
 from memviz.errors import DataError
 from memviz.jobs import control as jobs

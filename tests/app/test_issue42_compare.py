@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from memviz.app.verdict import compare_verdict
+from memviz.app.compare_card import compare_verdict
 
 
 def walk_results(n_seeds: int = 3) -> pd.DataFrame:

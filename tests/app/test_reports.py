@@ -183,7 +183,7 @@ def test_memviz_report_covers_the_comparisons_ranked_on_the_run_each_with_its_ow
     """Issue 19: `memviz report RUN` used to write the run's audit only. Run A with p = 0.21 tuned on it and a
     comparison ranked on A with p = 0.10: the report has a section for the comparison naming it, run A and
     p=0.10 (never 0.21), the run's settings say p 0.21, and the comparison's own audit is written beside it."""
-    from memviz.auditing.schema import validate
+    from memviz.auditing.json_schema import validate
 
     root, out = two_runs
     rc, head, err = _cli(capsys, "report", root / "run-A-aaaa", "--p", "0.21", "--out", tmp_path / "a", "--no-quality")
@@ -246,11 +246,11 @@ def test_one_card_type_and_no_private_report_helper_outside_viz():
     only the report builder's public helpers (it called five private ones)."""
     import inspect
 
-    from memviz.app import audits, verdict
+    from memviz.app import audits, compare_card
     from memviz.auditing import html as audit_html
     from memviz.viz.card import Card, Line
 
-    assert verdict.Verdict is Card and verdict.Line is Line and audits.Card is Card
+    assert compare_card.Verdict is Card and compare_card.Line is Line and audits.Card is Card
     assert not hasattr(audit_html, "_Card") and not hasattr(audit_html, "_Line")
     assert not re.search(r"\bvr\._", inspect.getsource(reports))
 

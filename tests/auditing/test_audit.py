@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 import memviz
-from memviz.auditing.schema import validate
+from memviz.auditing.json_schema import validate
 from memviz.errors import MemvizError
 from memviz.measure.floor import excess, holdout_floor, newcombe_interval
 from memviz.measure.memorization import memorization
@@ -147,7 +147,7 @@ def test_noise_fails_the_quality_gate_and_no_quality_is_said(fresh_split):
 
 def test_shape_score_is_sdmetrics_column_shapes(fresh_split):
     from memviz.auditing.build import shape_score
-    from memviz.evaluate.report import quality
+    from memviz.evaluate.synthetic import quality
 
     tr, ho, _ = fresh_split
     assert shape_score(tr, ho.data) == pytest.approx(quality(tr, ho.data).shape, abs=1e-12)

@@ -11,7 +11,7 @@ from evidence_tables import numeric_table, plant, three_parts
 from helpers import memviz_cli
 
 import memviz
-from memviz.auditing.schema import validate
+from memviz.auditing.json_schema import validate
 from memviz.evidence.suite import TESTS, Evidence
 
 
@@ -144,7 +144,7 @@ def test_memorization_page_lines_are_the_audits_sentences(fresh_audit):
 def test_density_ratio_and_the_strongest_attack_are_in_the_audit(fresh_audit, high_floor):
     """The density-ratio attack runs in the audit within its limits, validates in audit.json, and the
     Evidence reads every membership attack on one scale (the lead's verdict takes the strongest)."""
-    from memviz.auditing.schema import validate
+    from memviz.auditing.json_schema import validate
     from memviz.evidence.densityratio import AUDIT_LIMITS
 
     dr = fresh_audit.evidence.density_ratio

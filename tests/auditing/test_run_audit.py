@@ -7,7 +7,7 @@ import pytest
 from helpers import TINY_MODEL, memviz_cli
 
 import memviz
-from memviz.auditing.schema import validate
+from memviz.auditing.json_schema import validate
 from memviz.warmup.run import WarmupConfig, run_warmup
 
 

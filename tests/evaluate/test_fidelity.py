@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from memviz.evaluate.fidelity import REFERENCE, column_fidelity, fidelity_figures, report_trend
-from memviz.evaluate.report import quality
+from memviz.evaluate.synthetic import quality
 from memviz.tables.data import infer_schema, load_table, table_from_frame
 from memviz.tables.schema import Schema
 
@@ -93,7 +93,7 @@ def test_report_trend_is_the_shipped_quality_report_and_trend_counts_every_pair(
         full = load_table(d / "train.csv", d / "meta.json")
         train = table_from_frame(full.data.iloc[:1500], full.schema)
         syn = full.data.iloc[1500:2100]
-    from memviz.evaluate.report import canonical_frame
+    from memviz.evaluate.synthetic import canonical_frame
 
     real, fake = canonical_frame(train.data, train.schema), canonical_frame(syn, train.schema)
     meta = {"columns": {c: {"sdtype": "numerical" if c in train.schema.distance_numerical else "categorical"}

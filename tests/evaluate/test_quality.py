@@ -4,7 +4,7 @@ import pandas as pd
 import pytest
 
 from memviz.evaluate.quality import CheckQuality
-from memviz.evaluate.report import quality
+from memviz.evaluate.synthetic import quality
 from memviz.tables.data import table_from_frame
 
 

@@ -105,7 +105,7 @@ def test_committed_seeds_are_those_with_a_warmup_and_every_cell(tmp_path):
 
 
 def test_early_stops_fewer_steps_are_its_treatment_not_a_confound():
-    from memviz.study.verdicts import _budget
+    from memviz.study.claim_tables import _budget
 
     assert "confounded" in _budget({"a": "tabcutmix", "b": "baseline", "steps_a": 8000, "steps_b": 4000})
     es = _budget({"a": "early_stop", "b": "baseline", "steps_a": 3680, "steps_b": 4000})

@@ -165,7 +165,7 @@ def test_redacted_report_has_no_class_value_and_no_link(run):
 
 
 def test_report_tables_scroll_and_lead_with_the_verdict(run):
-    from memviz.app.verdict import compare_verdict
+    from memviz.app.compare_card import compare_verdict
 
     _, _, _, figs = run
     res = results_frame(n_seeds=1)

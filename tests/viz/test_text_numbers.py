@@ -35,11 +35,11 @@ def test_mean_and_spread():
 
 def test_no_other_percent_formatter_is_left():
     """The four private formatters of issue 21 are gone: their modules print through the one formatter."""
-    from memviz.app import reports, verdict
+    from memviz.app import compare_card, reports
     from memviz.auditing import verdict as averdict
     from memviz.study import util
 
-    for mod in (reports, verdict, averdict, util):
+    for mod in (reports, compare_card, averdict, util):
         assert not hasattr(mod, "_pct"), mod.__name__
     assert not hasattr(util, "_pm")
 

@@ -137,9 +137,11 @@ def test_a_failed_hand_over_stops_the_later_ones():
             raise OSError("manifest unwritable")
         handed.append(r)
 
-    q = CheckQueue(lambda j: j, hand_over)
-    for j in range(4):
+    gate = Gate()
+    q = CheckQueue(gate, hand_over)
+    for j in range(4):                          # held until all are queued: the failure cannot reach a submit
         q.submit(j)
+    gate.open(0, 1, 2, 3)
     with pytest.raises(OSError, match="manifest unwritable"):
         q.close(workers=2)
     assert handed == [0]

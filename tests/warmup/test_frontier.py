@@ -6,7 +6,7 @@ from helpers import TINY_MODEL, Crash, tiny_warmup
 
 from memviz.errors import MemvizError, RunError
 from memviz.evaluate.quality import CheckQuality
-from memviz.evaluate.report import quality as full_quality
+from memviz.evaluate.synthetic import quality as full_quality
 from memviz.warmup import checkpoints
 from memviz.warmup.frontier import StopRule, recommend
 from memviz.warmup.run import load_warmup, run_warmup

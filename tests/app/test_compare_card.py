@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from memviz.app import glossary
-from memviz.app.verdict import (
+from memviz.app.compare_card import (
     MIN_SEEDS,
     NO_FLOOR,
     compare_verdict,

@@ -4,7 +4,7 @@ import pandas as pd
 import pytest
 
 from memviz.errors import DataError, MemvizError
-from memviz.evaluate.report import dcr_share, evaluate_synthetic, mle, quality
+from memviz.evaluate.synthetic import dcr_share, evaluate_synthetic, mle, quality
 from memviz.tables.data import table_from_frame
 from memviz.tables.schema import Schema
 

@@ -2,7 +2,7 @@
 
 Kept as Python data so that it ships inside the package; :func:`validate` checks a document
 against it with the ``jsonschema`` package (a dependency of the dashboard's stack), one
-MemvizError line naming the first problem. ``python -m memviz.auditing.schema`` prints it.
+MemvizError line naming the first problem. ``python -m memviz.auditing.json_schema`` prints it.
 """
 from __future__ import annotations
 
