@@ -8,7 +8,8 @@ properties, by the same definitions, with the real table's side prepared once:
 * Column Shapes: numerical columns ``1 − sup_x |F_R(x) − F_S(x)|`` (KS complement, values
   rounded to 14 decimals, missing dropped); categorical columns ``1 − ½ Σ_k |P_R(k) − P_S(k)|``
   (TV complement over the non-missing values, a category seen only in S given a real count
-  of 1e-6, as SDMetrics does);
+  of 1e-6, as SDMetrics does). Not computed here: :class:`memviz.evaluate.synthetic.ColumnShapes`,
+  the one implementation of the per-column Shape, scores them (equal to SDMetrics bit for bit);
 * Column Pair Trends: two numericals ``1 − |ρ_R − ρ_S| / 2`` (Pearson over the rows where both
   are present; NaN for a constant column); otherwise ``1 − ½ Σ_{k,l} |P_R(k,l) − P_S(k,l)|``,
   missing values a category of their own and a numerical cut into 10 equal-width bins on
@@ -16,9 +17,9 @@ properties, by the same definitions, with the real table's side prepared once:
   value shares the top bin's index, exactly as SDMetrics 0.32 bins);
 * ``shape``, ``trend``: the means of the column and pair scores, NaN scores left out.
 
-The results equal :func:`memviz.evaluate.synthetic.quality` to rounding (tested on Adult, a table
-with missing values and unseen categories, an all-numerical one and one with a constant
-column). Categoricals are canonicalized first, as there.
+The results equal :func:`memviz.evaluate.synthetic.quality` to rounding, the column shapes bit for
+bit (tested on Adult, a table with missing values and unseen categories, an all-numerical one and
+one with a constant column). Categoricals are canonicalized first, as there.
 
 Subsample: ``rows`` caps the generated rows scored, taking the first ``rows`` of them (the
 rows of one sampling pass are independent draws, so the first ``rows`` are a random
@@ -35,12 +36,11 @@ import time
 import numpy as np
 import pandas as pd
 
-from memviz.evaluate.synthetic import canonical_frame, ks_statistic, synthetic_frame
+from memviz.evaluate.synthetic import ColumnShapes, canonical_frame, shape_mean, synthetic_frame
 from memviz.tables.data import Table
 
 #: generated rows scored per check (None: all of them; see the module docstring)
 DEFAULT_QUALITY_ROWS = None
-_DECIMALS = 14     # SDMetrics' MAX_DECIMALS (sys.float_info.dig - 1)
 _BINS = 10         # np.histogram_bin_edges' default, SDMetrics' num_discrete_bins
 
 
@@ -62,20 +62,13 @@ class CheckQuality:
             raise MemvizError(f"quality_rows={rows}: must be at least 1 (or None for every generated row)")
         self.train, self.rows = train, None if rows is None else int(rows)
         schema = train.schema
-        self.numerical = [c for c in schema.columns if c in set(schema.distance_numerical)]
-        self.categorical = [c for c in schema.columns if c in set(schema.distance_categorical)]
-        self.columns = [c for c in schema.columns if c in set(self.numerical) | set(self.categorical)]
+        self.shapes = ColumnShapes(train)                                   # the real side of Column Shapes
+        self.numerical, self.categorical = list(self.shapes.numerical), list(self.shapes.categorical)
+        self.columns = list(self.shapes.columns)
         real = canonical_frame(train.data, schema)
         self.n_real = len(real)
         self.real_num = {c: real[c].to_numpy(np.float64) for c in self.numerical}
-        self.real_sorted = {c: np.sort(np.round(v[~np.isnan(v)], _DECIMALS)) for c, v in self.real_num.items()}
         self.real_bins = {c: _bins(v) for c, v in self.real_num.items()}
-        self.categories, self.real_codes = {}, {}
-        for c in self.categorical:
-            s = real[c]
-            cats = pd.Index(pd.unique(s.dropna()))
-            self.categories[c] = cats
-            self.real_codes[c] = _codes(s, cats)
         self.pairs = list(itertools.combinations(self.columns, 2))
 
     def __call__(self, samples: pd.DataFrame) -> dict:
@@ -95,21 +88,15 @@ class CheckQuality:
         codes, sizes, real_codes = {}, {}, {}
         for c in self.numerical:
             codes[c], real_codes[c], sizes[c] = _bins(num[c]), self.real_bins[c], _BINS + 2
-        shapes = {}
-        for c in self.numerical:
-            v = num[c]
-            v = np.round(v[~np.isnan(v)], _DECIMALS)
-            shapes[c] = 1.0 - ks_statistic(self.real_sorted[c], v) if len(v) and len(self.real_sorted[c]) else np.nan
+        seen = {}
         for c in self.categorical:
-            cats = self.categories[c]
-            s = syn[c]
-            extra = pd.Index(pd.unique(s.dropna())).difference(cats, sort=False)
-            allc = cats.append(extra)
-            codes[c] = _codes(s, allc)
-            rc = self.real_codes[c]
+            cats, allc = self.shapes.categories[c], self.shapes.categories_of(c, syn[c])
+            codes[c] = self.shapes.codes(syn[c], allc)
+            seen[c] = (codes[c], allc)
+            rc = self.shapes.real_codes[c]
             real_codes[c] = np.where(rc == len(cats), len(allc), rc)               # missing: the last code
             sizes[c] = len(allc) + 1                                        # + the missing category
-            shapes[c] = _tv_complement(self.real_codes[c], codes[c], len(cats), len(allc))
+        shapes = self.shapes.scores(syn, codes=seen)
         pairs = {}
         for a, b in self.pairs:
             if a in num and b in num:
@@ -120,7 +107,7 @@ class CheckQuality:
                 pr = np.bincount(real_codes[a] * kb + real_codes[b], minlength=size) / self.n_real
                 ps = np.bincount(codes[a] * kb + codes[b], minlength=size) / n_syn if n_syn else np.zeros(size)
                 pairs[(a, b)] = 1.0 - 0.5 * float(np.abs(pr - ps).sum()) if n_syn else np.nan
-        shape = _nanmean(list(shapes.values()))
+        shape = shape_mean(shapes.values())
         trend = _nanmean(list(pairs.values()))
         return {"shape": shape, "trend": trend, "column_shapes": shapes, "column_pairs": pairs}
 
@@ -139,25 +126,6 @@ def _bins(v: np.ndarray) -> np.ndarray:
         return np.full(len(v), _BINS + 1, dtype=np.int64)
     edges = np.histogram_bin_edges(present, bins=_BINS)
     return np.digitize(v, bins=edges).astype(np.int64)
-
-
-def _codes(s: pd.Series, categories: pd.Index) -> np.ndarray:
-    """Category positions in ``categories``; missing values get ``len(categories)``."""
-    codes = categories.get_indexer(s.to_numpy(dtype=object))
-    codes = np.where(s.isna().to_numpy(), len(categories), codes)
-    return codes.astype(np.int64)
-
-
-def _tv_complement(real: np.ndarray, syn: np.ndarray, k_real: int, k_all: int) -> float:
-    """1 − ½ Σ_k |P_S(k) − P_R(k)| over the non-missing values; a category seen only in the
-    synthetic rows has a real count of 1e-6 (SDMetrics' regularization)."""
-    r = np.bincount(real[real < k_real], minlength=k_all).astype(np.float64)    # real codes < k_real
-    s = np.bincount(syn[syn < k_all], minlength=k_all).astype(np.float64)
-    if r.sum() == 0 or s.sum() == 0:
-        return float("nan")
-    r[k_real:] = np.where(s[k_real:] > 0, 1e-6, 0.0)
-    keep = (r > 0) | (s > 0)
-    return 1.0 - 0.5 * float(np.abs(s[keep] / s.sum() - r[keep] / r.sum()).sum())
 
 
 def _correlation_similarity(ra, rb, sa, sb) -> float:

@@ -4,6 +4,8 @@ One metric, one function, each returning a frozen result with the value and its
 breakdown:
 
 * :func:`quality`  -- Shape and Trend (SDMetrics QualityReport) against the training table;
+* :func:`column_shapes`, :func:`shape` -- Shape alone, per column and its mean (:class:`ColumnShapes`,
+  the one implementation of the per-column KS and TV complements in memviz, equal to SDMetrics');
 * :func:`mle`      -- machine-learning efficacy: train on synthetic, test on real;
 * :func:`dcr_share` -- distance to closest record: is a synthetic row nearer the
   training split than the test split?
@@ -16,6 +18,7 @@ back from a CSV compares equal to the training table.
 from __future__ import annotations
 
 import itertools
+import math
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -113,7 +116,8 @@ def quality(train: Table, synthetic, *, real_correlation_threshold: float = 0.0,
     × 100. The thresholds choose which pairs enter ``trend``: SDMetrics ≥ 0.32
     defaults to pairs whose real |ρ| exceeds 0.5 (Cramér's V above 0.3 for the
     contingency pairs); the papers' SDMetrics counted every pair, which is the
-    default here (both thresholds 0). With a single column, ``trend`` is NaN.
+    default here (both thresholds 0). With a single column, ``trend`` is NaN. For Shape alone,
+    :func:`shape` (and :func:`column_shapes`) give the same scores without the pairs' cost.
     """
     syn = synthetic_frame(train, synthetic)
     schema = train.schema
@@ -139,6 +143,180 @@ def quality(train: Table, synthetic, *, real_correlation_threshold: float = 0.0,
     return QualityResult(shape=float(props.get("Column Shapes", np.nan)),
                          trend=float(props.get("Column Pair Trends", np.nan)),
                          column_shapes=shapes, column_pairs=pairs)
+
+
+# ---------------------------------------------------------------- column shapes
+#: SDMetrics' MAX_DECIMALS (``sys.float_info.dig - 1``): numerical values are rounded to it before the KS test
+SHAPE_DECIMALS = 14
+#: samples up to this size get scipy's exact two-sample KS test (``ks_2samp``'s MAX_AUTO_N), which returns D
+#: as the nearest multiple of 1 / lcm(n_R, n_S); :func:`ks_complement` does the same, to equal it bit for bit
+KS_EXACT_ROWS = 10_000
+#: SDMetrics' regularization: a category seen only in the synthetic rows gets this real count
+TV_REGULARIZATION = 1e-6
+
+
+def ks_complement(real: np.ndarray, synthetic: np.ndarray) -> float:
+    """Column Shape of a numerical column: the KS complement ``1 − sup_x |F_R(x) − F_S(x)|``.
+
+    Parameters
+    ----------
+    real, synthetic : the column's values, prepared by :func:`shape_values` (missing dropped,
+        rounded to :data:`SHAPE_DECIMALS`; ``real`` may be prepared once and reused).
+
+    Returns
+    -------
+    float in [0, 1] (1: the same empirical distribution), NaN when either side is empty. Equal
+    bit for bit to SDMetrics' ``KSComplement.compute`` (``1 − scipy.stats.ks_2samp(R, S).statistic``:
+    D over every observed value, then, for samples of at most :data:`KS_EXACT_ROWS` values, rounded
+    to the nearest multiple of 1 / lcm(n_R, n_S) as scipy's exact mode does).
+    """
+    n1, n2 = len(real), len(synthetic)
+    if n1 == 0 or n2 == 0:
+        return float("nan")
+    d = ks_statistic(real, synthetic)
+    if max(n1, n2) <= KS_EXACT_ROWS:                         # scipy's exact mode snaps D to a multiple of 1/lcm
+        lcm = (n1 // math.gcd(n1, n2)) * n2
+        d = int(np.round(d * lcm)) * 1.0 / lcm
+    return float(1 - d)
+
+
+def shape_values(values) -> np.ndarray:
+    """A numerical column as :func:`ks_complement` reads it: non-missing float values rounded to
+    :data:`SHAPE_DECIMALS`, sorted."""
+    v = np.asarray(values, dtype=np.float64)
+    return np.sort(np.round(v[~np.isnan(v)], SHAPE_DECIMALS))
+
+
+def tv_complement(real_counts: np.ndarray, synthetic_counts: np.ndarray) -> float:
+    """Column Shape of a categorical column: the TV complement ``1 − ½ Σ_k |P_R(k) − P_S(k)|``.
+
+    Parameters
+    ----------
+    real_counts, synthetic_counts : how many non-missing real and synthetic values fall in each
+        category k, aligned: the real categories in the order they first occur in the real column,
+        then those seen only in the synthetic one, in the order they first occur there.
+
+    Returns
+    -------
+    float in [0, 1] (1: the same category shares), NaN when either side has no value. A category
+    seen only in the synthetic rows has a real count of :data:`TV_REGULARIZATION`, as in SDMetrics;
+    the terms are summed in SDMetrics' order, so the result equals ``TVComplement.compute`` bit for bit.
+    """
+    r = np.asarray(real_counts, dtype=np.float64)
+    s = np.asarray(synthetic_counts, dtype=np.float64)
+    if r.sum() == 0 or s.sum() == 0:
+        return float("nan")
+    keep = (r > 0) | (s > 0)
+    unseen = int(((r == 0) & (s > 0)).sum())
+    r_total = float(r.sum())                                                  # exact: integer counts
+    for _ in range(unseen):                                                   # SDMetrics adds them one by one
+        r_total += TV_REGULARIZATION
+    r = np.where(r > 0, r, TV_REGULARIZATION)[keep]
+    terms = np.abs(s[keep] / s.sum() - r / r_total)
+    return float(1 - 0.5 * np.cumsum(terms)[-1])                              # cumsum: a left-to-right sum
+
+
+class ColumnShapes:
+    """SDMetrics' Column Shapes of generated rows against one training table, the real side prepared once.
+
+    One score per column c of the schema (real values R = the training column, synthetic values S,
+    both canonicalized as in :func:`quality`, missing values dropped):
+
+    * numerical: the KS complement ``1 − sup_x |F_R(x) − F_S(x)|`` (:func:`ks_complement`, values
+      rounded to 14 decimals);
+    * categorical: the TV complement ``1 − ½ Σ_k |P_R(k) − P_S(k)|`` (:func:`tv_complement`).
+
+    A column with no value on either side scores NaN and is left out of the mean, ``shape``
+    (metric ``"shape"`` of :mod:`memviz.metrics`: maximize, in [0, 1]). The scores equal the Column
+    Shapes details of SDMetrics' QualityReport (:func:`quality`) bit for bit; this is the one place
+    memviz computes them (:func:`column_shapes`, :func:`shape`, the audit's utility gate and the
+    warm-up's per-check quality, :class:`memviz.evaluate.quality.CheckQuality`, all call it).
+
+    Parameters
+    ----------
+    train : the training table (the real side).
+    """
+
+    def __init__(self, train: Table):
+        self.train = train
+        schema = train.schema
+        real = canonical_frame(train.data, schema)
+        numerical = set(schema.distance_numerical)
+        self.columns = tuple(schema.columns)
+        self.numerical = tuple(c for c in self.columns if c in numerical)
+        self.categorical = tuple(c for c in self.columns if c not in numerical)
+        self.real_sorted = {c: shape_values(real[c].to_numpy(np.float64)) for c in self.numerical}
+        self.categories, self.real_codes, self.real_counts = {}, {}, {}
+        for c in self.categorical:
+            cats = pd.Index(pd.unique(real[c].dropna()))
+            self.categories[c] = cats
+            self.real_codes[c] = self.codes(real[c], cats)
+            self.real_counts[c] = np.bincount(self.real_codes[c], minlength=len(cats) + 1)[:len(cats)]
+
+    def __call__(self, synthetic) -> dict:
+        """``{column: score}`` of ``synthetic`` (a DataFrame or Table with the training columns)."""
+        return self.scores(canonical_frame(synthetic_frame(self.train, synthetic), self.train.schema))
+
+    def categories_of(self, column: str, values: pd.Series) -> pd.Index:
+        """The real categories of ``column``, then those seen only in ``values``, in first-seen order."""
+        cats = self.categories[column]
+        return cats.append(pd.Index(pd.unique(values.dropna())).difference(cats, sort=False))
+
+    @staticmethod
+    def codes(values: pd.Series, categories: pd.Index) -> np.ndarray:
+        """Positions of ``values`` (canonical) in ``categories``; a missing value gets ``len(categories)``."""
+        codes = categories.get_indexer(values.to_numpy(dtype=object))
+        return np.where(values.isna().to_numpy(), len(categories), codes).astype(np.int64)
+
+    def scores(self, synthetic: pd.DataFrame, codes: Mapping | None = None) -> dict:
+        """``{column: score}`` in schema order, of a frame already canonicalized (:func:`canonical_frame`).
+
+        ``codes`` may hold, per categorical column, ``(codes, categories)`` of the synthetic values
+        as :meth:`codes` and :meth:`categories_of` give them (to reuse work already done).
+        """
+        out = {}
+        for c in self.columns:
+            if c in self.real_sorted:
+                out[c] = ks_complement(self.real_sorted[c], shape_values(synthetic[c].to_numpy(np.float64)))
+                continue
+            if codes is not None and c in codes:
+                code, cats = codes[c]
+            else:
+                cats = self.categories_of(c, synthetic[c])
+                code = self.codes(synthetic[c], cats)
+            real = np.zeros(len(cats), dtype=np.int64)
+            real[:len(self.categories[c])] = self.real_counts[c]
+            out[c] = tv_complement(real, np.bincount(code, minlength=len(cats) + 1)[:len(cats)])
+        return out
+
+
+def column_shapes(train: Table, synthetic) -> dict:
+    """SDMetrics' Column Shapes of ``synthetic`` against ``train``, per column.
+
+    Parameters
+    ----------
+    train : the training table (the real side).
+    synthetic : DataFrame or Table with the training table's columns.
+
+    Returns
+    -------
+    dict column -> score in [0, 1], in schema order: the KS complement ``1 − sup_x |F_R(x) − F_S(x)|``
+    for a numerical column, the TV complement ``1 − ½ Σ_k |P_R(k) − P_S(k)|`` for a categorical one,
+    missing values dropped (NaN when a side has none). See :class:`ColumnShapes`.
+    """
+    return ColumnShapes(train)(synthetic)
+
+
+def shape(train: Table, synthetic) -> float:
+    """SDMetrics' Column Shapes score (memviz's Shape): the mean of :func:`column_shapes` over the columns
+    with a score (NaN when none has), without the pair trends :func:`quality` also computes."""
+    return shape_mean(column_shapes(train, synthetic).values())
+
+
+def shape_mean(scores) -> float:
+    """The mean of the non-NaN column scores (NaN when there is none)."""
+    kept = [float(v) for v in scores if not np.isnan(v)]
+    return float(np.mean(kept)) if kept else float("nan")
 
 
 def _snake(df: pd.DataFrame) -> pd.DataFrame:
