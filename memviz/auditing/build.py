@@ -297,11 +297,12 @@ def _rows_frame(ids: np.ndarray, copies: np.ndarray, close, closest: pd.DataFram
     return rows[[c for c in cols if c in rows]]
 
 
-def _finish(train: Table, synthetic: pd.DataFrame, nn1, ratio, memorized, *, floor, holdout: Table | None,
+def _finish(train: Table, synthetic: pd.DataFrame, nn1, ratio, memorized, *, floor, holdout,
             close: Closeness | None, distance: str, device: str, quality: bool, dcr: bool, provenance: dict,
             evidence, seed: int, per_check=None, remote=None) -> Audit:
     """The audit from one set of generated rows with their ratio-test NN1 / ratio / flags (both entry points)
-    and their closeness tests (None without a hold-out at hand)."""
+    and their closeness tests (None without a hold-out at hand); ``holdout``: the
+    :class:`~memviz.evidence.holdout.CheckedHoldout` the entry point made, or None."""
     from memviz.auditing.rowtest import row_test
     from memviz.leaks.columns import column_match_rates
     from memviz.measure.closeness import nn1_closeness
@@ -319,7 +320,8 @@ def _finish(train: Table, synthetic: pd.DataFrame, nn1, ratio, memorized, *, flo
     mem_ratio = n_mem / m
     long = pd.DataFrame({"synthetic_id": np.arange(m), "nn1": nn1, "memorized": memorized})
     columns = column_match_rates(train, syn.assign(synthetic_id=np.arange(m)), long).columns
-    shape, shape_ref = _quality(train, syn, holdout, quality)
+    hold = holdout.table if holdout is not None else None
+    shape, shape_ref = _quality(train, syn, hold, quality)
     ids = np.sort(train.row_ids.astype(np.int64))
     copies = np.bincount(np.searchsorted(ids, nn1[memorized]), minlength=len(ids))     # the ratio test's copies
     test = close.test if close is not None else None
@@ -337,7 +339,7 @@ def _finish(train: Table, synthetic: pd.DataFrame, nn1, ratio, memorized, *, flo
         if dcr and holdout is not None:
             from memviz.evaluate.synthetic import dcr_share
 
-            dcr_value = float(dcr_share(train, holdout, syn, device=device, seed=seed, remote=remote).share)
+            dcr_value = float(dcr_share(train, hold, syn, device=device, seed=seed, remote=remote).share)
     h = fl.n_holdout if fl is not None else 0
     rt = row_test(test, len(train), h, m)
     if test is not None:
@@ -362,10 +364,11 @@ def _finish(train: Table, synthetic: pd.DataFrame, nn1, ratio, memorized, *, flo
                  generated=generated, floor_detail=floor, per_check=per_check, close=test, family=fam)
 
 
-def _evidence(train: Table, syn: pd.DataFrame, holdout: Table | None, evidence, *, close: Closeness | None,
+def _evidence(train: Table, syn: pd.DataFrame, holdout, evidence, *, close: Closeness | None,
               device: str, seed: int, flagged, remote=None):
     """The audit's :class:`~memviz.evidence.suite.Evidence`: the tests when ``evidence`` is True and there
-    is a hold-out (:func:`~memviz.evidence.suite.audit_evidence`, the data-copying test reading the
+    is a hold-out (a :class:`~memviz.evidence.holdout.CheckedHoldout`, taken as is;
+    :func:`~memviz.evidence.suite.audit_evidence`, the data-copying test reading the
     closeness tests' distances, the membership attack's searches on ``remote``'s cluster when given), none
     when False, a caller's own tests when a mapping."""
     from memviz.evidence.suite import Evidence, audit_evidence
@@ -439,6 +442,7 @@ def audit(train, synthetic, holdout=None, *, schema=None, metadata=None, target:
     from memviz.measure.dcr import Nearest
     from memviz.measure.floor import holdout_floor
     from memviz.measure.memorization import memorization
+    from memviz.evidence.holdout import checked_holdout
 
     check_backend(backend, scheduler)
     sch = resolve_schema(schema, metadata, target)
@@ -460,12 +464,16 @@ def audit(train, synthetic, holdout=None, *, schema=None, metadata=None, target:
         close = (closeness_tests(tr, syn, hold, engine, synthetic_near=Nearest(res.d1, res.nn1_pos), device=device,
                                  remote=remote) if hold is not None else None)
         floor = holdout_floor(tr, hold, distance=distance, engine=searcher) if hold is not None else None
-        prov = {"fingerprints": {"train": fingerprint(tr), "synthetic": fingerprint(syn),
-                                 "holdout": fingerprint(hold) if hold is not None else ""},
+        # the hold-out checked once for the tests below (after the closeness tests and the floor, whose own
+        # refusals come first), and both tables hashed once: the floor's fingerprints are these tables'
+        checked = checked_holdout(tr, hold) if hold is not None else None
+        prov = {"fingerprints": {"train": floor.reference_fingerprint if floor is not None else fingerprint(tr),
+                                 "synthetic": fingerprint(syn),
+                                 "holdout": floor.holdout_fingerprint if floor is not None else ""},
                 "sources": {"train": tr.source, "synthetic": syn.source,
                             "holdout": hold.source if hold is not None else ""},
                 "rows_read": f"the synthetic table: {len(syn):,} generated rows", "notices": notices}
-        return _finish(tr, syn.data, res.nn1, res.ratio, res.memorized, floor=floor, holdout=hold, close=close,
+        return _finish(tr, syn.data, res.nn1, res.ratio, res.memorized, floor=floor, holdout=checked, close=close,
                        distance=distance, device=device, quality=quality, dcr=dcr, provenance=prov,
                        evidence=evidence, seed=seed, remote=remote)
 
@@ -501,6 +509,7 @@ def from_run(run_dir: str | Path, check: int | None = None, *, holdout=None, win
 
 def _from_run(run_dir, check, *, holdout, window, p, k, T, quality, dcr, evidence, device, seed, remote) -> Audit:
     """:func:`from_run` with its searches on ``remote`` (None: here)."""
+    from memviz.evidence.holdout import checked_holdout
     from memviz.warmup.run import load_warmup
     from memviz.warmup.store import RunStore
 
@@ -534,8 +543,9 @@ def _from_run(run_dir, check, *, holdout, window, p, k, T, quality, dcr, evidenc
     with shared_factorizations():
         close = (closeness_tests(train, syn_table, hold, None, device=device, remote=remote)
                  if hold is not None else None)
+        checked = checked_holdout(train, hold) if hold is not None else None     # once, for the tests below
         return _finish(train, syn_table.data, sub["nn1"].to_numpy(), sub["ratio"].to_numpy(),
-                       sub["memorized"].to_numpy(), floor=floor, holdout=hold, close=close,
+                       sub["memorized"].to_numpy(), floor=floor, holdout=checked, close=close,
                        distance=wr.config.distance, device=device, quality=quality, dcr=dcr, provenance=prov,
                        evidence=evidence, seed=seed, remote=remote,
                        per_check=wr.per_check[wr.per_check["check"] <= check].reset_index(drop=True))

@@ -44,12 +44,8 @@ from scipy.stats import norm
 from memviz.errors import MemvizError
 from memviz.measure.closeness import NEAR_GAP, fit_spread
 from memviz.measure.floor import newcombe_interval, wilson_interval
-from memviz.evidence.membership import (
-    DEFAULT_DISTANCE,
-    as_table,
-    check_distance,
-    holdout_table,
-)
+from memviz.evidence.holdout import CheckedHoldout, as_table, checked_holdout
+from memviz.evidence.membership import DEFAULT_DISTANCE, check_distance
 from memviz.engine.neighbors import NeighborEngine
 from memviz.evidence.ranktests import json_safe
 from memviz.measure.multiplicity import bh_qvalues
@@ -164,14 +160,16 @@ def resolve_secrets(schema: Schema, secrets) -> tuple[str, ...]:
     return secrets
 
 
-def attribute_inference(train: Table, synthetic, holdout, *, secret=None, known=None, n_rows: int = N_ROWS,
-                        distance: str = DEFAULT_DISTANCE, alpha: float = ALPHA, device: str = "auto",
-                        seed: int = 0, holdout_checked: bool = False) -> AttributeResult:
+def attribute_inference(train: Table, synthetic, holdout: CheckedHoldout | Table | pd.DataFrame, *, secret=None,
+                        known=None, n_rows: int = N_ROWS, distance: str = DEFAULT_DISTANCE, alpha: float = ALPHA,
+                        device: str = "auto", seed: int = 0) -> AttributeResult:
     """The nearest-row attribute attack on ``train`` with ``holdout`` as the control.
 
     Parameters
     ----------
-    train, synthetic, holdout : the training table, the generated rows, real rows the model never saw.
+    train, synthetic, holdout : the training table, the generated rows, real rows the model never saw (the
+        hold-out: a :class:`~memviz.evidence.holdout.CheckedHoldout` (used as is), else checked by
+        :func:`~memviz.evidence.holdout.checked_holdout`).
     secret : a column name, a list of them, or None (default: every column, the target first).
     known : the columns the adversary knows (default: every other column); the secret is left out
         of it when listed.
@@ -179,8 +177,6 @@ def attribute_inference(train: Table, synthetic, holdout, *, secret=None, known=
     distance : of the nearest-row look-up, ``"standardized"`` (default) or ``"paper"``.
     alpha : level of the per-column q-values.
     seed : the draw of the attacked rows.
-    holdout_checked : the hold-out was already checked for training rows
-        (:func:`~memviz.evidence.membership.holdout_table`).
 
     Returns
     -------
@@ -189,7 +185,7 @@ def attribute_inference(train: Table, synthetic, holdout, *, secret=None, known=
     t0 = time.perf_counter()
     check_distance(distance)
     synth = as_table(train, synthetic, "synthetic", "synthetic table")
-    hold = holdout_table(train, holdout, holdout_checked)
+    hold = checked_holdout(train, holdout).table
     schema = train.schema
     secrets = resolve_secrets(schema, secret)
     cols = schema.distance_numerical + schema.distance_categorical

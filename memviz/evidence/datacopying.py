@@ -52,12 +52,8 @@ import pandas as pd
 
 from memviz.errors import MemvizError
 from memviz.measure.closeness import fit_spread
-from memviz.evidence.membership import (
-    DEFAULT_DISTANCE,
-    as_table,
-    check_distance,
-    holdout_table,
-)
+from memviz.evidence.holdout import CheckedHoldout, as_table, checked_holdout
+from memviz.evidence.membership import DEFAULT_DISTANCE, check_distance
 from memviz.engine.neighbors import NeighborEngine
 from memviz.evidence.ranktests import json_safe, mann_whitney_z, one_sided_p
 from memviz.measure.multiplicity import bh_qvalues
@@ -343,18 +339,19 @@ def kmeans(x: CellSpace, k: int, seed: int, max_iter: int = KMEANS_ITER) -> np.n
 
 
 # ------------------------------------------------------------------ the test
-def data_copying_test(train: Table, synthetic, holdout, *, distance: str = DEFAULT_DISTANCE,
+def data_copying_test(train: Table, synthetic, holdout: CheckedHoldout | Table | pd.DataFrame, *,
+                      distance: str = DEFAULT_DISTANCE,
                       n_cells: int | None = None, min_generated: int = MIN_GENERATED, alpha: float = ALPHA,
                       engine: NeighborEngine | None = None, device: str = "auto", seed: int = 0,
                       distances: tuple[np.ndarray, np.ndarray] | None = None,
-                      positions: tuple[np.ndarray, np.ndarray] | None = None,
-                      holdout_checked: bool = False) -> DataCopyingResult:
+                      positions: tuple[np.ndarray, np.ndarray] | None = None) -> DataCopyingResult:
     """Meehan et al.'s C_T of ``synthetic`` against ``train``, with ``holdout`` as the fresh real rows.
 
     Parameters
     ----------
     train, synthetic, holdout : the training table, the generated rows and real rows the model
-        never saw (Tables, or DataFrames with the training columns).
+        never saw (Tables, or DataFrames with the training columns; the hold-out: a :class:`~memviz.evidence.holdout.CheckedHoldout` (used as is), else checked by
+        :func:`~memviz.evidence.holdout.checked_holdout`).
     distance : ``"standardized"`` (default) or ``"paper"``.
     n_cells : k-means cells (default: module docstring).
     min_generated : τ·m, cells with at most this many generated rows are left out of C_T.
@@ -367,8 +364,6 @@ def data_copying_test(train: Table, synthetic, holdout, *, distance: str = DEFAU
         no neighbour search is run.
     positions : (NN1(Q), NN1(P)), the training positions (0-based) of those nearest rows: they
         give each row's cell (module docstring).
-    holdout_checked : the hold-out was already checked for training rows
-        (:func:`~memviz.evidence.membership.holdout_table`).
 
     Returns
     -------
@@ -377,7 +372,7 @@ def data_copying_test(train: Table, synthetic, holdout, *, distance: str = DEFAU
     t0 = time.perf_counter()
     check_distance(distance)
     synth = as_table(train, synthetic, "synthetic", "synthetic table")
-    hold = holdout_table(train, holdout, holdout_checked)
+    hold = checked_holdout(train, holdout).table
     if engine is not None and engine.distance != distance:
         raise MemvizError(f"engine: uses the {engine.distance} distance, the data-copying test asked for {distance}")
     if engine is None:

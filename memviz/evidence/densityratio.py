@@ -87,7 +87,8 @@ import pandas as pd
 from scipy.stats import nhypergeom, norm
 
 from memviz.errors import MemvizError
-from memviz.evidence.membership import FPRS, N_NAMED, ROC_POINTS, as_table, holdout_table, roc_curve_points, tpr_at_fpr
+from memviz.evidence.holdout import CheckedHoldout, as_table, checked_holdout
+from memviz.evidence.membership import FPRS, N_NAMED, ROC_POINTS, roc_curve_points, tpr_at_fpr
 from memviz.evidence.ranktests import auc_delong, json_safe
 from memviz.measure.multiplicity import bh_qvalues
 from memviz.tables.data import Table
@@ -384,23 +385,24 @@ def tail_p_value(n_members: int, n_nonmembers: int, k: int, hits: int) -> float:
     return float(nhypergeom(n_members + n_nonmembers, n_members, k + 1).sf(hits - 1))
 
 
-def density_ratio_attack(train: Table, synthetic, holdout, *, bandwidth="scott", max_centres: int | None = MAX_CENTRES,
-                         max_queries: int | None = None, flagged_row_ids=None, seed: int = 0, device: str = "cpu",
-                         holdout_checked: bool = False) -> DensityRatioResult:
+def density_ratio_attack(train: Table, synthetic, holdout: CheckedHoldout | Table | pd.DataFrame, *,
+                         bandwidth="scott", max_centres: int | None = MAX_CENTRES, max_queries: int | None = None,
+                         flagged_row_ids=None, seed: int = 0, device: str = "cpu") -> DensityRatioResult:
     """The density-ratio attack against ``train`` with ``holdout`` as non-members and as the reference.
 
     Parameters
     ----------
     train : the training table (the members).
     synthetic : the generated rows (a Table or a DataFrame with the training columns).
-    holdout : real rows the model never trained on, split into the reference and the non-members.
+    holdout : real rows the model never trained on, split into the reference and the non-members:
+        a :class:`~memviz.evidence.holdout.CheckedHoldout` (used as is), else checked by
+        :func:`~memviz.evidence.holdout.checked_holdout`.
     bandwidth : ``"scott"`` (module docstring) or a positive number (on the standardized scale).
     max_centres : centres per density (a seeded draw above it); None: every row.
     max_queries : members and non-members scored for the figures (seeded draws); None: every row.
     flagged_row_ids : the rows the audit names (scored always; the overlap).
     seed : the draws.
     device : ``cpu``, ``cuda`` or ``auto`` for the kernel sums.
-    holdout_checked : the hold-out was already checked for training rows.
 
     Returns
     -------
@@ -409,7 +411,7 @@ def density_ratio_attack(train: Table, synthetic, holdout, *, bandwidth="scott",
     t0 = time.perf_counter()
     max_centres, max_queries = _check_cap("max_centres", max_centres), _check_cap("max_queries", max_queries)
     synth = as_table(train, synthetic, "synthetic", "synthetic table")
-    hold = holdout_table(train, holdout, holdout_checked)
+    hold = checked_holdout(train, holdout).table
     if len(hold) < 4:
         raise MemvizError(f"{hold.source}: the density-ratio attack needs at least 4 hold-out rows, got {len(hold)}")
     schema = train.schema

@@ -40,13 +40,13 @@ import numpy as np
 import pandas as pd
 
 from memviz.errors import MemvizError
-from memviz.measure.floor import SAME_ROWS_LIMIT, wilson_interval
+from memviz.measure.floor import wilson_interval
 from memviz.engine import DISTANCES
 from memviz.engine.neighbors import NeighborEngine
+from memviz.evidence.holdout import CheckedHoldout, as_table, checked_holdout
 from memviz.evidence.ranktests import auc_delong, json_safe
 from memviz.measure.multiplicity import bh_qvalues
-from memviz.tables.data import Table, check_same_columns, table_from_frame
-from memviz.tables.encoding import row_keys
+from memviz.tables.data import Table
 
 #: the distance of the tests beyond the ratio test (module docstring: why not the paper's)
 DEFAULT_DISTANCE = "standardized"
@@ -60,37 +60,6 @@ FORMAT = "memviz.measure.membership/1"  # a format name, kept when the module mo
 
 
 # ------------------------------------------------------------------ shared plumbing
-def as_table(train: Table, other, role: str, what: str) -> Table:
-    """``other`` (a Table or a DataFrame with the training columns) as a Table of the training schema."""
-    if isinstance(other, Table):
-        if tuple(other.schema.columns) != tuple(train.schema.columns):
-            raise MemvizError(f"{other.source}: the {what}'s columns differ from the training table's")
-        t = other
-    else:
-        check_same_columns(train, other, what)
-        t = table_from_frame(other.loc[:, list(train.schema.columns)], train.schema, source=what, role=role)
-    if len(t) == 0:
-        raise MemvizError(f"{t.source}: the {what} has no rows")
-    return t
-
-
-def holdout_table(train: Table, holdout, checked: bool = False) -> Table:
-    """The hold-out as a Table, refused when more than half its rows are training rows (equal on
-    every schema column, :func:`~memviz.tables.encoding.row_keys`): those are members, and every
-    test would read "no difference".
-    ``checked``: the caller has made this check already (:func:`memviz.evidence.suite.audit_evidence`
-    runs it once for the three tests)."""
-    hold = as_table(train, holdout, "test", "hold-out")
-    if checked:
-        return hold
-    cols = list(train.schema.columns)
-    same = int(np.isin(row_keys(hold.data, cols), row_keys(train.data, cols)).sum())
-    if same > SAME_ROWS_LIMIT * len(hold):
-        raise MemvizError(f"{hold.source}: {same} of {len(hold)} hold-out rows are training rows; pass real rows "
-                          "the model never trained on (the test split or a hold-out)")
-    return hold
-
-
 def check_distance(distance: str) -> str:
     if distance not in DISTANCES:
         raise MemvizError(f"distance {distance!r}: unknown (use paper or standardized)")
@@ -225,20 +194,21 @@ def tpr_at_fpr(members: np.ndarray, nonmembers: np.ndarray, alpha: float) -> dic
             "resolved": bool(k >= 1), "threshold": float(threshold)}
 
 
-def membership_inference(train: Table, synthetic, holdout, *, distance: str = DEFAULT_DISTANCE,
-                         engine: NeighborEngine | None = None, device: str = "auto",
-                         flagged_row_ids=None, holdout_checked: bool = False) -> MembershipResult:
+def membership_inference(train: Table, synthetic, holdout: CheckedHoldout | Table | pd.DataFrame, *,
+                         distance: str = DEFAULT_DISTANCE, engine: NeighborEngine | None = None,
+                         device: str = "auto", flagged_row_ids=None) -> MembershipResult:
     """The distance attack against ``train`` with ``holdout`` as non-members.
 
     Parameters
     ----------
     train : the training table (the members).
     synthetic : the generated rows (a Table or a DataFrame with the training columns).
-    holdout : real rows the model never trained on (the non-members).
+    holdout : real rows the model never trained on (the non-members): a
+        :class:`~memviz.evidence.holdout.CheckedHoldout` (used as is), else checked by
+        :func:`~memviz.evidence.holdout.checked_holdout`.
     distance : ``"standardized"`` (default, module docstring) or ``"paper"``.
     engine : a :class:`NeighborEngine` already fitted on ``synthetic`` (:func:`synthetic_engine`).
     flagged_row_ids : the ratio test's over-copied training rows, to count the overlap.
-    holdout_checked : the hold-out was already checked for training rows (:func:`holdout_table`).
 
     Returns
     -------
@@ -247,7 +217,7 @@ def membership_inference(train: Table, synthetic, holdout, *, distance: str = DE
     t0 = time.perf_counter()
     check_distance(distance)
     synth = as_table(train, synthetic, "synthetic", "synthetic table")
-    hold = holdout_table(train, holdout, holdout_checked)
+    hold = checked_holdout(train, holdout).table
     if engine is None:
         engine = synthetic_engine(synth, distance, device)
     elif engine.distance != distance or engine.n_reference_ != len(synth):

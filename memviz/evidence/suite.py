@@ -37,6 +37,9 @@ Adult), through reuse rather than approximation:
   (:func:`privacy_evidence` attacks every column by default);
 * every column is factorized once for all the engines (:func:`~memviz.tables.encoding.shared_factorizations`),
   and the hold-out's training-row check reads those factorizations (:func:`~memviz.tables.encoding.row_keys`);
+* the hold-out is checked once (:func:`~memviz.evidence.holdout.checked_holdout`: columns, rows, training rows)
+  and the :class:`~memviz.evidence.holdout.CheckedHoldout` is what every test takes (:func:`memviz.audit`
+  makes it before the evidence, so this call checks nothing again);
 * the data-copying test and the membership attack run side by side on two threads (the
   attribute attack on the caller's), each search on one thread of its own: a k = 1 search holds
   the GIL for much of its time and gains little from a second thread, two such searches side
@@ -62,12 +65,11 @@ from dataclasses import dataclass
 from memviz.evidence.attribute import N_ROWS, AttributeResult, attribute_inference
 from memviz.evidence.densityratio import AUDIT_LIMITS, DensityRatioResult, density_ratio_attack
 from memviz.evidence.datacopying import DataCopyingResult, data_copying_test
+from memviz.evidence.holdout import CheckedHoldout, as_table, checked_holdout
 from memviz.evidence.membership import (
     DEFAULT_DISTANCE,
     MembershipResult,
-    as_table,
     check_distance,
-    holdout_table,
     membership_inference,
     synthetic_engine,
 )
@@ -181,14 +183,17 @@ def audit_secrets(schema) -> tuple[str, ...]:
     return (cat[0],) if cat else cols[:1]
 
 
-def audit_evidence(train: Table, synthetic: Table, holdout: Table, *, engine: NeighborEngine | None = None,
+def audit_evidence(train: Table, synthetic: Table, holdout: CheckedHoldout | Table, *, engine: NeighborEngine | None = None,
                    d1_synthetic=None, nn1_synthetic=None, device: str = "auto", seed: int = 0, secret=None,
                    flagged_row_ids=None, d1_holdout=None, nn1_holdout=None, remote=None) -> Evidence:
     """The four tests with the reuse of the module docstring, for :func:`memviz.audit`.
 
     Parameters
     ----------
-    train, synthetic, holdout : Tables of the training schema (the audit's).
+    train, synthetic : Tables of the training schema (the audit's).
+    holdout : the hold-out, a :class:`~memviz.evidence.holdout.CheckedHoldout` (:func:`memviz.audit` makes it
+        once), else a Table checked here by :func:`~memviz.evidence.holdout.checked_holdout`; every test
+        takes it as is.
     engine : the audit's engine on ``train``; reused when its distance is :data:`DEFAULT_DISTANCE`.
     d1_synthetic, nn1_synthetic : (M,) the memorization pass's NN1 distances and training positions
         (``nn1_pos``) of ``synthetic`` under ``engine``.
@@ -208,7 +213,8 @@ def audit_evidence(train: Table, synthetic: Table, holdout: Table, *, engine: Ne
     """
     t0 = time.perf_counter()
     dist = DEFAULT_DISTANCE
-    hold = holdout_table(train, holdout, checked=True)        # checked below, beside the tests
+    checked = checked_holdout(train, holdout)                # once, for the four tests
+    hold = checked.table
     # the data-copying test and the membership attack run side by side: two engines, two query
     # sets each, searches that hold the GIL for much of their time and gain little from a
     # second thread of their own (benchmarks/bench_evidence.py), so one thread each
@@ -231,25 +237,24 @@ def audit_evidence(train: Table, synthetic: Table, holdout: Table, *, engine: Ne
                 positions = (nn1_synthetic, p_h) if nn1_synthetic is not None and p_h is not None else None
         else:
             t_engine = on_cluster(NeighborEngine(distance=dist, device=device, n_jobs=jobs).fit(train, like=engine), remote)
-        return data_copying_test(train, synthetic, hold, distance=dist, engine=t_engine, device=device, seed=seed,
-                                 distances=distances, positions=positions, holdout_checked=True)
+        return data_copying_test(train, synthetic, checked, distance=dist, engine=t_engine, device=device, seed=seed,
+                                 distances=distances, positions=positions)
 
     def membership() -> MembershipResult:
-        return membership_inference(train, synthetic, hold, distance=dist,
+        return membership_inference(train, synthetic, checked, distance=dist,
                                     engine=on_cluster(synthetic_engine(synthetic, dist, device, n_jobs=jobs), remote),
-                                    flagged_row_ids=flagged_row_ids, holdout_checked=True)
+                                    flagged_row_ids=flagged_row_ids)
 
     with shared_factorizations(), ThreadPoolExecutor(max_workers=2) as pool:
         # the three tests encode the same three frames: each column is factorized once
         dc_f, mi_f = (pool.submit(contextvars.copy_context().run, f) for f in (copying, membership))
-        holdout_table(train, hold)                            # refuses a hold-out of training rows
         secrets = secret if secret is not None else audit_secrets(train.schema)
         n_cols = len(train.schema.distance_numerical + train.schema.distance_categorical)
-        ai = attribute_inference(train, synthetic, hold, secret=secrets, distance=dist, device=device,
-                                 seed=seed, holdout_checked=True) if n_cols > 1 else None      # one column: nothing left to know
+        ai = attribute_inference(train, synthetic, checked, secret=secrets, distance=dist, device=device,
+                                 seed=seed) if n_cols > 1 else None      # one column: nothing left to know
         with torch_threads(jobs):                             # beside the two searches
-            dr = density_ratio_attack(train, synthetic, hold, flagged_row_ids=flagged_row_ids, seed=seed,
-                                      device=device, holdout_checked=True, **AUDIT_LIMITS)
+            dr = density_ratio_attack(train, synthetic, checked, flagged_row_ids=flagged_row_ids, seed=seed,
+                                      device=device, **AUDIT_LIMITS)
         dc, mi = dc_f.result(), mi_f.result()
     return Evidence(membership=mi, data_copying=dc, attribute=ai, density_ratio=dr, distance=dist,
                     seconds=time.perf_counter() - t0)
@@ -265,7 +270,9 @@ def privacy_evidence(train: Table, synthetic, holdout, *, engine: NeighborEngine
     ----------
     train : the training table.
     synthetic : the generated rows (a Table or a DataFrame with the training columns).
-    holdout : real rows the model never trained on (the test split or a hold-out).
+    holdout : real rows the model never trained on (the test split or a hold-out): a
+        :class:`~memviz.evidence.holdout.CheckedHoldout`, else checked once here
+        (:func:`~memviz.evidence.holdout.checked_holdout`) for every test.
     engine : a :class:`NeighborEngine` fitted on ``train`` with ``distance`` (the warm-up's); the
         data-copying test takes its encoding for the cells. The membership attack fits one engine
         on the generated rows; the attribute attack one per secret on its known columns.
@@ -295,19 +302,19 @@ def privacy_evidence(train: Table, synthetic, holdout, *, engine: NeighborEngine
     synth = as_table(train, synthetic, "synthetic", "synthetic table")
     out = {}
     with shared_factorizations():                          # the check and the tests encode the same frames
-        hold = holdout_table(train, holdout)               # checked once here, for every test below
+        hold = checked_holdout(train, holdout)             # checked once here, for every test below
         if "membership" in tests:
             s_engine = synthetic_engine(synth, distance, device)
             out["membership"] = membership_inference(train, synth, hold, distance=distance, engine=s_engine,
-                                                     flagged_row_ids=flagged_row_ids, holdout_checked=True)
+                                                     flagged_row_ids=flagged_row_ids)
         if "data_copying" in tests:
             out["data_copying"] = data_copying_test(train, synth, hold, distance=distance, n_cells=n_cells,
-                                                    engine=engine, device=device, seed=seed, holdout_checked=True)
+                                                    engine=engine, device=device, seed=seed)
         if "attribute" in tests:
             out["attribute"] = attribute_inference(train, synth, hold, secret=secret, known=known,
                                                    n_rows=n_attribute_rows, distance=distance, device=device,
-                                                   seed=seed, holdout_checked=True)
+                                                   seed=seed)
         if "density_ratio" in tests:
             out["density_ratio"] = density_ratio_attack(train, synth, hold, flagged_row_ids=flagged_row_ids,
-                                                        seed=seed, device=device, holdout_checked=True)
+                                                        seed=seed, device=device)
     return out
