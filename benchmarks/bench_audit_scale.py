@@ -5,7 +5,7 @@ Adult-shaped tables (``bench_scale.adult_shaped``: every column drawn independen
 split's values, 1 % near and 0.5 % exact copies planted in the synthetic rows): N training x N synthetic rows and
 a hold-out of N / 10 fresh rows, one subprocess per size so that its peak RSS is its own. The steps are timed by
 wrapping the functions the audit calls (in this process only): the ratio test's pass (``memorization``), the
-closeness tests' searches (``closeness_tests``), the floor (``holdout_floor``), Shape (``shape_score``), the
+closeness tests' searches (``closeness_tests``), the floor (``holdout_floor``), Shape (``evaluate.synthetic.shape``), the
 other tests (``audit_evidence``), the DCR share (``dcr_share``); "rest" is what the audit does around them
 (reading the tables, the per-row test, the verdict). "est" is :func:`memviz.engine.budget.audit_bytes` as the
 audit's own guard reads it; "peak" the subprocess's peak RSS less its RSS before the audit.
@@ -37,7 +37,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 STEPS = (("memviz.measure.memorization", "memorization", "ratio pass"),
          ("memviz.auditing.build", "closeness_tests", "closeness"),
          ("memviz.measure.floor", "holdout_floor", "floor"),
-         ("memviz.auditing.build", "shape_score", "Shape"),
+         ("memviz.evaluate.synthetic", "shape", "Shape"),
          ("memviz.evidence.suite", "audit_evidence", "other tests"),
          ("memviz.evaluate.synthetic", "dcr_share", "DCR share"))
 

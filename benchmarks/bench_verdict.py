@@ -122,7 +122,7 @@ class Pool:
             dc = data_copying_test(self.ref, Table(self.pool.iloc[g].reset_index(drop=True), self.ref.schema, "g"),
                                    Table(self.pool.iloc[h].reset_index(drop=True), self.ref.schema, "h"),
                                    engine=self.std, distances=(self.near.distance[g], self.near.distance[h]),
-                                   positions=(self.near.position[g], self.near.position[h]), holdout_checked=True)
+                                   positions=(self.near.position[g], self.near.position[h]))
             cells = dc.cells[dc.cells["included"]]
             p["local"] = float(cells["q_value"].min()) if len(cells) else None
         return family(p), close, p

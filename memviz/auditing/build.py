@@ -160,38 +160,12 @@ def check_memory(train: Table, n_synthetic: int, holdout: Table | None, *, dista
 CLOSEST_COLUMNS = ("closest_level", "closest_gap", "closest_column")
 
 
-def shape_score(train: Table, synthetic) -> float:
-    """SDMetrics' Column Shapes score of ``synthetic`` against ``train``, without the pair trends the
-    full :func:`memviz.evaluate.synthetic.quality` also computes (the gate needs Shape only): the mean
-    over columns of the KS complement 1 − sup |F_R − F_S| (numerical) and the TV complement
-    1 − ½ Σ_k |P_R(k) − P_S(k)| (categorical), missing values dropped, as there (equal: tested)."""
-    import warnings
-
-    from memviz.evaluate.synthetic import canonical_frame, synthetic_frame
-
-    schema = train.schema
-    real, syn = canonical_frame(train.data, schema), canonical_frame(synthetic_frame(train, synthetic), schema)
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", category=FutureWarning)
-        warnings.filterwarnings("ignore", module=r"sdmetrics(\..*)?$")
-        warnings.filterwarnings("ignore", category=RuntimeWarning)
-        from sdmetrics.single_column import KSComplement, TVComplement
-
-        scores = []
-        for col in schema.columns:
-            metric = KSComplement if col in schema.distance_numerical else TVComplement
-            r, s_ = real[col].dropna(), syn[col].dropna()
-            if len(r) and len(s_):
-                scores.append(float(metric.compute(r, s_)))
-    return float(np.mean(scores)) if scores else float("nan")
-
-
 def _quality(train: Table, synthetic: pd.DataFrame, holdout: Table | None, enabled: bool):
     if not enabled:
         return None, None
-    shape = shape_score(train, synthetic)
-    ref = shape_score(train, holdout.data) if holdout is not None else None
-    return shape, ref
+    from memviz.evaluate.synthetic import shape
+
+    return shape(train, synthetic), (shape(train, holdout.data) if holdout is not None else None)
 
 
 def _created() -> str:

@@ -146,8 +146,7 @@ def test_noise_fails_the_quality_gate_and_no_quality_is_said(fresh_split):
 
 
 def test_shape_score_is_sdmetrics_column_shapes(fresh_split):
-    from memviz.auditing.build import shape_score
-    from memviz.evaluate.synthetic import quality
+    from memviz.evaluate.synthetic import quality, shape as shape_score
 
     tr, ho, _ = fresh_split
     assert shape_score(tr, ho.data) == pytest.approx(quality(tr, ho.data).shape, abs=1e-12)

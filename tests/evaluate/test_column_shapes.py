@@ -19,9 +19,9 @@ from memviz.tables.data import table_from_frame
 
 SOURCE = Path(memviz.__file__).parent
 OWNER = "memviz/evaluate/synthetic.py"
-#: modules that still compute a column shape of their own, until they call the owner (the audit's
-#: gate, memviz.auditing.build.shape_score, is being changed to call memviz.evaluate.synthetic.shape)
-PENDING = {"memviz/auditing/build.py"}
+#: modules that still compute a column shape of their own, until they call the owner (none: the audit's
+#: gate calls memviz.evaluate.synthetic.shape)
+PENDING: set[str] = set()
 
 
 def _adult(sample):
