@@ -28,7 +28,7 @@ if view is not None:
         from_url = {"run": view.run_id, "p": q.get("p"), "k": q.get("k"), "T": q.get("T")} if q.get("p") else None
         given = from_url or runs.saved_tuning(view)
         saved = runs.tuned_params(given, view.run_id)
-        state["tune_p"] = min(0.5, max(0.01, round(saved.p, 2)))
+        state["tune_p"] = runs.ui_p(saved.p)
         if saved.T in epochs:
             state["tune_T"] = saved.T
         if given:  # a k the user asked for (URL, or kept with the run) is bounded with a reason; the default quietly
@@ -36,7 +36,8 @@ if view is not None:
         state["tune_run"] = view.run_id
     if "tune_T" in state and state["tune_T"] not in epochs:
         del state["tune_T"]
-    p = c1.slider("p: share of rows to remove", 0.01, 0.50, key="tune_p", step=0.01, format="%.2f")
+    p_lo, p_hi, p_step = runs.P_RANGE
+    p = c1.slider("p: share of rows to remove", p_lo, p_hi, key="tune_p", step=p_step, format="%.2f")
     if len(epochs) > 1:
         T = c3.select_slider("T: last epoch scored", epochs, value=None if "tune_T" in state else runs.default_T(view),
                              key="tune_T")
@@ -53,7 +54,7 @@ if view is not None:
     elif "tune_k" in state and state["tune_k"] != state.get("tune_k_set"):
         state["tune_k_user"] = int(state["tune_k"])      # the user moved the slider
     asked = state.get("tune_k_user")
-    k, reason = runs.bounded_k(view, runs.PruneParams().k if asked is None else int(asked), int(T))
+    k, reason = runs.bounded_k(view, runs.DEFAULTS.k if asked is None else int(asked), int(T))
     reason = reason if asked is not None else ""
     if n_k > 1:
         state["tune_k"] = state["tune_k_set"] = k
@@ -66,16 +67,17 @@ if view is not None:
                    "1: one check lies at or before T.")
     if reason:
         c2.warning(reason, icon=":material/warning:")
+    # (p, k, T) checked once, here: everything below takes ``tuned.dc`` and checks nothing again
     tuned = runs.PruneParams(view.run_id, float(p), int(k), int(T))
     st.session_state[_ui.PRUNE] = tuned.to_dict()
     if runs.saved_tuning(view) != tuned.to_dict():
         runs.save_tuning(view, tuned)
-    st.query_params.update({"p": f"{p:.2f}", "k": str(int(k)), "T": str(int(T))})
+    st.query_params.update(tuned.to_query())
     run_dir, token = str(view.path), runs.run_token(view.path)
     redact = st.session_state.get("tune_redact", True)  # the toggle drawn below (its value is in the state first)
     try:
-        ranked = _ui.rankings(run_dir, token, int(k)).get(int(T))
-        prev = runs.prune_preview(view, p, int(k), int(T), ranked=ranked,
+        ranked = _ui.rankings(run_dir, token, tuned.k)  # {T: ranking} at k, once per run and k (the Report's too)
+        prev = runs.prune_preview(view, params=tuned.dc, ranked=ranked,
                                   values=_ui.redacted_table(run_dir, token) if redact else None)
     except MemvizError as exc:
         _ui.error(exc)
@@ -122,5 +124,5 @@ if view is not None:
             cols = list(view.train.schema.columns)
             col = st.selectbox("Column", cols, key="shift_column")
             _ui.show(viz.column_shift_plot(view.train, removed, col), key="column_shift")
-        curve = _ui.early_curve(run_dir, token, float(p), int(k))
+        curve = runs.early_curve(view, ranked=ranked, params=tuned.dc)  # slices of the rankings: milliseconds
         _ui.show(viz.early_identification_plot(curve), key="early_id")

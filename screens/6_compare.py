@@ -38,7 +38,7 @@ with st.expander("Run a new comparison", expanded=not has_any, icon=":material/p
         epochs = c4.number_input("Training epochs per model (0 = CPU presets)", 0, 100_000, run_epochs, key="cmp_epochs",
                                  help="Every generator trains this long; the default is the warm-up's own epochs, so "
                                       "the baseline is the warm-up's model trained again.")
-        p = c5.number_input("DynamicCut p", 0.01, 0.5, dc.p, 0.01, key="cmp_p")
+        p = c5.number_input("DynamicCut p", *runs.P_RANGE[:2], dc.p, runs.P_RANGE[2], key="cmp_p")
         device = c6.selectbox("Device", list(devices), format_func=devices.get, key="cmp_device")
         eps_text = st.text_input("DP-SGD ε (comma separated: one arm each, with the method DP-SGD)", "3", key="cmp_eps",
                                  help="Private training of TabDDPM (DP-SGD, Opacus): smaller ε is more private. "

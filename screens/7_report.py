@@ -14,7 +14,9 @@ st.write("Everything to take away: a self-contained HTML report (opens offline, 
 
 view = _ui.current_view(stop_message=False)
 dc = runs.current_tuning(st.session_state.get(_ui.PRUNE), view)
-p, k, T = dc.p, dc.k, dc.T
+# the run's {T: ranking} at the tuned k, from the Tune & prune page's cache: neither the report's selection and
+# curve nor the pruned table rank the rows again
+ranked = _ui.rankings(str(view.path), runs.run_token(view.path), dc.k) if view is not None else None
 
 compares = jobs.list_jobs(_ui.root(), kind="compare")
 with_results = [o for o in compares["out"] if (Path(o) / "results.csv").exists()]
@@ -47,7 +49,7 @@ if view is None and cv is None:
 else:
     st.caption("The report opens with these sentences; each section names the run or comparison it draws on and "
                "the DynamicCut settings it used:")
-    for i, sec in enumerate(reports.sections(view, cv, p, k, T)):
+    for i, sec in enumerate(reports.sections(view, cv, params=dc.dc)):
         st.markdown(f"**{_ui.esc(sec.heading)}**")
         if sec.note:
             _ui.warning(sec.note)
@@ -57,7 +59,7 @@ else:
                "**Tune & prune**")
 
     def build() -> bytes:
-        return reports.report_html(view, cv, p=p, k=k, T=T, redacted=redacted).encode("utf-8")
+        return reports.report_html(view, cv, params=dc.dc, ranked=ranked, redacted=redacted).encode("utf-8")
 
     _ui.download(st, "Download the HTML report" + ("" if redacted else " (raw values)"), build,
                  file_name=reports.report_name(view, cv, redacted), mime="text/html",
@@ -66,7 +68,7 @@ else:
 st.subheader("Tables")
 if view is not None:
     try:
-        prev = runs.prune_preview(view, p, k, T)
+        prev = runs.prune_preview(view, params=dc.dc, ranked=ranked)
     except MemvizError as exc:
         _ui.error(exc)
     else:

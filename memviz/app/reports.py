@@ -13,24 +13,37 @@ import secrets
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+import pandas as pd
+
 from memviz.app import audits, glossary
 from memviz.app.comparisons import CompareView, run_floor, verdicts_differ
-from memviz.app.runs import RunView, load_run
+from memviz.app.runs import RunView, load_run, rankings
 from memviz.app.compare_card import compare_verdict, pick_model
 from memviz.dynamics.summaries import concentration, heavy_tail
 from memviz.errors import MemvizError
 from memviz.io import csv_bytes
 from memviz.leaks.rows import copies_of, most_copied
 from memviz.dynamics.dynamiccut import (
-    DEFAULT_K,
-    DEFAULT_P,
+    DEFAULTS,
+    DynamicCutParams,
+    Selection,
     dynamiccut_selection,
     early_identification_curve,
+    params_of,
 )
 from memviz.tables.data import read_frame
 from memviz.viz import report as vr
 from memviz.viz.card import Card, Line
 from memviz.viz.text import pct
+
+
+def _tuning(params: DynamicCutParams | None, p=None, k=None, T=None) -> DynamicCutParams:
+    """``params`` when given (checked when made), else (p, k, T) checked now, None for p or k meaning
+    DynamicCut's default (:data:`memviz.dynamics.dynamiccut.DEFAULTS`): the report's functions take
+    either, and read the defaults here only."""
+    if params is not None:
+        return params
+    return params_of(None, DEFAULTS.p if p is None else p, DEFAULTS.k if k is None else k, T)
 
 
 # ------------------------------------------------------------------ sections
@@ -54,10 +67,13 @@ def _when_to_stop(view: RunView):
     return vr.when_to_stop(view.per_check, checkpoints.kept(view.path) if view.path is not None else None)
 
 
-def run_section(view: RunView, p: float = DEFAULT_P, k: int = DEFAULT_K, T=None) -> Section:
-    """The run's section: its last check's audit, headed by the run, its check and the p/k/T tuned on it;
-    its card ends with the recommended check and why (issue 23: when to stop)."""
-    src = audits.run_source(view, p, k, T)
+def run_section(view: RunView, p: float | None = None, k: int | None = None, T=None, *,
+                params: DynamicCutParams | None = None) -> Section:
+    """The run's section: its last check's audit, headed by the run, its check and the p/k/T tuned on it
+    (``params``: checked when made; given, ``p``, ``k`` and ``T`` are not read); its card ends with the
+    recommended check and why (issue 23: when to stop)."""
+    params = _tuning(params, p, k, T)
+    src = audits.run_source(view, params.p, params.k, params.T)
     card = audits.run_card(view)
     card = replace(card, lines=(*card.lines, Line("When to stop", _when_to_stop(view)[1])))
     return Section(src, f"{src.label()} · DynamicCut {src.settings}", f"{src.label()}: {card.sentence}", card)
@@ -104,27 +120,53 @@ def compare_section(compare: CompareView, view: RunView | None = None) -> Sectio
     return Section(src, src.label(), f"{src.label()}: {opening}" if opening else "", card, note)
 
 
-def sections(view: RunView | None, compare: CompareView | None = None, p: float = DEFAULT_P,
-             k: int = DEFAULT_K, T=None) -> list[Section]:
-    """The report's sections, in order: the run's, then the comparison's (when it has finished cells)."""
+def sections(view: RunView | None, compare: CompareView | None = None, p: float | None = None,
+             k: int | None = None, T=None, *, params: DynamicCutParams | None = None) -> list[Section]:
+    """The report's sections, in order: the run's, then the comparison's (when it has finished cells).
+    ``params``: as :func:`run_section`."""
     out = []
     if view is not None:
-        out.append(run_section(view, p, k, T))
+        out.append(run_section(view, params=_tuning(params, p, k, T)))
     if compare is not None and len(compare.ok):
         out.append(compare_section(compare, view))
     return out
 
 
+# ------------------------------------------------------------------ DynamicCut on the run
+@dataclass(frozen=True, eq=False)
+class RunPruning:
+    """DynamicCut on a run at one (p, k, T), as the report shows it: the selection (its facts, its
+    class-balance figure) and the early-identification curve, read from one set of rankings."""
+
+    params: DynamicCutParams
+    selection: Selection
+    curve: pd.DataFrame
+
+
+def run_pruning(view: RunView, params: DynamicCutParams = DEFAULTS, ranked: dict | None = None) -> RunPruning:
+    """The selection and the early-identification curve of DynamicCut at ``params`` on the run, both
+    read from ``ranked`` ({T: ranking} at params.k: :func:`memviz.app.runs.rankings`, the one the Tune
+    & prune page keeps) when given; else the rankings are computed here, once for both."""
+    dyn = view.dynamics
+    ranked = ranked if ranked is not None else rankings(view, params.k)
+    sel = dynamiccut_selection(dyn, ranking=ranked.get(params.window(dyn)), params=params)
+    return RunPruning(params, sel, early_identification_curve(dyn, rankings=ranked, params=params))
+
+
 # ------------------------------------------------------------------ the run's facts
-def run_facts(view: RunView, p: float = DEFAULT_P, k: int = DEFAULT_K, T=None) -> list[tuple[str, str]]:
-    """What the run shows, as (label in words, value) pairs: no internal key, no p-value."""
+def run_facts(view: RunView, p: float | None = None, k: int | None = None, T=None, *,
+              pruning: RunPruning | None = None) -> list[tuple[str, str]]:
+    """What the run shows, as (label in words, value) pairs: no internal key, no p-value.
+    ``pruning``: :func:`run_pruning` when the caller has it (given, ``p``, ``k`` and ``T`` are not read)."""
+    pruning = pruning if pruning is not None else run_pruning(view, _tuning(None, p, k, T))
+    params = pruning.params
     dyn, pc = view.dynamics, view.per_check
     last = pc.iloc[-1]
     ht = heavy_tail(dyn)
     settings = view.settings()
     floor = view.result.floor
-    src = audits.run_source(view, p, k, T)
-    sel = dynamiccut_selection(dyn, p=p, k=k, T=T)
+    src = audits.run_source(view, params.p, params.k, params.T)
+    sel = pruning.selection
     facts = [("Run", view.run_id), ("Dataset", str(settings.get("dataset") or "–")),
              ("Status", src.label().removeprefix(f"Warm-up run {view.run_id}").strip(" ()") or view.status),
              ("Training rows", f"{dyn.n_rows:,}"),
@@ -145,12 +187,10 @@ def run_facts(view: RunView, p: float = DEFAULT_P, k: int = DEFAULT_K, T=None) -
     return facts
 
 
-def _run_figures(view: RunView, p, k, T, salt) -> list:
+def _run_figures(view: RunView, pruning: RunPruning, salt) -> list:
     """A run's figures in the report: the dynamics (:func:`memviz.viz.report.report_figures`), then the frontier."""
-    dyn = view.dynamics
-    return [*vr.report_figures(dyn, view.per_check, early_curve=early_identification_curve(dyn, p=p, k=k),
-                               train=view.train, removed=dynamiccut_selection(dyn, p=p, k=k, T=T).removed,
-                               redact_salt=salt), _when_to_stop(view)[0]]
+    return [*vr.report_figures(view.dynamics, view.per_check, early_curve=pruning.curve, train=view.train,
+                               removed=pruning.selection.removed, redact_salt=salt), _when_to_stop(view)[0]]
 
 
 def _compare_figures(compare: CompareView, salt) -> list:
@@ -161,11 +201,13 @@ def _compare_figures(compare: CompareView, salt) -> list:
         dcr=compare.dcr_for(model) if compare.dcr is not None and model else None)
 
 
-def figures(view: RunView | None, compare: CompareView | None = None, p: float = DEFAULT_P, k: int = DEFAULT_K,
-            T: int | None = None, *, redact_salt: str | None = None) -> list:
+def figures(view: RunView | None, compare: CompareView | None = None, p: float | None = None, k: int | None = None,
+            T: int | None = None, *, redact_salt: str | None = None, params: DynamicCutParams | None = None,
+            ranked: dict | None = None) -> list:
     """The figures of a run's and a comparison's report (:func:`memviz.viz.report.report_figures`);
-    ``redact_salt``: class values hashed (a redacted report)."""
-    out = _run_figures(view, p, k, T, redact_salt) if view is not None else []
+    ``redact_salt``: class values hashed (a redacted report); ``params``, ``ranked``: as :func:`report_html`."""
+    out = (_run_figures(view, run_pruning(view, _tuning(params, p, k, T), ranked), redact_salt)
+           if view is not None else [])
     if compare is not None and len(compare.ok):
         out += _compare_figures(compare, redact_salt)
     return out
@@ -191,7 +233,7 @@ def report_name(view: RunView | None, compare: CompareView | None, redacted: boo
 
 
 # ------------------------------------------------------------------ the document
-def _run_part(sec: Section, view: RunView, p, k, T, redacted: bool, salt, fig_salt, n_leaks: int) -> vr.Section:
+def _run_part(sec: Section, view: RunView, pruning: RunPruning, fig_salt, n_leaks: int) -> vr.Section:
     leaks = []
     if view.path is not None and n_leaks:
         for rid in most_copied(view.dynamics, n=n_leaks)["row_id"]:
@@ -199,11 +241,12 @@ def _run_part(sec: Section, view: RunView, p, k, T, redacted: bool, salt, fig_sa
                 leaks.append(copies_of(view.result, int(rid), limit=5, checks=view.result.checks, train=view.train))
             except MemvizError:
                 break
+    p, k, T = pruning.params.p, pruning.params.k, pruning.params.T
     s = dict(view.settings())
     s.update({"DynamicCut p (share of rows removed)": p, "DynamicCut k (largest checks averaged)": k,
               "DynamicCut T (last epoch scored)": T if T is not None else "default (half the checks)"})
-    return vr.Section(sec.heading, sec.sentence, sec.card, sec.note, facts=run_facts(view, p, k, T),
-                      figures=_run_figures(view, p, k, T, fig_salt), leaks=leaks, settings=s,
+    return vr.Section(sec.heading, sec.sentence, sec.card, sec.note, facts=run_facts(view, pruning=pruning),
+                      figures=_run_figures(view, pruning, fig_salt), leaks=leaks, settings=s,
                       settings_name=f"Warm-up run {view.run_id}")
 
 
@@ -219,23 +262,28 @@ def compare_part(sec: Section, compare: CompareView, fig_salt=None) -> vr.Sectio
                       settings_name=f"Comparison {compare.path.name}")
 
 
-def report_parts(view: RunView | None, compare: CompareView | None = None, *, p: float = DEFAULT_P,
-                 k: int = DEFAULT_K, T: int | None = None, redacted: bool = True, salt: str | None = None,
-                 n_leaks: int = 3) -> list[vr.Section]:
+def report_parts(view: RunView | None, compare: CompareView | None = None, *, p: float | None = None,
+                 k: int | None = None, T: int | None = None, redacted: bool = True, salt: str | None = None,
+                 n_leaks: int = 3, params: DynamicCutParams | None = None,
+                 ranked: dict | None = None) -> list[vr.Section]:
     """The report's sections as :class:`memviz.viz.report.Section` (for
     :func:`memviz.viz.report.build_report`): the run's (card, facts, figures, most-copied rows, the
     p/k/T tuned on it), then the comparison's (card, results, figures, the run it was ranked on and
-    the p/k/T it was started with), each under a heading naming its source."""
+    the p/k/T it was started with), each under a heading naming its source. ``params``, ``ranked``: as
+    :func:`report_html`."""
     fig_salt = salt if redacted else None
+    params = _tuning(params, p, k, T)
+    pruning = run_pruning(view, params, ranked) if view is not None else None   # the run's rankings read once
     out = []
-    for sec in sections(view, compare, p, k, T):
-        out.append(_run_part(sec, view, p, k, T, redacted, salt, fig_salt, n_leaks) if sec.source.kind == "run"
+    for sec in sections(view, compare, params=params):
+        out.append(_run_part(sec, view, pruning, fig_salt, n_leaks) if sec.source.kind == "run"
                    else compare_part(sec, compare, fig_salt))
     return out
 
 
-def report_html(view: RunView | None, compare: CompareView | None = None, *, p: float = DEFAULT_P,
-                k: int = DEFAULT_K, T: int | None = None, redacted: bool = True, n_leaks: int = 3) -> str:
+def report_html(view: RunView | None, compare: CompareView | None = None, *, p: float | None = None,
+                k: int | None = None, T: int | None = None, redacted: bool = True, n_leaks: int = 3,
+                params: DynamicCutParams | None = None, ranked: dict | None = None) -> str:
     """The self-contained HTML report of a run and a comparison, drawn by the one report builder
     (:func:`memviz.viz.report.build_report`: inline plotly, a CSP forbidding the network, every
     string escaped).
@@ -245,11 +293,16 @@ def report_html(view: RunView | None, compare: CompareView | None = None, *, p: 
     used (its card and facts or results, then its figures and most-copied rows); then the settings of
     each and the glossary. A redacted report draws its own key for the
     category hashes, so two reports' hashes cannot be matched.
+
+    ``params``: DynamicCut's (p, k, T), checked when made (given, ``p``, ``k`` and ``T`` are not read);
+    ``ranked``: the run's {T: ranking} at its k (:func:`memviz.app.runs.rankings`, kept by the Tune &
+    prune page): the report's selection and curve are read from it, nothing is ranked again.
     """
     if view is None and compare is None:
         raise MemvizError("nothing to report: open a warm-up run or a comparison first")
     salt = secrets.token_hex(16)
-    parts = report_parts(view, compare, p=p, k=k, T=T, redacted=redacted, salt=salt, n_leaks=n_leaks)
+    parts = report_parts(view, compare, redacted=redacted, salt=salt, n_leaks=n_leaks,
+                         params=_tuning(params, p, k, T), ranked=ranked)
     title = f"memviz report · {view.run_id}" if view is not None else f"memviz report · {compare.path.name}"
     return vr.build_report(title=title, redacted=redacted, sections=parts, salt=salt, glossary=glossary.entries(),
                            settings={"report": "redacted" if redacted else "raw values included"})

@@ -6,7 +6,7 @@ something new.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -19,8 +19,8 @@ from memviz.jobs.control import job_for, runs_root
 from memviz.leaks.columns import run_column_match_rates
 from memviz.leaks.rows import LeakView, copies_of, most_copied, style_matches
 from memviz.dynamics.dynamiccut import (
-    DEFAULT_K,
-    DEFAULT_P,
+    DEFAULTS,
+    DynamicCutParams,
     Ranking,
     Selection,
     dynamiccut_ranking,
@@ -109,17 +109,44 @@ def load_run(run_dir: str | Path) -> RunView:
     return RunView(Path(run_dir).name, Path(run_dir), store.manifest(), result, store.train())
 
 
+#: the pages' range of p (Tune & prune's slider, Compare's field): (lowest, highest, step)
+P_RANGE = (0.01, 0.50, 0.01)
+
+
+def ui_p(p: float) -> float:
+    """``p`` rounded to the pages' step and bounded to :data:`P_RANGE` (what their p widgets can show)."""
+    lo, hi, _ = P_RANGE
+    return min(hi, max(lo, round(float(p), 2)))
+
+
 @dataclass(frozen=True)
 class PruneParams:
-    """DynamicCut's (p, k, T) as tuned on the Tune & prune page for one run (T None: default)."""
+    """DynamicCut's (p, k, T) as tuned on the Tune & prune page for one run (T None: default).
+
+    Checked once, when made: ``dc`` is the :class:`memviz.dynamics.dynamiccut.DynamicCutParams` every
+    function below takes (nothing checks p, k or T again); a bad value is its one-line MemvizError.
+    """
 
     run_id: str | None = None
-    p: float = DEFAULT_P
-    k: int = DEFAULT_K
+    p: float = DEFAULTS.p
+    k: int = DEFAULTS.k
     T: int | None = None
+    dc: DynamicCutParams = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self):
+        dc = DEFAULTS if (self.p, self.k, self.T) == (DEFAULTS.p, DEFAULTS.k, DEFAULTS.T) \
+            else DynamicCutParams(self.p, self.k, self.T)
+        for name in ("p", "k", "T"):
+            object.__setattr__(self, name, getattr(dc, name))
+        object.__setattr__(self, "dc", dc)
 
     def to_dict(self) -> dict:
+        """The form kept in the session and with the run (``tuning.json``)."""
         return {"run": self.run_id, "p": self.p, "k": self.k, "T": self.T}
+
+    def to_query(self) -> dict:
+        """The form kept in the page's address (T set: the Tune page always has one)."""
+        return {"p": f"{self.p:.2f}", "k": str(int(self.k)), "T": str(int(self.T))}
 
 
 def default_T(view: "RunView") -> int:
@@ -219,16 +246,17 @@ def saved_tuning(view: "RunView") -> dict | None:
 def tuned_params(saved: dict | None, run_id: str | None) -> PruneParams:
     """The (p, k, T) tuned for ``run_id``, or the defaults when ``saved`` belongs to another run.
 
-    ``saved`` is what the Tune & prune page stored (:meth:`PruneParams.to_dict`); p, k and T
-    tuned on one run say nothing about another one's checks.
+    ``saved`` is what the Tune & prune page stored (:meth:`PruneParams.to_dict`, or the strings of
+    :meth:`PruneParams.to_query`); p, k and T tuned on one run say nothing about another one's checks.
+    The one place they are parsed.
     """
     if not saved or run_id is None or saved.get("run") != run_id:
         return PruneParams(run_id)
     T = saved.get("T")
     try:
-        return PruneParams(run_id, float(saved.get("p", DEFAULT_P)), int(saved.get("k", DEFAULT_K)),
+        return PruneParams(run_id, float(saved.get("p", DEFAULTS.p)), int(saved.get("k", DEFAULTS.k)),
                            None if T in (None, "") else int(T))
-    except (TypeError, ValueError):  # a hand-edited URL or file: the defaults
+    except (TypeError, ValueError, MemvizError):  # a hand-edited URL or file: the defaults
         return PruneParams(run_id)
 
 
@@ -281,29 +309,32 @@ def leak_view(view: RunView, row_id: int, limit: int = 20) -> LeakView:
     return copies_of(view.result, int(row_id), limit=limit, checks=view.result.checks, train=view.train)
 
 
-def ranking(view: RunView, k: int = DEFAULT_K, T=None) -> Ranking:
-    """The run's rows ranked by DynamicCut's score at (k, T): :func:`memviz.dynamics.dynamiccut.dynamiccut_ranking`
-    (a p move on Tune & prune is then a slice of it, not a rescoring)."""
-    return dynamiccut_ranking(view.dynamics, k, T)
+def ranking(view: RunView, params: DynamicCutParams = DEFAULTS) -> Ranking:
+    """The run's rows ranked by DynamicCut's score at (k, T) of ``params``:
+    :func:`memviz.dynamics.dynamiccut.dynamiccut_ranking` (a p move on Tune & prune is then a slice of it,
+    not a rescoring)."""
+    return dynamiccut_ranking(view.dynamics, params=params)
 
 
-def rankings(view: RunView, k: int = DEFAULT_K) -> dict:
+def rankings(view: RunView, k: int = DEFAULTS.k) -> dict:
     """{T: :class:`~memviz.dynamics.dynamiccut.Ranking`} at every check epoch of the run
     (:func:`memviz.dynamics.dynamiccut.dynamiccut_rankings`): what the early-identification
     curve needs for every p (computed once per run and k)."""
     return dynamiccut_rankings(view.dynamics, k)
 
 
-def early_curve(view: RunView, p: float = DEFAULT_P, k: int = DEFAULT_K, ranked: dict | None = None) -> pd.DataFrame:
+def early_curve(view: RunView, p: float = DEFAULTS.p, k: int = DEFAULTS.k, ranked: dict | None = None, *,
+                params: DynamicCutParams | None = None) -> pd.DataFrame:
     """Precision / recall / Jaccard of DynamicCut at every check epoch vs the final Top group:
     :func:`memviz.dynamics.dynamiccut.early_identification_curve` (its defaults: the raw score,
-    the final Top group), read from ``ranked`` (:func:`rankings` at this k) when given.
+    the final Top group), read from ``ranked`` (:func:`rankings` at this k) when given. ``params``: p
+    and k checked when made (given, ``p`` and ``k`` are not read).
 
     With S the rows removed at T and Top the final Top group, precision = |S ∩ Top| / |S|,
     recall = |S ∩ Top| / |Top|, jaccard = |S ∩ Top| / |S ∪ Top|; the random references are
     |Top| / N and |S| / N.
     """
-    return early_identification_curve(view.dynamics, p=p, k=k, rankings=ranked)
+    return early_identification_curve(view.dynamics, rankings=ranked, params=params or DynamicCutParams(p, k))
 
 
 def column_leaks(view: RunView, check: int | None = None):
@@ -328,17 +359,23 @@ class PrunePreview:
         return int(self.selection.n_remove)
 
 
-def prune_preview(view: RunView, p: float, k: int, T: int | None, ranked: Ranking | None = None,
-                  values: pd.DataFrame | None = None) -> PrunePreview:
+def prune_preview(view: RunView, p: float | None = None, k: int | None = None, T: int | None = None,
+                  ranked: Ranking | dict | None = None, values: pd.DataFrame | None = None, *,
+                  params: DynamicCutParams | None = None) -> PrunePreview:
     """The rows DynamicCut at (p, k, T) would remove, best-scored first, with their values.
 
-    ``ranked``: the :class:`~memviz.dynamics.dynamiccut.Ranking` at (k, T) when the caller keeps one (a p move then
-    rescores nothing); ``values``: the table the values are taken from (default the training
-    rows; e.g. :func:`redacted_table` for a redacted view), indexed by row_id.
+    ``params``: (p, k, T) checked when made (given, ``p``, ``k`` and ``T`` are not read; nothing is
+    checked again); ``ranked``: the :class:`~memviz.dynamics.dynamiccut.Ranking` at (k, T), or the
+    {T: Ranking} of :func:`rankings` at k, when the caller keeps them (a p move then rescores
+    nothing); ``values``: the table the values are taken from (default the training rows; e.g.
+    :func:`redacted_table` for a redacted view), indexed by row_id.
     """
     dyn = view.dynamics
-    ranked = ranked if ranked is not None else ranking(view, k, T)
-    sel = dynamiccut_selection(dyn, p, k, T, ranking=ranked)
+    params = params if params is not None else DynamicCutParams(p, k, T)
+    if isinstance(ranked, dict):
+        ranked = ranked.get(params.window(dyn))
+    ranked = ranked if ranked is not None else ranking(view, params)
+    sel = dynamiccut_selection(dyn, ranking=ranked, params=params)
     pos = ranked.order[:sel.n_remove]
     gone = pd.DataFrame({"rank": sel.ranks[pos], "row_id": dyn.row_ids[pos], "score": sel.scores[pos]})
     vals = (view.train.data if values is None else values).loc[gone["row_id"].to_numpy(dtype=np.int64)]

@@ -30,7 +30,7 @@ _UNFINISHED = {"running": "is still training", "interrupted": "was interrupted (
 def run(args) -> None:
     from memviz.errors import RunError
     from memviz.io import export_csv
-    from memviz.dynamics.dynamiccut import dynamiccut_selection
+    from memviz.dynamics.dynamiccut import DynamicCutParams, dynamiccut_selection
     from memviz.warmup.run import load_warmup
     from memviz.warmup.store import RunStore
 
@@ -43,7 +43,7 @@ def run(args) -> None:
         raise RunError(f"{args.run_dir}: the run {_UNFINISHED.get(res.status, res.status)} with checks up to epoch "
                        f"{done} of {res.config.epochs}; its ranking would be partial (wait for it, resume it with "
                        "memviz warmup --resume, or pass --partial)")
-    sel = dynamiccut_selection(res.dynamics, p=args.p, k=args.k, T=args.T)
+    sel = dynamiccut_selection(res.dynamics, params=DynamicCutParams(args.p, args.k, args.T))  # checked once
     train = RunStore(args.run_dir).train()
     pruned = train.drop(sel.removed)
     export_csv(Path(args.out), pruned.to_frame(row_id=args.keep_row_id), raw=args.raw_csv)   # the key kept

@@ -85,7 +85,7 @@ from memviz.io import (
     read_json,
     settings_key,
 )
-from memviz.dynamics.dynamiccut import prune_budget
+from memviz.dynamics.dynamiccut import DynamicCutParams
 from memviz.tables.data import Table, fingerprint
 from memviz.warmup.run import WarmupConfig, ensure_warmup, load_warmup
 from memviz.warmup.store import RunStore, versions
@@ -120,8 +120,10 @@ def run_grid(train: Table, test: Table | None, config: CompareConfig, out_dir: s
     """
     t_start = time.perf_counter()
     cfg = config.validated()
+    dc = None
     if cfg.needs_ranking or "random" in cfg.methods:
-        prune_budget(cfg.p, len(train))  # a p removing every row fails now, not after a warm-up
+        dc = DynamicCutParams(cfg.p, cfg.k, cfg.T)  # checked once: below, nothing checks p, k or T again
+        dc.budget(len(train))  # a p removing every row fails now, not after a warm-up
     scores = tuple(dict.fromkeys(SELECTION_SCORE[m] for m in cfg.methods if m in NEEDS_SELECTION)) or ("raw",)
     if NEEDS_FLOOR & set(cfg.methods):
         if cfg.run_dir is not None:
@@ -137,15 +139,15 @@ def run_grid(train: Table, test: Table | None, config: CompareConfig, out_dir: s
     out.mkdir(parents=True, exist_ok=True)
     writer = RunStore(out).acquire()  # one writer per folder (the run store's lock): RunError for a second
     try:
-        return _run_grid(train, test, cfg, out, threads, scores, progress, t_start, cell_progress)
+        return _run_grid(train, test, cfg, out, threads, scores, progress, t_start, cell_progress, dc)
     finally:
         writer.release()
 
 
 def _run_grid(train: Table, test: Table | None, cfg: CompareConfig, out: Path, threads, scores,
               progress: Progress | None, t_start: float,
-              cell_progress: Progress | None = None) -> pd.DataFrame:
-    """:func:`run_grid` once it holds the folder's writer lock."""
+              cell_progress: Progress | None = None, dc: DynamicCutParams | None = None) -> pd.DataFrame:
+    """:func:`run_grid` once it holds the folder's writer lock; ``dc``: DynamicCut's (p, k, T) as checked there."""
     selections, sel_info, stop = {}, {}, {}
     if cfg.needs_ranking:
         run_dir = cfg.run_dir
@@ -174,7 +176,7 @@ def _run_grid(train: Table, test: Table | None, cfg: CompareConfig, out: Path, t
               "pruned_reference": cfg.pruned_reference}
     sel_fp = {score: settings_key(np.sort(ids).tolist()) for score, ids in selections.items()}
     raw_ids = selections.get("raw", next(iter(selections.values()), None))
-    n_random = random_count(train, raw_ids, cfg.p) if "random" in cfg.methods else None
+    n_random = random_count(train, raw_ids, dc) if "random" in cfg.methods else None
 
     def key(method, model, seed):
         d = {**shared, "method": method, "model": model, "seed": seed, "params": cfg.model_params.get(model, {})}
@@ -201,7 +203,7 @@ def _run_grid(train: Table, test: Table | None, cfg: CompareConfig, out: Path, t
              if runs(me, mo)]
     skipped = [f"{me} x {mo}" for mo in cfg.models for me in cfg.methods if not runs(me, mo)]
     removed_by = {(me, s): removed_rows(me, train, selection=selections.get(SELECTION_SCORE.get(me, "raw"), raw_ids),
-                                        seed=s, p=cfg.p)
+                                        seed=s, p=dc)
                   for me in cfg.methods if me in PRUNES for s in cfg.seeds}
     _write_selections(out, train, sels, removed_by)
     manifest = {"format": FORMAT, "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),

@@ -62,7 +62,7 @@ from memviz.mitigate.augment import (
     tabcutmix,
     tabcutmixplus,
 )
-from memviz.dynamics.dynamiccut import DEFAULT_P, prune_budget
+from memviz.dynamics.dynamiccut import DEFAULT_P, DynamicCutParams, prune_budget
 from memviz.tables.data import ROW_ID, Table
 
 #: method name -> display label: the one list of mitigation methods, in display order
@@ -151,8 +151,9 @@ def removed_ids(selection) -> np.ndarray | None:
     return np.asarray(ids, dtype=np.int64).ravel()
 
 
-def random_count(train: Table, selection=None, p: float = DEFAULT_P) -> int:
-    """Rows dropped by ``random``: as many as the selection, else DynamicCut's budget ``ceil(p · N)``."""
+def random_count(train: Table, selection=None, p: float | DynamicCutParams = DEFAULT_P) -> int:
+    """Rows dropped by ``random``: as many as the selection, else DynamicCut's budget ``ceil(p · N)``
+    (``p``: a share, or a :class:`~memviz.dynamics.dynamiccut.DynamicCutParams`, not checked again)."""
     ids = removed_ids(selection)
     return int(len(ids)) if ids is not None else prune_budget(p, len(train))
 
@@ -217,9 +218,10 @@ def early_stop_epochs(full_epochs: int, stop_epoch: int, warmup_epochs: int) -> 
     return max(1, int(round(int(full_epochs) * int(stop_epoch) / int(warmup_epochs))))
 
 
-def removed_rows(name: str, train: Table, *, selection=None, seed=0, p: float = DEFAULT_P) -> np.ndarray:
+def removed_rows(name: str, train: Table, *, selection=None, seed=0,
+                 p: float | DynamicCutParams = DEFAULT_P) -> np.ndarray:
     """The sorted row_ids :func:`apply_method` removes for ``name`` with these arguments
-    (empty for a method that removes none), without building the table."""
+    (empty for a method that removes none), without building the table; ``p`` as :func:`random_count`."""
     (name,) = check_methods([name])
     ids = removed_ids(selection)
     if name == "random":

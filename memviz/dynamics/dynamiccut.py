@@ -31,10 +31,104 @@ import pandas as pd
 from memviz.dynamics.rows import RowDynamics, ceil_share, top_mask
 from memviz.errors import MemvizError
 
-DEFAULT_P = 0.10
-DEFAULT_K = 3
 SCORES = ("raw", "excess")
 TARGETS = ("final", "after")
+
+
+def _check_p(p) -> float:
+    if isinstance(p, bool) or not isinstance(p, (int, float, np.integer, np.floating)) or not 0.0 < p < 1.0:
+        raise MemvizError(f"p must be strictly between 0 and 1, got {p!r}")
+    return float(p)
+
+
+def check_k(k) -> int:
+    """``k`` as an int, or a one-line MemvizError (not an integer >= 1)."""
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise MemvizError(f"k must be an integer >= 1, got {k!r}")
+    return int(k)
+
+
+def _check_T(T):
+    """``T`` unchanged (None: the default window), or a one-line MemvizError (not a number)."""
+    if T is None:
+        return None
+    if isinstance(T, bool) or not isinstance(T, (int, float, np.integer, np.floating)) or math.isnan(T):
+        raise MemvizError(f"T must be a number of epochs, got {T!r}")
+    return T
+
+
+@dataclass(frozen=True)
+class DynamicCutParams:
+    """DynamicCut's parameters (p, k, T), validated once, when made: the one place they are defaulted,
+    checked and carried (every other module takes one of these, or reads its defaults).
+
+    Attributes
+    ----------
+    p : float, default 0.10
+        Share of training rows removed, strictly between 0 and 1 (``n_remove = ceil(p * N)``).
+    k : int, default 3
+        Number of largest per-check Mem-AUC values averaged, >= 1.
+    T : number, optional
+        Last epoch of the scoring window; None: :func:`default_T` (the first half of the checks).
+
+    Raises
+    ------
+    MemvizError
+        One line naming the first bad value (p, then k, then T).
+    """
+
+    p: float = 0.10
+    k: int = 3
+    T: float | None = None
+
+    def __post_init__(self):
+        object.__setattr__(self, "p", _check_p(self.p))
+        object.__setattr__(self, "k", check_k(self.k))
+        object.__setattr__(self, "T", _check_T(self.T))
+
+    @classmethod
+    def _checked(cls, p: float, k: int, T) -> "DynamicCutParams":
+        """Made from values already checked (nothing is checked again)."""
+        new = object.__new__(cls)
+        for name, value in (("p", p), ("k", k), ("T", T)):
+            object.__setattr__(new, name, value)
+        return new
+
+    def at(self, T) -> "DynamicCutParams":
+        """The same p and k at the window T (only T is checked: p and k were when these were made)."""
+        return DynamicCutParams._checked(self.p, self.k, _check_T(T))
+
+    def window(self, dyn: RowDynamics) -> float:
+        """The scoring window's last epoch on ``dyn``: T, or :func:`default_T` when None; a one-line
+        MemvizError when no check has epoch <= T."""
+        if self.T is None:
+            return default_T(dyn)
+        if self.T < dyn.epochs[0]:
+            raise MemvizError(f"no check has epoch <= T={self.T}: the first check is at epoch {int(dyn.epochs[0])}")
+        return self.T
+
+    def budget(self, n_rows: int) -> int:
+        """n_remove = ceil(p * N) (at least 1); a one-line MemvizError when it would remove every row."""
+        n_remove = max(1, ceil_share(self.p, n_rows))
+        if n_remove >= n_rows:
+            raise MemvizError(f"p={self.p} would remove all {n_rows} training rows; choose a smaller p")
+        return n_remove
+
+
+#: the defaults, defined once (:class:`DynamicCutParams`)
+DEFAULTS = DynamicCutParams()
+DEFAULT_P = DEFAULTS.p
+DEFAULT_K = DEFAULTS.k
+
+
+def params_of(params: DynamicCutParams | None = None, p=DEFAULT_P, k=DEFAULT_K, T=None) -> DynamicCutParams:
+    """``params`` when given (checked when it was made: nothing is checked again), else (p, k, T) checked now."""
+    return params if params is not None else DynamicCutParams(p, k, T)
+
+
+def _k_T(params: DynamicCutParams | None, k, T=None) -> DynamicCutParams:
+    """``params``, else (k, T) checked now, for what uses no p (a ranking)."""
+    return params if params is not None else DynamicCutParams._checked(DEFAULT_P, check_k(k), _check_T(T))
 
 
 def default_T(dyn: RowDynamics) -> int:
@@ -45,33 +139,14 @@ def default_T(dyn: RowDynamics) -> int:
 def resolve_T(dyn: RowDynamics, T) -> float:
     """The scoring window's last epoch: ``T`` checked (a number, at least the first check's
     epoch), or :func:`default_T` when None. Raises MemvizError with one line otherwise."""
-    if T is None:
-        return default_T(dyn)
-    if isinstance(T, bool) or not isinstance(T, (int, float, np.integer, np.floating)) or math.isnan(T):
-        raise MemvizError(f"T must be a number of epochs, got {T!r}")
-    if T < dyn.epochs[0]:
-        raise MemvizError(f"no check has epoch <= T={T}: the first check is at epoch {int(dyn.epochs[0])}")
-    return T
+    return DEFAULTS.at(T).window(dyn)
 
 
-def check_k(k) -> int:
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise MemvizError(f"k must be an integer >= 1, got {k!r}")
-    return int(k)
-
-
-def _check_p(p) -> float:
-    if isinstance(p, bool) or not isinstance(p, (int, float, np.integer, np.floating)) or not 0.0 < p < 1.0:
-        raise MemvizError(f"p must be strictly between 0 and 1, got {p!r}")
-    return float(p)
-
-
-def prune_budget(p: float, n_rows: int) -> int:
-    """n_remove = ceil(p * N) (at least 1); raises when it would remove every row."""
-    n_remove = max(1, ceil_share(_check_p(p), n_rows))
-    if n_remove >= n_rows:
-        raise MemvizError(f"p={p} would remove all {n_rows} training rows; choose a smaller p")
-    return n_remove
+def prune_budget(p, n_rows: int) -> int:
+    """n_remove = ceil(p * N) (at least 1); raises when it would remove every row. ``p``: a share, or a
+    :class:`DynamicCutParams` (not checked again)."""
+    params = p if isinstance(p, DynamicCutParams) else DynamicCutParams(p)
+    return params.budget(n_rows)
 
 
 def _check_score(score: str) -> str:
@@ -93,7 +168,7 @@ def _check_rate(dyn: RowDynamics, rate) -> np.ndarray:
 
 
 def score_rows(dyn: RowDynamics, k: int = DEFAULT_K, T=None, score: str = "raw",
-               expected_auc_rate=None) -> np.ndarray:
+               expected_auc_rate=None, *, params: DynamicCutParams | None = None) -> np.ndarray:
     """DynamicCut scores, aligned with ``dyn.row_ids``.
 
     Parameters
@@ -111,6 +186,8 @@ def score_rows(dyn: RowDynamics, k: int = DEFAULT_K, T=None, score: str = "raw",
     expected_auc_rate : array of float, (N,), optional
         rate_i, aligned with ``dyn.row_ids``: the expected per-row Mem-AUC per generated
         row under the null. Required for "excess"; ignored for "raw".
+    params : DynamicCutParams, optional
+        k and T already checked (given, ``k`` and ``T`` are not read).
 
     Returns
     -------
@@ -123,8 +200,12 @@ def score_rows(dyn: RowDynamics, k: int = DEFAULT_K, T=None, score: str = "raw",
         k < 1, T not a number, no check with epoch <= T (the message names T and the
         first check's epoch), an unknown score, or a missing / misshapen / negative rate.
     """
-    k = check_k(k)
-    T = resolve_T(dyn, T)
+    params = _k_T(params, k, T)
+    return _scores(dyn, params.k, params.window(dyn), score, expected_auc_rate)
+
+
+def _scores(dyn: RowDynamics, k: int, T, score: str, expected_auc_rate) -> np.ndarray:
+    """:func:`score_rows` at a checked k and a resolved window T."""
     rate = _check_rate(dyn, expected_auc_rate) if _check_score(score) == "excess" else None
     window = dyn.epochs <= T  # (C,)
     m = int(window.sum())
@@ -231,37 +312,42 @@ class Ranking:
     n_checks_used: int
     score: str = "raw"
 
-    def selection(self, p: float = DEFAULT_P) -> Selection:
-        """The top ``n_remove = ceil(p * N)`` rows of the ranking (see :func:`dynamiccut_selection`)."""
-        n_remove = prune_budget(p, len(self.row_ids))
+    def selection(self, p=DEFAULT_P) -> Selection:
+        """The top ``n_remove = ceil(p * N)`` rows of the ranking (see :func:`dynamiccut_selection`).
+        ``p``: a share, or the :class:`DynamicCutParams` whose p it takes (not checked again)."""
+        params = p if isinstance(p, DynamicCutParams) else DynamicCutParams(p)
+        n_remove = params.budget(len(self.row_ids))
         return Selection(removed=self.row_ids[self.order[:n_remove]], row_ids=self.row_ids, scores=self.scores,
-                         ranks=self.ranks, p=float(p), k=self.k, T=self.T, n_remove=n_remove,
+                         ranks=self.ranks, p=params.p, k=self.k, T=self.T, n_remove=n_remove,
                          n_checks_used=self.n_checks_used, score=self.score)
 
 
 def dynamiccut_ranking(dyn: RowDynamics, k: int = DEFAULT_K, T=None, score: str = "raw",
-                       expected_auc_rate=None) -> Ranking:
+                       expected_auc_rate=None, *, params: DynamicCutParams | None = None) -> Ranking:
     """Rank rows by :func:`score_rows` (descending score, ties to the lowest row_id).
+    ``params``: k and T already checked (given, ``k`` and ``T`` are not read).
 
     Raises
     ------
     MemvizError
         As :func:`score_rows`.
     """
-    T = resolve_T(dyn, T)
-    scores = score_rows(dyn, k, T, score, expected_auc_rate)
+    params = _k_T(params, k, T)
+    T = params.window(dyn)
+    scores = _scores(dyn, params.k, T, score, expected_auc_rate)
     order = rank_rows(scores, dyn.row_ids)  # (N,) positions
     ranks = np.empty(dyn.n_rows, dtype=np.int64)
     ranks[order] = np.arange(1, dyn.n_rows + 1)
-    return Ranking(row_ids=dyn.row_ids, scores=scores, order=order, ranks=ranks, k=check_k(k), T=T,
+    return Ranking(row_ids=dyn.row_ids, scores=scores, order=order, ranks=ranks, k=params.k, T=T,
                    n_checks_used=int((dyn.epochs <= T).sum()), score=score)
 
 
-def _ranking_for(dyn: RowDynamics, k, T, score, expected_auc_rate, ranking: Ranking | None) -> Ranking:
+def _ranking_for(dyn: RowDynamics, params: DynamicCutParams, score, expected_auc_rate,
+                 ranking: Ranking | None) -> Ranking:
     """``ranking`` when it was made at (k, T, score) on these rows; a fresh one when None."""
     if ranking is None:
-        return dynamiccut_ranking(dyn, k, T, score, expected_auc_rate)
-    want = (check_k(k), resolve_T(dyn, T), _check_score(score))
+        return dynamiccut_ranking(dyn, score=score, expected_auc_rate=expected_auc_rate, params=params)
+    want = (params.k, params.window(dyn), _check_score(score))
     if (ranking.k, ranking.T, ranking.score) != want or len(ranking.row_ids) != dyn.n_rows:
         raise MemvizError(f"the ranking given was made at k={ranking.k}, T={ranking.T}, score={ranking.score!r} "
                           f"on {len(ranking.row_ids)} rows, not at k={want[0]}, T={want[1]}, score={want[2]!r} "
@@ -270,13 +356,16 @@ def _ranking_for(dyn: RowDynamics, k, T, score, expected_auc_rate, ranking: Rank
 
 
 def dynamiccut_selection(dyn: RowDynamics, p: float = DEFAULT_P, k: int = DEFAULT_K, T=None,
-                         score: str = "raw", expected_auc_rate=None, ranking: Ranking | None = None) -> Selection:
+                         score: str = "raw", expected_auc_rate=None, ranking: Ranking | None = None, *,
+                         params: DynamicCutParams | None = None) -> Selection:
     """Rank rows by :func:`score_rows` and remove the top ``n_remove = ceil(p * N)``.
 
     Ranking: descending score, ties broken by the lowest row_id, so the result does not
     depend on the order of the checks table or of the training row_ids. ``score`` and
     ``expected_auc_rate`` are passed to :func:`score_rows`. ``ranking``: a
     :func:`dynamiccut_ranking` at (k, T, score) kept by the caller (nothing is rescored).
+    ``params``: (p, k, T) checked when made (given, ``p``, ``k`` and ``T`` are not read; nothing is
+    checked again).
 
     Raises
     ------
@@ -284,8 +373,9 @@ def dynamiccut_selection(dyn: RowDynamics, p: float = DEFAULT_P, k: int = DEFAUL
         p outside (0, 1) or removing every row, bad k, no check with epoch <= T, an
         unknown score, a bad rate, or a ``ranking`` made at another (k, T, score).
     """
-    prune_budget(p, dyn.n_rows)
-    return _ranking_for(dyn, k, T, score, expected_auc_rate, ranking).selection(p)
+    params = params_of(params, p, k, T)
+    params.budget(dyn.n_rows)
+    return _ranking_for(dyn, params, score, expected_auc_rate, ranking).selection(params)
 
 
 @dataclass(frozen=True)
@@ -337,7 +427,8 @@ def target_top(dyn: RowDynamics, T, target: str = "final") -> np.ndarray:
 
 def early_identification(dyn: RowDynamics, p: float = DEFAULT_P, k: int = DEFAULT_K, T=None,
                          score: str = "raw", expected_auc_rate=None, target: str = "final",
-                         ranking: Ranking | None = None) -> EarlyIdentification:
+                         ranking: Ranking | None = None, *,
+                         params: DynamicCutParams | None = None) -> EarlyIdentification:
     """Precision, recall and Jaccard overlap of the DynamicCut selection at (p, k, T) vs a Top group.
 
     The default (``target="final"``, ``score="raw"``) is the paper's measure. It is
@@ -346,9 +437,10 @@ def early_identification(dyn: RowDynamics, p: float = DEFAULT_P, k: int = DEFAUL
     the precision is high even when rows have no dynamics of their own (a row with a
     fixed copy propensity). ``target="after"`` scores against a Top group built only from
     the checks after T; compare either against :mod:`memviz.dynamics.nullmodel` before reading it
-    as evidence of dynamics. ``ranking``: as in :func:`dynamiccut_selection`.
+    as evidence of dynamics. ``ranking`` and ``params``: as in :func:`dynamiccut_selection`.
     """
-    sel = dynamiccut_selection(dyn, p, k, T, score, expected_auc_rate, ranking=ranking)
+    sel = dynamiccut_selection(dyn, score=score, expected_auc_rate=expected_auc_rate, ranking=ranking,
+                               params=params_of(params, p, k, T))
     chosen, top = sel.removed_mask, target_top(dyn, sel.T, target)
     inter, union = int((chosen & top).sum()), int((chosen | top).sum())
     n_top, n = int(top.sum()), dyn.n_rows
@@ -364,11 +456,12 @@ def early_identification(dyn: RowDynamics, p: float = DEFAULT_P, k: int = DEFAUL
 
 def early_identification_curve(dyn: RowDynamics, p: float = DEFAULT_P, k: int = DEFAULT_K, Ts=None,
                                score: str = "raw", expected_auc_rate=None, target: str = "final",
-                               rankings: dict | None = None) -> pd.DataFrame:
+                               rankings: dict | None = None, *, params: DynamicCutParams | None = None) -> pd.DataFrame:
     """:func:`early_identification` for every T in ``Ts`` (default: each distinct check epoch).
 
     ``rankings``: {T: :func:`dynamiccut_ranking` at (k, T, score)} kept by the caller
-    (:func:`dynamiccut_rankings`); a T without one is scored afresh.
+    (:func:`dynamiccut_rankings`); a T without one is scored afresh. ``params``: p and k checked when
+    made (given, ``p`` and ``k`` are not read; its T is not used): p and k are checked once for all the Ts.
 
     Columns: the fields of :class:`EarlyIdentification` (T, p, k, n_checks_used,
     n_selected, n_top, precision, recall, jaccard, random_precision, random_recall, score,
@@ -376,12 +469,17 @@ def early_identification_curve(dyn: RowDynamics, p: float = DEFAULT_P, k: int = 
     """
     Ts = np.unique(dyn.epochs) if Ts is None else Ts
     Ts = [T.item() if isinstance(T, np.generic) else T for T in Ts]
-    rows = [early_identification(dyn, p, k, T, score, expected_auc_rate, target,
-                                 ranking=(rankings or {}).get(T)) for T in Ts]
+    params = params_of(params, p, k)
+    rows = [early_identification(dyn, score=score, expected_auc_rate=expected_auc_rate, target=target,
+                                 ranking=(rankings or {}).get(T), params=params.at(T)) for T in Ts]
     return pd.DataFrame([asdict(r) for r in rows], columns=[f.name for f in fields(EarlyIdentification)])
 
 
-def dynamiccut_rankings(dyn: RowDynamics, k: int = DEFAULT_K, score: str = "raw", expected_auc_rate=None) -> dict:
+def dynamiccut_rankings(dyn: RowDynamics, k: int = DEFAULT_K, score: str = "raw", expected_auc_rate=None, *,
+                        params: DynamicCutParams | None = None) -> dict:
     """{T: :func:`dynamiccut_ranking` at (k, T)} for each distinct check epoch T: what
-    :func:`early_identification_curve` needs for every p, computed once."""
-    return {T.item(): dynamiccut_ranking(dyn, k, T.item(), score, expected_auc_rate) for T in np.unique(dyn.epochs)}
+    :func:`early_identification_curve` needs for every p, computed once. ``params``: k checked when
+    made (given, ``k`` is not read)."""
+    params = _k_T(params, k)
+    return {T.item(): dynamiccut_ranking(dyn, score=score, expected_auc_rate=expected_auc_rate,
+                                         params=params.at(T.item())) for T in np.unique(dyn.epochs)}

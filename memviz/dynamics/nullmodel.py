@@ -68,7 +68,7 @@ from memviz.dynamics.rows import (
 from memviz.dynamics.summaries import early_check_count
 from memviz.errors import MemvizError
 from memviz.dynamics.splithalf import Statistic, dynamics_statistics
-from memviz.dynamics.dynamiccut import DEFAULT_K, DEFAULT_P, resolve_T
+from memviz.dynamics.dynamiccut import DEFAULT_K, DEFAULT_P, DynamicCutParams
 
 VALUE_BINS = 10
 DEFAULT_REPLICATES = 100
@@ -218,14 +218,16 @@ def compare_to_null(checks: pd.DataFrame, train_row_ids, replicates: int = DEFAU
     """
     if isinstance(replicates, bool) or not isinstance(replicates, (int, np.integer)) or replicates < 40:
         raise MemvizError(f"replicates must be an integer >= 40 (so the null can reject at 2.5 %), got {replicates!r}")
+    params = DynamicCutParams(p, k, T)  # checked once for the run and every replicate
     model = fit_null(checks, train_row_ids, top_frac)
     obs_dyn = model.observed()
-    observed = dynamics_statistics(obs_dyn, p, k, T, early_checks)
+    observed = dynamics_statistics(obs_dyn, early_checks=early_checks, params=params)
     rng = np.random.default_rng(seed)
-    null = [dynamics_statistics(model.simulate(rng), p, k, T, early_checks) for _ in range(int(replicates))]
+    null = [dynamics_statistics(model.simulate(rng), early_checks=early_checks, params=params)
+            for _ in range(int(replicates))]
     findings = tuple(_finding(obs, [rep[j] for rep in null]) for j, obs in enumerate(observed))
     effects = {obs.name: np.array([rep[j].effect for rep in null]) for j, obs in enumerate(observed)}
     return NullComparison(findings=findings, n_replicates=int(replicates), seed=int(seed),
-                          p=float(p), k=int(k), T=resolve_T(obs_dyn, T),
+                          p=params.p, k=params.k, T=params.window(obs_dyn),
                           early_checks=early_check_count(obs_dyn, early_checks),
                           null_effects=effects)

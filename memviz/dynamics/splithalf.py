@@ -49,8 +49,9 @@ from memviz.errors import MemvizError
 from memviz.dynamics.dynamiccut import (
     DEFAULT_K,
     DEFAULT_P,
+    DynamicCutParams,
     dynamiccut_selection,
-    resolve_T,
+    params_of,
     target_top,
 )
 
@@ -164,7 +165,8 @@ def _precision_stat(name, label, circular, chosen, top) -> Statistic:
 
 
 def dynamics_statistics(dyn: RowDynamics, p: float = DEFAULT_P, k: int = DEFAULT_K, T=None,
-                        early_checks: int | None = None) -> tuple[Statistic, ...]:
+                        early_checks: int | None = None, *,
+                        params: DynamicCutParams | None = None) -> tuple[Statistic, ...]:
     """The paper's four Top vs Non-Top statistics and their four non-circular versions.
 
     Parameters
@@ -176,6 +178,8 @@ def dynamics_statistics(dyn: RowDynamics, p: float = DEFAULT_P, k: int = DEFAULT
     early_checks : int, optional
         q, the leading checks of the early Mem-AUC (default ceil(C / 4), as
         :func:`memviz.dynamics.summaries.summarize`).
+    params : DynamicCutParams, optional
+        (p, k, T) checked when made (given, ``p``, ``k`` and ``T`` are not read).
 
     Returns
     -------
@@ -199,11 +203,12 @@ def dynamics_statistics(dyn: RowDynamics, p: float = DEFAULT_P, k: int = DEFAULT
     """
     _, m = split_halves(dyn.n_checks)
     q = early_check_count(dyn, early_checks)
-    T = resolve_T(dyn, T)
+    params = params_of(params, p, k, T)
+    T = params.window(dyn)
     top, early = dyn.top, dyn.auc[:, :q].mean(axis=1)  # (N,), (N,)
     top_g = split_top(dyn)  # (N,)
     m_early = m[m < q]
-    chosen = dynamiccut_selection(dyn, p, k, T).removed_mask  # (N,)
+    chosen = dynamiccut_selection(dyn, params=params).removed_mask  # (N,)
     return (
         _group_stat("first_epoch", "median first-memorization epoch (Top by all checks)", True, "lower",
                     dyn.first_epoch, top, np.median),
