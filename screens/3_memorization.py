@@ -20,10 +20,6 @@ PAGE_WORDS = ("Memorized", "Copy", "Floor", "Excess", "95 % interval", "Holds", 
               "q-value", "Top group")
 
 
-def ci_pct(low, high) -> str:
-    return f"95 %: {low:.1%} – {high:.1%}"
-
-
 st.title("Memorization")
 view = _ui.current_view()
 if view is not None:

@@ -277,7 +277,7 @@ def run_labels(runs) -> dict:
     while a run progresses (status, check count) would not match any option on the next
     rerun: Streamlit then hands back the stale label itself as the value, which used to
     drop the current run on a page switch right after a warm-up finished. Labels hold
-    only what never changes (:func:`memviz.dashboard.runs_table`: run id, dataset); the
+    only what never changes (:func:`memviz.app.runs.runs_table`: run id, dataset); the
     status is shown beside the picker. The memo keeps the label of a run first shown
     before its manifest existed (its folder name) until the session ends.
     """

@@ -141,3 +141,48 @@ def test_benchmarks_readme_has_a_row_per_script():
 
 def test_the_readme_is_short():
     assert len(_text(README).splitlines()) <= 150
+
+
+#: ``memviz.X.Y`` names that are not Python objects: file-format names (``"memviz.audit/2"``) end in ``/``
+DOTTED = re.compile(r"\bmemviz(?:\.[A-Za-z_]\w*)+(?!\w)(?!\.\w)(?!/)")
+NOT_OBJECTS = {"memviz.__main__", "memviz.nothing", "memviz.x"}      # the CLI's entry, tests' made-up names
+
+
+def _resolves(dotted: str) -> bool:
+    """An importable module, then attributes of it; a dataclass's field or an annotated attribute counts."""
+    import dataclasses
+    import importlib
+
+    parts = dotted.split(".")
+    for i in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:i]))
+        except ImportError:
+            continue
+        for name in parts[i:]:
+            fields = ({f.name for f in dataclasses.fields(obj)} if dataclasses.is_dataclass(obj) else set())
+            if hasattr(obj, name):
+                obj = getattr(obj, name)
+            elif name in fields or name in getattr(obj, "__annotations__", {}):
+                return True                                     # an instance's field: nothing below to follow
+            else:
+                return False
+        return True
+    return False
+
+
+def test_every_dotted_memviz_name_in_the_docs_and_docstrings_exists():
+    """Issue 37 item 4, stale references: modules moved (memviz.measure.membership -> memviz.evidence...,
+    memviz.dashboard -> memviz.app, memviz.viz.style -> memviz.viz.text) and names were removed while the docs
+    and docstrings kept pointing at them. Every ``memviz.a.b`` in README, docs/, benchmarks/, screens/, app.py
+    and the package's own source must import (a module, then its attributes)."""
+    files = [README, ROOT / "app.py", *ROOT.glob("docs/**/*.md"), *ROOT.glob("benchmarks/*.py"),
+             *ROOT.glob("screens/*.py"), *ROOT.glob("memviz/**/*.py")]
+    names = {}
+    for f in files:
+        if "runs" in f.relative_to(ROOT).parts:
+            continue
+        for m in DOTTED.findall(f.read_text(encoding="utf-8")):
+            names.setdefault(m, f.relative_to(ROOT).as_posix())
+    stale = {n: f for n, f in sorted(names.items()) if n not in NOT_OBJECTS and not _resolves(n)}
+    assert not stale, stale

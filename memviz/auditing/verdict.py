@@ -123,10 +123,6 @@ class Verdict:
     qualifiers: tuple[str, ...] = ()
     next_step: str = ""
 
-    @property
-    def qualified(self) -> bool:
-        return bool(self.qualifiers)
-
     def to_dict(self) -> dict:
         return {"code": self.code, "sentence": self.sentence, "tone": self.tone, "qualifiers": list(self.qualifiers),
                 "next_step": self.next_step}

@@ -260,11 +260,6 @@ class LeakView:
         """:meth:`label` as a heading ("Training row ...")."""
         return "T" + self.label(redacted, salt=salt)[1:]
 
-    @property
-    def match_share(self) -> pd.Series:
-        """Per column, the share of the shown copies equal to the training row."""
-        return self.match.mean(axis=0) if len(self.match) else self.match.sum(axis=0).astype(float) * np.nan
-
     def table(self, redacted: bool = False, *, salt: str | None = None) -> pd.DataFrame:
         """Display table: the training row first, then its copies.
 

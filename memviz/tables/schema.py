@@ -331,10 +331,6 @@ class Schema:
                        "categorical columns)")
         return tuple(out)
 
-    def sdv_note(self) -> str:
-        """:meth:`sdv_notes` in one line ("" when nothing)."""
-        return "; ".join(self.sdv_notes())
-
     def to_sdv(self, table: str | None = None) -> dict:
         """SDV metadata (current form, ``METADATA_SPEC_VERSION`` V1) for this schema: numericals as
         ``numerical``, categoricals as ``categorical``, the target by its task, the key as ``id`` (the

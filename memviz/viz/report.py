@@ -14,7 +14,7 @@ Redaction (default): row-level content (the optional leak tables) is shown throu
 :func:`memviz.tables.redact.redact` with ranges from the whole training table and category hashes
 keyed per column and per report; figures are aggregates (counts, shares, distances) and
 name columns, methods and internal row ids only; class values in figures are hashed too.
-User text inside figures is made inert with :func:`memviz.viz.style.plain`.
+User text inside figures is made inert with :func:`memviz.viz.text.plain`.
 """
 from __future__ import annotations
 
@@ -67,7 +67,7 @@ figure{margin:24px 0} figcaption{color:#444;font-size:0.95em;margin-top:4px}
 dl.glossary dt{font-weight:bold;margin-top:8px} dl.glossary dd{margin-left:16px}
 """
 
-#: the run summary's keys (:meth:`memviz.dynamics.rows.DynamicsSummary.to_dict`, flattened) in words;
+#: the run summary's keys (:meth:`memviz.dynamics.summaries.DynamicsSummary.to_dict`, flattened) in words;
 #: keys not listed here are not shown (they are internal)
 SUMMARY_WORDS = {
     "run": "Run", "run_id": "Run", "dataset": "Dataset",

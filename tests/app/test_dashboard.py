@@ -1,4 +1,4 @@
-"""memviz.dashboard: the pages' library side (uploads, schema edits, splits, runs, pruning, report)."""
+"""memviz.app: the pages' library side (uploads, schema edits, splits, runs, pruning, report)."""
 from __future__ import annotations
 
 import io
