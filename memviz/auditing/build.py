@@ -189,19 +189,22 @@ class Closeness:
     holdout: object
 
 
-def closeness_tests(train: Table, synthetic, holdout: Table, engine, *, synthetic_near=None,
+def closeness_tests(train: Table, synthetic, holdout, engine, *, synthetic_near=None,
                     device: str = "auto", remote=None) -> Closeness:
     """The closeness tests (:mod:`memviz.measure.dcr`) of ``synthetic`` (a Table or a frame of the training
     columns) against ``holdout``: the audit's ``engine`` when its distance is the standardized one (then
     ``synthetic_near``, the memorization pass's NN1 distances and positions, is reused), else one fitted
     beside it (sharing its encoder); the training rows against each other (leave one out); the hold-out
     refused when it shares rows with the training table beyond what the training table shares with itself.
+    ``holdout``: a Table, or the :class:`~memviz.tables.holdout.CheckedHoldout` (its table searched as is).
     ``engine`` is the local one; ``remote`` (:func:`searches`): the searches run on its cluster (the engine
     of the result is then the cluster's)."""
     from memviz.engine.distributed import on_cluster
     from memviz.engine.neighbors import NeighborEngine
     from memviz.measure.dcr import DISTANCE, check_holdout, close_copy_test, leave_one_out, nearest
+    from memviz.tables.holdout import CheckedHoldout
 
+    holdout = holdout.table if isinstance(holdout, CheckedHoldout) else holdout
     if engine is not None and engine.distance == DISTANCE:
         local = engine
     else:
@@ -276,7 +279,7 @@ def _finish(train: Table, synthetic: pd.DataFrame, nn1, ratio, memorized, *, flo
             evidence, seed: int, per_check=None, remote=None) -> Audit:
     """The audit from one set of generated rows with their ratio-test NN1 / ratio / flags (both entry points)
     and their closeness tests (None without a hold-out at hand); ``holdout``: the
-    :class:`~memviz.evidence.holdout.CheckedHoldout` the entry point made, or None."""
+    :class:`~memviz.tables.holdout.CheckedHoldout` the entry point made, or None."""
     from memviz.auditing.rowtest import row_test
     from memviz.leaks.columns import column_match_rates
     from memviz.measure.closeness import nn1_closeness
@@ -313,7 +316,7 @@ def _finish(train: Table, synthetic: pd.DataFrame, nn1, ratio, memorized, *, flo
         if dcr and holdout is not None:
             from memviz.evaluate.synthetic import dcr_share
 
-            dcr_value = float(dcr_share(train, hold, syn, device=device, seed=seed, remote=remote).share)
+            dcr_value = float(dcr_share(train, holdout, syn, device=device, seed=seed, remote=remote).share)
     h = fl.n_holdout if fl is not None else 0
     rt = row_test(test, len(train), h, m)
     if test is not None:
@@ -341,7 +344,7 @@ def _finish(train: Table, synthetic: pd.DataFrame, nn1, ratio, memorized, *, flo
 def _evidence(train: Table, syn: pd.DataFrame, holdout, evidence, *, close: Closeness | None,
               device: str, seed: int, flagged, remote=None):
     """The audit's :class:`~memviz.evidence.suite.Evidence`: the tests when ``evidence`` is True and there
-    is a hold-out (a :class:`~memviz.evidence.holdout.CheckedHoldout`, taken as is;
+    is a hold-out (a :class:`~memviz.tables.holdout.CheckedHoldout`, taken as is;
     :func:`~memviz.evidence.suite.audit_evidence`, the data-copying test reading the
     closeness tests' distances, the membership attack's searches on ``remote``'s cluster when given), none
     when False, a caller's own tests when a mapping."""
@@ -416,7 +419,7 @@ def audit(train, synthetic, holdout=None, *, schema=None, metadata=None, target:
     from memviz.measure.dcr import Nearest
     from memviz.measure.floor import holdout_floor
     from memviz.measure.memorization import memorization
-    from memviz.evidence.holdout import checked_holdout
+    from memviz.tables.holdout import REFERENCE, checked_holdout
 
     check_backend(backend, scheduler)
     sch = resolve_schema(schema, metadata, target)
@@ -437,10 +440,11 @@ def audit(train, synthetic, holdout=None, *, schema=None, metadata=None, target:
         res = memorization(tr, syn, engine=searcher)
         close = (closeness_tests(tr, syn, hold, engine, synthetic_near=Nearest(res.d1, res.nn1_pos), device=device,
                                  remote=remote) if hold is not None else None)
-        floor = holdout_floor(tr, hold, distance=distance, engine=searcher) if hold is not None else None
-        # the hold-out checked once for the tests below (after the closeness tests and the floor, whose own
-        # refusals come first), and both tables hashed once: the floor's fingerprints are these tables'
-        checked = checked_holdout(tr, hold) if hold is not None else None
+        # the hold-out checked once, in the floor's words, for the floor, the DCR share and the evidence (after
+        # the closeness tests, whose own refusals come first): columns, rows, rows hashed once, training rows
+        checked = (checked_holdout(tr, hold, against=REFERENCE, encoder=engine.encoder_)
+                   if hold is not None else None)
+        floor = holdout_floor(tr, checked, distance=distance, engine=searcher) if hold is not None else None
         prov = {"fingerprints": {"train": floor.reference_fingerprint if floor is not None else fingerprint(tr),
                                  "synthetic": fingerprint(syn),
                                  "holdout": floor.holdout_fingerprint if floor is not None else ""},
@@ -483,7 +487,7 @@ def from_run(run_dir: str | Path, check: int | None = None, *, holdout=None, win
 
 def _from_run(run_dir, check, *, holdout, window, p, k, T, quality, dcr, evidence, device, seed, remote) -> Audit:
     """:func:`from_run` with its searches on ``remote`` (None: here)."""
-    from memviz.evidence.holdout import checked_holdout
+    from memviz.tables.holdout import checked_holdout
     from memviz.warmup.run import load_warmup
     from memviz.warmup.store import RunStore
 
@@ -517,7 +521,7 @@ def _from_run(run_dir, check, *, holdout, window, p, k, T, quality, dcr, evidenc
     with shared_factorizations():
         close = (closeness_tests(train, syn_table, hold, None, device=device, remote=remote)
                  if hold is not None else None)
-        checked = checked_holdout(train, hold) if hold is not None else None     # once, for the tests below
+        checked = checked_holdout(train, hold) if hold is not None else None     # once (as is when checked)
         return _finish(train, syn_table.data, sub["nn1"].to_numpy(), sub["ratio"].to_numpy(),
                        sub["memorized"].to_numpy(), floor=floor, holdout=checked, close=close,
                        distance=wr.config.distance, device=device, quality=quality, dcr=dcr, provenance=prov,
@@ -526,20 +530,22 @@ def _from_run(run_dir, check, *, holdout, window, p, k, T, quality, dcr, evidenc
 
 
 def _run_holdout(train: Table, wr, holdout, device: str, store, remote=None):
-    """(floor, hold-out table, notices) of a run: with ``holdout`` given, its own floor measured afresh (the
-    run's distance; its search on ``remote``'s cluster when given); else the run's stored floor with the
+    """(floor, hold-out, notices) of a run: with ``holdout`` given, its
+    :class:`~memviz.tables.holdout.CheckedHoldout` (checked once, in the floor's words) and its own floor
+    measured afresh (the run's distance; its search on ``remote``'s cluster when given); else the run's stored floor with the
     hold-out rows the run kept (holdout.parquet), or for an older run its source file when it still holds
     the same rows."""
+    from memviz.engine.neighbors import NeighborEngine
     from memviz.measure.floor import holdout_floor
+    from memviz.tables.holdout import REFERENCE, checked_holdout
 
     floor = wr.floor
     if holdout is not None:
         hold, notices = aligned(as_table(holdout, train.schema, role="test", name="holdout", train=train), train)
-        engine = None
-        if remote is not None:
-            from memviz.engine.neighbors import NeighborEngine
-            engine = remote(NeighborEngine(distance=wr.config.distance, device=device).fit(train))
-        return (holdout_floor(train, hold, distance=wr.config.distance, device=device, engine=engine), hold,
+        local = NeighborEngine(distance=wr.config.distance, device=device).fit(train)
+        checked = checked_holdout(train, hold, against=REFERENCE, encoder=local.encoder_)   # once, at the door
+        engine = remote(local) if remote is not None else local
+        return (holdout_floor(train, checked, distance=wr.config.distance, device=device, engine=engine), checked,
                 notices)
     kept = store.holdout() if floor is not None else None
     if kept is not None and len(kept) == floor.n_holdout:

@@ -534,7 +534,7 @@ class DCRResult:
     ideal: float = 0.5
 
 
-def dcr_share(train: Table, test: Table, synthetic, device: str = "auto", *, balance: bool = True,
+def dcr_share(train: Table, test, synthetic, device: str = "auto", *, balance: bool = True,
               seed: int = 0, remote=None) -> DCRResult:
     """Share of synthetic rows whose closest real row is a training row.
 
@@ -554,16 +554,25 @@ def dcr_share(train: Table, test: Table, synthetic, device: str = "auto", *, bal
     Ranges and the means imputed for missing numericals come from the whole ``train``.
     Values well above ``ideal`` mean the generator stays closer to its training rows
     than to unseen real rows. ``remote`` (:func:`memviz.auditing.build.searches`): the two searches run on
-    its cluster (the engines are fitted here).
+    its cluster (the engines are fitted here). ``test``: a Table with the training columns, or a
+    :class:`~memviz.tables.holdout.CheckedHoldout` checked against ``train`` (used as is: its columns and
+    rows were checked once, :func:`memviz.audit`); a raw Table keeps these checks (non-empty, the training
+    columns), not the hold-out's refusal of training rows, which a DCR share of any split may read.
     """
     from memviz.engine.distributed import on_cluster
     from memviz.engine.neighbors import NeighborEngine
 
+    from memviz.tables.holdout import CheckedHoldout
+
     syn = synthetic_frame(train, synthetic)
-    if test is None or len(test) == 0 or len(train) == 0:
-        raise MemvizError("DCR share needs a non-empty training and test split")
-    check_same_columns(train, test.data, test.source)
-    ref_train, ref_test = train, test.with_data(test.data.loc[:, list(train.schema.columns)])
+    if isinstance(test, CheckedHoldout) and test.train is train:      # checked once already: used as is
+        ref_train, ref_test = train, test.table
+    else:
+        test = test.table if isinstance(test, CheckedHoldout) else test
+        if test is None or len(test) == 0 or len(train) == 0:
+            raise MemvizError("DCR share needs a non-empty training and test split")
+        check_same_columns(train, test.data, test.source)
+        ref_train, ref_test = train, test.with_data(test.data.loc[:, list(train.schema.columns)])
     if balance and len(ref_train) != len(ref_test):
         rng = np.random.default_rng(seed)
         m = min(len(ref_train), len(ref_test))

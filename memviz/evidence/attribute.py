@@ -44,7 +44,7 @@ from scipy.stats import norm
 from memviz.errors import MemvizError
 from memviz.measure.closeness import NEAR_GAP, fit_spread
 from memviz.measure.floor import newcombe_interval, wilson_interval
-from memviz.evidence.holdout import CheckedHoldout, as_table, checked_holdout
+from memviz.tables.holdout import CheckedHoldout, as_table, checked_holdout
 from memviz.evidence.membership import DEFAULT_DISTANCE, check_distance
 from memviz.engine.neighbors import NeighborEngine
 from memviz.evidence.ranktests import json_safe
@@ -168,8 +168,8 @@ def attribute_inference(train: Table, synthetic, holdout: CheckedHoldout | Table
     Parameters
     ----------
     train, synthetic, holdout : the training table, the generated rows, real rows the model never saw (the
-        hold-out: a :class:`~memviz.evidence.holdout.CheckedHoldout` (used as is), else checked by
-        :func:`~memviz.evidence.holdout.checked_holdout`).
+        hold-out: a :class:`~memviz.tables.holdout.CheckedHoldout` (used as is), else checked by
+        :func:`~memviz.tables.holdout.checked_holdout`).
     secret : a column name, a list of them, or None (default: every column, the target first).
     known : the columns the adversary knows (default: every other column); the secret is left out
         of it when listed.

@@ -52,7 +52,7 @@ import pandas as pd
 
 from memviz.errors import MemvizError
 from memviz.measure.closeness import fit_spread
-from memviz.evidence.holdout import CheckedHoldout, as_table, checked_holdout
+from memviz.tables.holdout import CheckedHoldout, as_table, checked_holdout
 from memviz.evidence.membership import DEFAULT_DISTANCE, check_distance
 from memviz.engine.neighbors import NeighborEngine
 from memviz.evidence.ranktests import json_safe, mann_whitney_z, one_sided_p
@@ -350,8 +350,8 @@ def data_copying_test(train: Table, synthetic, holdout: CheckedHoldout | Table |
     Parameters
     ----------
     train, synthetic, holdout : the training table, the generated rows and real rows the model
-        never saw (Tables, or DataFrames with the training columns; the hold-out: a :class:`~memviz.evidence.holdout.CheckedHoldout` (used as is), else checked by
-        :func:`~memviz.evidence.holdout.checked_holdout`).
+        never saw (Tables, or DataFrames with the training columns; the hold-out: a :class:`~memviz.tables.holdout.CheckedHoldout` (used as is), else checked by
+        :func:`~memviz.tables.holdout.checked_holdout`).
     distance : ``"standardized"`` (default) or ``"paper"``.
     n_cells : k-means cells (default: module docstring).
     min_generated : τ·m, cells with at most this many generated rows are left out of C_T.

@@ -87,7 +87,7 @@ import pandas as pd
 from scipy.stats import nhypergeom, norm
 
 from memviz.errors import MemvizError
-from memviz.evidence.holdout import CheckedHoldout, as_table, checked_holdout
+from memviz.tables.holdout import CheckedHoldout, as_table, checked_holdout
 from memviz.evidence.membership import FPRS, N_NAMED, ROC_POINTS, roc_curve_points, tpr_at_fpr
 from memviz.evidence.ranktests import auc_delong, json_safe
 from memviz.measure.multiplicity import bh_qvalues
@@ -395,8 +395,8 @@ def density_ratio_attack(train: Table, synthetic, holdout: CheckedHoldout | Tabl
     train : the training table (the members).
     synthetic : the generated rows (a Table or a DataFrame with the training columns).
     holdout : real rows the model never trained on, split into the reference and the non-members:
-        a :class:`~memviz.evidence.holdout.CheckedHoldout` (used as is), else checked by
-        :func:`~memviz.evidence.holdout.checked_holdout`.
+        a :class:`~memviz.tables.holdout.CheckedHoldout` (used as is), else checked by
+        :func:`~memviz.tables.holdout.checked_holdout`.
     bandwidth : ``"scott"`` (module docstring) or a positive number (on the standardized scale).
     max_centres : centres per density (a seeded draw above it); None: every row.
     max_queries : members and non-members scored for the figures (seeded draws); None: every row.

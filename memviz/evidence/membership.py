@@ -43,7 +43,7 @@ from memviz.errors import MemvizError
 from memviz.measure.floor import wilson_interval
 from memviz.engine import DISTANCES
 from memviz.engine.neighbors import NeighborEngine
-from memviz.evidence.holdout import CheckedHoldout, as_table, checked_holdout
+from memviz.tables.holdout import CheckedHoldout, as_table, checked_holdout
 from memviz.evidence.ranktests import auc_delong, json_safe
 from memviz.measure.multiplicity import bh_qvalues
 from memviz.tables.data import Table
@@ -204,8 +204,8 @@ def membership_inference(train: Table, synthetic, holdout: CheckedHoldout | Tabl
     train : the training table (the members).
     synthetic : the generated rows (a Table or a DataFrame with the training columns).
     holdout : real rows the model never trained on (the non-members): a
-        :class:`~memviz.evidence.holdout.CheckedHoldout` (used as is), else checked by
-        :func:`~memviz.evidence.holdout.checked_holdout`.
+        :class:`~memviz.tables.holdout.CheckedHoldout` (used as is), else checked by
+        :func:`~memviz.tables.holdout.checked_holdout`.
     distance : ``"standardized"`` (default, module docstring) or ``"paper"``.
     engine : a :class:`NeighborEngine` already fitted on ``synthetic`` (:func:`synthetic_engine`).
     flagged_row_ids : the ratio test's over-copied training rows, to count the overlap.

@@ -37,8 +37,8 @@ Adult), through reuse rather than approximation:
   (:func:`privacy_evidence` attacks every column by default);
 * every column is factorized once for all the engines (:func:`~memviz.tables.encoding.shared_factorizations`),
   and the hold-out's training-row check reads those factorizations (:func:`~memviz.tables.encoding.row_keys`);
-* the hold-out is checked once (:func:`~memviz.evidence.holdout.checked_holdout`: columns, rows, training rows)
-  and the :class:`~memviz.evidence.holdout.CheckedHoldout` is what every test takes (:func:`memviz.audit`
+* the hold-out is checked once (:func:`~memviz.tables.holdout.checked_holdout`: columns, rows, training rows)
+  and the :class:`~memviz.tables.holdout.CheckedHoldout` is what every test takes (:func:`memviz.audit`
   makes it before the evidence, so this call checks nothing again);
 * the data-copying test and the membership attack run side by side on two threads (the
   attribute attack on the caller's), each search on one thread of its own: a k = 1 search holds
@@ -65,7 +65,7 @@ from dataclasses import dataclass
 from memviz.evidence.attribute import N_ROWS, AttributeResult, attribute_inference
 from memviz.evidence.densityratio import AUDIT_LIMITS, DensityRatioResult, density_ratio_attack
 from memviz.evidence.datacopying import DataCopyingResult, data_copying_test
-from memviz.evidence.holdout import CheckedHoldout, as_table, checked_holdout
+from memviz.tables.holdout import CheckedHoldout, as_table, checked_holdout
 from memviz.evidence.membership import (
     DEFAULT_DISTANCE,
     MembershipResult,
@@ -191,8 +191,8 @@ def audit_evidence(train: Table, synthetic: Table, holdout: CheckedHoldout | Tab
     Parameters
     ----------
     train, synthetic : Tables of the training schema (the audit's).
-    holdout : the hold-out, a :class:`~memviz.evidence.holdout.CheckedHoldout` (:func:`memviz.audit` makes it
-        once), else a Table checked here by :func:`~memviz.evidence.holdout.checked_holdout`; every test
+    holdout : the hold-out, a :class:`~memviz.tables.holdout.CheckedHoldout` (:func:`memviz.audit` makes it
+        once), else a Table checked here by :func:`~memviz.tables.holdout.checked_holdout`; every test
         takes it as is.
     engine : the audit's engine on ``train``; reused when its distance is :data:`DEFAULT_DISTANCE`.
     d1_synthetic, nn1_synthetic : (M,) the memorization pass's NN1 distances and training positions
@@ -271,8 +271,8 @@ def privacy_evidence(train: Table, synthetic, holdout, *, engine: NeighborEngine
     train : the training table.
     synthetic : the generated rows (a Table or a DataFrame with the training columns).
     holdout : real rows the model never trained on (the test split or a hold-out): a
-        :class:`~memviz.evidence.holdout.CheckedHoldout`, else checked once here
-        (:func:`~memviz.evidence.holdout.checked_holdout`) for every test.
+        :class:`~memviz.tables.holdout.CheckedHoldout`, else checked once here
+        (:func:`~memviz.tables.holdout.checked_holdout`) for every test.
     engine : a :class:`NeighborEngine` fitted on ``train`` with ``distance`` (the warm-up's); the
         data-copying test takes its encoding for the cells. The membership attack fits one engine
         on the generated rows; the attribute attack one per secret on its known columns.

@@ -147,10 +147,11 @@ def identical_excess_p(n_a: int, size_a: int, n_b: int, size_b: int) -> float:
 
 def check_holdout(holdout: Nearest, loo: Nearest, source: str) -> None:
     """Refuse a hold-out that shares rows with the training table beyond what the training table shares
-    with itself (module docstring), in one line naming ``source`` and both shares."""
+    with itself (module docstring), in one line naming ``source`` and both shares. The hold-out's columns,
+    rows and reference rows are :func:`memviz.tables.holdout.checked_holdout`'s; this is another test (the
+    identical share read from the standardized distances against the training table's own repeats), and
+    needs no guard of its own: without hold-out rows, or without training rows to compare, p = 1."""
     h, n = len(holdout), len(loo)
-    if h == 0 or n == 0:
-        return
     i_h, i_n = int(np.sum(holdout.distance == 0)), int(np.sum(loo.distance == 0))
     if identical_excess_p(i_h, h, i_n, n) < CONTAMINATED_P:
         raise MemvizError(f"{source}: {i_h:,} of its {h:,} rows ({100 * i_h / h:.1f} %) are rows of the training "

@@ -43,12 +43,12 @@ import pandas as pd
 from memviz.errors import MemvizError
 from memviz.measure.rownull import NullFit, fit_null, positions
 from memviz.metrics import auc_terms
-from memviz.tables.data import Table, check_same_columns, table_from_frame
+from memviz.tables.data import Table
+from memviz.tables.holdout import REFERENCE, CheckedHoldout, checked_holdout
+from memviz.tables.holdout import SAME_ROWS_LIMIT as SAME_ROWS_LIMIT  # re-exported: the hold-out's own rule
 
 #: z for a two-sided 95 % interval, Φ⁻¹(0.975)
 Z95 = 1.959963984540054
-#: a hold-out with more than this share of rows identical to reference rows is refused
-SAME_ROWS_LIMIT = 0.5
 FORMAT = "memviz.measure.floor/1"
 
 
@@ -196,14 +196,7 @@ def floor_from_attributions(reference_row_ids, nn1, ratio, *, distance: str, **p
                  fit_null(hits, auc, auc_sq_sum, h_total), **provenance)
 
 
-def _row_hashes(engine, df: pd.DataFrame) -> np.ndarray:
-    """(n,) uint64 hash of each row as the distance sees it (imputed numericals, category codes)."""
-    enc = engine.encoder_.transform(df)
-    return pd.util.hash_pandas_object(pd.DataFrame(np.hstack([enc.num, enc.cat.astype(float)])),
-                                      index=False).to_numpy()
-
-
-def holdout_floor(reference: Table, holdout: Table | pd.DataFrame, *, distance: str = "paper",
+def holdout_floor(reference: Table, holdout: CheckedHoldout | Table | pd.DataFrame, *, distance: str = "paper",
                   engine=None, device: str = "auto") -> Floor:
     """The floor of ``reference``: the metric's flagged share of real rows outside it.
 
@@ -211,7 +204,10 @@ def holdout_floor(reference: Table, holdout: Table | pd.DataFrame, *, distance: 
     ----------
     reference : the reference rows R (the training table, or the kept rows after pruning).
     holdout : **real rows the model never trained on** (the test split, or a hold-out cut
-        from the data before training), with the reference's columns. Never pass training
+        from the data before training), with the reference's columns: a
+        :class:`~memviz.tables.holdout.CheckedHoldout` checked against ``reference`` (used as is: its
+        identical rows and fingerprints are read from it), else checked here by
+        :func:`~memviz.tables.holdout.checked_holdout` in the floor's words. Never pass training
         rows: the floor would then measure the model's own training data. The obvious misuse
         (the reference itself, or a hold-out mostly made of reference rows) is refused.
     distance : ``paper`` or ``standardized``.
@@ -232,38 +228,25 @@ def holdout_floor(reference: Table, holdout: Table | pd.DataFrame, *, distance: 
     """
     from memviz.measure.memorization import memorization
     from memviz.engine.neighbors import NeighborEngine
-    from memviz.tables.data import fingerprint
 
     t0 = time.perf_counter()
-    source = holdout.source if isinstance(holdout, Table) else "hold-out"
-    if isinstance(holdout, Table):
-        if tuple(holdout.schema.columns) != tuple(reference.schema.columns):
-            raise MemvizError(f"{source}: the hold-out's columns differ from the reference's")
-    else:
-        check_same_columns(reference, holdout, source)
-        if len(holdout) == 0:
-            raise MemvizError(f"{source}: the hold-out has no rows")
-        holdout = table_from_frame(holdout.loc[:, list(reference.schema.columns)], reference.schema,
-                                   source=source, role="test")
-    if len(holdout) == 0:
-        raise MemvizError(f"{source}: the hold-out has no rows")
-    ref_print, hold_print = fingerprint(reference), fingerprint(holdout)
-    if ref_print == hold_print:
-        raise MemvizError(f"{source}: the hold-out is the reference table itself; pass real rows it does not hold")
+    if not (isinstance(holdout, CheckedHoldout) and holdout.train is reference and holdout.fingerprint):
+        if engine is None:                                 # the distance's encoder: the door hashes with it
+            engine = NeighborEngine(distance=distance, device=device).fit(reference)
+        holdout = checked_holdout(reference, holdout, against=REFERENCE, encoder=engine.encoder_)
+    hold = holdout.table
     if engine is None:
         engine = NeighborEngine(distance=distance, device=device).fit(reference)
     elif engine.distance != distance:
         raise MemvizError(f"engine: uses the {engine.distance} distance, the floor asked for {distance}")
     elif engine.n_reference_ != len(reference) or not np.array_equal(engine.row_ids_, reference.row_ids):
         raise MemvizError("engine: fitted on other rows than the reference")
-    identical = int(np.isin(_row_hashes(engine, holdout.data), _row_hashes(engine, reference.data)).sum())
-    if identical > SAME_ROWS_LIMIT * len(holdout):
-        raise MemvizError(f"{source}: {identical} of {len(holdout)} hold-out rows are reference rows; "
-                          "pass real rows outside the reference (the test split or a hold-out)")
-    res = memorization(reference, holdout, engine=engine)
+    res = memorization(reference, hold, engine=engine)
     return floor_from_attributions(reference.row_ids, res.nn1, res.ratio, distance=distance,
-                                   n_identical=identical, holdout_source=source, holdout_fingerprint=hold_print,
-                                   reference_fingerprint=ref_print, seconds=time.perf_counter() - t0)
+                                   n_identical=holdout.n_identical, holdout_source=hold.source,
+                                   holdout_fingerprint=holdout.fingerprint,
+                                   reference_fingerprint=holdout.train_fingerprint,
+                                   seconds=time.perf_counter() - t0)
 
 
 # ------------------------------------------------------------------ excess

@@ -1,45 +1,76 @@
-"""Issue 37 item 4: the hold-out is checked once, at the door (memviz.evidence.holdout.checked_holdout), and
-no function carries a flag that skips a re-check. Before: one audit checked the evidence's hold-out's columns
-and emptiness six times and ran the privacy tests with ``holdout_checked=True``."""
+"""Issue 37 item 4: the hold-out is checked once, at the door (memviz.tables.holdout.checked_holdout), and
+no function carries a flag that skips a re-check. The floor, the DCR share and the privacy tests take the
+CheckedHoldout as is. Before: one audit checked the hold-out's columns 4 times (the builder's reading, the
+floor, the DCR share, the evidence's door), its emptiness 4 times (floor, the closeness check's guard, DCR
+share, door), hashed it 3 times (the floor's fingerprint, the floor's row hashes, the door's row keys) and
+counted its training rows 3 times (the closeness check, the floor's over-half rule, the door's).
+
+After, in one audit: columns once (the door; the builder's reading of a DataFrame or a path selects the
+schema's columns, which is reading, not a check of a Table), emptiness once (the door), its rows hashed once
+(the door's :func:`~memviz.tables.holdout.row_hashes`, whose count is the floor's n_identical), its training
+rows counted against the half once (the door). Two remain, and are other things:
+
+* :func:`memviz.tables.data.fingerprint` of the hold-out, once (in the door): the provenance hash of its values
+  and row_ids that audit.json records and the floor's refusal of the reference itself compares, not a row hash;
+* :func:`memviz.measure.dcr.check_holdout`, once: the closeness tests' exact test of the hold-out's identical
+  share (from the standardized distances) against the training table's own repeats, a statistical test and
+  not the over-half rule; it runs before the door because its refusal (and the closeness test's refusal of an
+  empty hold-out) is the one a user gets today.
+"""
 from __future__ import annotations
 
 import ast
 from collections import Counter
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 import memviz
 from memviz.errors import MemvizError
-from memviz.evidence import holdout as eh
+from memviz.evaluate import synthetic as es
 from memviz.evidence.membership import membership_inference
+from memviz.tables import holdout as eh
+from memviz.tables.data import table_from_frame
 
 PKG = Path(memviz.__file__).parent
 
 
 def _counting(monkeypatch, hold_rows: int) -> Counter:
-    """Count, from here on, the hold-out's column/row checks, its training-row hashes and the closeness test's
-    overlap check."""
+    """Count, from here on, the hold-out's column/row checks (the door's and the DCR share's own), its row
+    hashes, its fingerprints and the closeness test's overlap check."""
     from memviz.measure import dcr
 
     n = Counter()
-    as_table, row_keys, check = eh.as_table, eh.row_keys, dcr.check_holdout
+    as_table, row_hashes, fingerprint, check = eh.as_table, eh.row_hashes, eh.fingerprint, dcr.check_holdout
+    same_columns = es.check_same_columns
 
-    def counted_as_table(train, other, role, what):
+    def counted_as_table(train, other, role, what, **k):
         n["columns"] += what == "hold-out"
-        return as_table(train, other, role, what)
+        n["emptiness"] += what == "hold-out"
+        return as_table(train, other, role, what, **k)
 
-    def counted_row_keys(df, cols):
+    def counted_row_hashes(encoder, df):
         n["hashes"] += len(df) == hold_rows
-        return row_keys(df, cols)
+        return row_hashes(encoder, df)
+
+    def counted_fingerprint(t):
+        n["fingerprints"] += len(t) == hold_rows
+        return fingerprint(t)
 
     def counted_check(*a, **k):
         n["closeness overlap"] += 1
         return check(*a, **k)
 
+    def counted_same_columns(train, other, source):    # the DCR share's own check names the hold-out's source
+        n["columns"] += len(other) == hold_rows and source != "synthetic"
+        return same_columns(train, other, source)
+
     monkeypatch.setattr(eh, "as_table", counted_as_table)
-    monkeypatch.setattr(eh, "row_keys", counted_row_keys)
+    monkeypatch.setattr(eh, "row_hashes", counted_row_hashes)
+    monkeypatch.setattr(eh, "fingerprint", counted_fingerprint)
     monkeypatch.setattr(dcr, "check_holdout", counted_check)
+    monkeypatch.setattr(es, "check_same_columns", counted_same_columns)
     return n
 
 
@@ -47,10 +78,10 @@ def test_one_audit_checks_the_holdout_once(fresh_split, monkeypatch):
     tr, ho, fresh = fresh_split
     n = _counting(monkeypatch, len(ho))
     a = memviz.audit(tr, fresh.data, ho)
-    assert set(a.evidence) >= {"membership", "data_copying", "density_ratio"}
-    # columns and rows checked once for the four tests (was 6), the training rows hashed and counted once,
-    # the closeness test's own refusal once
-    assert n == Counter({"columns": 1, "hashes": 1, "closeness overlap": 1}), n
+    assert set(a.evidence) >= {"membership", "data_copying", "density_ratio"} and a.dcr_share is not None
+    # columns and rows checked once (was 4 and 4), its rows hashed once (was 3: the fingerprint is provenance),
+    # its training rows counted against the half once (was 2, plus the closeness test's own test)
+    assert n == Counter({"columns": 1, "emptiness": 1, "hashes": 1, "fingerprints": 1, "closeness overlap": 1}), n
 
 
 def test_the_privacy_tests_take_the_checked_holdout_as_is(fresh_split, monkeypatch):
@@ -61,7 +92,7 @@ def test_the_privacy_tests_take_the_checked_holdout_as_is(fresh_split, monkeypat
     once = membership_inference(tr, fresh, checked)
     assert n["columns"] == 0 and n["hashes"] == 0
     raw = membership_inference(tr, fresh, ho)                          # a raw hold-out: checked through the door
-    assert n["columns"] == 1 and n["hashes"] == 1
+    assert n["columns"] == 1 and n["hashes"] == 1 and n["fingerprints"] == 0
     assert once.auc == raw.auc and once.n_holdout == raw.n_holdout
     other = tr.subset(tr.row_ids[:400])                                # checked against another table: again
     assert eh.checked_holdout(other, checked).train is other and n["columns"] == 2
@@ -81,6 +112,24 @@ def test_the_checks_refuse_as_before(fresh_split):
         eh.checked_holdout(tr, ho.subset(ho.row_ids[:0]))
     with pytest.raises(MemvizError, match=r"column 'age': in the training table but not in this one"):
         eh.checked_holdout(tr, ho.data.drop(columns="age"))
+
+
+def test_the_floor_takes_the_checked_holdout_and_keeps_its_words(fresh_split, monkeypatch):
+    from memviz.measure.floor import SAME_ROWS_LIMIT, holdout_floor
+
+    tr, ho, _ = fresh_split
+    assert SAME_ROWS_LIMIT is eh.SAME_ROWS_LIMIT
+    checked = eh.checked_holdout(tr, ho, against=eh.REFERENCE)
+    n = _counting(monkeypatch, len(ho))
+    fl = holdout_floor(tr, checked)
+    assert n["columns"] == n["hashes"] == n["fingerprints"] == 0 and fl.n_identical == checked.n_identical
+    assert fl.to_dict() | {"seconds": 0} == holdout_floor(tr, ho).to_dict() | {"seconds": 0}
+    with pytest.raises(MemvizError, match=r"^train: the hold-out is the reference table itself; pass real rows"):
+        holdout_floor(tr, tr)
+    with pytest.raises(MemvizError, match=r"^mixed: 500 of 600 hold-out rows are reference rows; pass real rows "
+                                          r"outside the reference \(the test split or a hold-out\)$"):
+        holdout_floor(tr, table_from_frame(pd.concat([tr.data.iloc[:500], ho.data.iloc[:100]], ignore_index=True),
+                                           tr.schema, source="mixed", role="test"))
 
 
 def test_no_function_takes_a_checked_flag():
