@@ -40,8 +40,15 @@ On the quiet machine (2026-12-03, study paused, load 0.3-0.9), the same code: wi
 (c) 2.52 s, of which scatter 1.10 s (0.81x (a)): a pass that short does not pay for the engine's
 transfer. Every run byte-identical to (a).
 
+``--audit``: the whole audit instead (``memviz.audit``, its defaults, Adult-shaped N training × N
+synthetic × N/10 hold-out rows, the tables of ``bench_audit_scale.py``): one process with ``--threads``
+threads against ``backend="dask"`` on the same LocalCluster (start-up and imports not counted), audit.json
+compared without its timings and creation time, rows.csv byte for byte. Every engine pass of the audit goes
+to the cluster; the fits, the attribute and density-ratio attacks and the DCR share stay local
+(:mod:`memviz.auditing.build`), so on one machine the cluster adds transfers and no cores.
+
 Usage: python benchmarks/bench_dask.py [--table adult|wide] [--n N] [--workers W] [--threads T]
-       [--rows-per-task R]
+       [--rows-per-task R] [--audit]
 """
 from __future__ import annotations
 
@@ -74,7 +81,10 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--rows-per-task", type=int, default=None)
+    ap.add_argument("--audit", action="store_true", help="the whole audit, local against the cluster")
     args = ap.parse_args()
+    if args.audit:
+        return audit_main(args)
 
     import torch
     from distributed import LocalCluster, get_task_stream
@@ -128,6 +138,59 @@ def main() -> None:
     print(f"    tasks: {len(ts.data)}, summed over tasks: " + ", ".join(f"{k} {v:.2f} s" for k, v in sorted(stages.items()))
           + f"; worker CPU {cpu:.2f} s against (a)'s {c_one:.2f} s")
     print(f"mem ratio {one.mem_ratio:.4f}")
+
+
+def _audit_files(audit, out: Path) -> tuple[str, bytes]:
+    """audit.json with every timing ("seconds") and its creation time blanked, and rows.csv's bytes."""
+    import re
+
+    audit.write(out)
+    doc = (out / "audit.json").read_text()
+    doc = re.sub(r'"seconds": [-+0-9.eE]+', '"seconds": 0', doc)
+    return re.sub(r'"created": "[^"]*"', '"created": ""', doc), (out / "rows.csv").read_bytes()
+
+
+def audit_main(args) -> None:
+    import tempfile
+
+    import torch
+    from distributed import LocalCluster
+
+    import memviz
+    from bench_scale import adult_shaped
+    from memviz.engine.distributed import connect
+    from memviz.tables.data import Table
+
+    train, syn = adult_shaped(args.n, 0)
+    hold_t, _ = adult_shaped(max(args.n // 10, 10), 1)
+    hold = Table(hold_t.data.reset_index(drop=True), train.schema, "hold-out")
+    data = train.data.reset_index(drop=True)
+    print(f"audit, Adult-shaped: {len(data)} x {len(syn)} x {len(hold.data)} rows; {os.cpu_count()} cores "
+          f"[{load_avg()}]", flush=True)
+    torch.set_num_threads(args.threads)
+    small, small_syn = adult_shaped(200, 2)                       # imports and first calls, not timed
+    memviz.audit(small.data.reset_index(drop=True), small_syn, None, schema=small.schema, device="cpu")
+    t0 = time.perf_counter()
+    local = memviz.audit(data, syn, hold.data, schema=train.schema, device="cpu")
+    t_local = time.perf_counter() - t0
+    print(f"(b) one process, {args.threads} threads: {t_local:8.2f} s   [{load_avg()}]", flush=True)
+    with LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True, dashboard_address=":0") as c:
+        with connect(c) as client:
+            client.wait_for_workers(args.workers)
+            client.run(importlib.import_module, "memviz.engine.neighbors")
+        memviz.audit(small.data.reset_index(drop=True), small_syn, None, schema=small.schema, device="cpu",
+                     backend="dask", scheduler=c.scheduler_address)          # the workers' first calls
+        t0 = time.perf_counter()
+        remote = memviz.audit(data, syn, hold.data, schema=train.schema, device="cpu", backend="dask",
+                              scheduler=c.scheduler_address)
+        t_dask = time.perf_counter() - t0
+    with tempfile.TemporaryDirectory() as tmp:
+        a = _audit_files(local, Path(tmp) / "local")
+        b = _audit_files(remote, Path(tmp) / "dask")
+    same = a[1] == b[1] and a[0] == b[0]
+    print(f"(c) LocalCluster {args.workers} workers x 1 thread: {t_dask:8.2f} s -> {t_local / t_dask:.2f}x (b); "
+          f"audit.json (timings aside) and rows.csv {'identical' if same else 'DIFFER'}   [{load_avg()}]", flush=True)
+    print(f"verdict {local.verdict.code}; excess {local.excess:+.4f}")
 
 
 if __name__ == "__main__":

@@ -156,12 +156,6 @@ def rankings(run_dir: str, token: int, k: int) -> dict:
     return runs.rankings(run_view(run_dir, token), int(k))
 
 
-@st.cache_resource(show_spinner=False, max_entries=64)
-def early_curve(run_dir: str, token: int, p: float, k: int):
-    """Precision / recall / Jaccard of DynamicCut at every check epoch vs the final Top group."""
-    return runs.early_curve(run_view(run_dir, token), p=p, k=k, ranked=rankings(run_dir, token, k))
-
-
 @uploads.byte_cached()
 def redacted_table(run_dir: str, token: int):
     """The run's whole training table redacted once (:func:`memviz.app.runs.redacted_table`)."""
