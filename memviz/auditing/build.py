@@ -68,8 +68,12 @@ def as_table(obj, schema: Schema | None, *, role: str, name: str, target: str | 
     """A Table from a Table, a DataFrame or a path (CSV/Parquet); with ``train``, a synthetic table or a
     hold-out is read in the training table's coding (:func:`memviz.tables.align.align_to`)."""
     if isinstance(obj, Table):
-        return obj if train is None or role == "train" else aligned(obj, train)[0]
-    if isinstance(obj, (str, Path)):
+        if train is None or role == "train":
+            return obj
+        if tuple(obj.schema.columns) == tuple(schema.columns):
+            return aligned(obj, train)[0]
+        df, source = obj.data, obj.source           # another schema: its rows read as a frame of training columns
+    elif isinstance(obj, (str, Path)):
         if role == "train":
             return load_table(obj, schema, target=target)
         df, source = read_frame(obj), str(obj)

@@ -304,3 +304,32 @@ def test_an_audit_report_never_speaks_of_comparisons(fresh_split, fresh_audit):
     bare = memviz.audit(tr, fresh, ho, evidence=False, quality=False, dcr=False)
     for page in (bare.to_html(), fresh_audit.to_html()):
         assert "No comparison results" not in page and "<h2>Results" not in page
+
+
+@pytest.mark.parametrize("which", ["holdout", "synthetic"])
+def test_a_table_of_another_schema_is_refused_in_one_line_naming_the_column(fresh_split, which):
+    """A hold-out (or synthetic table) given as a Table whose schema lacks a training column raised
+    KeyError "['age'] not in index" from the closeness search (a DataFrame got the one-line refusal)."""
+    import memviz
+    from memviz.tables.data import table_from_frame
+
+    tr, ho, fresh = fresh_split
+    first = tr.schema.columns[0]
+    src = ho if which == "holdout" else fresh
+    other = table_from_frame(src.data.drop(columns=[first]), source=f"{which}.csv")
+    args = (tr, other, ho) if which == "synthetic" else (tr, fresh.data, other)
+    with pytest.raises(MemvizError, match=rf"^{which}\.csv: column '{first}': in the training table but not in this one$"):
+        memviz.audit(*args)
+
+
+def test_a_table_with_the_training_columns_in_another_schema_is_read_in_the_training_schema(fresh_split,
+                                                                                          fresh_audit):
+    """A hold-out Table inferred on its own (its columns in another order, types inferred afresh) gives the
+    audit of the same rows as a DataFrame."""
+    import memviz
+    from memviz.tables.data import table_from_frame
+
+    tr, ho, fresh = fresh_split
+    own = table_from_frame(ho.data[list(reversed(tr.schema.columns))], source="holdout")
+    got = memviz.audit(tr, fresh.data, own)
+    assert got.floor == fresh_audit.floor and got.excess == fresh_audit.excess
