@@ -159,17 +159,66 @@ def check_memory(train: Table, n_synthetic: int, holdout: Table | None, *, dista
     budget.check_audit(need, what, backend=backend, local_workers=local_workers)
 
 
+# ------------------------------------------------------------------ what the entry points pass down
+@dataclass(frozen=True, eq=False)
+class _Generated:
+    """The generated rows and what the ratio test said of each: the frame (the training columns), each row's
+    NN1 (training row_id), ratio and memorized flag, the distance they were measured with, and for a run's
+    check the stored per-check figures (:func:`from_run`; None for :func:`audit`). The arrays are read once
+    here (int64, float, bool)."""
+
+    rows: pd.DataFrame
+    nn1: np.ndarray
+    ratio: np.ndarray
+    memorized: np.ndarray
+    distance: str
+    per_check: pd.DataFrame | None = None
+
+    def __post_init__(self):
+        object.__setattr__(self, "nn1", np.asarray(self.nn1, dtype=np.int64))      # (M,)
+        object.__setattr__(self, "ratio", np.asarray(self.ratio, dtype=float))
+        object.__setattr__(self, "memorized", np.asarray(self.memorized, dtype=bool))
+
+
+@dataclass(frozen=True, eq=False)
+class _HeldOut:
+    """What the hold-out gives the audit: the ratio test's floor (None without one; a run's stored floor may
+    come without its rows), the :class:`~memviz.tables.holdout.CheckedHoldout` the entry point made (None
+    without hold-out rows at hand) and the closeness tests (:class:`Closeness`, None likewise)."""
+
+    floor: object = None
+    checked: object = None
+    close: Closeness | None = None
+
+
+@dataclass(frozen=True)
+class _Options:
+    """The audit's options as the caller gave them to :func:`audit` or :func:`from_run` (checked there, at
+    the door, as before: the backend by :func:`check_backend`, the distance by the engine): the device, Shape
+    on or off, the DCR share on or off, the evidence (True, False or a caller's tests), the seed, and where
+    the searches run (``remote``: :func:`searches`' answer, None: here)."""
+
+    device: str
+    quality: bool
+    dcr: bool
+    evidence: bool | Mapping[str, object]
+    seed: int
+    remote: object = None
+
+
 # ------------------------------------------------------------------ pieces
 #: per named row, how close its closest copy is in the data's own units (:mod:`memviz.measure.closeness`)
 CLOSEST_COLUMNS = ("closest_level", "closest_gap", "closest_column")
 
 
-def _quality(train: Table, synthetic: pd.DataFrame, holdout: Table | None, enabled: bool):
-    if not enabled:
+def _quality(train: Table, synthetic: pd.DataFrame, held: _HeldOut, opts: _Options):
+    """(Shape of the generated rows, Shape of the hold-out rows or None); (None, None) with quality off."""
+    if not opts.quality:
         return None, None
     from memviz.evaluate.synthetic import shape
 
-    return shape(train, synthetic), (shape(train, holdout.data) if holdout is not None else None)
+    hold = held.checked.table if held.checked is not None else None
+    return shape(train, synthetic), (shape(train, hold.data) if hold is not None else None)
 
 
 def _created() -> str:
@@ -278,12 +327,11 @@ def _rows_frame(ids: np.ndarray, copies: np.ndarray, close, closest: pd.DataFram
     return rows[[c for c in cols if c in rows]]
 
 
-def _finish(train: Table, synthetic: pd.DataFrame, nn1, ratio, memorized, *, floor, holdout,
-            close: Closeness | None, distance: str, device: str, quality: bool, dcr: bool, provenance: dict,
-            evidence, seed: int, per_check=None, remote=None) -> Audit:
-    """The audit from one set of generated rows with their ratio-test NN1 / ratio / flags (both entry points)
-    and their closeness tests (None without a hold-out at hand); ``holdout``: the
-    :class:`~memviz.tables.holdout.CheckedHoldout` the entry point made, or None."""
+def _finish(train: Table, generated: _Generated, held: _HeldOut, opts: _Options, provenance: dict) -> Audit:
+    """The audit from one set of generated rows with their ratio-test NN1 / ratio / flags (both entry points),
+    what the hold-out gives (its floor, the :class:`~memviz.tables.holdout.CheckedHoldout` the entry point
+    made and the closeness tests: each None without it) and the audit's options; ``provenance``: the
+    entry point's fingerprints, sources, rows read and notices (and a run's :class:`RunInfo`)."""
     from memviz.auditing.rowtest import row_test
     from memviz.leaks.columns import column_match_rates
     from memviz.measure.closeness import nn1_closeness
@@ -291,24 +339,22 @@ def _finish(train: Table, synthetic: pd.DataFrame, nn1, ratio, memorized, *, flo
     from memviz.measure.dcr import Q_LEVEL
     from memviz.measure.floor import excess
 
-    nn1, ratio = np.asarray(nn1, dtype=np.int64), np.asarray(ratio, dtype=float)     # (M,)
-    memorized = np.asarray(memorized, dtype=bool)
+    nn1, ratio, memorized, distance = generated.nn1, generated.ratio, generated.memorized, generated.distance
+    floor, holdout, close = held.floor, held.checked, held.close
     m = len(ratio)
-    syn = synthetic.reset_index(drop=True)
+    syn = generated.rows.reset_index(drop=True)
     pairs = nn1_closeness(train, syn, nn1, ratio=ratio, distance=distance)
     cs = close_summary(pairs, memorized)
     n_mem = int(memorized.sum())
     mem_ratio = n_mem / m
     long = pd.DataFrame({"synthetic_id": np.arange(m), "nn1": nn1, "memorized": memorized})
     columns = column_match_rates(train, syn.assign(synthetic_id=np.arange(m)), long).columns
-    hold = holdout.table if holdout is not None else None
-    shape, shape_ref = _quality(train, syn, hold, quality)
+    shape, shape_ref = _quality(train, syn, held, opts)
     ids = np.sort(train.row_ids.astype(np.int64))
     copies = np.bincount(np.searchsorted(ids, nn1[memorized]), minlength=len(ids))     # the ratio test's copies
     test = close.test if close is not None else None
     named_first = test.named(Q_LEVEL)["row_id"].to_numpy() if test is not None else None
-    ev = _evidence(train, syn, holdout, evidence, close=close, device=device, seed=seed, flagged=named_first,
-                   remote=remote)
+    ev = _evidence(train, syn, held, opts, flagged=named_first)
     fam = _family(floor, n_mem, m, test, ev)
     rows = _rows_frame(ids, copies, test, closest_copies(train, syn, test) if test is not None else None,
                        fam.naming_level)
@@ -317,10 +363,11 @@ def _finish(train: Table, synthetic: pd.DataFrame, nn1, ratio, memorized, *, flo
     if floor is not None:
         ex = excess(mem_ratio, m, floor)
         cshare = copy_share(n_mem, m, floor.n_flagged, floor.n_holdout)
-        if dcr and holdout is not None:
+        if opts.dcr and holdout is not None:
             from memviz.evaluate.synthetic import dcr_share
 
-            dcr_value = float(dcr_share(train, holdout, syn, device=device, seed=seed, remote=remote).share)
+            dcr_value = float(dcr_share(train, holdout, syn, device=opts.device, seed=opts.seed,
+                                        remote=opts.remote).share)
     h = fl.n_holdout if fl is not None else 0
     rt = row_test(test, len(train), h, m)
     if test is not None:
@@ -329,11 +376,11 @@ def _finish(train: Table, synthetic: pd.DataFrame, nn1, ratio, memorized, *, flo
         ident, hold_ident = float(cs["identical_share"]), (fl.n_identical / fl.n_holdout if fl is not None else None)
     prov = Provenance(n_train=len(train), n_synthetic=m, n_holdout=h, distance=distance, memviz_version=_version(),
                       created=_created(), target=train.schema.target, **provenance)
-    generated = pd.DataFrame({"synthetic_id": np.arange(m), "nn1": nn1, "ratio": ratio, "memorized": memorized,
-                              "exact": pairs.pairs["exact"].to_numpy()})
+    per_row = pd.DataFrame({"synthetic_id": np.arange(m), "nn1": nn1, "ratio": ratio, "memorized": memorized,
+                            "exact": pairs.pairs["exact"].to_numpy()})
     if test is not None:
         g = test.generated
-        generated = generated.assign(close_nn1=g["nn1"].to_numpy(), distance=g["distance"].to_numpy(),
+        per_row = per_row.assign(close_nn1=g["nn1"].to_numpy(), distance=g["distance"].to_numpy(),
                                      too_close=g["too_close"].to_numpy(), close=g["close"].to_numpy())
     return Audit(mem_ratio=mem_ratio, n_memorized=n_mem,
                  floor=fl.floor if fl is not None else None, floor_ci=fl.ci if fl is not None else None,
@@ -342,18 +389,18 @@ def _finish(train: Table, synthetic: pd.DataFrame, nn1, ratio, memorized, *, flo
                  n_over_copied=n_over, identical_share=float(ident), holdout_identical_share=hold_ident,
                  dcr_share=dcr_value, shape=shape, shape_reference=shape_ref, rows=rows, columns=columns,
                  row_test=rt, provenance=prov, flagged_exact_share=float(cs["flagged_exact"]), evidence=ev,
-                 generated=generated, floor_detail=floor, per_check=per_check, close=test, family=fam)
+                 generated=per_row, floor_detail=floor, per_check=generated.per_check, close=test, family=fam)
 
 
-def _evidence(train: Table, syn: pd.DataFrame, holdout, evidence, *, close: Closeness | None,
-              device: str, seed: int, flagged, remote=None):
-    """The audit's :class:`~memviz.evidence.suite.Evidence`: the tests when ``evidence`` is True and there
-    is a hold-out (a :class:`~memviz.tables.holdout.CheckedHoldout`, taken as is;
+def _evidence(train: Table, syn: pd.DataFrame, held: _HeldOut, opts: _Options, flagged):
+    """The audit's :class:`~memviz.evidence.suite.Evidence`: the tests when ``opts.evidence`` is True and there
+    is a hold-out (its :class:`~memviz.tables.holdout.CheckedHoldout`, taken as is;
     :func:`~memviz.evidence.suite.audit_evidence`, the data-copying test reading the
     closeness tests' distances, the membership attack's searches on ``remote``'s cluster when given), none
     when False, a caller's own tests when a mapping."""
     from memviz.evidence.suite import Evidence, audit_evidence
 
+    evidence, holdout, close = opts.evidence, held.checked, held.close
     if evidence is True:
         if holdout is None:
             return Evidence()
@@ -363,8 +410,8 @@ def _evidence(train: Table, syn: pd.DataFrame, holdout, evidence, *, close: Clos
             "engine": close.engine, "d1_synthetic": close.synthetic.distance,
             "nn1_synthetic": close.synthetic.position, "d1_holdout": close.holdout.distance,
             "nn1_holdout": close.holdout.position}
-        return audit_evidence(train, Table(frame, train.schema, "synthetic"), holdout, device=device, seed=seed,
-                              flagged_row_ids=flagged, remote=remote, **near)
+        return audit_evidence(train, Table(frame, train.schema, "synthetic"), holdout, device=opts.device,
+                              seed=opts.seed, flagged_row_ids=flagged, remote=opts.remote, **near)
     return Evidence.of(evidence or None)
 
 
@@ -439,6 +486,7 @@ def audit(train, synthetic, holdout=None, *, schema=None, metadata=None, target:
                  scheduler=scheduler)
     # the pass, the floor and the evidence encode the same frames
     with searches(backend, scheduler) as remote, shared_factorizations():
+        opts = _Options(device=device, quality=quality, dcr=dcr, evidence=evidence, seed=seed, remote=remote)
         engine = NeighborEngine(distance=distance, device=device).fit(tr)
         searcher = on_cluster(engine, remote)
         res = memorization(tr, syn, engine=searcher)
@@ -455,9 +503,8 @@ def audit(train, synthetic, holdout=None, *, schema=None, metadata=None, target:
                 "sources": {"train": tr.source, "synthetic": syn.source,
                             "holdout": hold.source if hold is not None else ""},
                 "rows_read": f"the synthetic table: {len(syn):,} generated rows", "notices": notices}
-        return _finish(tr, syn.data, res.nn1, res.ratio, res.memorized, floor=floor, holdout=checked, close=close,
-                       distance=distance, device=device, quality=quality, dcr=dcr, provenance=prov,
-                       evidence=evidence, seed=seed, remote=remote)
+        return _finish(tr, _Generated(syn.data, res.nn1, res.ratio, res.memorized, distance),
+                       _HeldOut(floor, checked, close), opts, prov)
 
 
 def from_run(run_dir: str | Path, check: int | None = None, *, holdout=None, window: int = 1,
@@ -485,12 +532,13 @@ def from_run(run_dir: str | Path, check: int | None = None, *, holdout=None, win
     if backend != "local":
         RunStore.open(run_dir)                      # a folder that is no run: refused before a cluster starts
     with searches(backend, scheduler) as remote:
-        return _from_run(run_dir, check, holdout=holdout, window=window, p=p, k=k, T=T, quality=quality, dcr=dcr,
-                         evidence=evidence, device=device, seed=seed, remote=remote)
+        opts = _Options(device=device, quality=quality, dcr=dcr, evidence=evidence, seed=seed, remote=remote)
+        return _from_run(run_dir, check, holdout=holdout, window=window, tuned={"p": p, "k": k, "T": T}, opts=opts)
 
 
-def _from_run(run_dir, check, *, holdout, window, p, k, T, quality, dcr, evidence, device, seed, remote) -> Audit:
-    """:func:`from_run` with its searches on ``remote`` (None: here)."""
+def _from_run(run_dir, check, *, holdout, window: int, tuned: dict, opts: _Options) -> Audit:
+    """:func:`from_run` with its searches on ``opts.remote`` (None: here); ``tuned``: the DynamicCut settings
+    ``p``, ``k``, ``T`` a caller gave, carried in the run's :class:`RunInfo`."""
     from memviz.tables.holdout import checked_holdout
     from memviz.warmup.run import load_warmup
     from memviz.warmup.store import RunStore
@@ -509,11 +557,11 @@ def _from_run(run_dir, check, *, holdout, window, p, k, T, quality, dcr, evidenc
     samples = pd.concat([store.samples(c).set_index("synthetic_id").loc[
         sub.loc[sub["check"] == c, "synthetic_id"].to_numpy()] for c in read], ignore_index=True)
     epoch = int(long.loc[long["check"] == check, "epoch"].iloc[0])
-    floor, hold, notices = _run_holdout(train, wr, holdout, device, store, remote)
+    floor, hold, notices = _run_holdout(train, wr, holdout, store, opts)
     m = store.manifest()
     run = RunInfo(run_id=str(m.get("run_id") or store.path.name), run_dir=str(store.path), check=check, epoch=epoch,
                   status=wr.status, n_checks=len(done), epochs=int(wr.config.epochs) if wr.config.epochs else None,
-                  p=p, k=k, T=T, pooled_checks=len(read))
+                  **tuned, pooled_checks=len(read))
     syn_table = Table(samples[list(train.schema.columns)], train.schema, f"{run.run_id} check {check}")
     where = (f"check {check} (epoch {epoch})" if len(read) == 1 else
              f"the last {len(read)} checks up to check {check} (epoch {epoch}): checks {', '.join(map(str, read))}")
@@ -523,22 +571,21 @@ def _from_run(run_dir, check, *, holdout, window, p, k, T, quality, dcr, evidenc
                         "holdout": floor.holdout_source if floor is not None else ""}, "run": run,
             "rows_read": f"{where}: {len(sub):,} generated rows", "notices": notices}
     with shared_factorizations():
-        close = (closeness_tests(train, syn_table, hold, None, device=device, remote=remote)
+        close = (closeness_tests(train, syn_table, hold, None, device=opts.device, remote=opts.remote)
                  if hold is not None else None)
         checked = checked_holdout(train, hold) if hold is not None else None     # once (as is when checked)
-        return _finish(train, syn_table.data, sub["nn1"].to_numpy(), sub["ratio"].to_numpy(),
-                       sub["memorized"].to_numpy(), floor=floor, holdout=checked, close=close,
-                       distance=wr.config.distance, device=device, quality=quality, dcr=dcr, provenance=prov,
-                       evidence=evidence, seed=seed, remote=remote,
-                       per_check=wr.per_check[wr.per_check["check"] <= check].reset_index(drop=True))
+        generated = _Generated(syn_table.data, sub["nn1"].to_numpy(), sub["ratio"].to_numpy(),
+                               sub["memorized"].to_numpy(), wr.config.distance,
+                               per_check=wr.per_check[wr.per_check["check"] <= check].reset_index(drop=True))
+        return _finish(train, generated, _HeldOut(floor, checked, close), opts, prov)
 
 
-def _run_holdout(train: Table, wr, holdout, device: str, store, remote=None):
+def _run_holdout(train: Table, wr, holdout, store, opts: _Options):
     """(floor, hold-out, notices) of a run: with ``holdout`` given, its
     :class:`~memviz.tables.holdout.CheckedHoldout` (checked once, in the floor's words) and its own floor
-    measured afresh (the run's distance; its search on ``remote``'s cluster when given); else the run's stored floor with the
-    hold-out rows the run kept (holdout.parquet), or for an older run its source file when it still holds
-    the same rows."""
+    measured afresh (the run's distance, on ``opts.device``; its search on ``opts.remote``'s cluster when
+    given); else the run's stored floor with the hold-out rows the run kept (holdout.parquet), or for an
+    older run its source file when it still holds the same rows."""
     from memviz.engine.neighbors import NeighborEngine
     from memviz.measure.floor import holdout_floor
     from memviz.tables.holdout import REFERENCE, checked_holdout
@@ -546,11 +593,11 @@ def _run_holdout(train: Table, wr, holdout, device: str, store, remote=None):
     floor = wr.floor
     if holdout is not None:
         hold, notices = aligned(as_table(holdout, train.schema, role="test", name="holdout", train=train), train)
-        local = NeighborEngine(distance=wr.config.distance, device=device).fit(train)
+        local = NeighborEngine(distance=wr.config.distance, device=opts.device).fit(train)
         checked = checked_holdout(train, hold, against=REFERENCE, encoder=local.encoder_)   # once, at the door
-        engine = remote(local) if remote is not None else local
-        return (holdout_floor(train, checked, distance=wr.config.distance, device=device, engine=engine), checked,
-                notices)
+        engine = opts.remote(local) if opts.remote is not None else local
+        return (holdout_floor(train, checked, distance=wr.config.distance, device=opts.device, engine=engine),
+                checked, notices)
     kept = store.holdout() if floor is not None else None
     if kept is not None and len(kept) == floor.n_holdout:
         return floor, kept, ()
