@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memviz.errors import MemvizError
-from memviz.dynamics.dynamiccut import DEFAULT_K, DEFAULT_P
+from memviz.dynamics.dynamiccut import DEFAULTS, DynamicCutParams
 from memviz.viz.card import Card, Line, tone
 from memviz.viz.text import check_name
 
@@ -31,8 +31,8 @@ class Source:
     name : the run id, the comparison's folder name, or the synthetic table's file name.
     run_id : the warm-up run (for a comparison: the run whose ranking DynamicCut used; None when the
         comparison ran its own warm-up or used no ranking).
-    p, k, T : DynamicCut's settings this source used (a run: as tuned on Tune & prune; a comparison:
-        as it was started with); T None: the default window.
+    params : DynamicCut's settings (p, k, T) this source used (a run: as tuned on Tune & prune; a comparison:
+        as it was started with); T None: the default window. ``p``, ``k`` and ``T`` read them.
     status : a run's status (finished, cancelled, interrupted, failed, running).
     check, epoch, epochs : a run's check the figures are from, its epoch and the run's planned epochs.
     n_checks : the run's finished checks (checks count from 0: the label names check 11 of 12 as
@@ -42,9 +42,7 @@ class Source:
     kind: str
     name: str
     run_id: str | None = None
-    p: float = DEFAULT_P
-    k: int = DEFAULT_K
-    T: float | None = None
+    params: DynamicCutParams = DEFAULTS
     status: str = "finished"
     check: int | None = None
     epoch: int | None = None
@@ -52,6 +50,18 @@ class Source:
     run_dir: str | None = None
     ranked: bool = True
     n_checks: int | None = None
+
+    @property
+    def p(self) -> float:
+        return self.params.p
+
+    @property
+    def k(self) -> int:
+        return self.params.k
+
+    @property
+    def T(self) -> float | None:
+        return self.params.T
 
     @property
     def settings(self) -> str:
@@ -85,11 +95,20 @@ def ranked_on(compare, run_dir) -> bool:
     return bool(src.run_dir and run_dir and Path(src.run_dir).resolve() == Path(run_dir).resolve())
 
 
-def run_source(view, p: float = DEFAULT_P, k: int = DEFAULT_K, T=None) -> Source:
-    """The :class:`Source` of a warm-up run's last check (``view``: :class:`memviz.app.runs.RunView`)."""
+def _as_used(p, k, T) -> DynamicCutParams:
+    """(p, k, T) as a source used them (as before: p made a float and k an int, nothing checked again:
+    they were when the run was tuned or the comparison started)."""
+    return DynamicCutParams._checked(float(p), int(k), T)
+
+
+def run_source(view, p: float = DEFAULTS.p, k: int = DEFAULTS.k, T=DEFAULTS.T, *,
+               params: DynamicCutParams | None = None) -> Source:
+    """The :class:`Source` of a warm-up run's last check (``view``: :class:`memviz.app.runs.RunView`) at
+    ``params`` (given, ``p``, ``k`` and ``T`` are not read)."""
     last = view.per_check.iloc[-1] if len(view.per_check) else None
     cfg = view.manifest.get("config") or {}
-    return Source("run", view.run_id, view.run_id, float(p), int(k), T, view.status,
+    params = params if params is not None else _as_used(p, k, T)
+    return Source("run", view.run_id, view.run_id, params, view.status,
                   None if last is None else int(last["check"]), None if last is None else int(last["epoch"]),
                   int(cfg["epochs"]) if cfg.get("epochs") else None, str(view.path), n_checks=len(view.per_check))
 
@@ -121,8 +140,8 @@ def compare_source(compare) -> Source:
     from memviz.compare.methods import NEEDS_SELECTION
 
     ranked = run_dir is not None or bool(sel) or bool(set(cfg.get("methods") or ()) & set(NEEDS_SELECTION))
-    return Source("compare", path.name, run_id, float(cfg.get("p", DEFAULT_P)),
-                  int(cfg.get("k", DEFAULT_K)), cfg.get("T"), run_dir=None if run_dir is None else str(run_dir),
+    params = _as_used(cfg.get("p", DEFAULTS.p), cfg.get("k", DEFAULTS.k), cfg.get("T"))
+    return Source("compare", path.name, run_id, params, run_dir=None if run_dir is None else str(run_dir),
                   ranked=ranked)
 
 

@@ -178,11 +178,12 @@ def choose_targets(train: Table, holdout: Table | None = None, *, top=(), named=
 def dynamiccut_top(run_dir, n: int, p: float | None = None, k: int | None = None, T=None) -> np.ndarray:
     """The ``n`` highest-ranked rows of DynamicCut's ranking of a warm-up run (its defaults for p, k, T
     left None), at most the ceil(p N) rows it would prune."""
-    from memviz.dynamics.dynamiccut import DEFAULT_K, DEFAULT_P, dynamiccut_selection
+    from memviz.dynamics.dynamiccut import DEFAULTS, DynamicCutParams, dynamiccut_selection
     from memviz.warmup.run import load_warmup
 
     dyn = load_warmup(run_dir).dynamics
-    sel = dynamiccut_selection(dyn, p=DEFAULT_P if p is None else p, k=DEFAULT_K if k is None else k, T=T)
+    params = DynamicCutParams(DEFAULTS.p if p is None else p, DEFAULTS.k if k is None else k, T)  # checked once
+    sel = dynamiccut_selection(dyn, params=params)
     return sel.removed[: int(n)]
 
 

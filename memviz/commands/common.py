@@ -11,7 +11,7 @@ from memviz.compare.config import CompareConfig
 from memviz.device import DEVICES
 from memviz.errors import MemvizError
 from memviz.engine import DISTANCES
-from memviz.dynamics.dynamiccut import DEFAULT_K, DEFAULT_P
+from memviz.dynamics.dynamiccut import DEFAULTS as DYNAMICCUT
 from memviz.warmup.run import WarmupConfig
 
 #: the one set of defaults each command's help shows (never restated)
@@ -187,10 +187,13 @@ def add_distance(sp) -> None:
 
 
 def add_dynamiccut(sp) -> None:
-    sp.add_argument("--p", type=float, default=DEFAULT_P, help="share of training rows DynamicCut removes")
-    sp.add_argument("--k", type=int, default=DEFAULT_K,
+    """``--p``, ``--k``, ``--T``: DynamicCut's parameters, defaulted by
+    :class:`memviz.dynamics.dynamiccut.DynamicCutParams` and checked by it once, where the command makes one
+    (``memviz compare``: :meth:`memviz.compare.config.CompareConfig.validated`), never here."""
+    sp.add_argument("--p", type=float, default=DYNAMICCUT.p, help="share of training rows DynamicCut removes")
+    sp.add_argument("--k", type=int, default=DYNAMICCUT.k,
                     help="DynamicCut scores a row by the mean of its k largest per-check Mem-AUC values")
-    sp.add_argument("--T", type=int, default=None,
+    sp.add_argument("--T", type=int, default=DYNAMICCUT.T,
                     help="last warm-up epoch scored (default: the first half of the checks)")
 
 

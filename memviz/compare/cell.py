@@ -56,19 +56,23 @@ from memviz.compare.methods import (
     PRUNES,
     SELECTION_SCORE,
     SHORTENS,
+    EarlyStop,
     apply_method,
     base_method,
-    early_stop_epochs,
     method_epsilon,
 )
 from memviz.compare.protocol import pruning_figures
 from memviz.device import torch_threads
+from memviz.dynamics.dynamiccut import DynamicCutParams
+from memviz.errors import MemvizError
 from memviz.evaluate.fidelity import column_fidelity, fidelity_figures, report_trend
 from memviz.evaluate.synthetic import evaluate_synthetic
 from memviz.measure.memorization import memorization
 from memviz.engine.neighbors import NeighborEngine
+from memviz.mitigate.dynamic import DynamicThreshold
 from memviz.models import make_model
 from memviz.models.callbacks import Callback
+from memviz.models.privacy import PrivacyConfig
 from memviz.tables.data import Table
 
 
@@ -88,13 +92,18 @@ class CellSpec:
 
 @dataclass(frozen=True)
 class GridContext:
-    """What every cell needs (shipped once to each worker)."""
+    """What every cell needs (shipped once to each worker: it pickles).
+
+    ``dynamiccut``, ``privacy``, ``dynamic`` and ``stop`` are typed and checked before any cell
+    starts (:meth:`memviz.compare.config.CompareConfig.validated`, :func:`memviz.compare.grid.run_grid`):
+    a cell checks none of them again.
+    """
 
     train: Table
     test: Table | None
     train_key: str
     selections: dict                                # DynamicCut score ("raw", "excess") -> removed row_ids
-    p: float
+    dynamiccut: DynamicCutParams | None             # CompareConfig.dynamiccut (None: no method reads p)
     ratio: float
     epochs: int | None
     model_params: dict
@@ -103,10 +112,18 @@ class GridContext:
     pruned_reference: str
     mle_real: dict = field(default_factory=dict)   # seed -> reference MLE
     threads: int | None = None                      # torch threads per cell (None: leave as is)
-    stop: dict = field(default_factory=dict)        # early stop: {"epoch": E*, "warmup_epochs": E, ...}
+    stop: EarlyStop | None = None                   # early stop's epoch (None: no early_stop cell)
     progress: Callable[[dict], None] | None = None  # in-cell events (see the module docstring); picklable
-    privacy: dict = field(default_factory=dict)     # DP-SGD settings but epsilon (CompareConfig.privacy)
-    dynamic: dict = field(default_factory=dict)     # the dynamic threshold's (CompareConfig.dynamic)
+    privacy: tuple[PrivacyConfig, ...] = ()         # one per dp@ε arm (CompareConfig.privacy at each arm's ε)
+    dynamic: DynamicThreshold | None = None         # the dynamic threshold's (None: its defaults)
+
+    def arm_privacy(self, method: str) -> PrivacyConfig:
+        """The DP-SGD settings of the arm ``method`` (``dp@ε``)."""
+        eps = method_epsilon(method)
+        for cfg in self.privacy:
+            if cfg.epsilon == eps:
+                return cfg
+        raise MemvizError(f"{method}: no privacy settings for this arm")
 
 
 @dataclass(frozen=True)
@@ -201,7 +218,7 @@ def run_cell(spec: CellSpec, ctx: GridContext) -> CellOutput:
             t0 = time.perf_counter()
             say.phase("mitigate")
             mit = apply_method(spec.method, ctx.train, selection=cell_selection(ctx, spec.method), seed=spec.seed,
-                               p=ctx.p, ratio=ctx.ratio)
+                               p=ctx.dynamiccut, ratio=ctx.ratio)
             t1 = time.perf_counter()
             say.phase("fit")
             params = dict(ctx.model_params.get(spec.model, {}))
@@ -210,10 +227,10 @@ def run_cell(spec: CellSpec, ctx: GridContext) -> CellOutput:
             if spec.method in SHORTENS:  # the same share of the budget: of the steps when steps set it
                 budget = "steps" if params.get("steps") is not None else "epochs"
                 full = int(params["steps"]) if budget == "steps" else full_epochs(spec.model, params)
-                params[budget] = early_stop_epochs(full, int(ctx.stop["epoch"]), int(ctx.stop["warmup_epochs"]))
+                params[budget] = ctx.stop.epochs(full)
             callbacks, dyn = [say], None
             if base_method(spec.method) == "dp":
-                params["privacy"] = {**ctx.privacy, "epsilon": method_epsilon(spec.method)}
+                params["privacy"] = ctx.arm_privacy(spec.method)
             if spec.method == "dynamic_threshold":
                 from memviz.mitigate.dynamic import DynamicThresholdCallback
 

@@ -16,7 +16,7 @@ from memviz.device import resolve_device
 from memviz.errors import MemvizError
 from memviz.engine import DISTANCES
 from memviz.mitigate.augment import DEFAULT_RATIO
-from memviz.dynamics.dynamiccut import DEFAULT_K, DEFAULT_P, check_k, prune_budget
+from memviz.dynamics.dynamiccut import DEFAULTS, DynamicCutParams
 from memviz.models import MODELS, check_model_params, check_models
 
 BACKENDS = ("local", "dask")
@@ -35,7 +35,8 @@ class CompareConfig:
     models : names from :data:`memviz.models.MODELS` (default: all).
     seeds : each seeds the mitigation, the model, its sampling and the evaluation.
     p, k, T : DynamicCut's pruning share, top-k checks and window
-        (:func:`memviz.dynamics.dynamiccut.dynamiccut_selection`; T None: the first half of the checks).
+        (:func:`memviz.dynamics.dynamiccut.dynamiccut_selection`; T None: the first half of the checks),
+        as given (JSON); :meth:`validated` checks them once into :attr:`dynamiccut`.
     run_dir : a finished warm-up on the same training table giving the DynamicCut ranking
         (with a floor for ``dynamiccut_excess``); None: a warm-up is run into ``OUT/warmup``
         when a method needs one (``warmup``), with the test split as its hold-out.
@@ -64,14 +65,21 @@ class CompareConfig:
         clipping norm 1, the RDP accountant, fresh noise).
     dynamic : the dynamic threshold's settings, as a dict of
         :class:`memviz.mitigate.dynamic.DynamicThreshold` fields (default: its defaults).
+
+    Attributes
+    ----------
+    dynamiccut : :class:`memviz.dynamics.dynamiccut.DynamicCutParams` or None
+        (p, k, T) checked, set by :meth:`validated` when the grid uses them (a DynamicCut ranking, or
+        ``random``'s budget), else None; never given, never written (:meth:`to_dict` leaves it out):
+        everything below the config takes it and checks nothing again.
     """
 
     methods: tuple = DEFAULT_METHODS
     models: tuple = MODELS
     seeds: tuple = (0,)
-    p: float = DEFAULT_P
-    k: int = DEFAULT_K
-    T: float | None = None
+    p: float = DEFAULTS.p
+    k: int = DEFAULTS.k
+    T: float | None = DEFAULTS.T
     run_dir: str | None = None
     warmup: dict | None = None
     epochs: int | None = None
@@ -88,6 +96,7 @@ class CompareConfig:
     epsilons: tuple = DEFAULT_EPSILONS
     privacy: dict = field(default_factory=dict)
     dynamic: dict = field(default_factory=dict)
+    dynamiccut: DynamicCutParams | None = field(default=None, init=False, repr=False)
 
     # --------------------------------------------------------------- checking
     def validated(self) -> "CompareConfig":
@@ -131,12 +140,14 @@ class CompareConfig:
             check_model_params(m, {**mp, **({"epochs": int(self.epochs)} if self.epochs is not None else {})})
         resolve_device(self.device)  # a bad or missing device fails here, not in every cell
         stop_rule = _stop_rule(self.stop_rule)
-        if self.needs_ranking or "random" in methods:
-            prune_budget(self.p, 10**9)  # p in (0, 1); the row count is checked by the grid
-            check_k(self.k)
-        return replace(self, methods=methods, models=models, seeds=seeds,
-                       model_params={m: dict(v) for m, v in params.items()}, stop_rule=stop_rule,
-                       epsilons=tuple(float(e) for e in self.epsilons), privacy=privacy, dynamic=dynamic)
+        dc = None
+        if self.needs_ranking or "random" in methods:  # checked once (p, then k, then T); the row count by the grid
+            dc = self.dynamiccut or DynamicCutParams(self.p, self.k, self.T)
+        out = replace(self, methods=methods, models=models, seeds=seeds,
+                      model_params={m: dict(v) for m, v in params.items()}, stop_rule=stop_rule,
+                      epsilons=tuple(float(e) for e in self.epsilons), privacy=privacy, dynamic=dynamic)
+        object.__setattr__(out, "dynamiccut", dc)  # not an init field: replace() leaves it unset
+        return out
 
     @property
     def needs_ranking(self) -> bool:
@@ -146,7 +157,7 @@ class CompareConfig:
     # ------------------------------------------------------------------- JSON
     def to_dict(self) -> dict:
         """Plain values (a dask scheduler object, which no JSON can hold, is given as None)."""
-        d = {f.name: getattr(self, f.name) for f in fields(self)}
+        d = {f.name: getattr(self, f.name) for f in fields(self) if f.init}
         for key in ("methods", "models", "seeds", "epsilons"):
             d[key] = list(d[key])
         d["privacy"], d["dynamic"] = dict(d["privacy"] or {}), dict(d["dynamic"] or {})
@@ -162,7 +173,7 @@ class CompareConfig:
         """From :meth:`to_dict` output (a job spec); unknown keys are a one-line error."""
         if not isinstance(d, dict):
             raise MemvizError("compare config: expected a JSON object")
-        known = {f.name for f in fields(cls)}
+        known = {f.name for f in fields(cls) if f.init}
         bad = [k for k in d if k not in known]
         if bad:
             raise MemvizError(f"compare config: unknown setting {bad[0]!r}")

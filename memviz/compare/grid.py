@@ -66,7 +66,9 @@ from memviz.compare.methods import (
     SELECTION_SCORE,
     SHORTENS,
     TABDDPM_ONLY,
+    EarlyStop,
     base_method,
+    method_epsilon,
     random_count,
     removed_ids,
     removed_rows,
@@ -85,8 +87,9 @@ from memviz.io import (
     read_json,
     settings_key,
 )
-from memviz.dynamics.dynamiccut import DynamicCutParams
 from memviz.tables.data import Table, fingerprint
+from memviz.mitigate.dynamic import DynamicThreshold
+from memviz.models.privacy import PrivacyConfig
 from memviz.warmup.run import WarmupConfig, ensure_warmup, load_warmup
 from memviz.warmup.store import RunStore, versions
 
@@ -120,9 +123,8 @@ def run_grid(train: Table, test: Table | None, config: CompareConfig, out_dir: s
     """
     t_start = time.perf_counter()
     cfg = config.validated()
-    dc = None
-    if cfg.needs_ranking or "random" in cfg.methods:
-        dc = DynamicCutParams(cfg.p, cfg.k, cfg.T)  # checked once: below, nothing checks p, k or T again
+    dc = cfg.dynamiccut  # (p, k, T) checked once, by validated(): below, nothing checks them again
+    if dc is not None:
         dc.budget(len(train))  # a p removing every row fails now, not after a warm-up
     scores = tuple(dict.fromkeys(SELECTION_SCORE[m] for m in cfg.methods if m in NEEDS_SELECTION)) or ("raw",)
     if NEEDS_FLOOR & set(cfg.methods):
@@ -131,7 +133,8 @@ def run_grid(train: Table, test: Table | None, config: CompareConfig, out_dir: s
         elif test is None:
             raise MemvizError("dynamiccut_excess needs a floor: give a test split (the warm-up's hold-out) or a "
                               "warm-up run measured with a hold-out")
-    _check_private_arms(cfg, len(train))
+    arms = privacy_arms(cfg)
+    _check_private_arms(cfg, arms, len(train))
     threads = cfg.threads
     if threads is None and not (cfg.backend == "dask" and cfg.scheduler is not None):
         threads = 1
@@ -139,16 +142,17 @@ def run_grid(train: Table, test: Table | None, config: CompareConfig, out_dir: s
     out.mkdir(parents=True, exist_ok=True)
     writer = RunStore(out).acquire()  # one writer per folder (the run store's lock): RunError for a second
     try:
-        return _run_grid(train, test, cfg, out, threads, scores, progress, t_start, cell_progress, dc)
+        return _run_grid(train, test, cfg, out, threads, scores, progress, t_start, cell_progress, arms)
     finally:
         writer.release()
 
 
 def _run_grid(train: Table, test: Table | None, cfg: CompareConfig, out: Path, threads, scores,
               progress: Progress | None, t_start: float,
-              cell_progress: Progress | None = None, dc: DynamicCutParams | None = None) -> pd.DataFrame:
-    """:func:`run_grid` once it holds the folder's writer lock; ``dc``: DynamicCut's (p, k, T) as checked there."""
-    selections, sel_info, stop = {}, {}, {}
+              cell_progress: Progress | None = None, arms: tuple = ()) -> pd.DataFrame:
+    """:func:`run_grid` once it holds the folder's writer lock (``cfg`` validated, ``arms``: :func:`privacy_arms`)."""
+    dc = cfg.dynamiccut
+    selections, sel_info, stop = {}, {}, None
     if cfg.needs_ranking:
         run_dir = cfg.run_dir
         if run_dir is None:
@@ -159,7 +163,7 @@ def _run_grid(train: Table, test: Table | None, cfg: CompareConfig, out: Path, t
             if "excess" in scores and wres.floor is None:
                 raise RunError(f"{run_dir}: this warm-up was made without a floor; delete it to rerun it with the "
                                "test split as hold-out, or leave dynamiccut_excess out")
-        sels = selections_from_run(run_dir, train, p=cfg.p, k=cfg.k, T=cfg.T, scores=scores)
+        sels = selections_from_run(run_dir, train, params=dc, scores=scores)
         sel = sels.get("raw") or next(iter(sels.values()))
         atomic_write_csv(out / "selection.csv", sel.to_frame())
         selections = {score: removed_ids(x) for score, x in sels.items()}
@@ -187,7 +191,7 @@ def _run_grid(train: Table, test: Table | None, cfg: CompareConfig, out: Path, t
         if method in AUGMENTS:
             d["ratio"] = cfg.ratio
         if method in SHORTENS:
-            d["stop"] = {"epoch": stop["epoch"], "warmup_epochs": stop["warmup_epochs"]}
+            d["stop"] = {"epoch": stop.epoch, "warmup_epochs": stop.warmup_epochs}
         if method in IMPLEMENTATION:
             d["implementation"] = IMPLEMENTATION[method]
         if base_method(method) == "dp":
@@ -209,7 +213,8 @@ def _run_grid(train: Table, test: Table | None, cfg: CompareConfig, out: Path, t
     manifest = {"format": FORMAT, "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
                 "config": cfg.to_dict(), **shared,
                 "methods": cfg.methods, "models": cfg.models, "seeds": cfg.seeds, "p": cfg.p, "ratio": cfg.ratio,
-                "model_params": cfg.model_params, "selection": sel_info, "early_stop": stop or None,
+                "model_params": cfg.model_params, "selection": sel_info,
+                "early_stop": stop.to_dict() if stop is not None else None,
                 "train_source": train.source,
                 "n_train": len(train), "test_source": test.source if test is not None else None,
                 "skipped": skipped, "versions": versions()}
@@ -217,9 +222,9 @@ def _run_grid(train: Table, test: Table | None, cfg: CompareConfig, out: Path, t
     records = {s.name: r for s in specs if (r := _finished(out, s)) is not None}
     todo = [s for s in specs if s.name not in records]
     total = len(specs)
-    ctx = GridContext(train, test, train_fp, selections, cfg.p, cfg.ratio, cfg.epochs, cfg.model_params,
+    ctx = GridContext(train, test, train_fp, selections, dc, cfg.ratio, cfg.epochs, cfg.model_params,
                       cfg.device, cfg.distance, cfg.pruned_reference, _mle_reference(train, test, {s.seed for s in todo}),
-                      threads, stop, cell_progress, cfg.privacy, cfg.dynamic)
+                      threads, stop, cell_progress, arms, DynamicThreshold.parse(cfg.dynamic))
     floors = None if test is None else Floors(out, train, test, train_fp, test_fp, cfg.distance, cfg.device)
     floor = None
     if floors is not None:
@@ -269,15 +274,20 @@ def _run_grid(train: Table, test: Table | None, cfg: CompareConfig, out: Path, t
     return results
 
 
-def _check_private_arms(cfg: CompareConfig, n_rows: int) -> None:
+def privacy_arms(cfg: CompareConfig) -> tuple[PrivacyConfig, ...]:
+    """The DP-SGD settings of every ``dp@ε`` arm of ``cfg`` (validated): ``cfg.privacy`` at the arm's ε,
+    in the methods' order (what :attr:`memviz.compare.cell.GridContext.privacy` holds)."""
+    return tuple(PrivacyConfig.parse({**cfg.privacy, "epsilon": eps}) for m in cfg.methods
+                 if (eps := method_epsilon(m)) is not None)
+
+
+def _check_private_arms(cfg: CompareConfig, arms: tuple, n_rows: int) -> None:
     """A DP arm that cannot train privately on ``n_rows`` rows is one line before any work."""
-    from memviz.compare.methods import method_epsilon
     from memviz.models.tabddpm import TabDDPM
 
-    for m in cfg.methods:
-        if method_epsilon(m) is not None:
-            params = {**cfg.model_params.get("tabddpm", {}), **({"epochs": cfg.epochs} if cfg.epochs else {})}
-            TabDDPM(device="cpu", privacy={**cfg.privacy, "epsilon": method_epsilon(m)}, **params).check_privacy(n_rows)
+    for privacy in arms:
+        params = {**cfg.model_params.get("tabddpm", {}), **({"epochs": cfg.epochs} if cfg.epochs else {})}
+        TabDDPM(device="cpu", privacy=privacy, **params).check_privacy(n_rows)
 
 
 def _write_selections(out: Path, train: Table, sels: dict, removed_by: dict) -> None:
@@ -300,15 +310,13 @@ def warmup_config(cfg: CompareConfig) -> WarmupConfig:
     return WarmupConfig(**{**base, **(cfg.warmup or {})})
 
 
-def early_stop_point(run_dir, rule: dict) -> dict:
+def early_stop_point(run_dir, rule: dict) -> EarlyStop:
     """Early stop's epoch: the warm-up's recommended check (:func:`memviz.warmup.frontier.recommend`
     with ``rule``; every check can be chosen, since the cells retrain) with its reason."""
     from memviz.warmup.frontier import StopRule, recommend
 
     res = load_warmup(run_dir)
-    rec = recommend(res.per_check, StopRule(**(rule or {})))
-    return {"epoch": rec.epoch, "check": rec.check, "warmup_epochs": int(res.config.epochs),
-            "reason": rec.reason, "rule": rec.rule.to_dict()}
+    return EarlyStop(recommend(res.per_check, StopRule(**(rule or {}))), int(res.config.epochs))
 
 
 def read_experiment(out_dir: str | Path) -> dict:

@@ -64,6 +64,7 @@ from memviz.mitigate.augment import (
 )
 from memviz.dynamics.dynamiccut import DEFAULT_P, DynamicCutParams, prune_budget
 from memviz.tables.data import ROW_ID, Table
+from memviz.warmup.frontier import Recommendation
 
 #: method name -> display label: the one list of mitigation methods, in display order
 METHOD_LABELS = {"baseline": "Baseline", "dynamiccut": "DynamicCut", "dynamiccut_excess": "DynamicCut (excess)",
@@ -158,7 +159,7 @@ def random_count(train: Table, selection=None, p: float | DynamicCutParams = DEF
     return int(len(ids)) if ids is not None else prune_budget(p, len(train))
 
 
-def apply_method(name: str, train: Table, *, selection=None, seed=0, p: float = DEFAULT_P,
+def apply_method(name: str, train: Table, *, selection=None, seed=0, p: float | DynamicCutParams = DEFAULT_P,
                  ratio: float = DEFAULT_RATIO) -> MitigationResult:
     """The training table of method ``name`` built from ``train``.
 
@@ -171,7 +172,8 @@ def apply_method(name: str, train: Table, *, selection=None, seed=0, p: float = 
         (:data:`SELECTION_SCORE`); required by :data:`NEEDS_SELECTION`; sets the count of
         ``random``.
     seed : int, seeds every random draw (TabCutMix, SMOTE, random pruning).
-    p : float, the pruning share used by ``random`` when no selection is given.
+    p : float or DynamicCutParams, the pruning share used by ``random`` when no selection is given
+        (a :class:`~memviz.dynamics.dynamiccut.DynamicCutParams` is not checked again).
     ratio : float, new rows as a share of the rows mixed from (augmentations).
 
     Returns
@@ -184,20 +186,21 @@ def apply_method(name: str, train: Table, *, selection=None, seed=0, p: float = 
     ids = removed_ids(selection)
     if name in NEEDS_SELECTION and ids is None:
         raise MemvizError(f"{name}: needs a DynamicCut ranking (give a warm-up run)")
+    share = p.p if isinstance(p, DynamicCutParams) else p
     if name in ("baseline", "early_stop", "dynamic_threshold") or base_method(name) == "dp":
         # these change how the model trains, not the table
         table = Table(train.data.copy(), train.schema, train.source)
         return MitigationResult(table, np.empty(0, dtype=np.int64), 0, name, {})
     if name in ("dynamiccut", "dynamiccut_excess"):
         res = prune(train, ids)
-        return dataclasses.replace(res, method=name, params={"n_remove": int(res.removed.size), "p": p,
+        return dataclasses.replace(res, method=name, params={"n_remove": int(res.removed.size), "p": share,
                                                              "score": SELECTION_SCORE[name]})
     if name == "dynamiccutmix":
         cut = prune(train, ids)
         mix = tabcutmix(cut.table, ratio=ratio, seed=seed)
         table, sources = _renumber_new_rows(mix, int(train.row_ids.max()) + 1)
         return dataclasses.replace(mix, table=table, sources=sources, removed=cut.removed, method="dynamiccutmix",
-                                   params={"n_remove": int(cut.removed.size), "p": p, **mix.params})
+                                   params={"n_remove": int(cut.removed.size), "p": share, **mix.params})
     if name == "random":
         res = random_prune(train, random_count(train, ids, p), seed=seed)
         return dataclasses.replace(res, method="random")
@@ -207,6 +210,30 @@ def apply_method(name: str, train: Table, *, selection=None, seed=0, p: float = 
         fn = {"tabcutmix": tabcutmix, "tabcutmixplus": tabcutmixplus, "smote": smote_reference, "smote_nc": smote}[name]
         res = fn(train, ratio=ratio, seed=seed)
     return dataclasses.replace(res, method=name)
+
+
+@dataclasses.dataclass(frozen=True)
+class EarlyStop:
+    """Early stop's epoch E*: the warm-up's recommended check (:func:`memviz.warmup.frontier.recommend`)
+    and the warm-up's epochs E, found once by the grid (:func:`memviz.compare.grid.early_stop_point`)."""
+
+    recommendation: Recommendation
+    warmup_epochs: int
+
+    @property
+    def epoch(self) -> int:
+        """E*, the recommended check's epoch."""
+        return self.recommendation.epoch
+
+    def epochs(self, full_epochs: int) -> int:
+        """The epochs of an early-stop cell of a model whose other cells train ``full_epochs`` (:func:`early_stop_epochs`)."""
+        return early_stop_epochs(full_epochs, int(self.epoch), int(self.warmup_epochs))
+
+    def to_dict(self) -> dict:
+        """As experiment.json writes it: epoch, check, warmup_epochs, reason and the rule's fields."""
+        rec = self.recommendation
+        return {"epoch": rec.epoch, "check": rec.check, "warmup_epochs": self.warmup_epochs,
+                "reason": rec.reason, "rule": rec.rule.to_dict()}
 
 
 def early_stop_epochs(full_epochs: int, stop_epoch: int, warmup_epochs: int) -> int:

@@ -13,8 +13,8 @@ import numpy as np
 
 from memviz.errors import RunError
 from memviz.dynamics.dynamiccut import (
-    DEFAULT_K,
-    DEFAULT_P,
+    DEFAULTS,
+    DynamicCutParams,
     Selection,
     dynamiccut_selection,
 )
@@ -42,10 +42,11 @@ def check_run(run_dir: str | Path, train: Table, *, need_floor: bool = False) ->
                        "dynamiccut_excess needs one; run the warm-up with --holdout, or leave that method out")
 
 
-def selections_from_run(run_dir: str | Path, train: Table, p: float = DEFAULT_P, k: int = DEFAULT_K, T=None,
+def selections_from_run(run_dir: str | Path, train: Table, *, params: DynamicCutParams = DEFAULTS,
                         scores=("raw",)) -> dict[str, Selection]:
     """{score: DynamicCut selection} from a finished warm-up made on ``train``, one per score
-    in ``scores`` (``raw``, ``excess``), from one reading of the run."""
+    in ``scores`` (``raw``, ``excess``), from one reading of the run, at ``params`` (p, k, T:
+    checked when made, nothing is checked again)."""
     check_run(run_dir, train, need_floor="excess" in scores)
     res = load_warmup(run_dir)
     out = {}
@@ -55,11 +56,11 @@ def selections_from_run(run_dir: str | Path, train: Table, p: float = DEFAULT_P,
             if not np.array_equal(res.floor.row_ids, res.dynamics.row_ids):
                 raise RunError(f"{run_dir}: the floor's rows are not the warm-up's training rows")
             rate = res.floor.expected_auc_rate
-        out[score] = dynamiccut_selection(res.dynamics, p=p, k=k, T=T, score=score, expected_auc_rate=rate)
+        out[score] = dynamiccut_selection(res.dynamics, params=params, score=score, expected_auc_rate=rate)
     return out
 
 
-def selection_from_run(run_dir: str | Path, train: Table, p: float = DEFAULT_P, k: int = DEFAULT_K,
-                       T=None, score: str = "raw") -> Selection:
-    """DynamicCut selection from a finished warm-up made on ``train`` (same fingerprint)."""
-    return selections_from_run(run_dir, train, p, k, T, scores=(score,))[score]
+def selection_from_run(run_dir: str | Path, train: Table, *, params: DynamicCutParams = DEFAULTS,
+                       score: str = "raw") -> Selection:
+    """DynamicCut selection at ``params`` from a finished warm-up made on ``train`` (same fingerprint)."""
+    return selections_from_run(run_dir, train, params=params, scores=(score,))[score]

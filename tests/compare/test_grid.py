@@ -9,6 +9,7 @@ from memviz.cli import main
 from memviz.compare import format_summary, results_frame, summary_table
 from memviz.compare.methods import METHODS, apply_method
 from memviz.compare.ranking import selection_from_run
+from memviz.dynamics.dynamiccut import DynamicCutParams
 from memviz.errors import MemvizError
 from memviz.tables.data import fingerprint, load_table, sample_data_dir
 
@@ -126,7 +127,7 @@ def test_run_of_another_table_is_refused(tables, files, run_dir):
     assert fingerprint(other) != fingerprint(tables[0])
     with pytest.raises(MemvizError, match="another table"):
         selection_from_run(run_dir, other)
-    sel = selection_from_run(run_dir, tables[0], p=0.1)
+    sel = selection_from_run(run_dir, tables[0], params=DynamicCutParams(0.1))
     assert len(sel.removed) == 20
 
 

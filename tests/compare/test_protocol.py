@@ -17,7 +17,7 @@ from memviz.errors import MemvizError, RunError
 from memviz.measure.floor import holdout_floor
 from memviz.measure.memorization import memorization
 from memviz.engine.neighbors import NeighborEngine
-from memviz.dynamics.dynamiccut import dynamiccut_selection
+from memviz.dynamics.dynamiccut import DynamicCutParams, dynamiccut_selection
 from memviz.tables.data import fingerprint, load_table, sample_data_dir
 from memviz.warmup.run import load_warmup
 
@@ -84,7 +84,7 @@ def test_pruning_keeps_the_budget_and_stores_each_selection(tables, run_floor, t
     use(monkeypatch, Stub)
     res = grid(train, test, ["baseline", *PRUNING], ["ctgan"], [0, 1], tmp_path, run_dir=str(run_floor), **KW)
     budget = math.ceil(0.1 * len(train))
-    sels = selections_from_run(run_floor, train, p=0.1, scores=("raw", "excess"))
+    sels = selections_from_run(run_floor, train, params=DynamicCutParams(0.1), scores=("raw", "excess"))
     for method in PRUNING:
         for seed in (0, 1):
             sel = selection(tmp_path, method, seed)
