@@ -95,19 +95,13 @@ def ranked_on(compare, run_dir) -> bool:
     return bool(src.run_dir and run_dir and Path(src.run_dir).resolve() == Path(run_dir).resolve())
 
 
-def _as_used(p, k, T) -> DynamicCutParams:
-    """(p, k, T) as a source used them (as before: p made a float and k an int, nothing checked again:
-    they were when the run was tuned or the comparison started)."""
-    return DynamicCutParams._checked(float(p), int(k), T)
-
-
 def run_source(view, p: float = DEFAULTS.p, k: int = DEFAULTS.k, T=DEFAULTS.T, *,
                params: DynamicCutParams | None = None) -> Source:
     """The :class:`Source` of a warm-up run's last check (``view``: :class:`memviz.app.runs.RunView`) at
     ``params`` (given, ``p``, ``k`` and ``T`` are not read)."""
     last = view.per_check.iloc[-1] if len(view.per_check) else None
     cfg = view.manifest.get("config") or {}
-    params = params if params is not None else _as_used(p, k, T)
+    params = params if params is not None else DynamicCutParams(float(p), int(k), T)
     return Source("run", view.run_id, view.run_id, params, view.status,
                   None if last is None else int(last["check"]), None if last is None else int(last["epoch"]),
                   int(cfg["epochs"]) if cfg.get("epochs") else None, str(view.path), n_checks=len(view.per_check))
@@ -140,7 +134,7 @@ def compare_source(compare) -> Source:
     from memviz.compare.methods import NEEDS_SELECTION
 
     ranked = run_dir is not None or bool(sel) or bool(set(cfg.get("methods") or ()) & set(NEEDS_SELECTION))
-    params = _as_used(cfg.get("p", DEFAULTS.p), cfg.get("k", DEFAULTS.k), cfg.get("T"))
+    params = DynamicCutParams.unchecked(float(cfg.get("p", DEFAULTS.p)), int(cfg.get("k", DEFAULTS.k)), cfg.get("T"))
     return Source("compare", path.name, run_id, params, run_dir=None if run_dir is None else str(run_dir),
                   ranked=ranked)
 

@@ -73,7 +73,7 @@ def run_section(view: RunView, p: float | None = None, k: int | None = None, T=N
     (``params``: checked when made; given, ``p``, ``k`` and ``T`` are not read); its card ends with the
     recommended check and why (issue 23: when to stop)."""
     params = _tuning(params, p, k, T)
-    src = audits.run_source(view, params.p, params.k, params.T)
+    src = audits.run_source(view, params=params)
     card = audits.run_card(view)
     card = replace(card, lines=(*card.lines, Line("When to stop", _when_to_stop(view)[1])))
     return Section(src, f"{src.label()} · DynamicCut {src.settings}", f"{src.label()}: {card.sentence}", card)
@@ -165,7 +165,7 @@ def run_facts(view: RunView, p: float | None = None, k: int | None = None, T=Non
     ht = heavy_tail(dyn)
     settings = view.settings()
     floor = view.result.floor
-    src = audits.run_source(view, params.p, params.k, params.T)
+    src = audits.run_source(view, params=params)
     sel = pruning.selection
     facts = [("Run", view.run_id), ("Dataset", str(settings.get("dataset") or "–")),
              ("Status", src.label().removeprefix(f"Warm-up run {view.run_id}").strip(" ()") or view.status),

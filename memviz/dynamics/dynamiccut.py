@@ -87,8 +87,9 @@ class DynamicCutParams:
         object.__setattr__(self, "T", _check_T(self.T))
 
     @classmethod
-    def _checked(cls, p: float, k: int, T) -> "DynamicCutParams":
-        """Made from values already checked (nothing is checked again)."""
+    def unchecked(cls, p: float, k: int, T) -> "DynamicCutParams":
+        """Made from values checked when they were first made (a comparison's settings read back from the
+        experiment.json it wrote after checking them; :meth:`at`): nothing is checked again."""
         new = object.__new__(cls)
         for name, value in (("p", p), ("k", k), ("T", T)):
             object.__setattr__(new, name, value)
@@ -96,7 +97,7 @@ class DynamicCutParams:
 
     def at(self, T) -> "DynamicCutParams":
         """The same p and k at the window T (only T is checked: p and k were when these were made)."""
-        return DynamicCutParams._checked(self.p, self.k, _check_T(T))
+        return DynamicCutParams.unchecked(self.p, self.k, _check_T(T))
 
     def window(self, dyn: RowDynamics) -> float:
         """The scoring window's last epoch on ``dyn``: T, or :func:`default_T` when None; a one-line
@@ -128,7 +129,7 @@ def params_of(params: DynamicCutParams | None = None, p=DEFAULT_P, k=DEFAULT_K, 
 
 def _k_T(params: DynamicCutParams | None, k, T=None) -> DynamicCutParams:
     """``params``, else (k, T) checked now, for what uses no p (a ranking)."""
-    return params if params is not None else DynamicCutParams._checked(DEFAULT_P, check_k(k), _check_T(T))
+    return params if params is not None else DynamicCutParams.unchecked(DEFAULT_P, check_k(k), _check_T(T))
 
 
 def default_T(dyn: RowDynamics) -> int:
