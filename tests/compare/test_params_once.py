@@ -46,12 +46,12 @@ def p_checks(monkeypatch):
 
 def test_a_grid_with_both_rankings_checks_p_once(tables, run_floor, tmp_path, stub, p_checks):
     train, test = tables
-    res = grid(train, test, ["baseline", "dynamiccut", "dynamiccut_excess", "dynamiccutmix", "random", "early_stop"],
-               ["ctgan"], [0, 1], tmp_path, run_dir=str(run_floor), p=0.15, k=2, T=3, epochs=2, device="cpu")
+    res = grid(train, test, ["dynamiccut", "dynamiccut_excess", "random", "early_stop"],
+               ["ctgan"], [0], tmp_path, run_dir=str(run_floor), p=0.15, k=2, T=3, epochs=2, device="cpu")
     assert (res["status"] == "ok").all(), res["error"].tolist()
     assert p_checks["p"] == 1                   # it was 4: validated, run_grid, one per ranking score
     by = res.set_index(["method", "seed"])
-    assert by.loc[("dynamiccut", 0), "n_removed"] == by.loc[("random", 1), "n_removed"] == 30   # ceil(0.15 * 200)
+    assert by.loc[("dynamiccut", 0), "n_removed"] == by.loc[("random", 0), "n_removed"] == 30   # ceil(0.15 * 200)
     manifest = json.loads((tmp_path / "experiment.json").read_text())
     assert (manifest["p"], manifest["config"]["p"], manifest["config"]["k"], manifest["config"]["T"]) == (0.15, 0.15, 2, 3)
     assert set(manifest["early_stop"]) == {"epoch", "check", "warmup_epochs", "reason", "rule"}
@@ -60,9 +60,9 @@ def test_a_grid_with_both_rankings_checks_p_once(tables, run_floor, tmp_path, st
 
 def test_random_cells_without_a_ranking_check_p_once(tables, tmp_path, stub, p_checks):
     train, test = tables
-    res = grid(train, test, ["baseline", "random"], ["ctgan"], [0, 1, 2], tmp_path, p=0.13, device="cpu")
+    res = grid(train, test, ["random"], ["ctgan"], [0, 1], tmp_path, p=0.13, device="cpu")
     assert (res["status"] == "ok").all()
-    assert p_checks["p"] == 1                   # it was 5: validated, run_grid and once in each random cell
+    assert p_checks["p"] == 1                   # it was 4: validated, run_grid and once in each random cell
     assert set(res.loc[res["method"] == "random", "n_removed"]) == {26}   # ceil(0.13 * 200)
 
 
