@@ -254,13 +254,20 @@ def part_masking():
         print(f"  GaussianCopula not available: {exc}")
     for label, gen in gens.items():
         syn, src = with_copies(gen, train, 30, 20, seed=2)
-        for what, frame in (("20 % copies of 30 rows", syn), ("no copies", gen)):
+        near, near_src = with_copies(gen, train, 25, 6, seed=2)          # 5 % of the rows: α's too-close quota
+        near.loc[: 25 * 6 - 1, "Income"] += 100.0                        # near, not identical
+        for what, frame, planted in (("20 % copies of 30 rows", syn, src),
+                                     ("5 % near copies of 25 rows (Income + 100)", near, near_src),
+                                     ("no copies", gen, None)):
             t0 = time.perf_counter()
             a = memviz.audit(train, frame, hold, schema=schema)
             named = set(a.over_copied_rows["row_id"])
+            levels = ", ".join(f"k={lv.k}: {lv.share:.2%} vs {lv.expected_share:.2%} (p {lv.p:.2g})"
+                               for lv in a.close.levels)
             print(f"  {label}, {what}: {a.verdict.code} ({time.perf_counter() - t0:.1f} s); flagged {a.mem_ratio:.1%} "
                   f"against a floor of {a.floor:.1%}; family holding {', '.join(a.family.holding) or 'none'}; named "
-                  f"{len(named)} rows" + (f", {len(named & set(src))} of the 30 copied" if what != "no copies" else ""))
+                  f"{len(named)} rows" + (f", {len(named & set(planted))} of the {len(planted)} copied"
+                                          if planted is not None else "") + f"; too close at {levels}")
             print(f"    {a.verdict.sentence}")
 
 

@@ -24,6 +24,21 @@ class Crash(Callback):
             raise RuntimeError("killed")
 
 
+def near_copies(train, fresh, src, distances, column: str = "fnlwgt"):
+    """``fresh`` (a frame) with its first rows replaced by copies of training rows ``src`` (positions in
+    ``train.data``'s index, repeated to the length of ``distances``), each moved on ``column`` alone so that
+    its standardized distance to its source is about the one given: D = |Δ| / range / (distance columns)."""
+    import numpy as np
+
+    syn = fresh.reset_index(drop=True).copy()
+    s = train.schema
+    width = (len(s.distance_numerical) + len(s.distance_categorical)) * np.ptp(train.data[column].to_numpy())
+    near = train.data.loc[np.repeat(src, len(distances) // len(src))].reset_index(drop=True)
+    near[column] = near[column] + np.maximum(1, np.round(np.asarray(distances) * width)).astype(np.int64)
+    syn.iloc[: len(near)] = near[syn.columns].to_numpy()
+    return syn
+
+
 def live_job(root, kind: str):
     """A job record whose process is this test process (alive for as long as the test runs)."""
     import json

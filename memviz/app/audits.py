@@ -370,7 +370,7 @@ def headline_figures(audit, *, ratio: bool = True) -> list[Figure]:
     never saw: the too-close share, the identical share, the ratio test above its floor (``ratio=False``
     leaves it to a page that shows the ratio test in full), and the named rows (each with how the verdict's
     family judged it). Empty without a hold-out."""
-    from memviz.viz.text import pct
+    from memviz.viz.text import pct, share_digits
 
     if audit.floor is None:
         return []
@@ -383,10 +383,15 @@ def headline_figures(audit, *, ratio: bool = True) -> list[Figure]:
     out = []
     c = audit.close
     if c is not None:
+        tail = c.levels[-1] if len(c.levels) > 1 and c.levels[-1].every else None
+        d = share_digits(tail.expected_share) if tail is not None else 1
         out.append(Figure("too close to a training row", pct(c.too_close_share),
-                          f"fresh real rows: {pct(c.expected_share)}{held('too_close')}",
+                          f"fresh real rows: {pct(c.expected_share)}"
+                          + (f"; nearer than any: {pct(tail.share, d)} vs {pct(tail.expected_share, d)}"
+                             if tail is not None else "") + held('too_close'),
                           "Generated rows nearer their closest training row than all but 5 % of real rows the model "
-                          "never saw are (standardized distance); exact Beta-Binomial test."))
+                          "never saw are (standardized distance), read at the tail too: nearer than all but 1 % and "
+                          "than every one of them; exact Beta-Binomial tests, Bonferroni over the levels."))
         out.append(Figure("identical to a training row", pct(c.identical_share),
                           f"real rows never seen: {pct(c.holdout_identical_share)}{held('identical')}",
                           "Generated rows equal to a training row in every column the distance reads, against the "

@@ -10,8 +10,9 @@ member          the test
 ``ratio``       the ratio test's flagged share against the floor, p1 = X/M vs p0 = K/H: the one-sided score
                 test z = (p1 − p0) / sqrt(p̄ (1 − p̄) (1/M + 1/H)), p̄ = (X + K)/(M + H), p = 1 − Φ(z)
                 (:func:`memviz.measure.floor.excess_p_value`)
-``too_close``   generated rows nearer their training row than all but 5 % of the hold-out rows: exact
-                Beta-Binomial p (:mod:`memviz.measure.dcr`)
+``too_close``   generated rows nearer their training row than all but 5 % of the hold-out rows, than all but
+                1 %, and than every one: exact Beta-Binomial p at each level, Bonferroni over the levels
+                (:mod:`memviz.measure.dcr`)
 ``identical``   generated rows equal to a training row, against the hold-out's share: Fisher's exact p
 ``rows``        some training row has more close copies than real rows give it: Simes' p of the exact per-row
                 test against the hold-out alone (:mod:`memviz.measure.dcr`)

@@ -17,7 +17,7 @@ import pandas as pd
 from memviz.auditing.family import MEMBER_NAMES
 from memviz.auditing.verdict import BELOW_FLOOR
 from memviz.viz.card import Card, Line
-from memviz.viz.text import pct, percent, points
+from memviz.viz.text import pct, percent, points, share_digits
 
 #: most-copied training rows shown beside their copies (with the tables given)
 N_LEAKS = 5
@@ -46,7 +46,13 @@ def facts(a) -> list[tuple[str, str]]:
     if c is not None:
         out += [("Too close: generated rows nearer a training row than 95 % of real rows",
                  f"{pct(c.too_close_share)} (95 %: {_ci(c.too_close_ci)} %) against {pct(c.expected_share)} expected "
-                 f"({_p(c.p_too_close)})"),
+                 f"({_p(c.levels[0].p) if c.levels else _p(c.p_too_close)})")]
+        for lv in c.levels[1:]:
+            d = share_digits(lv.expected_share)
+            than = "any real row" if lv.every else f"{100 * (1 - lv.quantile):.0f} % of real rows"
+            out.append((f"Too close at the tail: nearer a training row than {than}",
+                        f"{pct(lv.share, d)} against {pct(lv.expected_share, d)} expected ({_p(lv.p)})"))
+        out += [("Too close, all levels together (Bonferroni)", _p(c.p_too_close)),
                 ("Identical: generated rows equal to a training row",
                  f"{pct(c.identical_share)} against {pct(c.holdout_identical_share)} of the hold-out's rows "
                  f"({_p(c.p_identical)})"),

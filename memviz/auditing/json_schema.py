@@ -115,7 +115,13 @@ SCHEMA = {
                 "identical_share": _SHARE, "n_holdout_identical": _COUNT, "holdout_identical_share": _SHARE,
                 "identical_excess": {"type": "number", "minimum": -1, "maximum": 1}, "identical_excess_ci": _PAIR,
                 "p_identical": _P, "n_training_identical": _COUNT, "share": _P, "n_candidates": _COUNT,
-                "p_rows": _P, "distance": {"const": "standardized"}}}]},
+                "p_rows": _P, "distance": {"const": "standardized"},
+                "levels": {"type": "array", "items": {
+                    "type": "object",
+                    "required": ["quantile", "k", "threshold", "n_too_close", "share", "expected_share", "p"],
+                    "properties": {"quantile": {"type": "number", "minimum": 0, "maximum": 1}, "k": _COUNT,
+                                   "threshold": _OPT_NUM, "n_too_close": _COUNT, "share": _SHARE,
+                                   "expected_share": _SHARE, "p": _P}}}}}]},
         "family": {
             "type": "object", "required": ["alpha", "members", "holding"],
             "properties": {

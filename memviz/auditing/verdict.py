@@ -21,7 +21,9 @@ code                     tone     when
 
 So "no copying" never stands beside an identical or too-close share the family finds above the hold-out's,
 and no generator's other rows can cancel its copies: each test reads how close every generated row is, not
-an average of flags. A quality too low refuses only a clean bill: verbatim copies are copying whatever the
+an average of flags, and the too-close share is read at the tail too (nearer than 99 % of real rows, and than
+every one of them: :data:`memviz.measure.dcr.TAIL_QUANTILES`), so copies that fill no more than α's 5 % quota
+are still seen. A quality too low refuses only a clean bill: verbatim copies are copying whatever the
 quality of the rest.
 
 **Qualifiers** (``Verdict.qualifiers``, in this order) weaken the code; each adds a clause before
@@ -52,7 +54,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from memviz.viz.text import pct, percent, points
+from memviz.viz.text import pct, percent, points, share_digits
 
 if TYPE_CHECKING:
     from memviz.auditing.result import Audit
@@ -226,8 +228,7 @@ def _finding(a: "Audit", name: str) -> str:
         return (f"{pct(c.identical_share)} of its rows are identical to a training row against "
                 f"{pct(c.holdout_identical_share)} of real rows it never saw")
     if name == "too_close":
-        return (f"{pct(c.too_close_share)} are nearer a training row than {100 * (1 - c.alpha):.0f} % of real rows "
-                f"are ({pct(c.expected_share)} expected)")
+        return _too_close(c.carrying_level)
     if name == "ratio":
         return (f"the ratio test flags {pct(a.mem_ratio)} of its rows against {pct(a.floor)} of real rows (copy share "
                 f"{pct(a.copy_share)})")
@@ -236,6 +237,15 @@ def _finding(a: "Audit", name: str) -> str:
         n = int(dc.cells["copies"].sum()) if dc is not None else 0
         return f"the data-copying test finds copying in {n} region{'s' * (n != 1)} of the data"
     return ""
+
+
+def _too_close(level) -> str:
+    """One level of the too-close test in words: "5.0 % are nearer a training row than any real row it never saw
+    (0.1 % expected)", or "than 95 % of real rows are"."""
+    than = ("any real row it never saw" if level.every
+            else f"{100 * (1 - level.quantile):.0f} % of real rows are")
+    d = share_digits(level.expected_share)
+    return f"{pct(level.share, d)} are nearer a training row than {than} ({pct(level.expected_share, d)} expected)"
 
 
 def _named(a: "Audit") -> str:
@@ -272,9 +282,13 @@ def _main_sentence(a: "Audit", code: str) -> str:
         return f"No copying of the table as a whole, but {_named(a)}: review them."
     parts = []
     if a.close is not None:
+        every = a.close.levels[-1] if len(a.close.levels) > 1 and a.close.levels[-1].every else None
         parts.append(f"{pct(a.close.too_close_share)} of the generated rows are nearer a training row than "
                      f"{100 * (1 - a.close.alpha):.0f} % of real rows it never saw are ({pct(a.close.expected_share)} "
-                     f"expected), {pct(a.close.identical_share)} are identical to one against "
+                     "expected)" + (f" and {pct(every.share, share_digits(every.expected_share))} nearer than any of "
+                                    f"them ({pct(every.expected_share, share_digits(every.expected_share))} expected)"
+                                    if every is not None else "")
+                     + f", {pct(a.close.identical_share)} are identical to one against "
                      f"{pct(a.close.holdout_identical_share)} of real rows")
     below = a.excess_ci[1] < 0
     parts.append(f"the ratio test flags {pct(a.mem_ratio)} against {pct(a.floor)} for real rows (excess "

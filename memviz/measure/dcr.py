@@ -23,6 +23,13 @@ hold-out rows exchangeable)
   **Beta-Binomial(M, k, H − k + 1)** (the threshold's own estimation error included: the test stays exact
   at any H ≥ 1/α − 1 = 19); p = P(X' ≥ X). Ties only lower P(D(g) < t), so with ties the test is
   conservative. Expected share k / (H + 1) ≈ α; the share is reported with its Wilson interval.
+  **Its tail.** One quantile is an average too: a generator whose other rows sit far from every training
+  row fills the α quota with copies and passes (25 credit rows near-copied 6 times each, 5.0 % of its rows,
+  inside an independent-columns generator: 5.0 % too close against 4.9 % expected, "no copying"). So the
+  same count is read at the levels of :data:`TAIL_QUANTILES` too, and nearer than *every* hold-out row
+  (k = 1, expected share 1 / (H + 1)): each level j, with k_j = max(1, ⌊q_j (H + 1)⌋) (levels with equal
+  k counted once), has its exact Beta-Binomial p_j, and the member's p is Bonferroni's,
+  p = min(1, L · min_j p_j) over the L levels: valid whatever their dependence (:class:`CloseLevel`).
 * **identical**   I_S = #{g : D(g) = 0} and I_H = #{h : D(h) = 0}: given I_S + I_H the generated count is
   **hypergeometric** (Fisher's exact test, one-sided): p = P(I' ≥ I_S). The difference of the shares is
   reported with Newcombe's interval (:func:`memviz.measure.floor.newcombe_interval`). A generated row that
@@ -73,6 +80,9 @@ from memviz.measure.multiplicity import bh_qvalues
 
 #: α: a generated row is too close when nearer its training row than all but α of the hold-out rows
 CLOSE_QUANTILE = 0.05
+#: the too-close test's tail: the same count read at these shares of the hold-out too, and nearer than
+#: every hold-out row (k = 1); Bonferroni over the levels (module docstring)
+TAIL_QUANTILES = (0.01,)
 #: the distance of every closeness figure: the standardized one (the paper's per-row min-max
 #: scaling gives the numerically nearest row a zero, so its distances do not compare across rows)
 DISTANCE = "standardized"
@@ -160,6 +170,68 @@ def check_holdout(holdout: Nearest, loo: Nearest, source: str) -> None:
 
 
 # ------------------------------------------------------------------ the tests
+@dataclass(frozen=True)
+class CloseLevel:
+    """One level of the too-close test (module docstring).
+
+    quantile : the declared share q of the hold-out (:data:`CLOSE_QUANTILE` or one of
+        :data:`TAIL_QUANTILES`); 0 for "nearer than every hold-out row".
+    k, threshold : k = max(1, ⌊q (H + 1)⌋) and t = D_(k), the k-th smallest hold-out distance.
+    n_too_close, share : X = #{g : D(g) < t} and X / M.  expected_share : k / (H + 1).
+    p : P(X' ≥ X), X' ~ Beta-Binomial(M, k, H − k + 1) (1 when X = 0).
+    """
+
+    quantile: float
+    k: int
+    threshold: float
+    n_too_close: int
+    share: float
+    expected_share: float
+    p: float
+
+    @property
+    def every(self) -> bool:
+        """Whether this level reads "nearer than every hold-out row" (k = 1)."""
+        return self.k == 1
+
+    def to_dict(self) -> dict:
+        from memviz.io import to_jsonable
+
+        return to_jsonable({"quantile": self.quantile, "k": self.k, "threshold": self.threshold,
+                            "n_too_close": self.n_too_close, "share": self.share,
+                            "expected_share": self.expected_share, "p": self.p})
+
+
+def close_levels(synthetic_distance: np.ndarray, holdout_distance: np.ndarray,
+                 alpha: float = CLOSE_QUANTILE) -> tuple[CloseLevel, ...]:
+    """The too-close test's levels, α first, then :data:`TAIL_QUANTILES`, then k = 1, each k once; () when
+    ⌊α (H + 1)⌋ < 1 (too few hold-out rows for α: no too-close test)."""
+    from scipy import stats
+
+    dS, dH = np.asarray(synthetic_distance, dtype=np.float64), np.sort(np.asarray(holdout_distance, dtype=np.float64))
+    m, h = len(dS), len(dH)
+    if math.floor(alpha * (h + 1)) < 1:
+        return ()
+    out, seen = [], set()
+    for q in (alpha, *(q for q in TAIL_QUANTILES if q < alpha), 0.0):
+        k = max(1, math.floor(q * (h + 1)))
+        if k in seen:
+            continue
+        seen.add(k)
+        t = float(dH[k - 1])
+        x = int(np.sum(dS < t))
+        p = float(stats.betabinom.sf(x - 1, m, k, h - k + 1)) if x else 1.0
+        out.append(CloseLevel(q, k, t, x, x / m, k / (h + 1), p))
+    return tuple(out)
+
+
+def bonferroni(levels: tuple[CloseLevel, ...]) -> float:
+    """The too-close member's p: min(1, L · min_j p_j) over the L levels (NaN for none)."""
+    if not levels:
+        return math.nan
+    return min(1.0, len(levels) * min(lv.p for lv in levels))
+
+
 @dataclass(frozen=True, eq=False)
 class CloseCopies:
     """The closeness tests of a generated table (module docstring).
@@ -168,7 +240,9 @@ class CloseCopies:
     n_generated, n_holdout, n_reference : M, H and the training rows in the per-row reference (0: hold-out only).
     reference_note : why the training rows are not in the reference ("" when they are, or N = 0).
     n_too_close, too_close_share, too_close_ci : X, X / M and its Wilson interval.
-    expected_share : k / (H + 1), the share fresh rows give.  p_too_close : Beta-Binomial p (NaN: no test).
+    expected_share : k / (H + 1), the share fresh rows give.
+    p_too_close : the too-close member's p, Bonferroni over :attr:`levels` (NaN: no test).
+    levels : the too-close test's :class:`CloseLevel` s, α first (empty: no test).
     n_identical, identical_share : I_S, I_S / M.  n_holdout_identical, holdout_identical_share : I_H, I_H / H.
     identical_excess, identical_excess_ci : I_S / M − I_H / H and Newcombe's interval.  p_identical : Fisher p.
     n_training_identical : training rows equal to another training row (the training table's own repeats).
@@ -206,6 +280,12 @@ class CloseCopies:
     generated: pd.DataFrame
     holdout_distances: np.ndarray
     p_rows: float = 1.0
+    levels: tuple[CloseLevel, ...] = ()
+
+    @property
+    def carrying_level(self) -> CloseLevel | None:
+        """The level with the smallest p (the first, α's, among equals): what the too-close member reads."""
+        return min(self.levels, key=lambda lv: lv.p) if self.levels else None
 
     def named(self, level: float = Q_LEVEL) -> pd.DataFrame:
         """The training rows with q ≤ ``level``, most close copies first."""
@@ -232,6 +312,7 @@ class CloseCopies:
         out["too_close_ci"] = list(self.too_close_ci)
         out["identical_excess_ci"] = list(self.identical_excess_ci)
         out["p_rows"] = self.p_rows
+        out["levels"] = [lv.to_dict() for lv in self.levels]
         out["distance"] = DISTANCE
         return to_jsonable(out)
 
@@ -258,8 +339,6 @@ def close_copy_test(row_ids, synthetic: Nearest, holdout: Nearest, loo: Nearest 
     -------
     CloseCopies
     """
-    from scipy import stats
-
     if not 0 < alpha < 1:
         raise MemvizError(f"alpha={alpha}: must be between 0 and 1")
     row_ids = np.asarray(row_ids, dtype=np.int64)
@@ -267,15 +346,14 @@ def close_copy_test(row_ids, synthetic: Nearest, holdout: Nearest, loo: Nearest 
     if m == 0 or h == 0:
         raise MemvizError("closeness: needs at least one generated and one hold-out row")
     dS, dH = synthetic.distance, holdout.distance
+    levels = close_levels(dS, dH, alpha)
     k = int(math.floor(alpha * (h + 1)))
-    if k >= 1:
-        t = float(np.sort(dH)[k - 1])
-        too = dS < t
-        x = int(too.sum())
-        p_close = float(stats.betabinom.sf(x - 1, m, k, h - k + 1)) if x else 1.0
-        expected = k / (h + 1)
+    if levels:
+        main = levels[0]
+        t, too, x, expected = main.threshold, dS < main.threshold, main.n_too_close, main.expected_share
     else:                                        # H < 1/α − 1: no quantile to read
-        t, too, x, p_close, expected = math.nan, np.zeros(m, dtype=bool), 0, math.nan, math.nan
+        t, too, x, expected = math.nan, np.zeros(m, dtype=bool), 0, math.nan
+    p_close = bonferroni(levels)
     lo, hi = wilson_interval(x, m)
     iS, iH = dS == 0, dH == 0
     n_is, n_ih = int(iS.sum()), int(iH.sum())
@@ -331,7 +409,7 @@ def close_copy_test(row_ids, synthetic: Nearest, holdout: Nearest, loo: Nearest 
                        identical_excess_ci=(float(dlo), float(dhi)), p_identical=p_ident,
                        n_training_identical=n_loo_ident, share=share, n_candidates=int(cand.sum()),
                        rows=rows, generated=generated, holdout_distances=np.sort(dH),
-                       p_rows=float(q_exact.min()) if cand_exact.any() else 1.0)
+                       p_rows=float(q_exact.min()) if cand_exact.any() else 1.0, levels=levels)
 
 
 def _row_tests(c: np.ndarray, r: np.ndarray, share: float):

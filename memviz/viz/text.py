@@ -55,6 +55,14 @@ def pct(x, digits: int = 1) -> str:
     return percent(x, digits)
 
 
+def share_digits(share: float) -> int:
+    """Decimals that show a small share as more than 0 in :func:`pct` (1 to 4): 2 for 0.05 % (1 / (H + 1) at
+    H = 2,000), 3 for 0.001 %."""
+    if not share > 0 or not math.isfinite(share):
+        return 1
+    return min(4, max(1, math.ceil(-math.log10(100 * share))))
+
+
 def points(x, digits: int = 1, signed: bool = True) -> str:
     """A difference of two shares in percentage points: ``100 x``, signed, ``"+4.1 points"``
     (never ``"-0.0 points"``; :func:`memviz.metrics.percent`)."""

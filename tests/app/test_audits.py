@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from dash_helpers import copier_run, finished_compare, floored_run, open_page
+from helpers import near_copies
 
 from memviz.app import audits, comparisons, datasets, readings, runs
 from memviz.app.compare_card import compare_verdict
@@ -41,15 +42,14 @@ def root(tmp_path_factory, sample):
 @pytest.fixture(scope="module")
 def over_copied(sample):
     """An Audit whose table is not copied overall but two of its training rows are, 8 times each:
-    fresh real rows (500 test rows) with 16 of them replaced by near copies (fnlwgt a few units off)
-    of training rows 5 and 17."""
+    fresh real rows (500 test rows) with 16 of them replaced by copies of training rows 5 and 17 moved on
+    fnlwgt as far as real rows are from theirs (the hold-out's 2nd to 4th percentile of distance)."""
     train, test = sample
-    syn = test.data.iloc[500:].reset_index(drop=True).copy()
-    for j, rid in enumerate((5, 17)):
-        near = train.data.loc[[rid] * 8].reset_index(drop=True)
-        near["fnlwgt"] = near["fnlwgt"] + np.arange(1, 9)
-        syn.iloc[j * 8:(j + 1) * 8] = near[syn.columns].to_numpy()
-    return make_audit(train, syn, test.subset(test.row_ids[:500]), device="cpu", quality=False, dcr=False)
+    hold = test.subset(test.row_ids[:500])
+    fresh = test.data.iloc[500:]
+    clean = make_audit(train, fresh, hold, device="cpu", quality=False, dcr=False, evidence=False)
+    syn = near_copies(train, fresh, [5, 17], np.quantile(clean.close.holdout_distances, np.linspace(0.02, 0.04, 16)))
+    return make_audit(train, syn, hold, device="cpu", quality=False, dcr=False)
 
 
 def test_a_runs_audit_has_the_memorization_pages_figures(root):
@@ -101,7 +101,8 @@ def test_over_copied_rows_are_never_nothing_to_remove(over_copied, sample):
     assert set(shown["training row"][:2]) == {5, 17} and "expected from real rows" in shown.columns
     assert shown["q-value"].iloc[0] == audits._p(a.over_copied_rows["q_value"].iloc[0])
     assert audits._p(2e-20) == "< 0.001"                               # for people, not 2e-20
-    assert shown["close copies"].iloc[0] == 8 and shown["named"].all() and shown["closest copy"].iloc[0] == "near-exact"
+    assert shown["close copies"].iloc[0] == 8 and shown["named"].all()
+    assert shown["closest copy"].iloc[0] == "differs"                  # fnlwgt moved by more than 0.1 IQR
 
 
 def test_the_over_copied_table_redacts_by_default(over_copied, sample):

@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 import memviz
+from helpers import near_copies
 from memviz.auditing.json_schema import validate
 from memviz.errors import MemvizError
 from memviz.measure.floor import excess, holdout_floor, newcombe_interval
@@ -79,19 +80,32 @@ def test_verbatim_copies_of_a_few_rows_are_copying(fresh_split):
 
 
 def test_near_copies_of_two_rows_alone_are_their_own_verdict(holdout_split):
-    """Copies that are near but not identical, of two rows, too few to move the table's shares (10 of
-    1,000 each): only the per-row test holds, and the verdict names the rows without calling the table a copy."""
+    """Copies of two rows, 10 of 1,000 each, not identical and no nearer their source than real rows come
+    to theirs (between the hold-out's 2nd and 4th percentiles of distance): too few to move the table's
+    shares at any level, so only the per-row test holds, and the verdict names the rows without calling the
+    table a copy."""
     ref, hold, fresh = holdout_split
-    syn = fresh.data.reset_index(drop=True).copy()
+    clean = memviz.audit(ref, fresh, hold, quality=False, dcr=False, evidence=False)
     src = ref.data.index[[5, 9]]
-    near = ref.data.loc[np.repeat(src, 10)].reset_index(drop=True)
-    near["fnlwgt"] = near["fnlwgt"] + np.arange(1, 21)                    # a few units apart: close, not equal
-    syn.iloc[:20] = near[syn.columns].to_numpy()
+    syn = near_copies(ref, fresh.data, src, np.quantile(clean.close.holdout_distances, np.linspace(0.02, 0.04, 20)))
     a = memviz.audit(ref, syn, hold, quality=False, dcr=False, evidence=False)
     assert a.family.holding == ("rows",) and a.verdict.code == "rows_over_copied"
     assert "review them" in a.verdict.sentence and "no copying of the table as a whole" in a.verdict.sentence.lower()
     assert set(a.over_copied_rows["row_id"]) == set(src)
     assert (a.over_copied_rows["identical_copies"] == 0).all()
+
+
+def test_near_copies_nearer_than_every_real_row_are_copying(holdout_split):
+    """The same 20 copies a few units of fnlwgt from their source: 2 % of the rows, below α's 5 % quota, but
+    nearer a training row than every real row the model never saw: the table copies, said at that level."""
+    ref, hold, fresh = holdout_split
+    src = ref.data.index[[5, 9]]
+    syn = near_copies(ref, fresh.data, src, np.zeros(20))
+    a = memviz.audit(ref, syn, hold, quality=False, dcr=False, evidence=False)
+    assert "too_close" in a.family.holding and a.verdict.code == "copying"
+    assert a.close.levels[0].p > 0.05 and a.close.carrying_level.k == 1       # α's level alone would not see it
+    assert "nearer a training row than any real row it never saw" in a.verdict.sentence
+    assert set(a.over_copied_rows["row_id"]) == set(src)
     assert (a.over_copied_rows["closest_level"] == "near-exact").all()
 
 

@@ -49,6 +49,21 @@ def test_copies_masked_by_an_under_fitting_generator_are_copying_and_named(credi
     assert clean.verdict.code == "no_copying" and clean.n_over_copied == 0 and clean.family.holding == ()
 
 
+@pytest.mark.parametrize("rows, times", [(25, 6), (10, 5)])
+def test_near_copies_within_the_too_close_quota_are_copying_and_named(credit, rows, times):
+    """Near copies (Income + 100) of 25 rows × 6 (5.0 % of the rows, α's quota) or 10 rows × 5 (1.7 %) inside
+    an independent-columns generator whose other rows sit far: α's level reads 5.0 % too close against 4.9 %
+    expected ("no copying" before); nearer than every real row, the copies are seen."""
+    train, hold = credit
+    syn, src = with_copies(independent_columns(train, 3000, seed=1), train, rows, times, seed=2)
+    syn.loc[: rows * times - 1, "Income"] += 100.0
+    a = memviz.audit(train, syn, hold, schema=SCHEMA, quality=False, evidence=False)
+    assert a.close.levels[0].p > 0.05 and a.close.identical_share == 0
+    assert a.verdict.code == "copying" and "too_close" in a.family.holding
+    assert "nearer a training row than any real row it never saw" in a.verdict.sentence
+    assert set(a.over_copied_rows["row_id"]) == set(src)
+
+
 def test_categories_written_another_way_are_refused_in_one_line(credit):
     train, hold = credit
     syn = train.iloc[:500].copy()

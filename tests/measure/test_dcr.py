@@ -37,7 +37,16 @@ def test_the_figures_equal_their_definitions_and_scipy():
     assert c.k == k and c.threshold == t
     x = int(np.sum(dS < t))
     assert c.n_too_close == x and c.too_close_share == x / m
-    assert c.p_too_close == pytest.approx(stats.betabinom.sf(x - 1, m, k, h - k + 1))
+    # the levels: α's (k = 15), 1 % (k = 3) and nearer than every hold-out row (k = 1), Bonferroni over the three
+    assert [lv.k for lv in c.levels] == [k, 3, 1] and [lv.quantile for lv in c.levels] == [CLOSE_QUANTILE, 0.01, 0.0]
+    ps = []
+    for lv in c.levels:
+        t_j = np.sort(dH)[lv.k - 1]
+        x_j = int(np.sum(dS < t_j))
+        assert lv.threshold == t_j and lv.n_too_close == x_j and lv.expected_share == lv.k / (h + 1)
+        ps.append(stats.betabinom.sf(x_j - 1, m, lv.k, h - lv.k + 1) if x_j else 1.0)
+        assert lv.p == pytest.approx(ps[-1])
+    assert c.levels[0].n_too_close == x and c.p_too_close == pytest.approx(min(1.0, 3 * min(ps)))
     assert c.n_identical == 30 and c.n_holdout_identical == 2
     table = [[30, m - 30], [2, h - 2]]
     assert c.p_identical == pytest.approx(stats.fisher_exact(table, alternative="greater")[1])
@@ -52,14 +61,34 @@ def test_the_figures_equal_their_definitions_and_scipy():
 
 
 def test_the_beta_binomial_is_exact_for_fresh_rows():
-    """With generated and hold-out distances from one law, P(p ≤ a) ≤ a (here: about a) at every H."""
+    """With generated and hold-out distances from one law, each level's P(p ≤ a) is about a at every H, and
+    the member's (Bonferroni over the levels) at most a."""
     rng = np.random.default_rng(1)
     for h in (20, 100, 400):
-        ps = np.array([close_copy_test(np.arange(5), _near(rng.random(300), np.zeros(300)),
-                                       _near(rng.random(h), np.zeros(h))).p_too_close for _ in range(2000)])
+        tests = [close_copy_test(np.arange(5), _near(rng.random(300), np.zeros(300)), _near(rng.random(h), np.zeros(h)))
+                 for _ in range(2000)]
+        ps = np.array([c.p_too_close for c in tests])
+        levels = np.array([[lv.p for lv in c.levels] for c in tests])         # (2000, L)
+        bound = {a: a + 3 * np.sqrt(a * (1 - a) / 2000) for a in (0.01, 0.05, 0.2)}
         for a in (0.01, 0.05, 0.2):
-            assert (ps <= a).mean() <= a + 3 * np.sqrt(a * (1 - a) / 2000)
-        assert (ps <= 0.2).mean() > 0.15                                 # not vacuously conservative
+            assert (ps <= a).mean() <= bound[a]
+            assert ((levels <= a).mean(axis=0) <= bound[a]).all()
+        assert ((levels <= 0.2).mean(axis=0) > 0.1).all()                   # each level exact (discrete), not vacuous
+        assert (ps <= 0.2).mean() > 0.2 / levels.shape[1]                  # Bonferroni: no worse than its bound
+
+
+def test_a_generator_that_fills_the_quota_with_copies_and_keeps_the_rest_far_is_seen():
+    """One quantile is an average too: 5 % near copies (exactly the α quota) and every other row far from the
+    training rows give 5 % too close against 5 % expected; nearer than every real row, they are 150 against 1.5."""
+    rng = np.random.default_rng(3)
+    m, h = 3000, 2000
+    dH = rng.uniform(0.01, 1.0, h)
+    dS = np.concatenate([np.full(150, 1e-4), rng.uniform(2.0, 3.0, m - 150)])   # copies, and rows far off
+    c = close_copy_test(np.arange(4), _near(dS, np.zeros(m)), _near(dH, np.zeros(h)))
+    main, *_, every = c.levels
+    assert main.share == pytest.approx(0.05) and main.p > 0.3                 # α's level alone would pass it
+    assert every.k == 1 and every.n_too_close == 150 and every.p < 1e-100
+    assert c.p_too_close < 1e-100 and c.carrying_level is every
 
 
 def test_too_small_a_holdout_has_no_quantile_but_still_counts_identical_rows():
