@@ -383,7 +383,7 @@ def headline_figures(audit, *, ratio: bool = True) -> list[Figure]:
     out = []
     c = audit.close
     if c is not None:
-        tail = c.levels[-1] if len(c.levels) > 1 and c.levels[-1].every else None
+        tail = c.every_level
         d = share_digits(tail.expected_share) if tail is not None else 1
         out.append(Figure("too close to a training row", pct(c.too_close_share),
                           f"fresh real rows: {pct(c.expected_share)}"

@@ -282,7 +282,7 @@ def _main_sentence(a: "Audit", code: str) -> str:
         return f"No copying of the table as a whole, but {_named(a)}: review them."
     parts = []
     if a.close is not None:
-        every = a.close.levels[-1] if len(a.close.levels) > 1 and a.close.levels[-1].every else None
+        every = a.close.every_level
         parts.append(f"{pct(a.close.too_close_share)} of the generated rows are nearer a training row than "
                      f"{100 * (1 - a.close.alpha):.0f} % of real rows it never saw are ({pct(a.close.expected_share)} "
                      "expected)" + (f" and {pct(every.share, share_digits(every.expected_share))} nearer than any of "

@@ -283,6 +283,11 @@ class CloseCopies:
     levels: tuple[CloseLevel, ...] = ()
 
     @property
+    def every_level(self) -> CloseLevel | None:
+        """The level "nearer than every hold-out row" (k = 1) when it is not α's own; None otherwise."""
+        return self.levels[-1] if len(self.levels) > 1 and self.levels[-1].every else None
+
+    @property
     def carrying_level(self) -> CloseLevel | None:
         """The level with the smallest p (the first, α's, among equals): what the too-close member reads."""
         return min(self.levels, key=lambda lv: lv.p) if self.levels else None

@@ -56,3 +56,10 @@ def test_kinds_cancel_and_the_warmup_defaults_are_defined_once():
     cfg = WarmupConfig()
     for k in ("preset", "n_samples", "seed"):
         assert runs.UI_WARMUP_DEFAULTS[k] == getattr(cfg, k) and k not in runs.UI_WARMUP_OVERRIDES
+
+
+def test_a_small_expected_share_shows_as_more_than_zero():
+    """1 / (H + 1) at H = 2,000 is 0.05 %: one decimal would print '0.0 %' beside a share it is compared with."""
+    assert text.pct(1 / 2001, text.share_digits(1 / 2001)) == "0.05 %"
+    assert text.share_digits(1e-5) == 3 and text.share_digits(1e-9) == 4      # at most 4 decimals
+    assert text.share_digits(0.05) == 1 and text.share_digits(0.0) == 1 and text.share_digits(math.nan) == 1
