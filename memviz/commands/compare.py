@@ -68,7 +68,7 @@ def run(args) -> None:
     spec = JobSpec("compare", cfg.to_dict(), {"train": args.train, "schema": args.schema,
                                               "metadata": args.metadata, "test": args.test,
                                               "out": args.out, **({"target": args.target} if args.target else {})})
-    result = run_spec(spec, emit=EventBars(args.quiet))
+    result = run_spec(spec, emit=EventBars(args.quiet), config=cfg)
     for line in result.pop("failed_cells", []):
         sys.stderr.write(f"memviz compare: cell {line}\n")
     sys.stdout.write(compare_summary_text(args.out) + "\n")

@@ -284,12 +284,14 @@ def _keep_row_closeness(run_dir: Path, token: int) -> None:
     save_table(closeness_by_row(flagged), run_dir / RUN_FOLDER, ROW_CLOSENESS, token)
 
 
-def run_spec(spec: JobSpec, emit: Emit | None = None) -> dict:
+def run_spec(spec: JobSpec, emit: Emit | None = None, *, config=None) -> dict:
     """Run a job in this process; returns its result (the ``finished`` event's figures).
 
     ``emit`` receives the progress events (see the module docstring); the caller (the
     worker, or the CLI's progress bar) adds ``started`` / ``finished`` / ``failed``.
-    A user mistake raises MemvizError (one line).
+    ``config``: a compare job's :class:`~memviz.compare.CompareConfig` already checked by the caller
+    (``memviz compare``'s, whose ``to_dict`` is ``spec.config``): run as given, not read back from the
+    spec and checked again. A user mistake raises MemvizError (one line).
     """
     t0 = time.perf_counter()
     out = Path(spec.paths["out"])
@@ -309,7 +311,7 @@ def run_spec(spec: JobSpec, emit: Emit | None = None) -> dict:
     test = _table(spec, "test", train, role="test")
     if spec.kind == "details":
         return compute_details(out, train, test, device=str(spec.config.get("device", "auto")))
-    config = CompareConfig.from_dict(spec.config)
+    config = config if config is not None else CompareConfig.from_dict(spec.config)
     # the cells report their own epochs from the processes that run them: only a file-backed
     # log (picklable, one O_APPEND write per line) can take them there
     res = run_grid(train, test, config, out, progress=emit,

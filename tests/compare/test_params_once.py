@@ -66,6 +66,19 @@ def test_random_cells_without_a_ranking_check_p_once(tables, tmp_path, stub, p_c
     assert set(res.loc[res["method"] == "random", "n_removed"]) == {26}   # ceil(0.13 * 200)
 
 
+def test_the_cli_checks_p_once(files, tmp_path, stub, p_checks, capsys):
+    """memviz compare checks its flags at the door and runs that config: it wrote the config into its job spec
+    and read it back, checking p a second time (2 before)."""
+    from memviz.tables.data import sample_data_dir
+
+    code = main(["compare", "--train", str(files / "train.csv"), "--test", str(files / "test.csv"),
+                 "--schema", str(sample_data_dir() / "meta.json"), "--methods", "random", "--models", "ctgan",
+                 "--seeds", "0", "--p", "0.13", "--n-jobs", "1", "--device", "cpu", "--out", str(tmp_path / "o")])
+    assert code == 0, capsys.readouterr().err
+    assert p_checks["p"] == 1
+    assert json.loads((tmp_path / "o" / "experiment.json").read_text())["config"]["p"] == 0.13
+
+
 def test_the_config_makes_the_params_once_and_never_writes_them(p_checks):
     cfg = CompareConfig(methods=("baseline", "random"), p=0.2, k=4, T=6).validated()
     assert cfg.dynamiccut == DynamicCutParams(0.2, 4, 6) and p_checks["p"] == 2    # the comparison's and this one
