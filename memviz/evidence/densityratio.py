@@ -90,7 +90,7 @@ from memviz.errors import MemvizError
 from memviz.tables.holdout import CheckedHoldout, as_table, checked_holdout
 from memviz.evidence.membership import FPRS, N_NAMED, ROC_POINTS, roc_curve_points, tpr_at_fpr
 from memviz.evidence.ranktests import auc_delong, json_safe
-from memviz.measure.multiplicity import bh_qvalues
+from memviz.measure.multiplicity import bh_qvalues, bonferroni
 from memviz.tables.data import Table
 from memviz.tables.encoding import canonical_series
 
@@ -282,7 +282,7 @@ class DensityRatioResult:
     @property
     def tail_p_value(self) -> float:
         """The smaller exact tail p-value over the α of :data:`FPRS`, Bonferroni-corrected."""
-        return float(min(1.0, len(self.tpr) * min(t["p_value"] for t in self.tpr)))
+        return bonferroni([t["p_value"] for t in self.tpr])
 
     @property
     def p_value(self) -> float:

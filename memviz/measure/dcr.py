@@ -76,7 +76,7 @@ import pandas as pd
 
 from memviz.errors import MemvizError
 from memviz.measure.floor import newcombe_interval, wilson_interval
-from memviz.measure.multiplicity import bh_qvalues
+from memviz.measure.multiplicity import bh_qvalues, bonferroni
 
 #: α: a generated row is too close when nearer its training row than all but α of the hold-out rows
 CLOSE_QUANTILE = 0.05
@@ -225,13 +225,6 @@ def close_levels(synthetic_distance: np.ndarray, holdout_distance: np.ndarray,
     return tuple(out)
 
 
-def bonferroni(levels: tuple[CloseLevel, ...]) -> float:
-    """The too-close member's p: min(1, L · min_j p_j) over the L levels (NaN for none)."""
-    if not levels:
-        return math.nan
-    return min(1.0, len(levels) * min(lv.p for lv in levels))
-
-
 @dataclass(frozen=True, eq=False)
 class CloseCopies:
     """The closeness tests of a generated table (module docstring).
@@ -358,7 +351,7 @@ def close_copy_test(row_ids, synthetic: Nearest, holdout: Nearest, loo: Nearest 
         t, too, x, expected = main.threshold, dS < main.threshold, main.n_too_close, main.expected_share
     else:                                        # H < 1/α − 1: no quantile to read
         t, too, x, expected = math.nan, np.zeros(m, dtype=bool), 0, math.nan
-    p_close = bonferroni(levels)
+    p_close = bonferroni([lv.p for lv in levels])
     lo, hi = wilson_interval(x, m)
     iS, iH = dS == 0, dH == 0
     n_is, n_ih = int(iS.sum()), int(iH.sum())

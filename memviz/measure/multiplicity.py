@@ -5,6 +5,8 @@ adjustment (the family-wise error rate).
   Under the global null the smallest q-value is Simes' p-value of "some hypothesis is false".
 * :func:`holm`        p̃_(k) = max_{j ≤ k} min(1, (m − j + 1) p_(j)) (Holm 1979): reject every hypothesis
   with p̃ ≤ α and the family-wise error rate is at most α whatever the dependence between the tests.
+* :func:`bonferroni`  min(1, m · min_j p_j): Bonferroni's p of "some hypothesis is false" (Holm's smallest p̃),
+  valid whatever the dependence.
 """
 from __future__ import annotations
 
@@ -35,3 +37,9 @@ def holm(p) -> np.ndarray:
     adj = np.minimum(1.0, np.maximum.accumulate((m - np.arange(m)) * p[order]))
     out[order] = adj
     return out
+
+
+def bonferroni(p) -> float:
+    """Bonferroni's p of "some hypothesis is false": min(1, m · min_j p_j) over the m p-values (NaN for none)."""
+    p = np.asarray(p, dtype=float)
+    return float(min(1.0, p.size * p.min())) if p.size else float("nan")

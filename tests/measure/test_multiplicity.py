@@ -1,5 +1,6 @@
 """Benjamini–Hochberg and Holm (memviz.measure.multiplicity) against their definitions."""
 import numpy as np
+import pytest
 
 from memviz.measure.multiplicity import bh_qvalues, holm
 
@@ -28,3 +29,11 @@ def test_the_smallest_q_value_is_simes_p():
     p = rng.uniform(size=50)
     simes = min(np.sort(p) * len(p) / np.arange(1, len(p) + 1))
     assert bh_qvalues(p).min() == min(1.0, simes)
+
+
+def test_bonferroni_is_holms_smallest_adjusted_p():
+    from memviz.measure.multiplicity import bonferroni
+
+    p = np.array([0.04, 0.2, 0.01, 0.7])
+    assert bonferroni(p) == pytest.approx(0.04) == pytest.approx(holm(p).min())
+    assert bonferroni([0.6, 0.9]) == 1.0 and np.isnan(bonferroni([]))
