@@ -49,8 +49,7 @@ def facts(a) -> list[tuple[str, str]]:
                  f"({_p(c.levels[0].p) if c.levels else _p(c.p_too_close)})")]
         for lv in c.levels[1:]:
             d = share_digits(lv.expected_share)
-            than = "any real row" if lv.every else f"{100 * (1 - lv.quantile):.0f} % of real rows"
-            out.append((f"Too close at the tail: nearer a training row than {than}",
+            out.append((f"Too close at the tail: nearer a training row than {lv.than}",
                         f"{pct(lv.share, d)} against {pct(lv.expected_share, d)} expected ({_p(lv.p)})"))
         out += [("Too close, all levels together (Bonferroni)", _p(c.p_too_close)),
                 ("Identical: generated rows equal to a training row",

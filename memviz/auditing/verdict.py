@@ -242,8 +242,7 @@ def _finding(a: "Audit", name: str) -> str:
 def _too_close(level) -> str:
     """One level of the too-close test in words: "5.0 % are nearer a training row than any real row it never saw
     (0.1 % expected)", or "than 95 % of real rows are"."""
-    than = ("any real row it never saw" if level.every
-            else f"{100 * (1 - level.quantile):.0f} % of real rows are")
+    than = level.than + (" it never saw" if level.every else " are")
     d = share_digits(level.expected_share)
     return f"{pct(level.share, d)} are nearer a training row than {than} ({pct(level.expected_share, d)} expected)"
 
@@ -283,12 +282,13 @@ def _main_sentence(a: "Audit", code: str) -> str:
     parts = []
     if a.close is not None:
         every = a.close.every_level
+        tail = ""
+        if every is not None:
+            d = share_digits(every.expected_share)
+            tail = f" and {pct(every.share, d)} nearer than any of them ({pct(every.expected_share, d)} expected)"
         parts.append(f"{pct(a.close.too_close_share)} of the generated rows are nearer a training row than "
                      f"{100 * (1 - a.close.alpha):.0f} % of real rows it never saw are ({pct(a.close.expected_share)} "
-                     "expected)" + (f" and {pct(every.share, share_digits(every.expected_share))} nearer than any of "
-                                    f"them ({pct(every.expected_share, share_digits(every.expected_share))} expected)"
-                                    if every is not None else "")
-                     + f", {pct(a.close.identical_share)} are identical to one against "
+                     f"expected){tail}, {pct(a.close.identical_share)} are identical to one against "
                      f"{pct(a.close.holdout_identical_share)} of real rows")
     below = a.excess_ci[1] < 0
     parts.append(f"the ratio test flags {pct(a.mem_ratio)} against {pct(a.floor)} for real rows (excess "

@@ -194,6 +194,11 @@ class CloseLevel:
         """Whether this level reads "nearer than every hold-out row" (k = 1)."""
         return self.k == 1
 
+    @property
+    def than(self) -> str:
+        """What a too-close row is nearer its training row than: "any real row" or "99 % of real rows"."""
+        return "any real row" if self.every else f"{100 * (1 - self.quantile):.0f} % of real rows"
+
     def to_dict(self) -> dict:
         from memviz.io import to_jsonable
 
@@ -345,7 +350,7 @@ def close_copy_test(row_ids, synthetic: Nearest, holdout: Nearest, loo: Nearest 
         raise MemvizError("closeness: needs at least one generated and one hold-out row")
     dS, dH = synthetic.distance, holdout.distance
     levels = close_levels(dS, dH, alpha)
-    k = int(math.floor(alpha * (h + 1)))
+    k = levels[0].k if levels else 0
     if levels:
         main = levels[0]
         t, too, x, expected = main.threshold, dS < main.threshold, main.n_too_close, main.expected_share
