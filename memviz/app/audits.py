@@ -387,7 +387,7 @@ def headline_figures(audit, *, ratio: bool = True) -> list[Figure]:
         d = share_digits(tail.expected_share) if tail is not None else 1
         out.append(Figure("too close to a training row", pct(c.too_close_share),
                           f"fresh real rows: {pct(c.expected_share)}"
-                          + (f"; nearer than any: {pct(tail.share, d)} vs {pct(tail.expected_share, d)}"
+                          + (f"; nearer than any real row: {pct(tail.share, d)} vs {pct(tail.expected_share, d)}"
                              if tail is not None else "") + held('too_close'),
                           "Generated rows nearer their closest training row than all but 5 % of real rows the model "
                           "never saw are (standardized distance), read at the tail too: nearer than all but 1 % and "
