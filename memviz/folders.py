@@ -19,11 +19,22 @@ import os
 import re
 import shutil
 import threading
+import warnings
 import time
 from pathlib import Path
 
 from memviz.errors import MemvizError
-from memviz.io import TEMP, UMASK, DISK_FULL, VERSION, pid_running, atomic_write_json, disk_full
+from memviz.io import (
+    DISK_FULL,
+    TEMP,
+    UMASK,
+    VERSION,
+    OutputRefused,
+    atomic_write_json,
+    disk_full,
+    path_kind,
+    pid_running,
+)
 
 #: the file an output folder's writer writes last: every other file of the folder, its size and SHA-256
 CONTENTS = "contents.json"
@@ -32,12 +43,27 @@ _UNIT_TEMP = re.compile(r"^\.(.+)\.(\d+)\.[0-9a-f]{8}\.(unit|old)$")
 _ACTIVE = threading.local()   # the staging folders this thread is filling (a nested unit writes straight into one)
 
 
+class ReplacedFolder(UserWarning):
+    """An output folder was written over an earlier one (said, in one line, by the CLI)."""
+
+
 class FolderBusy(MemvizError):
     """Another process is writing the same output folder."""
 
 
+def output_folder(out, option: str = "--out") -> Path:
+    """The one door of every folder a command writes for the user (``--out`` of warmup, compare, study, attack,
+    audit, report): OutputRefused in one line naming ``out`` when something other than a folder is there (a file,
+    a device, a FIFO, a socket), before any work. What a command may do with a folder already there is its own
+    rule (:func:`folder_unit` replaces an earlier output folder whole; a run or a comparison continues)."""
+    what = path_kind(out)
+    if what not in (None, "a folder"):
+        raise OutputRefused(f"{out}: is {what}, not a folder; give a folder for {option}")
+    return Path(out)
+
+
 @contextlib.contextmanager
-def folder_unit(out: Path | str, names: tuple[str, ...] = ()):
+def folder_unit(out: Path | str, names: tuple[str, ...] = (), inputs=None):
     """Write the folder ``out`` as a unit: yields an empty staging folder beside it.
 
     What the block writes there appears at ``out`` all at once when the block ends: a file
@@ -51,7 +77,9 @@ def folder_unit(out: Path | str, names: tuple[str, ...] = ()):
 
     ``out`` may be absent, an empty folder, or an earlier output folder: one whose files are those
     its :data:`CONTENTS` names, or (written before it had one, or torn) only entries in ``names``.
-    A folder holding anything else is refused in one line: its files would be lost.
+    A folder holding anything else is refused in one line: its files would be lost; so is one holding a file
+    the command reads (``inputs``: :func:`memviz.io.input_identities`), even one memviz wrote there (an earlier
+    audit's rows.csv given as --synthetic). Replacing an earlier output folder is said by a :class:`ReplacedFolder` warning (one line from the CLI).
 
     Inside the block of another unit (``out`` lies in that unit's staging folder, same thread),
     the block writes straight into ``out``: the outer unit covers it.
@@ -69,11 +97,12 @@ def folder_unit(out: Path | str, names: tuple[str, ...] = ()):
         parent.mkdir(parents=True, exist_ok=True)
     except FileExistsError:
         raise MemvizError(f"{parent}: is a file, not a folder") from None
+    output_folder(out)
     lock = _lock_folder(out, parent)
     stage = None
     try:
         _remove_stale_units(parent, out.name)
-        _check_replaceable(out, names)
+        _check_replaceable(out, names, inputs)
         stage = parent / f".{out.name}.{os.getpid()}.{os.urandom(4).hex()}.unit"
         try:
             stage.mkdir()
@@ -90,8 +119,10 @@ def folder_unit(out: Path | str, names: tuple[str, ...] = ()):
         atomic_write_json(stage / CONTENTS, {"format": CONTENTS_FORMAT, "version": VERSION,
                                              "written": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
                                              "files": _hashes(stage)})
-        _check_replaceable(out, names)  # again: nobody else writes it (the lock), but a person may have
-        _swap_into_place(stage, out)
+        replacing = _check_replaceable(out, names, inputs)  # again: nobody else writes it (the lock), but a
+        _swap_into_place(stage, out)                         # person may have
+        if replacing:
+            warnings.warn(f"{out}: replaced the earlier output folder there", ReplacedFolder, stacklevel=3)
         stage = None
     except OSError as exc:
         if exc.errno in DISK_FULL:
@@ -172,11 +203,16 @@ def _remove_stale_units(parent: Path, name: str) -> None:
             shutil.rmtree(parent / e, ignore_errors=True)
 
 
-def _check_replaceable(out: Path, names) -> None:
+def _check_replaceable(out: Path, names, inputs=None) -> bool:
+    """Whether ``out`` holds an earlier output folder that writing replaces (False: nothing is there); refused in
+    one line when what is there would be lost: not a folder, a file memviz did not write, or a file the command
+    reads."""
     if not out.exists() and not out.is_symlink():
-        return
+        return False
     if out.is_symlink() or not out.is_dir():
-        raise MemvizError(f"{out}: is a file, not a folder; give a folder for the output")
+        what = path_kind(out) or "a broken link"
+        raise OutputRefused(f"{out}: is {'a link' if out.is_symlink() else what}, not a folder; give a folder for "
+                            "the output")
     entries = {e for e in os.listdir(out) if not TEMP.match(e)}   # a killed atomic write's temporary file
     ours = set(names) | {CONTENTS}
     try:
@@ -189,6 +225,15 @@ def _check_replaceable(out: Path, names) -> None:
         shown = ", ".join(repr(x) for x in other[:3]) + (f" and {len(other) - 3} more" if len(other) > 3 else "")
         raise MemvizError(f"{out}: the folder holds files memviz did not write there ({shown}); an output folder "
                           "is replaced whole: give a new or empty folder")
+    if inputs:
+        for base, _dirs, files in os.walk(out):
+            for name in files:
+                st = os.stat(Path(base) / name)
+                clash = inputs.get((st.st_dev, st.st_ino))
+                if clash is not None:
+                    raise OutputRefused(f"{out}: holds an input of this command ({clash}); an output folder is "
+                                        "replaced whole: give another folder")
+    return bool(entries)
 
 
 def _hashes(folder: Path) -> dict:

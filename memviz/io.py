@@ -22,8 +22,11 @@ import io
 import json
 import os
 import re
+import stat
 import tempfile
 import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -53,29 +56,40 @@ def disk_full(folder: Path | str, what: str = "") -> DiskFull:
                     "space and try again")
 
 
-def _atomic(path: Path, write) -> None:
+def _atomic(path, write) -> None:
     """Write ``path`` through a hidden temporary file in its folder, then rename it over.
 
-    A target that is a folder is a MemvizError naming it; an OS error renaming names the
-    target, never the temporary file; a full disk is :class:`DiskFull` naming the folder.
-    The temporary file is removed on every exit path but a kill (``-9``); its name carries
-    the writer's pid (``.NAME.<pid>.<random>.tmp``), so :func:`remove_stale_temps` removes
-    what a killed writer left.
+    ``path`` is a :class:`Path` (memviz's own files) or an :class:`OutputFile` (a file the user named:
+    written through a symlink to the file it names, refused when it has become one of the command's inputs).
+    A target that is a folder, a device, a FIFO or a socket is a MemvizError naming it (renaming over
+    ``/dev/null`` replaced the system's /dev/null with a regular file); an OS error names the target, never
+    the temporary file; a full disk is :class:`DiskFull` naming the folder. The temporary file is removed on
+    every exit path but a kill (``-9``); its name carries the writer's pid (``.NAME.<pid>.<random>.tmp``), so
+    :func:`remove_stale_temps` removes what a killed writer left.
     """
-    path = Path(path)
-    if path.is_dir():
-        raise MemvizError(f"{path}: is a folder; give a file name")
+    out = path if isinstance(path, OutputFile) else None
+    path = out.target if out is not None else Path(path)
+    shown = out.path if out is not None else path
+    refuse_special(path, shown)
     tmp = None
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=TEMP_SUFFIX, dir=path.parent)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except (FileExistsError, NotADirectoryError):
+            raise MemvizError(f"{shown}: a part of its folder is a file, not a folder") from None
+        try:
+            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=TEMP_SUFFIX, dir=path.parent)
+        except OSError as exc:   # the folder takes no new file (read-only, /proc): name the user's path
+            raise OSError(exc.errno, exc.strerror, str(shown)) from None
         os.close(fd)
         os.chmod(tmp, 0o666 & ~UMASK)  # mkstemp makes 0600 files; give the usual permissions
         write(tmp)
+        if out is not None:
+            out.recheck()             # the target may have become an input (a link moved) while we wrote
         try:
             os.replace(tmp, path)
         except OSError as exc:
-            raise OSError(exc.errno, exc.strerror, str(path)) from None
+            raise OSError(exc.errno, exc.strerror, str(shown)) from None
     except BaseException as exc:
         if tmp is not None:
             try:
@@ -85,6 +99,136 @@ def _atomic(path: Path, write) -> None:
         if isinstance(exc, OSError) and exc.errno in DISK_FULL:
             raise disk_full(path.parent, path.name) from None
         raise
+
+
+# ------------------------------------------------------------- files the user names
+class OutputRefused(MemvizError):
+    """An output path memviz will not write: one of the command's inputs, a folder, a device, a FIFO or a
+    socket. Nothing was written."""
+
+
+#: what a path is, by its ``stat`` mode (the first test that holds)
+_KINDS = ((stat.S_ISREG, "a file"), (stat.S_ISDIR, "a folder"), (stat.S_ISCHR, "a device"),
+          (stat.S_ISBLK, "a device"), (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"))
+
+
+def path_kind(path, shown=None) -> str | None:
+    """What ``path`` is, in words ('a file', 'a folder', 'a device', 'a FIFO (named pipe)', 'a socket'), following
+    symlinks; None when nothing is there. A path that cannot be looked at (a symlink loop, no permission) is
+    OutputRefused naming ``shown`` (the path the user gave)."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise OutputRefused(f"{shown or path}: cannot be written ({exc.strerror})") from None
+    return next((what for test, what in _KINDS if test(mode)), "not a file")
+
+
+def refuse_special(target: Path, shown: Path | str | None = None) -> None:
+    """OutputRefused when ``target`` exists and is not a regular file (a folder, a device, a FIFO, a socket):
+    renaming a new file over it would replace it. ``shown`` is the path the user gave (a symlink to it)."""
+    what = path_kind(target, shown)
+    if what in (None, "a file"):
+        return
+    via = f" (it links to {target})" if shown is not None and Path(shown) != Path(target) else ""
+    fix = "give a file name inside it" if what == "a folder" else "give a path for a new or regular file"
+    raise OutputRefused(f"{shown or target}: is {what}{via}, not a file memviz can replace; {fix}")
+
+
+def _identity(path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return (st.st_dev, st.st_ino)
+
+
+def input_identities(inputs) -> dict[tuple[int, int], str]:
+    """``{(device, inode): 'OPTION PATH'}`` of every file a command reads: ``inputs`` maps an option (``--train``,
+    ``RUN``) to a path, a list of paths, or None; a folder counts with every file under it (a run folder's
+    tables). A path that does not exist is left out (reading it fails with its own message)."""
+    ids: dict[tuple[int, int], str] = {}
+    for option, value in inputs.items():
+        for p in value if isinstance(value, (list, tuple)) else [value]:
+            if p is None:
+                continue
+            p = Path(p)
+            key = _identity(p)
+            if key is None:
+                continue
+            ids.setdefault(key, f"{option} {p}")
+            if p.is_dir():
+                for base, _dirs, files in os.walk(p):
+                    for name in files:
+                        k = _identity(Path(base) / name)
+                        if k is not None:
+                            ids.setdefault(k, f"{option} {Path(base) / name}")
+    return ids
+
+
+@dataclass(frozen=True)
+class OutputFile:
+    """A file the user named for a command's output, checked at the door by :func:`output_file`.
+
+    ``path`` is the path as given (every message names it); ``target`` the regular file the bytes land on
+    (through symlinks: a link is written through and stays a link, so ``--out latest.csv`` linked to a dated
+    file updates that file); ``option`` the option that named it; ``inputs`` the identities of the files the
+    command reads, which the target may never be.
+    """
+    path: Path
+    target: Path
+    option: str
+    inputs: Mapping[tuple[int, int], str] = field(default_factory=dict, repr=False)
+
+    def recheck(self) -> None:
+        """The door's checks again, just before the rename (a link may have moved while the command worked)."""
+        refuse_special(self.target, self.path)
+        clash = self.inputs.get(_identity(self.target))
+        if clash is not None:
+            raise OutputRefused(f"{self.path}: is an input of this command ({clash}); writing it would replace it: "
+                                f"give {self.option} another path")
+
+
+def output_file(path, option: str = "--out", inputs=None, taken: Mapping[Path, str] | None = None) -> OutputFile:
+    """The one door of every file a command writes for the user (``--out``, ``--rows-out``, ``--removed-out``,
+    ``--markdown``): refused in one line naming ``path``, before any work, when it is one of the command's
+    ``inputs`` (the same file by identity, not by name: a hard link, ``./x.csv`` or a symlink to it count), a
+    folder, a device (``/dev/null``), a FIFO or a socket, or the same file as another output already named
+    (``taken``: ``{target: option}``). A symlink is written through (:class:`OutputFile`); a symlink loop or a
+    link into a missing folder is refused.
+
+    Parameters
+    ----------
+    path : str or Path
+        The path as the user gave it.
+    option : str
+        The option that named it, for the message.
+    inputs : mapping, optional
+        ``{(device, inode): 'OPTION PATH'}`` from :func:`input_identities`.
+    taken : mapping, optional
+        Targets of the command's other outputs, with their options.
+    """
+    shown = Path(path)
+    if str(path) in ("", "-"):
+        raise OutputRefused(f"{option} {str(path)!r}: give a file path (memviz writes no output to stdout here)")
+    if os.path.islink(shown):
+        try:
+            target = Path(os.path.realpath(shown, strict=True))
+        except FileNotFoundError:   # a link to a file not there yet: write the file it names
+            target = Path(os.path.realpath(shown))
+        except OSError as exc:
+            raise OutputRefused(f"{shown}: is a link that cannot be followed ({exc.strerror}); give another "
+                                f"{option}") from None
+    else:
+        target = shown
+    out = OutputFile(shown, target, option, dict(inputs or {}))
+    out.recheck()
+    for other, name in (taken or {}).items():
+        if os.path.abspath(other) == os.path.abspath(target) or (
+                _identity(other) is not None and _identity(other) == _identity(target)):
+            raise OutputRefused(f"{shown}: {option} names the same file as {name}; give each output its own path")
+    return out
 
 
 TEMP_SUFFIX = ".tmp"
@@ -134,7 +278,7 @@ def pid_running(pid: int) -> bool:
     return True
 
 
-def atomic_write_text(path: Path, text: str) -> None:
+def atomic_write_text(path: Path | OutputFile, text: str) -> None:
     def w(tmp):
         with open(tmp, "w", encoding="utf-8") as f:
             f.write(text)
@@ -225,12 +369,13 @@ def csv_bytes(df: pd.DataFrame, raw: bool = False) -> bytes:
     return buf.getvalue().encode("utf-8")
 
 
-def export_csv(path: Path, df: pd.DataFrame, raw: bool = False) -> None:
+def export_csv(path: Path | OutputFile, df: pd.DataFrame, raw: bool = False) -> None:
     """Write ``df`` as a CSV file for people (no index, CRLF line ends), atomically, formulas
     neutralised (:func:`neutralise_csv`) unless ``raw`` (``--raw-csv``). The temporary files a
     killed writer left in that folder are removed first (:func:`remove_stale_temps`)."""
     data = df if raw else neutralise_csv(df)
-    remove_stale_temps(Path(path).parent, recursive=False)  # what a killed export left there
+    folder = (path.target if isinstance(path, OutputFile) else Path(path)).parent
+    remove_stale_temps(folder, recursive=False)  # what a killed export left there
     _atomic(path, lambda tmp: data.to_csv(tmp, index=False, lineterminator=CSV_LINE_END))
 
 

@@ -53,7 +53,11 @@ def run(args) -> None:
     from memviz.attacks.store import run_attack_dir
     from memviz.errors import MemvizError
 
+    from memviz.folders import output_folder
+
     t0 = time.perf_counter()
+    if args.out is not None:
+        output_folder(args.out)                                 # before any work
     for name in ("top", "named", "random", "holdout_rows"):
         if getattr(args, name) < 0:
             raise MemvizError(f"--{name.replace('_', '-')}: must be 0 or more")

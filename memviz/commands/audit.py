@@ -11,6 +11,7 @@ from memviz.commands.common import (
     add_fail_on,
     add_raw_csv,
     emit,
+    inputs_of,
     schema_of,
 )
 
@@ -53,7 +54,7 @@ def run(args) -> int:
 
     # the folder is locked from the start (a second writer is refused before any work) and written
     # as a unit (memviz.folders.folder_unit)
-    with folder_unit(args.out, names=tuple(FILES.values())) as stage:
+    with folder_unit(args.out, names=tuple(FILES.values()), inputs=inputs_of(args)) as stage:
         train = as_table(args.train, resolve_schema(schema), role="train", name="train", target=args.target)
         syn = as_table(args.synthetic, train.schema, role="synthetic", name="synthetic", train=train)
         a = audit(train, syn, args.holdout, distance=args.distance, device=args.device,

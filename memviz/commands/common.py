@@ -93,6 +93,40 @@ class EventBars:
                                  f"{ev['method']}/{ev['model']}/seed {ev['seed']}: {what} ({ev.get('seconds') or 0:.0f} s)")
 
 
+#: the arguments through which a command reads the user's files, as a message names them: no output may be one
+#: of them (:func:`output_files`)
+INPUTS = {"train": "--train", "synthetic": "--synthetic", "holdout": "--holdout", "test": "--test",
+          "schema": "--schema", "metadata": "--metadata", "run_dir": "the run folder", "run": "the run folder",
+          "compare": "--compare", "data_dir": "--data-dir"}
+
+
+def inputs_of(args) -> dict:
+    """``{(device, inode): 'OPTION PATH'}`` of every file ``args`` name as an input (:data:`INPUTS`; a folder
+    with every file under it): what :func:`output_files` and :func:`memviz.folders.folder_unit` refuse to
+    replace."""
+    from memviz.io import input_identities
+
+    return input_identities({label: getattr(args, dest) for dest, label in INPUTS.items()
+                             if getattr(args, dest, None) is not None})
+
+
+def output_files(args, **options: str) -> dict:
+    """The command's output files, checked at the door before any work (:func:`memviz.io.output_file`):
+    ``options`` maps an argument's dest to its option (``out="--out", rows_out="--rows-out"``); one not given
+    is left out. Each is refused in one line when it is one of the command's inputs, a folder, a device, a
+    FIFO or a socket, or the same file as another of them."""
+    from memviz.io import output_file
+
+    inputs, taken, out = inputs_of(args), {}, {}
+    for dest, option in options.items():
+        path = getattr(args, dest, None)
+        if path is None:
+            continue
+        out[dest] = output_file(path, option, inputs=inputs, taken=taken)
+        taken[out[dest].target] = option
+    return out
+
+
 def emit(obj: dict) -> None:
     """The last stdout line: strict JSON (NaN and infinities become null)."""
     from memviz.io import dumps

@@ -57,7 +57,10 @@ def register(sub, command) -> None:
 
 def run(args) -> None:
     """Run the grid, print the summary table, list failed cells on stderr (every cell failing: exit 2)."""
+    from memviz.folders import output_folder
     from memviz.jobs.spec import JobSpec, compare_summary_text, run_spec
+
+    output_folder(args.out)                                     # before any work
 
     cfg = CompareConfig(methods=tuple(split(args.methods, "methods")), models=tuple(split(args.models, "models")),
                         seeds=tuple(seeds(args.seeds)), p=args.p, k=args.k, T=args.T, run_dir=args.run,

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
 from memviz.commands.common import (
     Bar,
@@ -11,6 +10,7 @@ from memviz.commands.common import (
     add_distance,
     add_raw_csv,
     emit,
+    output_files,
     schema_of,
 )
 from memviz.errors import MemvizError
@@ -42,15 +42,16 @@ def run(args) -> None:
         raise MemvizError("--rows-out needs --holdout: each row's expected copies come from the hold-out's floor")
     if args.scheduler is not None and args.backend != "dask":
         raise MemvizError("--scheduler needs --backend dask")
+    outs = output_files(args, out="--out", rows_out="--rows-out")     # before any work
     if args.backend == "dask":
         from memviz.engine.distributed import connect
         with connect(args.scheduler) as client:
-            _run(args, t0, client)
+            _run(args, t0, client, outs)
     else:
-        _run(args, t0, None)
+        _run(args, t0, None, outs)
 
 
-def _run(args, t0, client) -> None:
+def _run(args, t0, client, outs) -> None:
     import pandas as pd
 
     from memviz.io import export_csv
@@ -87,8 +88,8 @@ def _run(args, t0, client) -> None:
         if args.rows_out:
             rows = row_null(floor, copies_per_row(floor, res.nn1, res.memorized), res.n_synthetic).to_frame()
             out["over_copied"] = int(rows["over_copied"].sum())
-    export_csv(Path(args.out), frame, raw=args.raw_csv)
+    export_csv(outs["out"], frame, raw=args.raw_csv)
     if rows is not None:
-        export_csv(Path(args.rows_out), rows, raw=args.raw_csv)
+        export_csv(outs["rows_out"], rows, raw=args.raw_csv)
         out["rows_out"] = str(args.rows_out)
     emit({**out, "out": str(args.out), "backend": args.backend, "seconds": round(time.perf_counter() - t0, 3)})

@@ -1,9 +1,7 @@
 """memviz prune: DynamicCut drops the top-p rows of a warm-up's ranking."""
 from __future__ import annotations
 
-from pathlib import Path
-
-from memviz.commands.common import add_dynamiccut, add_raw_csv, emit
+from memviz.commands.common import add_dynamiccut, add_raw_csv, emit, output_files
 
 
 def register(sub, command) -> None:
@@ -34,6 +32,7 @@ def run(args) -> None:
     from memviz.warmup.run import load_warmup
     from memviz.warmup.store import RunStore
 
+    outs = output_files(args, out="--out", removed_out="--removed-out")     # before the run is read
     res = load_warmup(args.run_dir)
     # an unfinished run ranks by the checks it has: a different ranking from the finished run's
     # (T = 20 where the finished run gives T = 100). Refused, so that it is never taken for one;
@@ -46,9 +45,9 @@ def run(args) -> None:
     sel = dynamiccut_selection(res.dynamics, params=DynamicCutParams(args.p, args.k, args.T))  # checked once
     train = RunStore(args.run_dir).train()
     pruned = train.drop(sel.removed)
-    export_csv(Path(args.out), pruned.to_frame(row_id=args.keep_row_id), raw=args.raw_csv)   # the key kept
+    export_csv(outs["out"], pruned.to_frame(row_id=args.keep_row_id), raw=args.raw_csv)   # the key kept
     if args.removed_out:
-        export_csv(Path(args.removed_out), train.with_keys(sel.to_frame()), raw=args.raw_csv)
+        export_csv(outs["removed_out"], train.with_keys(sel.to_frame()), raw=args.raw_csv)
     first = sel.removed[:20]
     named = {"key": train.key, "removed_keys": train.key_list(first)} if train.key is not None else {}
     emit({"removed": int(len(sel.removed)), "kept": int(len(pruned)), "p": sel.p, "k": sel.k, "T": sel.T,

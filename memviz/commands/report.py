@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from memviz.commands.common import add_backend, add_fail_on, add_raw_csv, emit
+from memviz.commands.common import add_backend, add_fail_on, add_raw_csv, emit, inputs_of
 
 #: what a report folder holds (an earlier report folder is replaced whole): the audit's files
 #: (:data:`memviz.auditing.result.FILES`) and comparisons/NAME/ with the same three
@@ -131,7 +131,7 @@ def run(args) -> int:
     out = Path(args.out)
     # the whole folder (its comparisons/ too) is one unit, locked from the start: a second writer is refused
     # before any work, and a full disk or a kill leaves the earlier folder whole (memviz.folders.folder_unit)
-    with folder_unit(out, names=REPORT_FILES) as stage:
+    with folder_unit(out, names=REPORT_FILES, inputs=inputs_of(args)) as stage:
         folders = [] if args.no_compare else ([Path(c) for c in args.compare] if args.compare
                                               else ranked_comparisons(args.run))
         compares = open_comparisons(folders)

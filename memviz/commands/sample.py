@@ -2,9 +2,8 @@
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
-from memviz.commands.common import add_raw_csv, emit
+from memviz.commands.common import add_raw_csv, emit, output_files
 from memviz.commands.inspect import add_stop_rule
 from memviz.device import DEVICES
 
@@ -34,6 +33,7 @@ def run(args) -> None:
     from memviz.warmup.run import load_warmup
 
     t0 = time.perf_counter()
+    outs = output_files(args, out="--out")     # before the run is read
     res = load_warmup(args.run_dir)
     pc = res.per_check
     check, why = args.check, None
@@ -44,7 +44,7 @@ def run(args) -> None:
     if rows < 1:
         raise MemvizError(f"--rows {rows}: must be at least 1")
     syn, epoch = checkpoints.sample_check(res.run_dir, check, rows, seed=args.seed, device=args.device)
-    export_csv(Path(args.out), syn, raw=args.raw_csv)
+    export_csv(outs["out"], syn, raw=args.raw_csv)
     out = {"run_dir": str(args.run_dir), "check": int(check), "epoch": epoch, "rows": int(len(syn)),
            "seed": int(args.seed), "out": str(args.out), "recommendation": why}
     row = pc[pc["check"] == check]

@@ -5,7 +5,7 @@ import sys
 import time
 from pathlib import Path
 
-from memviz.commands.common import COMPARE, dataset_names, emit, seeds, split
+from memviz.commands.common import COMPARE, dataset_names, emit, output_files, seeds, split
 from memviz.device import DEVICES
 
 
@@ -36,13 +36,16 @@ def register(sub, command) -> None:
 
 
 def run(args) -> None:
+    from memviz.folders import output_folder
     from memviz.study import run_study
 
     t0 = time.perf_counter()
+    output_folder(args.out)                                     # before any work
+    outs = output_files(args, markdown="--markdown")
     study = run_study(args.data_dir, args.out, scales=split(args.scales, "scales"),
                       datasets=dataset_names(args.datasets), seeds=seeds(args.seeds) if args.seeds else None,
                       parts=split(args.parts, "parts"), device=args.device, n_jobs=args.n_jobs,
-                      markdown=args.markdown, progress=lambda m: sys.stderr.write(m + "\n"))
+                      markdown=outs.get("markdown"), progress=lambda m: sys.stderr.write(m + "\n"))
     md = args.markdown or str(Path(args.out) / "study.md")
     emit({"out": str(args.out), "markdown": md, "scales": [k for k in study if k not in ("floors", "pilot", "seconds")],
            "seconds": round(time.perf_counter() - t0, 1)})

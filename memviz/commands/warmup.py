@@ -59,6 +59,9 @@ def run(args) -> None:
                        top_frac=args.top_frac, keep_samples=not args.no_samples,
                        keep_checkpoints=args.keep_checkpoints, quality_rows=args.quality_rows,
                        model_params=_private(parse_model_params(args.model_params, per_model=False), args))
+    from memviz.folders import output_folder
+
+    output_folder(args.out)                                     # before any work
     paths = {"train": args.train, "schema": args.schema, "metadata": args.metadata, "out": args.out}
     if args.holdout:
         paths["holdout"] = args.holdout

@@ -299,8 +299,8 @@ def run_study(data_dir: str | Path, out: str | Path, scales=("cpu", "regime"), d
     from memviz.study.markdown import render_markdown
 
     write_figures(study, out)
-    md = Path(markdown) if markdown is not None else out / "study.md"
-    atomic_write_text(md, render_markdown(study, out, md))
+    md = markdown if markdown is not None else out / "study.md"     # a path, or the CLI's checked OutputFile
+    atomic_write_text(md, render_markdown(study, out, getattr(md, "path", md)))
     return study
 
 
