@@ -54,7 +54,7 @@ if view is not None:
             st.caption("The paper's test flags real rows the model never saw as well, so the mem ratio alone is not "
                        "the share of copies. Start a warm-up with a test file (or a hold-out) to measure the floor.")
         figures = audits.headline_figures(audit) if audit is not None else []
-        c = st.columns(4)
+        c = st.columns(max(4, len(figures)))
         if figures:       # the audit's evidence, each against real rows the model never saw
             for col, f in zip(c, figures):
                 col.metric(f.label, f.value, help=f.help)

@@ -11,6 +11,7 @@ import functools
 from dataclasses import dataclass
 from pathlib import Path
 
+from memviz.auditing.verdict import rows_within_chance
 from memviz.errors import MemvizError
 from memviz.dynamics.dynamiccut import DEFAULTS, DynamicCutParams
 from memviz.viz.card import Card, Line, tone
@@ -347,9 +348,10 @@ def card(audit, title: str = "What this shows") -> Card:
     lines = [Line("Verdict", v.sentence, tone(v.tone))]
     if audit.floor is not None:
         n = int(audit.n_over_copied)
+        said = rows_within_chance(audit)                 # the verdict's own words: one place decides
         lines.append(Line("Named rows", (f"{n:,} training row{'s have' if n != 1 else ' has'} far more close copies "
                                          f"than real rows would give {'them' if n != 1 else 'it'}. " if n else
-                                         "No training row has more close copies than chance. ")
+                                         said[:1].upper() + said[1:] + ". ")
                           + audit.row_test.sentence(), "warn" if n else "neutral"))
     lines.append(Line("Next step", next_step(audit)))
     return Card(title, tuple(lines), v.sentence)
@@ -392,10 +394,24 @@ def headline_figures(audit, *, ratio: bool = True) -> list[Figure]:
                           "Generated rows nearer their closest training row than all but 5 % of real rows the model "
                           "never saw are (standardized distance), read at the tail too: nearer than all but 1 % and "
                           "than every one of them; exact Beta-Binomial tests, Bonferroni over the levels."))
+        ref = c.identical
+        own = (f"; training rows repeating another: {pct(ref.training_share)}" if ref is not None and ref.pooled
+               else "")
         out.append(Figure("identical to a training row", pct(c.identical_share),
-                          f"real rows never seen: {pct(c.holdout_identical_share)}{held('identical')}",
+                          f"real rows never seen: {pct(c.holdout_identical_share)}{own}{held('identical')}",
                           "Generated rows equal to a training row in every column the distance reads, against the "
-                          "same share among real rows the model never saw (Fisher's exact test)."))
+                          "same share among real rows the model never saw and, when they repeat each other as "
+                          "often, among the training rows against each other (Fisher's exact test)."))
+        lv = c.carrying_partial
+        if lv is not None:
+            top = f"; mostly '{lv.by_column[0][0]}'" if lv.by_column else ""
+            but = "one column" if lv.altered == 1 else f"at most {lv.altered} columns"
+            out.append(Figure(f"equal but for {but}", pct(lv.share),
+                              f"real rows: {pct(lv.reference_share)}{top}{held('partial')}",
+                              "Generated rows equal to a training row in every column but one (or two), at the "
+                              "data's own resolution: a copy with one cell altered (made missing, rescaled, rounded, "
+                              "shifted) is far from its source by any distance, but not cell by cell. Against the "
+                              "same share of real rows (Fisher's exact test, Bonferroni over the two levels)."))
     lo, hi = audit.excess_ci
     if ratio:
         out.append(Figure("ratio test above its floor", f"{100 * audit.excess:+.1f} points",

@@ -255,6 +255,7 @@ def closeness_tests(train: Table, synthetic, holdout, engine, *, synthetic_near=
     from memviz.engine.distributed import on_cluster
     from memviz.engine.neighbors import NeighborEngine
     from memviz.measure.dcr import DISTANCE, check_holdout, close_copy_test, leave_one_out, nearest
+    from memviz.measure.partial import partial_matches
     from memviz.tables.holdout import CheckedHoldout
 
     holdout = holdout.table if isinstance(holdout, CheckedHoldout) else holdout
@@ -267,7 +268,11 @@ def closeness_tests(train: Table, synthetic, holdout, engine, *, synthetic_near=
     hold_near = nearest(c_engine, holdout)
     loo = leave_one_out(c_engine, train)
     check_holdout(hold_near, loo, holdout.source)
-    return Closeness(close_copy_test(c_engine.row_ids_, syn_near, hold_near, loo), c_engine, syn_near, hold_near)
+    s = train.schema
+    partial = partial_matches(train.data, synthetic.data if isinstance(synthetic, Table) else synthetic,
+                              holdout.data, s.distance_numerical, s.distance_categorical)
+    return Closeness(close_copy_test(c_engine.row_ids_, syn_near, hold_near, loo, partial=partial), c_engine,
+                     syn_near, hold_near)
 
 
 def closest_copies(train: Table, synthetic: pd.DataFrame, close) -> pd.DataFrame:
@@ -303,7 +308,8 @@ def _family(floor, n_mem: int, m: int, close, ev):
     if floor is not None:
         p["ratio"] = excess_p_value(n_mem, m, floor.n_flagged, floor.n_holdout)
     if close is not None:
-        p.update(too_close=close.p_too_close, identical=close.p_identical, rows=close.p_rows)
+        p.update(too_close=close.p_too_close, identical=close.p_identical, partial=close.p_partial,
+                 rows=close.p_rows)
     dc = ev.get("data_copying") if ev is not None else None
     if dc is not None:
         cells = dc.cells[dc.cells["included"]]

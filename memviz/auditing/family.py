@@ -13,9 +13,13 @@ member          the test
 ``too_close``   generated rows nearer their training row than all but 5 % of the hold-out rows, than all but
                 1 %, and than every one: exact Beta-Binomial p at each level, Bonferroni over the levels
                 (:mod:`memviz.measure.dcr`)
-``identical``   generated rows equal to a training row, against the hold-out's share: Fisher's exact p
+``identical``   generated rows equal to a training row, against the hold-out's share and (when they repeat each
+                other as often) the training rows' own: Fisher's exact p
+``partial``     generated rows equal to a training row in every column but one (or two), against the same share
+                of the reference rows: Fisher's exact p, Bonferroni over the two levels
+                (:mod:`memviz.measure.partial`)
 ``rows``        some training row has more close copies than real rows give it: Simes' p of the exact per-row
-                test against the hold-out alone (:mod:`memviz.measure.dcr`)
+                test, the same test that names the rows (:mod:`memviz.measure.dcr`)
 ``local``       some region of the data copies (the data-copying test's cells,
                 :mod:`memviz.evidence.datacopying`): the smallest cell q-value; a member only when the
                 test ran
@@ -24,8 +28,8 @@ member          the test
 Holm (:func:`memviz.measure.multiplicity.holm`) adjusts the m members' p-values; a member holds when its
 adjusted p is at most :data:`ALPHA` (5 %), so under the null the chance that any holds is at most 5 %,
 whatever the dependence between them. The verdict (:mod:`memviz.auditing.verdict`) is ``copying`` when
-any member but ``rows`` holds and ``rows_over_copied`` when only ``rows`` does, and says which members carry
-it.
+a member that reads the whole table holds (ratio, too_close, identical, partial), ``rows_over_copied`` when
+rows are named without it, ``regional_copying`` when only ``local`` holds, and says which members carry it.
 
 Rows are named in a second stage, gated by the first (Benjamini & Bogomolov's selective inference, one
 family selected): only when some member holds, the per-row test with the training rows added to the
@@ -42,9 +46,12 @@ import numpy as np
 
 #: the family-wise error rate
 ALPHA = 0.05
-MEMBERS = ("ratio", "too_close", "identical", "local", "rows")
+MEMBERS = ("ratio", "too_close", "identical", "partial", "local", "rows")
+#: the members that read the whole table: one of them holding is ``copying``
+TABLE_MEMBERS = ("ratio", "too_close", "identical", "partial")
 #: each member in words (the verdict's "carried by", the report)
 MEMBER_NAMES = {"ratio": "the ratio test", "too_close": "the too-close share", "identical": "the identical share",
+                "partial": "the near-verbatim share",
                 "local": "the data-copying test's regions", "rows": "the per-row test"}
 
 
@@ -83,8 +90,14 @@ class Family:
 
     @property
     def copying(self) -> bool:
-        """Some member other than ``rows`` holds: the table as a whole copies."""
-        return any(m.holds and m.name != "rows" for m in self.members)
+        """A member that reads the whole table holds (:data:`TABLE_MEMBERS`): the table copies."""
+        return any(m.holds and m.name in TABLE_MEMBERS for m in self.members)
+
+    @property
+    def regional(self) -> bool:
+        """The data-copying test's regions hold (``local``)."""
+        m = self.get("local")
+        return m is not None and m.holds
 
     @property
     def naming_level(self) -> float:

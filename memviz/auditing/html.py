@@ -32,16 +32,12 @@ def _ci(ci) -> str:
 
 
 def facts(a) -> list[tuple[str, str]]:
-    """The audit's figures in words, as (label, value) pairs."""
+    """The audit's figures in words, as (label, value) pairs: the tests the verdict reads first, each against real
+    rows the model never saw, then the ratio test's averages under its own name."""
+    from memviz.auditing.verdict import findings
+
     p = a.provenance
-    out = [("Generated rows flagged (mem ratio)", f"{pct(a.mem_ratio)} of {p.n_synthetic:,}")]
-    if a.floor is not None:
-        out += [("Floor: real rows the model never saw, flagged", f"{pct(a.floor)} (95 %: {_ci(a.floor_ci)} %) of "
-                                                               f"{p.n_holdout:,} hold-out rows"),
-                ("Excess over the floor", f"{points(a.excess)} (95 %: {_ci(a.excess_ci)})"),
-                ("Copy share: generated rows copied beyond chance",
-                 f"{pct(a.copy_share)} (95 %: {_ci(a.copy_share_ci)} %)" if a.copy_share >= 0 else
-                 f"none: {BELOW_FLOOR}")]
+    out = []
     c = a.close
     if c is not None:
         out += [("Too close: generated rows nearer a training row than 95 % of real rows",
@@ -51,16 +47,37 @@ def facts(a) -> list[tuple[str, str]]:
             d = share_digits(lv.expected_share)
             out.append((f"Too close at the tail: nearer a training row than {lv.than}",
                         f"{pct(lv.share, d)} against {pct(lv.expected_share, d)} expected ({_p(lv.p)})"))
-        out += [("Too close, all levels together (Bonferroni)", _p(c.p_too_close)),
-                ("Identical: generated rows equal to a training row",
-                 f"{pct(c.identical_share)} against {pct(c.holdout_identical_share)} of the hold-out's rows "
-                 f"({_p(c.p_identical)})"),
-                ("Training rows named (more close copies than real rows give them)", f"{a.n_over_copied:,}")]
+        out.append(("Too close, all levels together (Bonferroni)", _p(c.p_too_close)))
+        ref = c.identical
+        own = (f" and {pct(ref.training_share)} of the training rows against each other"
+               if ref is not None and ref.pooled else "")
+        out.append(("Identical: generated rows equal to a training row",
+                    f"{pct(c.identical_share)} ({c.n_identical:,}) against {pct(c.holdout_identical_share)} of the "
+                    f"hold-out's rows{own} ({_p(c.p_identical)})"))
+        for lv in c.partial:
+            but = "one column" if lv.altered == 1 else f"at most {lv.altered} columns"
+            cols = ", ".join(f"{col} ({k:,})" for col, k in lv.by_column[:5])
+            d = share_digits(lv.reference_share)
+            out.append((f"Near-verbatim: generated rows equal to a training row in every column but {but}",
+                        f"{pct(lv.share, d)} ({lv.n:,}) against {pct(lv.reference_share, d)} of real rows "
+                        f"({_p(lv.p)})" + (f"; the column that differs: {cols}" if cols else "")))
+        out.append(("Training rows named (more close copies than real rows give them)", f"{a.n_over_copied:,}"))
     else:
         out.append(("Generated rows identical to a training row", pct(a.identical_share)))
+    region = next((f for f in findings(a) if f.member == "local" and f.holds), None)
+    if region is not None:
+        out.append(("The data-copying test's region", region.text))
     if a.family.members:
         held = [MEMBER_NAMES[m.name] for m in a.family.members if m.holds]
         out.append(("Evidence that holds (Holm, 5 % for all tests together)", ", ".join(held) or "none"))
+    out.append(("The ratio test (r < 1/3): generated rows flagged", f"{pct(a.mem_ratio)} of {p.n_synthetic:,}"))
+    if a.floor is not None:
+        out += [("The ratio test's floor: real rows the model never saw, flagged",
+                 f"{pct(a.floor)} (95 %: {_ci(a.floor_ci)} %) of {p.n_holdout:,} hold-out rows"),
+                ("The ratio test's excess over its floor", f"{points(a.excess)} (95 %: {_ci(a.excess_ci)})"),
+                ("The ratio test's copy share: generated rows flagged beyond chance",
+                 f"{pct(a.copy_share)} (95 %: {_ci(a.copy_share_ci)} %)" if a.copy_share >= 0 else
+                 f"none: {BELOW_FLOOR}")]
     out.append(("Flagged generated rows that are exact copies", pct(a.flagged_exact_share)))
     if a.dcr_share is not None:
         out.append(("DCR share: closest real row is a training row (ideal 50 %)", pct(a.dcr_share)))

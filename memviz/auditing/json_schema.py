@@ -1,4 +1,4 @@
-"""The JSON Schema (draft 2020-12) of audit.json (:meth:`memviz.auditing.result.Audit.to_dict`, format ``memviz.audit/2``).
+"""The JSON Schema (draft 2020-12) of audit.json (:meth:`memviz.auditing.result.Audit.to_dict`, format :data:`memviz.auditing.result.FORMAT`).
 
 Kept as Python data so that it ships inside the package; :func:`validate` checks a document
 against it with the ``jsonschema`` package (a dependency of the dashboard's stack), one
@@ -6,6 +6,9 @@ MemvizError line naming the first problem. ``python -m memviz.auditing.json_sche
 """
 from __future__ import annotations
 
+from memviz.auditing.family import MEMBERS
+from memviz.auditing.result import FORMAT
+from memviz.auditing.verdict import CODES, QUALIFIERS
 from memviz.errors import MemvizError
 
 _NUM = {"type": "number"}
@@ -67,31 +70,46 @@ _EVIDENCE = {
         }},
 }
 
+#: one event's share against its reference (:class:`memviz.measure.dcr.ReferenceShare`)
+_REFERENCE_SHARE = {
+    "type": "object", "required": ["altered", "n", "share", "n_holdout", "holdout_share", "pooled", "reference_share",
+                                   "p"],
+    "properties": {"altered": _COUNT, "n": _COUNT, "share": _SHARE, "n_holdout": _COUNT, "holdout_share": _SHARE,
+                   "n_training": _COUNT, "training_share": _OPT_SHARE, "pooled": {"type": "boolean"},
+                   "reference_share": _SHARE, "p": _P,
+                   "by_column": {"type": "array", "items": {"type": "object", "required": ["column", "n"],
+                                                            "properties": {"column": _TEXT, "n": _COUNT}}}}}
+
 SCHEMA = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
-    "$id": "memviz.audit/2",
+    "$id": FORMAT,
     "title": "memviz audit",
     "type": "object",
-    "required": ["format", "mem_ratio", "floor", "floor_ci", "excess", "excess_ci", "copy_share", "copy_share_ci",
-                 "n_over_copied", "identical_share", "holdout_identical_share", "verdict", "provenance", "row_test"],
+    "required": ["format", "verdict", "findings", "n_over_copied", "ratio_test", "identical_share",
+                 "holdout_identical_share", "provenance", "row_test"],
     "properties": {
-        "format": {"const": "memviz.audit/2"},
-        "mem_ratio": _SHARE, "n_memorized": _COUNT,
-        "floor": _OPT_SHARE, "floor_ci": _PAIR,
-        "excess": {"type": ["number", "null"], "minimum": -1, "maximum": 1}, "excess_ci": _PAIR,
-        "copy_share": _OPT_NUM, "copy_share_ci": _PAIR,
+        "format": {"const": FORMAT},
+        "findings": {"type": "array", "items": {
+            "type": "object", "required": ["member", "test", "observed", "expected", "p", "p_adjusted", "holds", "text"],
+            "properties": {"member": {"enum": list(MEMBERS)}, "test": _TEXT, "observed": _OPT_NUM,
+                           "expected": _OPT_NUM, "p": _P, "p_adjusted": _P, "holds": {"type": "boolean"},
+                           "text": _TEXT}}},
+        "ratio_test": {
+            "type": "object", "required": ["mem_ratio", "floor", "floor_ci", "excess", "excess_ci", "copy_share",
+                                           "copy_share_ci"],
+            "properties": {"mem_ratio": _SHARE, "n_memorized": _COUNT, "floor": _OPT_SHARE, "floor_ci": _PAIR,
+                           "excess": {"type": ["number", "null"], "minimum": -1, "maximum": 1}, "excess_ci": _PAIR,
+                           "copy_share": _OPT_NUM, "copy_share_ci": _PAIR}},
         "n_over_copied": _COUNT,
         "identical_share": _OPT_SHARE, "holdout_identical_share": _OPT_SHARE, "flagged_exact_share": _OPT_SHARE,
         "dcr_share": _OPT_SHARE, "shape": _OPT_SHARE, "shape_reference": _OPT_SHARE,
         "verdict": {
             "type": "object", "required": ["code", "sentence", "tone", "qualifiers"],
             "properties": {
-                "code": {"enum": ["no_holdout", "copying", "rows_over_copied", "quality_too_low", "no_copying"]},
+                "code": {"enum": list(CODES)},
                 "sentence": {"type": "string", "minLength": 1}, "next_step": _TEXT,
                 "tone": {"enum": ["good", "bad", "warn"]},
-                "qualifiers": {"type": "array", "items": {"enum": [
-                    "run_cancelled", "run_interrupted", "run_running", "run_failed", "few_checks", "rows_untested",
-                    "rows_low_power", "ratio_blind", "quality_unknown", "evidence_disagrees"]}},
+                "qualifiers": {"type": "array", "items": {"enum": list(QUALIFIERS)}},
             },
         },
         "row_test": {
@@ -121,14 +139,17 @@ SCHEMA = {
                     "required": ["quantile", "k", "threshold", "n_too_close", "share", "expected_share", "p"],
                     "properties": {"quantile": {"type": "number", "minimum": 0, "maximum": 1}, "k": _COUNT,
                                    "threshold": _OPT_NUM, "n_too_close": _COUNT, "share": _SHARE,
-                                   "expected_share": _SHARE, "p": _P}}}}}]},
+                                   "expected_share": _SHARE, "p": _P, "n_tied": _COUNT}}},
+                "identical": {"oneOf": [{"type": "null"}, _REFERENCE_SHARE]},
+                "partial": {"type": "array", "items": _REFERENCE_SHARE},
+                "p_partial": _OPT_NUM}}]},
         "family": {
             "type": "object", "required": ["alpha", "members", "holding"],
             "properties": {
                 "alpha": _SHARE,
                 "members": {"type": "array", "items": {
                     "type": "object", "required": ["name", "p", "p_adjusted", "holds", "level"],
-                    "properties": {"name": {"enum": ["ratio", "too_close", "identical", "local", "rows"]},
+                    "properties": {"name": {"enum": list(MEMBERS)},
                                    "p": _P, "p_adjusted": _P, "holds": {"type": "boolean"}, "level": _OPT_NUM}}},
                 "holding": {"type": "array", "items": _TEXT}}},
         "over_copied": {"type": "array", "items": {

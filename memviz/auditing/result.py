@@ -25,17 +25,19 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Mapping
 
 import pandas as pd
 
 from memviz.auditing.family import Family
-from memviz.auditing.verdict import Verdict, verdict_of
+from memviz.auditing.verdict import Finding, Verdict, verdict_of
+from memviz.auditing.verdict import findings as findings_of
 from memviz.evidence.suite import Evidence
 from memviz.measure.dcr import CloseCopies
 
-FORMAT = "memviz.audit/2"
+FORMAT = "memviz.audit/3"   # 3: the verdict and its findings first, the ratio test's figures under ratio_test
 #: the files :meth:`Audit.write` writes
 FILES = {"audit": "audit.json", "report": "report.html", "rows": "rows.csv"}
 
@@ -194,10 +196,24 @@ class Audit:
     family: Family = field(default_factory=Family)
 
     # ------------------------------------------------------------------ reading
-    @property
+    @cached_property
     def verdict(self) -> Verdict:
-        """The one verdict (:mod:`memviz.auditing.verdict`), derived only from this object."""
+        """The one verdict (:mod:`memviz.auditing.verdict`), derived only from this object (computed once)."""
         return verdict_of(self)
+
+    @cached_property
+    def findings(self) -> tuple[Finding, ...]:
+        """The figures the verdict rests on: each member of its family with the share it reads among the generated
+        rows, the share real rows give, its p and whether it holds, those that hold first
+        (:func:`memviz.auditing.verdict.findings`)."""
+        return findings_of(self)
+
+    def ratio_test(self) -> dict:
+        """The paper's ratio test against its floor: one member of the family, its averages (mem_ratio, floor,
+        excess, copy_share and their intervals) labelled as its own."""
+        return {"mem_ratio": self.mem_ratio, "n_memorized": self.n_memorized, "floor": self.floor,
+                "floor_ci": _pair(self.floor_ci), "excess": self.excess, "excess_ci": _pair(self.excess_ci),
+                "copy_share": self.copy_share, "copy_share_ci": _pair(self.copy_share_ci)}
 
     @property
     def over_copied_rows(self) -> pd.DataFrame:
@@ -218,25 +234,23 @@ class Audit:
         return r[r["identical_copies"] > 0].sort_values("identical_copies", ascending=False, kind="stable")
 
     def headline(self) -> dict:
-        """The figures a one-line summary carries (the CLI's last stdout line)."""
+        """The figures a one-line summary carries (the CLI's last stdout line): the verdict, then the findings it
+        rests on, the rows it names, and the ratio test's averages under their own name."""
         v = self.verdict
-        return {"mem_ratio": self.mem_ratio, "floor": self.floor, "floor_ci": _pair(self.floor_ci),
-                "excess": self.excess, "excess_ci": _pair(self.excess_ci), "copy_share": self.copy_share,
-                "copy_share_ci": _pair(self.copy_share_ci), "n_over_copied": self.n_over_copied,
-                "verdict": {"code": v.code, "sentence": v.sentence}}
+        return {"verdict": {"code": v.code, "sentence": v.sentence},
+                "findings": [f.to_dict() for f in self.findings], "n_over_copied": self.n_over_copied,
+                "ratio_test": self.ratio_test()}
 
     def to_dict(self) -> dict:
         """Every figure, the verdict, the row test, the column summary and the provenance (JSON-ready;
         the per-row table is :attr:`rows`, written beside it as rows.csv). Validates against
         :data:`memviz.auditing.json_schema.SCHEMA`."""
         v = self.verdict
-        return {"format": FORMAT, "mem_ratio": self.mem_ratio, "n_memorized": self.n_memorized,
-                "floor": self.floor, "floor_ci": _pair(self.floor_ci), "excess": self.excess,
-                "excess_ci": _pair(self.excess_ci), "copy_share": self.copy_share,
-                "copy_share_ci": _pair(self.copy_share_ci), "n_over_copied": self.n_over_copied,
+        return {"format": FORMAT, "verdict": v.to_dict(), "findings": [f.to_dict() for f in self.findings],
+                "n_over_copied": self.n_over_copied, "ratio_test": self.ratio_test(),
                 "identical_share": self.identical_share, "holdout_identical_share": self.holdout_identical_share,
                 "flagged_exact_share": self.flagged_exact_share, "dcr_share": self.dcr_share, "shape": self.shape,
-                "shape_reference": self.shape_reference, "verdict": v.to_dict(), "row_test": self.row_test.to_dict(),
+                "shape_reference": self.shape_reference, "row_test": self.row_test.to_dict(),
                 "over_copied": _records(self.over_copied_rows.head(100)),
                 "columns": _records(self.columns), "provenance": self.provenance.to_dict(),
                 "evidence": {k: {**_as_dict(e), "sentence": str(e.sentence())} for k, e in self.evidence.items()},

@@ -9,15 +9,25 @@ read against real rows the model never saw. The **code** is the first row of thi
 code                     tone     when
 =======================  =======  ===========================================================================
 ``no_holdout``           warn     no hold-out: nothing tells copying from resemblance (refused)
-``copying``              bad      a member of the family other than the per-row test holds: the table copies
-                                  (the sentence says which evidence carries it)
-``rows_over_copied``     warn     only the per-row test holds: some training rows have far more close copies
-                                  than real rows give them: review them
+``copying``              bad      a member that reads the whole table holds (the ratio test, too close,
+                                  identical, near-verbatim: :data:`memviz.auditing.family.TABLE_MEMBERS`): the
+                                  table copies (the sentence says which evidence carries it)
+``rows_over_copied``     warn     no such member holds but training rows are named: some have far more close
+                                  copies than real rows give them: review them
+``regional_copying``     warn     only the data-copying test's regions hold: in one part of the data the
+                                  generated rows sit nearer the training rows than real rows do, while no
+                                  row-level test finds copies (the sentence names the region and its distances)
 ``quality_too_low``      bad      nothing holds, but Shape is more than :data:`QUALITY_GAP` below the reference
                                   (the hold-out's Shape): the output is too unlike the data for "no copying"
                                   to mean anything (refused)
 ``no_copying``           good     no member holds
 =======================  =======  ===========================================================================
+
+One region alone does not make ``copying``: the data-copying test compares the distances of the generated and
+the real rows inside k-means cells, and an honest model that places its rows near the dense parts of a region
+moves them there without copying any row (memviz's own TabDDPM sample on an unseen table: every row-level
+figure within chance, one region at Holm 0.016: ``benchmarks/bench_verdict.py``'s ``models`` part measures how
+often). ``--fail-on copying`` passes it; ``--fail-on rows`` fails on it, as on named rows.
 
 So "no copying" never stands beside an identical or too-close share the family finds above the hold-out's,
 and no generator's other rows can cancel its copies: each test reads how close every generated row is, not
@@ -43,8 +53,10 @@ qualifier               when
                         above :data:`HIGH_FLOOR`): the verdict rests on how close the rows are (the
                         standardized distance), and says so
 ``quality_unknown``     no quality figure (Shape): the verdict cannot rule out a useless model
-``evidence_disagrees``  a supporting test outside the family (the membership attack, the data-copying test's
-                        global statistic) points to copying the family did not find; the clause names it
+``evidence_disagrees``  a supporting test outside the family (the membership attack, the density-ratio attack,
+                        the data-copying test's global statistic) points to copying the family did not find,
+                        and would hold inside it (its p, Holm-adjusted with the family's members, is at most
+                        α); the clause names it
 ======================  =====================================================================================
 
 Plain text only: callers escape it.
@@ -68,8 +80,8 @@ QUALITY_GAP = 0.25
 #: a run with fewer checks than this gets the ``few_checks`` qualifier
 MIN_CHECKS = 3
 
-CODES = {"no_holdout": "warn", "copying": "bad", "rows_over_copied": "warn", "quality_too_low": "bad",
-         "no_copying": "good"}
+CODES = {"no_holdout": "warn", "copying": "bad", "rows_over_copied": "warn", "regional_copying": "warn",
+         "quality_too_low": "bad", "no_copying": "good"}
 QUALIFIERS = ("run_cancelled", "run_interrupted", "run_running", "run_failed", "few_checks", "rows_untested",
               "rows_low_power", "ratio_blind", "quality_unknown", "evidence_disagrees")
 #: what a copy share below zero (the model's rows flagged less often than the floor) is said as, wherever
@@ -81,7 +93,7 @@ REFUSALS = ("no_holdout", "quality_too_low")
 
 #: a release gate (``memviz audit --fail-on``): the codes each level fails on; a refusal fails every level but
 #: ``never`` (a gate that passed whenever it could not judge would pass a table audited without a hold-out)
-GATES = {"copying": ("copying",), "rows": ("copying", "rows_over_copied"), "never": ()}
+GATES = {"copying": ("copying",), "rows": ("copying", "rows_over_copied", "regional_copying"), "never": ()}
 #: exit codes of the gate: passed, failed on the verdict, failed because the audit could not judge
 #: (2 stays a user mistake, as for every command)
 EXIT_PASSED, EXIT_FAILED, EXIT_REFUSED = 0, 3, 4
@@ -105,10 +117,15 @@ NEXT_STEPS = {
                   "alone gives, so copying can be told apart from it.",
     "quality_too_low": "Improve the generator first (train longer, or another model): privacy figures of rows this "
                        "unlike the data do not say whether it would copy once it works.",
-    "copying": "Look at the copied rows (rows.csv, the report: how close each copy is), then try pruning them and "
-               "check the effect with at least 3 seeds before sharing generated data.",
+    "copying": "Do not release this table as it is. Look at the copied rows (rows.csv, the report: how close each "
+               "copy is); whoever trained the model can remove them from the training table (memviz prune) and "
+               "audit the retrained model's rows again.",
     "rows_over_copied": "Review the named rows (rows.csv): each has far more close copies than real rows would give "
-                        "it; consider removing them from the training table.",
+                        "it; the generated rows near them should not be released, and whoever trained the model can "
+                        "remove them from the training table.",
+    "regional_copying": "Look at the region the sentence names (the report's distances there): no generated row is "
+                        "shown to copy one training row, but in that part of the data the generated rows sit nearer "
+                        "the training rows than real rows do.",
     "no_copying": "No evidence that the model copies beyond chance at these sizes; keep the hold-out apart and "
                   "audit again after retraining.",
 }
@@ -164,8 +181,29 @@ def _blind(a: "Audit") -> bool:
 
 
 def _disagreeing(a: "Audit") -> list[str]:
-    """The supporting tests outside the family that read as copying."""
-    return [k for k, e in a.evidence.items() if getattr(e, "flags_copying", None) is True]
+    """The supporting tests outside the family that read as copying and would hold inside it: their one-sided p,
+    Holm-adjusted together with the family's members, at most α (a test that flags at its own level alone is
+    one of several chances to flag by luck: 5 of 132 fresh-row audits carried the membership clause)."""
+    import math
+
+    from memviz.measure.multiplicity import holm
+
+    flagged = {k: _support_p(e) for k, e in a.evidence.items() if getattr(e, "flags_copying", None) is True}
+    flagged = {k: p for k, p in flagged.items() if p is not None and math.isfinite(p)}
+    if not flagged:
+        return []
+    ps = [m.p for m in a.family.members] + list(flagged.values())
+    adj = holm(ps)[len(a.family.members):]
+    return [k for k, q in zip(flagged, adj) if q <= a.family.alpha]
+
+
+def _support_p(e) -> float | None:
+    """A supporting test's one-sided p of copying: its attack reading's, else its own ``p_value``."""
+    reading = getattr(e, "reading", None)
+    if callable(reading):
+        return float(reading().p_value)
+    p = getattr(e, "p_value", None)
+    return None if p is None else float(p)
 
 
 def _prefix(a: "Audit", quals: tuple[str, ...]) -> str:
@@ -216,6 +254,8 @@ def code_of(a: "Audit") -> str:
         return "copying"
     if a.n_over_copied:
         return "rows_over_copied"
+    if a.family.regional:
+        return "regional_copying"
     if a.shape is not None and a.shape_reference is not None and a.shape < a.shape_reference - QUALITY_GAP:
         return "quality_too_low"
     return "no_copying"
@@ -225,18 +265,55 @@ def _finding(a: "Audit", name: str) -> str:
     """One member of the family in words, with its figures."""
     c = a.close
     if name == "identical":
-        return (f"{pct(c.identical_share)} of its rows are identical to a training row against "
-                f"{pct(c.holdout_identical_share)} of real rows it never saw")
+        return _identical(c)
     if name == "too_close":
         return _too_close(c.carrying_level)
+    if name == "partial":
+        return _partial(c.carrying_partial)
     if name == "ratio":
         return (f"the ratio test flags {pct(a.mem_ratio)} of its rows against {pct(a.floor)} of real rows (copy share "
                 f"{pct(a.copy_share)})")
     if name == "local":
-        dc = a.evidence.get("data_copying")
-        n = int(dc.cells["copies"].sum()) if dc is not None else 0
-        return f"the data-copying test finds copying in {n} region{'s' * (n != 1)} of the data"
+        return _region(a)
+    if name == "rows":
+        return _named(a) if a.n_over_copied else "some training rows have more close copies than real rows give them"
     return ""
+
+
+def _identical(c) -> str:
+    """"1.0 % of its rows are identical to a training row against 0.0 % of real rows it never saw (and 0.0 % of
+    the training rows repeat another)"."""
+    ref = c.identical
+    if ref is None:
+        return (f"{pct(c.identical_share)} of its rows are identical to a training row against "
+                f"{pct(c.holdout_identical_share)} of real rows it never saw")
+    d = share_digits(ref.reference_share) if ref.share > 0 else 1
+    own = (f", and {pct(ref.training_share, d)} of the training rows repeat another" if ref.pooled else "")
+    return (f"{pct(ref.share, d)} of its rows ({ref.n:,}) are identical to a training row against "
+            f"{pct(ref.holdout_share, d)} of real rows it never saw{own}")
+
+
+def _columns_said(by_column, n: int) -> str:
+    """"'hour'" when one column holds most of the rows, else "'hour' (100), 'age' (40) and others"."""
+    if not by_column:
+        return "one column"
+    (top, k), rest = by_column[0], by_column[1:]
+    if k >= 0.8 * n or not rest:
+        return f"'{top}'" + (f" ({k:,} of them)" if rest else "")
+    shown = ", ".join(f"'{c}' ({v:,})" for c, v in by_column[:3])
+    return shown + (" and others" if len(by_column) > 3 else "")
+
+
+def _partial(lv) -> str:
+    """"150 rows (5.0 %) equal a training row in every column but 'hour', against 0.3 % of real rows"."""
+    if lv is None:
+        return ""
+    but = "one" if lv.altered == 1 else f"at most {lv.altered}"
+    d = share_digits(lv.reference_share)
+    cols = _columns_said(lv.by_column, lv.n)
+    where = f"but {cols}" if lv.altered == 1 else f"but {but} ({cols} among them)"
+    return (f"{lv.n:,} of its rows ({pct(lv.share, d)}) equal a training row in every column {where}, against "
+            f"{pct(lv.reference_share, d)} of real rows")
 
 
 def _too_close(level) -> str:
@@ -245,6 +322,41 @@ def _too_close(level) -> str:
     than = level.than + (" it never saw" if level.every else " are")
     d = share_digits(level.expected_share)
     return f"{pct(level.share, d)} are nearer a training row than {than} ({pct(level.expected_share, d)} expected)"
+
+
+def copying_region(a: "Audit"):
+    """The region the data-copying test finds copying in most strongly (a row of its cells, most negative z),
+    or None."""
+    dc = a.evidence.get("data_copying")
+    if dc is None:
+        return None
+    cc = dc.copying_cells
+    return cc.iloc[0] if len(cc) else None
+
+
+def _region(a: "Audit") -> str:
+    """The region in the user's column names (its values are data: the pages and the report show them beside,
+    redacted where they redact), with the distances a person checks there: "in one region of the data (set apart
+    by relationship, marital-status and sex; 15.6 % of the generated rows, 10.7 % of the real ones) the generated
+    rows sit nearer a training row than real rows do: median distance 0.12 against 0.31, and 22 % of them nearer
+    than 95 % of the region's real rows (5 % of those real rows)"."""
+    dc = a.evidence.get("data_copying")
+    cell = copying_region(a)
+    if cell is None:
+        return "the data-copying test finds copying in a region of the data"
+    n = int(dc.cells["copies"].sum())
+    more = f" (and {n - 1} more region{'s' * (n > 2)})" if n > 1 else ""
+    cols = [c for c in str(cell.get("columns", "")).split(", ") if c]
+    by = (" set apart by " + (", ".join(cols[:-1]) + " and " + cols[-1] if len(cols) > 1 else cols[0]) + ";"
+          if cols else "")
+    text = (f"in one region of the data{more} ({by} {pct(cell['synthetic_share'])} of the generated rows, "
+            f"{pct(cell['holdout_share'])} of the real ones) the generated rows sit nearer a training row than real "
+            "rows do").replace("( ", "(")
+    if "median_synthetic" in cell and cell["median_synthetic"] == cell["median_synthetic"]:
+        text += (f": median distance {cell['median_synthetic']:.3g} against {cell['median_holdout']:.3g}, and "
+                 f"{pct(cell['close_synthetic'])} of them nearer than 95 % of the region's real rows "
+                 f"({pct(cell['close_expected'])} of those real rows)")
+    return text
 
 
 def _named(a: "Audit") -> str:
@@ -256,6 +368,19 @@ def _named(a: "Audit") -> str:
     return f"{_rows(n)} {'have' if n != 1 else 'has'} far more close copies than real rows would give {'them' if n != 1 else 'it'}{how}"
 
 
+def rows_within_chance(a: "Audit") -> str:
+    """What the per-row test says when it names no row, with its figure: the smallest q-value and its Holm
+    adjustment when some row stands out before the family's correction, so that no sentence denies a row whose
+    own p in rows.csv is small."""
+    m = a.family.get("rows")
+    if a.close is None or m is None:
+        return "no training row was tested"
+    if m.p <= a.family.alpha:
+        return (f"no training row has more close copies than chance once the family's tests are counted together "
+                f"(the per-row test's smallest q-value {m.p:.2g}, {m.p_adjusted:.2g} after Holm)")
+    return "no training row has more close copies than chance"
+
+
 def _main_sentence(a: "Audit", code: str) -> str:
     if code == "no_holdout":
         return (f"{pct(a.mem_ratio)} of the generated rows are flagged, but without real rows the model never saw "
@@ -263,7 +388,7 @@ def _main_sentence(a: "Audit", code: str) -> str:
     if code == "quality_too_low":
         return (f"Quality too low to judge privacy: Shape {a.shape:.2f} against {a.shape_reference:.2f} for real "
                 "rows, so the generated rows are too unlike the data for their closeness to mean anything.")
-    order = ("identical", "too_close", "ratio", "local")
+    order = ("identical", "partial", "too_close", "ratio", "local")
     if code == "copying":
         found = [_finding(a, m.name) for m in sorted(a.family.members, key=lambda m: order.index(m.name)
                                                       if m.name in order else len(order))
@@ -271,14 +396,19 @@ def _main_sentence(a: "Audit", code: str) -> str:
         which = []
         if "identical" in a.family.holding:
             v = len(a.verbatim_rows)
-            chance = a.close.n_generated * a.close.holdout_identical_share
+            ref = a.close.identical
+            chance = a.close.n_generated * (ref.reference_share if ref is not None else a.close.holdout_identical_share)
             which.append(f"{_rows(v)} appear{'s' * (v == 1)} verbatim (real rows would give about {chance:.0f} "
                          f"identical row{'s' * (round(chance) != 1)})")
         if a.n_over_copied:
             which.append(_named(a))
         return "The model copies: " + "; ".join(found) + ("; " + " and ".join(which) + ": review them." if which else ".")
     if code == "rows_over_copied":
-        return f"No copying of the table as a whole, but {_named(a)}: review them."
+        region = f"; {_region(a)}" if a.family.regional else ""
+        return f"No copying of the table as a whole, but {_named(a)}{region}: review them."
+    if code == "regional_copying":
+        return ("No generated row is shown to copy a training row, and the table as a whole does not copy; but "
+                f"{_region(a)}.")
     parts = []
     if a.close is not None:
         every = a.close.every_level
@@ -290,14 +420,72 @@ def _main_sentence(a: "Audit", code: str) -> str:
                      f"{100 * (1 - a.close.alpha):.0f} % of real rows it never saw are ({pct(a.close.expected_share)} "
                      f"expected){tail}, {pct(a.close.identical_share)} are identical to one against "
                      f"{pct(a.close.holdout_identical_share)} of real rows")
+        lv = a.close.carrying_partial
+        if lv is not None and lv.altered == 1:
+            parts.append(f"{pct(lv.share)} equal one in every column but one against {pct(lv.reference_share)} of "
+                         "real rows")
     below = a.excess_ci[1] < 0
     parts.append(f"the ratio test flags {pct(a.mem_ratio)} against {pct(a.floor)} for real rows (excess "
                  f"{points(a.excess)}, {percent(a.excess_ci[0], signed=True, unit='')} to "
                  f"{percent(a.excess_ci[1], signed=True, unit='')}" + (", less often than real rows" if below else "")
                  + ")")
-    rows = ("no training row has more close copies than chance" if a.close is not None
-            else "no training row was tested")
-    return "No copying beyond chance: " + ", ".join(parts) + ", and " + rows + "."
+    return "No copying beyond chance: " + ", ".join(parts) + ", and " + rows_within_chance(a) + "."
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One member of the verdict's family as a reader checks it: the figures the verdict rests on.
+
+    member : its key (:data:`memviz.auditing.family.MEMBERS`); test : its name in words.
+    observed, expected : the share the member reads among the generated rows and the share real rows give
+        (None where the member reads no share: the per-row test).
+    p, p_adjusted, holds : its one-sided p, Holm's adjustment over the family, and whether it holds.
+    text : the finding in words, as the verdict's sentence says it.
+    """
+
+    member: str
+    test: str
+    observed: float | None
+    expected: float | None
+    p: float
+    p_adjusted: float
+    holds: bool
+    text: str
+
+    def to_dict(self) -> dict:
+        from memviz.io import to_jsonable
+
+        return to_jsonable(dict(self.__dict__))
+
+
+def _shares(a: "Audit", name: str) -> tuple[float | None, float | None]:
+    c = a.close
+    if name == "ratio":
+        return a.mem_ratio, a.floor
+    if name == "too_close" and c is not None and c.carrying_level is not None:
+        return c.carrying_level.share, c.carrying_level.expected_share
+    if name == "identical" and c is not None and c.identical is not None:
+        return c.identical.share, c.identical.reference_share
+    if name == "partial" and c is not None and c.carrying_partial is not None:
+        return c.carrying_partial.share, c.carrying_partial.reference_share
+    if name == "local":
+        cell = copying_region(a)
+        if cell is not None and "close_synthetic" in cell:
+            return float(cell["close_synthetic"]), float(cell["close_expected"])
+    return None, None
+
+
+def findings(a: "Audit") -> tuple[Finding, ...]:
+    """The family's members as :class:`Finding` s, those that hold first (smallest adjusted p first), then the
+    others by p: what a summary prints first is what the verdict rests on."""
+    from memviz.auditing.family import MEMBER_NAMES
+
+    out = []
+    for m in a.family.members:
+        obs, exp = _shares(a, m.name)
+        text = _finding(a, m.name) if (m.name != "local" or m.holds) else "no region of the data copies"
+        out.append(Finding(m.name, MEMBER_NAMES.get(m.name, m.name), obs, exp, m.p, m.p_adjusted, m.holds, text))
+    return tuple(sorted(out, key=lambda f: (not f.holds, f.p_adjusted if f.holds else f.p)))
 
 
 def verdict_of(a: "Audit") -> Verdict:

@@ -80,9 +80,12 @@ class DataCopyingResult:
 
     c_t : the paper's statistic; z, p_value : its standardization and one-sided p of copying.
     cells : one row per cell: cell, n_train, n_holdout, n_synthetic, holdout_share, synthetic_share,
-        z, p_value, q_value, included (in Π_τ), copies, description.
+        z, p_value, q_value, included (in Π_τ), copies, description (in the user's values), columns (the
+        columns that set it apart, names only: what a redacted text may say), and the distances a person checks there
+        (:func:`cell_distances`: median_synthetic, median_holdout, close_synthetic, close_expected).
     centres : per cell {column: median or most common value} in the user's units.
     rows : per training row: row_id, cell, in_copying_cell (its cell copies).
+    synthetic_cells, holdout_cells : (m,), (n,) the cell of each generated and hold-out row (None: not kept).
     """
 
     distance: str
@@ -100,6 +103,8 @@ class DataCopyingResult:
     n_synthetic: int
     seed: int = 0
     seconds: float = 0.0
+    synthetic_cells: np.ndarray | None = None
+    holdout_cells: np.ndarray | None = None
 
     @property
     def copying(self) -> bool:
@@ -117,7 +122,9 @@ class DataCopyingResult:
     def to_dict(self) -> dict:
         cells = [{k: getattr(r, k) for k in ("cell", "n_train", "n_holdout", "n_synthetic", "holdout_share",
                                              "synthetic_share", "z", "p_value", "q_value", "included", "copies",
-                                             "description")} for r in self.cells.itertuples()]
+                                             "description", "median_synthetic", "median_holdout",
+                                             "close_synthetic", "close_expected") if hasattr(r, k)}
+                 for r in self.cells.itertuples()]
         return json_safe({
             "format": FORMAT, "test": "data_copying", "distance": self.distance, "n_cells": self.n_cells,
             "min_generated": self.min_generated, "alpha": self.alpha, "c_t": self.c_t, "z": self.z,
@@ -259,7 +266,7 @@ class CellSpace:
 
 
 def _describe(train: Table, labels: np.ndarray, n_cells: int, encoder: Encoder | None = None,
-              cat: np.ndarray | None = None) -> tuple[tuple, list[str]]:
+              cat: np.ndarray | None = None) -> tuple[tuple, list[str], list[str]]:
     """Per cell its centre in the user's units and a short description (module docstring).
     ``encoder`` and ``cat``: an encoder fitted on ``train`` and ``train``'s (N, q) codes under
     it, which (first appearance of each canonical value) are then read instead of factorizing
@@ -282,12 +289,12 @@ def _describe(train: Table, labels: np.ndarray, n_cells: int, encoder: Encoder |
         counts[c] = np.bincount(labels * u + codes, minlength=n_cells * u).reshape(n_cells, u)
         uniques[c] = uniq
         overall_share[c] = counts[c].sum(0) / max(len(codes), 1)
-    centres, texts = [], []
+    centres, texts, tops = [], [], []
     for k in range(n_cells):
         mask = labels == k
         centre, score = {}, {}
         if not mask.any():
-            centres.append({}), texts.append("an empty region")
+            centres.append({}), texts.append("an empty region"), tops.append("")
             continue
         for c in num:
             v = vals[c][mask]
@@ -302,8 +309,9 @@ def _describe(train: Table, labels: np.ndarray, n_cells: int, encoder: Encoder |
             score[c] = float(row[j] / row.sum() - overall_share[c][j]) * 4.0   # a share lift of 0.25 ~ 1 spread
         top = sorted(score, key=lambda c: -score[c])[:DESCRIBED_COLUMNS]
         texts.append(", ".join(f"{c} about {_fmt(centre[c])}" if c in num else f"{c} {centre[c]}" for c in top))
+        tops.append(", ".join(str(c) for c in top))
         centres.append(centre)
-    return tuple(centres), texts
+    return tuple(centres), texts, tops
 
 
 def _fmt(x: float) -> str:
@@ -339,6 +347,28 @@ def kmeans(x: CellSpace, k: int, seed: int, max_iter: int = KMEANS_ITER) -> np.n
 
 
 # ------------------------------------------------------------------ the test
+#: a region's real rows' quantile its generated rows are read against (:func:`cell_distances`)
+CELL_QUANTILE = 0.05
+
+
+def cell_distances(synthetic: np.ndarray, holdout: np.ndarray) -> dict:
+    """What a person checks inside one cell: the median distance L to the nearest training row of its generated
+    and of its real rows (median_synthetic, median_holdout), and the share of its generated rows nearer a training
+    row than all but :data:`CELL_QUANTILE` of its real rows, L(q) < the real rows' 5 % quantile (close_synthetic;
+    about 5 % for fresh rows: close_expected, the real rows' own share below it). NaN where the cell holds none."""
+    out = {"median_synthetic": math.nan, "median_holdout": math.nan, "close_synthetic": math.nan,
+           "close_expected": math.nan}
+    if len(synthetic):
+        out["median_synthetic"] = float(np.median(synthetic))
+    if len(holdout):
+        out["median_holdout"] = float(np.median(holdout))
+        t = float(np.quantile(holdout, CELL_QUANTILE))
+        out["close_expected"] = float(np.mean(holdout < t))
+        if len(synthetic):
+            out["close_synthetic"] = float(np.mean(synthetic < t))
+    return out
+
+
 def data_copying_test(train: Table, synthetic, holdout: CheckedHoldout | Table | pd.DataFrame, *,
                       distance: str = DEFAULT_DISTANCE,
                       n_cells: int | None = None, min_generated: int = MIN_GENERATED, alpha: float = ALPHA,
@@ -415,7 +445,8 @@ def data_copying_test(train: Table, synthetic, holdout: CheckedHoldout | Table |
         if len(tc) and len(qc) and len(pc):
             z = mann_whitney_z(dq_all[qc], dp_all[pc])[1]
         recs.append({"cell": c, "n_train": len(tc), "n_holdout": len(pc), "n_synthetic": len(qc),
-                     "holdout_share": len(pc) / n, "synthetic_share": len(qc) / m, "z": z})
+                     "holdout_share": len(pc) / n, "synthetic_share": len(qc) / m, "z": z,
+                     **cell_distances(dq_all[qc], dp_all[pc])})
     cells = pd.DataFrame(recs)
     cells["included"] = (cells["n_synthetic"] > min_generated) & (cells["n_holdout"] > 0) & cells["z"].notna()
     inc = cells["included"].to_numpy()
@@ -433,10 +464,12 @@ def data_copying_test(train: Table, synthetic, holdout: CheckedHoldout | Table |
         q[inc] = bh_qvalues(cells["p_value"].to_numpy()[inc])
     cells["q_value"] = q
     cells["copies"] = inc & (q <= alpha) & (cells["z"].to_numpy() < 0)
-    centres, texts = _describe(train, lt, k, encoder, cat_t)
+    centres, texts, tops = _describe(train, lt, k, encoder, cat_t)
     cells["description"] = texts
+    cells["columns"] = tops
     rows = pd.DataFrame({"row_id": train.row_ids, "cell": lt.astype(np.int64),
                          "in_copying_cell": cells["copies"].to_numpy()[lt]})
     return DataCopyingResult(distance, k, int(min_generated), float(alpha), c_t, z_all,
                              one_sided_p(z_all), cells, centres, rows, len(train), n, m, seed,
-                             time.perf_counter() - t0)
+                             time.perf_counter() - t0, synthetic_cells=lq.astype(np.int64),
+                             holdout_cells=lp.astype(np.int64))

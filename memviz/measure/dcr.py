@@ -90,6 +90,12 @@ DISTANCE = "standardized"
 Q_LEVEL = 0.05
 #: the training rows join the reference unless their events are rarer than the hold-out's at this p
 COMPARABLE_P = 1e-3
+#: the per-row test counts a row equal to a training row in all but this many columns as a close copy of it (one:
+#: on a credit table 35 % of real rows equal a training row in all but two columns, 0.6 % in all but one, so
+#: the second level would bury a row's copies in real rows' matches)
+ROW_ALTERED = 1
+#: the seed of the draws that order rows tied at a too-close threshold (:func:`tie_draws`)
+TIE_SEED = 20261207
 #: a hold-out whose identical share exceeds the training rows' own at this p is refused
 CONTAMINATED_P = 1e-3
 ROW_COLUMNS = ("row_id", "close_copies", "identical_copies", "real_close", "expected_close", "p_value",
@@ -148,11 +154,9 @@ def _check_engine(engine) -> None:
 def identical_excess_p(n_a: int, size_a: int, n_b: int, size_b: int) -> float:
     """One-sided Fisher exact p that sample a's share of identical rows exceeds sample b's:
     P(X ≥ n_a), X ~ Hypergeometric(size_a + size_b, n_a + n_b, size_a)."""
-    from scipy import stats
+    from memviz.measure.tails import hypergeom_sf
 
-    if n_a == 0:
-        return 1.0
-    return float(stats.hypergeom.sf(n_a - 1, size_a + size_b, n_a + n_b, size_a))
+    return hypergeom_sf(n_a, size_a + size_b, n_a + n_b, size_a)
 
 
 def check_holdout(holdout: Nearest, loo: Nearest, source: str) -> None:
@@ -176,9 +180,11 @@ class CloseLevel:
 
     quantile : the declared share q of the hold-out (:data:`CLOSE_QUANTILE` or one of
         :data:`TAIL_QUANTILES`); 0 for "nearer than every hold-out row".
-    k, threshold : k = max(1, ⌊q (H + 1)⌋) and t = D_(k), the k-th smallest hold-out distance.
-    n_too_close, share : X = #{g : D(g) < t} and X / M.  expected_share : k / (H + 1).
+    k, threshold : k = max(1, ⌊q (H + 1)⌋) and t = D_(k), the k-th smallest hold-out distance (ties ordered by
+        their tie-breaking draws).
+    n_too_close, share : X = #{g : (D(g), u(g)) < (D_(k), u_(k))} and X / M.  expected_share : k / (H + 1).
     p : P(X' ≥ X), X' ~ Beta-Binomial(M, k, H − k + 1) (1 when X = 0).
+    n_tied : generated rows at exactly the threshold's distance, ordered against it by their draws.
     """
 
     quantile: float
@@ -188,6 +194,7 @@ class CloseLevel:
     share: float
     expected_share: float
     p: float
+    n_tied: int = 0
 
     @property
     def every(self) -> bool:
@@ -204,30 +211,96 @@ class CloseLevel:
 
         return to_jsonable({"quantile": self.quantile, "k": self.k, "threshold": self.threshold,
                             "n_too_close": self.n_too_close, "share": self.share,
-                            "expected_share": self.expected_share, "p": self.p})
+                            "expected_share": self.expected_share, "p": self.p, "n_tied": self.n_tied})
+
+
+def tie_draws(n: int, which: str) -> np.ndarray:
+    """(n,) the tie-breaking draws u of the generated (``which="synthetic"``) or hold-out rows: independent
+    uniforms from a fixed seed, so that the audit is reproducible and, drawn without looking at the rows or
+    at which sample they belong to, the pairs (D, u) of the two samples stay exchangeable under the null."""
+    return np.random.default_rng([TIE_SEED, 0 if which == "synthetic" else 1]).random(n)
 
 
 def close_levels(synthetic_distance: np.ndarray, holdout_distance: np.ndarray,
                  alpha: float = CLOSE_QUANTILE) -> tuple[CloseLevel, ...]:
     """The too-close test's levels, α first, then :data:`TAIL_QUANTILES`, then k = 1, each k once; () when
-    ⌊α (H + 1)⌋ < 1 (too few hold-out rows for α: no too-close test)."""
-    from scipy import stats
+    ⌊α (H + 1)⌋ < 1 (too few hold-out rows for α: no too-close test). Rows tied with the threshold are ordered
+    by their tie-breaking draws (:func:`tie_draws`): a hold-out row at distance 0 never disables a level."""
+    from memviz.measure.tails import betabinom_sf
 
-    dS, dH = np.asarray(synthetic_distance, dtype=np.float64), np.sort(np.asarray(holdout_distance, dtype=np.float64))
+    dS = np.asarray(synthetic_distance, dtype=np.float64)
+    dH = np.asarray(holdout_distance, dtype=np.float64)
     m, h = len(dS), len(dH)
     if math.floor(alpha * (h + 1)) < 1:
         return ()
+    uS, uH = tie_draws(m, "synthetic"), tie_draws(h, "holdout")
+    order = np.lexsort((uH, dH))                                          # (D, u) ascending
     out, seen = [], set()
     for q in (alpha, *(q for q in TAIL_QUANTILES if q < alpha), 0.0):
         k = max(1, math.floor(q * (h + 1)))
         if k in seen:
             continue
         seen.add(k)
-        t = float(dH[k - 1])
-        x = int(np.sum(dS < t))
-        p = float(stats.betabinom.sf(x - 1, m, k, h - k + 1)) if x else 1.0
-        out.append(CloseLevel(q, k, t, x, x / m, k / (h + 1), p))
+        t, ut = float(dH[order[k - 1]]), float(uH[order[k - 1]])
+        tied = dS == t
+        x = int(np.sum(dS < t) + np.sum(tied & (uS < ut)))
+        p = betabinom_sf(x, m, k, h - k + 1) if x else 1.0
+        out.append(CloseLevel(q, k, t, x, x / m, k / (h + 1), p, int(tied.sum())))
     return tuple(out)
+
+
+@dataclass(frozen=True)
+class ReferenceShare:
+    """One event's share among the generated rows against its reference (module docstring: identical rows, rows
+    equal in all but ``altered`` columns).
+
+    n, share : generated rows with the event and their share of M.
+    n_holdout, holdout_share : the same among the hold-out's H rows.
+    n_training, training_share : among the training rows against each other (leave one out; 0 / NaN: not read).
+    pooled : whether the training rows are in the reference (their share is not below the hold-out's:
+        :func:`comparable`).
+    reference_share : the share in the reference, (n_holdout [+ n_training]) / (H [+ N]).
+    p : Fisher's exact one-sided p of "the generated rows' share exceeds the reference's".
+    altered : 0 for identical rows, L for "equal in all but at most L columns".
+    by_column : for L ≥ 1, {column: generated rows whose first differing column it is}, most first.
+    """
+
+    n: int
+    share: float
+    n_holdout: int
+    holdout_share: float
+    n_training: int
+    training_share: float
+    pooled: bool
+    reference_share: float
+    p: float
+    altered: int = 0
+    by_column: tuple[tuple[str, int], ...] = ()
+
+    def to_dict(self) -> dict:
+        from memviz.io import to_jsonable
+
+        return to_jsonable({"altered": self.altered, "n": self.n, "share": self.share, "n_holdout": self.n_holdout,
+                            "holdout_share": self.holdout_share, "n_training": self.n_training,
+                            "training_share": self.training_share, "pooled": self.pooled,
+                            "reference_share": self.reference_share, "p": self.p,
+                            "by_column": [{"column": c, "n": k} for c, k in self.by_column]})
+
+
+def reference_share(events_s: np.ndarray, events_h: np.ndarray, events_l: np.ndarray | None,
+                    altered: int = 0) -> ReferenceShare:
+    """:class:`ReferenceShare` of boolean events of the generated, hold-out and (optional) training rows: the
+    training rows join the reference when their share is not below the hold-out's (:func:`comparable`)."""
+    from memviz.measure.tails import hypergeom_sf
+
+    m, h = len(events_s), len(events_h)
+    x, xh = int(np.sum(events_s)), int(np.sum(events_h))
+    n_l = len(events_l) if events_l is not None else 0
+    xl = int(np.sum(events_l)) if n_l else 0
+    pooled = bool(n_l) and comparable(xh, h, xl, n_l)
+    xr, r = (xh + xl, h + n_l) if pooled else (xh, h)
+    p = hypergeom_sf(x, m + r, x + xr, m)
+    return ReferenceShare(x, x / m, xh, xh / h, xl, xl / n_l if n_l else math.nan, pooled, xr / r, p, altered)
 
 
 @dataclass(frozen=True, eq=False)
@@ -236,20 +309,25 @@ class CloseCopies:
 
     alpha, k, threshold : α, k = ⌊α (H + 1)⌋ and t = D_(k) (NaN when H < 1/α − 1: no too-close test).
     n_generated, n_holdout, n_reference : M, H and the training rows in the per-row reference (0: hold-out only).
-    reference_note : why the training rows are not in the reference ("" when they are, or N = 0).
+    reference_note : why the training rows are not in the per-row reference ("" when they are, or N = 0).
     n_too_close, too_close_share, too_close_ci : X, X / M and its Wilson interval.
     expected_share : k / (H + 1), the share fresh rows give.
     p_too_close : the too-close member's p, Bonferroni over :attr:`levels` (NaN: no test).
     levels : the too-close test's :class:`CloseLevel` s, α first (empty: no test).
     n_identical, identical_share : I_S, I_S / M.  n_holdout_identical, holdout_identical_share : I_H, I_H / H.
-    identical_excess, identical_excess_ci : I_S / M − I_H / H and Newcombe's interval.  p_identical : Fisher p.
+    identical_excess, identical_excess_ci : I_S / M − I_H / H and Newcombe's interval.
+    identical : the identical member (:class:`ReferenceShare`: the hold-out and, when comparable, the training
+        rows against each other).  p_identical : its p.
     n_training_identical : training rows equal to another training row (the training table's own repeats).
+    partial : the near-verbatim member's levels (:class:`ReferenceShare` with ``altered`` = 1, 2; empty: not
+        read).  p_partial : Bonferroni over them (NaN: not read).
     share : M / (M + R), the per-row test's binomial probability.  n_candidates : rows that entered BH.
     rows : per training row (:data:`ROW_COLUMNS`, aligned with the training table's row_ids ascending).
-    generated : per generated row position, distance, too_close, identical, close (event), nn1 (row_id).
+    generated : per generated row position, distance, too_close, identical, altered (A), close (event),
+        nn1 (row_id of the training row the event is counted for).
     holdout_distances : (H,) the hold-out rows' D, ascending (what the generated rows are read against).
-    p_rows : Simes' p of "some training row has more close copies than real rows give it", from the exact
-        per-row test against the hold-out alone (the smallest of its q-values): the verdict family's member.
+    p_rows : Simes' p of "some training row has more close copies than real rows give it": the smallest q-value
+        of the per-row test, the same test that names the rows (the verdict family's member).
     """
 
     alpha: float
@@ -279,6 +357,9 @@ class CloseCopies:
     holdout_distances: np.ndarray
     p_rows: float = 1.0
     levels: tuple[CloseLevel, ...] = ()
+    identical: ReferenceShare | None = None
+    partial: tuple[ReferenceShare, ...] = ()
+    p_partial: float = math.nan
 
     @property
     def every_level(self) -> CloseLevel | None:
@@ -289,6 +370,11 @@ class CloseCopies:
     def carrying_level(self) -> CloseLevel | None:
         """The level with the smallest p (the first, α's, among equals): what the too-close member reads."""
         return min(self.levels, key=lambda lv: lv.p) if self.levels else None
+
+    @property
+    def carrying_partial(self) -> ReferenceShare | None:
+        """The near-verbatim level with the smallest p (the first, one altered column, among equals)."""
+        return min(self.partial, key=lambda lv: lv.p) if self.partial else None
 
     def named(self, level: float = Q_LEVEL) -> pd.DataFrame:
         """The training rows with q ≤ ``level``, most close copies first."""
@@ -316,19 +402,22 @@ class CloseCopies:
         out["identical_excess_ci"] = list(self.identical_excess_ci)
         out["p_rows"] = self.p_rows
         out["levels"] = [lv.to_dict() for lv in self.levels]
+        out["identical"] = self.identical.to_dict() if self.identical is not None else None
+        out["partial"] = [lv.to_dict() for lv in self.partial]
+        out["p_partial"] = self.p_partial
         out["distance"] = DISTANCE
         return to_jsonable(out)
 
 
 def comparable(holdout_events: int, h: int, loo_events: int, n: int) -> bool:
-    """Whether the training rows' events (one kind: identical, or too close) are not rarer than the
-    hold-out's: the one-sided exact p of "the hold-out's share exceeds theirs" is at least
+    """Whether the training rows' events (one kind: identical, too close, nearly identical) are not rarer than
+    the hold-out's: the one-sided exact p of "the hold-out's share exceeds theirs" is at least
     :data:`COMPARABLE_P`."""
     return identical_excess_p(holdout_events, h, loo_events, n) >= COMPARABLE_P
 
 
 def close_copy_test(row_ids, synthetic: Nearest, holdout: Nearest, loo: Nearest | None = None, *,
-                    alpha: float = CLOSE_QUANTILE) -> CloseCopies:
+                    alpha: float = CLOSE_QUANTILE, partial=None) -> CloseCopies:
     """The closeness tests of the module docstring.
 
     Parameters
@@ -337,11 +426,15 @@ def close_copy_test(row_ids, synthetic: Nearest, holdout: Nearest, loo: Nearest 
     synthetic, holdout : :class:`Nearest` of the generated and the hold-out rows.
     loo : :func:`leave_one_out` of the training rows (None: the hold-out alone is the reference).
     alpha : :data:`CLOSE_QUANTILE`.
+    partial : :class:`memviz.measure.partial.PartialSet` of the same rows (None: the near-verbatim member is
+        not read).
 
     Returns
     -------
     CloseCopies
     """
+    from dataclasses import replace
+
     if not 0 < alpha < 1:
         raise MemvizError(f"alpha={alpha}: must be between 0 and 1")
     row_ids = np.asarray(row_ids, dtype=np.int64)
@@ -351,80 +444,120 @@ def close_copy_test(row_ids, synthetic: Nearest, holdout: Nearest, loo: Nearest 
     dS, dH = synthetic.distance, holdout.distance
     levels = close_levels(dS, dH, alpha)
     k = levels[0].k if levels else 0
-    if levels:
-        main = levels[0]
-        t, too, x, expected = main.threshold, dS < main.threshold, main.n_too_close, main.expected_share
+    main = levels[0] if levels else None
+    if main is not None:
+        t, x, expected = main.threshold, main.n_too_close, main.expected_share
+        uS, uH = tie_draws(m, "synthetic"), tie_draws(h, "holdout")
+        cut = _kth_draw(dH, uH, k)
+        too = (dS < t) | ((dS == t) & (uS < cut))                                # (M,) ties by their draws
+        tooH = (dH < t) | ((dH == t) & (uH < cut))                               # (H,) k − 1 rows
     else:                                        # H < 1/α − 1: no quantile to read
-        t, too, x, expected = math.nan, np.zeros(m, dtype=bool), 0, math.nan
+        t, x, expected = math.nan, 0, math.nan
+        too, tooH = np.zeros(m, dtype=bool), np.zeros(h, dtype=bool)
     p_close = bonferroni([lv.p for lv in levels])
     lo, hi = wilson_interval(x, m)
     iS, iH = dS == 0, dH == 0
     n_is, n_ih = int(iS.sum()), int(iH.sum())
     diff, dlo, dhi = newcombe_interval(n_is, m, n_ih, h)
-    p_ident = identical_excess_p(n_is, m, n_ih, h)
-    # per training row: close copies against the reference rows' close matches. Identical training rows
-    # (twins) are one record: a generated row equal to them goes to the lowest position, and so does every
-    # count here (each twin's own leave-one-out match is the other twin)
+    has_loo = loo is not None and len(loo) > 0
+    iL = loo.distance == 0 if has_loo else None
+    ident = reference_share(iS, iH, iL)
+    # the near-verbatim member: rows equal to a training row in all but 1..L columns (and not identical)
+    parts, p_part = (), math.nan
+    pS = pH = pL = None
+    if partial is not None and partial.levels:
+        pS, pH = partial.synthetic, partial.holdout
+        pL = partial.loo if has_loo and partial.loo is not None and len(partial.loo) == n else None
+        out = []
+        for L in partial.levels:
+            eS, eH = pS.within(L) & ~iS, pH.within(L) & ~iH
+            eL = pL.within(L) & ~iL if pL is not None else None
+            rs = reference_share(eS, eH, eL, altered=L)
+            cols = pd.Series(np.asarray(pS.columns, dtype=object)[pS.column[eS]]).value_counts(sort=True)
+            out.append(replace(rs, by_column=tuple((str(c), int(v)) for c, v in cols.items())))
+        parts, p_part = tuple(out), bonferroni([lv.p for lv in out])
+    # per training row: close copies (too close, identical, or equal in all but L columns) against the reference
+    # rows' close matches. Identical training rows (twins) are one record: a generated row equal to them goes to
+    # the lowest position, and so does every count here (each twin's own leave-one-out match is the other twin)
     rep = np.arange(n)
-    if loo is not None and len(loo):
-        twin = loo.distance == 0
+    if has_loo:
+        twin = iL
         rep[twin] = np.minimum(rep[twin], loo.position[twin])
-    evS = too | iS
-    evH = (dH < t) | iH if k >= 1 else iH
-    c = np.bincount(rep[synthetic.position[evS]], minlength=n)                # (N,)
-    ident = np.bincount(rep[synthetic.position[iS]], minlength=n)
-    r_h = np.bincount(rep[holdout.position[evH]], minlength=n)
+    L_max = ROW_ALTERED if parts else 0
+    evS, atS = _events(iS, too, synthetic.position, pS, L_max)
+    evH, atH = _events(iH, tooH, holdout.position, pH, L_max)
+    c = np.bincount(rep[atS[evS]], minlength=n)                                   # (N,)
+    ident_rows = np.bincount(rep[synthetic.position[iS]], minlength=n)
+    r_h = np.bincount(rep[atH[evH]], minlength=n)
     r, big_r, note, n_loo_ident = r_h, h, "", 0
-    if loo is not None and len(loo):
-        iL = loo.distance == 0
+    if has_loo:
         n_loo_ident = int(iL.sum())
         tooL = loo.distance < t if k >= 1 else np.zeros(len(loo), dtype=bool)
-        ok_ident = comparable(n_ih, h, n_loo_ident, len(loo))
-        ok_close = k < 1 or comparable(int(np.sum(dH < t)), h, int(tooL.sum()), len(loo))
-        if ok_ident and ok_close:
-            r = r_h + np.bincount(rep[loo.position[tooL | iL]], minlength=n)
+        ok_ident = ident.pooled or n_ih == 0 and n_loo_ident == 0
+        ok_close = k < 1 or comparable(int(tooH.sum()), h, int(tooL.sum()), len(loo))
+        ok_part = all(lv.pooled or lv.n_holdout == 0 for lv in parts)
+        if ok_ident and ok_close and ok_part:
+            evL, atL = _events(iL, tooL, loo.position, pL, L_max)
+            r = r_h + np.bincount(rep[atL[evL]], minlength=n)
             big_r += len(loo)
         else:
-            what = "identical" if not ok_ident else "close"
+            what = "identical" if not ok_ident else "close" if not ok_close else "nearly identical"
+            mine = iL if not ok_ident else tooL if not ok_close else pL.within(L_max) & ~iL
+            theirs = iH if not ok_ident else tooH if not ok_close else pH.within(L_max) & ~iH
             note = (f"the training rows repeat each other less often than real rows meet them ({what} rows: "
-                    f"{100 * np.mean(iL if not ok_ident else tooL):.1f} % against "
-                    f"{100 * np.mean(iH if not ok_ident else dH < t):.1f} % of the hold-out), so rows are named "
-                    "against the hold-out alone")
-    # the family's member: the hold-out alone as reference (exchangeable with the generated rows given the
-    # training table, so exact); naming: the training rows added as reference (far more power, exchangeable
-    # only on average over training tables: used after the family has found copying, module docstring)
-    _, q_exact, cand_exact = _row_tests(c, r_h, m / (m + h))
+                    f"{100 * np.mean(mine):.1f} % against {100 * np.mean(theirs):.1f} % of the hold-out), so rows "
+                    "are named against the hold-out alone")
     share = m / (m + big_r)
     p, q, cand = _row_tests(c, r, share)
     closest = np.full(n, np.inf)
-    np.minimum.at(closest, synthetic.position[evS], dS[evS])                # each row's closest close copy
+    np.minimum.at(closest, atS[evS], dS[evS])                                      # each row's closest close copy
     closest[np.isinf(closest)] = np.nan
-    rows = pd.DataFrame({"row_id": row_ids, "close_copies": c, "identical_copies": ident, "real_close": r,
+    rows = pd.DataFrame({"row_id": row_ids, "close_copies": c, "identical_copies": ident_rows, "real_close": r,
                          "expected_close": m * r / big_r, "p_value": p, "q_value": q,
                          "closest_distance": closest}, columns=list(ROW_COLUMNS))
     rows = rows.sort_values("row_id", kind="stable").reset_index(drop=True)
-    generated = pd.DataFrame({"position": synthetic.position, "nn1": row_ids[synthetic.position],
-                              "distance": dS, "too_close": too, "identical": iS, "close": evS})
+    generated = pd.DataFrame({"position": synthetic.position, "nn1": row_ids[atS], "distance": dS,
+                              "too_close": too, "identical": iS,
+                              "altered": pS.altered if pS is not None else np.full(m, -1, dtype=np.int8),
+                              "close": evS})
     return CloseCopies(alpha=alpha, k=k, threshold=t, n_generated=m, n_holdout=h, n_reference=big_r - h,
                        reference_note=note, n_too_close=x, too_close_share=x / m, too_close_ci=(float(lo), float(hi)),
                        expected_share=expected, p_too_close=p_close, n_identical=n_is, identical_share=n_is / m,
                        n_holdout_identical=n_ih, holdout_identical_share=n_ih / h, identical_excess=float(diff),
-                       identical_excess_ci=(float(dlo), float(dhi)), p_identical=p_ident,
+                       identical_excess_ci=(float(dlo), float(dhi)), p_identical=ident.p,
                        n_training_identical=n_loo_ident, share=share, n_candidates=int(cand.sum()),
                        rows=rows, generated=generated, holdout_distances=np.sort(dH),
-                       p_rows=float(q_exact.min()) if cand_exact.any() else 1.0, levels=levels)
+                       p_rows=float(q.min()) if cand.any() else 1.0, levels=levels, identical=ident,
+                       partial=parts, p_partial=p_part)
+
+
+def _kth_draw(d: np.ndarray, u: np.ndarray, k: int) -> float:
+    """The tie-breaking draw of the k-th row in (D, u) order."""
+    return float(u[np.lexsort((u, d))[k - 1]])
+
+
+def _events(identical: np.ndarray, too: np.ndarray, nn1: np.ndarray, partial, level: int):
+    """(event, row it counts for): a row is a close copy when identical to a training row or too close (counted
+    for its nearest training row), or equal to one in all but at most ``level`` columns (counted for that one)."""
+    ev = identical | too
+    at = np.asarray(nn1, dtype=np.int64).copy()
+    if partial is not None and level:
+        near = partial.within(level) & ~ev
+        ev = ev | near
+        at[near] = partial.position[near]
+    return ev, at
 
 
 def _row_tests(c: np.ndarray, r: np.ndarray, share: float):
     """(p, q, candidates) per row: p_i = P(Bin(c_i + r_i, share) ≥ c_i) (1 when c_i = 0); q: BH over the rows
     whose smallest attainable p, share^(c_i + r_i), is at most :data:`Q_LEVEL` (the others stay 1)."""
-    from scipy import stats
+    from memviz.measure.tails import binom_sf
 
     n = len(c)
     tot = c + r
     p = np.ones(n)
     hit = c > 0
-    p[hit] = stats.binom.sf(c[hit] - 1, tot[hit], share)
+    p[hit] = binom_sf(c[hit], tot[hit], share)
     cand = (tot > 0) & (share ** tot.astype(float) <= Q_LEVEL)
     q = np.ones(n)
     if cand.any():

@@ -118,12 +118,18 @@ def row_keys(df: pd.DataFrame, cols) -> np.ndarray:
         else:
             codes, canon = _distinct(s)
             h = pd.util.hash_array(np.array(canon + [MISSING], dtype=object))[codes]   # -1: MISSING
-        key = key * np.uint64(_M) + _mix(h + np.uint64(j * _PHI % 2 ** 64))
+        key = key * np.uint64(_M) + splitmix64(h + np.uint64(column_salt(j)))
     return key
 
 
-def _mix(z: np.ndarray) -> np.ndarray:
-    """The splitmix64 finalizer, elementwise on uint64 (wrapping)."""
+def column_salt(j: int) -> int:
+    """Column j's offset j · φ mod 2⁶⁴ (φ = 2⁶⁴ / the golden ratio): what keeps equal values of two columns
+    apart in a row's hash."""
+    return j * _PHI % 2 ** 64
+
+
+def splitmix64(z: np.ndarray) -> np.ndarray:
+    """The splitmix64 finalizer, elementwise on uint64 (wrapping): a bijection that spreads nearby keys."""
     z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
     z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
     return z ^ (z >> np.uint64(31))

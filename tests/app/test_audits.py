@@ -68,7 +68,7 @@ def test_the_card_leads_with_the_audits_own_sentence(root):
     card = audits.run_card(view)
     assert card.lines[0].text == a.verdict.sentence and card.sentence == a.verdict.sentence
     assert card.lines[-1].topic == "Next step" and card.lines[-1].text == audits.next_step(a)
-    assert a.verdict.code == "copying" and "pruning" in card.lines[-1].text
+    assert a.verdict.code == "copying" and "memviz prune" in card.lines[-1].text
     for ln in card.lines:                                            # plain text: callers escape it
         assert "**" not in ln.text and not re.search(r"<[a-z/!]", ln.text), ln.text
 

@@ -139,7 +139,7 @@ def test_where_the_ratio_test_is_blind_the_verdict_reads_closeness():
     assert b.verdict.code == "copying" and "ratio_blind" in b.verdict.qualifiers
     d = json.loads(a.to_json())
     validate(d)
-    assert d["copy_share"] is None and d["copy_share_ci"] is None          # 1 − floor = 0: undefined, not NaN
+    assert d["ratio_test"]["copy_share"] is None and d["ratio_test"]["copy_share_ci"] is None          # 1 − floor = 0: undefined, not NaN
     page = a.to_html()
     assert "nan" not in page.split("Copy share")[1][:300].lower()
 
@@ -184,15 +184,20 @@ def test_inputs_as_paths_frames_and_tables_agree(fresh_split, fresh_audit, tmp_p
 def test_to_dict_validates_and_carries_the_issue_keys(fresh_audit):
     d = json.loads(fresh_audit.to_json())
     validate(d)
-    for key in ("mem_ratio", "floor", "floor_ci", "excess", "excess_ci", "copy_share", "copy_share_ci",
-                "n_over_copied", "identical_share", "holdout_identical_share", "verdict", "provenance"):
+    # the verdict and the findings it rests on first, the ratio test's averages under their own name
+    assert list(d)[:5] == ["format", "verdict", "findings", "n_over_copied", "ratio_test"]
+    for key in ("mem_ratio", "floor", "floor_ci", "excess", "excess_ci", "copy_share", "copy_share_ci"):
+        assert key in d["ratio_test"] and key not in d
+    for key in ("identical_share", "holdout_identical_share", "provenance"):
         assert key in d
     assert d["verdict"]["sentence"] == fresh_audit.verdict.sentence
+    assert [f["member"] for f in d["findings"]] and {f["member"] for f in d["findings"]} == {
+        m.name for m in fresh_audit.family.members}
     bad = dict(d, verdict={**d["verdict"], "code": "fine"})
     with pytest.raises(MemvizError, match="verdict/code"):
         validate(bad)
     with pytest.raises(MemvizError, match="mem_ratio"):
-        validate(dict(d, mem_ratio=1.5))
+        validate(dict(d, ratio_test={**d["ratio_test"], "mem_ratio": 1.5}))
 
 
 def _tags(page: str) -> list[tuple[str, dict]]:
@@ -228,6 +233,7 @@ def test_the_html_report_is_self_contained_redacted_and_escapes(fresh_split, pla
 def test_evidence_is_rendered_and_consulted_only_as_support(fresh_split, fresh_audit):
     class Probe:
         flags_copying = True
+        p_value = 1e-6                   # holds inside the family (Holm over its members and this one)
 
         def to_dict(self):
             return {"auc": 0.71}

@@ -43,7 +43,7 @@ def test_copies_masked_by_an_under_fitting_generator_are_copying_and_named(credi
     a = memviz.audit(train, syn, hold, schema=SCHEMA)
     assert a.mem_ratio < a.floor                          # the ratio test's average hides them (as the issue saw)
     assert a.verdict.code == "copying" and "identical" in a.family.holding
-    assert "20.0 % of its rows are identical to a training row against 0.0 %" in a.verdict.sentence
+    assert "20.0 % of its rows (600) are identical to a training row against 0.0 %" in a.verdict.sentence
     assert set(a.over_copied_rows["row_id"]) == set(src) and "review them" in a.verdict.sentence
     clean = memviz.audit(train, gen, hold, schema=SCHEMA)
     assert clean.verdict.code == "no_copying" and clean.n_over_copied == 0 and clean.family.holding == ()
@@ -183,9 +183,10 @@ def test_the_gate_levels():
     from memviz.auditing.verdict import CODES, EXIT_FAILED, EXIT_PASSED, EXIT_REFUSED, gate
 
     assert {c: gate(c, "rows") for c in CODES} == {"no_holdout": EXIT_REFUSED, "copying": EXIT_FAILED,
-                                                  "rows_over_copied": EXIT_FAILED, "quality_too_low": EXIT_REFUSED,
-                                                  "no_copying": EXIT_PASSED}
+                                                  "rows_over_copied": EXIT_FAILED, "regional_copying": EXIT_FAILED,
+                                                  "quality_too_low": EXIT_REFUSED, "no_copying": EXIT_PASSED}
     assert gate("rows_over_copied", "copying") == EXIT_PASSED and gate("copying", "never") == EXIT_PASSED
+    assert gate("regional_copying", "copying") == EXIT_PASSED
     with pytest.raises(MemvizError, match="--fail-on"):
         gate("copying", "always")
 

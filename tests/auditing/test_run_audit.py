@@ -93,11 +93,14 @@ def test_memviz_audit_gives_the_library_numbers_and_writes_three_files(fresh_spl
     doc = json.loads((tmp_path / "out" / "audit.json").read_text())
     validate(doc)
     lib = fresh_audit.to_dict()
-    for key in ("mem_ratio", "floor", "floor_ci", "excess", "excess_ci", "copy_share", "copy_share_ci",
-                "n_over_copied", "identical_share", "holdout_identical_share", "dcr_share", "shape"):
+    for key in ("mem_ratio", "floor", "floor_ci", "excess", "excess_ci", "copy_share", "copy_share_ci"):
+        assert doc["ratio_test"][key] == pytest.approx(lib["ratio_test"][key]), key
+        assert head["ratio_test"][key] == pytest.approx(lib["ratio_test"][key]), key
+    for key in ("n_over_copied", "identical_share", "holdout_identical_share", "dcr_share", "shape"):
         assert doc[key] == pytest.approx(lib[key]), key
         if key in head:
             assert head[key] == pytest.approx(lib[key]), key
+    assert head["findings"] == doc["findings"] == lib["findings"]        # what the verdict rests on, first
     assert head["verdict"] == {"code": lib["verdict"]["code"], "sentence": lib["verdict"]["sentence"]}
     rows = (tmp_path / "out" / "rows.csv").read_text().splitlines()
     assert len(rows) == len(tr) + 1 and rows[0].startswith("row_id,copies,close_copies,identical_copies")
@@ -129,6 +132,6 @@ def test_memviz_report_audits_a_run(runs, tmp_path, capsys):
     assert doc["provenance"]["run"]["p"] == 0.21 and doc["provenance"]["run"]["run_id"] == "cancelled"
     assert "run_cancelled" in doc["verdict"]["qualifiers"]
     lib = memviz.audit.from_run(root / "cancelled", quality=False)
-    assert head["excess"] == pytest.approx(lib.excess) and head["verdict"]["code"] == lib.verdict.code
+    assert head["ratio_test"]["excess"] == pytest.approx(lib.excess) and head["verdict"]["code"] == lib.verdict.code
     page = (tmp_path / "rep" / "report.html").read_text()
     assert "cancelled" in page and "0.21" in page

@@ -15,6 +15,7 @@ from memviz.measure.dcr import (
     Nearest,
     check_holdout,
     close_copy_test,
+    tie_draws,
     leave_one_out,
     nearest,
 )
@@ -40,12 +41,16 @@ def test_the_figures_equal_their_definitions_and_scipy():
     # the levels: α's (k = 15), 1 % (k = 3) and nearer than every hold-out row (k = 1), Bonferroni over the three
     assert [lv.k for lv in c.levels] == [k, 3, 1] and [lv.quantile for lv in c.levels] == [CLOSE_QUANTILE, 0.01, 0.0]
     ps = []
+    uS, uH = tie_draws(m, "synthetic"), tie_draws(h, "holdout")
     for lv in c.levels:
-        t_j = np.sort(dH)[lv.k - 1]
-        x_j = int(np.sum(dS < t_j))
-        assert lv.threshold == t_j and lv.n_too_close == x_j and lv.expected_share == lv.k / (h + 1)
+        # the k-th hold-out row in (D, u) order, and the generated rows before it in that order: ties at the
+        # threshold (here the two hold-out rows at 0 against the 30 identical rows, at k = 1) go by their draws
+        kth = sorted(zip(dH, uH))[lv.k - 1]
+        x_j = sum((d, u) < kth for d, u in zip(dS, uS))
+        assert lv.threshold == kth[0] and lv.n_too_close == x_j and lv.expected_share == lv.k / (h + 1)
         ps.append(stats.betabinom.sf(x_j - 1, m, lv.k, h - lv.k + 1) if x_j else 1.0)
         assert lv.p == pytest.approx(ps[-1])
+    assert c.levels[-1].n_tied == 30 and 0 < c.levels[-1].n_too_close < 30     # k = 1 at D = 0: not disabled
     assert c.levels[0].n_too_close == x and c.p_too_close == pytest.approx(min(1.0, 3 * min(ps)))
     assert c.n_identical == 30 and c.n_holdout_identical == 2
     table = [[30, m - 30], [2, h - 2]]
@@ -87,8 +92,10 @@ def test_a_generator_that_fills_the_quota_with_copies_and_keeps_the_rest_far_is_
     c = close_copy_test(np.arange(4), _near(dS, np.zeros(m)), _near(dH, np.zeros(h)))
     main, *_, every = c.levels
     assert main.share == pytest.approx(0.05) and main.p > 0.3                 # α's level alone would pass it
-    assert every.k == 1 and every.n_too_close == 150 and every.p < 1e-100
-    assert c.p_too_close < 1e-100 and c.carrying_level is every
+    # P(X >= 150), X ~ Beta-Binomial(3000, 1, 2000), summed with mpmath at 60 digits: 1.1424766403665945e-34
+    # (scipy's betabinom.sf reads 0 there, which the earlier `p < 1e-100` accepted)
+    assert every.k == 1 and every.n_too_close == 150 and every.p == pytest.approx(1.1424766403665945e-34, rel=1e-9)
+    assert c.p_too_close == pytest.approx(3 * every.p) and c.carrying_level is every
 
 
 def test_too_small_a_holdout_has_no_quantile_but_still_counts_identical_rows():
