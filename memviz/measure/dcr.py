@@ -215,10 +215,10 @@ class CloseLevel:
 
 
 def tie_draws(n: int, which: str) -> np.ndarray:
-    """(n,) the tie-breaking draws u of the generated (``which="synthetic"``) or hold-out rows: independent
+    """(n,) the tie-breaking draws u of the generated (``which="synthetic"``), hold-out or training rows: independent
     uniforms from a fixed seed, so that the audit is reproducible and, drawn without looking at the rows or
     at which sample they belong to, the pairs (D, u) of the two samples stay exchangeable under the null."""
-    return np.random.default_rng([TIE_SEED, 0 if which == "synthetic" else 1]).random(n)
+    return np.random.default_rng([TIE_SEED, {"synthetic": 0, "holdout": 1, "training": 2}[which]]).random(n)
 
 
 def close_levels(synthetic_distance: np.ndarray, holdout_distance: np.ndarray,
@@ -492,7 +492,11 @@ def close_copy_test(row_ids, synthetic: Nearest, holdout: Nearest, loo: Nearest 
     r, big_r, note, n_loo_ident = r_h, h, "", 0
     if has_loo:
         n_loo_ident = int(iL.sum())
-        tooL = loo.distance < t if k >= 1 else np.zeros(len(loo), dtype=bool)
+        if k >= 1:                                         # the training rows' ties at t go by their draws too
+            dL = loo.distance
+            tooL = (dL < t) | ((dL == t) & (tie_draws(len(dL), "training") < cut))
+        else:
+            tooL = np.zeros(len(loo), dtype=bool)
         ok_ident = ident.pooled or n_ih == 0 and n_loo_ident == 0
         ok_close = k < 1 or comparable(int(tooH.sum()), h, int(tooL.sum()), len(loo))
         ok_part = all(lv.pooled or lv.n_holdout == 0 for lv in parts)
