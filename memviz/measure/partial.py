@@ -105,6 +105,17 @@ class PartialMatches:
     def __len__(self) -> int:
         return len(self.altered)
 
+    def take(self, rows) -> "PartialMatches":
+        """The matches of these rows (positions into this set), in their order."""
+        rows = np.asarray(rows)
+        return PartialMatches(self.altered[rows], self.position[rows], self.column[rows], self.columns, self.levels)
+
+    def concat(self, other: "PartialMatches") -> "PartialMatches":
+        """These rows, then ``other``'s (matched against the same training rows)."""
+        return PartialMatches(np.r_[self.altered, other.altered], np.r_[self.position, other.position],
+                              np.r_[self.column, other.column], self.columns,
+                              tuple(L for L in self.levels if L in other.levels))
+
     def within(self, level: int) -> np.ndarray:
         """(n,) bool: 1 ≤ A ≤ ``level`` (equal in all but at most ``level`` columns, and not in all)."""
         return (self.altered >= 1) & (self.altered <= level)
