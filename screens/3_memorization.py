@@ -9,7 +9,8 @@ from screens import _stop, _ui
 
 #: display names of the leak ranking's columns (raw names stay in downloads)
 RANK_NAMES = {"row_id": "training row", "copies": "copies", "expected": "expected from real rows",
-              "excess": "copies above expected", "q_value": "q-value", "over_copied": "over-copied",
+              "excess": "copies above expected", "q_value": "q-value",
+              "above_chance": "ratio test: above chance",
               "exact_copies": "exact copies", "near_exact_copies": "near-exact copies",
               "differing_copies": "copies that differ", "zero_by_scaling_copies": "look identical only after rescaling",
               "first_epoch": "first copied (epoch)", "top": "Top group", "copy_checks": "checks with a copy"}
@@ -40,6 +41,7 @@ if view is not None:
     with st.container(border=True, key="mem_headline"):
         if audit is not None:
             st.markdown(f"**{_ui.esc(audit.verdict.sentence)}**")
+            st.caption(_ui.esc(audits.rows_read(audit)))
             st.caption(_ui.esc(audits.run_source(view).label()) + " · " + _ui.esc(audits.next_step(audit)))
         if ex is not None and audit is None:
             st.markdown(ex.sentence())      # the same check and floor as the audit, in numbers

@@ -118,6 +118,7 @@ except MemvizError as exc:
 card = audits.card(audit, f"{synthetic.source}: what the audit shows")
 with st.container(border=True, key="audit_headline"):
     st.markdown(f"**{_ui.esc(audit.verdict.sentence)}**")
+    st.caption(_ui.esc(audits.rows_read(audit)))
     # how close the copies are, each against real rows never seen; the ratio test in full in the row below
     figures = audits.headline_figures(audit, ratio=False)
     if figures:

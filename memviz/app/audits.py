@@ -367,6 +367,18 @@ class Figure:
     help: str = ""
 
 
+def rows_read(audit) -> str:
+    """Which rows a page's verdict reads, in words: "Rows read: check 24 (epoch 200) of run adult: 3,000 generated
+    rows, against 1,000 hold-out rows (test.csv)", so that two pages reading different rows say so."""
+    p = audit.provenance
+    what = p.rows_read or f"{p.n_synthetic:,} generated rows"
+    if p.run is not None and not what.startswith("the last"):
+        what = what.replace(": ", f" of run {p.run.run_id}: ", 1)
+    hold = (f", against {p.n_holdout:,} hold-out rows" + (f" ({p.sources.get('holdout')})" if p.sources.get('holdout')
+                                                           else "") if p.n_holdout else ", without a hold-out")
+    return f"Rows read: {what}{hold}."
+
+
 def headline_figures(audit, *, ratio: bool = True) -> list[Figure]:
     """The audit's evidence as four figures for a page's headline, each read against real rows the model
     never saw: the too-close share, the identical share, the ratio test above its floor (``ratio=False``
@@ -441,6 +453,6 @@ def run_card(view) -> Card:
     return card(run_audit(view), "What this run shows")
 
 
-__all__ = ["Source", "pkT", "run_source", "compare_source", "ranked_on", "run_audit", "tables_audit", "upload_tables",
+__all__ = ["Source", "rows_read", "pkT", "run_source", "compare_source", "ranked_on", "run_audit", "tables_audit", "upload_tables",
            "next_step", "card", "run_card", "evidence_lines", "headline_figures", "Figure", "digests", "companion_table", "over_copied_table", "rows_csv",
            "download_stem"]

@@ -508,7 +508,9 @@ def audit(train, synthetic, holdout=None, *, schema=None, metadata=None, target:
                                  "holdout": floor.holdout_fingerprint if floor is not None else ""},
                 "sources": {"train": tr.source, "synthetic": syn.source,
                             "holdout": hold.source if hold is not None else ""},
-                "rows_read": f"the synthetic table: {len(syn):,} generated rows", "notices": notices}
+                "rows_read": f"the synthetic table ({syn.source}): {len(syn):,} generated rows"
+                if syn.source not in ("", "synthetic") else f"the synthetic table: {len(syn):,} generated rows",
+                "notices": notices}
         return _finish(tr, _Generated(syn.data, res.nn1, res.ratio, res.memorized, distance),
                        _HeldOut(floor, checked, close), opts, prov)
 

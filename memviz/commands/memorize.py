@@ -27,9 +27,11 @@ def register(sub, command) -> None:
     sp.add_argument("--holdout", help="real rows the model never trained on (e.g. the test split), same columns: "
                                       "adds floor, floor_ci, excess, excess_ci and n_holdout to the JSON line "
                                       "(default: none, no floor)")
-    sp.add_argument("--rows-out", help="CSV of one row per training row with --holdout: row_id, copies, "
-                                       "holdout_hits, expected, excess, p_value, q_value, over_copied "
-                                       "(default: none)")
+    sp.add_argument("--rows-out", help="CSV of one row per training row with --holdout: the ratio test's count "
+                                       "per row against its floor: row_id, copies, holdout_hits, expected, excess, "
+                                       "p_value, q_value, above_chance (more ratio-test copies than fresh rows give, "
+                                       "q < 5 %%). Not the audit's named rows: memviz audit names those by how close "
+                                       "every row is (default: none)")
     add_backend(sp, "local = this process; dask = blocks of synthetic (and hold-out) rows on dask.distributed "
                     "workers, the fitted engine sent to each once; same output")
     add_raw_csv(sp)
@@ -87,7 +89,7 @@ def _run(args, t0, client, outs) -> None:
                    sentence=ex.sentence())
         if args.rows_out:
             rows = row_null(floor, copies_per_row(floor, res.nn1, res.memorized), res.n_synthetic).to_frame()
-            out["over_copied"] = int(rows["over_copied"].sum())
+            out["ratio_above_chance"] = int(rows["above_chance"].sum())
     export_csv(outs["out"], frame, raw=args.raw_csv)
     if rows is not None:
         export_csv(outs["rows_out"], rows, raw=args.raw_csv)

@@ -82,7 +82,7 @@ def rank_rows(dyn: RowDynamics, null=None, *, by: str = "excess", n: int = 20,
     C_i first (:func:`most_copied`). Ties: more copies, then lowest row_id.
 
     Columns: row_id, copies (C_i), then with ``null`` expected, excess, q_value,
-    over_copied (q < 0.05); with ``closeness_rows`` (:func:`closeness_by_row`) the counts of
+    above_chance (q < 0.05: the ratio test's count, not the audit's named rows); with ``closeness_rows`` (:func:`closeness_by_row`) the counts of
     its copies that are exact, near-exact, differ, and have r ≈ 0 only from the paper
     distance's per-row scaling; then first_epoch, top, copy_checks.
     """
@@ -97,7 +97,7 @@ def rank_rows(dyn: RowDynamics, null=None, *, by: str = "excess", n: int = 20,
     if null is not None:
         if not np.array_equal(null.row_ids, dyn.row_ids) or not np.array_equal(null.copies, total):
             raise MemvizError("the per-row null was computed for other rows or other copy counts")
-        cols.update(expected=null.expected, excess=null.excess, q_value=null.q_value, over_copied=null.over_copied)
+        cols.update(expected=null.expected, excess=null.excess, q_value=null.q_value, above_chance=null.above_chance)
     key = null.excess if by == "excess" else total
     order = np.lexsort((dyn.row_ids, -total, -key))                              # (N,) positions
     order = order[total[order] > 0][:n]

@@ -33,7 +33,8 @@ Most rows have h_i = 0, so π_i is shrunk with a prior fitted across rows:
               Calibration checks use the mid-p P(C > c) + ½ P(C = c) or the randomised
               P(C > c) + U · P(C = c), which is exactly uniform when the predictive is the true law.
 * q-value     Benjamini–Hochberg over the N rows: q_(k) = min_{m ≥ k} p_(m) N / m;
-              over_copied = q < 0.05.
+              above_chance = q < 0.05 (the ratio test's count above what fresh rows give; the audit's named
+              rows are another test: :mod:`memviz.measure.dcr`).
 
 Calibration: the spread from the hits and the copies together
 -------------------------------------------------------------
@@ -124,7 +125,7 @@ from memviz.measure.multiplicity import bh_qvalues
 if TYPE_CHECKING:
     from memviz.measure.floor import Floor
 
-#: over_copied = q < Q_LEVEL
+#: above_chance = q < Q_LEVEL
 Q_LEVEL = 0.05
 #: grid of log α for the spread's posterior (α from 0.001: almost all weight on a row's own
 #: hits, to 1.2e6: Poisson)
@@ -134,7 +135,7 @@ LOG_ALPHA_GRID = np.round(np.arange(-7.0, 14.0 + 1e-9, 0.2), 10)
 DEFAULT_SPREAD = "mixture"
 #: grid points whose weights add up to less than this are dropped
 WEIGHT_DROPPED = 1e-9
-ROW_COLUMNS = ("row_id", "copies", "holdout_hits", "expected", "excess", "p_value", "q_value", "over_copied")
+ROW_COLUMNS = ("row_id", "copies", "holdout_hits", "expected", "excess", "p_value", "q_value", "above_chance")
 
 
 # ------------------------------------------------------------------ the fitted null
@@ -259,15 +260,17 @@ class RowNull:
         return self.copies - self.expected
 
     @property
-    def over_copied(self) -> np.ndarray:
-        """(N,) q < 0.05."""
+    def above_chance(self) -> np.ndarray:
+        """(N,) q < 0.05: more ratio-test copies than fresh rows give the row. Not the audit's named rows (its
+        per-row test of close copies, :mod:`memviz.measure.dcr`), which can differ: a row copied with one cell
+        moved is no ratio-test copy."""
         return self.q_value < Q_LEVEL
 
     def to_frame(self) -> pd.DataFrame:
-        """Columns row_id, copies, holdout_hits, expected, excess, p_value, q_value, over_copied."""
+        """Columns row_id, copies, holdout_hits, expected, excess, p_value, q_value, above_chance."""
         return pd.DataFrame({"row_id": self.row_ids, "copies": self.copies, "holdout_hits": self.hits,
                              "expected": self.expected, "excess": self.excess, "p_value": self.p_value,
-                             "q_value": self.q_value, "over_copied": self.over_copied}, columns=list(ROW_COLUMNS))
+                             "q_value": self.q_value, "above_chance": self.above_chance}, columns=list(ROW_COLUMNS))
 
 
 def _generated(n_generated) -> int:

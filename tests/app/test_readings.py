@@ -31,7 +31,7 @@ def test_last_excess_and_row_null_of_a_run_with_a_floor(floored, view):
     assert ex.low > 0 and "come from the model" in ex.sentence()           # the copier copies
     null = readings.run_row_null(v)
     assert null.n_generated == int(v.per_check["n_synthetic"].sum())
-    assert set(np.flatnonzero(null.over_copied)) >= set(range(5))            # rows 0-9 are copied again and again
+    assert set(np.flatnonzero(null.above_chance)) >= set(range(5))            # rows 0-9 are copied again and again
     tab = readings.copies_null_table(v)
     assert tab["observed"].sum() == len(v.train) and tab["expected"].sum() == pytest.approx(len(v.train))
     # a run without a floor: None everywhere, never a number

@@ -694,9 +694,9 @@ def test_memorization_with_a_floor_says_how_much_comes_from_the_model(floor_app)
     # the leak explorer ranks by excess by default, raw copies one click away
     ranked = table_with(at, "copies above expected")
     assert ranked["copies above expected"].is_monotonic_decreasing
-    assert {"expected from real rows", "over-copied", "exact copies", "near-exact copies",
+    assert {"expected from real rows", "ratio test: above chance", "exact copies", "near-exact copies",
             "look identical only after rescaling"} <= set(ranked.columns)
-    assert set(ranked["training row"].head(5)) <= set(range(N_COPIED)) and ranked["over-copied"].head(5).all()
+    assert set(ranked["training row"].head(5)) <= set(range(N_COPIED)) and ranked["ratio test: above chance"].head(5).all()
     assert (ranked["exact copies"].head(5) > 0).all()                       # the copier's copies are exact
     at.radio(key="rank_by").set_value("copies").run()
     no_exception(at)

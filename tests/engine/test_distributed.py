@@ -108,7 +108,7 @@ def test_memorize_cli_on_dask_writes_the_same_files(sample, cluster, tmp_path, c
     assert (tmp_path / "local.csv").read_bytes() == (tmp_path / "dask.csv").read_bytes()
     assert (tmp_path / "local-rows.csv").read_bytes() == (tmp_path / "dask-rows.csv").read_bytes()
     assert outs["dask"]["backend"] == "dask"
-    for key in ("mem_ratio", "floor", "floor_ci", "excess", "excess_ci", "over_copied"):
+    for key in ("mem_ratio", "floor", "floor_ci", "excess", "excess_ci", "ratio_above_chance"):
         assert outs["local"][key] == outs["dask"][key]
 
 

@@ -82,7 +82,7 @@ def test_fresh_real_rows_are_not_memorization(holdout_split, split_engine, split
     assert ex.covers_zero
     c = copies_per_row(split_floor, res.nn1, res.memorized)
     nul = row_null(split_floor, c, len(fresh))
-    assert nul.over_copied.mean() <= 0.01
+    assert nul.above_chance.mean() <= 0.01
     # randomised p-values are exactly uniform under a correct predictive. Tolerances: KS D of
     # 0.04 is 1.3x the 5 % critical value for 2,000 independent draws (the p-values share the
     # fitted prior, and the spread is taken at its conservative bound); the share below 0.05
@@ -104,7 +104,7 @@ def test_a_small_holdout_does_not_invent_over_copied_rows(sample):
     floor = holdout_floor(ref, hold, engine=engine)
     res = memorization(ref, fresh, engine=engine)
     assert floor.n_holdout == 100 and floor.high - floor.low > 0.15
-    assert not row_null(floor, copies_per_row(floor, res.nn1, res.memorized), len(fresh)).over_copied.any()
+    assert not row_null(floor, copies_per_row(floor, res.nn1, res.memorized), len(fresh)).above_chance.any()
 
 
 @pytest.mark.skipif(not (SHARED / "adult" / "test.csv").exists(), reason="needs ../shared/datasets/adult")
@@ -123,7 +123,7 @@ def test_fresh_rows_at_ten_times_the_holdout_are_not_memorization():
     res = memorization(ref, fresh, engine=engine)
     assert excess(res.mem_ratio, len(fresh), floor).covers_zero
     c = copies_per_row(floor, res.nn1, res.memorized)
-    assert row_null(floor, c, len(fresh)).over_copied.mean() <= 0.01
+    assert row_null(floor, c, len(fresh)).above_chance.mean() <= 0.01
     p = predictive_pvalues(floor, c, len(fresh), "randomized", np.random.default_rng(4))
     assert stats.kstest(p, "uniform").statistic < 0.08 and 0.03 < np.mean(p < 0.05) < 0.07
 
@@ -140,8 +140,8 @@ def test_planted_copies_are_the_excess_and_their_sources_are_over_copied(holdout
     assert ex.low > 0 and ex.low <= planted <= ex.high
     nul = row_null(split_floor, copies_per_row(split_floor, res.nn1, res.memorized), len(mixed))
     is_source = np.isin(nul.row_ids, sources)
-    assert nul.over_copied[is_source].mean() >= 0.9
-    assert nul.over_copied[~is_source].mean() <= 0.01
+    assert nul.above_chance[is_source].mean() >= 0.9
+    assert nul.above_chance[~is_source].mean() <= 0.01
     assert np.all(nul.excess[is_source] > 5)
 
 
@@ -160,7 +160,7 @@ def test_a_holdout_with_no_flagged_row_still_gives_a_finite_null():
     assert floor.floor == 0 and floor.low == 0 and 0 < floor.high < 0.2
     nul = row_null(floor, np.zeros(len(ids), dtype=np.int64), 40)
     assert np.all(np.isfinite(nul.expected)) and 0 < nul.expected.sum() <= 40 * 0.5 / 20  # half a hit, shrunk
-    assert not nul.over_copied.any() and np.all(nul.p_value == 1)
+    assert not nul.above_chance.any() and np.all(nul.p_value == 1)
 
 
 # ------------------------------------------------------------------ calibration where the warm-up uses it
@@ -188,11 +188,11 @@ def _false_alarms(pool, h_rows, m, spread, n_resamples=100, plant=0):
         fl = floor_from_attributions(ids, nn1[perm[:h_rows]], ratio[perm[:h_rows]], distance="paper")
         g = perm[h_rows:][rng.integers(0, len(nn1) - h_rows, m)]
         c = copies_per_row(fl, nn1[g], flag[g])
-        any_false += bool(row_null(fl, c, m, spread=spread).over_copied.any())
+        any_false += bool(row_null(fl, c, m, spread=spread).above_chance.any())
         if plant:
             rows = rng.choice(len(c), 10, replace=False)
             c[rows] += plant
-            found += int(row_null(fl, c, m + 10 * plant, spread=spread).over_copied[rows].sum())
+            found += int(row_null(fl, c, m + 10 * plant, spread=spread).above_chance[rows].sum())
     return any_false / n_resamples, found / (10 * n_resamples)
 
 
@@ -234,4 +234,4 @@ def test_the_mixture_prior_is_the_per_row_negative_binomial_mixture_of_the_docst
     assert np.ptp(lams) < 1e-9 * max(lams) and 0.5 < lams[0] < 2.0       # one scale for every row
     nul = row_null(split_floor, c, m, spread="mixture")
     np.testing.assert_array_equal(nul.p_value, p)
-    assert nul.over_copied[:3].all()
+    assert nul.above_chance[:3].all()
