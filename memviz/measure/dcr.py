@@ -287,10 +287,25 @@ class ReferenceShare:
                             "by_column": [{"column": c, "n": k} for c, k in self.by_column]})
 
 
+def design_effect(events: np.ndarray, partner: np.ndarray) -> float:
+    """How much more the training rows' own event count varies than independent rows' would: their events come in
+    clusters (k identical rows give k events, each the other's match), so the count's variance is about
+    deff = Σ_c k_c² / Σ_c k_c times the binomial one, k_c the size of cluster c (rows with an event grouped by the
+    lower of their own and their match's position); 1 without events."""
+    rows = np.flatnonzero(events)
+    if not len(rows):
+        return 1.0
+    sizes = np.unique(np.minimum(rows, np.asarray(partner)[rows]), return_counts=True)[1].astype(float)
+    return float(max(1.0, (sizes ** 2).sum() / sizes.sum()))
+
+
 def reference_share(events_s: np.ndarray, events_h: np.ndarray, events_l: np.ndarray | None,
-                    altered: int = 0) -> ReferenceShare:
+                    altered: int = 0, partner_l: np.ndarray | None = None) -> ReferenceShare:
     """:class:`ReferenceShare` of boolean events of the generated, hold-out and (optional) training rows: the
-    training rows join the reference when their share is not below the hold-out's (:func:`comparable`)."""
+    training rows join the reference when their share is not below the hold-out's (:func:`comparable`), each
+    cluster of them weighed once (:func:`design_effect` of ``partner_l``, each training row's match: their count
+    and size divided by it, the count rounded up and the size down, so the pooled test never claims more than
+    their clusters say)."""
     from memviz.measure.tails import hypergeom_sf
 
     m, h = len(events_s), len(events_h)
@@ -298,7 +313,11 @@ def reference_share(events_s: np.ndarray, events_h: np.ndarray, events_l: np.nda
     n_l = len(events_l) if events_l is not None else 0
     xl = int(np.sum(events_l)) if n_l else 0
     pooled = bool(n_l) and comparable(xh, h, xl, n_l)
-    xr, r = (xh + xl, h + n_l) if pooled else (xh, h)
+    if pooled:
+        deff = design_effect(events_l, partner_l) if partner_l is not None else 1.0
+        xr, r = xh + math.ceil(xl / deff), h + math.floor(n_l / deff)
+    else:
+        xr, r = xh, h
     p = hypergeom_sf(x, m + r, x + xr, m)
     return ReferenceShare(x, x / m, xh, xh / h, xl, xl / n_l if n_l else math.nan, pooled, xr / r, p, altered)
 
@@ -461,7 +480,7 @@ def close_copy_test(row_ids, synthetic: Nearest, holdout: Nearest, loo: Nearest 
     diff, dlo, dhi = newcombe_interval(n_is, m, n_ih, h)
     has_loo = loo is not None and len(loo) > 0
     iL = loo.distance == 0 if has_loo else None
-    ident = reference_share(iS, iH, iL)
+    ident = reference_share(iS, iH, iL, partner_l=loo.position if has_loo else None)
     # the near-verbatim member: rows equal to a training row in all but 1..L columns (and not identical)
     parts, p_part = (), math.nan
     pS = pH = pL = None
@@ -472,7 +491,7 @@ def close_copy_test(row_ids, synthetic: Nearest, holdout: Nearest, loo: Nearest 
         for L in partial.levels:
             eS, eH = pS.within(L) & ~iS, pH.within(L) & ~iH
             eL = pL.within(L) & ~iL if pL is not None else None
-            rs = reference_share(eS, eH, eL, altered=L)
+            rs = reference_share(eS, eH, eL, altered=L, partner_l=pL.position if pL is not None else None)
             cols = pd.Series(np.asarray(pS.columns, dtype=object)[pS.column[eS]]).value_counts(sort=True)
             out.append(replace(rs, by_column=tuple((str(c), int(v)) for c, v in cols.items())))
         parts, p_part = tuple(out), bonferroni([lv.p for lv in out])
