@@ -14,7 +14,7 @@ import sys
 import warnings
 
 from memviz.commands import COMMANDS, load
-from memviz.errors import MemvizError
+from memviz.errors import MemvizError, missing_extra
 
 
 # ------------------------------------------------------------------ parser
@@ -90,6 +90,12 @@ def _run(args) -> int:
     except OSError as exc:  # an output path that is a folder, read-only, a full disk...
         where = f"{exc.filename}: " if exc.filename else ""
         print(f"memviz {args.command}: error: {where}{exc.strerror or exc}", file=sys.stderr)
+        return 2
+    except ModuleNotFoundError as exc:     # an optional library this command needs: which extra installs it
+        missing = missing_extra(exc)
+        if missing is None:
+            raise
+        print(f"memviz {args.command}: error: {missing}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"memviz {args.command}: interrupted", file=sys.stderr)
