@@ -25,6 +25,19 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
 
 
+class _Version(argparse.Action):
+    """``--version``: "memviz X.Y.Z" on stdout, exit 0 (memviz's own version, read only when asked)."""
+
+    def __init__(self, option_strings, dest, **kw):
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kw)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from memviz.io import VERSION
+
+        print(f"memviz {VERSION}", flush=True)
+        parser.exit(0)
+
+
 class _Help(argparse.HelpFormatter):
     """Appends "(default: X)" to an option's help unless it has none or says it already."""
 
@@ -41,6 +54,7 @@ def build_parser(commands=None) -> argparse.ArgumentParser:
     loads no command: none of numpy, pandas or torch)."""
     p = _Parser(prog="memviz", description="Which training rows does a tabular generator copy?",
                 formatter_class=_Help)
+    p.add_argument("--version", action=_Version, help="print memviz's version and exit")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
     full = set(COMMANDS if commands is None else commands)
 

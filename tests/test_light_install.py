@@ -23,7 +23,7 @@ EXTRA_LIBRARIES = ("torch", "sdv", "sdmetrics", "ctgan", "rdt", "copulas", "deep
                    "joblib", "plotly", "streamlit", "dask", "distributed", "opacus", "mlflow", "anonymeter")
 
 BLOCKER = textwrap.dedent(f"""
-    import importlib.abc, sys
+    import importlib.abc, json, sys
     BLOCKED = {EXTRA_LIBRARIES!r}
 
     class Absent(importlib.abc.MetaPathFinder):

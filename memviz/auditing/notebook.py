@@ -121,15 +121,22 @@ def log_mlflow(a: "Audit", tracking_uri: str | None = None, *, experiment: str =
         raise ModuleNotFoundError(f"MLflow logging needs mlflow: {install_hint('mlflow')}", name="mlflow") from exc
     import time
 
+    from mlflow.exceptions import MlflowException
+
+    from memviz.errors import MemvizError
+
     v = a.verdict
-    client = MlflowClient(tracking_uri)
-    active = mlflow.active_run() if tracking_uri is None else None
-    if active is not None:
-        run_id, own = active.info.run_id, False
-    else:
-        exp = client.get_experiment_by_name(experiment)
-        exp_id = exp.experiment_id if exp is not None else client.create_experiment(experiment)
-        run_id, own = client.create_run(exp_id, run_name=run_name or "memviz audit").info.run_id, True
+    try:
+        client = MlflowClient(tracking_uri)
+        active = mlflow.active_run() if tracking_uri is None else None
+        if active is not None:
+            run_id, own = active.info.run_id, False
+        else:
+            exp = client.get_experiment_by_name(experiment)
+            exp_id = exp.experiment_id if exp is not None else client.create_experiment(experiment)
+            run_id, own = client.create_run(exp_id, run_name=run_name or "memviz audit").info.run_id, True
+    except MlflowException as exc:         # a tracking URI MLflow cannot use: one line naming it
+        raise MemvizError(f"MLflow tracking URI {tracking_uri or '(MLflow default)'}: {exc.message}") from None
     try:
         now = int(time.time() * 1000)
         metrics = [Metric(k, val, now, 0) for k, val in audit_metrics(a).items()]

@@ -52,11 +52,11 @@ def _too_close(a: "Audit") -> float | None:
 
 #: option name (without ``--max-``) → the figure it bounds
 FIGURES = {
-    "identical-share": Figure("identical share", True, lambda a: a.identical_share),
-    "too-close-share": Figure("too-close share", True, _too_close),
+    "identical-share": Figure("the identical share", True, lambda a: a.identical_share),
+    "too-close-share": Figure("the too-close share", True, _too_close),
     "excess": Figure("the ratio test's excess over its floor", True, lambda a: a.excess),
-    "copy-share": Figure("copy share", True, lambda a: a.copy_share),
-    "named-rows": Figure("named training rows", False, lambda a: a.n_over_copied),
+    "copy-share": Figure("the copy share", True, lambda a: a.copy_share),
+    "named-rows": Figure("the count of named training rows", False, lambda a: a.n_over_copied),
 }
 
 
@@ -99,17 +99,19 @@ class Reading:
     def sentence(self) -> str:
         """Plain text: the figure, its value and the limit (callers escape it)."""
         f = FIGURES[self.threshold.figure]
+        words = f.words[0].upper() + f.words[1:]
         if not self.measured:
-            return f"{f.words}: not measured (no hold-out), so {self.threshold.option} cannot pass"
+            return f"{words}: not measured (no hold-out), so {self.threshold.option} cannot pass"
         value, limit = (_share(self.value), _share(self.threshold.limit)) if f.share else \
-            (f"{self.value:,.0f}", f"{self.threshold.limit:,.0f}")
-        return f"{f.words} {value} {'is at most' if self.passes else 'is above'} the limit {limit} ({self.threshold.option})"
+            (f"{self.value:,.0f}", f"{self.threshold.limit:g}")
+        return f"{words}, {value}, {'is at most' if self.passes else 'is above'} the limit {limit} ({self.threshold.option})"
 
 
 def _share(x: float) -> str:
-    from memviz.viz.text import pct
-
-    return pct(x)
+    """A share in percent with the digits that keep a nonzero share from reading as 0 (2 significant)."""
+    if x == 0:
+        return "0 %"
+    return f"{100 * x:.2g} %" if abs(x) < 0.01 else f"{100 * x:.1f} %"
 
 
 def read_thresholds(a: "Audit", thresholds) -> tuple[Reading, ...]:
