@@ -42,7 +42,7 @@ def junit_xml(a: "Audit", readings=(), seconds: float | None = None, source: str
     cases = []
     for m in a.family.members:
         words = MEMBER_NAMES.get(m.name, m.name.replace("_", " "))
-        case = ET.Element("testcase", classname="memviz.audit.family", name=_text(f"{m.name}: {words}"), time="0")
+        case = ET.Element("testcase", classname="audit.family", name=_text(f"{m.name}: {words}"), time="0")
         detail = (f"{words}: p = {_p(m.p)}, Holm-adjusted p = {_p(m.p_adjusted)} "
                   f"{'≤' if m.holds else '>'} α = {a.family.alpha:g}")
         if m.holds:
@@ -52,14 +52,14 @@ def junit_xml(a: "Audit", readings=(), seconds: float | None = None, source: str
             ET.SubElement(case, "system-out").text = _text(detail)
         cases.append(case)
     for r in readings:
-        case = ET.Element("testcase", classname="memviz.audit.thresholds", name=_text(r.threshold.option), time="0")
+        case = ET.Element("testcase", classname="audit.thresholds", name=_text(r.threshold.option), time="0")
         if r.passes:
             ET.SubElement(case, "system-out").text = _text(r.sentence())
         else:
             ET.SubElement(case, "failure", message=_text(r.sentence()), type="threshold").text = _text(r.sentence())
         cases.append(case)
     if v.code in REFUSALS:
-        case = ET.Element("testcase", classname="memviz.audit", name="verdict", time="0")
+        case = ET.Element("testcase", classname="audit", name="verdict", time="0")
         ET.SubElement(case, "error", message=_text(v.sentence), type=_text(v.code)).text = _text(v.next_step)
         cases.append(case)
     failures = sum(c.find("failure") is not None for c in cases)

@@ -7,7 +7,7 @@
   (``Audit.to_metrics()``), what a tracker (MLflow, Weights & Biases) logs as metrics: the figures of
   audit.json, the family's p-values and outcomes (1 holds, 0 not), the supporting tests' headline figures;
   absent and not-a-number figures left out.
-* :func:`log_mlflow`: the metrics, the verdict (tags ``memviz.verdict``, ``memviz.sentence``) and, when an
+* :func:`log_mlflow`: the metrics, the verdict (tags ``memviz_verdict``, ``memviz_sentence``) and, when an
   output folder is given, audit.json, report.html and rows.csv as artifacts, into an MLflow run
   (``Audit.log_mlflow()``, ``memviz audit --mlflow URI``). MLflow is an extra
   (``pip install 'memviz[mlflow]'``).
@@ -140,8 +140,8 @@ def log_mlflow(a: "Audit", tracking_uri: str | None = None, *, experiment: str =
     try:
         now = int(time.time() * 1000)
         metrics = [Metric(k, val, now, 0) for k, val in audit_metrics(a).items()]
-        tags = [RunTag("memviz.verdict", v.code), RunTag("memviz.sentence", v.sentence[:4900]),
-                RunTag("memviz.version", a.provenance.memviz_version)]
+        tags = [RunTag("memviz_verdict", v.code), RunTag("memviz_sentence", v.sentence[:4900]),
+                RunTag("memviz_version", a.provenance.memviz_version)]
         client.log_batch(run_id, metrics=metrics, tags=tags)
         if out_dir is not None:                      # the folder's files: audit.json, report.html, rows.csv, ...
             for path in sorted(Path(out_dir).iterdir()):

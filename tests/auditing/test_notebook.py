@@ -81,13 +81,13 @@ def test_log_mlflow_into_a_local_file_store(hostile_copies, tmp_path, monkeypatc
     run = client.get_run(run_id)
     assert run.info.status == "FINISHED" and run.info.run_name == "nightly"
     assert run.data.metrics == pytest.approx(a.to_metrics())
-    assert run.data.tags["memviz.verdict"] == a.verdict.code
+    assert run.data.tags["memviz_verdict"] == a.verdict.code
     assert {f.path for f in client.list_artifacts(run_id, "memviz")} >= {"memviz/audit.json", "memviz/report.html",
                                                                        "memviz/rows.csv"}
     monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
     with mlflow.start_run(experiment_id=run.info.experiment_id) as active:   # inside a run: logs into it
         assert a.log_mlflow() == active.info.run_id
-    assert client.get_run(active.info.run_id).data.tags["memviz.verdict"] == a.verdict.code
+    assert client.get_run(active.info.run_id).data.tags["memviz_verdict"] == a.verdict.code
     # the command: --mlflow URI; a URI MLflow refuses is one line
     hold, syn, a_train = tmp_path / "h.csv", tmp_path / "s.csv", tmp_path / "t.csv"
     train.data.to_csv(a_train, index=False)
@@ -96,7 +96,7 @@ def test_log_mlflow_into_a_local_file_store(hostile_copies, tmp_path, monkeypatc
     code, last, err = memviz_cli(capsys, "audit", "--train", a_train, "--synthetic", syn, "--holdout", hold,
                                  "--out", tmp_path / "cli", "--mlflow", uri, "--no-quality", "--no-evidence", "--quiet")
     assert code == 0, err
-    assert client.get_run(json.loads(last)["mlflow_run"]).data.tags["memviz.verdict"]
+    assert client.get_run(json.loads(last)["mlflow_run"]).data.tags["memviz_verdict"]
     monkeypatch.delenv("MLFLOW_ALLOW_FILE_STORE")
     code, _, err = memviz_cli(capsys, "audit", "--train", a_train, "--synthetic", syn, "--holdout", hold,
                               "--out", tmp_path / "cli2", "--mlflow", (tmp_path / "refused").as_uri(), "--no-quality",
