@@ -10,6 +10,8 @@ this module builds the parser from them and turns a user mistake into one line.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import logging
 import sys
 import warnings
 
@@ -59,7 +61,11 @@ def build_parser(commands=None) -> argparse.ArgumentParser:
     full = set(COMMANDS if commands is None else commands)
 
     def command(name):
-        return sub.add_parser(name, help=COMMANDS[name], description=COMMANDS[name], formatter_class=_Help)
+        sp = sub.add_parser(name, help=COMMANDS[name], description=COMMANDS[name], formatter_class=_Help)
+        sp.add_argument("--verbose", action="store_true",
+                        help="diagnostics on stderr (memviz's logging at INFO: each search's path and time, each "
+                             "test's time)")
+        return sp
 
     for name in COMMANDS:
         if name in full:
@@ -89,10 +95,30 @@ def main(argv=None) -> int:
     chosen = next((a for a in argv if not a.startswith("-")), None)        # the command, before its options
     parser = build_parser([chosen] if chosen in COMMANDS else [])
     args = parser.parse_args(argv)
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), _diagnostics(args.command, getattr(args, "verbose", False)):
         warnings.filterwarnings("default", category=UserWarning, module="memviz")
         warnings.showwarning = _one_line_warnings(args.command)
         return _run(args)
+
+
+@contextlib.contextmanager
+def _diagnostics(command: str, verbose: bool):
+    """``--verbose``: the ``memviz`` logger's INFO records on stderr, one line each ("memviz CMD: ..."), for
+    this command; without it nothing is added (the library logs to no handler of its own)."""
+    if not verbose:
+        yield
+        return
+    logger = logging.getLogger("memviz")
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter(f"memviz {command}: %(message)s"))
+    level = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
 
 
 def _run(args) -> int:

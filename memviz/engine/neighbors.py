@@ -86,7 +86,9 @@ refuse in one line what the machine's memory cannot hold (:mod:`memviz.engine.bu
 """
 from __future__ import annotations
 
+import logging
 import threading
+import time
 import weakref
 from dataclasses import dataclass, replace
 from typing import Callable
@@ -101,6 +103,8 @@ from memviz.engine.blocks import Progress, map_blocks
 from memviz.engine.cpudense import CpuDense, tiny_rows
 from memviz.tables.data import Table
 from memviz.tables.encoding import Encoder, pow2_exponents
+
+log = logging.getLogger(__name__)
 
 #: one build of an engine's dense structures at a time in this process (see NeighborEngine._load_dense)
 _DENSE_BUILD = threading.Lock()
@@ -347,6 +351,7 @@ class NeighborEngine:
             raise RuntimeError("NeighborEngine.kneighbors called before fit")
         df = queries.data if isinstance(queries, Table) else queries
         source = queries.source if isinstance(queries, Table) else "query rows"
+        t0 = time.perf_counter()
         N = self.n_reference_
         if k < 1 or k > N:
             raise MemvizError(f"k={k}: must be between 1 and the {N} reference rows")
@@ -377,6 +382,9 @@ class NeighborEngine:
         self._dense(y, enc.cat, k, pos, dist, todo, report)
         self._dense(y, enc.cat, k, pos, dist, np.flatnonzero(tiny), report, hypot=True)
         todo = np.concatenate([todo, np.flatnonzero(tiny)])
+        log.info("%s: %d nearest of %s rows among %s (%s distance, %s search on %s): %s by the %s search, %s by a "
+                 "dense pass, %.2f s", source, k, f"{M:,}", f"{N:,}", self.distance, self.algorithm_, self.device_,
+                 f"{M - len(todo):,}", self.algorithm_, f"{len(todo):,}", time.perf_counter() - t0)
         return Neighbors(pos=pos, row_id=self.row_ids_[pos], dist=dist, n_exhaustive=len(todo),
                          n_pruned=M - len(todo))
 

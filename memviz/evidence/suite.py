@@ -57,6 +57,7 @@ The result is an :class:`Evidence`: frozen, typed, and a read-only mapping from 
 from __future__ import annotations
 
 import contextvars
+import logging
 import time
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -77,6 +78,8 @@ from memviz.device import cpu_threads, limit_threads
 from memviz.engine.neighbors import NeighborEngine
 from memviz.tables.data import Table
 from memviz.tables.encoding import shared_factorizations
+
+log = logging.getLogger(__name__)
 
 TESTS = ("membership", "data_copying", "attribute", "density_ratio")
 #: each test's name in a sentence (the report's "Other tests", the verdict's qualifier)
@@ -254,6 +257,9 @@ def audit_evidence(train: Table, synthetic: Table, holdout: CheckedHoldout | Tab
             dr = density_ratio_attack(train, synthetic, checked, flagged_row_ids=flagged_row_ids, seed=seed,
                                       device=device, **AUDIT_LIMITS)
         dc, mi = dc_f.result(), mi_f.result()
+    for name, r in (("data copying", dc), ("membership", mi), ("attribute inference", ai), ("density ratio", dr)):
+        if r is not None and getattr(r, "seconds", None) is not None:
+            log.info("%s test: %.2f s", name, r.seconds)
     return Evidence(membership=mi, data_copying=dc, attribute=ai, density_ratio=dr, distance=dist,
                     seconds=time.perf_counter() - t0)
 

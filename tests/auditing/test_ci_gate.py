@@ -130,3 +130,19 @@ def test_version(capsys):
 
     project = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text())["project"]
     assert project["version"] == VERSION
+
+
+def test_verbose_adds_the_logged_diagnostics_and_nothing_else_changes(capsys, tmp_path, files):
+    base = ["audit", "--train", files["train"], "--holdout", files["holdout"], "--synthetic", files["fresh"],
+            "--no-quality", "--quiet"]
+    code, quiet_last, quiet_err = memviz_cli(capsys, *base, "--out", tmp_path / "q")
+    code_v, last, err = memviz_cli(capsys, *base, "--out", tmp_path / "v", "--verbose")
+    assert code == code_v == 0
+    quiet = quiet_err.strip().splitlines()
+    lines = [x for x in err.strip().splitlines() if x not in quiet]   # what --verbose added
+    assert any("nearest of 600 rows among 800" in x and "search on cpu" in x for x in lines), lines
+    assert any(x.startswith("memviz audit: membership test: ") for x in lines)
+    assert all(x.startswith("memviz audit: ") for x in lines)
+    assert not any("nearest of" in x or " test: " in x for x in quiet)  # without --verbose: nothing logged
+    strip = lambda line: {k: v for k, v in json.loads(line).items() if k not in ("seconds", "audit", "report", "rows")}  # noqa: E731
+    assert strip(last) == strip(quiet_last)
