@@ -15,7 +15,7 @@ and 0.5 % by exact copies. Measured side by side in one run, on the CPU:
     the pruned search on CPU) on all generated rows, engine fit included, median of
     ``--repeats`` runs -> seconds, ms per row, and the ratio per generated row against (a)
     (target >= 100x);
-(c) the same with the dense path (``algorithm="dense"``, what CUDA runs), one run;
+(c) the same with the dense path (``algorithm="dense"``: numpy on the CPU, the pass CUDA runs in torch), one run;
 (d) with ``--old-ref REF``: the engine of that git commit (e.g. the last one before the
     pruned search), run from ``git archive REF memviz`` in a subprocess, one run;
 (e) peak RSS (ru_maxrss) of a subprocess that loads the data and runs (b) once

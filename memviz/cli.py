@@ -10,11 +10,13 @@ this module builds the parser from them and turns a user mistake into one line.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import logging
 import sys
 import warnings
 
 from memviz.commands import COMMANDS, load
-from memviz.errors import MemvizError
+from memviz.errors import MemvizError, missing_extra
 
 
 # ------------------------------------------------------------------ parser
@@ -23,6 +25,19 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message):
         self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+
+class _Version(argparse.Action):
+    """``--version``: "memviz X.Y.Z" on stdout, exit 0 (memviz's own version, read only when asked)."""
+
+    def __init__(self, option_strings, dest, **kw):
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kw)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from memviz.io import VERSION
+
+        print(f"memviz {VERSION}", flush=True)
+        parser.exit(0)
 
 
 class _Help(argparse.HelpFormatter):
@@ -41,11 +56,16 @@ def build_parser(commands=None) -> argparse.ArgumentParser:
     loads no command: none of numpy, pandas or torch)."""
     p = _Parser(prog="memviz", description="Which training rows does a tabular generator copy?",
                 formatter_class=_Help)
+    p.add_argument("--version", action=_Version, help="print memviz's version and exit")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
     full = set(COMMANDS if commands is None else commands)
 
     def command(name):
-        return sub.add_parser(name, help=COMMANDS[name], description=COMMANDS[name], formatter_class=_Help)
+        sp = sub.add_parser(name, help=COMMANDS[name], description=COMMANDS[name], formatter_class=_Help)
+        sp.add_argument("--verbose", action="store_true",
+                        help="diagnostics on stderr (memviz's logging at INFO: each search's path and time, each "
+                             "test's time)")
+        return sp
 
     for name in COMMANDS:
         if name in full:
@@ -76,10 +96,30 @@ def main(argv=None) -> int:
     chosen = next((a for a in argv if not a.startswith("-")), None)        # the command, before its options
     parser = build_parser([chosen] if chosen in COMMANDS else [])
     args = parser.parse_args(argv)
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), _diagnostics(args.command, getattr(args, "verbose", False)):
         warnings.filterwarnings("default", category=UserWarning, module="memviz")
         warnings.showwarning = _one_line_warnings(args.command)
         return _run(args)
+
+
+@contextlib.contextmanager
+def _diagnostics(command: str, verbose: bool):
+    """``--verbose``: the ``memviz`` logger's INFO records on stderr, one line each ("memviz CMD: ..."), for
+    this command; without it nothing is added (the library logs to no handler of its own)."""
+    if not verbose:
+        yield
+        return
+    logger = logging.getLogger("memviz")
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter(f"memviz {command}: %(message)s"))
+    level = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
 
 
 def _run(args) -> int:
@@ -91,6 +131,12 @@ def _run(args) -> int:
     except OSError as exc:  # an output path that is a folder, read-only, a full disk...
         where = f"{exc.filename}: " if exc.filename else ""
         print(f"memviz {args.command}: error: {where}{exc.strerror or exc}", file=sys.stderr)
+        return 2
+    except ModuleNotFoundError as exc:     # an optional library this command needs: which extra installs it
+        missing = missing_extra(exc)
+        if missing is None:
+            raise
+        print(f"memviz {args.command}: error: {missing}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"memviz {args.command}: interrupted", file=sys.stderr)

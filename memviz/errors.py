@@ -21,3 +21,30 @@ class DataError(MemvizError):
 
 class RunError(MemvizError):
     """A run directory that is missing, incomplete or incompatible."""
+
+
+#: the extra of ``pip install 'memviz[EXTRA]'`` that installs each optional library (pyproject.toml)
+EXTRAS = {
+    "torch": "train", "sklearn": "train", "imblearn": "train", "joblib": "train",
+    "sdv": "sdv", "sdmetrics": "sdv", "ctgan": "sdv", "rdt": "sdv", "copulas": "sdv", "deepecho": "sdv",
+    "plotly": "plots", "streamlit": "app", "dask": "dask", "distributed": "dask", "opacus": "dp",
+    "mlflow": "mlflow", "anonymeter": "anonymeter",
+}
+
+
+def install_hint(extra: str) -> str:
+    """The one line that says what to install for an optional part of memviz."""
+    return f"pip install 'memviz[{extra}]'"
+
+
+class MissingExtra(MemvizError):
+    """An optional library a command needs is not installed: one line naming it and its extra."""
+
+
+def missing_extra(exc: ImportError) -> MissingExtra | None:
+    """The :class:`MissingExtra` of a ``ModuleNotFoundError`` for an optional library (None for any
+    other import error: a bug or a broken install keeps its traceback)."""
+    name = (getattr(exc, "name", None) or "").split(".")[0]
+    if not isinstance(exc, ModuleNotFoundError) or name not in EXTRAS:
+        return None
+    return MissingExtra(f"needs {name}, which is not installed: {install_hint(EXTRAS[name])}")

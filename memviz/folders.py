@@ -143,52 +143,31 @@ def _inside(path: Path, folder: Path) -> bool:
 
 
 def _lock_folder(out: Path, parent: Path):
-    """The writer's lock of ``out`` (``parent/.NAME.lock``), held; :class:`FolderBusy` when another
-    process holds it. Without ``fcntl`` (Windows) there is no lock."""
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover
-        return None
+    """The writer's lock of ``out`` (``parent/.NAME.lock``), held (:mod:`memviz.locks`); :class:`FolderBusy`
+    when another process holds it."""
+    from memviz.locks import holder, try_hold
+
     path = parent / f".{out.name}.lock"
-    while True:
-        try:
-            f = open(path, "a+")
-        except OSError as exc:
-            if exc.errno in DISK_FULL:
-                raise disk_full(parent, out.name) from None
-            raise
-        try:
-            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            f.seek(0)
-            pid = f.read().strip()
-            f.close()
-            who = f" (pid {pid})" if pid.isdigit() else ""
-            raise FolderBusy(f"{out}: another process is writing this folder{who}; wait for it to finish, or give "
-                             "another --out") from None
-        try:  # the file may have been removed by the writer before us after we opened it: lock the one in place
-            same = os.fstat(f.fileno()).st_ino == os.stat(path).st_ino
-        except FileNotFoundError:
-            same = False
-        if same:
-            break
-        f.close()
-    f.seek(0)
-    f.truncate()
-    f.write(f"{os.getpid()}\n")
-    f.flush()
-    return (f, path)
+    try:
+        held = try_hold(path)
+    except OSError as exc:
+        if exc.errno in DISK_FULL:
+            raise disk_full(parent, out.name) from None
+        raise
+    if held is None:
+        raise FolderBusy(f"{out}: another process is writing this folder{holder(path)}; wait for it to finish, or "
+                         "give another --out") from None
+    return held.write_pid()
 
 
 def _unlock(lock) -> None:
     if lock is None:
         return
-    f, path = lock
     try:
-        os.unlink(path)    # while still held: a waiting writer then locks a new file (see _lock_folder)
+        os.unlink(lock.path)    # while still held: a waiting writer then locks a new file
     except OSError:
         pass
-    f.close()
+    lock.release()
 
 
 def _remove_stale_units(parent: Path, name: str) -> None:

@@ -1,6 +1,6 @@
 """The house's layers: who may import whom inside memviz, and no import circles.
 
-Layers, bottom to top, in the pipeline's order: the base (errors, io, folders, device, metrics) <
+Layers, bottom to top, in the pipeline's order: the base (errors, io, folders, locks, device, metrics) <
 tables (load) < engine (the one nearest-neighbour engine) < measure (the metric) < evidence (the
 privacy tests) < models < dynamics (and the DynamicCut score that reads them) < evaluate < warmup <
 mitigate (augment) < leaks < attacks (targeted shadow-model attacks) < compare < viz (figures) <
@@ -19,7 +19,7 @@ import pytest
 PKG = Path(__file__).resolve().parent.parent / "memviz"
 LAYERS = ["base", "tables", "engine", "measure", "evidence", "models", "dynamics", "evaluate", "warmup", "mitigate",
           "leaks", "attacks", "compare", "viz", "auditing", "jobs", "study", "app", "top"]
-BASE = ("errors", "faces", "io", "folders", "device", "metrics")
+BASE = ("errors", "faces", "io", "folders", "locks", "device", "metrics")
 
 
 def module_name(path: Path) -> str:

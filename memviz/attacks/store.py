@@ -68,54 +68,34 @@ class AttackStore:
 
     # -- the writer's lock --------------------------------------------------------
     def acquire(self) -> "AttackStore":
-        """Hold the folder's lock; MemvizError (one line) when another process holds it."""
-        try:
-            import fcntl
-        except ImportError:  # pragma: no cover
-            return self
+        """Hold the folder's lock (:mod:`memviz.locks`); MemvizError (one line) when another process holds it."""
+        from memviz.locks import holder, try_hold
+
         self.path.mkdir(parents=True, exist_ok=True)
-        f = open(self.path / LOCK, "a+")
-        try:
-            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            f.close()
-            raise MemvizError(f"{self.path}: another process is running this attack{self._holder()}; wait for it "
-                              "or stop it") from None
-        f.seek(0)
-        f.truncate()
-        f.write(f"{os.getpid()}\n")
-        f.flush()
-        self._lock = f
+        held = try_hold(self.path / LOCK)
+        if held is None:
+            raise MemvizError(f"{self.path}: another process is running this attack{holder(self.path / LOCK)}; "
+                              "wait for it or stop it") from None
+        self._lock = held.write_pid()
         return self
 
     def release(self) -> None:
         if self._lock is not None:
-            self._lock.close()
+            self._lock.release()
             self._lock = None
 
     def writer_alive(self) -> bool:
         """Does a process hold the folder's lock now?"""
         if self._lock is not None:
             return True
-        try:
-            import fcntl
-            f = open(self.path / LOCK, "rb")
-        except (ImportError, OSError):
-            return False
-        with f:
-            try:
-                fcntl.flock(f, fcntl.LOCK_SH | fcntl.LOCK_NB)
-            except OSError:
-                return True
-            fcntl.flock(f, fcntl.LOCK_UN)
-            return False
+        from memviz.locks import is_held
+
+        return is_held(self.path / LOCK)
 
     def _holder(self) -> str:
-        try:
-            pid = (self.path / LOCK).read_text().strip()
-        except OSError:
-            return ""
-        return f" (pid {pid})" if pid.isdigit() else ""
+        from memviz.locks import holder
+
+        return holder(self.path / LOCK)
 
     # -- the spec -----------------------------------------------------------------
     def spec(self) -> dict | None:

@@ -141,9 +141,7 @@ def check_memory(train: Table, n_synthetic: int, holdout: Table | None, *, dista
     ``--backend dask`` would need here and on each worker (:func:`memviz.engine.budget.check_audit`)."""
     import os
 
-    import torch
-
-    from memviz.device import resolve_device
+    from memviz.device import compute_device, cpu_threads
     from memviz.engine import budget
     from memviz.evidence.attribute import N_ROWS
     from memviz.measure.dcr import DISTANCE
@@ -151,7 +149,7 @@ def check_memory(train: Table, n_synthetic: int, holdout: Table | None, *, dista
     s = train.schema
     N, H = len(train), len(holdout) if holdout is not None else 0
     need = budget.audit_bytes(N, n_synthetic, H, len(s.distance_numerical), len(s.distance_categorical),
-                              threads=torch.get_num_threads(), cpu=resolve_device(device).type == "cpu",
+                              threads=cpu_threads(), cpu=compute_device(device).type == "cpu",
                               two_engines=distance != DISTANCE, evidence=evidence is True, dcr=dcr,
                               attack_rows=N_ROWS)
     what = f"the audit of {N:,} training × {n_synthetic:,} generated × {H:,} hold-out rows"

@@ -16,6 +16,7 @@ import pandas as pd
 
 from memviz.auditing.family import MEMBER_NAMES
 from memviz.auditing.verdict import BELOW_FLOOR
+from memviz.errors import install_hint
 from memviz.viz.card import Card, Line
 from memviz.viz.text import pct, percent, points, share_digits
 
@@ -195,6 +196,27 @@ def _kept_checks(run_dir) -> list[int] | None:
         return None
 
 
+def has_plotly() -> bool:
+    """Whether plotly is installed (the report's figures need it; the audit itself does not)."""
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec("plotly") is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def audit_card(a, redacted: bool = True, stop: str = "") -> Card:
+    """The audit's verdict card: headed by the verdict's sentence (the code is for machines: audit.json), a
+    line per supporting test, the next step and, for a run, when to stop."""
+    from memviz.auditing.evidence_html import shown
+
+    v = a.verdict
+    return Card(v.sentence, (*(Line("Evidence: " + k, str(e.sentence())) for k, e in shown(a.evidence, redacted).items()),
+                             Line("Next step", v.next_step),
+                             *((Line("When to stop", stop),) if stop else ())))
+
+
 def audit_html(a, *, redacted: bool = True, train=None, synthetic=None, sections=()) -> str:
     """The HTML document of audit ``a`` (module docstring); ``sections``: further parts, each naming
     its source (:class:`memviz.viz.report.Section`: e.g. the comparisons ranked on the audited run,
@@ -203,18 +225,17 @@ def audit_html(a, *, redacted: bool = True, train=None, synthetic=None, sections
     For a warm-up run's check the verdict card ends with the recommended check and its reason, and
     the figures include the when-to-stop frontier (excess against quality over the checks).
     """
-    from memviz.auditing.evidence_html import shown
     from memviz.viz.report import build_report
 
-    v = a.verdict
     salt = secrets.token_hex(16)
     figures = []
-    if a.close is not None and a.generated is not None and "distance" in a.generated:
+    plots = has_plotly()
+    if plots and a.close is not None and a.generated is not None and "distance" in a.generated:
         from memviz.viz.memorization import closeness_plot
 
         figures.append(closeness_plot(a.generated["distance"], a.close.holdout_distances, a.close.threshold))
     stop = ""
-    if a.per_check is not None and len(a.per_check):
+    if plots and a.per_check is not None and len(a.per_check):
         from memviz.viz.memorization import check_curves
         from memviz.viz.report import when_to_stop
 
@@ -222,12 +243,11 @@ def audit_html(a, *, redacted: bool = True, train=None, synthetic=None, sections
         if a.provenance.run is not None:  # the frontier and the recommended check (issue 23)
             fig, stop = when_to_stop(a.per_check, _kept_checks(a.provenance.run.run_dir))
             figures.append(fig)
-    # headed by the verdict's sentence (the code is for machines: audit.json)
-    card = Card(v.sentence, (*(Line("Evidence: " + k, str(e.sentence())) for k, e in shown(a.evidence, redacted).items()),
-                             Line("Next step", v.next_step),
-                             *((Line("When to stop", stop),) if stop else ())))
+    card = audit_card(a, redacted, stop)
     over = a.over_copied_rows.head(50)
     settings = dict(provenance_facts(a))
+    if not plots:
+        settings["Figures"] = f"not drawn: plotly is not installed ({install_hint('plots')})"
     if not over.empty:
         names = row_names(train, over["row_id"], redacted=redacted, salt=salt)
         settings["Named training rows (most close copies first; first 50)"] = "; ".join(

@@ -297,6 +297,27 @@ class Audit:
             self.to_json(stage / FILES["audit"])
         return {k: str(out / v) for k, v in FILES.items()}
 
+    # ------------------------------------------------- notebooks and trackers (memviz.auditing.notebook)
+    def _repr_html_(self) -> str:
+        """Jupyter's view of the audit: the verdict card and the named training rows, redacted."""
+        from memviz.auditing.notebook import audit_fragment
+
+        return audit_fragment(self)
+
+    def to_metrics(self) -> dict[str, float]:
+        """Every figure as a flat ``name → number`` dictionary (for MLflow, Weights & Biases, ...)."""
+        from memviz.auditing.notebook import audit_metrics
+
+        return audit_metrics(self)
+
+    def log_mlflow(self, tracking_uri: str | None = None, *, experiment: str = "memviz", run_name: str | None = None,
+                   out_dir: str | Path | None = None) -> str:
+        """Log the metrics, the verdict and (``out_dir``) the audit's files into MLflow; returns the run id
+        (:func:`memviz.auditing.notebook.log_mlflow`; ``pip install 'memviz[mlflow]'``)."""
+        from memviz.auditing.notebook import log_mlflow
+
+        return log_mlflow(self, tracking_uri, experiment=experiment, run_name=run_name, out_dir=out_dir)
+
 
 def _pair(v):
     """[low, high], or None when absent or not finite (a floor of 100 % leaves the copy share undefined)."""

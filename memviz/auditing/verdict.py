@@ -345,13 +345,13 @@ def _region(a: "Audit") -> str:
     if cell is None:
         return "the data-copying test finds copying in a region of the data"
     n = int(dc.cells["copies"].sum())
-    more = f" (and {n - 1} more region{'s' * (n > 2)})" if n > 1 else ""
+    where = "one region of the data" if n == 1 else f"the strongest of {n} regions of the data"
     cols = [c for c in str(cell.get("columns", "")).split(", ") if c]
-    by = (" set apart by " + (", ".join(cols[:-1]) + " and " + cols[-1] if len(cols) > 1 else cols[0]) + ";"
+    by = ("set apart by " + (", ".join(cols[:-1]) + " and " + cols[-1] if len(cols) > 1 else cols[0]) + "; "
           if cols else "")
-    text = (f"in one region of the data{more} ({by} {pct(cell['synthetic_share'])} of the generated rows, "
+    text = (f"in {where} ({by}{pct(cell['synthetic_share'])} of the generated rows, "
             f"{pct(cell['holdout_share'])} of the real ones) the generated rows sit nearer a training row than real "
-            "rows do").replace("( ", "(")
+            "rows do")
     if "median_synthetic" in cell and cell["median_synthetic"] == cell["median_synthetic"]:
         text += (f": median distance {cell['median_synthetic']:.3g} against {cell['median_holdout']:.3g}, and "
                  f"{pct(cell['close_synthetic'])} of them nearer than 95 % of the region's real rows "

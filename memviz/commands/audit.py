@@ -34,7 +34,47 @@ def register(sub, command) -> None:
     add_backend(sp, backend_help())
     add_raw_csv(sp)
     add_fail_on(sp)
+    add_ci_options(sp)
     sp.set_defaults(func=run)
+
+
+def add_ci_options(sp) -> None:
+    """The CI gate's numeric thresholds (:mod:`memviz.auditing.thresholds`), ``--junit`` and ``--mlflow``."""
+    from memviz.auditing.thresholds import EXIT_THRESHOLD, FIGURES
+
+    for name, f in FIGURES.items():
+        sp.add_argument(f"--max-{name}", type=float, metavar="SHARE" if f.share else "N",
+                        help=f"exit with code {EXIT_THRESHOLD} when {f.words} is above this "
+                             + ("share (0 to 1)" if f.share else "count")
+                             + " and the verdict's gate passed; code 4 when the audit could not measure it")
+    sp.add_argument("--junit", metavar="FILE",
+                    help="also write a JUnit XML report for CI: one test case per test of the verdict's family "
+                         "(failing where it finds copying, with the verdict's sentence) and per --max-... threshold")
+    sp.add_argument("--mlflow", metavar="URI",
+                    help="also log the figures, the verdict and the files into a new MLflow run at this tracking URI "
+                         "(e.g. file:./mlruns; needs pip install 'memviz[mlflow]')")
+    sp.add_argument("--mlflow-experiment", default="memviz", help="the MLflow experiment of --mlflow")
+
+
+def thresholds_of(args) -> tuple:
+    """The ``--max-...`` options given, each checked at the door (:class:`~memviz.auditing.thresholds.Threshold`)."""
+    from memviz.auditing.thresholds import FIGURES, Threshold
+
+    return tuple(Threshold(name, getattr(args, "max_" + name.replace("-", "_")))
+                 for name in FIGURES if getattr(args, "max_" + name.replace("-", "_"), None) is not None)
+
+
+def check_junit_path(junit: str | None, out: str) -> None:
+    """A JUnit file inside the output folder is refused (that folder is written as a unit, its contents listed)."""
+    if junit is None:
+        return
+    from memviz.errors import MemvizError
+
+    j, o = Path(junit).resolve(), Path(out).resolve()
+    if j == o or o in j.parents:
+        raise MemvizError(f"--junit {junit}: lies inside --out {out}, a folder written as a unit; put it beside it")
+    if j.is_dir():
+        raise MemvizError(f"--junit {junit}: is a folder; give a file name (e.g. audit-junit.xml)")
 
 
 def backend_help(what: str = "the audit's") -> str:
@@ -49,6 +89,8 @@ def run(args) -> int:
 
     t0 = time.perf_counter()
     check_backend(args.backend, args.scheduler)            # before the folder is locked or a table read
+    thresholds = thresholds_of(args)
+    check_junit_path(args.junit, args.out)
     schema = schema_of(args)
     from memviz.auditing.build import resolve_schema
 
@@ -62,7 +104,21 @@ def run(args) -> int:
                   scheduler=args.scheduler)
         a.write(stage, redacted=not args.raw_report, raw_csv=args.raw_csv, train=train, synthetic=syn)
     paths = {k: str(Path(args.out) / v) for k, v in FILES.items()}
-    emit({**a.headline(), **paths, "backend": args.backend, "seconds": round(time.perf_counter() - t0, 3)})
+    from memviz.auditing.thresholds import read_thresholds, threshold_exit
     from memviz.auditing.verdict import gate
 
-    return gate(a.verdict.code, args.fail_on)
+    readings = read_thresholds(a, thresholds)
+    code = threshold_exit(gate(a.verdict.code, args.fail_on), readings)
+    extra = {}
+    if readings:
+        extra["thresholds"] = [{"option": r.threshold.option, "limit": r.threshold.limit, "value": r.value,
+                                "passes": r.passes} for r in readings]
+    if args.junit:
+        from memviz.auditing.junit import write_junit
+
+        extra["junit"] = str(write_junit(args.junit, a, readings, time.perf_counter() - t0, source=str(args.synthetic)))
+    if args.mlflow:
+        extra["mlflow_run"] = a.log_mlflow(args.mlflow, experiment=args.mlflow_experiment, out_dir=args.out)
+    emit({**a.headline(), **paths, **extra, "backend": args.backend, "exit_code": code,
+          "seconds": round(time.perf_counter() - t0, 3)})
+    return code

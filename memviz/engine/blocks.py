@@ -1,13 +1,10 @@
 """Running an engine's dense blocks and reporting progress (:mod:`memviz.engine.neighbors`)."""
 from __future__ import annotations
 
+import contextlib
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
-
-import torch
-
-from memviz.device import torch_threads
 
 if TYPE_CHECKING:
     from memviz.engine.neighbors import NeighborEngine
@@ -25,24 +22,47 @@ class Progress:
             self.fn(self.done, self.total)
 
 
+_BLAS = threading.Lock()
+_BLAS_USERS = [0, None]     # searches inside one_blas_thread, and the limiter they share
+
+
+@contextlib.contextmanager
+def one_blas_thread():
+    """numpy's BLAS (OpenBLAS, MKL) on one thread inside, restored when the last search that
+    asked for it leaves (thread-safe: concurrent searches share one limit): the searches run
+    one block per worker thread, and a BLAS pool of its own under each would oversubscribe
+    the cores."""
+    from threadpoolctl import threadpool_limits
+
+    with _BLAS:
+        if _BLAS_USERS[0] == 0:
+            _BLAS_USERS[1] = threadpool_limits(limits=1, user_api="blas")
+        _BLAS_USERS[0] += 1
+    try:
+        yield
+    finally:
+        with _BLAS:
+            _BLAS_USERS[0] -= 1
+            if _BLAS_USERS[0] == 0:
+                _BLAS_USERS[1].restore_original_limits()
+                _BLAS_USERS[1] = None
+
+
 def map_blocks(engine: NeighborEngine, starts, b, block, progress, counter) -> None:
     """Run ``block(start, workspace)`` over the starts; on CPU, one thread per core, each
-    with its own cache-sized workspace and a single intra-op thread (blocks are
-    independent, so this scales without the per-operation synchronisation of intra-op
-    parallelism on small blocks)."""
+    with its own cache-sized workspace (blocks are independent: numpy and scipy release the
+    GIL over each block's arrays). On CUDA one after another (the GPU runs each block)."""
     def run(start, ws):
-        with torch.no_grad():
-            n_ties, n_rows = block(start, ws)
+        n_ties, n_rows = block(start, ws)
         counter[0] += n_ties
         if progress is not None:
             progress(n_rows)
 
     n_jobs = min(engine.n_jobs_(), len(starts))
     if engine.device_.type != "cpu" or n_jobs <= 1:
-        ws = engine._workspace(b)        # one block (milliseconds) on one intra-op thread: two lose ~10x
-        with torch_threads(1 if len(starts) == 1 and engine.device_.type == "cpu" else None):  # beside a busy core
-            for start in starts:
-                run(start, ws)
+        ws = engine._workspace(b)
+        for start in starts:
+            run(start, ws)
         return
     local = threading.local()
     lock = threading.Lock()
@@ -50,17 +70,11 @@ def map_blocks(engine: NeighborEngine, starts, b, block, progress, counter) -> N
     def work(start):
         if not hasattr(local, "ws"):
             local.ws = engine._workspace(b)
-        with torch.no_grad():
-            n_ties, n_rows = block(start, local.ws)
+        n_ties, n_rows = block(start, local.ws)
         with lock:
             counter[0] += n_ties
             if progress is not None:
                 progress(n_rows)
 
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        with ThreadPoolExecutor(max_workers=n_jobs) as pool:
-            list(pool.map(work, starts))
-    finally:
-        torch.set_num_threads(previous)
+    with ThreadPoolExecutor(max_workers=n_jobs) as pool:
+        list(pool.map(work, starts))

@@ -1,27 +1,18 @@
-"""The dense exact pass's kernels (torch, CPU or CUDA): per-pair scaled distances, min-max
-scaling, a two-stage exact top-k and exact tie resolution. Shapes in comments: b query rows,
-N reference rows, k neighbours kept, kc candidates per row."""
+"""The dense exact pass's kernels in torch (what CUDA runs; they run on CPU tensors too, and the
+tests compare them there with the numpy pass of :mod:`memviz.engine.cpudense`): per-pair scaled
+distances, min-max scaling, a two-stage exact top-k and exact tie resolution. Shapes in comments:
+b query rows, N reference rows, k neighbours kept, kc candidates per row."""
 from __future__ import annotations
 
-import numpy as np
 import torch
 
-TINY_EXP = -450   # a nonzero coordinate below 2^-450 may lose its square to underflow
+from memviz.engine.cpudense import TINY_EXP, codes_by_column, count_mismatches, tiny_rows  # noqa: F401
 
 
 def scaled_to_unit(e: torch.Tensor, emin: torch.Tensor, span: torch.Tensor) -> torch.Tensor:
     """e' = (e - min e) / (max e - min e) in place, rows (r, c) with (r, 1) min and span;
     where max = min every e equals min e, so e - min e = 0 and e' = 0 / 1."""
     return e.sub_(emin).div_(torch.where(span > 0, span, torch.ones_like(span)))
-
-
-def tiny_rows(y: np.ndarray) -> np.ndarray:
-    """(n,) rows with a nonzero coordinate below 2^TINY_EXP. Where neither row of a pair
-    has one, distinct coordinates differ by at least 2^(TINY_EXP - 52), so no square of a
-    difference underflows (and none overflows: coordinates stay below 2^501), and the
-    plain sum of squares is exact to float64 rounding."""
-    a = np.abs(y)
-    return ((a > 0) & (a < 2.0 ** TINY_EXP)).any(axis=1)
 
 
 def scaled_e(g: torch.Tensor, x_t: torch.Tensor, out: torch.Tensor, tmp: torch.Tensor) -> None:
@@ -42,12 +33,6 @@ def scaled_e(g: torch.Tensor, x_t: torch.Tensor, out: torch.Tensor, tmp: torch.T
     out.sqrt_().mul_(torch.ldexp(torch.ones_like(out), a))
 
 
-def codes_by_column(cat: np.ndarray) -> np.ndarray:
-    """(N, q) category codes -> (q, N) contiguous, in int16 where they fit (else int32)."""
-    small = np.int16 if cat.size == 0 or cat.max() < 2 ** 15 else np.int32
-    return np.ascontiguousarray(cat.T, dtype=small)
-
-
 def mismatch_counts(x_cat_t: torch.Tensor, g_cat: torch.Tensor) -> torch.Tensor:
     """(b, N) h[i, n] = #{j : g_ij != x_jn}: category mismatches of b query rows (codes (b, q))
     against N reference rows (codes (q, N), small integers, all >= 0), counted directly one
@@ -57,14 +42,7 @@ def mismatch_counts(x_cat_t: torch.Tensor, g_cat: torch.Tensor) -> torch.Tensor:
     q, N = x_cat_t.shape
     b = g_cat.shape[0]
     if x_cat_t.device.type == "cpu":
-        x = x_cat_t.numpy()
-        g = g_cat.cpu().numpy().astype(x.dtype)
-        h = np.zeros((b, N), dtype=np.uint8 if q < 256 else np.int16)
-        m = np.empty((b, N), dtype=bool)
-        for j in range(q):
-            np.not_equal(x[j][None, :], g[:, j:j + 1], out=m)
-            h += m
-        return torch.from_numpy(h)
+        return torch.from_numpy(count_mismatches(x_cat_t.numpy(), g_cat.cpu().numpy()))
     g = g_cat.to(x_cat_t.dtype)
     h = torch.zeros((b, N), dtype=torch.uint8 if q < 256 else torch.int16, device=x_cat_t.device)
     for j in range(q):

@@ -57,9 +57,11 @@ when the reference holds such a value.
 Algorithms
 ----------
 ``"dense"`` (any device, used on CUDA): query rows in blocks of ``b`` against all N
-reference rows, O(b·N) memory. Per block: e by direct differences (``torch.cdist``
-without its matrix-product shortcut), its exact min and max per row, s = e' + h with
-h = q - (one-hot GEMM of category matches, small integers, exact in bfloat16); the kc
+reference rows, O(b·N) memory. Per block: e by direct differences (on the CPU scipy's
+``cdist``, in numpy: :mod:`memviz.engine.cpudense`; on CUDA ``torch.cdist`` without its
+matrix-product shortcut: :mod:`memviz.engine.densetorch`), its exact min and max per row,
+s = e' + h with h the category mismatches (counted column by column; on CUDA for many rows
+q - a one-hot GEMM of matches, small integers, exact in bfloat16); the kc
 smallest s per row (d = s / n is monotone in s; without categorical columns d is
 monotone in e, so the selection runs on e and e' is computed for the list only), their d
 ordered by (d, position); where ties at the k-th d run to the end of that list, the
@@ -84,37 +86,28 @@ refuse in one line what the machine's memory cannot hold (:mod:`memviz.engine.bu
 """
 from __future__ import annotations
 
+import logging
 import threading
+import time
 import weakref
 from dataclasses import dataclass, replace
 from typing import Callable
 
 import numpy as np
 import pandas as pd
-import torch
 
-from memviz.device import resolve_device
+from memviz.device import compute_device, cpu_threads
 from memviz.errors import MemvizError
 from memviz.engine import DISTANCES, budget
 from memviz.engine.blocks import Progress, map_blocks
-from memviz.engine.kernels import (
-    codes_by_column,
-    mismatch_counts,
-    resolve_ties,
-    scaled_e,
-    scaled_to_unit,
-    smallest,
-    sort_by_d_then_pos,
-    tiny_rows,
-)
+from memviz.engine.cpudense import CpuDense, tiny_rows
 from memviz.tables.data import Table
 from memviz.tables.encoding import Encoder, pow2_exponents
 
-#: one build of an engine's dense tensors at a time in this process (see NeighborEngine._load_dense)
-_DENSE_BUILD = threading.Lock()
-#: up to this many dense-path rows per query set, h is counted directly (no one-hot (K, N) table to build)
-DIRECT_H_ROWS = 256
+log = logging.getLogger(__name__)
 
+#: one build of an engine's dense structures at a time in this process (see NeighborEngine._load_dense)
+_DENSE_BUILD = threading.Lock()
 ALGORITHMS = ("auto", "pruned", "wide", "dense")
 SCALE_EXP = 400   # paper coordinates: the largest reference magnitude lands in [2^399, 2^400)
 REACH_EXP = 100   # paper: query values may exceed the reference scale by at most 2^100
@@ -156,7 +149,7 @@ class NeighborEngine:
     n_candidates : int
         Dense path: smallest distances kept per row before the tie check (≥ k + 1).
     n_jobs : int or None
-        CPU worker threads (default: ``torch.get_num_threads()``).
+        CPU worker threads (default: :func:`memviz.device.cpu_threads`).
     algorithm : {"auto", "pruned", "wide", "dense"}
         See the module docstring; all give the same result ("wide" without numerical
         columns is the dense pass).
@@ -165,7 +158,7 @@ class NeighborEngine:
     --------------------------
     encoder_ : Encoder
     n_reference_ : int
-    device_ : torch.device
+    device_ : :data:`memviz.device.CPU` or a CUDA ``torch.device`` (torch is imported only for CUDA)
     algorithm_ : "pruned", "wide" or "dense"
     """
 
@@ -209,7 +202,7 @@ class NeighborEngine:
             # the vocabulary must be the reference's; it already is unless a scale table is given
             vocab = base.vocab if scale_table is None else Encoder.fit(reference.data, (), cat_cols).vocab
             self.encoder_ = replace(base, vocab=vocab)
-        self.device_ = resolve_device(self.device)
+        self.device_ = compute_device(self.device)
         self.chunk_elements_ = self._chunk_elements()
         enc = self.encoder_.transform(reference.data)
         self.row_ids_ = reference.row_ids
@@ -259,8 +252,9 @@ class NeighborEngine:
                 raise MemvizError(f"chunk_elements={self.chunk_elements}: must be at least 1")
             return self.chunk_elements
         if self.device_.type == "cuda":
-            free, _ = torch.cuda.mem_get_info(self.device_)
-            return int(max(1 << 20, min(1 << 27, free // 64)))
+            from memviz.engine.densetorch import cuda_chunk_elements
+
+            return cuda_chunk_elements(self.device_)
         return 1 << 20
 
     # ----------------------------------------------------------- coordinates
@@ -297,101 +291,35 @@ class NeighborEngine:
 
     # ------------------------------------------------------------- dense path
     def _load_dense(self) -> None:
-        """Build the dense pass's tensors on first use. Threads of one process may share an engine
-        (a Dask worker's tasks): the build runs under one lock, and ``y_t_``, the mark that it is
-        done, is set last, so no thread sees a half-built engine."""
-        if hasattr(self, "y_t_"):
+        """Build the dense pass's structures on first use (``dense_``: :class:`CpuDense` on the CPU,
+        :class:`~memviz.engine.densetorch.TorchDense` on CUDA). Threads of one process may share an
+        engine (a Dask worker's tasks): the build runs under one lock, and ``dense_`` is set when
+        it is whole, so no thread sees a half-built engine."""
+        if hasattr(self, "dense_"):
             return
         with _DENSE_BUILD:
-            if hasattr(self, "y_t_"):
+            if hasattr(self, "dense_"):
                 return
             y, cat = self._dense_input
-            dev = self.device_
-            self.y_ = torch.as_tensor(np.ascontiguousarray(y), dtype=torch.float64, device=dev)   # (N, p)
-            self.x_cat_t_ = torch.as_tensor(codes_by_column(cat), device=dev)                      # (q, N)
-            sizes = self.encoder_.n_categories
-            self.offsets_ = torch.as_tensor(np.concatenate([[0], np.cumsum(sizes)[:-1]]) if len(sizes) else
-                                            np.zeros(0, dtype=np.int64), dtype=torch.int64, device=dev)
-            self.n_onehot_ = int(sizes.sum())
-            # h and matches are small exact integers: bfloat16 holds them exactly up to 256,
-            # float32 up to 2**24. bfloat16 only on CUDA: a CPU without native bfloat16 (AVX2)
-            # runs its GEMM ~10x slower than float32's (benchmarks/bench_evidence.py)
-            self.onehot_dtype_ = torch.bfloat16 if self.q_ < 256 and dev.type == "cuda" else torch.float32
-            self.q_full_ = torch.full((1, 1), float(self.q_), dtype=self.onehot_dtype_, device=dev)
-            self.y_t_ = self.y_.T.contiguous()                                                     # (p, N), last
+            paper = self.distance == "paper"
+            if self.device_.type == "cpu":
+                dense = CpuDense(y, cat, paper, self.n_candidates)
+            else:
+                from memviz.engine.densetorch import TorchDense
 
-    def _load_onehot(self) -> None:
-        """The reference's one-hot codes for the category GEMM, built when a query set first
-        sends more than :data:`DIRECT_H_ROWS` rows to the dense path (``x_onehot_t_`` set last)."""
-        if hasattr(self, "x_onehot_t_"):
-            return
-        with _DENSE_BUILD:
-            if not hasattr(self, "x_onehot_t_"):
-                self.x_onehot_t_ = self._onehot(self.x_cat_t_.T.long()).T.contiguous()             # (K, N)
-
-    def _onehot(self, cat: torch.Tensor) -> torch.Tensor:
-        """(n, q) codes -> (n, K) one-hot; code -1 (unseen category) matches nothing."""
-        out = torch.zeros(cat.shape[0], self.n_onehot_ + 1, dtype=self.onehot_dtype_, device=cat.device)
-        if self.q_:
-            idx = torch.where(cat >= 0, cat + self.offsets_, torch.full_like(cat, self.n_onehot_))
-            out.scatter_(1, idx, 1)
-        return out[:, : self.n_onehot_]
+                dense = TorchDense(y, cat, self.encoder_.n_categories, paper, self.n_candidates, self.device_)
+            self.dense_ = dense
 
     def _workspace(self, b: int) -> dict:
-        """Buffers reused by every block of b rows (fresh allocations page-fault each time):
-        the (b, N) h buffer now, float64 ones on first need (per-pair scaling, p = 0)."""
-        ws = {"b": b, "h": torch.empty((b, self.n_reference_), dtype=self.onehot_dtype_, device=self.device_)}
-        return ws
-
-    def _buffer(self, ws: dict, name: str, b: int) -> torch.Tensor:
-        if name not in ws:
-            ws[name] = torch.empty((ws["b"], self.n_reference_), dtype=torch.float64, device=self.device_)
-        return ws[name][:b]
+        """Buffers reused by every block of b rows of the dense pass."""
+        return self.dense_.workspace(b)
 
     def _dense_block(self, y: np.ndarray, cat: np.ndarray, k: int, ws,
                      hypot: bool = False) -> tuple[np.ndarray, np.ndarray, int]:
-        """The k nearest of a block of b query rows by the float64 definition itself.
-
-        ``hypot``: e by per-pair power-of-two scaling (:func:`scaled_e`). Returns (b, k)
-        positions, (b, k) distances, and how many rows needed the full-row tie resolution.
-        """
-        dev, N, p, q = self.device_, self.n_reference_, self.p_, self.q_
-        n = p + q
-        g = torch.as_tensor(y, dtype=torch.float64, device=dev)                             # (b, p)
-        b = g.shape[0]
-        s = self._buffer(ws, "d", b).zero_() if not p else None                             # (b, N)
-        emin = span = None
-        if p:
-            if hypot:
-                s = self._buffer(ws, "d", b)
-                scaled_e(g, self.y_t_, s, self._buffer(ws, "tmp", b))                      # e
-            else:
-                # e = sqrt(sum_j (g_j - x_j)^2) by direct differences in one kernel (no GEMM)
-                s = torch.cdist(g[None], self.y_[None], compute_mode="donot_use_mm_for_euclid_dist")[0]
-            if self.distance == "paper":
-                emin = s.amin(dim=1, keepdim=True)                                          # (b, 1)
-                span = s.amax(dim=1, keepdim=True) - emin
-                if q:
-                    s = scaled_to_unit(s, emin, span)                                      # e'
-        if q:
-            gc = torch.as_tensor(cat, dtype=torch.int64, device=dev)                       # (b, q)
-            if hasattr(self, "x_onehot_t_"):  # h = q - matches in one GEMM: small integers, exact in bfloat16
-                h = torch.addmm(self.q_full_, self._onehot(gc).neg_(), self.x_onehot_t_, out=ws["h"][:b])
-            else:                             # few rows: counted directly, no one-hot table
-                h = mismatch_counts(self.x_cat_t_, gc)                                      # (b, N)
-            s.add_(h)                                                                       # s = e' + h
-        # d is a monotone function of s (s / n; without categories, of e itself): the kc
-        # smallest s hold the kc smallest d, and a row outside the list has d ≥ the list's last d
-        kc = min(N, max(self.n_candidates, k + 1))
-        vals, cand = smallest(s, kc)                                                        # (b, kc)
-        if emin is not None and not q:
-            vals = scaled_to_unit(vals, emin, span)
-        cand, vals = sort_by_d_then_pos(cand, vals / n)
-        ties = torch.nonzero((vals[:, -1] == vals[:, k - 1]) & (kc < N)).flatten()
-        if len(ties):
-            row = s[ties] if emin is None or q else scaled_to_unit(s[ties].clone(), emin[ties], span[ties])
-            cand[ties, :k], vals[ties, :k] = resolve_ties(row / n, cand[ties], vals[ties], k)
-        return cand[:, :k].cpu().numpy(), vals[:, :k].cpu().numpy(), len(ties)
+        """The k nearest of a block of b query rows by the float64 definition itself
+        (``hypot``: e by per-pair power-of-two scaling). Returns (b, k) positions, (b, k)
+        distances, and how many rows needed the full-row tie resolution."""
+        return self.dense_.block(y, cat, k, ws, hypot)
 
     def _dense(self, y: np.ndarray, cat: np.ndarray, k: int, pos: np.ndarray, dist: np.ndarray,
                rows: np.ndarray, progress, hypot: bool = False) -> int:
@@ -401,8 +329,8 @@ class NeighborEngine:
         if M == 0:
             return 0
         self._load_dense()
-        if M > DIRECT_H_ROWS:
-            self._load_onehot()
+        if hasattr(self.dense_, "prepare"):
+            self.dense_.prepare(M)
         b = max(1, min(M, self.chunk_elements_ // max(N, 1)))
         starts = list(range(0, M, b))
         counter = [0]
@@ -423,6 +351,7 @@ class NeighborEngine:
             raise RuntimeError("NeighborEngine.kneighbors called before fit")
         df = queries.data if isinstance(queries, Table) else queries
         source = queries.source if isinstance(queries, Table) else "query rows"
+        t0 = time.perf_counter()
         N = self.n_reference_
         if k < 1 or k > N:
             raise MemvizError(f"k={k}: must be between 1 and the {N} reference rows")
@@ -453,11 +382,14 @@ class NeighborEngine:
         self._dense(y, enc.cat, k, pos, dist, todo, report)
         self._dense(y, enc.cat, k, pos, dist, np.flatnonzero(tiny), report, hypot=True)
         todo = np.concatenate([todo, np.flatnonzero(tiny)])
+        log.info("%s: %d nearest of %s rows among %s (%s distance, %s search on %s): %s by the %s search, %s by a "
+                 "dense pass, %.2f s", source, k, f"{M:,}", f"{N:,}", self.distance, self.algorithm_, self.device_,
+                 f"{M - len(todo):,}", self.algorithm_, f"{len(todo):,}", time.perf_counter() - t0)
         return Neighbors(pos=pos, row_id=self.row_ids_[pos], dist=dist, n_exhaustive=len(todo),
                          n_pruned=M - len(todo))
 
     def n_jobs_(self) -> int:
-        return self.n_jobs if self.n_jobs is not None else torch.get_num_threads()
+        return self.n_jobs if self.n_jobs is not None else cpu_threads()
 
 
 def _nothing():

@@ -94,8 +94,8 @@ import math
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
-import torch
 
+from memviz.engine.blocks import one_blas_thread
 from memviz.engine.pruned import distinct_rows, smallest_k
 from memviz.engine.wideselect import (
     f32,
@@ -172,7 +172,6 @@ class WideIndex:
         # [-2U, fl32(|U|^2)] row-major, one row per reference row: a tile's product with
         # [V, 1]^T is (BLOCK·tile, b), read as (tile, BLOCK, b) for the block minima and maxima
         self.aug_np = np.concatenate([-2.0 * u, nx2[:, None]], axis=1).astype(np.float32)  # (Np, K)
-        self.aug = torch.from_numpy(self.aug_np)
         self.rhox = rho * (1 + 2.0 ** -20)                                               # (Np,) ρ(x)
         self.qmax = self.rhox.reshape(nb, BLOCK).max(axis=1)                             # (nb,) max ρ(x)
         # the distinct tuples (rows are sorted by tuple) and the first T of each block's
@@ -229,7 +228,7 @@ class WideIndex:
 
         def work(s):
             rows = order[s:s + b]
-            with torch.no_grad(), np.errstate(over="ignore", invalid="ignore"):    # not-ok rows
+            with np.errstate(over="ignore", invalid="ignore"):                      # not-ok rows
                 ok, p_, d_ = self._chunk(y[rows], cat[rows], k)
             idx = rows[ok]
             pos[idx], dist[idx], done[idx] = p_[ok], d_[ok], True
@@ -237,21 +236,17 @@ class WideIndex:
                 progress(len(idx))
 
         n_jobs = min(n_jobs, len(starts))
-        previous = torch.get_num_threads()
-        torch.set_num_threads(1)          # one product per thread: blocks are independent
-        try:
+        with one_blas_thread():           # one product per thread: blocks are independent
             if n_jobs > 1:
                 with ThreadPoolExecutor(max_workers=n_jobs) as pool:
                     list(pool.map(work, starts))
             else:
                 for s in starts:
                     work(s)
-        finally:
-            torch.set_num_threads(previous)
         return done
 
     def _bounds(self, yq):
-        """(nb, b) block minima and maxima of t (float32 tensors), (b,) |G|^2, (b,) E, (b,)
+        """(nb, b) block minima and maxima of t (float32), (b,) |G|^2, (b,) E, (b,)
         ρ(g) and the (b, K) float32 query vectors [V, 1], all in the units of the scaled
         coordinates (original units times 2^-a; squares times 2^-2a)."""
         with np.errstate(over="ignore", invalid="ignore"):
@@ -260,24 +255,23 @@ class WideIndex:
         ng2 = np.square(gs).sum(axis=1)                                                  # (b,) |V|^2
         b, tile = len(g32), self.tile
         nt, rows = self.nb // tile, BLOCK * tile
-        at = torch.from_numpy(np.ascontiguousarray(
-            np.concatenate([g32, np.ones((b, 1), dtype=np.float32)], axis=1).T))          # (K, b)
-        bmin = torch.empty((self.nb, b), dtype=torch.float32)
-        bmax = torch.empty((self.nb, b), dtype=torch.float32) if self.paper else None       # max e: paper only
-        out = torch.empty((rows, b), dtype=torch.float32)                                # stays in cache
+        at = np.ascontiguousarray(np.concatenate([g32, np.ones((b, 1), dtype=np.float32)], axis=1).T)  # (K, b)
+        bmin = np.empty((self.nb, b), dtype=np.float32)
+        bmax = np.empty((self.nb, b), dtype=np.float32) if self.paper else None          # max e: paper only
+        out = np.empty((rows, b), dtype=np.float32)                                      # stays in cache
         for i in range(nt):
-            torch.mm(self.aug[i * rows:(i + 1) * rows], at, out=out)
-            v = out.view(tile, BLOCK, b)
-            torch.amin(v, dim=1, out=bmin[i * tile:(i + 1) * tile])
+            np.matmul(self.aug_np[i * rows:(i + 1) * rows], at, out=out)
+            v = out.reshape(tile, BLOCK, b)
+            np.min(v, axis=1, out=bmin[i * tile:(i + 1) * tile])
             if bmax is not None:
-                torch.amax(v, dim=1, out=bmax[i * tile:(i + 1) * tile])
+                np.max(v, axis=1, out=bmax[i * tile:(i + 1) * tile])
         bmin[self.nb_real:] = np.inf                    # blocks of padding only: never read
         if bmax is not None:
             bmax[self.nb_real:] = -np.inf
         r = np.sqrt(ng2) * (1 + 2.0 ** -20)
         with np.errstate(over="ignore", invalid="ignore"):
             E = self.coef * np.square(r + self.rmax) + (self.p + 8) * 2.0 ** -120          # (b,)
-        return bmin, bmax, ng2, E, rho * (1 + 2.0 ** -20), at.numpy().T
+        return bmin, bmax, ng2, E, rho * (1 + 2.0 ** -20), at.T
 
     def _rows_t(self, at, qi, blk):
         """t of every row of the (query row, block) pairs -> (pairs, BLOCK) float64 (a float32
@@ -305,7 +299,7 @@ class WideIndex:
         lower bound of d is at most the k-th smallest upper bound, which give tau. The other
         blocks whose bound is at most tau are read the same way."""
         B, nb = len(yq), self.nb
-        bmin, bmax, ng2, E, rho, at = self._bounds(yq)                                   # (nb, B) tensors
+        bmin, bmax, ng2, E, rho, at = self._bounds(yq)                                   # (nb, B) float32
         # (|V| + R)^2 < 2^120: every partial sum of the product is below (|V| + R)^2 (Cauchy-Schwarz),
         # far from float32's 2^128, so bmin and bmax are finite without a pass over them
         ok = E < self.coef * 2.0 ** 120
@@ -313,12 +307,12 @@ class WideIndex:
         hq, hu, inv = self._hmin(cq)                                                     # (Uq, nb), (Uq, U), (B,)
         rest = len(self.rest) > 0
         tile, nt = self.tile, nb // self.tile
-        bmin_t = torch.amin(bmin.view(nt, tile, B), dim=1)                               # (nt, B) per tile
+        bmin_t = bmin.reshape(nt, tile, B).min(axis=1)                                   # (nt, B) per tile
         sets, w = [], np.full(B, 2.0 ** self.a)
         if self.paper:
-            bmax_t = torch.amax(bmax.view(nt, tile, B), dim=1)
-            tmin = torch.amin(bmin_t, dim=0).numpy().astype(np.float64)                  # (B,) smallest t
-            tmax = torch.amax(bmax_t, dim=0).numpy().astype(np.float64)                  # (B,) largest t
+            bmax_t = bmax.reshape(nt, tile, B).max(axis=1)
+            tmin = bmin_t.min(axis=0).astype(np.float64)                                 # (B,) smallest t
+            tmax = bmax_t.max(axis=0).astype(np.float64)                                 # (B,) largest t
             # min e: the row of smallest s has t <= min over blocks of (min_B t + 4·ρ(g)·ρ_B) + 2E
             # <= min t + 4·ρ(g)·max ρ_B + 2E (the slack is 0 without a rest)
             slack = 4 * rho * float(self.qmax.max()) if rest else 0.0

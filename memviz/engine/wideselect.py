@@ -1,6 +1,6 @@
 """The wide search's tests on its (blocks × query rows) bounds (:mod:`memviz.engine.wide`).
 
-The bounds arrive as (nb, B) float32 tensors, block minima (or maxima) of t per block and
+The bounds arrive as (nb, B) float32 arrays, block minima (or maxima) of t per block and
 query row, with their (nt, B) extremes over tiles of nb / nt consecutive blocks. A test
 against a per-query threshold runs on the tiles first and reads blocks only inside the tiles
 that pass; thresholds are rounded outwards to float32 (:func:`f32`), so a test keeps every
@@ -9,7 +9,6 @@ entry the float64 test keeps. Results are keys query·nb + block, sorted.
 from __future__ import annotations
 
 import numpy as np
-import torch
 
 
 def select(bt, bk, thr, nb, below):
@@ -18,10 +17,8 @@ def select(bt, bk, thr, nb, below):
     (nt, B) passes the test."""
     nt, B = bt.shape
     tile = bk.shape[0] // nt
-    th = torch.from_numpy(thr)
-    ti, qi = torch.nonzero(bt <= th if below else bt >= th, as_tuple=True)
-    ti, qi = ti.numpy(), qi.numpy()
-    sub = bk.numpy().reshape(-1, tile, B)[ti, :, qi]                                 # (P, tile)
+    ti, qi = np.nonzero(bt <= thr if below else bt >= thr)
+    sub = bk.reshape(-1, tile, B)[ti, :, qi]                                 # (P, tile)
     pi, j = np.nonzero(sub <= thr[qi, None] if below else sub >= thr[qi, None])
     return np.sort(qi[pi] * nb + ti[pi] * tile + j)
 
@@ -41,10 +38,9 @@ def select_h(bt, bk, thr, hq, inv, h_t):
     tile = bk.shape[0] // nt
     ar = np.arange(B)
     th_t = f32(thr, up=True)[h_t, ar[None, :]]                                      # (nt, B)
-    ti, qi = torch.nonzero(bt <= torch.from_numpy(th_t), as_tuple=True)
-    ti, qi = ti.numpy(), qi.numpy()
+    ti, qi = np.nonzero(bt <= th_t)
     blk = ti[:, None] * tile + np.arange(tile)                                       # (P, tile)
-    sub = bk.numpy().reshape(-1, tile, B)[ti, :, qi]                                 # (P, tile) float32
+    sub = bk.reshape(-1, tile, B)[ti, :, qi]                                 # (P, tile) float32
     pi, j = np.nonzero(sub <= thr[hq[inv[qi][:, None], blk], qi[:, None]])           # float64, exact
     return np.sort(qi[pi] * tile * nt + blk[pi, j])
 
@@ -58,14 +54,14 @@ def first_blocks(bmin, bmin_t, ng2, w, hq, inv, h_t, kb):
     nt = bmin_t.shape[0]
     tile = nb // nt
     ar = np.arange(B)
-    e_t = np.sqrt(np.maximum(bmin_t.numpy() + ng2, 0.0)) * w                         # (nt, B)
+    e_t = np.sqrt(np.maximum(bmin_t + ng2, 0.0)) * w                         # (nt, B)
     kt = min(nt, kb)
     best = np.argpartition(np.ascontiguousarray((e_t + h_t).T), kt - 1, axis=1)[:, :kt] if kt < nt else \
         np.broadcast_to(np.arange(nt)[None, :], (B, nt))                             # (B, kt) tiles
     ti = best.reshape(-1)                                                            # (B·kt,) query-major
     qi = np.repeat(ar, kt)
     blk = (ti[:, None] * tile + np.arange(tile)).reshape(B, kt * tile)               # (B, kt·tile)
-    sub = bmin.numpy().reshape(nt, tile, B)[ti, :, qi].reshape(B, kt * tile)
+    sub = bmin.reshape(nt, tile, B)[ti, :, qi].reshape(B, kt * tile)
     score = np.sqrt(np.maximum(sub + ng2[:, None], 0.0)) * w[:, None] + hq[inv[:, None], blk]
     m = min(kb, kt * tile)
     j = np.argpartition(score, m - 1, axis=1)[:, :m] if m < kt * tile else np.broadcast_to(np.arange(m), (B, m))

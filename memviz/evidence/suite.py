@@ -57,6 +57,7 @@ The result is an :class:`Evidence`: frozen, typed, and a read-only mapping from 
 from __future__ import annotations
 
 import contextvars
+import logging
 import time
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -73,10 +74,12 @@ from memviz.evidence.membership import (
     membership_inference,
     synthetic_engine,
 )
-from memviz.device import torch_threads
+from memviz.device import cpu_threads, limit_threads
 from memviz.engine.neighbors import NeighborEngine
 from memviz.tables.data import Table
 from memviz.tables.encoding import shared_factorizations
+
+log = logging.getLogger(__name__)
 
 TESTS = ("membership", "data_copying", "attribute", "density_ratio")
 #: each test's name in a sentence (the report's "Other tests", the verdict's qualifier)
@@ -218,9 +221,7 @@ def audit_evidence(train: Table, synthetic: Table, holdout: CheckedHoldout | Tab
     # the data-copying test and the membership attack run side by side: two engines, two query
     # sets each, searches that hold the GIL for much of their time and gain little from a
     # second thread of their own (benchmarks/bench_evidence.py), so one thread each
-    import torch
-
-    jobs = max(1, torch.get_num_threads() // 2)
+    jobs = max(1, cpu_threads() // 2)
     from memviz.engine.distributed import on_cluster
 
     def copying() -> DataCopyingResult:
@@ -252,10 +253,13 @@ def audit_evidence(train: Table, synthetic: Table, holdout: CheckedHoldout | Tab
         n_cols = len(train.schema.distance_numerical + train.schema.distance_categorical)
         ai = attribute_inference(train, synthetic, checked, secret=secrets, distance=dist, device=device,
                                  seed=seed) if n_cols > 1 else None      # one column: nothing left to know
-        with torch_threads(jobs):                             # beside the two searches
+        with limit_threads(jobs):                             # beside the two searches
             dr = density_ratio_attack(train, synthetic, checked, flagged_row_ids=flagged_row_ids, seed=seed,
                                       device=device, **AUDIT_LIMITS)
         dc, mi = dc_f.result(), mi_f.result()
+    for name, r in (("data copying", dc), ("membership", mi), ("attribute inference", ai), ("density ratio", dr)):
+        if r is not None and getattr(r, "seconds", None) is not None:
+            log.info("%s test: %.2f s", name, r.seconds)
     return Evidence(membership=mi, data_copying=dc, attribute=ai, density_ratio=dr, distance=dist,
                     seconds=time.perf_counter() - t0)
 

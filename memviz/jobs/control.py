@@ -148,20 +148,17 @@ def _starting(job: Job, session: str = "", check_room: bool = True, remove: bool
     """Start ``job`` alone (a lock under ``<root>/.jobs``), within the queue's bounds
     (:func:`check_room_for`); on any failure remove what was made of it unless not ``remove``
     (a full disk is one :class:`~memviz.io.DiskFull` line naming the folder)."""
+    from memviz.locks import hold
+
     folder = job.root / JOBS
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        lock = open(folder / "start.lock", "a")
+        lock = hold(folder / "start.lock")
     except OSError as exc:
         if exc.errno in DISK_FULL:
             raise disk_full(folder) from None
         raise
     try:
-        try:
-            import fcntl
-            fcntl.flock(lock, fcntl.LOCK_EX)
-        except ImportError:  # pragma: no cover
-            pass
         if check_room:
             check_room_for(job.root, session)
         try:
@@ -173,7 +170,7 @@ def _starting(job: Job, session: str = "", check_room: bool = True, remove: bool
                 raise disk_full(job.job_dir.parent, job.job_id) from None
             raise
     finally:
-        lock.close()
+        lock.release()
 
 
 @dataclass(frozen=True)

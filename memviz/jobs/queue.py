@@ -77,23 +77,20 @@ def pid_alive(pid: int | None, start_ticks: int | None = None) -> bool:
     return True
 
 
-_SLOT = None  # the open lock file of this process' slot, held until it exits
+_SLOT = None  # this process' slot (a held memviz.locks lock), held until it exits
 
 
 def take_slot(root: Path, slots: int, job_id: str, on_queued=None, poll: float = 0.5) -> None:
     """Block until one of ``slots`` lock files under ``root/.jobs/slots`` is ours, first in first out.
 
     Each waiting job holds a ticket ``root/.jobs/queue/<time>-<job_id>`` (with its pid); it
-    tries the slots only when no older ticket of a living process waits. flock locks
-    belong to the open file: the kernel frees a slot when its process ends, however it
-    ends. ``on_queued()`` is called once if the job has to wait. Without fcntl (Windows)
-    there is no queue.
+    tries the slots only when no older ticket of a living process waits. A slot is a
+    :mod:`memviz.locks` lock: the system frees it when its process ends, however it ends
+    (on Windows too). ``on_queued()`` is called once if the job has to wait.
     """
     global _SLOT
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover
-        return
+    from memviz.locks import try_hold
+
     folder, queue = root / JOBS / "slots", root / JOBS / "queue"
     folder.mkdir(parents=True, exist_ok=True)
     queue.mkdir(parents=True, exist_ok=True)
@@ -105,14 +102,10 @@ def take_slot(root: Path, slots: int, job_id: str, on_queued=None, poll: float =
         while True:
             if not _older_waiters(queue, ticket):
                 for i in range(slots):
-                    f = open(folder / f"{i}.lock", "a")
-                    try:
-                        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    except OSError:
-                        f.close()
-                        continue
-                    _SLOT = f
-                    return
+                    held = try_hold(folder / f"{i}.lock")
+                    if held is not None:
+                        _SLOT = held
+                        return
             if not announced and on_queued is not None:
                 on_queued()
                 announced = True
@@ -123,22 +116,10 @@ def take_slot(root: Path, slots: int, job_id: str, on_queued=None, poll: float =
 
 def running_jobs(root: Path) -> int:
     """How many slots under ``root/.jobs/slots`` are held now (jobs running, the caller's
-    own included): a slot whose lock a shared non-blocking attempt cannot take is held."""
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover
-        return 1
-    held = 0
-    for path in sorted((root / JOBS / "slots").glob("*.lock")):
-        try:
-            with open(path, "a") as f:
-                try:
-                    fcntl.flock(f, fcntl.LOCK_SH | fcntl.LOCK_NB)
-                except OSError:
-                    held += 1
-        except OSError:
-            continue
-    return held
+    own included): a slot whose lock cannot be taken now is held (:func:`memviz.locks.is_held`)."""
+    from memviz.locks import is_held
+
+    return sum(is_held(path) for path in sorted((root / JOBS / "slots").glob("*.lock")))
 
 
 def _older_waiters(queue: Path, mine: Path) -> bool:

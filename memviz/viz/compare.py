@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import html
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
-import plotly.graph_objects as go
 
 from memviz.compare.methods import method_label as arm_label
 from memviz.compare.threeway import three_way
@@ -28,6 +28,9 @@ from memviz.viz.style import (
     rgba,
 )
 from memviz.viz.text import pct, plain, plain_all
+
+if TYPE_CHECKING:
+    import plotly.graph_objects as go  # imported where a figure is made: the audit's report needs no plotly
 
 FLOOR_COLOR = "#7f7f7f"
 

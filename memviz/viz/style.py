@@ -19,15 +19,18 @@ labels from their registries (:data:`memviz.compare.methods.METHOD_LABELS`,
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import numpy as np
-import plotly.graph_objects as go
 
 from memviz.compare.methods import METHOD_LABELS
 from memviz.compare.methods import method_label as compare_method_label
 from memviz.dynamics.rows import RowDynamics
 from memviz.errors import MemvizError
 from memviz.models import MODEL_LABELS
+
+if TYPE_CHECKING:
+    import plotly.graph_objects as go  # imported where a figure is made: the audit's report needs no plotly
 
 TOP_COLOR, REST_COLOR = "#d62728", "#1f77b4"
 BEFORE_COLOR, AFTER_COLOR, REMOVED_COLOR = "#9e9e9e", "#1f77b4", "#d62728"
@@ -84,6 +87,8 @@ def base_layout(title: str, text: str, **layout) -> dict:
 
 def new_figure(title: str, x_title: str, y_title: str, text: str, **layout) -> go.Figure:
     """An empty figure with title, axis titles and the caption in ``layout.meta``."""
+    import plotly.graph_objects as go
+
     return go.Figure(layout=base_layout(title, text, xaxis={"title": {"text": x_title}},
                                     yaxis={"title": {"text": y_title}}, **layout))
 

@@ -5,6 +5,7 @@ file, the field and the problem), and read through :class:`Manifest`'s attribute
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
@@ -17,29 +18,10 @@ FORMAT = "memviz.run/1"
 STATUSES = ("running", "finished", "cancelled", "failed")
 
 
-_KINDS = {"object": dict, "list": list, "string": str}
-
-
-def _is(v, kind: str) -> bool:
-    if kind == "integer":
-        return isinstance(v, int) and not isinstance(v, bool)
-    if kind == "number":
-        return isinstance(v, (int, float)) and not isinstance(v, bool)
-    return isinstance(v, _KINDS[kind])
-
-
 def _got(v) -> str:
     names = {dict: "an object", list: "a list", str: "a string", bool: "true/false", int: "an integer",
              float: "a number", type(None): "null"}
     return names.get(type(v), type(v).__name__)
-
-
-def _expect(f: Path, name: str, v, kind: str, optional: bool = False) -> None:
-    if v is None and optional:
-        return
-    if not _is(v, kind):
-        article = "an" if kind[0] in "aeiou" else "a"
-        raise RunError(f"{f}: manifest field {name!r}: expected {article} {kind}, got {_got(v)}")
 
 
 #: top-level manifest fields: name -> (kind, required)
@@ -48,47 +30,113 @@ _FIELDS = {"status": ("string", True), "config": ("object", True), "schema": ("o
            "created": ("string", False), "updated": ("string", False), "device": ("string", False),
            "checks": ("list", False), "progress": ("object", False), "timings": ("object", False),
            "versions": ("object", False), "summary": ("object", False), "error": ("string", False)}
+#: the manifest's words for a JSON Schema type
+_JSON = {"object": "object", "list": "array", "string": "string", "integer": "integer", "number": "number"}
+
+
+def _t(kind: str, optional: bool = False) -> dict:
+    return {"type": [_JSON[kind], "null"] if optional else _JSON[kind]}
+
+
+_CHECK_KEYS = (("check", "integer", False), ("epoch", "integer", False), ("mem_ratio", "number", True))
+
+#: manifest.json as a JSON Schema (draft 2020-12; ``integer`` excludes 1.0, as Python's int does). The schema
+#: field's own rules are :meth:`Schema.from_dict`'s; the config's, :func:`memviz.warmup.run.saved_config`'s.
+SCHEMA = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "title": f"memviz run manifest ({FORMAT})",
+    "type": "object",
+    "required": ["format", *(n for n, (_, required) in _FIELDS.items() if required)],
+    "properties": {
+        "format": {"const": FORMAT},
+        **{n: _t(kind, optional=not required) for n, (kind, required) in _FIELDS.items()},
+        "status": {"type": "string", "enum": list(STATUSES)},
+        "data": {"type": "object", "required": ["fingerprint", "n_rows"],
+                 "properties": {"fingerprint": _t("string"), "n_rows": _t("integer"),
+                                "source": _t("string", optional=True)}},
+        "checks": {"type": ["array", "null"],
+                   "items": {"type": "object", "required": [k for k, _, opt in _CHECK_KEYS if not opt],
+                             "properties": {k: _t(kind, opt) for k, kind, opt in _CHECK_KEYS}}},
+        "progress": {"type": ["object", "null"], "additionalProperties": _t("number", optional=True)},
+        "timings": {"type": ["object", "null"], "additionalProperties": _t("number", optional=True)},
+    },
+}
+
+_FIELD_ORDER = list(_FIELDS)
+_SCHEMA_STEP = 3          # the schema field's own check runs after steps 0-2 (fields, status, data)
+
+
+@functools.lru_cache(maxsize=1)
+def _validator():
+    import jsonschema
+
+    strict = jsonschema.Draft202012Validator.TYPE_CHECKER.redefine(
+        "integer", lambda _, v: isinstance(v, int) and not isinstance(v, bool))
+    return jsonschema.validators.extend(jsonschema.Draft202012Validator, type_checker=strict)(SCHEMA)
+
+
+def _problem(e, m: dict) -> tuple[tuple, str]:
+    """A JSON Schema error of manifest ``m`` as (its place in the order the fields are read, the line saying
+    it): a reader meets the first problem of the manifest in that order, whatever the validator's order."""
+    path = list(e.absolute_path)
+    if not path and e.validator == "required":
+        name = next(n for n in e.validator_value if n not in m)
+        if name == "format":
+            return (-1,), f"not a {FORMAT} manifest"
+        return (0, _FIELD_ORDER.index(name), 0), f"manifest lacks the field {name!r}"
+    if not path or path[0] == "format":
+        return (-1,), f"not a {FORMAT} manifest"
+    name, v = path[0], e.instance
+    if len(path) == 1 and e.validator != "required":
+        if name == "status" and e.validator == "enum":
+            return (1,), f"manifest field 'status': {v!r} is not one of {', '.join(STATUSES)}"
+        return (0, _FIELD_ORDER.index(name), 1), _type_line(name, v, _FIELDS[name][0])
+    if name == "data":
+        key = path[1] if len(path) > 1 else None
+        if e.validator == "required":
+            key = next(k for k in e.validator_value if k not in e.instance)
+            return (2, ("fingerprint", "n_rows").index(key), 0), f"manifest lacks the field 'data.{key}'"
+        kind = {"fingerprint": "string", "n_rows": "integer", "source": "string"}[key]
+        return (2, ("fingerprint", "n_rows", "source").index(key), 1), _type_line(f"data.{key}", v, kind)
+    if name == "checks":
+        i = path[1]
+        if len(path) == 2:
+            if e.validator == "required":
+                key = next(k for k, _, _ in _CHECK_KEYS if k not in e.instance)
+                return (4, i, [k for k, _, _ in _CHECK_KEYS].index(key), 0), f"manifest lacks the field 'checks[{i}].{key}'"
+            return (4, i, -1), _type_line(f"checks[{i}]", v, "object")
+        j, (key, kind, _) = next((j, c) for j, c in enumerate(_CHECK_KEYS) if c[0] == path[2])
+        return (4, i, j, 1), _type_line(f"checks[{i}].{key}", v, kind)
+    key = path[1]                                        # progress, timings: numbers or null
+    return (5, ("progress", "timings").index(name), list(m[name]).index(key)), _type_line(f"{name}.{key}", v, "number")
+
+
+def _type_line(name: str, v, kind: str) -> str:
+    article = "an" if kind[0] in "aeiou" else "a"
+    return f"manifest field {name!r}: expected {article} {kind}, got {_got(v)}"
 
 
 def validate_manifest(m, f: Path) -> dict:
     """``m`` if it is a well-formed run manifest; RunError naming ``f``, the field and the problem.
 
-    Checked: the format tag; the type of every known field; ``status`` among :data:`STATUSES`;
-    ``data.fingerprint`` (string) and ``data.n_rows`` (integer); the schema (as
-    :meth:`Schema.from_dict` reads it); each check summary's ``check`` and ``epoch`` (integers)
-    and ``mem_ratio`` (number or null); ``progress`` and ``timings`` values (numbers or null).
-    The config's values are checked by its reader (:func:`memviz.warmup.run.saved_config`).
+    Checked against :data:`SCHEMA` (``jsonschema``): the format tag; the type of every known field;
+    ``status`` among :data:`STATUSES`; ``data.fingerprint`` (string) and ``data.n_rows`` (integer);
+    each check summary's ``check`` and ``epoch`` (integers) and ``mem_ratio`` (number or null);
+    ``progress`` and ``timings`` values (numbers or null); then the schema (as :meth:`Schema.from_dict`
+    reads it). Of several problems the line names the first in that order. The config's values are
+    checked by its reader (:func:`memviz.warmup.run.saved_config`).
     """
-    if not isinstance(m, dict) or m.get("format") != FORMAT:
+    if not isinstance(m, dict):
         raise RunError(f"{f}: not a {FORMAT} manifest")
-    for name, (kind, required) in _FIELDS.items():
-        if name not in m:
-            if required:
-                raise RunError(f"{f}: manifest lacks the field {name!r}")
-            continue
-        _expect(f, name, m[name], kind, optional=not required)
-    if m["status"] not in STATUSES:
-        raise RunError(f"{f}: manifest field 'status': {m['status']!r} is not one of {', '.join(STATUSES)}")
-    data = m["data"]
-    for key, kind in (("fingerprint", "string"), ("n_rows", "integer")):
-        if key not in data:
-            raise RunError(f"{f}: manifest lacks the field 'data.{key}'")
-        _expect(f, f"data.{key}", data[key], kind)
-    _expect(f, "data.source", data.get("source"), "string", optional=True)
+    problems = sorted((_problem(e, m) for e in _validator().iter_errors(m)), key=lambda p: p[0])
+    if problems and problems[0][0] < (_SCHEMA_STEP,):
+        raise RunError(f"{f}: {problems[0][1]}")
     try:
         Schema.from_dict(m["schema"], source="schema")
     except (MemvizError, TypeError, ValueError) as exc:
         raise RunError(f"{f}: manifest field 'schema': {str(exc).removeprefix('schema: ')}") from None
-    for i, c in enumerate(m.get("checks") or []):
-        _expect(f, f"checks[{i}]", c, "object")
-        for key, kind, optional in (("check", "integer", False), ("epoch", "integer", False),
-                                    ("mem_ratio", "number", True)):
-            if key not in c and not optional:
-                raise RunError(f"{f}: manifest lacks the field 'checks[{i}].{key}'")
-            _expect(f, f"checks[{i}].{key}", c.get(key), kind, optional)
-    for name in ("progress", "timings"):
-        for key, v in (m.get(name) or {}).items():
-            _expect(f, f"{name}.{key}", v, "number", optional=True)
+    if problems:
+        raise RunError(f"{f}: {problems[0][1]}")
     return m
 
 

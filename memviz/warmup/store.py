@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 import platform
 import re
 import shutil
@@ -168,65 +167,37 @@ class RunStore:
 
     # -- the writer's lock -------------------------------------------------------
     def acquire(self) -> "RunStore":
-        """Hold the run's lock until :meth:`release` or the end of this process; RunError (one
-        line) when another process holds it. Without ``fcntl`` (Windows) there is no lock."""
+        """Hold the run's lock (:mod:`memviz.locks`) until :meth:`release` or the end of this process; RunError
+        (one line) when another process holds it."""
         if self._lock is not None:
             return self
-        try:
-            import fcntl
-        except ImportError:  # pragma: no cover
-            return self
-        f = open(self.path / LOCK, "a+")
-        deadline = time.monotonic() + LOCK_WAIT_SECONDS
-        while True:
-            try:
-                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    f.close()
-                    raise RunError(f"{self.path}: another process is writing this run{self._holder()}; "
-                                   f"wait for it to stop, or cancel it") from None
-                time.sleep(0.05)
-        f.seek(0)
-        f.truncate()
-        f.write(f"{os.getpid()}\n")
-        f.flush()
-        self._lock = f
+        from memviz.locks import holder, try_hold
+
+        held = try_hold(self.path / LOCK, wait=LOCK_WAIT_SECONDS)
+        if held is None:
+            raise RunError(f"{self.path}: another process is writing this run{holder(self.path / LOCK)}; "
+                           f"wait for it to stop, or cancel it") from None
+        self._lock = held.write_pid()
         return self
 
     def release(self) -> None:
-        """Let go of the run's lock (the kernel also frees it when the process ends)."""
+        """Let go of the run's lock (the system also frees it when the process ends)."""
         if self._lock is not None:
-            self._lock.close()
+            self._lock.release()
             self._lock = None
 
     def writer_alive(self) -> bool | None:
-        """Does a process (this one included) hold the run's lock now? None: cannot tell (no ``fcntl``)."""
+        """Does a process (this one included) hold the run's lock now?"""
         if self._lock is not None:
             return True
-        try:
-            import fcntl
-        except ImportError:  # pragma: no cover
-            return None
-        try:
-            f = open(self.path / LOCK, "rb")
-        except OSError:
-            return False
-        with f:
-            try:
-                fcntl.flock(f, fcntl.LOCK_SH | fcntl.LOCK_NB)
-            except OSError:
-                return True
-            fcntl.flock(f, fcntl.LOCK_UN)
-            return False
+        from memviz.locks import is_held
+
+        return is_held(self.path / LOCK)
 
     def _holder(self) -> str:
-        try:
-            pid = (self.path / LOCK).read_text().strip()
-        except OSError:
-            return ""
-        return f" (pid {pid})" if pid.isdigit() else ""
+        from memviz.locks import holder
+
+        return holder(self.path / LOCK)
 
     def status(self, manifest: "dict | Manifest | None" = None) -> str:
         """The manifest's status, but :data:`INTERRUPTED` for a ``running`` run whose writer has

@@ -135,7 +135,7 @@ def test_a_worker_builds_the_dense_tensors_once_not_once_per_task(sample, cluste
     load = NeighborEngine._load_dense
 
     def counted(self):
-        if not hasattr(self, "y_t_"):
+        if not hasattr(self, "dense_"):
             builds.append(1)
         load(self)
 

@@ -111,23 +111,25 @@ def test_rows_beyond_two_mismatches_and_unprunable_tables_go_dense():
 
 
 def test_threads_sharing_a_fresh_engine_all_see_its_dense_tensors(sample, monkeypatch):
-    """A Dask worker runs tasks on several threads against one engine; the dense pass's tensors
-    were built on first use with ``y_t_`` (the "already built" mark) set before the others, so a
-    second thread could find the mark and use ``onehot_dtype_``/``x_onehot_t_`` before they existed
-    (CI: AttributeError 'onehot_dtype_'). The slow step below widens that window."""
+    """A Dask worker runs tasks on several threads against one engine; the dense pass's structures
+    were built on first use with a mark ("already built") set before the others, so a second thread
+    could find the mark and use structures before they existed (CI: AttributeError 'onehot_dtype_').
+    ``dense_`` is set once whole; the slow build below widens the window."""
     import threading
     import time as _time
+
+    from memviz.engine import cpudense
 
     train, test = sample
     engine = NeighborEngine(device="cpu", algorithm="dense").fit(train)
     ref = NeighborEngine(device="cpu", algorithm="dense").fit(train).kneighbors(test.data.iloc[:40], k=2)
-    slow = NeighborEngine._onehot
+    slow = cpudense.CpuDense.__init__
 
-    def onehot(self, cat):
+    def build(self, *args, **kw):
         _time.sleep(0.3)
-        return slow(self, cat)
+        slow(self, *args, **kw)
 
-    monkeypatch.setattr(NeighborEngine, "_onehot", onehot)
+    monkeypatch.setattr(cpudense.CpuDense, "__init__", build)
     out, errors = [None] * 4, []
 
     def query(i):
@@ -147,57 +149,98 @@ def test_threads_sharing_a_fresh_engine_all_see_its_dense_tensors(sample, monkey
         np.testing.assert_array_equal(nb.dist, ref.dist)
 
 
+def _passes(train, distance):
+    """The reference rows of ``train`` as the numpy pass (the CPU's) and the torch pass (CUDA's) on
+    CPU tensors, with the engine that fitted them (its coordinates and codes)."""
+    from memviz.engine.cpudense import CpuDense
+    from memviz.engine.densetorch import TorchDense
+
+    engine = NeighborEngine(device="cpu", algorithm="dense", distance=distance).fit(train)
+    y, cat = engine.reference_arrays()
+    paper = distance == "paper"
+    return (engine, CpuDense(y, cat, paper, engine.n_candidates),
+            TorchDense(y, cat, engine.encoder_.n_categories, paper, engine.n_candidates, torch.device("cpu")))
+
+
+def _query(engine, df):
+    enc = engine.encoder_.transform(df)
+    return engine._coords(enc.num, "query"), enc.cat
+
+
 @pytest.mark.parametrize("distance", ["paper", "standardized"])
 def test_few_dense_rows_count_h_directly_and_agree_with_the_gemm_bit_for_bit(sample, distance):
-    """Up to DIRECT_H_ROWS dense rows per query set count the category mismatches directly (no
-    one-hot table is built for them); the answer is the GEMM's, unseen categories included."""
-    from memviz.engine import neighbors
+    """The torch pass (CUDA's) counts the category mismatches of up to DIRECT_H_ROWS rows directly and
+    of more rows by a one-hot GEMM; both, and the numpy pass the CPU runs (always direct), give the
+    same answer bit for bit, unseen categories included."""
+    from memviz.engine import densetorch
 
     train, test = sample
-    q = test.data.iloc[:neighbors.DIRECT_H_ROWS].copy()
+    q = test.data.iloc[:densetorch.DIRECT_H_ROWS].copy()
     cat = train.schema.distance_categorical[0]
     q[cat] = q[cat].astype(object)
     q.iloc[::7, q.columns.get_loc(cat)] = "never seen in training"
-    engine = NeighborEngine(device="cpu", algorithm="dense", distance=distance).fit(train)
-    direct = engine.kneighbors(q, k=2)
-    assert not hasattr(engine, "x_onehot_t_")                          # the table was not built
-    engine._load_onehot()
-    gemm = engine.kneighbors(q, k=2)
-    np.testing.assert_array_equal(direct.pos, gemm.pos)
-    np.testing.assert_array_equal(direct.dist, gemm.dist)
-    big = NeighborEngine(device="cpu", algorithm="dense", distance=distance).fit(train)
-    big.kneighbors(test.data.iloc[:neighbors.DIRECT_H_ROWS + 1], k=2)
-    assert hasattr(big, "x_onehot_t_")                                 # more rows: the GEMM
+    engine, cpu, tor = _passes(train, distance)
+    y, codes = _query(engine, q)
+    got = cpu.block(y, codes, 2, cpu.workspace(len(y)))
+    tor.prepare(len(y))
+    assert not hasattr(tor, "x_onehot_t")                              # the table was not built
+    direct = tor.block(y, codes, 2, tor.workspace(len(y)))
+    tor.prepare(densetorch.DIRECT_H_ROWS + 1)
+    assert hasattr(tor, "x_onehot_t")                                  # more rows: the GEMM
+    gemm = tor.block(y, codes, 2, tor.workspace(len(y)))
+    for a in (direct, gemm):
+        np.testing.assert_array_equal(got[0], a[0])
+        np.testing.assert_array_equal(got[1], a[1])
+        assert got[2] == a[2]
 
 
-def test_one_block_of_dense_rows_runs_on_one_intra_op_thread(sample, monkeypatch):
-    """A few dense rows (one block) ran on torch's intra-op threads, which beside one busy core took
-    ~10x longer than one thread (26 rows x 32,561 training rows: 354 ms against 40 ms; the audit's
-    data-copying test at full Adult 1.29 s against 0.65 s). Several blocks keep one thread per block."""
-    from memviz.engine import neighbors
+@pytest.mark.parametrize("distance", ["paper", "standardized"])
+@pytest.mark.parametrize("hypot", [False, True])
+def test_the_numpy_pass_equals_the_torch_pass_bit_for_bit_with_ties_and_magnitudes(distance, hypot):
+    """The CPU's dense pass (numpy, no torch) against CUDA's (torch, here on CPU tensors): repeated
+    rows (ties past the candidate list), magnitudes from 1e-300 to 1e300 (per-pair scaling), 1 to 6
+    numerical columns, and no numerical column at all. (Three columns are left out of the plain
+    pass: torch's CPU ``cdist`` sums three squares in an order of its own, which the engine's
+    contract allows; the numpy pass sums them left to right, as the float64 loop does: next test.)"""
+    from memviz.engine.cpudense import CpuDense
+    from memviz.engine.densetorch import TorchDense
 
-    train, test = sample
-    seen = []
-    inner = NeighborEngine._dense_block
+    rng = np.random.default_rng(7 + hypot)
+    for p in (0, 1, 2, 4, 6):
+        N, q = 700, 3
+        y = rng.normal(size=(N, p)) * (10.0 ** rng.integers(-300, 300, (N, p)) if hypot else 1.0)
+        y[100:160] = y[100]                                               # 60 equal rows: ties
+        cat = rng.integers(0, 3, (N, q))
+        cat[100:160] = cat[100]
+        g = np.concatenate([y[95:105], rng.normal(size=(30, p))])
+        gc = np.concatenate([cat[95:105], rng.integers(-1, 3, (30, q))])
+        paper = distance == "paper"
+        cpu = CpuDense(y, cat, paper, 8)
+        tor = TorchDense(y, cat, np.array([3] * q), paper, 8, torch.device("cpu"))
+        for k in (1, 2, 5):
+            a = cpu.block(g, gc, k, cpu.workspace(len(g)), hypot)
+            b = tor.block(g, gc, k, tor.workspace(len(g)), hypot)
+            np.testing.assert_array_equal(a[0], b[0])
+            np.testing.assert_array_equal(a[1], b[1])
+            assert a[2] == b[2]
+            assert a[2] > 0                                                   # the ties were resolved
 
-    def dense_block(self, *args, **kw):
-        seen.append(torch.get_num_threads())
-        return inner(self, *args, **kw)
 
-    monkeypatch.setattr(NeighborEngine, "_dense_block", dense_block)
-    engine = NeighborEngine(device="cpu", algorithm="dense").fit(train)
-    before = torch.get_num_threads()
-    try:
-        torch.set_num_threads(2)
-        one = engine.kneighbors(test.data.iloc[:5], k=2)                 # 5 rows: one block
-        assert seen == [1] and torch.get_num_threads() == 2              # restored after
-        ref = NeighborEngine(device="cpu", algorithm="dense", n_jobs=1).fit(train)
-        torch.set_num_threads(1)
-        seen.clear()
-        np.testing.assert_array_equal(ref.kneighbors(test.data.iloc[:5], k=2).dist, one.dist)
-    finally:
-        torch.set_num_threads(before)
-    assert neighbors.DIRECT_H_ROWS >= 5
+@pytest.mark.parametrize("p", range(1, 8))
+def test_the_numpy_pass_sums_squares_as_the_float64_loop_does(p):
+    """e of the CPU's dense pass is the float64 loop's sqrt(sum_j (g_j - x_j)^2), the squares summed
+    left to right (numpy's reduction over fewer than 8 columns), bit for bit."""
+    from memviz.engine.cpudense import CpuDense
+
+    rng = np.random.default_rng(p)
+    y = rng.normal(size=(300, p)) * 10.0 ** rng.integers(-100, 100, (300, p))
+    g = rng.normal(size=(20, p)) * 10.0 ** rng.integers(-100, 100, (20, p))
+    cpu = CpuDense(y, np.zeros((300, 0), dtype=np.int64), False, 8)
+    ws = cpu.workspace(20)
+    cpu.block(g, np.zeros((20, 0), dtype=np.int64), 1, ws)
+    want = np.sqrt(np.square(y[None] - g[:, None]).sum(axis=-1))
+    np.testing.assert_array_equal(ws["d"], want)
+
 
 
 def test_an_engine_fitted_like_another_shares_its_encoder_and_groups_and_answers_the_same(sample):
