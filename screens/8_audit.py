@@ -150,6 +150,12 @@ with st.container(border=True, key="audit_headline"):
         ident = f"{audit.identical_share:.1%} of generated rows are identical to a training row"
         st.caption(ident + ".")
 _ui.verdict_card(dataclasses.replace(card, lines=card.lines[1:]), key="audit_verdict")   # the sentence is above
+region = audit.region_distances()
+if region is not None:      # the region the verdict names: a person checks its rows' distances here
+    from memviz.viz.memorization import closeness_plot
+
+    g, h, t, words = region
+    _ui.show(closeness_plot(g, h, t, region=words), key="audit_region")
 
 # ------------------------------------------------------------------ other tests (as in the report)
 if len(audit.evidence):

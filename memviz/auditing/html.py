@@ -234,6 +234,10 @@ def audit_html(a, *, redacted: bool = True, train=None, synthetic=None, sections
         from memviz.viz.memorization import closeness_plot
 
         figures.append(closeness_plot(a.generated["distance"], a.close.holdout_distances, a.close.threshold))
+        region = a.region_distances()
+        if region is not None:                # the region the verdict names, its rows' distances (column names only)
+            g, h, t, words = region
+            figures.append(closeness_plot(g, h, t, region=words))
     stop = ""
     if plots and a.per_check is not None and len(a.per_check):
         from memviz.viz.memorization import check_curves

@@ -208,6 +208,24 @@ class Audit:
         (:func:`memviz.auditing.verdict.findings`)."""
         return findings_of(self)
 
+    def region_distances(self):
+        """(generated, hold-out, threshold, words) inside the region the data-copying test finds copying in most
+        strongly: each row's distance to its nearest training row there, the region's real rows' 5 % quantile,
+        and the region in the user's column names (what :func:`memviz.viz.memorization.closeness_plot` draws);
+        None when no region copies."""
+        import numpy as np
+
+        from memviz.auditing.verdict import copying_region
+
+        cell = copying_region(self)
+        dc = self.evidence.get("data_copying")
+        got = dc.cell_distances(int(cell["cell"])) if cell is not None else None
+        if got is None or not len(got[1]):
+            return None
+        g, h = got
+        cols = str(cell.get("columns", "")) or f"region {int(cell['cell'])}"
+        return g, h, float(np.quantile(h, 0.05)), f"the region set apart by {cols}"
+
     def ratio_test(self) -> dict:
         """The paper's ratio test against its floor: one member of the family, its averages (mem_ratio, floor,
         excess, copy_share and their intervals) labelled as its own."""

@@ -86,6 +86,7 @@ class DataCopyingResult:
     centres : per cell {column: median or most common value} in the user's units.
     rows : per training row: row_id, cell, in_copying_cell (its cell copies).
     synthetic_cells, holdout_cells : (m,), (n,) the cell of each generated and hold-out row (None: not kept).
+    synthetic_distances, holdout_distances : (m,), (n,) L of each generated and hold-out row (None: not kept).
     """
 
     distance: str
@@ -105,6 +106,15 @@ class DataCopyingResult:
     seconds: float = 0.0
     synthetic_cells: np.ndarray | None = None
     holdout_cells: np.ndarray | None = None
+    synthetic_distances: np.ndarray | None = None
+    holdout_distances: np.ndarray | None = None
+
+    def cell_distances(self, cell: int) -> tuple[np.ndarray, np.ndarray] | None:
+        """(L of the generated rows, L of the hold-out rows) inside ``cell`` (None: not kept)."""
+        if self.synthetic_cells is None or self.synthetic_distances is None:
+            return None
+        return (self.synthetic_distances[self.synthetic_cells == cell],
+                self.holdout_distances[self.holdout_cells == cell])
 
     @property
     def copying(self) -> bool:
@@ -472,4 +482,4 @@ def data_copying_test(train: Table, synthetic, holdout: CheckedHoldout | Table |
     return DataCopyingResult(distance, k, int(min_generated), float(alpha), c_t, z_all,
                              one_sided_p(z_all), cells, centres, rows, len(train), n, m, seed,
                              time.perf_counter() - t0, synthetic_cells=lq.astype(np.int64),
-                             holdout_cells=lp.astype(np.int64))
+                             holdout_cells=lp.astype(np.int64), synthetic_distances=dq_all, holdout_distances=dp_all)

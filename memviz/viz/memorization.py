@@ -221,10 +221,11 @@ def copies_null_plot(table: pd.DataFrame, log_y: bool = True) -> go.Figure:
     return fig
 
 
-def closeness_plot(generated, holdout, threshold: float) -> go.Figure:
+def closeness_plot(generated, holdout, threshold: float, *, region: str = "") -> go.Figure:
     """How close every row is to its nearest training row: the cumulative share of the generated rows
     and of the hold-out's real rows within each distance D (the standardized distance,
-    :mod:`memviz.measure.dcr`), identical rows (D = 0) at the left edge, the too-close threshold t marked.
+    :mod:`memviz.measure.dcr`), identical rows (D = 0) at the left edge, the too-close threshold t marked;
+    ``region`` (words: "the region set apart by sex and age") titles the figure of one region's rows.
 
     share(x) = #{rows with D ≤ x} / rows, per group; a generated curve above the real one at the left is
     copying: more generated rows sit that close to a training row than real rows the model never saw.
@@ -234,7 +235,7 @@ def closeness_plot(generated, holdout, threshold: float) -> go.Figure:
         raise MemvizError("closeness_plot: needs generated and hold-out distances")
     positive = np.r_[g[g > 0], h[h > 0]]
     floor = float(positive.min()) / 2 if len(positive) else 1e-6                # where D = 0 is drawn
-    fig = new_figure("How close each row is to its nearest training row",
+    fig = new_figure("How close each row is to its nearest training row" + (f", in {region}" if region else ""),
                      "Distance to the nearest training row (standardized; log scale, identical rows at the left)",
                      "Share of rows at most this close",
                      "The red curve is the generated rows, the grey one real rows the model never saw; where the "
