@@ -128,22 +128,26 @@ def test_the_audit_page_shows_what_the_cli_prints(tmp_path):
     need_browser()
     paths = planted_files(tmp_path)
     line, cli = cli_audit(paths, tmp_path / "cli")
-    assert cli["n_over_copied"] >= 1 and cli["excess_ci"][0] > 0      # the planted copies are seen
+    ratio = cli["ratio_test"]
+    assert cli["n_over_copied"] >= 1 and ratio["excess_ci"][0] > 0    # the planted copies are seen
     with audit_page(tmp_path) as page:
         head = upload(page, paths)                                  # train, hold-out, synthetic, schema
         _shows(page, ".st-key-audit_headline", cli["verdict"]["sentence"])
         assert page.locator("[data-testid='stException']").count() == 0
         shown = head.inner_text()
         assert cli["verdict"]["sentence"] in " ".join(shown.split()), shown
-        assert _metric(page, "floor: real rows never seen") == pct(cli["floor"])  # the one formatter
-        assert _metric(page, "above the floor (excess)") == f"{100 * cli['excess']:+.1f} points"
+        assert _metric(page, "floor: real rows never seen") == pct(ratio["floor"])  # the one formatter
+        assert _metric(page, "above the floor (excess)") == f"{100 * ratio['excess']:+.1f} points"
         assert line["verdict"]["sentence"] == cli["verdict"]["sentence"]
         # the page's audit.json holds the CLI's numbers, not only their rounding
         with page.expect_download(timeout=120_000) as dl:
             page.get_by_role("button", name="audit.json").click()
         got = json.loads(Path(dl.value.path()).read_text())
-        for key in ("mem_ratio", "floor", "excess", "copy_share", "n_over_copied", "identical_share"):
+        for key in ("mem_ratio", "floor", "excess", "copy_share"):
+            assert got["ratio_test"][key] == pytest.approx(ratio[key], rel=1e-12, abs=1e-15), key
+        for key in ("n_over_copied", "identical_share"):
             assert got[key] == pytest.approx(cli[key], rel=1e-12, abs=1e-15), key
+        assert got["findings"] == cli["findings"]
         assert got["verdict"] == cli["verdict"]
         assert got["provenance"]["fingerprints"] == cli["provenance"]["fingerprints"]
         page.screenshot(path=str(tmp_path / "audit_page.png"), full_page=True)
