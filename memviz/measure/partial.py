@@ -180,56 +180,85 @@ class PartialIndex:
 
     def match(self, frame: pd.DataFrame) -> PartialMatches:
         """A(x) of every row of ``frame`` against the training rows (module docstring)."""
-        keys = self.keys_of(frame)
-        return self._match(keys, self._parts(keys), exclude_self=False)
+        return self.match_all([frame], loo=False)[0]
 
     def leave_one_out(self) -> PartialMatches:
         """A of each training row against the other training rows (an exact twin gives 0)."""
-        return self._match(self.keys, self.parts, exclude_self=True)
+        return self.match_all([], loo=True)[0]
 
-    def _match(self, keys: np.ndarray, parts: np.ndarray, exclude_self: bool) -> PartialMatches:
-        n = len(keys)
-        altered = np.full(n, -1, dtype=np.int8)
-        position = np.full(n, -1, dtype=np.int64)
-        column = np.full(n, -1, dtype=np.int64)
-        hq = parts.sum(axis=1, dtype=np.uint64)
-        todo = np.arange(n)
-        levels = self.levels_for(n)
+    def match_all(self, frames, loo: bool = False) -> list[PartialMatches]:
+        """:meth:`match` of each frame, then :meth:`leave_one_out` when ``loo``, in one pass over the column sets
+        (the training rows' hashes without each set sorted once for all of them)."""
+        queries = []
+        for frame in frames:
+            keys = self.keys_of(frame)
+            queries.append(_Query(keys, self._parts(keys), exclude_self=False))
+        if loo:
+            queries.append(_Query(self.keys, self.parts, exclude_self=True))
+        levels = self.levels_for(sum(len(q.keys) for q in queries))
         for L, S in self._subsets(levels):
-            if not len(todo):
+            live = [q for q in queries if len(q.todo)]
+            if not live:
                 break
             cols = list(S)
             with np.errstate(over="ignore"):
-                ht = self.hash - self.parts[:, cols].sum(axis=1, dtype=np.uint64)         # (N,) without S
-                hx = hq[todo] - parts[todo][:, cols].sum(axis=1, dtype=np.uint64)
-            order = np.argsort(ht, kind="stable")                                       # equal hashes: lowest first
+                ht = self.hash.copy()
+                for j in cols:
+                    ht -= self.parts[:, j]                                     # (N,) the hash without S
+            order = np.argsort(ht, kind="stable")                               # equal hashes: lowest first
             sh = ht[order]
-            lo = np.searchsorted(sh, hx, side="left")
-            hi = np.searchsorted(sh, hx, side="right")
-            first = np.where(lo < len(sh), order[np.minimum(lo, len(sh) - 1)], -1)
-            if exclude_self:                                  # the row itself is among them: take another
-                second = np.where(lo + 1 < len(sh), order[np.minimum(lo + 1, len(sh) - 1)], -1)
-                first = np.where(first == todo, second, first)
-                found = (hi - lo) >= 2
-            else:
-                found = hi > lo
-            keep = np.ones(len(keys[0]), dtype=bool)
-            keep[cols] = False
-            cand = np.flatnonzero(found)
-            ok = np.all(keys[todo[cand]][:, keep] == self.keys[first[cand]][:, keep], axis=1)   # no collision
-            hit = cand[ok]
-            rows = todo[hit]
-            altered[rows] = L
-            position[rows] = first[hit]
-            if L:
-                column[rows] = cols[0] if L == 1 else self._first_differing(keys[rows], first[hit], cols)
-            todo = np.delete(todo, hit)
-        return PartialMatches(altered, position, column, self.columns, levels)
+            for q in live:
+                self._look_up(q, L, cols, order, sh)
+        return [PartialMatches(q.altered, q.position, q.column, self.columns, levels) for q in queries]
+
+    def _look_up(self, q: "_Query", L: int, cols: list[int], order: np.ndarray, sh: np.ndarray) -> None:
+        """Match ``q``'s rows still unmatched against the training rows' hashes without ``cols`` (sorted)."""
+        todo = q.todo
+        with np.errstate(over="ignore"):
+            hx = q.hash[todo].copy()
+            for j in cols:
+                hx -= q.parts[todo, j]
+        last = len(sh) - 1
+        lo = np.minimum(np.searchsorted(sh, hx, side="left"), last)      # one search: the first equal hash, if any
+        first = order[lo]
+        found = sh[lo] == hx
+        if q.exclude_self:                                  # the row itself is among them: take another
+            nxt = np.minimum(lo + 1, last)
+            second = np.where(lo < last, order[nxt], -1)
+            found &= (lo < last) & (sh[nxt] == hx)
+            first = np.where(first == todo, second, first)
+        cand = np.flatnonzero(found)
+        if not len(cand):
+            return
+        keep = np.ones(q.keys.shape[1], dtype=bool)
+        keep[cols] = False
+        ok = np.all(q.keys[todo[cand]][:, keep] == self.keys[first[cand]][:, keep], axis=1)   # no collision
+        hit = cand[ok]
+        rows = todo[hit]
+        q.altered[rows] = L
+        q.position[rows] = first[hit]
+        if L:
+            q.column[rows] = cols[0] if L == 1 else self._first_differing(q.keys[rows], first[hit], cols)
+        q.todo = np.delete(todo, hit)
 
     def _first_differing(self, keys: np.ndarray, positions: np.ndarray, cols: list[int]) -> np.ndarray:
         """The first column of ``cols`` in which each row differs from its matched training row."""
         diff = keys[:, cols] != self.keys[positions][:, cols]
         return np.asarray(cols)[np.argmax(diff, axis=1)]
+
+
+class _Query:
+    """One set of rows being matched: their keys, cell hashes and row hashes, what is found so far, and the rows
+    still unmatched (``todo``)."""
+
+    def __init__(self, keys: np.ndarray, parts: np.ndarray, exclude_self: bool):
+        n = len(keys)
+        self.keys, self.parts, self.exclude_self = keys, parts, exclude_self
+        self.hash = parts.sum(axis=1, dtype=np.uint64)
+        self.altered = np.full(n, -1, dtype=np.int8)
+        self.position = np.full(n, -1, dtype=np.int64)
+        self.column = np.full(n, -1, dtype=np.int64)
+        self.todo = np.arange(n)
 
 
 @dataclass(frozen=True, eq=False)
@@ -257,4 +286,5 @@ def partial_matches(train: pd.DataFrame, synthetic: pd.DataFrame, holdout: pd.Da
     """:class:`PartialSet` of ``synthetic`` and ``holdout`` against ``train`` (frames of the distance columns,
     ``train`` in position order), with the training rows against each other when ``loo``."""
     index = PartialIndex(train, numerical, categorical)
-    return PartialSet(index.match(synthetic), index.match(holdout), index.leave_one_out() if loo else None)
+    found = index.match_all([synthetic, holdout], loo=loo)
+    return PartialSet(found[0], found[1], found[2] if loo else None)
