@@ -233,6 +233,15 @@ class PartialIndex:
         keep = np.ones(q.keys.shape[1], dtype=bool)
         keep[cols] = False
         ok = np.all(q.keys[todo[cand]][:, keep] == self.keys[first[cand]][:, keep], axis=1)   # no collision
+        for i in cand[~ok]:          # a 64-bit collision (about 2^-64 a pair): the next rows of equal hash, by hand
+            j = int(lo[i])
+            while j <= last and sh[j] == hx[i]:
+                t = int(order[j])
+                if t != todo[i] or not q.exclude_self:
+                    if np.array_equal(q.keys[todo[i], keep], self.keys[t, keep]):
+                        first[i], ok[np.searchsorted(cand, i)] = t, True
+                        break
+                j += 1
         hit = cand[ok]
         rows = todo[hit]
         q.altered[rows] = L
