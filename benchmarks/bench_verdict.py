@@ -394,7 +394,8 @@ def part_models(data: Path, seeds: int):
                     warnings.simplefilter("ignore")
                     s = tr.schema
                     cols = {**{c: {"sdtype": "numerical"} for c in s.numerical},
-                            **{c: {"sdtype": "categorical"} for c in s.categorical}}
+                            **{c: {"sdtype": "categorical"} for c in (*s.categorical, *([s.target] if s.target
+                                                                                        else []))}}
                     meta = Metadata.load_from_dict({"tables": {"t": {"columns": cols}}})
                     gc = GaussianCopulaSynthesizer(meta)
                     gc.fit({"t": tr.data[list(cols)]})

@@ -187,8 +187,9 @@ class PartialIndex:
         return self.match_all([], loo=True)[0]
 
     def match_all(self, frames, loo: bool = False) -> list[PartialMatches]:
-        """:meth:`match` of each frame, then :meth:`leave_one_out` when ``loo``, in one pass over the column sets
-        (the training rows' hashes without each set sorted once for all of them)."""
+        """:meth:`match` of each frame, then :meth:`leave_one_out` when ``loo``, in one pass over the column sets:
+        per set S, one hash table (``pandas.factorize``) of the training rows' hashes without S and every unmatched
+        query row's, so that a query row's code below the training rows' count of distinct hashes is a hit."""
         queries = []
         for frame in frames:
             keys = self.keys_of(frame)
@@ -196,52 +197,47 @@ class PartialIndex:
         if loo:
             queries.append(_Query(self.keys, self.parts, exclude_self=True))
         levels = self.levels_for(sum(len(q.keys) for q in queries))
+        n = len(self.hash)
         for L, S in self._subsets(levels):
             live = [q for q in queries if len(q.todo)]
             if not live:
                 break
             cols = list(S)
             with np.errstate(over="ignore"):
-                ht = self.hash.copy()
-                for j in cols:
-                    ht -= self.parts[:, j]                                     # (N,) the hash without S
-            order = np.argsort(ht, kind="stable")                               # equal hashes: lowest first
-            sh = ht[order]
-            for q in live:
-                self._look_up(q, L, cols, order, sh)
+                pooled = [self.hash.copy()] + [q.hash[q.todo].copy() for q in live]
+                for j in cols:                                                  # each hash without the cells of S
+                    pooled[0] -= self.parts[:, j]
+                    for h, q in zip(pooled[1:], live):
+                        h -= q.parts[q.todo, j]
+            codes, _ = pd.factorize(np.concatenate(pooled))
+            table = _Table(codes[:n])
+            start = n
+            for q, h in zip(live, pooled[1:]):
+                self._look_up(q, L, cols, table, codes[start:start + len(h)])
+                start += len(h)
         return [PartialMatches(q.altered, q.position, q.column, self.columns, levels) for q in queries]
 
-    def _look_up(self, q: "_Query", L: int, cols: list[int], order: np.ndarray, sh: np.ndarray) -> None:
-        """Match ``q``'s rows still unmatched against the training rows' hashes without ``cols`` (sorted)."""
+    def _look_up(self, q: "_Query", L: int, cols: list[int], table: "_Table", codes: np.ndarray) -> None:
+        """Match ``q``'s unmatched rows (their hash codes ``codes`` without ``cols``) against the training rows'."""
         todo = q.todo
-        with np.errstate(over="ignore"):
-            hx = q.hash[todo].copy()
-            for j in cols:
-                hx -= q.parts[todo, j]
-        last = len(sh) - 1
-        lo = np.minimum(np.searchsorted(sh, hx, side="left"), last)      # one search: the first equal hash, if any
-        first = order[lo]
-        found = sh[lo] == hx
+        present = codes < table.k
+        c = np.where(present, codes, 0)
+        first = table.first[c]
         if q.exclude_self:                                  # the row itself is among them: take another
-            nxt = np.minimum(lo + 1, last)
-            second = np.where(lo < last, order[nxt], -1)
-            found &= (lo < last) & (sh[nxt] == hx)
-            first = np.where(first == todo, second, first)
-        cand = np.flatnonzero(found)
+            present &= table.count[c] >= 2
+            first = np.where(first == todo, table.second[c], first)
+        cand = np.flatnonzero(present)
         if not len(cand):
             return
         keep = np.ones(q.keys.shape[1], dtype=bool)
         keep[cols] = False
         ok = np.all(q.keys[todo[cand]][:, keep] == self.keys[first[cand]][:, keep], axis=1)   # no collision
-        for i in cand[~ok]:          # a 64-bit collision (about 2^-64 a pair): the next rows of equal hash, by hand
-            j = int(lo[i])
-            while j <= last and sh[j] == hx[i]:
-                t = int(order[j])
-                if t != todo[i] or not q.exclude_self:
-                    if np.array_equal(q.keys[todo[i], keep], self.keys[t, keep]):
-                        first[i], ok[np.searchsorted(cand, i)] = t, True
-                        break
-                j += 1
+        for i in np.flatnonzero(~ok):   # a 64-bit collision (about 2^-64 a pair): the other rows of equal hash
+            row = int(todo[cand[i]])
+            for t in np.flatnonzero(table.codes == codes[cand[i]]):
+                if (t != row or not q.exclude_self) and np.array_equal(q.keys[row, keep], self.keys[t, keep]):
+                    first[cand[i]], ok[i] = t, True
+                    break
         hit = cand[ok]
         rows = todo[hit]
         q.altered[rows] = L
@@ -254,6 +250,23 @@ class PartialIndex:
         """The first column of ``cols`` in which each row differs from its matched training row."""
         diff = keys[:, cols] != self.keys[positions][:, cols]
         return np.asarray(cols)[np.argmax(diff, axis=1)]
+
+
+class _Table:
+    """The training rows' hash codes without one column set (codes 0..k−1, numbered in order of first appearance),
+    with each code's first and second row (−1: none) and its count of rows."""
+
+    def __init__(self, codes: np.ndarray):
+        n = len(codes)
+        self.codes = codes
+        self.k = int(codes.max()) + 1 if n else 0
+        new = np.r_[True, codes[1:] > np.maximum.accumulate(codes)[:-1]] if n else np.zeros(0, dtype=bool)
+        self.first = np.flatnonzero(new)                                        # code i first appears there
+        self.count = np.bincount(codes, minlength=self.k)
+        rest = np.flatnonzero(~new)
+        second = np.full(self.k, n, dtype=np.int64)
+        np.minimum.at(second, codes[rest], rest)                                # the earliest other row
+        self.second = np.where(second < n, second, -1)
 
 
 class _Query:
