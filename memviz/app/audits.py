@@ -293,16 +293,18 @@ def _p(v) -> str:
 
 
 def over_copied_table(audit, train, *, redacted: bool = True, n: int = 200):
-    """The named training rows (most close copies first, at most ``n``) with their values from
-    ``train``, redacted unless asked (:func:`memviz.tables.redact.redact`: ranges of at least 10
-    training rows, hashed categories), columns named in words."""
+    """The named training rows (most close copies first, at most ``n``), each named by the user's key (its
+    column first, under its own name; hashed when redacted, :func:`memviz.tables.redact.key_labels`; "training
+    row", memviz's row_id, for a table without a key), with their values from ``train``, redacted unless asked
+    (:func:`memviz.tables.redact.redact`: ranges of at least 10 training rows, hashed categories), columns named
+    in words."""
     import numpy as np
     import pandas as pd
 
     from memviz.app.readings import display_names
     from memviz.tables.redact import redact
 
-    top = audit.over_copied_rows.head(n).reset_index(drop=True)
+    top = audit.frame("over_copied", row_id=True).head(n).reset_index(drop=True)
     ids = top["row_id"].to_numpy(dtype=np.int64)
     vals = train.data.loc[ids].reset_index(drop=True)
     if redacted:
@@ -314,15 +316,24 @@ def over_copied_table(audit, train, *, redacted: bool = True, n: int = 200):
     for c in ("expected_close", "closest_gap"):
         if c in stats:
             stats[c] = stats[c].round(2)
-    return display_names(pd.concat([stats, vals], axis=1), ROW_NAMES)
+    shown = display_names(pd.concat([stats, vals], axis=1), ROW_NAMES)
+    if audit.key is None:
+        return shown
+    # the row's name is the user's key (hashed when redacted), where memviz's row_id was
+    names = (audit.key_of(ids) if not redacted else
+             [t[len(audit.key) + 1:] for t in audit.row_names(ids, redacted=True)])
+    column = audit.key if audit.key not in shown.columns else f"{audit.key} (key)"
+    return shown.drop(columns=[ROW_NAMES["row_id"]]).assign(**{column: names})[
+        [column, *[c for c in shown.columns if c != ROW_NAMES["row_id"]]]]
 
 
-def rows_csv(audit, train=None) -> bytes:
-    """The per-row table as rows.csv holds it (:meth:`memviz.Audit.rows_frame`: the user's key beside row_id
-    when ``train`` has one) as CSV bytes, spreadsheet formulas neutralised (:func:`memviz.io.csv_bytes`)."""
+def rows_csv(audit, train=None, *, row_id: bool = False) -> bytes:
+    """The per-row table as rows.csv holds it (:meth:`memviz.Audit.rows_frame`: each row named by the user's key,
+    memviz's row_id after it only when asked) as CSV bytes, spreadsheet formulas neutralised
+    (:func:`memviz.io.csv_bytes`)."""
     from memviz.io import csv_bytes
 
-    return csv_bytes(audit.rows_frame(train).reset_index(drop=True))
+    return csv_bytes(audit.rows_frame(train, row_id=row_id).reset_index(drop=True))
 
 
 def download_stem(source: str) -> str:

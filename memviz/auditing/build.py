@@ -37,7 +37,7 @@ from typing import Mapping
 import numpy as np
 import pandas as pd
 
-from memviz.auditing.result import Audit, Provenance, RunInfo
+from memviz.auditing.result import KEY, Audit, Provenance, RunInfo
 from memviz.auditing.share import copy_share
 from memviz.errors import MemvizError
 from memviz.tables.data import (
@@ -359,6 +359,8 @@ def _finish(train: Table, generated: _Generated, held: _HeldOut, opts: _Options,
     rows = _rows_frame(ids, copies, test, closest_copies(train, syn, test) if test is not None else None,
                        fam.naming_level)
     n_over = int(rows["over_copied"].sum())
+    if train.key is not None:                       # each row's own key, so that every reader names it so
+        rows.insert(0, KEY, train.keys.loc[rows["row_id"].to_numpy()].array)     # its dtype kept (Int64, text)
     fl, ex, cshare, dcr_value = floor, None, None, None
     if floor is not None:
         ex = excess(mem_ratio, m, floor)
@@ -387,9 +389,10 @@ def _finish(train: Table, generated: _Generated, held: _HeldOut, opts: _Options,
                  excess=ex.excess if ex is not None else None, excess_ci=ex.ci if ex is not None else None,
                  copy_share=cshare[0] if cshare else None, copy_share_ci=(cshare[1], cshare[2]) if cshare else None,
                  n_over_copied=n_over, identical_share=float(ident), holdout_identical_share=hold_ident,
-                 dcr_share=dcr_value, shape=shape, shape_reference=shape_ref, rows=rows, columns=columns,
+                 dcr_share=dcr_value, shape=shape, shape_reference=shape_ref, per_row=rows, columns=columns,
                  row_test=rt, provenance=prov, flagged_exact_share=float(cs["flagged_exact"]), evidence=ev,
-                 generated=per_row, floor_detail=floor, per_check=generated.per_check, close=test, family=fam)
+                 generated=per_row, floor_detail=floor, per_check=generated.per_check, close=test, family=fam,
+                 key=train.key)
 
 
 def _evidence(train: Table, syn: pd.DataFrame, held: _HeldOut, opts: _Options, flagged):

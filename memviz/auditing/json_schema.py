@@ -1,4 +1,4 @@
-"""The JSON Schema (draft 2020-12) of audit.json (:meth:`memviz.auditing.result.Audit.to_dict`, format ``memviz.audit/2``).
+"""The JSON Schema (draft 2020-12) of audit.json (:meth:`memviz.auditing.result.Audit.to_dict`, format ``memviz.audit/3``).
 
 Kept as Python data so that it ships inside the package; :func:`validate` checks a document
 against it with the ``jsonschema`` package (a dependency of the dashboard's stack), one
@@ -17,6 +17,13 @@ _COUNT = {"type": "integer", "minimum": 0}
 _TEXT = {"type": "string"}
 
 _P = {"type": ["number", "null"], "minimum": 0, "maximum": 1}
+#: a training row as audit.json names it: by the user's key (``key``: its value; the column is the document's
+#: top-level ``key``) when the table has one, else by memviz's ``row_id`` (its 0-based position in the file)
+_KEY_VALUE = {"type": ["string", "integer", "number", "null"]}
+_NAMED = {"oneOf": [{"required": ["key"], "not": {"required": ["row_id"]}},
+                    {"required": ["row_id"], "not": {"required": ["key"]}}]}
+_EXPOSED = {"type": "array", "items": {"type": "object", "required": ["score", "p_value"], **_NAMED,
+                                       "properties": {"key": _KEY_VALUE, "row_id": {"type": "integer"}}}}
 #: the tests beyond the ratio test (:mod:`memviz.evidence.suite`), as :meth:`Audit.to_dict` writes them
 _EVIDENCE = {
     "membership": {
@@ -28,7 +35,7 @@ _EVIDENCE = {
             "tpr_at_fpr": {"type": "array", "items": {"type": "object", "required": ["fpr", "tpr", "low", "high"],
                                                       "properties": {"fpr": _SHARE, "tpr": _SHARE, "low": _SHARE,
                                                                      "high": _SHARE}}},
-            "most_exposed": {"type": "array", "items": {"type": "object", "required": ["row_id", "score", "p_value"]}},
+            "most_exposed": _EXPOSED,
         }},
     "data_copying": {
         "type": "object",
@@ -53,7 +60,7 @@ _EVIDENCE = {
                                                       "required": ["fpr", "tpr", "low", "high", "p_value"],
                                                       "properties": {"fpr": _SHARE, "tpr": _SHARE, "low": _SHARE,
                                                                      "high": _SHARE, "p_value": _P}}},
-            "most_exposed": {"type": "array", "items": {"type": "object", "required": ["row_id", "score", "p_value"]}},
+            "most_exposed": _EXPOSED,
         }},
     "attribute": {
         "type": "object", "required": ["test", "distance", "columns", "n_given_away", "sentence"],
@@ -69,13 +76,15 @@ _EVIDENCE = {
 
 SCHEMA = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
-    "$id": "memviz.audit/2",
+    "$id": "memviz.audit/3",
     "title": "memviz audit",
     "type": "object",
     "required": ["format", "mem_ratio", "floor", "floor_ci", "excess", "excess_ci", "copy_share", "copy_share_ci",
-                 "n_over_copied", "identical_share", "holdout_identical_share", "verdict", "provenance", "row_test"],
+                 "n_over_copied", "identical_share", "holdout_identical_share", "verdict", "provenance", "row_test",
+                 "key"],
     "properties": {
-        "format": {"const": "memviz.audit/2"},
+        "format": {"const": "memviz.audit/3"},
+        "key": {"type": ["string", "null"]},
         "mem_ratio": _SHARE, "n_memorized": _COUNT,
         "floor": _OPT_SHARE, "floor_ci": _PAIR,
         "excess": {"type": ["number", "null"], "minimum": -1, "maximum": 1}, "excess_ci": _PAIR,
@@ -132,9 +141,9 @@ SCHEMA = {
                                    "p": _P, "p_adjusted": _P, "holds": {"type": "boolean"}, "level": _OPT_NUM}}},
                 "holding": {"type": "array", "items": _TEXT}}},
         "over_copied": {"type": "array", "items": {
-            "type": "object", "required": ["row_id", "copies", "close_copies", "identical_copies", "real_close",
-                                           "expected_close", "p_value", "q_value"],
-            "properties": {"row_id": {"type": "integer"}, "copies": _COUNT, "close_copies": _COUNT,
+            "type": "object", "required": ["copies", "close_copies", "identical_copies", "real_close",
+                                           "expected_close", "p_value", "q_value"], **_NAMED,
+            "properties": {"key": _KEY_VALUE, "row_id": {"type": "integer"}, "copies": _COUNT, "close_copies": _COUNT,
                            "identical_copies": _COUNT, "real_close": _COUNT, "expected_close": _NUM,
                            "p_value": _SHARE, "q_value": _SHARE, "closest_distance": _OPT_NUM}}},
         "columns": {"type": "array", "items": {

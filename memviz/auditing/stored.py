@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-FORMAT = "memviz.audit.stored/2"   # 2: the too-close test read at its tail (its levels)
+FORMAT = "memviz.audit.stored/3"   # 2: the too-close test read at its tail (its levels); 3: rows named by the key
 _OWN = re.compile(r"[0-9a-f]{12}_[0-9]+\.(parquet|npy)")   # the files a save writes (others are left alone)
 INDEX = "index.json"
 #: the folder of a run's kept audit

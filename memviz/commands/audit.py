@@ -9,6 +9,7 @@ from memviz.commands.common import (
     add_common,
     add_distance,
     add_fail_on,
+    add_keep_row_id,
     add_raw_csv,
     emit,
     schema_of,
@@ -32,6 +33,7 @@ def register(sub, command) -> None:
                          "more memorization pass)")
     add_backend(sp, backend_help())
     add_raw_csv(sp)
+    add_keep_row_id(sp)
     add_fail_on(sp)
     sp.set_defaults(func=run)
 
@@ -59,7 +61,8 @@ def run(args) -> int:
         a = audit(train, syn, args.holdout, distance=args.distance, device=args.device,
                   quality=not args.no_quality, evidence=not args.no_evidence, backend=args.backend,
                   scheduler=args.scheduler)
-        a.write(stage, redacted=not args.raw_report, raw_csv=args.raw_csv, train=train, synthetic=syn)
+        a.write(stage, redacted=not args.raw_report, raw_csv=args.raw_csv, train=train, synthetic=syn,
+                row_id=args.keep_row_id)
     paths = {k: str(Path(args.out) / v) for k, v in FILES.items()}
     emit({**a.headline(), **paths, "backend": args.backend, "seconds": round(time.perf_counter() - t0, 3)})
     from memviz.auditing.verdict import gate

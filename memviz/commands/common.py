@@ -180,6 +180,14 @@ def add_raw_csv(sp) -> None:
                          "instead of running it as a formula (numbers stay numbers)")
 
 
+def add_keep_row_id(sp) -> None:
+    """``--keep-row-id``: rows.csv names each row by the user's key alone; this adds memviz's own row_id beside it."""
+    sp.add_argument("--keep-row-id", action="store_true",
+                    help="write memviz's row_id (the row's 0-based position in the training file) into rows.csv "
+                         "beside your row key (default: your key alone names the rows; row_id when the table has "
+                         "no key)")
+
+
 def add_distance(sp) -> None:
     sp.add_argument("--distance", default=WARMUP.distance, choices=DISTANCES,
                     help="paper = the papers' per-row min-max scaled distance; standardized = numerical "
