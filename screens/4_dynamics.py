@@ -76,7 +76,7 @@ if view is not None:
                           help=(f"Each item is one value of your row key {name}, matched exactly." if train.key else
                                 "Each number is one row_id (the row's 0-based position in the training file), "
                                 "matched exactly."))
-    more, bad = runs.parse_rows(typed, train, dyn.row_ids)
+    more, bad = readings.parse_rows(typed, train, dyn.row_ids)
     if bad:
         st.warning(f"Not a {name} of this run's training rows (ignored):" if train.key else
                    "Not a training row_id of this run (ignored):")

@@ -48,7 +48,7 @@ from memviz.tables.data import (
     table_from_frame,
 )
 from memviz.tables.encoding import shared_factorizations
-from memviz.tables.schema import Schema
+from memviz.tables.schema import ADAPTED, UNJUDGED, Schema
 
 
 # ------------------------------------------------------------------ inputs
@@ -91,6 +91,16 @@ def as_table(obj, schema: Schema | None, *, role: str, name: str, target: str | 
     if missing:
         raise MemvizError(f"{source}: column {missing[0]!r}: in the training table but not in this one")
     return table_from_frame(df.loc[:, list(schema.columns)], schema, source=source, role=role)
+
+
+def adapt_train(train: Table, synthetic, source: str = "synthetic") -> Table:
+    """``train`` with its inferred kinds corrected by the generated rows (:func:`memviz.tables.align.adapt_to`:
+    integers read as numbers, a generator's own values left out and not judged); ``synthetic``: a Table or a
+    DataFrame. The notices stay in the schema's ``extra`` for the audit's provenance."""
+    from memviz.tables.align import adapt_to
+
+    frame = synthetic.data if isinstance(synthetic, Table) else synthetic
+    return adapt_to(train, frame, synthetic.source if isinstance(synthetic, Table) else source)[0]
 
 
 def aligned(table: Table, train: Table) -> tuple[Table, tuple[str, ...]]:
@@ -478,7 +488,11 @@ def audit(train, synthetic, holdout=None, *, schema=None, metadata=None, target:
     check_backend(backend, scheduler)
     sch = resolve_schema(schema, metadata, target)
     tr = as_table(train, sch, role="train", name="train", target=target)
-    syn, notices = aligned(as_table(synthetic, tr.schema, role="synthetic", name="synthetic", train=tr), tr)
+    syn_name = str(synthetic) if isinstance(synthetic, (str, Path)) else "synthetic"
+    synthetic = read_frame(synthetic) if isinstance(synthetic, (str, Path)) else synthetic      # read once
+    tr = adapt_train(tr, synthetic, syn_name)          # an inferred kind the generated rows correct, said
+    syn, notices = aligned(as_table(synthetic, tr.schema, role="synthetic", name=syn_name, train=tr), tr)
+    notices = (*tr.schema.extra.get(ADAPTED, ()), *notices)
     hold = None
     if holdout is not None:
         hold, more = aligned(as_table(holdout, tr.schema, role="test", name="holdout", train=tr), tr)
@@ -505,7 +519,8 @@ def audit(train, synthetic, holdout=None, *, schema=None, metadata=None, target:
                                  "holdout": floor.holdout_fingerprint if floor is not None else ""},
                 "sources": {"train": tr.source, "synthetic": syn.source,
                             "holdout": hold.source if hold is not None else ""},
-                "rows_read": f"the synthetic table: {len(syn):,} generated rows", "notices": notices}
+                "rows_read": f"the synthetic table: {len(syn):,} generated rows", "notices": notices,
+                "unjudged": tuple(tr.schema.extra.get(UNJUDGED, ()))}
         return _finish(tr, _Generated(syn.data, res.nn1, res.ratio, res.memorized, distance),
                        _HeldOut(floor, checked, close), opts, prov)
 

@@ -70,6 +70,10 @@ def facts(a) -> list[tuple[str, str]]:
     out.append(("Per-row test", a.row_test.sentence()))
     if a.provenance.rows_read:
         out.append(("Generated rows read", a.provenance.rows_read))
+    unjudged = getattr(a.provenance, "unjudged", ())
+    if unjudged:
+        out.append(("Columns not judged (the generated table holds values of its own there: left out of the "
+                    "distance)", ", ".join(unjudged)))
     for note in a.provenance.notices:
         out.append(("Notice", note))
     return out

@@ -171,6 +171,7 @@ SCHEMA = {
                         "p": _OPT_NUM, "k": {"type": ["integer", "null"]}, "T": {"type": ["integer", "null"]},
                         "pooled_checks": _COUNT}}]},
                 "rows_read": _TEXT, "notices": {"type": "array", "items": _TEXT},
+                "unjudged": {"type": "array", "items": _TEXT},
             },
         },
         "evidence": {"type": "object", "additionalProperties": {"type": "object", "required": ["sentence"]},

@@ -85,6 +85,8 @@ class Provenance:
     distance, memviz_version, created (UTC, ISO 8601), target, run (a :class:`RunInfo` or None).
     rows_read : which generated rows the tests read, in words ("check 19 (epoch 100): 3,000 generated rows").
     notices : what reading the tables changed or left out (categories the training table lacks, ...).
+    unjudged : columns left out of the distance because the generated table holds values of its own there (a
+        generator's fake personal data, :func:`memviz.tables.align.adapt_to`): the audit could not judge them.
     """
 
     fingerprints: Mapping[str, str]
@@ -99,13 +101,14 @@ class Provenance:
     run: RunInfo | None = None
     rows_read: str = ""
     notices: tuple[str, ...] = ()
+    unjudged: tuple[str, ...] = ()
 
     def to_dict(self) -> dict:
         return {"fingerprints": dict(self.fingerprints), "sources": dict(self.sources), "n_train": self.n_train,
                 "n_synthetic": self.n_synthetic, "n_holdout": self.n_holdout, "distance": self.distance,
                 "memviz_version": self.memviz_version, "created": self.created, "target": self.target,
                 "run": self.run.to_dict() if self.run is not None else None, "rows_read": self.rows_read,
-                "notices": list(self.notices)}
+                "notices": list(self.notices), "unjudged": list(self.unjudged)}
 
 
 @dataclass(frozen=True)

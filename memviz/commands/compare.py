@@ -9,6 +9,7 @@ from memviz.commands.common import (
     add_common,
     add_dynamiccut,
     emit,
+    overrides_of,
     parse_model_params,
     seeds,
     split,
@@ -67,7 +68,8 @@ def run(args) -> None:
                         threads=args.threads, epsilons=tuple(_epsilons(args.epsilons))).validated()
     spec = JobSpec("compare", cfg.to_dict(), {"train": args.train, "schema": args.schema,
                                               "metadata": args.metadata, "test": args.test,
-                                              "out": args.out, **({"target": args.target} if args.target else {})})
+                                              "out": args.out, **({"target": args.target} if args.target else {}),
+                                              **({"overrides": overrides_of(args)} if overrides_of(args) else {})})
     result = run_spec(spec, emit=EventBars(args.quiet), config=cfg)
     for line in result.pop("failed_cells", []):
         sys.stderr.write(f"memviz compare: cell {line}\n")

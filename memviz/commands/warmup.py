@@ -7,6 +7,7 @@ from memviz.commands.common import (
     add_common,
     add_distance,
     emit,
+    overrides_of,
     parse_model_params,
 )
 from memviz.models.presets import PRESETS
@@ -64,6 +65,8 @@ def run(args) -> None:
         paths["holdout"] = args.holdout
     if args.target:
         paths["target"] = args.target
+    if overrides_of(args):
+        paths["overrides"] = overrides_of(args)
     spec = JobSpec("warmup", cfg.to_dict(), paths, resume=args.resume)
     emit(run_spec(spec, emit=EventBars(args.quiet)))
 
