@@ -131,8 +131,8 @@ def adapt_to(train, frame: pd.DataFrame, source: str):
       and those are more varied than the training column's categories (a generator's fake personal data, e.g.
       state names SDV anonymizes); the audit says it could not judge it (``extra["unjudged"]``).
 
-    A declared column is left as it is (:func:`align_to` refuses it). The notices are kept in the schema's
-    ``extra["adapted"]`` so that whoever audits the table says them."""
+    A declared column is left as it is (:func:`align_to` refuses it). Each notice is a :class:`SchemaWarning`, and
+    kept in the schema's ``extra["adapted"]`` so that whoever audits the table says them too."""
     from dataclasses import replace
 
     from memviz.tables.infer import is_integer_valued
@@ -168,6 +168,12 @@ def adapt_to(train, frame: pd.DataFrame, source: str):
                            "of the distance, not judged")
     if not changes:
         return train, ()
+    import warnings
+
+    from memviz.tables.infer import SchemaWarning
+
+    for note in notices:                                   # said where the table is read (the CLI: one line each)
+        warnings.warn(note, SchemaWarning, stacklevel=3)
     extra = {**s.extra, ADAPTED: [*s.extra.get(ADAPTED, ()), *notices],
              UNJUDGED: [*s.extra.get(UNJUDGED, ()), *unjudged]}
     schema = replace(s.with_overrides(changes, source=source), extra=extra)
