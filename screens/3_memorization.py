@@ -175,9 +175,9 @@ if view is not None:
                    "A row can be over-copied with no close copy at all: the test credits it with every generated "
                    "row that resembles it more than any other training row.")
     if len(top):
-        # the row's name only (the user's key, else "row N"): copy counts grow during a live run, and a selectbox
-        # answers with its label
-        row_id = st.selectbox("Training row", top["row_id"].tolist(), key="leak_row",
+        # the row's name only (the user's key, hashed when redacted, else "row N"): copy counts grow during a live
+        # run, and a selectbox answers with its label; one widget per redaction, or it kept the other's label
+        row_id = st.selectbox("Training row", top["row_id"].tolist(), key="leak_row" + ("_redacted" * redact),
                               format_func=lambda r: runs.row_label(view.train, r, redacted=redact))
         try:
             lv = _ui.leak_view(path, token, int(row_id))

@@ -239,13 +239,15 @@ def tables_audit(train, synthetic, holdout=None, *, distance: str = "paper"):
 
 def upload_tables(train_name: str, train_raw: bytes, synthetic_name: str, synthetic_raw: bytes,
                   holdout_name: str | None = None, holdout_raw: bytes | None = None, *,
-                  schema_name: str | None = None, schema_raw: bytes | None = None, target: str | None = None):
+                  schema_name: str | None = None, schema_raw: bytes | None = None, target: str | None = None,
+                  overrides: tuple = ()):
     """(train, synthetic, holdout or None) Tables from uploaded bytes, each parsed as data only and
     capped in size (:func:`memviz.app.datasets.read_upload`); the hold-out and the synthetic table
     take the training table's schema: the uploaded one (``schema_raw``: memviz meta.json or SDV
     metadata, :func:`memviz.app.datasets.schema_from_upload`), else inferred from the training table
-    with ``target`` (else a guessed label column). DataError (one line, naming the file and column)
-    otherwise."""
+    with ``target`` (else a guessed label column); ``overrides``: (column, kind) pairs the user set on the
+    page's schema table (:meth:`memviz.tables.schema.Schema.with_overrides`). DataError (one line, naming the
+    file and column) otherwise."""
     from memviz.app import datasets
 
     raw = datasets.raw_from_upload(train_name, train_raw, target=target)
@@ -253,12 +255,28 @@ def upload_tables(train_name: str, train_raw: bytes, synthetic_name: str, synthe
     if schema_raw is not None:
         schema = datasets.schema_from_upload(schema_name or "schema.json", schema_raw, raw.frame,
                                              target or raw.schema.target)
+    if overrides:
+        schema = schema.with_overrides(dict(overrides), source=train_name)
     train, _ = datasets.build_tables(raw, schema, "none")
 
     synthetic = companion_table(train, synthetic_name, synthetic_raw, "synthetic")
     holdout = (companion_table(train, holdout_name or "hold-out", holdout_raw, "test")
                if holdout_raw is not None else None)
     return train, synthetic, holdout
+
+
+def kind_edits(schema, edited, overrides: tuple = ()) -> tuple:
+    """The page's overrides after an edit of its schema table (:func:`memviz.app.datasets.schema_editor_frame`'s
+    ``kind`` column): ``overrides`` with every column whose kind the edit changed, as (column, kind) pairs in the
+    order set (a column set again moves to the end)."""
+    from memviz.tables.describe import kind_of
+
+    out = dict(overrides)
+    for col, kind in zip(edited["column"].astype(str), edited["kind"].astype(str)):
+        if kind != kind_of(schema, col):
+            out.pop(col, None)
+            out[col] = kind
+    return tuple(out.items())
 
 
 def companion_table(train, name: str, raw: bytes, role: str = "synthetic"):
@@ -437,5 +455,5 @@ def run_card(view) -> Card:
 
 
 __all__ = ["Source", "pkT", "run_source", "compare_source", "ranked_on", "run_audit", "tables_audit", "upload_tables",
-           "next_step", "card", "run_card", "evidence_lines", "headline_figures", "Figure", "digests", "companion_table", "over_copied_table", "rows_csv",
+           "next_step", "card", "run_card", "evidence_lines", "headline_figures", "Figure", "digests", "companion_table", "over_copied_table", "rows_csv", "kind_edits",
            "download_stem"]

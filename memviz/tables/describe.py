@@ -17,7 +17,7 @@ from memviz.tables.infer import (
     is_integer_valued,
     key_reason,
 )
-from memviz.tables.schema import Schema
+from memviz.tables.schema import DECLARED, Schema
 
 #: where a schema came from (:attr:`memviz.tables.data.Table.origin`)
 ORIGINS = {"inferred": "inferred from the table", "file": "the schema file", "sdv": "the SDV metadata",
@@ -66,7 +66,7 @@ def kind_reasons(df: pd.DataFrame, schema: Schema, *, origin: str, overrides: Ma
     out = {}
     for col in df.columns:
         kind = kind_of(schema, col)
-        if col in overrides:
+        if col in overrides or col in schema.extra.get(DECLARED, ()):
             out[col] = "set by you"
         elif col in unlisted:
             out[col] = unlisted[col]

@@ -131,3 +131,23 @@ def test_the_run_report_names_rows_by_the_key(keyed_root):
     redacted = reports.report_html(view, None, redacted=True)
     assert re.search(r"customer_id key-[0-9a-f]{6}", redacted) and not any(f"customer_id {k}<" in redacted
                                                                            for k in copied)
+
+
+def test_the_audit_pages_schema_table_sets_a_columns_kind(tmp_path):
+    """Issue 48 item 3 on the Audit page: a kind changed in its schema table is applied to the uploaded tables
+    (memviz.app.audits.kind_edits -> upload_tables(overrides=))."""
+    from memviz.app import audits, datasets
+    from memviz.tables.data import sample_data_dir
+
+    raw = (sample_data_dir() / "train.csv").read_bytes()
+    test = (sample_data_dir() / "test.csv").read_bytes()
+    train, _, _ = audits.upload_tables("train.csv", raw, "syn.csv", test, target="income")
+    assert train.schema.kind_of("education-num") == "categorical"
+    edited = datasets.schema_editor_frame(train.schema, pd.read_csv(sample_data_dir() / "train.csv"))
+    edited.loc[edited["column"] == "education-num", "kind"] = "numerical"
+    edited.loc[edited["column"] == "fnlwgt", "kind"] = "excluded"
+    kinds = audits.kind_edits(train.schema, edited)
+    assert kinds == (("fnlwgt", "excluded"), ("education-num", "numerical"))
+    again, syn, _ = audits.upload_tables("train.csv", raw, "syn.csv", test, target="income", overrides=kinds)
+    assert again.schema.kind_of("education-num") == "numerical" and again.schema.kind_of("fnlwgt") == "excluded"
+    assert "fnlwgt" not in syn.data.columns and again.why["education-num"] == "set by you"
