@@ -41,6 +41,21 @@ class MissingExtra(MemvizError):
     """An optional library a command needs is not installed: one line naming it and its extra."""
 
 
+def require(*modules: str) -> None:
+    """At a command's door, before any table is read: :class:`MissingExtra` in one line for the first optional
+    library in ``modules`` that is not installed (a command that trains reads no table it cannot use)."""
+    import importlib
+
+    for name in modules:
+        try:
+            importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            missing = missing_extra(exc)
+            if missing is None:
+                raise
+            raise missing from None
+
+
 def missing_extra(exc: ImportError) -> MissingExtra | None:
     """The :class:`MissingExtra` of a ``ModuleNotFoundError`` for an optional library (None for any
     other import error: a bug or a broken install keeps its traceback)."""

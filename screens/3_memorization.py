@@ -162,7 +162,8 @@ if view is not None:
     shown = runs.redacted_rows(view, top) if redact else top
     # redacted ranges ("20 – 40", "0 – 500,000") need room: the grid sized them from the header and cut them off
     wide = {c: st.column_config.TextColumn(width="medium") for c in schema_cols} if redact else None
-    table = readings.display_names(shown, RANK_NAMES)
+    # each row named by the user's key (hashed when redacted), where the table has one
+    table = readings.display_names(runs.named_rows(view.train, shown, redacted=redact), RANK_NAMES)
     if "q-value" in table.columns:  # "< 0.001", not 0.00000000000000000002
         table["q-value"] = table["q-value"].map(_ui.qvalue)
     numbers = {"expected from real rows": st.column_config.NumberColumn(format="%.1f"),
@@ -176,14 +177,17 @@ if view is not None:
                    "A row can be over-copied with no close copy at all: the test credits it with every generated "
                    "row that resembles it more than any other training row.")
     if len(top):
-        # "row N" only: copy counts grow during a live run, and a selectbox answers with its label
-        row_id = st.selectbox("Training row", top["row_id"].tolist(), key="leak_row", format_func=lambda r: f"row {r}")
+        # the row's name only (the user's key, hashed when redacted, else "row N"): copy counts grow during a live
+        # run, and a selectbox answers with its label; one widget per redaction, or it kept the other's label
+        row_id = st.selectbox("Training row", top["row_id"].tolist(), key="leak_row" + ("_redacted" * redact),
+                              format_func=lambda r: runs.row_label(view.train, r, redacted=redact))
         try:
             lv = _ui.leak_view(path, token, int(row_id))
         except MemvizError as exc:
             _ui.error(exc)
         else:
-            st.markdown(f"**Training row {lv.row_id} and {len(lv.copies)} of its {lv.n_copies} generated copies** "
+            st.markdown(f"**{_ui.esc(lv.label(redact).capitalize())} and {len(lv.copies)} of its {lv.n_copies} "
+                        "generated copies** "
                         "(closest first; highlighted cells equal the training row)")
             if len(lv.copies):
                 st.dataframe(runs.styled_copies(lv, redact), key="leak_table",

@@ -68,16 +68,22 @@ if view is not None:
     st.subheader("Timeline of chosen rows")
     top = runs.most_copied_table(view, n=200)
     options = top["row_id"].astype(int).tolist()
+    train = view.train
+    name = train.key or "row_id"        # rows are typed and shown by the user's key where the table has one
     chosen = st.multiselect("Training rows (the 200 most-copied)", options, default=options[:10], key="timeline_rows",
-                            format_func=lambda r: f"row {r}")
-    typed = st.text_input("Other training rows (row_ids, separated by commas)", key="timeline_more",
-                          help="Each number is one row_id, matched exactly.")
-    more, bad = readings.parse_row_ids(typed, dyn.row_ids)
+                            format_func=lambda r: runs.row_label(train, r))
+    typed = st.text_input(f"Other training rows ({name} values, separated by commas)", key="timeline_more",
+                          help=(f"Each item is one value of your row key {name}, matched exactly." if train.key else
+                                "Each number is one row_id (the row's 0-based position in the training file), "
+                                "matched exactly."))
+    more, bad = readings.parse_rows(typed, train, dyn.row_ids)
     if bad:
-        st.warning("Not a training row_id of this run (ignored):")
+        st.warning(f"Not a {name} of this run's training rows (ignored):" if train.key else
+                   "Not a training row_id of this run (ignored):")
         _ui.user_text(", ".join(bad))
     ids = list(dict.fromkeys([int(r) for r in chosen] + more))
     if ids:
-        _ui.show(viz.row_timeline(dyn, ids), key="timeline")
+        names = [runs.row_label(train, r) for r in ids] if train.key else None
+        _ui.show(viz.row_timeline(dyn, ids, names=names), key="timeline")
     else:
         st.info("Choose at least one row.")

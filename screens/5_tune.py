@@ -96,7 +96,8 @@ if view is not None:
         redact = st.toggle("Redact raw values (numbers binned, categories hashed)", value=True, key="tune_redact",
                            help="The same default as the leak explorer and the report.")
         rows = prev.removed.head(SHOWN_ROWS)  # the table's cost grows with its rows (Arrow): a slider move stays quick
-        shown = rows.rename(columns={"rank": "Rank", "row_id": "Training row", "score": "DynamicCut score"})
+        shown = runs.named_rows(view.train, rows, redacted=redact).rename(    # the user's key, where there is one
+            columns={"rank": "Rank", "row_id": "Training row", "score": "DynamicCut score"})
         wide = {c: st.column_config.TextColumn(width="medium") for c in view.train.schema.columns} if redact else {}
         st.dataframe(shown, hide_index=True, height=260, key="removed_rows",
                      column_config={**wide, "DynamicCut score": st.column_config.NumberColumn(

@@ -69,15 +69,22 @@ digest = digests[0]
 shadow.update({k: st.session_state[k] for k in OPTIONS if k in st.session_state})
 # the target picked below, for the training table it was picked for (None: the table's suggestion)
 chosen = st.session_state.get("audit_target") if st.session_state.get("audit_target_for") == digest else None
+# the column kinds set on the schema table below, for the training table they were set for
+kinds = tuple(st.session_state.get("audit_kinds", ())) if st.session_state.get("audit_kinds_for") == digest else ()
 try:
     if kept is not None and kept["current"] and kept["raws"][1] is not None:
         train, holdout = data["train"], data["test"]
         synthetic = audits.companion_table(train, kept["names"][1], kept["raws"][1])
     elif kept is not None and kept["raws"][0] is not None and kept["raws"][1] is not None:
         names, raws = kept["names"], kept["raws"]
-        train, synthetic, holdout = _ui.tables_of(names, digests, chosen, raws)
+        train, synthetic, holdout = _ui.tables_of(names, digests, chosen, raws, kinds)
 except MemvizError as exc:
     _ui.error(exc)
+    if kinds:                   # a kind set on the schema table made the tables unreadable: undone, said
+        st.session_state.pop("audit_kinds", None)
+        st.caption("Your last change of a column's kind was undone.")
+        if st.button("Show the tables again", key="audit_kinds_undo"):
+            st.rerun()
 
 if train is not None and not (kept or {}).get("current"):
     # the schema as read: the target asked for (the table's suggestion first), each column's kind and why
@@ -97,7 +104,20 @@ if train is not None and not (kept or {}).get("current"):
         if key:
             why = datasets.column_reason(train.schema, key, frame[key] if key in frame else None)
             st.caption(_ui.esc(f"Row key: {key}: {why.removeprefix('row key: ')}."))   # the reason says "row key" too
-        st.dataframe(datasets.schema_editor_frame(train.schema, frame), hide_index=True, key="audit_schema_table")
+        st.caption("Change a column's kind in the **kind** column: numerical, categorical, key (the column that names "
+                   "your rows) or excluded (left out of the distance); the audit runs again.")
+        shown = datasets.schema_editor_frame(train.schema, frame)
+        shown = shown[shown["column"] != train.schema.target].reset_index(drop=True)
+        edited = st.data_editor(
+            shown, key=f"audit_schema_table_{len(kinds)}", hide_index=True, num_rows="fixed",
+            disabled=["column", "dtype", "distinct", "missing %", "example", "why"],
+            column_config={"kind": st.column_config.SelectboxColumn("kind", options=list(datasets.FEATURE_KINDS),
+                                                                    required=True),
+                           "why": st.column_config.TextColumn("why", width="large")})
+        changed = audits.kind_edits(train.schema, edited, kinds)
+        if changed != kinds:
+            st.session_state["audit_kinds"], st.session_state["audit_kinds_for"] = changed, digest
+            st.rerun()
 
 if synthetic is None:
     st.info("Upload the training table and the synthetic table (and, to tell copying from resemblance, the "

@@ -105,13 +105,13 @@ def kept_tables(root_dir: str, key: str):
 
 
 @uploads.byte_cached()
-def tables_of(names: tuple, digests: tuple, target: str | None, _raw: tuple):
-    """The Audit page's uploads parsed once per content (``digests``: their SHA-256) and target (None: the
-    table's suggestion)."""
+def tables_of(names: tuple, digests: tuple, target: str | None, _raw: tuple, overrides: tuple = ()):
+    """The Audit page's uploads parsed once per content (``digests``: their SHA-256), target (None: the
+    table's suggestion) and the user's column kinds (``overrides``: (column, kind) pairs)."""
     from memviz.app import audits
 
     return audits.upload_tables(names[0], _raw[0], names[1], _raw[1], names[2], _raw[2], schema_name=names[3],
-                                schema_raw=_raw[3], target=target)
+                                schema_raw=_raw[3], target=target, overrides=overrides)
 
 
 @uploads.byte_cached()

@@ -108,7 +108,13 @@ def test_the_audits_rows_csv_names_rows_by_the_users_key(credit_files, capsys, t
                             "--no-evidence", "--no-quality", "--device", "cpu")
     assert rc == 0, err
     rows = pd.read_csv(tmp_path / "a" / "rows.csv")
-    assert list(rows.columns[:2]) == ["rownames", "row_id"]
-    assert rows.set_index("row_id").loc[[3, 7], "rownames"].tolist() == train["rownames"].iloc[[3, 7]].tolist()
+    assert rows.columns[0] == "rownames" and "row_id" not in rows.columns     # row_id only when asked (issue 48)
     named = rows.loc[rows["over_copied"], "rownames"]
     assert set(named) == set(train["rownames"].iloc[[3, 7]])
+    rc, _, err = memviz_cli(capsys, "audit", "--train", d / "train.csv", "--synthetic", tmp_path / "syn.csv",
+                            "--holdout", d / "holdout.csv", "--target", "Status", "--out", tmp_path / "b",
+                            "--no-evidence", "--no-quality", "--device", "cpu", "--keep-row-id")
+    assert rc == 0, err
+    rows = pd.read_csv(tmp_path / "b" / "rows.csv")
+    assert list(rows.columns[:2]) == ["rownames", "row_id"]
+    assert rows.set_index("row_id").loc[[3, 7], "rownames"].tolist() == train["rownames"].iloc[[3, 7]].tolist()

@@ -240,13 +240,15 @@ def tables_audit(train, synthetic, holdout=None, *, distance: str = "paper"):
 
 def upload_tables(train_name: str, train_raw: bytes, synthetic_name: str, synthetic_raw: bytes,
                   holdout_name: str | None = None, holdout_raw: bytes | None = None, *,
-                  schema_name: str | None = None, schema_raw: bytes | None = None, target: str | None = None):
+                  schema_name: str | None = None, schema_raw: bytes | None = None, target: str | None = None,
+                  overrides: tuple = ()):
     """(train, synthetic, holdout or None) Tables from uploaded bytes, each parsed as data only and
     capped in size (:func:`memviz.app.datasets.read_upload`); the hold-out and the synthetic table
     take the training table's schema: the uploaded one (``schema_raw``: memviz meta.json or SDV
     metadata, :func:`memviz.app.datasets.schema_from_upload`), else inferred from the training table
-    with ``target`` (else a guessed label column). DataError (one line, naming the file and column)
-    otherwise."""
+    with ``target`` (else a guessed label column); ``overrides``: (column, kind) pairs the user set on the
+    page's schema table (:meth:`memviz.tables.schema.Schema.with_overrides`). DataError (one line, naming the
+    file and column) otherwise."""
     from memviz.app import datasets
 
     raw = datasets.raw_from_upload(train_name, train_raw, target=target)
@@ -254,12 +256,28 @@ def upload_tables(train_name: str, train_raw: bytes, synthetic_name: str, synthe
     if schema_raw is not None:
         schema = datasets.schema_from_upload(schema_name or "schema.json", schema_raw, raw.frame,
                                              target or raw.schema.target)
+    if overrides:
+        schema = schema.with_overrides(dict(overrides), source=train_name)
     train, _ = datasets.build_tables(raw, schema, "none")
 
     synthetic = companion_table(train, synthetic_name, synthetic_raw, "synthetic")
     holdout = (companion_table(train, holdout_name or "hold-out", holdout_raw, "test")
                if holdout_raw is not None else None)
     return train, synthetic, holdout
+
+
+def kind_edits(schema, edited, overrides: tuple = ()) -> tuple:
+    """The page's overrides after an edit of its schema table (:func:`memviz.app.datasets.schema_editor_frame`'s
+    ``kind`` column): ``overrides`` with every column whose kind the edit changed, as (column, kind) pairs in the
+    order set (a column set again moves to the end)."""
+    from memviz.tables.describe import kind_of
+
+    out = dict(overrides)
+    for col, kind in zip(edited["column"].astype(str), edited["kind"].astype(str)):
+        if kind != kind_of(schema, col):
+            out.pop(col, None)
+            out[col] = kind
+    return tuple(out.items())
 
 
 def companion_table(train, name: str, raw: bytes, role: str = "synthetic"):
@@ -294,16 +312,18 @@ def _p(v) -> str:
 
 
 def over_copied_table(audit, train, *, redacted: bool = True, n: int = 200):
-    """The named training rows (most close copies first, at most ``n``) with their values from
-    ``train``, redacted unless asked (:func:`memviz.tables.redact.redact`: ranges of at least 10
-    training rows, hashed categories), columns named in words."""
+    """The named training rows (most close copies first, at most ``n``), each named by the user's key (its
+    column first, under its own name; hashed when redacted, :func:`memviz.tables.redact.key_labels`; "training
+    row", memviz's row_id, for a table without a key), with their values from ``train``, redacted unless asked
+    (:func:`memviz.tables.redact.redact`: ranges of at least 10 training rows, hashed categories), columns named
+    in words."""
     import numpy as np
     import pandas as pd
 
     from memviz.app.readings import display_names
     from memviz.tables.redact import redact
 
-    top = audit.over_copied_rows.head(n).reset_index(drop=True)
+    top = audit.frame("over_copied", row_id=True).head(n).reset_index(drop=True)
     ids = top["row_id"].to_numpy(dtype=np.int64)
     vals = train.data.loc[ids].reset_index(drop=True)
     if redacted:
@@ -315,15 +335,24 @@ def over_copied_table(audit, train, *, redacted: bool = True, n: int = 200):
     for c in ("expected_close", "closest_gap"):
         if c in stats:
             stats[c] = stats[c].round(2)
-    return display_names(pd.concat([stats, vals], axis=1), ROW_NAMES)
+    shown = display_names(pd.concat([stats, vals], axis=1), ROW_NAMES)
+    if audit.key is None:
+        return shown
+    # the row's name is the user's key (hashed when redacted), where memviz's row_id was
+    names = (audit.key_of(ids) if not redacted else
+             [t[len(audit.key) + 1:] for t in audit.row_names(ids, redacted=True)])
+    column = audit.key if audit.key not in shown.columns else f"{audit.key} (key)"
+    return shown.drop(columns=[ROW_NAMES["row_id"]]).assign(**{column: names})[
+        [column, *[c for c in shown.columns if c != ROW_NAMES["row_id"]]]]
 
 
-def rows_csv(audit, train=None) -> bytes:
-    """The per-row table as rows.csv holds it (:meth:`memviz.Audit.rows_frame`: the user's key beside row_id
-    when ``train`` has one) as CSV bytes, spreadsheet formulas neutralised (:func:`memviz.io.csv_bytes`)."""
+def rows_csv(audit, train=None, *, row_id: bool = False) -> bytes:
+    """The per-row table as rows.csv holds it (:meth:`memviz.Audit.rows_frame`: each row named by the user's key,
+    memviz's row_id after it only when asked) as CSV bytes, spreadsheet formulas neutralised
+    (:func:`memviz.io.csv_bytes`)."""
     from memviz.io import csv_bytes
 
-    return csv_bytes(audit.rows_frame(train).reset_index(drop=True))
+    return csv_bytes(audit.rows_frame(train, row_id=row_id).reset_index(drop=True))
 
 
 def download_stem(source: str) -> str:
@@ -454,5 +483,5 @@ def run_card(view) -> Card:
 
 
 __all__ = ["Source", "rows_read", "pkT", "run_source", "compare_source", "ranked_on", "run_audit", "tables_audit", "upload_tables",
-           "next_step", "card", "run_card", "evidence_lines", "headline_figures", "Figure", "digests", "companion_table", "over_copied_table", "rows_csv",
+           "next_step", "card", "run_card", "evidence_lines", "headline_figures", "Figure", "digests", "companion_table", "over_copied_table", "rows_csv", "kind_edits",
            "download_stem"]

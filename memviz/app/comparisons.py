@@ -276,8 +276,8 @@ def verdicts_differ(run_audit, run_source, compare_audit, model: str, compare: C
         ok = compare.ok
         seeds = sorted({int(s) for s in ok.loc[(ok["model"] == model) & (ok["method"] == "baseline"), "seed"]})
     pooled = (f", seed{'s' * (len(seeds) != 1)} {', '.join(map(str, seeds))} pooled" if seeds else "")
-    ran = set(run_audit.over_copied_rows["row_id"].tolist())
-    also = len(ran & set(compare_audit.over_copied_rows["row_id"].tolist()))
+    ran = set(run_audit.frame("over_copied", row_id=True)["row_id"].tolist())
+    also = len(ran & set(compare_audit.frame("over_copied", row_id=True)["row_id"].tolist()))
     n_cmp = int(compare_audit.n_over_copied)
     rows = (f"the run's audit names {len(ran):,} training row{'s' * (len(ran) != 1)}, the comparison's "
             f"{n_cmp:,}" + (f" ({also:,} of them the same)" if ran and n_cmp else ""))

@@ -313,6 +313,31 @@ def parse_row_ids(text: str, row_ids) -> tuple[list[int], list[str]]:
     return good, bad
 
 
+def parse_rows(text: str, train: Table, row_ids) -> tuple[list[int], list[str]]:
+    """Training rows typed by the user ("1077, 2705"): (their row_ids among ``row_ids``, in the order typed; the
+    items that name no such row, as typed). Each item is the user's key of a row when the table has one
+    (matched exactly as text: "1077" is the key 1077, or "C-17" the key "C-17"; every row holding that key), else
+    a row_id ("13" is row 13, never rows 130-139)."""
+    if train.key is None:
+        return parse_row_ids(text, row_ids)
+    ids = np.asarray(row_ids, dtype=np.int64)
+    by_key: dict[str, list[int]] = {}
+    for rid, text_key in zip(ids.tolist(), train.key_texts(ids)):
+        by_key.setdefault(text_key, []).append(int(rid))
+    good, bad = [], []
+    for item in (t.strip() for t in str(text or "").replace(";", ",").split(",")):
+        if not item:
+            continue
+        found = by_key.get(item)
+        if found is None and item.endswith(".0"):          # "1077.0" typed for the integer key 1077
+            found = by_key.get(item[:-2])
+        if found and item != "missing":
+            good += found
+        else:
+            bad.append(item[:40])
+    return list(dict.fromkeys(good)), bad
+
+
 #: the Dynamics page tests against the null without asking up to this many generated rows over all
 #: checks (the sample's default warm-up: 36,000, about 1 s; cost grows linearly)
 NULL_AUTO_EVENTS = 60_000

@@ -285,6 +285,19 @@ def copy_spread(view: RunView) -> dict:
             "max_count": ht.max_count}
 
 
+# ------------------------------------------------------------------ rows named as the user knows them
+def named_rows(train: Table, frame: pd.DataFrame, *, redacted: bool = False, column: str = "row_id") -> pd.DataFrame:
+    """``frame`` (whose ``column`` holds training row_ids) for a reader: the user's key in place of memviz's row_id,
+    under the key's own name (hashed when ``redacted``: :func:`memviz.tables.redact.key_labels`); unchanged when
+    the table has no key (row_id, the row's 0-based position in its file, is then its name)."""
+    return train.with_keys(frame, column, keep_row_id=False, redacted=redacted)
+
+
+def row_label(train: Table, row_id: int, *, redacted: bool = False) -> str:
+    """One training row's name for a reader: ``customer_id 1077`` (hashed when ``redacted``), else ``row 17``."""
+    return train.row_names([int(row_id)], redacted=redacted)[0]
+
+
 def redacted_rows(view: RunView, frame: pd.DataFrame) -> pd.DataFrame:
     """``frame`` with its schema columns redacted (:func:`memviz.tables.redact.redact`, ranges from the
     whole training table); other columns (row ids, counts) untouched."""

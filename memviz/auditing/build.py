@@ -37,7 +37,7 @@ from typing import Mapping
 import numpy as np
 import pandas as pd
 
-from memviz.auditing.result import Audit, Provenance, RunInfo
+from memviz.auditing.result import KEY, Audit, Provenance, RunInfo
 from memviz.auditing.share import copy_share
 from memviz.errors import MemvizError
 from memviz.tables.data import (
@@ -48,7 +48,7 @@ from memviz.tables.data import (
     table_from_frame,
 )
 from memviz.tables.encoding import shared_factorizations
-from memviz.tables.schema import Schema
+from memviz.tables.schema import ADAPTED, UNJUDGED, Schema
 
 
 # ------------------------------------------------------------------ inputs
@@ -91,6 +91,16 @@ def as_table(obj, schema: Schema | None, *, role: str, name: str, target: str | 
     if missing:
         raise MemvizError(f"{source}: column {missing[0]!r}: in the training table but not in this one")
     return table_from_frame(df.loc[:, list(schema.columns)], schema, source=source, role=role)
+
+
+def adapt_train(train: Table, synthetic, source: str = "synthetic") -> Table:
+    """``train`` with its inferred kinds corrected by the generated rows (:func:`memviz.tables.align.adapt_to`:
+    integers read as numbers, a generator's own values left out and not judged); ``synthetic``: a Table or a
+    DataFrame. The notices stay in the schema's ``extra`` for the audit's provenance."""
+    from memviz.tables.align import adapt_to
+
+    frame = synthetic.data if isinstance(synthetic, Table) else synthetic
+    return adapt_to(train, frame, synthetic.source if isinstance(synthetic, Table) else source)[0]
 
 
 def aligned(table: Table, train: Table) -> tuple[Table, tuple[str, ...]]:
@@ -363,6 +373,8 @@ def _finish(train: Table, generated: _Generated, held: _HeldOut, opts: _Options,
     rows = _rows_frame(ids, copies, test, closest_copies(train, syn, test) if test is not None else None,
                        fam.naming_level)
     n_over = int(rows["over_copied"].sum())
+    if train.key is not None:                       # each row's own key, so that every reader names it so
+        rows.insert(0, KEY, train.keys.loc[rows["row_id"].to_numpy()].array)     # its dtype kept (Int64, text)
     fl, ex, cshare, dcr_value = floor, None, None, None
     if floor is not None:
         ex = excess(mem_ratio, m, floor)
@@ -391,9 +403,10 @@ def _finish(train: Table, generated: _Generated, held: _HeldOut, opts: _Options,
                  excess=ex.excess if ex is not None else None, excess_ci=ex.ci if ex is not None else None,
                  copy_share=cshare[0] if cshare else None, copy_share_ci=(cshare[1], cshare[2]) if cshare else None,
                  n_over_copied=n_over, identical_share=float(ident), holdout_identical_share=hold_ident,
-                 dcr_share=dcr_value, shape=shape, shape_reference=shape_ref, rows=rows, columns=columns,
+                 dcr_share=dcr_value, shape=shape, shape_reference=shape_ref, per_row=rows, columns=columns,
                  row_test=rt, provenance=prov, flagged_exact_share=float(cs["flagged_exact"]), evidence=ev,
-                 generated=per_row, floor_detail=floor, per_check=generated.per_check, close=test, family=fam)
+                 generated=per_row, floor_detail=floor, per_check=generated.per_check, close=test, family=fam,
+                 key=train.key)
 
 
 def _evidence(train: Table, syn: pd.DataFrame, held: _HeldOut, opts: _Options, flagged):
@@ -479,7 +492,11 @@ def audit(train, synthetic, holdout=None, *, schema=None, metadata=None, target:
     check_backend(backend, scheduler)
     sch = resolve_schema(schema, metadata, target)
     tr = as_table(train, sch, role="train", name="train", target=target)
-    syn, notices = aligned(as_table(synthetic, tr.schema, role="synthetic", name="synthetic", train=tr), tr)
+    syn_name = str(synthetic) if isinstance(synthetic, (str, Path)) else "synthetic"
+    synthetic = read_frame(synthetic) if isinstance(synthetic, (str, Path)) else synthetic      # read once
+    tr = adapt_train(tr, synthetic, syn_name)          # an inferred kind the generated rows correct, said
+    syn, notices = aligned(as_table(synthetic, tr.schema, role="synthetic", name=syn_name, train=tr), tr)
+    notices = (*tr.schema.extra.get(ADAPTED, ()), *notices)
     hold = None
     if holdout is not None:
         hold, more = aligned(as_table(holdout, tr.schema, role="test", name="holdout", train=tr), tr)
@@ -508,7 +525,7 @@ def audit(train, synthetic, holdout=None, *, schema=None, metadata=None, target:
                             "holdout": hold.source if hold is not None else ""},
                 "rows_read": f"the synthetic table ({syn.source}): {len(syn):,} generated rows"
                 if syn.source not in ("", "synthetic") else f"the synthetic table: {len(syn):,} generated rows",
-                "notices": notices}
+                "notices": notices, "unjudged": tuple(tr.schema.extra.get(UNJUDGED, ()))}
         return _finish(tr, _Generated(syn.data, res.nn1, res.ratio, res.memorized, distance),
                        _HeldOut(floor, checked, close), opts, prov)
 

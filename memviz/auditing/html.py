@@ -88,6 +88,10 @@ def facts(a) -> list[tuple[str, str]]:
     out.append(("Per-row test", a.row_test.sentence()))
     if a.provenance.rows_read:
         out.append(("Generated rows read", a.provenance.rows_read))
+    unjudged = getattr(a.provenance, "unjudged", ())
+    if unjudged:
+        out.append(("Columns not judged (the generated table holds values of its own there: left out of the "
+                    "distance)", ", ".join(unjudged)))
     for note in a.provenance.notices:
         out.append(("Notice", note))
     return out
@@ -127,10 +131,10 @@ def leak_views(a, train, synthetic, salt: str | None = None):
 
     if a.generated is None or train is None or synthetic is None:
         return []
-    rows = a.over_copied_rows
+    rows = a.frame("over_copied", row_id=True)
     named = not rows.empty and "close" in a.generated                   # named rows beside their close copies
     if rows.empty:
-        rows = a.rows[a.rows["copies"] > 0].sort_values("copies", ascending=False)
+        rows = a.per_row[a.per_row["copies"] > 0].sort_values("copies", ascending=False)
     gen = a.generated
     syn = (synthetic.data if hasattr(synthetic, "data") else synthetic).reset_index(drop=True)
     cols = list(train.schema.columns)
@@ -156,10 +160,12 @@ def leak_views(a, train, synthetic, salt: str | None = None):
     return out
 
 
-def row_names(train, row_ids, *, redacted: bool, salt: str | None) -> list[str]:
-    """The rows as the user knows them: by the training table's row key (hashed in a redacted report),
-    else by memviz's row_id ("row 17")."""
+def row_names(train, row_ids, *, redacted: bool, salt: str | None, audit=None) -> list[str]:
+    """The rows as the user knows them: by the training table's row key (``audit``'s, else ``train``'s; hashed in
+    a redacted report), else by memviz's row_id ("row 17")."""
     ids = [int(i) for i in row_ids]
+    if audit is not None and audit.key is not None:
+        return audit.row_names(ids, redacted=redacted, salt=salt)
     if train is not None and getattr(train, "key", None) is not None:
         return train.row_names(ids, redacted=redacted, salt=salt)
     return [f"row {i}" for i in ids]
@@ -248,12 +254,12 @@ def audit_html(a, *, redacted: bool = True, train=None, synthetic=None, sections
             fig, stop = when_to_stop(a.per_check, _kept_checks(a.provenance.run.run_dir))
             figures.append(fig)
     card = audit_card(a, redacted, stop)
-    over = a.over_copied_rows.head(50)
+    over = a.frame("over_copied", row_id=True).head(50)
     settings = dict(provenance_facts(a))
     if not plots:
         settings["Figures"] = f"not drawn: plotly is not installed ({install_hint('plots')})"
     if not over.empty:
-        names = row_names(train, over["row_id"], redacted=redacted, salt=salt)
+        names = row_names(train, over["row_id"], redacted=redacted, salt=salt, audit=a)
         settings["Named training rows (most close copies first; first 50)"] = "; ".join(
             f"{name}: {int(r.close_copies)} close copies vs {r.expected_close:.1f} expected (q = {r.q_value:.2g}; "
             f"{int(r.identical_copies)} identical; closest: {_closest(r)})" for name, r in zip(names, over.itertuples()))

@@ -20,6 +20,13 @@ _COUNT = {"type": "integer", "minimum": 0}
 _TEXT = {"type": "string"}
 
 _P = {"type": ["number", "null"], "minimum": 0, "maximum": 1}
+#: a training row as audit.json names it: by the user's key (``key``: its value; the column is the document's
+#: top-level ``key``) when the table has one, else by memviz's ``row_id`` (its 0-based position in the file)
+_KEY_VALUE = {"type": ["string", "integer", "number", "null"]}
+_NAMED = {"oneOf": [{"required": ["key"], "not": {"required": ["row_id"]}},
+                    {"required": ["row_id"], "not": {"required": ["key"]}}]}
+_EXPOSED = {"type": "array", "items": {"type": "object", "required": ["score", "p_value"], **_NAMED,
+                                       "properties": {"key": _KEY_VALUE, "row_id": {"type": "integer"}}}}
 #: the tests beyond the ratio test (:mod:`memviz.evidence.suite`), as :meth:`Audit.to_dict` writes them
 _EVIDENCE = {
     "membership": {
@@ -31,7 +38,7 @@ _EVIDENCE = {
             "tpr_at_fpr": {"type": "array", "items": {"type": "object", "required": ["fpr", "tpr", "low", "high"],
                                                       "properties": {"fpr": _SHARE, "tpr": _SHARE, "low": _SHARE,
                                                                      "high": _SHARE}}},
-            "most_exposed": {"type": "array", "items": {"type": "object", "required": ["row_id", "score", "p_value"]}},
+            "most_exposed": _EXPOSED,
         }},
     "data_copying": {
         "type": "object",
@@ -56,7 +63,7 @@ _EVIDENCE = {
                                                       "required": ["fpr", "tpr", "low", "high", "p_value"],
                                                       "properties": {"fpr": _SHARE, "tpr": _SHARE, "low": _SHARE,
                                                                      "high": _SHARE, "p_value": _P}}},
-            "most_exposed": {"type": "array", "items": {"type": "object", "required": ["row_id", "score", "p_value"]}},
+            "most_exposed": _EXPOSED,
         }},
     "attribute": {
         "type": "object", "required": ["test", "distance", "columns", "n_given_away", "sentence"],
@@ -86,9 +93,10 @@ SCHEMA = {
     "title": "memviz audit",
     "type": "object",
     "required": ["format", "verdict", "findings", "n_over_copied", "ratio_test", "identical_share",
-                 "holdout_identical_share", "provenance", "row_test"],
+                 "holdout_identical_share", "provenance", "row_test", "key"],
     "properties": {
         "format": {"const": FORMAT},
+        "key": {"type": ["string", "null"]},
         "findings": {"type": "array", "items": {
             "type": "object", "required": ["member", "test", "observed", "expected", "p", "p_adjusted", "holds", "text"],
             "properties": {"member": {"enum": list(MEMBERS)}, "test": _TEXT, "observed": _OPT_NUM,
@@ -153,9 +161,9 @@ SCHEMA = {
                                    "p": _P, "p_adjusted": _P, "holds": {"type": "boolean"}, "level": _OPT_NUM}}},
                 "holding": {"type": "array", "items": _TEXT}}},
         "over_copied": {"type": "array", "items": {
-            "type": "object", "required": ["row_id", "copies", "close_copies", "identical_copies", "real_close",
-                                           "expected_close", "p_value", "q_value"],
-            "properties": {"row_id": {"type": "integer"}, "copies": _COUNT, "close_copies": _COUNT,
+            "type": "object", "required": ["copies", "close_copies", "identical_copies", "real_close",
+                                           "expected_close", "p_value", "q_value"], **_NAMED,
+            "properties": {"key": _KEY_VALUE, "row_id": {"type": "integer"}, "copies": _COUNT, "close_copies": _COUNT,
                            "identical_copies": _COUNT, "real_close": _COUNT, "expected_close": _NUM,
                            "p_value": _SHARE, "q_value": _SHARE, "closest_distance": _OPT_NUM}}},
         "columns": {"type": "array", "items": {
@@ -183,6 +191,7 @@ SCHEMA = {
                         "p": _OPT_NUM, "k": {"type": ["integer", "null"]}, "T": {"type": ["integer", "null"]},
                         "pooled_checks": _COUNT}}]},
                 "rows_read": _TEXT, "notices": {"type": "array", "items": _TEXT},
+                "unjudged": {"type": "array", "items": _TEXT},
             },
         },
         "evidence": {"type": "object", "additionalProperties": {"type": "object", "required": ["sentence"]},

@@ -43,10 +43,10 @@ def audit_fragment(a: "Audit", *, train=None, redacted: bool = True, max_rows: i
     from memviz.viz.report import card_block, frame_table
 
     parts = [_STYLE, "<div class='memviz-audit'>", card_block(audit_card(a, redacted))]
-    over = a.over_copied_rows
+    over = a.frame("over_copied", row_id=True)
     if len(over):
         shown = over.head(max_rows)
-        names = row_names(train, shown["row_id"], redacted=redacted, salt=secrets.token_hex(16))
+        names = row_names(train, shown["row_id"], redacted=redacted, salt=secrets.token_hex(16), audit=a)
         cols = [c for c in ("close_copies", "expected_close", "identical_copies", "q_value") if c in shown]
         table = pd.DataFrame({c.replace("_", " "): shown[c].to_numpy() for c in cols},
                              index=pd.Index(names, name="named training row"))

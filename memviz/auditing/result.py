@@ -20,6 +20,12 @@ Built by :func:`memviz.auditing.build.audit` (any synthetic table) or :func:`mem
 * rows        per training row: the ratio test's copies, and its close copies, identical copies, the real
   rows' close matches, expected, p_value, q_value, over_copied (named), how close its closest copy is;
   ``row_test`` says what the per-row test can see at these sizes.
+
+Every row a reader meets is named by the training table's own row key (``key``, e.g. ``customer_id``: the
+frames :attr:`Audit.rows`, :attr:`Audit.over_copied_rows`, :attr:`Audit.verbatim_rows`, rows.csv, audit.json's
+``over_copied`` and the evidence's ``most_exposed``, the report), memviz's internal ``row_id`` only where a caller
+asks for it (:meth:`Audit.frame`, ``row_id=True``); a table without a key names its rows by ``row_id``, the
+row's 0-based position in the file it was read from.
 """
 from __future__ import annotations
 
@@ -37,7 +43,10 @@ from memviz.auditing.verdict import findings as findings_of
 from memviz.evidence.suite import Evidence
 from memviz.measure.dcr import CloseCopies
 
-FORMAT = "memviz.audit/3"   # 3: the verdict and its findings first, the ratio test's figures under ratio_test
+FORMAT = "memviz.audit/3"   # 3: the verdict and its findings first, the ratio test's figures under ratio_test,
+#: rows named by the user's key (``key``; ``over_copied`` records carry it)
+#: the per-row table's column holding the user's key of each row (:attr:`Audit.per_row`)
+KEY = "key"
 #: the files :meth:`Audit.write` writes
 FILES = {"audit": "audit.json", "report": "report.html", "rows": "rows.csv"}
 
@@ -79,6 +88,8 @@ class Provenance:
     distance, memviz_version, created (UTC, ISO 8601), target, run (a :class:`RunInfo` or None).
     rows_read : which generated rows the tests read, in words ("check 19 (epoch 100): 3,000 generated rows").
     notices : what reading the tables changed or left out (categories the training table lacks, ...).
+    unjudged : columns left out of the distance because the generated table holds values of its own there (a
+        generator's fake personal data, :func:`memviz.tables.align.adapt_to`): the audit could not judge them.
     """
 
     fingerprints: Mapping[str, str]
@@ -93,13 +104,14 @@ class Provenance:
     run: RunInfo | None = None
     rows_read: str = ""
     notices: tuple[str, ...] = ()
+    unjudged: tuple[str, ...] = ()
 
     def to_dict(self) -> dict:
         return {"fingerprints": dict(self.fingerprints), "sources": dict(self.sources), "n_train": self.n_train,
                 "n_synthetic": self.n_synthetic, "n_holdout": self.n_holdout, "distance": self.distance,
                 "memviz_version": self.memviz_version, "created": self.created, "target": self.target,
                 "run": self.run.to_dict() if self.run is not None else None, "rows_read": self.rows_read,
-                "notices": list(self.notices)}
+                "notices": list(self.notices), "unjudged": list(self.unjudged)}
 
 
 @dataclass(frozen=True)
@@ -155,8 +167,11 @@ class Audit:
 
     ``floor``, ``floor_ci``, ``excess``, ``excess_ci``, ``copy_share``, ``copy_share_ci``,
     ``holdout_identical_share`` and ``dcr_share`` are None without a hold-out; ``shape`` and
-    ``shape_reference`` are None when quality was not measured. ``rows`` is a DataFrame (one row
-    per training row), ``columns`` the column leak summary (column, kind, memorized_rate,
+    ``shape_reference`` are None when quality was not measured. ``per_row`` is the per-row table as memviz
+    keeps it (one row per training row, by ``row_id``, with the user's key in :data:`KEY` when the training
+    table has one); readers take :attr:`rows`, :attr:`over_copied_rows` and :attr:`verbatim_rows`, each named
+    by the user's key (``key``: the training table's key column, None without one). ``columns`` the column
+    leak summary (column, kind, memorized_rate,
     non_memorized_rate), ``evidence`` the tests beyond the ratio test
     (:class:`~memviz.evidence.suite.Evidence`: membership, data copying, attribute inference, or a
     caller's own, each with ``to_dict()`` and ``sentence()``; the data-copying test's regions enter the
@@ -183,7 +198,7 @@ class Audit:
     dcr_share: float | None
     shape: float | None
     shape_reference: float | None
-    rows: pd.DataFrame
+    per_row: pd.DataFrame
     columns: pd.DataFrame
     row_test: RowTest
     provenance: Provenance
@@ -194,6 +209,73 @@ class Audit:
     per_check: pd.DataFrame | None = None
     close: CloseCopies | None = None
     family: Family = field(default_factory=Family)
+    key: str | None = None
+
+    # ------------------------------------------------------------------ the rows, named as the user knows them
+    def frame(self, which: str = "rows", *, row_id: bool = False) -> pd.DataFrame:
+        """One of the per-row frames, each row named by the user's key: ``which`` is ``rows`` (every training
+        row), ``over_copied`` (the named rows, most close copies first) or ``verbatim`` (the rows with an identical
+        generated row, most identical copies first). The key's column (its own name, or ``"<key> (key)"`` when
+        memviz has a column of that name) comes first; ``row_id`` (memviz's internal number of the row) is kept
+        after it only when asked, or when the table has no key (then it is the row's only name: its 0-based
+        position in the file it was read from)."""
+        r = self.per_row
+        if which == "over_copied":
+            if "over_copied" not in r:
+                r = r.iloc[:0]
+            else:
+                order = [c for c in ("close_copies", "q_value") if c in r]
+                r = r[r["over_copied"]].sort_values(order, ascending=[False, True][:len(order)])
+        elif which == "verbatim":
+            r = (r[r["identical_copies"] > 0].sort_values("identical_copies", ascending=False, kind="stable")
+                 if "identical_copies" in r else r.iloc[:0])
+        elif which != "rows":
+            raise ValueError(f"which={which!r}: use 'rows', 'over_copied' or 'verbatim'")
+        r = r.reset_index(drop=True)
+        if self.key is None or KEY not in r:
+            return r.drop(columns=[KEY], errors="ignore")
+        name = self.key_column
+        out = r.rename(columns={KEY: name}) if name != KEY else r
+        first = [name, "row_id"] if row_id else [name]
+        return out[first + [c for c in out.columns if c not in (name, "row_id")]]
+
+    @property
+    def key_column(self) -> str:
+        """The column of :meth:`frame` that names the rows: the user's key (``"<key> (key)"`` when memviz's
+        per-row table has a column of that name), else ``row_id``."""
+        if self.key is None or KEY not in self.per_row:
+            return "row_id"
+        return self.key if self.key == KEY or self.key not in self.per_row.columns else f"{self.key} (key)"
+
+    @property
+    def rows(self) -> pd.DataFrame:
+        """Every training row: the ratio test's copies, the closeness tests' columns and over_copied, named by the
+        user's key (:meth:`frame`)."""
+        return self.frame("rows")
+
+    def key_of(self, row_ids) -> list:
+        """The user's key of each of these training row_ids, as plain values (the row_ids themselves without a key;
+        None for a missing key value)."""
+        import numpy as np
+
+        ids = np.asarray(row_ids, dtype=np.int64).reshape(-1)
+        if self.key is None or KEY not in self.per_row:
+            return [int(i) for i in ids]
+        values = self.per_row.set_index("row_id")[KEY].reindex(ids)
+        return [_plain(v) for v in values.to_numpy(dtype=object)]
+
+    def row_names(self, row_ids, *, redacted: bool = False, salt: str | None = None) -> list[str]:
+        """How a reader names each of these training rows: ``"customer_id 1077"`` (the user's key, hashed when
+        ``redacted``: :func:`memviz.tables.redact.key_labels` keyed by ``salt``), else ``"row 17"``."""
+        ids = [int(i) for i in row_ids]
+        if self.key is None or KEY not in self.per_row:
+            return [f"row {i}" for i in ids]
+        values = self.key_of(ids)
+        if redacted:
+            from memviz.tables.redact import key_labels
+
+            return [f"{self.key} {t}" for t in key_labels(values, self.key, salt=salt)]
+        return [f"{self.key} {'missing' if v is None else v}" for v in values]
 
     # ------------------------------------------------------------------ reading
     @cached_property
@@ -235,21 +317,16 @@ class Audit:
 
     @property
     def over_copied_rows(self) -> pd.DataFrame:
-        """The named training rows (more close copies than real rows give them), most close copies first."""
-        r = self.rows
-        if "over_copied" not in r:
-            return r.iloc[:0]
-        order = [c for c in ("close_copies", "q_value") if c in r]
-        return r[r["over_copied"]].sort_values(order, ascending=[False, True][:len(order)])
+        """The named training rows (more close copies than real rows give them), most close copies first, named
+        by the user's key (:meth:`frame`)."""
+        return self.frame("over_copied")
 
     @property
     def verbatim_rows(self) -> pd.DataFrame:
-        """The training rows with a generated row identical to them, most identical copies first (a
-        reading, not a test: real rows meet a training row too, ``close.holdout_identical_share`` of them)."""
-        r = self.rows
-        if "identical_copies" not in r:
-            return r.iloc[:0]
-        return r[r["identical_copies"] > 0].sort_values("identical_copies", ascending=False, kind="stable")
+        """The training rows with a generated row identical to them, most identical copies first, named by the
+        user's key (a reading, not a test: real rows meet a training row too, ``close.holdout_identical_share``
+        of them)."""
+        return self.frame("verbatim")
 
     def headline(self) -> dict:
         """The figures a one-line summary carries (the CLI's last stdout line): the verdict, then the findings it
@@ -269,9 +346,11 @@ class Audit:
                 "identical_share": self.identical_share, "holdout_identical_share": self.holdout_identical_share,
                 "flagged_exact_share": self.flagged_exact_share, "dcr_share": self.dcr_share, "shape": self.shape,
                 "shape_reference": self.shape_reference, "row_test": self.row_test.to_dict(),
-                "over_copied": _records(self.over_copied_rows.head(100)),
+                "key": self.key if KEY in self.per_row else None,
+                "over_copied": self.named_records(self.frame("over_copied", row_id=True).head(100)),
                 "columns": _records(self.columns), "provenance": self.provenance.to_dict(),
-                "evidence": {k: {**_as_dict(e), "sentence": str(e.sentence())} for k, e in self.evidence.items()},
+                "evidence": {k: self.named_evidence({**_as_dict(e), "sentence": str(e.sentence())})
+                             for k, e in self.evidence.items()},
                 "closeness": self.close.to_dict() if self.close is not None else None,
                 "family": self.family.to_dict()}
 
@@ -295,22 +374,50 @@ class Audit:
             atomic_write_text(Path(path), text)
         return text
 
-    def rows_frame(self, train=None) -> pd.DataFrame:
-        """The per-row table as rows.csv holds it: :attr:`rows`, with the training table's own key (``train``,
-        when it has one) before ``row_id``, so that a reader finds the rows in their table."""
-        return self.rows if train is None else train.with_keys(self.rows.reset_index(drop=True))
+    def named_records(self, frame: pd.DataFrame) -> list[dict]:
+        """``frame`` (with a ``row_id`` column) as JSON records naming each row as audit.json does: ``"key"``, the
+        user's key of the row, when the table has one (its column name is audit.json's top-level ``key``), else
+        ``"row_id"``."""
+        recs = _records(frame)
+        if self.key is None or KEY not in self.per_row:
+            return recs
+        name = self.key_column
+        keys = self.key_of([r["row_id"] for r in recs]) if recs and "row_id" in recs[0] else None
+        out = []
+        for i, r in enumerate(recs):
+            rec = {"key": keys[i] if keys is not None else r.get(name)}
+            rec.update((k, v) for k, v in r.items() if k not in ("row_id", name))
+            out.append(rec)
+        return out
+
+    def named_evidence(self, d: dict) -> dict:
+        """An evidence test's JSON with each training row it names (``most_exposed``) named by the user's key."""
+        rows = d.get("most_exposed")
+        if self.key is None or not isinstance(rows, list) or not rows or not all(
+                isinstance(r, Mapping) and "row_id" in r for r in rows):
+            return d
+        return {**d, "most_exposed": self.named_records(pd.DataFrame(rows))}
+
+    def rows_frame(self, train=None, *, row_id: bool = False) -> pd.DataFrame:
+        """The per-row table as rows.csv holds it: :attr:`rows`, each row named by the user's key (``row_id`` after
+        it when asked). ``train``: the training Table, read for its key only when this audit carries none (an audit
+        kept before keys were)."""
+        if self.key is None and train is not None and getattr(train, "key", None) is not None:
+            return train.with_keys(self.per_row.reset_index(drop=True), keep_row_id=row_id)
+        return self.frame("rows", row_id=row_id)
 
     def write(self, out_dir: str | Path, *, redacted: bool = True, raw_csv: bool = False, train=None,
-              synthetic=None) -> dict:
+              synthetic=None, row_id: bool = False) -> dict:
         """DIR/audit.json, DIR/report.html and DIR/rows.csv, written as one unit (:func:`memviz.folders.folder_unit`:
         staged beside DIR with DIR/contents.json, renamed into place, under a lock); returns their paths.
-        With ``train``, rows.csv names each row by the user's key too (:meth:`rows_frame`)."""
+        rows.csv names each row by the user's key (:meth:`rows_frame`; ``row_id``: memviz's row_id after it);
+        ``train`` / ``synthetic`` add the most-copied rows beside their copies to the report."""
         from memviz.folders import folder_unit
         from memviz.io import export_csv
 
         out = Path(out_dir)
         with folder_unit(out, names=tuple(FILES.values())) as stage:
-            export_csv(stage / FILES["rows"], self.rows_frame(train), raw=raw_csv)
+            export_csv(stage / FILES["rows"], self.rows_frame(train, row_id=row_id), raw=raw_csv)
             self.to_html(stage / FILES["report"], redacted=redacted, train=train, synthetic=synthetic)
             self.to_json(stage / FILES["audit"])
         return {k: str(out / v) for k, v in FILES.items()}
@@ -348,6 +455,20 @@ def _records(df: pd.DataFrame) -> list[dict]:
     from memviz.io import to_jsonable
 
     return to_jsonable(df.to_dict(orient="records"))
+
+
+def _plain(v):
+    """A key value as a plain Python value for JSON and text (int, float, str; None when missing)."""
+    import numpy as np
+
+    try:
+        if pd.isna(v):
+            return None
+    except (TypeError, ValueError):
+        pass
+    if isinstance(v, np.generic):
+        return v.item()
+    return v if isinstance(v, (int, float, str)) else str(v)
 
 
 def _as_dict(e) -> dict:

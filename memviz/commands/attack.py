@@ -45,10 +45,14 @@ def named_rows(run_dir, check, holdout, n: int) -> list[int]:
     from memviz.auditing.build import from_run
 
     a = from_run(run_dir, check, holdout=holdout, quality=False, evidence=False)
-    return [int(i) for i in a.over_copied_rows["row_id"].head(n)]
+    return [int(i) for i in a.frame("over_copied", row_id=True)["row_id"].head(n)]
 
 
 def run(args) -> None:
+    from memviz.errors import require
+
+    require("torch")                        # it trains or samples: refused before a table is read
+
     from memviz.attacks.shadow import attack_run
     from memviz.attacks.store import run_attack_dir
     from memviz.errors import MemvizError

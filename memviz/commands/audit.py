@@ -9,9 +9,12 @@ from memviz.commands.common import (
     add_common,
     add_distance,
     add_fail_on,
+    add_keep_row_id,
     add_raw_csv,
     emit,
     inputs_of,
+    overrides_of,
+    say_schema,
     schema_of,
 )
 
@@ -33,6 +36,7 @@ def register(sub, command) -> None:
                          "more memorization pass)")
     add_backend(sp, backend_help())
     add_raw_csv(sp)
+    add_keep_row_id(sp)
     add_fail_on(sp)
     add_ci_options(sp)
     sp.set_defaults(func=run)
@@ -83,26 +87,29 @@ def backend_help(what: str = "the audit's") -> str:
 
 
 def run(args) -> int:
-    from memviz.auditing.build import as_table, audit, check_backend
+    from memviz.auditing.build import adapt_train, as_table, audit, check_backend
     from memviz.auditing.result import FILES
     from memviz.folders import folder_unit
+    from memviz.tables.data import load_table, read_frame
 
     t0 = time.perf_counter()
     check_backend(args.backend, args.scheduler)            # before the folder is locked or a table read
     thresholds = thresholds_of(args)
     check_junit_path(args.junit, args.out)
     schema = schema_of(args)
-    from memviz.auditing.build import resolve_schema
-
     # the folder is locked from the start (a second writer is refused before any work) and written
     # as a unit (memviz.folders.folder_unit)
     with folder_unit(args.out, names=tuple(FILES.values()), inputs=inputs_of(args)) as stage:
-        train = as_table(args.train, resolve_schema(schema), role="train", name="train", target=args.target)
-        syn = as_table(args.synthetic, train.schema, role="synthetic", name="synthetic", train=train)
+        train = load_table(args.train, schema, target=args.target, overrides=overrides_of(args))
+        synthetic = read_frame(args.synthetic)
+        train = adapt_train(train, synthetic, str(args.synthetic))   # an inferred kind the generated rows correct
+        syn = as_table(synthetic, train.schema, role="synthetic", name=str(args.synthetic), train=train)
+        say_schema(train, args)                    # once the tables are read, before the work
         a = audit(train, syn, args.holdout, distance=args.distance, device=args.device,
                   quality=not args.no_quality, evidence=not args.no_evidence, backend=args.backend,
                   scheduler=args.scheduler)
-        a.write(stage, redacted=not args.raw_report, raw_csv=args.raw_csv, train=train, synthetic=syn)
+        a.write(stage, redacted=not args.raw_report, raw_csv=args.raw_csv, train=train, synthetic=syn,
+                row_id=args.keep_row_id)
     paths = {k: str(Path(args.out) / v) for k, v in FILES.items()}
     from memviz.auditing.thresholds import read_thresholds, threshold_exit
     from memviz.auditing.verdict import gate

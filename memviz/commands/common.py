@@ -12,6 +12,7 @@ from memviz.device import DEVICES
 from memviz.errors import MemvizError
 from memviz.engine import DISTANCES
 from memviz.dynamics.dynamiccut import DEFAULTS as DYNAMICCUT
+from memviz.jobs.spec import OVERRIDE_HINT
 from memviz.warmup.run import WarmupConfig
 
 #: the one set of defaults each command's help shows (never restated)
@@ -78,7 +79,10 @@ class EventBars:
         if self.quiet:
             return
         kind = ev.get("event")
-        if kind == "check":
+        if kind == "schema":          # the schema the job read its training table with (say_schema's block)
+            sys.stderr.write(f"memviz: {ev.get('text', '')}\n")
+            sys.stderr.flush()
+        elif kind == "check":
             self.mem = ev.get("mem_ratio")
             self.check = (ev.get("check"), ev.get("checks"), ev.get("epoch"))
             if self.at is not None and self.at[0] >= self.at[1]:
@@ -190,9 +194,21 @@ def add_common(sp, train: bool = True) -> None:
         sp.add_argument("--target", help="the label column (default: none for an inferred schema or --metadata, "
                                          "which say on stderr which column they would suggest; the file's own "
                                          "with --schema, which --target replaces)")
+        cols = sp.add_argument_group("column overrides", "change how a column of --train is read, on top of the "
+                                     "inferred schema, --schema or --metadata (the schema read is shown on stderr "
+                                     "before any work; --quiet hides it)")
+        cols.add_argument("--numerical", nargs="+", action="extend", metavar="COL",
+                          help="measure these columns as numbers (e.g. integers inferred as categories)")
+        cols.add_argument("--categorical", nargs="+", action="extend", metavar="COL",
+                          help="measure these columns as categories (a differing value is one mismatch)")
+        cols.add_argument("--key", metavar="COL", help="the column naming the rows (your row key: left out of the "
+                                                        "distance, kept in every output)")
+        cols.add_argument("--ignore", nargs="+", action="extend", metavar="COL",
+                          help="leave these columns out of the distance")
     sp.add_argument("--device", default="auto", choices=DEVICES,
                     help="where tensors live: auto = a CUDA GPU when one is visible, else the CPU")
-    sp.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
+    sp.add_argument("--quiet", action="store_true", help="no progress bar and no schema block on stderr (notices "
+                                                         "and errors still print)")
 
 
 def schema_of(args):
@@ -207,11 +223,48 @@ def schema_of(args):
     return getattr(args, "schema", None)
 
 
+#: each column override option and the kind it gives (:meth:`memviz.tables.schema.Schema.with_overrides`)
+OVERRIDES = {"numerical": "numerical", "categorical": "categorical", "key": "key", "ignore": "excluded"}
+
+
+def overrides_of(args) -> dict[str, str]:
+    """{column: kind} from ``--numerical``, ``--categorical``, ``--key`` and ``--ignore`` ({} without them); a column
+    given two kinds is one line."""
+    out: dict[str, str] = {}
+    for option, kind in OVERRIDES.items():
+        value = getattr(args, option, None)
+        for col in ([value] if isinstance(value, str) else value or []):
+            if out.get(col, kind) != kind:
+                other = next(o for o, k in OVERRIDES.items() if k == out[col])
+                raise MemvizError(f"column {col!r}: given both --{other} and --{option}")
+            out[col] = kind
+    return out
+
+
+def say_schema(table, args) -> None:
+    """The schema ``table`` was read with (each column's kind and why, the key, the target) as one block on stderr,
+    before any work; nothing with ``--quiet`` (the notices that changed a column still print)."""
+    if getattr(args, "quiet", False):
+        return
+    from memviz.tables.describe import schema_block
+
+    sys.stderr.write("memviz: " + schema_block(table, overrides_hint=OVERRIDE_HINT) + "\n")
+    sys.stderr.flush()
+
+
 def add_raw_csv(sp) -> None:
     sp.add_argument("--raw-csv", action="store_true",
                     help="write text cells as they are; by default a cell or header starting with =, +, -, @, "
                          "a tab or a carriage return gets a leading ' so that a spreadsheet shows it as text "
                          "instead of running it as a formula (numbers stay numbers)")
+
+
+def add_keep_row_id(sp) -> None:
+    """``--keep-row-id``: rows.csv names each row by the user's key alone; this adds memviz's own row_id beside it."""
+    sp.add_argument("--keep-row-id", action="store_true",
+                    help="write memviz's row_id (the row's 0-based position in the training file) into rows.csv "
+                         "beside your row key (default: your key alone names the rows; row_id when the table has "
+                         "no key)")
 
 
 def add_distance(sp) -> None:

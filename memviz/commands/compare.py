@@ -9,6 +9,7 @@ from memviz.commands.common import (
     add_common,
     add_dynamiccut,
     emit,
+    overrides_of,
     parse_model_params,
     seeds,
     split,
@@ -57,6 +58,10 @@ def register(sub, command) -> None:
 
 def run(args) -> None:
     """Run the grid, print the summary table, list failed cells on stderr (every cell failing: exit 2)."""
+    from memviz.errors import require
+
+    require("torch")                        # it trains or samples: refused before a table is read
+
     from memviz.folders import output_folder
     from memviz.jobs.spec import JobSpec, compare_summary_text, run_spec
 
@@ -70,7 +75,8 @@ def run(args) -> None:
                         threads=args.threads, epsilons=tuple(_epsilons(args.epsilons))).validated()
     spec = JobSpec("compare", cfg.to_dict(), {"train": args.train, "schema": args.schema,
                                               "metadata": args.metadata, "test": args.test,
-                                              "out": args.out, **({"target": args.target} if args.target else {})})
+                                              "out": args.out, **({"target": args.target} if args.target else {}),
+                                              **({"overrides": overrides_of(args)} if overrides_of(args) else {})})
     result = run_spec(spec, emit=EventBars(args.quiet), config=cfg)
     for line in result.pop("failed_cells", []):
         sys.stderr.write(f"memviz compare: cell {line}\n")

@@ -11,6 +11,8 @@ from memviz.commands.common import (
     add_raw_csv,
     emit,
     output_files,
+    overrides_of,
+    say_schema,
     schema_of,
 )
 from memviz.errors import MemvizError
@@ -62,9 +64,11 @@ def _run(args, t0, client, outs) -> None:
     from memviz.engine.neighbors import NeighborEngine
     from memviz.tables.data import load_companion, load_table
 
-    train = load_table(args.train, schema_of(args), target=args.target, suggest=False)  # it reads no target
+    train = load_table(args.train, schema_of(args), target=args.target, suggest=False,  # it reads no target
+                       overrides=overrides_of(args))
     syn = load_companion(train, args.synthetic, role="synthetic")
     holdout = load_companion(train, args.holdout, role="test") if args.holdout else None
+    say_schema(train, args)                        # once the tables are read, before the work
     engine = NeighborEngine(distance=args.distance, device=args.device).fit(train)
     if client is not None:
         from memviz.engine.distributed import DaskEngine

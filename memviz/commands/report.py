@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from memviz.commands.common import add_backend, add_fail_on, add_raw_csv, emit, inputs_of
+from memviz.commands.common import add_backend, add_fail_on, add_keep_row_id, add_raw_csv, emit, inputs_of
 
 #: what a report folder holds (an earlier report folder is replaced whole): the audit's files
 #: (:data:`memviz.auditing.result.FILES`) and comparisons/NAME/ with the same three
@@ -43,6 +43,7 @@ def register(sub, command) -> None:
 
     add_backend(sp, backend_help("the check's audit's (not the comparisons')"))
     add_raw_csv(sp)
+    add_keep_row_id(sp)
     add_fail_on(sp)
     sp.set_defaults(func=run)
 
@@ -147,7 +148,8 @@ def run(args) -> int:
         samples = store.samples(a.provenance.run.check).sort_values("synthetic_id").reset_index(drop=True)
         synthetic = samples[list(train.schema.columns)]
         redacted = not args.raw_report
-        paths = a.write(stage, redacted=redacted, raw_csv=args.raw_csv, train=train, synthetic=synthetic)
+        paths = a.write(stage, redacted=redacted, raw_csv=args.raw_csv, train=train, synthetic=synthetic,
+                        row_id=args.keep_row_id)
         summaries = []
         if compares:
             salt = secrets.token_hex(16)

@@ -26,6 +26,10 @@ def register(sub, command) -> None:
 
 
 def run(args) -> None:
+    from memviz.errors import require
+
+    require("torch")                        # it trains or samples: refused before a table is read
+
     from memviz.commands.inspect import recommendation
     from memviz.errors import MemvizError
     from memviz.io import export_csv

@@ -36,6 +36,10 @@ def register(sub, command) -> None:
 
 
 def run(args) -> None:
+    from memviz.errors import require
+
+    require("torch")                        # it trains or samples: refused before a table is read
+
     from memviz.folders import output_folder
     from memviz.study import run_study
 

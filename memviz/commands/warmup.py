@@ -7,6 +7,7 @@ from memviz.commands.common import (
     add_common,
     add_distance,
     emit,
+    overrides_of,
     parse_model_params,
 )
 from memviz.models.presets import PRESETS
@@ -52,6 +53,10 @@ def register(sub, command) -> None:
 
 
 def run(args) -> None:
+    from memviz.errors import require
+
+    require("torch")                        # it trains or samples: refused before a table is read
+
     from memviz.jobs.spec import JobSpec, run_spec
 
     cfg = WarmupConfig(preset=args.preset, epochs=args.epochs, check_every=args.check_every,
@@ -67,6 +72,8 @@ def run(args) -> None:
         paths["holdout"] = args.holdout
     if args.target:
         paths["target"] = args.target
+    if overrides_of(args):
+        paths["overrides"] = overrides_of(args)
     spec = JobSpec("warmup", cfg.to_dict(), paths, resume=args.resume)
     emit(run_spec(spec, emit=EventBars(args.quiet)))
 

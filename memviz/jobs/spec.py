@@ -11,7 +11,8 @@ Spec (``spec.json`` in the job's folder)::
      "config": {...},             # WarmupConfig / CompareConfig fields, or {"device": ...}
      "paths": {"train": ..., "schema": ..., "test": ..., "holdout": ..., "out": ...,
                "row_id": "row_id",   # the id column of the train/test files, if any
-               "target": ...},       # the label column (of an inferred schema, or replacing the file's)
+               "target": ...,        # the label column (of an inferred schema, or replacing the file's)
+               "overrides": {...}},  # {column: kind} on top of the schema (the CLI's --numerical, --key, ...)
      "resume": false, "label": "..."}
 
 Events (``events.jsonl``, one JSON object per line, appended as they happen; each has
@@ -61,8 +62,10 @@ SPEC = "spec.json"
 EVENTS = "events.jsonl"
 KINDS = ("warmup", "compare", "details")
 FINAL_EVENTS = ("finished", "cancelled", "failed")
-PATH_KEYS = ("train", "schema", "metadata", "test", "holdout", "out", "row_id", "target")
+PATH_KEYS = ("train", "schema", "metadata", "test", "holdout", "out", "row_id", "target", "overrides")
 Emit = Callable[[dict], None]
+#: how a reader of the schema block changes a column (the CLI's options; the dashboard's Data page edits kinds)
+OVERRIDE_HINT = "change a column with --numerical, --categorical, --key, --ignore or --target"
 
 
 @dataclass(frozen=True)
@@ -148,6 +151,7 @@ EVENT_FIELDS = {
     "cell": {"done": "int", "total": "int", "method": "str", "model": "str", "status": "str",
              "mem_ratio": "num", "seconds": "num", "error": "str"},
     "floor": {"floor": "num", "n_holdout": "int"},
+    "schema": {"text": "str"},
     "finished": {"status": "str"},
     "cancelled": {"message": "str"},
     "failed": {"error": "str"},
@@ -226,7 +230,8 @@ def _table(spec: JobSpec, key: str, train: Table | None = None, role: str = "tra
             schema = Schema.from_sdv(spec.paths["metadata"])
             for note in schema.sdv_notes():   # each said (the CLI prints a SchemaWarning as one line)
                 warnings.warn(note, SchemaWarning, stacklevel=2)
-        return load_table(path, schema, row_id_column=row_id, target=spec.paths.get("target"))
+        return load_table(path, schema, row_id_column=row_id, target=spec.paths.get("target"),
+                          overrides=spec.paths.get("overrides") or None)
     return load_companion(train, path, role=role, row_id_column=row_id)
 
 
@@ -284,6 +289,15 @@ def _keep_row_closeness(run_dir: Path, token: int) -> None:
     save_table(closeness_by_row(flagged), run_dir / RUN_FOLDER, ROW_CLOSENESS, token)
 
 
+def _say_schema(train: Table, emit: Emit | None) -> None:
+    """The schema the training table was read with (:func:`memviz.tables.describe.schema_block`) as a ``schema``
+    event, once every table is read and before any work (the CLI prints it on stderr)."""
+    if emit is not None and train.why:
+        from memviz.tables.describe import schema_block
+
+        emit({"event": "schema", "text": schema_block(train, overrides_hint=OVERRIDE_HINT)})
+
+
 def run_spec(spec: JobSpec, emit: Emit | None = None, *, config=None) -> dict:
     """Run a job in this process; returns its result (the ``finished`` event's figures).
 
@@ -301,6 +315,7 @@ def run_spec(spec: JobSpec, emit: Emit | None = None, *, config=None) -> dict:
     if spec.kind == "warmup":
         config = _warmup_config(spec.config)
         holdout = _table(spec, "holdout", train, role="test")
+        _say_schema(train, emit)
         from memviz.evaluate.quality import CheckQuality
 
         res = run_warmup(train, config, out, resume=spec.resume, progress=emit, holdout=holdout, quality=CheckQuality)
@@ -309,6 +324,7 @@ def run_spec(spec: JobSpec, emit: Emit | None = None, *, config=None) -> dict:
                 "final_mem_ratio": res.final_mem_ratio, "epochs": res.config.epochs,
                 "seconds": round(time.perf_counter() - t0, 3)}
     test = _table(spec, "test", train, role="test")
+    _say_schema(train, emit)
     if spec.kind == "details":
         return compute_details(out, train, test, device=str(spec.config.get("device", "auto")))
     config = config if config is not None else CompareConfig.from_dict(spec.config)

@@ -87,7 +87,7 @@ def run_cell(data_dir, dataset: str, seed: int, out, *, n_shadows: int = N_SHADO
     sel = dynamiccut_selection(wres.dynamics, p=scale.p, k=scale.k, T=T)
     committed = committed_selection(name, dataset, seed, T, Path(__file__).resolve().parents[2])
     audit = from_run(run_dir, quality=False, evidence=False)
-    named = [int(i) for i in audit.over_copied_rows["row_id"].head(n_targets)]
+    named = [int(i) for i in audit.frame("over_copied", row_id=True)["row_id"].head(n_targets)]
     say(f"{dataset} seed {seed}: T = {T}, {len(named)} named rows; attack ({n_shadows} shadows)")
 
     def progress(ev):

@@ -26,6 +26,7 @@ import pandas as pd
 from memviz.errors import DataError
 from memviz.io import FORMULA_STARTS
 from memviz.tables.encoding import MISSING, canonical_series
+from memviz.tables.schema import ADAPTED, UNJUDGED
 
 #: the least share of unknown categories a fresh row may hold (module docstring)
 UNSEEN_LIMIT = 0.01
@@ -109,3 +110,75 @@ def _improbable(unseen: int, n: int, train_column: pd.Series) -> bool:
     good_turing = float((counts == 1).sum()) / max(1, len(train_column))
     return bool(stats.binom.sf(unseen - 1, n, max(UNSEEN_LIMIT, good_turing)) < UNSEEN_P)
 
+
+
+# ------------------------------------------------------------------ a guessed schema corrected by generated rows
+#: a column whose generated values are at least this share unknown to the training table, and more varied than
+#: its own categories, holds a generator's own values (fake personal data), not another coding of the training ones
+FOREIGN_SHARE = 0.5
+
+
+def adapt_to(train, frame: pd.DataFrame, source: str):
+    """``train`` (a :class:`~memviz.tables.data.Table`) with its **inferred** kinds corrected by the generated table
+    ``frame``, and the notices that say so (``(train, ())`` when nothing changes). A categorical column whose
+    unknown values :func:`align_to` would refuse, and whose kind no one declared
+    (:meth:`memviz.tables.schema.Schema.declared`; never the target), is
+
+    * read as **numerical** when the training column holds integers and the unknown generated values are numbers
+      too (a generator writes integers between the training values: inference read at most 20 distinct integers
+      as categories);
+    * **left out of the distance** when at least :data:`FOREIGN_SHARE` of the generated rows hold unknown values
+      and those are more varied than the training column's categories (a generator's fake personal data, e.g.
+      state names SDV anonymizes); the audit says it could not judge it (``extra["unjudged"]``).
+
+    A declared column is left as it is (:func:`align_to` refuses it). Each notice is a :class:`SchemaWarning`, and
+    kept in the schema's ``extra["adapted"]`` so that whoever audits the table says them too."""
+    from dataclasses import replace
+
+    from memviz.tables.infer import is_integer_valued
+
+    s = train.schema
+    changes, why, notices, unjudged = {}, {}, [], []
+    for col in s.distance_categorical:
+        if col == s.target or col not in frame.columns or s.declared(col):
+            continue
+        known = pd.unique(canonical_series(train.data[col]))
+        canon = canonical_series(frame[col])
+        unseen = ~pd.Series(canon).isin(known).to_numpy() & (canon != MISSING)
+        u = int(unseen.sum())
+        if not u or not _improbable(u, len(canon), train.data[col]):
+            continue
+        share = u / max(1, len(canon))
+        values = pd.to_numeric(pd.Series(frame[col].to_numpy()[unseen]), errors="coerce")
+        n_cats = len([v for v in known if v != MISSING])
+        if is_integer_valued(train.data[col]) and values.notna().all():
+            changes[col] = "numerical"
+            why[col] = f"read as numerical: {100 * share:.0f} % of the generated rows hold other numbers"
+            notices.append(f"{source}: column {col!r}: {100 * share:.0f} % of its rows hold numbers the training "
+                           f"table does not have ({', '.join(map(str, values.drop_duplicates().head(SHOWN_VALUES)))}"
+                           f", ...): read as numerical, not as {n_cats} categories (declare it --categorical to "
+                           "refuse such a table)")
+        elif share >= FOREIGN_SHARE and len(pd.unique(canon[unseen])) > n_cats:
+            changes[col] = "excluded"
+            unjudged.append(col)
+            why[col] = f"left out: {100 * share:.0f} % of the generated rows hold values the training table lacks"
+            notices.append(f"{source}: column {col!r}: {100 * share:.0f} % of its rows hold values the training "
+                           f"table does not have, {len(pd.unique(canon[unseen])):,} different ones against its "
+                           f"{n_cats:,} categories (a generator's own values, such as fake personal data): left out "
+                           "of the distance, not judged")
+    if not changes:
+        return train, ()
+    import warnings
+
+    from memviz.tables.infer import SchemaWarning
+
+    for note in notices:                                   # said where the table is read (the CLI: one line each)
+        warnings.warn(note, SchemaWarning, stacklevel=3)
+    extra = {**s.extra, ADAPTED: [*s.extra.get(ADAPTED, ()), *notices],
+             UNJUDGED: [*s.extra.get(UNJUDGED, ()), *unjudged]}
+    schema = replace(s.with_overrides(changes, source=source), extra=extra)
+    data = train.data[list(schema.columns)].copy()
+    for col, kind in changes.items():
+        if kind == "numerical":
+            data[col] = pd.to_numeric(data[col]).astype(float)
+    return replace(train, schema=schema, data=data, why={**train.why, **why}), tuple(notices)

@@ -58,7 +58,8 @@ from memviz.tables.infer import (  # noqa: F401 (the inference half, re-exported
     key_reason,
     suggest_target,
 )
-from memviz.tables.schema import Schema
+from memviz.tables.infer import key_named
+from memviz.tables.schema import INFERRED, Schema
 
 ROW_ID = "row_id"
 
@@ -84,6 +85,11 @@ class Table:
     keys: pd.Series | None = field(default=None, compare=False, repr=False)
     #: the user's column order (the file's) of the key and the schema columns; () when unknown
     order: tuple[str, ...] = field(default=(), compare=False, repr=False)
+    #: where the schema came from (:data:`memviz.tables.describe.ORIGINS`: inferred, file, sdv, given; "" unknown)
+    origin: str = field(default="", compare=False, repr=False)
+    #: {column: why it has its kind} for every column of the file it was read from
+    #: (:func:`memviz.tables.describe.kind_reasons`; {} when unknown)
+    why: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     def __len__(self) -> int:
         return len(self.data)
@@ -308,8 +314,13 @@ def table_from_frame(df: pd.DataFrame, schema: Schema | str | Path | None = None
     into :attr:`Table.keys`: required in a training table, kept when a test table has it.
     """
     check_column_names(df, source)
+    origin = "file" if isinstance(schema, (str, Path)) else "inferred" if schema is None else (
+        "sdv" if schema.extra.get("sdv_columns") else "inferred" if schema.extra.get(INFERRED) else "given")
     if isinstance(schema, (str, Path)):
         schema = Schema.load(schema)
+    unlisted: dict[str, str] = {}
+    if schema is not None and origin in ("file", "given") and role == "train":
+        schema, unlisted = _unlisted(df, schema, source, row_id_column)
     if schema is None:
         frame = df.drop(columns=[row_id_column]) if row_id_column else df
         with warnings.catch_warnings():
@@ -356,7 +367,41 @@ def table_from_frame(df: pd.DataFrame, schema: Schema | str | Path | None = None
         elif role == "train":
             raise DataError(f"{source}: column {schema.key!r}: the row key named in the schema is not in the file")
     kept = set(data.columns) | ({schema.key} if keys is not None else set())
-    return Table(data, schema, source, keys, tuple(c for c in df.columns if c in kept))
+    from memviz.tables.describe import kind_reasons
+
+    why = kind_reasons(df.drop(columns=[row_id_column]) if row_id_column else df, schema, origin=origin,
+                       overrides=overrides, unlisted=unlisted) if role == "train" else {}
+    return Table(data, schema, source, keys, tuple(c for c in df.columns if c in kept), origin, why)
+
+
+def _unlisted(df: pd.DataFrame, schema: Schema, source: str, row_id_column: str | None) -> tuple[Schema, dict]:
+    """A schema file's (or a given schema's) reading of the columns it does not list, never silent: the first that
+    identifies rows becomes the row key when the schema names none (one named like an ID first), the others are
+    left out; each said in one :class:`SchemaWarning`. Returns (the schema, {column: why})."""
+    listed = {*schema.columns, *schema.excluded, schema.key, row_id_column}
+    extra = [c for c in df.columns if c not in listed]
+    if not extra:
+        return schema, {}
+    why: dict[str, str] = {}
+    if schema.key is None:
+        keys = [(c, key_reason(df[c])) for c in extra]
+        keys = [(c, w) for c, w in keys if w is not None]
+        if keys:
+            col, reason = next(((c, w) for c, w in keys if key_named(c)), keys[0])
+            schema = replace(schema, key=col)
+            why[col] = f"not in the schema; identifies rows ({reason}): names the rows"
+            warnings.warn(f"{source}: column {col!r} is not in the schema and identifies rows ({reason}): it is "
+                          "the row key, left out of the distance and kept to name the rows", SchemaWarning,
+                          stacklevel=3)
+    rest = [c for c in extra if c != schema.key]
+    if rest:
+        schema = replace(schema, excluded=(*schema.excluded, *rest))
+        why.update({c: "not in the schema: left out" for c in rest})
+        names = ", ".join(repr(c) for c in rest[:10]) + (f" and {len(rest) - 10:,} more" if len(rest) > 10 else "")
+        warnings.warn(f"{source}: {'column' if len(rest) == 1 else f'{len(rest)} columns'} {names} not in the "
+                      "schema, left out of the distance (name them in the schema, or pass --numerical or "
+                      "--categorical)", SchemaWarning, stacklevel=3)
+    return schema, why
 
 
 def check_same_columns(train: Table, other: pd.DataFrame, source: str) -> None:

@@ -15,7 +15,7 @@ import pandas as pd
 
 from memviz.errors import DataError
 from memviz.tables.read import MAX_CATEGORIES
-from memviz.tables.schema import Schema
+from memviz.tables.schema import INFERRED, Schema
 
 MIN_ROWS = 10
 #: an integer column with at most this many distinct values is inferred categorical
@@ -41,7 +41,8 @@ class SchemaWarning(UserWarning):
     """A column was left out or re-typed during schema inference."""
 
 # ------------------------------------------------------------------ inference
-def _key_named(name) -> bool:
+def key_named(name) -> bool:
+    """Whether a column's name says it is an identifier (:data:`KEY_NAMES`, ``*_id``, ``*ID``)."""
     low = str(name).strip().lower()
     return low in KEY_NAMES or low.endswith(("_id", " id", "-id", ".id")) or (
         str(name).strip().endswith(("ID", "Id")) and len(str(name).strip()) > 2)
@@ -70,7 +71,7 @@ def key_reason(s: pd.Series) -> str | None:
             return None
         lo, hi = float(v.min()), float(v.max())
         density = k / (hi - lo + 1.0)
-        if _key_named(s.name) or (density >= KEY_DENSITY and n >= KEY_MIN_ROWS):
+        if key_named(s.name) or (density >= KEY_DENSITY and n >= KEY_MIN_ROWS):
             spread = "consecutive integers" if k == hi - lo + 1 else "integers with gaps"
             return f"{k:,} distinct {spread} in {n:,} rows{gap}"
         return None
@@ -139,7 +140,7 @@ def infer_schema(df: pd.DataFrame, target: str | None = None, source: str = "tab
             num.append(col)
     key = None
     if keys:
-        named = [c for c, _ in keys if _key_named(c)]
+        named = [c for c, _ in keys if key_named(c)]
         key = named[0] if named else keys[0][0]
         for col, why in keys:
             if col == key:
@@ -161,7 +162,8 @@ def infer_schema(df: pd.DataFrame, target: str | None = None, source: str = "tab
         else:
             task = "binary" if k <= 2 else "multiclass"
     return Schema(numerical=tuple(num), categorical=tuple(cat), target=target, task=task,
-                  excluded=tuple(exc), name=Path(source).parent.name if source else "", key=key)
+                  excluded=tuple(exc), name=Path(source).parent.name if source else "", key=key,
+                  extra={INFERRED: True})
 
 
 @dataclass(frozen=True)

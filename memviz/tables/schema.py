@@ -22,6 +22,17 @@ from memviz.errors import DataError
 
 TASKS = ("binary", "multiclass", "regression", "none")
 KINDS = ("numerical", "categorical", "target", "key", "excluded")
+#: ``Schema.extra`` flag of an inferred schema: its kinds are guesses that a generated table may correct (an
+#: integer column read as categories whose generated values are other integers, :mod:`memviz.tables.align`);
+#: the columns a user set (an override, an edit) are listed under :data:`DECLARED`. Neither is written to a file.
+INFERRED = "inferred"
+DECLARED = "declared"
+#: ``Schema.extra`` record of what a generated table changed in an inferred schema (:func:`memviz.tables.align.adapt_to`):
+#: its notices, and the columns left out as not judged; neither is written to a file
+ADAPTED = "adapted"
+UNJUDGED = "unjudged"
+#: the ``extra`` entries that describe one reading of a table, never written to a schema file
+READING = (INFERRED, DECLARED, ADAPTED, UNJUDGED)
 
 
 def _read_json(path: Path, what: str) -> Mapping:
@@ -123,6 +134,11 @@ class Schema:
             return "excluded"
         raise KeyError(column)
 
+    def declared(self, column: str) -> bool:
+        """Whether ``column``'s kind was stated (a schema file, SDV metadata, the user's override or edit) rather
+        than guessed by inference (:data:`INFERRED`)."""
+        return not self.extra.get(INFERRED) or column in self.extra.get(DECLARED, ())
+
     # --------------------------------------------------------------- editing
     def with_overrides(self, overrides: Mapping[str, str], source: str = "schema") -> "Schema":
         """Return a schema with some columns moved to another kind.
@@ -161,12 +177,13 @@ class Schema:
                 if target is not None:
                     (num if task == "regression" else cat).append(target)
                 target, task = col, "binary"
+        declared = sorted({*self.extra.get(DECLARED, ()), *map(str, overrides)})
         return replace(self, numerical=tuple(num), categorical=tuple(cat), excluded=tuple(exc),
-                       target=target, task=task, key=key)
+                       target=target, task=task, key=key, extra={**self.extra, DECLARED: declared})
 
     # ------------------------------------------------------------------- I/O
     def to_dict(self) -> dict:
-        out = dict(self.extra)
+        out = {k: v for k, v in self.extra.items() if k not in READING}
         out.update({"name": self.name, "target": self.target, "task": self.task,
                     "numerical": list(self.numerical), "categorical": list(self.categorical)})
         if self.excluded:

@@ -122,11 +122,12 @@ def group_band_plot(dyn: RowDynamics, quantity: str = "cumulative", *, show_mean
     return fig
 
 
-def row_timeline(dyn: RowDynamics, row_ids, *, max_rows: int = 200) -> go.Figure:
+def row_timeline(dyn: RowDynamics, row_ids, *, max_rows: int = 200, names=None) -> go.Figure:
     """Memorized (at least one copy) or not at every check, for chosen training rows.
 
     Cell (i, e) is coloured when c_i(e) > 0 and shows c_i(e); rows keep the given order
-    (at most ``max_rows``).
+    (at most ``max_rows``). ``names``: each row's name for a reader (e.g. ``customer_id 1077``, the user's key;
+    default its row_id).
     """
     ids = list(row_ids)[:max_rows]
     fig = new_figure("Memorization timeline of chosen rows", "Check (epoch)", "Training row",
@@ -143,12 +144,18 @@ def row_timeline(dyn: RowDynamics, row_ids, *, max_rows: int = 200) -> go.Figure
         return add_note(fig, "Choose training rows to follow")
     pos = row_positions(dyn, ids)
     counts = dyn.counts[pos]  # (R, C)
-    labels = [f"{int(r)}{' (Top)' if t else ''}" for r, t in zip(dyn.row_ids[pos], dyn.top[pos])]
+    shown = [str(n) for n in names[:len(ids)]] if names is not None else [str(int(r)) for r in dyn.row_ids[pos]]
+    seen: dict[str, int] = {}
+    for i, n in enumerate(shown):       # a category axis needs one label per line (a key may repeat)
+        seen[n] = seen.get(n, 0) + 1
+        shown[i] = n if seen[n] == 1 else f"{n} #{seen[n]}"
+    labels = [f"{n}{' (Top)' if t else ''}" for n, t in zip(shown, dyn.top[pos])]
     fig.add_heatmap(z=(counts > 0).astype(np.int8), x=check_labels(dyn), y=labels, zmin=0, zmax=1,
                     colorscale=[[0, "#eeeeee"], [0.5, "#eeeeee"], [0.5, TOP_COLOR], [1, TOP_COLOR]],
                     showscale=False, xgap=2, ygap=2, customdata=counts,
                     text=np.where(counts > 0, counts.astype(str), ""), texttemplate="%{text}",
-                    hovertemplate="row %{y}, epoch %{x}: %{customdata:,} copies<extra></extra>")
+                    hovertemplate=("%{y}" if names is not None else "row %{y}")
+                    + ", epoch %{x}: %{customdata:,} copies<extra></extra>")
     fig.update_xaxes(type="category")
     fig.update_yaxes(type="category", autorange="reversed")
     fig.update_layout(height=max(300, 120 + 22 * len(ids)), plot_bgcolor="white")

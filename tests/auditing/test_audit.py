@@ -141,7 +141,7 @@ def test_where_the_ratio_test_is_blind_the_verdict_reads_closeness():
     validate(d)
     assert d["ratio_test"]["copy_share"] is None and d["ratio_test"]["copy_share_ci"] is None          # 1 − floor = 0: undefined, not NaN
     page = a.to_html()
-    assert "nan" not in page.split("Copy share")[1][:300].lower()
+    assert "nan" not in page.split("copy share")[1][:300].lower()
 
 
 def test_noise_fails_the_quality_gate_and_no_quality_is_said(fresh_split):

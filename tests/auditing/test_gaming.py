@@ -205,7 +205,7 @@ def test_the_reports_heading_is_the_verdicts_sentence_and_a_share_below_the_floo
     heads = [re.sub(r"<[^>]+>", "", h) for h in re.findall(r"<h3>(.*?)</h3>", page)]
     assert a.verdict.sentence in heads and not any(h.startswith("Verdict:") for h in heads)
     assert "Verdict code" not in page and "no_copying" not in page
-    share = next(v for k, v in __import__("memviz.auditing.html", fromlist=["facts"]).facts(a) if k.startswith("Copy share"))
+    share = next(v for k, v in __import__("memviz.auditing.html", fromlist=["facts"]).facts(a) if k.startswith("The ratio test's copy share"))
     assert "below the floor" in share and not share.startswith("-")
 
 

@@ -38,7 +38,7 @@ def test_audit_write_on_a_full_disk_keeps_the_earlier_audit_whole(fresh_audit, t
     out = tmp_path / "audit"
     fresh_audit.write(out)
     before = listing(out)
-    other = dataclasses.replace(fresh_audit, rows=fresh_audit.rows.assign(copies=fresh_audit.rows["copies"] + 1))
+    other = dataclasses.replace(fresh_audit, per_row=fresh_audit.per_row.assign(copies=fresh_audit.per_row["copies"] + 1))
     _full_disk_on("report.html", monkeypatch)
     with pytest.raises(MemvizError, match="no space left"):
         other.write(out)

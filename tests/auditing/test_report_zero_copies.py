@@ -70,11 +70,11 @@ def test_leak_views_take_a_named_row_with_no_copy_at_the_check(early_run):
     store = RunStore(run_dir)
     samples = store.samples(2).drop(columns="synthetic_id")
     syn = Table(samples[list(train.schema.columns)], train.schema, "check 2")
-    rows = a.rows.copy()
+    rows = a.per_row.copy()
     zero = int(rows.loc[rows["copies"] == 0, "row_id"].iloc[0])
     rows["over_copied"] = rows["row_id"] == zero            # named, whatever the per-row test decides
     rows["q_value"] = np.where(rows["over_copied"], 1e-4, 1.0)
-    named = dataclasses.replace(a, rows=rows)
+    named = dataclasses.replace(a, per_row=rows)
     views = leak_views(named, train, syn)
     assert [v.row_id for v in views] == [zero]
     assert views[0].n_copies == 0 and len(views[0].copies) == 0

@@ -267,7 +267,8 @@ def test_run_spec_runs_a_warmup_with_its_floor_in_this_process(tiny, sample, tmp
                     "holdout": str(tmp_path / "holdout.parquet"), "row_id": "row_id", "out": str(tmp_path / "run")})
     res = run_spec(spec, emit=events.append)
     assert res["status"] == "finished" and res["checks"] == 2
-    assert [e["event"] for e in events if e["event"] != "epoch"] == ["floor", "check", "check", "done", "auditing"]
+    assert [e["event"] for e in events if e["event"] != "epoch"] == ["schema", "floor", "check", "check", "done",
+                                                                      "auditing"]
     from memviz.auditing.build import from_run
     from memviz.auditing.stored import RUN_FOLDER, load_audit
     from memviz.warmup.run import load_warmup
