@@ -164,7 +164,7 @@ SCHEMA = {
             "type": "object", "required": ["copies", "close_copies", "identical_copies", "real_close",
                                            "expected_close", "p_value", "q_value"], **_NAMED,
             "properties": {"key": _KEY_VALUE, "row_id": {"type": "integer"}, "copies": _COUNT, "close_copies": _COUNT,
-                           "identical_copies": _COUNT, "real_close": _COUNT, "expected_close": _NUM,
+                           "identical_copies": _COUNT, "near_verbatim_copies": _COUNT, "real_close": _COUNT, "expected_close": _NUM,
                            "p_value": _SHARE, "q_value": _SHARE, "closest_distance": _OPT_NUM}}},
         "columns": {"type": "array", "items": {
             "type": "object", "required": ["column", "kind", "memorized_rate", "non_memorized_rate"],

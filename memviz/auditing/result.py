@@ -214,8 +214,9 @@ class Audit:
     # ------------------------------------------------------------------ the rows, named as the user knows them
     def frame(self, which: str = "rows", *, row_id: bool = False) -> pd.DataFrame:
         """One of the per-row frames, each row named by the user's key: ``which`` is ``rows`` (every training
-        row), ``over_copied`` (the named rows, most close copies first) or ``verbatim`` (the rows with an identical
-        generated row, most identical copies first). The key's column (its own name, or ``"<key> (key)"`` when
+        row), ``over_copied`` (the named rows, most close copies first), ``verbatim`` (the rows with an identical
+        generated row, most identical copies first) or ``near_verbatim`` (the rows a generated row equals in every
+        column but one). The key's column (its own name, or ``"<key> (key)"`` when
         memviz has a column of that name) comes first; ``row_id`` (memviz's internal number of the row) is kept
         after it only when asked, or when the table has no key (then it is the row's only name: its 0-based
         position in the file it was read from)."""
@@ -226,11 +227,11 @@ class Audit:
             else:
                 order = [c for c in ("close_copies", "q_value") if c in r]
                 r = r[r["over_copied"]].sort_values(order, ascending=[False, True][:len(order)])
-        elif which == "verbatim":
-            r = (r[r["identical_copies"] > 0].sort_values("identical_copies", ascending=False, kind="stable")
-                 if "identical_copies" in r else r.iloc[:0])
+        elif which in ("verbatim", "near_verbatim"):
+            col = "identical_copies" if which == "verbatim" else "near_verbatim_copies"
+            r = r[r[col] > 0].sort_values(col, ascending=False, kind="stable") if col in r else r.iloc[:0]
         elif which != "rows":
-            raise ValueError(f"which={which!r}: use 'rows', 'over_copied' or 'verbatim'")
+            raise ValueError(f"which={which!r}: use 'rows', 'over_copied', 'verbatim' or 'near_verbatim'")
         r = r.reset_index(drop=True)
         if self.key is None or KEY not in r:
             return r.drop(columns=[KEY], errors="ignore")
@@ -327,6 +328,12 @@ class Audit:
         user's key (a reading, not a test: real rows meet a training row too, ``close.holdout_identical_share``
         of them)."""
         return self.frame("verbatim")
+
+    @property
+    def near_verbatim_rows(self) -> pd.DataFrame:
+        """The training rows a generated row equals in every column but one (and not in all), most such copies
+        first, named by the user's key (a reading, like :attr:`verbatim_rows`: the near-verbatim member tests it)."""
+        return self.frame("near_verbatim")
 
     def headline(self) -> dict:
         """The figures a one-line summary carries (the CLI's last stdout line): the verdict, then the findings it

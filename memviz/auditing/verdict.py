@@ -400,6 +400,12 @@ def _main_sentence(a: "Audit", code: str) -> str:
             chance = a.close.n_generated * (ref.reference_share if ref is not None else a.close.holdout_identical_share)
             which.append(f"{_rows(v)} appear{'s' * (v == 1)} verbatim (real rows would give about {chance:.0f} "
                          f"identical row{'s' * (round(chance) != 1)})")
+        if "partial" in a.family.holding:
+            v = len(a.near_verbatim_rows)
+            lv = next((lv for lv in a.close.partial if lv.altered == 1), None)
+            chance = a.close.n_generated * lv.reference_share if lv is not None else 0.0
+            which.append(f"{_rows(v)} appear{'s' * (v == 1)} with one cell changed (real rows would give about "
+                         f"{chance:.0f} such row{'s' * (round(chance) != 1)})")
         if a.n_over_copied:
             which.append(_named(a))
         return "The model copies: " + "; ".join(found) + ("; " + " and ".join(which) + ": review them." if which else ".")

@@ -98,7 +98,7 @@ ROW_ALTERED = 1
 TIE_SEED = 20261207
 #: a hold-out whose identical share exceeds the training rows' own at this p is refused
 CONTAMINATED_P = 1e-3
-ROW_COLUMNS = ("row_id", "close_copies", "identical_copies", "real_close", "expected_close", "p_value",
+ROW_COLUMNS = ("row_id", "close_copies", "identical_copies", "near_verbatim_copies", "real_close", "expected_close", "p_value",
                "q_value", "closest_distance")
 
 
@@ -522,6 +522,11 @@ def close_copy_test(row_ids, synthetic: Nearest, holdout: Nearest, loo: Nearest 
     evH, atH = _events(iH, tooH, holdout.position, pH, L_max)
     c = np.bincount(rep[atS[evS]], minlength=n)                                   # (N,)
     ident_rows = np.bincount(rep[synthetic.position[iS]], minlength=n)
+    if pS is not None:          # generated rows equal to this row in every column but one (not identical)
+        near = pS.within(1) & ~iS
+        near_rows = np.bincount(rep[pS.position[near]], minlength=n)
+    else:
+        near_rows = np.zeros(n, dtype=np.int64)
     r_h = np.bincount(rep[atH[evH]], minlength=n)
     r, big_r, note, n_loo_ident = r_h, h, "", 0
     if has_loo:
@@ -550,7 +555,8 @@ def close_copy_test(row_ids, synthetic: Nearest, holdout: Nearest, loo: Nearest 
     closest = np.full(n, np.inf)
     np.minimum.at(closest, atS[evS], dS[evS])                                      # each row's closest close copy
     closest[np.isinf(closest)] = np.nan
-    rows = pd.DataFrame({"row_id": row_ids, "close_copies": c, "identical_copies": ident_rows, "real_close": r,
+    rows = pd.DataFrame({"row_id": row_ids, "close_copies": c, "identical_copies": ident_rows,
+                         "near_verbatim_copies": near_rows, "real_close": r,
                          "expected_close": m * r / big_r, "p_value": p, "q_value": q,
                          "closest_distance": closest}, columns=list(ROW_COLUMNS))
     rows = rows.sort_values("row_id", kind="stable").reset_index(drop=True)

@@ -96,6 +96,10 @@ def test_verbatim_copies_with_one_altered_cell_are_copying_and_the_cell_is_named
     assert f"equal a training row in every column but '{ALTERED[how]}'" in a.verdict.sentence
     first = next(f for f in a.findings if f.member == "partial")
     assert first.holds and first.observed >= 0.04 and first.expected < 0.01
+    # the rows are named as a person would: the training rows that appear with one cell changed
+    planted = set(a.rows["row_id"].iloc[src])
+    assert planted <= set(a.near_verbatim_rows["row_id"]) | set(a.verbatim_rows["row_id"])
+    assert "training rows appear with one cell changed" in a.verdict.sentence
 
 
 def test_a_few_verbatim_rows_on_a_table_whose_rows_never_repeat_are_copying(credit, copula):
