@@ -176,7 +176,14 @@ def file_bytes(path: str | Path, limit: int = 200 * 2 ** 20) -> bytes:
     return p.read_bytes()
 
 
-__all__ = ["METHODS", "MODELS", "METRICS", "metric_name", "summary_table", "CompareView", "compare_token", "load_compare", "details_done",
+def offered_methods() -> tuple[str, ...]:
+    """The methods the Compare page offers: every one that can run here (DP-SGD only with Opacus and OpenDP)."""
+    from memviz.models.privacy import missing_piece
+
+    return tuple(m for m in METHODS if m != "dp" or missing_piece() is None)
+
+
+__all__ = ["METHODS", "offered_methods", "MODELS", "METRICS", "metric_name", "summary_table", "CompareView", "compare_token", "load_compare", "details_done",
            "run_floor", "compare_outputs", "synthetic_files", "file_bytes", "verdicts_differ"]
 
 

@@ -178,10 +178,9 @@ def with_preprocessing(p: PrivacyPlan, epsilon: float, delta: float) -> PrivacyP
 def plan(config: PrivacyConfig, n_rows: int, batch_size: int, steps: int, *, amp: bool = False) -> PrivacyPlan:
     """σ for training ``steps`` steps at expected batch ``batch_size`` on ``n_rows`` rows, or a
     one-line MemvizError when no private training of that shape exists (module docstring)."""
-    try:
-        from opacus.accountants.utils import get_noise_multiplier
-    except ImportError:
-        raise MemvizError("privacy: private training needs Opacus (pip install 'memviz[dp]')") from None
+    if (missing := missing_piece()) is not None:
+        raise MemvizError(f"privacy: {missing}")
+    from opacus.accountants.utils import get_noise_multiplier
 
     n, b, s = int(n_rows), int(batch_size), int(steps)
     delta = config.delta_for(n)
@@ -322,6 +321,17 @@ def _positive(x) -> bool:
         return False
 
 
+def missing_piece() -> str | None:
+    """None when private training can run here (Opacus and OpenDP installed), else the one line saying what to
+    install: a page never offers what cannot run (found without importing either)."""
+    from importlib.util import find_spec
+
+    lost = [name for name, mod in (("Opacus", "opacus"), ("OpenDP", "opendp")) if find_spec(mod) is None]
+    if not lost:
+        return None
+    return f"private training needs {' and '.join(lost)}: pip install 'memviz[dp]'"
+
+
 def _bounds(value) -> tuple:
     """``{column: [low, high]}`` (or the pairs already kept) as ``((column, low, high), ...)``, checked."""
     items = value.items() if isinstance(value, dict) else [(c, (lo, hi)) for c, lo, hi in value or ()]
@@ -350,3 +360,11 @@ def _categories(value) -> tuple:
                               "or null")
         out.append((str(col), tuple(values)))
     return tuple(sorted(out, key=lambda x: x[0]))
+
+
+#: the help of every ε field (the Warm-up and Compare pages)
+EPSILON_HELP = ("Train TabDDPM privately to this ε, δ = 1/(10 × training rows): (ε, δ)-differential privacy for the "
+                "whole pipeline, the column transforms' statistics (released with OpenDP from 0.1 of ε and δ, or "
+                "given as public in the schema) and the network (DP-SGD with Opacus, the rest), so for every table "
+                "sampled from it; it assumes public the schema, the number of training rows and the bounds and "
+                "categories given. Smaller is more private.")
