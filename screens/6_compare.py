@@ -130,6 +130,8 @@ else:
         cv = _ui.compare_view(out, comparisons.compare_token(out))
     except MemvizError:
         cv = None
+    for line in (comparisons.failed_cells(cv.results) if cv is not None else ()):   # a failed arm, with its reason
+        st.warning(_ui.esc(line), icon=":material/error:")
     if cv is not None and len(cv.ok):
         res = cv.ok
         models = cv.models

@@ -58,6 +58,7 @@ from memviz.compare.methods import (
     SELECTION_SCORE,
     SHORTENS,
     EarlyStop,
+    DPArm,
     apply_method,
     base_method,
 )
@@ -114,14 +115,16 @@ class GridContext:
     threads: int | None = None                      # torch threads per cell (None: leave as is)
     stop: EarlyStop | None = None                   # early stop's epoch (None: no early_stop cell)
     progress: Callable[[dict], None] | None = None  # in-cell events (see the module docstring); picklable
-    privacy: dict = field(default_factory=dict)     # arm name -> PrivacyConfig (CompareConfig.privacy at its ε)
+    privacy: tuple[PrivacyConfig, ...] = ()         # one per DP arm (CompareConfig.privacy at the arm's exact ε)
     dynamic: DynamicThreshold | None = None         # the dynamic threshold's (None: its defaults)
 
     def arm_privacy(self, method: str) -> PrivacyConfig:
-        """The DP-SGD settings of the arm named ``method`` (looked up by its name, never parsed again)."""
-        if method not in self.privacy:
-            raise MemvizError(f"{method}: no privacy settings for this arm")
-        return self.privacy[method]
+        """The DP-SGD settings of the arm named ``method``: the one whose ε's exact name it is
+        (:attr:`memviz.compare.methods.DPArm.name`; the name is not parsed back into a number)."""
+        for cfg in self.privacy:
+            if DPArm(cfg.epsilon).name == method:
+                return cfg
+        raise MemvizError(f"{method}: no privacy settings for this arm")
 
 
 @dataclass(frozen=True)

@@ -227,7 +227,7 @@ def _run_grid(train: Table, test: Table | None, cfg: CompareConfig, out: Path, t
     total = len(specs)
     ctx = GridContext(train, test, train_fp, selections, dc, cfg.ratio, cfg.epochs, cfg.model_params,
                       cfg.device, cfg.distance, cfg.pruned_reference, _mle_reference(train, test, {s.seed for s in todo}),
-                      threads, stop, cell_progress, arms, DynamicThreshold.parse(cfg.dynamic))
+                      threads, stop, cell_progress, tuple((arms or {}).values()), DynamicThreshold.parse(cfg.dynamic))
     floors = None if test is None else Floors(out, train, test, train_fp, test_fp, cfg.distance, cfg.device)
     floor = None
     if floors is not None:

@@ -141,3 +141,11 @@ def test_epsilon_is_kept_exactly_as_given(tables, tmp_path):
     assert CompareConfig.from_dict(cfg.to_dict()).validated().dp_arms == cfg.dp_arms   # old "dp@3" reads the same
     from memviz.compare.grid import privacy_arms
     assert privacy_arms(cfg)["dp@0.123456789"].epsilon == eps
+
+
+def test_the_page_lists_a_failed_arm_with_its_reason():
+    from memviz.app.comparisons import failed_cells
+
+    res = pd.DataFrame({"method": ["baseline", "dp@3"], "model": ["tabddpm", "tabddpm"], "seed": [0, 0],
+                        "status": ["ok", "failed"], "error": ["", "privacy: private training needs Opacus: pip x"]})
+    assert failed_cells(res) == ["DP-SGD ε = 3 × TabDDPM, seed 0: failed, privacy: private training needs Opacus: pip x"]
