@@ -233,10 +233,17 @@ METRICS: dict[str, Metric] = {m.key: m for m in (
                     "about half of the time; well above 50 % means the generated rows sit near the training rows.")),
     Metric("dcr_median_train", "DCR median: distance to the closest training row", MAXIMIZE, 0.0, None,
            percent=False, source=_E, explain=(
-               "The median over the generated rows of the distance to their closest training row (standardized "
-               "distance: numbers on their training range, plus category mismatches, over the columns). Higher "
-               "means the generated rows sit farther from the people trained on; read it beside the same median "
-               "to the test rows.")),
+               "The median over the generated rows of the distance to their closest training row, every training "
+               "row searched (standardized distance: numbers on their training range, plus category mismatches, "
+               "over the columns). Higher means the generated rows sit farther from the people trained on; read it "
+               "beside the same median to the test rows (fewer rows: a smaller table's closest row is farther, so "
+               "the two medians are comparable only with the DCR share's balanced subsample, "
+               "dcr_median_train_balanced).")),
+    Metric("dcr_median_train_balanced", "DCR median: distance to the closest row of a training subsample",
+           REFERENCE, 0.0, None, percent=False, source=_E, explain=(
+               "The same median against a random subsample of the training rows as large as the test split (the "
+               "DCR share's balanced reference): comparable with the median to the test rows, but an exact copy of "
+               "a row left out of the subsample reads as far.")),
     Metric("dcr_median_test", "DCR median: distance to the closest test row", REFERENCE, 0.0, None, percent=False,
            source=_E, explain=(
                "The same median to the closest real test row, which no model saw: the distance a model that "
