@@ -251,15 +251,28 @@ METRICS: dict[str, Metric] = {m.key: m for m in (
     # the cost of a method (memviz.compare.cell)
     Metric("epsilon", "Privacy budget asked for (ε)", MINIMIZE, 0.0, None, percent=False,
            source="memviz.models.privacy", explain=(
-               "The differential-privacy ε a DP-SGD cell was trained to: smaller is more private. Its rows carry a "
-               "formal guarantee: changing any one training row changes the chance of any output by at most a "
-               "factor e^ε (plus δ).")),
+               "The differential-privacy ε a private cell was trained to, for the whole pipeline (the column "
+               "transforms' statistics and the network): smaller is more private. Its rows carry a formal guarantee: "
+               "adding or removing any one training row changes the chance of any output by at most a factor e^ε "
+               "(plus δ), assuming public the schema, the number of training rows and the bounds and categories "
+               "given as public.")),
     Metric("epsilon_spent", "Privacy budget spent (ε)", MINIMIZE, 0.0, None, percent=False,
            source="memviz.models.privacy", explain=(
-               "The ε the privacy accountant gives for the optimiser steps actually taken: at most the ε asked "
-               "for, within 0.01 when training ran to its end. It covers the network and every table sampled from "
-               "it, not the column transforms (each column's quantiles and list of categories, fitted on the "
-               "training rows without noise).")),
+               "The whole pipeline's ε: what the column transforms' statistics spent (released with OpenDP, or 0 "
+               "for public bounds and categories) plus DP-SGD's ε from the privacy accountant for the optimiser "
+               "steps actually taken (basic sequential composition; δ likewise, delta_spent). At most the ε asked "
+               "for, within 0.01 when training ran to its end. It covers every table sampled from the model.")),
+    Metric("delta_spent", "Privacy budget spent (δ)", MINIMIZE, 0.0, None, percent=False,
+           source="memviz.models.privacy", explain=(
+               "The whole pipeline's δ: the transforms' releases' plus DP-SGD's (basic sequential composition); "
+               "below 1/N, so that no mechanism may release a training row whole.")),
+    Metric("epsilon_preprocessing", "Privacy budget of the column transforms (ε)", MINIMIZE, 0.0, None,
+           percent=False, source="memviz.models.dpstats", explain=(
+               "The part of ε spent releasing the column transforms' statistics (bounds, quantiles, categories) "
+               "with OpenDP; 0 when they were all given as public.")),
+    Metric("epsilon_sgd", "Privacy budget of DP-SGD (ε)", MINIMIZE, 0.0, None, percent=False,
+           source="memviz.models.privacy", explain=(
+               "The part of ε spent by DP-SGD's optimiser steps, from the accountant (RDP or PRV) at DP-SGD's δ.")),
     Metric("delta", "Privacy δ", MINIMIZE, 0.0, 1.0, percent=False, source="memviz.models.privacy", explain=(
         "The δ of the (ε, δ) guarantee: the chance the ε bound may fail; below 1/N (memviz uses 1/(10 N) unless "
         "told).")),
