@@ -135,7 +135,7 @@ def run_grid(train: Table, test: Table | None, config: CompareConfig, out_dir: s
             raise MemvizError("dynamiccut_excess needs a floor: give a test split (the warm-up's hold-out) or a "
                               "warm-up run measured with a hold-out")
     arms = privacy_arms(cfg)
-    blocked = blocked_arms(cfg, arms, len(train))
+    blocked = blocked_arms(cfg, arms, train)
     threads = cfg.threads
     if threads is None and not (cfg.backend == "dask" and cfg.scheduler is not None):
         threads = 1
@@ -195,8 +195,8 @@ def _run_grid(train: Table, test: Table | None, cfg: CompareConfig, out: Path, t
             d["ratio"] = cfg.ratio
         if method in SHORTENS:
             d["stop"] = {"epoch": stop.epoch, "warmup_epochs": stop.warmup_epochs}
-        if method in IMPLEMENTATION:
-            d["implementation"] = IMPLEMENTATION[method]
+        if base_method(method) in IMPLEMENTATION:
+            d["implementation"] = IMPLEMENTATION[base_method(method)]
         if base_method(method) == "dp":
             d["privacy"] = cfg.privacy
         if method == "dynamic_threshold":
@@ -287,16 +287,17 @@ def privacy_arms(cfg: CompareConfig) -> dict[str, PrivacyConfig]:
     return {m: PrivacyConfig.parse({**cfg.privacy, "epsilon": arm.epsilon}) for m, arm in cfg.dp_arms.items()}
 
 
-def blocked_arms(cfg: CompareConfig, arms: dict, n_rows: int) -> dict[str, str]:
-    """arm name -> the one line why it cannot train privately on ``n_rows`` rows here (Opacus or OpenDP missing,
-    an ε no noise reaches...), found before any work; its cells are recorded failed, the others run."""
+def blocked_arms(cfg: CompareConfig, arms: dict, train: Table) -> dict[str, str]:
+    """arm name -> the one line why it cannot train privately on ``train`` here (Opacus or OpenDP missing, an ε
+    no noise reaches, a column whose statistics could never be released...), found before any work from public
+    facts only; its cells are recorded failed, the others run."""
     from memviz.models.tabddpm import TabDDPM
 
     out = {}
     for name, privacy in arms.items():
         params = {**cfg.model_params.get("tabddpm", {}), **({"epochs": cfg.epochs} if cfg.epochs else {})}
         try:
-            TabDDPM(device="cpu", privacy=privacy, **params).check_privacy(n_rows)
+            TabDDPM(device="cpu", privacy=privacy, **params).check_privacy(len(train), train.schema)
         except MemvizError as exc:
             out[name] = str(exc)
     return out

@@ -95,7 +95,9 @@ PRUNES = frozenset({"dynamiccut", "dynamiccut_excess", "dynamiccutmix", "random"
 AUGMENTS = frozenset({"dynamiccutmix", "tabcutmix", "tabcutmixplus", "tabcutmixplus_dtype", "smote", "smote_nc"})
 #: methods whose implementation changed under the same name (part of a cell's key, so that a
 #: rerun does not reuse a cell made by the old one)
-IMPLEMENTATION = {"smote": "tabcutmix-reference"}
+IMPLEMENTATION = {"smote": "tabcutmix-reference",
+                  # issue 50: a DP arm's (ε, δ) covers the column transforms too (memviz.models.dpstats)
+                  "dp": "private-preprocessing"}
 
 
 @dataclasses.dataclass(frozen=True)

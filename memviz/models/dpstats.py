@@ -205,6 +205,35 @@ def _within(eps: float, epsilon: float, dlt: float, delta: float) -> None:
                           f"({epsilon:g}, {delta:g})")
 
 
+def check_releasable(schema, n_rows: int, *, epsilon: float, delta: float, bounds: dict | None = None,
+                     categories: dict | None = None) -> None:
+    """Before any work or release, from public facts only (the schema, N, the budget): a column whose range or
+    categories would have to be released with a threshold above N (nothing could ever be released) is one
+    line naming it."""
+    from memviz.models.transforms import categorical_columns
+
+    bounds, categories = dict(bounds or {}), dict(categories or {})
+    num_cols, cat_cols = list(schema.distance_numerical), categorical_columns(schema)
+    ranges = [c for c in num_cols if c not in bounds]
+    discovered = [c for c in cat_cols if c not in categories]
+    if not (ranges or discovered):
+        return
+    if epsilon <= 0:
+        missing = (ranges + discovered)[0]
+        raise MemvizError(f"privacy: preprocessing share 0 needs every column public: column {missing!r} has no "
+                          f"public {'bounds' if missing in ranges else 'categories'}")
+    eps_q, delta_q = split_budget(epsilon, delta, len(ranges) + len(num_cols) + len(discovered),
+                                  len(ranges) + len(discovered))
+    tau = threshold_for(eps_q, delta_q)
+    if tau > n_rows:
+        col = (ranges + discovered)[0]
+        what = "bounds" if col in ranges else "categories"
+        raise MemvizError(f"privacy: column {col!r}: releasing its {'range' if what == 'bounds' else what} at "
+                          f"ε = {eps_q:.3g} needs at least {tau:,} rows holding it, more than the {n_rows:,} "
+                          f"training rows; give the {what} of {col!r} (and of the other columns) as public in the "
+                          "schema, or raise ε or the preprocessing share")
+
+
 def public_report(numerical: list, categorical: list, bounds: dict, categories: dict) -> dict:
     """What the preprocessing takes as public: the schema, N, and the columns whose bounds or categories were given."""
     return {"schema": "column names, kinds and dtypes; the number of training rows N",

@@ -349,11 +349,21 @@ class TabDDPM:
                          **guarantee(self._dp_plan, self.step_),
                          "preprocessing": dict(self.transform_.privacy or {})}
 
-    def check_privacy(self, n_rows: int) -> None:
-        """A privacy setting that cannot train on ``n_rows`` rows is a one-line MemvizError, before any work."""
-        if self.privacy_config is not None:
+    def check_privacy(self, n_rows: int, schema=None) -> None:
+        """A privacy setting that cannot train on ``n_rows`` rows is a one-line MemvizError, before any work
+        (with the table's ``schema``: also a column whose statistics could never be released privately,
+        :func:`memviz.models.dpstats.check_releasable`)."""
+        priv = self.privacy_config
+        if priv is not None:
             n, bs, _, total, _ = self._budget(int(n_rows))
-            privacy_plan(self.privacy_config, n, bs, total, amp=bool(self.amp))
+            privacy_plan(priv, n, bs, total, amp=bool(self.amp))
+            if schema is not None:
+                from memviz.models.dpstats import check_releasable
+
+                eps_pre, delta_pre, _, _ = priv.split(int(n_rows))
+                bounds, categories = public_knowledge(schema, priv)
+                check_releasable(schema, int(n_rows), epsilon=eps_pre, delta=delta_pre, bounds=bounds,
+                                 categories=categories)
 
     def epsilon_at(self, epoch: int) -> float | None:
         """The ε spent by the end of epoch ``epoch`` of this fit (None without privacy): what a

@@ -99,3 +99,17 @@ def test_a_schema_declares_public_bounds_and_categories():
     assert [r["statistic"] for r in pre["releases"]] == ["histogram"]
     assert pre["public"] == {"schema": pre["public"]["schema"], "bounds": ["balance"],
                              "categories": ["churned", "region"]}
+
+
+def test_a_column_that_could_never_be_released_is_refused_before_any_work():
+    """From public facts only (the schema, N, ε): at 300 rows and ε = 1 the threshold exceeds N."""
+    from memviz.errors import MemvizError
+
+    table = planted_table(n=300)
+    m = TabDDPM(epochs=1, device="cpu", privacy=1.0, **TINY)
+    with pytest.raises(MemvizError) as exc:
+        m.check_privacy(len(table), table.schema)
+    msg = str(exc.value)
+    assert msg.startswith("privacy: column 'balance': releasing its range") and "more than the 300" in msg
+    assert not hasattr(m, "model_")                                            # nothing trained, nothing released
+    TabDDPM(epochs=1, device="cpu", privacy=1.0, **TINY).check_privacy(4000, planted_table(n=4000).schema)
