@@ -89,11 +89,18 @@ def test_cli_dp_warmup_and_compare(files, tmp_path, capsys):
                  "--model-params", json.dumps(dict(TINY))])
     cap = capsys.readouterr()
     assert code == 0, cap.err
+    said = json.loads(cap.out.strip().splitlines()[-1])["privacy"]      # the CLI's JSON states the guarantee
+    assert said["epsilon"] == 4.0 and said["epsilon_spent"] <= 4.0 and "whole pipeline" in said["covers"]
     m = json.loads((out / "manifest.json").read_text())
     assert m["config"]["model_params"]["privacy"] == {"epsilon": 4.0}
     eps = [c["epsilon_spent"] for c in m["checks"]]
     assert 0 < eps[0] < eps[1] <= 4.0 and eps[1] > 4.0 - 0.01
-    assert m["summary"]["privacy"]["epsilon_spent"] == pytest.approx(eps[1])
+    priv = m["summary"]["privacy"]          # the manifest states ε, δ, their parts, what they cover and assume
+    assert priv["epsilon_spent"] == pytest.approx(eps[1])
+    assert priv["epsilon_spent"] == pytest.approx(priv["epsilon_preprocessing"] + priv["epsilon_sgd"])
+    assert priv["delta_spent"] == pytest.approx(priv["delta_preprocessing"] + priv["delta_sgd"])
+    assert "whole pipeline" in priv["covers"] and "schema" in priv["assumes_public"]
+    assert priv["preprocessing"]["public"]["categories"] and priv["composition"].startswith("basic sequential")
     res = tmp_path / "cmp"
     code = main(["compare", "--train", str(files / "train.csv"), "--test", str(files / "test.csv"),
                  "--schema", str(meta), "--methods", "baseline,dp", "--epsilons", "1,10", "--models", "tabddpm",
