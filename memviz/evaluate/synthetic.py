@@ -541,7 +541,7 @@ class DCRResult:
 
 
 def dcr_share(train: Table, test, synthetic, device: str = "auto", *, balance: bool = True,
-              seed: int = 0, remote=None) -> DCRResult:
+              seed: int = 0, remote=None, every_train_row: bool = False) -> DCRResult:
     """Share of synthetic rows whose closest real row is a training row.
 
     For each synthetic row g, with the standardized distance of
@@ -559,7 +559,9 @@ def dcr_share(train: Table, test, synthetic, device: str = "auto", *, balance: b
     ``balance=False`` both splits are used whole and ``ideal`` says what to expect.
     Ranges and the means imputed for missing numericals come from the whole ``train``.
     Values well above ``ideal`` mean the generator stays closer to its training rows
-    than to unseen real rows. ``remote`` (:func:`memviz.auditing.build.searches`): the two searches run on
+    than to unseen real rows. ``every_train_row``: also search every training row when the share's reference
+    is a subsample (``dcr_train_all``, ``median_train``; otherwise those are the subsample's only when it is the
+    whole table, else None and NaN: never the subsample's under the other name). ``remote`` (:func:`memviz.auditing.build.searches`): the two searches run on
     its cluster (the engines are fitted here). ``test``: a Table with the training columns, or a
     :class:`~memviz.tables.holdout.CheckedHoldout` checked against ``train`` (used as is: its columns and
     rows were checked once, :func:`memviz.audit`); a raw Table keeps these checks (non-empty, the training
@@ -587,16 +589,18 @@ def dcr_share(train: Table, test, synthetic, device: str = "auto", *, balance: b
         small = Table(big.data.iloc[keep], big.schema, big.source)
         ref_train, ref_test = (small, ref_test) if big is ref_train else (ref_train, small)
     dist = {}
-    refs = [("train", ref_train), ("test", ref_test)] + ([("all", train)] if ref_train is not train else [])
+    refs = [("train", ref_train), ("test", ref_test)] + ([("all", train)] if every_train_row and ref_train is not train
+                                                         else [])
     for name, ref in refs:
         eng = on_cluster(NeighborEngine(distance="standardized", device=device).fit(ref, scale_table=train), remote)
         dist[name] = eng.kneighbors(syn, k=1).dist[:, 0]                             # (M,)
     d_tr, d_te = dist["train"], dist["test"]
-    d_all = dist.get("all", d_tr)
+    d_all = dist.get("all", d_tr if ref_train is train else None)
     share = float(np.mean((d_tr < d_te) + 0.5 * (d_tr == d_te))) if len(syn) else np.nan
     n_tr, n_te = len(ref_train), len(ref_test)
     med = lambda d: float(np.median(d)) if len(d) else np.nan                        # noqa: E731
-    return DCRResult(share=share, dcr_train=d_tr, dcr_test=d_te, median_train=med(d_all), median_test=med(d_te),
+    return DCRResult(share=share, dcr_train=d_tr, dcr_test=d_te,
+                     median_train=med(d_all) if d_all is not None else np.nan, median_test=med(d_te),
                      n_train=n_tr, n_test=n_te, ideal=n_tr / (n_tr + n_te), dcr_train_all=d_all,
                      median_train_balanced=med(d_tr))
 
@@ -655,7 +659,7 @@ def evaluate_synthetic(train: Table, test: Table | None, synthetic, *, original_
             if m.note:
                 notes.append(f"MLE: {m.note}")
         t2 = time.perf_counter()
-        d = dcr_share(real, test, synthetic, device=device, seed=seed)
+        d = dcr_share(real, test, synthetic, device=device, seed=seed, every_train_row=True)
         out.update(dcr_share=d.share, dcr_median_train=d.median_train, dcr_median_test=d.median_test,
                    dcr_median_train_balanced=d.median_train_balanced, dcr_ideal=d.ideal)
         t3 = time.perf_counter()

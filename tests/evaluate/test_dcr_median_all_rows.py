@@ -31,11 +31,13 @@ def test_the_median_is_against_every_training_row_and_counts_every_copy():
     copies = train.data.iloc[rng.choice(len(train), 100, replace=False)]          # 5 % exact copies
     fresh = _tables(seed=7)[0].data.iloc[:1900]
     syn = pd.concat([copies, fresh], ignore_index=True).loc[:, list(train.schema.columns)]
-    d = dcr_share(train, test, syn, device="cpu")
+    d = dcr_share(train, test, syn, device="cpu", every_train_row=True)
     full = NeighborEngine(distance="standardized", device="cpu").fit(train).kneighbors(syn, k=1).dist[:, 0]
     assert d.median_train == np.median(full)
     assert (d.dcr_train_all == 0).mean() >= 0.05                                  # every copy reads as one
     assert d.median_train_balanced >= d.median_train and d.n_train == len(test)    # the share's, balanced
+    share_only = dcr_share(train, test, syn, device="cpu")       # the audit's: the share, no extra search
+    assert share_only.share == d.share and np.isnan(share_only.median_train) and share_only.dcr_train_all is None
     out = evaluate_synthetic(train, test, syn, device="cpu")
     assert out["dcr_median_train"] == np.median(full)
     assert out["dcr_median_train_balanced"] == d.median_train_balanced
