@@ -20,7 +20,7 @@ from memviz.study.mitigation import tabddpm_params
 from memviz.study.public import PUBLIC
 from memviz.study.scales import SCALES
 
-COLUMNS = ["seed", "method", "status", "error", "mem_ratio", "shape", "trend", "mle", "dcr_median_train",
+COLUMNS = ["seed", "method", "status", "mem_ratio", "shape", "trend", "mle",
            "epsilon", "epsilon_spent", "epsilon_preprocessing", "epsilon_sgd", "delta", "delta_spent",
            "noise_multiplier", "steps", "fit_seconds", "total_seconds"]
 
