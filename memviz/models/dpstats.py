@@ -16,7 +16,7 @@ categories) or released here by an OpenDP measurement, each under the add/remove
 ``histogram`` (every numerical column)
     the counts of ``m`` equal-width bins over ``[lo, hi]`` (OpenDP ``make_find_bin``, ``make_count_by_categories``,
     ``make_laplace`` of scale ``1 / ε_q``: pure ε_q-DP), ``m = clip(⌊N ε_q / 10⌋, 1, 200)`` (few bins when the
-    noise would swamp many); negative noisy counts become 0, each bin gets a floor of 0.1 % of the total so the CDF
+    noise would swamp many); negative noisy counts become 0, the bins share a floor of 0.1 % of the total so the CDF
     increases strictly, and the quantile transform's quantiles are the inverse of that piecewise-linear CDF at its
     references. The imputed value of a missing number is its 0.5 quantile (the DP median), not the mean.
 ``categories`` (a categorical column without public categories)

@@ -113,3 +113,24 @@ def test_a_column_that_could_never_be_released_is_refused_before_any_work():
     assert msg.startswith("privacy: column 'balance': releasing its range") and "more than the 300" in msg
     assert not hasattr(m, "model_")                                            # nothing trained, nothing released
     TabDDPM(epochs=1, device="cpu", privacy=1.0, **TINY).check_privacy(4000, planted_table(n=4000).schema)
+
+
+def test_the_released_statistics_approach_the_exact_ones_as_epsilon_grows():
+    """Cross-check with numpy: at a large ε the histogram's quantiles are within two bins of np.quantile, the
+    released range holds every value's bucket, and the categories are the data's with the mode as fallback."""
+    from memviz.models.dpstats import (LOG_BASE, cdf_quantiles, private_histogram, private_range,
+                                       thresholded_counts)
+
+    rng = np.random.default_rng(3)
+    x = rng.normal(40, 8, 20_000)
+    edges, counts, rel = private_histogram("x", x, 0.0, 80.0, len(x), 100.0)
+    assert len(counts) == 200 and rel.epsilon == pytest.approx(100.0) and rel.delta == 0
+    levels = np.linspace(0.05, 0.95, 19)
+    q = cdf_quantiles(edges, counts, levels)
+    assert np.abs(q - np.quantile(x, levels)).max() < 2 * 80 / 200
+    lo, hi, rel = private_range("x", x, False, 50.0, 1e-9)
+    assert rel.delta <= 1e-9 and lo <= np.quantile(x, 0.001) and hi >= np.quantile(x, 0.999)
+    assert hi <= x.max() * LOG_BASE and lo >= x.min() / LOG_BASE
+    keys = ["a"] * 900 + ["b"] * 600 + ["c"] * 2
+    counts, rel = thresholded_counts(keys, 5.0, 1e-9)
+    assert set(counts) == {"a", "b"} and rel.delta <= 1e-9
