@@ -156,3 +156,13 @@ def test_the_page_lists_a_failed_arm_with_its_reason():
     res = pd.DataFrame({"method": ["baseline", "dp@3"], "model": ["tabddpm", "tabddpm"], "seed": [0, 0],
                         "status": ["ok", "failed"], "error": ["", "privacy: private training needs Opacus: pip x"]})
     assert failed_cells(res) == ["DP-SGD ε = 3 × TabDDPM, seed 0: failed, privacy: private training needs Opacus: pip x"]
+
+
+def test_the_bundled_sample_declares_the_studys_public_knowledge():
+    """sample_data/meta.json's "public" is memviz.study.public.ADULT (one list, not two drifting apart), and every
+    category of the sample is in it."""
+    meta = json.loads(META.read_text())
+    assert meta["public"] == ADULT
+    train = pd.read_csv(sample_data_dir() / "train.csv")
+    for col, values in ADULT["categories"].items():
+        assert set(train[col].dropna()) <= set(values), col
