@@ -27,7 +27,7 @@ class RunError(MemvizError):
 EXTRAS = {
     "torch": "train", "sklearn": "train", "imblearn": "train", "joblib": "train",
     "sdv": "sdv", "sdmetrics": "sdv", "ctgan": "sdv", "rdt": "sdv", "copulas": "sdv", "deepecho": "sdv",
-    "plotly": "plots", "streamlit": "app", "dask": "dask", "distributed": "dask", "opacus": "dp",
+    "plotly": "plots", "streamlit": "app", "dask": "dask", "distributed": "dask", "opacus": "dp", "opendp": "dp",
     "mlflow": "mlflow", "anonymeter": "anonymeter",
 }
 

@@ -233,10 +233,17 @@ METRICS: dict[str, Metric] = {m.key: m for m in (
                     "about half of the time; well above 50 % means the generated rows sit near the training rows.")),
     Metric("dcr_median_train", "DCR median: distance to the closest training row", MAXIMIZE, 0.0, None,
            percent=False, source=_E, explain=(
-               "The median over the generated rows of the distance to their closest training row (standardized "
-               "distance: numbers on their training range, plus category mismatches, over the columns). Higher "
-               "means the generated rows sit farther from the people trained on; read it beside the same median "
-               "to the test rows.")),
+               "The median over the generated rows of the distance to their closest training row, every training "
+               "row searched (standardized distance: numbers on their training range, plus category mismatches, "
+               "over the columns). Higher means the generated rows sit farther from the people trained on; read it "
+               "beside the same median to the test rows (fewer rows: a smaller table's closest row is farther, so "
+               "the two medians are comparable only with the DCR share's balanced subsample, "
+               "dcr_median_train_balanced).")),
+    Metric("dcr_median_train_balanced", "DCR median: distance to the closest row of a training subsample",
+           REFERENCE, 0.0, None, percent=False, source=_E, explain=(
+               "The same median against a random subsample of the training rows as large as the test split (the "
+               "DCR share's balanced reference): comparable with the median to the test rows, but an exact copy of "
+               "a row left out of the subsample reads as far.")),
     Metric("dcr_median_test", "DCR median: distance to the closest test row", REFERENCE, 0.0, None, percent=False,
            source=_E, explain=(
                "The same median to the closest real test row, which no model saw: the distance a model that "
@@ -244,15 +251,28 @@ METRICS: dict[str, Metric] = {m.key: m for m in (
     # the cost of a method (memviz.compare.cell)
     Metric("epsilon", "Privacy budget asked for (ε)", MINIMIZE, 0.0, None, percent=False,
            source="memviz.models.privacy", explain=(
-               "The differential-privacy ε a DP-SGD cell was trained to: smaller is more private. Its rows carry a "
-               "formal guarantee: changing any one training row changes the chance of any output by at most a "
-               "factor e^ε (plus δ).")),
+               "The differential-privacy ε a private cell was trained to, for the whole pipeline (the column "
+               "transforms' statistics and the network): smaller is more private. Its rows carry a formal guarantee: "
+               "adding or removing any one training row changes the chance of any output by at most a factor e^ε "
+               "(plus δ), assuming public the schema, the number of training rows and the bounds and categories "
+               "given as public.")),
     Metric("epsilon_spent", "Privacy budget spent (ε)", MINIMIZE, 0.0, None, percent=False,
            source="memviz.models.privacy", explain=(
-               "The ε the privacy accountant gives for the optimiser steps actually taken: at most the ε asked "
-               "for, within 0.01 when training ran to its end. It covers the network and every table sampled from "
-               "it, not the column transforms (each column's quantiles and list of categories, fitted on the "
-               "training rows without noise).")),
+               "The whole pipeline's ε: what the column transforms' statistics spent (released with OpenDP, or 0 "
+               "for public bounds and categories) plus DP-SGD's ε from the privacy accountant for the optimiser "
+               "steps actually taken (basic sequential composition; δ likewise, delta_spent). At most the ε asked "
+               "for, within 0.01 when training ran to its end. It covers every table sampled from the model.")),
+    Metric("delta_spent", "Privacy budget spent (δ)", MINIMIZE, 0.0, None, percent=False,
+           source="memviz.models.privacy", explain=(
+               "The whole pipeline's δ: the transforms' releases' plus DP-SGD's (basic sequential composition); "
+               "below 1/N, so that no mechanism may release a training row whole.")),
+    Metric("epsilon_preprocessing", "Privacy budget of the column transforms (ε)", MINIMIZE, 0.0, None,
+           percent=False, source="memviz.models.dpstats", explain=(
+               "The part of ε spent releasing the column transforms' statistics (bounds, quantiles, categories) "
+               "with OpenDP; 0 when they were all given as public.")),
+    Metric("epsilon_sgd", "Privacy budget of DP-SGD (ε)", MINIMIZE, 0.0, None, percent=False,
+           source="memviz.models.privacy", explain=(
+               "The part of ε spent by DP-SGD's optimiser steps, from the accountant (RDP or PRV) at DP-SGD's δ.")),
     Metric("delta", "Privacy δ", MINIMIZE, 0.0, 1.0, percent=False, source="memviz.models.privacy", explain=(
         "The δ of the (ε, δ) guarantee: the chance the ε bound may fail; below 1/N (memviz uses 1/(10 N) unless "
         "told).")),

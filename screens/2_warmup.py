@@ -5,6 +5,7 @@ import streamlit as st
 
 from memviz.app import bounds, devices, progress, runs
 from memviz.errors import MemvizError
+from memviz.models import privacy
 from memviz.jobs import control as jobs
 from screens import _stop, _ui
 
@@ -40,11 +41,12 @@ with st.form("warmup_form"):
                                 key="wu_samples")
     seed = c5.number_input("Seed", 0, 2**31 - 1, key="wu_seed")
     device = c6.selectbox("Device", list(devices), format_func=devices.get, key="wu_device")
-    epsilon = st.number_input("Private training (ε; 0 = off)", 0.0, 1000.0, 0.0, key="wu_epsilon",
-                              help="Train TabDDPM with DP-SGD (Opacus) to this ε, δ = 1/(10 × training rows): a formal "
-                                   "guarantee for the model and every table sampled from it (not for the column "
-                                   "ranges and category lists). Smaller is more private; every check states the ε "
-                                   "spent so far.")
+    if (dp_missing := privacy.missing_piece()) is None:
+        epsilon = st.number_input("Private training (ε; 0 = off)", 0.0, 1000.0, 0.0, key="wu_epsilon",
+                                  help=privacy.EPSILON_HELP + " Every check states the ε spent so far.")
+    else:   # a page never offers what cannot run
+        epsilon = 0.0
+        st.caption(f"Private training is not offered: {_ui.esc(dp_missing)}.")
     submitted = st.form_submit_button("Start warm-up", type="primary")
     st.caption(jobs.queue_use(_ui.root(), _ui.session_id()).caption())
     try:   # the disk these settings take, stated; Start refuses above the budget or the free space

@@ -5,6 +5,7 @@ import streamlit as st
 from memviz import viz
 from memviz.app import audits, compare_card, comparisons, devices, progress, runs
 from memviz.errors import MemvizError
+from memviz.models import privacy
 from memviz.io import csv_bytes
 from memviz.jobs import control as jobs
 from memviz.viz.compare import THREE_WAY_NOTE, three_way_display
@@ -27,7 +28,7 @@ has_any = not jobs.list_jobs(_ui.root(), kind="compare").empty
 with st.expander("Run a new comparison", expanded=not has_any, icon=":material/play_arrow:"):
     with st.form("compare_form"):
         c1, c2 = st.columns(2)
-        methods = c1.multiselect("Methods", comparisons.METHODS, default=["baseline", "dynamiccut", "random"],
+        methods = c1.multiselect("Methods", comparisons.offered_methods(), default=["baseline", "dynamiccut", "random"],
                                  key="cmp_methods", format_func=viz.method_label)
         models = c2.multiselect("Generators", comparisons.MODELS, default=["tabddpm"], key="cmp_models",
                                 format_func=viz.model_label)
@@ -40,9 +41,12 @@ with st.expander("Run a new comparison", expanded=not has_any, icon=":material/p
                                       "the baseline is the warm-up's model trained again.")
         p = c5.number_input("DynamicCut p", *runs.P_RANGE[:2], dc.p, runs.P_RANGE[2], key="cmp_p")
         device = c6.selectbox("Device", list(devices), format_func=devices.get, key="cmp_device")
-        eps_text = st.text_input("DP-SGD ε (comma separated: one arm each, with the method DP-SGD)", "3", key="cmp_eps",
-                                 help="Private training of TabDDPM (DP-SGD, Opacus): smaller ε is more private. "
-                                      "Each ε is its own arm, e.g. 1,10.")
+        if (dp_missing := privacy.missing_piece()) is None:
+            eps_text = st.text_input("DP-SGD ε (comma separated: one arm each, with the method DP-SGD)", "3",
+                                     key="cmp_eps", help=privacy.EPSILON_HELP + " Each ε is its own arm, e.g. 1,10.")
+        else:   # a page never offers what cannot run
+            eps_text = "3"
+            st.caption(f"DP-SGD is not offered: {_ui.esc(dp_missing)}.")
         ranking = (f"ranking of run **{_ui.esc(view.run_id)}** (k={dc.k}, T={dc.T if dc.T is not None else 'default'})"
                    if view else "no warm-up run selected: a warm-up is run first for DynamicCut")
         st.caption(f"Table: {_ui.esc(view.settings()['dataset'] if view else data['label'])} · {ranking}")
@@ -126,6 +130,8 @@ else:
         cv = _ui.compare_view(out, comparisons.compare_token(out))
     except MemvizError:
         cv = None
+    for line in (comparisons.failed_cells(cv.results) if cv is not None else ()):   # a failed arm, with its reason
+        st.warning(_ui.esc(line), icon=":material/error:")
     if cv is not None and len(cv.ok):
         res = cv.ok
         models = cv.models

@@ -202,3 +202,19 @@ def upload(page, label: str, path) -> None:
     # in the middle, "t [l](h...le.org.csv", so the name itself is no thing to wait for)
     box.locator("[data-testid='stFileUploaderDropzoneInstructions']").wait_for(state="hidden", timeout=120_000)
     settled(page)
+
+
+def with_public_knowledge(table):
+    """``table`` with every column's bounds and categories declared public in its schema (``"public"``, read
+    here from the data: the test's assumption, as a user who knows them would write them into meta.json), so
+    a private TabDDPM spends its preprocessing budget on the histograms only."""
+    from dataclasses import replace
+
+    import numpy as np
+
+    s = table.schema
+    data = table.data
+    bounds = {c: [float(np.nanmin(data[c])), float(np.nanmax(data[c]))] for c in s.distance_numerical}
+    cats = {c: [None if v != v else (v.item() if hasattr(v, "item") else v) for v in data[c].astype(object).unique()]
+            for c in s.distance_categorical}
+    return replace(table, schema=replace(s, extra={**s.extra, "public": {"bounds": bounds, "categories": cats}}))

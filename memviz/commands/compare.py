@@ -32,7 +32,10 @@ def register(sub, command) -> None:
                          f"(default: {','.join(COMPARE.methods)})")
     sp.add_argument("--epsilons", default=",".join(f"{e:g}" for e in COMPARE.epsilons),
                     help="with the method dp: the privacy budgets of its DP-SGD arms, one arm each (e.g. 1,10; "
-                         f"default {','.join(f'{e:g}' for e in COMPARE.epsilons)}); dp@3 in --methods names one arm")
+                         f"default {','.join(f'{e:g}' for e in COMPARE.epsilons)}); dp@3 in --methods names one arm. "
+                         "Each is (epsilon, delta = 1/(10 N))-DP for the whole pipeline: the column transforms' "
+                         "statistics (OpenDP, 0.1 of the budget, or the schema's public bounds and categories) and "
+                         "DP-SGD, by basic sequential composition; the schema and N are assumed public")
     sp.add_argument("--models", default=",".join(COMPARE.models), help="comma-separated generators")
     sp.add_argument("--seeds", default=",".join(map(str, COMPARE.seeds)),
                     help="comma-separated seeds; each seeds the mitigation, the model and the evaluation")

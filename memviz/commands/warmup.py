@@ -45,9 +45,13 @@ def register(sub, command) -> None:
                     help="generated rows whose Shape and Trend every check measures, the first ones (default: all; "
                          "0: no quality per check)")
     sp.add_argument("--epsilon", type=float,
-                    help="private training: train TabDDPM with DP-SGD to this epsilon (needs opacus: pip install "
-                         "'memviz[dp]'); every check then states the epsilon spent so far (default: plain training)")
-    sp.add_argument("--delta", type=float, help="with --epsilon: the delta of the guarantee (default: 1/(10 N))")
+                    help="private training: (epsilon, delta)-DP for the whole pipeline, the column transforms' "
+                         "statistics (OpenDP releases from 0.1 of epsilon and delta, or the schema's public bounds and "
+                         "categories) and the network (DP-SGD, the rest), composed by basic sequential composition; "
+                         "assumes public the schema, the number of rows and the bounds and categories given; needs "
+                         "pip install 'memviz[dp]'; every check states the epsilon spent so far (default: plain "
+                         "training)")
+    sp.add_argument("--delta", type=float, help="with --epsilon: the delta of the whole pipeline's guarantee (default: 1/(10 N))")
     sp.add_argument("--resume", action="store_true", help="continue the run in --out from its last checkpoint")
     sp.set_defaults(func=run)
 

@@ -26,8 +26,9 @@
      ``column_fidelity``: :mod:`memviz.evaluate.fidelity`), ``dcr_median_train/test``;
    * wall-clock seconds per phase, ``total_seconds``, and ``cpu_seconds`` (the CPU time of
      the worker process during the cell: on a shared machine it tells work from waiting);
-   * the method's cost besides time: a ``dp@ε`` arm's ``epsilon``, ``epsilon_spent``, ``delta``
-     and ``noise_multiplier`` (:mod:`memviz.models.privacy`); ``row_epochs_left_out`` and
+   * the method's cost besides time: a ``dp@ε`` arm's ``epsilon`` (the target), ``epsilon_spent`` and
+     ``delta_spent`` (the whole pipeline's: ``epsilon_preprocessing + epsilon_sgd`` by basic sequential
+     composition), ``delta`` (the target) and ``noise_multiplier`` (:mod:`memviz.models.privacy`); ``row_epochs_left_out`` and
      ``rows_left_out`` (a pruning method: its removed rows × the epochs trained; the dynamic
      threshold: its schedule's, :mod:`memviz.mitigate.dynamic`; 0 for the others).
 
@@ -57,9 +58,9 @@ from memviz.compare.methods import (
     SELECTION_SCORE,
     SHORTENS,
     EarlyStop,
+    DPArm,
     apply_method,
     base_method,
-    method_epsilon,
 )
 from memviz.compare.protocol import pruning_figures
 from memviz.device import torch_threads
@@ -114,14 +115,14 @@ class GridContext:
     threads: int | None = None                      # torch threads per cell (None: leave as is)
     stop: EarlyStop | None = None                   # early stop's epoch (None: no early_stop cell)
     progress: Callable[[dict], None] | None = None  # in-cell events (see the module docstring); picklable
-    privacy: tuple[PrivacyConfig, ...] = ()         # one per dp@ε arm (CompareConfig.privacy at each arm's ε)
+    privacy: tuple[PrivacyConfig, ...] = ()         # one per DP arm (CompareConfig.privacy at the arm's exact ε)
     dynamic: DynamicThreshold | None = None         # the dynamic threshold's (None: its defaults)
 
     def arm_privacy(self, method: str) -> PrivacyConfig:
-        """The DP-SGD settings of the arm ``method`` (``dp@ε``)."""
-        eps = method_epsilon(method)
+        """The DP-SGD settings of the arm named ``method``: the one whose ε's exact name it is
+        (:attr:`memviz.compare.methods.DPArm.name`; the name is not parsed back into a number)."""
         for cfg in self.privacy:
-            if cfg.epsilon == eps:
+            if DPArm(cfg.epsilon).name == method:
                 return cfg
         raise MemvizError(f"{method}: no privacy settings for this arm")
 
@@ -260,12 +261,15 @@ def run_cell(spec: CellSpec, ctx: GridContext) -> CellOutput:
 
 def cost_figures(model, mitigated, dynamic=None) -> dict:
     """A cell's privacy budget and rows left out (module docstring); NaN where a figure does not apply."""
-    out = {"epsilon": np.nan, "epsilon_spent": np.nan, "delta": np.nan, "noise_multiplier": np.nan,
+    out = {"epsilon": np.nan, "epsilon_spent": np.nan, "delta": np.nan, "delta_spent": np.nan,
+           "epsilon_preprocessing": np.nan, "epsilon_sgd": np.nan, "noise_multiplier": np.nan,
            "row_epochs_left_out": 0, "rows_left_out": 0}
     priv = getattr(model, "privacy_", None)
-    if priv:
+    if priv:   # the whole pipeline's (ε, δ) and its two parts (memviz.models.privacy.guarantee)
         out.update(epsilon=priv["epsilon"], epsilon_spent=priv["epsilon_spent"], delta=priv["delta"],
-                   noise_multiplier=priv["noise_multiplier"])
+                   delta_spent=priv.get("delta_spent", np.nan),
+                   epsilon_preprocessing=priv.get("epsilon_preprocessing", np.nan),
+                   epsilon_sgd=priv.get("epsilon_sgd", np.nan), noise_multiplier=priv["noise_multiplier"])
     if dynamic is not None:
         b = dynamic.budget()
         out.update(row_epochs_left_out=b["row_epochs_left_out"], rows_left_out=b["rows_left_out"])

@@ -150,6 +150,14 @@ class CompareConfig:
         return out
 
     @property
+    def dp_arms(self) -> dict:
+        """arm name -> :class:`memviz.compare.methods.DPArm` of every DP-SGD arm (methods validated: each name is
+        its arm's exact name, read once)."""
+        from memviz.compare.methods import DPArm
+
+        return {m: arm for m in self.methods if (arm := DPArm.parse(m)) is not None}
+
+    @property
     def needs_ranking(self) -> bool:
         """A DynamicCut ranking is used (a method needs it, or a warm-up run is given)."""
         return self.run_dir is not None or any(m in NEEDS_WARMUP for m in self.methods)

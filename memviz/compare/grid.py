@@ -34,7 +34,9 @@ Output folder::
 ``key`` hashes every setting that changes a cell (data fingerprints, epochs, model
 parameters, device, ratio, the selection for the methods that use it, a DP arm's privacy
 settings, the dynamic threshold's...): a rerun skips the cells whose JSON exists with status
-``ok`` and recomputes the others. The methods only TabDDPM runs (``dp@ε``, ``dynamic_threshold``:
+``ok`` and recomputes the others. A DP arm that cannot run here (:func:`blocked_arms`: Opacus or OpenDP missing, an
+ε no noise reaches) has its cells recorded ``failed`` with that one line, and every other cell runs. The methods
+only TabDDPM runs (``dp@ε``, ``dynamic_threshold``:
 :data:`memviz.compare.methods.TABDDPM_ONLY`) have no cell for the other generators (the manifest
 lists them under ``skipped``).
 
@@ -68,7 +70,6 @@ from memviz.compare.methods import (
     TABDDPM_ONLY,
     EarlyStop,
     base_method,
-    method_epsilon,
     random_count,
     removed_ids,
     removed_rows,
@@ -134,7 +135,7 @@ def run_grid(train: Table, test: Table | None, config: CompareConfig, out_dir: s
             raise MemvizError("dynamiccut_excess needs a floor: give a test split (the warm-up's hold-out) or a "
                               "warm-up run measured with a hold-out")
     arms = privacy_arms(cfg)
-    _check_private_arms(cfg, arms, len(train))
+    blocked = blocked_arms(cfg, arms, train)
     threads = cfg.threads
     if threads is None and not (cfg.backend == "dask" and cfg.scheduler is not None):
         threads = 1
@@ -142,15 +143,17 @@ def run_grid(train: Table, test: Table | None, config: CompareConfig, out_dir: s
     out.mkdir(parents=True, exist_ok=True)
     writer = RunStore(out).acquire()  # one writer per folder (the run store's lock): RunError for a second
     try:
-        return _run_grid(train, test, cfg, out, threads, scores, progress, t_start, cell_progress, arms)
+        return _run_grid(train, test, cfg, out, threads, scores, progress, t_start, cell_progress, arms, blocked)
     finally:
         writer.release()
 
 
 def _run_grid(train: Table, test: Table | None, cfg: CompareConfig, out: Path, threads, scores,
               progress: Progress | None, t_start: float,
-              cell_progress: Progress | None = None, arms: tuple = ()) -> pd.DataFrame:
-    """:func:`run_grid` once it holds the folder's writer lock (``cfg`` validated, ``arms``: :func:`privacy_arms`)."""
+              cell_progress: Progress | None = None, arms: dict | None = None,
+              blocked: dict | None = None) -> pd.DataFrame:
+    """:func:`run_grid` once it holds the folder's writer lock (``cfg`` validated, ``arms``: :func:`privacy_arms`,
+    ``blocked``: :func:`blocked_arms`, whose cells are recorded failed with their reason, never run)."""
     dc = cfg.dynamiccut
     selections, sel_info, stop = {}, {}, None
     if cfg.needs_ranking:
@@ -192,8 +195,8 @@ def _run_grid(train: Table, test: Table | None, cfg: CompareConfig, out: Path, t
             d["ratio"] = cfg.ratio
         if method in SHORTENS:
             d["stop"] = {"epoch": stop.epoch, "warmup_epochs": stop.warmup_epochs}
-        if method in IMPLEMENTATION:
-            d["implementation"] = IMPLEMENTATION[method]
+        if base_method(method) in IMPLEMENTATION:
+            d["implementation"] = IMPLEMENTATION[base_method(method)]
         if base_method(method) == "dp":
             d["privacy"] = cfg.privacy
         if method == "dynamic_threshold":
@@ -224,7 +227,7 @@ def _run_grid(train: Table, test: Table | None, cfg: CompareConfig, out: Path, t
     total = len(specs)
     ctx = GridContext(train, test, train_fp, selections, dc, cfg.ratio, cfg.epochs, cfg.model_params,
                       cfg.device, cfg.distance, cfg.pruned_reference, _mle_reference(train, test, {s.seed for s in todo}),
-                      threads, stop, cell_progress, arms, DynamicThreshold.parse(cfg.dynamic))
+                      threads, stop, cell_progress, tuple((arms or {}).values()), DynamicThreshold.parse(cfg.dynamic))
     floors = None if test is None else Floors(out, train, test, train_fp, test_fp, cfg.distance, cfg.device)
     floor = None
     if floors is not None:
@@ -260,6 +263,10 @@ def _run_grid(train: Table, test: Table | None, cfg: CompareConfig, out: Path, t
 
     if progress is not None:
         progress({"event": "cells", "done": len(records), "total": total})
+    for spec in [s for s in todo if s.method in (blocked or {})]:   # an arm that cannot run costs no other cell
+        finished(CellOutput({"method": spec.method, "model": spec.model, "seed": spec.seed, "key": spec.key,
+                             "status": "failed", "error": blocked[spec.method], "notes": ""}, None))
+    todo = [s for s in todo if s.method not in (blocked or {})]
     if todo:
         run_cells(todo, ctx, cfg.n_jobs, cfg.backend, cfg.scheduler, finished)
     with torch_threads(threads):
@@ -274,20 +281,26 @@ def _run_grid(train: Table, test: Table | None, cfg: CompareConfig, out: Path, t
     return results
 
 
-def privacy_arms(cfg: CompareConfig) -> tuple[PrivacyConfig, ...]:
-    """The DP-SGD settings of every ``dp@ε`` arm of ``cfg`` (validated): ``cfg.privacy`` at the arm's ε,
-    in the methods' order (what :attr:`memviz.compare.cell.GridContext.privacy` holds)."""
-    return tuple(PrivacyConfig.parse({**cfg.privacy, "epsilon": eps}) for m in cfg.methods
-                 if (eps := method_epsilon(m)) is not None)
+def privacy_arms(cfg: CompareConfig) -> dict[str, PrivacyConfig]:
+    """The DP-SGD settings of every DP arm of ``cfg`` (validated), by arm name: ``cfg.privacy`` at the arm's ε,
+    exactly as given (what :attr:`memviz.compare.cell.GridContext.privacy` holds)."""
+    return {m: PrivacyConfig.parse({**cfg.privacy, "epsilon": arm.epsilon}) for m, arm in cfg.dp_arms.items()}
 
 
-def _check_private_arms(cfg: CompareConfig, arms: tuple, n_rows: int) -> None:
-    """A DP arm that cannot train privately on ``n_rows`` rows is one line before any work."""
+def blocked_arms(cfg: CompareConfig, arms: dict, train: Table) -> dict[str, str]:
+    """arm name -> the one line why it cannot train privately on ``train`` here (Opacus or OpenDP missing, an ε
+    no noise reaches, a column whose statistics could never be released...), found before any work from public
+    facts only; its cells are recorded failed, the others run."""
     from memviz.models.tabddpm import TabDDPM
 
-    for privacy in arms:
+    out = {}
+    for name, privacy in arms.items():
         params = {**cfg.model_params.get("tabddpm", {}), **({"epochs": cfg.epochs} if cfg.epochs else {})}
-        TabDDPM(device="cpu", privacy=privacy, **params).check_privacy(n_rows)
+        try:
+            TabDDPM(device="cpu", privacy=privacy, **params).check_privacy(len(train), train.schema)
+        except MemvizError as exc:
+            out[name] = str(exc)
+    return out
 
 
 def _write_selections(out: Path, train: Table, sels: dict, removed_by: dict) -> None:

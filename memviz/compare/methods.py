@@ -95,7 +95,45 @@ PRUNES = frozenset({"dynamiccut", "dynamiccut_excess", "dynamiccutmix", "random"
 AUGMENTS = frozenset({"dynamiccutmix", "tabcutmix", "tabcutmixplus", "tabcutmixplus_dtype", "smote", "smote_nc"})
 #: methods whose implementation changed under the same name (part of a cell's key, so that a
 #: rerun does not reuse a cell made by the old one)
-IMPLEMENTATION = {"smote": "tabcutmix-reference"}
+IMPLEMENTATION = {"smote": "tabcutmix-reference",
+                  # issue 50: a DP arm's (ε, δ) covers the column transforms too (memviz.models.dpstats)
+                  "dp": "private-preprocessing"}
+
+
+@dataclasses.dataclass(frozen=True)
+class DPArm:
+    """A DP-SGD arm of a comparison: the method and its ε, exactly as given (``dp@0.123456789`` trains at
+    0.123456789). Its name (:attr:`name`) and label (:attr:`label`) are derived from it for display and file
+    names; an old ``"dp@3"`` is read once, at the door (:meth:`parse`). δ and the other settings are the
+    comparison's (``CompareConfig.privacy``), the same for every arm."""
+
+    epsilon: float
+    method: str = "dp"
+
+    @property
+    def name(self) -> str:
+        """``dp@3``, ``dp@0.5``, ``dp@0.123456789``: the shortest text that reads back as exactly this ε."""
+        short = f"{self.epsilon:g}"
+        return f"dp@{short if float(short) == self.epsilon else repr(self.epsilon)}"
+
+    @property
+    def label(self) -> str:
+        """``DP-SGD ε = 3`` (the name's digits: exact)."""
+        return f"DP-SGD ε = {self.name[3:]}"
+
+    @classmethod
+    def parse(cls, name: str) -> "DPArm | None":
+        """The arm a name like ``dp@3`` stands for (None for another method or a bare ``dp``)."""
+        base, _, eps = str(name).strip().lower().partition("@")
+        if base != "dp" or not eps:
+            return None
+        try:
+            value = float(eps)
+        except ValueError:
+            value = float("nan")
+        if not 0 < value < float("inf"):
+            raise MemvizError(f"method {name!r}: dp@ takes an epsilon > 0, e.g. dp@3")
+        return cls(value)
 
 
 def base_method(name: str) -> str:
@@ -105,20 +143,19 @@ def base_method(name: str) -> str:
 
 def method_epsilon(name: str) -> float | None:
     """The ε of a ``dp@ε`` arm (None for another method or a bare ``dp``)."""
-    base, _, eps = str(name).partition("@")
-    return float(eps) if base == "dp" and eps else None
+    arm = DPArm.parse(name) if base_method(name) == "dp" else None
+    return None if arm is None else arm.epsilon
 
 
 def dp_method(epsilon: float) -> str:
-    """The arm of DP-SGD at ``epsilon``: ``dp@3``, ``dp@0.5``."""
-    return f"dp@{float(epsilon):g}"
+    """The name of the DP-SGD arm at ``epsilon``: ``dp@3``, ``dp@0.5`` (exact: :attr:`DPArm.name`)."""
+    return DPArm(float(epsilon)).name
 
 
 def method_label(name: str) -> str:
     """What a reader sees: the registry's label, ``DP-SGD ε = 3`` for ``dp@3``."""
-    eps = method_epsilon(name)
-    if eps is not None:
-        return f"DP-SGD ε = {eps:g}"
+    if base_method(name) == "dp" and "@" in str(name):
+        return DPArm.parse(name).label
     return METHOD_LABELS.get(str(name), str(name))
 
 
@@ -128,13 +165,7 @@ def check_methods(names) -> tuple[str, ...]:
     for raw in names:
         name = str(raw).strip().lower()
         if name.startswith("dp@"):
-            try:
-                eps = float(name[3:])
-            except ValueError:
-                eps = float("nan")
-            if not (eps > 0 and eps < float("inf")):
-                raise MemvizError(f"method {raw!r}: dp@ takes an epsilon > 0, e.g. dp@3")
-            name = dp_method(eps)
+            name = DPArm.parse(name).name
         elif name not in METHODS:
             raise MemvizError(f"unknown method {raw!r} (use {', '.join(METHODS)})")
         if name not in out:

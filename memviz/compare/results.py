@@ -20,7 +20,9 @@ FIGURES = ("mem_ratio", "mem_ratio_pruned", "mem_auc", "mem_auc_pruned", "relati
            "relative_reduction_auc", "shape", "trend", "mle", "mle_real", "dcr_share", "floor", "excess",
            "mem_ratio_kept", "floor_kept", "control_kept", "n_flagged_removed", "trend_report",
            "wasserstein_mean", "wasserstein_max", "jsd_mean", "jsd_max", "dcr_median_train", "dcr_median_test",
-           "epsilon", "epsilon_spent", "delta", "noise_multiplier", "row_epochs_left_out", "rows_left_out")
+           "dcr_median_train_balanced",
+           "epsilon", "epsilon_spent", "delta", "delta_spent", "epsilon_preprocessing", "epsilon_sgd",
+           "noise_multiplier", "row_epochs_left_out", "rows_left_out")
 TIMINGS = ("mitigate_seconds", "fit_seconds", "sample_seconds", "memorize_seconds", "quality_seconds",
            "mle_seconds", "dcr_seconds", "evaluate_seconds", "total_seconds", "cpu_seconds")
 COLUMNS = ("method", "model", "seed", *FIGURES, *(c for c in PROTOCOL if c not in FIGURES), "mle_metric", "dcr_ideal", "n_train_used", "n_removed", "n_added",

@@ -33,7 +33,7 @@ PAIRED = (("gain_rel", "mem_ratio", "relative"), ("gain_points", "excess", "drop
           ("time_ratio", "total_seconds", "ratio"))
 COLUMNS = ["model", "method", "family", "n_seeds",
            *[f"{name}{s}" for name, _, _ in PAIRED for s in ("", "_low", "_high")],
-           "epsilon_spent", "row_epochs_left_out"]
+           "epsilon_spent", "delta_spent", "row_epochs_left_out"]
 
 
 def t_interval(x) -> tuple[float, float, float]:
@@ -77,7 +77,7 @@ def three_way(results: pd.DataFrame) -> pd.DataFrame:
                     d = {"relative": (a - b) / np.where(a > 0, a, np.nan), "drop": a - b, "diff": b - a,
                          "ratio": b / np.where(a > 0, a, np.nan)}[how]
                 row[name], row[f"{name}_low"], row[f"{name}_high"] = t_interval(d)
-            for col in ("epsilon_spent", "row_epochs_left_out"):
+            for col in ("epsilon_spent", "delta_spent", "row_epochs_left_out"):
                 v = _col(cells, col, seeds)
                 v = v[np.isfinite(v)]
                 row[col] = float(v.mean()) if v.size else math.nan

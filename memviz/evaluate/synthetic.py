@@ -518,9 +518,13 @@ class DCRResult:
     share : float, fraction of synthetic rows closer to the training reference than
         to the test reference (ties ½); ``ideal`` for a model that copies nothing.
     dcr_train, dcr_test : (M,) float64, per synthetic row (in row order), the distance
-        to the closest row of the training / test reference.
-    median_train, median_test : float, their medians.
-    n_train, n_test : reference rows used.
+        to the closest row of the training / test reference (the share's, balanced).
+    dcr_train_all : (M,) float64, the distance to the closest of EVERY training row.
+    median_train : float, the median of ``dcr_train_all``: the distance to the closest training row, every
+        training row searched (one more search of the engine when the share's reference is a subsample).
+    median_test : float, the median of ``dcr_test``.
+    median_train_balanced : float, the median of ``dcr_train`` (the balanced subsample the share reads).
+    n_train, n_test : reference rows used by the share.
     ideal : float, ``n_train / (n_train + n_test)``: 0.5 when balanced.
     """
 
@@ -532,10 +536,12 @@ class DCRResult:
     n_train: int = 0
     n_test: int = 0
     ideal: float = 0.5
+    dcr_train_all: np.ndarray | None = None
+    median_train_balanced: float = float("nan")
 
 
 def dcr_share(train: Table, test, synthetic, device: str = "auto", *, balance: bool = True,
-              seed: int = 0, remote=None) -> DCRResult:
+              seed: int = 0, remote=None, every_train_row: bool = False) -> DCRResult:
     """Share of synthetic rows whose closest real row is a training row.
 
     For each synthetic row g, with the standardized distance of
@@ -553,7 +559,9 @@ def dcr_share(train: Table, test, synthetic, device: str = "auto", *, balance: b
     ``balance=False`` both splits are used whole and ``ideal`` says what to expect.
     Ranges and the means imputed for missing numericals come from the whole ``train``.
     Values well above ``ideal`` mean the generator stays closer to its training rows
-    than to unseen real rows. ``remote`` (:func:`memviz.auditing.build.searches`): the two searches run on
+    than to unseen real rows. ``every_train_row``: also search every training row when the share's reference
+    is a subsample (``dcr_train_all``, ``median_train``; otherwise those are the subsample's only when it is the
+    whole table, else None and NaN: never the subsample's under the other name). ``remote`` (:func:`memviz.auditing.build.searches`): the two searches run on
     its cluster (the engines are fitted here). ``test``: a Table with the training columns, or a
     :class:`~memviz.tables.holdout.CheckedHoldout` checked against ``train`` (used as is: its columns and
     rows were checked once, :func:`memviz.audit`); a raw Table keeps these checks (non-empty, the training
@@ -581,16 +589,20 @@ def dcr_share(train: Table, test, synthetic, device: str = "auto", *, balance: b
         small = Table(big.data.iloc[keep], big.schema, big.source)
         ref_train, ref_test = (small, ref_test) if big is ref_train else (ref_train, small)
     dist = {}
-    for name, ref in (("train", ref_train), ("test", ref_test)):
+    refs = [("train", ref_train), ("test", ref_test)] + ([("all", train)] if every_train_row and ref_train is not train
+                                                         else [])
+    for name, ref in refs:
         eng = on_cluster(NeighborEngine(distance="standardized", device=device).fit(ref, scale_table=train), remote)
         dist[name] = eng.kneighbors(syn, k=1).dist[:, 0]                             # (M,)
     d_tr, d_te = dist["train"], dist["test"]
+    d_all = dist.get("all", d_tr if ref_train is train else None)
     share = float(np.mean((d_tr < d_te) + 0.5 * (d_tr == d_te))) if len(syn) else np.nan
     n_tr, n_te = len(ref_train), len(ref_test)
+    med = lambda d: float(np.median(d)) if len(d) else np.nan                        # noqa: E731
     return DCRResult(share=share, dcr_train=d_tr, dcr_test=d_te,
-                     median_train=float(np.median(d_tr)) if len(d_tr) else np.nan,
-                     median_test=float(np.median(d_te)) if len(d_te) else np.nan,
-                     n_train=n_tr, n_test=n_te, ideal=n_tr / (n_tr + n_te))
+                     median_train=med(d_all) if d_all is not None else np.nan, median_test=med(d_te),
+                     n_train=n_tr, n_test=n_te, ideal=n_tr / (n_tr + n_te), dcr_train_all=d_all,
+                     median_train_balanced=med(d_tr))
 
 
 def ks_statistic(a: np.ndarray, b: np.ndarray) -> float:
@@ -620,8 +632,8 @@ def evaluate_synthetic(train: Table, test: Table | None, synthetic, *, original_
     real splits and ``seed``). Without a test split (or a target, for MLE) the
     figures that need one are NaN and ``notes`` says why.
 
-    Keys: ``shape, trend, mle, mle_real, mle_metric, dcr_share, dcr_median_train,
-    dcr_median_test, dcr_ideal, notes`` and the wall-clock ``quality_seconds``,
+    Keys: ``shape, trend, mle, mle_real, mle_metric, dcr_share, dcr_median_train (against every training
+    row), dcr_median_test, dcr_median_train_balanced (against the share's balanced subsample), dcr_ideal, notes`` and the wall-clock ``quality_seconds``,
     ``mle_seconds``, ``dcr_seconds``. Memorization ratios, Trend as shipped and the per-column
     fidelity (:mod:`memviz.evaluate.fidelity`) are added by the runner
     (:func:`memviz.compare.cell.evaluate_cell`).
@@ -632,6 +644,7 @@ def evaluate_synthetic(train: Table, test: Table | None, synthetic, *, original_
     t1 = time.perf_counter()
     out = {"shape": q.shape, "trend": q.trend, "mle": np.nan, "mle_real": np.nan, "mle_metric": "",
            "dcr_share": np.nan, "dcr_median_train": np.nan, "dcr_median_test": np.nan,
+           "dcr_median_train_balanced": np.nan,
            "dcr_ideal": np.nan, "notes": ""}
     notes = []
     t2 = t3 = t1
@@ -646,9 +659,9 @@ def evaluate_synthetic(train: Table, test: Table | None, synthetic, *, original_
             if m.note:
                 notes.append(f"MLE: {m.note}")
         t2 = time.perf_counter()
-        d = dcr_share(real, test, synthetic, device=device, seed=seed)
+        d = dcr_share(real, test, synthetic, device=device, seed=seed, every_train_row=True)
         out.update(dcr_share=d.share, dcr_median_train=d.median_train, dcr_median_test=d.median_test,
-                   dcr_ideal=d.ideal)
+                   dcr_median_train_balanced=d.median_train_balanced, dcr_ideal=d.ideal)
         t3 = time.perf_counter()
     out.update(notes="; ".join(notes), quality_seconds=t1 - t0, mle_seconds=t2 - t1, dcr_seconds=t3 - t2)
     return out

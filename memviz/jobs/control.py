@@ -248,7 +248,7 @@ def start_warmup(train: Table, config: WarmupConfig | None = None, *, holdout: T
     Returns at once; follow the job with :func:`job_status`.
     """
     config = config or WarmupConfig(**settings)
-    config.resolved(len(train))  # validates
+    config.resolved(len(train), train.schema)  # validates
     job = Job(new_job_id("warmup"), "warmup", runs_root(root))
     with _starting(job, session):
         paths = _write_inputs(job, train, holdout, key="holdout")

@@ -320,9 +320,11 @@ def run_spec(spec: JobSpec, emit: Emit | None = None, *, config=None) -> dict:
 
         res = run_warmup(train, config, out, resume=spec.resume, progress=emit, holdout=holdout, quality=CheckQuality)
         keep_audit(out, emit, device=config.device)
+        priv = getattr(res.model, "privacy_", None)   # a private run: its (ε, δ), parts, cover and assumptions
         return {"run_dir": str(out), "status": res.status, "checks": int(res.per_check.shape[0]),
                 "final_mem_ratio": res.final_mem_ratio, "epochs": res.config.epochs,
-                "seconds": round(time.perf_counter() - t0, 3)}
+                "seconds": round(time.perf_counter() - t0, 3),
+                **({"privacy": {k: priv[k] for k in PRIVACY_KEYS if k in priv}} if priv else {})}
     test = _table(spec, "test", train, role="test")
     _say_schema(train, emit)
     if spec.kind == "details":
@@ -347,6 +349,11 @@ def run_spec(spec: JobSpec, emit: Emit | None = None, *, config=None) -> dict:
             "floor": float(ok["floor"].mean()) if "floor" in ok and ok["floor"].notna().any() else None,
             "excess": {m: float(g["excess"].mean()) for m, g in by_method} if "excess" in ok else {},
             "failed_cells": [f"{r.method}/{r.model}/seed {r.seed}: {r.error}" for r in failed.itertuples()]}
+
+
+#: what the CLI's JSON says of a private run (memviz.models.privacy.guarantee)
+PRIVACY_KEYS = ("epsilon", "delta", "epsilon_spent", "delta_spent", "epsilon_preprocessing", "delta_preprocessing",
+                "epsilon_sgd", "delta_sgd", "composition", "covers", "assumes_public")
 
 
 def compare_summary_text(out_dir: str | Path) -> str:

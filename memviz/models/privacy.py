@@ -25,15 +25,18 @@ Opacus' ``get_noise_multiplier`` (bisection to ``EPSILON_TOLERANCE``), with the 
 its upper estimate to ``eps_error`` 0.01). ``epsilon_spent`` is the accountant's ε after the
 steps actually taken (below the target when training stopped early).
 
-What the guarantee covers: the network's weights, so every table sampled from them
-(post-processing), against an attacker who knows everything but one training row and the
-training's randomness. It does **not** cover the column transforms, which are fitted on the
-training rows without noise (:mod:`memviz.models.transforms`: each numerical column's
-quantiles, minimum and maximum, each categorical column's list of categories): a rare
-category or an extreme value can be read from the generated rows whatever ε. The Poisson
-draws and the noise come from their own generator, seeded from the operating system's
-entropy (never stored in a manifest); ``noise_seed`` makes a run repeatable and then assumes
-that seed stays secret. The run folder holds the training rows anyway.
+What the guarantee covers: the whole pipeline from the raw training table to the generated rows: the column
+transforms' statistics (bounds, quantiles, category lists) and the network's weights, so every table sampled from
+them (post-processing), against an attacker who knows everything but one training row (added or removed) and the
+training's randomness. The transforms' statistics are public (``bounds``, ``categories``, given by the user) or
+released with OpenDP (:mod:`memviz.models.dpstats`: thresholded histograms, so that a rare category or an outlying
+value never reaches the model) from ``ε_pre = preprocessing · ε``, ``δ_pre = preprocessing · δ``; DP-SGD trains to
+``ε_sgd = (1 − preprocessing) · ε`` and ``δ_sgd = (1 − preprocessing) · δ``; by basic sequential composition the
+model is (ε_pre + ε_sgd, δ_pre + δ_sgd)-DP, the one ε and δ reported (:func:`epsilon_spent`, :func:`guarantee`).
+Assumed public: the schema (column names, kinds, dtypes), the number of training rows N, the bounds and categories
+the user gives, the hyper-parameters. The Poisson draws and the noise come from their own generator, seeded from
+the operating system's entropy (never stored in a manifest); ``noise_seed`` makes a run repeatable and then assumes
+that seed stays secret (OpenDP's noise is never seeded). The run folder holds the training rows anyway.
 
 Refused in one line (:func:`plan`), before any training: ε or δ out of range, δ ≥ 1/N (a
 mechanism that may release one row whole is (0, 1/N)-private), an ε that no noise
@@ -47,9 +50,10 @@ from __future__ import annotations
 import functools
 import math
 import warnings
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 
 from memviz.errors import MemvizError
+from memviz.models.dpstats import COMPOSITION, PREPROCESSING_SHARE
 
 ACCOUNTANTS = ("rdp", "prv")
 #: the bisection's precision on ε: the planned ε lies in (target − 0.01, target]
@@ -69,6 +73,10 @@ class PrivacyConfig:
     max_grad_norm : C, each row's gradient is clipped to this L2 norm (> 0).
     accountant : ``"rdp"`` (default) or ``"prv"``.
     noise_seed : seeds the Poisson draws and the noise (None: fresh entropy; see above).
+    preprocessing : the share of ε and δ the column transforms' statistics spend, in [0, 1) (0: every column's
+        bounds or categories public, nothing spent; :mod:`memviz.models.dpstats`).
+    bounds : public bounds of numerical columns, ``{column: [low, high]}`` (given as a dict; kept as pairs).
+    categories : public categories of categorical columns, ``{column: [value, ...]}`` (null: missing values).
     """
 
     epsilon: float
@@ -76,6 +84,9 @@ class PrivacyConfig:
     max_grad_norm: float = 1.0
     accountant: str = "rdp"
     noise_seed: int | None = None
+    preprocessing: float = PREPROCESSING_SHARE
+    bounds: tuple = ()
+    categories: tuple = ()
 
     @classmethod
     def parse(cls, value) -> "PrivacyConfig | None":
@@ -107,11 +118,25 @@ class PrivacyConfig:
             raise MemvizError(f"privacy: accountant {self.accountant!r} is not one of {', '.join(ACCOUNTANTS)}")
         if self.noise_seed is not None and (isinstance(self.noise_seed, bool) or not isinstance(self.noise_seed, int)):
             raise MemvizError(f"privacy: noise_seed must be a whole number or None, got {self.noise_seed!r}")
+        share = self.preprocessing
+        if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 <= share < 1:
+            raise MemvizError(f"privacy: preprocessing must be a share in [0, 1), got {share!r}")
         return PrivacyConfig(float(self.epsilon), None if self.delta is None else float(self.delta),
-                             float(self.max_grad_norm), self.accountant, self.noise_seed)
+                             float(self.max_grad_norm), self.accountant, self.noise_seed, float(share),
+                             _bounds(self.bounds), _categories(self.categories))
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        """Plain JSON values (bounds and categories as dicts); ``epsilon`` exactly as given."""
+        d = asdict(self)
+        d["bounds"] = {c: [lo, hi] for c, lo, hi in self.bounds}
+        d["categories"] = {c: list(v) for c, v in self.categories}
+        return d
+
+    def split(self, n_rows: int) -> tuple[float, float, float, float]:
+        """``(ε_pre, δ_pre, ε_sgd, δ_sgd)``: the preprocessing's share of (ε, δ) and DP-SGD's rest."""
+        delta = self.delta_for(n_rows)
+        eps_pre, delta_pre = self.epsilon * self.preprocessing, delta * self.preprocessing
+        return eps_pre, delta_pre, self.epsilon - eps_pre, delta - delta_pre
 
     def delta_for(self, n_rows: int) -> float:
         """δ for a table of ``n_rows`` rows: the given one, else ``DELTA_FACTOR / n_rows``."""
@@ -120,32 +145,46 @@ class PrivacyConfig:
 
 @dataclass(frozen=True)
 class PrivacyPlan:
-    """The noise of one private fit: σ for (q, S, δ) so that the accountant's ε ≤ the target."""
+    """The noise of one private fit: σ for (q, S, δ_sgd) so that the accountant's ε ≤ ε_sgd = the target less the
+    preprocessing's share; ``preprocessing_epsilon`` / ``_delta``: what the transforms' releases spent (set once
+    they are made, :func:`with_preprocessing`)."""
 
-    epsilon: float              # the target
-    delta: float
+    epsilon: float              # the target, the whole pipeline's
+    delta: float                # the target δ, the whole pipeline's
     noise_multiplier: float     # σ
     sample_rate: float          # q = B / N
     expected_batch_size: int    # B
     steps: int                  # S, planned
     max_grad_norm: float
     accountant: str
+    sgd_epsilon: float = 0.0    # DP-SGD's target ε_sgd
+    sgd_delta: float = 0.0      # DP-SGD's δ_sgd
+    preprocessing_epsilon: float = 0.0   # spent by the transforms' releases (≤ ε − ε_sgd)
+    preprocessing_delta: float = 0.0
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+def with_preprocessing(p: PrivacyPlan, epsilon: float, delta: float) -> PrivacyPlan:
+    """The plan with what the transforms' releases spent (one line if it exceeds their share)."""
+    if epsilon > p.epsilon - p.sgd_epsilon + 1e-12 or delta > p.delta - p.sgd_delta + 1e-15:
+        raise MemvizError(f"privacy: the preprocessing spent ({epsilon:g}, {delta:g}), over its share "
+                          f"({p.epsilon - p.sgd_epsilon:g}, {p.delta - p.sgd_delta:g})")
+    return replace(p, preprocessing_epsilon=float(epsilon), preprocessing_delta=float(delta))
 
 
 @functools.lru_cache(maxsize=64)          # a bisection of accountant calls (PRV: seconds); the same inputs, the same σ
 def plan(config: PrivacyConfig, n_rows: int, batch_size: int, steps: int, *, amp: bool = False) -> PrivacyPlan:
     """σ for training ``steps`` steps at expected batch ``batch_size`` on ``n_rows`` rows, or a
     one-line MemvizError when no private training of that shape exists (module docstring)."""
-    try:
-        from opacus.accountants.utils import get_noise_multiplier
-    except ImportError:
-        raise MemvizError("privacy: private training needs Opacus (pip install 'memviz[dp]')") from None
+    if (missing := missing_piece()) is not None:
+        raise MemvizError(f"privacy: {missing}")
+    from opacus.accountants.utils import get_noise_multiplier
 
     n, b, s = int(n_rows), int(batch_size), int(steps)
     delta = config.delta_for(n)
+    _, _, eps_sgd, delta_sgd = config.split(n)
     if delta >= 1 / n:
         raise MemvizError(f"privacy: delta {delta:g} is not below 1/N = {1 / n:g} ({n:,} training rows): such a "
                           "guarantee allows releasing a training row whole; give a smaller delta (default 1/(10 N))")
@@ -158,19 +197,20 @@ def plan(config: PrivacyConfig, n_rows: int, batch_size: int, steps: int, *, amp
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            sigma = get_noise_multiplier(target_epsilon=config.epsilon, target_delta=delta, sample_rate=q, steps=s,
-                                         accountant=config.accountant, epsilon_tolerance=EPSILON_TOLERANCE)
+            sigma = get_noise_multiplier(target_epsilon=eps_sgd, target_delta=delta_sgd, sample_rate=q, steps=s,
+                                         accountant=config.accountant,
+                                         epsilon_tolerance=min(EPSILON_TOLERANCE, eps_sgd / 10))
     except ValueError:
-        raise MemvizError(f"privacy: epsilon {config.epsilon:g} cannot be reached in {s:,} steps at sample rate "
-                          f"{q:.3g} and delta {delta:g}: the noise would exceed Opacus' bound; raise epsilon or "
-                          "train fewer steps") from None
+        raise MemvizError(f"privacy: epsilon {config.epsilon:g} (DP-SGD's part {eps_sgd:g}) cannot be reached in "
+                          f"{s:,} steps at sample rate {q:.3g} and delta {delta_sgd:g}: the noise would exceed "
+                          "Opacus' bound; raise epsilon or train fewer steps") from None
     return PrivacyPlan(config.epsilon, delta, float(sigma), q, min(b, n), s, config.max_grad_norm,
-                       config.accountant)
+                       config.accountant, eps_sgd, delta_sgd)
 
 
 @functools.lru_cache(maxsize=1024)
-def epsilon_spent(p: PrivacyPlan, steps: int) -> float:
-    """The accountant's ε after ``steps`` steps of the plan's σ and q (0 before the first)."""
+def sgd_epsilon_spent(p: PrivacyPlan, steps: int) -> float:
+    """The accountant's ε_sgd after ``steps`` steps of the plan's σ and q at δ_sgd (0 before the first)."""
     if steps <= 0:
         return 0.0
     from opacus.accountants import create_accountant
@@ -179,7 +219,29 @@ def epsilon_spent(p: PrivacyPlan, steps: int) -> float:
     acc.history = [(p.noise_multiplier, p.sample_rate, int(steps))]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return float(acc.get_epsilon(delta=p.delta))
+        return float(acc.get_epsilon(delta=p.sgd_delta or p.delta))
+
+
+def epsilon_spent(p: PrivacyPlan, steps: int) -> float:
+    """The whole pipeline's ε after ``steps`` steps: ``ε_pre + ε_sgd(steps)`` (basic sequential composition)."""
+    return p.preprocessing_epsilon + sgd_epsilon_spent(p, steps)
+
+
+def guarantee(p: PrivacyPlan, steps: int) -> dict:
+    """The guarantee of a fit after ``steps`` steps, as every output states it: ε and δ (the totals), their parts,
+    the composition, what it covers and what it assumes public."""
+    eps_sgd = sgd_epsilon_spent(p, steps)
+    return {"epsilon_spent": p.preprocessing_epsilon + eps_sgd, "delta_spent": p.preprocessing_delta + p.sgd_delta,
+            "epsilon_preprocessing": p.preprocessing_epsilon, "delta_preprocessing": p.preprocessing_delta,
+            "epsilon_sgd": eps_sgd, "delta_sgd": p.sgd_delta, "composition": COMPOSITION,
+            "covers": COVERS, "assumes_public": ASSUMES_PUBLIC}
+
+
+#: what the reported (ε, δ) covers and assumes public, in the words every output uses
+COVERS = ("the whole pipeline: the column transforms' statistics (bounds, quantiles, categories) and the network's "
+          "weights, hence every row sampled from them; add/remove-one-row neighbours")
+ASSUMES_PUBLIC = ("the schema (column names, kinds, dtypes), the number of training rows, the bounds and categories "
+                  "given as public, the hyper-parameters")
 
 
 def check_module(model) -> None:
@@ -257,3 +319,52 @@ def _positive(x) -> bool:
         return not isinstance(x, bool) and math.isfinite(float(x)) and float(x) > 0
     except (TypeError, ValueError):
         return False
+
+
+def missing_piece() -> str | None:
+    """None when private training can run here (Opacus and OpenDP installed), else the one line saying what to
+    install: a page never offers what cannot run (found without importing either)."""
+    from importlib.util import find_spec
+
+    lost = [name for name, mod in (("Opacus", "opacus"), ("OpenDP", "opendp")) if find_spec(mod) is None]
+    if not lost:
+        return None
+    return f"private training needs {' and '.join(lost)}: pip install 'memviz[dp]'"
+
+
+def _bounds(value) -> tuple:
+    """``{column: [low, high]}`` (or the pairs already kept) as ``((column, low, high), ...)``, checked."""
+    items = value.items() if isinstance(value, dict) else [(c, (lo, hi)) for c, lo, hi in value or ()]
+    out = []
+    for col, pair in items:
+        try:
+            lo, hi = (float(x) for x in pair)
+        except (TypeError, ValueError):
+            raise MemvizError(f"privacy: bounds of column {col!r}: expected [low, high], got {pair!r}") from None
+        if not (math.isfinite(lo) and math.isfinite(hi) and lo <= hi):
+            raise MemvizError(f"privacy: bounds of column {col!r}: expected finite low <= high, got {list(pair)!r}")
+        out.append((str(col), lo, hi))
+    return tuple(sorted(out))
+
+
+def _categories(value) -> tuple:
+    """``{column: [value, ...]}`` (or the pairs already kept) as ``((column, (value, ...)), ...)``, checked."""
+    items = value.items() if isinstance(value, dict) else list(value or ())
+    out = []
+    for col, values in items:
+        if isinstance(values, (str, bytes)) or not isinstance(values, (list, tuple)) or not values:
+            raise MemvizError(f"privacy: categories of column {col!r}: expected a non-empty list, got {values!r}")
+        bad = [v for v in values if v is not None and not isinstance(v, (str, int, float, bool))]
+        if bad:
+            raise MemvizError(f"privacy: categories of column {col!r}: {bad[0]!r} is not text, a number, a boolean "
+                              "or null")
+        out.append((str(col), tuple(values)))
+    return tuple(sorted(out, key=lambda x: x[0]))
+
+
+#: the help of every ε field (the Warm-up and Compare pages)
+EPSILON_HELP = ("Train TabDDPM privately to this ε, δ = 1/(10 × training rows): (ε, δ)-differential privacy for the "
+                "whole pipeline, the column transforms' statistics (released with OpenDP from 0.1 of ε and δ, or "
+                "given as public in the schema) and the network (DP-SGD with Opacus, the rest), so for every table "
+                "sampled from it; it assumes public the schema, the number of training rows and the bounds and "
+                "categories given. Smaller is more private.")

@@ -54,7 +54,7 @@ from memviz.errors import MemvizError
 from memviz.models.callbacks import STOP, rows_left_out
 from memviz.models.diffusion import CAT_INPUTS, MixedDiffusion, MLPDenoiser
 from memviz.models.presets import PRESETS, TabDDPMConfig
-from memviz.models.privacy import DPSGD, PrivacyConfig, epsilon_spent
+from memviz.models.privacy import DPSGD, PrivacyConfig, epsilon_spent, guarantee, with_preprocessing
 from memviz.models.privacy import plan as privacy_plan
 from memviz.models.transforms import TabularTransform
 from memviz.tables.data import Table
@@ -112,7 +112,9 @@ class TabDDPM:
     diffusion_ : MixedDiffusion
     config_ : TabDDPMConfig the resolved hyper-parameters
     device_ : torch.device
-    privacy_ : dict or None the privacy plan (σ, q, δ, planned steps) and ``epsilon_spent``
+    privacy_ : dict or None the privacy plan (σ, q, δ, planned steps), ``epsilon_spent`` and ``delta_spent``
+                            (the whole pipeline's), their parts, what they cover and assume public
+                            (:func:`memviz.models.privacy.guarantee`), the preprocessing's releases
 
     Notes
     -----
@@ -238,7 +240,7 @@ class TabDDPM:
             if list(self.transform_.columns) != list(table.schema.columns) or self.fingerprint_ != fingerprint:
                 raise MemvizError(f"{table.source}: resume_state was trained on another table")
         else:
-            self._build(TabularTransform.fit(data, table.schema, seed=int(self.seed)), len(data), fingerprint)
+            self._build(self._fit_transform(data, table.schema), len(data), fingerprint)
         x_num, codes = self.transform_.transform(data)
         x_num = torch.from_numpy(x_num).to(self.device_)                             # [N, n_num]
         codes = torch.from_numpy(codes).to(self.device_)                             # [N, n_cat]
@@ -248,7 +250,9 @@ class TabDDPM:
                 raise MemvizError("privacy: private training cannot leave rows out by a rule that reads them "
                                   "(the dynamic threshold); use one or the other")
             n, bs, _, total, _ = self._budget(len(data))
-            self._dp_plan = privacy_plan(self.privacy_config, n, bs, total, amp=bool(self.amp))
+            spent = self.transform_.privacy or {}
+            self._dp_plan = with_preprocessing(privacy_plan(self.privacy_config, n, bs, total, amp=bool(self.amp)),
+                                               spent.get("epsilon", 0.0), spent.get("delta", 0.0))
             self._set_privacy()
         for cb in callbacks:
             cb.on_fit_start(self)
@@ -257,6 +261,20 @@ class TabDDPM:
         for cb in callbacks:
             cb.on_fit_end(self)
         return self
+
+    def _fit_transform(self, data: pd.DataFrame, schema) -> TabularTransform:
+        """The column transforms: on the rows as they are, or (private training) from public knowledge and
+        OpenDP releases within the preprocessing's share of (ε, δ) (:mod:`memviz.models.dpstats`)."""
+        priv = self.privacy_config
+        if priv is None:
+            return TabularTransform.fit(data, schema, seed=int(self.seed))
+        from memviz.models.dpstats import private_transform
+
+        n, bs, _, total, _ = self._budget(len(data))
+        privacy_plan(priv, n, bs, total, amp=bool(self.amp))    # a training that cannot run: before any release
+        eps_pre, delta_pre, _, _ = priv.split(len(data))
+        bounds, categories = public_knowledge(schema, priv)
+        return private_transform(data, schema, epsilon=eps_pre, delta=delta_pre, bounds=bounds, categories=categories)
 
     def _lr_at(self, step: int, total: int) -> float:
         cfg = self.config_
@@ -328,13 +346,24 @@ class TabDDPM:
         if self._dp_plan is None:
             return
         self.privacy_ = {**self._dp_plan.to_dict(), "steps_taken": int(self.step_),
-                         "epsilon_spent": epsilon_spent(self._dp_plan, self.step_)}
+                         **guarantee(self._dp_plan, self.step_),
+                         "preprocessing": dict(self.transform_.privacy or {})}
 
-    def check_privacy(self, n_rows: int) -> None:
-        """A privacy setting that cannot train on ``n_rows`` rows is a one-line MemvizError, before any work."""
-        if self.privacy_config is not None:
+    def check_privacy(self, n_rows: int, schema=None) -> None:
+        """A privacy setting that cannot train on ``n_rows`` rows is a one-line MemvizError, before any work
+        (with the table's ``schema``: also a column whose statistics could never be released privately,
+        :func:`memviz.models.dpstats.check_releasable`)."""
+        priv = self.privacy_config
+        if priv is not None:
             n, bs, _, total, _ = self._budget(int(n_rows))
-            privacy_plan(self.privacy_config, n, bs, total, amp=bool(self.amp))
+            privacy_plan(priv, n, bs, total, amp=bool(self.amp))
+            if schema is not None:
+                from memviz.models.dpstats import check_releasable
+
+                eps_pre, delta_pre, _, _ = priv.split(int(n_rows))
+                bounds, categories = public_knowledge(schema, priv)
+                check_releasable(schema, int(n_rows), epsilon=eps_pre, delta=delta_pre, bounds=bounds,
+                                 categories=categories)
 
     def epsilon_at(self, epoch: int) -> float | None:
         """The ε spent by the end of epoch ``epoch`` of this fit (None without privacy): what a
@@ -458,6 +487,19 @@ class TabDDPM:
         p.update(p.pop("config"), device=device, amp=amp)   # the resolved values, not today's preset
         p["layers"] = tuple(p["layers"])
         return cls(**p).load_state_dict(state)
+
+
+def public_knowledge(schema, privacy: PrivacyConfig) -> tuple[dict, dict]:
+    """``(bounds, categories)`` taken as public: the schema's ``"public": {"bounds": {column: [low, high]},
+    "categories": {column: [value, ...]}}`` (meta.json), overridden column by column by the privacy settings'."""
+    public = schema.extra.get("public") or {}
+    if not isinstance(public, dict) or set(public) - {"bounds", "categories"}:
+        raise MemvizError(f"{schema.name or 'schema'}: 'public' must be {{\"bounds\": {{...}}, \"categories\": {{...}}}}")
+    given = PrivacyConfig.parse({"epsilon": 1.0, "bounds": public.get("bounds") or {},
+                                 "categories": public.get("categories") or {}})
+    bounds = {c: (lo, hi) for c, lo, hi in (*given.bounds, *privacy.bounds)}
+    categories = {c: list(v) for c, v in (*given.categories, *privacy.categories)}
+    return bounds, categories
 
 
 def _adamw(params, lr: float, weight_decay: float) -> torch.optim.AdamW:

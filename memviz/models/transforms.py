@@ -68,6 +68,39 @@ def _quantile_transformer(quantiles: np.ndarray, references: np.ndarray) -> Quan
     return qt
 
 
+def categorical_columns(schema: Schema) -> list[str]:
+    """The categorical columns of the model: a classification target first, then ``schema.categorical``."""
+    return ([schema.target] if schema.target_is_categorical else []) + list(schema.categorical)
+
+
+def numerical_spec(s: pd.Series, col: str) -> tuple[dict, np.ndarray]:
+    """A numerical column's spec (``name``, ``dtype``, ``integer``, ``min``, ``max``, ``mean`` of the values
+    read as they are) and its observed values; a one-line DataError for a column that is not numbers."""
+    if not pd.api.types.is_numeric_dtype(s) or pd.api.types.is_bool_dtype(s):
+        raise DataError(f"TabDDPM: column {col!r}: numerical column of dtype {s.dtype} is not numeric")
+    v = s.to_numpy(dtype=np.float64, na_value=np.nan)
+    obs = v[~np.isnan(v)]
+    if len(obs) == 0:
+        raise DataError(f"TabDDPM: column {col!r}: all values are missing")
+    integer = bool(pd.api.types.is_integer_dtype(s) or np.all(obs == np.round(obs)))
+    return {"name": col, "dtype": str(s.dtype), "integer": integer, "min": float(obs.min()),
+            "max": float(obs.max()), "mean": float(obs.mean())}, obs
+
+
+def categorical_spec(s: pd.Series, col: str, values: list, missing: bool) -> dict:
+    """A categorical column's spec from its categories ``values`` (sorted here) and whether missing is one."""
+    odd = [v for v in values if not isinstance(v, (str, int, float, bool))]
+    if _odd_dtype(s) or odd:
+        kind = type(odd[0]).__name__ if odd else str(s.dtype)
+        raise DataError(f"TabDDPM: column {col!r}: categories of type {kind} are not supported "
+                        "(use text, numbers or booleans)")
+    spec = {"name": col, "dtype": str(s.dtype), "missing": bool(missing), "values": _sorted_values(values)}
+    if isinstance(s.dtype, pd.CategoricalDtype):
+        spec["categories"] = [_plain(v) for v in s.dtype.categories]
+        spec["ordered"] = bool(s.dtype.ordered)
+    return spec
+
+
 @dataclass(frozen=True)
 class TabularTransform:
     """Fitted column transforms (build with :meth:`fit` or :meth:`from_state`).
@@ -85,6 +118,11 @@ class TabularTransform:
         The fitted quantile transform: ``[n_quantiles, n_num]`` and ``[n_quantiles]``.
     columns : tuple of str
         The table's columns (``schema.columns``), the order of :meth:`inverse`'s output.
+    privacy : dict or None
+        A private transform's releases (:func:`memviz.models.dpstats.private_transform`): ``epsilon``,
+        ``delta`` (their sums), ``releases``, ``public``; its numerical specs have ``clip`` (values outside
+        ``[min, max]`` are clipped before the model sees them) and its released categorical specs ``fallback``
+        (the category a value that was not released is given). None: fitted on the rows as they are.
     """
 
     numerical: tuple
@@ -92,6 +130,7 @@ class TabularTransform:
     quantiles: np.ndarray
     references: np.ndarray
     columns: tuple
+    privacy: dict | None = None
 
     # ------------------------------------------------------------------ shapes
     @property
@@ -106,36 +145,14 @@ class TabularTransform:
     # --------------------------------------------------------------------- fit
     @classmethod
     def fit(cls, data: pd.DataFrame, schema: Schema, seed: int = 0) -> "TabularTransform":
-        """Fit on the training rows ``data`` (columns ``schema.columns``)."""
-        num_cols = list(schema.distance_numerical)
-        cat_cols = ([schema.target] if schema.target_is_categorical else []) + list(schema.categorical)
-        numerical = []
-        for col in num_cols:
-            s = data[col]
-            if not pd.api.types.is_numeric_dtype(s) or pd.api.types.is_bool_dtype(s):
-                raise DataError(f"TabDDPM: column {col!r}: numerical column of dtype {s.dtype} is not numeric")
-            v = s.to_numpy(dtype=np.float64, na_value=np.nan)
-            obs = v[~np.isnan(v)]
-            if len(obs) == 0:
-                raise DataError(f"TabDDPM: column {col!r}: all values are missing")
-            integer = bool(pd.api.types.is_integer_dtype(s) or np.all(obs == np.round(obs)))
-            numerical.append({"name": col, "dtype": str(s.dtype), "integer": integer,
-                              "min": float(obs.min()), "max": float(obs.max()), "mean": float(obs.mean())})
+        """Fit on the training rows ``data`` (columns ``schema.columns``), reading them as they are (a private
+        model's transform: :func:`memviz.models.dpstats.private_transform`)."""
+        numerical = [numerical_spec(data[col], col)[0] for col in schema.distance_numerical]
         categorical = []
-        for col in cat_cols:
+        for col in categorical_columns(schema):
             s = data[col]
             values = [] if _odd_dtype(s) else [_plain(v) for v in pd.unique(s.dropna())]
-            odd = [v for v in values if not isinstance(v, (str, int, float, bool))]
-            if _odd_dtype(s) or odd:
-                kind = type(odd[0]).__name__ if odd else str(s.dtype)
-                raise DataError(f"TabDDPM: column {col!r}: categories of type {kind} are not supported "
-                                "(use text, numbers or booleans)")
-            spec = {"name": col, "dtype": str(s.dtype), "missing": bool(s.isna().any()),
-                    "values": _sorted_values(values)}
-            if isinstance(s.dtype, pd.CategoricalDtype):
-                spec["categories"] = [_plain(v) for v in s.dtype.categories]
-                spec["ordered"] = bool(s.dtype.ordered)
-            categorical.append(spec)
+            categorical.append(categorical_spec(s, col, values, bool(s.isna().any())))
         if numerical:
             x = cls._imputed(data, numerical)
             qt = QuantileTransformer(n_quantiles=n_quantiles_for(len(data)), output_distribution="normal",
@@ -155,6 +172,8 @@ class TabularTransform:
         x = np.stack(cols, axis=1)  # [N, n_num]
         for j, c in enumerate(numerical):
             x[np.isnan(x[:, j]), j] = c["mean"]
+            if c.get("clip"):   # a private transform: no value outside the released bounds reaches the model
+                x[:, j] = np.clip(x[:, j], c["min"], c["max"])
         return x
 
     # --------------------------------------------------------------- forward
@@ -171,6 +190,10 @@ class TabularTransform:
             s = data[c["name"]]
             values = s.astype(object).where(s.notna(), None)
             code = pd.Categorical(values, categories=pd.Index(c["values"], dtype=object)).codes.astype(np.int64)
+            if "fallback" in c:   # a private transform: a category not released is given the released mode
+                fb = (len(c["values"]) if c["fallback"] is None
+                      else int(pd.Index(c["values"], dtype=object).get_loc(c["fallback"])))
+                code[(code < 0) & (s.notna().to_numpy() | (not c["missing"]))] = fb
             unseen = (code < 0) & s.notna().to_numpy()
             if unseen.any():
                 bad = s[unseen].iloc[0]
@@ -210,13 +233,13 @@ class TabularTransform:
                 "categorical": [dict(c) for c in self.categorical],
                 "quantiles": torch.from_numpy(np.ascontiguousarray(self.quantiles)),
                 "references": torch.from_numpy(np.ascontiguousarray(self.references)),
-                "columns": list(self.columns)}
+                "columns": list(self.columns), **({"privacy": self.privacy} if self.privacy is not None else {})}
 
     @classmethod
     def from_state(cls, state: dict) -> "TabularTransform":
         return cls(tuple(dict(c) for c in state["numerical"]), tuple(dict(c) for c in state["categorical"]),
                    np.asarray(state["quantiles"], dtype=np.float64),
-                   np.asarray(state["references"], dtype=np.float64), tuple(state["columns"]))
+                   np.asarray(state["references"], dtype=np.float64), tuple(state["columns"]), state.get("privacy"))
 
 
 def _as_dtype(s: pd.Series, dtype: str) -> pd.Series:

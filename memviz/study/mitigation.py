@@ -14,7 +14,8 @@ own floor):
   earliest check within 0.02 of the best quality whose excess interval reaches 0), compared with
   the ``main`` baseline of the same seed; its cells train E* · ⌈N / min(B, N)⌉ steps (recorded), not
   the baseline's: stopping earlier is the method;
-* ``private`` — TabDDPM × ``private_methods`` (issue 38): DP-SGD at each ε (``dp@ε``, δ = 1/(10 N)) and
+* ``private`` — TabDDPM × ``private_methods`` (issue 38): DP-SGD at each ε (``dp@ε``, δ = 1/(10 N), the whole
+  pipeline's: the transforms' histograms from 0.1 of it, the bounds and categories public, :mod:`memviz.study.public`) and
   the dynamic threshold (its checks draw the scale's ``warmup_samples`` rows), at the baseline's optimiser
   steps; no warm-up (neither ranks rows by a warm-up's), compared with the ``main`` grid's cells of the
   same seed;
@@ -45,6 +46,7 @@ import pandas as pd
 
 from memviz.compare import CompareConfig, run_grid
 from memviz.compare.methods import METHODS, base_method
+from memviz.study.public import PUBLIC
 from memviz.study.scales import StudyScale
 
 
@@ -107,7 +109,8 @@ def grid_specs(scale: StudyScale, dataset: str, seed: int, Ts: dict, runs: Path,
     private = available_methods(dataset_methods(scale, dataset, "private_methods"))[0]
     if private:  # no ranking, hence no warm-up: DP-SGD and the dynamic threshold score rows themselves or not at all
         dynamic = {"n_samples": int(scale.warmup_samples)} if scale.warmup_samples else {}
-        specs["private"] = CompareConfig(methods=private, T=half, dynamic=dynamic, **{**base, "run_dir": None})
+        specs["private"] = CompareConfig(methods=private, T=half, dynamic=dynamic, privacy=dict(PUBLIC.get(dataset, {})),
+                                         **{**base, "run_dir": None})
     if scale.transfer_models:
         params = {m: {"epochs": int(e)} for m, e in scale.model_epochs.items() if m in scale.transfer_models}
         specs["transfer"] = CompareConfig(methods=available_methods(scale.transfer_methods)[0], T=half,

@@ -411,14 +411,16 @@ THREE_WAY_NOTE = (
     "seeds in brackets (none with one seed). Privacy gain: how much lower the memorization ratio is, as a share of "
     "the baseline's, and how many points of excess over the floor it removes (positive = more private). Quality "
     "change: Shape, Trend (every column pair) and MLE minus the baseline's, in points (negative = quality lost). "
-    "Cost: wall time of the cell against the baseline's, the privacy budget ε spent (DP-SGD only: a formal "
-    "guarantee; the other methods have none), and the training rows left out times the epochs they were left out "
-    "of (pruning).")
+    "Cost: wall time of the cell against the baseline's, the privacy budget (ε, δ) spent (DP-SGD only: a formal "
+    "guarantee for the whole pipeline, the column transforms' statistics and the network, by basic sequential "
+    "composition of the two parts; it assumes public the schema, the number of training rows and the bounds and "
+    "categories given as public; the other methods have none), and the training rows left out times the epochs "
+    "they were left out of (pruning).")
 THREE_WAY_HEADERS = {
     "model": "Generator", "method": "Method", "family": "Family", "n_seeds": "Seeds",
     "gain_rel": "Privacy gain: mem ratio reduction", "gain_points": "Privacy gain: excess removed (points)",
     "shape_change": "Shape change (points)", "trend_change": "Trend change (points)",
-    "mle_change": "MLE change (points)", "time_ratio": "Wall time (x baseline)", "epsilon_spent": "ε spent",
+    "mle_change": "MLE change (points)", "time_ratio": "Wall time (x baseline)", "epsilon_spent": "(ε, δ) spent",
     "row_epochs_left_out": "Row-epochs left out"}
 
 
@@ -435,7 +437,9 @@ def three_way_display(results: pd.DataFrame) -> pd.DataFrame:
             **{c: _interval_text(r, c, signed, signed)
                for c in ("gain_points", "shape_change", "trend_change", "mle_change")},
             "time_ratio": _interval_text(r, "time_ratio", lambda v: f"{number(v, 2)}x", lambda v: number(v, 2)),
-            "epsilon_spent": number(r["epsilon_spent"], 2) if np.isfinite(r["epsilon_spent"]) else "none",
+            "epsilon_spent": (f"ε {number(r['epsilon_spent'], 2)}, δ {r['delta_spent']:.2g}"
+                              if np.isfinite(r["epsilon_spent"]) and np.isfinite(r.get("delta_spent", np.nan))
+                              else number(r["epsilon_spent"], 2) if np.isfinite(r["epsilon_spent"]) else "none"),
             "row_epochs_left_out": (f"{r['row_epochs_left_out']:,.0f}" if np.isfinite(r["row_epochs_left_out"])
                                     else MISSING),
         })

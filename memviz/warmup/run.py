@@ -102,8 +102,9 @@ class WarmupConfig:
     keep_checkpoints: str = "all"
     quality_rows: int | None = None
 
-    def resolved(self, n_train: int) -> "WarmupConfig":
-        """Fill epochs, check_every and n_samples; validate."""
+    def resolved(self, n_train: int, schema=None) -> "WarmupConfig":
+        """Fill epochs, check_every and n_samples; validate (with the training table's ``schema``, also that a
+        private run's column statistics can be released: :meth:`memviz.models.tabddpm.TabDDPM.check_privacy`)."""
         from memviz.models.presets import PRESETS
 
         if self.preset not in PRESETS:
@@ -126,7 +127,7 @@ class WarmupConfig:
             raise MemvizError(f"n_samples={n}: must be at least 1")
         if not 0 < self.top_frac < 1:
             raise MemvizError(f"top_frac={self.top_frac}: must be between 0 and 1")
-        _check_model_params(self.preset, self.model_params, epochs, n_train)
+        _check_model_params(self.preset, self.model_params, epochs, n_train, schema)
         from memviz.warmup.checkpoints import check_retention
 
         q = self.quality_rows
@@ -196,7 +197,7 @@ def saved_config(manifest: Manifest, source) -> WarmupConfig:
 _OWN_PARAMS = ("preset", "device", "seed")
 
 
-def _check_model_params(preset: str, model_params, epochs: int, n_train: int) -> None:
+def _check_model_params(preset: str, model_params, epochs: int, n_train: int, schema=None) -> None:
     """Unknown or badly typed TabDDPM overrides are a user error (one line), not a TypeError; so is a
     privacy setting that cannot train ``epochs`` epochs of ``n_train`` rows privately."""
     from memviz.models.tabddpm import TabDDPM
@@ -211,7 +212,7 @@ def _check_model_params(preset: str, model_params, epochs: int, n_train: int) ->
         model = TabDDPM(preset, **{**model_params, "epochs": epochs})  # validates the values (TabDDPM.config)
     except (TypeError, ValueError) as exc:
         raise MemvizError(f"model_params: invalid value ({exc})") from None
-    model.check_privacy(n_train)
+    model.check_privacy(n_train, schema)
 
 
 @dataclass(frozen=True)
@@ -281,7 +282,7 @@ def _warmup(train: Table, config: WarmupConfig | None, run_dir, resume: bool, pr
     from memviz.models.tabddpm import TabDDPM
 
     t_start = time.perf_counter()
-    config = (config or WarmupConfig()).resolved(len(train))
+    config = (config or WarmupConfig()).resolved(len(train), train.schema)
     device = resolve_device(config.device)
     store, state, first_check, done_checks, floor = None, None, 0, [], None
     engine = NeighborEngine(distance=config.distance, device=config.device).fit(train)

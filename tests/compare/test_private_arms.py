@@ -19,6 +19,8 @@ from .stubs import TINY, grid
 
 pytest.importorskip("opacus")
 META = sample_data_dir() / "meta.json"
+#: Adult's bounds and categories as public knowledge: at 200 rows nothing could be released privately
+from memviz.study.public import ADULT  # noqa: E402
 
 
 def test_dp_arms_are_named_by_their_epsilon():
@@ -44,7 +46,7 @@ def test_a_grid_with_dp_and_the_dynamic_threshold(tables, tmp_path):
     res = grid(train, test, ["baseline", "dp", "dynamic_threshold", "random"], ["tabddpm", "tvae"], [0],
                tmp_path / "g", epochs=3, epsilons=(2.0,), device="cpu",
                model_params={"tabddpm": dict(TINY), "tvae": {"epochs": 1}},
-               dynamic={"check_every": 1, "n_samples": 100})
+               dynamic={"check_every": 1, "n_samples": 100}, privacy=dict(ADULT))
     assert (res["status"] == "ok").all(), res["error"].tolist()
     assert set(zip(res["method"], res["model"])) == {("baseline", "tabddpm"), ("dp@2", "tabddpm"),
                                                      ("dynamic_threshold", "tabddpm"), ("random", "tabddpm"),
@@ -73,26 +75,35 @@ def test_a_grid_with_dp_and_the_dynamic_threshold(tables, tmp_path):
     again = grid(train, test, ["baseline", "dp", "dynamic_threshold", "random"], ["tabddpm", "tvae"], [0],
                  tmp_path / "g", epochs=3, epsilons=(2.0,), device="cpu",
                  model_params={"tabddpm": dict(TINY), "tvae": {"epochs": 1}},
-                 dynamic={"check_every": 1, "n_samples": 100})
+                 dynamic={"check_every": 1, "n_samples": 100}, privacy=dict(ADULT))
     assert again.equals(res)                                             # a rerun recomputes nothing
     assert len(pd.read_csv(tmp_path / "g" / "column_fidelity.csv")) == len(fid)
 
 
 def test_cli_dp_warmup_and_compare(files, tmp_path, capsys):
+    meta = tmp_path / "meta.json"      # the schema declares Adult's bounds and categories public
+    meta.write_text(json.dumps({**json.loads(META.read_text()), "public": ADULT}))
     out = tmp_path / "warm"
-    code = main(["warmup", "--train", str(files / "train.csv"), "--schema", str(META), "--out", str(out),
+    code = main(["warmup", "--train", str(files / "train.csv"), "--schema", str(meta), "--out", str(out),
                  "--epochs", "2", "--check-every", "1", "--device", "cpu", "--epsilon", "4", "--quiet",
                  "--model-params", json.dumps(dict(TINY))])
     cap = capsys.readouterr()
     assert code == 0, cap.err
+    said = json.loads(cap.out.strip().splitlines()[-1])["privacy"]      # the CLI's JSON states the guarantee
+    assert said["epsilon"] == 4.0 and said["epsilon_spent"] <= 4.0 and "whole pipeline" in said["covers"]
     m = json.loads((out / "manifest.json").read_text())
     assert m["config"]["model_params"]["privacy"] == {"epsilon": 4.0}
     eps = [c["epsilon_spent"] for c in m["checks"]]
     assert 0 < eps[0] < eps[1] <= 4.0 and eps[1] > 4.0 - 0.01
-    assert m["summary"]["privacy"]["epsilon_spent"] == pytest.approx(eps[1])
+    priv = m["summary"]["privacy"]          # the manifest states ε, δ, their parts, what they cover and assume
+    assert priv["epsilon_spent"] == pytest.approx(eps[1])
+    assert priv["epsilon_spent"] == pytest.approx(priv["epsilon_preprocessing"] + priv["epsilon_sgd"])
+    assert priv["delta_spent"] == pytest.approx(priv["delta_preprocessing"] + priv["delta_sgd"])
+    assert "whole pipeline" in priv["covers"] and "schema" in priv["assumes_public"]
+    assert priv["preprocessing"]["public"]["categories"] and priv["composition"].startswith("basic sequential")
     res = tmp_path / "cmp"
     code = main(["compare", "--train", str(files / "train.csv"), "--test", str(files / "test.csv"),
-                 "--schema", str(META), "--methods", "baseline,dp", "--epsilons", "1,10", "--models", "tabddpm",
+                 "--schema", str(meta), "--methods", "baseline,dp", "--epsilons", "1,10", "--models", "tabddpm",
                  "--seeds", "0", "--epochs", "1", "--device", "cpu", "--out", str(res), "--quiet",
                  "--model-params", json.dumps({"tabddpm": dict(TINY)})])
     cap = capsys.readouterr()
@@ -106,3 +117,52 @@ def test_cli_dp_warmup_and_compare(files, tmp_path, capsys):
     err = capsys.readouterr().err
     assert code == 2 and "not below 1/N" in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "bad").exists()                               # refused before any work
+
+
+def test_an_arm_that_cannot_run_costs_no_other_cell(tables, tmp_path, monkeypatch):
+    """Issue 50: without Opacus a comparison of four methods lost all its cells; now the DP arm is recorded
+    failed with its one line and the others finish."""
+    from importlib import util
+
+    real = util.find_spec
+    monkeypatch.setattr(util, "find_spec", lambda name, *a: None if name == "opacus" else real(name, *a))
+    train, test = tables
+    res = grid(train, test, ["baseline", "dp@3", "random"], ["tabddpm"], [0], tmp_path / "g", epochs=1,
+               device="cpu", model_params={"tabddpm": dict(TINY)}, privacy=dict(ADULT))
+    by = res.set_index("method")
+    assert by.loc["baseline", "status"] == by.loc["random", "status"] == "ok"
+    assert np.isfinite(by.loc["baseline", "mem_ratio"]) and np.isfinite(by.loc["random", "mem_ratio"])
+    assert by.loc["dp@3", "status"] == "failed"
+    assert by.loc["dp@3", "error"] == "privacy: private training needs Opacus: pip install 'memviz[dp]'"
+    from memviz.app.comparisons import offered_methods
+    assert "dp" not in offered_methods()                  # and the page does not offer it
+
+
+def test_epsilon_is_kept_exactly_as_given(tables, tmp_path):
+    from memviz.compare.methods import DPArm
+
+    eps = 0.123456789
+    cfg = CompareConfig(methods=("dp",), models=("tabddpm",), epsilons=(eps,)).validated()
+    assert cfg.methods == ("dp@0.123456789",) and cfg.dp_arms["dp@0.123456789"] == DPArm(eps)
+    assert method_label("dp@0.123456789") == "DP-SGD ε = 0.123456789" and DPArm(3.0).name == "dp@3"
+    assert CompareConfig.from_dict(cfg.to_dict()).validated().dp_arms == cfg.dp_arms   # old "dp@3" reads the same
+    from memviz.compare.grid import privacy_arms
+    assert privacy_arms(cfg)["dp@0.123456789"].epsilon == eps
+
+
+def test_the_page_lists_a_failed_arm_with_its_reason():
+    from memviz.app.comparisons import failed_cells
+
+    res = pd.DataFrame({"method": ["baseline", "dp@3"], "model": ["tabddpm", "tabddpm"], "seed": [0, 0],
+                        "status": ["ok", "failed"], "error": ["", "privacy: private training needs Opacus: pip x"]})
+    assert failed_cells(res) == ["DP-SGD ε = 3 × TabDDPM, seed 0: failed, privacy: private training needs Opacus: pip x"]
+
+
+def test_the_bundled_sample_declares_the_studys_public_knowledge():
+    """sample_data/meta.json's "public" is memviz.study.public.ADULT (one list, not two drifting apart), and every
+    category of the sample is in it."""
+    meta = json.loads(META.read_text())
+    assert meta["public"] == ADULT
+    train = pd.read_csv(sample_data_dir() / "train.csv")
+    for col, values in ADULT["categories"].items():
+        assert set(train[col].dropna()) <= set(values), col

@@ -49,8 +49,8 @@ def test_the_display_and_the_report_show_it():
     d = three_way_display(_results())
     assert list(d["Method"]) == ["DP-SGD ε = 3", "DynamicCut"]
     row = d.iloc[0]
-    assert row["ε spent"] == "2.99" and row["Privacy gain: mem ratio reduction"].startswith("+21.1 % (")
-    assert d.iloc[1]["ε spent"] == "none" and d.iloc[1]["Row-epochs left out"] == "1,000"
+    assert row["(ε, δ) spent"] == "2.99" and row["Privacy gain: mem ratio reduction"].startswith("+21.1 % (")
+    assert d.iloc[1]["(ε, δ) spent"] == "none" and d.iloc[1]["Row-epochs left out"] == "1,000"
     html = results_block(_results())
     assert "Privacy, quality and cost against the baseline" in html and "DP-SGD ε = 3" in html
     one_seed = _results()

@@ -24,6 +24,7 @@ from memviz.models.privacy import (  # noqa: E402
 from memviz.models.tabddpm import TabDDPM  # noqa: E402
 from memviz.tables.data import table_from_frame  # noqa: E402
 from memviz.tables.schema import Schema  # noqa: E402
+from tests.helpers import with_public_knowledge  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -41,15 +42,15 @@ def credit_table(n=300, seed=0):
     status[rng.random(n) < 0.05] = np.nan
     df = pd.DataFrame({"account": key, "limit": limit, "age": rng.integers(21, 75, n), "status": status,
                        "default_flag": (rng.random(n) < 0.22).astype(np.int64)})
-    return table_from_frame(df, Schema(numerical=("limit", "age"), categorical=("status",),
-                                       target="default_flag", task="binary"))
+    return with_public_knowledge(table_from_frame(df, Schema(numerical=("limit", "age"), categorical=("status",),
+                                                             target="default_flag", task="binary")))
 
 
 def numeric_table(n=200, seed=1):
     rng = np.random.default_rng(seed)
     x = rng.normal(0, 1, n)
     df = pd.DataFrame({"x": x, "y": 2 * x + rng.normal(0, 0.3, n), "z": rng.normal(5, 2, n)})
-    return table_from_frame(df, Schema(numerical=("x", "y", "z"), categorical=()))
+    return with_public_knowledge(table_from_frame(df, Schema(numerical=("x", "y", "z"), categorical=())))
 
 
 # ------------------------------------------------------------------ the accountant
@@ -64,13 +65,16 @@ def test_epsilon_spent_is_within_the_accountants_tolerance_of_the_target(account
     assert p["delta"] == pytest.approx(DELTA_FACTOR / n) and p["delta"] < 1 / n
     assert p["sample_rate"] == pytest.approx(32 / n)
     assert 3.0 - EPSILON_TOLERANCE < p["epsilon_spent"] <= 3.0
-    # the same figure from Opacus' own accountant, stepped one step at a time
+    # DP-SGD's part from Opacus' own accountant, stepped one step at a time, at its δ_sgd; plus the preprocessing's
     from opacus.accountants import create_accountant
 
     acc = create_accountant(accountant)
     for _ in range(m.step_):
         acc.step(noise_multiplier=p["noise_multiplier"], sample_rate=p["sample_rate"])
-    assert acc.get_epsilon(delta=p["delta"]) == pytest.approx(p["epsilon_spent"], rel=1e-9)
+    assert p["delta_sgd"] == pytest.approx(0.9 * p["delta"])
+    assert acc.get_epsilon(delta=p["delta_sgd"]) == pytest.approx(p["epsilon_sgd"], rel=1e-9)
+    assert p["epsilon_spent"] == pytest.approx(p["epsilon_sgd"] + p["epsilon_preprocessing"], rel=1e-12)
+    assert p["epsilon_preprocessing"] == pytest.approx(0.3)   # bounds and categories public: the 3 histograms
     assert m.sample(50, seed=0).shape == (50, len(table.schema.columns))
 
 
@@ -93,8 +97,9 @@ def test_more_noise_for_a_smaller_epsilon_and_for_more_steps():
     a, b = plan(cfg, 1000, 100, 500), plan(PrivacyConfig(epsilon=10.0), 1000, 100, 500)
     c = plan(cfg, 1000, 100, 5000)
     assert a.noise_multiplier > b.noise_multiplier and c.noise_multiplier > a.noise_multiplier
-    for p in (a, b, c):
-        assert p.epsilon - EPSILON_TOLERANCE < epsilon_spent(p, p.steps) <= p.epsilon
+    for p in (a, b, c):     # DP-SGD's part: ε_sgd = 0.9 ε (the default preprocessing share 0.1 spent by none here)
+        assert p.sgd_epsilon == pytest.approx(0.9 * p.epsilon)
+        assert p.sgd_epsilon - EPSILON_TOLERANCE < epsilon_spent(p, p.steps) <= p.sgd_epsilon
 
 
 # ------------------------------------------------------------------ refusals, one line each
@@ -219,7 +224,6 @@ def test_resume_continues_bit_identically_and_refuses_other_privacy_settings():
 
     table = credit_table(200)
     kw = dict(epochs=4, seed=2, device="cpu", privacy={"epsilon": 5.0, "noise_seed": 11}, **TINY)
-    full = TabDDPM(**kw).fit(table)
 
     class Keep(Callback):
         def on_epoch_end(self, model, epoch, logs):
@@ -227,8 +231,8 @@ def test_resume_continues_bit_identically_and_refuses_other_privacy_settings():
                 self.state = model.state_dict()
 
     keep = Keep()
-    TabDDPM(**kw).fit(table, callbacks=[keep])
-    resumed = TabDDPM(**kw).fit(table, resume_state=keep.state)
+    full = TabDDPM(**kw).fit(table, callbacks=[keep])     # the transforms' noise is OpenDP's, never seeded: the
+    resumed = TabDDPM(**kw).fit(table, resume_state=keep.state)   # same fit, continued from its own epoch 2
     for a, b in zip(full.model_.state_dict().values(), resumed.model_.state_dict().values()):
         assert torch.equal(a, b)
     assert resumed.privacy_["epsilon_spent"] == full.privacy_["epsilon_spent"]
