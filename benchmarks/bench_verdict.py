@@ -24,6 +24,11 @@ Parts (``--parts``, default all):
   GaussianCopula fitted on the training rows, 3,000 rows, 600 of them 30 training rows copied 20 times
   each (and the independent-columns generator, the same way): the verdict and the named rows, with and
   without the copies.
+* ``cases`` (issue 47): N = 3,000, M = 3,000, H = 1,233 per table: 150 training rows with one cell altered (made
+  missing, times 1,000, rounded, moved half a spread), 15 verbatim rows, 3 rows x 10 copies beside a hold-out row
+  tied with a training row, 1 row x 10: the share of resamples whose family holds, and of planted rows named.
+* ``models``: honest samples (memviz's TabDDPM, cpu-quick, and SDV's GaussianCopula on 3,000 rows of each table,
+  3 seeds): the verdict and the members that hold; how often a region alone would carry the verdict.
 * ``cost``: :func:`memviz.audit` at full Adult (32,561 training rows, 32,561 generated stand-ins: test rows
   with a little noise, 16,281 hold-out rows) with its defaults, against the previous audit run from another
   checkout (``--old PATH``, e.g. ``git worktree add /tmp/old e9efb32``) in the same run, alternated, each
@@ -47,6 +52,20 @@ Measured on the shared 2-core machine (load 2-6: a study run beside it):
 * cost at full Adult, 5 runs alternated: 5.2-5.4 s against 3.5-3.6 s for the previous audit (e9efb32), 1.42-1.51x;
   without issue 39's density-ratio attack, which the previous audit did not run, 2.6-2.7 s (0.76x: the
   evidence reuses the closeness tests' searches).
+
+Issue 47's members (near-verbatim, the pooled identical reference, ties by seeded draws, the per-row member that
+names), measured at load 8-15 on the shared 2 cores:
+
+* null, 100 resamples a cell: a verdict other than ``no_copying`` in 1.0-4.0 % per cell, 2.2 % pooled over 1,200
+  audits; the members alone at 5 %: near-verbatim 0-4 %, identical 0-5 %, too close 2-10 % (5.7 % pooled), rows 0-8 %;
+* cases, 60 resamples a table: 150 rows with one cell altered found in 100 % (adult, default, shoppers, numeric);
+  15 verbatim rows in 100 / 100 / 37 / 83 % (shoppers' and default's numerical rows repeat each other, which the
+  reference says); 3 rows x 10 beside a tied real row: 100 %, the rows named 100 %; 1 row x 10: 97-100 %, named
+  97-100 %;
+* models, 3 seeds: 17 of 18 honest samples ``no_copying``, one TabDDPM sample on shoppers ``rows_over_copied`` (one
+  row named); the regions held in none;
+* cost at full Adult, 3 runs alternated (load 7): 7.1 s against 7.7 s for 54e3f85's audit (0.92x; 0.68x without the
+  density-ratio attack): the near-verbatim matching costs about 1.7-2.8 s, the numpy CPU engine (issue 54) saves more.
 
 Usage: python benchmarks/bench_verdict.py [--parts null,rows,power,masking,cost] [--resamples R]
        [--data ../shared/datasets] [--old /tmp/old]
