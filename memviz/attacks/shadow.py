@@ -35,7 +35,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from memviz.attacks.design import SEED_STRIDE, ShadowConfig, Targets, make_plan
+from memviz.attacks.design import ShadowConfig, Targets, make_plan, shadow_seed
 from memviz.attacks.features import FeatureSpace
 from memviz.attacks.lira import TargetedResult, analyse
 from memviz.attacks.store import AttackStore, run_attack_dir
@@ -102,7 +102,7 @@ def targeted_attack(train: Table, targets: Targets, config: ShadowConfig, out, *
                 return None
             t0 = time.perf_counter()
             frame = plan.shadow_frame(s, train, holdout, targets)
-            seed = SEED_STRIDE * cfg.seed + s
+            seed = shadow_seed(cfg.seed, s)
             model = _fit_shadow(Table(frame, train.schema, f"shadow {s}"), cfg, seed)
             gen = model.sample(n_samples, seed=seed)
             feats = space.features(gen)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import time
 
-from memviz.commands.common import Bar, add_dynamiccut, emit, parse_model_params
+from memviz.commands.common import SEED_RANGE, Bar, add_dynamiccut, emit, parse_model_params, seed_arg
 
 #: the defaults of the command (ShadowConfig's own n_shadows; the targets per group)
 N_TARGETS = 20
@@ -32,7 +32,7 @@ def register(sub, command) -> None:
     sp.add_argument("--model-params", help="JSON of TabDDPM parameters overriding the run's, e.g. '{\"steps\": 500}'")
     sp.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"),
                     help="where the shadows train: auto = a CUDA GPU when one is visible, else the CPU")
-    sp.add_argument("--seed", type=int, default=0, help="the targets' draws and the shadows' seeds")
+    sp.add_argument("--seed", type=seed_arg, default=0, help=f"the targets' draws and the shadows' seeds: {SEED_RANGE}")
     sp.add_argument("--no-samples", action="store_true", help="do not keep each shadow's generated rows")
     sp.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
     sp.set_defaults(func=run)

@@ -2,6 +2,7 @@
 list and JSON arguments parsed into one-line errors, and the arguments several commands take."""
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 import time
@@ -9,7 +10,7 @@ from pathlib import Path
 
 from memviz.compare.config import CompareConfig
 from memviz.device import DEVICES
-from memviz.errors import MemvizError
+from memviz.errors import SEED_MAX, MemvizError, checked_seed
 from memviz.engine import DISTANCES
 from memviz.dynamics.dynamiccut import DEFAULTS as DYNAMICCUT
 from memviz.warmup.run import WarmupConfig
@@ -170,11 +171,33 @@ def dataset_names(text: str) -> list[str]:
     return names
 
 
-def seeds(text: str) -> list[int]:
+#: what every seed option's help says of its values (:data:`memviz.errors.SEED_MAX`)
+SEED_RANGE = f"a whole number from 0 to {SEED_MAX}"
+
+
+def seed_arg(text: str) -> int:
+    """The argparse type of every ``--seed``: :data:`SEED_RANGE` (:func:`memviz.errors.checked_seed`), else
+    argparse's one line (``memviz sample: error: argument --seed: '1e23' is not ...``) before any work."""
     try:
-        return [int(x) for x in split(text, "seeds")]
-    except ValueError:
-        raise MemvizError(f"--seeds: expected integers separated by commas, got {text!r}") from None
+        return checked_seed(int(text, 10))
+    except (ValueError, MemvizError):
+        raise argparse.ArgumentTypeError(f"{_short(text)!r} is not a seed: give {SEED_RANGE}") from None
+
+
+def seeds(text: str) -> list[int]:
+    """``--seeds``: comma-separated seeds, each :data:`SEED_RANGE`."""
+    out = []
+    for x in split(text, "seeds"):
+        try:
+            out.append(checked_seed(int(x, 10)))
+        except (ValueError, MemvizError):
+            raise MemvizError(f"--seeds: {_short(x)!r} is not a seed: give seeds separated by commas, each "
+                              f"{SEED_RANGE}") from None
+    return out
+
+
+def _short(text: str, n: int = 40) -> str:
+    return text if len(text) <= n else text[:n] + "…"
 
 
 # ---------------------------------------------------------------- arguments several commands share

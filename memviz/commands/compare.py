@@ -5,6 +5,7 @@ import sys
 
 from memviz.commands.common import (
     COMPARE,
+    SEED_RANGE,
     EventBars,
     add_common,
     add_dynamiccut,
@@ -34,7 +35,8 @@ def register(sub, command) -> None:
                          f"default {','.join(f'{e:g}' for e in COMPARE.epsilons)}); dp@3 in --methods names one arm")
     sp.add_argument("--models", default=",".join(COMPARE.models), help="comma-separated generators")
     sp.add_argument("--seeds", default=",".join(map(str, COMPARE.seeds)),
-                    help="comma-separated seeds; each seeds the mitigation, the model and the evaluation")
+                    help=f"comma-separated seeds, each {SEED_RANGE}; each seeds the mitigation, the model and the "
+                         "evaluation")
     add_dynamiccut(sp)
     sp.add_argument("--epochs", type=int, help="training epochs of every model (default: each model's CPU preset)")
     sp.add_argument("--n-jobs", type=int, default=COMPARE.n_jobs,

@@ -5,7 +5,7 @@ import sys
 import time
 from pathlib import Path
 
-from memviz.commands.common import COMPARE, dataset_names, emit, output_files, seeds, split
+from memviz.commands.common import COMPARE, SEED_RANGE, dataset_names, emit, output_files, seeds, split
 from memviz.device import DEVICES
 
 
@@ -22,7 +22,7 @@ def register(sub, command) -> None:
                          "mid = 1,000 rows, 4,000 epochs, 10 seeds, adult; large = 3,000 rows, 4,000 epochs, 10 "
                          "seeds, adult (the test the pilot's rule asks for); paper = full, GPU")
     sp.add_argument("--datasets", default=",".join(DATASETS), help="comma-separated dataset folders")
-    sp.add_argument("--seeds", default=None, help="comma-separated seeds (default: the scale's)")
+    sp.add_argument("--seeds", default=None, help=f"comma-separated seeds, each {SEED_RANGE} (default: the scale's)")
     sp.add_argument("--parts", default=",".join(DEFAULT_PARTS),
                     help=f"comma-separated parts to run, of {', '.join(PARTS)} (default: every part but pilot; the "
                          "pilot across scales takes hours on a CPU and runs only when named, e.g. --parts pilot). "

@@ -2,12 +2,14 @@
 from __future__ import annotations
 
 from memviz.commands.common import (
+    SEED_RANGE,
     WARMUP,
     EventBars,
     add_common,
     add_distance,
     emit,
     parse_model_params,
+    seed_arg,
 )
 from memviz.models.presets import PRESETS
 from memviz.warmup.run import DEFAULT_CHECKS, WarmupConfig
@@ -27,7 +29,8 @@ def register(sub, command) -> None:
                     help=f"epochs between memorization checks (default: epochs / {DEFAULT_CHECKS}, about "
                          f"{DEFAULT_CHECKS} checks)")
     sp.add_argument("--n-samples", type=int, help="generated rows per check (default: as many as training rows)")
-    sp.add_argument("--seed", type=int, default=WARMUP.seed, help="seeds the model, training and every check")
+    sp.add_argument("--seed", type=seed_arg, default=WARMUP.seed,
+                    help=f"seeds the model, training and every check: {SEED_RANGE}")
     add_distance(sp)
     sp.add_argument("--top-frac", type=float, default=WARMUP.top_frac,
                     help="share of training rows in the Top group (most copies over the warm-up)")

@@ -86,6 +86,7 @@ from memviz.io import (
     atomic_write_parquet,
     read_json,
     settings_key,
+    strict_loads,
 )
 from memviz.tables.data import Table, fingerprint
 from memviz.mitigate.dynamic import DynamicThreshold
@@ -336,7 +337,7 @@ def _finished(out: Path, spec: CellSpec) -> dict | None:
     if not f.exists():
         return None
     try:
-        rec = json.loads(f.read_text(encoding="utf-8"))
+        rec = strict_loads(f.read_text(encoding="utf-8"))   # a hand-edited NaN: not finished
     except (json.JSONDecodeError, UnicodeDecodeError, OSError):
         return None
     if not isinstance(rec, dict) or rec.get("status") != "ok" or not (out / str(rec.get("synthetic", ""))).is_file():

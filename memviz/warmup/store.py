@@ -49,12 +49,14 @@ import pandas as pd
 
 from memviz.errors import RunError
 from memviz.io import (
+    NonFinite,
     atomic_torch_save,
     atomic_write_json,
     atomic_write_parquet,
     atomic_write_text,
     read_json,
     read_parquet,
+    strict_loads,
     to_jsonable,
 )
 from memviz.tables.data import ROW_ID, Table, fingerprint
@@ -251,7 +253,9 @@ class RunStore:
         if self._read is not None and self._read[0] == stamp:
             return self._read[1]
         try:
-            m = json.loads(f.read_text(encoding="utf-8"))
+            m = strict_loads(f.read_text(encoding="utf-8"))
+        except NonFinite as exc:                    # Shape = inf recommended check 0 for "quality inf"
+            raise RunError(exc.sentence(f, "manifest")) from None
         except (json.JSONDecodeError, UnicodeDecodeError):
             raise RunError(f"{f}: manifest is not valid JSON") from None
         except OSError as exc:
