@@ -58,11 +58,12 @@ def build_parser(commands=None) -> argparse.ArgumentParser:
 def _one_line_warnings(command: str):
     """A ``warnings.showwarning`` that prints ``memviz CMD: warning: MESSAGE`` on one line (no
     file, line number or source line; memviz's own warnings, e.g. a SchemaWarning, name their file)."""
+    from memviz.errors import Notice
     from memviz.folders import ReplacedFolder
     from memviz.tables.data import SchemaWarning
 
     def show(message, category, filename, lineno, file=None, line=None):
-        what = "" if issubclass(category, (SchemaWarning, ReplacedFolder)) else f"{category.__name__}: "
+        what = "" if issubclass(category, (SchemaWarning, ReplacedFolder, Notice)) else f"{category.__name__}: "
         text = " ".join(str(message).split())
         try:
             (file or sys.stderr).write(f"memviz {command}: warning: {what}{text}\n")

@@ -23,6 +23,11 @@ class RunError(MemvizError):
     """A run directory that is missing, incomplete or incompatible."""
 
 
+class Notice(UserWarning):
+    """Something memviz did that the user did not ask for exactly (a request cut to what there is), said in one
+    line: the CLI prints ``memviz CMD: warning: TEXT``, without a category name."""
+
+
 #: the largest seed: every seed memviz takes is a whole number from 0 to 2³² − 1 (numpy's legacy and
 #: scikit-learn's range), on every command and in every config; seeds derived from it (a shadow model's, a
 #: check's) come from it without leaving their generator's range

@@ -32,7 +32,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 import pandas as pd
 
-from memviz.errors import MemvizError, checked_seed
+from memviz.errors import MemvizError, Notice, checked_seed
 from memviz.tables.data import Table
 
 GROUPS = ("top", "named", "random", "holdout")
@@ -183,13 +183,20 @@ def choose_targets(train: Table, holdout: Table | None = None, *, top=(), named=
 
 def dynamiccut_top(run_dir, n: int, p: float | None = None, k: int | None = None, T=None) -> np.ndarray:
     """The ``n`` highest-ranked rows of DynamicCut's ranking of a warm-up run (its defaults for p, k, T
-    left None), at most the ceil(p N) rows it would prune."""
+    left None), among the ceil(p N) rows it would prune: asked for more, the rows it names, said in one line
+    (a :class:`memviz.errors.Notice`; ``--top 1000000`` had been cut to 347 without a word)."""
     from memviz.dynamics.dynamiccut import DEFAULTS, DynamicCutParams, dynamiccut_selection
     from memviz.warmup.run import load_warmup
 
     dyn = load_warmup(run_dir).dynamics
     params = DynamicCutParams(DEFAULTS.p if p is None else p, DEFAULTS.k if k is None else k, T)  # checked once
     sel = dynamiccut_selection(dyn, params=params)
+    if int(n) > len(sel.removed):
+        import warnings
+
+        warnings.warn(f"{int(n):,} top targets asked, and DynamicCut's ranking at p={params.p:g} names "
+                      f"{len(sel.removed):,} of the {int(dyn.n_rows):,} training rows (ceil(p N)): those "
+                      f"{len(sel.removed):,} are attacked (a larger p names more)", Notice, stacklevel=2)
     return sel.removed[: int(n)]
 
 

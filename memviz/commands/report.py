@@ -101,7 +101,7 @@ def comparison_parts(view, compares, out_dir: Path, *, redacted: bool, raw_csv: 
         parts.append(reports.compare_part(sec, cv, salt if redacted else None))
         src = sec.source
         info = {"comparison": cv.path.name, "path": str(cv.path), "ranked_on": src.run_id, "p": src.p, "k": src.k,
-                "T": src.T, "heading": sec.heading}
+                "T": src.T, "heading": sec.heading, **reports.compare_progress(cv).to_dict()}
         model = pick_model(cv.ok)
         a = audits.compare_audit(cv, model) if model is not None else None
         if a is not None:

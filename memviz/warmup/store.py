@@ -300,6 +300,11 @@ class RunStore:
             raise RunError(f"{f}: column {ROW_ID!r}: row ids must be unique integers")
         if len(df) != m.data.n_rows:
             raise RunError(f"{f}: holds {len(df)} rows, the manifest says {m.data.n_rows}")
+        for col in m.schema.numerical:    # the run wrote them as numbers: text there is a manifest edited by hand
+            if not (pd.api.types.is_numeric_dtype(df[col]) or pd.api.types.is_bool_dtype(df[col])):
+                raise RunError(f"{self.path / MANIFEST}: manifest field 'schema': column {col!r} is numerical there, "
+                               f"but the run's training table holds text in it ({f.name}); the manifest does not "
+                               "match the run")
         df = df.set_index(ROW_ID)
         df.index = df.index.astype(np.int64)
         keys = df.pop(key[0]) if key else None
