@@ -6,15 +6,20 @@ A user mistake prints one line on stderr and exits with code 2. ``warmup`` and
 and run it here, with a progress bar on stderr drawn from the job's events. Each command
 is one module of :mod:`memviz.commands` (``register`` adds its arguments, ``run`` runs it);
 this module builds the parser from them and turns a user mistake into one line.
+
+A stop is one line too, whenever it comes: Ctrl-C (SIGINT) and SIGTERM, from the first import on (the
+command's module, numpy, torch: every import is inside :func:`main`'s guard), print ``memviz CMD:
+interrupted`` and exit with 128 + the signal (130, 143). SIGTERM is turned into the same exception as
+Ctrl-C (:class:`Terminated`), so an output folder's lock and staging folder are removed on the way out
+(:func:`memviz.folders.folder_unit`) and a warm-up records itself as cancelled.
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
+import signal
 import sys
 import warnings
-
-from memviz.commands import COMMANDS, load
-from memviz.errors import MemvizError
 
 
 # ------------------------------------------------------------------ parser
@@ -35,10 +40,38 @@ class _Help(argparse.HelpFormatter):
         return text
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the program is, as Ctrl-C is: the same clean-up path (module docstring)."""
+
+    signum = signal.SIGTERM
+
+
+def _terminate(signum, frame):
+    raise Terminated()
+
+
+@contextlib.contextmanager
+def _stops():
+    """SIGTERM raises :class:`Terminated` and SIGINT KeyboardInterrupt (even where a parent ignored it) while
+    the block runs; the earlier handlers come back after it (:func:`main` is called in-process by tests)."""
+    try:
+        before = {sig: signal.signal(sig, handler) for sig, handler in
+                  ((signal.SIGTERM, _terminate), (signal.SIGINT, signal.default_int_handler))}
+    except ValueError:          # not the main thread: signals are not ours to take
+        before = {}
+    try:
+        yield
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
+
+
 def build_parser(commands=None) -> argparse.ArgumentParser:
     """The parser: every command by name and one-line help, with the arguments of ``commands`` (default:
     all). :func:`main` registers the one being run, so only its module is imported (``memviz --help``
     loads no command: none of numpy, pandas or torch)."""
+    from memviz.commands import COMMANDS, load
+
     p = _Parser(prog="memviz", description="Which training rows does a tabular generator copy?",
                 formatter_class=_Help)
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -75,6 +108,26 @@ def _one_line_warnings(command: str):
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     chosen = next((a for a in argv if not a.startswith("-")), None)        # the command, before its options
+    with _stops():
+        try:
+            return _main(argv, chosen)
+        except KeyboardInterrupt as exc:         # Ctrl-C or SIGTERM, wherever it came: one line
+            for sig in (signal.SIGINT, signal.SIGTERM):      # a second stop while we say so: no traceback
+                signal.signal(sig, signal.SIG_IGN)
+            from memviz.commands import COMMANDS                # names only (it may be what was interrupted)
+
+            name = f"memviz {chosen}" if chosen in COMMANDS else "memviz"
+            try:
+                print(f"{name}: interrupted", file=sys.stderr)
+            except OSError:
+                pass
+            return 128 + int(getattr(exc, "signum", signal.SIGINT))
+
+
+def _main(argv: list, chosen: str | None) -> int:
+    """Parse and run (every import inside :func:`main`'s guard)."""
+    from memviz.commands import COMMANDS
+
     parser = build_parser([chosen] if chosen in COMMANDS else [])
     args = parser.parse_args(argv)
     with warnings.catch_warnings():
@@ -84,6 +137,8 @@ def main(argv=None) -> int:
 
 
 def _run(args) -> int:
+    from memviz.errors import MemvizError
+
     try:
         code = args.func(args)              # a command may return its own exit code (the audit's gate)
     except MemvizError as exc:
@@ -93,9 +148,6 @@ def _run(args) -> int:
         where = f"{exc.filename}: " if exc.filename else ""
         print(f"memviz {args.command}: error: {where}{exc.strerror or exc}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print(f"memviz {args.command}: interrupted", file=sys.stderr)
-        return 130
     return code if isinstance(code, int) and not isinstance(code, bool) else 0
 
 
