@@ -30,12 +30,26 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
 
 
+class _Version(argparse.Action):
+    """``memviz --version``: ``memviz VERSION`` (:data:`memviz.io.VERSION`), read only when asked (``memviz --help``
+    imports no numpy)."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from memviz.io import VERSION
+
+        parser.exit(0, f"memviz {VERSION}\n")
+
+
 class _Help(argparse.HelpFormatter):
     """Appends "(default: X)" to an option's help unless it has none or says it already."""
 
     def _get_help_string(self, action):
         text = action.help or ""
-        if "default" not in text and action.default not in (None, False, argparse.SUPPRESS) and action.option_strings:
+        shown = not any(action.default is x for x in (None, False, argparse.SUPPRESS))    # 0 is a default to show
+        if "default" not in text and shown and action.option_strings:
             text += " (default: %(default)s)"
         return text
 
@@ -74,7 +88,9 @@ def build_parser(commands=None) -> argparse.ArgumentParser:
 
     p = _Parser(prog="memviz", description="Which training rows does a tabular generator copy?",
                 formatter_class=_Help)
+    p.add_argument("--version", action=_Version, help="print memviz's version and exit")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    p.commands = sub.choices          # name -> the command's parser (its errors name it)
     full = set(COMMANDS if commands is None else commands)
 
     def command(name):
@@ -129,7 +145,9 @@ def _main(argv: list, chosen: str | None) -> int:
     from memviz.commands import COMMANDS
 
     parser = build_parser([chosen] if chosen in COMMANDS else [])
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:              # said by the command's own parser: 'memviz audit: error: ...', as every option error
+        parser.commands[args.command].error(f"unrecognized arguments: {' '.join(extra)}")
     with warnings.catch_warnings():
         warnings.filterwarnings("default", category=UserWarning, module="memviz")
         warnings.showwarning = _one_line_warnings(args.command)

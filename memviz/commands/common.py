@@ -215,7 +215,13 @@ def add_common(sp, train: bool = True) -> None:
                                          "with --schema, which --target replaces)")
     sp.add_argument("--device", default="auto", choices=DEVICES,
                     help="where tensors live: auto = a CUDA GPU when one is visible, else the CPU")
-    sp.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
+    add_quiet(sp)
+
+
+def add_quiet(sp, help: str = "no progress bar on stderr") -> None:
+    """``--quiet``, which every command takes (docs/cli.md): what it silences is ``help``; a warning or an error
+    is said whatever it is."""
+    sp.add_argument("--quiet", action="store_true", help=help)
 
 
 def schema_of(args):
@@ -247,11 +253,12 @@ def add_dynamiccut(sp) -> None:
     """``--p``, ``--k``, ``--T``: DynamicCut's parameters, defaulted by
     :class:`memviz.dynamics.dynamiccut.DynamicCutParams` and checked by it once, where the command makes one
     (``memviz compare``: :meth:`memviz.compare.config.CompareConfig.validated`), never here."""
-    sp.add_argument("--p", type=float, default=DYNAMICCUT.p, help="share of training rows DynamicCut removes")
+    sp.add_argument("--p", type=float, default=DYNAMICCUT.p,
+                    help="share of training rows DynamicCut removes, strictly between 0 and 1")
     sp.add_argument("--k", type=int, default=DYNAMICCUT.k,
-                    help="DynamicCut scores a row by the mean of its k largest per-check Mem-AUC values")
+                    help="DynamicCut scores a row by the mean of its k largest per-check Mem-AUC values (k >= 1)")
     sp.add_argument("--T", type=int, default=DYNAMICCUT.T,
-                    help="last warm-up epoch scored (default: the first half of the checks)")
+                    help="last warm-up epoch scored, 1 or more (default: the first half of the checks)")
 
 
 def add_fail_on(sp) -> None:

@@ -38,9 +38,9 @@ def register(sub, command) -> None:
                     help=f"comma-separated seeds, each {SEED_RANGE}; each seeds the mitigation, the model and the "
                          "evaluation")
     add_dynamiccut(sp)
-    sp.add_argument("--epochs", type=int, help="training epochs of every model (default: each model's CPU preset)")
+    sp.add_argument("--epochs", type=int, help="training epochs of every model, 1 or more (default: each model's CPU preset)")
     sp.add_argument("--n-jobs", type=int, default=COMPARE.n_jobs,
-                    help="cells run in parallel (processes, one torch thread each)")
+                    help="cells run in parallel (processes, one torch thread each), 1 or more")
     sp.add_argument("--threads", type=int, default=None,
                     help="torch threads per cell (default: 1; parallelism comes from --n-jobs)")
     sp.add_argument("--ratio", type=float, default=COMPARE.ratio,
