@@ -17,7 +17,7 @@ import pandas as pd
 from memviz.auditing.family import MEMBER_NAMES
 from memviz.auditing.verdict import BELOW_FLOOR
 from memviz.viz.card import Card, Line
-from memviz.viz.text import pct, percent, points, share_digits
+from memviz.viz.text import cut, pct, percent, points, share_digits
 
 #: most-copied training rows shown beside their copies (with the tables given)
 N_LEAKS = 5
@@ -143,7 +143,7 @@ def row_names(train, row_ids, *, redacted: bool, salt: str | None) -> list[str]:
     else by memviz's row_id ("row 17")."""
     ids = [int(i) for i in row_ids]
     if train is not None and getattr(train, "key", None) is not None:
-        return train.row_names(ids, redacted=redacted, salt=salt)
+        return [cut(n) for n in train.row_names(ids, redacted=redacted, salt=salt)]   # a long key cut, marked
     return [f"row {i}" for i in ids]
 
 
