@@ -40,7 +40,8 @@ class _Version(argparse.Action):
     def __call__(self, parser, namespace, values, option_string=None):
         from memviz.io import VERSION
 
-        parser.exit(0, f"memviz {VERSION}\n")
+        print(f"memviz {VERSION}")         # on stdout, as argparse's own version action
+        parser.exit(0)
 
 
 class _Help(argparse.HelpFormatter):
