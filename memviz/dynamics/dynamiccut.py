@@ -123,9 +123,12 @@ class DynamicCutParams:
 DEFAULTS = DynamicCutParams()
 
 
-def tuned_params(p=None, k=None, T=None) -> DynamicCutParams:
+def tuned_params(p=None, k=None, T=None) -> DynamicCutParams | None:
     """The settings a caller tuned, each given one checked by :class:`DynamicCutParams` (one not given is its
-    default): a report records what a user tuned, and records it only when it is DynamicCut's."""
+    default; None, nothing checked, when none is given): a report records what a user tuned, and records it only
+    when it is DynamicCut's."""
+    if p is None and k is None and T is None:
+        return None
     return DynamicCutParams(DEFAULTS.p if p is None else p, DEFAULTS.k if k is None else k, T)
 DEFAULT_P = DEFAULTS.p
 DEFAULT_K = DEFAULTS.k
