@@ -158,7 +158,7 @@ def test_a_hand_edited_number_that_is_not_finite_is_one_line(d, capsys, tmp_path
 ], ids=["warmup-neg", "warmup-2**32", "compare-2**32", "compare-neg", "sample-1e23-digits", "sample-1e23",
         "sample-neg", "attack-2**32", "study-2**32"])
 def test_every_seed_option_takes_one_range(d, capsys, tmp_path, argv):
-    argv = [a.format(d=d, tmp=tmp_path) for a in argv]
+    argv = [a.replace("{d}", str(d)).replace("{tmp}", str(tmp_path)) for a in argv]
     code, _, err = memviz_cli(capsys, *argv)
     assert code == 2, err
     said = _one_line(err, argv[0])

@@ -83,11 +83,11 @@ def save_audit(audit, folder: str | Path, token: int | None = None) -> Path:
 def load_audit(folder: str | Path, token: int | None = None):
     """The audit kept in ``folder``, or None when there is none, it was made for another run state
     (``token``) or another memviz version, or a file it names is missing or unreadable."""
-    from memviz.io import VERSION, strict_loads
+    from memviz.io import VERSION
 
     folder = Path(folder)
     try:
-        index = strict_loads((folder / INDEX).read_text(encoding="utf-8"))
+        index = json.loads((folder / INDEX).read_text(encoding="utf-8"))
     except (OSError, ValueError, RecursionError):
         return None
     if not isinstance(index, dict) or index.get("format") != FORMAT or index.get("version") != VERSION:
