@@ -52,7 +52,7 @@ def test_a_low_cardinality_tables_genuine_holdout_is_accepted():
     hold = _table(low_cardinality(700, 1), "test.csv")
     checked = eh.checked_holdout(train, hold)
     m, s = _shares(train, hold)
-    assert m > 0.5 and s > 0.5 and abs(m - s) < 0.05       # the case the issue measured: 78.4 % against 77.7 %
+    assert m > 0.5 and s > 0.5 and abs(m - s) < 0.05       # 98.1 % against 99.4 % here
     assert checked.n_identical == round(m * len(hold.data))
 
 
@@ -89,7 +89,7 @@ def test_half_training_rows_on_a_low_cardinality_table_are_refused():
     cols = (("day", 7), ("plan", 5), ("region", 6), ("tier", 5))
     train = _table(low_cardinality(1500, 0, columns=cols, skew=1.0), "train.csv")
     fresh = _table(low_cardinality(600, 1, columns=cols, skew=1.0), "fresh.csv")
-    m, s = _shares(train, fresh)
+    m, s = _shares(train, fresh)       # accepted: 78.2 % against 74.5 %, near the issue's 78.4 % against 77.7 %
     assert 0.5 < s < 0.9 and abs(m - s) < 0.06
     mixed = pd.concat([train.data.iloc[:600], fresh.data], ignore_index=True)
     with pytest.raises(MemvizError, match=r"^mixed: .* where the training table repeats"):
