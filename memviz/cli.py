@@ -6,17 +6,21 @@ A user mistake prints one line on stderr and exits with code 2. ``warmup`` and
 and run it here, with a progress bar on stderr drawn from the job's events. Each command
 is one module of :mod:`memviz.commands` (``register`` adds its arguments, ``run`` runs it);
 this module builds the parser from them and turns a user mistake into one line.
+
+A stop is one line too, whenever it comes: Ctrl-C (SIGINT) and SIGTERM, from the first import on (the
+command's module, numpy, torch: every import is inside :func:`main`'s guard), print ``memviz CMD:
+interrupted`` and exit with 128 + the signal (130, 143). SIGTERM is turned into the same exception as
+Ctrl-C (:class:`Terminated`), so an output folder's lock and staging folder are removed on the way out
+(:func:`memviz.folders.folder_unit`) and a warm-up records itself as cancelled.
 """
 from __future__ import annotations
 
 import argparse
 import contextlib
 import logging
+import signal
 import sys
 import warnings
-
-from memviz.commands import COMMANDS, load
-from memviz.errors import MemvizError, missing_extra
 
 
 # ------------------------------------------------------------------ parser
@@ -28,15 +32,16 @@ class _Parser(argparse.ArgumentParser):
 
 
 class _Version(argparse.Action):
-    """``--version``: "memviz X.Y.Z" on stdout, exit 0 (memviz's own version, read only when asked)."""
+    """``memviz --version``: ``memviz VERSION`` (:data:`memviz.io.VERSION`), read only when asked (``memviz --help``
+    imports no numpy)."""
 
-    def __init__(self, option_strings, dest, **kw):
-        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kw)
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
 
     def __call__(self, parser, namespace, values, option_string=None):
         from memviz.io import VERSION
 
-        print(f"memviz {VERSION}", flush=True)
+        print(f"memviz {VERSION}")         # on stdout, as argparse's own version action
         parser.exit(0)
 
 
@@ -45,19 +50,49 @@ class _Help(argparse.HelpFormatter):
 
     def _get_help_string(self, action):
         text = action.help or ""
-        if "default" not in text and action.default not in (None, False, argparse.SUPPRESS) and action.option_strings:
+        shown = not any(action.default is x for x in (None, False, argparse.SUPPRESS))    # 0 is a default to show
+        if "default" not in text and shown and action.option_strings:
             text += " (default: %(default)s)"
         return text
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the program is, as Ctrl-C is: the same clean-up path (module docstring)."""
+
+    signum = signal.SIGTERM
+
+
+def _terminate(signum, frame):
+    raise Terminated()
+
+
+@contextlib.contextmanager
+def _stops():
+    """SIGTERM raises :class:`Terminated` and SIGINT KeyboardInterrupt (even where a parent ignored it) while
+    the block runs; the earlier handlers come back after it (:func:`main` is called in-process by tests)."""
+    try:
+        before = {sig: signal.signal(sig, handler) for sig, handler in
+                  ((signal.SIGTERM, _terminate), (signal.SIGINT, signal.default_int_handler))}
+    except ValueError:          # not the main thread: signals are not ours to take
+        before = {}
+    try:
+        yield
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
 
 
 def build_parser(commands=None) -> argparse.ArgumentParser:
     """The parser: every command by name and one-line help, with the arguments of ``commands`` (default:
     all). :func:`main` registers the one being run, so only its module is imported (``memviz --help``
     loads no command: none of numpy, pandas or torch)."""
+    from memviz.commands import COMMANDS, load
+
     p = _Parser(prog="memviz", description="Which training rows does a tabular generator copy?",
                 formatter_class=_Help)
     p.add_argument("--version", action=_Version, help="print memviz's version and exit")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    p.commands = sub.choices          # name -> the command's parser (its errors name it)
     full = set(COMMANDS if commands is None else commands)
 
     def command(name):
@@ -78,11 +113,12 @@ def build_parser(commands=None) -> argparse.ArgumentParser:
 def _one_line_warnings(command: str):
     """A ``warnings.showwarning`` that prints ``memviz CMD: warning: MESSAGE`` on one line (no
     file, line number or source line; memviz's own warnings, e.g. a SchemaWarning, name their file)."""
+    from memviz.errors import Notice
     from memviz.folders import ReplacedFolder
     from memviz.tables.data import SchemaWarning
 
     def show(message, category, filename, lineno, file=None, line=None):
-        what = "" if issubclass(category, (SchemaWarning, ReplacedFolder)) else f"{category.__name__}: "
+        what = "" if issubclass(category, (SchemaWarning, ReplacedFolder, Notice)) else f"{category.__name__}: "
         text = " ".join(str(message).split())
         try:
             (file or sys.stderr).write(f"memviz {command}: warning: {what}{text}\n")
@@ -94,8 +130,30 @@ def _one_line_warnings(command: str):
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     chosen = next((a for a in argv if not a.startswith("-")), None)        # the command, before its options
+    with _stops():
+        try:
+            return _main(argv, chosen)
+        except KeyboardInterrupt as exc:         # Ctrl-C or SIGTERM, wherever it came: one line
+            for sig in (signal.SIGINT, signal.SIGTERM):      # a second stop while we say so: no traceback
+                signal.signal(sig, signal.SIG_IGN)
+            from memviz.commands import COMMANDS                # names only (it may be what was interrupted)
+
+            name = f"memviz {chosen}" if chosen in COMMANDS else "memviz"
+            try:
+                print(f"{name}: interrupted", file=sys.stderr)
+            except OSError:
+                pass
+            return 128 + int(getattr(exc, "signum", signal.SIGINT))
+
+
+def _main(argv: list, chosen: str | None) -> int:
+    """Parse and run (every import inside :func:`main`'s guard)."""
+    from memviz.commands import COMMANDS
+
     parser = build_parser([chosen] if chosen in COMMANDS else [])
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:              # said by the command's own parser: 'memviz audit: error: ...', as every option error
+        parser.commands[args.command].error(f"unrecognized arguments: {' '.join(extra)}")
     with warnings.catch_warnings(), _diagnostics(args.command, getattr(args, "verbose", False)):
         warnings.filterwarnings("default", category=UserWarning, module="memviz")
         warnings.showwarning = _one_line_warnings(args.command)
@@ -123,6 +181,8 @@ def _diagnostics(command: str, verbose: bool):
 
 
 def _run(args) -> int:
+    from memviz.errors import MemvizError, missing_extra
+
     try:
         code = args.func(args)              # a command may return its own exit code (the audit's gate)
     except MemvizError as exc:
@@ -138,9 +198,6 @@ def _run(args) -> int:
             raise
         print(f"memviz {args.command}: error: {missing}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print(f"memviz {args.command}: interrupted", file=sys.stderr)
-        return 130
     return code if isinstance(code, int) and not isinstance(code, bool) else 0
 
 

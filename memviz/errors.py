@@ -63,3 +63,24 @@ def missing_extra(exc: ImportError) -> MissingExtra | None:
     if not isinstance(exc, ModuleNotFoundError) or name not in EXTRAS:
         return None
     return MissingExtra(f"needs {name}, which is not installed: {install_hint(EXTRAS[name])}")
+
+
+class Notice(UserWarning):
+    """Something memviz did that the user did not ask for exactly (a request cut to what there is), said in one
+    line: the CLI prints ``memviz CMD: warning: TEXT``, without a category name."""
+
+
+#: the largest seed: every seed memviz takes is a whole number from 0 to 2³² − 1 (numpy's legacy and
+#: scikit-learn's range), on every command and in every config; seeds derived from it (a shadow model's, a
+#: check's) come from it without leaving their generator's range
+SEED_MAX = 2**32 - 1
+
+
+def checked_seed(value, what: str = "seed") -> int:
+    """``value`` as an int when it is a whole number from 0 to :data:`SEED_MAX`, else a MemvizError naming
+    ``what`` (``seed=-1: ...``). numpy integers count; a bool, a float or text do not."""
+    from numbers import Integral
+
+    if isinstance(value, bool) or not isinstance(value, Integral) or not 0 <= int(value) <= SEED_MAX:
+        raise MemvizError(f"{what}={value!r}: a seed is a whole number from 0 to {SEED_MAX} (2**32 - 1)")
+    return int(value)

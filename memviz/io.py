@@ -20,9 +20,11 @@ import errno
 import hashlib
 import io
 import json
+import math
 import os
 import re
 import stat
+import sys
 import tempfile
 import time
 from collections.abc import Mapping
@@ -455,13 +457,69 @@ def json_depth(value) -> int:
     return deepest
 
 
+class NonFinite(json.JSONDecodeError):
+    """A memviz file holding a number that is not finite (``NaN``, ``Infinity``, ``1e999``): memviz writes
+    strict JSON (:func:`dumps`: null where it has no number), so such a number was put there by hand.
+    ``field`` is where (``checks[0].shape``), ``token`` the text read. A JSONDecodeError, so a reader that
+    drops an unreadable cache drops it too."""
+
+    def __init__(self, field: str, token: str):
+        self.field, self.token = field, token
+        super().__init__(f"field {field!r}: {token} is not a finite number", "", 0)
+
+    def sentence(self, path, what: str) -> str:
+        """One line naming the file, the field and the problem."""
+        return (f"{path}: {what} field {self.field!r} is {self.token}, not a finite number (memviz writes null "
+                "where it has none: the file was edited)")
+
+
+class _Bad:
+    """A non-finite number met while parsing, kept where it was met until :func:`strict_loads` names its field."""
+
+    def __init__(self, token: str):
+        self.token = token
+
+
+def _finite_float(text: str):
+    v = float(text)
+    return v if math.isfinite(v) else _Bad(text)
+
+
+def _finite_int(text: str):
+    v = int(text)
+    return v if abs(v) <= MAX_FINITE_INT else _Bad(text if len(text) < 24 else text[:20] + "…")
+
+
+#: the largest integer a float holds (a larger one becomes infinity when a figure is computed from it)
+MAX_FINITE_INT = int(sys.float_info.max)
+
+
+def strict_loads(text: str):
+    """``json.loads`` of a file memviz wrote, refusing a number that is not finite: :class:`NonFinite` naming
+    the first such field (``NaN``, ``Infinity``, ``-Infinity``, a float or an integer beyond float64)."""
+    value = json.loads(text, parse_constant=_Bad, parse_float=_finite_float, parse_int=_finite_int)
+    todo = [(value, "")]
+    while todo:
+        v, where = todo.pop()
+        if isinstance(v, _Bad):
+            raise NonFinite(where or "(the value)", v.token)
+        items = v.items() if isinstance(v, dict) else enumerate(v) if isinstance(v, list) else ()
+        for k, x in reversed(list(items)):
+            if isinstance(x, (dict, list, _Bad)):
+                todo.append((x, f"{where}[{k}]" if isinstance(k, int) else (f"{where}.{k}" if where else str(k))))
+    return value
+
+
 def read_json(path: Path, what: str = "file") -> dict:
-    """A JSON object from ``path``; RunError (one line) when missing, unreadable or not an object."""
+    """A JSON object from ``path``; RunError (one line) when missing, unreadable, not an object, or holding a
+    number that is not finite (:class:`NonFinite`, naming the field)."""
     path = Path(path)
     try:
-        obj = json.loads(path.read_text(encoding="utf-8"))
+        obj = strict_loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise RunError(f"{path}: no such {what}") from None
+    except NonFinite as exc:
+        raise RunError(exc.sentence(path, what)) from None
     except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise RunError(f"{path}: unreadable {what} ({type(exc).__name__})") from None
     if not isinstance(obj, dict):

@@ -90,6 +90,13 @@ def ranked_run(compare: CompareView, source: audits.Source | None = None) -> Run
         return None
 
 
+def compare_progress(compare: CompareView):
+    """The comparison's :class:`memviz.compare.grid.GridProgress` (its cells done of its grid's)."""
+    from memviz.compare.grid import grid_progress
+
+    return grid_progress(compare.path, len(compare.results))
+
+
 def compare_section(compare: CompareView, view: RunView | None = None) -> Section:
     """The comparison's section: its card with the floor of the run it was ranked on, headed by that
     run and the p/k/T it was started with; a note when that is not the report's run ``view``."""
@@ -112,6 +119,7 @@ def compare_section(compare: CompareView, view: RunView | None = None) -> Sectio
             run_audit = None
         why = verdicts_differ(run_audit, audits.run_source(view), audit, model, compare)
         note = " ".join(t for t in (note, why) if t)
+    note = " ".join(t for t in (compare_progress(compare).sentence(), note) if t)    # unfinished: said first
     opening = ""
     if card is not None:
         lines = {ln.topic: ln.text for ln in card.lines}

@@ -21,7 +21,7 @@ Shadow training sets (LiRA's online design with a fixed background, :class:`Plan
 * a hold-out target that is in is added (the set is that much larger).
 
 Shadow s trains TabDDPM with the run's settings (preset, epochs or steps, overrides) at seed
-``seed · 10,000 + s`` and samples ``n_samples`` rows at that seed.
+:func:`shadow_seed` (``seed``, s) and samples ``n_samples`` rows at that seed.
 """
 from __future__ import annotations
 
@@ -32,14 +32,19 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 import pandas as pd
 
-from memviz.errors import MemvizError
+from memviz.errors import MemvizError, Notice, checked_seed
 from memviz.tables.data import Table
 
 GROUPS = ("top", "named", "random", "holdout")
 #: groups of training rows (members of the released model)
 MEMBER_GROUPS = ("top", "named", "random")
-#: seed of shadow s: SEED_STRIDE · seed + s
-SEED_STRIDE = 10_000
+
+
+def shadow_seed(seed: int, s: int) -> int:
+    """The seed of shadow ``s`` of an attack seeded ``seed``: the first 32-bit word of
+    ``numpy.random.SeedSequence([seed, s])``, in 0 … 2³² − 1 for every seed memviz takes (``seed · 10,000 + s``
+    left that range from seed 429,497 and failed in scikit-learn)."""
+    return int(np.random.SeedSequence([int(seed), int(s)]).generate_state(1)[0])
 
 
 @dataclass(frozen=True)
@@ -88,6 +93,7 @@ class ShadowConfig:
             raise MemvizError(f"n_samples={self.n_samples!r}: must be a whole number >= 1 (or None)")
         if isinstance(self.k, bool) or not isinstance(self.k, (int, np.integer)) or self.k < 1:
             raise MemvizError(f"k={self.k!r}: must be a whole number >= 1")
+        checked_seed(self.seed)
         return self
 
     def to_dict(self) -> dict:
@@ -177,13 +183,20 @@ def choose_targets(train: Table, holdout: Table | None = None, *, top=(), named=
 
 def dynamiccut_top(run_dir, n: int, p: float | None = None, k: int | None = None, T=None) -> np.ndarray:
     """The ``n`` highest-ranked rows of DynamicCut's ranking of a warm-up run (its defaults for p, k, T
-    left None), at most the ceil(p N) rows it would prune."""
+    left None), among the ceil(p N) rows it would prune: asked for more, the rows it names, said in one line
+    (a :class:`memviz.errors.Notice`; ``--top 1000000`` had been cut to 347 without a word)."""
     from memviz.dynamics.dynamiccut import DEFAULTS, DynamicCutParams, dynamiccut_selection
     from memviz.warmup.run import load_warmup
 
     dyn = load_warmup(run_dir).dynamics
     params = DynamicCutParams(DEFAULTS.p if p is None else p, DEFAULTS.k if k is None else k, T)  # checked once
     sel = dynamiccut_selection(dyn, params=params)
+    if int(n) > len(sel.removed):
+        import warnings
+
+        warnings.warn(f"{int(n):,} top targets asked, and DynamicCut's ranking at p={params.p:g} names "
+                      f"{len(sel.removed):,} of the {int(dyn.n_rows):,} training rows (ceil(p N)): those "
+                      f"{len(sel.removed):,} are attacked (a larger p names more)", Notice, stacklevel=2)
     return sel.removed[: int(n)]
 
 

@@ -35,12 +35,13 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from memviz.attacks.design import SEED_STRIDE, ShadowConfig, Targets, make_plan
+from memviz.attacks.design import ShadowConfig, Targets, make_plan, shadow_seed
 from memviz.attacks.features import FeatureSpace
 from memviz.attacks.lira import TargetedResult, analyse
 from memviz.attacks.store import AttackStore, run_attack_dir
 from memviz.errors import MemvizError
 from memviz.tables.data import Table, fingerprint
+from memviz.tables.holdout import checked_holdout
 
 
 def _fit_shadow(table: Table, cfg: ShadowConfig, seed: int):
@@ -71,6 +72,8 @@ def targeted_attack(train: Table, targets: Targets, config: ShadowConfig, out, *
     should_stop : polled before each shadow; True stops (the committed shadows stay).
     """
     cfg = config.checked()
+    if holdout is not None:      # refused as every command refuses it (memviz.tables.holdout.checked_holdout)
+        holdout = checked_holdout(train, holdout).table
     cols = list(train.schema.columns)
     if release is not None:
         missing = [c for c in cols if c not in release.columns]
@@ -99,7 +102,7 @@ def targeted_attack(train: Table, targets: Targets, config: ShadowConfig, out, *
                 return None
             t0 = time.perf_counter()
             frame = plan.shadow_frame(s, train, holdout, targets)
-            seed = SEED_STRIDE * cfg.seed + s
+            seed = shadow_seed(cfg.seed, s)
             model = _fit_shadow(Table(frame, train.schema, f"shadow {s}"), cfg, seed)
             gen = model.sample(n_samples, seed=seed)
             feats = space.features(gen)
@@ -180,6 +183,8 @@ def attack_run(run_dir, *, n_top: int = 20, named=(), n_random: int = 20, n_hold
     store = RunStore.open(run_dir)
     train = store.train()
     hold = run_holdout(run_dir, train, holdout)
+    if hold is not None:     # the training table (or much of it) as the controls would read "no better than chance"
+        hold = checked_holdout(train, hold).table
     if hold is None and n_holdout:
         raise MemvizError(f"{run_dir}: hold-out targets need the run's hold-out; its file is gone or changed "
                           "(pass --holdout) or ask for none")

@@ -547,10 +547,12 @@ def from_run(run_dir: str | Path, check: int | None = None, *, holdout=None, win
     as :func:`audit`'s (the searches of the floor measured afresh, the closeness tests and the membership
     attack on a Dask cluster; the same files).
     """
+    from memviz.dynamics.dynamiccut import tuned_params
     from memviz.warmup.store import RunStore
 
     if isinstance(window, bool) or not isinstance(window, int) or window < 1:
         raise MemvizError(f"window={window!r}: the checks read must be a whole number >= 1")
+    tuned_params(p, k, T)                  # the one DynamicCut check: report --p nan had printed "p=nan"
     check_backend(backend, scheduler)
     if backend != "local":
         RunStore.open(run_dir)                      # a folder that is no run: refused before a cluster starts

@@ -18,7 +18,7 @@ from memviz.auditing.family import MEMBER_NAMES
 from memviz.auditing.verdict import BELOW_FLOOR
 from memviz.errors import install_hint
 from memviz.viz.card import Card, Line
-from memviz.viz.text import pct, percent, points, share_digits
+from memviz.viz.text import cut, pct, percent, points, share_digits
 
 #: most-copied training rows shown beside their copies (with the tables given)
 N_LEAKS = 5
@@ -167,7 +167,7 @@ def row_names(train, row_ids, *, redacted: bool, salt: str | None, audit=None) -
     if audit is not None and audit.key is not None:
         return audit.row_names(ids, redacted=redacted, salt=salt)
     if train is not None and getattr(train, "key", None) is not None:
-        return train.row_names(ids, redacted=redacted, salt=salt)
+        return [cut(n) for n in train.row_names(ids, redacted=redacted, salt=salt)]   # a long key cut, marked
     return [f"row {i}" for i in ids]
 
 

@@ -3,7 +3,15 @@ from __future__ import annotations
 
 import time
 
-from memviz.commands.common import Bar, add_dynamiccut, emit, parse_model_params
+from memviz.commands.common import (
+    SEED_RANGE,
+    Bar,
+    add_dynamiccut,
+    add_quiet,
+    emit,
+    parse_model_params,
+    seed_arg,
+)
 
 #: the defaults of the command (ShadowConfig's own n_shadows; the targets per group)
 N_TARGETS = 20
@@ -16,14 +24,16 @@ def register(sub, command) -> None:
     sp.add_argument("run", help="a warm-up run folder (made by memviz warmup)")
     sp.add_argument("--out", help="the attack folder (default: RUN/attacks/targeted, where the report and the "
                                   "dashboard find it)")
-    sp.add_argument("--top", type=int, default=N_TARGETS, help="DynamicCut's highest-ranked rows to attack")
+    sp.add_argument("--top", type=int, default=N_TARGETS, help="DynamicCut's highest-ranked rows to attack: 0 or more, at most the ceil(p N) rows its "
+                         "ranking names (asked for more, those, said on stderr)")
     sp.add_argument("--named", type=int, default=N_TARGETS,
-                    help="at most this many of the rows the audit of the check names (its over-copied rows)")
-    sp.add_argument("--random", type=int, default=N_TARGETS, help="random training rows to attack")
+                    help="at most this many of the rows the audit of the check names (its over-copied rows); 0 or more")
+    sp.add_argument("--random", type=int, default=N_TARGETS, help="random training rows to attack: 0 or more, at most the training rows not already targets")
     sp.add_argument("--holdout-rows", type=int, default=N_TARGETS,
-                    help="hold-out rows to attack: the controls of the release reading (0: none)")
+                    help="hold-out rows to attack: the controls of the release reading (0: none), at most the hold-out's "
+                         "rows")
     sp.add_argument("--shadows", type=int, default=ShadowConfig().n_shadows,
-                    help="shadow models; each target is in half of them")
+                    help="shadow models: an even number, at least 4; each target is in half of them")
     sp.add_argument("--check", type=int, help="the run's check whose rows are the release and whose training "
                                               "length the shadows take (default: the last)")
     sp.add_argument("--holdout", help="the run's hold-out table (default: the floor's own file when it still "
@@ -32,9 +42,9 @@ def register(sub, command) -> None:
     sp.add_argument("--model-params", help="JSON of TabDDPM parameters overriding the run's, e.g. '{\"steps\": 500}'")
     sp.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"),
                     help="where the shadows train: auto = a CUDA GPU when one is visible, else the CPU")
-    sp.add_argument("--seed", type=int, default=0, help="the targets' draws and the shadows' seeds")
+    sp.add_argument("--seed", type=seed_arg, default=0, help=f"the targets' draws and the shadows' seeds: {SEED_RANGE}")
     sp.add_argument("--no-samples", action="store_true", help="do not keep each shadow's generated rows")
-    sp.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
+    add_quiet(sp)
     sp.set_defaults(func=run)
 
 

@@ -2,6 +2,7 @@
 list and JSON arguments parsed into one-line errors, and the arguments several commands take."""
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 import time
@@ -9,7 +10,7 @@ from pathlib import Path
 
 from memviz.compare.config import CompareConfig
 from memviz.device import DEVICES
-from memviz.errors import MemvizError
+from memviz.errors import SEED_MAX, MemvizError, checked_seed
 from memviz.engine import DISTANCES
 from memviz.dynamics.dynamiccut import DEFAULTS as DYNAMICCUT
 from memviz.jobs.spec import OVERRIDE_HINT
@@ -174,11 +175,33 @@ def dataset_names(text: str) -> list[str]:
     return names
 
 
-def seeds(text: str) -> list[int]:
+#: what every seed option's help says of its values (:data:`memviz.errors.SEED_MAX`)
+SEED_RANGE = f"a whole number from 0 to {SEED_MAX}"
+
+
+def seed_arg(text: str) -> int:
+    """The argparse type of every ``--seed``: :data:`SEED_RANGE` (:func:`memviz.errors.checked_seed`), else
+    argparse's one line (``memviz sample: error: argument --seed: '1e23' is not ...``) before any work."""
     try:
-        return [int(x) for x in split(text, "seeds")]
-    except ValueError:
-        raise MemvizError(f"--seeds: expected integers separated by commas, got {text!r}") from None
+        return checked_seed(int(text, 10))
+    except (ValueError, MemvizError):
+        raise argparse.ArgumentTypeError(f"{_short(text)!r} is not a seed: give {SEED_RANGE}") from None
+
+
+def seeds(text: str) -> list[int]:
+    """``--seeds``: comma-separated seeds, each :data:`SEED_RANGE`."""
+    out = []
+    for x in split(text, "seeds"):
+        try:
+            out.append(checked_seed(int(x, 10)))
+        except (ValueError, MemvizError):
+            raise MemvizError(f"--seeds: {_short(x)!r} is not a seed: give seeds separated by commas, each "
+                              f"{SEED_RANGE}") from None
+    return out
+
+
+def _short(text: str, n: int = 40) -> str:
+    return text if len(text) <= n else text[:n] + "…"
 
 
 # ---------------------------------------------------------------- arguments several commands share
@@ -207,8 +230,13 @@ def add_common(sp, train: bool = True) -> None:
                           help="leave these columns out of the distance")
     sp.add_argument("--device", default="auto", choices=DEVICES,
                     help="where tensors live: auto = a CUDA GPU when one is visible, else the CPU")
-    sp.add_argument("--quiet", action="store_true", help="no progress bar and no schema block on stderr (notices "
-                                                         "and errors still print)")
+    add_quiet(sp, "no progress bar and no schema block on stderr (notices and errors still print)")
+
+
+def add_quiet(sp, help: str = "no progress bar on stderr") -> None:
+    """``--quiet``, which every command takes (docs/cli.md): what it silences is ``help``; a warning or an error
+    is said whatever it is."""
+    sp.add_argument("--quiet", action="store_true", help=help)
 
 
 def schema_of(args):
@@ -277,11 +305,12 @@ def add_dynamiccut(sp) -> None:
     """``--p``, ``--k``, ``--T``: DynamicCut's parameters, defaulted by
     :class:`memviz.dynamics.dynamiccut.DynamicCutParams` and checked by it once, where the command makes one
     (``memviz compare``: :meth:`memviz.compare.config.CompareConfig.validated`), never here."""
-    sp.add_argument("--p", type=float, default=DYNAMICCUT.p, help="share of training rows DynamicCut removes")
+    sp.add_argument("--p", type=float, default=DYNAMICCUT.p,
+                    help="share of training rows DynamicCut removes, strictly between 0 and 1")
     sp.add_argument("--k", type=int, default=DYNAMICCUT.k,
-                    help="DynamicCut scores a row by the mean of its k largest per-check Mem-AUC values")
+                    help="DynamicCut scores a row by the mean of its k largest per-check Mem-AUC values (k >= 1)")
     sp.add_argument("--T", type=int, default=DYNAMICCUT.T,
-                    help="last warm-up epoch scored (default: the first half of the checks)")
+                    help="last warm-up epoch scored, 1 or more (default: the first half of the checks)")
 
 
 def add_fail_on(sp) -> None:

@@ -5,6 +5,7 @@ import sys
 
 from memviz.commands.common import (
     COMPARE,
+    SEED_RANGE,
     EventBars,
     add_common,
     add_dynamiccut,
@@ -38,11 +39,12 @@ def register(sub, command) -> None:
                          "DP-SGD, by basic sequential composition; the schema and N are assumed public")
     sp.add_argument("--models", default=",".join(COMPARE.models), help="comma-separated generators")
     sp.add_argument("--seeds", default=",".join(map(str, COMPARE.seeds)),
-                    help="comma-separated seeds; each seeds the mitigation, the model and the evaluation")
+                    help=f"comma-separated seeds, each {SEED_RANGE}; each seeds the mitigation, the model and the "
+                         "evaluation")
     add_dynamiccut(sp)
-    sp.add_argument("--epochs", type=int, help="training epochs of every model (default: each model's CPU preset)")
+    sp.add_argument("--epochs", type=int, help="training epochs of every model, 1 or more (default: each model's CPU preset)")
     sp.add_argument("--n-jobs", type=int, default=COMPARE.n_jobs,
-                    help="cells run in parallel (processes, one torch thread each)")
+                    help="cells run in parallel (processes, one torch thread each), 1 or more")
     sp.add_argument("--threads", type=int, default=None,
                     help="torch threads per cell (default: 1; parallelism comes from --n-jobs)")
     sp.add_argument("--ratio", type=float, default=COMPARE.ratio,

@@ -1,7 +1,7 @@
 """memviz inspect: a warm-up run's summaries, its floor and the excess per check."""
 from __future__ import annotations
 
-from memviz.commands.common import emit
+from memviz.commands.common import add_quiet, emit
 from memviz.warmup.frontier import METRICS, StopRule
 
 RULE = StopRule()
@@ -34,6 +34,7 @@ def register(sub, command) -> None:
     sp = command("inspect")
     sp.add_argument("run_dir", help="a run directory made by memviz warmup")
     sp.add_argument("--json", action="store_true", help="print only the JSON line, not the text summary")
+    add_quiet(sp, "print only the JSON line, as --json")
     add_stop_rule(sp)
     sp.set_defaults(func=run)
 
@@ -58,7 +59,7 @@ def run(args) -> None:
         ex = excess(float(last["mem_ratio"]), int(last["n_synthetic"]), f)
         out["final_excess"] = {"excess": ex.excess, "excess_ci": [ex.low, ex.high], "sentence": ex.sentence()}
     out.update(recommendation(res, args))
-    if not args.json:
+    if not (args.json or args.quiet):
         print(format_summary(out))
     emit(out)
 

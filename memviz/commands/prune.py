@@ -1,7 +1,7 @@
 """memviz prune: DynamicCut drops the top-p rows of a warm-up's ranking."""
 from __future__ import annotations
 
-from memviz.commands.common import add_dynamiccut, add_raw_csv, emit, output_files
+from memviz.commands.common import add_dynamiccut, add_quiet, add_raw_csv, emit, output_files
 
 
 def register(sub, command) -> None:
@@ -17,8 +17,12 @@ def register(sub, command) -> None:
                     help="prune by the checks of an unfinished run (running, interrupted, cancelled or failed); "
                          "refused without it")
     add_raw_csv(sp)
+    add_quiet(sp, "print nothing but the JSON line (prune draws no progress bar)")
     sp.set_defaults(func=run)
 
+
+#: the removed rows the JSON line lists (removed_row_ids, removed_keys): the first, highest score first
+SHOWN = 20
 
 #: what an unfinished run's status means for its ranking
 _UNFINISHED = {"running": "is still training", "interrupted": "was interrupted (its writer is gone)",
@@ -48,9 +52,11 @@ def run(args) -> None:
     export_csv(outs["out"], pruned.to_frame(row_id=args.keep_row_id), raw=args.raw_csv)   # the key kept
     if args.removed_out:
         export_csv(outs["removed_out"], train.with_keys(sel.to_frame()), raw=args.raw_csv)
-    first = sel.removed[:20]
+    first = sel.removed[:SHOWN]
     named = {"key": train.key, "removed_keys": train.key_list(first)} if train.key is not None else {}
     emit({"removed": int(len(sel.removed)), "kept": int(len(pruned)), "p": sel.p, "k": sel.k, "T": sel.T,
            "out": str(args.out), "removed_row_ids": [int(x) for x in first], **named,
+           # the lists hold the first SHOWN removed rows, highest score first: say so (every one: --removed-out)
+           "removed_shown": int(len(first)), "removed_truncated": bool(len(first) < len(sel.removed)),
            "run_status": res.status, "partial": res.status != "finished", "epochs_checked": done,
            "epochs": res.config.epochs})

@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from memviz.commands.common import add_backend, add_fail_on, add_keep_row_id, add_raw_csv, emit, inputs_of
+from memviz.commands.common import add_backend, add_fail_on, add_keep_row_id, add_quiet, add_raw_csv, emit, inputs_of
 
 #: what a report folder holds (an earlier report folder is replaced whole): the audit's files
 #: (:data:`memviz.auditing.result.FILES`) and comparisons/NAME/ with the same three
@@ -26,9 +26,11 @@ def register(sub, command) -> None:
     sp.add_argument("--holdout", help="real rows the model never saw: the floor and the closeness tests are "
                                       "measured against them afresh, and audit.json names them (default: the "
                                       "hold-out the run kept)")
-    sp.add_argument("--p", type=float, help="DynamicCut's p, recorded with the report when you tuned it")
-    sp.add_argument("--k", type=int, help="DynamicCut's k, recorded with the report when you tuned it")
-    sp.add_argument("--T", type=int, help="DynamicCut's T, recorded with the report when you tuned it")
+    sp.add_argument("--p", type=float, help="DynamicCut's p (strictly between 0 and 1), recorded with the report "
+                                             "when you tuned it")
+    sp.add_argument("--k", type=int, help="DynamicCut's k (1 or more), recorded with the report when you tuned it")
+    sp.add_argument("--T", type=int, help="DynamicCut's T (an epoch, 1 or more), recorded with the report when you "
+                                          "tuned it")
     sp.add_argument("--compare", action="append", default=None, metavar="DIR",
                     help="a comparison's folder to include (repeatable; default: every finished comparison "
                          "under the run's folder's parent that was ranked on this run)")
@@ -45,6 +47,7 @@ def register(sub, command) -> None:
     add_raw_csv(sp)
     add_keep_row_id(sp)
     add_fail_on(sp)
+    add_quiet(sp, "print nothing but the JSON line (report draws no progress bar)")
     sp.set_defaults(func=run)
 
 
@@ -102,7 +105,7 @@ def comparison_parts(view, compares, out_dir: Path, *, redacted: bool, raw_csv: 
         parts.append(reports.compare_part(sec, cv, salt if redacted else None))
         src = sec.source
         info = {"comparison": cv.path.name, "path": str(cv.path), "ranked_on": src.run_id, "p": src.p, "k": src.k,
-                "T": src.T, "heading": sec.heading}
+                "T": src.T, "heading": sec.heading, **reports.compare_progress(cv).to_dict()}
         model = pick_model(cv.ok)
         a = audits.compare_audit(cv, model) if model is not None else None
         if a is not None:

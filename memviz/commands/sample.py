@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import time
 
-from memviz.commands.common import add_raw_csv, emit, output_files
+from memviz.commands.common import SEED_RANGE, add_quiet, add_raw_csv, emit, output_files, seed_arg
 from memviz.commands.inspect import add_stop_rule
 from memviz.device import DEVICES
 
@@ -13,15 +13,17 @@ def register(sub, command) -> None:
     sp.add_argument("run_dir", help="a run directory made by memviz warmup")
     sp.add_argument("--check", type=int, help="the check to sample from (default: the recommended one, see "
                                               "memviz inspect); memviz inspect --json lists kept_checkpoints")
-    sp.add_argument("--rows", type=int, help="rows to draw (default: the run's rows per check)")
-    sp.add_argument("--seed", type=int, default=0,
-                    help="seeds the draw: the same run, check, rows, seed and device kind give the same table")
+    sp.add_argument("--rows", type=int, help="rows to draw, 1 or more, as many as the machine's memory holds (refused before any work "
+                         "beyond that; default: the run's rows per check)")
+    sp.add_argument("--seed", type=seed_arg, default=0,
+                    help=f"seeds the draw ({SEED_RANGE}): the same run, check, rows, seed and device kind give the "
+                         "same table")
     sp.add_argument("--out", required=True, help="CSV file to write (the schema's columns)")
     sp.add_argument("--device", default="auto", choices=DEVICES, help="where to sample (a GPU-trained run samples "
                                                                       "on a CPU too)")
     add_stop_rule(sp)
     add_raw_csv(sp)
-    sp.add_argument("--quiet", action="store_true", help="no progress output")
+    add_quiet(sp, "print nothing but the JSON line (sample draws no progress bar)")
     sp.set_defaults(func=run)
 
 

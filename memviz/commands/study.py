@@ -5,7 +5,7 @@ import sys
 import time
 from pathlib import Path
 
-from memviz.commands.common import COMPARE, dataset_names, emit, output_files, seeds, split
+from memviz.commands.common import COMPARE, SEED_RANGE, add_quiet, dataset_names, emit, output_files, seeds, split
 from memviz.device import DEVICES
 
 
@@ -22,7 +22,7 @@ def register(sub, command) -> None:
                          "mid = 1,000 rows, 4,000 epochs, 10 seeds, adult; large = 3,000 rows, 4,000 epochs, 10 "
                          "seeds, adult (the test the pilot's rule asks for); paper = full, GPU")
     sp.add_argument("--datasets", default=",".join(DATASETS), help="comma-separated dataset folders")
-    sp.add_argument("--seeds", default=None, help="comma-separated seeds (default: the scale's)")
+    sp.add_argument("--seeds", default=None, help=f"comma-separated seeds, each {SEED_RANGE} (default: the scale's)")
     sp.add_argument("--parts", default=",".join(DEFAULT_PARTS),
                     help=f"comma-separated parts to run, of {', '.join(PARTS)} (default: every part but pilot; the "
                          "pilot across scales takes hours on a CPU and runs only when named, e.g. --parts pilot). "
@@ -32,6 +32,7 @@ def register(sub, command) -> None:
     sp.add_argument("--n-jobs", type=int, default=COMPARE.n_jobs, help="runs and cells in parallel")
     sp.add_argument("--device", default="auto", choices=DEVICES,
                     help="where tensors live: auto = a CUDA GPU when one is visible, else the CPU")
+    add_quiet(sp, "no progress lines on stderr")
     sp.set_defaults(func=run)
 
 
@@ -49,7 +50,7 @@ def run(args) -> None:
     study = run_study(args.data_dir, args.out, scales=split(args.scales, "scales"),
                       datasets=dataset_names(args.datasets), seeds=seeds(args.seeds) if args.seeds else None,
                       parts=split(args.parts, "parts"), device=args.device, n_jobs=args.n_jobs,
-                      markdown=outs.get("markdown"), progress=lambda m: sys.stderr.write(m + "\n"))
+                      markdown=outs.get("markdown"), progress=None if args.quiet else lambda m: sys.stderr.write(m + "\n"))
     md = args.markdown or str(Path(args.out) / "study.md")
     emit({"out": str(args.out), "markdown": md, "scales": [k for k in study if k not in ("floors", "pilot", "seconds")],
            "seconds": round(time.perf_counter() - t0, 1)})

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from memviz.commands.common import (
+    SEED_RANGE,
     WARMUP,
     EventBars,
     add_common,
@@ -9,6 +10,7 @@ from memviz.commands.common import (
     emit,
     overrides_of,
     parse_model_params,
+    seed_arg,
 )
 from memviz.models.presets import PRESETS
 from memviz.warmup.run import DEFAULT_CHECKS, WarmupConfig
@@ -23,15 +25,18 @@ def register(sub, command) -> None:
     sp.add_argument("--preset", default=WARMUP.preset, choices=list(PRESETS),
                     help="TabDDPM size: cpu-quick = small network, 50 diffusion steps; paper = the reference "
                          "network (needs a GPU)")
-    sp.add_argument("--epochs", type=int, help="training epochs (default: the preset's)")
+    sp.add_argument("--epochs", type=int, help="training epochs, 1 or more (default: the preset's)")
     sp.add_argument("--check-every", type=int,
-                    help=f"epochs between memorization checks (default: epochs / {DEFAULT_CHECKS}, about "
+                    help=f"epochs between memorization checks, 1 or more (default: epochs / {DEFAULT_CHECKS}, about "
                          f"{DEFAULT_CHECKS} checks)")
-    sp.add_argument("--n-samples", type=int, help="generated rows per check (default: as many as training rows)")
-    sp.add_argument("--seed", type=int, default=WARMUP.seed, help="seeds the model, training and every check")
+    sp.add_argument("--n-samples", type=int,
+                    help="generated rows per check, 1 or more (default: as many as training rows)")
+    sp.add_argument("--seed", type=seed_arg, default=WARMUP.seed,
+                    help=f"seeds the model, training and every check: {SEED_RANGE}")
     add_distance(sp)
     sp.add_argument("--top-frac", type=float, default=WARMUP.top_frac,
-                    help="share of training rows in the Top group (most copies over the warm-up)")
+                    help="share of training rows in the Top group (most copies over the warm-up), strictly between 0 "
+                         "and 1")
     sp.add_argument("--no-samples", action="store_true",
                     help="do not store the generated rows (the leak explorer then has nothing to show)")
     sp.add_argument("--model-params", help="JSON object of TabDDPM overrides, e.g. '{\"layers\": [256, 256]}' "

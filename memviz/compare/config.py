@@ -13,7 +13,7 @@ from memviz.compare.methods import (
     dp_method,
 )
 from memviz.device import resolve_device
-from memviz.errors import MemvizError
+from memviz.errors import MemvizError, checked_seed
 from memviz.engine import DISTANCES
 from memviz.mitigate.augment import DEFAULT_RATIO
 from memviz.dynamics.dynamiccut import DEFAULTS, DynamicCutParams
@@ -113,6 +113,8 @@ class CompareConfig:
             raise MemvizError(f"seeds must be integers, got {list(self.seeds)!r}") from None
         if not seeds:
             raise MemvizError("no seed given")
+        for s in seeds:
+            checked_seed(s)
         n_jobs = self.n_jobs
         if isinstance(n_jobs, bool) or not isinstance(n_jobs, int) or n_jobs < 1:
             raise MemvizError(f"n_jobs must be an integer >= 1, got {n_jobs!r}")

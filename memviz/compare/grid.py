@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -87,6 +88,7 @@ from memviz.io import (
     atomic_write_parquet,
     read_json,
     settings_key,
+    strict_loads,
 )
 from memviz.tables.data import Table, fingerprint
 from memviz.mitigate.dynamic import DynamicThreshold
@@ -337,6 +339,40 @@ def read_experiment(out_dir: str | Path) -> dict:
     return read_json(Path(out_dir) / EXPERIMENT, "comparison manifest")
 
 
+@dataclass(frozen=True)
+class GridProgress:
+    """How far a comparison got: ``done`` of its ``total`` cells have a result (ok or failed); ``finished``
+    when the grid ran to its end (experiment.json records its seconds)."""
+
+    done: int
+    total: int
+    finished: bool
+
+    def to_dict(self) -> dict:
+        return {"cells_done": self.done, "cells_total": self.total, "finished": self.finished}
+
+    def sentence(self) -> str:
+        """"" when finished; else what a reader of its figures must know."""
+        if self.finished:
+            return ""
+        return (f"This comparison is unfinished: {self.done} of its {self.total} cells are done, and its results and "
+                "figures read those cells only.")
+
+
+def grid_progress(out_dir: str | Path, done: int) -> GridProgress:
+    """The progress of the comparison in ``out_dir`` with ``done`` cells in its results.csv: its grid's size from
+    experiment.json (the cells it records at its end; before, its methods x models x seeds less the pairs it
+    skips, per seed)."""
+    m = read_experiment(out_dir)
+    finished = "seconds" in m and isinstance(m.get("cells"), int)
+    if finished:
+        total = int(m["cells"])
+    else:
+        per_seed = len(m.get("methods") or ()) * len(m.get("models") or ()) - len(m.get("skipped") or ())
+        total = max(per_seed * len(m.get("seeds") or ()), int(done))
+    return GridProgress(int(done), total, finished)
+
+
 def _tagged(progress: Progress | None, phase: str) -> Progress | None:
     if progress is None:
         return None
@@ -349,7 +385,7 @@ def _finished(out: Path, spec: CellSpec) -> dict | None:
     if not f.exists():
         return None
     try:
-        rec = json.loads(f.read_text(encoding="utf-8"))
+        rec = strict_loads(f.read_text(encoding="utf-8"))   # a hand-edited NaN: not finished
     except (json.JSONDecodeError, UnicodeDecodeError, OSError):
         return None
     if not isinstance(rec, dict) or rec.get("status") != "ok" or not (out / str(rec.get("synthetic", ""))).is_file():

@@ -61,6 +61,7 @@ from memviz.io import (
     read_json,
     read_parquet,
     settings_key,
+    strict_loads,
 )
 from memviz.measure.floor import Floor, excess, holdout_floor
 from memviz.measure.memorization import MemorizationResult, memorization
@@ -221,7 +222,7 @@ def _num(v) -> float:
 
 def _read(path: Path) -> dict | None:
     try:
-        d = json.loads(path.read_text(encoding="utf-8"))
+        d = strict_loads(path.read_text(encoding="utf-8"))   # a hand-edited NaN: not stored
     except (OSError, json.JSONDecodeError, UnicodeDecodeError):
         return None
     return d if isinstance(d, dict) else None

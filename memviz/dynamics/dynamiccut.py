@@ -49,11 +49,14 @@ def check_k(k) -> int:
 
 
 def _check_T(T):
-    """``T`` unchanged (None: the default window), or a one-line MemvizError (not a number)."""
+    """``T`` unchanged (None: the default window), or a one-line MemvizError (not a number, or below epoch 1:
+    no check is ever at or before it; ``report --T -3`` had been recorded as tuned)."""
     if T is None:
         return None
     if isinstance(T, bool) or not isinstance(T, (int, float, np.integer, np.floating)) or math.isnan(T):
         raise MemvizError(f"T must be a number of epochs, got {T!r}")
+    if T < 1:
+        raise MemvizError(f"T must be an epoch, 1 or more (the last epoch scored), got {T!r}")
     return T
 
 
@@ -118,6 +121,15 @@ class DynamicCutParams:
 
 #: the defaults, defined once (:class:`DynamicCutParams`)
 DEFAULTS = DynamicCutParams()
+
+
+def tuned_params(p=None, k=None, T=None) -> DynamicCutParams | None:
+    """The settings a caller tuned, each given one checked by :class:`DynamicCutParams` (one not given is its
+    default; None, nothing checked, when none is given): a report records what a user tuned, and records it only
+    when it is DynamicCut's."""
+    if p is None and k is None and T is None:
+        return None
+    return DynamicCutParams(DEFAULTS.p if p is None else p, DEFAULTS.k if k is None else k, T)
 DEFAULT_P = DEFAULTS.p
 DEFAULT_K = DEFAULTS.k
 

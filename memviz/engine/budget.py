@@ -21,6 +21,12 @@ columns, k neighbours, T worker threads), from the arrays the engine holds at it
                                       per row of its largest task (``pruned.CHUNK``; ~9 KiB
                                       measured on Adult, paper distance)
 
+    sample n · (32·c + 64)            drawing n rows of c columns from a model (:func:`sample_bytes`):
+                                      the denoised float32 numericals and int64 codes, the
+                                      concatenated batches, the table (float64 and object cells)
+                                      and the CSV export's formula-safe copy; 54 MiB measured for
+                                      200,000 Adult rows (15 columns) against 104 MiB estimated
+
 (twice the arrays' own sizes: temporaries and the allocator's slack; calibrated on the peaks
 ``benchmarks/bench_scale.py`` measures and prints beside each estimate: Adult-shaped, 300,000
 × 300,000 rows, 533 MiB measured against the earlier 376 MiB estimate, now 650 MiB).
@@ -171,13 +177,21 @@ def check_audit(need: AuditNeed, what: str, *, backend: str = "local", local_wor
                           "available: use fewer rows, or a machine with more memory")
 
 
-def check(need: int, what: str) -> None:
-    """Refuse ``what`` in one line when ``need`` bytes exceed the memory available now."""
+def sample_bytes(n: int, columns: int) -> int:
+    """Bytes drawing ``n`` rows of ``columns`` columns from a generator takes (module docstring): the one rule
+    of ``memviz sample`` and the dashboard's "Sample from this check" (whose own cap, a time bound, comes on
+    top: :func:`memviz.app.bounds.sample_rows_max`)."""
+    return int(n) * (32 * int(columns) + 64)
+
+
+def check(need: int, what: str, fix: str = "use fewer rows, or a machine (or a Dask cluster, memorize --backend "
+                                          "dask) with more memory") -> None:
+    """Refuse ``what`` in one line when ``need`` bytes exceed the memory available now; ``fix`` says what to
+    do instead."""
     have = _device.available_memory()
     if have is not None and need > have:
         raise MemvizError(f"{what} needs about {mib(need)} MiB of memory and this machine has "
-                          f"{mib(have)} MiB available: use fewer rows, or a machine (or a Dask "
-                          f"cluster, memorize --backend dask) with more memory")
+                          f"{mib(have)} MiB available: {fix}")
 
 
 def mib(n: int) -> str:

@@ -62,8 +62,8 @@ one-sided exact test at :data:`COMPARABLE_P`); otherwise rows are named against 
 the result says so.
 
 The hold-out itself must be fresh: one that shares rows with the training table beyond what the
-training table shares with itself (its identical share above the training rows' own, one-sided exact
-test at :data:`CONTAMINATED_P`) is refused by :func:`check_holdout` (45 % of training rows in a hold-out
+training table shares with itself (its identical share above the training rows' own beyond a margin, at
+exact confidence bounds: :func:`memviz.tables.holdout.shared_rows`, the one rule of every command) is refused by :func:`check_holdout` (45 % of training rows in a hold-out
 moved its floor from 23 % to 58 % and turned a "copying" verdict into "no copying").
 """
 from __future__ import annotations
@@ -96,8 +96,6 @@ COMPARABLE_P = 1e-3
 ROW_ALTERED = 1
 #: the seed of the draws that order rows tied at a too-close threshold (:func:`tie_draws`)
 TIE_SEED = 20261207
-#: a hold-out whose identical share exceeds the training rows' own at this p is refused
-CONTAMINATED_P = 1e-3
 ROW_COLUMNS = ("row_id", "close_copies", "identical_copies", "near_verbatim_copies", "real_close", "expected_close", "p_value",
                "q_value", "closest_distance")
 
@@ -161,16 +159,16 @@ def identical_excess_p(n_a: int, size_a: int, n_b: int, size_b: int) -> float:
 
 def check_holdout(holdout: Nearest, loo: Nearest, source: str) -> None:
     """Refuse a hold-out that shares rows with the training table beyond what the training table shares
-    with itself (module docstring), in one line naming ``source`` and both shares. The hold-out's columns,
-    rows and reference rows are :func:`memviz.tables.holdout.checked_holdout`'s; this is another test (the
-    identical share read from the standardized distances against the training table's own repeats), and
-    needs no guard of its own: without hold-out rows, or without training rows to compare, p = 1."""
+    with itself, in the one rule and the one line of every command
+    (:func:`memviz.tables.holdout.refuse_shared_rows`), the identical shares read here from the standardized
+    distances (the hold-out's nearest training row, each training row's nearest other one). Without hold-out
+    rows, or without training rows to compare, nothing is refused."""
+    from memviz.tables.holdout import refuse_shared_rows
+
     h, n = len(holdout), len(loo)
     i_h, i_n = int(np.sum(holdout.distance == 0)), int(np.sum(loo.distance == 0))
-    if identical_excess_p(i_h, h, i_n, n) < CONTAMINATED_P:
-        raise MemvizError(f"{source}: {i_h:,} of its {h:,} rows ({100 * i_h / h:.1f} %) are rows of the training "
-                          f"table, where the training table repeats {100 * i_n / n:.1f} % of its own rows: pass "
-                          "real rows the model never saw (a test split or a hold-out)")
+    if h and n:
+        refuse_shared_rows(source, i_h, h, i_n, n)
 
 
 # ------------------------------------------------------------------ the tests

@@ -45,7 +45,6 @@ from memviz.measure.rownull import NullFit, fit_null, positions
 from memviz.metrics import auc_terms
 from memviz.tables.data import Table
 from memviz.tables.holdout import REFERENCE, CheckedHoldout, checked_holdout
-from memviz.tables.holdout import SAME_ROWS_LIMIT as SAME_ROWS_LIMIT  # re-exported: the hold-out's own rule
 
 #: z for a two-sided 95 % interval, Φ⁻¹(0.975)
 Z95 = 1.959963984540054

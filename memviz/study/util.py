@@ -1,12 +1,11 @@
 """Small helpers of the study: formatting, stored jobs, parallel runs."""
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import Callable
 
-from memviz.io import atomic_write_json
+from memviz.io import atomic_write_json, strict_loads
 
 
 def as_float(x) -> float | None:
@@ -31,7 +30,7 @@ def p_text(x) -> str:
 def stored(path: Path, key: str) -> dict | None:
     """The record of a finished job at ``path`` when it was made with settings ``key``."""
     try:
-        rec = json.loads(Path(path).read_text(encoding="utf-8"))
+        rec = strict_loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     return rec if isinstance(rec, dict) and rec.get("key") == key else None

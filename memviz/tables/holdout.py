@@ -8,10 +8,21 @@ it is checked against (:data:`REFERENCE`, the floor's; :data:`TRAINING`, the pri
 
 * its columns are the reference's (a Table of the same schema, or a DataFrame holding every schema column);
 * it has rows;
-* (:data:`REFERENCE` only) it is not the reference table itself (equal :func:`~memviz.tables.data.fingerprint`);
-* at most :data:`SAME_ROWS_LIMIT` of its rows are reference rows, the rows as the distance sees them
-  (imputed numericals, category codes: :func:`row_hashes`): those are members, and every test would read
-  "no difference". Their number is kept (:attr:`CheckedHoldout.n_identical`, the floor's figure).
+* it shares rows with the training table no more than the training table shares with itself
+  (:func:`shared_rows`, the rule docs/refused.md states), the rows as the distance sees them (imputed
+  numericals, category codes: :func:`row_hashes`): a training row in the hold-out is a member, and every test
+  would read "no difference". Their number is kept (:attr:`CheckedHoldout.n_identical`, the floor's figure);
+* it is not the training table itself, row for row (a low-cardinality table repeats nearly all its rows, so
+  the rule above cannot tell it from a fresh sample).
+
+The rule compares the hold-out's share of rows equal to a training row, m = I_H / H, with the training table's
+leave-one-out share, s = I_N / N (a training row equal to another training row: what a fresh row meets by
+chance). A hold-out of which a share c are training rows has m = c + (1 − c) s in expectation, so it is
+refused when, at confidence 1 − :data:`SHARED_ROWS_P`, c exceeds :data:`SHARED_ROWS_MARGIN`: when the exact
+(Clopper–Pearson) lower bound of m at one-sided level P/2 exceeds s⁺ + δ (1 − s⁺), s⁺ the exact upper bound of
+s at level P/2 (two bounds at P/2 each: a fresh hold-out is refused with probability at most P). A
+low-cardinality table whose training rows repeat 77.7 % of themselves accepts a hold-out 78.4 % of whose rows
+meet a training row; half training rows in a hold-out of a table that repeats none are refused.
 
 The rows of both tables are hashed once here, and a :class:`CheckedHoldout` remembers the table it was
 checked against; handed to a function with another reference it is checked again against that one.
@@ -31,8 +42,11 @@ from memviz.errors import MemvizError
 from memviz.tables.data import Table, check_same_columns, fingerprint, table_from_frame
 from memviz.tables.encoding import Encoder
 
-#: a hold-out with more than this share of rows identical to reference rows is refused
-SAME_ROWS_LIMIT = 0.5
+#: the hold-out rule's level (module docstring): a fresh hold-out is refused with probability at most this
+SHARED_ROWS_P = 1e-3
+#: δ, the share of a hold-out's rows that may be training rows beyond chance before it is refused (2 % of
+#: training rows in a hold-out move its floor by under 2 points; 45 % moved it from 23 % to 58 %)
+SHARED_ROWS_MARGIN = 0.02
 
 #: what :class:`CheckedHoldout` accepts from :func:`checked_holdout` alone
 _MADE = object()
@@ -40,25 +54,94 @@ _MADE = object()
 
 @dataclass(frozen=True)
 class Against:
-    """What a hold-out is checked against, in the refusals' words (module docstring).
+    """What a hold-out is checked against, in the refusals' words (module docstring); its rows are refused
+    in one message whatever it is checked against (:meth:`SharedRows.message`), so that every command says
+    the same.
 
     columns : whose columns the hold-out's differ from ("the reference's").
-    rows : what its rows are and what to pass instead ("reference rows; pass real rows outside the reference").
-    itself : the refusal of the reference table itself ("" : no such refusal, the row count says it).
+    fingerprints : keep both tables' fingerprints (the floor's provenance reads them).
     empty_first : refuse an empty DataFrame before it is read as a Table (the floor's order).
     """
 
     columns: str
-    rows: str
-    itself: str = ""
+    fingerprints: bool = False
     empty_first: bool = False
 
 
 #: the floor's words: the hold-out against the reference rows R
-REFERENCE = Against("the reference's", "reference rows; pass real rows outside the reference",
-                    "the hold-out is the reference table itself; pass real rows it does not hold", True)
+REFERENCE = Against("the reference's", True, True)
 #: the privacy tests' words: the hold-out against the training table
-TRAINING = Against("the training table's", "training rows; pass real rows the model never trained on")
+TRAINING = Against("the training table's")
+
+
+@dataclass(frozen=True)
+class SharedRows:
+    """The hold-out rule's reading (module docstring): I_H of H hold-out rows equal a training row, I_N of N
+    training rows equal another training row.
+
+    holdout_low : the exact lower bound of m = I_H / H at one-sided level P / 2.
+    train_high : the exact upper bound s⁺ of s = I_N / N at one-sided level P / 2.
+    allowed : s⁺ + δ (1 − s⁺), what ``holdout_low`` may reach.
+    itself : the hold-out is the training table, row for row.
+    """
+
+    n_matching: int
+    n_holdout: int
+    n_repeated: int
+    n_train: int
+    holdout_low: float
+    train_high: float
+    allowed: float
+    itself: bool = False
+
+    @property
+    def refused(self) -> bool:
+        return self.itself or self.holdout_low > self.allowed
+
+    def message(self, source: str) -> str:
+        """The one refusal, whichever command reads the hold-out (``audit``'s words)."""
+        i_h, h, i_n, n = self.n_matching, self.n_holdout, self.n_repeated, self.n_train
+        why = (", row for row: it is the training table itself" if self.itself and self.holdout_low <= self.allowed
+               else f", where the training table repeats {100 * i_n / max(n, 1):.1f} % of its own rows")
+        return (f"{source}: {i_h:,} of its {h:,} rows ({100 * i_h / max(h, 1):.1f} %) are rows of the training "
+                f"table{why}: pass real rows the model never saw (a test split or a hold-out)")
+
+
+def shared_rows(n_matching: int, n_holdout: int, n_repeated: int, n_train: int, *, itself: bool = False,
+                p: float = SHARED_ROWS_P, margin: float = SHARED_ROWS_MARGIN) -> SharedRows:
+    """The hold-out rule (module docstring) on the counts.
+
+    Parameters
+    ----------
+    n_matching, n_holdout : I_H, the hold-out rows equal to a training row, of H.
+    n_repeated, n_train : I_N, the training rows equal to another training row, of N.
+    itself : the hold-out is the training table row for row (refused whatever the counts).
+    p, margin : the level P and the margin δ.
+
+    Returns
+    -------
+    SharedRows
+        ``refused`` when L(I_H, H) > s⁺ + δ (1 − s⁺), with the Clopper–Pearson bounds
+        L(x, n) = B⁻¹(P/2; x, n − x + 1) (0 when x = 0) and s⁺ = B⁻¹(1 − P/2; I_N + 1, N − I_N) (1 when
+        I_N = N), B⁻¹ the Beta quantile.
+    """
+    from scipy import stats
+
+    i_h, h, i_n, n = int(n_matching), int(n_holdout), int(n_repeated), int(n_train)
+    low = float(stats.beta.ppf(p / 2, i_h, h - i_h + 1)) if i_h > 0 else 0.0
+    high = float(stats.beta.ppf(1 - p / 2, i_n + 1, n - i_n)) if i_n < n else 1.0
+    return SharedRows(i_h, h, i_n, n, low, high, high + margin * (1 - high), bool(itself))
+
+
+def refuse_shared_rows(source: str, n_matching: int, n_holdout: int, n_repeated: int, n_train: int, *,
+                       itself: bool = False) -> SharedRows:
+    """:func:`shared_rows`, refused in one line naming ``source`` (:meth:`SharedRows.message`): the one door
+    of the hold-out rule, for :func:`checked_holdout` and the closeness tests'
+    :func:`memviz.measure.dcr.check_holdout`."""
+    r = shared_rows(n_matching, n_holdout, n_repeated, n_train, itself=itself)
+    if r.refused:
+        raise MemvizError(r.message(source))
+    return r
 
 
 def as_table(train: Table, other, role: str, what: str, *, empty_first: bool = False,
@@ -136,23 +219,22 @@ def checked_holdout(train: Table, holdout, *, against: Against = TRAINING,
     Raises
     ------
     MemvizError
-        Other columns, no rows, the reference itself, or more than half of its rows ``train``'s rows.
+        Other columns, no rows, or rows shared with ``train`` beyond what it shares with itself, or ``train``
+        itself (:func:`shared_rows`).
     """
     if isinstance(holdout, CheckedHoldout):
-        if holdout.train is train and (holdout.fingerprint or not against.itself):
+        if holdout.train is train and (holdout.fingerprint or not against.fingerprints):
             return holdout
         holdout = holdout.table
     hold = as_table(train, holdout, "test", "hold-out", empty_first=against.empty_first, columns=against.columns)
-    prints = ("", "")
-    if against.itself:
-        prints = (fingerprint(hold), fingerprint(train))
-        if prints[0] == prints[1]:
-            raise MemvizError(f"{hold.source}: {against.itself}")
     if encoder is None:
         s = train.schema
         encoder = Encoder.fit(train.data, s.distance_numerical, s.distance_categorical)
-    same = int(np.isin(row_hashes(encoder, hold.data), row_hashes(encoder, train.data)).sum())
-    if same > SAME_ROWS_LIMIT * len(hold):
-        raise MemvizError(f"{hold.source}: {same} of {len(hold)} hold-out rows are {against.rows} "
-                          "(the test split or a hold-out)")
+    h_hash, t_hash = row_hashes(encoder, hold.data), row_hashes(encoder, train.data)
+    same = int(np.isin(h_hash, t_hash).sum())
+    _, first, counts = np.unique(t_hash, return_inverse=True, return_counts=True)
+    repeated = int((counts[first] > 1).sum())          # training rows equal to another training row
+    refuse_shared_rows(hold.source, same, len(hold), repeated, len(train),
+                       itself=len(h_hash) == len(t_hash) and bool(np.array_equal(h_hash, t_hash)))
+    prints = (fingerprint(hold), fingerprint(train)) if against.fingerprints else ("", "")
     return CheckedHoldout(hold, train, same, prints[0], prints[1], _MADE)

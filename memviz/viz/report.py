@@ -34,7 +34,7 @@ from memviz.viz import glossary as words
 from memviz.viz.card import Card, tone
 from memviz.viz.compare import by_method, fractions, results_display, three_way_html
 from memviz.viz.style import caption, method_label, model_label
-from memviz.viz.text import isolate, seconds
+from memviz.viz.text import cut, isolate, seconds
 
 CSP = ("default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
        "img-src data: blob:; font-src data:")
@@ -168,8 +168,8 @@ def frame_table(df: pd.DataFrame, text_cols=(), match: pd.DataFrame | None = Non
                 text = na
             else:
                 text = _fmt_value(v)
-            cells.append(f"<td{attr}>{_e(text)}</td>")
-        body.append(f"<tr><th class='text'>{_e(label)}</th>{''.join(cells)}</tr>")
+            cells.append(f"<td{attr}>{_e(cut(text))}</td>")          # a long cell cut, with a mark
+        body.append(f"<tr><th class='text'>{_e(cut(label))}</th>{''.join(cells)}</tr>")
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
 
@@ -225,7 +225,7 @@ def leak_block(view, redacted: bool, salt: str | None = None) -> str:
             t[c] = [np.format_float_positional(float(x), trim="-") if pd.notna(x) else "missing"
                     for x in pd.to_numeric(t[c], errors="coerce")]
     shown = len(view.copies)
-    head = f"{view.title(redacted, salt=salt)}: {view.n_copies:,} copies"
+    head = f"{cut(view.title(redacted, salt=salt))}: {view.n_copies:,} copies"
     if shown < view.n_copies:
         head += f" (closest {shown} shown)"
     text_cols = tuple(t.columns) if redacted else tuple(view.schema.distance_categorical)

@@ -112,6 +112,18 @@ def check_name(check, n_checks=None) -> str:
     return f"check {int(c)}" + (f" of 0–{int(n) - 1}" if n is not None and n >= 1 else "")
 
 
+#: the most characters of one cell or row name a report quotes (a 1 MB cell had been quoted whole, several times)
+CELL_CHARS = 200
+#: what ends a cut text
+CUT_MARK = "…"
+
+
+def cut(text, limit: int = CELL_CHARS) -> str:
+    """``text`` as it is when at most ``limit`` characters, else its first ``limit`` and :data:`CUT_MARK`."""
+    text = str(text)
+    return text if len(text) <= limit else text[:limit] + CUT_MARK
+
+
 def inert(text) -> str:
     """User text on one line with every link marker broken and its direction isolated (see the module
     docstring and :func:`isolate`).

@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from memviz.errors import MemvizError, RunError
+from memviz.errors import MemvizError, RunError, checked_seed
 
 FOLDER = "checkpoints"
 RETENTIONS = ("all", "every:K", "last:N", "none")
@@ -127,8 +127,15 @@ def sample_check(run_dir, check: int, rows: int, seed: int = 0, device: str = "a
     (:func:`memviz.warmup.tracking.check_seed`) and size redraw the rows that check measured."""
     from memviz.models.tabddpm import TabDDPM
 
+    from memviz.engine.budget import check as check_memory, sample_bytes
+    from memviz.warmup.store import RunStore
+
     if int(rows) < 1:
         raise MemvizError(f"rows={rows}: must be at least 1")
+    checked_seed(seed)
+    columns = len(RunStore(run_dir).read().schema.columns)
+    check_memory(sample_bytes(rows, columns), f"drawing {int(rows):,} rows of {columns} columns",   # before any work
+                 "draw fewer rows (several draws with other seeds, appended), or on a machine with more memory")
     state = load(run_dir, check)
     try:
         model = TabDDPM.from_state_dict(state, device=device)

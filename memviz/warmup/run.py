@@ -35,7 +35,7 @@ from memviz.dynamics.rows import (
     compute_dynamics,
 )
 from memviz.dynamics.summaries import summarize
-from memviz.errors import MemvizError, RunError
+from memviz.errors import SEED_MAX, MemvizError, RunError, checked_seed
 from memviz.measure.floor import Floor, excess, excess_columns
 from memviz.models.callbacks import Callback
 from memviz.tables.data import Table
@@ -127,6 +127,7 @@ class WarmupConfig:
             raise MemvizError(f"n_samples={n}: must be at least 1")
         if not 0 < self.top_frac < 1:
             raise MemvizError(f"top_frac={self.top_frac}: must be between 0 and 1")
+        checked_seed(self.seed)
         _check_model_params(self.preset, self.model_params, epochs, n_train, schema)
         from memviz.warmup.checkpoints import check_retention
 
@@ -186,6 +187,8 @@ def saved_config(manifest: Manifest, source) -> WarmupConfig:
             bad = v < 1
         if k == "quality_rows" and not bad and v is not None:
             bad = v < 0
+        if k == "seed" and not bad:
+            bad = not 0 <= v <= SEED_MAX
         if bad:
             raise RunError(f"{source}: manifest field 'config.{k}': {v!r} is not a valid {k}")
     if not 0 < kw.get("top_frac", DEFAULT_TOP_FRAC) < 1:

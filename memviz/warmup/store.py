@@ -48,12 +48,14 @@ import pandas as pd
 
 from memviz.errors import RunError
 from memviz.io import (
+    NonFinite,
     atomic_torch_save,
     atomic_write_json,
     atomic_write_parquet,
     atomic_write_text,
     read_json,
     read_parquet,
+    strict_loads,
     to_jsonable,
 )
 from memviz.tables.data import ROW_ID, Table, fingerprint
@@ -222,7 +224,9 @@ class RunStore:
         if self._read is not None and self._read[0] == stamp:
             return self._read[1]
         try:
-            m = json.loads(f.read_text(encoding="utf-8"))
+            m = strict_loads(f.read_text(encoding="utf-8"))
+        except NonFinite as exc:                    # Shape = inf recommended check 0 for "quality inf"
+            raise RunError(exc.sentence(f, "manifest")) from None
         except (json.JSONDecodeError, UnicodeDecodeError):
             raise RunError(f"{f}: manifest is not valid JSON") from None
         except OSError as exc:
@@ -267,6 +271,11 @@ class RunStore:
             raise RunError(f"{f}: column {ROW_ID!r}: row ids must be unique integers")
         if len(df) != m.data.n_rows:
             raise RunError(f"{f}: holds {len(df)} rows, the manifest says {m.data.n_rows}")
+        for col in m.schema.numerical:    # the run wrote them as numbers: text there is a manifest edited by hand
+            if not (pd.api.types.is_numeric_dtype(df[col]) or pd.api.types.is_bool_dtype(df[col])):
+                raise RunError(f"{self.path / MANIFEST}: manifest field 'schema': column {col!r} is numerical there, "
+                               f"but the run's training table holds text in it ({f.name}); the manifest does not "
+                               "match the run")
         df = df.set_index(ROW_ID)
         df.index = df.index.astype(np.int64)
         keys = df.pop(key[0]) if key else None

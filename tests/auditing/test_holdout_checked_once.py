@@ -12,9 +12,9 @@ rows counted against the half once (the door). Two remain, and are other things:
 
 * :func:`memviz.tables.data.fingerprint` of the hold-out, once (in the door): the provenance hash of its values
   and row_ids that audit.json records and the floor's refusal of the reference itself compares, not a row hash;
-* :func:`memviz.measure.dcr.check_holdout`, once: the closeness tests' exact test of the hold-out's identical
-  share (from the standardized distances) against the training table's own repeats, a statistical test and
-  not the over-half rule; it runs before the door because its refusal (and the closeness test's refusal of an
+* :func:`memviz.measure.dcr.check_holdout`, once: the closeness tests' reading of the one hold-out rule
+  (:func:`memviz.tables.holdout.shared_rows`, issue 49: the door's rule since the flat half was dropped) from
+  the standardized distances; it runs before the door because its refusal (and the closeness test's refusal of an
   empty hold-out) is the one a user gets today.
 """
 from __future__ import annotations
@@ -106,7 +106,8 @@ def test_a_checked_holdout_is_made_by_the_one_function_only(fresh_split):
 
 def test_the_checks_refuse_as_before(fresh_split):
     tr, ho, _ = fresh_split
-    with pytest.raises(MemvizError, match=r"^train: 800 of 800 hold-out rows are training rows; pass real rows"):
+    with pytest.raises(MemvizError, match=r"^train: 800 of its 800 rows \(100\.0 %\) are rows of the training table, "
+                                          r"where the training table repeats 0\.0 % of its own rows: pass real rows"):
         eh.checked_holdout(tr, tr)
     with pytest.raises(MemvizError, match=r"^holdout: the hold-out has no rows$"):
         eh.checked_holdout(tr, ho.subset(ho.row_ids[:0]))
@@ -115,19 +116,19 @@ def test_the_checks_refuse_as_before(fresh_split):
 
 
 def test_the_floor_takes_the_checked_holdout_and_keeps_its_words(fresh_split, monkeypatch):
-    from memviz.measure.floor import SAME_ROWS_LIMIT, holdout_floor
+    from memviz.measure.floor import holdout_floor
 
     tr, ho, _ = fresh_split
-    assert SAME_ROWS_LIMIT is eh.SAME_ROWS_LIMIT
     checked = eh.checked_holdout(tr, ho, against=eh.REFERENCE)
     n = _counting(monkeypatch, len(ho))
     fl = holdout_floor(tr, checked)
     assert n["columns"] == n["hashes"] == n["fingerprints"] == 0 and fl.n_identical == checked.n_identical
     assert fl.to_dict() | {"seconds": 0} == holdout_floor(tr, ho).to_dict() | {"seconds": 0}
-    with pytest.raises(MemvizError, match=r"^train: the hold-out is the reference table itself; pass real rows"):
+    with pytest.raises(MemvizError, match=r"^train: 800 of its 800 rows \(100\.0 %\) are rows of the training table"):
         holdout_floor(tr, tr)
-    with pytest.raises(MemvizError, match=r"^mixed: 500 of 600 hold-out rows are reference rows; pass real rows "
-                                          r"outside the reference \(the test split or a hold-out\)$"):
+    with pytest.raises(MemvizError, match=r"^mixed: 500 of its 600 rows \(83\.3 %\) are rows of the training table, "
+                                          r"where the training table repeats 0\.0 % of its own rows: pass real rows "
+                                          r"the model never saw \(a test split or a hold-out\)$"):
         holdout_floor(tr, table_from_frame(pd.concat([tr.data.iloc[:500], ho.data.iloc[:100]], ignore_index=True),
                                            tr.schema, source="mixed", role="test"))
 

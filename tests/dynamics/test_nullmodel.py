@@ -97,7 +97,7 @@ def test_verdict_rule():
 @pytest.mark.parametrize("kwargs, match", [
     (dict(replicates=39), "replicates must be an integer >= 40"),
     (dict(replicates=True), "replicates must be an integer >= 40"),
-    (dict(T=-3), "no check has epoch <= T=-3"),
+    (dict(T=-3), "T must be an epoch, 1 or more"),
 ])
 def test_errors_are_one_line(flat, kwargs, match):
     checks, ids = flat

@@ -116,6 +116,6 @@ def test_a_holdout_made_of_training_rows_is_refused(sample):
         with pytest.raises(MemvizError, match="hold-out"):
             privacy_evidence(tr, sy, tr, tests=(fn,), secret="income", device="cpu")
     mixed = tr.data.iloc[:150].reset_index(drop=True)
-    with pytest.raises(MemvizError, match="150 of 200"):
+    with pytest.raises(MemvizError, match="150 of its 200 rows"):
         privacy_evidence(tr, sy, pd.concat([mixed, ho.data.iloc[:50].reset_index(drop=True)]),
                          tests=("membership",), device="cpu")

@@ -186,7 +186,7 @@ def test_a_run_without_a_floor_still_opens(small_train, tmp_path):
 
 
 def test_a_bad_holdout_fails_before_the_run_folder_exists(small_train, sample, tmp_path):
-    with pytest.raises(MemvizError, match="reference"):
+    with pytest.raises(MemvizError, match="are rows of the training table"):
         run_warmup(small_train, tiny(epochs=2), tmp_path / "r", holdout=small_train)
     assert not (tmp_path / "r").exists()
     run_warmup(small_train, tiny(epochs=2), tmp_path / "ok", holdout=sample[1].subset(sample[1].row_ids[:100]))
