@@ -113,8 +113,10 @@ def family(pvalues: dict[str, float], alpha: float = ALPHA) -> Family:
     """The :class:`Family` of the members given (name → p; None or NaN: the member did not run)."""
     from memviz.measure.multiplicity import holm
 
+    from memviz.measure.tails import positive
+
     names = [n for n in MEMBERS if pvalues.get(n) is not None and math.isfinite(float(pvalues[n]))]
-    p = np.array([float(pvalues[n]) for n in names])
+    p = np.array([positive(pvalues[n]) for n in names])        # a tail that underflowed is tiny, never 0
     if not len(names):
         return Family((), alpha)
     adj = holm(p)
