@@ -56,6 +56,19 @@ def require(*modules: str) -> None:
             raise missing from None
 
 
+def stop_behind(exc: BaseException) -> BaseException | None:
+    """The Ctrl-C or SIGTERM (a KeyboardInterrupt) that ``exc`` was raised while handling, if any: a library's
+    clean-up that fails on the way out of a stop (loky's executor, stopped before its thread started, raises
+    "cannot join thread before it is started") must not turn the stop into a traceback."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, KeyboardInterrupt):
+            return exc
+        exc = exc.__context__
+    return None
+
+
 def missing_extra(exc: ImportError) -> MissingExtra | None:
     """The :class:`MissingExtra` of a ``ModuleNotFoundError`` for an optional library (None for any
     other import error: a bug or a broken install keeps its traceback)."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 import uuid
 
 from memviz.compare.cell import run_cell
+from memviz.errors import stop_behind
 
 
 def run_cells(todo, ctx, n_jobs: int, backend: str, scheduler, on_done) -> None:
@@ -24,8 +25,14 @@ def _run_local(todo, ctx, n_jobs, scheduler, on_done) -> None:
     from joblib import Parallel, delayed
 
     jobs = Parallel(n_jobs=min(n_jobs, len(todo)), return_as="generator_unordered")
-    for res in jobs(delayed(run_cell)(spec, ctx) for spec in todo):
-        on_done(res)
+    try:
+        for res in jobs(delayed(run_cell)(spec, ctx) for spec in todo):
+            on_done(res)
+    except Exception as exc:                # joblib's clean-up failing on the way out of a stop: the stop
+        stop = stop_behind(exc)
+        if stop is None:
+            raise
+        raise stop from None
 
 
 def _run_dask(todo, ctx, n_jobs, scheduler, on_done) -> None:

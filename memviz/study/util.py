@@ -42,7 +42,15 @@ def run_jobs(fn: Callable, jobs: list, n_jobs: int) -> list:
         return [fn(*job) for job in jobs]
     from joblib import Parallel, delayed
 
-    return list(Parallel(n_jobs=min(n_jobs, len(jobs)))(delayed(fn)(*job) for job in jobs))
+    from memviz.errors import stop_behind
+
+    try:
+        return list(Parallel(n_jobs=min(n_jobs, len(jobs)))(delayed(fn)(*job) for job in jobs))
+    except Exception as exc:                # joblib's clean-up failing on the way out of a stop: the stop
+        stop = stop_behind(exc)
+        if stop is None:
+            raise
+        raise stop from None
 
 
 def save(path: Path, key: str, record: dict) -> dict:

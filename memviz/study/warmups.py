@@ -139,7 +139,7 @@ def analyse_warmup(wres, scale: StudyScale, seed: int, path: Path) -> dict:
     if floor is not None:
         rn = row_null(floor, dyn.total.astype(np.int64), dyn.n_synthetic)
         rec["heavy_tail_null"] = {**concentration_null(floor, dyn.total, replicates=scale.null_replicates, seed=seed),
-                                  "n_over_copied": int(rn.over_copied.sum()), "n_rows": int(dyn.n_rows),
+                                  "n_over_copied": int(rn.above_chance.sum()), "n_rows": int(dyn.n_rows),
                                   "over_copied_copy_share": float(rn.copies[rn.above_chance].sum()
                                                                   / max(1, rn.copies.sum()))}
     return save(path, key, rec)
