@@ -19,6 +19,7 @@ from memviz.app import (
     readings,
     runs,
     uploads,
+    why,
 )
 from memviz.errors import MemvizError
 from memviz.jobs import control as jobs
@@ -147,6 +148,19 @@ def column_leaks(run_dir: str, token: int, check: int | None):
 def leak_view(run_dir: str, token: int, row_id: int, limit: int = 20):
     """A training row beside its generated copies (reads the stored samples of their checks once)."""
     return runs.leak_view(run_view(run_dir, token), int(row_id), limit=limit)
+
+
+@st.cache_resource(show_spinner="Measuring how isolated, rare and extreme each training row is…", max_entries=12)
+def risk_factors(run_dir: str, token: int):
+    """The risk factors of a run's training rows (:func:`memviz.app.why.run_factors`)."""
+    return why.run_factors(run_view(run_dir, token))
+
+
+@st.cache_resource(show_spinner="Explaining which rows are in the Top group (a model and its SHAP values)…",
+                   max_entries=12)
+def run_why(run_dir: str, token: int):
+    """The run's factors and the model of its Top group (:func:`memviz.app.why.why_of`)."""
+    return why.why_of(run_view(run_dir, token), risk_factors(run_dir, token))
 
 
 @st.cache_resource(show_spinner="Ranking the rows at every check…", max_entries=24)

@@ -183,6 +183,7 @@ SHARED_NAMES = {
     "rows": "per-row figures: the dynamics of each row and which rows leak",
     "run": "a run's entry point: the warm-up's and the study's",
     "store": "a resumable folder: the warm-up's and an attack's",
+    "why": "why these rows: the panel's library side (app), its figure (viz), its study (study)",
 }
 
 

@@ -56,17 +56,22 @@ FACTORS = ("isolation", "isolation_ratio", "isolation_pct", "nearest", "exact_du
            "value_rarity", "pair_rarity", "combination_count", "extremeness")
 #: what each factor is, in the user's words (the "why these rows" panel and ``memviz explain``)
 FACTOR_WORDS = {
-    "isolation": "far from other rows (distance to its k-th nearest other row)",
+    "isolation": "isolation (the distance to its k-th nearest other row)",
     "isolation_ratio": "isolation against a typical row's (ratio to the median)",
-    "isolation_pct": "share of rows less isolated",
-    "nearest": "distance to its nearest other row",
-    "exact_duplicates": "exact duplicates in the table",
-    "near_duplicates": "near duplicates in the table",
-    "value_rarity": "share of rows with its rarest value",
-    "pair_rarity": "share of rows with its rarest pair of values",
-    "combination_count": "rows with all its categories",
-    "extremeness": "share of rows as extreme on its most extreme number",
+    "isolation_pct": "the share of rows less isolated",
+    "nearest": "the distance to its nearest other row",
+    "exact_duplicates": "its exact duplicates in the table",
+    "near_duplicates": "its near duplicates in the table",
+    "value_rarity": "the share of rows holding its rarest value",
+    "pair_rarity": "the share of rows holding its rarest pair of values",
+    "combination_count": "the rows sharing all its categories",
+    "extremeness": "the share of rows as extreme on its most extreme number",
 }
+#: a factor in two or three words (figures, sentences)
+FACTOR_SHORT = {"isolation": "isolation", "isolation_ratio": "isolation ratio", "isolation_pct": "isolation rank",
+                "nearest": "nearest-row distance", "exact_duplicates": "exact duplicates",
+                "near_duplicates": "near duplicates", "value_rarity": "rarest value", "pair_rarity": "rarest pair",
+                "combination_count": "shared categories", "extremeness": "extreme number"}
 
 
 @dataclass(frozen=True)

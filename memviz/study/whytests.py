@@ -1,0 +1,332 @@
+"""The declared tests of the "why these rows" study (``docs/study-why.md``), from its committed files alone.
+
+(a) **Factors and the model against the Top group** (:func:`factor_tests`): per table and score f (each factor in
+its declared direction, :data:`DIRECTIONS`, and the model's out-of-fold score), AUC_f = mean over warm-ups s of
+AUC(f, Top_s); 95 % percentile bootstrap over rows (:data:`N_BOOT`); two-sided permutation p against 0.5, the
+factor's values permuted across rows, the same permutation in every warm-up (:data:`N_PERM`):
+p = (1 + #{|AUC_π − ½| ≥ |AUC − ½|}) / (1 + N_PERM); Holm within the family (every score on every table).
+The attack (:func:`attack_tests`): the same AUC over the (training target, attack) pairs of a table's attacks for
+the attack's ``exposed``; bootstrap and permutation over the attacked rows.
+
+(b) **Pruning** (:func:`pruning_tests`): the study's paired claims (:mod:`memviz.study.findings`) of the scale's
+summaries, Holm within each family over the tables (:func:`memviz.study.inference.adjust`); and the costs.
+
+(c) **High-risk combinations** (:func:`combination_tests`): pairs of (column = value) with numbers in the
+training table's quintiles; H_s = the pairs held by ≥ :data:`MIN_SUPPORT` rows whose Top rate over the other
+warm-ups is ≥ :data:`RISK_MULTIPLE` × the Top share; a cell's high-risk copies = its flagged copies whose nearest
+training row holds a pair of H_s; per method the relative change against the baseline of the same seed
+(mean, t interval over seeds), exact paired Wilcoxon, Holm over methods × tables.
+"""
+from __future__ import annotations
+
+import json
+import math
+from itertools import combinations
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from memviz.io import atomic_write_text
+from memviz.measure.multiplicity import holm
+from memviz.risk.explanation import bootstrap_auc, explain_rows, mean_auc
+from memviz.study.scales import SCALES
+
+#: each factor's declared direction of risk (+1: a larger value is riskier)
+DIRECTIONS = {"isolation": 1, "nearest": 1, "exact_duplicates": -1, "near_duplicates": -1, "value_rarity": -1,
+              "pair_rarity": -1, "combination_count": -1, "extremeness": -1}
+MODEL = "model (out of fold)"
+N_BOOT = 2000
+N_PERM = 10_000
+MIN_SUPPORT = 3
+RISK_MULTIPLE = 2.0
+ATTACK_TABLES = ("adult", "default")
+RESULTS_HEAD, RESULTS_END = "## Results", "## How to run and continue it"
+
+
+def p_text(p: float, n_perm: int | None = None) -> str:
+    """A p-value as the study writes it: "p < 1e-4" where a permutation test sits at its floor 1 / (1 + B)."""
+    if p is None or not math.isfinite(p):
+        return "–"
+    if n_perm is not None and p <= 1.0 / (1 + n_perm) + 1e-15:
+        return f"p < {_floor_text(n_perm)}"
+    return f"p {p:.1e}" if p < 1e-3 else f"p {p:.3f}"
+
+
+def _floor_text(n_perm: int) -> str:
+    """The smallest power of ten at or above the permutation floor 1 / (1 + B): 1e-4 for B = 10,000 or 20,000."""
+    return f"1e-{int(math.floor(math.log10(1 + n_perm)))}"
+
+
+# ------------------------------------------------------------------ the inputs
+def labels_matrix(rows: pd.DataFrame, row_ids: np.ndarray) -> np.ndarray:
+    """(N, S) Top membership of ``row_ids`` in each warm-up seed of ``rows`` (rows.csv)."""
+    wide = rows.pivot(index="row_id", columns="seed", values="top").astype(bool)
+    return wide.reindex(row_ids).to_numpy(dtype=bool)
+
+
+def oriented(factors: pd.DataFrame) -> dict:
+    """factor -> (N,) score, larger = riskier (:data:`DIRECTIONS`)."""
+    return {f: d * factors[f].to_numpy(dtype=np.float64) for f, d in DIRECTIONS.items()}
+
+
+def permutation_p(score: np.ndarray, labels: np.ndarray, n_perm: int = N_PERM, seed: int = 0) -> float:
+    """Two-sided permutation p of :func:`~memviz.risk.explanation.mean_auc` against 0.5 (module docstring)."""
+    from scipy.stats import rankdata
+
+    y = np.asarray(labels, dtype=bool)
+    y = y[:, None] if y.ndim == 1 else y
+    r = rankdata(np.asarray(score, dtype=np.float64))                          # (N,)
+    n1 = y.sum(axis=0).astype(np.float64)
+    n0 = len(r) - n1
+    ok = (n1 > 0) & (n0 > 0)
+    obs = abs(mean_auc(score, y) - 0.5)
+    rng = np.random.default_rng(seed)
+    hits = 0
+    for chunk in np.array_split(np.arange(n_perm), max(1, n_perm // 500)):
+        perms = np.argsort(rng.random((len(chunk), len(r))), axis=1)           # (b, N)
+        sums = np.einsum("bn,ns->bs", r[perms], y.astype(np.float64))          # rank sums of the positives
+        auc = (sums[:, ok] - n1[ok] * (n1[ok] + 1) / 2) / (n1[ok] * n0[ok])
+        hits += int(np.sum(np.abs(auc.mean(axis=1) - 0.5) >= obs - 1e-12))
+    return (1 + hits) / (1 + n_perm)
+
+
+def score_test(name: str, score: np.ndarray, labels: np.ndarray, seed: int = 0) -> dict:
+    auc = mean_auc(score, labels)
+    lo, hi = bootstrap_auc(score, labels, N_BOOT, seed)
+    return {"score": name, "auc": auc, "low": lo, "high": hi, "p": permutation_p(score, labels, N_PERM, seed)}
+
+
+# ------------------------------------------------------------------ (a)
+def factor_tests(train, factors: pd.DataFrame, rows: pd.DataFrame, dataset: str) -> tuple[list[dict], object]:
+    """Every factor and the model against the Top groups of one table's warm-ups (module docstring)."""
+    ids = train.row_ids
+    y = labels_matrix(rows, ids)
+    f = factors.set_index("row_id").loc[ids]
+    out = [{"dataset": dataset, **score_test(name, s, y)} for name, s in oriented(f).items()]
+    from memviz.risk.factors import RiskFactors
+
+    rf = RiskFactors(f, 5, "paper", 0.1, float(np.median(f["isolation"])), 0.0)
+    ex = explain_rows(train, y, factors=rf, n_boot=N_BOOT)
+    out.append({"dataset": dataset, **score_test(MODEL, ex.oof.to_numpy(), y)})
+    return out, ex
+
+
+def attack_pairs(attack_dir: Path, dataset: str, group: str | None = None) -> pd.DataFrame:
+    """(row_id, attack, exposed, auc, group) of the training targets of a table's attacks."""
+    recs = []
+    for f in sorted(Path(attack_dir).glob(f"{dataset}_s*.json")):
+        c = json.loads(f.read_text())
+        for t in c["result"]["targets"]:
+            if t.get("source") == "train" and (group is None or t["group"] == group):
+                recs.append({"row_id": int(t["row_id"]), "attack": int(c["seed"]), "exposed": bool(t["exposed"]),
+                             "auc": float(t["auc"]), "group": t["group"]})
+    return pd.DataFrame(recs, columns=["row_id", "attack", "exposed", "auc", "group"])
+
+
+def pair_auc_test(name: str, score_by_row: pd.Series, pairs: pd.DataFrame, seed: int = 0) -> dict:
+    """AUC of the row's score for ``exposed`` over the (row, attack) pairs; bootstrap and permutation over the
+    attacked rows (a row attacked in several attacks moves with all its pairs)."""
+    from memviz.risk.explanation import rank_auc
+
+    rows = np.unique(pairs["row_id"].to_numpy())
+    pos = {r: i for i, r in enumerate(rows)}
+    idx = pairs["row_id"].map(pos).to_numpy()
+    y = pairs["exposed"].to_numpy(dtype=bool)
+    s_row = score_by_row.reindex(rows).to_numpy(dtype=np.float64)
+    auc = float(rank_auc(s_row[idx], y))
+    rng = np.random.default_rng(seed)
+    by_row = [np.flatnonzero(idx == i) for i in range(len(rows))]
+    boots = []
+    for _ in range(N_BOOT):
+        pick = np.concatenate([by_row[i] for i in rng.integers(0, len(rows), len(rows))])
+        boots.append(rank_auc(s_row[idx[pick]], y[pick]))
+    boots = np.asarray(boots, dtype=np.float64)
+    boots = boots[np.isfinite(boots)]
+    lo, hi = (np.quantile(boots, [0.025, 0.975]) if boots.size else (math.nan, math.nan))
+    hits = 0
+    for _ in range(N_PERM):
+        hits += abs(float(rank_auc(rng.permutation(s_row)[idx], y)) - 0.5) >= abs(auc - 0.5) - 1e-12
+    return {"score": name, "auc": auc, "low": float(lo), "high": float(hi), "p": (1 + hits) / (1 + N_PERM),
+            "n_pairs": int(len(pairs)), "n_rows": int(len(rows)), "n_exposed": int(y.sum())}
+
+
+def attack_tests(attack_dir: Path, factors: pd.DataFrame, oof: pd.Series | None, dataset: str) -> list[dict]:
+    """Every factor (and the model's out-of-fold score) against the attack's ``exposed``, over all training
+    targets and over the random targets alone."""
+    f = factors.set_index("row_id")
+    scores = {name: pd.Series(s, index=f.index) for name, s in oriented(f).items()}
+    if oof is not None:
+        scores[MODEL] = oof
+    out = []
+    for subset, group in (("all training targets", None), ("random targets", "random")):
+        pairs = attack_pairs(attack_dir, dataset, group)
+        if pairs.empty or pairs["exposed"].nunique() < 2:
+            continue
+        for name, s in scores.items():
+            out.append({"dataset": dataset, "targets": subset, **pair_auc_test(name, s, pairs)})
+    return out
+
+
+def with_holm(tests: list[dict], family: str) -> list[dict]:
+    adj = holm([t["p"] for t in tests])
+    for t, a in zip(tests, adj):
+        t["family"], t["p_adj"], t["m"] = family, float(a), len(tests)
+    return tests
+
+
+# ------------------------------------------------------------------ (c)
+def value_texts(train) -> pd.DataFrame:
+    """Each row's value text per distance column, numbers in the training table's quintile ranges."""
+    from memviz.risk.explanation import quantile_ranges
+    from memviz.tables.encoding import canonical_series
+
+    sch = train.schema
+    out = {c: pd.Series(canonical_series(train.data[c]), index=train.data.index) for c in sch.distance_categorical}
+    for c in sch.distance_numerical:
+        out[c] = quantile_ranges(pd.to_numeric(train.data[c], errors="coerce"), 5)
+    return pd.DataFrame(out, index=train.data.index)
+
+
+def high_risk_rows(texts: pd.DataFrame, top_rate: pd.Series, base: float) -> tuple[np.ndarray, int]:
+    """(row_ids holding a high-risk pair, the number of high-risk pairs): pairs of (column = value) held by at
+    least :data:`MIN_SUPPORT` rows whose mean ``top_rate`` is at least :data:`RISK_MULTIPLE` · ``base``."""
+    rate = top_rate.reindex(texts.index).to_numpy(dtype=np.float64)
+    hit = np.zeros(len(texts), dtype=bool)
+    n_pairs = 0
+    for a, b in combinations(texts.columns, 2):
+        key = texts[a].astype(str) + "\x1f" + texts[b].astype(str)
+        codes, uniq = pd.factorize(key)
+        n = np.bincount(codes, minlength=len(uniq))
+        r = np.bincount(codes, weights=rate, minlength=len(uniq)) / np.maximum(n, 1)
+        risky = (n >= MIN_SUPPORT) & (r >= RISK_MULTIPLE * base)
+        n_pairs += int(risky.sum())
+        hit |= risky[codes]
+    return texts.index.to_numpy(dtype=np.int64)[hit], n_pairs
+
+
+def combination_tests(train, rows: pd.DataFrame, copies: pd.DataFrame, dataset: str,
+                      methods=("dynamiccut", "random", "isolation")) -> tuple[list[dict], pd.DataFrame]:
+    """(the paired tests against the baseline, the per-cell counts) of one table (module docstring)."""
+    from memviz.study.findings import signed_rank_exact
+    from memviz.study.inference import t_interval, two_sided
+
+    texts = value_texts(train)
+    wide = rows.pivot(index="row_id", columns="seed", values="top").astype(float).reindex(train.row_ids)
+    base = float(wide.to_numpy().mean())
+    cells = []
+    for s in sorted(copies["seed"].unique()):
+        others = [c for c in wide.columns if c != s]
+        if not others:
+            continue
+        risky, n_pairs = high_risk_rows(texts, wide[others].mean(axis=1), base)
+        cs = copies[copies["seed"] == s]
+        for m, g in cs.groupby("method"):
+            cells.append({"dataset": dataset, "seed": int(s), "method": m, "n_pairs": n_pairs,
+                          "n_risky_rows": int(len(risky)), "copies": int(g["copies"].sum()),
+                          "risky_copies": int(g.loc[g["row_id"].isin(risky), "copies"].sum())})
+    cells = pd.DataFrame(cells)
+    out = []
+    if cells.empty:
+        return out, cells
+    wide_c = cells.pivot(index="seed", columns="method", values="risky_copies")
+    for m in methods:
+        if m not in wide_c.columns or "baseline" not in wide_c.columns:
+            continue
+        pair = wide_c[["baseline", m]].dropna()
+        d = (pair["baseline"] - pair[m]).to_numpy(dtype=float)
+        rel = (d / pair["baseline"].replace(0, np.nan).to_numpy(dtype=float))
+        t = signed_rank_exact(d)
+        mean, lo, hi = t_interval(rel)
+        out.append({"dataset": dataset, "method": m, "n_seeds": int(len(pair)),
+                    "baseline": float(pair["baseline"].mean()), "method_mean": float(pair[m].mean()),
+                    "relative": mean, "low": lo, "high": hi, "n_positive": t["n_positive"],
+                    "n_negative": t["n_negative"], "p": two_sided(t["p_claim"], t["p_against"]) if t["n"] else math.nan,
+                    "p_claim": t["p_claim"]})
+    return out, cells
+
+
+# ------------------------------------------------------------------ (b)
+def pruning_tests(out: Path, names) -> tuple[list[dict], list[dict], dict]:
+    """(the scale's paired claims, Holm-adjusted over its tables; the per-method summaries; the costs)."""
+    from memviz.io import read_json
+    from memviz.study.run import adjust_scale
+
+    block = {}
+    for ds in names:
+        f = Path(out) / "why" / ds / "summary.json"
+        if f.is_file():
+            block[ds] = read_json(f, "study summary")
+    adjust_scale(block)
+    tests = [dict(t, dataset=ds) for ds, s in block.items() for t in s.get("tests", [])]
+    summary = [dict(r, dataset=ds) for ds, s in block.items() for r in s.get("summary", [])]
+    costs = {}
+    for ds, s in block.items():
+        res = pd.read_csv(Path(out) / "why" / ds / "results.csv")
+        ok = res[res["status"] == "ok"]
+        iso = ok[ok["method"] == "isolation"]
+        ws = s.get("warmups", [])
+        costs[ds] = {"ranking_seconds": float(pd.to_numeric(iso["mitigate_seconds"], errors="coerce").mean())
+                     if len(iso) else math.nan,
+                     "warmup_seconds": float(np.mean([w["seconds"] for w in ws])) if ws else math.nan,
+                     "T_share": float(np.mean([w["T"]["0.5"] / w["epochs"] for w in ws])) if ws else math.nan,
+                     "cell_seconds": float(pd.to_numeric(ok["total_seconds"], errors="coerce").mean()),
+                     "n_cells": int(len(ok)), "n_warmups": len(ws)}
+    return tests, summary, costs
+
+
+# ------------------------------------------------------------------ the document
+def write_results(data_dir, out, names, markdown=None, say=print) -> dict:
+    """Every declared test from the committed files; ``OUT/why/results.json``, the figure, and the results
+    section of ``markdown`` and of the study's note (``OUT/notes/11_why.md``)."""
+    from memviz.io import atomic_write_json
+    from memviz.study.floors import study_tables
+    from memviz.study.whyreport import forest_svg, render
+
+    out = Path(out)
+    scale = SCALES["why"]
+    factor_rows, attack_rows, combo_rows, cells, importance = [], [], [], [], {}
+    for ds in names:
+        d = out / "why" / ds
+        if not (d / "rows.csv").is_file():
+            continue
+        train, _, _ = study_tables(Path(data_dir) / ds, scale)
+        factors, rows = pd.read_csv(d / "factors.csv"), pd.read_csv(d / "rows.csv")
+        say(f"{ds}: factors and the model against {rows['seed'].nunique()} warm-ups")
+        fr, ex = factor_tests(train, factors, rows, ds)
+        factor_rows += fr
+        importance[ds] = ex.importance.head(8).to_dict(orient="records")
+        if ds in ATTACK_TABLES and (out / "attacks").is_dir():
+            say(f"{ds}: the attack's exposed rows")
+            attack_rows += attack_tests(out / "attacks", factors, ex.oof, ds)
+        if (d / "copies.csv").is_file():
+            cr, cc = combination_tests(train, rows, pd.read_csv(d / "copies.csv"), ds)
+            combo_rows += cr
+            cells.append(cc)
+    with_holm(factor_rows, "why-factors")
+    for subset in {r["targets"] for r in attack_rows}:
+        with_holm([r for r in attack_rows if r["targets"] == subset], "why-attack")
+    with_holm([r for r in combo_rows if math.isfinite(r["p"])], "why-combinations")
+    tests, summary, costs = pruning_tests(out, names)
+    res = {"factors": factor_rows, "attack": attack_rows, "combinations": combo_rows, "importance": importance,
+           "pruning": [t for t in tests if t["family"] in ("pretraining", "quality", "pruning")],
+           "summary": summary, "costs": costs, "n_perm": N_PERM, "n_boot": N_BOOT}
+    atomic_write_json(out / "why" / "results.json", _json_safe(res))
+    if cells:
+        from memviz.io import atomic_write_csv
+
+        atomic_write_csv(out / "why" / "combinations.csv", pd.concat(cells, ignore_index=True))
+    atomic_write_text(out / "why" / "factors_auc.svg", forest_svg(factor_rows, attack_rows))
+    text = render(res)
+    if markdown:
+        md = Path(markdown)
+        doc = md.read_text(encoding="utf-8")
+        a, b = doc.index(RESULTS_HEAD), doc.index(RESULTS_END)
+        atomic_write_text(md, doc[:a] + RESULTS_HEAD + "\n\n" + text + "\n" + doc[b:])
+    return res
+
+
+def _json_safe(x):
+    from memviz.evidence.ranktests import json_safe
+
+    return json_safe(x)
