@@ -163,6 +163,13 @@ def run_why(run_dir: str, token: int):
     return why.why_of(run_view(run_dir, token), risk_factors(run_dir, token))
 
 
+@st.cache_resource(show_spinner="Ranking the rows by isolation (no warm-up)…", max_entries=24)
+def isolation_preview(run_dir: str, token: int, p: float, k: int, T: int, _params, _removed):
+    """The isolation cut at DynamicCut's p beside DynamicCut's selection at (p, k, T) (``_params``, checked by the
+    page; cached by their values), whose removed row_ids are ``_removed`` (:func:`memviz.app.why.isolation_preview`)."""
+    return why.isolation_preview(run_view(run_dir, token), _params, _removed)
+
+
 @st.cache_resource(show_spinner="Ranking the rows at every check…", max_entries=24)
 def rankings(run_dir: str, token: int, k: int) -> dict:
     """{T: DynamicCut's ranking at (k, T)} for every check epoch, once per run and k: a p move on

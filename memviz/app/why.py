@@ -29,9 +29,11 @@ class WhyView:
 
 
 def run_factors(view) -> RiskFactors:
-    """The risk factors of a run's training rows, in the run's distance."""
+    """The risk factors of a run's training rows, in the run's distance (k = 5, or N − 1 on a smaller table)."""
+    from memviz.risk.factors import DEFAULT_K
+
     distance = getattr(view.result.config, "distance", None) or "paper"
-    return risk_factors(view.train, distance=distance)
+    return risk_factors(view.train, k=max(1, min(DEFAULT_K, len(view.train) - 1)), distance=distance)
 
 
 def why_of(view, factors: RiskFactors | None = None) -> WhyView:
@@ -79,6 +81,30 @@ def row_reasons(view, factors: RiskFactors, row_id: int, *, redacted: bool = Tru
     return row_sentence(view.train, factors, int(row_id), redacted=redacted, salt=salt)
 
 
+def report_part(view, why_view: WhyView, *, redacted: bool = True, salt: str | None = None, n_rows: int = 3):
+    """The report's "Why these rows" block (:class:`memviz.viz.report.Part`): the model's held-out AUC and its
+    strength, what carries it, the column values and the riskiest rows with their reasons (redacted with the
+    report's key ``salt``)."""
+    from memviz.viz.report import Part
+
+    ex = why_view.explanation
+    if ex is None:
+        return Part("Why these rows", f"No explanation for this run: {why_view.error}")
+    values = value_attributions(view.train, ex, redacted=redacted, salt=salt).head(5)
+    rows = ex.oof.sort_values(ascending=False, kind="stable").head(n_rows).index
+    names = view.train.key_texts(np.asarray(rows, dtype=np.int64), redacted=redacted, salt=salt)
+    facts = [("Held-out AUC of the model (95 % interval)", f"{ex.auc:.2f} ({ex.auc_low:.2f} to {ex.auc_high:.2f}): "
+                                                           f"{ex.strength}"),
+             ("What carries it", "; ".join(feature_lines(ex, 3))),
+             ("Column values that carry it", "; ".join(f"{r.column} = {r.value}: odds × {r.odds_factor:.2f} "
+                                                       f"({r.rows} rows)" for r in values.itertuples()))]
+    facts += [(f"Row {name}", row_sentence(view.train, why_view.factors, int(i), redacted=redacted, salt=salt))
+              for name, i in zip(names, rows)]
+    return Part("Why these rows", ex.sentence(), "A gradient-boosted model of the Top group from each row's columns and "
+                "its risk factors (from the training table alone), SHAP attributions; AUC held out over 5 folds of "
+                "rows. One warm-up's Top group is noisy at a few hundred rows.", facts)
+
+
 def riskiest_rows(view, why: WhyView, n: int = 10, *, redacted: bool = True, salt: str | None = None) -> pd.DataFrame:
     """The ``n`` rows the model scores riskiest (out of fold), with whether the warm-up put them in Top and why,
     named by the user's key."""
@@ -91,3 +117,47 @@ def riskiest_rows(view, why: WhyView, n: int = 10, *, redacted: bool = True, sal
                           "why": [row_sentence(view.train, why.factors, int(i), redacted=redacted, salt=salt)
                                   for i in score.index]})
     return view.train.with_keys(frame, redacted=redacted, salt=salt, keep_row_id=view.train.key is None)
+
+
+@dataclass(frozen=True)
+class IsolationPreview:
+    """The isolation cut on a run's training table at DynamicCut's p (the Tune & prune page).
+
+    removed : the row_ids it would remove, most isolated first.  n_top : of them, rows the warm-up put in Top.
+    overlap : |isolation ∩ DynamicCut| / |isolation ∪ DynamicCut| (Jaccard) of the two removals.
+    seconds : the ranking's wall time here.  warmup_seconds : the warm-up's training and checks up to T
+    (its recorded time × T / E), what DynamicCut's ranking costs.
+    """
+
+    removed: np.ndarray
+    n_top: int
+    overlap: float
+    seconds: float
+    warmup_seconds: float | None
+
+    def sentence(self) -> str:
+        cost = "" if not self.warmup_seconds else (
+            f" It took {self.seconds:.2f} s from the table alone, against about {self.warmup_seconds:,.0f} s of "
+            f"warm-up up to T for DynamicCut's ranking.")
+        return (f"Without a warm-up, the isolation cut would remove the {len(self.removed):,} most isolated rows (the "
+                f"distance to the 5th-nearest other row): {self.n_top:,} of them are in the Top group, and the two "
+                f"removals overlap by {100 * self.overlap:.0f} % (Jaccard).{cost}")
+
+
+def isolation_preview(view, params, dynamiccut_removed) -> IsolationPreview:
+    """The isolation cut at ``params.p`` (:func:`memviz.compare.methods.isolation_removed`, the comparison's one
+    definition) beside DynamicCut's ``dynamiccut_removed`` row_ids, with both costs."""
+    import time
+
+    from memviz.compare.methods import isolation_removed
+
+    t0 = time.perf_counter()
+    removed = isolation_removed(view.train, params)
+    seconds = time.perf_counter() - t0
+    top = set(np.asarray(view.dynamics.row_ids)[np.asarray(view.dynamics.top, dtype=bool)].tolist())
+    a, b = set(removed.tolist()), set(np.asarray(dynamiccut_removed).tolist())
+    total = float((view.manifest.get("timings") or {}).get("total_seconds") or 0.0)
+    E = max(int(e) for e in view.epochs) if view.epochs else 0
+    T = params.T if params.T is not None else None
+    warm = total * (float(T) / E) if (total and E and T is not None) else (total or None)
+    return IsolationPreview(removed, len(a & top), len(a & b) / len(a | b) if (a | b) else float("nan"), seconds, warm)
