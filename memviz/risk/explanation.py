@@ -203,7 +203,7 @@ def explain_rows(train: Table, labels, *, factors: RiskFactors | None = None, fo
     if factors is None:
         factors = risk_factors(train, device=device)
     x = feature_frame(train, factors)
-    X = x.to_numpy(dtype=np.float64)
+    X = model_input(x)
     ever = k > 0
     n_min = int(min(ever.sum(), (~ever).sum()))
     folds = int(folds)
@@ -241,6 +241,22 @@ def _labels(train: Table, labels) -> np.ndarray:
     return y.astype(bool)
 
 
+#: a missing number's value for the trees: its own region below every value (scikit-learn's gradient boosting
+#: takes no NaN)
+MISSING_VALUE = -1e12
+
+
+def model_input(features: pd.DataFrame) -> np.ndarray:
+    """(N, F) float64 the model reads: :func:`feature_frame`'s values, a missing number as :data:`MISSING_VALUE`."""
+    X = features.to_numpy(dtype=np.float64)
+    return np.where(np.isnan(X), MISSING_VALUE, X)
+
+
+def fit_model(X: np.ndarray, k: np.ndarray, S: int, seed: int):
+    """The classifier of the module docstring on :func:`model_input` rows (``k``: each row's Top count of S)."""
+    return _fit(X, k, S, seed)
+
+
 def _fit(X: np.ndarray, k: np.ndarray, S: int, seed: int):
     """The classifier on each row twice: positive with weight k_i, negative with weight S − k_i."""
     from sklearn.ensemble import GradientBoostingClassifier
@@ -249,7 +265,6 @@ def _fit(X: np.ndarray, k: np.ndarray, S: int, seed: int):
     keep = w > 0
     Xd = np.concatenate([X, X])[keep]
     yd = np.concatenate([np.ones(len(X)), np.zeros(len(X))])[keep]
-    Xd = np.where(np.isnan(Xd), -1e12, Xd)  # a missing number as its own region (below every value)
     return GradientBoostingClassifier(random_state=seed).fit(Xd, yd, sample_weight=w[keep])
 
 
@@ -260,7 +275,7 @@ def _shap(model, X: np.ndarray) -> tuple[np.ndarray, float]:
         raise MemvizError("explaining memorization needs SHAP: pip install 'memviz[explain]' (or pip install shap)") \
             from None
     ex = shap.TreeExplainer(model)
-    phi = np.asarray(ex.shap_values(np.where(np.isnan(X), -1e12, X)), dtype=np.float64)
+    phi = np.asarray(ex.shap_values(X), dtype=np.float64)
     if phi.ndim == 3:                                                         # (N, F, classes) in some versions
         phi = phi[..., -1]
     base = np.asarray(ex.expected_value, dtype=np.float64).ravel()[-1]
