@@ -18,9 +18,22 @@ METHOD_LABELS = {"baseline": "baseline", "dynamiccut": "DynamicCut", "random": "
                  "isolation": "isolation cut"}
 
 
-def _p(p, n_perm=None) -> str:
-    from memviz.study.whytests import p_text
+def p_text(p: float, n_perm: int | None = None) -> str:
+    """A p-value as the study writes it: "p < 1e-4" where a permutation test sits at its floor 1 / (1 + B)."""
+    if p is None or not math.isfinite(p):
+        return "–"
+    if n_perm is not None and p <= 1.0 / (1 + n_perm) + 1e-15:
+        return f"p < {_floor_text(n_perm)}"
+    return f"p {p:.1e}" if p < 1e-3 else f"p {p:.3f}"
 
+
+def _floor_text(n_perm: int) -> str:
+    """The smallest power of ten at or above the permutation floor 1 / (1 + B): 1e-4 for B = 10,000 or 20,000."""
+    return f"1e-{int(math.floor(math.log10(1 + n_perm)))}"
+
+
+
+def _p(p, n_perm=None) -> str:
     return p_text(p, n_perm)
 
 
