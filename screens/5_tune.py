@@ -134,9 +134,9 @@ if view is not None:
                    "same p is measured in the study (docs/study-why.md, section 11 of docs/study.md).")
         iso = _ui.isolation_preview(run_dir, token, tuned.p, tuned.k, tuned.T, tuned.dc, removed)
         i = st.columns(4)
-        i[0].metric("rows that would go", f"{len(iso.removed):,}")
-        i[1].metric("of them Top rows", f"{iso.n_top:,}", delta=f"{iso.n_top - caught:+,} vs DynamicCut",
-                    delta_color="off")
+        i[0].metric("rows the isolation cut would remove", f"{len(iso.removed):,}")
+        i[1].metric("of them Top rows ", f"{iso.n_top:,}", delta=f"{iso.n_top - caught:+,} vs DynamicCut",
+                    delta_color="off", help="Top = the most-copied rows over the whole warm-up.")
         i[2].metric("overlap with DynamicCut", f"{100 * iso.overlap:.0f} %", help="Jaccard: rows in both / rows in either.")
         i[3].metric("ranking cost", f"{iso.seconds:.2f} s",
                     help="From the table alone; DynamicCut's ranking needs the warm-up up to T"
