@@ -261,6 +261,7 @@ def test_tune_page_offers_the_isolation_cut_beside_dynamiccut_issue_52(app):
     at.slider(key="tune_p").set_value(0.2).run()
     no_exception(at)
     assert metric(at, "rows the isolation cut would remove") == "60"             # ceil(0.2 * 300)
+    at.slider(key="tune_p").set_value(0.1).run()                                  # kept with the run: put back
 
 
 def test_leak_explorer_says_why_the_row_is_at_risk_redacted_issue_52(app, sample):
