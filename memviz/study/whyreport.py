@@ -186,7 +186,7 @@ def render(res: dict) -> str:
           "reduction = (baseline − method) / baseline per seed; Holm over methods × tables.", ""]
     L += combination_rows(res)
     L += ["Figure: [factors_auc.svg](study/why/factors_auc.svg) — each score's AUC with its interval, per table "
-          "(Top group, left; the attack's exposed rows, right).", ""]
+          "(Top group, left; the attack's exposed rows, right).", ""] + answer_lines(res)
     return "\n".join(L)
 
 
@@ -233,3 +233,46 @@ def forest_svg(factor_rows: list[dict], attack_rows: list[dict]) -> str:
                  f'<text x="{left + j * 110 + 8}" y="{h - 4}">{escape(t)}</text>')
     s.append(f'<text x="{left + pw + gap / 2}" y="{h - 4}">AUC (0.5: chance)</text>')
     return "\n".join(s + ["</svg>"]) + "\n"
+
+
+def note(res: dict, text: str) -> str:
+    """Section 11 of study.md (``notes/11_why.md``): what was asked, the design in one paragraph, the figure and the
+    results' tables (:func:`render`)."""
+    return ("Which training rows does TabDDPM memorize, and why; and can they be found before any training? The "
+            "design and the claims ([study-why.md](study-why.md), issue 52) were committed before the study's cells "
+            "ran: the regime's settings (250 rows, 4,000 steps) with 10 seeds on adult, default and shoppers; per "
+            "row, risk factors from the training table alone (`memviz.risk.factors`); a gradient-boosted model of "
+            "the Top group with SHAP attributions (`memviz.risk.explanation`); and the **isolation cut** "
+            "(`memviz compare --methods isolation`: the ⌈p · N⌉ most isolated rows, no warm-up) beside DynamicCut, "
+            "random pruning and the baseline, every arm at the baseline's optimiser steps.\n\n"
+            "![Each score's AUC for the Top group and for the rows the attack exposes, per table]"
+            "(study/why/factors_auc.svg)\n\n" + text.replace("### ", "#### "))
+
+
+def answer_lines(res: dict) -> list[str]:
+    """The three answers in plain words, by the declared rules."""
+    out = ["#### The answers", ""]
+    iso = [r for r in res["factors"] if r["score"] == "isolation"]
+    if iso:
+        out.append("- **(a) Isolation and the Top group (claim A1):** " + "; ".join(
+            f"{r['dataset']} AUC {r['auc']:.2f} ({r['low']:.2f}–{r['high']:.2f}), {_verdict(r)}" for r in iso) + ".")
+        best = {}
+        for r in res["factors"]:
+            if r["score"] != "isolation" and (r["dataset"] not in best or r["auc"] > best[r["dataset"]]["auc"]):
+                best[r["dataset"]] = r
+        out.append("  The strongest score per table: " + "; ".join(
+            f"{d}: {FACTOR_LABELS.get(r['score'], r['score'])} AUC {r['auc']:.2f} ({r['low']:.2f}–{r['high']:.2f})"
+            for d, r in best.items()) + ".")
+    att = [r for r in res["attack"] if r["score"] == "isolation" and r["targets"] == "all training targets"]
+    if att:
+        out.append("- **(a) Isolation and the attack (claim A2):** " + "; ".join(
+            f"{r['dataset']} AUC {r['auc']:.2f} ({r['low']:.2f}–{r['high']:.2f}), Holm p̃ {r['p_adj']:.2g}"
+            for r in att) + ".")
+    out.append("- **(b)** " + answer_b(res))
+    combos = res["combinations"]
+    if combos:
+        out.append("- **(c) High-risk combinations:** " + "; ".join(
+            f"{r['dataset']} {METHOD_LABELS.get(r['method'], r['method'])} {100 * r['relative']:+.0f} %"
+            for r in combos) + " (reduction of the high-risk copies against the baseline; the write-up reports "
+            "−23 % for DynamicCut).")
+    return out + [""]

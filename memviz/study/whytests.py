@@ -267,7 +267,7 @@ def write_results(data_dir, out, names, markdown=None, say=print) -> dict:
     section of ``markdown`` and of the study's note (``OUT/notes/11_why.md``)."""
     from memviz.io import atomic_write_json
     from memviz.study.floors import study_tables
-    from memviz.study.whyreport import forest_svg, render
+    from memviz.study.whyreport import forest_svg, note, render
 
     out = Path(out)
     scale = SCALES["why"]
@@ -304,6 +304,7 @@ def write_results(data_dir, out, names, markdown=None, say=print) -> dict:
         atomic_write_csv(out / "why" / "combinations.csv", pd.concat(cells, ignore_index=True))
     atomic_write_text(out / "why" / "factors_auc.svg", forest_svg(factor_rows, attack_rows))
     text = render(res)
+    atomic_write_text(out / "notes" / "11_why.md", note(res, text))
     if markdown:
         md = Path(markdown)
         doc = md.read_text(encoding="utf-8")
