@@ -233,31 +233,46 @@ def combination_tests(train, rows: pd.DataFrame, copies: pd.DataFrame, dataset: 
 
 
 # ------------------------------------------------------------------ (b)
-def pruning_tests(out: Path, names) -> tuple[list[dict], list[dict], dict]:
-    """(the scale's paired claims, Holm-adjusted over its tables; the per-method summaries; the costs)."""
-    from memviz.io import read_json
-    from memviz.study.run import adjust_scale
+def table_results(out: Path, dataset: str) -> pd.DataFrame | None:
+    """A table's cells: the committed ``results.csv`` merged with the run folders' finished ``main`` cells (newer;
+    a run still going has its cells in its folders before the study writes its tables)."""
+    from memviz.study.mitigation import merge_stored
 
-    block = {}
+    d = Path(out) / "why" / dataset
+    fresh = [pd.read_csv(f).assign(grid="main", warmup_seed=int(f.parent.name.removeprefix("main_s")))
+             for f in sorted((d / "runs").glob("main_s*/results.csv"))]
+    return merge_stored(d / "results.csv", pd.concat(fresh, ignore_index=True) if fresh else None)
+
+
+def pruning_tests(out: Path, names) -> tuple[list[dict], list[dict], dict]:
+    """(the scale's paired claims, Holm-adjusted over its tables; the per-method summaries; the costs), from each
+    table's finished cells (:func:`table_results`)."""
+    from memviz.io import read_json
+    from memviz.study.findings import claim_tests
+    from memviz.study.inference import adjust
+    from memviz.study.mitigation import method_summary
+
+    tests, summary, costs = [], [], {}
     for ds in names:
-        f = Path(out) / "why" / ds / "summary.json"
-        if f.is_file():
-            block[ds] = read_json(f, "study summary")
-    adjust_scale(block)
-    tests = [dict(t, dataset=ds) for ds, s in block.items() for t in s.get("tests", [])]
-    summary = [dict(r, dataset=ds) for ds, s in block.items() for r in s.get("summary", [])]
-    costs = {}
-    for ds, s in block.items():
-        res = pd.read_csv(Path(out) / "why" / ds / "results.csv")
+        res = table_results(out, ds)
+        if res is None or res.empty:
+            continue
         ok = res[res["status"] == "ok"]
+        tests += [dict(t, dataset=ds) for t in claim_tests(res)]
+        summary += [dict(r, dataset=ds) for r in method_summary(res).to_dict(orient="records")]
+        f = Path(out) / "why" / ds / "summary.json"
+        ws = read_json(f, "study summary").get("warmups", []) if f.is_file() else []
+        if not ws:
+            ws = [read_json(a, "warm-up analysis") for a in sorted((Path(out) / "why" / ds / "runs").glob("analysis_s*.json"))]
         iso = ok[ok["method"] == "isolation"]
-        ws = s.get("warmups", [])
         costs[ds] = {"ranking_seconds": float(pd.to_numeric(iso["mitigate_seconds"], errors="coerce").mean())
                      if len(iso) else math.nan,
                      "warmup_seconds": float(np.mean([w["seconds"] for w in ws])) if ws else math.nan,
                      "T_share": float(np.mean([w["T"]["0.5"] / w["epochs"] for w in ws])) if ws else math.nan,
                      "cell_seconds": float(pd.to_numeric(ok["total_seconds"], errors="coerce").mean()),
-                     "n_cells": int(len(ok)), "n_warmups": len(ws)}
+                     "n_cells": int(len(ok)), "n_warmups": len(ws),
+                     "seeds": sorted(int(x) for x in ok.loc[ok["method"] == "isolation", "seed"].unique())}
+    adjust(tests)
     return tests, summary, costs
 
 
