@@ -17,7 +17,7 @@ RANK_NAMES = {"row_id": "training row", "copies": "copies", "expected": "expecte
 
 #: the glossary's entries for the words this page uses (the headline's figures, the tests, the leak explorer)
 PAGE_WORDS = ("Memorized", "Copy", "Floor", "Excess", "95 % interval", "Holds", "Memorization ratio", "Mem-AUC", "AUC",
-              "q-value", "Top group")
+              "q-value", "Top group", "Risk factors", "SHAP")
 
 
 st.title("Memorization")
