@@ -62,3 +62,20 @@ def test_the_random_arm_prunes_as_many_rows_as_the_isolation_cut(credit):
     r = apply_method("random", credit, p=0.1, seed=1)
     assert len(r.removed) == len(apply_method("isolation", credit, p=0.1).removed)
     assert isinstance(r.table.data, pd.DataFrame)
+
+
+def test_a_comparison_runs_the_isolation_cut_without_a_warm_up(tables, tmp_path, stub):
+    """`memviz compare --methods baseline,isolation`: no warm-up folder, the cut's 20 of 200 rows removed and
+    stored, the pruning protocol's figures filled, and a change of p (its ranking in the cell key) reruns it."""
+    from .stubs import grid
+
+    train, test = tables
+    res = grid(train, test, ["baseline", "isolation"], ["ctgan"], [0], tmp_path, device="cpu", p=0.1, threads=1)
+    assert (res["status"] == "ok").all() and not (tmp_path / "warmup").exists()
+    iso = res[res["method"] == "isolation"].iloc[0]
+    assert iso["n_removed"] == 20 and iso["n_train_used"] == 180 and np.isfinite(iso["mem_ratio_kept"])
+    sel = pd.read_parquet(next((tmp_path / "selections").glob("isolation_*.parquet")))
+    assert set(sel.loc[sel["removed"].astype(bool), "row_id"]) == set(isolation_removed(train, 0.1))
+    assert [n for _, n in stub.fits] == [200, 180]
+    grid(train, test, ["baseline", "isolation"], ["ctgan"], [0], tmp_path, device="cpu", p=0.2, threads=1)
+    assert [n for _, n in stub.fits[2:]] == [160]                          # only the cut's cell, at its new p
