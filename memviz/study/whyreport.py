@@ -8,12 +8,16 @@ from __future__ import annotations
 
 import math
 
+from memviz.risk.explanation import feature_label
 from memviz.study.inference import ALPHA
 
 FACTOR_LABELS = {"isolation": "isolation (k = 5) ↑", "nearest": "nearest other row ↑",
                  "exact_duplicates": "exact duplicates ↓", "near_duplicates": "near duplicates ↓",
                  "value_rarity": "rarest value's share ↓", "pair_rarity": "rarest pair's share ↓",
                  "combination_count": "rows with all its categories ↓", "extremeness": "extremeness share ↓"}
+#: the declared factors (the model and the post-hoc exploratory score are not factors)
+DECLARED = tuple(k for k in ("isolation", "nearest", "exact_duplicates", "near_duplicates", "value_rarity",
+                             "pair_rarity", "combination_count", "extremeness"))
 METHOD_LABELS = {"baseline": "baseline", "dynamiccut": "DynamicCut", "random": "random pruning",
                  "isolation": "isolation cut"}
 
@@ -37,15 +41,36 @@ def _p(p, n_perm=None) -> str:
     return p_text(p, n_perm)
 
 
+def _num(x) -> float:
+    """A JSON number (None for NaN in strict JSON) as a float."""
+    return math.nan if x is None else float(x)
+
+
 def _auc(r: dict) -> str:
-    return f"{r['auc']:.3f} ({r['low']:.3f}–{r['high']:.3f})"
+    if not math.isfinite(_num(r.get("auc"))):
+        return "–"
+    lo, hi = _num(r.get("low")), _num(r.get("high"))
+    return f"{r['auc']:.3f} ({lo:.3f}–{hi:.3f})" if math.isfinite(lo) and math.isfinite(hi) else f"{r['auc']:.3f}"
 
 
 def _table(head: list[str], rows: list[list[str]]) -> list[str]:
     return ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)] + ["| " + " | ".join(r) + " |" for r in rows] + [""]
 
 
+def _iv(mean, low, high, scale=100.0, sign=True) -> str:
+    """"+1.2 (+0.3 to +2.1)", or the mean alone where one seed gives no interval."""
+    f = (lambda x: f"{scale * x:+.1f}") if sign else (lambda x: f"{scale * x:.1f}")  # noqa: E731
+    mean, low, high = _num(mean), _num(low), _num(high)
+    if mean is None or not math.isfinite(mean):
+        return "–"
+    if low is None or high is None or not (math.isfinite(low) and math.isfinite(high)):
+        return f"{f(mean)} (one seed: no interval)"
+    return f"{f(mean)} ({f(low)} to {f(high)})"
+
+
 def _verdict(r: dict) -> str:
+    if r.get("exploratory"):
+        return "exploratory, no verdict"
     if r.get("p_adj") is None or not math.isfinite(r["p_adj"]):
         return "–"
     if r["p_adj"] < ALPHA:
@@ -63,31 +88,36 @@ def factor_rows(res: dict) -> list[str]:
         line = [FACTOR_LABELS.get(n, n)]
         for t in tables:
             r = by.get((t, n))
-            line.append("–" if r is None else f"{_auc(r)}; {_p(r['p'], res['n_perm'])}, p̃ {r['p_adj']:.2g}: "
-                                              f"{_verdict(r)}")
+            p_adj = "" if r is None or r.get("p_adj") is None else f", p̃ {r['p_adj']:.2g}"
+            line.append("–" if r is None else f"{_auc(r)}; {_p(r['p'], res['n_perm'])}{p_adj}: {_verdict(r)}")
         out.append(line)
     return _table(["score (risk ↑ / ↓)"] + [f"{t}: AUC (95 % interval); p, Holm p̃" for t in tables], out)
 
 
 def attack_rows(res: dict) -> list[str]:
-    rows = res["attack"]
-    if not rows:
-        return ["No attack cell was found (docs/study/attacks).", ""]
-    cols = list(dict.fromkeys((r["dataset"], r["targets"]) for r in rows))
-    by = {(r["dataset"], r["targets"], r["score"]): r for r in rows}
-    names = list(dict.fromkeys(r["score"] for r in rows))
-    out = [[FACTOR_LABELS.get(n, n)] + ["–" if (r := by.get((d, t, n))) is None else
-                                         f"{_auc(r)}; {_p(r['p'], res['n_perm'])}, p̃ {r['p_adj']:.2g}"
-                                         for d, t in cols] for n in names]
-    head = [f"{d}, {t} ({by[(d, t, names[0])]['n_exposed']} exposed of {by[(d, t, names[0])]['n_pairs']} "
-            f"(row, attack) pairs, {by[(d, t, names[0])]['n_rows']} rows)" for d, t in cols]
-    return _table(["score"] + head, out)
+    rows = [r for r in res["attack"] if not r.get("too_few")]
+    few = [r for r in res["attack"] if r.get("too_few")]
+    out_lines = []
+    if rows:
+        cols = list(dict.fromkeys((r["dataset"], r["targets"]) for r in rows))
+        by = {(r["dataset"], r["targets"], r["score"]): r for r in rows}
+        names = list(dict.fromkeys(r["score"] for r in rows))
+        out = [[FACTOR_LABELS.get(n, n)] + ["–" if (r := by.get((d, t, n))) is None else
+                                             f"{_auc(r)}; {_p(r['p'], res['n_perm'])}, p̃ {r['p_adj']:.2g}"
+                                             for d, t in cols] for n in names]
+        head = [f"{d}, {t} ({by[(d, t, names[0])]['n_exposed']} exposed of {by[(d, t, names[0])]['n_pairs']} "
+                f"(row, attack) pairs, {by[(d, t, names[0])]['n_rows']} rows)" for d, t in cols]
+        out_lines += _table(["score"] + head, out)
+    for r in few:
+        out_lines += [f"{r['dataset']}, {r['targets']}: {r['n_exposed']} exposed of {r['n_pairs']} (row, attack) "
+                      f"pairs: too few to test (at least 5 on each side).", ""]
+    return out_lines or ["No attack cell was found (docs/study/attacks).", ""]
 
 
 def importance_rows(res: dict) -> list[str]:
     out = []
     for ds, imp in res["importance"].items():
-        out.append([ds, "; ".join(f"{r['feature']} {100 * r['share']:.0f} %"
+        out.append([ds, "; ".join(f"{feature_label(r['feature'], r['kind'])} {100 * r['share']:.0f} %"
                                   + ("" if r["direction"] is None or not math.isfinite(r["direction"] or math.nan)
                                      else f" (ρ {r['direction']:+.2f})") for r in imp[:6])])
     return _table(["table", "features by mean |SHAP| (share of the total; ρ: Spearman of the value and its SHAP)"],
@@ -98,8 +128,11 @@ def pruning_rows(res: dict) -> list[str]:
     summ = [r for r in res["summary"] if r["model"] == "tabddpm"]
     out = []
     for r in summ:
-        f = lambda k, s=100: "–" if r.get(f"{k}_mean") is None else (  # noqa: E731
-            f"{s * r[f'{k}_mean']:.1f} ± {s * (r.get(f'{k}_std') or 0):.1f}")
+        def f(k, s=100):
+            m, sd = r.get(f"{k}_mean"), r.get(f"{k}_std")
+            if m is None or not math.isfinite(m):
+                return "–"
+            return f"{s * m:.1f}" + (f" ± {s * sd:.1f}" if sd is not None and math.isfinite(sd) else "")
         out.append([r["dataset"], METHOD_LABELS.get(r["method"], r["method"]), str(r["n_seeds"]), f("mem_ratio"),
                     f("excess"), f("shape"), f("trend"), f("mle")])
     return _table(["table", "method", "seeds", "mem ratio %", "excess (pts)", "Shape", "Trend", "MLE"], out)
@@ -110,8 +143,7 @@ def claim_rows(res: dict, families=("pretraining", "quality", "pruning")) -> lis
     for t in res["pruning"]:
         if t["family"] not in families:
             continue
-        eff = "–" if t.get("effect") is None else (f"{100 * t['effect']:+.1f} ({100 * t['effect_low']:+.1f} to "
-                                                    f"{100 * t['effect_high']:+.1f})")
+        eff = _iv(t.get("effect"), t.get("effect_low"), t.get("effect_high"))
         out.append([t["dataset"], t["claim"], t["family"], f"{t['n_positive']}/{t['n']}", eff,
                     "–" if t.get("p_adj") is None else f"{t['p_adj']:.3g}", t["label"]])
     return _table(["table", "claim", "family", "seeds on the claim's side", "mean d (points; 95 % t interval)",
@@ -121,10 +153,11 @@ def claim_rows(res: dict, families=("pretraining", "quality", "pruning")) -> lis
 def cost_rows(res: dict) -> list[str]:
     out = []
     for ds, c in res["costs"].items():
-        wu = c["warmup_seconds"]
-        out.append([ds, f"{c['ranking_seconds']:.2f} s", f"{wu:.0f} s (to T: {wu * c['T_share']:.0f} s)",
-                    f"{c['cell_seconds']:.0f} s", f"{wu / c['ranking_seconds']:,.0f}×"
-                    if c["ranking_seconds"] and math.isfinite(c["ranking_seconds"]) else "–"])
+        rank, wu, share = _num(c.get("ranking_seconds")), _num(c.get("warmup_seconds")), _num(c.get("T_share"))
+        out.append([ds, "–" if not math.isfinite(rank) else f"{rank:.2f} s",
+                    "–" if not math.isfinite(wu) else f"{wu:.0f} s (to T: {wu * share:.0f} s)",
+                    f"{_num(c.get('cell_seconds')):.0f} s",
+                    f"{wu / rank:,.0f}×" if math.isfinite(rank) and rank > 0 and math.isfinite(wu) else "–"])
     return _table(["table", "isolation ranking", "DynamicCut's warm-up (training and 25 checks)",
                    "one cell (fit, sample, evaluate)", "warm-up / ranking"], out)
 
@@ -133,8 +166,7 @@ def combination_rows(res: dict) -> list[str]:
     out = []
     for r in res["combinations"]:
         out.append([r["dataset"], METHOD_LABELS.get(r["method"], r["method"]), f"{r['baseline']:.1f}",
-                    f"{r['method_mean']:.1f}", f"{100 * r['relative']:+.1f} % ({100 * r['low']:+.1f} to "
-                                               f"{100 * r['high']:+.1f})",
+                    f"{r['method_mean']:.1f}", _iv(r["relative"], r["low"], r["high"]).replace(" (", " % (", 1),
                     f"{r['n_positive']}/{r['n_positive'] + r['n_negative']}",
                     "–" if r.get("p_adj") is None else f"{r['p_adj']:.3g}"])
     return _table(["table", "method", "high-risk copies, baseline (mean over seeds)", "the method's",
@@ -142,10 +174,19 @@ def combination_rows(res: dict) -> list[str]:
 
 
 def answer_b(res: dict) -> str:
-    """The plain answer to (b), by the declared rule."""
+    """The plain answer to (b), by the declared rule (a partial reading says on how many seeds)."""
     ni = [t for t in res["pruning"] if t["key"] == "iso_noninf_dc"]
     if not ni:
         return "The pruning cells have not finished: (b) is not answered yet."
+    n = min(len(t["seeds"]) for t in ni)
+    if n < 10:
+        eff = "; ".join(f"{t['dataset']} {_iv(t.get('effect'), t.get('effect_low'), t.get('effect_high'))} points "
+                        f"({len(t['seeds'])} seeds)" for t in ni)
+        return (f"**A partial reading** (at most {max(len(t['seeds']) for t in ni)} of the 10 planned seeds per "
+                "table; exact Wilcoxon with fewer than 6 seeds cannot reach p̃ < 0.05 in a family of 12): the "
+                f"isolation cut's copying against DynamicCut's plus the 1-point margin, d = DynamicCut − isolation + "
+                f"1 (positive: non-inferior): {eff}. Non-inferiority is not shown on any table, so the study cannot "
+                "say that a warm-up is not needed for pruning.")
     holds = [t["dataset"] for t in ni if t["label"] == "holds"]
     other = [t["dataset"] for t in ni if t["label"] != "holds"]
     if holds and not other:
@@ -157,6 +198,17 @@ def answer_b(res: dict) -> str:
                 f"pruning) and is not shown on {', '.join(other)}.")
     return ("Non-inferiority of the isolation cut to DynamicCut (within 1 point) is **not shown** on any table: "
             "this study cannot say that a warm-up is not needed for pruning.")
+
+
+def reproduction_line(res: dict) -> list[str]:
+    """How far warm-up seeds 0–4 reproduce the regime's committed selections."""
+    rep = res.get("reproduction") or {}
+    if not rep:
+        return []
+    return ["Reproduction: warm-up seeds 0–4 have the regime's settings and seeds; their DynamicCut selections "
+            "(25 rows) share with the regime's committed ones, Jaccard per seed: " + "; ".join(
+                f"{d} " + ", ".join(f"{j:.2f}" for j in js) for d, js in rep.items()) + " (1 = the same rows: the "
+            "runs are not bit-identical across sessions, so the regime's cells are not reused here).", ""]
 
 
 def render(res: dict) -> str:
@@ -179,7 +231,7 @@ def render(res: dict) -> str:
           "rows):", ""] + pruning_rows(res)
     L += ["Paired claims (exact Wilcoxon over seeds; d > 0 is the claim's side; Holm within each family over the "
           "three tables):", ""] + claim_rows(res)
-    L += ["Cost (mean per run on this shared 2-core machine):", ""] + cost_rows(res)
+    L += ["Cost (mean per run on this shared 2-core machine):", ""] + cost_rows(res) + reproduction_line(res)
     L += ["### (c) High-risk feature combinations, before and after each method", "",
           "High-risk copies: a cell's flagged copies whose nearest training row holds a high-risk pair of values "
           "(held by ≥ 3 rows, Top rate over the other warm-ups ≥ 2× the base rate; cross-fitted per seed); "
@@ -258,9 +310,9 @@ def answer_lines(res: dict) -> list[str]:
             f"{r['dataset']} AUC {r['auc']:.2f} ({r['low']:.2f}–{r['high']:.2f}), {_verdict(r)}" for r in iso) + ".")
         best = {}
         for r in res["factors"]:
-            if r["score"] != "isolation" and (r["dataset"] not in best or r["auc"] > best[r["dataset"]]["auc"]):
+            if r["score"] in DECLARED and (r["dataset"] not in best or r["auc"] > best[r["dataset"]]["auc"]):
                 best[r["dataset"]] = r
-        out.append("  The strongest score per table: " + "; ".join(
+        out.append("  The strongest factor per table: " + "; ".join(
             f"{d}: {FACTOR_LABELS.get(r['score'], r['score'])} AUC {r['auc']:.2f} ({r['low']:.2f}–{r['high']:.2f})"
             for d, r in best.items()) + ".")
     att = [r for r in res["attack"] if r["score"] == "isolation" and r["targets"] == "all training targets"]
@@ -273,6 +325,6 @@ def answer_lines(res: dict) -> list[str]:
     if combos:
         out.append("- **(c) High-risk combinations:** " + "; ".join(
             f"{r['dataset']} {METHOD_LABELS.get(r['method'], r['method'])} {100 * r['relative']:+.0f} %"
-            for r in combos) + " (reduction of the high-risk copies against the baseline; the write-up reports "
-            "−23 % for DynamicCut).")
+            for r in combos) + " (the high-risk copies' reduction against the baseline; the DynamicCut write-up "
+            "reports a 23 % reduction of its high-risk feature combinations, measured its own way).")
     return out + [""]

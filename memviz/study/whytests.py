@@ -36,6 +36,11 @@ from memviz.study.scales import SCALES
 DIRECTIONS = {"isolation": 1, "nearest": 1, "exact_duplicates": -1, "near_duplicates": -1, "value_rarity": -1,
               "pair_rarity": -1, "combination_count": -1, "extremeness": -1}
 MODEL = "model (out of fold)"
+#: added after the first results were read (post hoc, exploratory, outside every Holm family): isolation in the
+#: standardized distance, where numbers are not rescaled per row as the paper distance does
+EXPLORATORY = "isolation, standardized distance (post hoc)"
+#: a subset of attack targets with fewer exposed (or unexposed) pairs than this is not tested
+MIN_EXPOSED = 5
 N_BOOT = 2000
 N_PERM = 10_000
 MIN_SUPPORT = 3
@@ -95,6 +100,10 @@ def factor_tests(train, factors: pd.DataFrame, rows: pd.DataFrame, dataset: str)
     rf = RiskFactors(f, 5, "paper", 0.1, float(np.median(f["isolation"])), 0.0)
     ex = explain_rows(train, y, factors=rf, n_boot=N_BOOT)
     out.append({"dataset": dataset, **score_test(MODEL, ex.oof.to_numpy(), y)})
+    from memviz.risk.factors import isolation_scores
+
+    out.append({"dataset": dataset, "exploratory": True,
+                **score_test(EXPLORATORY, isolation_scores(train, distance="standardized"), y)})
     return out, ex
 
 
@@ -148,6 +157,11 @@ def attack_tests(attack_dir: Path, factors: pd.DataFrame, oof: pd.Series | None,
     for subset, group in (("all training targets", None), ("random targets", "random")):
         pairs = attack_pairs(attack_dir, dataset, group)
         if pairs.empty or pairs["exposed"].nunique() < 2:
+            continue
+        n_exp = int(pairs["exposed"].sum())
+        if min(n_exp, len(pairs) - n_exp) < MIN_EXPOSED:   # an AUC of 1 exposed pair is that pair, not a test
+            out.append({"dataset": dataset, "targets": subset, "score": None, "too_few": True, "n_exposed": n_exp,
+                        "n_pairs": int(len(pairs)), "n_rows": int(pairs["row_id"].nunique())})
             continue
         for name, s in scores.items():
             out.append({"dataset": dataset, "targets": subset, **pair_auc_test(name, s, pairs)})
@@ -304,12 +318,12 @@ def write_results(data_dir, out, names, markdown=None, say=print) -> dict:
             cr, cc = combination_tests(train, rows, pd.read_csv(d / "copies.csv"), ds)
             combo_rows += cr
             cells.append(cc)
-    with_holm(factor_rows, "why-factors")
+    with_holm([r for r in factor_rows if not r.get("exploratory")], "why-factors")
     for subset in {r["targets"] for r in attack_rows}:
-        with_holm([r for r in attack_rows if r["targets"] == subset], "why-attack")
+        with_holm([r for r in attack_rows if r["targets"] == subset and not r.get("too_few")], "why-attack")
     with_holm([r for r in combo_rows if math.isfinite(r["p"])], "why-combinations")
     tests, summary, costs = pruning_tests(out, names)
-    res = {"factors": factor_rows, "attack": attack_rows, "combinations": combo_rows, "importance": importance,
+    res = {"reproduction": reproduction(out, names), "factors": factor_rows, "attack": attack_rows, "combinations": combo_rows, "importance": importance,
            "pruning": [t for t in tests if t["family"] in ("pretraining", "quality", "pruning")],
            "summary": summary, "costs": costs, "n_perm": N_PERM, "n_boot": N_BOOT}
     atomic_write_json(out / "why" / "results.json", _json_safe(res))
@@ -326,6 +340,34 @@ def write_results(data_dir, out, names, markdown=None, say=print) -> dict:
         a, b = doc.index(RESULTS_HEAD), doc.index(RESULTS_END)
         atomic_write_text(md, doc[:a] + RESULTS_HEAD + "\n\n" + text + "\n" + doc[b:])
     return res
+
+
+def reproduction(out: Path, names) -> dict:
+    """{table: [Jaccard of warm-up s's DynamicCut selection (raw, T = half) with the regime's committed one]}."""
+    from memviz.io import read_json
+    from memviz.study.warmups import jaccard
+
+    rep = {}
+    for ds in names:
+        f = Path(out) / "regime" / ds / "selections.csv"
+        if not f.is_file():
+            continue
+        reg = pd.read_csv(f)
+        mine = Path(out) / "why" / ds / "selections.csv"
+        mine = pd.read_csv(mine) if mine.is_file() else None
+        pick = lambda t, s: t[(t["seed"] == s) & (t["score"] == "raw") & (t["T_frac"] == 0.5)]["row_id"]  # noqa: E731
+        js = []
+        for s in range(5):
+            a = Path(out) / "why" / ds / "runs" / f"analysis_s{s}.json"
+            r = pick(reg, s)
+            m = pick(mine, s) if mine is not None else []
+            if not len(m) and a.is_file():
+                m = read_json(a, "warm-up analysis")["selections"]["raw|0.5"]
+            if len(m) and len(r):
+                js.append(jaccard(m, r))
+        if js:
+            rep[ds] = js
+    return rep
 
 
 def _json_safe(x):
