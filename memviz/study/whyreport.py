@@ -11,7 +11,8 @@ import math
 from memviz.risk.explanation import feature_label
 from memviz.study.inference import ALPHA
 
-FACTOR_LABELS = {"isolation": "isolation (k = 5) ↑", "nearest": "nearest other row ↑",
+FACTOR_LABELS = {"isolation, standardized distance (post hoc)": "isolation, standardized (post hoc) ↑",
+                 "isolation": "isolation (k = 5) ↑", "nearest": "nearest other row ↑",
                  "exact_duplicates": "exact duplicates ↓", "near_duplicates": "near duplicates ↓",
                  "value_rarity": "rarest value's share ↓", "pair_rarity": "rarest pair's share ↓",
                  "combination_count": "rows with all its categories ↓", "extremeness": "extremeness share ↓"}
@@ -252,7 +253,7 @@ def forest_svg(factor_rows: list[dict], attack_rows: list[dict]) -> str:
     names = list(dict.fromkeys(r["score"] for r in factor_rows))
     tables = list(dict.fromkeys(r["dataset"] for r in factor_rows))
     colors = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd"]
-    row_h, left, pw, gap, top = 30, 230, 300, 40, 50
+    row_h, left, pw, gap, top = 30, 260, 300, 70, 50
     h = top + row_h * len(names) + 50
     w = left + 2 * pw + gap + 20
     x = lambda v, p: left + p * (pw + gap) + (v - 0.2) / 0.8 * pw  # noqa: E731  (AUC 0.2 .. 1.0)
@@ -287,7 +288,7 @@ def forest_svg(factor_rows: list[dict], attack_rows: list[dict]) -> str:
     return "\n".join(s + ["</svg>"]) + "\n"
 
 
-def note(res: dict, text: str) -> str:
+def note(res: dict, text: str, reading: str = "") -> str:
     """Section 11 of study.md (``notes/11_why.md``): what was asked, the design in one paragraph, the figure and the
     results' tables (:func:`render`)."""
     return ("Which training rows does TabDDPM memorize, and why; and can they be found before any training? The "
@@ -298,7 +299,7 @@ def note(res: dict, text: str) -> str:
             "(`memviz compare --methods isolation`: the ⌈p · N⌉ most isolated rows, no warm-up) beside DynamicCut, "
             "random pruning and the baseline, every arm at the baseline's optimiser steps.\n\n"
             "![Each score's AUC for the Top group and for the rows the attack exposes, per table]"
-            "(study/why/factors_auc.svg)\n\n" + text.replace("### ", "#### "))
+            "(study/why/factors_auc.svg)\n\n" + text.replace("### ", "#### ") + reading)
 
 
 def answer_lines(res: dict) -> list[str]:

@@ -333,7 +333,9 @@ def write_results(data_dir, out, names, markdown=None, say=print) -> dict:
         atomic_write_csv(out / "why" / "combinations.csv", pd.concat(cells, ignore_index=True))
     atomic_write_text(out / "why" / "factors_auc.svg", forest_svg(factor_rows, attack_rows))
     text = render(res)
-    atomic_write_text(out / "notes" / "11_why.md", note(res, text))
+    hand = out / "why" / "reading.md"   # the reading, written after looking at the numbers (optional)
+    reading = "\n" + hand.read_text(encoding="utf-8") if hand.is_file() else ""
+    atomic_write_text(out / "notes" / "11_why.md", note(res, text, reading))
     if markdown:
         md = Path(markdown)
         doc = md.read_text(encoding="utf-8")
