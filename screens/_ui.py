@@ -150,10 +150,16 @@ def leak_view(run_dir: str, token: int, row_id: int, limit: int = 20):
     return runs.leak_view(run_view(run_dir, token), int(row_id), limit=limit)
 
 
-@st.cache_resource(show_spinner="Measuring how isolated, rare and extreme each training row is…", max_entries=12)
 def risk_factors(run_dir: str, token: int):
-    """The risk factors of a run's training rows (:func:`memviz.app.why.run_factors`)."""
-    return why.run_factors(run_view(run_dir, token))
+    """The risk factors of a run's training rows (:func:`memviz.app.why.run_factors`): computed once per training
+    table (:func:`factors_of`), not again at every check of a live run."""
+    return factors_of(run_dir, run_fingerprint(run_dir, token) or str(token), token)
+
+
+@st.cache_resource(show_spinner="Measuring how isolated, rare and extreme each training row is…", max_entries=12)
+def factors_of(run_dir: str, fingerprint: str, _token: int):
+    """:func:`risk_factors` keyed by the run's training table (its fingerprint), whatever check the run is at."""
+    return why.run_factors(run_view(run_dir, _token))
 
 
 @st.cache_resource(show_spinner="Explaining which rows are in the Top group (a model and its SHAP values)…",
