@@ -188,10 +188,15 @@ def run_facts(view: RunView, p: float | None = None, k: int | None = None, T=Non
     return facts
 
 
-def _run_figures(view: RunView, pruning: RunPruning, salt) -> list:
-    """A run's figures in the report: the dynamics (:func:`memviz.viz.report.report_figures`), then the frontier."""
-    return [*vr.report_figures(view.dynamics, view.per_check, early_curve=pruning.curve, train=view.train,
+def _run_figures(view: RunView, pruning: RunPruning, salt, why_view: why.WhyView | None = None) -> list:
+    """A run's figures in the report: the dynamics (:func:`memviz.viz.report.report_figures`), then the frontier,
+    then what carries the model of its Top group (``why_view``, :func:`memviz.app.why.why_of`; computed when None)."""
+    why_view = why_view if why_view is not None else why.why_of(view)
+    figs = [*vr.report_figures(view.dynamics, view.per_check, early_curve=pruning.curve, train=view.train,
                                removed=pruning.selection.removed, redact_salt=salt), _when_to_stop(view)[0]]
+    if why_view.explanation is not None:
+        figs.append(viz_why.why_plot(why_view.explanation.importance))
+    return figs
 
 
 def _compare_figures(compare: CompareView, salt) -> list:
@@ -247,9 +252,7 @@ def _run_part(sec: Section, view: RunView, pruning: RunPruning, fig_salt, n_leak
     s.update({"DynamicCut p (share of rows removed)": p, "DynamicCut k (largest checks averaged)": k,
               "DynamicCut T (last epoch scored)": T if T is not None else "default (half the checks)"})
     why_view = why.why_of(view)    # why these rows (memviz.app.why): a model of the Top group, its attributions
-    figs = list(_run_figures(view, pruning, fig_salt))
-    if why_view.explanation is not None:
-        figs.append(viz_why.why_plot(why_view.explanation.importance))
+    figs = _run_figures(view, pruning, fig_salt, why_view)
     return vr.Section(sec.heading, sec.sentence, sec.card, sec.note, facts=run_facts(view, pruning=pruning),
                       figures=figs, leaks=leaks, settings=s, settings_name=f"Warm-up run {view.run_id}",
                       parts=(why.report_part(view, why_view, redacted=fig_salt is not None, salt=fig_salt),))

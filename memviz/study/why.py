@@ -10,7 +10,8 @@ warm-ups, the ``main`` grid of baseline / DynamicCut / random / isolation cut, t
     OUT/why/{table}/copies.csv   every cell's copies per nearest training row: method, seed, row_id, copies
 
 ``analyse`` — the declared tests (:mod:`memviz.study.whytests`) from those files alone, and the results
-section of the design document.
+section of the design document; ``render`` — the documents again from the committed ``OUT/why/results.json``
+(and the hand-written ``OUT/why/reading.md``), nothing recomputed.
 
 ``python -m memviz.study.why run --data-dir DIR --datasets adult`` (resumable; one table per process)
 ``python -m memviz.study.why analyse --data-dir DIR --markdown docs/study-why.md``
@@ -94,7 +95,7 @@ def _merge(path: Path, frames: list, keys: list) -> None:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m memviz.study.why", description=__doc__.splitlines()[0])
-    p.add_argument("what", choices=("run", "records", "analyse"))
+    p.add_argument("what", choices=("run", "records", "analyse", "render"))
     p.add_argument("--data-dir", required=True)
     p.add_argument("--out", default="docs/study", help="the study's folder (tables go to OUT/why/TABLE)")
     p.add_argument("--datasets", default=",".join(DATASETS))
@@ -109,6 +110,10 @@ def main(argv=None) -> int:
     elif args.what == "records":
         for ds in names:
             row_records(args.data_dir, ds, args.out, args.device)
+    elif args.what == "render":
+        from memviz.study.whytests import render_results
+
+        render_results(args.out, args.markdown)
     else:
         from memviz.study.whytests import write_results
 

@@ -296,7 +296,7 @@ def write_results(data_dir, out, names, markdown=None, say=print) -> dict:
     section of ``markdown`` and of the study's note (``OUT/notes/11_why.md``)."""
     from memviz.io import atomic_write_json
     from memviz.study.floors import study_tables
-    from memviz.study.whyreport import forest_svg, note, render
+    from memviz.study.whyreport import forest_svg
 
     out = Path(out)
     scale = SCALES["why"]
@@ -332,6 +332,19 @@ def write_results(data_dir, out, names, markdown=None, say=print) -> dict:
 
         atomic_write_csv(out / "why" / "combinations.csv", pd.concat(cells, ignore_index=True))
     atomic_write_text(out / "why" / "factors_auc.svg", forest_svg(factor_rows, attack_rows))
+    render_results(out, markdown, res)
+    return res
+
+
+def render_results(out, markdown=None, res: dict | None = None) -> None:
+    """Section 11's note (``OUT/notes/11_why.md``) and the results section of ``markdown`` from ``res`` (default:
+    the committed ``OUT/why/results.json``), with the hand-written reading ``OUT/why/reading.md`` when there."""
+    import json
+
+    from memviz.study.whyreport import note, render
+
+    out = Path(out)
+    res = res if res is not None else json.loads((out / "why" / "results.json").read_text(encoding="utf-8"))
     text = render(res)
     hand = out / "why" / "reading.md"   # the reading, written after looking at the numbers (optional)
     reading = "\n" + hand.read_text(encoding="utf-8") if hand.is_file() else ""
@@ -340,8 +353,7 @@ def write_results(data_dir, out, names, markdown=None, say=print) -> dict:
         md = Path(markdown)
         doc = md.read_text(encoding="utf-8")
         a, b = doc.index(RESULTS_HEAD), doc.index(RESULTS_END)
-        atomic_write_text(md, doc[:a] + RESULTS_HEAD + "\n\n" + text + "\n" + doc[b:])
-    return res
+        atomic_write_text(md, doc[:a] + RESULTS_HEAD + "\n\n" + text + reading + "\n" + doc[b:])
 
 
 def reproduction(out: Path, names) -> dict:
