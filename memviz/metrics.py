@@ -382,8 +382,9 @@ TERMS: dict[str, str] = {
     "Isolation cut": (
         "Pruning without a warm-up: the same share p of rows as DynamicCut removes, chosen as the most isolated "
         "rows of the training table (the farthest from their 5th-nearest other row). It costs a fraction of a "
-        "second; whether it copies as little as DynamicCut's pruning is measured in memviz's study "
-        "(docs/study-why.md)."),
+        "second against minutes of warm-up, but in memviz's study of three public tables (docs/study-why.md) it "
+        "did not copy as little as DynamicCut's pruning: what TabDDPM copies there is rows with an extreme "
+        "number more than isolated rows."),
     "SHAP": (
         "Shapley additive explanations (Lundberg & Lee 2017): a model's output for one row split into a share "
         "per feature, the shares adding up to the output. On the Memorization page they say which columns and "
