@@ -394,6 +394,22 @@ TERMS: dict[str, str] = {
         "early scores did no better than removing as many rows at random. Check a pruned model on the "
         "Compare page: its memorization against the kept rows, beside the same figure for the unpruned "
         "model."),
+    "Risk factors": (
+        "What the training table alone says about a row, before any model: how isolated it is (the distance to "
+        "its 5th-nearest other row, against a typical row's), how rare its values and its pairs of values are, how "
+        "extreme its numbers are, and its exact and near duplicates. A row among the 10 % riskiest of the table on "
+        "a factor has that factor named as a reason it is at risk."),
+    "Isolation cut": (
+        "Pruning without a warm-up: the same share p of rows as DynamicCut removes, chosen as the most isolated "
+        "rows of the training table (the farthest from their 5th-nearest other row). It costs a fraction of a "
+        "second against minutes of warm-up, but in memviz's study of three public tables (docs/study-why.md) it "
+        "did not copy as little as DynamicCut's pruning: what TabDDPM copies there is rows with an extreme "
+        "number more than isolated rows."),
+    "SHAP": (
+        "Shapley additive explanations (Lundberg & Lee 2017): a model's output for one row split into a share "
+        "per feature, the shares adding up to the output. On the Memorization page they say which columns and "
+        "risk factors carry a model of the Top group; they explain the model, which is only as good as its "
+        "held-out AUC says."),
     "Seeds": (
         "Independent repetitions with different random starts. With fewer than 3 seeds the spread of a result "
         "cannot be estimated, so a difference is only indicative."),

@@ -3,7 +3,7 @@ copied beyond that, and how close its "copies" really are."""
 import streamlit as st
 
 from memviz import viz
-from memviz.app import attacks, audits, glossary, readings, runs
+from memviz.app import attacks, audits, glossary, readings, runs, why
 from memviz.errors import MemvizError
 from screens import _stop, _ui
 
@@ -18,7 +18,7 @@ RANK_NAMES = {"row_id": "training row", "copies": "copies", "expected": "expecte
 
 #: the glossary's entries for the words this page uses (the headline's figures, the tests, the leak explorer)
 PAGE_WORDS = ("Memorized", "Copy", "Floor", "Excess", "95 % interval", "Holds", "Memorization ratio", "Mem-AUC", "AUC",
-              "q-value", "Top group")
+              "q-value", "Top group", "Risk factors", "SHAP")
 
 
 st.title("Memorization")
@@ -189,6 +189,8 @@ if view is not None:
             st.markdown(f"**{_ui.esc(lv.label(redact).capitalize())} and {len(lv.copies)} of its {lv.n_copies} "
                         "generated copies** "
                         "(closest first; highlighted cells equal the training row)")
+            factors = _ui.risk_factors(path, token)   # why this row: from the training table alone
+            st.markdown(_ui.esc(why.row_reasons(view, factors, int(row_id), redacted=redact)))
             if len(lv.copies):
                 st.dataframe(runs.styled_copies(lv, redact), key="leak_table",
                              column_config=wide)
@@ -197,6 +199,41 @@ if view is not None:
                            "or in standard deviations where the IQR is 0).")
             else:
                 st.caption("No stored generated row copies this training row.")
+
+    # ------------------------------------------------------------- why these rows
+    st.subheader("Why these rows")
+    st.caption("What sets the rows the model copies most (its Top group: the 10 % of training rows with the most "
+               "copies over the checks) apart from the others: a model of Top membership from each row's columns "
+               "and its risk factors, measured from the training table alone (how isolated, rare and extreme the "
+               "row is, and its duplicates), with SHAP attributions. Its AUC is held-out (5 folds over rows).")
+    asked_why = st.session_state.setdefault("memviz_why_asked", set())
+    if (path, token) not in asked_why and st.button("Explain these rows", key="why_button",
+                                                    help="Fits a small model: seconds on a few thousand rows."):
+        asked_why.add((path, token))
+    if (path, token) in asked_why:
+        wv = _ui.run_why(path, token)
+        if wv.explanation is None:
+            _ui.warning(f"No explanation for this run: {wv.error}")
+        else:
+            ex = wv.explanation
+            st.markdown(f"**{_ui.esc(ex.sentence())}**")
+            if ex.strength in ("weak", "no better than chance"):
+                st.caption("A weak explanation: the columns and factors below tell little about which rows the "
+                           "model copies; read them as hints, not causes.")
+            left, right = st.columns([1, 1])
+            with left:
+                _ui.show(viz.why_plot(ex.importance), key="why_plot")
+            with right:
+                st.markdown("**What carries it, in words**")
+                for line in why.feature_lines(ex):
+                    st.markdown("- " + _ui.esc(line))
+            st.markdown("**Column values that carry memorization** (odds of the Top group for rows holding the value, "
+                        "from their SHAP values; values held by fewer than 3 rows left out)")
+            st.dataframe(why.value_table(view, wv, redacted=redact), hide_index=True, key="why_values")
+            st.markdown("**The rows the model finds riskiest**, and why")
+            st.dataframe(why.riskiest_rows(view, wv, 10, redacted=redact), hide_index=True, key="why_rows")
+            st.caption("One warm-up's Top group is noisy at a few hundred rows: the study (docs/study-why.md) "
+                       "reads ten warm-ups of the same rows.")
 
     st.subheader("Which columns leak")
     checks = view.result.per_check

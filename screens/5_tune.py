@@ -127,3 +127,25 @@ if view is not None:
             _ui.show(viz.column_shift_plot(view.train, removed, col), key="column_shift")
         curve = runs.early_curve(view, ranked=ranked, params=tuned.dc)  # slices of the rankings: milliseconds
         _ui.show(viz.early_identification_plot(curve), key="early_id")
+
+        # ------------------------------------------------------------- the same p without a warm-up
+        st.subheader("The same p without a warm-up: the isolation cut")
+        st.caption("A ranking from the training table alone: the rows farthest from their 5th-nearest other row go "
+                   "first (`memviz compare --methods isolation`). In memviz's study (250 rows, 10 seeds, three "
+                   "tables: docs/study-why.md) it did not copy as little as DynamicCut's pruning at the same p "
+                   "(3.4 points more on adult): it is offered for comparison, and a warm-up is still the better "
+                   "ranking.")
+        iso = _ui.isolation_preview(run_dir, token, tuned.p, tuned.k, tuned.T, tuned.dc, removed)
+        i = st.columns(4)
+        i[0].metric("rows the isolation cut would remove", f"{len(iso.removed):,}")
+        i[1].metric("of them Top rows ", f"{iso.n_top:,}", delta=f"{iso.n_top - caught:+,} vs DynamicCut",
+                    delta_color="off", help="Top = the most-copied rows over the whole warm-up.")
+        i[2].metric("overlap with DynamicCut", f"{100 * iso.overlap:.0f} %", help="Jaccard: rows in both / rows in either.")
+        i[3].metric("ranking cost", f"{iso.seconds:.2f} s",
+                    help="From the table alone; DynamicCut's ranking needs the warm-up up to T"
+                         + (f" (about {iso.warmup_seconds:,.0f} s here)." if iso.warmup_seconds else "."))
+        st.caption(_ui.esc(iso.sentence()))
+        _ui.download(st, "Download the training table pruned by isolation (CSV, your columns in your order)",
+                     lambda: runs.pruned_csv(view, iso.removed, keep_row_id=with_id),
+                     file_name=runs.pruned_file_name(view, p, k, T).replace("_pruned_", "_isolation_cut_"),
+                     mime="text/csv", key="dl_isolation")

@@ -19,6 +19,7 @@ from memviz.app import (
     readings,
     runs,
     uploads,
+    why,
 )
 from memviz.errors import MemvizError
 from memviz.jobs import control as jobs
@@ -147,6 +148,32 @@ def column_leaks(run_dir: str, token: int, check: int | None):
 def leak_view(run_dir: str, token: int, row_id: int, limit: int = 20):
     """A training row beside its generated copies (reads the stored samples of their checks once)."""
     return runs.leak_view(run_view(run_dir, token), int(row_id), limit=limit)
+
+
+def risk_factors(run_dir: str, token: int):
+    """The risk factors of a run's training rows (:func:`memviz.app.why.run_factors`): computed once per training
+    table (:func:`factors_of`), not again at every check of a live run."""
+    return factors_of(run_dir, run_fingerprint(run_dir, token) or str(token), token)
+
+
+@st.cache_resource(show_spinner="Measuring how isolated, rare and extreme each training row is…", max_entries=12)
+def factors_of(run_dir: str, fingerprint: str, _token: int):
+    """:func:`risk_factors` keyed by the run's training table (its fingerprint), whatever check the run is at."""
+    return why.run_factors(run_view(run_dir, _token))
+
+
+@st.cache_resource(show_spinner="Explaining which rows are in the Top group (a model and its SHAP values)…",
+                   max_entries=12)
+def run_why(run_dir: str, token: int):
+    """The run's factors and the model of its Top group (:func:`memviz.app.why.why_of`)."""
+    return why.why_of(run_view(run_dir, token), risk_factors(run_dir, token))
+
+
+@st.cache_resource(show_spinner="Ranking the rows by isolation (no warm-up)…", max_entries=24)
+def isolation_preview(run_dir: str, token: int, p: float, k: int, T: int, _params, _removed):
+    """The isolation cut at DynamicCut's p beside DynamicCut's selection at (p, k, T) (``_params``, checked by the
+    page; cached by their values), whose removed row_ids are ``_removed`` (:func:`memviz.app.why.isolation_preview`)."""
+    return why.isolation_preview(run_view(run_dir, token), _params, _removed)
 
 
 @st.cache_resource(show_spinner="Ranking the rows at every check…", max_entries=24)

@@ -118,3 +118,33 @@ def test_the_audits_rows_csv_names_rows_by_the_users_key(credit_files, capsys, t
     rows = pd.read_csv(tmp_path / "b" / "rows.csv")
     assert list(rows.columns[:2]) == ["rownames", "row_id"]
     assert rows.set_index("row_id").loc[[3, 7], "rownames"].tolist() == train["rownames"].iloc[[3, 7]].tolist()
+
+
+def test_explain_writes_factors_keyed_by_the_users_key_and_its_json_line_last(credit_files, capsys):
+    """memviz explain on a run of the credit-like table: factors.csv keyed by ``rownames`` (no row_id), the reasons
+    redacted (no raw category), shap.csv, explanation.json, and a JSON last line with the held-out AUC and its
+    strength in words (or the one line saying why there is no model)."""
+    d, df = credit_files
+    run = d / "run_explain"
+    rc, _, err = memviz_cli(capsys, "warmup", "--train", d / "train.csv", "--target", "Status", "--holdout",
+                            d / "holdout.csv", "--out", run, "--epochs", "4", "--check-every", "2",
+                            "--device", "cpu", "--quiet", "--model-params", json.dumps(TINY_MODEL))
+    assert rc == 0, err
+    rc, last, err = memviz_cli(capsys, "explain", run, "--out", d / "why")
+    assert rc == 0, err
+    head = json.loads(last)
+    factors = pd.read_csv(d / "why" / "factors.csv")
+    assert factors.columns[0] == "rownames" and "row_id" not in factors.columns
+    assert set(factors["rownames"]) == set(df["rownames"].iloc[:240])
+    assert {"isolation", "pair_rarity", "extremeness", "exact_duplicates", "top", "why"} <= set(factors.columns)
+    for raw in ("rent", "owner", "parents", "freelance", "partime"):
+        assert not factors["why"].str.contains(f"= {raw} ", regex=False).any()
+    if head["auc"] is not None:
+        assert head["strength"] in ("strong", "moderate", "weak", "no better than chance")
+        assert (d / "why" / "shap.csv").is_file() and "model_score" in factors.columns
+        assert json.loads((d / "why" / "explanation.json").read_text())["explanation"]["importance"]
+    else:
+        assert head["reason"]
+    assert len(head["riskiest"]) == 5 and all(r["row"].startswith("key-") for r in head["riskiest"])
+    rc, _, err = memviz_cli(capsys, "explain", d / "no_such_run", "--out", d / "why2")
+    assert rc == 2 and len(err.strip().splitlines()) == 1

@@ -2,7 +2,8 @@
 
 Layers, bottom to top, in the pipeline's order: the base (errors, io, folders, locks, device, metrics) <
 tables (load) < engine (the one nearest-neighbour engine) < measure (the metric) < evidence (the
-privacy tests) < models < dynamics (and the DynamicCut score that reads them) < evaluate < warmup <
+privacy tests) < models < dynamics (and the DynamicCut score that reads them) < risk (why these rows: risk
+factors from the table, a model of a warm-up's memorization from them) < evaluate < warmup <
 mitigate (augment) < leaks < attacks (targeted shadow-model attacks) < compare < viz (figures) <
 auditing (the one verdict, its report and JSON, drawn with viz's figures) < jobs (the worker audits a
 run when it stops) < study < app < the CLI (cli, commands).
@@ -17,7 +18,7 @@ from pathlib import Path
 import pytest
 
 PKG = Path(__file__).resolve().parent.parent / "memviz"
-LAYERS = ["base", "tables", "engine", "measure", "evidence", "models", "dynamics", "evaluate", "warmup", "mitigate",
+LAYERS = ["base", "tables", "engine", "measure", "evidence", "models", "dynamics", "risk", "evaluate", "warmup", "mitigate",
           "leaks", "attacks", "compare", "viz", "auditing", "jobs", "study", "app", "top"]
 BASE = ("errors", "faces", "io", "folders", "locks", "device", "metrics")
 
@@ -144,7 +145,8 @@ def test_the_layers_are_what_the_guide_says(graph):
     uses = {(layer(m), layer(d)) for m, deps in graph.items() for d in deps if d.startswith("memviz.")}
     for upper, lower in [("engine", "tables"), ("measure", "engine"), ("evidence", "measure"),
                          ("warmup", "measure"), ("warmup", "models"), ("compare", "dynamics"),
-                         ("compare", "mitigate"), ("auditing", "evidence"), ("jobs", "compare"),
+                         ("compare", "mitigate"), ("risk", "engine"), ("compare", "risk"), ("app", "risk"),
+                         ("auditing", "evidence"), ("jobs", "compare"),
                          ("app", "jobs"), ("top", "jobs")]:
         assert (upper, lower) in uses, f"{upper} no longer builds on {lower}"
 
@@ -181,6 +183,7 @@ SHARED_NAMES = {
     "rows": "per-row figures: the dynamics of each row and which rows leak",
     "run": "a run's entry point: the warm-up's and the study's",
     "store": "a resumable folder: the warm-up's and an attack's",
+    "why": "why these rows: the panel's library side (app), its figure (viz), its study (study)",
 }
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from memviz.app import audits, glossary
+from memviz.app import audits, glossary, why
 from memviz.app.comparisons import CompareView, run_floor, verdicts_differ
 from memviz.app.runs import RunView, load_run, rankings
 from memviz.app.compare_card import compare_verdict, pick_model
@@ -33,6 +33,7 @@ from memviz.dynamics.dynamiccut import (
 )
 from memviz.tables.data import read_frame
 from memviz.viz import report as vr
+from memviz.viz import why as viz_why
 from memviz.viz.card import Card, Line
 from memviz.viz.text import pct
 
@@ -195,10 +196,15 @@ def run_facts(view: RunView, p: float | None = None, k: int | None = None, T=Non
     return facts
 
 
-def _run_figures(view: RunView, pruning: RunPruning, salt) -> list:
-    """A run's figures in the report: the dynamics (:func:`memviz.viz.report.report_figures`), then the frontier."""
-    return [*vr.report_figures(view.dynamics, view.per_check, early_curve=pruning.curve, train=view.train,
+def _run_figures(view: RunView, pruning: RunPruning, salt, why_view: why.WhyView | None = None) -> list:
+    """A run's figures in the report: the dynamics (:func:`memviz.viz.report.report_figures`), then the frontier,
+    then what carries the model of its Top group (``why_view``, :func:`memviz.app.why.why_of`; computed when None)."""
+    why_view = why_view if why_view is not None else why.why_of(view)
+    figs = [*vr.report_figures(view.dynamics, view.per_check, early_curve=pruning.curve, train=view.train,
                                removed=pruning.selection.removed, redact_salt=salt), _when_to_stop(view)[0]]
+    if why_view.explanation is not None:
+        figs.append(viz_why.why_plot(why_view.explanation.importance))
+    return figs
 
 
 def _compare_figures(compare: CompareView, salt) -> list:
@@ -253,9 +259,11 @@ def _run_part(sec: Section, view: RunView, pruning: RunPruning, fig_salt, n_leak
     s = dict(view.settings())
     s.update({"DynamicCut p (share of rows removed)": p, "DynamicCut k (largest checks averaged)": k,
               "DynamicCut T (last epoch scored)": T if T is not None else "default (half the checks)"})
+    why_view = why.why_of(view)    # why these rows (memviz.app.why): a model of the Top group, its attributions
+    figs = _run_figures(view, pruning, fig_salt, why_view)
     return vr.Section(sec.heading, sec.sentence, sec.card, sec.note, facts=run_facts(view, pruning=pruning),
-                      figures=_run_figures(view, pruning, fig_salt), leaks=leaks, settings=s,
-                      settings_name=f"Warm-up run {view.run_id}")
+                      figures=figs, leaks=leaks, settings=s, settings_name=f"Warm-up run {view.run_id}",
+                      parts=(why.report_part(view, why_view, redacted=fig_salt is not None, salt=fig_salt),))
 
 
 def compare_part(sec: Section, compare: CompareView, fig_salt=None) -> vr.Section:

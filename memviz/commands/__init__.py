@@ -22,6 +22,9 @@ COMMANDS = {
              '(writes audit.json, report.html, rows.csv)',
     'report': 'the audit of a warm-up run and of the comparisons ranked on it: one verdict each, its report and '
               'its JSON (writes audit.json, report.html, rows.csv)',
+    'explain': "why the run's copied rows: risk factors from the table alone (isolation, rarity, extremes, "
+               "duplicates), a model of the Top group with SHAP attributions and its held-out AUC (writes "
+               "factors.csv, shap.csv, explanation.json)",
     'attack': "targeted shadow-model attack on a warm-up run: how exposed are DynamicCut's top rows, the rows the "
               "audit names and random rows (writes RUN/attacks/targeted; a rerun resumes)",
 }

@@ -8,6 +8,7 @@ from memviz.compare.methods import (
     DEFAULT_METHODS,
     NEEDS_WARMUP,
     TABDDPM_ONLY,
+    USES_P,
     base_method,
     check_methods,
     dp_method,
@@ -143,7 +144,7 @@ class CompareConfig:
         resolve_device(self.device)  # a bad or missing device fails here, not in every cell
         stop_rule = _stop_rule(self.stop_rule)
         dc = None
-        if self.needs_ranking or "random" in methods:  # checked once (p, then k, then T); the row count by the grid
+        if self.needs_ranking or set(methods) & USES_P:  # checked once (p, then k, then T); the row count by the grid
             dc = self.dynamiccut or DynamicCutParams(self.p, self.k, self.T)
         out = replace(self, methods=methods, models=models, seeds=seeds,
                       model_params={m: dict(v) for m, v in params.items()}, stop_rule=stop_rule,

@@ -65,12 +65,14 @@ from memviz.compare.methods import (
     IMPLEMENTATION,
     NEEDS_FLOOR,
     NEEDS_SELECTION,
+    PRETRAINING,
     PRUNES,
     SELECTION_SCORE,
     SHORTENS,
     TABDDPM_ONLY,
     EarlyStop,
     base_method,
+    pretraining_key,
     random_count,
     removed_ids,
     removed_rows,
@@ -193,6 +195,8 @@ def _run_grid(train: Table, test: Table | None, cfg: CompareConfig, out: Path, t
             d["selection"] = sel_fp[SELECTION_SCORE[method]]
         if method == "random":
             d["n_remove"] = n_random
+        if method in PRETRAINING:
+            d["ranking"] = pretraining_key(method, len(train), dc)
         if method in AUGMENTS:
             d["ratio"] = cfg.ratio
         if method in SHORTENS:

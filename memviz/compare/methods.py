@@ -21,6 +21,10 @@ smote_nc             imbalanced-learn's SMOTE-NC over all classes (SMOTE / SMOTE
                      all-numerical / all-categorical tables), a different baseline
 random               drop as many uniformly drawn rows as DynamicCut drops: ``len(selection)``,
                      or ``n = ceil(p · N)`` (DynamicCut's own budget) without a selection
+isolation            the isolation cut: drop the ``ceil(p · N)`` most isolated rows (DynamicCut's
+                     budget at the same p), ranked before any training from the table alone by
+                     the distance to each row's k-th nearest other row (:mod:`memviz.risk.factors`,
+                     k = 5, the audit's distance); no warm-up
 early_stop           the table unchanged, the model trained for fewer epochs: the warm-up's
                      recommended epoch E* (:func:`memviz.warmup.frontier.recommend`) as a share
                      of the warm-up's E, times the model's own epochs (:func:`early_stop_epochs`)
@@ -63,6 +67,7 @@ from memviz.mitigate.augment import (
     tabcutmixplus,
 )
 from memviz.dynamics.dynamiccut import DEFAULT_P, DynamicCutParams, prune_budget
+from memviz.risk.factors import DEFAULT_DISTANCE, DEFAULT_K, isolation_order, isolation_scores
 from memviz.tables.data import ROW_ID, Table
 from memviz.warmup.frontier import Recommendation
 
@@ -70,7 +75,7 @@ from memviz.warmup.frontier import Recommendation
 METHOD_LABELS = {"baseline": "Baseline", "dynamiccut": "DynamicCut", "dynamiccut_excess": "DynamicCut (excess)",
                  "dynamiccutmix": "DynamicCutMix", "tabcutmix": "TabCutMix", "tabcutmixplus": "TabCutMixPlus",
                  "tabcutmixplus_dtype": "TabCutMixPlus (dtype rule)", "smote": "SMOTE", "smote_nc": "SMOTE-NC",
-                 "random": "Random", "early_stop": "Early stop", "dynamic_threshold": "Dynamic threshold",
+                 "random": "Random", "isolation": "Isolation cut", "early_stop": "Early stop", "dynamic_threshold": "Dynamic threshold",
                  "dp": "DP-SGD"}
 METHODS = tuple(METHOD_LABELS)
 #: the ε of ``dp`` when a comparison names none (one arm per ε: ``dp@3``)
@@ -89,8 +94,12 @@ NEEDS_FLOOR = frozenset(m for m, score in SELECTION_SCORE.items() if score == "e
 NEEDS_WARMUP = NEEDS_SELECTION | {"early_stop"}
 #: methods that train for fewer epochs than the others
 SHORTENS = frozenset({"early_stop"})
+#: methods that rank the rows before any training, from the table alone (no warm-up): name -> its score
+PRETRAINING = {"isolation": "the distance to the k-th nearest other training row"}
 #: methods that remove original rows (the pruning protocol's figures apply to them)
-PRUNES = frozenset({"dynamiccut", "dynamiccut_excess", "dynamiccutmix", "random"})
+PRUNES = frozenset({"dynamiccut", "dynamiccut_excess", "dynamiccutmix", "random", *PRETRAINING})
+#: methods whose removed count comes from the share p (DynamicCut's budget ceil(p · N)) when no selection sets it
+USES_P = frozenset({"random", *PRETRAINING})
 #: methods that append rows (their ``ratio`` matters)
 AUGMENTS = frozenset({"dynamiccutmix", "tabcutmix", "tabcutmixplus", "tabcutmixplus_dtype", "smote", "smote_nc"})
 #: methods whose implementation changed under the same name (part of a cell's key, so that a
@@ -235,6 +244,10 @@ def apply_method(name: str, train: Table, *, selection=None, seed=0, p: float | 
     if name == "random":
         res = random_prune(train, random_count(train, ids, p), seed=seed)
         return dataclasses.replace(res, method="random")
+    if name in PRETRAINING:
+        res = prune(train, isolation_removed(train, p))
+        return dataclasses.replace(res, method=name, params={"n_remove": int(res.removed.size), "p": share,
+                                                             **pretraining_key(name, len(train), p)})
     if name == "tabcutmixplus_dtype":
         res = tabcutmixplus(train, ratio=ratio, seed=seed, rule="dtype")
     else:
@@ -284,11 +297,27 @@ def removed_rows(name: str, train: Table, *, selection=None, seed=0,
     ids = removed_ids(selection)
     if name == "random":
         return random_removed(train.row_ids, random_count(train, ids, p), seed=seed)
+    if name in PRETRAINING:
+        return np.sort(isolation_removed(train, p))
     if name in NEEDS_SELECTION:
         if ids is None:
             raise MemvizError(f"{name}: needs a DynamicCut ranking (give a warm-up run)")
         return np.unique(ids)
     return np.empty(0, dtype=np.int64)
+
+
+def isolation_removed(train: Table, p: float | DynamicCutParams = DEFAULT_P) -> np.ndarray:
+    """The isolation cut's removed row_ids, most isolated first: the top ``ceil(p · N)`` rows of
+    :func:`memviz.risk.factors.isolation_order` (k = :data:`~memviz.risk.factors.DEFAULT_K`, the
+    audit's distance), from the table alone."""
+    order = isolation_order(isolation_scores(train, DEFAULT_K, distance=DEFAULT_DISTANCE), train.row_ids)
+    return order[:prune_budget(p, len(train))]
+
+
+def pretraining_key(name: str, n_rows: int, p: float | DynamicCutParams = DEFAULT_P) -> dict:
+    """What a pre-training ranking's cell depends on beyond the table (part of the cell's key): the rows it
+    removes and how it ranks them."""
+    return {"n_remove": prune_budget(p, n_rows), "k": DEFAULT_K, "distance": DEFAULT_DISTANCE, "score": name}
 
 
 def _renumber_new_rows(res: MitigationResult, start: int):

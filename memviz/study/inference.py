@@ -19,6 +19,8 @@ family on every dataset of the scale:
   (issue 38, declared before its runs);
 * ``threshold`` — the dynamic threshold against the baseline, random pruning and DynamicCut, and its
   quality (issue 38, declared before its runs);
+* ``pretraining`` — the isolation cut (a ranking from the table alone, no warm-up) against the baseline,
+  random pruning and DynamicCut (issue 52, declared before its runs; its quality claims are in ``quality``);
 * ``dynamics`` — every statistic against the null model and the heavy tail against the floor.
 
 **Two-sided p, Holm.** Each claim has two one-sided p-values (p_claim on the claim's side,
@@ -85,6 +87,8 @@ FAMILIES = {
     "dp1_vs_baseline": "private", "dp10_vs_baseline": "private", "dp10_vs_dc": "private", "dp10_shape": "private",
     "dp10_mle": "private",
     "dt_vs_baseline": "threshold", "dt_vs_random": "threshold", "dt_vs_dc": "threshold", "dt_shape": "threshold",
+    "iso_vs_baseline": "pretraining", "iso_vs_random": "pretraining", "iso_vs_dc": "pretraining",
+    "iso_noninf_dc": "pretraining", "iso_shape": "quality", "iso_mle": "quality",
 }
 DYNAMICS = "dynamics"
 

@@ -133,6 +133,8 @@ def render_markdown(study: dict, out: Path, md_path: Path | None = None) -> str:
     L += ["## 9. The GPU plan", ""] + _notes(out, "9_gpu")
     if (Path(out) / "notes" / "10_attacks.md").exists():
         L += ["## 10. Are DynamicCut's top rows the most exposed? A targeted attack", ""] + _notes(out, "10_attacks")
+    if (Path(out) / "notes" / "11_why.md").exists():
+        L += ["## 11. Why these rows, and pruning without a warm-up", ""] + _notes(out, "11_why")
     L += [f"Figures: [figures.html]({rel}/figures.html). Every table above is recomputed from the files under "
           f"[{rel}]({rel}) (results.csv, selections.csv, per_check.csv, null.csv, summary.json per scale and "
           "dataset).", ""]

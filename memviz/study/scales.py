@@ -124,5 +124,10 @@ SCALES = {
     "large": StudyScale("large", 3000, 5000, "cpu-quick", 4000, tuple(range(10)), warmup_samples=2000,
                         methods=("baseline", "dynamiccut", "random", "dynamiccutmix"), early_methods=(),
                         datasets=("adult",)),
+    # issue 52 (why these rows): the regime's settings (its warm-ups 0-4 reproduce the regime's) with 10 seeds on
+    # three tables; baseline / DynamicCut / random pruning / the isolation cut (no warm-up), every arm the
+    # baseline's optimiser steps; its own analysis of the rows: memviz.study.why
+    "why": StudyScale("why", 250, 5000, "cpu-quick", 4000, tuple(range(10)), warmup_samples=2000,
+                      methods=("baseline", "dynamiccut", "random", "isolation"), early_methods=()),
     "paper": StudyScale("paper", None, None, "paper", None, (0, 1, 2, 3, 4), transfer_models=("tvae",)),
 }

@@ -48,6 +48,7 @@ __getattr__, __dir__ = lazy_face(__name__, {
     "null_findings_plot": "memviz.viz.dynamics",
     "copies_null_plot": "memviz.viz.memorization",
     "frontier_plot": "memviz.viz.frontier",
+    "why_plot": "memviz.viz.why",
     "Card": "memviz.viz.card",
     "Line": "memviz.viz.card",
 })

@@ -249,6 +249,51 @@ def test_p_slider_changes_the_rows_that_would_go(app):
     no_exception(at)
 
 
+def test_tune_page_offers_the_isolation_cut_beside_dynamiccut_issue_52(app):
+    """The same p without a warm-up: as many rows as DynamicCut's, their overlap and the cost, moving with p."""
+    at = app("tiny").run()
+    at.switch_page("screens/5_tune.py").run()
+    no_exception(at)
+    # p is kept with the run (another test may have moved it): the same count as DynamicCut's, whatever p is
+    assert metric(at, "rows the isolation cut would remove") == metric(at, "rows that would go")
+    assert metric(at, "overlap with DynamicCut").endswith(" %") and metric(at, "ranking cost").endswith(" s")
+    assert any("isolation cut" in c.value for c in at.caption)
+    at.slider(key="tune_p").set_value(0.2).run()
+    no_exception(at)
+    assert metric(at, "rows the isolation cut would remove") == "60"             # ceil(0.2 * 300)
+    at.slider(key="tune_p").set_value(0.1).run()                                  # kept with the run: put back
+
+
+def test_leak_explorer_says_why_the_row_is_at_risk_redacted_issue_52(app, sample):
+    """The chosen row's reasons, from the training table alone, in the same redaction as its table."""
+    train, _ = sample
+    at = app("copier").run()
+    at.switch_page("screens/3_memorization.py").run()
+    no_exception(at)
+    why = [shown(m.value) for m in at.markdown if shown(m.value).startswith(("At risk", "Nothing in the table alone"))]
+    assert len(why) == 1
+    row = int(at.selectbox(key="leak_row").value)
+    cats = [str(train.data.loc[row, c]) for c in train.schema.distance_categorical]
+    assert not any(f"= {v} " in why[0] or f"= {v})" in why[0] for v in cats if len(v) > 3)
+    at.toggle(key="redact").set_value(False).run()
+    no_exception(at)
+    assert any(shown(m.value).startswith(("At risk", "Nothing in the table alone")) for m in at.markdown)
+
+
+@pytest.mark.slow
+def test_why_these_rows_panel_explains_the_top_group_issue_52(app):
+    """One click: the model's sentence with its held-out AUC and strength, the SHAP figure, the values and rows."""
+    pytest.importorskip("shap")
+    at = app("copier").run()
+    at.switch_page("screens/3_memorization.py").run()
+    at.button(key="why_button").click().run()
+    no_exception(at)
+    assert any("held-out AUC" in shown(m.value) for m in at.markdown)
+    assert any("What carries the model of the Top group" in f["layout"]["title"]["text"] for f in figures(at))
+    rows = table_with(at, "why")
+    assert len(rows) == 10 and rows["why"].str.len().gt(0).all()
+
+
 def test_warmup_page_starts_a_background_run_that_can_be_cancelled(app, runs_root):
     at = app("tiny").run()
     at.switch_page("screens/2_warmup.py").run()
