@@ -166,8 +166,13 @@ else:
         utility = st.radio("Utility axis", ["mle", "shape", "trend"], horizontal=True, key="cmp_utility",
                            format_func=comparisons.metric_name)
         _ui.show(viz.privacy_utility_plot(res, utility), key="cmp_scatter")
-        if {"dynamiccut", "random"} & set(res["method"]):
+        arms = {"dynamiccut", "random"} & set(res["method"])
+        if len(arms) == 2:      # DynamicCut against random pruning: one arm alone answers nothing
             _ui.show(viz.transferability_plot(res), key="cmp_transfer")
+        elif arms:
+            st.caption("Does the TabDDPM ranking transfer to other generators? It is read as DynamicCut against "
+                       "random pruning of as many rows: add the method "
+                       f"{'Random' if 'dynamiccut' in arms else 'DynamicCut'} to draw it.")
 
         details_job = jobs.details_job(job)
         if cv.column_shapes is None or cv.dcr is None:

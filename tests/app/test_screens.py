@@ -274,7 +274,7 @@ def test_compare_page_shows_results_side_by_side(app):
     at = app("tiny").run()
     at.switch_page("screens/6_compare.py").run()
     no_exception(at)
-    titles = [f["layout"]["title"]["text"].replace("<br>", " ") for f in figures(at)]   # titles wrap
+    titles = [f["layout"]["title"]["text"].replace("<br>", "") for f in figures(at)]   # titles wrap
     assert any("by method and generator" in t for t in titles)
     assert any("Privacy" in t for t in titles)
     assert any("transfer" in t for t in titles)
@@ -282,7 +282,7 @@ def test_compare_page_shows_results_side_by_side(app):
     before = next(t for t in titles if "by method and generator" in t)
     at.selectbox(key="cmp_metric").set_value("shape").run()
     no_exception(at)
-    after = next(t for t in (f["layout"]["title"]["text"].replace("<br>", " ") for f in figures(at))
+    after = next(t for t in (f["layout"]["title"]["text"].replace("<br>", "") for f in figures(at))
                  if "by method and generator" in t)
     assert after != before
 
@@ -670,7 +670,7 @@ def floor_app(floor_root, monkeypatch):
 
 
 def _title(fig) -> str:
-    return fig["layout"]["title"]["text"].replace("<br>", " ")
+    return fig["layout"]["title"]["text"].replace("<br>", "")
 
 
 def test_memorization_with_a_floor_says_how_much_comes_from_the_model(floor_app):
