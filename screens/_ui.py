@@ -14,6 +14,7 @@ import streamlit as st
 from memviz.app import (
     comparisons,
     datasets,
+    demo,
     glossary,
     progress,
     readings,
@@ -165,6 +166,13 @@ def redacted_table(run_dir: str, token: int):
 @st.cache_resource(show_spinner=False, max_entries=12)
 def compare_view(out_dir: str, token: int) -> comparisons.CompareView:
     return comparisons.load_compare(out_dir)
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def demo_installed(root: str) -> bool:
+    """The bundled sample's finished demo run and comparison, copied into an empty runs root once per server
+    (:func:`memviz.app.demo.install`; ``$MEMVIZ_DEMO=0``: never), so every page has something to show."""
+    return demo.install(root)
 
 
 @st.cache_data(show_spinner=False, ttl=3)
