@@ -92,11 +92,14 @@ else:
     out = st.selectbox("Comparison", options, format_func=labels.get, key=COMPARE)
     job = jobs.job_for(out)
     first = jobs.job_status(job)
+    cells_in = first.done if first.unit == "cell" else 0
 
     @st.fragment(run_every=None if first.final else 2.0)
     def live_progress():
         pr = progress.job_progress(job)
         s = pr.status
+        if not s.final and s.unit == "cell" and s.done != cells_in:
+            st.rerun()          # a cell came in: the results below follow it (they waited for the next whole run)
         st.progress(pr.fraction, text=_ui.esc(pr.readout()))
         for line in pr.cell_lines() if not s.final else ():
             st.caption(_ui.esc(line))

@@ -86,7 +86,8 @@ elif kept is not None and kept["current"] == current and (current or up_train is
     left, right = st.columns([4, 1])
     left.caption((f"The example: {_ui.esc(shown)} (sample_data). Upload your own tables above to audit them."
                   if kept.get("example") else
-                  f"Using the files you gave earlier (kept with the runs, so a reload finds them): {_ui.esc(shown)}."))
+                  f"Using the files you gave earlier in this session (kept with the runs, so a reload finds them): "
+                  f"{_ui.esc(shown)}."))
     if right.button("Forget them", key="audit_forget"):
         st.session_state.pop(KEPT, None)
         st.session_state.pop("audit_saved", None)

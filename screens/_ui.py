@@ -315,6 +315,19 @@ def job_readout(run_dir: str) -> str:
     return progress.readout(run_dir)
 
 
+def progress_bars(pr) -> None:
+    """A job's bar (:class:`memviz.app.progress.Progress`) under its one readout. A live warm-up has two: its
+    training, which follows the epochs the readout names, and its checks measured (they trail the training and
+    held one bar back, which then stood still while the epochs moved)."""
+    s = pr.status
+    if s.kind == "warmup" and not s.final and s.checks_total:
+        st.progress(min(1.0, s.done / s.total) if s.total else 0.0, text=esc(pr.readout()))
+        n = len(s.checks)
+        st.progress(min(1.0, n / s.checks_total), text=f"checks measured: {n:,} of {s.checks_total:,}")
+    else:
+        st.progress(pr.fraction, text=esc(pr.readout()))
+
+
 def finish_notice(job, state: str) -> None:
     """A toast, once per session and job, when a job the session watched reaches a final state."""
     seen = st.session_state.setdefault("memviz_notified", set())

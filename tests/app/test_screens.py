@@ -83,6 +83,13 @@ def table_with(at, column: str) -> pd.DataFrame:
 
 
 def metric(at, label: str) -> str:
+    """A figure of the Data page; its target and row key are one line of text (a metric cut "rownames")."""
+    if label in ("target", "row key"):
+        import re
+
+        line = next(m.value for m in at.main.markdown if m.value.startswith("**Target:**"))
+        found = re.fullmatch(r"\*\*Target:\*\* (.*) · \*\*Row key:\*\* (.*)", line)
+        return re.sub(r"\\(.)", r"\1", found.group(1 if label == "target" else 2))
     return next(m.value for m in at.metric if m.label == label)
 
 
