@@ -10,6 +10,9 @@ from memviz.jobs import control as jobs
 from memviz.viz.compare import THREE_WAY_NOTE, three_way_display
 from screens import _ui
 
+if _ui.page_fragment(__file__):     # a widget on this page reruns the page alone, not the app
+    st.stop()
+
 COMPARE = "compare_pick"
 
 st.title("Compare")

@@ -6,7 +6,9 @@ run is read once for every session, and a live run is re-read only after it wrot
 """
 from __future__ import annotations
 
+import functools
 import re
+import threading
 from pathlib import Path
 
 import streamlit as st
@@ -69,6 +71,36 @@ def pages() -> list:
         st.Page("screens/7_report.py", title="Report", icon=":material/description:", url_path="report"),
         st.Page("screens/8_audit.py", title="Audit a synthetic table", icon=":material/fact_check:", url_path="audit"),
     ]
+
+
+_PAGE = threading.local()      # set while a page's script runs inside its fragment (page_fragment)
+
+
+@functools.lru_cache(maxsize=32)
+def _page_code(path: str, mtime_ns: int):
+    return compile(Path(path).read_text(encoding="utf-8"), path, "exec")
+
+
+def page_fragment(path: str) -> bool:
+    """Run the calling page's script (``path``: its ``__file__``) as one fragment: a widget moved on the page then
+    reruns the page alone, not the app (the router, the sidebar's table, run list and progress line). Returns True
+    in the app's run, once the fragment has run the page (the caller stops there: its body has run), False inside
+    the fragment (the caller goes on with its body). Everything else is as before: st.rerun() reruns the app,
+    st.stop() stops the run, a fragment inside the page is a fragment of the page."""
+    if getattr(_PAGE, "inside", False):
+        return False
+    code = _page_code(str(path), Path(path).stat().st_mtime_ns)
+
+    @st.fragment
+    def page():
+        _PAGE.inside = True
+        try:
+            exec(code, {"__name__": "__main__", "__file__": str(path)})
+        finally:
+            _PAGE.inside = False
+
+    page()
+    return True
 
 
 def session_id() -> str:
@@ -430,6 +462,15 @@ def live_banner() -> None:
 PLOT_CONFIG = {"displaylogo": False, "modeBarButtonsToRemove": ["select2d", "lasso2d", "autoScale2d",
                                                                "toggleSpikelines", "hoverClosestCartesian",
                                                                "hoverCompareCartesian"]}
+
+
+@st.cache_resource(show_spinner=False, max_entries=256)
+def cached_figure(name: str, inputs: tuple, _build):
+    """The figure ``_build()`` makes, built once per ``name`` and ``inputs`` (everything it is drawn from: the run
+    and its token, p, k, T, a column...) and shared by every session: a slider moved back finds its figures, and a
+    figure whose inputs did not move (the early identification curve when T moves) is the same figure, sent
+    unchanged."""
+    return _build()
 
 
 def show(fig, key: str | None = None) -> None:
