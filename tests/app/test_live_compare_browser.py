@@ -84,6 +84,8 @@ def test_cells_come_in_as_they_finish_and_the_end_shows_the_finished_state(tmp_p
             cancel = page.get_by_role("button", name="Cancel")
             cancel.wait_for(timeout=WAIT_MS)
             page.get_by_text("fitting, epoch 12/60").first.wait_for(timeout=WAIT_MS)     # inside the running cell
+            page.locator("[data-testid='stMain'] [data-testid='stProgress']").filter(
+                has_text=re.compile(r"2/3 .*about .* left")).first.wait_for(timeout=WAIT_MS)    # cells done, time left
             assert "Random" not in methods_drawn(page)
             # the third cell finishes: it appears by itself
             atomic_write_csv(out / "results.csv", results(train, METHODS, rng))
