@@ -76,6 +76,7 @@ def sidebar() -> None:
         _ui.glossary_box()
 
 
+_ui.demo_installed(_ui.root())     # a first start shows a finished run of the bundled sample (memviz.app.demo)
 sidebar()
 page = st.navigation(_ui.pages())
 if page.url_path in _ui.ANALYSIS_PAGES:

@@ -60,8 +60,7 @@ if source == UPLOAD:
                     _ui.error(exc)
         if raw is None:
             st.info("Upload a table with a header row; one row per record. Nothing is executed or unpickled. "
-                    f"Uploads are kept under {_ui.esc(root)}/.uploads so that a reload finds them; delete that folder "
-                    "to remove them. " + _ui.esc(bounds.uploads_caption(Path(root) / uploads.UPLOADS)))
+                    + _ui.esc(bounds.uploads_caption(Path(root) / uploads.UPLOADS)))
 else:
     try:
         raw = _ui.raw_choice(source)
@@ -76,11 +75,13 @@ if raw is not None:
     if meta_up is not None:
         try:
             sch = datasets.schema_from_upload(meta_up.name, meta_up.getvalue(), raw.frame, raw.schema.target)
-            raw = dataclasses.replace(raw, schema=sch, notes=sch.sdv_notes(), suggestion=None)
+            raw = dataclasses.replace(raw, schema=sch, notes=sch.sdv_notes(), suggestion=None, facts=())
         except MemvizError as exc:
             _ui.error(exc)
-    for note in raw.notes:
+    for note in raw.notes:          # a column left out or re-typed: a warning
         _ui.warning(note)
+    for fact in raw.facts:          # what was found (the row key): information, not a warning
+        st.info(_ui.esc(fact), icon=":material/key:")
     # a new table, or a test file added or removed, resets the split to its default: the test file
     # when there is one (it used to stay on "a random hold-out" and drop a quarter of the rows silently)
     signature = (choice, raw.source, raw.test is not None, test_name)
@@ -138,9 +139,11 @@ if raw is not None:
         _ui.error(exc)
     else:
         summary = datasets.data_summary(train, test)
-        cols = st.columns(6)
-        for col, key in zip(cols, ("rows", "test rows", "numerical", "categorical", "target", "row key")):
-            col.metric(key, f"{summary[key]:,}" if isinstance(summary[key], int) else _ui.esc(summary[key]))
+        cols = st.columns(4)
+        for col, key in zip(cols, ("rows", "test rows", "numerical", "categorical")):
+            col.metric(key, f"{summary[key]:,}")
+        # names in text that wraps: a metric cut a row key to "rowna…"
+        st.markdown(f"**Target:** {_ui.esc(summary['target'])} · **Row key:** {_ui.esc(summary['row key'])}")
         if "classes" in summary:
             st.caption(f"Task: {_ui.esc(summary['task'])} · classes: {_ui.esc(summary['classes'])}")
         train_print = fingerprint(train)

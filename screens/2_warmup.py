@@ -95,7 +95,7 @@ else:
             pr = progress.job_progress(job)
             st_ = pr.status
             st.markdown(f"**{_ui.esc(Path(run_dir).name)}**")
-            st.progress(pr.fraction, text=_ui.esc(pr.readout()))
+            _ui.progress_bars(pr)
             if not st_.final:
                 st.caption(f"updated at {st_.updated_at()}")
             if st_.state in ("failed", "lost"):
@@ -150,30 +150,39 @@ _view = _ui.current_view(stop_message=False)
 if _view is not None:  # when to stop: the frontier of the current run and "Sample from this check"
     _stop.render(_view, "warmup")
 
-st.subheader("Saved runs")
-runs = _ui.run_list(_ui.root())
-if runs.empty:
-    st.caption(f"No saved run under {_ui.esc(_ui.root())}.")
-else:
-    show = runs[["run_id", "status", "dataset", "n_rows", "checks", "final_mem_ratio", "preset", "device", "created"]]
-    # the same progress line as the sidebar and the page (the manifest's own count lags a live run)
-    show = show.assign(final_mem_ratio=show["final_mem_ratio"].where(show["status"] == "finished"),
-                       status=[_ui.job_readout(p) for p in runs["path"]])
-    show = show.drop(columns="checks")
-    for c in ("dataset", "preset", "device", "created"):
-        show[c] = show[c].astype(object).where(show[c].notna(), "–")
-    st.dataframe(show, hide_index=True, height=min(400, 40 + 35 * len(show)),
-                 column_config={"run_id": "Run", "status": "Progress", "dataset": "Dataset",
-                                "n_rows": st.column_config.NumberColumn("Training rows", format="localized"),
-                                "preset": "Preset", "device": "Device",
-                                "created": "Started",
-                                "final_mem_ratio": st.column_config.NumberColumn(
-                                    "Memorization ratio (finished runs)", format="percent",
-                                    help="At the last check of a finished run; empty while a run goes on.")})
-    c1, c2 = st.columns([3, 1])
-    labels = _ui.run_labels(runs)
-    pick = c1.selectbox("Reopen", runs["path"].tolist(), format_func=lambda p: _ui.run_label(labels, p),
-                        key="reopen_pick")
-    if c2.button("Open", key="reopen") and pick in set(runs["path"]):
-        _ui.select_run(pick)
-        st.rerun()
+# live while a run goes on (a run just started has no folder yet at the page's first run: the list was empty)
+_live = run_dir is not None and first is not None and not first.final
+
+
+@st.fragment(run_every=3.0 if _live else None)
+def saved_runs():
+    st.subheader("Saved runs")
+    runs = _ui.run_list(_ui.root())
+    if runs.empty:
+        st.caption(f"No saved run under {_ui.esc(_ui.root())}.")
+    else:
+        show = runs[["run_id", "status", "dataset", "n_rows", "checks", "final_mem_ratio", "preset", "device", "created"]]
+        # the same progress line as the sidebar and the page (the manifest's own count lags a live run)
+        show = show.assign(final_mem_ratio=show["final_mem_ratio"].where(show["status"] == "finished"),
+                           status=[_ui.job_readout(p) for p in runs["path"]])
+        show = show.drop(columns="checks")
+        for c in ("dataset", "preset", "device", "created"):
+            show[c] = show[c].astype(object).where(show[c].notna(), "–")
+        st.dataframe(show, hide_index=True, height=min(400, 40 + 35 * len(show)),
+                     column_config={"run_id": "Run", "status": "Progress", "dataset": "Dataset",
+                                    "n_rows": st.column_config.NumberColumn("Training rows", format="localized"),
+                                    "preset": "Preset", "device": "Device",
+                                    "created": "Started",
+                                    "final_mem_ratio": st.column_config.NumberColumn(
+                                        "Memorization ratio (finished runs)", format="percent",
+                                        help="At the last check of a finished run; empty while a run goes on.")})
+        c1, c2 = st.columns([3, 1])
+        labels = _ui.run_labels(runs)
+        pick = c1.selectbox("Reopen", runs["path"].tolist(), format_func=lambda p: _ui.run_label(labels, p),
+                            key="reopen_pick")
+        if c2.button("Open", key="reopen") and pick in set(runs["path"]):
+            _ui.select_run(pick)
+            st.rerun()
+
+
+saved_runs()

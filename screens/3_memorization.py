@@ -7,6 +7,9 @@ from memviz.app import attacks, audits, glossary, readings, runs, why
 from memviz.errors import MemvizError
 from screens import _stop, _ui
 
+if _ui.page_fragment(__file__):     # a widget on this page reruns the page alone, not the app
+    st.stop()
+
 #: display names of the leak ranking's columns (raw names stay in downloads)
 RANK_NAMES = {"row_id": "training row", "copies": "copies", "expected": "expected from real rows",
               "excess": "copies above expected", "q_value": "q-value",

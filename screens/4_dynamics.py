@@ -7,6 +7,9 @@ from memviz.app import readings, runs
 from memviz.errors import MemvizError
 from screens import _ui
 
+if _ui.page_fragment(__file__):     # a widget on this page reruns the page alone, not the app
+    st.stop()
+
 #: display names of the null comparison's columns
 NULL_NAMES = {"kind": "definition", "label": "statistic", "value": "Top", "baseline": "Non-Top (or random)",
               "observed": "observed effect", "null_median": "null median", "null_range": "null 2.5–97.5 %",

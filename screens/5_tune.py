@@ -6,6 +6,9 @@ from memviz.app import glossary, runs
 from memviz.errors import MemvizError
 from screens import _ui
 
+if _ui.page_fragment(__file__):     # a widget on this page reruns the page alone, not the app
+    st.stop()
+
 #: rows listed in the table of rows that would go (the first ones by rank)
 SHOWN_ROWS = 1000
 
@@ -118,15 +121,19 @@ if view is not None:
         _ui.download(d1, "Download the pruned training table (CSV, your columns in your order)",
                      lambda: runs.pruned_csv(view, removed, keep_row_id=with_id),
                      file_name=runs.pruned_file_name(view, p, k, T), mime="text/csv", key="dl_pruned")
+        at = (run_dir, token, tuned.p, tuned.k, tuned.T)     # each figure built once per what it is drawn from
         left, right = st.columns(2)
         with left:
-            _ui.show(viz.class_balance_plot(view.train, removed), key="class_balance")
+            _ui.show(_ui.cached_figure("class_balance", at, lambda: viz.class_balance_plot(view.train, removed)),
+                     key="class_balance")
         with right:
             cols = list(view.train.schema.columns)
             col = st.selectbox("Column", cols, key="shift_column")
-            _ui.show(viz.column_shift_plot(view.train, removed, col), key="column_shift")
-        curve = runs.early_curve(view, ranked=ranked, params=tuned.dc)  # slices of the rankings: milliseconds
-        _ui.show(viz.early_identification_plot(curve), key="early_id")
+            _ui.show(_ui.cached_figure("column_shift", (*at, col),
+                                       lambda: viz.column_shift_plot(view.train, removed, col)), key="column_shift")
+        # slices of the rankings: milliseconds; the curve does not depend on T (the same figure when T moves)
+        _ui.show(_ui.cached_figure("early_id", (run_dir, token, tuned.p, tuned.k), lambda: viz.early_identification_plot(
+            runs.early_curve(view, ranked=ranked, params=tuned.dc))), key="early_id")
 
         # ------------------------------------------------------------- the same p without a warm-up
         st.subheader("The same p without a warm-up: the isolation cut")

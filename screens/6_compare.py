@@ -11,6 +11,9 @@ from memviz.jobs import control as jobs
 from memviz.viz.compare import THREE_WAY_NOTE, three_way_display
 from screens import _ui
 
+if _ui.page_fragment(__file__):     # a widget on this page reruns the page alone, not the app
+    st.stop()
+
 COMPARE = "compare_pick"
 
 st.title("Compare")
@@ -96,11 +99,14 @@ else:
     out = st.selectbox("Comparison", options, format_func=labels.get, key=COMPARE)
     job = jobs.job_for(out)
     first = jobs.job_status(job)
+    cells_in = first.done if first.unit == "cell" else 0
 
     @st.fragment(run_every=None if first.final else 2.0)
     def live_progress():
         pr = progress.job_progress(job)
         s = pr.status
+        if not s.final and s.unit == "cell" and s.done != cells_in:
+            st.rerun()          # a cell came in: the results below follow it (they waited for the next whole run)
         st.progress(pr.fraction, text=_ui.esc(pr.readout()))
         for line in pr.cell_lines() if not s.final else ():
             st.caption(_ui.esc(line))
@@ -172,8 +178,13 @@ else:
         utility = st.radio("Utility axis", ["mle", "shape", "trend"], horizontal=True, key="cmp_utility",
                            format_func=comparisons.metric_name)
         _ui.show(viz.privacy_utility_plot(res, utility), key="cmp_scatter")
-        if {"dynamiccut", "random"} & set(res["method"]):
+        arms = {"dynamiccut", "random"} & set(res["method"])
+        if len(arms) == 2:      # DynamicCut against random pruning: one arm alone answers nothing
             _ui.show(viz.transferability_plot(res), key="cmp_transfer")
+        elif arms:
+            st.caption("Does the TabDDPM ranking transfer to other generators? It is read as DynamicCut against "
+                       "random pruning of as many rows: add the method "
+                       f"{'Random' if 'dynamiccut' in arms else 'DynamicCut'} to draw it.")
 
         details_job = jobs.details_job(job)
         if cv.column_shapes is None or cv.dcr is None:

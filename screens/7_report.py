@@ -8,6 +8,9 @@ from memviz.errors import MemvizError
 from memviz.jobs import control as jobs
 from screens import _ui
 
+if _ui.page_fragment(__file__):     # a widget on this page reruns the page alone, not the app
+    st.stop()
+
 st.title("Report")
 st.write("Everything to take away: a self-contained HTML report (opens offline, no external link) that starts "
          "with the verdict in plain words, the pruned training table and the comparison's tables.")

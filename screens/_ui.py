@@ -6,7 +6,9 @@ run is read once for every session, and a live run is re-read only after it wrot
 """
 from __future__ import annotations
 
+import functools
 import re
+import threading
 from pathlib import Path
 
 import streamlit as st
@@ -14,6 +16,7 @@ import streamlit as st
 from memviz.app import (
     comparisons,
     datasets,
+    demo,
     glossary,
     progress,
     readings,
@@ -69,6 +72,36 @@ def pages() -> list:
         st.Page("screens/7_report.py", title="Report", icon=":material/description:", url_path="report"),
         st.Page("screens/8_audit.py", title="Audit a synthetic table", icon=":material/fact_check:", url_path="audit"),
     ]
+
+
+_PAGE = threading.local()      # set while a page's script runs inside its fragment (page_fragment)
+
+
+@functools.lru_cache(maxsize=32)
+def _page_code(path: str, mtime_ns: int):
+    return compile(Path(path).read_text(encoding="utf-8"), path, "exec")
+
+
+def page_fragment(path: str) -> bool:
+    """Run the calling page's script (``path``: its ``__file__``) as one fragment: a widget moved on the page then
+    reruns the page alone, not the app (the router, the sidebar's table, run list and progress line). Returns True
+    in the app's run, once the fragment has run the page (the caller stops there: its body has run), False inside
+    the fragment (the caller goes on with its body). Everything else is as before: st.rerun() reruns the app,
+    st.stop() stops the run, a fragment inside the page is a fragment of the page."""
+    if getattr(_PAGE, "inside", False):
+        return False
+    code = _page_code(str(path), Path(path).stat().st_mtime_ns)
+
+    @st.fragment
+    def page():
+        _PAGE.inside = True
+        try:
+            exec(code, {"__name__": "__main__", "__file__": str(path)})
+        finally:
+            _PAGE.inside = False
+
+    page()
+    return True
 
 
 def session_id() -> str:
@@ -192,6 +225,13 @@ def redacted_table(run_dir: str, token: int):
 @st.cache_resource(show_spinner=False, max_entries=12)
 def compare_view(out_dir: str, token: int) -> comparisons.CompareView:
     return comparisons.load_compare(out_dir)
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def demo_installed(root: str) -> bool:
+    """The bundled sample's finished demo run and comparison, copied into an empty runs root once per server
+    (:func:`memviz.app.demo.install`; ``$MEMVIZ_DEMO=0``: never), so every page has something to show."""
+    return demo.install(root)
 
 
 @st.cache_data(show_spinner=False, ttl=3)
@@ -334,6 +374,19 @@ def job_readout(run_dir: str) -> str:
     return progress.readout(run_dir)
 
 
+def progress_bars(pr) -> None:
+    """A job's bar (:class:`memviz.app.progress.Progress`) under its one readout. A live warm-up has two: its
+    training, which follows the epochs the readout names, and its checks measured (they trail the training and
+    held one bar back, which then stood still while the epochs moved)."""
+    s = pr.status
+    if s.kind == "warmup" and not s.final and s.checks_total:
+        st.progress(min(1.0, s.done / s.total) if s.total else 0.0, text=esc(pr.readout()))
+        n = len(s.checks)
+        st.progress(min(1.0, n / s.checks_total), text=f"checks measured: {n:,} of {s.checks_total:,}")
+    else:
+        st.progress(pr.fraction, text=esc(pr.readout()))
+
+
 def finish_notice(job, state: str) -> None:
     """A toast, once per session and job, when a job the session watched reaches a final state."""
     seen = st.session_state.setdefault("memviz_notified", set())
@@ -436,6 +489,15 @@ def live_banner() -> None:
 PLOT_CONFIG = {"displaylogo": False, "modeBarButtonsToRemove": ["select2d", "lasso2d", "autoScale2d",
                                                                "toggleSpikelines", "hoverClosestCartesian",
                                                                "hoverCompareCartesian"]}
+
+
+@st.cache_resource(show_spinner=False, max_entries=256)
+def cached_figure(name: str, inputs: tuple, _build):
+    """The figure ``_build()`` makes, built once per ``name`` and ``inputs`` (everything it is drawn from: the run
+    and its token, p, k, T, a column...) and shared by every session: a slider moved back finds its figures, and a
+    figure whose inputs did not move (the early identification curve when T moves) is the same figure, sent
+    unchanged."""
+    return _build()
 
 
 def show(fig, key: str | None = None) -> None:

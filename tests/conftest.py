@@ -1,6 +1,7 @@
 """Shared fixtures: small seeded tables from the bundled sample, tiny model settings."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,10 @@ ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared" / "datasets"
 
 from helpers import TINY_MODEL  # noqa: F401, E402  (re-exported for fixtures)
+
+# every test's runs root starts as the test makes it: the dashboard's demo run (memviz.app.demo) is installed only
+# where a test asks for it (tests/app/test_demo.py sets MEMVIZ_DEMO=1); the servers the tests start inherit this
+os.environ["MEMVIZ_DEMO"] = "0"
 
 
 @pytest.fixture(scope="session")

@@ -135,23 +135,50 @@ def serve_dashboard(runs, *extra_args):
 
 
 # ------------------------------------------------------------------ driving it from Chromium (Playwright)
+#: the one bound of every browser wait, in ms: each wait is for a state (a heading, a script run over, a figure
+#: drawn), never for a time, and this bound only stops a test that would wait forever. Generous: at load 14–38 a
+#: page took minutes where a quiet machine takes a second (issue 51: a 30 s bound failed the README's command)
+WAIT_MS = int(__import__("os").environ.get("MEMVIZ_TEST_WAIT_MS", 600_000))   # lower it to debug a test that hangs
+
+
 def launch_chromium(pw):
     """Debian's headless Chromium, launched by Playwright (no browser download), offline-minded flags."""
     return pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
 
 
-def idle(page, timeout=120_000) -> None:
-    """Wait until the script run is over (Streamlit's 'Running' status widget is gone)."""
+#: the app's script is not running (Streamlit sets ``data-test-script-state`` on its root; its "Running…" widget is
+#: drawn only after 0.5 s and not at all in some setups, so its absence proved nothing)
+NOT_RUNNING_JS = "() => !!document.querySelector(\"[data-test-script-state='notRunning']\")"
+#: what the last script run drew is in place: nothing left of the run before (``data-stale``), no element still
+#: loading its code (``stSkeleton``: a figure's plotly, a table's grid)
+IN_PLACE_JS = ("() => !!document.querySelector(\"[data-test-script-state='notRunning']\") && "
+               "!document.querySelector(\"[data-stale='true']\") && !document.querySelector(\"[data-testid='stSkeleton']\")")
+
+
+#: :data:`IN_PLACE_JS`, and every plotly figure has its SVG
+DRAWN_JS = ("() => (" + IN_PLACE_JS + ")() && [...document.querySelectorAll(\"[data-testid='stPlotlyChart']\")]"
+            ".every(c => c.querySelector('.main-svg'))")
+
+
+def idle(page, timeout=WAIT_MS) -> None:
+    """Wait until the script run is over (the app's script state reads notRunning). The 200 ms first let a run the
+    page has just asked for start (a pause, never a bound: nothing fails on it)."""
     page.wait_for_timeout(200)
-    page.wait_for_selector("[data-testid='stStatusWidget']", state="detached", timeout=timeout)
+    page.wait_for_function(NOT_RUNNING_JS, timeout=timeout)
 
 
-def settled(page, timeout=120_000) -> None:
-    """:func:`idle`, and no element of the previous script run left on the page (Streamlit keeps them,
-    marked ``data-stale``, until the new run has drawn its own): what is on the page is the new run's."""
+def settled(page, timeout=WAIT_MS) -> None:
+    """:func:`idle`, and what the run drew in place: no element of the previous run left (Streamlit keeps them,
+    marked ``data-stale``, until the new run has drawn its own) and none still loading its code (a skeleton)."""
     idle(page, timeout)
-    page.wait_for_function("() => !document.querySelector(\"[data-testid='stStatusWidget']\") && "
-                           "!document.querySelector(\"[data-stale='true']\")", timeout=timeout)
+    page.wait_for_function(IN_PLACE_JS, timeout=timeout)
+
+
+def drawn(page, timeout=WAIT_MS) -> None:
+    """:func:`settled`, and every plotly figure on the page drawn (its SVG in place): plotly draws after the
+    script run, in the browser."""
+    settled(page, timeout)
+    page.wait_for_function(DRAWN_JS, timeout=timeout)
 
 
 def no_exception(page) -> None:
@@ -163,7 +190,7 @@ def no_exception(page) -> None:
 def toggle_on(page, label: str) -> bool:
     """Is the toggle with this label on (Streamlit draws a checkbox input inside its stCheckbox box)?"""
     box = page.locator("[data-testid='stCheckbox']").filter(has_text=label).first
-    box.wait_for(timeout=120_000)
+    box.wait_for(timeout=WAIT_MS)
     return box.locator("input[type='checkbox']").first.is_checked()
 
 
@@ -171,19 +198,30 @@ def goto(page, title: str) -> float:
     """Click a page in the sidebar navigation; seconds until its script run is over.
 
     A click that lands while the app reruns by itself (a run has just ended) can be lost:
-    it is repeated once."""
+    it is repeated (see below)."""
     import time
 
     t0 = time.perf_counter()
     link = page.locator("[data-testid='stSidebarNav']").get_by_text(title, exact=True)
     heading = page.locator("h1").filter(has_text=title).first
     link.click()
-    try:
-        heading.wait_for(timeout=30_000)
-    except Exception:
-        idle(page)
-        link.click()
-        heading.wait_for(timeout=60_000)
+    # the click is repeated when the app has sat idle without the page for 5 s (a click lost to a rerun of its
+    # own); the page's state is polled, and nothing fails but past the one bound, WAIT_MS
+    deadline, idle_since = time.monotonic() + WAIT_MS / 1000, None
+    running = page.locator("[data-test-script-state='running']")
+    while not heading.count():
+        now = time.monotonic()
+        if now > deadline:
+            raise TimeoutError(f"page {title!r} not reached in {WAIT_MS / 1000:.0f} s")
+        if running.count():
+            idle_since = None
+        elif idle_since is None:
+            idle_since = now
+        elif now - idle_since > 5:
+            link.click()
+            idle_since = None
+        page.wait_for_timeout(50)                                   # the polling interval
+    heading.wait_for(timeout=WAIT_MS)
     idle(page)
     return time.perf_counter() - t0
 
@@ -196,11 +234,11 @@ def upload(page, label: str, path) -> None:
     still on the page from the previous script run (the Data page's schema uploader, before a click on
     "Upload a CSV or Parquet file" has been drawn), which then silently swallows the file."""
     box = page.locator("[data-testid='stFileUploader']").filter(has_text=label).first
-    box.wait_for(timeout=120_000)
+    box.wait_for(timeout=WAIT_MS)
     box.locator("input[type='file']").set_input_files(str(path))
     # the uploader lists the file in place of its drop zone's instructions (a long name is shortened
     # in the middle, "t [l](h...le.org.csv", so the name itself is no thing to wait for)
-    box.locator("[data-testid='stFileUploaderDropzoneInstructions']").wait_for(state="hidden", timeout=120_000)
+    box.locator("[data-testid='stFileUploaderDropzoneInstructions']").wait_for(state="hidden", timeout=WAIT_MS)
     settled(page)
 
 

@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 from helpers import (
+    WAIT_MS,
+    drawn,
     goto,
     idle,
     launch_chromium,
@@ -65,8 +67,8 @@ def _bench(page, url: str, runs: Path, run: Path) -> dict:
     """Page-switch and slider timings on another finished run (copied into the runs root)."""
     shutil.copytree(run, runs / run.name)
     out: dict = {"run": run.name, "page_switch_seconds": {}, "slider_seconds": []}
-    page.goto(f"{url}/?run={run.name}", timeout=120_000)
-    page.get_by_text("Bundled sample", exact=False).first.wait_for(timeout=120_000)
+    page.goto(f"{url}/?run={run.name}", timeout=WAIT_MS)
+    page.get_by_text("Bundled sample", exact=False).first.wait_for(timeout=WAIT_MS)
     idle(page)
     for rep in ("first", "again"):
         for title, _ in PAGES:
@@ -81,10 +83,13 @@ def _bench(page, url: str, runs: Path, run: Path) -> dict:
         t0 = time.perf_counter()
         slider.focus()
         slider.press("ArrowRight")
-        deadline = time.monotonic() + 60
-        while _metric(page, "rows that would go") == before and time.monotonic() < deadline:
-            page.wait_for_timeout(20)
-        idle(page)
+        page.wait_for_function("""([before]) => {
+            const box = [...document.querySelectorAll("[data-testid='stMetric']")]
+                .find(b => b.innerText.includes('rows that would go'));
+            const v = box && box.querySelector("[data-testid='stMetricValue']");
+            return v && v.innerText.trim() !== before;
+        }""", arg=[before], timeout=WAIT_MS, polling="raf")
+        drawn(page)
         out["slider_seconds"].append(time.perf_counter() - t0)
     return out
 
@@ -112,7 +117,7 @@ def _upload(page, tmp: Path) -> None:
     assert page.get_by_role("radio", name="the provided test file").is_checked()
     assert _metric(page, "rows") == "3,000" and _metric(page, "test rows") == "1,000"
     page.get_by_role("button", name="Use this table").click()
-    page.locator("[data-testid='stSidebar']").get_by_text("Upload: train", exact=False).wait_for(timeout=60_000)
+    page.locator("[data-testid='stSidebar']").get_by_text("Upload: train", exact=False).wait_for(timeout=WAIT_MS)
     idle(page)
     side = page.locator("[data-testid='stSidebar']").inner_text()
     assert "3,000 training rows · 1,000 test rows" in side and "[x](example.org)" in side
@@ -138,15 +143,15 @@ def test_dashboard_end_to_end(server, tmp_path):
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 2600}, accept_downloads=True)
             # a deep link as the server's very first request still goes through the router
-            page.goto(url + "/report", timeout=120_000)
-            page.locator("h1").filter(has_text="Report").first.wait_for(timeout=120_000)
+            page.goto(url + "/report", timeout=WAIT_MS)
+            page.locator("h1").filter(has_text="Report").first.wait_for(timeout=WAIT_MS)
             idle(page)
             nav = page.locator("[data-testid='stSidebarNav'] a")
             assert nav.count() == len(PAGES) + 1, nav.all_inner_texts()  # Data and every page above
             assert "training rows" in page.locator("[data-testid='stSidebar']").inner_text()
             t0 = time.perf_counter()
-            page.goto(url, timeout=120_000)
-            page.get_by_text("Bundled sample", exact=False).first.wait_for(timeout=120_000)
+            page.goto(url, timeout=WAIT_MS)
+            page.get_by_text("Bundled sample", exact=False).first.wait_for(timeout=WAIT_MS)
             idle(page)
             timings["first_load_seconds"] = time.perf_counter() - t0
             _upload(page, tmp_path)
@@ -158,14 +163,14 @@ def test_dashboard_end_to_end(server, tmp_path):
             t_run = time.perf_counter()
             _warmup(page, "40", "10", "300")
             page.locator("[data-testid='stSidebar']").get_by_text(re.compile(r"run \d{8}-\d{6}-warmup-")).wait_for(
-                timeout=120_000)
+                timeout=WAIT_MS)
             # an analysis page while the run goes on: it says so, and refreshes by itself as checks come in
             goto(page, "Memorization")
             banner = page.get_by_text(re.compile("Run in progress")).first
-            banner.wait_for(timeout=60_000)
+            banner.wait_for(timeout=WAIT_MS)
             _shot(page, "3_memorization_live")
-            page.locator(".js-plotly-plot").nth(1).wait_for(timeout=600_000)   # a check came in: figures, no click
-            banner.wait_for(state="detached", timeout=600_000)
+            page.locator(".js-plotly-plot").nth(1).wait_for(timeout=WAIT_MS)   # a check came in: figures, no click
+            banner.wait_for(state="detached", timeout=WAIT_MS)
             idle(page)
             timings["warmup_seconds"] = time.perf_counter() - t_run
             no_exception(page)
@@ -186,7 +191,7 @@ def test_dashboard_end_to_end(server, tmp_path):
                 no_exception(page)
                 # figures render after the script finishes: wait for them, then count
                 try:
-                    page.locator(".js-plotly-plot").nth(1).wait_for(timeout=120_000)
+                    page.locator(".js-plotly-plot").nth(1).wait_for(timeout=WAIT_MS)
                 except Exception:
                     _shot(page, f"FAILED_{name}")
                     raise AssertionError(f"{title}: no figures (see {SHOTS}/FAILED_{name}.png)") from None
@@ -201,7 +206,7 @@ def test_dashboard_end_to_end(server, tmp_path):
                         slider.focus()
                         slider.press("ArrowRight")
                         page.locator("[data-testid='stMetric']").filter(has_text="rows that would go").get_by_text(
-                            expected, exact=True).wait_for(timeout=60_000)
+                            expected, exact=True).wait_for(timeout=WAIT_MS)
                         idle(page)
                         timings["slider_seconds"].append(time.perf_counter() - t0)
                     no_exception(page)
@@ -219,8 +224,8 @@ def test_dashboard_end_to_end(server, tmp_path):
             box.fill("1")
             box.press("Tab")
             page.get_by_role("button", name="Run comparison").click()
-            page.get_by_text("Flagged output:").first.wait_for(timeout=600_000)
-            page.locator("[data-testid='stProgress']").get_by_text("finished", exact=True).wait_for(timeout=600_000)
+            page.get_by_text("Flagged output:").first.wait_for(timeout=WAIT_MS)
+            page.locator("[data-testid='stProgress']").get_by_text("finished", exact=True).wait_for(timeout=WAIT_MS)
             idle(page)
             no_exception(page)
             card = page.locator(".st-key-compare_verdict").inner_text()
@@ -234,7 +239,7 @@ def test_dashboard_end_to_end(server, tmp_path):
                              r"real rows it never saw at \d[\d.]* ?%", card), card
             assert "give a hold-out" not in card                                # never the no-hold-out verdict
             try:  # the per-column details arrive a little later
-                page.get_by_text("Column shapes per method").first.wait_for(timeout=180_000)
+                page.get_by_text("Column shapes per method").first.wait_for(timeout=WAIT_MS)
                 idle(page)
             except Exception:
                 pass
@@ -243,7 +248,7 @@ def test_dashboard_end_to_end(server, tmp_path):
             # the report: the latest finished comparison is included, the redacted one opens offline
             timings["page_switch_seconds"]["Report"] = goto(page, "Report")
             assert page.locator(".st-key-report_verdict").count() == 1
-            with page.expect_download(timeout=120_000) as dl:
+            with page.expect_download(timeout=WAIT_MS) as dl:
                 page.get_by_role("button", name="Download the HTML report").click()
             report = dl.value
             assert report.suggested_filename.endswith("_redacted.html")
@@ -260,18 +265,18 @@ def test_dashboard_end_to_end(server, tmp_path):
             assert comp < body.index("Flagged output", comp) < body.index("<h2>Figures · Comparison ", comp)
             offline = browser.new_page(viewport={"width": 1400, "height": 2000})
             offline.goto((ARTIFACTS / "report_redacted.html").as_uri())
-            offline.locator(".js-plotly-plot").first.wait_for(timeout=60_000)
+            offline.locator(".js-plotly-plot").first.wait_for(timeout=WAIT_MS)
             offline.screenshot(path=str(SHOTS / "8_report_redacted_html.png"), full_page=True)
             offline.close()
 
             # a run with exactly one check on Tune & prune (used to crash: the k slider had min = max)
             goto(page, "Warm-up")
             _warmup(page, "1", "1", "300")
-            page.get_by_text(re.compile(r"finished · 1 check\b")).first.wait_for(timeout=600_000)
+            page.get_by_text(re.compile(r"finished · 1 check\b")).first.wait_for(timeout=WAIT_MS)
             idle(page)
             goto(page, "Tune & prune")
             no_exception(page)
-            page.locator(".js-plotly-plot").nth(1).wait_for(timeout=120_000)
+            page.locator(".js-plotly-plot").nth(1).wait_for(timeout=WAIT_MS)
             assert "this run has one check so far" in page.locator("[data-testid='stMain']").inner_text()
             _shot(page, "5_tune_one_check")
 

@@ -197,3 +197,27 @@ def test_ci_runs_the_readmes_test_command():
     ci = [ln for ln in (ROOT / ".ci" / "run").read_text().splitlines() if ln.startswith("python3 -m venv")]
     assert len(ci) == 1, ci
     assert ci[0].replace(" -q", "") == commands[0]
+
+
+def _collected(*args: str) -> int:
+    """How many tests `python -m pytest --collect-only ARGS` collects (in a subprocess, from the repository root)."""
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-n", "0", *args], cwd=ROOT,
+                          capture_output=True, text=True, timeout=1800)
+    counts = [int(m.group(1)) for m in re.finditer(r"^tests/\S+: (\d+)$", proc.stdout, re.M)]
+    assert proc.returncode == 0 and counts, proc.stdout[-2000:] + proc.stderr[-2000:]
+    return sum(counts)
+
+
+@pytest.mark.slow
+def test_the_readme_states_the_suites_real_counts():
+    """Issue 51: the README said 1,379 / 1,348 tests where the suite collected 1,377 / 1,346. Its counts are the
+    ones `pytest` collects: the whole suite, and the selection it gives for development."""
+    text = _text(README)
+    whole = re.search(r"The suite is \*\*([\d,]+) tests", text)
+    fast = re.search(r'`python -m pytest -m "not slow and not browser"` runs ([\d,]+) of them', text)
+    assert whole and fast, "the README's test paragraph no longer says its counts in the expected words"
+    assert int(whole.group(1).replace(",", "")) == _collected()
+    assert int(fast.group(1).replace(",", "")) == _collected("-m", "not slow and not browser")

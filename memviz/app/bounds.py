@@ -201,14 +201,14 @@ def _folder_bytes(folder: Path) -> int:
 
 
 def kept_folders(uploads: Path) -> list[tuple[float, int, Path]]:
-    """(saved time, bytes, folder) of every kept upload and table under ``uploads`` (``<root>/.uploads``),
-    oldest first."""
+    """(saved time, bytes, folder) of every kept upload, table and set of the Audit page's files under ``uploads``
+    (``<root>/.uploads``), oldest first."""
     out = []
-    for parent in (uploads, uploads / "tables"):
+    for parent in (uploads, uploads / "tables", uploads / "audits"):
         if not parent.is_dir():
             continue
         for d in parent.iterdir():
-            if d.name == "tables" or not d.is_dir() or d.is_symlink():
+            if (parent == uploads and d.name in ("tables", "audits")) or not d.is_dir() or d.is_symlink():
                 continue
             try:
                 when = d.stat().st_mtime
@@ -247,8 +247,8 @@ def prune_uploads(uploads: Path, keep: Path | None = None) -> list[Path]:
 def uploads_caption(uploads: Path) -> str:
     """What the Data page says about kept uploads."""
     used = sum(n for _, n, _ in kept_folders(Path(uploads)))
-    return (f"Uploads are kept with the runs so that a reload finds them: {size(used)} of {size(upload_quota_bytes())} "
-            f"(${UPLOAD_QUOTA_ENV}); beyond it the oldest are removed.")
+    return (f"Uploads are kept under {uploads} so that a reload finds them (delete that folder to remove them): "
+            f"{size(used)} of {size(upload_quota_bytes())} (${UPLOAD_QUOTA_ENV}); beyond it the oldest are removed.")
 
 
 def touch(folder: Path) -> None:

@@ -22,6 +22,7 @@ import pandas as pd
 from memviz.errors import DataError, MemvizError
 from memviz.tables.data import (
     NEAR_UNIQUE,
+    KeyNote,
     SchemaWarning,
     Table,
     TargetSuggestion,
@@ -92,9 +93,10 @@ class RawData:
     """A table as read, before the schema is applied (what the schema editor works on).
 
     ``test`` is the companion test file when the source has one; ``schema`` is the
-    shipped schema (meta.json) or the inferred one; ``notes`` are inference warnings;
-    ``suggestion`` is the target an inferred schema suggests (None when the schema was given:
-    its target is the file's own).
+    shipped schema (meta.json) or the inferred one; ``notes`` are inference warnings (a column left
+    out or re-typed); ``facts`` what inference found and says as information (the row key detected:
+    :class:`memviz.tables.infer.KeyNote`); ``suggestion`` is the target an inferred schema suggests (None
+    when the schema was given: its target is the file's own).
     """
 
     frame: pd.DataFrame
@@ -104,6 +106,7 @@ class RawData:
     label: str
     notes: tuple[str, ...] = ()
     suggestion: TargetSuggestion | None = None
+    facts: tuple[str, ...] = ()
 
 
 def load_choice(choice: DatasetChoice | str) -> RawData:
@@ -205,13 +208,16 @@ def read_upload(name: str, raw: bytes) -> pd.DataFrame:
     return read_csv_bytes(raw, name)
 
 
-def _infer(frame: pd.DataFrame, target: str | None, source: str) -> tuple[Schema, tuple[str, ...]]:
+def _infer(frame: pd.DataFrame, target: str | None, source: str) -> tuple[Schema, tuple[str, ...], tuple[str, ...]]:
+    """(the inferred schema, its warnings, its facts: see :class:`RawData`)."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", SchemaWarning)
         schema = infer_schema(frame, target=target, source=source)
     name = Path(source).stem
     schema = Schema.from_dict({**schema.to_dict(), "name": name})
-    return schema, tuple(str(w.message) for w in caught if issubclass(w.category, SchemaWarning))
+    said = [w for w in caught if issubclass(w.category, SchemaWarning)]
+    return (schema, tuple(str(w.message) for w in said if not issubclass(w.category, KeyNote)),
+            tuple(str(w.message) for w in said if issubclass(w.category, KeyNote)))
 
 
 def _inferred(frame: pd.DataFrame, test: pd.DataFrame | None, target: str | None, source: str,
@@ -219,12 +225,12 @@ def _inferred(frame: pd.DataFrame, test: pd.DataFrame | None, target: str | None
     """RawData with an inferred schema whose target is ``target``, else the one the table suggests
     (:func:`memviz.tables.data.suggest_target`, kept in ``suggestion`` with its reason, for the
     pages to show as a suggestion the user confirms or changes)."""
-    schema, notes = _infer(frame, None, source)
+    schema, notes, facts = _infer(frame, None, source)
     tip = suggest_target(frame, schema)
     chosen = target if target is not None else tip.column
     if chosen is not None:
         schema = with_target(schema, frame, chosen)
-    return RawData(frame, test, schema, source, label, notes, tip)
+    return RawData(frame, test, schema, source, label, notes, tip, facts)
 
 
 def raw_from_upload(name: str, raw: bytes, test_name: str | None = None, test_raw: bytes | None = None,

@@ -128,20 +128,16 @@ def _int(v) -> int | None:
         return None
 
 
-def job_progress(job: jobs.Job, now: float | None = None) -> Progress:
-    """Read a job's progress (a few small reads; MemvizError when there is no such job)."""
-    status = jobs.job_status(job)
-    now = time.time() if now is None else now
-    if job.kind != "compare":
-        return Progress(status, fraction=status.fraction, now=now)
-    cells, done = _running_cells(read_events(job.events_path))
-    if status.final:
-        return Progress(status, (), tuple(done), None, status.fraction, now)
-    total, finished = status.total, status.done if status.unit == "cell" else 0
+def cells_estimate(events: list[dict], finished: int, total: int, now: float
+                   ) -> tuple[tuple[CellNow, ...], tuple[float, ...], float | None, float]:
+    """(the running cells, the finished cells' seconds, the seconds left or None, the done share) of a comparison
+    from its events, ``finished`` of its ``total`` cells done (the module docstring's estimate): the page's bar
+    and the CLI's line read the same figures."""
+    cells, done = _running_cells(events)
     in_cells = sum(c.share for c in cells)
-    fraction = min(1.0, (finished + in_cells) / total) if total and status.unit == "cell" else status.fraction
+    fraction = min(1.0, (finished + in_cells) / total) if total else 0.0
     left = None
-    if total and status.unit == "cell":
+    if total:
         at_once = max(1, len(cells))
         todo = max(0.0, total - finished - in_cells)
         if done:
@@ -150,7 +146,23 @@ def job_progress(job: jobs.Job, now: float | None = None) -> Progress:
             paces = [(now - c.since) / c.share for c in cells if c.share > 0.05]
             if paces:
                 left = sum(paces) / len(paces) * todo / at_once
-    return Progress(status, tuple(cells), tuple(done), left, fraction, now)
+    return tuple(cells), tuple(done), left, fraction
+
+
+def job_progress(job: jobs.Job, now: float | None = None) -> Progress:
+    """Read a job's progress (a few small reads; MemvizError when there is no such job)."""
+    status = jobs.job_status(job)
+    now = time.time() if now is None else now
+    if job.kind != "compare":
+        return Progress(status, fraction=status.fraction, now=now)
+    events = read_events(job.events_path)
+    if status.final:
+        return Progress(status, (), tuple(_running_cells(events)[1]), None, status.fraction, now)
+    if status.unit != "cell":        # its own warm-up, before the cells
+        cells, done = _running_cells(events)
+        return Progress(status, tuple(cells), tuple(done), None, status.fraction, now)
+    cells, done, left, fraction = cells_estimate(events, status.done, status.total, now)
+    return Progress(status, cells, done, left, fraction, now)
 
 
 def readout(run_dir: str) -> str:

@@ -4,6 +4,8 @@ again (the run it shows was trained on them)::
     <runs root>/.uploads/<key>/upload.json, train.bin[, test.bin]     an upload as received
     <runs root>/.uploads/tables/<key>/info.json, schema.json, train.parquet[, test.parquet]
                                                                       a table in use (schema and split applied)
+    <runs root>/.uploads/audits/<key>/files.json, train.bin, synthetic.bin, ...
+                                                                      the Audit page's files as received
 
 Keys are content hashes: the same upload or table is kept once. A write that fails (a full
 disk) leaves no half-made folder, and parsed uploads are kept in memory by :class:`ByteCache`,
@@ -143,6 +145,47 @@ def load_upload(root: str | Path, key: str) -> RawData:
     test = folder / "test.bin"
     return raw_from_upload(up.name, (folder / "train.bin").read_bytes(), up.test_name,
                            test.read_bytes() if test.exists() else None)
+
+
+#: the Audit page's files, in the order the page keeps them (:func:`save_audit_files`)
+AUDIT_ROLES = ("train", "synthetic", "holdout", "schema")
+AUDITS = "audits"
+
+
+def save_audit_files(root: str | Path, names: tuple, raws: tuple, current: bool = False) -> str:
+    """Keep the Audit page's files (``names`` and ``raws`` in :data:`AUDIT_ROLES` order, None where not given;
+    ``current``: the training table and hold-out are the session's current table) under
+    ``root/.uploads/audits/<key>``, as received, so that a reload finds them; returns the key (a content hash:
+    the same files are kept once). Within the uploads' quota, as the Data page's uploads."""
+    names, raws = tuple(names), tuple(raws)
+    if len(names) != len(AUDIT_ROLES) or len(raws) != len(AUDIT_ROLES):
+        raise MemvizError(f"audit files: expected {len(AUDIT_ROLES)} names and contents")
+    key = _key("audit", b"1" if current else b"0", *(x for pair in zip(names, raws) for x in pair))
+    folder = _uploads(root) / AUDITS / key
+    bounds.check_upload_size(sum(len(r or b"") for r in raws), ", ".join(str(n) for n in names if n))
+    if not (folder / "files.json").exists():
+        with _whole(folder):
+            for role, raw in zip(AUDIT_ROLES, raws):
+                if raw is not None:
+                    atomic_write_bytes(folder / f"{role}.bin", raw)
+            atomic_write_json(folder / "files.json", {"key": key, "current": bool(current), "created": time.time(),
+                                                      "names": dict(zip(AUDIT_ROLES, names))})
+    _within_quota(root, folder)
+    return key
+
+
+def load_audit_files(root: str | Path, key: str) -> dict:
+    """``{"current", "names", "raws"}`` of :func:`save_audit_files` (the Audit page's kept files); DataError when
+    not kept (a key from an old link, removed beyond the quota)."""
+    folder = _uploads(root) / AUDITS / str(key)
+    if not key or not str(key).isalnum() or not (folder / "files.json").exists():
+        raise DataError(f"audit files {key!r}: not kept under {_uploads(root)} (removed, or from another machine)")
+    info = read_json(folder / "files.json", "kept audit files")
+    names = info.get("names") if isinstance(info.get("names"), dict) else {}
+    raws = tuple((folder / f"{r}.bin").read_bytes() if (folder / f"{r}.bin").is_file() else None for r in AUDIT_ROLES)
+    return {"current": bool(info.get("current")), "raws": raws,
+            "names": tuple(str(names[r]) if raw is not None and names.get(r) else None
+                           for r, raw in zip(AUDIT_ROLES, raws))}
 
 
 def save_tables(root: str | Path, train: Table, test: Table | None, label: str, choice: str = "") -> str:
@@ -325,6 +368,10 @@ class ByteCache:
         parts = [a for i, a in enumerate(args) if i not in self._skip]
         parts += [f"{k}={v}" for k, v in sorted(kwargs.items()) if k not in self._skip_names]
         return _key(*(str(a) if not isinstance(a, (bytes, str, type(None))) else a for a in parts))
+
+    def cached(self, *args, **kwargs) -> bool:
+        """Whether a call with these arguments would be answered from the cache (nothing is computed)."""
+        return self._pool.get((self._id, self._key(args, kwargs))) is not None
 
     def __call__(self, *args, **kwargs):
         key = (self._id, self._key(args, kwargs))

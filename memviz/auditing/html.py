@@ -17,7 +17,7 @@ import pandas as pd
 from memviz.auditing.family import MEMBER_NAMES
 from memviz.auditing.verdict import BELOW_FLOOR
 from memviz.errors import install_hint
-from memviz.viz.card import Card, Line
+from memviz.viz.card import Card, Line, tone
 from memviz.viz.text import cut, pct, percent, points, share_digits
 
 #: most-copied training rows shown beside their copies (with the tables given)
@@ -218,9 +218,12 @@ def audit_card(a, redacted: bool = True, stop: str = "") -> Card:
     from memviz.auditing.evidence_html import shown
 
     v = a.verdict
-    return Card(v.sentence, (*(Line("Evidence: " + k, str(e.sentence())) for k, e in shown(a.evidence, redacted).items()),
+    # the other tests named as the pages name them ("Data copying", not "Evidence: data_copying"); the box in the
+    # verdict's colour, as the pages colour its line
+    return Card(v.sentence, (*(Line(name[:1].upper() + name[1:], sentence)
+                               for name, sentence in shown(a.evidence, redacted).sentences()),
                              Line("Next step", v.next_step),
-                             *((Line("When to stop", stop),) if stop else ())))
+                             *((Line("When to stop", stop),) if stop else ())), tone=tone(v.tone))
 
 
 def audit_html(a, *, redacted: bool = True, train=None, synthetic=None, sections=()) -> str:

@@ -30,10 +30,10 @@ class Bar:
         self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
         self.last = 0.0
 
-    def __call__(self, done: int, total: int, text: str = "") -> None:
+    def __call__(self, done: int, total: int, text: str = "", force: bool = False) -> None:
         now = time.monotonic()
         final = done >= total
-        if not final and now - self.last < (0.1 if self.tty else 5.0):
+        if not (final or force) and now - self.last < (0.1 if self.tty else 5.0):
             return
         self.last = now
         frac = done / total if total else 1.0
@@ -56,6 +56,8 @@ class EventBars:
         self.mem = None            # the last finished check's mem ratio, with what names it (see check_text)
         self.check = None          # (check, checks, epoch) of that check
         self.at = None             # (epoch, epochs, loss, label) of the last epoch line
+        self.cells: list[dict] = []   # a comparison's cell events (cells_estimate reads them)
+        self.grid = (0, 0)         # its (cells done, cells in all)
 
     def check_text(self) -> str:
         """'mem ratio 22.8 % (check 11 of 0–11, epoch 60)': the last finished check's figure as the result
@@ -92,10 +94,85 @@ class EventBars:
             label = "warm-up (TabDDPM ranking)" if ev.get("phase") == "warmup" else ""
             self.at = (int(ev["epoch"]), int(ev["epochs"]), ev.get("loss"), label)
             self._draw_warmup()
+        elif kind == "cells":       # the grid starts: said at once, before its first cell's first epoch
+            self.grid = (int(ev.get("done") or 0), int(ev.get("total") or 0))
+            self._draw_cells(force=True)
+        elif kind in ("cell_phase", "cell_epoch"):
+            self.cells.append(ev)
+            self._draw_cells()
         elif kind == "cell":
-            what = f"mem {ev['mem_ratio']:.1%}" if ev.get("status") == "ok" else "FAILED"
+            self.cells.append(ev)
+            self.grid = (int(ev["done"]), int(ev["total"]))
+            from memviz.viz.style import method_label, model_label
+            from memviz.viz.text import pct, seconds
+
+            what = f"mem {pct(ev['mem_ratio'])}" if ev.get("status") == "ok" else "FAILED"
             self.bars["compare"](int(ev["done"]), int(ev["total"]),
-                                 f"{ev['method']}/{ev['model']}/seed {ev['seed']}: {what} ({ev.get('seconds') or 0:.0f} s)")
+                                 f"{method_label(ev['method'])} × {model_label(ev['model'])}, seed {ev['seed']} done: "
+                                 f"{what} ({seconds(ev.get('seconds') or 0)})", force=True)
+
+    def _draw_cells(self, force: bool = False) -> None:
+        """The comparison's line while cells run: each running cell's phase and epoch, the time left (the
+        Compare page's estimate, :func:`memviz.app.progress.cells_estimate`)."""
+        from memviz.app.progress import cells_estimate
+        from memviz.viz.text import seconds
+
+        done, total = self.grid
+        if not total:
+            return
+        running, _, left, _ = cells_estimate(self.cells, done, total, time.time())
+        text = "; ".join(c.line() for c in running) or "starting the first cell"
+        if left is not None:
+            text += f" · about {seconds(left)} left"
+        self.bars["compare"](done, total, text, force=force)
+
+
+class FollowEvents:
+    """Feed the events a job appends to ``path`` (a :class:`memviz.jobs.spec.EventLog`) to ``draw`` from a thread,
+    every ``poll`` seconds, and once more on exit: the comparison's cells run in other processes and write their
+    epochs there (the CLI said nothing for the 6–8 minutes of a cell)."""
+
+    def __init__(self, path, draw, poll: float = 0.5):
+        import threading
+
+        self.path, self.draw, self.poll = Path(path), draw, poll
+        self.offset, self.buffer = 0, b""
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, name="memviz-progress", daemon=True)
+
+    def _read(self) -> None:
+        from memviz.jobs.spec import valid_event
+
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(self.offset)
+                chunk = f.read()
+        except OSError:
+            return
+        self.offset += len(chunk)
+        lines = (self.buffer + chunk).split(b"\n")
+        self.buffer = lines.pop()                      # a line still being written
+        for line in lines:
+            try:
+                ev = json.loads(line)
+            except (ValueError, UnicodeDecodeError):
+                continue
+            if valid_event(ev):
+                self.draw(ev)
+
+    def _run(self) -> None:
+        while not self.stop.wait(self.poll):
+            self._read()
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        self.thread.join()
+        self._read()
+        return False
 
 
 #: the arguments through which a command reads the user's files, as a message names them: no output may be one

@@ -7,6 +7,7 @@ from memviz.commands.common import (
     COMPARE,
     SEED_RANGE,
     EventBars,
+    FollowEvents,
     add_common,
     add_dynamiccut,
     emit,
@@ -67,8 +68,11 @@ def run(args) -> None:
 
     require("torch")                        # it trains or samples: refused before a table is read
 
+    import tempfile
+    from pathlib import Path
+
     from memviz.folders import output_folder
-    from memviz.jobs.spec import JobSpec, compare_summary_text, run_spec
+    from memviz.jobs.spec import EventLog, JobSpec, compare_summary_text, run_spec
 
     output_folder(args.out)                                     # before any work
 
@@ -82,7 +86,12 @@ def run(args) -> None:
                                               "metadata": args.metadata, "test": args.test,
                                               "out": args.out, **({"target": args.target} if args.target else {}),
                                               **({"overrides": overrides_of(args)} if overrides_of(args) else {})})
-    result = run_spec(spec, emit=EventBars(args.quiet), config=cfg)
+    # every event through a file: the cells run in other processes and report their epochs there; a thread draws
+    # them as they come (the grid, each cell's phase and epoch, the time left)
+    with tempfile.TemporaryDirectory(prefix="memviz-compare-") as tmp:
+        log = EventLog(Path(tmp) / "events.jsonl")
+        with FollowEvents(log.path, EventBars(args.quiet)):
+            result = run_spec(spec, emit=log, config=cfg)
     for line in result.pop("failed_cells", []):
         sys.stderr.write(f"memviz compare: cell {line}\n")
     sys.stdout.write(compare_summary_text(args.out) + "\n")

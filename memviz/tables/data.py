@@ -50,6 +50,7 @@ from memviz.tables.infer import (  # noqa: F401 (the inference half, re-exported
     MAX_INT_CATEGORIES,
     MIN_ROWS,
     NEAR_UNIQUE,
+    KeyNote,
     SchemaWarning,
     TargetSuggestion,
     is_date_like,
@@ -391,7 +392,7 @@ def _unlisted(df: pd.DataFrame, schema: Schema, source: str, row_id_column: str 
             schema = replace(schema, key=col)
             why[col] = f"not in the schema; identifies rows ({reason}): names the rows"
             warnings.warn(f"{source}: column {col!r} is not in the schema and identifies rows ({reason}): it is "
-                          "the row key, left out of the distance and kept to name the rows", SchemaWarning,
+                          "the row key, left out of the distance and kept to name the rows", KeyNote,
                           stacklevel=3)
     rest = [c for c in extra if c != schema.key]
     if rest:

@@ -40,6 +40,11 @@ KEY_NAMES = ("id", "index", "key", "row", "rownames", "row_id", "rowid", "uuid",
 class SchemaWarning(UserWarning):
     """A column was left out or re-typed during schema inference."""
 
+
+class KeyNote(SchemaWarning):
+    """A column was taken for the row key: what was found, said as information (the dashboard shows it in an
+    information box, not a warning); the CLI prints it as every :class:`SchemaWarning`."""
+
 # ------------------------------------------------------------------ inference
 def key_named(name) -> bool:
     """Whether a column's name says it is an identifier (:data:`KEY_NAMES`, ``*_id``, ``*ID``)."""
@@ -145,7 +150,7 @@ def infer_schema(df: pd.DataFrame, target: str | None = None, source: str = "tab
         for col, why in keys:
             if col == key:
                 warnings.warn(f"{source}: column {col!r} identifies rows ({why}): it is the row key, left out of "
-                              "the distance and kept to name the rows", SchemaWarning, stacklevel=2)
+                              "the distance and kept to name the rows", KeyNote, stacklevel=2)
             else:
                 warnings.warn(f"{source}: column {col!r} also identifies rows ({why}) and is left out (the row key "
                               f"is {key!r})", SchemaWarning, stacklevel=2)

@@ -37,6 +37,8 @@ class Card:
     n_seeds : seeds behind a comparison's pruning figures (0: none).
     indicative : fewer seeds than a clear statement needs.
     notes : extra plain sentences.
+    tone : the tone of the card as a whole (one of :data:`TONES`): the report colours its box by it, as the
+        pages colour the verdict's line.
     """
 
     title: str
@@ -45,6 +47,7 @@ class Card:
     n_seeds: int = 0
     indicative: bool = False
     notes: tuple[str, ...] = field(default=())
+    tone: str = "neutral"
 
     def text(self) -> str:
         """The card as plain text (title, then one 'topic: text' line each)."""

@@ -331,8 +331,12 @@ def transferability_plot(results: pd.DataFrame, methods: Sequence[str] = ("dynam
                                                  "visible": bool((s["count"] > 1).any())},
                     customdata=s["std"].to_numpy(),
                     hovertemplate="%{x}: %{y:.1%} ± %{customdata:.1%}<extra>%{fullData.name}</extra>")
+    present = {name_key(m) for m in agg["method"]}
     if agg.empty:
         add_note(fig, "No DynamicCut or random-pruning result to compare")
+    elif len(present) < len(wanted):   # one arm alone answers nothing: the question is DynamicCut against random
+        missing = ", ".join(method_label(m) for m in methods if name_key(m) not in present)
+        add_note(fig, f"No {missing} arm in these results: the transfer cannot be read without it")
     fig.add_hline(y=0, line_color="#333", line_width=1)
     fig.update_xaxes(type="category")
     fig.update_yaxes(tickformat=".2~%", rangemode="tozero")

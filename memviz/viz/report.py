@@ -64,6 +64,8 @@ figure{margin:24px 0} figcaption{color:#444;font-size:0.95em;margin-top:4px}
 .verdict h3{margin:6px 0} .verdict p{margin:6px 0}
 .tone-good{border-left:4px solid #2e7d32;padding-left:8px} .tone-bad{border-left:4px solid #c62828;padding-left:8px}
 .tone-warn{border-left:4px solid #ef6c00;padding-left:8px} .tone-neutral{border-left:4px solid #9e9e9e;padding-left:8px}
+.verdict.tone-good{border-left-width:8px;background:#edf7ee} .verdict.tone-bad{border-left-width:8px;background:#fdeceb}
+.verdict.tone-warn{border-left-width:8px;background:#fff4e5} .verdict.tone-neutral{border-left-width:8px}
 dl.glossary dt{font-weight:bold;margin-top:8px} dl.glossary dd{margin-left:16px}
 """
 
@@ -306,7 +308,7 @@ def card_block(verdict: Card | None, sentence: str = "") -> str:
     if verdict is not None:
         lines = "".join(f"<p class='tone-{tone(ln.tone)}'><b>{_e(ln.topic)}:</b> {_e(ln.text)}</p>"
                         for ln in verdict.lines)
-        parts.append(f"<div class='verdict'><h3>{_e(verdict.title)}</h3>{lines}</div>")
+        parts.append(f"<div class='verdict tone-{tone(verdict.tone)}'><h3>{_e(verdict.title)}</h3>{lines}</div>")
     return "".join(parts)
 
 

@@ -71,7 +71,9 @@ def wrap_title(title: str, width: int = TITLE_WIDTH) -> str:
         return title
     glued = title.replace(" = ", "\x00=\x00")  # "p = 10%" stays on one line
     lines = textwrap.wrap(glued, width, break_long_words=False, break_on_hyphens=False)
-    return "<br>".join(lines).replace("\x00", " ")
+    # the space stays at the end of each line: the title's text (a screen reader, a search, a copy) read
+    # "real<br>rows" as "realrows"
+    return " <br>".join(lines).replace("\x00", " ")
 
 
 def base_layout(title: str, text: str, **layout) -> dict:

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from helpers import CHROMIUM, CHROMIUM_ARGS, need_browser, serve_dashboard, settled
+from helpers import CHROMIUM, CHROMIUM_ARGS, WAIT_MS, need_browser, serve_dashboard, settled
 
 from memviz.tables.data import sample_data_dir
 
@@ -87,8 +87,8 @@ def test_named_rows_carry_the_users_key_in_the_browser(tmp_path):
             page = browser.new_page(viewport={"width": 1400, "height": 2400}, accept_downloads=True)
             page.add_init_script("delete window.showSaveFilePicker")       # the grid's CSV as a plain download
             # the Audit page: the named rows, raw values
-            page.goto(url + "/audit", timeout=120_000)
-            page.locator("h1").filter(has_text="Audit a synthetic table").first.wait_for(timeout=120_000)
+            page.goto(url + "/audit", timeout=WAIT_MS)
+            page.locator("h1").filter(has_text="Audit a synthetic table").first.wait_for(timeout=WAIT_MS)
             settled(page)
             upload(page, paths)
             page.locator("[data-testid='stCheckbox']").filter(has_text="Redact raw values").first.click()
@@ -99,14 +99,14 @@ def test_named_rows_carry_the_users_key_in_the_browser(tmp_path):
             assert set(named["customer_id"].astype(str)) == copied, shown      # the user's keys, not positions
             assert not positions & set(named["customer_id"].astype(str)), shown
             # Memorization: the leak explorer's rows by key (the run copies training rows 0..9)
-            page.goto(url + "/memorization?run=keyed", timeout=120_000)
-            page.locator("h1").first.wait_for(timeout=120_000)
+            page.goto(url + "/memorization?run=keyed", timeout=WAIT_MS)
+            page.locator("h1").first.wait_for(timeout=WAIT_MS)
             settled(page, 300_000)
             page.locator("[data-testid='stCheckbox']").filter(has_text="Redact raw values").first.click()
             settled(page, 300_000)
             first_ten = {str(k) for k in train["customer_id"].iloc[:10]}
             heading = page.get_by_text(re.compile(r"Training row customer_id \d+ and")).first
-            heading.wait_for(timeout=120_000)
+            heading.wait_for(timeout=WAIT_MS)
             key = re.search(r"customer_id (\d+)", heading.inner_text()).group(1)
             assert key in first_ten, heading.inner_text()
             box = page.locator(".st-key-leak_row")                        # the picker of raw values

@@ -83,6 +83,13 @@ def table_with(at, column: str) -> pd.DataFrame:
 
 
 def metric(at, label: str) -> str:
+    """A figure of the Data page; its target and row key are one line of text (a metric cut "rownames")."""
+    if label in ("target", "row key"):
+        import re
+
+        line = next(m.value for m in at.main.markdown if m.value.startswith("**Target:**"))
+        found = re.fullmatch(r"\*\*Target:\*\* (.*) · \*\*Row key:\*\* (.*)", line)
+        return re.sub(r"\\(.)", r"\1", found.group(1 if label == "target" else 2))
     return next(m.value for m in at.metric if m.label == label)
 
 
@@ -272,7 +279,7 @@ def test_leak_explorer_says_why_the_row_is_at_risk_redacted_issue_52(app, sample
     no_exception(at)
     why = [shown(m.value) for m in at.markdown if shown(m.value).startswith(("At risk", "Nothing in the table alone"))]
     assert len(why) == 1
-    row = int(at.selectbox(key="leak_row").value)
+    row = int(at.selectbox(key="leak_row_redacted").value)      # one widget per redaction (redacted by default)
     cats = [str(train.data.loc[row, c]) for c in train.schema.distance_categorical]
     assert not any(f"= {v} " in why[0] or f"= {v})" in why[0] for v in cats if len(v) > 3)
     at.toggle(key="redact").set_value(False).run()
@@ -319,7 +326,7 @@ def test_compare_page_shows_results_side_by_side(app):
     at = app("tiny").run()
     at.switch_page("screens/6_compare.py").run()
     no_exception(at)
-    titles = [f["layout"]["title"]["text"].replace("<br>", " ") for f in figures(at)]   # titles wrap
+    titles = [f["layout"]["title"]["text"].replace("<br>", "") for f in figures(at)]   # titles wrap
     assert any("by method and generator" in t for t in titles)
     assert any("Privacy" in t for t in titles)
     assert any("transfer" in t for t in titles)
@@ -327,7 +334,7 @@ def test_compare_page_shows_results_side_by_side(app):
     before = next(t for t in titles if "by method and generator" in t)
     at.selectbox(key="cmp_metric").set_value("shape").run()
     no_exception(at)
-    after = next(t for t in (f["layout"]["title"]["text"].replace("<br>", " ") for f in figures(at))
+    after = next(t for t in (f["layout"]["title"]["text"].replace("<br>", "") for f in figures(at))
                  if "by method and generator" in t)
     assert after != before
 
@@ -715,7 +722,7 @@ def floor_app(floor_root, monkeypatch):
 
 
 def _title(fig) -> str:
-    return fig["layout"]["title"]["text"].replace("<br>", " ")
+    return fig["layout"]["title"]["text"].replace("<br>", "")
 
 
 def test_memorization_with_a_floor_says_how_much_comes_from_the_model(floor_app):

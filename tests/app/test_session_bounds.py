@@ -166,4 +166,4 @@ def test_kept_uploads_stay_within_their_quota_oldest_first(tmp_path, monkeypatch
     assert sum(n for _, n, _ in bounds.kept_folders(tmp_path / uploads.UPLOADS)) <= int(2.5 * size)
     with pytest.raises(MemvizError, match="kept uploads may take"):
         uploads.save_upload(tmp_path, "big.csv", b"x" * (3 * size))
-    assert bounds.uploads_caption(tmp_path / uploads.UPLOADS).startswith("Uploads are kept with the runs")
+    assert bounds.uploads_caption(tmp_path / uploads.UPLOADS).startswith("Uploads are kept under")
