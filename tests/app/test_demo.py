@@ -117,3 +117,31 @@ def test_the_audit_pages_example_names_its_planted_rows(sample):
     merged = syn.merge(pd.read_csv(demo.sample_data_dir() / "train.csv").drop_duplicates(), how="inner")
     assert len(merged) >= demo.PLANTED_ROWS * demo.PLANTED_TIMES
     assert int(a.n_over_copied) >= 0.8 * demo.PLANTED_ROWS
+
+
+def test_audit_again_remakes_only_the_kept_audit(tmp_path, monkeypatch):
+    """``make_demo.py --audit-again``: the kept audit made by today's code, what was recorded kept as it was. A stale
+    audit (another stored format) is made readable again; the checks, the comparison and the tokens stay."""
+    import importlib.util
+    import shutil
+
+    monkeypatch.setenv(demo.DEMO_ENV, "1")
+    spec = importlib.util.spec_from_file_location("make_demo", Path(APP).parent / "sample_data" / "make_demo.py")
+    make_demo = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(make_demo)
+    out = tmp_path / "demo"
+    shutil.copytree(demo.demo_dir(), out)
+    index = next(out.glob("*/audit_cache/index.json"))
+    stale = json.loads(index.read_text())
+    token = stale["token"]
+    index.write_text(json.dumps({**stale, "format": "memviz.audit.stored/0"}))
+    kept = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file() and "audit_cache" not in p.parts
+            and p.suffix != ".json"}
+    make_demo.audit_again(out)
+    assert json.loads(index.read_text())["token"] == token
+    assert {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file() and "audit_cache" not in p.parts
+            and p.suffix != ".json"} == kept
+    root = tmp_path / "runs"
+    assert demo.install(root, out)
+    run = next(p for p in root.iterdir() if (p / "manifest.json").is_file())
+    assert stored.load_audit(run / stored.RUN_FOLDER, token=runs.run_token(run)) is not None
