@@ -116,7 +116,7 @@ def targeted_attack(train: Table, targets: Targets, config: ShadowConfig, out, *
                 progress({"event": "shadow", "shadow": s, "done": len(done), "total": cfg.n_shadows, "seconds": secs})
         shadows, F = store.features(T)
         rel = space.features(release) if release is not None else None
-        result = analyse(F, plan.inside[shadows], targets.frame, release_features=rel,
+        result = analyse(F, plan.inside[shadows], targets.named(train, holdout), release_features=rel,
                          config={**cfg.to_dict(), "n_samples": n_samples}, run=run, seconds=store.seconds(),
                          seed=cfg.seed)
         store.write_result(result)

@@ -173,3 +173,29 @@ def test_a_tiny_attack_trains_reuses_and_reads_the_release(parts, tmp_path):
     shutil.rmtree(tmp_path / "att")
     ev = memviz.evidence.suite.Evidence().with_extra("targeted", res)
     assert ev.attack_readings()[0].test == "targeted"
+
+
+def test_the_attacks_targets_are_named_by_the_users_key(parts, tmp_path):
+    """Issue 48: result.json named every target by memviz's row_id only. With a key, each target carries the user's
+    key of its own table (the training table's for a training row, the hold-out's for a hold-out row)."""
+    from dataclasses import replace
+
+    from helpers import TINY_MODEL
+
+    from memviz.attacks.shadow import targeted_attack
+
+    tr, ho = parts
+    schema = replace(tr.schema, key="customer")
+    tr = replace(tr, schema=schema, keys=pd.Series([f"C-{7 * i + 3:05d}" for i in tr.row_ids], index=tr.data.index))
+    ho = replace(ho, schema=schema, keys=pd.Series([f"H-{11 * i:05d}" for i in ho.row_ids], index=ho.data.index))
+    targets = choose_targets(tr, ho, top=tr.row_ids[5:7], n_random=2, n_holdout=2, seed=2)
+    cfg = ShadowConfig(n_shadows=4, model_params={**TINY_MODEL, "steps": 5}, device="cpu")
+    res = targeted_attack(tr, targets, cfg, tmp_path / "att", holdout=ho)
+    saved = json.loads((tmp_path / "att" / "result.json").read_text())["targets"]
+    assert len(saved) == 6
+    for t in saved:
+        table = tr if t["source"] == "train" else ho
+        assert t["customer"] == table.keys.loc[t["row_id"]], t
+    assert list(res.targets.columns[:3]) == ["target", "row_id", "customer"]
+    assert TargetedResult.from_dict(json.loads((tmp_path / "att" / "result.json").read_text())).targets[
+        "customer"].tolist() == [t["customer"] for t in saved]
