@@ -41,7 +41,7 @@ REQUIRED = {"memorize": ["--train", "t", "--synthetic", "s", "--out", "o"], "war
             "inspect": ["run"], "sample": ["run", "--out", "o"], "prune": ["run", "--out", "o"],
             "compare": ["--train", "t", "--test", "h", "--out", "o"], "study": ["--data-dir", "d", "--out", "o"],
             "audit": ["--train", "t", "--synthetic", "s", "--out", "o"], "report": ["run", "--out", "o"],
-            "attack": ["run"]}
+            "attack": ["run"], "explain": ["run", "--out", "o"]}
 
 
 def test_every_command_is_probed():

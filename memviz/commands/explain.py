@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from memviz.commands.common import add_raw_csv, emit
+from memviz.commands.common import add_quiet, add_raw_csv, emit
 
 FILES = ("factors.csv", "shap.csv", "explanation.json")
 
@@ -19,6 +19,7 @@ def register(sub, command) -> None:
     sp = command("explain")
     sp.add_argument("run", help="the warm-up run folder")
     sp.add_argument("--out", required=True, help="folder for factors.csv, shap.csv and explanation.json")
+    add_quiet(sp, "print nothing but the JSON line (explain draws no progress bar)")
     sp.add_argument("--raw-values", action="store_true",
                     help="name the rows' values in the reasons and the value table (default: redacted ranges and "
                          "hashes, as in the report)")
