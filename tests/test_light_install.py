@@ -100,7 +100,7 @@ def test_the_base_install_is_the_audits_libraries_and_all_is_every_extra():
     `[all]` (the README's app command) holds every user-facing extra, `dp` included."""
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     base = {d.split(">")[0].split("=")[0].split("[")[0].strip() for d in project["dependencies"]}
-    assert base == {"numpy", "pandas", "scipy", "pyarrow", "jsonschema", "threadpoolctl", "filelock"}
+    assert base == {"numpy", "pandas", "scipy", "pyarrow", "jsonschema", "threadpoolctl", "filelock", "jinja2", "tqdm"}
     extras = project["optional-dependencies"]
     everything = extras["all"][0]
     for extra in set(extras) - {"all", "dev"}:

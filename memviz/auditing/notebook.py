@@ -1,8 +1,8 @@
 """An audit where its users already look: a notebook's output cell and an experiment tracker.
 
 * :func:`audit_fragment`: the audit as an HTML fragment (what ``Audit._repr_html_`` shows in Jupyter):
-  the verdict card and the named training rows, redacted by default, every text escaped by the report's
-  own builders (:func:`memviz.viz.report.card_block`, :func:`memviz.viz.report.frame_table`).
+  the verdict card and the named training rows, redacted by default, drawn by the report's own blocks
+  (``memviz/templates/notebook.html.j2``, autoescaped: :mod:`memviz.viz.templating`).
 * :func:`audit_metrics`: every figure of the audit as a flat ``name → number`` dictionary
   (``Audit.to_metrics()``), what a tracker (MLflow, Weights & Biases) logs as metrics: the figures of
   audit.json, the family's p-values and outcomes (1 holds, 0 not), the supporting tests' headline figures;
@@ -23,12 +23,6 @@ if TYPE_CHECKING:
 
 #: named rows a notebook shows (the report shows 50, rows.csv all)
 NOTEBOOK_ROWS = 20
-#: the card's tones in a notebook (the report's stylesheet is not there): a left border per tone
-_STYLE = ("<style>.memviz-audit .verdict p{margin:.2em 0;padding-left:.5em;border-left:4px solid #9e9e9e}"
-          ".memviz-audit .tone-good{border-left-color:#2ca02c!important}"
-          ".memviz-audit .tone-bad{border-left-color:#d62728!important}"
-          ".memviz-audit .tone-warn{border-left-color:#ff7f0e!important}"
-          ".memviz-audit table{border-collapse:collapse}.memviz-audit td,.memviz-audit th{padding:2px 8px}</style>")
 
 
 def audit_fragment(a: "Audit", *, train=None, redacted: bool = True, max_rows: int = NOTEBOOK_ROWS) -> str:
@@ -40,10 +34,11 @@ def audit_fragment(a: "Audit", *, train=None, redacted: bool = True, max_rows: i
     import pandas as pd
 
     from memviz.auditing.html import audit_card, row_names
-    from memviz.viz.report import card_block, frame_table
+    from memviz.viz.report import table_cells
+    from memviz.viz.templating import render
 
-    parts = [_STYLE, "<div class='memviz-audit'>", card_block(audit_card(a, redacted))]
     over = a.frame("over_copied", row_id=True)
+    rows, more = None, ""
     if len(over):
         shown = over.head(max_rows)
         names = row_names(train, shown["row_id"], redacted=redacted, salt=secrets.token_hex(16), audit=a)
@@ -51,9 +46,8 @@ def audit_fragment(a: "Audit", *, train=None, redacted: bool = True, max_rows: i
         table = pd.DataFrame({c.replace("_", " "): shown[c].to_numpy() for c in cols},
                              index=pd.Index(names, name="named training row"))
         more = f" (first {max_rows} of {len(over):,}; all in rows.csv)" if len(over) > max_rows else ""
-        parts += [f"<p><b>Named training rows</b>{more}</p>", frame_table(table)]
-    parts.append("</div>")
-    return "".join(parts)
+        rows = table_cells(table)
+    return render("notebook.html.j2", card=audit_card(a, redacted), rows=rows, more=more)
 
 
 def _put(out: dict, name: str, value) -> None:

@@ -23,12 +23,30 @@ WARMUP = WarmupConfig()
 
 # ---------------------------------------------------------------- progress and output
 class Bar:
-    """A one-line progress bar on stderr (no dependency, quiet when not a terminal)."""
+    """A one-line progress bar on stderr, drawn by tqdm: ``LABEL [#####-----] DONE/TOTAL, TEXT``.
+
+    On a terminal tqdm redraws the line in place (at most every 0.1 s, fitted to the terminal's width) and ends
+    it with a line end when done; in a log (a file, a pipe, CI) the same line, formatted by tqdm's own
+    :meth:`tqdm.tqdm.format_meter`, is written whole, one line at most every 5 s, with no carriage return. A
+    final (``done >= total``) or forced call is always drawn."""
+
+    #: the line, as tqdm formats it on a terminal and in a log
+    FORMAT = "{desc} [{bar:30}] {n_fmt}/{total_fmt}{postfix}"
+    #: the bar's characters: to do, done
+    CHARS = "-#"
 
     def __init__(self, label: str, stream=None):
         self.label, self.stream = label, stream or sys.stderr
         self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
         self.last = 0.0
+        self.live = None                       # the terminal's tqdm bar while it is drawn
+
+    def line(self, done: int, total: int, text: str = "") -> str:
+        """The line tqdm draws for ``done`` of ``total`` with ``text``."""
+        from tqdm import tqdm
+
+        return tqdm.format_meter(done, total, 0, prefix=self.label, bar_format=self.FORMAT, ascii=self.CHARS,
+                                 postfix=text or None)
 
     def __call__(self, done: int, total: int, text: str = "", force: bool = False) -> None:
         now = time.monotonic()
@@ -36,15 +54,23 @@ class Bar:
         if not (final or force) and now - self.last < (0.1 if self.tty else 5.0):
             return
         self.last = now
-        frac = done / total if total else 1.0
-        width = 30
-        bar = "#" * int(frac * width) + "-" * (width - int(frac * width))
-        line = f"{self.label} [{bar}] {done}/{total} {text}"
-        if self.tty:
-            self.stream.write("\r" + line[:120].ljust(120) + ("\n" if final else ""))
+        if not self.tty:
+            self.stream.write(self.line(done, total, text) + "\n")
+            self.stream.flush()
+            return
+        from tqdm import tqdm
+
+        if self.live is None:                  # drawn as it is made
+            self.live = tqdm(total=total, initial=done, desc=self.label, postfix=text or None, file=self.stream,
+                             bar_format=self.FORMAT, ascii=self.CHARS, dynamic_ncols=True, position=0, leave=True,
+                             mininterval=0, miniters=0)
         else:
-            self.stream.write(line + "\n")
-        self.stream.flush()
+            self.live.total, self.live.n = total, done
+            self.live.set_postfix_str(text, refresh=False)
+            self.live.refresh()
+        if final:
+            self.live.close()                  # the line stays, ended; a later call draws a new one
+            self.live = None
 
 
 class EventBars:

@@ -4,7 +4,8 @@ adjustment (the family-wise error rate).
 * :func:`bh_qvalues`  q_(k) = min_{m ≥ k} p_(m) · n / m, capped at 1 (Benjamini & Hochberg 1995).
   Under the global null the smallest q-value is Simes' p-value of "some hypothesis is false". Equal to
   ``scipy.stats.false_discovery_control(p, method="bh")`` to one rounding (scipy forms p · (n / m), so the
-  last bit of about 40 % of q-values differs; this form keeps rows.csv's q-values as they were).
+  last bit of about a third of q-values differs; this form keeps rows.csv's q-values and audit.json's
+  ``p_rows`` and adjusted p-values as they were, so scipy's is the cross-check in the tests, not the code).
 * :func:`holm`        p̃_(k) = max_{j ≤ k} min(1, (m − j + 1) p_(j)) (Holm 1979): reject every hypothesis
   with p̃ ≤ α and the family-wise error rate is at most α whatever the dependence between the tests.
 * :func:`bonferroni`  min(1, m · min_j p_j): Bonferroni's p of "some hypothesis is false" (Holm's smallest p̃),

@@ -3,7 +3,6 @@ three-way view in words (privacy gain, quality change and cost per method:
 :func:`memviz.compare.threeway.three_way`)."""
 from __future__ import annotations
 
-import html
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
@@ -471,15 +470,12 @@ def by_method(table: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def three_way_html(results: pd.DataFrame, frame_table) -> str:
-    """The report's block: a heading, :data:`THREE_WAY_NOTE` and the table (``frame_table``: the report's
-    table builder); "" when the results have no baseline to pair with."""
+def three_way_table(results: pd.DataFrame) -> pd.DataFrame | None:
+    """The report's privacy, quality and cost against the baseline (:func:`three_way_display`), each row headed
+    by its method and generator (:func:`by_method`); None when the results have no baseline to pair with."""
     if not {"method", "model", "seed"} <= set(results.columns):
-        return ""
+        return None
     three = three_way_display(results)
     if not len(three):
-        return ""
-    three = by_method(three)             # the method and generator head each row, in view while the rest scrolls
-    return ("<h3>Privacy, quality and cost against the baseline</h3>"
-            f"<p class='meta'>{html.escape(THREE_WAY_NOTE)}</p><div class='scroll'>"
-            + frame_table(three, text_cols=tuple(three.columns)) + "</div>")
+        return None
+    return by_method(three)             # the method and generator head each row, in view while the rest scrolls

@@ -2,7 +2,8 @@
 generated from the declarations in :mod:`memviz.metrics` (``TERMS`` and each metric's ``explain``).
 
 It lives beside the report builder (:func:`memviz.viz.report.build_report`), so that every report (the
-dashboard's, the audit's, ``memviz report``'s) prints it and links the words it uses to it;
+dashboard's, the audit's, ``memviz report``'s) prints it and links the words it uses to it (the report's
+templates draw both: ``memviz/templates/blocks.html.j2``);
 :mod:`memviz.app.glossary` is the dashboard's name for it. Plain text only: no Markdown, no HTML (the
 callers escape or show it as it is).
 """
@@ -48,25 +49,10 @@ def used_in(text: str, terms) -> list[str]:
     return [t for t in terms if re.search(r"(?<![\w-])" + re.escape(t) + r"(?![\w-])", text, re.IGNORECASE)]
 
 
-def _text_of(parts) -> str:
-    """The words a reader sees in HTML parts: tags, scripts and figure data left out, entities read."""
+def text_of(html_text: str) -> str:
+    """The words a reader sees in HTML: tags, scripts and figure data left out, entities read (what
+    :func:`used_in` reads in a drawn report)."""
     import html
 
-    body = re.sub(r"<script\b.*?</script>", " ", "".join(parts), flags=re.S | re.I)
+    body = re.sub(r"<script\b.*?</script>", " ", html_text, flags=re.S | re.I)
     return html.unescape(re.sub(r"<[^>]+>", " ", body))
-
-
-def words_line(parts, glossary, esc) -> str:
-    """A report's line of the glossary's words that its HTML ``parts`` use, each a link to its entry
-    (:func:`glossary_list`); "" when it uses none. ``esc``: the report's HTML escape."""
-    used = used_in(_text_of(parts), [t for t, _ in glossary])
-    if not used:
-        return ""
-    links = " · ".join(f"<a href='#{anchor(t)}'>{esc(t)}</a>" for t in used)
-    return f"<p class='meta words'>Words in this report, each explained under \"What the words mean\" at its end: {links}</p>"
-
-
-def glossary_list(glossary, esc) -> str:
-    """The glossary as a report prints it: each term with the id its links point to (:func:`anchor`)."""
-    items = "".join(f"<dt id='{anchor(t)}'>{esc(t)}</dt><dd>{esc(x)}</dd>" for t, x in glossary)
-    return f"<dl class='glossary'>{items}</dl>"

@@ -2,9 +2,11 @@
 
 The page holds everything it needs: plotly.js inline once (not per figure), inline CSS,
 no external URL, and a Content-Security-Policy that forbids loading anything from the
-network. Every user-provided string (titles, setting names and values, column names,
-method names, table cells) is escaped with :func:`html.escape`; figure data is embedded
-by plotly as JSON with ``<``, ``>`` and ``/`` escaped.
+network. The page and its blocks are jinja2 templates (``memviz/templates``, drawn through
+:mod:`memviz.viz.templating`) with autoescape on: every user-provided string (titles, setting names
+and values, column names, method names, table cells) is escaped; figure data is embedded by plotly
+as JSON with ``<``, ``>`` and ``/`` escaped. This module prepares what the templates print (numbers
+in words, a table's cells and classes); it writes no markup.
 
 Order: the plain floor sentence and the verdict card first (what a reader needs), then the
 run's facts in words, the results table (named columns, scrolls sideways), the figures, the
@@ -18,7 +20,7 @@ User text inside figures is made inert with :func:`memviz.viz.text.plain`.
 """
 from __future__ import annotations
 
-import html
+import dataclasses
 import json
 import math
 import time
@@ -31,10 +33,11 @@ import pandas as pd
 from memviz.errors import MemvizError
 from memviz.metrics import METRICS, MISSING, number
 from memviz.viz import glossary as words
-from memviz.viz.card import Card, tone
-from memviz.viz.compare import by_method, fractions, results_display, three_way_html
+from memviz.viz.card import Card
+from memviz.viz.compare import THREE_WAY_NOTE, by_method, fractions, results_display, three_way_table
 from memviz.viz.style import caption, method_label, model_label
-from memviz.viz.text import cut, isolate, seconds
+from memviz.viz.templating import blocks, render
+from memviz.viz.text import cut, seconds
 
 CSP = ("default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
        "img-src data: blob:; font-src data:")
@@ -82,11 +85,6 @@ SUMMARY_WORDS = {
 SUMMARY_PERCENT = ("top_frac", "concentration.0.01", "concentration.0.1", "heavy_tail.zero_share")
 
 
-def _e(x) -> str:
-    """``x`` escaped for HTML, its bidirectional controls isolated (:func:`memviz.viz.text.isolate`)."""
-    return html.escape(isolate(str(x)), quote=True)
-
-
 def _fmt_value(v) -> str:
     if v is None or v is pd.NA:
         return ""
@@ -124,18 +122,19 @@ def _words(key: str) -> str:
     return str(key).replace("_", " ").replace(".", " · ")
 
 
-def kv_table(d: Mapping | Sequence) -> str:
-    """A two-column table of (label, value) pairs, or of a mapping's flattened keys in words."""
+def kv_pairs(d: Mapping | Sequence) -> list[tuple[str, str]]:
+    """(label, value) pairs as a report prints them: a mapping's flattened keys in words, values in words,
+    durations ("36 s", "12 min 04 s") rather than "seconds 36.4743"."""
     pairs = list(d) if not isinstance(d, Mapping) else [(_words(k), v) for k, v in _flatten(d)]
-    # durations in words ("36 s", "12 min 04 s"), not "seconds 36.4743"
     pairs = [(("time taken" if str(k).lower() in ("seconds", "total seconds") else k),
               (seconds(v) if str(k).lower() in ("seconds", "total seconds") and v is not None else v))
              for k, v in pairs]
-    if not pairs:
-        return "<p class='meta'>none</p>"
-    rows = "".join(f"<tr><th class='text'>{_e(k)}</th><td class='text'>{_e(_fmt_value(v))}</td></tr>"
-                   for k, v in pairs)
-    return f"<div class='scroll wrap'><table>{rows}</table></div>"
+    return [(k, _fmt_value(v)) for k, v in pairs]
+
+
+def kv_table(d: Mapping | Sequence) -> str:
+    """A two-column table of (label, value) pairs, or of a mapping's flattened keys in words (:func:`kv_pairs`)."""
+    return blocks().kv_table(kv_pairs(d))
 
 
 def summary_facts(summary: Mapping) -> list[tuple[str, str]]:
@@ -151,18 +150,27 @@ def summary_facts(summary: Mapping) -> list[tuple[str, str]]:
     return out
 
 
-def frame_table(df: pd.DataFrame, text_cols=(), match: pd.DataFrame | None = None, na: str = "n/a") -> str:
-    """An HTML table of ``df`` (index as row headers), every string escaped; ``match`` marks cells."""
-    head = f"<th class='text'>{_e(df.index.name or '')}</th>" + \
-        "".join(f"<th{' class=text' if c in text_cols else ''}>{_e(c)}</th>" for c in df.columns)
-    body = []
+@dataclass(frozen=True)
+class TableCells:
+    """A table as the templates print it (``frame_table`` in ``blocks.html.j2``): the index's name, each
+    column's (header, is text) and each row's (label, [(cell text, its classes)])."""
+
+    index_name: str
+    head: Sequence[tuple[str, bool]]
+    rows: Sequence[tuple[str, Sequence[tuple[str, str]]]]
+
+
+def table_cells(df: pd.DataFrame, text_cols=(), match: pd.DataFrame | None = None, na: str = "n/a") -> TableCells:
+    """``df``'s cells in words (:class:`TableCells`): numbers formatted, identifiers without separators, a
+    missing value as ``na``, a long cell or label cut with a mark; ``match`` marks cells."""
+    head = [(c, c in text_cols) for c in df.columns]
+    rows = []
     for r, (label, row) in enumerate(df.iterrows()):
         cells = []
         for j, c in enumerate(df.columns):
             cls = ["text"] if c in text_cols else []
             if match is not None and bool(match.iat[r, j]):
                 cls.append("match")
-            attr = f" class='{' '.join(cls)}'" if cls else ""
             v = row[c]
             if c in PLAIN_INT_COLUMNS and isinstance(v, (int, np.integer)):
                 text = str(int(v))
@@ -170,9 +178,15 @@ def frame_table(df: pd.DataFrame, text_cols=(), match: pd.DataFrame | None = Non
                 text = na
             else:
                 text = _fmt_value(v)
-            cells.append(f"<td{attr}>{_e(cut(text))}</td>")          # a long cell cut, with a mark
-        body.append(f"<tr><th class='text'>{_e(cut(label))}</th>{''.join(cells)}</tr>")
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+            cells.append((cut(text), " ".join(cls)))          # a long cell cut, with a mark
+        rows.append((cut(label), cells))
+    return TableCells(df.index.name or "", head, rows)
+
+
+def frame_table(df: pd.DataFrame, text_cols=(), match: pd.DataFrame | None = None, na: str = "n/a") -> str:
+    """An HTML table of ``df`` (index as row headers, :func:`table_cells`), every string escaped; ``match`` marks
+    cells."""
+    return blocks().frame_table(table_cells(df, text_cols, match, na))
 
 
 def results_summary(results: pd.DataFrame) -> pd.DataFrame:
@@ -210,16 +224,42 @@ def results_summary(results: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def figure_block(fig, i: int) -> str:
+@dataclass(frozen=True)
+class FigureCells:
+    """A figure as the templates print it: its number (from 1), plotly's ``<div>`` (Markup) and its caption."""
+
+    number: int
+    div: str
+    caption: str
+
+
+def figure_cells(fig, i: int) -> FigureCells:
+    """Figure ``fig`` as the report's ``i``-th (from 0): plotly's ``<div>`` with id ``memviz-fig-i``, no script
+    of its own (the page holds plotly.js once), its caption (:func:`memviz.viz.style.caption`)."""
     import plotly.io as pio
+    from markupsafe import Markup
 
     div = pio.to_html(fig, full_html=False, include_plotlyjs=False, div_id=f"memviz-fig-{i}",
                       config={"displaylogo": False, "responsive": True}, default_height="480px")
-    return (f"<figure id='figure-{i + 1}'><h3>Figure {i + 1}</h3>{div}"
-            f"<figcaption>{_e(caption(fig))}</figcaption></figure>")
+    return FigureCells(i + 1, Markup(div), caption(fig))
 
 
-def leak_block(view, redacted: bool, salt: str | None = None) -> str:
+def figure_block(fig, i: int) -> str:
+    """The report's ``i``-th figure (from 0) with its heading and caption (:func:`figure_cells`)."""
+    return blocks().figure(figure_cells(fig, i))
+
+
+@dataclass(frozen=True)
+class LeakCells:
+    """One training row beside its copies as the templates print it: the heading and the table."""
+
+    head: str
+    table: TableCells
+
+
+def leak_cells(view, redacted: bool, salt: str | None = None) -> LeakCells:
+    """A :class:`memviz.leaks.rows.LeakView` in words: redacted (ranges, keyed hashes) or raw numbers exactly as
+    stored (shortest repr, no exponent); cells equal to the training row marked."""
     t = view.table(redacted, salt=salt).astype(object)
     t["ratio"] = [("" if pd.isna(r) else f"{r:.3f}") for r in t["ratio"]]
     if not redacted:  # raw numbers exactly as stored (shortest repr, no exponent)
@@ -231,8 +271,12 @@ def leak_block(view, redacted: bool, salt: str | None = None) -> str:
     if shown < view.n_copies:
         head += f" (closest {shown} shown)"
     text_cols = tuple(t.columns) if redacted else tuple(view.schema.distance_categorical)
-    return f"<h3>{_e(head)}</h3><div class='scroll'>" + frame_table(t, text_cols=text_cols, match=view.mask(),
-                                                                     na="") + "</div>"
+    return LeakCells(head, table_cells(t, text_cols=text_cols, match=view.mask(), na=""))
+
+
+def leak_block(view, redacted: bool, salt: str | None = None) -> str:
+    """A training row beside its copies (:func:`leak_cells`) as HTML."""
+    return blocks().leak(leak_cells(view, redacted, salt))
 
 
 def report_figures(dynamics=None, per_check: pd.DataFrame | None = None, *, early_curve: pd.DataFrame | None = None,
@@ -302,14 +346,7 @@ RAW_NOTE = ("Not redacted: this report contains raw values of training rows. Sha
 def card_block(verdict: Card | None, sentence: str = "") -> str:
     """The plain sentence and the verdict card (:class:`memviz.viz.card.Card`), each escaped; a line's
     tone outside :data:`memviz.viz.card.TONES` is drawn as neutral."""
-    parts = []
-    if sentence:
-        parts.append(f"<p class='sentence'>{_e(sentence)}</p>")
-    if verdict is not None:
-        lines = "".join(f"<p class='tone-{tone(ln.tone)}'><b>{_e(ln.topic)}:</b> {_e(ln.text)}</p>"
-                        for ln in verdict.lines)
-        parts.append(f"<div class='verdict tone-{tone(verdict.tone)}'><h3>{_e(verdict.title)}</h3>{lines}</div>")
-    return "".join(parts)
+    return blocks().card(verdict, sentence)
 
 
 @dataclass(frozen=True)
@@ -360,39 +397,58 @@ RESULTS_NOTE = ("Mean ± standard deviation over seeds (with one seed, the floor
                 "each row's method and generator stay in view.")
 
 
-def results_block(results: pd.DataFrame, note: str = "") -> str:
-    """A comparison's results in words (:func:`memviz.viz.compare.results_display`), scrolling sideways with
-    each row's method and generator in view."""
+@dataclass(frozen=True)
+class ResultsCells:
+    """A comparison's results as the templates print them: the note above, the table in words and, when the
+    results have a baseline to pair with, privacy, quality and cost against it (``three``) under its note."""
+
+    note: str
+    table: TableCells
+    three: TableCells | None
+    three_note: str = THREE_WAY_NOTE
+
+
+def results_cells(results: pd.DataFrame, note: str = "") -> ResultsCells:
+    """A comparison's results in words (:func:`memviz.viz.compare.results_display`), each row's method and
+    generator first (they stay in view while the rest scrolls), and the three-way table
+    (:func:`memviz.viz.compare.three_way_table`)."""
     table = by_method(results_display(results))
-    head = f"{note}. {RESULTS_NOTE}" if note else RESULTS_NOTE
-    return (f"<p class='meta'>{_e(head)}</p><div class='scroll'>" + frame_table(table, text_cols=tuple(table.columns))
-            + "</div>" + three_way_html(results, frame_table))     # and privacy, quality and cost per method
+    three = three_way_table(results)
+    return ResultsCells(f"{note}. {RESULTS_NOTE}" if note else RESULTS_NOTE,
+                        table_cells(table, text_cols=tuple(table.columns)),
+                        None if three is None else table_cells(three, text_cols=tuple(three.columns)))
 
 
-def _section_parts(sec: Section, first_figure: int, redacted: bool, salt: str | None) -> list[str]:
-    parts = [f"<h2>{_e(sec.heading)}</h2>"]
-    if sec.note:
-        parts.append(f"<p class='tone-warn'>{_e(sec.note)}</p>")
-    if sec.intro:
-        parts.append(f"<p class='meta'>{_e(sec.intro)}</p>")
-    if sec.card is not None:
-        parts.append(card_block(sec.card))
-    if sec.facts:
-        parts += ["<h3>Facts</h3>", kv_table(list(sec.facts))]
-    if sec.results is not None and len(sec.results):
-        parts += ["<h3>Results</h3>", results_block(sec.results, sec.results_note)]
-    for part in sec.parts:
-        parts.append(f"<h3>{_e(part.heading)}</h3>" + (f"<p>{_e(part.sentence)}</p>" if part.sentence else "")
-                     + (f"<p class='meta'>{_e(part.note)}</p>" if part.note else ""))
-        if part.facts:
-            parts.append(kv_table(list(part.facts)))
-    if sec.figures:
-        parts.append(f"<h2>Figures · {_e(sec.heading)}</h2>")
-        parts += [figure_block(f, first_figure + i) for i, f in enumerate(sec.figures)]
-    if sec.leaks:
-        parts.append(f"<h2>Most-copied training rows · {_e(sec.heading)}</h2>")
-        parts += [leak_block(v, redacted, salt) for v in sec.leaks]
-    return parts
+def results_block(results: pd.DataFrame, note: str = "") -> str:
+    """A comparison's results in words (:func:`results_cells`), scrolling sideways with each row's method and
+    generator in view."""
+    return blocks().results(results_cells(results, note))
+
+
+@dataclass(frozen=True)
+class SectionCells:
+    """A :class:`Section` as the templates print it: its texts, its facts, results, parts, figures and rows in
+    words."""
+
+    heading: str
+    note: str
+    intro: str
+    card: Card | None
+    facts: Sequence[tuple[str, str]]
+    results: ResultsCells | None
+    parts: Sequence[Part]
+    figures: Sequence[FigureCells]
+    leaks: Sequence[LeakCells]
+
+
+def section_cells(sec: Section, first_figure: int, redacted: bool, salt: str | None) -> SectionCells:
+    """Section ``sec`` in words; its figures numbered from ``first_figure`` (from 0)."""
+    has_results = sec.results is not None and len(sec.results)
+    parts = [dataclasses.replace(p, facts=kv_pairs(list(p.facts))) for p in sec.parts]
+    return SectionCells(sec.heading, sec.note, sec.intro, sec.card, kv_pairs(list(sec.facts)),
+                        results_cells(sec.results, sec.results_note) if has_results else None, parts,
+                        [figure_cells(f, first_figure + i) for i, f in enumerate(sec.figures)],
+                        [leak_cells(v, redacted, salt) for v in sec.leaks])
 
 
 def build_report(run_summary: Mapping | Sequence | None = None, figures: Sequence = (),
@@ -451,50 +507,40 @@ def build_report(run_summary: Mapping | Sequence | None = None, figures: Sequenc
     sections = list(sections or [])
     created = created or time.strftime("%Y-%m-%d %H:%M:%S %Z")
     facts = summary_facts(run_summary) if isinstance(run_summary, Mapping) else list(run_summary or [])
-    parts = [f"<h1>{_e(title)}</h1><p class='meta'>created {_e(created)} by memviz</p>",
-             f"<div class='banner {'redacted' if redacted else 'raw'}'>"
-             f"{_e(REDACTED_NOTE if redacted else RAW_NOTE)}</div>"]
-    openings = [s.sentence for s in sections if s.sentence]
-    if sentence or verdict is not None or openings:
-        parts += ["<h2>In short</h2>", card_block(verdict, sentence)]
-        parts += [f"<p class='sentence'>{_e(t)}</p>" for t in openings]
-        parts += [f"<p class='meta'>{_e(s.note)}</p>" for s in sections if s.note]
-    words_at = len(parts)                # the glossary's words this report uses, linked (below)
-    own = f" · {_e(name)}" if name else ""
-    if facts or not sections:
-        parts += [f"<h2>What the run shows{own}</h2>", kv_table(facts)]
-    if results is not None and not results.empty:
-        parts += [f"<h2>Results{own}</h2>", results_block(results)]
-    elif results is not None:                    # a comparison was asked for and gave nothing
-        parts += [f"<h2>Results{own}</h2>", "<p class='meta'>No comparison results.</p>"]
-    if figures:
-        parts.append(f"<h2>Figures{own}</h2>")
-        parts.extend(figure_block(f, i) for i, f in enumerate(figures))
-    if leaks:
-        parts.append(f"<h2>Most-copied training rows{own}</h2>")
-        parts.extend(leak_block(v, redacted, salt) for v in leaks)
     n_fig = len(figures)
+    shown = []
     for sec in sections:
-        parts += _section_parts(sec, n_fig, redacted, salt)
+        shown.append(section_cells(sec, n_fig, redacted, salt))
         n_fig += len(sec.figures)
-    parts.append("<h2>Settings</h2>")
     named = [(s.settings_name or s.heading, s.settings) for s in sections if s.settings is not None]
     if named:  # the report's own settings first when they belong to a source of its own (``name``)
         if settings:
             named.insert(0 if name else len(named), (settings_name, settings))
-        for heading, values in named:
-            parts += [f"<h3>{_e(heading)}</h3>", kv_table(values)]
+        settings_shown = [(heading, kv_pairs(values)) for heading, values in named]
     else:
-        parts.append(kv_table(settings or {}))
-    glossary = words.entries() if glossary is None else glossary
+        settings_shown = [(None, kv_pairs(settings or {}))]
+    openings = [s.sentence for s in sections if s.sentence]
+    values = dict(
+        title=title, created=created, redacted=redacted, banner=REDACTED_NOTE if redacted else RAW_NOTE,
+        in_short=bool(sentence or verdict is not None or openings), verdict=verdict, sentence=sentence,
+        openings=openings, notes=[s.note for s in sections if s.note], name=name,
+        show_facts=bool(facts or not sections), facts=kv_pairs(facts),
+        has_results=results is not None,
+        results=results_cells(results) if results is not None and not results.empty else None,
+        figures=[figure_cells(f, i) for i, f in enumerate(figures)],
+        leaks=[leak_cells(v, redacted, salt) for v in leaks], sections=shown, settings=settings_shown)
+    glossary = words.entries() if glossary is None else list(glossary)
+    used = []
     if glossary:      # the words this report uses, each linked to its entry: one click away
-        parts.insert(words_at, words.words_line(parts, glossary, _e))
-        parts += ["<h2>What the words mean</h2>", words.glossary_list(glossary, _e)]
-    head = (f"<meta charset='utf-8'><meta http-equiv='Content-Security-Policy' content=\"{CSP}\">"
-            f"<meta name='viewport' content='width=device-width, initial-scale=1'><title>{_e(title)}</title>"
-            f"<style>{CSS}</style>")
+        used = words.used_in(words.text_of(render("report_body.html.j2", **values, words=[], glossary=[])),
+                             [t for t, _ in glossary])
+    body = render("report_body.html.j2", **values, words=used, glossary=glossary)
+    plotlyjs = ""
     if n_fig:
         from plotly.offline import get_plotlyjs
 
-        head += f"<script type='text/javascript'>{get_plotlyjs()}</script>"
-    return f"<!DOCTYPE html><html lang='en'><head>{head}</head><body>{''.join(parts)}</body></html>\n"
+        plotlyjs = get_plotlyjs()
+    from markupsafe import Markup
+
+    return render("report.html.j2", csp=Markup(CSP), css=Markup(CSS), plotlyjs=Markup(plotlyjs), title=title,
+                  body=Markup(body)) + "\n"

@@ -51,3 +51,30 @@ def test_bh_qvalues_equal_scipys_false_discovery_control_to_rounding():
         p[: n // 5] = p[0]                                              # ties
         ours, theirs = bh_qvalues(p), false_discovery_control(p, method="bh")
         np.testing.assert_allclose(ours, theirs, rtol=2.5e-16, atol=0)
+
+
+def test_bh_qvalues_cross_check_scipy_on_ties_bounds_and_the_callers_nan_pattern():
+    """scipy.stats.false_discovery_control was tried in place of bh_qvalues (issue 54): it changes audit.json
+    (the per-row test's p_rows, 0.05770097670924117 -> 0.057700976709241174, and the family's adjusted p) and
+    rows.csv's q-values in their last bit, so the hand-written form stays and is held to scipy's here: ties at
+    every level, p-values of exactly 0 and 1, one to 20,000 tests, and the callers' NaN pattern (dcr,
+    datacopying, densityratio adjust the finite p-values only and leave NaN where a row was not tested; scipy
+    refuses a NaN)."""
+    from scipy.stats import false_discovery_control
+
+    rng = np.random.default_rng(7)
+    for n in (1, 2, 3, 10, 257, 20_000):
+        for _ in range(3):
+            p = rng.choice(rng.uniform(size=max(1, n // 3)) ** 4, n)          # about three copies of each p
+            p[rng.random(n) < 0.05] = 0.0
+            p[rng.random(n) < 0.05] = 1.0
+            np.testing.assert_allclose(bh_qvalues(p), false_discovery_control(p, method="bh"), rtol=1e-12, atol=0)
+            p[rng.random(n) < 0.2] = np.nan
+            ok = np.isfinite(p)
+            q = np.full(n, np.nan)
+            q[ok] = bh_qvalues(p[ok])
+            if ok.any():
+                np.testing.assert_allclose(q[ok], false_discovery_control(p[ok], method="bh"), rtol=1e-12, atol=0)
+            assert np.isnan(q[~ok]).all()
+    with pytest.raises(ValueError):
+        false_discovery_control(np.array([0.01, np.nan]), method="bh")
