@@ -17,13 +17,17 @@ import numpy as np
 
 
 def bh_qvalues(p: np.ndarray) -> np.ndarray:
-    """Benjamini–Hochberg q-values: q_(k) = min_{m ≥ k} p_(m) · n / m, capped at 1."""
+    """Benjamini–Hochberg q-values: q_(k) = min_{m ≥ k} p_(m) · n / m, capped at 1; NaN entries stay NaN and
+    do not count in n (as in :func:`holm`)."""
     p = np.asarray(p, dtype=float)
-    n = len(p)
-    order = np.argsort(p, kind="stable")                                   # (n,)
+    out = np.full(p.shape, np.nan)
+    ok = np.flatnonzero(~np.isnan(p))
+    n = ok.size
+    if n == 0:
+        return out
+    order = ok[np.argsort(p[ok], kind="stable")]                           # (n,)
     q = p[order] * n / np.arange(1, n + 1)
     q = np.minimum.accumulate(q[::-1])[::-1]                               # step-up
-    out = np.empty(n)
     out[order] = np.minimum(q, 1.0)
     return out
 

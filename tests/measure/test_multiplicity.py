@@ -78,3 +78,16 @@ def test_bh_qvalues_cross_check_scipy_on_ties_bounds_and_the_callers_nan_pattern
             assert np.isnan(q[~ok]).all()
     with pytest.raises(ValueError):
         false_discovery_control(np.array([0.01, np.nan]), method="bh")
+
+
+def test_bh_leaves_a_missing_p_out_as_holm_does():
+    """A NaN p-value made every q-value NaN (np.minimum carries NaN through the step-up). It stays NaN and does not
+    count in n, as in :func:`holm`."""
+    import numpy as np
+
+    from memviz.measure.multiplicity import bh_qvalues
+
+    q = bh_qvalues(np.array([0.01, np.nan, 0.04, 0.03]))
+    assert np.isnan(q[1])
+    np.testing.assert_allclose(q[[0, 2, 3]], bh_qvalues(np.array([0.01, 0.04, 0.03])), rtol=0, atol=0)
+    assert np.isnan(bh_qvalues(np.array([np.nan, np.nan]))).all() and bh_qvalues(np.array([])).size == 0
