@@ -195,7 +195,10 @@ class Schema:
             if kind not in KINDS:
                 raise DataError(f"{source}: column {col!r}: unknown type {kind!r} (use {', '.join(KINDS)})")
             if col not in known:
-                raise DataError(f"{source}: column {col!r}: no such column")
+                parts = [c.strip() for c in str(col).split(",")]
+                hint = (f" (a composite key is one --key per column: {' '.join(f'--key {c}' for c in parts)})"
+                        if kind == "key" and len(parts) > 1 and all(c in known for c in parts) else "")
+                raise DataError(f"{source}: column {col!r}: no such column{hint}")
             for lst in (num, cat, exc):
                 if col in lst:
                     lst.remove(col)

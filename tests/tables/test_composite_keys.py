@@ -120,3 +120,10 @@ def test_docs_say_how_to_write_a_composite_key():
     assert "list of column names" in row
     assert '"key": ["branch", "account_no"]' in text and "--key branch --key account_no" in text
     assert "primary_key" in text
+
+
+def test_a_comma_joined_key_says_to_repeat_the_option():
+    s = Schema(numerical=("Age", "account_no"), categorical=("Job", "branch"))
+    with pytest.raises(DataError, match="no such column \\(a composite key is one --key per column: --key branch "
+                                        "--key account_no\\)"):
+        s.with_overrides({"branch,account_no": "key"}, source="train.csv")
