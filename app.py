@@ -48,7 +48,7 @@ def sidebar() -> None:
         st.caption(f"{_ui.esc(data['label'])}  \n{len(train):,} training rows · "
                    f"{len(data['test']) if data['test'] is not None else 0:,} test rows · "
                    f"target: {_ui.esc(train.schema.target or 'none')}"
-                   + (f" · row key: {_ui.esc(train.schema.key)}" if train.schema.key else ""))
+                   + (f" · row key: {_ui.esc(' + '.join(train.schema.key_columns))}" if train.schema.key else ""))
         if state.get(_ui.SWITCHED):
             st.info(state.pop(_ui.SWITCHED))   # its names went through _ui.esc (st.info renders Markdown)
         labels = _ui.run_labels(runs)

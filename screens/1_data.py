@@ -110,7 +110,8 @@ if raw is not None:
 
     st.subheader("Schema")
     st.caption("Change a column's type in the **kind** column: numerical, categorical, key (the column that names "
-               "your rows: left out of the distance, kept to name rows everywhere) or excluded (left out). "
+               "your rows, or several that name a row together: left out of the distance, kept to name rows "
+               "everywhere) or excluded (left out). "
                "**why** says why a column is the key or was left out; the target is chosen above.")
     frame = datasets.schema_editor_frame(schema_t, raw.frame)
     is_target = frame["column"] == schema_t.target

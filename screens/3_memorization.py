@@ -189,7 +189,7 @@ if view is not None:
         except MemvizError as exc:
             _ui.error(exc)
         else:
-            st.markdown(f"**{_ui.esc(lv.label(redact).capitalize())} and {len(lv.copies)} of its {lv.n_copies} "
+            st.markdown(f"**{_ui.esc(lv.title(redact))} and {len(lv.copies)} of its {lv.n_copies} "
                         "generated copies** "
                         "(closest first; highlighted cells equal the training row)")
             factors = _ui.risk_factors(path, token)   # why this row: from the training table alone

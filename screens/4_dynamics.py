@@ -72,11 +72,14 @@ if view is not None:
     top = runs.most_copied_table(view, n=200)
     options = top["row_id"].astype(int).tolist()
     train = view.train
-    name = train.key or "row_id"        # rows are typed and shown by the user's key where the table has one
+    name = train.key_header()            # rows are typed and shown by the user's key where the table has one
     chosen = st.multiselect("Training rows (the 200 most-copied)", options, default=options[:10], key="timeline_rows",
                             format_func=lambda r: runs.row_label(train, r))
-    typed = st.text_input(f"Other training rows ({name} values, separated by commas)", key="timeline_more",
-                          help=(f"Each item is one value of your row key {name}, matched exactly." if train.key else
+    typed = st.text_input(f"Other training rows ({name} values, " + ("rows separated by ';')" if train.composite else
+                                                                     "separated by commas)"), key="timeline_more",
+                          help=("Each row typed as shown, e.g. " + train.row_names(options[:1])[0] + "; rows "
+                                "separated by ';', each part matched exactly." if train.composite and options else
+                                f"Each item is one value of your row key {name}, matched exactly." if train.key else
                                 "Each number is one row_id (the row's 0-based position in the training file), "
                                 "matched exactly."))
     more, bad = readings.parse_rows(typed, train, dyn.row_ids)

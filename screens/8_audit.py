@@ -138,7 +138,7 @@ if train is not None and not (kept or {}).get("current"):
     # the schema as read: the target asked for (the table's suggestion first), each column's kind and why
     with st.expander(f"Schema read from {train.source}: target {train.schema.target or 'none'}", expanded=False):
         frame = train.to_frame(row_id=False)
-        choices = [c for c in frame.columns if c != train.schema.key and c not in train.schema.excluded]
+        choices = [c for c in frame.columns if c not in train.schema.key_columns and c not in train.schema.excluded]
         if st.session_state.get("audit_target_for") != digest or st.session_state.get("audit_target") not in choices:
             st.session_state["audit_target_for"] = digest
             st.session_state["audit_target"] = train.schema.target
@@ -149,11 +149,14 @@ if train is not None and not (kept or {}).get("current"):
                      "is another column.")
         st.caption(_ui.esc(datasets.target_line(train.schema, frame)))
         key = train.schema.key
-        if key:
+        if isinstance(key, str):
             why = datasets.column_reason(train.schema, key, frame[key] if key in frame else None)
             st.caption(_ui.esc(f"Row key: {key}: {why.removeprefix('row key: ')}."))   # the reason says "row key" too
+        elif key:
+            st.caption(_ui.esc(f"Row key: {' + '.join(key)} (together): names the rows, left out of the distance."))
         st.caption("Change a column's kind in the **kind** column: numerical, categorical, key (the column that names "
-                   "your rows) or excluded (left out of the distance); the audit runs again.")
+                   "your rows; several marked key name a row together) or excluded (left out of the distance); the audit "
+                   "runs again.")
         shown = datasets.schema_editor_frame(train.schema, frame)
         shown = shown[shown["column"] != train.schema.target].reset_index(drop=True)
         edited = st.data_editor(

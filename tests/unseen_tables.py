@@ -24,3 +24,19 @@ def credit_like(n: int = 400, seed: int = 0, *, key: str = "rownames", missing_l
                        "Job": rng.choice(["fixed", "partime", "freelance", "others"], n), "Income": income,
                        "Amount": 50 * rng.integers(2, 60, n), "Price": np.round(rng.gamma(6.0, 250.0, n), 2)})
     return df.iloc[rng.permutation(n)].reset_index(drop=True)
+
+
+def credit_composite(n: int = 400, seed: int = 0) -> pd.DataFrame:
+    """:func:`credit_like` whose rows are named by two columns together: ``branch`` (4 branches) and ``account_no``
+    (integers with gaps, each held by two branches), neither unique alone; the key columns sit apart (``branch``
+    first, ``account_no`` in the middle) and the rows are shuffled."""
+    rng = np.random.default_rng(seed + 101)
+    df = credit_like(n, seed, key="rownames").drop(columns="rownames")
+    half = (n + 1) // 2
+    accounts = np.sort(rng.choice(np.arange(3, 4 * half, 3), half, replace=False))          # gaps of 3 and more
+    branches = np.array(["North", "South", "East", "West"])
+    pairs = [(b, int(a)) for a in accounts for b in rng.choice(branches, 2, replace=False)][:n]
+    order = rng.permutation(n)
+    df.insert(0, "branch", [pairs[i][0] for i in order])
+    df.insert(4, "account_no", [pairs[i][1] for i in order])
+    return df

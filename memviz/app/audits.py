@@ -321,7 +321,7 @@ def over_copied_table(audit, train, *, redacted: bool = True, n: int = 200):
     import pandas as pd
 
     from memviz.app.readings import display_names
-    from memviz.tables.redact import redact
+    from memviz.tables.redact import key_labels, redact
 
     top = audit.frame("over_copied", row_id=True).head(n).reset_index(drop=True)
     ids = top["row_id"].to_numpy(dtype=np.int64)
@@ -338,6 +338,15 @@ def over_copied_table(audit, train, *, redacted: bool = True, n: int = 200):
     shown = display_names(pd.concat([stats, vals], axis=1), ROW_NAMES)
     if audit.key is None:
         return shown
+    if not isinstance(audit.key, str):                  # a composite key: one column per key column
+        values = audit.key_of(ids)
+        front = {}
+        for c in audit.key_columns:
+            column = c if c not in shown.columns else f"{c} (key)"
+            front[column] = ([v[c] for v in values] if not redacted else
+                             key_labels([v[c] for v in values], c))
+        return shown.drop(columns=[ROW_NAMES["row_id"]]).assign(**front)[
+            [*front, *[c for c in shown.columns if c != ROW_NAMES["row_id"]]]]
     # the row's name is the user's key (hashed when redacted), where memviz's row_id was
     names = (audit.key_of(ids) if not redacted else
              [t[len(audit.key) + 1:] for t in audit.row_names(ids, redacted=True)])

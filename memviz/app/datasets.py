@@ -289,7 +289,7 @@ def schema_from_upload(name: str, raw: bytes, frame: pd.DataFrame, target: str |
         schema = Schema.from_dict(d, source=name)
     else:
         raise DataError(f"{name}: expected a JSON object (meta.json or SDV metadata)")
-    missing = [c for c in (*schema.columns, *schema.excluded, *([schema.key] if schema.key else []))
+    missing = [c for c in (*schema.columns, *schema.excluded, *schema.key_columns)
                if c not in frame.columns]
     if missing:
         raise DataError(f"{name}: column {missing[0]!r}: in the schema but not in the table")
@@ -325,7 +325,7 @@ def with_target(schema: Schema, frame: pd.DataFrame, target: str | None) -> Sche
     num = [c for c in schema.numerical if c != target]
     cat = [c for c in schema.categorical if c != target]
     exc = [c for c in schema.excluded if c != target]
-    key = None if schema.key == target else schema.key
+    key = tuple(c for c in schema.key_columns if c != target) or None     # a target is no part of the key
     old = schema.target
     if old is not None and old in frame.columns:
         (num if _feature_kind(frame[old]) == "numerical" else cat).append(old)
@@ -377,7 +377,7 @@ def schema_editor_frame(schema: Schema, frame: pd.DataFrame | None = None) -> pd
     dtype, distinct values, missing share, an example value and why a column is the key or left out
     (:func:`column_reason`), for ``st.data_editor`` and the Audit page's schema table."""
     cols = list(frame.columns) if frame is not None else (list(schema.columns) + list(schema.excluded)
-                                                          + ([schema.key] if schema.key else []))
+                                                          + list(schema.key_columns))
     rows = []
     for c in cols:
         try:
@@ -431,10 +431,7 @@ def apply_schema_edits(schema: Schema, edited: pd.DataFrame, frame: pd.DataFrame
     if len(targets) > 1:
         raise DataError(f"{source}: column {targets[1]!r}: only one column can be the target "
                         f"(also {targets[0]!r})")
-    keys = [c for c, k in kinds.items() if k == "key"]
-    if len(keys) > 1:
-        raise DataError(f"{source}: column {keys[1]!r}: only one column can be the row key (also {keys[0]!r}); "
-                        "mark the other excluded")
+    keys = [c for c, k in kinds.items() if k == "key"]     # several: a composite key, in the table's order
     num = [c for c, k in kinds.items() if k == "numerical"]
     cat = [c for c, k in kinds.items() if k == "categorical"]
     exc = [c for c, k in kinds.items() if k == "excluded"]
@@ -450,7 +447,7 @@ def apply_schema_edits(schema: Schema, edited: pd.DataFrame, frame: pd.DataFrame
         else:
             task = "binary"
     return Schema(numerical=tuple(num), categorical=tuple(cat), target=target, task=task, excluded=tuple(exc),
-                  name=schema.name, extra=dict(schema.extra), key=keys[0] if keys else None)
+                  name=schema.name, extra=dict(schema.extra), key=tuple(keys) or None)
 
 
 def build_tables(raw: RawData, schema: Schema, split: str = "file", test_share: float = 0.25,
@@ -490,7 +487,7 @@ def data_summary(train: Table, test: Table | None) -> dict:
     s = train.schema
     out = {"rows": len(train), "test rows": len(test) if test is not None else 0,
            "numerical": len(s.numerical), "categorical": len(s.categorical), "target": s.target or "none",
-           "row key": s.key or "none", "task": s.task}
+           "row key": ", ".join(s.key_columns) or "none", "task": s.task}
     if s.target_is_categorical:
         shares = train.data[s.target].astype(str).value_counts(normalize=True)
         out["classes"] = ", ".join(f"{k}: {v:.0%}" for k, v in shares.head(5).items())

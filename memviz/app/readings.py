@@ -320,6 +320,8 @@ def parse_rows(text: str, train: Table, row_ids) -> tuple[list[int], list[str]]:
     a row_id ("13" is row 13, never rows 130-139)."""
     if train.key is None:
         return parse_row_ids(text, row_ids)
+    if train.composite:
+        return _parse_composite(text, train, row_ids)
     ids = np.asarray(row_ids, dtype=np.int64)
     by_key: dict[str, list[int]] = {}
     for rid, text_key in zip(ids.tolist(), train.key_texts(ids)):
@@ -335,6 +337,42 @@ def parse_rows(text: str, train: Table, row_ids) -> tuple[list[int], list[str]]:
             good += found
         else:
             bad.append(item[:40])
+    return list(dict.fromkeys(good)), bad
+
+
+def _parse_composite(text: str, train: Table, row_ids) -> tuple[list[int], list[str]]:
+    """:func:`parse_rows` for a composite key, typed as the pages show it: ``branch=North, account_no=17`` (rows
+    separated by ``;`` or by the next ``branch=``; each part matched exactly as text, spaces around ``=`` and
+    ``,`` ignored)."""
+    cols = train.key_columns
+    ids = np.asarray(row_ids, dtype=np.int64)
+    by_key: dict[tuple, list[int]] = {}
+    for rid, parts in zip(ids.tolist(), zip(*[train.key_part_texts(train.key_of(ids), i, c, redacted=False,
+                                                                     salt=None) for i, c in enumerate(cols)])):
+        by_key.setdefault(tuple(parts), []).append(int(rid))
+    groups: list[dict[str, str] | str] = []
+    for chunk in str(text or "").split(";"):
+        current: dict[str, str] | None = None
+        for item in (t.strip() for t in chunk.split(",")):
+            if not item:
+                continue
+            col, eq, value = item.partition("=")
+            col, value = col.strip(), value.strip()
+            if not eq or col not in cols:
+                groups.append(item)
+                current = None
+                continue
+            if current is None or col in current:
+                current = {}
+                groups.append(current)
+            current[col] = value
+    good, bad = [], []
+    for g in groups:
+        found = by_key.get(tuple(g.get(c) for c in cols)) if isinstance(g, dict) else None
+        if found and "missing" not in g.values():
+            good += found
+        else:
+            bad.append((g if isinstance(g, str) else ", ".join(f"{c}={v}" for c, v in g.items()))[:80])
     return list(dict.fromkeys(good)), bad
 
 

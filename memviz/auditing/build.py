@@ -37,7 +37,7 @@ from typing import Mapping
 import numpy as np
 import pandas as pd
 
-from memviz.auditing.result import KEY, Audit, Provenance, RunInfo
+from memviz.auditing.result import KEY, Audit, Provenance, RunInfo, key_part
 from memviz.auditing.share import copy_share
 from memviz.errors import MemvizError
 from memviz.tables.data import (
@@ -373,7 +373,10 @@ def _finish(train: Table, generated: _Generated, held: _HeldOut, opts: _Options,
     rows = _rows_frame(ids, copies, test, closest_copies(train, syn, test) if test is not None else None,
                        fam.naming_level)
     n_over = int(rows["over_copied"].sum())
-    if train.key is not None:                       # each row's own key, so that every reader names it so
+    if train.composite:                             # a composite key: one column per key column
+        for i, col in enumerate(train.key_columns):
+            rows.insert(i, key_part(col), train.keys[col].loc[rows["row_id"].to_numpy()].array)
+    elif train.key is not None:                     # each row's own key, so that every reader names it so
         rows.insert(0, KEY, train.keys.loc[rows["row_id"].to_numpy()].array)     # its dtype kept (Int64, text)
     fl, ex, cshare, dcr_value = floor, None, None, None
     if floor is not None:

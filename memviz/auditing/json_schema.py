@@ -21,8 +21,10 @@ _TEXT = {"type": "string"}
 
 _P = {"type": ["number", "null"], "minimum": 0, "maximum": 1}
 #: a training row as audit.json names it: by the user's key (``key``: its value; the column is the document's
-#: top-level ``key``) when the table has one, else by memviz's ``row_id`` (its 0-based position in the file)
-_KEY_VALUE = {"type": ["string", "integer", "number", "null"]}
+#: top-level ``key``) when the table has one, else by memviz's ``row_id`` (its 0-based position in the file); a
+#: composite key (top-level ``key`` a list of columns) names a row by an object, ``{column: value}`` per key column
+_KEY_PART = {"type": ["string", "integer", "number", "null"]}
+_KEY_VALUE = {"oneOf": [_KEY_PART, {"type": "object", "minProperties": 2, "additionalProperties": _KEY_PART}]}
 _NAMED = {"oneOf": [{"required": ["key"], "not": {"required": ["row_id"]}},
                     {"required": ["row_id"], "not": {"required": ["key"]}}]}
 _EXPOSED = {"type": "array", "items": {"type": "object", "required": ["score", "p_value"], **_NAMED,
@@ -105,7 +107,8 @@ SCHEMA = {
                  "holdout_identical_share", "provenance", "row_test", "key"],
     "properties": {
         "format": {"const": FORMAT},
-        "key": {"type": ["string", "null"]},
+        "key": {"oneOf": [{"type": ["string", "null"]},
+                          {"type": "array", "items": _TEXT, "minItems": 2, "uniqueItems": True}]},
         "findings": {"type": "array", "items": {
             "type": "object", "required": ["member", "test", "observed", "expected", "p", "p_adjusted", "holds", "text"],
             "properties": {"member": {"enum": list(MEMBERS)}, "test": _TEXT, "observed": _OPT_NUM,

@@ -47,6 +47,12 @@ FORMAT = "memviz.audit/3"   # 3: the verdict and its findings first, the ratio t
 #: rows named by the user's key (``key``; ``over_copied`` records carry it)
 #: the per-row table's column holding the user's key of each row (:attr:`Audit.per_row`)
 KEY = "key"
+
+
+def key_part(column: str) -> str:
+    """The per-row table's column holding one column of a composite key (``key:<column>``)."""
+    return f"{KEY}:{column}"
+
 #: the files :meth:`Audit.write` writes
 FILES = {"audit": "audit.json", "report": "report.html", "rows": "rows.csv"}
 
@@ -209,9 +215,32 @@ class Audit:
     per_check: pd.DataFrame | None = None
     close: CloseCopies | None = None
     family: Family = field(default_factory=Family)
-    key: str | None = None
+    key: str | tuple[str, ...] | None = None
 
     # ------------------------------------------------------------------ the rows, named as the user knows them
+    @property
+    def key_columns(self) -> tuple[str, ...]:
+        """The user's key columns (one, several for a composite key; () without a key)."""
+        k = self.key
+        return () if k is None else (k,) if isinstance(k, str) else tuple(k)
+
+    def _held(self) -> list[str]:
+        """The per-row table's columns holding the key ([] when it holds none)."""
+        if self.key is None:
+            return []
+        if isinstance(self.key, str):
+            return [KEY] if KEY in self.per_row else []
+        parts = [key_part(c) for c in self.key_columns]
+        return parts if all(p in self.per_row for p in parts) else []
+
+    @property
+    def key_names(self) -> list[str]:
+        """The columns of :meth:`frame` that name the rows: :attr:`key_column`, or a composite key's columns
+        (each ``"<column> (key)"`` when memviz's per-row table has a column of that name)."""
+        if isinstance(self.key, str) or not self._held():
+            return [self.key_column]
+        return [c if c not in self.per_row.columns else f"{c} (key)" for c in self.key_columns]
+
     def frame(self, which: str = "rows", *, row_id: bool = False) -> pd.DataFrame:
         """One of the per-row frames, each row named by the user's key: ``which`` is ``rows`` (every training
         row), ``over_copied`` (the named rows, most close copies first), ``verbatim`` (the rows with an identical
@@ -233,8 +262,14 @@ class Audit:
         elif which != "rows":
             raise ValueError(f"which={which!r}: use 'rows', 'over_copied', 'verbatim' or 'near_verbatim'")
         r = r.reset_index(drop=True)
+        held = self._held()
+        if len(held) > 1:
+            names = self.key_names
+            out = r.rename(columns=dict(zip(held, names)))
+            first = [*names, "row_id"] if row_id else names
+            return out[first + [c for c in out.columns if c not in (*names, "row_id")]]
         if self.key is None or KEY not in r:
-            return r.drop(columns=[KEY], errors="ignore")
+            return r.drop(columns=[KEY, *(key_part(c) for c in self.key_columns)], errors="ignore")
         name = self.key_column
         out = r.rename(columns={KEY: name}) if name != KEY else r
         first = [name, "row_id"] if row_id else [name]
@@ -244,8 +279,10 @@ class Audit:
     def key_column(self) -> str:
         """The column of :meth:`frame` that names the rows: the user's key (``"<key> (key)"`` when memviz's
         per-row table has a column of that name), else ``row_id``."""
-        if self.key is None or KEY not in self.per_row:
+        if not self._held():
             return "row_id"
+        if not isinstance(self.key, str):
+            return ", ".join(self.key_names)
         return self.key if self.key == KEY or self.key not in self.per_row.columns else f"{self.key} (key)"
 
     @property
@@ -260,8 +297,12 @@ class Audit:
         import numpy as np
 
         ids = np.asarray(row_ids, dtype=np.int64).reshape(-1)
-        if self.key is None or KEY not in self.per_row:
+        held = self._held()
+        if not held:
             return [int(i) for i in ids]
+        if len(held) > 1:                   # a composite key: {column: value} per row
+            parts = self.per_row.set_index("row_id")[held].reindex(ids)
+            return [dict(zip(self.key_columns, map(_plain, row))) for row in parts.itertuples(index=False)]
         values = self.per_row.set_index("row_id")[KEY].reindex(ids)
         return [_plain(v) for v in values.to_numpy(dtype=object)]
 
@@ -269,9 +310,17 @@ class Audit:
         """How a reader names each of these training rows: ``"customer_id 1077"`` (the user's key, hashed when
         ``redacted``: :func:`memviz.tables.redact.key_labels` keyed by ``salt``), else ``"row 17"``."""
         ids = [int(i) for i in row_ids]
-        if self.key is None or KEY not in self.per_row:
+        held = self._held()
+        if not held:
             return [f"row {i}" for i in ids]
         values = self.key_of(ids)
+        if len(held) > 1:
+            from memviz.tables.redact import key_labels
+
+            cols = self.key_columns
+            parts = [key_labels([v[c] for v in values], c, salt=salt) if redacted else
+                     ["missing" if v[c] is None else str(v[c]) for v in values] for c in cols]
+            return [", ".join(f"{c}={t}" for c, t in zip(cols, row)) for row in zip(*parts)]
         if redacted:
             from memviz.tables.redact import key_labels
 
@@ -353,7 +402,7 @@ class Audit:
                 "identical_share": self.identical_share, "holdout_identical_share": self.holdout_identical_share,
                 "flagged_exact_share": self.flagged_exact_share, "dcr_share": self.dcr_share, "shape": self.shape,
                 "shape_reference": self.shape_reference, "row_test": self.row_test.to_dict(),
-                "key": self.key if KEY in self.per_row else None,
+                "key": (self.key if isinstance(self.key, str) else list(self.key_columns)) if self._held() else None,
                 "over_copied": self.named_records(self.frame("over_copied", row_id=True).head(100)),
                 "columns": _records(self.columns), "provenance": self.provenance.to_dict(),
                 "evidence": {k: self.named_evidence({**_as_dict(e), "sentence": str(e.sentence())})
@@ -386,14 +435,19 @@ class Audit:
         user's key of the row, when the table has one (its column name is audit.json's top-level ``key``), else
         ``"row_id"``."""
         recs = _records(frame)
-        if self.key is None or KEY not in self.per_row:
+        if not self._held():
             return recs
-        name = self.key_column
+        names = self.key_names
         keys = self.key_of([r["row_id"] for r in recs]) if recs and "row_id" in recs[0] else None
         out = []
         for i, r in enumerate(recs):
-            rec = {"key": keys[i] if keys is not None else r.get(name)}
-            rec.update((k, v) for k, v in r.items() if k not in ("row_id", name))
+            if keys is not None:
+                rec = {"key": keys[i]}
+            elif len(names) > 1:
+                rec = {"key": {c: r.get(n) for c, n in zip(self.key_columns, names)}}
+            else:
+                rec = {"key": r.get(names[0])}
+            rec.update((k, v) for k, v in r.items() if k not in ("row_id", *names))
             out.append(rec)
         return out
 

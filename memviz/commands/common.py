@@ -327,8 +327,10 @@ def add_common(sp, train: bool = True) -> None:
                           help="measure these columns as numbers (e.g. integers inferred as categories)")
         cols.add_argument("--categorical", nargs="+", action="extend", metavar="COL",
                           help="measure these columns as categories (a differing value is one mismatch)")
-        cols.add_argument("--key", metavar="COL", help="the column naming the rows (your row key: left out of the "
-                                                        "distance, kept in every output)")
+        cols.add_argument("--key", metavar="COL", action="append",
+                          help="the column naming the rows (your row key: left out of the distance, kept in every "
+                               "output); repeat it for a composite key, columns that name a row together "
+                               "(--key branch --key account_no)")
         cols.add_argument("--ignore", nargs="+", action="extend", metavar="COL",
                           help="leave these columns out of the distance")
     sp.add_argument("--device", default="auto", choices=DEVICES,

@@ -230,8 +230,9 @@ class LeakView:
         (:func:`redaction_bins`); :meth:`table` uses them when redacting.
     key, key_name : optional
         The training row's value of the user's row key and that column's name (the table's
-        :attr:`memviz.tables.data.Table.key`), so the row is named as the user knows it
-        (:meth:`label`); None when the table has no key.
+        :attr:`memviz.tables.data.Table.key`; for a composite key a tuple of values and a tuple of
+        column names), so the row is named as the user knows it (:meth:`label`); None when the
+        table has no key.
     """
 
     row_id: int
@@ -243,13 +244,20 @@ class LeakView:
     closeness: Closeness | None = None
     bins: dict | None = None
     key: object = None
-    key_name: str | None = None
+    key_name: str | tuple[str, ...] | None = None
 
     def label(self, redacted: bool = False, *, salt: str | None = None) -> str:
         """``training row rownames 2705`` (the user's key; hashed when ``redacted``, keyed by ``salt``),
         else ``training row 17`` (memviz's row_id)."""
         if self.key_name is None:
             return f"training row {self.row_id}"
+        if not isinstance(self.key_name, str):          # a composite key: branch=North, account_no=17
+            from memviz.tables.redact import key_labels
+            from memviz.tables.schema import key_text
+
+            parts = [key_labels([v], c, salt=salt)[0] for c, v in zip(self.key_name, self.key)] if redacted else \
+                self.key
+            return f"training row {key_text(self.key_name, parts)}"
         if redacted:
             from memviz.tables.redact import key_labels
 

@@ -14,6 +14,13 @@ schema's ``key``, it stays out of the distance, and the table keeps its values
 :meth:`Table.key_of`, :meth:`Table.row_names`, :meth:`Table.with_keys`,
 :meth:`Table.to_frame` (the key column written back into every table memviz writes).
 
+A composite key (several columns that together name a row, e.g. ``branch`` and
+``account_no``; declared, never inferred) is kept as one column per key column
+(:attr:`Table.keys` is then a DataFrame): files carry each column under its own name,
+JSON an object per row (:meth:`Table.key_list`), text ``branch=North, account_no=17``
+(:meth:`Table.row_names`). The combination must be unique in the training table
+(:func:`check_composite_key`: one line naming the columns and one repeated value).
+
 Missing values
 --------------
 * categorical (and target) cells: a missing value is a category of its own; it
@@ -81,9 +88,10 @@ class Table:
     data: pd.DataFrame
     schema: Schema
     source: str = "table"
-    #: the user's row key (``schema.key``) of every row, indexed by row_id like ``data``; None
-    #: when the table has no key (or it was built without one, e.g. generated rows)
-    keys: pd.Series | None = field(default=None, compare=False, repr=False)
+    #: the user's row key (``schema.key``) of every row, indexed by row_id like ``data``: a Series for a
+    #: one-column key, a DataFrame of the key's columns for a composite key; None when the table has no key
+    #: (or it was built without one, e.g. generated rows)
+    keys: pd.Series | pd.DataFrame | None = field(default=None, compare=False, repr=False)
     #: the user's column order (the file's) of the key and the schema columns; () when unknown
     order: tuple[str, ...] = field(default=(), compare=False, repr=False)
     #: where the schema came from (:data:`memviz.tables.describe.ORIGINS`: inferred, file, sdv, given; "" unknown)
@@ -122,54 +130,84 @@ class Table:
 
     # ------------------------------------------------------------ the user's row key
     @property
-    def key(self) -> str | None:
-        """The name of the user's row key column (``schema.key``), None when the table carries no key."""
+    def key(self) -> str | tuple[str, ...] | None:
+        """The user's row key (``schema.key``: a column name, or a tuple of them for a composite key), None when
+        the table carries no key."""
         return self.schema.key if self.keys is not None else None
 
+    @property
+    def key_columns(self) -> tuple[str, ...]:
+        """The columns of the user's row key (() when the table carries none)."""
+        return self.schema.key_columns if self.keys is not None else ()
+
+    @property
+    def composite(self) -> bool:
+        """Whether the table's row key is several columns."""
+        return len(self.key_columns) > 1
+
     def key_of(self, row_ids) -> np.ndarray:
-        """The user's key of each of these row_ids (an object array, in their order); the row_ids
-        themselves when the table has no key. KeyError names an unknown row_id."""
+        """The user's key of each of these row_ids (an object array, in their order; a tuple of the key's values
+        per row for a composite key); the row_ids themselves when the table has no key. KeyError names an unknown
+        row_id."""
         ids = np.asarray(row_ids, dtype=np.int64).reshape(-1)
         if self.keys is None:
             missing = ~np.isin(ids, self.data.index.to_numpy())
             if missing.any():
                 raise KeyError(int(ids[missing][0]))
             return ids.astype(object)
+        if self.composite:
+            out = np.empty(len(ids), dtype=object)
+            out[:] = list(self.keys.loc[ids].itertuples(index=False, name=None))
+            return out
         return self.keys.loc[ids].to_numpy(dtype=object)
 
     def key_list(self, row_ids) -> list:
-        """:meth:`key_of` as plain Python values for JSON (int, float, str; None for a missing key)."""
-        out = []
-        for v in self.key_of(row_ids):
-            if _missing(v):
-                out.append(None)
-            elif isinstance(v, np.generic):
-                out.append(v.item())
-            else:
-                out.append(v if isinstance(v, (int, float, str)) else str(v))
-        return out
+        """:meth:`key_of` as plain Python values for JSON (int, float, str; None for a missing key); a composite
+        key's value as ``{column: value}``."""
+        if self.composite:
+            return [dict(zip(self.key_columns, map(plain_key, v))) for v in self.key_of(row_ids)]
+        return [plain_key(v) for v in self.key_of(row_ids)]
 
     def row_names(self, row_ids, *, redacted: bool = False, salt: str | None = None) -> list[str]:
         """How a reader names each of these rows: ``"<key> <value>"`` (e.g. ``"rownames 2705"``)
-        when the table has a key, else ``"row <row_id>"`` (memviz's own number: the row's
-        0-based position in the file it was read from). A missing key value reads ``missing``;
-        ``redacted``: the key's value hashed (:func:`memviz.tables.redact.key_labels`, keyed by ``salt``)."""
+        when the table has a key, ``"branch=North, account_no=17"`` for a composite key, else ``"row <row_id>"``
+        (memviz's own number: the row's 0-based position in the file it was read from). A missing key value reads
+        ``missing``; ``redacted``: the key's value hashed (:func:`memviz.tables.redact.key_labels`, keyed by
+        ``salt``; each column of a composite key hashed on its own)."""
         if self.keys is None:
             return [f"row {int(i)}" for i in np.asarray(row_ids, dtype=np.int64).reshape(-1)]
+        if self.composite:
+            return self.key_texts(row_ids, redacted=redacted, salt=salt)
         return [f"{self.key} {v}" for v in self.key_texts(row_ids, redacted=redacted, salt=salt)]
 
     def key_texts(self, row_ids, *, redacted: bool = False, salt: str | None = None) -> list[str]:
-        """The key of each row as text, hashed when ``redacted`` (row_ids as text when the table has no key)."""
+        """The key of each row as text, hashed when ``redacted`` (row_ids as text when the table has no key; a
+        composite key as ``branch=North, account_no=17``, the very text :meth:`row_names` gives)."""
         values = self.key_of(row_ids)
+        if self.composite:
+            parts = [self.key_part_texts(values, i, col, redacted=redacted, salt=salt)
+                     for i, col in enumerate(self.key_columns)]
+            return [", ".join(f"{c}={p}" for c, p in zip(self.key_columns, row)) for row in zip(*parts)]
         if redacted and self.keys is not None:
             from memviz.tables.redact import key_labels
 
             return key_labels(values, str(self.key), salt=salt)
         return ["missing" if _missing(v) else str(v) for v in values]
 
+    @staticmethod
+    def key_part_texts(values, i: int, column: str, *, redacted: bool, salt: str | None) -> list[str]:
+        """Part ``i`` (column ``column``) of composite key values as text, hashed when ``redacted``."""
+        part = [v[i] for v in values]
+        if redacted:
+            from memviz.tables.redact import key_labels
+
+            return key_labels(part, column, salt=salt)
+        return ["missing" if _missing(v) else str(v) for v in part]
+
     def key_header(self) -> str:
-        """The header of a column naming rows: the key's name, else ``row_id``."""
-        return self.key if self.key is not None else ROW_ID
+        """The header of a column naming rows: the key's name (a composite key's names joined by ", "), else
+        ``row_id``."""
+        return ", ".join(self.key_columns) if self.keys is not None else ROW_ID
 
     def with_keys(self, frame: pd.DataFrame, column: str = ROW_ID, *, keep_row_id: bool = True,
                   redacted: bool = False, salt: str | None = None) -> pd.DataFrame:
@@ -179,9 +217,17 @@ class Table:
         column is dropped when a key took its place. Unchanged when the table has no key."""
         if self.keys is None or column not in frame.columns:
             return frame
-        name = self.key if self.key not in frame.columns else f"{self.key} (key)"
         ids = frame[column].to_numpy()
         out = frame.copy()
+        if self.composite:                      # one column per key column, each under its own name
+            values = self.key_of(ids)
+            at = int(out.columns.get_loc(column))
+            for i, col in enumerate(self.key_columns):
+                name = col if col not in frame.columns else f"{col} (key)"
+                out.insert(at + i, name, self.key_part_texts(values, i, col, redacted=True, salt=salt) if redacted
+                           else self.keys.loc[ids, col].array)
+            return out.drop(columns=[column]) if not keep_row_id else out
+        name = self.key if self.key not in frame.columns else f"{self.key} (key)"
         out.insert(int(out.columns.get_loc(column)), name,
                    self.key_texts(ids, redacted=True, salt=salt) if redacted else self.key_of(ids))
         return out.drop(columns=[column]) if not keep_row_id else out
@@ -191,7 +237,11 @@ class Table:
         and the schema columns in ``order`` (default: :attr:`order`, the user's file's column order;
         else the key first, then the schema's order), any column it does not name after them."""
         data = self.data
-        if self.keys is not None:
+        if self.keys is not None and self.composite:
+            data = data.copy()
+            for i, col in enumerate(self.key_columns):
+                data.insert(i, col, self.keys[col].to_numpy())
+        elif self.keys is not None:
             data = data.copy()
             data.insert(0, self.schema.key, self.keys.to_numpy())
         data = data[self.ordered(data.columns, order)]
@@ -211,6 +261,29 @@ def _missing(v) -> bool:
         return bool(pd.isna(v))
     except (TypeError, ValueError):
         return False
+
+
+def plain_key(v):
+    """One key value as a plain Python value for JSON (int, float, str; None when missing)."""
+    if _missing(v):
+        return None
+    if isinstance(v, np.generic):
+        return v.item()
+    return v if isinstance(v, (int, float, str)) else str(v)
+
+
+def check_composite_key(df: pd.DataFrame, columns, source: str) -> None:
+    """One line (DataError) when a composite key's columns do not name each training row once: the columns and
+    one repeated combination (``branch=North, account_no=17``)."""
+    from memviz.tables.schema import key_text
+
+    dup = df.duplicated(list(columns), keep=False)
+    if dup.any():
+        i = int(np.flatnonzero(dup.to_numpy())[0])
+        first = df[list(columns)].iloc[i].tolist()
+        n = int((df[list(columns)] == df[list(columns)].iloc[i]).all(axis=1).sum()) or int(dup.sum())
+        raise DataError(f"{source}: columns {', '.join(map(repr, columns))}: the row key does not identify the rows: "
+                        f"{key_text(columns, first)} names {n:,} rows (each combination must name one row)")
 
 
 def key_values(s: pd.Series) -> pd.Series:
@@ -362,12 +435,20 @@ def table_from_frame(df: pd.DataFrame, schema: Schema | str | Path | None = None
         data.index = pd.RangeIndex(len(data), name=ROW_ID)
         data.index = data.index.astype(np.int64)
     keys = None
-    if schema.key is not None:
+    if len(schema.key_columns) > 1:
+        absent = [c for c in schema.key_columns if c not in df.columns]
+        if absent and role == "train":
+            raise DataError(f"{source}: column {absent[0]!r}: the row key named in the schema is not in the file")
+        if not absent:
+            if role == "train":
+                check_composite_key(df, schema.key_columns, source)
+            keys = pd.DataFrame({c: key_values(df[c]).to_numpy() for c in schema.key_columns}, index=data.index)
+    elif schema.key is not None:
         if schema.key in df.columns:
             keys = pd.Series(key_values(df[schema.key]).to_numpy(), index=data.index, name=schema.key)
         elif role == "train":
             raise DataError(f"{source}: column {schema.key!r}: the row key named in the schema is not in the file")
-    kept = set(data.columns) | ({schema.key} if keys is not None else set())
+    kept = set(data.columns) | (set(schema.key_columns) if keys is not None else set())
     from memviz.tables.describe import kind_reasons
 
     why = kind_reasons(df.drop(columns=[row_id_column]) if row_id_column else df, schema, origin=origin,
@@ -379,7 +460,7 @@ def _unlisted(df: pd.DataFrame, schema: Schema, source: str, row_id_column: str 
     """A schema file's (or a given schema's) reading of the columns it does not list, never silent: the first that
     identifies rows becomes the row key when the schema names none (one named like an ID first), the others are
     left out; each said in one :class:`SchemaWarning`. Returns (the schema, {column: why})."""
-    listed = {*schema.columns, *schema.excluded, schema.key, row_id_column}
+    listed = {*schema.columns, *schema.excluded, *schema.key_columns, row_id_column}
     extra = [c for c in df.columns if c not in listed]
     if not extra:
         return schema, {}
@@ -394,7 +475,7 @@ def _unlisted(df: pd.DataFrame, schema: Schema, source: str, row_id_column: str 
             warnings.warn(f"{source}: column {col!r} is not in the schema and identifies rows ({reason}): it is "
                           "the row key, left out of the distance and kept to name the rows", KeyNote,
                           stacklevel=3)
-    rest = [c for c in extra if c != schema.key]
+    rest = [c for c in extra if c not in schema.key_columns]
     if rest:
         schema = replace(schema, excluded=(*schema.excluded, *rest))
         why.update({c: "not in the schema: left out" for c in rest})

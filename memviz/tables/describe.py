@@ -93,7 +93,7 @@ def schema_block(table, *, overrides_hint: str = "") -> str:
     from, then one line per column of the file (its name, kind and why), then the target (or why there is
     none). ``overrides_hint``: how to change a column (the CLI names its options)."""
     s = table.schema
-    columns = list(table.why) or [*(([s.key]) if s.key else []), *s.columns, *s.excluded]
+    columns = list(table.why) or [*s.key_columns, *s.columns, *s.excluded]
     width = min(28, max([len(str(c)) for c in columns] + [6]))
     head = f"schema of {table.source} ({ORIGINS.get(table.origin, table.origin or 'given')}"
     head += f"; {overrides_hint})" if overrides_hint else ")"
@@ -102,6 +102,8 @@ def schema_block(table, *, overrides_hint: str = "") -> str:
         kind = KIND_WORDS[kind_of(s, col)]
         why = table.why.get(col, "")
         lines.append(f"  {str(col):<{width}}  {kind:<11}" + (f"  {why}" if why else ""))
+    if len(s.key_columns) > 1:
+        lines.append(f"  row key: {' + '.join(map(str, s.key_columns))} (together)")
     if s.target is None:
         lines.append("  (no target)")
     return "\n".join(lines)

@@ -194,7 +194,7 @@ def suggest_target(df: pd.DataFrame, schema: Schema | None = None,
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", SchemaWarning)
             schema = infer_schema(df)
-    out = {schema.key, *schema.excluded}
+    out = {*schema.key_columns, *schema.excluded}
     features = [c for c in df.columns if c not in out]
     if not features:
         return TargetSuggestion(None, "no feature column to predict")

@@ -9,7 +9,9 @@ The schema file format is the one of ``../shared/datasets/*/meta.json``::
 classification target counts as one more categorical column; a regression target
 counts as one more numerical column. An optional ``"key": "column"`` names the user's
 row key (an ID column): it is left out of the distance and names the rows in every
-output (:attr:`memviz.tables.data.Table.keys`).
+output (:attr:`memviz.tables.data.Table.keys`). A composite key, several columns that
+together name a row (``"key": ["branch", "account_no"]``), is a tuple of column names
+(:attr:`Schema.key_columns`); a list of one column is that column's name.
 """
 from __future__ import annotations
 
@@ -48,6 +50,34 @@ def _read_json(path: Path, what: str) -> Mapping:
     return parse_json(raw, str(path), what)   # one line for bad text, bad JSON or deep nesting
 
 
+def key_of_names(key):
+    """A schema's ``key`` as kept: None, a column name, or a tuple of two or more column names (a list or tuple
+    of one is that name). DataError for anything else, or a column named twice."""
+    if key is None or isinstance(key, str):
+        return key
+    if isinstance(key, (list, tuple)) and key and all(isinstance(k, str) for k in key):
+        if len(set(key)) != len(key):
+            raise DataError(f"schema: 'key' names a column twice ({', '.join(map(repr, key))})")
+        return key[0] if len(key) == 1 else tuple(key)
+    raise DataError("schema: 'key' must be a column name, a list of distinct column names (a composite key) or null")
+
+
+def key_text(columns, values) -> str:
+    """A composite key's value as a reader sees it: ``branch=North, account_no=17`` (a missing part reads
+    ``missing``)."""
+    import pandas as pd
+
+    def one(v):
+        try:
+            if pd.isna(v):
+                return "missing"
+        except (TypeError, ValueError):
+            pass
+        return str(v)
+
+    return ", ".join(f"{c}={one(v)}" for c, v in zip(columns, values))
+
+
 @dataclass(frozen=True)
 class Schema:
     """Roles of the columns of a table.
@@ -64,9 +94,10 @@ class Schema:
         Columns present in the file but left out (IDs, all-missing columns, user choice).
     name : str
         A display name for the table.
-    key : str or None
+    key : str, tuple of str, or None
         The user's row key: a column that identifies rows (an ID, integers with gaps or
-        text), left out of the distance and kept to name the rows.
+        text), or several columns that do so together (a composite key, e.g.
+        ``("branch", "account_no")``), left out of the distance and kept to name the rows.
     """
 
     numerical: tuple[str, ...]
@@ -76,9 +107,10 @@ class Schema:
     excluded: tuple[str, ...] = ()
     name: str = ""
     extra: Mapping[str, object] = field(default_factory=dict, compare=False, hash=False)
-    key: str | None = None
+    key: str | tuple[str, ...] | None = None
 
     def __post_init__(self):
+        object.__setattr__(self, "key", key_of_names(self.key))
         object.__setattr__(self, "numerical", tuple(self.numerical))
         object.__setattr__(self, "categorical", tuple(self.categorical))
         object.__setattr__(self, "excluded", tuple(self.excluded))
@@ -93,8 +125,9 @@ class Schema:
             if col in seen:
                 raise DataError(f"schema: column {col!r} is given more than one role")
             seen.add(col)
-        if self.key is not None and (self.key in seen or self.key in self.excluded):
-            raise DataError(f"schema: column {self.key!r} is the row key and has another role")
+        for col in self.key_columns:
+            if col in seen or col in self.excluded:
+                raise DataError(f"schema: column {col!r} is the row key and has another role")
 
     # ------------------------------------------------------------------ views
     @property
@@ -102,6 +135,11 @@ class Schema:
         """Model columns: numericals, categoricals, then the target."""
         tail = (self.target,) if self.target is not None else ()
         return self.numerical + self.categorical + tail
+
+    @property
+    def key_columns(self) -> tuple[str, ...]:
+        """The row key's columns: () without a key, one for a single key, several for a composite key."""
+        return () if self.key is None else (self.key,) if isinstance(self.key, str) else tuple(self.key)
 
     @property
     def target_is_categorical(self) -> bool:
@@ -124,7 +162,7 @@ class Schema:
     def kind_of(self, column: str) -> str:
         if column == self.target:
             return "target"
-        if column == self.key:
+        if column in self.key_columns:
             return "key"
         if column in self.numerical:
             return "numerical"
@@ -146,23 +184,28 @@ class Schema:
         ``overrides`` maps a column to ``"numerical"``, ``"categorical"``, ``"target"``, ``"key"``
         or ``"excluded"``. Making a column the target demotes the previous target to a
         categorical feature (numerical for regression); making one the key leaves the
-        previous key out (excluded).
+        previous key out (excluded); several columns made the key in one call are one composite key
+        (in the order given), and a column of a composite key given another kind leaves the rest as the key.
         """
         num, cat, exc = list(self.numerical), list(self.categorical), list(self.excluded)
-        target, task, key = self.target, self.task, self.key
-        known = set(self.columns) | set(self.excluded) | ({key} if key is not None else set())
+        target, task, key = self.target, self.task, list(self.key_columns)
+        known = set(self.columns) | set(self.excluded) | set(key)
+        new_key = False
         for col, kind in overrides.items():
             if kind not in KINDS:
                 raise DataError(f"{source}: column {col!r}: unknown type {kind!r} (use {', '.join(KINDS)})")
             if col not in known:
-                raise DataError(f"{source}: column {col!r}: no such column")
+                parts = [c.strip() for c in str(col).split(",")]
+                hint = (f" (a composite key is one --key per column: {' '.join(f'--key {c}' for c in parts)})"
+                        if kind == "key" and len(parts) > 1 and all(c in known for c in parts) else "")
+                raise DataError(f"{source}: column {col!r}: no such column{hint}")
             for lst in (num, cat, exc):
                 if col in lst:
                     lst.remove(col)
             if col == target:
                 target, task = None, "none"
-            if col == key:
-                key = None
+            if col in key:
+                key.remove(col)
             if kind == "numerical":
                 num.append(col)
             elif kind == "categorical":
@@ -170,16 +213,17 @@ class Schema:
             elif kind == "excluded":
                 exc.append(col)
             elif kind == "key":
-                if key is not None:
-                    exc.append(key)
-                key = col
+                if not new_key:                      # the first key column given replaces the previous key
+                    exc.extend(key)
+                    key, new_key = [], True
+                key.append(col)
             else:
                 if target is not None:
                     (num if task == "regression" else cat).append(target)
                 target, task = col, "binary"
         declared = sorted({*self.extra.get(DECLARED, ()), *map(str, overrides)})
         return replace(self, numerical=tuple(num), categorical=tuple(cat), excluded=tuple(exc),
-                       target=target, task=task, key=key, extra={**self.extra, DECLARED: declared})
+                       target=target, task=task, key=tuple(key) or None, extra={**self.extra, DECLARED: declared})
 
     # ------------------------------------------------------------------- I/O
     def to_dict(self) -> dict:
@@ -189,7 +233,7 @@ class Schema:
         if self.excluded:
             out["excluded"] = list(self.excluded)
         if self.key is not None:
-            out["key"] = self.key
+            out["key"] = self.key if isinstance(self.key, str) else list(self.key)
         return out
 
     @classmethod
@@ -208,8 +252,11 @@ class Schema:
             raise DataError(f"{source}: 'target' must be a column name or null")
         task = d.get("task") or ("binary" if target is not None else "none")
         key = d.get("key")
-        if key is not None and not isinstance(key, str):
-            raise DataError(f"{source}: 'key' must be a column name or null")
+        if isinstance(key, list) and key and all(isinstance(k, str) for k in key) and len(set(key)) == len(key):
+            key = tuple(key)
+        elif key is not None and not isinstance(key, str):
+            raise DataError(f"{source}: 'key' must be a column name, a list of distinct column names (a composite "
+                            "key) or null")
         known = {"name", "target", "task", "numerical", "categorical", "excluded", "key"}
         extra = {k: v for k, v in d.items() if k not in known}
         categorical = [c for c in d.get("categorical", []) if c != target]
@@ -351,14 +398,15 @@ class Schema:
     def to_sdv(self, table: str | None = None) -> dict:
         """SDV metadata (current form, ``METADATA_SPEC_VERSION`` V1) for this schema: numericals as
         ``numerical``, categoricals as ``categorical``, the target by its task, the key as ``id`` (the
-        table's ``primary_key``), excluded columns left out."""
+        table's ``primary_key``; SDV's primary key is one column, so a composite key's columns are ``id``
+        columns and the table has no ``primary_key``), excluded columns left out."""
         columns = {}
-        if self.key is not None:
-            columns[self.key] = {"sdtype": "id"}
+        for col in self.key_columns:
+            columns[col] = {"sdtype": "id"}
         for col in self.columns:
             kind = "numerical" if col in self.distance_numerical else "categorical"
             columns[col] = {"sdtype": kind}
-        body = {"columns": columns, **({"primary_key": self.key} if self.key is not None else {})}
+        body = {"columns": columns, **({"primary_key": self.key} if isinstance(self.key, str) else {})}
         return {"tables": {table or self.name or "table": body}, "relationships": [],
                 "METADATA_SPEC_VERSION": "V1"}
 

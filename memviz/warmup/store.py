@@ -262,7 +262,7 @@ class RunStore:
             return self._train
         f = self.path / "train.parquet"
         m = self.read()
-        key = [m.schema.key] if m.schema.key is not None else []   # the user's row key (issue 42)
+        key = list(m.schema.key_columns)   # the user's row key (issue 42): one column, or several (a composite key)
         wanted = [ROW_ID, *key, *m.schema.columns]
         df = read_parquet(f, "training table", columns=wanted)
         df = df[[c for c in wanted if c in df.columns]]   # the schema's order (the file keeps the user's)
@@ -278,7 +278,9 @@ class RunStore:
                                "match the run")
         df = df.set_index(ROW_ID)
         df.index = df.index.astype(np.int64)
-        keys = df.pop(key[0]) if key else None
+        keys = df.pop(key[0]) if len(key) == 1 else None
+        if len(key) > 1:
+            keys, df = df[key], df.drop(columns=key)
         self._train = Table(df, m.schema, m.data.source or str(f), keys, _column_order(f))
         return self._train
 
