@@ -66,7 +66,7 @@ from memviz.tables.infer import (  # noqa: F401 (the inference half, re-exported
     key_reason,
     suggest_target,
 )
-from memviz.tables.infer import key_named
+from memviz.tables.infer import key_named, repeats
 from memviz.tables.schema import INFERRED, Schema
 
 ROW_ID = "row_id"
@@ -286,6 +286,27 @@ def check_composite_key(df: pd.DataFrame, columns, source: str) -> None:
                         f"{key_text(columns, first)} names {n:,} rows (each combination must name one row)")
 
 
+def _single_key(df: pd.DataFrame, schema: Schema, source: str, *, adopted: bool) -> Schema:
+    """The schema again when its one key column names each training row once (missing cells aside). A key that
+    repeats a value would name two rows alike: a declared one (:meth:`Schema.declared`, not ``adopted`` by
+    inference from a schema file's unlisted columns) is refused in one line naming the column and the value; an
+    inferred one is left out of the distance (excluded) and names no row, said in a :class:`SchemaWarning`."""
+    col = schema.key
+    v = df[col].dropna()
+    dup = v[v.duplicated(keep=False)]
+    if dup.empty:
+        return schema
+    value = dup.iloc[0]
+    n = int((v == value).sum())
+    what = f"{value!r} names {n:,} rows" if isinstance(value, str) else f"{plain_key(value)} names {n:,} rows"
+    if schema.declared(col) and not adopted:
+        raise DataError(f"{source}: column {col!r}: the row key does not identify the rows: {what} (each key "
+                        f"value must name one row; name another key, or none)")
+    warnings.warn(f"{source}: column {col!r} nearly identifies rows but repeats values ({what}): it is left out "
+                  f"of the distance and names no row (rows are named by their position)", SchemaWarning, stacklevel=3)
+    return replace(schema, key=None, excluded=(*schema.excluded, col))
+
+
 def key_values(s: pd.Series) -> pd.Series:
     """A key column's values as kept: integer-valued floats (integers with missing cells) as
     nullable integers, so a key reads ``2705``, not ``2705.0``; anything else as it is."""
@@ -444,7 +465,11 @@ def table_from_frame(df: pd.DataFrame, schema: Schema | str | Path | None = None
                 check_composite_key(df, schema.key_columns, source)
             keys = pd.DataFrame({c: key_values(df[c]).to_numpy() for c in schema.key_columns}, index=data.index)
     elif schema.key is not None:
-        if schema.key in df.columns:
+        if schema.key in df.columns and role == "train":
+            schema = _single_key(df, schema, source, adopted=schema.key in unlisted)
+        if schema.key is None:
+            pass
+        elif schema.key in df.columns:
             keys = pd.Series(key_values(df[schema.key]).to_numpy(), index=data.index, name=schema.key)
         elif role == "train":
             raise DataError(f"{source}: column {schema.key!r}: the row key named in the schema is not in the file")
@@ -467,7 +492,7 @@ def _unlisted(df: pd.DataFrame, schema: Schema, source: str, row_id_column: str 
     why: dict[str, str] = {}
     if schema.key is None:
         keys = [(c, key_reason(df[c])) for c in extra]
-        keys = [(c, w) for c, w in keys if w is not None]
+        keys = [(c, w) for c, w in keys if w is not None and not repeats(df[c])]   # a key names each row once
         if keys:
             col, reason = next(((c, w) for c, w in keys if key_named(c)), keys[0])
             schema = replace(schema, key=col)

@@ -53,6 +53,11 @@ def key_named(name) -> bool:
         str(name).strip().endswith(("ID", "Id")) and len(str(name).strip()) > 2)
 
 
+def repeats(s: pd.Series) -> bool:
+    """Whether a key candidate repeats a value (missing cells aside): it would name two rows alike."""
+    return bool(s.dropna().duplicated().any())
+
+
 def key_reason(s: pd.Series) -> str | None:
     """Why ``s`` identifies rows (a phrase for the notice), or None when it does not.
 
@@ -145,12 +150,17 @@ def infer_schema(df: pd.DataFrame, target: str | None = None, source: str = "tab
             num.append(col)
     key = None
     if keys:
-        named = [c for c, _ in keys if key_named(c)]
-        key = named[0] if named else keys[0][0]
+        unique = [c for c, _ in keys if not repeats(df[c])]          # a key names each row once
+        named = [c for c in unique if key_named(c)]
+        key = named[0] if named else (unique[0] if unique else None)
         for col, why in keys:
             if col == key:
                 warnings.warn(f"{source}: column {col!r} identifies rows ({why}): it is the row key, left out of "
                               "the distance and kept to name the rows", KeyNote, stacklevel=2)
+            elif col not in unique:
+                warnings.warn(f"{source}: column {col!r} nearly identifies rows ({why}) but repeats values, so it "
+                              "cannot name them: it is left out of the distance", SchemaWarning, stacklevel=2)
+                exc.append(col)
             else:
                 warnings.warn(f"{source}: column {col!r} also identifies rows ({why}) and is left out (the row key "
                               f"is {key!r})", SchemaWarning, stacklevel=2)
