@@ -8,7 +8,7 @@ from memviz.faces import lazy_face
 
 __getattr__, __dir__ = lazy_face(__name__, {
     "__version__": "memviz.io:VERSION",
-    "audit": "memviz.auditing.build", "Audit": "memviz.auditing.result", "Schema": "memviz.tables.schema",
+    "audit": "memviz.auditing.result", "Audit": "memviz.auditing.result", "Schema": "memviz.tables.schema",
     "Table": "memviz.tables.data", "load_table": "memviz.tables.data", "load_dataset": "memviz.tables.data",
     "table_from_frame": "memviz.tables.data", "sample_data_dir": "memviz.tables.data",
     "infer_schema": "memviz.tables.infer"})

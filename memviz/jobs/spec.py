@@ -246,7 +246,7 @@ def keep_audit(run_dir: Path, emit: Emit | None = None, device: str = "auto") ->
     """
     import traceback
 
-    from memviz.auditing.build import from_run
+    from memviz.auditing.result import Audit
     from memviz.auditing.stored import RUN_FOLDER, save_audit
     from memviz.warmup.store import run_token
 
@@ -254,7 +254,7 @@ def keep_audit(run_dir: Path, emit: Emit | None = None, device: str = "auto") ->
     if emit is not None:
         emit({"event": "auditing"})
     try:
-        audit = from_run(run_dir, device=device)
+        audit = Audit.from_run(run_dir, device=device)
         if run_token(run_dir) != token:   # the run changed while it was audited (resumed elsewhere)
             return False
         save_audit(audit, Path(run_dir) / RUN_FOLDER, token=token)

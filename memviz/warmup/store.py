@@ -17,7 +17,7 @@ Layout of ``RUN_DIR``::
                            was given a hold-out; absent otherwise (and in older runs)
     floor_rows.parquet     its per-row arrays: row_id, hits, nn1, auc
     holdout.parquet        the hold-out's rows themselves, so that an audit of any check can read how close
-                           the generated rows are against them (:func:`memviz.auditing.build.from_run`)
+                           the generated rows are against them (:meth:`memviz.auditing.result.Audit.from_run`)
     audit_cache/           the last check's audit and every row's copies by closeness, kept by the job
                            worker when the run stops (:mod:`memviz.auditing.stored`,
                            :func:`memviz.jobs.spec.keep_audit`), each tied to the manifest's

@@ -16,7 +16,7 @@ from helpers import near_copies
 
 from memviz.app import audits, comparisons, datasets, readings, runs
 from memviz.app.compare_card import compare_verdict
-from memviz.auditing.build import audit as make_audit
+from memviz.auditing.result import audit as make_audit
 from memviz.errors import DataError
 from memviz.jobs import control as jobs
 from memviz.warmup.store import RunStore
@@ -244,7 +244,7 @@ def test_the_page_reads_the_audit_the_worker_kept_for_this_run_state_only(tmp_pa
     back instead of computing it again, unless the run changed since (its manifest's token)."""
     import importlib
 
-    build = importlib.import_module("memviz.auditing.build")
+    build = importlib.import_module("memviz.auditing.result")
     from memviz.auditing.stored import RUN_FOLDER
     from memviz.jobs.spec import keep_audit
 
@@ -255,8 +255,8 @@ def test_the_page_reads_the_audit_the_worker_kept_for_this_run_state_only(tmp_pa
     assert keep_audit(run, events.append, device="cpu") and events == [{"event": "auditing"}]
     assert (run / RUN_FOLDER / "index.json").is_file()
     computed = []
-    real = build.from_run
-    monkeypatch.setattr(build, "from_run", lambda *a, **k: computed.append(a) or real(*a, **k))
+    real = build.run_fields
+    monkeypatch.setattr(build, "run_fields", lambda *a, **k: computed.append(a) or real(*a, **k))
     a = audits.run_audit(runs.load_run(run))
     assert computed == [] and a.provenance.run.run_dir == str(run)
     RunStore(run).update(status="finished")                  # a new run state: the kept audit is not its own
@@ -296,14 +296,14 @@ def test_a_failing_or_interrupted_audit_leaves_the_finished_run_finished(tmp_pat
     from memviz.auditing.stored import RUN_FOLDER
     from memviz.jobs.spec import keep_audit
 
-    build = importlib.import_module("memviz.auditing.build")
+    build = importlib.import_module("memviz.auditing.result")
     train, _ = sample
     run = tmp_path / "r"
     floored_run(train.subset(train.row_ids[:300]), train.subset(train.row_ids[300:800]), run)
     for exc in (ZeroDivisionError("a bug"), KeyboardInterrupt(), OSError(28, "No space left on device")):
         def boom(*a, _exc=exc, **k):
             raise _exc
-        monkeypatch.setattr(build, "from_run", boom)
+        monkeypatch.setattr(build, "run_fields", boom)
         assert keep_audit(run, device="cpu") is False
         assert not (run / RUN_FOLDER / "index.json").exists()
     assert "ZeroDivisionError: a bug" in capsys.readouterr().err        # the bug is in the job's log
