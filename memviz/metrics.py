@@ -330,6 +330,14 @@ EVIDENCE_METRICS: dict[str, Metric] = {m.key: m for m in (
     Metric("dr_tpr_01pct", "Density-ratio attack: training rows found at 0.1 % false alarms", MINIMIZE, source=_DR),
     Metric("dr_exposed", "Training rows the density-ratio attack exposes at 1 % false alarms", MINIMIZE, 0.0, None,
            percent=False, source=_DR),
+    Metric("singling_out_rate", "Singling out: predicates that pick out one training row", MINIMIZE,
+           source="memviz.evidence.article29"),
+    Metric("singling_out_risk", "Singling out: risk beyond the control (real rows never seen)", MINIMIZE, -1.0, 1.0,
+           source="memviz.evidence.article29"),
+    Metric("linkability_rate", "Linkability: training rows whose two halves are joined", MINIMIZE,
+           source="memviz.evidence.article29"),
+    Metric("linkability_risk", "Linkability: risk beyond the control (real rows never seen)", MINIMIZE, -1.0, 1.0,
+           source="memviz.evidence.article29"),
     Metric("joint_k", "Smallest group of training rows sharing what a report shows", MAXIMIZE, 0.0, None,
            percent=False, source=_R),
 )}
@@ -338,6 +346,15 @@ EVIDENCE_METRICS: dict[str, Metric] = {m.key: m for m in (
 #: the words of the dashboard and the report that are not a column of the results, in reading order
 #: (the glossary, :mod:`memviz.app.glossary`, lists these, then every metric with an ``explain``)
 TERMS: dict[str, str] = {
+    "Singling out": (
+        "One of the EU Article 29 Working Party's three re-identification criteria. The attacker writes conditions "
+        "on a few columns from one synthetic row (age at least 71, occupation = X, ...) that pick out exactly one "
+        "synthetic row, and checks whether they pick out exactly one real person. Tried on training rows and on as "
+        "many real rows the model never saw: only the excess is what the synthetic table gives away."),
+    "Linkability": (
+        "Another Article 29 criterion: one source knows half of a person's columns, another the other half; the "
+        "attacker joins them when both halves lead to the same nearest synthetic row. Tried on training rows and on "
+        "real rows the model never saw: only the excess is what the synthetic table gives away."),
     "Membership attack": (
         "Can an attacker who holds the synthetic table tell the training rows from real rows the model never saw? "
         "Each real row is scored by its distance to the nearest generated row (the standardized distance); the AUC "

@@ -186,3 +186,14 @@ def test_every_dotted_memviz_name_in_the_docs_and_docstrings_exists():
             names.setdefault(m, f.relative_to(ROOT).as_posix())
     stale = {n: f for n, f in sorted(names.items()) if n not in NOT_OBJECTS and not _resolves(n)}
     assert not stale, stale
+
+
+def test_ci_runs_the_readmes_test_command():
+    """CI once installed ``.[dev]`` while the README said ``.[all,dev]``: the dashboard's tests then failed on a clean
+    machine for want of streamlit. CI's install line is the README's test command, quiet flags aside."""
+    readme = (ROOT / "README.md").read_text()
+    commands = [ln for ln in readme.splitlines() if ln.startswith("python3 -m venv") and "pytest" in ln]
+    assert len(commands) == 1, commands
+    ci = [ln for ln in (ROOT / ".ci" / "run").read_text().splitlines() if ln.startswith("python3 -m venv")]
+    assert len(ci) == 1, ci
+    assert ci[0].replace(" -q", "") == commands[0]

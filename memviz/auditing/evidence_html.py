@@ -22,7 +22,8 @@ INTRO = ("Each is read against the hold-out (real rows the model never saw); the
          "replace it.")
 #: the glossary entry of each test (memviz.metrics.TERMS)
 TERM_OF = {"membership": "Membership attack", "data_copying": "Data-copying test", "attribute": "Attribute attack",
-           "density_ratio": "Density-ratio attack", "targeted": "Targeted attack"}
+           "density_ratio": "Density-ratio attack", "targeted": "Targeted attack", "singling_out": "Singling out",
+           "linkability": "Linkability"}
 
 
 #: what a redacted report shows in place of a region's description (raw values of real rows)
@@ -48,6 +49,7 @@ def shown(evidence, redacted: bool):
 
 def _figures(name: str, e) -> list[tuple[str, str]]:
     """(label, value) pairs of one test's figures (labels from EVIDENCE_METRICS); none for a caller's own test."""
+    from memviz.evidence.article29 import Article29Result
     from memviz.evidence.attribute import AttributeResult
     from memviz.evidence.datacopying import DataCopyingResult
     from memviz.evidence.densityratio import DensityRatioResult
@@ -62,6 +64,14 @@ def _figures(name: str, e) -> list[tuple[str, str]]:
                                                                      "to allow a false alarm)")),
                 (M["mia_exposed"].name, f"{e.n_exposed:,} of {e.n_train:,}"),
                 ("Rows compared", f"{e.n_train:,} training, {e.n_holdout:,} hold-out, {e.n_synthetic:,} generated")]
+    if isinstance(e, Article29Result):
+        return [(M[f"{e.test}_rate"].name, f"{percent(e.main_rate)} ({percent(e.main_ci[0])} to "
+                                           f"{percent(e.main_ci[1])})"),
+                ("The same attack on real rows never seen (the control)", f"{percent(e.control_rate)} "
+                                                                          f"({percent(e.control_ci[0])} to "
+                                                                          f"{percent(e.control_ci[1])})"),
+                (M[f"{e.test}_risk"].name, f"{number(e.risk)} (exact p {e.p_value:.2g})"),
+                ("How", e.detail)]
     if isinstance(e, DensityRatioResult):
         t1, t2 = e.tpr
         return [(M["dr_auc"].name, f"{number(e.auc)} ({number(e.auc_low)} to {number(e.auc_high)})"),

@@ -27,6 +27,13 @@ _NAMED = {"oneOf": [{"required": ["key"], "not": {"required": ["row_id"]}},
                     {"required": ["row_id"], "not": {"required": ["key"]}}]}
 _EXPOSED = {"type": "array", "items": {"type": "object", "required": ["score", "p_value"], **_NAMED,
                                        "properties": {"key": _KEY_VALUE, "row_id": {"type": "integer"}}}}
+#: singling out and linkability (:mod:`memviz.evidence.article29`)
+_ARTICLE29 = {
+    "type": "object", "required": ["test", "n_attacks", "main_rate", "control_rate", "risk", "p_value", "flags_risk",
+                                   "sentence"],
+    "properties": {"test": {"enum": ["singling_out", "linkability"]}, "n_attacks": _COUNT, "main_rate": _SHARE,
+                   "main_ci": _PAIR, "control_rate": _SHARE, "control_ci": _PAIR, "risk": _OPT_NUM, "p_value": _P,
+                   "flags_risk": {"type": "boolean"}, "detail": _TEXT, "sentence": _TEXT}}
 #: the tests beyond the ratio test (:mod:`memviz.evidence.suite`), as :meth:`Audit.to_dict` writes them
 _EVIDENCE = {
     "membership": {
@@ -51,6 +58,8 @@ _EVIDENCE = {
             "cells": {"type": "array", "items": {"type": "object", "required": ["cell", "n_train", "n_holdout",
                                                                                  "n_synthetic", "z", "copies"]}},
         }},
+    "singling_out": _ARTICLE29,
+    "linkability": _ARTICLE29,
     "density_ratio": {
         "type": "object",
         "required": ["test", "encoding", "auc", "auc_ci", "tpr_at_fpr", "n_exposed", "p_value", "flags_copying",

@@ -12,6 +12,10 @@
   nearest generated row give away a training row's value of a column more often than an outsider's?
 * ``"density_ratio"``: density-ratio membership inference (DOMIAS, :mod:`memviz.evidence.densityratio`):
   does the synthetic table's density exceed the population's at training rows more than at fresh rows?
+* ``"singling_out"``, ``"linkability"``: two of the Article 29 Working Party's re-identification criteria as
+  anonymeter's paper defines them (:mod:`memviz.evidence.article29`): do predicates drawn from the synthetic rows
+  pick out exactly one training person, and do the synthetic rows join two halves of a person's columns, more often
+  than for real rows the model never saw? (The third criterion, inference, is the attribute attack.)
 
 Each result is a frozen dataclass with its figures, ``to_dict()`` (strict JSON: no NaN) and
 ``sentence()`` (one plain sentence), and where it can, a per-training-row frame (``rows``, keyed
@@ -63,6 +67,7 @@ from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
+from memviz.evidence.article29 import Article29Result, linkability, singling_out
 from memviz.evidence.attribute import N_ROWS, AttributeResult, attribute_inference
 from memviz.evidence.densityratio import AUDIT_LIMITS, DensityRatioResult, density_ratio_attack
 from memviz.evidence.datacopying import DataCopyingResult, data_copying_test
@@ -81,10 +86,11 @@ from memviz.tables.encoding import shared_factorizations
 
 log = logging.getLogger(__name__)
 
-TESTS = ("membership", "data_copying", "attribute", "density_ratio")
+TESTS = ("membership", "data_copying", "attribute", "density_ratio", "singling_out", "linkability")
 #: each test's name in a sentence (the report's "Other tests", the verdict's qualifier)
 TEST_NAMES = {"membership": "the membership attack", "data_copying": "the data-copying test",
               "attribute": "the attribute attack", "density_ratio": "the density-ratio attack",
+              "singling_out": "singling out", "linkability": "linkability",
               "targeted": "the targeted shadow-model attack"}
 #: the audit's attribute secret: the target column, else the first distance column
 AUDIT_SECRETS = "target"
@@ -109,6 +115,8 @@ class Evidence(Mapping):
     data_copying: DataCopyingResult | None = None
     attribute: AttributeResult | None = None
     density_ratio: DensityRatioResult | None = None
+    singling_out: Article29Result | None = None
+    linkability: Article29Result | None = None
     extra: tuple = ()
     distance: str = DEFAULT_DISTANCE
     seconds: float = 0.0
@@ -120,7 +128,8 @@ class Evidence(Mapping):
             return tests
         tests = dict(tests or {})
         types = {"membership": MembershipResult, "data_copying": DataCopyingResult, "attribute": AttributeResult,
-                 "density_ratio": DensityRatioResult}
+                 "density_ratio": DensityRatioResult, "singling_out": Article29Result,
+                 "linkability": Article29Result}
         known = {k: tests[k] for k in TESTS if isinstance(tests.get(k), types[k])}
         return cls(**known, extra=tuple((k, v) for k, v in tests.items() if k not in known))
 
@@ -150,8 +159,8 @@ class Evidence(Mapping):
         if name in TESTS:
             raise ValueError(f"{name!r} is one of the typed tests; construct Evidence with it instead")
         extra = tuple((k, v) for k, v in self.extra if k != name) + ((name, result),)
-        return Evidence(self.membership, self.data_copying, self.attribute, self.density_ratio, extra,
-                        self.distance, self.seconds)
+        return Evidence(self.membership, self.data_copying, self.attribute, self.density_ratio, self.singling_out,
+                        self.linkability, extra, self.distance, self.seconds)
 
     def attack_readings(self) -> tuple:
         """Every membership attack's :class:`~memviz.evidence.attack_readings.AttackReading` (the results that have
@@ -256,12 +265,15 @@ def audit_evidence(train: Table, synthetic: Table, holdout: CheckedHoldout | Tab
         with limit_threads(jobs):                             # beside the two searches
             dr = density_ratio_attack(train, synthetic, checked, flagged_row_ids=flagged_row_ids, seed=seed,
                                       device=device, **AUDIT_LIMITS)
+            so = singling_out(train, synthetic, hold, seed=seed)
+            lk = linkability(train, synthetic, hold, seed=seed, device=device)
         dc, mi = dc_f.result(), mi_f.result()
-    for name, r in (("data copying", dc), ("membership", mi), ("attribute inference", ai), ("density ratio", dr)):
+    for name, r in (("data copying", dc), ("membership", mi), ("attribute inference", ai), ("density ratio", dr),
+                    ("singling out", so), ("linkability", lk)):
         if r is not None and getattr(r, "seconds", None) is not None:
             log.info("%s test: %.2f s", name, r.seconds)
-    return Evidence(membership=mi, data_copying=dc, attribute=ai, density_ratio=dr, distance=dist,
-                    seconds=time.perf_counter() - t0)
+    return Evidence(membership=mi, data_copying=dc, attribute=ai, density_ratio=dr, singling_out=so,
+                    linkability=lk, distance=dist, seconds=time.perf_counter() - t0)
 
 
 def privacy_evidence(train: Table, synthetic, holdout, *, engine: NeighborEngine | None = None,
@@ -321,4 +333,8 @@ def privacy_evidence(train: Table, synthetic, holdout, *, engine: NeighborEngine
         if "density_ratio" in tests:
             out["density_ratio"] = density_ratio_attack(train, synth, hold, flagged_row_ids=flagged_row_ids,
                                                         seed=seed, device=device)
+        if "singling_out" in tests:
+            out["singling_out"] = singling_out(train, synth, hold.table, seed=seed)
+        if "linkability" in tests:
+            out["linkability"] = linkability(train, synth, hold.table, seed=seed, device=device)
     return out

@@ -138,7 +138,7 @@ def test_memorization_page_lines_are_the_audits_sentences(fresh_audit):
     lines = evidence_lines(fresh_audit)
     assert [s for _, s in lines] == [s for _, s in fresh_audit.evidence.sentences()]
     assert [t for t, _ in lines] == ["The membership attack", "The data-copying test", "The attribute attack",
-                                     "The density-ratio attack"]
+                                     "The density-ratio attack", "Singling out", "Linkability"]
 
 
 def test_density_ratio_and_the_strongest_attack_are_in_the_audit(fresh_audit, high_floor):
