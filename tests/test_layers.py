@@ -200,3 +200,27 @@ def test_one_meaning_per_module_name():
     stems = Counter(n.rstrip("s") for n in names.elements())
     assert stems["verdict"] == 1 and stems["schema"] == 1, (stems["verdict"], stems["schema"])
     assert not (set(SHARED_NAMES) - shared), "a declared shared name is no longer shared: drop it"
+
+
+def test_no_private_attribute_of_another_modules_object_is_used():
+    """``engine._workspace(b)`` in one module on an object another module defines is the same private name
+    used as an API as an import of it (issue 53 item 5: blocks used the engine's ``_workspace``, the box tree
+    the pruned index's ``_s``). A ``x._name`` where ``_name`` is defined only in other memviz modules is refused."""
+    defined: dict[str, set[str]] = {}
+    trees = {mod: ast.parse(path.read_text(encoding="utf-8")) for mod, path in modules().items()}
+    for mod, tree in trees.items():
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                defined.setdefault(node.name, set()).add(mod)
+            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+                defined.setdefault(node.attr, set()).add(mod)
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                defined.setdefault(node.id, set()).add(mod)
+    bad = []
+    for mod, tree in trees.items():
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__")
+                    and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"))
+                    and node.attr in defined and mod not in defined[node.attr]):
+                bad.append(f"{mod}:{node.lineno}: .{node.attr} (defined in {sorted(defined[node.attr])})")
+    assert not bad, "\n".join(sorted(bad))
