@@ -46,6 +46,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from memviz.locks import WriterLock
 from memviz.errors import RunError
 from memviz.io import (
     NonFinite,
@@ -112,7 +113,7 @@ class RunStore:
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
-        self._lock = None  # the open lock file while this object writes the run
+        self._lock = WriterLock(self.path / LOCK)  # held while this object writes the run
         self._read: tuple[tuple, Manifest] | None = None  # (the file's stamp, its Manifest)
         self._train: Table | None = None
 
@@ -154,8 +155,8 @@ class RunStore:
             return
         if not self.path.is_dir():
             raise RunError(f"{self.path}: is a file, not a folder")
-        if self._lock is None and self.writer_alive():
-            raise RunError(f"{self.path}: another process is writing a run here{self._holder()}")
+        if not self._lock.mine and self._lock.alive():
+            raise RunError(f"{self.path}: another process is writing a run here{self._lock.holder()}")
         if (self.path / MANIFEST).exists():
             raise RunError(f"{self.path}: a run already exists here (use --resume, or another --out)")
         if any(p.name != LOCK for p in self.path.iterdir()):
@@ -171,35 +172,18 @@ class RunStore:
     def acquire(self) -> "RunStore":
         """Hold the run's lock (:mod:`memviz.locks`) until :meth:`release` or the end of this process; RunError
         (one line) when another process holds it."""
-        if self._lock is not None:
-            return self
-        from memviz.locks import holder, try_hold
-
-        held = try_hold(self.path / LOCK, wait=LOCK_WAIT_SECONDS)
-        if held is None:
-            raise RunError(f"{self.path}: another process is writing this run{holder(self.path / LOCK)}; "
-                           f"wait for it to stop, or cancel it") from None
-        self._lock = held.write_pid()
+        if not self._lock.take(wait=LOCK_WAIT_SECONDS):
+            raise RunError(f"{self.path}: another process is writing this run{self._lock.holder()}; "
+                           f"wait for it to stop, or cancel it")
         return self
 
     def release(self) -> None:
         """Let go of the run's lock (the system also frees it when the process ends)."""
-        if self._lock is not None:
-            self._lock.release()
-            self._lock = None
+        self._lock.release()
 
-    def writer_alive(self) -> bool | None:
+    def writer_alive(self) -> bool:
         """Does a process (this one included) hold the run's lock now?"""
-        if self._lock is not None:
-            return True
-        from memviz.locks import is_held
-
-        return is_held(self.path / LOCK)
-
-    def _holder(self) -> str:
-        from memviz.locks import holder
-
-        return holder(self.path / LOCK)
+        return self._lock.alive()
 
     def status(self, manifest: "dict | Manifest | None" = None) -> str:
         """The manifest's status, but :data:`INTERRUPTED` for a ``running`` run whose writer has
