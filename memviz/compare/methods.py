@@ -150,12 +150,6 @@ def base_method(name: str) -> str:
     return str(name).split("@", 1)[0]
 
 
-def method_epsilon(name: str) -> float | None:
-    """The ε of a ``dp@ε`` arm (None for another method or a bare ``dp``)."""
-    arm = DPArm.parse(name) if base_method(name) == "dp" else None
-    return None if arm is None else arm.epsilon
-
-
 def dp_method(epsilon: float) -> str:
     """The name of the DP-SGD arm at ``epsilon``: ``dp@3``, ``dp@0.5`` (exact: :attr:`DPArm.name`)."""
     return DPArm(float(epsilon)).name

@@ -60,7 +60,3 @@ def selections_from_run(run_dir: str | Path, train: Table, *, params: DynamicCut
     return out
 
 
-def selection_from_run(run_dir: str | Path, train: Table, *, params: DynamicCutParams = DEFAULTS,
-                       score: str = "raw") -> Selection:
-    """DynamicCut selection at ``params`` from a finished warm-up made on ``train`` (same fingerprint)."""
-    return selections_from_run(run_dir, train, params=params, scores=(score,))[score]

@@ -214,11 +214,7 @@ def score_rows(dyn: RowDynamics, k: int = DEFAULT_K, T=None, score: str = "raw",
         first check's epoch), an unknown score, or a missing / misshapen / negative rate.
     """
     params = _k_T(params, k, T)
-    return _scores(dyn, params.k, params.window(dyn), score, expected_auc_rate)
-
-
-def _scores(dyn: RowDynamics, k: int, T, score: str, expected_auc_rate) -> np.ndarray:
-    """:func:`score_rows` at a checked k and a resolved window T."""
+    k, T = params.k, params.window(dyn)
     rate = _check_rate(dyn, expected_auc_rate) if _check_score(score) == "excess" else None
     window = dyn.epochs <= T  # (C,)
     m = int(window.sum())
@@ -347,7 +343,7 @@ def dynamiccut_ranking(dyn: RowDynamics, k: int = DEFAULT_K, T=None, score: str 
     """
     params = _k_T(params, k, T)
     T = params.window(dyn)
-    scores = _scores(dyn, params.k, T, score, expected_auc_rate)
+    scores = score_rows(dyn, score=score, expected_auc_rate=expected_auc_rate, params=params)
     order = rank_rows(scores, dyn.row_ids)  # (N,) positions
     ranks = np.empty(dyn.n_rows, dtype=np.int64)
     ranks[order] = np.arange(1, dyn.n_rows + 1)

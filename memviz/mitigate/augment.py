@@ -57,12 +57,6 @@ class MitigationResult:
     params: dict = field(default_factory=dict)
     sources: pd.DataFrame | None = None
 
-    @property
-    def added_ids(self) -> np.ndarray:
-        """row_ids of the appended rows."""
-        ids = self.table.row_ids
-        return ids[len(ids) - self.added:]
-
 
 # ------------------------------------------------------------------ helpers
 def _n_new(table: Table, ratio: float, method: str) -> int:

@@ -166,10 +166,6 @@ class Table:
             return key_labels(values, str(self.key), salt=salt)
         return ["missing" if _missing(v) else str(v) for v in values]
 
-    def key_header(self) -> str:
-        """The header of a column naming rows: the key's name, else ``row_id``."""
-        return self.key if self.key is not None else ROW_ID
-
     def with_keys(self, frame: pd.DataFrame, column: str = ROW_ID, *, keep_row_id: bool = True,
                   redacted: bool = False, salt: str | None = None) -> pd.DataFrame:
         """``frame`` (whose ``column`` holds row_ids of this table) with the user's key inserted just

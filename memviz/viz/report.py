@@ -29,17 +29,15 @@ import numpy as np
 import pandas as pd
 
 from memviz.errors import MemvizError
-from memviz.metrics import METRICS, MISSING, number
+from memviz.metrics import MISSING, number
 from memviz.viz import glossary as words
 from memviz.viz.card import Card, tone
-from memviz.viz.compare import by_method, fractions, results_display, three_way_html
-from memviz.viz.style import caption, method_label, model_label
+from memviz.viz.compare import by_method, results_display, three_way_html
+from memviz.viz.style import caption
 from memviz.viz.text import cut, isolate, seconds
 
 CSP = ("default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
        "img-src data: blob:; font-src data:")
-#: results columns shown as percentages (fractions in [0, 1], or already percent when > 1.5)
-PERCENT_COLUMNS = (*(k for k, m in METRICS.items() if m.percent), "mle_real", "dcr_ideal")
 #: identifiers printed without thousands separators
 PLAIN_INT_COLUMNS = ("synthetic_id", "row_id", "check", "epoch", "seed")
 CSS = """
@@ -171,41 +169,6 @@ def frame_table(df: pd.DataFrame, text_cols=(), match: pd.DataFrame | None = Non
             cells.append(f"<td{attr}>{_e(cut(text))}</td>")          # a long cell cut, with a mark
         body.append(f"<tr><th class='text'>{_e(cut(label))}</th>{''.join(cells)}</tr>")
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
-
-
-def results_summary(results: pd.DataFrame) -> pd.DataFrame:
-    """Results as display strings: mean ± sd over seeds per (method, model) when those
-    columns exist (else one line per row); metric columns declared percentages in :data:`memviz.metrics.METRICS` as
-    percentages with 2 decimals, other numbers with 4 significant digits."""
-    df = results.copy()
-    numeric = [c for c in df.columns if c not in ("method", "model", "seed") and pd.api.types.is_numeric_dtype(df[c])
-               and not pd.api.types.is_bool_dtype(df[c])]
-    for c in numeric:
-        if c in PERCENT_COLUMNS:
-            df[c] = fractions(df[c]) * 100.0
-
-    def fmt(c, x):
-        if x is None or (isinstance(x, float) and math.isnan(x)):
-            return "n/a"
-        return f"{x:.2f}%" if c in PERCENT_COLUMNS else _fmt_value(float(x))
-
-    if {"method", "model"} <= set(df.columns):
-        g = df.groupby(["method", "model"], sort=False)
-        mean, std, n = g[numeric].mean(), g[numeric].std(), g.size()
-        rows = []
-        for key in mean.index:
-            row = {"method": method_label(key[0]), "model": model_label(key[1]), "seeds": int(n[key])}
-            for c in numeric:
-                m, s = mean.at[key, c], std.at[key, c]
-                row[c] = fmt(c, m) + (f" ± {fmt(c, s)}" if n[key] > 1 and np.isfinite(s) else "")
-            rows.append(row)
-        out = pd.DataFrame(rows, columns=["method", "model", "seeds", *numeric])
-    else:
-        out = df.copy()
-        for c in numeric:
-            out[c] = [fmt(c, x) for x in df[c]]
-    out.index = pd.RangeIndex(1, len(out) + 1, name="#")
-    return out
 
 
 def figure_block(fig, i: int) -> str:
