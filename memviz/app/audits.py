@@ -247,7 +247,7 @@ def upload_tables(train_name: str, train_raw: bytes, synthetic_name: str, synthe
     take the training table's schema: the uploaded one (``schema_raw``: memviz meta.json or SDV
     metadata, :func:`memviz.app.datasets.schema_from_upload`), else inferred from the training table
     with ``target`` (else a guessed label column); ``overrides``: (column, kind) pairs the user set on the
-    page's schema table (:meth:`memviz.tables.schema.Schema.with_overrides`). DataError (one line, naming the
+    page's schema table (:meth:`memviz.tables.schema.Schema.with_overrides`). BadTable (one line, naming the
     file and column) otherwise."""
     from memviz.app import datasets
 
@@ -282,7 +282,7 @@ def kind_edits(schema, edited, overrides: tuple = ()) -> tuple:
 
 def companion_table(train, name: str, raw: bytes, role: str = "synthetic"):
     """An uploaded synthetic or hold-out table (parsed as data only, capped in size) with the training
-    table's schema: its columns, values checked; DataError naming the file and column otherwise."""
+    table's schema: its columns, values checked; BadTable naming the file and column otherwise."""
     from memviz.app import datasets
     from memviz.tables.data import check_same_columns, table_from_frame
 

@@ -31,7 +31,7 @@ import pandas as pd
 
 from memviz.app import bounds
 from memviz.app.datasets import RawData, raw_from_upload
-from memviz.errors import DataError, MemvizError
+from memviz.errors import BadTable, MemvizError
 from memviz.io import (
     atomic_write_bytes,
     atomic_write_json,
@@ -138,7 +138,7 @@ def load_upload(root: str | Path, key: str) -> RawData:
     """A kept upload, parsed again (:func:`raw_from_upload`)."""
     folder = _uploads(root) / str(key)
     if not key or not str(key).isalnum() or not (folder / "upload.json").exists():
-        raise DataError(f"upload {key!r}: not kept under {_uploads(root)}")
+        raise BadTable(f"upload {key!r}: not kept under {_uploads(root)}")
     up = _stored(folder)
     test = folder / "test.bin"
     return raw_from_upload(up.name, (folder / "train.bin").read_bytes(), up.test_name,
@@ -171,10 +171,10 @@ def save_tables(root: str | Path, train: Table, test: Table | None, label: str, 
 
 
 def load_tables(root: str | Path, key: str) -> tuple[Table, Table | None, str, str]:
-    """(train, test, label, choice) of :func:`save_tables`; DataError when not kept."""
+    """(train, test, label, choice) of :func:`save_tables`; BadTable when not kept."""
     folder = _uploads(root) / TABLES / str(key)
     if not key or not str(key).isalnum() or not (folder / "info.json").exists():
-        raise DataError(f"table {key!r}: not kept under {_uploads(root)}")
+        raise BadTable(f"table {key!r}: not kept under {_uploads(root)}")
     info = read_json(folder / "info.json", "kept table")
     schema = Schema.load(folder / "schema.json")
     train = load_table(folder / "train.parquet", schema, row_id_column=ROW_ID)

@@ -32,7 +32,7 @@ import pandas as pd
 
 from memviz.attacks.features import FEATURES
 from memviz.attacks.lira import TargetedResult
-from memviz.errors import MemvizError
+from memviz.errors import BadRunFolder
 from memviz.io import atomic_write_json, pid_running, read_json, read_parquet, to_jsonable
 from memviz.locks import WriterLock
 
@@ -62,8 +62,8 @@ class AttackStore:
         """Hold the folder's lock (:mod:`memviz.locks`); MemvizError (one line) when another process holds it."""
         self.path.mkdir(parents=True, exist_ok=True)
         if not self._lock.take():
-            raise MemvizError(f"{self.path}: another process is running this attack{self._lock.holder()}; "
-                              "wait for it or stop it")
+            raise BadRunFolder(f"{self.path}: another process is running this attack{self._lock.holder()}; "
+                               "wait for it or stop it")
         return self
 
     def release(self) -> None:
@@ -85,13 +85,13 @@ class AttackStore:
         old = self.spec()
         if old is None:
             if any(p.name != LOCK for p in self.path.iterdir()):
-                raise MemvizError(f"{self.path}: the folder holds other files; give an empty or new folder")
+                raise BadRunFolder(f"{self.path}: the folder holds other files; give an empty or new folder")
             atomic_write_json(self.path / SPEC, spec)
         else:
             for key in sorted(set(old) | set(spec)):
                 if old.get(key) != spec.get(key):
-                    raise MemvizError(f"{self.path}: another attack is there ({key} differs); choose another "
-                                      "folder or delete it")
+                    raise BadRunFolder(f"{self.path}: another attack is there ({key} differs); choose another "
+                                       "folder or delete it")
         self.remove_stale()
 
     def remove_stale(self) -> int:
@@ -151,7 +151,7 @@ class AttackStore:
             df = read_parquet(f, "shadow features")
             if list(df.columns) != ["target", *FEATURES] or len(df) != n_targets \
                     or not np.array_equal(df["target"].to_numpy(), np.arange(n_targets)):
-                raise MemvizError(f"{f}: not this attack's features (columns, targets)")
+                raise BadRunFolder(f"{f}: not this attack's features (columns, targets)")
             F[i] = df[list(FEATURES)].to_numpy(np.float64)
         return shadows, F
 
@@ -172,7 +172,7 @@ class AttackStore:
             return None
         d = read_json(f, "attack result")
         if d.get("format") != "memviz.attacks.targeted/1":
-            raise MemvizError(f"{f}: not a memviz targeted attack's result")
+            raise BadRunFolder(f"{f}: not a memviz targeted attack's result")
         return TargetedResult.from_dict(d)
 
     def status(self) -> dict:

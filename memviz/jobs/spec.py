@@ -52,7 +52,7 @@ from memviz.compare import (
     summary_table,
 )
 from memviz.compare.details import compute_details
-from memviz.errors import MemvizError, RunError
+from memviz.errors import MemvizError, BadRunFolder
 from memviz.io import atomic_write_json, dumps, read_json
 from memviz.tables.data import Table, load_companion, load_table
 from memviz.warmup.run import WarmupConfig, run_warmup
@@ -93,12 +93,12 @@ class JobSpec:
     @classmethod
     def from_dict(cls, d: dict, source: str = "job spec") -> "JobSpec":
         if not isinstance(d, dict) or d.get("format") != FORMAT:
-            raise RunError(f"{source}: not a {FORMAT} spec")
+            raise BadRunFolder(f"{source}: not a {FORMAT} spec")
         try:
             return cls(kind=d["kind"], config=dict(d.get("config") or {}), paths=dict(d.get("paths") or {}),
                        resume=bool(d.get("resume", False)), label=str(d.get("label", "")))
         except (KeyError, TypeError, ValueError) as exc:
-            raise RunError(f"{source}: malformed spec ({type(exc).__name__}: {exc})") from None
+            raise BadRunFolder(f"{source}: malformed spec ({type(exc).__name__}: {exc})") from None
 
 
 def write_spec(path: str | Path, spec: JobSpec) -> None:

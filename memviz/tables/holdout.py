@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from memviz.errors import MemvizError
+from memviz.errors import BadTable, RefusedVerdict
 from memviz.tables.data import Table, check_same_columns, fingerprint, table_from_frame
 from memviz.tables.encoding import Encoder
 
@@ -140,7 +140,7 @@ def refuse_shared_rows(source: str, n_matching: int, n_holdout: int, n_repeated:
     :func:`memviz.measure.dcr.check_holdout`."""
     r = shared_rows(n_matching, n_holdout, n_repeated, n_train, itself=itself)
     if r.refused:
-        raise MemvizError(r.message(source))
+        raise RefusedVerdict(r.message(source))
     return r
 
 
@@ -150,15 +150,15 @@ def as_table(train: Table, other, role: str, what: str, *, empty_first: bool = F
     refused when its columns differ or it has no rows (``empty_first``: an empty DataFrame before it is read)."""
     if isinstance(other, Table):
         if tuple(other.schema.columns) != tuple(train.schema.columns):
-            raise MemvizError(f"{other.source}: the {what}'s columns differ from {columns}")
+            raise BadTable(f"{other.source}: the {what}'s columns differ from {columns}")
         t = other
     else:
         check_same_columns(train, other, what)
         if empty_first and len(other) == 0:
-            raise MemvizError(f"{what}: the {what} has no rows")
+            raise BadTable(f"{what}: the {what} has no rows")
         t = table_from_frame(other.loc[:, list(train.schema.columns)], train.schema, source=what, role=role)
     if len(t) == 0:
-        raise MemvizError(f"{t.source}: the {what} has no rows")
+        raise BadTable(f"{t.source}: the {what} has no rows")
     return t
 
 

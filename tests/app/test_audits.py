@@ -17,7 +17,7 @@ from helpers import near_copies
 from memviz.app import audits, comparisons, datasets, readings, runs
 from memviz.app.compare_card import compare_verdict
 from memviz.auditing.result import audit as make_audit
-from memviz.errors import DataError
+from memviz.errors import BadTable
 from memviz.jobs import control as jobs
 from memviz.warmup.store import RunStore
 
@@ -127,7 +127,7 @@ def test_uploads_become_tables_with_the_training_tables_schema(sample):
                                          _csv(h.iloc[100:300]))
     assert (len(tr), len(syn), len(hold)) == (len(t), 100, 200)
     assert syn.schema == tr.schema == hold.schema and tr.schema.target == "income"
-    with pytest.raises(DataError, match=r"syn\.csv: column 'age'"):
+    with pytest.raises(BadTable, match=r"syn\.csv: column 'age'"):
         audits.upload_tables("train.csv", _csv(t), "syn.csv", _csv(h.drop(columns="age")))
     # an SDV metadata upload decides the kinds: 'age' as categorical, the id column the row key (issue 42)
     meta = {"METADATA_SPEC_VERSION": "V1", "tables": {"adult": {"columns": {
@@ -144,16 +144,16 @@ def test_uploads_become_tables_with_the_training_tables_schema(sample):
 def test_schema_uploads_are_checked_and_named(sample):
     train, _ = sample
     frame = train.data.reset_index(drop=True)
-    with pytest.raises(DataError, match=r"meta\.json: not valid JSON"):
+    with pytest.raises(BadTable, match=r"meta\.json: not valid JSON"):
         datasets.schema_from_upload("meta.json", b"{nope", frame)
     bad = {"columns": {"age": {"sdtype": "numerical"}, "ghost": {"sdtype": "categorical"}}}
-    with pytest.raises(DataError, match=r"sdv\.json: column 'ghost'"):
+    with pytest.raises(BadTable, match=r"sdv\.json: column 'ghost'"):
         datasets.schema_from_upload("sdv.json", json.dumps(bad).encode(), frame)
     own = (ROOT / "sample_data" / "meta.json").read_bytes()
     assert datasets.schema_from_upload("meta.json", own, frame) == train.schema.__class__.load(
         ROOT / "sample_data" / "meta.json")
     multi = {"columns": {"age": {"sdtype": "numerical"}, "race": {"sdtype": "categorical"}}}
-    with pytest.raises(DataError, match=r"sdv\.json: column 'fnlwgt': in the table but not in the SDV metadata"):
+    with pytest.raises(BadTable, match=r"sdv\.json: column 'fnlwgt': in the table but not in the SDV metadata"):
         datasets.schema_from_upload("sdv.json", json.dumps(multi).encode(), frame, target="race")   # as SDV refuses
     multi["columns"].update({c: {"sdtype": "categorical"} for c in frame.columns if c not in multi["columns"]})
     s = datasets.schema_from_upload("sdv.json", json.dumps(multi).encode(), frame, target="race")
@@ -229,7 +229,7 @@ def test_a_synthetic_upload_takes_the_current_tables_schema(sample):
     train, test = sample
     syn = audits.companion_table(train, "gen.parquet", _parquet(test.data.iloc[:50].iloc[:, ::-1]))
     assert list(syn.data.columns) == list(train.data.columns) and len(syn) == 50 and syn.schema == train.schema
-    with pytest.raises(DataError, match=r"gen\.csv: .*age"):
+    with pytest.raises(BadTable, match=r"gen\.csv: .*age"):
         audits.companion_table(train, "gen.csv", _csv(test.data.assign(age="old")))
 
 

@@ -3,7 +3,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from memviz.errors import DataError, MemvizError
+from memviz.errors import BadTable, MemvizError
 from memviz.mitigate.augment import (
     MitigationResult,
     prune,
@@ -289,7 +289,7 @@ def test_smote_reference_is_seeded_and_refuses_what_it_cannot_do():
     assert new_rows(smote_reference(t, seed=1))[["age", "w"]].notna().all().all()  # missing -> the class mean
     rng = np.random.default_rng(0)
     df = pd.DataFrame({"x": rng.normal(size=20), "k": rng.choice(list("ab"), 20), "y": ["u"] * 19 + ["v"]})
-    with pytest.raises(DataError, match="at least 2 rows"):
+    with pytest.raises(BadTable, match="at least 2 rows"):
         smote_reference(_table(df, ["x"], ["k"], "y"))
     with pytest.raises(MemvizError, match="class target"):
         smote_reference(_table(df.assign(y=rng.normal(size=20)), ["x"], ["k"], "y", "regression"))
@@ -402,5 +402,5 @@ def test_prune_removes_given_ids_and_names_an_unknown_one():
     assert np.array_equal(res.removed, np.sort(np.unique(ids)))
     assert len(res.table) == 997 and not res.table.data.index.isin(ids).any()
     assert res.table.schema == t.schema
-    with pytest.raises(DataError, match="row_id 8 "):
+    with pytest.raises(BadTable, match="row_id 8 "):
         prune(t, [t.row_ids[1], 8])
