@@ -20,7 +20,8 @@ from memviz.jobs.control import job_for, read_spec
 from memviz.measure.floor import Floor
 from memviz.metrics import METRICS
 from memviz.models import MODELS  # noqa: F401
-from memviz.viz.style import method_label, model_label
+from memviz.compare.methods import method_label
+from memviz.viz.style import model_label
 
 
 @dataclass(frozen=True, eq=False)

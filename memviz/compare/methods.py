@@ -155,11 +155,14 @@ def dp_method(epsilon: float) -> str:
     return DPArm(float(epsilon)).name
 
 
-def method_label(name: str) -> str:
-    """What a reader sees: the registry's label, ``DP-SGD ε = 3`` for ``dp@3``."""
-    if base_method(name) == "dp" and "@" in str(name):
+def method_label(name) -> str:
+    """What a reader sees of a method, the one label of every table and figure: the registry's label
+    (``dynamiccut`` -> ``DynamicCut``; a name written otherwise, ``DynamicCut`` or ``dynamic-cut``, read by its
+    letters and digits), ``DP-SGD ε = 3`` for ``dp@3``; an unknown name as given."""
+    name = str(name)
+    if base_method(name) == "dp" and "@" in name:
         return DPArm.parse(name).label
-    return METHOD_LABELS.get(str(name), str(name))
+    return METHOD_LABELS.get(name, METHOD_LABELS.get("".join(ch for ch in name.lower() if ch.isalnum()), name))
 
 
 def check_methods(names) -> tuple[str, ...]:
