@@ -274,3 +274,24 @@ def test_no_library_function_is_reached_only_by_tests():
                         defs.append((f.relative_to(root).as_posix(), d.name))
     unused = sorted(f"{path}: {name}" for path, name in defs if used[name] == 0 and name not in REACHED_BY_TESTS_ONLY)
     assert not unused, "\n".join(unused)
+
+
+def _union_members(annotation) -> set[str]:
+    """The names an annotation is a union of (``object | None`` -> {object, None}; ``Mapping[str, object]`` is
+    one member, not ``object``)."""
+    if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
+        return _union_members(annotation.left) | _union_members(annotation.right)
+    return {ast.unparse(annotation)}
+
+
+def test_no_dataclass_field_is_typed_object():
+    """Issue 53 item 2: 13 fields of the main path were typed ``object`` (the audit's floor, the closeness tests'
+    engine and nearest rows, a warm-up's model, ...), so neither a reader nor a checker knew what they held."""
+    bad = []
+    for mod, path in modules().items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef):
+                for f in node.body:
+                    if isinstance(f, ast.AnnAssign) and "object" in _union_members(f.annotation):
+                        bad.append(f"{mod}.{node.name}.{ast.unparse(f.target)}: {ast.unparse(f.annotation)}")
+    assert not bad, "\n".join(sorted(bad))

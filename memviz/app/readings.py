@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -17,6 +18,9 @@ from memviz.errors import MemvizError, BadRunFolder
 from memviz.dynamics.nullmodel import DEFAULT_REPLICATES as NULL_REPLICATES
 from memviz.tables.data import Table, fingerprint
 from memviz.warmup.store import RunStore, run_token
+
+if TYPE_CHECKING:
+    from memviz.measure.floor import Excess, Floor
 
 DISTANCE_LABELS = {"paper": "the papers' distance (numbers rescaled for each generated row)",
                    "standardized": "the standardized distance (each number divided by its column's training range)"}
@@ -185,8 +189,8 @@ class DistanceReading:
     check: int
     mem_ratio: float
     n_synthetic: int
-    floor: object = None
-    excess: object = None
+    floor: Floor | None = None
+    excess: Excess | None = None
     stored: bool = True
     seconds: float = 0.0
 

@@ -32,7 +32,7 @@ import contextlib
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping
+from typing import Mapping, TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -50,6 +50,13 @@ from memviz.tables.data import (
 )
 from memviz.tables.encoding import shared_factorizations
 from memviz.tables.schema import ADAPTED, UNJUDGED, Schema
+
+if TYPE_CHECKING:
+    from memviz.engine.distributed import Remote
+    from memviz.engine.neighbors import NeighborEngine
+    from memviz.measure.dcr import CloseCopies, Nearest
+    from memviz.measure.floor import Floor
+    from memviz.tables.holdout import CheckedHoldout
 
 
 #: the per-row table's column holding the user's key of each row (:attr:`memviz.auditing.result.Audit.per_row`)
@@ -199,8 +206,8 @@ class _HeldOut:
     come without its rows), the :class:`~memviz.tables.holdout.CheckedHoldout` the entry point made (None
     without hold-out rows at hand) and the closeness tests (:class:`Closeness`, None likewise)."""
 
-    floor: object = None
-    checked: object = None
+    floor: Floor | None = None
+    checked: CheckedHoldout | None = None
     close: Closeness | None = None
 
 
@@ -216,7 +223,7 @@ class _Options:
     dcr: bool
     evidence: bool | Mapping[str, object]
     seed: int
-    remote: object = None
+    remote: Remote | None = None
 
 
 # ------------------------------------------------------------------ pieces
@@ -249,10 +256,10 @@ class Closeness:
     the standardized engine on the training rows, and the nearest training row of every generated and
     hold-out row (reused by the data-copying test)."""
 
-    test: object
-    engine: object
-    synthetic: object
-    holdout: object
+    test: CloseCopies
+    engine: NeighborEngine
+    synthetic: Nearest
+    holdout: Nearest
 
 
 def closeness_tests(train: Table, synthetic, holdout, engine, *, synthetic_near=None,

@@ -33,7 +33,7 @@ import math
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Mapping
+from typing import Mapping, TYPE_CHECKING
 
 import pandas as pd
 
@@ -45,6 +45,9 @@ from memviz.auditing.verdict import Finding, Verdict, verdict_of
 from memviz.auditing.verdict import findings as findings_of
 from memviz.evidence.suite import Evidence
 from memviz.measure.dcr import CloseCopies
+
+if TYPE_CHECKING:
+    from memviz.measure.floor import Floor
 
 FORMAT = "memviz.audit/3"   # 3: the verdict and its findings first, the ratio test's figures under ratio_test,
 #: rows named by the user's key (``key``; ``over_copied`` records carry it)
@@ -96,7 +99,7 @@ class Audit:
     flagged_exact_share: float = math.nan
     evidence: Evidence = field(default_factory=Evidence)
     generated: pd.DataFrame | None = None
-    floor_detail: object = None
+    floor_detail: Floor | None = None
     per_check: pd.DataFrame | None = None
     close: CloseCopies | None = None
     family: Family = field(default_factory=Family)

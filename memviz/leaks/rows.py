@@ -242,7 +242,7 @@ class LeakView:
     n_copies: int
     closeness: Closeness | None = None
     bins: dict | None = None
-    key: object = None
+    key: int | float | str | None = None        # a cell of the user's key column (NaN: missing)
     key_name: str | None = None
 
     def label(self, redacted: bool = False, *, salt: str | None = None) -> str:

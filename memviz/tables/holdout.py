@@ -48,8 +48,12 @@ SHARED_ROWS_P = 1e-3
 #: training rows in a hold-out move its floor by under 2 points; 45 % moved it from 23 % to 58 %)
 SHARED_ROWS_MARGIN = 0.02
 
+class _Made:
+    """The type of :data:`_MADE`: the token only :func:`checked_holdout` passes."""
+
+
 #: what :class:`CheckedHoldout` accepts from :func:`checked_holdout` alone
-_MADE = object()
+_MADE = _Made()
 
 
 @dataclass(frozen=True)
@@ -186,7 +190,7 @@ class CheckedHoldout:
     n_identical: int = 0
     fingerprint: str = field(default="", repr=False)
     train_fingerprint: str = field(default="", repr=False)
-    token: object = field(default=None, repr=False, compare=False)
+    token: _Made | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self):
         if self.token is not _MADE:

@@ -24,7 +24,7 @@ import os
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, TYPE_CHECKING
 
 import pandas as pd
 
@@ -49,6 +49,9 @@ from memviz.warmup.tracking import (
     ProgressEvents,
     StopCallback,
 )
+
+if TYPE_CHECKING:
+    from memviz.models.tabddpm import TabDDPM
 
 # torch-heavy modules (memorization, neighbors, models) are imported where used, so that
 # reading a finished run (the dashboard) never loads torch.
@@ -229,7 +232,7 @@ class WarmupResult:
     status: str
     seconds: float
     run_dir: Path | None = None
-    model: object = None
+    model: TabDDPM | None = None
     floor: Floor | None = None     # None: the run was given no hold-out
 
     @property
