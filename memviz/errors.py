@@ -4,6 +4,10 @@ Every mistake a user can make (a bad file, a bad column, a bad option) raises a
 :class:`MemvizError` whose ``str`` is one line naming the file, the column and the
 problem. The CLI prints that line and exits with code 2; the dashboard shows it.
 Anything else is a bug and keeps its traceback.
+
+A caller catches a kind of mistake by its subclass: :class:`BadTable` (a table or schema file),
+:class:`BadOption` (an option or config value), :class:`BadRunFolder` (a run, job or attack folder),
+:class:`RefusedVerdict` (tables an audit gives no verdict on), :class:`MissingExtra` (an optional library).
 """
 from __future__ import annotations
 
@@ -15,12 +19,20 @@ class MemvizError(Exception):
         super().__init__(" ".join(str(message).split()))
 
 
-class DataError(MemvizError):
-    """A table or schema file that cannot be used as given."""
+class BadTable(MemvizError):
+    """A table or schema file that cannot be used as given: the file, a column, a value or the rows."""
 
 
-class RunError(MemvizError):
-    """A run directory that is missing, incomplete or incompatible."""
+class BadOption(MemvizError):
+    """An option, setting or config value outside what it takes (a seed, p, k, T, a method, epochs, ...)."""
+
+
+class BadRunFolder(MemvizError):
+    """A run folder (a warm-up's, a job's spec, an attack's) that is missing, incomplete or incompatible."""
+
+
+class RefusedVerdict(MemvizError):
+    """Tables on which an audit gives no verdict, and why (a hold-out that shares the training table's rows)."""
 
 
 #: the extra of ``pip install 'memviz[EXTRA]'`` that installs each optional library (pyproject.toml)
@@ -95,5 +107,5 @@ def checked_seed(value, what: str = "seed") -> int:
     from numbers import Integral
 
     if isinstance(value, bool) or not isinstance(value, Integral) or not 0 <= int(value) <= SEED_MAX:
-        raise MemvizError(f"{what}={value!r}: a seed is a whole number from 0 to {SEED_MAX} (2**32 - 1)")
+        raise BadOption(f"{what}={value!r}: a seed is a whole number from 0 to {SEED_MAX} (2**32 - 1)")
     return int(value)

@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from memviz.errors import MemvizError, RunError
+from memviz.errors import MemvizError, BadRunFolder
 
 #: the package's version (``memviz.__version__``). A base module holds it so that any layer can record it
 #: (a run's manifest, an audit's provenance) without importing the package's face, which imports the audit
@@ -418,15 +418,15 @@ MAX_JSON_DEPTH = 64
 
 
 def parse_json(raw: bytes | str, source: str, what: str = "file", max_depth: int = MAX_JSON_DEPTH):
-    """The JSON value of ``raw`` (a file's bytes or text), or a DataError in one line naming ``source``: not
+    """The JSON value of ``raw`` (a file's bytes or text), or a BadTable in one line naming ``source``: not
     UTF-8, not JSON (with the line), NaN or infinities, nested deeper than ``max_depth`` levels."""
-    from memviz.errors import DataError
+    from memviz.errors import BadTable
 
     if isinstance(raw, bytes):
         try:
             raw = raw.decode("utf-8-sig")
         except UnicodeDecodeError:
-            raise DataError(f"{source}: {what} is not UTF-8 text") from None
+            raise BadTable(f"{source}: {what} is not UTF-8 text") from None
 
     def refuse(const):
         raise ValueError(f"{const} is not a JSON number")
@@ -434,13 +434,13 @@ def parse_json(raw: bytes | str, source: str, what: str = "file", max_depth: int
     try:
         value = json.loads(raw, parse_constant=refuse)
     except json.JSONDecodeError as exc:
-        raise DataError(f"{source}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
+        raise BadTable(f"{source}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
     except RecursionError:
-        raise DataError(f"{source}: {what} nested too deeply (at most {max_depth} levels)") from None
+        raise BadTable(f"{source}: {what} nested too deeply (at most {max_depth} levels)") from None
     except ValueError as exc:
-        raise DataError(f"{source}: not valid JSON ({exc})") from None
+        raise BadTable(f"{source}: not valid JSON ({exc})") from None
     if json_depth(value) > max_depth:
-        raise DataError(f"{source}: {what} nested too deeply (at most {max_depth} levels)")
+        raise BadTable(f"{source}: {what} nested too deeply (at most {max_depth} levels)")
     return value
 
 
@@ -511,19 +511,19 @@ def strict_loads(text: str):
 
 
 def read_json(path: Path, what: str = "file") -> dict:
-    """A JSON object from ``path``; RunError (one line) when missing, unreadable, not an object, or holding a
+    """A JSON object from ``path``; BadRunFolder (one line) when missing, unreadable, not an object, or holding a
     number that is not finite (:class:`NonFinite`, naming the field)."""
     path = Path(path)
     try:
         obj = strict_loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise RunError(f"{path}: no such {what}") from None
+        raise BadRunFolder(f"{path}: no such {what}") from None
     except NonFinite as exc:
-        raise RunError(exc.sentence(path, what)) from None
+        raise BadRunFolder(exc.sentence(path, what)) from None
     except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise RunError(f"{path}: unreadable {what} ({type(exc).__name__})") from None
+        raise BadRunFolder(f"{path}: unreadable {what} ({type(exc).__name__})") from None
     if not isinstance(obj, dict):
-        raise RunError(f"{path}: {what} is not a JSON object")
+        raise BadRunFolder(f"{path}: {what} is not a JSON object")
     return obj
 
 
@@ -542,16 +542,16 @@ def parquet_safe(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def read_parquet(path: Path, what: str = "table", columns=None) -> pd.DataFrame:
-    """A Parquet file written by memviz; RunError (one line) when missing, truncated or
+    """A Parquet file written by memviz; BadRunFolder (one line) when missing, truncated or
     lacking one of ``columns``."""
     path = Path(path)
     if not path.is_file():
-        raise RunError(f"{path}: no such {what}")
+        raise BadRunFolder(f"{path}: no such {what}")
     try:
         df = pd.read_parquet(path)
     except Exception as exc:  # pyarrow raises many types for a truncated or foreign file
-        raise RunError(f"{path}: unreadable {what} ({type(exc).__name__})") from None
+        raise BadRunFolder(f"{path}: unreadable {what} ({type(exc).__name__})") from None
     missing = [c for c in (columns or ()) if c not in df.columns]
     if missing:
-        raise RunError(f"{path}: {what} lacks column(s) {', '.join(map(str, missing))}")
+        raise BadRunFolder(f"{path}: {what} lacks column(s) {', '.join(map(str, missing))}")
     return df

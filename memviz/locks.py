@@ -8,6 +8,8 @@ process ends, however it ends. A lock file holds its holder's pid, so a refusal 
 * :func:`hold`: the lock, waiting as long as it takes.
 * :func:`is_held`: whether some holder (this process included) has it now.
 * :func:`holder`: `` (pid N)`` from the lock file, for a refusal's line.
+* :class:`WriterLock`: a folder's writer's lock as one object holds it (a run, an attack folder): taken,
+  let go, and probed for any holder.
 """
 from __future__ import annotations
 
@@ -81,3 +83,40 @@ def holder(path: Path | str) -> str:
     except OSError:
         return ""
     return f" (pid {pid})" if pid.isdigit() else ""
+
+
+class WriterLock:
+    """A folder's writer's lock (``path``, its lock file) as one object sees it: :meth:`take` holds it with this
+    process's pid written in it, :meth:`release` lets go, :meth:`alive` says whether any holder (this object
+    included) has it now, :meth:`holder` names the holder for a refusal's line."""
+
+    def __init__(self, path: Path | str):
+        self.path = Path(path)
+        self._held: Held | None = None
+
+    @property
+    def mine(self) -> bool:
+        """Does this object hold the lock?"""
+        return self._held is not None
+
+    def take(self, wait: float = 0.0) -> bool:
+        """Hold the lock (True; at once when this object holds it already), or False when another holder keeps
+        it ``wait`` seconds."""
+        if self._held is None:
+            held = try_hold(self.path, wait=wait)
+            if held is None:
+                return False
+            self._held = held.write_pid()
+        return True
+
+    def release(self) -> None:
+        if self._held is not None:
+            self._held.release()
+            self._held = None
+
+    def alive(self) -> bool:
+        """Does a holder (this object included) have the lock now?"""
+        return self._held is not None or is_held(self.path)
+
+    def holder(self) -> str:
+        return holder(self.path)

@@ -125,16 +125,6 @@ class Metric:
             return "higher"
         return f"closer to {self.target:.0%}" if self.percent else f"closer to {self.target:g}"
 
-    def is_better(self, a: float, b: float) -> bool:
-        """Is value ``a`` better than value ``b``? (Never, for a reference.)"""
-        if self.goal == REFERENCE:
-            return False
-        if self.goal == MINIMIZE:
-            return a < b
-        if self.goal == MAXIMIZE:
-            return a > b
-        return abs(a - self.target) < abs(b - self.target)
-
 
 _M = "memviz.measure.memorization"
 _F = "memviz.measure.floor"

@@ -221,3 +221,113 @@ def test_the_readme_states_the_suites_real_counts():
     assert whole and fast, "the README's test paragraph no longer says its counts in the expected words"
     assert int(whole.group(1).replace(",", "")) == _collected()
     assert int(fast.group(1).replace(",", "")) == _collected("-m", "not slow and not browser")
+
+
+# --- docs/architecture.md: the folders in pipeline order and the "where is X computed" index (issue 53 item 4) ---
+
+ARCHITECTURE = ROOT / "docs" / "architecture.md"
+#: a backticked path of this repository (a file or a folder) on the architecture page
+REPO_PATH = re.compile(r"`((?:memviz|screens|tests|benchmarks|docs)/[\w/.-]*|app\.py)`")
+BARE = re.compile(r"`([a-z_][a-z0-9_]*)`")
+
+
+def _section(text: str, heading: str) -> str:
+    """The body of the ``## heading`` section (up to the next ``## ``)."""
+    m = re.search(rf"^## {re.escape(heading)}\n(.*?)(?=^## |\Z)", text, re.S | re.M)
+    assert m, f"docs/architecture.md has no '## {heading}' section"
+    return m.group(1)
+
+
+def _table_rows(section: str) -> list[list[str]]:
+    rows = [ln for ln in section.splitlines() if ln.startswith("|") and not re.match(r"^\|[-| :]+\|$", ln)]
+    return [[c.strip() for c in ln.strip().strip("|").split("|")] for ln in rows[1:]]       # the header dropped
+
+
+def _folders_table() -> dict[str, str]:
+    """The folders table: {folder ("" for memviz/ itself): its modules cell}."""
+    out = {}
+    for cells in _table_rows(_section(_text(ARCHITECTURE), "The folders, in pipeline order")):
+        folder = re.search(r"`memviz/([\w/]*)`", cells[1])
+        assert folder, f"a row of the folders table names no `memviz/...` folder: {cells}"
+        out[folder.group(1).rstrip("/")] = cells[-1]
+    return out
+
+
+def test_architecture_names_every_folder_and_module_of_memviz_in_its_row():
+    """Every folder of memviz/ has a row; each row names, in backticks, exactly its folder's modules (a backticked
+    bare word in a row is a module of that folder: the page once named `evaluate/report`, `evidence/readings` and
+    `auditing/schema`, which did not exist, and left out `tables/holdout`)."""
+    table = _folders_table()
+    folders = {p.name for p in (ROOT / "memviz").iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    assert set(table) == folders | {""}, (f"folders without a row: {sorted(folders - set(table))}; "
+                                          f"rows that are no folder: {sorted(set(table) - folders - {''})}")
+    for folder, cell in table.items():
+        here = ROOT / "memviz" / folder
+        named = set(BARE.findall(cell))
+        modules = {p.stem for p in here.glob("*.py")} - {"__init__"}
+        if folder == "":
+            modules |= {"__init__"}
+            named |= {m for m in re.findall(r"`(__\w+__)`", cell)}
+        assert not named - modules, f"memviz/{folder}: the page names modules that do not exist: {sorted(named - modules)}"
+        assert not modules - named, f"memviz/{folder}: modules the page does not name: {sorted(modules - named)}"
+
+
+def test_architecture_lists_the_folders_in_pipeline_order():
+    order = list(_folders_table())
+    steps = ["tables", "measure", "warmup", "dynamics", "mitigate", "compare", "evaluate", "auditing", "viz"]
+    assert [s for s in order if s in steps] == steps, order
+
+
+def test_every_path_and_dotted_name_on_the_architecture_page_exists():
+    text = _text(ARCHITECTURE)
+    missing = [p for p in REPO_PATH.findall(text) if not (ROOT / p).exists()]
+    assert not missing, f"docs/architecture.md names paths that do not exist: {missing}"
+    stale = [n for n in DOTTED.findall(text) if n not in NOT_OBJECTS and not _resolves(n)]
+    assert not stale, f"docs/architecture.md names objects that do not exist: {stale}"
+
+
+def _index(heading: str) -> list[list[str]]:
+    return _table_rows(_section(_text(ARCHITECTURE), "Where is X computed").split(f"### {heading}\n", 1)[1]
+                       .split("\n### ", 1)[0])
+
+
+def test_the_index_names_every_page_with_the_app_function_it_calls():
+    rows = _index("Every page")
+    named = {}
+    for cells in rows:
+        screen = re.search(r"`(screens/\w+\.py|app\.py)`", cells[0])
+        assert screen, cells
+        calls = re.findall(r"`memviz\.app\.(\w+)\.(\w+)`", cells[-1])
+        src = _text(ROOT / screen.group(1))
+        for module, func in calls:
+            assert re.search(rf"\b{module}\.{func}\(", src), f"{screen.group(1)} does not call {module}.{func}"
+        named[screen.group(1)] = calls
+    pages = {f"screens/{p.name}" for p in (ROOT / "screens").glob("*.py")} | {"app.py"}
+    assert set(named) == pages, f"pages without a row: {sorted(pages - set(named))}"
+    assert all(named[p] for p in named if re.match(r"screens/\d", p)), "a page's row names no memviz.app function"
+
+
+def test_the_index_names_every_command_with_the_function_it_runs():
+    rows = _index("Every command")
+    named = {}
+    for cells in rows:
+        module = re.search(r"`(memviz/commands/\w+\.py)`", cells[0])
+        assert module, cells
+        src = _text(ROOT / module.group(1))
+        for dotted in DOTTED.findall(cells[-1]):
+            assert re.search(rf"\b{dotted.rsplit('.', 1)[1]}\b", src), f"{module.group(1)} does not use {dotted}"
+        named[module.group(1)] = DOTTED.findall(cells[-1])
+    commands = {f"memviz/commands/{p.name}" for p in (ROOT / "memviz" / "commands").glob("*.py")}
+    assert set(named) == commands, f"commands without a row: {sorted(commands - set(named))}"
+    assert {Path(m).stem for m in named} >= set(COMMANDS)
+    assert all(named[m] for m in named if Path(m).stem in COMMANDS), "a command's row names no function"
+
+
+def test_the_index_names_every_test_of_the_verdict():
+    text = " ".join(" ".join(c) for c in _index("Every test of the verdict")).lower()
+    for test in ("ratio test", "floor", "excess", "too close", "identical", "pooled", "near-verbatim", "partial",
+                 "per-row test", "regions", "data-copying", "membership", "attribute", "density ratio",
+                 "singling out", "linkability"):
+        assert test in text, f"the index does not say where the {test} is computed"
+    for cells in _index("Every test of the verdict"):
+        assert DOTTED.search(cells[1]), f"a test of the verdict without the memviz name that computes it: {cells}"

@@ -145,14 +145,14 @@ def compare_source(compare) -> Source:
 def _run_audit(run_dir: str, token: int, check: int | None):
     """The last check's audit as the worker kept it for this run state (:func:`memviz.jobs.spec.keep_audit`),
     else computed here (a run from before, another check, or a kept one that no longer reads)."""
-    from memviz.auditing.build import from_run
+    from memviz.auditing.result import Audit
     from memviz.auditing.stored import RUN_FOLDER, load_audit
 
     if check is None:
         kept = load_audit(Path(run_dir) / RUN_FOLDER, token=token)
         if kept is not None:
             return kept
-    return from_run(run_dir, check)
+    return Audit.from_run(run_dir, check)
 
 
 def run_audit(view, check: int | None = None):
@@ -233,7 +233,7 @@ def compare_audit(compare, model: str):
 
 def tables_audit(train, synthetic, holdout=None, *, distance: str = "paper"):
     """The :class:`memviz.Audit` of a synthetic table made by any generator (the Audit screen)."""
-    from memviz.auditing.build import audit
+    from memviz.auditing.result import audit
 
     return audit(train, synthetic, holdout, distance=distance)
 
@@ -247,7 +247,7 @@ def upload_tables(train_name: str, train_raw: bytes, synthetic_name: str, synthe
     take the training table's schema: the uploaded one (``schema_raw``: memviz meta.json or SDV
     metadata, :func:`memviz.app.datasets.schema_from_upload`), else inferred from the training table
     with ``target`` (else a guessed label column); ``overrides``: (column, kind) pairs the user set on the
-    page's schema table (:meth:`memviz.tables.schema.Schema.with_overrides`). DataError (one line, naming the
+    page's schema table (:meth:`memviz.tables.schema.Schema.with_overrides`). BadTable (one line, naming the
     file and column) otherwise."""
     from memviz.app import datasets
 
@@ -282,7 +282,7 @@ def kind_edits(schema, edited, overrides: tuple = ()) -> tuple:
 
 def companion_table(train, name: str, raw: bytes, role: str = "synthetic"):
     """An uploaded synthetic or hold-out table (parsed as data only, capped in size) with the training
-    table's schema: its columns, values checked; DataError naming the file and column otherwise."""
+    table's schema: its columns, values checked; BadTable naming the file and column otherwise."""
     from memviz.app import datasets
     from memviz.tables.data import check_same_columns, table_from_frame
 

@@ -31,7 +31,8 @@ import pandas as pd
 from memviz.auditing.verdict import REFUSALS
 from memviz.measure.floor import Excess, Floor, newcombe_interval, wilson_interval
 from memviz.viz.card import Card, Line, tone
-from memviz.viz.style import method_label, model_label
+from memviz.compare.methods import method_label
+from memviz.viz.style import model_label
 from memviz.viz.text import pct, points
 
 #: below this many seeds a difference is "indicative"

@@ -14,13 +14,14 @@ from memviz.compare.details import (
     read_details,
     read_results,
 )
-from memviz.errors import DataError, MemvizError
+from memviz.errors import BadTable, MemvizError
 from memviz.io import read_json
 from memviz.jobs.control import job_for, read_spec
 from memviz.measure.floor import Floor
 from memviz.metrics import METRICS
 from memviz.models import MODELS  # noqa: F401
-from memviz.viz.style import method_label, model_label
+from memviz.compare.methods import method_label
+from memviz.viz.style import model_label
 
 
 @dataclass(frozen=True, eq=False)
@@ -125,7 +126,7 @@ def metric_name(key: str) -> str:
 
 
 def load_compare(out_dir: str | Path) -> CompareView:
-    """Read a comparison's results (RunError when it has no results.csv yet) and its details."""
+    """Read a comparison's results (BadRunFolder when it has no results.csv yet) and its details."""
     out_dir = Path(out_dir)
     shapes, dcr = read_details(out_dir)
     return CompareView(out_dir, read_results(out_dir), shapes, dcr)
@@ -169,10 +170,10 @@ def synthetic_files(out_dir: str | Path) -> dict[str, Path]:
 
 
 def file_bytes(path: str | Path, limit: int = 200 * 2 ** 20) -> bytes:
-    """The bytes of an output file for a download button (DataError when it is too large)."""
+    """The bytes of an output file for a download button (BadTable when it is too large)."""
     p = Path(path)
     if p.stat().st_size > limit:
-        raise DataError(f"{p.name}: {p.stat().st_size / 2**20:.0f} MB is too large to download from the browser")
+        raise BadTable(f"{p.name}: {p.stat().st_size / 2**20:.0f} MB is too large to download from the browser")
     return p.read_bytes()
 
 

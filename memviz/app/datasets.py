@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from memviz.errors import DataError, MemvizError
+from memviz.errors import BadTable, MemvizError
 from memviz.tables.data import (
     NEAR_UNIQUE,
     KeyNote,
@@ -85,7 +85,7 @@ def choice_by_key(key: str) -> DatasetChoice:
     for c in dataset_choices():
         if c.key == key:
             return c
-    raise DataError(f"dataset {key!r}: not available here")
+    raise BadTable(f"dataset {key!r}: not available here")
 
 
 @dataclass(frozen=True)
@@ -133,18 +133,18 @@ def max_upload_cells() -> int:
     try:
         return max(1, int(raw))
     except ValueError:
-        raise DataError(f"${MAX_CELLS_ENV}={raw!r}: expected a whole number of cells") from None
+        raise BadTable(f"${MAX_CELLS_ENV}={raw!r}: expected a whole number of cells") from None
 
 
 def _check_size(name: str, rows: int, cols: int, decoded: int | None = None) -> None:
-    """DataError (one line) when an upload would expand past the caps."""
+    """BadTable (one line) when an upload would expand past the caps."""
     cap = max_upload_cells()
     if rows * cols > cap:
-        raise DataError(f"{name}: {rows:,} rows × {cols:,} columns = {rows * cols:,} cells, more than an upload "
-                        f"may hold ({cap:,}; set ${MAX_CELLS_ENV} to change it, or use the memviz CLI)")
+        raise BadTable(f"{name}: {rows:,} rows × {cols:,} columns = {rows * cols:,} cells, more than an upload "
+                       f"may hold ({cap:,}; set ${MAX_CELLS_ENV} to change it, or use the memviz CLI)")
     if decoded is not None and decoded > MAX_UPLOAD_BYTES:
-        raise DataError(f"{name}: its values expand to {decoded / 2**20:,.0f} MiB, more than an upload may hold "
-                        f"({MAX_UPLOAD_BYTES / 2**20:,.0f} MiB; use the memviz CLI for it)")
+        raise BadTable(f"{name}: its values expand to {decoded / 2**20:,.0f} MiB, more than an upload may hold "
+                       f"({MAX_UPLOAD_BYTES / 2**20:,.0f} MiB; use the memviz CLI for it)")
 
 
 def _read_parquet_upload(name: str, raw: bytes) -> pd.DataFrame:
@@ -173,10 +173,10 @@ def _read_parquet_upload(name: str, raw: bytes) -> pd.DataFrame:
                     decoded += chunk.nbytes
         _check_size(name, table.num_rows, table.num_columns, decoded)
         return table.cast(schema).to_pandas()
-    except DataError:
+    except BadTable:
         raise
     except Exception as exc:  # pyarrow raises many types
-        raise DataError(f"{name}: not a readable Parquet file ({type(exc).__name__})") from None
+        raise BadTable(f"{name}: not a readable Parquet file ({type(exc).__name__})") from None
 
 
 def _check_csv_size(name: str, raw: bytes) -> None:
@@ -188,20 +188,20 @@ def _check_csv_size(name: str, raw: bytes) -> None:
 
 
 def read_upload(name: str, raw: bytes) -> pd.DataFrame:
-    """Parse an uploaded CSV or Parquet file (data only; one-line DataError on a bad file or
+    """Parse an uploaded CSV or Parquet file (data only; one-line BadTable on a bad file or
     one that would expand past :func:`max_upload_cells` cells or :data:`MAX_UPLOAD_BYTES`)."""
     if raw[:4] == PARQUET_MAGIC or name.lower().endswith((".parquet", ".pq")):
         if raw[:4] != PARQUET_MAGIC:
-            raise DataError(f"{name}: not a Parquet file (no PAR1 magic bytes)")
+            raise BadTable(f"{name}: not a Parquet file (no PAR1 magic bytes)")
         df = _read_parquet_upload(name, raw)
         df.columns = [str(c) for c in df.columns]
         if df.columns.duplicated().any():
             dup = df.columns[df.columns.duplicated()][0]
-            raise DataError(f"{name}: column {dup!r}: duplicate column name")
+            raise BadTable(f"{name}: column {dup!r}: duplicate column name")
         if df.shape[1] == 0:
-            raise DataError(f"{name}: the table has no columns")
+            raise BadTable(f"{name}: the table has no columns")
         if len(df) == 0:
-            raise DataError(f"{name}: the table has a header but no rows")
+            raise BadTable(f"{name}: the table has a header but no rows")
         check_frame(df, name)
         return df.reset_index(drop=True)
     _check_csv_size(name, raw)
@@ -270,35 +270,35 @@ def _sdtype_of(d: dict, column: str | None):
 def schema_from_upload(name: str, raw: bytes, frame: pd.DataFrame, target: str | None = None) -> Schema:
     """A schema from an uploaded JSON file: SDV single-table metadata (:meth:`Schema.from_sdv`, with
     ``target`` as its label when the metadata lists that column) or memviz's meta.json; every column
-    it names must be in ``frame``. One DataError line naming the file (and column) otherwise."""
+    it names must be in ``frame``. One BadTable line naming the file (and column) otherwise."""
     from memviz.io import parse_json
 
     if len(raw) > MAX_SCHEMA_BYTES:
-        raise DataError(f"{name}: {len(raw):,} bytes is too large for a schema file")
+        raise BadTable(f"{name}: {len(raw):,} bytes is too large for a schema file")
     d = parse_json(raw, name, "schema file")   # one line: not UTF-8, not JSON, nested too deeply
     if is_sdv_metadata(d):
         kind = _sdtype_of(d, target)
         try:
             schema = Schema.from_sdv(d, target=target if kind in ("numerical", "categorical", "boolean", "ordinal")
                                      else None)
-        except DataError as exc:
-            raise DataError(f"{name}: {str(exc).removeprefix('SDV metadata: ')}") from None
+        except BadTable as exc:
+            raise BadTable(f"{name}: {str(exc).removeprefix('SDV metadata: ')}") from None
         if schema.target is not None and schema.target in frame.columns and schema.task == "binary":
             schema = replace(schema, task=target_task(frame[schema.target]))   # SDV metadata has no task
     elif isinstance(d, dict):
         schema = Schema.from_dict(d, source=name)
     else:
-        raise DataError(f"{name}: expected a JSON object (meta.json or SDV metadata)")
+        raise BadTable(f"{name}: expected a JSON object (meta.json or SDV metadata)")
     missing = [c for c in (*schema.columns, *schema.excluded, *schema.key_columns)
                if c not in frame.columns]
     if missing:
-        raise DataError(f"{name}: column {missing[0]!r}: in the schema but not in the table")
+        raise BadTable(f"{name}: column {missing[0]!r}: in the schema but not in the table")
     listed = schema.extra.get("sdv_columns")
     if listed:   # SDV refuses data with a column its metadata does not list, and so does memviz
         extra = [c for c in frame.columns if str(c) not in {str(x) for x in listed}]
         if extra:
-            raise DataError(f"{name}: column {extra[0]!r}: in the table but not in the SDV metadata (SDV refuses "
-                            "such data too: add it to the metadata, or drop it from the table)")
+            raise BadTable(f"{name}: column {extra[0]!r}: in the table but not in the SDV metadata (SDV refuses "
+                           "such data too: add it to the metadata, or drop it from the table)")
     return schema
 
 
@@ -316,10 +316,10 @@ def with_target(schema: Schema, frame: pd.DataFrame, target: str | None) -> Sche
 
     The new target leaves the feature lists; the old target becomes a feature of the kind
     inference gives it; the task (binary, multiclass, regression) is read from the column.
-    DataError names a column that is not in the table.
+    BadTable names a column that is not in the table.
     """
     if target is not None and target not in frame.columns:
-        raise DataError(f"target {target!r}: not a column of the table")
+        raise BadTable(f"target {target!r}: not a column of the table")
     if target == schema.target:
         return schema
     num = [c for c in schema.numerical if c != target]
@@ -333,7 +333,7 @@ def with_target(schema: Schema, frame: pd.DataFrame, target: str | None) -> Sche
     num.sort(key=lambda c: order.get(c, len(order)))
     cat.sort(key=lambda c: order.get(c, len(order)))
     if not num and not cat:
-        raise DataError(f"target {target!r}: no feature column would be left")
+        raise BadTable(f"target {target!r}: no feature column would be left")
     task = target_task(frame[target]) if target is not None else "none"
     return Schema(numerical=tuple(num), categorical=tuple(cat), target=target, task=task, excluded=tuple(exc),
                   name=schema.name, extra=dict(schema.extra), key=key)
@@ -420,23 +420,23 @@ def apply_schema_edits(schema: Schema, edited: pd.DataFrame, frame: pd.DataFrame
                        source: str = "schema editor") -> Schema:
     """The schema after the user's edits of :func:`schema_editor_frame` (kind column).
 
-    Raises DataError naming the column: unknown kind, more than one target, or no
+    Raises BadTable naming the column: unknown kind, more than one target, or no
     feature column left.
     """
     kinds = dict(zip(edited["column"].astype(str), edited["kind"]))
     for col, kind in kinds.items():
         if kind not in KINDS:
-            raise DataError(f"{source}: column {col!r}: unknown type {kind!r} (use {', '.join(KINDS)})")
+            raise BadTable(f"{source}: column {col!r}: unknown type {kind!r} (use {', '.join(KINDS)})")
     targets = [c for c, k in kinds.items() if k == "target"]
     if len(targets) > 1:
-        raise DataError(f"{source}: column {targets[1]!r}: only one column can be the target "
+        raise BadTable(f"{source}: column {targets[1]!r}: only one column can be the target "
                         f"(also {targets[0]!r})")
     keys = [c for c, k in kinds.items() if k == "key"]     # several: a composite key, in the table's order
     num = [c for c, k in kinds.items() if k == "numerical"]
     cat = [c for c, k in kinds.items() if k == "categorical"]
     exc = [c for c, k in kinds.items() if k == "excluded"]
     if not num and not cat:
-        raise DataError(f"{source}: no feature column left (mark at least one numerical or categorical)")
+        raise BadTable(f"{source}: no feature column left (mark at least one numerical or categorical)")
     target = targets[0] if targets else None
     task = "none"
     if target is not None:
@@ -460,12 +460,12 @@ def build_tables(raw: RawData, schema: Schema, split: str = "file", test_share: 
     """
     if split == "random":
         if not 0.0 < test_share < 0.9:
-            raise DataError(f"test share {test_share}: choose between 0 and 0.9")
+            raise BadTable(f"test share {test_share}: choose between 0 and 0.9")
         rng = np.random.default_rng(seed)
         n = len(raw.frame)
         n_test = int(round(test_share * n))
         if n_test < 1 or n - n_test < 10:
-            raise DataError(f"{raw.source}: {n} rows are too few to hold out {test_share:.0%} as a test split")
+            raise BadTable(f"{raw.source}: {n} rows are too few to hold out {test_share:.0%} as a test split")
         perm = rng.permutation(n)
         test_pos, train_pos = np.sort(perm[:n_test]), np.sort(perm[n_test:])
         train = table_from_frame(raw.frame.iloc[train_pos].reset_index(drop=True), schema, source=raw.source)
@@ -478,7 +478,7 @@ def build_tables(raw: RawData, schema: Schema, split: str = "file", test_share: 
         check_same_columns(train, raw.test, src)
         return train, table_from_frame(raw.test, schema, source=src, role="test")
     if split not in ("file", "none"):
-        raise DataError(f"split {split!r}: use file, random or none")
+        raise BadTable(f"split {split!r}: use file, random or none")
     return train, None
 
 

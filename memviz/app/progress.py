@@ -48,7 +48,8 @@ class CellNow:
         return PHASE_SHARE.get(self.phase, 0.0)
 
     def line(self, now: float | None = None) -> str:
-        from memviz.viz.style import method_label, model_label
+        from memviz.compare.methods import method_label
+        from memviz.viz.style import model_label
 
         now = time.time() if now is None else now
         where = (f"fitting, epoch {count(self.epoch)}/{count(self.epochs)}" if self.phase == "fit" and self.epoch

@@ -8,15 +8,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
 from memviz.app.runs import RunView
-from memviz.errors import MemvizError, RunError
+from memviz.errors import MemvizError, BadRunFolder
 from memviz.dynamics.nullmodel import DEFAULT_REPLICATES as NULL_REPLICATES
 from memviz.tables.data import Table, fingerprint
 from memviz.warmup.store import RunStore, run_token
+
+if TYPE_CHECKING:
+    from memviz.measure.floor import Excess, Floor
 
 DISTANCE_LABELS = {"paper": "the papers' distance (numbers rescaled for each generated row)",
                    "standardized": "the standardized distance (each number divided by its column's training range)"}
@@ -71,7 +75,7 @@ def run_closeness(view: RunView, row_ids=None) -> pd.DataFrame | None:
         long = long[long["nn1"].isin(np.asarray(row_ids, dtype=np.int64))]
     try:
         return flagged_closeness(view.train, long, _samples_loader(view), distance=view.result.config.distance)
-    except RunError:
+    except BadRunFolder:
         return None
 
 
@@ -87,7 +91,7 @@ def check_closeness(view: RunView, check: int | None = None) -> dict | None:
     sub = long[long["check"] == check]
     try:
         gen = _samples_loader(view)(check)
-    except RunError:
+    except BadRunFolder:
         return None
     pos = pd.Index(gen["synthetic_id"].to_numpy()).get_indexer(sub["synthetic_id"].to_numpy())
     g = gen.iloc[pos].reset_index(drop=True)
@@ -154,7 +158,7 @@ def run_holdout(view: RunView, candidates=()) -> Table | None:
             if spec.paths.get("holdout"):
                 yield lambda: load_companion(view.train, spec.paths["holdout"], role="test",
                                              row_id_column=spec.paths.get("row_id"))
-        except (RunError, MemvizError, OSError):
+        except (BadRunFolder, MemvizError, OSError):
             pass
         src = Path(str(floor.holdout_source))
         if floor.holdout_source and src.is_file():
@@ -185,8 +189,8 @@ class DistanceReading:
     check: int
     mem_ratio: float
     n_synthetic: int
-    floor: object = None
-    excess: object = None
+    floor: Floor | None = None
+    excess: Excess | None = None
     stored: bool = True
     seconds: float = 0.0
 
@@ -212,7 +216,7 @@ def stored_distance(view: RunView) -> DistanceReading:
 def measure_distance(view: RunView, distance: str, holdout: Table | None = None) -> DistanceReading:
     """The last check's generated rows and the hold-out measured with ``distance``: one engine
     fit on the training rows, then one query pass each (the stored samples are the generated
-    rows). RunError when the run kept no generated rows."""
+    rows). BadRunFolder when the run kept no generated rows."""
     import time
 
     from memviz.measure.floor import excess, holdout_floor
@@ -223,9 +227,9 @@ def measure_distance(view: RunView, distance: str, holdout: Table | None = None)
     check = int(view.per_check["check"].iloc[-1])
     try:
         gen = _samples_loader(view)(check)
-    except RunError:
-        raise RunError(f"{view.run_id}: the run kept no generated rows; the other distance cannot be "
-                       "measured") from None
+    except BadRunFolder:
+        raise BadRunFolder(f"{view.run_id}: the run kept no generated rows; the other distance cannot be "
+                           "measured") from None
     engine = NeighborEngine(distance=distance, device="auto").fit(view.train)
     res = memorization(view.train, gen[list(view.train.schema.columns)], engine=engine)
     floor = ex = None

@@ -355,7 +355,8 @@ def synthetic_downloads(compare: CompareView) -> list[Download]:
     stored file names are internal keys such as ``baseline_tabddpm_0``); files not in the results keep
     their stem."""
     from memviz.app.comparisons import synthetic_files
-    from memviz.viz.style import method_label, model_label
+    from memviz.compare.methods import method_label
+    from memviz.viz.style import model_label
 
     res = compare.results
     cells = {}

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from memviz.dynamics.summaries import concentration, heavy_tail
-from memviz.errors import MemvizError, RunError
+from memviz.errors import MemvizError, BadRunFolder
 from memviz.io import atomic_write_json, csv_bytes, read_json
 from memviz.jobs.control import job_for, runs_root
 from memviz.leaks.columns import run_column_match_rates
@@ -49,7 +49,7 @@ def runs_table(root: str | Path | None = None) -> pd.DataFrame:
     The label holds only what never changes for a run (id, dataset): a picker showing it
     must find the same label on the next rerun (see ``screens/_ui.run_labels``). A folder whose
     manifest cannot be read is listed last, labelled ``unreadable``, with the reason in its
-    status (:func:`memviz.warmup.store.list_runs`); opening it gives that RunError line.
+    status (:func:`memviz.warmup.store.list_runs`); opening it gives that BadRunFolder line.
     """
     df = list_runs(runs_root(root))
     df = df[df["kind"].fillna("warmup") == "warmup"].sort_values("created", ascending=False, kind="stable",
@@ -103,7 +103,7 @@ class RunView:
 
 
 def load_run(run_dir: str | Path) -> RunView:
-    """Open a warm-up run with at least one finished check (RunError otherwise)."""
+    """Open a warm-up run with at least one finished check (BadRunFolder otherwise)."""
     store = RunStore.open(run_dir)  # the manifest parsed once, train.parquet read once, for all below
     result = load_warmup(store)
     return RunView(Path(run_dir).name, Path(run_dir), store.manifest(), result, store.train())
@@ -355,7 +355,7 @@ def column_leaks(view: RunView, check: int | None = None):
     run did not store its generated rows."""
     try:
         return run_column_match_rates(RunStore(view.path), check, checks=view.result.checks, train=view.train)
-    except RunError:
+    except BadRunFolder:
         return None
 
 

@@ -33,7 +33,7 @@ import pandas as pd
 
 from memviz.app import bounds
 from memviz.app.datasets import RawData, raw_from_upload
-from memviz.errors import DataError, MemvizError
+from memviz.errors import BadTable, MemvizError
 from memviz.io import (
     atomic_write_bytes,
     atomic_write_json,
@@ -140,7 +140,7 @@ def load_upload(root: str | Path, key: str) -> RawData:
     """A kept upload, parsed again (:func:`raw_from_upload`)."""
     folder = _uploads(root) / str(key)
     if not key or not str(key).isalnum() or not (folder / "upload.json").exists():
-        raise DataError(f"upload {key!r}: not kept under {_uploads(root)}")
+        raise BadTable(f"upload {key!r}: not kept under {_uploads(root)}")
     up = _stored(folder)
     test = folder / "test.bin"
     return raw_from_upload(up.name, (folder / "train.bin").read_bytes(), up.test_name,
@@ -175,11 +175,11 @@ def save_audit_files(root: str | Path, names: tuple, raws: tuple, current: bool 
 
 
 def load_audit_files(root: str | Path, key: str) -> dict:
-    """``{"current", "names", "raws"}`` of :func:`save_audit_files` (the Audit page's kept files); DataError when
+    """``{"current", "names", "raws"}`` of :func:`save_audit_files` (the Audit page's kept files); BadTable when
     not kept (a key from an old link, removed beyond the quota)."""
     folder = _uploads(root) / AUDITS / str(key)
     if not key or not str(key).isalnum() or not (folder / "files.json").exists():
-        raise DataError(f"audit files {key!r}: not kept under {_uploads(root)} (removed, or from another machine)")
+        raise BadTable(f"audit files {key!r}: not kept under {_uploads(root)} (removed, or from another machine)")
     info = read_json(folder / "files.json", "kept audit files")
     names = info.get("names") if isinstance(info.get("names"), dict) else {}
     raws = tuple((folder / f"{r}.bin").read_bytes() if (folder / f"{r}.bin").is_file() else None for r in AUDIT_ROLES)
@@ -214,10 +214,10 @@ def save_tables(root: str | Path, train: Table, test: Table | None, label: str, 
 
 
 def load_tables(root: str | Path, key: str) -> tuple[Table, Table | None, str, str]:
-    """(train, test, label, choice) of :func:`save_tables`; DataError when not kept."""
+    """(train, test, label, choice) of :func:`save_tables`; BadTable when not kept."""
     folder = _uploads(root) / TABLES / str(key)
     if not key or not str(key).isalnum() or not (folder / "info.json").exists():
-        raise DataError(f"table {key!r}: not kept under {_uploads(root)}")
+        raise BadTable(f"table {key!r}: not kept under {_uploads(root)}")
     info = read_json(folder / "info.json", "kept table")
     schema = Schema.load(folder / "schema.json")
     train = load_table(folder / "train.parquet", schema, row_id_column=ROW_ID)

@@ -32,8 +32,9 @@ import pandas as pd
 
 from memviz.attacks.features import FEATURES
 from memviz.attacks.lira import TargetedResult
-from memviz.errors import MemvizError
-from memviz.io import atomic_write_json, read_json, read_parquet, to_jsonable
+from memviz.errors import BadRunFolder
+from memviz.io import atomic_write_json, pid_running, read_json, read_parquet, to_jsonable
+from memviz.locks import WriterLock
 
 SPEC = "attack.json"
 RESULT = "result.json"
@@ -42,16 +43,6 @@ SHADOWS = "shadows"
 FORMAT = "memviz.attack/1"
 _DONE = re.compile(r"^s(\d{4,})$")
 _TMP = re.compile(r"^\.s(\d{4,})\.(\d+)\.tmp$")
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, OverflowError):
-        return True
-    return True
 
 
 def run_attack_dir(run_dir) -> Path:
@@ -64,38 +55,23 @@ class AttackStore:
 
     def __init__(self, path):
         self.path = Path(path)
-        self._lock = None
+        self._lock = WriterLock(self.path / LOCK)
 
     # -- the writer's lock --------------------------------------------------------
     def acquire(self) -> "AttackStore":
         """Hold the folder's lock (:mod:`memviz.locks`); MemvizError (one line) when another process holds it."""
-        from memviz.locks import holder, try_hold
-
         self.path.mkdir(parents=True, exist_ok=True)
-        held = try_hold(self.path / LOCK)
-        if held is None:
-            raise MemvizError(f"{self.path}: another process is running this attack{holder(self.path / LOCK)}; "
-                              "wait for it or stop it") from None
-        self._lock = held.write_pid()
+        if not self._lock.take():
+            raise BadRunFolder(f"{self.path}: another process is running this attack{self._lock.holder()}; "
+                               "wait for it or stop it")
         return self
 
     def release(self) -> None:
-        if self._lock is not None:
-            self._lock.release()
-            self._lock = None
+        self._lock.release()
 
     def writer_alive(self) -> bool:
         """Does a process hold the folder's lock now?"""
-        if self._lock is not None:
-            return True
-        from memviz.locks import is_held
-
-        return is_held(self.path / LOCK)
-
-    def _holder(self) -> str:
-        from memviz.locks import holder
-
-        return holder(self.path / LOCK)
+        return self._lock.alive()
 
     # -- the spec -----------------------------------------------------------------
     def spec(self) -> dict | None:
@@ -109,13 +85,13 @@ class AttackStore:
         old = self.spec()
         if old is None:
             if any(p.name != LOCK for p in self.path.iterdir()):
-                raise MemvizError(f"{self.path}: the folder holds other files; give an empty or new folder")
+                raise BadRunFolder(f"{self.path}: the folder holds other files; give an empty or new folder")
             atomic_write_json(self.path / SPEC, spec)
         else:
             for key in sorted(set(old) | set(spec)):
                 if old.get(key) != spec.get(key):
-                    raise MemvizError(f"{self.path}: another attack is there ({key} differs); choose another "
-                                      "folder or delete it")
+                    raise BadRunFolder(f"{self.path}: another attack is there ({key} differs); choose another "
+                                       "folder or delete it")
         self.remove_stale()
 
     def remove_stale(self) -> int:
@@ -125,7 +101,7 @@ class AttackStore:
         if d.is_dir():
             for p in d.iterdir():
                 m = _TMP.match(p.name)
-                if m and (int(m.group(2)) == os.getpid() or not _alive(int(m.group(2)))):
+                if m and (not pid_running(int(m.group(2)))):
                     shutil.rmtree(p, ignore_errors=True)
                     n += 1
         return n
@@ -175,7 +151,7 @@ class AttackStore:
             df = read_parquet(f, "shadow features")
             if list(df.columns) != ["target", *FEATURES] or len(df) != n_targets \
                     or not np.array_equal(df["target"].to_numpy(), np.arange(n_targets)):
-                raise MemvizError(f"{f}: not this attack's features (columns, targets)")
+                raise BadRunFolder(f"{f}: not this attack's features (columns, targets)")
             F[i] = df[list(FEATURES)].to_numpy(np.float64)
         return shadows, F
 
@@ -196,7 +172,7 @@ class AttackStore:
             return None
         d = read_json(f, "attack result")
         if d.get("format") != "memviz.attacks.targeted/1":
-            raise MemvizError(f"{f}: not a memviz targeted attack's result")
+            raise BadRunFolder(f"{f}: not a memviz targeted attack's result")
         return TargetedResult.from_dict(d)
 
     def status(self) -> dict:

@@ -32,12 +32,13 @@ import contextlib
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping
+from typing import Mapping, TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
-from memviz.auditing.result import KEY, Audit, Provenance, RunInfo, key_part
+from memviz.auditing.provenance import Provenance, RunInfo
+from memviz.auditing.rowtest import row_test
 from memviz.auditing.share import copy_share
 from memviz.errors import MemvizError
 from memviz.tables.data import (
@@ -49,6 +50,22 @@ from memviz.tables.data import (
 )
 from memviz.tables.encoding import shared_factorizations
 from memviz.tables.schema import ADAPTED, UNJUDGED, Schema
+
+if TYPE_CHECKING:
+    from memviz.engine.distributed import Remote
+    from memviz.engine.neighbors import NeighborEngine
+    from memviz.measure.dcr import CloseCopies, Nearest
+    from memviz.measure.floor import Floor
+    from memviz.tables.holdout import CheckedHoldout
+
+
+#: the per-row table's column holding the user's key of each row (:attr:`memviz.auditing.result.Audit.per_row`)
+KEY = "key"
+
+
+def key_part(column: str) -> str:
+    """The per-row table's column holding one column of a composite key (``key:<column>``)."""
+    return f"{KEY}:{column}"
 
 
 # ------------------------------------------------------------------ inputs
@@ -194,8 +211,8 @@ class _HeldOut:
     come without its rows), the :class:`~memviz.tables.holdout.CheckedHoldout` the entry point made (None
     without hold-out rows at hand) and the closeness tests (:class:`Closeness`, None likewise)."""
 
-    floor: object = None
-    checked: object = None
+    floor: Floor | None = None
+    checked: CheckedHoldout | None = None
     close: Closeness | None = None
 
 
@@ -211,7 +228,7 @@ class _Options:
     dcr: bool
     evidence: bool | Mapping[str, object]
     seed: int
-    remote: object = None
+    remote: Remote | None = None
 
 
 # ------------------------------------------------------------------ pieces
@@ -244,10 +261,10 @@ class Closeness:
     the standardized engine on the training rows, and the nearest training row of every generated and
     hold-out row (reused by the data-copying test)."""
 
-    test: object
-    engine: object
-    synthetic: object
-    holdout: object
+    test: CloseCopies
+    engine: NeighborEngine
+    synthetic: Nearest
+    holdout: Nearest
 
 
 def closeness_tests(train: Table, synthetic, holdout, engine, *, synthetic_near=None,
@@ -341,12 +358,11 @@ def _rows_frame(ids: np.ndarray, copies: np.ndarray, close, closest: pd.DataFram
     return rows[[c for c in cols if c in rows]]
 
 
-def _finish(train: Table, generated: _Generated, held: _HeldOut, opts: _Options, provenance: dict) -> Audit:
-    """The audit from one set of generated rows with their ratio-test NN1 / ratio / flags (both entry points),
+def _finish(train: Table, generated: _Generated, held: _HeldOut, opts: _Options, provenance: dict) -> dict:
+    """The audit's fields (:class:`~memviz.auditing.result.Audit`'s) from one set of generated rows with their ratio-test NN1 / ratio / flags (both entry points),
     what the hold-out gives (its floor, the :class:`~memviz.tables.holdout.CheckedHoldout` the entry point
     made and the closeness tests: each None without it) and the audit's options; ``provenance``: the
     entry point's fingerprints, sources, rows read and notices (and a run's :class:`RunInfo`)."""
-    from memviz.auditing.rowtest import row_test
     from memviz.leaks.columns import column_match_rates
     from memviz.measure.closeness import nn1_closeness
     from memviz.measure.closeness import summary as close_summary
@@ -401,15 +417,15 @@ def _finish(train: Table, generated: _Generated, held: _HeldOut, opts: _Options,
         g = test.generated
         per_row = per_row.assign(close_nn1=g["nn1"].to_numpy(), distance=g["distance"].to_numpy(),
                                      too_close=g["too_close"].to_numpy(), close=g["close"].to_numpy())
-    return Audit(mem_ratio=mem_ratio, n_memorized=n_mem,
-                 floor=fl.floor if fl is not None else None, floor_ci=fl.ci if fl is not None else None,
-                 excess=ex.excess if ex is not None else None, excess_ci=ex.ci if ex is not None else None,
-                 copy_share=cshare[0] if cshare else None, copy_share_ci=(cshare[1], cshare[2]) if cshare else None,
-                 n_over_copied=n_over, identical_share=float(ident), holdout_identical_share=hold_ident,
-                 dcr_share=dcr_value, shape=shape, shape_reference=shape_ref, per_row=rows, columns=columns,
-                 row_test=rt, provenance=prov, flagged_exact_share=float(cs["flagged_exact"]), evidence=ev,
-                 generated=per_row, floor_detail=floor, per_check=generated.per_check, close=test, family=fam,
-                 key=train.key)
+    return dict(mem_ratio=mem_ratio, n_memorized=n_mem,
+                floor=fl.floor if fl is not None else None, floor_ci=fl.ci if fl is not None else None,
+                excess=ex.excess if ex is not None else None, excess_ci=ex.ci if ex is not None else None,
+                copy_share=cshare[0] if cshare else None, copy_share_ci=(cshare[1], cshare[2]) if cshare else None,
+                n_over_copied=n_over, identical_share=float(ident), holdout_identical_share=hold_ident,
+                dcr_share=dcr_value, shape=shape, shape_reference=shape_ref, per_row=rows, columns=columns,
+                row_test=rt, provenance=prov, flagged_exact_share=float(cs["flagged_exact"]), evidence=ev,
+                generated=per_row, floor_detail=floor, per_check=generated.per_check, close=test, family=fam,
+                key=train.key)
 
 
 def _evidence(train: Table, syn: pd.DataFrame, held: _HeldOut, opts: _Options, flagged):
@@ -435,56 +451,12 @@ def _evidence(train: Table, syn: pd.DataFrame, held: _HeldOut, opts: _Options, f
     return Evidence.of(evidence or None)
 
 
-# ------------------------------------------------------------------ the one call
-def audit(train, synthetic, holdout=None, *, schema=None, metadata=None, target: str | None = None,
-          distance: str = "paper", device: str = "auto", quality: bool = True, dcr: bool = True,
-          evidence: bool | Mapping[str, object] = True, seed: int = 0, backend: str = "local",
-          scheduler=None) -> Audit:
-    """Audit a synthetic table made by any generator against its training table.
-
-    Parameters
-    ----------
-    train : DataFrame, :class:`~memviz.tables.data.Table` or path (CSV/Parquet): the rows the
-        generator was trained on.
-    synthetic : DataFrame, Table or path: the generated rows (the training table's columns), read in the
-        training table's coding (:mod:`memviz.tables.align`: a category written another way is refused).
-    holdout : DataFrame, Table or path, optional: **real rows the generator never saw** (a test
-        split). Without it nothing tells copying from resemblance, and the verdict refuses
-        (``no_holdout``); one that shares rows with the training table beyond what the training table
-        shares with itself is refused (:func:`memviz.measure.dcr.check_holdout`).
-    schema : :class:`~memviz.tables.schema.Schema` or a meta.json path; ``metadata``: SDV
-        single-table metadata (dict or path, :meth:`Schema.from_sdv`); neither: inferred.
-    target : the label column when the schema is inferred or read from SDV metadata.
-    distance : the ratio test's distance, ``paper`` or ``standardized`` (:mod:`memviz.engine.neighbors`);
-        closeness is always read with the standardized one.
-    device : ``auto``, ``cpu`` or ``cuda``.
-    quality : measure Shape (and the hold-out's, the utility gate's reference); False leaves
-        them None and the verdict says quality was not measured.
-    dcr : measure the DCR share (needs the hold-out).
-    evidence : True (default): run the tests beyond the ratio test against the hold-out
-        (membership inference, the data-copying test, attribute inference on the target:
-        :func:`memviz.evidence.suite.audit_evidence`); False skips them; a mapping gives a caller's own
-        tests keyed by name (each with ``to_dict()`` and ``sentence()``). The data-copying test's regions
-        enter the verdict's family; the others qualify it.
-    seed : the seed of the DCR subsample and the evidence's k-means and draws.
-    backend : ``local`` (default: every search in this process) or ``dask``: the neighbour searches run on
-        a Dask cluster's workers, the figures and the files equal the local run's (module docstring says
-        which searches stay here).
-    scheduler : with ``backend="dask"``: the scheduler's address (``tcp://HOST:PORT``), a cluster or a
-        ``dask.distributed.Client``; None starts a local cluster of one worker per CPU core. An address
-        that does not answer is refused in one line within 10 s.
-
-    Returns
-    -------
-    Audit
-        Frozen; ``audit.verdict`` is the one verdict, ``audit.to_json`` / ``to_html`` / ``write`` its outputs.
-
-    Raises
-    ------
-    MemvizError
-        Among others: an unknown backend, a scheduler that does not answer, or tables whose audit the memory
-        estimate says will not fit (:func:`check_memory`), in one line and before any search.
-    """
+# ------------------------------------------------------------------ the two entry points' work
+def audit_fields(train, synthetic, holdout, *, schema, metadata, target: str | None, distance: str, device: str,
+                 quality: bool, dcr: bool, evidence: bool | Mapping[str, object], seed: int, backend: str,
+                 scheduler) -> dict:
+    """The fields of the :class:`~memviz.auditing.result.Audit` of a synthetic table (``memviz.audit``, whose
+    docstring says what each argument is, and which gives their defaults)."""
     from memviz.engine.distributed import on_cluster
     from memviz.engine.neighbors import NeighborEngine
     from memviz.measure.dcr import Nearest
@@ -533,23 +505,12 @@ def audit(train, synthetic, holdout=None, *, schema=None, metadata=None, target:
                        _HeldOut(floor, checked, close), opts, prov)
 
 
-def from_run(run_dir: str | Path, check: int | None = None, *, holdout=None, window: int = 1,
-             p: float | None = None, k: int | None = None, T: int | None = None, quality: bool = True,
-             dcr: bool = True, evidence: bool | Mapping[str, object] = True, device: str = "auto",
-             seed: int = 0, backend: str = "local", scheduler=None) -> Audit:
-    """The audit of one check of a warm-up run (default: its last finished check).
-
-    Every test reads the rows generated at that check (``window`` > 1: at the last ``window`` checks up to
-    it, said in the provenance and the verdict's sentence); DynamicCut's ranking keeps the whole history
-    elsewhere. The ratio test's figures are the stored ones; the closeness tests and the evidence search
-    those rows again against the hold-out: ``holdout`` when given (its floor is then measured afresh and
-    audit.json names it), else the run's floor's source file when it still holds the same rows (without
-    it the closeness tests do not run, and the verdict says so). ``p``, ``k``, ``T``: the DynamicCut
-    settings a caller tuned, carried in the provenance. The run's status (finished / cancelled /
-    interrupted / running / failed) and its number of checks enter the verdict. ``backend``, ``scheduler``:
-    as :func:`audit`'s (the searches of the floor measured afresh, the closeness tests and the membership
-    attack on a Dask cluster; the same files).
-    """
+def run_fields(run_dir: str | Path, check: int | None, *, holdout, window: int, p: float | None, k: int | None,
+               T: int | None, quality: bool, dcr: bool, evidence: bool | Mapping[str, object], device: str,
+               seed: int, backend: str, scheduler) -> dict:
+    """The fields of the :class:`~memviz.auditing.result.Audit` of one check of a warm-up run
+    (:meth:`memviz.auditing.result.Audit.from_run`, whose docstring says what each argument is, and which gives
+    their defaults)."""
     from memviz.dynamics.dynamiccut import tuned_params
     from memviz.warmup.store import RunStore
 
@@ -564,8 +525,8 @@ def from_run(run_dir: str | Path, check: int | None = None, *, holdout=None, win
         return _from_run(run_dir, check, holdout=holdout, window=window, tuned={"p": p, "k": k, "T": T}, opts=opts)
 
 
-def _from_run(run_dir, check, *, holdout, window: int, tuned: dict, opts: _Options) -> Audit:
-    """:func:`from_run` with its searches on ``opts.remote`` (None: here); ``tuned``: the DynamicCut settings
+def _from_run(run_dir, check, *, holdout, window: int, tuned: dict, opts: _Options) -> dict:
+    """:func:`run_fields` with its searches on ``opts.remote`` (None: here); ``tuned``: the DynamicCut settings
     ``p``, ``k``, ``T`` a caller gave, carried in the run's :class:`RunInfo`."""
     from memviz.tables.holdout import checked_holdout
     from memviz.warmup.run import load_warmup
@@ -640,6 +601,3 @@ def _run_holdout(train: Table, wr, holdout, store, opts: _Options):
         return floor, None, ()
     return (floor, t, notices) if fingerprint(t) == floor.holdout_fingerprint else (floor, None, ())
 
-
-audit.from_run = from_run  # memviz.audit.from_run, whether memviz.audit names the function or the package
-Audit.from_run = staticmethod(from_run)  # Audit.from_run(run_dir, check): set here, so result.py imports no builder

@@ -1,7 +1,7 @@
 """The Audit: one frozen result behind every sentence, page, report and JSON about a synthetic table.
 
-Built by :func:`memviz.auditing.build.audit` (any synthetic table) or :func:`memviz.auditing.build.from_run`
-(one check of a warm-up run). Figures (all shares in [0, 1], the excess in share points):
+Made by ``memviz.audit`` (:data:`audit`: any synthetic table) or :meth:`Audit.from_run` (one check of a warm-up
+run), the two entry points, both defined here; their work is :mod:`memviz.auditing.build`'s. Figures (all shares in [0, 1], the excess in share points):
 
 * mem_ratio   p1 = flagged generated rows / M (flagged: r = d(g, NN1) / d(g, NN2) < 1/3).
 * floor       p0 = flagged hold-out rows / H, 95 % Wilson interval (:mod:`memviz.measure.floor`).
@@ -33,138 +33,26 @@ import math
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Mapping
+from typing import Mapping, TYPE_CHECKING
 
 import pandas as pd
 
+from memviz.auditing.build import KEY, audit_fields, key_part, run_fields
 from memviz.auditing.family import Family
+from memviz.auditing.provenance import Provenance
+from memviz.auditing.rowtest import RowTest
 from memviz.auditing.verdict import Finding, Verdict, verdict_of
 from memviz.auditing.verdict import findings as findings_of
 from memviz.evidence.suite import Evidence
 from memviz.measure.dcr import CloseCopies
 
+if TYPE_CHECKING:
+    from memviz.measure.floor import Floor
+
 FORMAT = "memviz.audit/3"   # 3: the verdict and its findings first, the ratio test's figures under ratio_test,
 #: rows named by the user's key (``key``; ``over_copied`` records carry it)
-#: the per-row table's column holding the user's key of each row (:attr:`Audit.per_row`)
-KEY = "key"
-
-
-def key_part(column: str) -> str:
-    """The per-row table's column holding one column of a composite key (``key:<column>``)."""
-    return f"{KEY}:{column}"
-
 #: the files :meth:`Audit.write` writes
 FILES = {"audit": "audit.json", "report": "report.html", "rows": "rows.csv"}
-
-
-@dataclass(frozen=True)
-class RunInfo:
-    """Where an audit of a warm-up check comes from.
-
-    run_id, run_dir : the run folder's name and path. check, epoch : the audited check.
-    status : finished, cancelled, interrupted, running or failed. n_checks : finished checks.
-    epochs : the run's planned epochs. p, k, T : DynamicCut's settings when a caller tuned them (else None).
-    pooled_checks : how many checks up to ``check`` the audit read (1: the check alone).
-    """
-
-    run_id: str
-    run_dir: str
-    check: int
-    epoch: int
-    status: str
-    n_checks: int
-    epochs: int | None = None
-    p: float | None = None
-    k: int | None = None
-    T: int | None = None
-    pooled_checks: int = 1
-
-    def to_dict(self) -> dict:
-        return dict(self.__dict__)
-
-
-@dataclass(frozen=True)
-class Provenance:
-    """Which tables, sizes, distance and code produced the audit.
-
-    fingerprints : {train, synthetic, holdout}: sha256 of each table's values and row ids
-        (:func:`memviz.tables.data.fingerprint`; holdout "" without one).
-    sources : {train, synthetic, holdout}: where each table came from (a path or "frame").
-    n_train, n_synthetic, n_holdout : N, M (the audited rows) and H (0 without a hold-out).
-    distance, memviz_version, created (UTC, ISO 8601), target, run (a :class:`RunInfo` or None).
-    rows_read : which generated rows the tests read, in words ("check 19 (epoch 100): 3,000 generated rows").
-    notices : what reading the tables changed or left out (categories the training table lacks, ...).
-    unjudged : columns left out of the distance because the generated table holds values of its own there (a
-        generator's fake personal data, :func:`memviz.tables.align.adapt_to`): the audit could not judge them.
-    """
-
-    fingerprints: Mapping[str, str]
-    sources: Mapping[str, str]
-    n_train: int
-    n_synthetic: int
-    n_holdout: int
-    distance: str
-    memviz_version: str
-    created: str
-    target: str | None = None
-    run: RunInfo | None = None
-    rows_read: str = ""
-    notices: tuple[str, ...] = ()
-    unjudged: tuple[str, ...] = ()
-
-    def to_dict(self) -> dict:
-        return {"fingerprints": dict(self.fingerprints), "sources": dict(self.sources), "n_train": self.n_train,
-                "n_synthetic": self.n_synthetic, "n_holdout": self.n_holdout, "distance": self.distance,
-                "memviz_version": self.memviz_version, "created": self.created, "target": self.target,
-                "run": self.run.to_dict() if self.run is not None else None, "rows_read": self.rows_read,
-                "notices": list(self.notices), "unjudged": list(self.unjudged)}
-
-
-@dataclass(frozen=True)
-class RowTest:
-    """What the per-row test of close copies (:mod:`memviz.measure.dcr`) can see at these sizes
-    (:func:`memviz.auditing.rowtest.row_test`).
-
-    status : ``exact`` (it ran: an exact conditional test, so it names a row falsely at most at its level
-        whatever the table), ``low_power`` (it ran, but a row needs more than :data:`LOW_POWER_COPIES` close
-        copies to be named), ``untested`` (the hold-out's rows were not at hand) or ``no_holdout``.
-    n_reference, n_holdout, n_generated : training rows in the reference (0: the hold-out alone), H and M.
-    share : M / (M + R), the chance that a close copy of a row comes from the generated rows under the null.
-    copies_needed : the fewest close copies that name a row with no close real row (None: none up to 10,000).
-    note : why the training rows are not in the reference, if they are not.
-    """
-
-    status: str
-    n_reference: int
-    n_holdout: int
-    n_generated: int
-    share: float = math.nan
-    copies_needed: int | None = None
-    note: str = ""
-
-    def sentence(self) -> str:
-        if self.status == "no_holdout":
-            return "The per-row test needs a hold-out."
-        if self.status == "untested":
-            return "The per-row test did not run: the hold-out's rows were not at hand."
-        ref = (f"{self.n_holdout:,} hold-out rows and the {self.n_reference:,} training rows themselves"
-               if self.n_reference else f"{self.n_holdout:,} hold-out rows")
-        need = (f"a row needs at least {self.copies_needed:,} close copies, and no close real row, to be named"
-                if self.copies_needed else "no number of close copies can name a row")
-        return (f"Per-row test (exact, {self.n_generated:,} generated rows against {ref}): a training row is named "
-                f"when it has more close copies than real rows would give it; at these sizes {need}."
-                + (f" {self.note[0].upper()}{self.note[1:]}." if self.note else ""))
-
-    def to_dict(self) -> dict:
-        from memviz.io import to_jsonable
-
-        return to_jsonable({"status": self.status, "n_reference": self.n_reference, "n_holdout": self.n_holdout,
-                            "n_generated": self.n_generated, "share": self.share,
-                            "copies_needed": self.copies_needed, "note": self.note, "sentence": self.sentence()})
-
-
-#: a per-row test that needs more close copies than this to name a row is ``low_power``
-LOW_POWER_COPIES = 20
 
 
 @dataclass(frozen=True, eq=False)
@@ -211,11 +99,34 @@ class Audit:
     flagged_exact_share: float = math.nan
     evidence: Evidence = field(default_factory=Evidence)
     generated: pd.DataFrame | None = None
-    floor_detail: object = None
+    floor_detail: Floor | None = None
     per_check: pd.DataFrame | None = None
     close: CloseCopies | None = None
     family: Family = field(default_factory=Family)
     key: str | tuple[str, ...] | None = None
+
+    # ------------------------------------------------------------------ made from a warm-up run
+    @staticmethod
+    def from_run(run_dir: str | Path, check: int | None = None, *, holdout=None, window: int = 1,
+                 p: float | None = None, k: int | None = None, T: int | None = None, quality: bool = True,
+                 dcr: bool = True, evidence: bool | Mapping[str, object] = True, device: str = "auto",
+                 seed: int = 0, backend: str = "local", scheduler=None) -> Audit:
+        """The audit of one check of a warm-up run (default: its last finished check).
+
+        Every test reads the rows generated at that check (``window`` > 1: at the last ``window`` checks up to
+        it, said in the provenance and the verdict's sentence); DynamicCut's ranking keeps the whole history
+        elsewhere. The ratio test's figures are the stored ones; the closeness tests and the evidence search
+        those rows again against the hold-out: ``holdout`` when given (its floor is then measured afresh and
+        audit.json names it), else the run's floor's source file when it still holds the same rows (without
+        it the closeness tests do not run, and the verdict says so). ``p``, ``k``, ``T``: the DynamicCut
+        settings a caller tuned, carried in the provenance. The run's status (finished / cancelled /
+        interrupted / running / failed) and its number of checks enter the verdict. ``backend``, ``scheduler``:
+        as ``memviz.audit``'s (the searches of the floor measured afresh, the closeness tests and the membership
+        attack on a Dask cluster; the same files).
+        """
+        return Audit(**run_fields(run_dir, check, holdout=holdout, window=window, p=p, k=k, T=T, quality=quality,
+                                  dcr=dcr, evidence=evidence, device=device, seed=seed, backend=backend,
+                                  scheduler=scheduler))
 
     # ------------------------------------------------------------------ the rows, named as the user knows them
     @property
@@ -503,6 +414,74 @@ class Audit:
         from memviz.auditing.notebook import log_mlflow
 
         return log_mlflow(self, tracking_uri, experiment=experiment, run_name=run_name, out_dir=out_dir)
+
+
+class AuditDoors:
+    """``memviz.audit``: call it on a synthetic table (:meth:`__call__`), or on one check of a warm-up run
+    (``memviz.audit.from_run``, which is :meth:`Audit.from_run`). A class, so that both entry points are
+    defined where the :class:`Audit` is, none attached to another object afterwards."""
+
+    from_run = staticmethod(Audit.from_run)
+
+    def __repr__(self) -> str:
+        return "memviz.audit"
+
+    def __call__(self, train, synthetic, holdout=None, *, schema=None, metadata=None, target: str | None = None,
+                 distance: str = "paper", device: str = "auto", quality: bool = True, dcr: bool = True,
+                 evidence: bool | Mapping[str, object] = True, seed: int = 0, backend: str = "local",
+                 scheduler=None) -> Audit:
+        """Audit a synthetic table made by any generator against its training table.
+
+        Parameters
+        ----------
+        train : DataFrame, :class:`~memviz.tables.data.Table` or path (CSV/Parquet): the rows the
+            generator was trained on.
+        synthetic : DataFrame, Table or path: the generated rows (the training table's columns), read in the
+            training table's coding (:mod:`memviz.tables.align`: a category written another way is refused).
+        holdout : DataFrame, Table or path, optional: **real rows the generator never saw** (a test
+            split). Without it nothing tells copying from resemblance, and the verdict refuses
+            (``no_holdout``); one that shares rows with the training table beyond what the training table
+            shares with itself is refused (:func:`memviz.measure.dcr.check_holdout`).
+        schema : :class:`~memviz.tables.schema.Schema` or a meta.json path; ``metadata``: SDV
+            single-table metadata (dict or path, :meth:`Schema.from_sdv`); neither: inferred.
+        target : the label column when the schema is inferred or read from SDV metadata.
+        distance : the ratio test's distance, ``paper`` or ``standardized`` (:mod:`memviz.engine.neighbors`);
+            closeness is always read with the standardized one.
+        device : ``auto``, ``cpu`` or ``cuda``.
+        quality : measure Shape (and the hold-out's, the utility gate's reference); False leaves
+            them None and the verdict says quality was not measured.
+        dcr : measure the DCR share (needs the hold-out).
+        evidence : True (default): run the tests beyond the ratio test against the hold-out
+            (membership inference, the data-copying test, attribute inference on the target:
+            :func:`memviz.evidence.suite.audit_evidence`); False skips them; a mapping gives a caller's own
+            tests keyed by name (each with ``to_dict()`` and ``sentence()``). The data-copying test's regions
+            enter the verdict's family; the others qualify it.
+        seed : the seed of the DCR subsample and the evidence's k-means and draws.
+        backend : ``local`` (default: every search in this process) or ``dask``: the neighbour searches run on
+            a Dask cluster's workers, the figures and the files equal the local run's (module docstring says
+            which searches stay here).
+        scheduler : with ``backend="dask"``: the scheduler's address (``tcp://HOST:PORT``), a cluster or a
+            ``dask.distributed.Client``; None starts a local cluster of one worker per CPU core. An address
+            that does not answer is refused in one line within 10 s.
+
+        Returns
+        -------
+        Audit
+            Frozen; ``audit.verdict`` is the one verdict, ``audit.to_json`` / ``to_html`` / ``write`` its outputs.
+
+        Raises
+        ------
+        MemvizError
+            Among others: an unknown backend, a scheduler that does not answer, or tables whose audit the memory
+            estimate says will not fit (:func:`memviz.auditing.build.check_memory`), in one line and before any search.
+        """
+        return Audit(**audit_fields(train, synthetic, holdout, schema=schema, metadata=metadata, target=target,
+                                    distance=distance, device=device, quality=quality, dcr=dcr, evidence=evidence,
+                                    seed=seed, backend=backend, scheduler=scheduler))
+
+
+#: ``memviz.audit(train, synthetic, holdout, ...)``: the audit of a synthetic table from any generator
+audit = AuditDoors()
 
 
 def _pair(v):

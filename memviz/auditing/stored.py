@@ -34,7 +34,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-FORMAT = "memviz.audit.stored/3"   # 3: the near-verbatim member, ties, the pooled identical test, regions; rows named by the key
+#: 4: RunInfo, Provenance (auditing.provenance) and RowTest (auditing.rowtest) in modules of their own;
+#: 3: the near-verbatim member, ties, the pooled identical test, regions; rows named by the key
+FORMAT = "memviz.audit.stored/4"
 _OWN = re.compile(r"[0-9a-f]{12}_[0-9]+\.(parquet|npy)")   # the files a save writes (others are left alone)
 INDEX = "index.json"
 #: the folder of a run's kept audit

@@ -52,9 +52,9 @@ def named_rows(run_dir, check, holdout, n: int) -> list[int]:
     """Up to ``n`` rows the audit of the run's check names (over-copied, most excess first)."""
     if n <= 0:
         return []
-    from memviz.auditing.build import from_run
+    from memviz.auditing.result import Audit
 
-    a = from_run(run_dir, check, holdout=holdout, quality=False, evidence=False)
+    a = Audit.from_run(run_dir, check, holdout=holdout, quality=False, evidence=False)
     return [int(i) for i in a.frame("over_copied", row_id=True)["row_id"].head(n)]
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from memviz.compare.config import CompareConfig
 from memviz.device import DEVICES
-from memviz.errors import SEED_MAX, MemvizError, checked_seed
+from memviz.errors import BadOption, MemvizError, SEED_MAX, checked_seed
 from memviz.engine import DISTANCES
 from memviz.dynamics.dynamiccut import DEFAULTS as DYNAMICCUT
 from memviz.jobs.spec import OVERRIDE_HINT
@@ -129,7 +129,8 @@ class EventBars:
         elif kind == "cell":
             self.cells.append(ev)
             self.grid = (int(ev["done"]), int(ev["total"]))
-            from memviz.viz.style import method_label, model_label
+            from memviz.compare.methods import method_label
+            from memviz.viz.style import model_label
             from memviz.viz.text import pct, seconds
 
             what = f"mem {pct(ev['mem_ratio'])}" if ev.get("status") == "ok" else "FAILED"
@@ -249,23 +250,23 @@ def parse_model_params(text: str | None, per_model: bool) -> dict:
         return {}
 
     def refuse(const):
-        raise MemvizError(f"--model-params: {const} is not a valid value (use a finite number)")
+        raise BadOption(f"--model-params: {const} is not a valid value (use a finite number)")
 
     try:
         obj = json.loads(text, parse_constant=refuse)
     except json.JSONDecodeError as exc:
-        raise MemvizError(f"--model-params: not valid JSON ({exc.msg} at character {exc.pos})") from None
+        raise BadOption(f"--model-params: not valid JSON ({exc.msg} at character {exc.pos})") from None
     if not isinstance(obj, dict):
-        raise MemvizError("--model-params: expected a JSON object, e.g. '{\"layers\": [256, 256]}'")
+        raise BadOption("--model-params: expected a JSON object, e.g. '{\"layers\": [256, 256]}'")
     if per_model and not all(isinstance(v, dict) for v in obj.values()):
-        raise MemvizError("--model-params: expected a JSON object {model: {param: value}}")
+        raise BadOption("--model-params: expected a JSON object {model: {param: value}}")
     return obj
 
 
 def split(text: str, what: str) -> list[str]:
     items = [x.strip() for x in str(text).split(",") if x.strip()]
     if not items:
-        raise MemvizError(f"--{what}: empty list")
+        raise BadOption(f"--{what}: empty list")
     return items
 
 
@@ -274,7 +275,7 @@ def dataset_names(text: str) -> list[str]:
     names = split(text, "datasets")
     for name in names:
         if name.startswith(".") or "/" in name or "\\" in name or name != Path(name).name:
-            raise MemvizError(f"--datasets: {name!r} is not a folder name inside --data-dir")
+            raise BadOption(f"--datasets: {name!r} is not a folder name inside --data-dir")
     return names
 
 
@@ -298,8 +299,8 @@ def seeds(text: str) -> list[int]:
         try:
             out.append(checked_seed(int(x, 10)))
         except (ValueError, MemvizError):
-            raise MemvizError(f"--seeds: {_short(x)!r} is not a seed: give seeds separated by commas, each "
-                              f"{SEED_RANGE}") from None
+            raise BadOption(f"--seeds: {_short(x)!r} is not a seed: give seeds separated by commas, each "
+                            f"{SEED_RANGE}") from None
     return out
 
 
@@ -369,7 +370,7 @@ def overrides_of(args) -> dict[str, str]:
         for col in ([value] if isinstance(value, str) else value or []):
             if out.get(col, kind) != kind:
                 other = next(o for o, k in OVERRIDES.items() if k == out[col])
-                raise MemvizError(f"column {col!r}: given both --{other} and --{option}")
+                raise BadOption(f"column {col!r}: given both --{other} and --{option}")
             out[col] = kind
     return out
 

@@ -30,7 +30,7 @@ _UNFINISHED = {"running": "is still training", "interrupted": "was interrupted (
 
 
 def run(args) -> None:
-    from memviz.errors import RunError
+    from memviz.errors import BadRunFolder
     from memviz.io import export_csv
     from memviz.dynamics.dynamiccut import DynamicCutParams, dynamiccut_selection
     from memviz.warmup.run import load_warmup
@@ -43,9 +43,9 @@ def run(args) -> None:
     # --partial takes it knowingly, and the JSON line says so either way.
     done = int(res.per_check["epoch"].max()) if len(res.per_check) else 0
     if res.status != "finished" and not args.partial:
-        raise RunError(f"{args.run_dir}: the run {_UNFINISHED.get(res.status, res.status)} with checks up to epoch "
-                       f"{done} of {res.config.epochs}; its ranking would be partial (wait for it, resume it with "
-                       "memviz warmup --resume, or pass --partial)")
+        raise BadRunFolder(f"{args.run_dir}: the run {_UNFINISHED.get(res.status, res.status)} with checks up to epoch "
+                           f"{done} of {res.config.epochs}; its ranking would be partial (wait for it, resume it with "
+                           "memviz warmup --resume, or pass --partial)")
     sel = dynamiccut_selection(res.dynamics, params=DynamicCutParams(args.p, args.k, args.T))  # checked once
     train = RunStore(args.run_dir).train()
     pruned = train.drop(sel.removed)

@@ -124,8 +124,9 @@ def run(args) -> int:
     import secrets
 
     from memviz.app.runs import load_run
-    from memviz.auditing.build import check_backend, from_run
+    from memviz.auditing.build import check_backend
     from memviz.auditing.html import audit_html
+    from memviz.auditing.result import Audit
     from memviz.folders import folder_unit
     from memviz.io import atomic_write_text
     from memviz.warmup.store import RunStore
@@ -139,9 +140,9 @@ def run(args) -> int:
         folders = [] if args.no_compare else ([Path(c) for c in args.compare] if args.compare
                                               else ranked_comparisons(args.run))
         compares = open_comparisons(folders)
-        a = from_run(args.run, args.check, holdout=args.holdout, p=args.p, k=args.k, T=args.T,
-                     quality=not args.no_quality, evidence=not args.no_evidence, backend=args.backend,
-                     scheduler=args.scheduler)
+        a = Audit.from_run(args.run, args.check, holdout=args.holdout, p=args.p, k=args.k, T=args.T,
+                           quality=not args.no_quality, evidence=not args.no_evidence, backend=args.backend,
+                           scheduler=args.scheduler)
         if not args.no_evidence:  # the run's finished targeted attack (memviz attack), with the other tests
             from memviz.attacks.store import with_finished_attack
 

@@ -14,7 +14,7 @@ from memviz.compare.methods import (
     dp_method,
 )
 from memviz.device import resolve_device
-from memviz.errors import MemvizError, checked_seed
+from memviz.errors import BadOption, checked_seed
 from memviz.engine import DISTANCES
 from memviz.mitigate.augment import DEFAULT_RATIO
 from memviz.dynamics.dynamiccut import DEFAULTS, DynamicCutParams
@@ -107,37 +107,37 @@ class CompareConfig:
         models = check_models(self.models)
         only = [m for m in methods if base_method(m) in TABDDPM_ONLY]
         if only and "tabddpm" not in models:
-            raise MemvizError(f"method {only[0]!r} runs on TabDDPM only: add tabddpm to the models or leave it out")
+            raise BadOption(f"method {only[0]!r} runs on TabDDPM only: add tabddpm to the models or leave it out")
         try:
             seeds = tuple(dict.fromkeys(int(s) for s in self.seeds))
         except (TypeError, ValueError):
-            raise MemvizError(f"seeds must be integers, got {list(self.seeds)!r}") from None
+            raise BadOption(f"seeds must be integers, got {list(self.seeds)!r}") from None
         if not seeds:
-            raise MemvizError("no seed given")
+            raise BadOption("no seed given")
         for s in seeds:
             checked_seed(s)
         n_jobs = self.n_jobs
         if isinstance(n_jobs, bool) or not isinstance(n_jobs, int) or n_jobs < 1:
-            raise MemvizError(f"n_jobs must be an integer >= 1, got {n_jobs!r}")
+            raise BadOption(f"n_jobs must be an integer >= 1, got {n_jobs!r}")
         if self.backend not in BACKENDS:
-            raise MemvizError(f"backend {self.backend!r}: unknown (use {', '.join(BACKENDS)})")
+            raise BadOption(f"backend {self.backend!r}: unknown (use {', '.join(BACKENDS)})")
         if self.scheduler is not None and self.backend != "dask":
-            raise MemvizError("a scheduler address needs the dask backend (--backend dask)")
+            raise BadOption("a scheduler address needs the dask backend (--backend dask)")
         if isinstance(self.scheduler, str):  # a malformed address: one line before any work
             from memviz.engine.distributed import check_address
             check_address(self.scheduler)
         if self.pruned_reference not in PRUNED_REFERENCES:
-            raise MemvizError(f"pruned_reference {self.pruned_reference!r}: use {' or '.join(PRUNED_REFERENCES)}")
+            raise BadOption(f"pruned_reference {self.pruned_reference!r}: use {' or '.join(PRUNED_REFERENCES)}")
         if self.distance not in DISTANCES:
-            raise MemvizError(f"distance {self.distance!r}: unknown (use {', '.join(DISTANCES)})")
+            raise BadOption(f"distance {self.distance!r}: unknown (use {', '.join(DISTANCES)})")
         if not isinstance(self.ratio, (int, float)) or isinstance(self.ratio, bool) or not 0 < self.ratio <= 10:
-            raise MemvizError(f"ratio {self.ratio!r}: the augmentation share must be in (0, 10]")
+            raise BadOption(f"ratio {self.ratio!r}: the augmentation share must be in (0, 10]")
         if self.epochs is not None and (isinstance(self.epochs, bool) or int(self.epochs) != self.epochs
                                         or self.epochs < 1):
-            raise MemvizError(f"epochs {self.epochs!r}: must be a whole number >= 1")
+            raise BadOption(f"epochs {self.epochs!r}: must be a whole number >= 1")
         params = self.model_params or {}
         if not isinstance(params, dict) or not all(isinstance(v, dict) for v in params.values()):
-            raise MemvizError("model_params: expected {model: {param: value}}")
+            raise BadOption("model_params: expected {model: {param: value}}")
         for m, mp in params.items():
             check_models([m])
             check_model_params(m, {**mp, **({"epochs": int(self.epochs)} if self.epochs is not None else {})})
@@ -183,11 +183,11 @@ class CompareConfig:
     def from_dict(cls, d: dict) -> "CompareConfig":
         """From :meth:`to_dict` output (a job spec); unknown keys are a one-line error."""
         if not isinstance(d, dict):
-            raise MemvizError("compare config: expected a JSON object")
+            raise BadOption("compare config: expected a JSON object")
         known = {f.name for f in fields(cls) if f.init}
         bad = [k for k in d if k not in known]
         if bad:
-            raise MemvizError(f"compare config: unknown setting {bad[0]!r}")
+            raise BadOption(f"compare config: unknown setting {bad[0]!r}")
         d = dict(d)
         for key in ("methods", "models", "seeds", "epsilons"):
             if key in d and d[key] is not None:
@@ -201,11 +201,11 @@ def _stop_rule(d) -> dict:
     from memviz.warmup.frontier import StopRule
 
     if not isinstance(d, dict):
-        raise MemvizError("stop_rule: expected {tolerance, metric, max_excess}")
+        raise BadOption("stop_rule: expected {tolerance, metric, max_excess}")
     try:
         return StopRule(**d).validated().to_dict()
     except TypeError:
-        raise MemvizError(f"stop_rule: unknown setting (use {', '.join(StopRule().to_dict())})") from None
+        raise BadOption(f"stop_rule: unknown setting (use {', '.join(StopRule().to_dict())})") from None
 
 
 def _dp_arms(methods, epsilons) -> tuple:
@@ -216,9 +216,9 @@ def _dp_arms(methods, epsilons) -> tuple:
     try:
         eps = [float(e) for e in epsilons]
     except (TypeError, ValueError):
-        raise MemvizError(f"epsilons must be numbers > 0, got {list(epsilons)!r}") from None
+        raise BadOption(f"epsilons must be numbers > 0, got {list(epsilons)!r}") from None
     if not eps or not all(0 < e < float("inf") for e in eps):
-        raise MemvizError(f"epsilons must be numbers > 0, got {list(epsilons)!r}")
+        raise BadOption(f"epsilons must be numbers > 0, got {list(epsilons)!r}")
     arms = []
     for m in names:
         arms += [dp_method(e) for e in eps] if m == "dp" else [m]
@@ -230,9 +230,9 @@ def _privacy(d) -> dict:
     from memviz.models.privacy import PrivacyConfig
 
     if not isinstance(d, dict):
-        raise MemvizError("privacy: expected {delta, max_grad_norm, accountant, noise_seed}")
+        raise BadOption("privacy: expected {delta, max_grad_norm, accountant, noise_seed}")
     if "epsilon" in d:
-        raise MemvizError("privacy: give the epsilons as the method dp's arms (epsilons, or dp@3 in methods)")
+        raise BadOption("privacy: give the epsilons as the method dp's arms (epsilons, or dp@3 in methods)")
     cfg = PrivacyConfig.parse({"epsilon": 1.0, **d}).to_dict()
     return {k: cfg[k] for k in d}
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from memviz.errors import RunError
+from memviz.errors import BadRunFolder
 from memviz.evaluate.synthetic import dcr_share, quality
 from memviz.io import atomic_write_csv, atomic_write_parquet, read_parquet
 from memviz.tables.data import Table
@@ -25,17 +25,17 @@ DCR_COLUMNS = ["method", "model", "seed", "dcr_train", "dcr_test"]
 
 
 def read_results(out_dir: str | Path) -> pd.DataFrame:
-    """A comparison's results.csv (RunError when it has none yet or it is unreadable)."""
+    """A comparison's results.csv (BadRunFolder when it has none yet or it is unreadable)."""
     f = Path(out_dir) / "results.csv"
     if not f.is_file():
-        raise RunError(f"{out_dir}: no results.csv yet")
+        raise BadRunFolder(f"{out_dir}: no results.csv yet")
     try:
         df = pd.read_csv(f)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, OSError) as exc:
-        raise RunError(f"{f}: unreadable results ({type(exc).__name__})") from None
+        raise BadRunFolder(f"{f}: unreadable results ({type(exc).__name__})") from None
     for c in ("method", "model", "seed", "status"):
         if c not in df.columns:
-            raise RunError(f"{f}: results lack the column {c!r}")
+            raise BadRunFolder(f"{f}: results lack the column {c!r}")
     return df
 
 

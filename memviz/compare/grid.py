@@ -29,7 +29,7 @@ Output folder::
     OUT/column_fidelity.csv    every finished cell's per-column fidelity (method, model, seed, column,
                                kind, metric, value, reference: :mod:`memviz.evaluate.fidelity`)
     OUT/writer.lock            held by the process writing the folder (the run store's lock: a
-                               second ``run_grid`` into the same folder is a one-line RunError)
+                               second ``run_grid`` into the same folder is a one-line BadRunFolder)
 
 ``key`` hashes every setting that changes a cell (data fingerprints, epochs, model
 parameters, device, ratio, the selection for the methods that use it, a DP arm's privacy
@@ -81,7 +81,7 @@ from memviz.compare.protocol import Floors, protocol_pass, with_protocol
 from memviz.compare.ranking import check_run, selections_from_run
 from memviz.compare.results import COLUMNS, results_frame
 from memviz.device import torch_threads
-from memviz.errors import MemvizError, RunError
+from memviz.errors import MemvizError, BadRunFolder
 from memviz.evaluate.quality import CheckQuality
 from memviz.evaluate.synthetic import mle
 from memviz.io import (
@@ -145,7 +145,7 @@ def run_grid(train: Table, test: Table | None, config: CompareConfig, out_dir: s
         threads = 1
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    writer = RunStore(out).acquire()  # one writer per folder (the run store's lock): RunError for a second
+    writer = RunStore(out).acquire()  # one writer per folder (the run store's lock): BadRunFolder for a second
     try:
         return _run_grid(train, test, cfg, out, threads, scores, progress, t_start, cell_progress, arms, blocked)
     finally:
@@ -168,8 +168,8 @@ def _run_grid(train: Table, test: Table | None, cfg: CompareConfig, out: Path, t
                                      holdout=test, quality=CheckQuality)
             run_dir = out / "warmup"
             if "excess" in scores and wres.floor is None:
-                raise RunError(f"{run_dir}: this warm-up was made without a floor; delete it to rerun it with the "
-                               "test split as hold-out, or leave dynamiccut_excess out")
+                raise BadRunFolder(f"{run_dir}: this warm-up was made without a floor; delete it to rerun it with the "
+                                   "test split as hold-out, or leave dynamiccut_excess out")
         sels = selections_from_run(run_dir, train, params=dc, scores=scores)
         sel = sels.get("raw") or next(iter(sels.values()))
         atomic_write_csv(out / "selection.csv", sel.to_frame())
@@ -339,7 +339,7 @@ def early_stop_point(run_dir, rule: dict) -> EarlyStop:
 
 
 def read_experiment(out_dir: str | Path) -> dict:
-    """A comparison's experiment.json (RunError when missing or unreadable)."""
+    """A comparison's experiment.json (BadRunFolder when missing or unreadable)."""
     return read_json(Path(out_dir) / EXPERIMENT, "comparison manifest")
 
 

@@ -54,7 +54,7 @@ import dataclasses
 import numpy as np
 import pandas as pd
 
-from memviz.errors import MemvizError
+from memviz.errors import BadOption
 from memviz.mitigate.augment import (
     DEFAULT_RATIO,
     MitigationResult,
@@ -141,7 +141,7 @@ class DPArm:
         except ValueError:
             value = float("nan")
         if not 0 < value < float("inf"):
-            raise MemvizError(f"method {name!r}: dp@ takes an epsilon > 0, e.g. dp@3")
+            raise BadOption(f"method {name!r}: dp@ takes an epsilon > 0, e.g. dp@3")
         return cls(value)
 
 
@@ -150,22 +150,19 @@ def base_method(name: str) -> str:
     return str(name).split("@", 1)[0]
 
 
-def method_epsilon(name: str) -> float | None:
-    """The ε of a ``dp@ε`` arm (None for another method or a bare ``dp``)."""
-    arm = DPArm.parse(name) if base_method(name) == "dp" else None
-    return None if arm is None else arm.epsilon
-
-
 def dp_method(epsilon: float) -> str:
     """The name of the DP-SGD arm at ``epsilon``: ``dp@3``, ``dp@0.5`` (exact: :attr:`DPArm.name`)."""
     return DPArm(float(epsilon)).name
 
 
-def method_label(name: str) -> str:
-    """What a reader sees: the registry's label, ``DP-SGD ε = 3`` for ``dp@3``."""
-    if base_method(name) == "dp" and "@" in str(name):
+def method_label(name) -> str:
+    """What a reader sees of a method, the one label of every table and figure: the registry's label
+    (``dynamiccut`` -> ``DynamicCut``; a name written otherwise, ``DynamicCut`` or ``dynamic-cut``, read by its
+    letters and digits), ``DP-SGD ε = 3`` for ``dp@3``; an unknown name as given."""
+    name = str(name)
+    if base_method(name) == "dp" and "@" in name:
         return DPArm.parse(name).label
-    return METHOD_LABELS.get(str(name), str(name))
+    return METHOD_LABELS.get(name, METHOD_LABELS.get("".join(ch for ch in name.lower() if ch.isalnum()), name))
 
 
 def check_methods(names) -> tuple[str, ...]:
@@ -176,11 +173,11 @@ def check_methods(names) -> tuple[str, ...]:
         if name.startswith("dp@"):
             name = DPArm.parse(name).name
         elif name not in METHODS:
-            raise MemvizError(f"unknown method {raw!r} (use {', '.join(METHODS)})")
+            raise BadOption(f"unknown method {raw!r} (use {', '.join(METHODS)})")
         if name not in out:
             out.append(name)
     if not out:
-        raise MemvizError(f"no method given (use {', '.join(METHODS)})")
+        raise BadOption(f"no method given (use {', '.join(METHODS)})")
     return tuple(out)
 
 
@@ -225,7 +222,7 @@ def apply_method(name: str, train: Table, *, selection=None, seed=0, p: float | 
     (name,) = check_methods([name])
     ids = removed_ids(selection)
     if name in NEEDS_SELECTION and ids is None:
-        raise MemvizError(f"{name}: needs a DynamicCut ranking (give a warm-up run)")
+        raise BadOption(f"{name}: needs a DynamicCut ranking (give a warm-up run)")
     share = p.p if isinstance(p, DynamicCutParams) else p
     if name in ("baseline", "early_stop", "dynamic_threshold") or base_method(name) == "dp":
         # these change how the model trains, not the table
@@ -285,7 +282,7 @@ def early_stop_epochs(full_epochs: int, stop_epoch: int, warmup_epochs: int) -> 
     other cells train ``full_epochs`` epochs, E* the warm-up's recommended epoch of its E
     (so E* itself for TabDDPM trained as long as its warm-up)."""
     if warmup_epochs < 1 or not 1 <= stop_epoch <= warmup_epochs:
-        raise MemvizError(f"early_stop: recommended epoch {stop_epoch} is not within the warm-up's {warmup_epochs}")
+        raise BadOption(f"early_stop: recommended epoch {stop_epoch} is not within the warm-up's {warmup_epochs}")
     return max(1, int(round(int(full_epochs) * int(stop_epoch) / int(warmup_epochs))))
 
 
@@ -301,7 +298,7 @@ def removed_rows(name: str, train: Table, *, selection=None, seed=0,
         return np.sort(isolation_removed(train, p))
     if name in NEEDS_SELECTION:
         if ids is None:
-            raise MemvizError(f"{name}: needs a DynamicCut ranking (give a warm-up run)")
+            raise BadOption(f"{name}: needs a DynamicCut ranking (give a warm-up run)")
         return np.unique(ids)
     return np.empty(0, dtype=np.int64)
 

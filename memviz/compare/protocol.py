@@ -54,7 +54,7 @@ import numpy as np
 import pandas as pd
 
 from memviz.compare.methods import PRUNES
-from memviz.errors import RunError
+from memviz.errors import BadRunFolder
 from memviz.io import (
     atomic_write_json,
     atomic_write_parquet,
@@ -113,7 +113,7 @@ class Floors:
                 return None
             try:
                 self._mem[key] = Floor.from_stored(read_json(info, "floor record"), read_parquet(rows, "floor rows"))
-            except (RunError, KeyError, ValueError, TypeError):
+            except (BadRunFolder, KeyError, ValueError, TypeError):
                 return None                                                    # unreadable: measured again
         return self._mem[key]
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from memviz.errors import RunError
+from memviz.errors import BadRunFolder
 from memviz.dynamics.dynamiccut import (
     DEFAULTS,
     DynamicCutParams,
@@ -25,21 +25,21 @@ from memviz.warmup.store import RunStore
 
 def check_run(run_dir: str | Path, train: Table, *, need_floor: bool = False) -> None:
     """A finished warm-up made on ``train`` (same fingerprint), with a floor when ``need_floor``;
-    else a one-line RunError. Cheap (reads the manifest): called before any work starts."""
+    else a one-line BadRunFolder. Cheap (reads the manifest): called before any work starts."""
     store = RunStore.open(run_dir)
     m = store.read()
     if m.kind != "warmup":
-        raise RunError(f"{run_dir}: not a warm-up run (kind {m.kind!r})")
+        raise BadRunFolder(f"{run_dir}: not a warm-up run (kind {m.kind!r})")
     if m.data.fingerprint != fingerprint(train):
-        raise RunError(f"{run_dir}: this warm-up was trained on another table ({m.data.source}, "
-                       f"{m.data.n_rows} rows), not on {train.source} ({len(train)} rows); "
-                       "give a run made on the same training table, or leave out --run")
+        raise BadRunFolder(f"{run_dir}: this warm-up was trained on another table ({m.data.source}, "
+                           f"{m.data.n_rows} rows), not on {train.source} ({len(train)} rows); "
+                           "give a run made on the same training table, or leave out --run")
     if m.status != "finished":
-        raise RunError(f"{run_dir}: the warm-up is {m.status!r}, not finished "
-                       "(finish it with memviz warmup --resume)")
+        raise BadRunFolder(f"{run_dir}: the warm-up is {m.status!r}, not finished "
+                           "(finish it with memviz warmup --resume)")
     if need_floor and store.read_floor() is None:
-        raise RunError(f"{run_dir}: this warm-up has no floor (it was run without a hold-out), and "
-                       "dynamiccut_excess needs one; run the warm-up with --holdout, or leave that method out")
+        raise BadRunFolder(f"{run_dir}: this warm-up has no floor (it was run without a hold-out), and "
+                           "dynamiccut_excess needs one; run the warm-up with --holdout, or leave that method out")
 
 
 def selections_from_run(run_dir: str | Path, train: Table, *, params: DynamicCutParams = DEFAULTS,
@@ -54,13 +54,9 @@ def selections_from_run(run_dir: str | Path, train: Table, *, params: DynamicCut
         rate = None
         if score == "excess":
             if not np.array_equal(res.floor.row_ids, res.dynamics.row_ids):
-                raise RunError(f"{run_dir}: the floor's rows are not the warm-up's training rows")
+                raise BadRunFolder(f"{run_dir}: the floor's rows are not the warm-up's training rows")
             rate = res.floor.expected_auc_rate
         out[score] = dynamiccut_selection(res.dynamics, params=params, score=score, expected_auc_rate=rate)
     return out
 
 
-def selection_from_run(run_dir: str | Path, train: Table, *, params: DynamicCutParams = DEFAULTS,
-                       score: str = "raw") -> Selection:
-    """DynamicCut selection at ``params`` from a finished warm-up made on ``train`` (same fingerprint)."""
-    return selections_from_run(run_dir, train, params=params, scores=(score,))[score]

@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from memviz.compare.methods import AUGMENTS, PRUNES, SHORTENS, base_method
+from memviz.measure.intervals import t_interval
 
 #: method -> the write-up's family (every other method: its own name)
 FAMILIES = {**{m: "pruning" for m in PRUNES}, "dynamic_threshold": "pruning", "dp": "differential privacy",
@@ -34,21 +35,6 @@ PAIRED = (("gain_rel", "mem_ratio", "relative"), ("gain_points", "excess", "drop
 COLUMNS = ["model", "method", "family", "n_seeds",
            *[f"{name}{s}" for name, _, _ in PAIRED for s in ("", "_low", "_high")],
            "epsilon_spent", "delta_spent", "row_epochs_left_out"]
-
-
-def t_interval(x) -> tuple[float, float, float]:
-    """(mean, low, high): mean ± t_{0.975, n−1} · sd / √n over the finite values (NaN bounds below 2)."""
-    from scipy.stats import t
-
-    x = np.asarray(x, dtype=float)
-    x = x[np.isfinite(x)]
-    if x.size == 0:
-        return (math.nan, math.nan, math.nan)
-    m = float(x.mean())
-    if x.size < 2:
-        return (m, math.nan, math.nan)
-    h = float(t.ppf(0.975, x.size - 1) * x.std(ddof=1) / math.sqrt(x.size))
-    return (m, m - h, m + h)
 
 
 def three_way(results: pd.DataFrame) -> pd.DataFrame:

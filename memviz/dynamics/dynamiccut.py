@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from memviz.dynamics.rows import RowDynamics, ceil_share, top_mask
-from memviz.errors import MemvizError
+from memviz.errors import BadOption, MemvizError
 
 SCORES = ("raw", "excess")
 TARGETS = ("final", "after")
@@ -37,14 +37,14 @@ TARGETS = ("final", "after")
 
 def _check_p(p) -> float:
     if isinstance(p, bool) or not isinstance(p, (int, float, np.integer, np.floating)) or not 0.0 < p < 1.0:
-        raise MemvizError(f"p must be strictly between 0 and 1, got {p!r}")
+        raise BadOption(f"p must be strictly between 0 and 1, got {p!r}")
     return float(p)
 
 
 def check_k(k) -> int:
     """``k`` as an int, or a one-line MemvizError (not an integer >= 1)."""
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise MemvizError(f"k must be an integer >= 1, got {k!r}")
+        raise BadOption(f"k must be an integer >= 1, got {k!r}")
     return int(k)
 
 
@@ -54,9 +54,9 @@ def _check_T(T):
     if T is None:
         return None
     if isinstance(T, bool) or not isinstance(T, (int, float, np.integer, np.floating)) or math.isnan(T):
-        raise MemvizError(f"T must be a number of epochs, got {T!r}")
+        raise BadOption(f"T must be a number of epochs, got {T!r}")
     if T < 1:
-        raise MemvizError(f"T must be an epoch, 1 or more (the last epoch scored), got {T!r}")
+        raise BadOption(f"T must be an epoch, 1 or more (the last epoch scored), got {T!r}")
     return T
 
 
@@ -108,14 +108,14 @@ class DynamicCutParams:
         if self.T is None:
             return default_T(dyn)
         if self.T < dyn.epochs[0]:
-            raise MemvizError(f"no check has epoch <= T={self.T}: the first check is at epoch {int(dyn.epochs[0])}")
+            raise BadOption(f"no check has epoch <= T={self.T}: the first check is at epoch {int(dyn.epochs[0])}")
         return self.T
 
     def budget(self, n_rows: int) -> int:
         """n_remove = ceil(p * N) (at least 1); a one-line MemvizError when it would remove every row."""
         n_remove = max(1, ceil_share(self.p, n_rows))
         if n_remove >= n_rows:
-            raise MemvizError(f"p={self.p} would remove all {n_rows} training rows; choose a smaller p")
+            raise BadOption(f"p={self.p} would remove all {n_rows} training rows; choose a smaller p")
         return n_remove
 
 
@@ -164,19 +164,19 @@ def prune_budget(p, n_rows: int) -> int:
 
 def _check_score(score: str) -> str:
     if score not in SCORES:
-        raise MemvizError(f"score must be one of {', '.join(SCORES)}, got {score!r}")
+        raise BadOption(f"score must be one of {', '.join(SCORES)}, got {score!r}")
     return score
 
 
 def _check_rate(dyn: RowDynamics, rate) -> np.ndarray:
     if rate is None:
-        raise MemvizError("score='excess' needs expected_auc_rate: the null's expected Mem-AUC per "
-                          "generated row, one value per training row")
+        raise BadOption("score='excess' needs expected_auc_rate: the null's expected Mem-AUC per "
+                        "generated row, one value per training row")
     rate = np.asarray(rate, dtype=np.float64)
     if rate.shape != (dyn.n_rows,):
-        raise MemvizError(f"expected_auc_rate has shape {rate.shape}, the warm-up has {dyn.n_rows} training rows")
+        raise BadOption(f"expected_auc_rate has shape {rate.shape}, the warm-up has {dyn.n_rows} training rows")
     if not np.all(np.isfinite(rate)) or np.any(rate < 0):
-        raise MemvizError("expected_auc_rate must be finite and >= 0 for every training row")
+        raise BadOption("expected_auc_rate must be finite and >= 0 for every training row")
     return rate
 
 
@@ -214,11 +214,7 @@ def score_rows(dyn: RowDynamics, k: int = DEFAULT_K, T=None, score: str = "raw",
         first check's epoch), an unknown score, or a missing / misshapen / negative rate.
     """
     params = _k_T(params, k, T)
-    return _scores(dyn, params.k, params.window(dyn), score, expected_auc_rate)
-
-
-def _scores(dyn: RowDynamics, k: int, T, score: str, expected_auc_rate) -> np.ndarray:
-    """:func:`score_rows` at a checked k and a resolved window T."""
+    k, T = params.k, params.window(dyn)
     rate = _check_rate(dyn, expected_auc_rate) if _check_score(score) == "excess" else None
     window = dyn.epochs <= T  # (C,)
     m = int(window.sum())
@@ -347,7 +343,7 @@ def dynamiccut_ranking(dyn: RowDynamics, k: int = DEFAULT_K, T=None, score: str 
     """
     params = _k_T(params, k, T)
     T = params.window(dyn)
-    scores = _scores(dyn, params.k, T, score, expected_auc_rate)
+    scores = score_rows(dyn, score=score, expected_auc_rate=expected_auc_rate, params=params)
     order = rank_rows(scores, dyn.row_ids)  # (N,) positions
     ranks = np.empty(dyn.n_rows, dtype=np.int64)
     ranks[order] = np.arange(1, dyn.n_rows + 1)
@@ -429,7 +425,7 @@ def target_top(dyn: RowDynamics, T, target: str = "final") -> np.ndarray:
     "after" with no check after T gives an all-False mask.
     """
     if target not in TARGETS:
-        raise MemvizError(f"target must be one of {', '.join(TARGETS)}, got {target!r}")
+        raise BadOption(f"target must be one of {', '.join(TARGETS)}, got {target!r}")
     if target == "final":
         return dyn.top
     after = dyn.epochs > resolve_T(dyn, T)  # (C,)

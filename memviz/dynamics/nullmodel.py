@@ -171,10 +171,6 @@ class NullComparison:
         """One row per statistic: the fields of :class:`NullFinding` (``effect`` named ``observed``)."""
         return pd.DataFrame([asdict(f) for f in self.findings]).rename(columns={"effect": "observed"})
 
-    def finding(self, name: str) -> NullFinding:
-        return next(f for f in self.findings if f.name == name)
-
-
 def verdict(observed: float, null: np.ndarray, direction: str, alpha: float = ALPHA) -> tuple[float, str]:
     """(p_null, verdict) of one statistic (module docstring); NaN null effects are dropped."""
     null = np.asarray(null, dtype=np.float64)

@@ -60,7 +60,7 @@ def map_blocks(engine: NeighborEngine, starts, b, block, progress, counter) -> N
 
     n_jobs = min(engine.n_jobs_(), len(starts))
     if engine.device_.type != "cpu" or n_jobs <= 1:
-        ws = engine._workspace(b)
+        ws = engine.workspace(b)
         for start in starts:
             run(start, ws)
         return
@@ -69,7 +69,7 @@ def map_blocks(engine: NeighborEngine, starts, b, block, progress, counter) -> N
 
     def work(start):
         if not hasattr(local, "ws"):
-            local.ws = engine._workspace(b)
+            local.ws = engine.workspace(b)
         n_ties, n_rows = block(start, local.ws)
         with lock:
             counter[0] += n_ties

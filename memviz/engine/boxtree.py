@@ -94,6 +94,6 @@ class BoxTree:
                 qi, node = qi[~drop], node[~drop]
         # leaves: the exact e of their rows
         rows = self.perm[(node[:, None] * self.leaf + np.arange(self.leaf)).reshape(-1)]
-        s = index._s(np.repeat(g[qi], self.leaf, axis=0), rows)
+        s = index.squared_distances(np.repeat(g[qi], self.leaf, axis=0), rows)
         np.maximum.at(best, np.repeat(qi, self.leaf), s)
         return np.sqrt(best), hard

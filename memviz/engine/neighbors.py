@@ -310,7 +310,7 @@ class NeighborEngine:
                 dense = TorchDense(y, cat, self.encoder_.n_categories, paper, self.n_candidates, self.device_)
             self.dense_ = dense
 
-    def _workspace(self, b: int) -> dict:
+    def workspace(self, b: int) -> dict:
         """Buffers reused by every block of b rows of the dense pass."""
         return self.dense_.workspace(b)
 

@@ -210,9 +210,10 @@ class PrunedIndex:
         """Exact e for (n, p) query coordinates (or ``g[at]``) against reference rows (n,):
         sqrt of the sum over the last axis of the squared differences (the one formula used
         everywhere)."""
-        return np.sqrt(self._s(g, rows, at))
+        return np.sqrt(self.squared_distances(g, rows, at))
 
-    def _s(self, g: np.ndarray, rows: np.ndarray, at: np.ndarray | None = None) -> np.ndarray:
+    def squared_distances(self, g: np.ndarray, rows: np.ndarray, at: np.ndarray | None = None) -> np.ndarray:
+        """Σ_j (y[rows, j] − g_j)², summed in numpy's own order (the box tree's leaves read it too)."""
         if self.p >= 8:                      # numpy's pairwise order over the last axis
             diff = self.y[rows] - (g if at is None else g[at])                           # (n, p)
             return np.square(diff, out=diff).sum(axis=-1)

@@ -27,7 +27,7 @@ from typing import Mapping
 import numpy as np
 import pandas as pd
 
-from memviz.errors import DataError, MemvizError
+from memviz.errors import BadTable, MemvizError
 from memviz.tables.data import Table, check_same_columns
 from memviz.tables.encoding import MISSING, canonical_series
 
@@ -41,12 +41,12 @@ MAX_CATEGORIES = 254  # HistGradientBoosting: category codes must stay below max
 def synthetic_frame(train: Table, synthetic, source: str = "synthetic") -> pd.DataFrame:
     """The synthetic rows as a DataFrame with the schema's columns, numericals as float.
 
-    Raises :class:`DataError` naming the column when a column is missing or a
+    Raises :class:`BadTable` naming the column when a column is missing or a
     numerical column holds text.
     """
     df = synthetic.data if isinstance(synthetic, Table) else synthetic
     if not isinstance(df, pd.DataFrame):
-        raise DataError(f"{source}: expected a DataFrame or Table, got {type(synthetic).__name__}")
+        raise BadTable(f"{source}: expected a DataFrame or Table, got {type(synthetic).__name__}")
     check_same_columns(train, df, source)
     out = df.loc[:, list(train.schema.columns)].reset_index(drop=True).copy()
     for col in train.schema.distance_numerical:
@@ -54,7 +54,7 @@ def synthetic_frame(train: Table, synthetic, source: str = "synthetic") -> pd.Da
         conv = pd.to_numeric(s, errors="coerce")
         bad = conv.isna() & s.notna()
         if bad.any():
-            raise DataError(f"{source}: column {col!r}: numerical column holds text ({s[bad].iloc[0]!r})")
+            raise BadTable(f"{source}: column {col!r}: numerical column holds text ({s[bad].iloc[0]!r})")
         out[col] = conv.astype("float64")
     return out
 

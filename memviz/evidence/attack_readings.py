@@ -62,11 +62,3 @@ def strongest(readings) -> AttackReading | None:
     return min(rs, key=lambda r: (r.strength, -(r.value - r.chance)))
 
 
-def holm_flags(readings, level: float = 0.05) -> dict[str, bool]:
-    """Holm's step-down over the readings' p-values at family level ``level``: test -> rejected."""
-    rs = sorted((r for r in readings if r is not None and math.isfinite(r.p_value)), key=lambda r: r.p_value)
-    out, going = {}, True
-    for i, r in enumerate(rs):
-        going = going and r.p_value <= level / (len(rs) - i)
-        out[r.test] = going
-    return out

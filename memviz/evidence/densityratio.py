@@ -88,7 +88,7 @@ from scipy.stats import nhypergeom, norm
 
 from memviz.errors import MemvizError
 from memviz.tables.holdout import CheckedHoldout, as_table, checked_holdout
-from memviz.evidence.membership import FPRS, N_NAMED, ROC_POINTS, roc_curve_points, tpr_at_fpr
+from memviz.evidence.membership import FPRS, N_NAMED, ROC_POINTS, roc_curve_points, thin_roc, tpr_at_fpr
 from memviz.evidence.ranktests import auc_delong, json_safe
 from memviz.measure.multiplicity import bh_qvalues, bonferroni
 from memviz.tables.data import Table
@@ -343,14 +343,8 @@ class DensityRatioResult:
             sentence=self.sentence())
 
     def roc_points(self, n: int = ROC_POINTS) -> tuple[np.ndarray, np.ndarray]:
-        f = self.roc_fpr
-        if len(f) <= n:
-            return f, self.roc_tpr
-        grid = np.unique(np.concatenate([np.geomspace(max(1.0 / max(self.n_nonmembers, 1), 1e-6), 1.0, n // 2),
-                                         np.linspace(0.0, 1.0, n // 2)]))
-        idx = np.unique(np.clip(np.searchsorted(f, grid, side="right") - 1, 0, len(f) - 1))
-        idx = np.unique(np.concatenate([[0], idx, [len(f) - 1]]))
-        return f[idx], self.roc_tpr[idx]
+        """About ``n`` points of the ROC curve (:func:`memviz.evidence.membership.thin_roc`)."""
+        return thin_roc(self.roc_fpr, self.roc_tpr, self.n_nonmembers, n)
 
     def figures(self) -> dict:
         """The headline figures under their :data:`memviz.metrics.EVIDENCE_METRICS` keys."""

@@ -130,15 +130,8 @@ class MembershipResult:
                              sentence=self.sentence())
 
     def roc_points(self, n: int = ROC_POINTS) -> tuple[np.ndarray, np.ndarray]:
-        """About ``n`` points of the ROC curve, dense at small FPR (log grid) and over [0, 1] (linear)."""
-        f = self.roc_fpr
-        if len(f) <= n:
-            return f, self.roc_tpr
-        grid = np.unique(np.concatenate([np.geomspace(max(1.0 / max(self.n_holdout, 1), 1e-6), 1.0, n // 2),
-                                         np.linspace(0.0, 1.0, n // 2)]))
-        idx = np.unique(np.clip(np.searchsorted(f, grid, side="right") - 1, 0, len(f) - 1))
-        idx = np.unique(np.concatenate([[0], idx, [len(f) - 1]]))
-        return f[idx], self.roc_tpr[idx]
+        """About ``n`` points of the ROC curve (:func:`thin_roc`)."""
+        return thin_roc(self.roc_fpr, self.roc_tpr, self.n_holdout, n)
 
     def to_dict(self) -> dict:
         fpr, tpr = self.roc_points()
@@ -180,6 +173,19 @@ def roc_curve_points(members: np.ndarray, nonmembers: np.ndarray) -> tuple[np.nd
     fpr = np.searchsorted(np.sort(nonmembers), t, side="right") / len(nonmembers)
     tpr = np.searchsorted(np.sort(members), t, side="right") / len(members)
     return np.concatenate([[0.0], fpr]), np.concatenate([[0.0], tpr])
+
+
+def thin_roc(fpr: np.ndarray, tpr: np.ndarray, n_negatives: int, n: int = ROC_POINTS) -> tuple[np.ndarray, np.ndarray]:
+    """About ``n`` points of an ROC curve (``fpr`` ascending), dense at small FPR and over [0, 1]: the curve's
+    last point at or before each of n/2 FPRs on a log grid from max(1/n_negatives, 10⁻⁶) to 1 and n/2 on a
+    linear grid over [0, 1], its first and last points kept. A curve of at most ``n`` points is kept whole."""
+    if len(fpr) <= n:
+        return fpr, tpr
+    grid = np.unique(np.concatenate([np.geomspace(max(1.0 / max(n_negatives, 1), 1e-6), 1.0, n // 2),
+                                     np.linspace(0.0, 1.0, n // 2)]))
+    idx = np.unique(np.clip(np.searchsorted(fpr, grid, side="right") - 1, 0, len(fpr) - 1))
+    idx = np.unique(np.concatenate([[0], idx, [len(fpr) - 1]]))
+    return fpr[idx], tpr[idx]
 
 
 def tpr_at_fpr(members: np.ndarray, nonmembers: np.ndarray, alpha: float) -> dict:

@@ -40,7 +40,7 @@ Adult), through reuse rather than approximation:
   other column costs one more such fit and query; pass ``secret=`` to attack more
   (:func:`privacy_evidence` attacks every column by default);
 * every column is factorized once for all the engines (:func:`~memviz.tables.encoding.shared_factorizations`),
-  and the hold-out's training-row check reads those factorizations (:func:`~memviz.tables.encoding.row_keys`);
+  and the hold-out's training-row check reads those factorizations (:func:`~memviz.tables.holdout.row_hashes`);
 * the hold-out is checked once (:func:`~memviz.tables.holdout.checked_holdout`: columns, rows, training rows)
   and the :class:`~memviz.tables.holdout.CheckedHoldout` is what every test takes (:func:`memviz.audit`
   makes it before the evidence, so this call checks nothing again);
@@ -53,8 +53,8 @@ Adult), through reuse rather than approximation:
   caller's thread after the attribute attack; the rows the ratio test names are scored too.
 
 :meth:`Evidence.attack_readings` reads every membership attack on one scale (its statistic, interval
-and calibrated p-value, :mod:`memviz.evidence.attack_readings`) and :meth:`Evidence.strongest_attack` takes
-the worst case over them, each at its own level.
+and calibrated p-value, :mod:`memviz.evidence.attack_readings`); :func:`memviz.evidence.attack_readings.strongest`
+takes the worst case over them, each at its own level.
 
 The result is an :class:`Evidence`: frozen, typed, and a read-only mapping from test name to result.
 """
@@ -172,13 +172,6 @@ class Evidence(Mapping):
             if r is not None:
                 out.append(r)
         return tuple(out)
-
-    def strongest_attack(self):
-        """The worst case over :meth:`attack_readings`, each at its own calibrated level
-        (:func:`memviz.evidence.attack_readings.strongest`); None when no attack ran."""
-        from memviz.evidence.attack_readings import strongest
-
-        return strongest(self.attack_readings())
 
     def sentences(self) -> list[tuple[str, str]]:
         """(test name in words, its sentence) per test, in :data:`TESTS` order: what the report's

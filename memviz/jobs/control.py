@@ -292,7 +292,7 @@ def start_details(compare: Job, device: str = "auto") -> Job | None:
 
     At most one such job per comparison: the job folder is created exclusively, so two
     tabs asking at once start one job (the other gets None). The comparison's spec is read
-    first: a missing one is a RunError and leaves nothing behind (a left-over empty folder
+    first: a missing one is a BadRunFolder and leaves nothing behind (a left-over empty folder
     blocked every later try).
     """
     if compare.kind != "compare":

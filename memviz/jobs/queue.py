@@ -14,7 +14,7 @@ import os
 import time
 from pathlib import Path
 
-from memviz.errors import MemvizError, RunError
+from memviz.errors import MemvizError, BadRunFolder
 from memviz.io import atomic_write_json, read_json
 
 MAX_JOBS_ENV = "MEMVIZ_MAX_JOBS"
@@ -129,7 +129,7 @@ def _older_waiters(queue: Path, mine: Path) -> bool:
             return False
         try:
             rec = read_json(t, "queue ticket")
-        except RunError:
+        except BadRunFolder:
             continue
         if pid_alive(rec.get("pid"), rec.get("start_ticks")):
             return True

@@ -52,7 +52,7 @@ from memviz.compare import (
     summary_table,
 )
 from memviz.compare.details import compute_details
-from memviz.errors import MemvizError, RunError
+from memviz.errors import MemvizError, BadRunFolder
 from memviz.io import atomic_write_json, dumps, read_json
 from memviz.tables.data import Table, load_companion, load_table
 from memviz.warmup.run import WarmupConfig, run_warmup
@@ -93,12 +93,12 @@ class JobSpec:
     @classmethod
     def from_dict(cls, d: dict, source: str = "job spec") -> "JobSpec":
         if not isinstance(d, dict) or d.get("format") != FORMAT:
-            raise RunError(f"{source}: not a {FORMAT} spec")
+            raise BadRunFolder(f"{source}: not a {FORMAT} spec")
         try:
             return cls(kind=d["kind"], config=dict(d.get("config") or {}), paths=dict(d.get("paths") or {}),
                        resume=bool(d.get("resume", False)), label=str(d.get("label", "")))
         except (KeyError, TypeError, ValueError) as exc:
-            raise RunError(f"{source}: malformed spec ({type(exc).__name__}: {exc})") from None
+            raise BadRunFolder(f"{source}: malformed spec ({type(exc).__name__}: {exc})") from None
 
 
 def write_spec(path: str | Path, spec: JobSpec) -> None:
@@ -246,7 +246,7 @@ def keep_audit(run_dir: Path, emit: Emit | None = None, device: str = "auto") ->
     """
     import traceback
 
-    from memviz.auditing.build import from_run
+    from memviz.auditing.result import Audit
     from memviz.auditing.stored import RUN_FOLDER, save_audit
     from memviz.warmup.store import run_token
 
@@ -254,7 +254,7 @@ def keep_audit(run_dir: Path, emit: Emit | None = None, device: str = "auto") ->
     if emit is not None:
         emit({"event": "auditing"})
     try:
-        audit = from_run(run_dir, device=device)
+        audit = Audit.from_run(run_dir, device=device)
         if run_token(run_dir) != token:   # the run changed while it was audited (resumed elsewhere)
             return False
         save_audit(audit, Path(run_dir) / RUN_FOLDER, token=token)

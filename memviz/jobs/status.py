@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from memviz.errors import MemvizError, RunError
+from memviz.errors import MemvizError, BadRunFolder
 from memviz.io import read_json
 from memviz.jobs.guard import inside
 from memviz.jobs.queue import JOBS, pid_alive
@@ -113,7 +113,7 @@ class Job:
         (``"pid": "x"``) is dropped, so that readers never raise on it."""
         try:
             rec = read_json(self.job_dir / "job.json", "job record")
-        except RunError:
+        except BadRunFolder:
             return {}
         return {k: v for k, v in rec.items() if _RECORD_TYPES.get(k, _any)(v)}
 
@@ -278,8 +278,8 @@ def job_status(job: Job) -> JobStatus:
             checks = list(manifest.get("checks") or [])
             total = int(manifest["config"].get("epochs") or 0)
             done = int((manifest.get("progress") or {}).get("epoch") or 0)
-        except (RunError, TypeError, ValueError, AttributeError, KeyError) as exc:
-            manifest, problem = None, str(exc) if isinstance(exc, RunError) else f"malformed manifest ({exc})"
+        except (BadRunFolder, TypeError, ValueError, AttributeError, KeyError) as exc:
+            manifest, problem = None, str(exc) if isinstance(exc, BadRunFolder) else f"malformed manifest ({exc})"
     checks_total = 0
     for ev in events:  # the latest progress wins
         if ev["event"] == "check":
@@ -310,7 +310,7 @@ def job_status(job: Job) -> JobStatus:
     elif problem:  # a run folder nobody started from here, and unreadable
         state = "failed"
     else:
-        raise RunError(f"{job.job_dir}: no such job")
+        raise BadRunFolder(f"{job.job_dir}: no such job")
     if state == "finished":
         done = total = max(total, done, 1)
     message = _describe(events[-1]) if events else ""
@@ -326,14 +326,14 @@ def job_status(job: Job) -> JobStatus:
 
 
 def wait(job: Job, timeout: float = 600.0, poll: float = 0.5) -> JobStatus:
-    """Block until the job reaches a final state (tests, scripts); raises RunError on timeout."""
+    """Block until the job reaches a final state (tests, scripts); raises BadRunFolder on timeout."""
     deadline = time.monotonic() + timeout
     while True:
         st = job_status(job)
         if st.final:
             return st
         if time.monotonic() > deadline:
-            raise RunError(f"job {job.job_id}: still {st.state} after {timeout:.0f} s")
+            raise BadRunFolder(f"job {job.job_id}: still {st.state} after {timeout:.0f} s")
         time.sleep(poll)
 
 
@@ -352,7 +352,7 @@ def list_jobs(root: str | Path | None = None, kind: str | None = None) -> pd.Dat
             job = Job(d.name, info["kind"], root)
             try:
                 st = job_status(job)
-            except RunError:
+            except BadRunFolder:
                 continue
             rows.append({"job_id": job.job_id, "kind": job.kind, "state": st.state, "label": info.get("label") or "",
                          "started": time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(info.get("started") or 0)),

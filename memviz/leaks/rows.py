@@ -243,7 +243,7 @@ class LeakView:
     n_copies: int
     closeness: Closeness | None = None
     bins: dict | None = None
-    key: object = None
+    key: int | float | str | tuple | None = None      # the user's key (a tuple for a composite key; NaN: missing)
     key_name: str | tuple[str, ...] | None = None
 
     def label(self, redacted: bool = False, *, salt: str | None = None) -> str:

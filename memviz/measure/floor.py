@@ -272,10 +272,6 @@ class Excess:
     def ci(self) -> tuple[float, float]:
         return self.low, self.high
 
-    @property
-    def covers_zero(self) -> bool:
-        return self.low <= 0.0 <= self.high
-
     def figures(self) -> dict:
         """The plain sentence's numbers, in percent and percentage points (1 decimal)."""
         pct = lambda v: round(100.0 * v, 1)                                    # noqa: E731

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from memviz.errors import DataError, MemvizError
+from memviz.errors import BadTable, MemvizError
 from memviz.mitigate.associations import DEFAULT_THRESHOLD, RULES, column_clusters
 from memviz.tables.data import ROW_ID, Table
 
@@ -57,19 +57,13 @@ class MitigationResult:
     params: dict = field(default_factory=dict)
     sources: pd.DataFrame | None = None
 
-    @property
-    def added_ids(self) -> np.ndarray:
-        """row_ids of the appended rows."""
-        ids = self.table.row_ids
-        return ids[len(ids) - self.added:]
-
 
 # ------------------------------------------------------------------ helpers
 def _n_new(table: Table, ratio: float, method: str) -> int:
     if isinstance(ratio, bool) or not isinstance(ratio, numbers.Real) or not np.isfinite(ratio) or ratio < 0:
         raise MemvizError(f"{method}: ratio must be a number >= 0, got {ratio!r}")
     if len(table) == 0:
-        raise DataError(f"{table.source}: the table has no rows")
+        raise BadTable(f"{table.source}: the table has no rows")
     return int(np.floor(ratio * len(table) + 0.5))
 
 
@@ -313,7 +307,7 @@ def smote(table: Table, *, ratio: float = DEFAULT_RATIO, seed=0, k_neighbors: in
     g = _group_codes(table, regression_bins, "smote")  # (n,)
     counts = np.bincount(g)
     if n_new and counts.max() < 2:
-        raise DataError(f"{table.source}: smote needs a class with at least 2 rows")
+        raise BadTable(f"{table.source}: smote needs a class with at least 2 rows")
     alloc = _allocate(counts, n_new, balance)  # (G,)
     if n_new == 0:
         return MitigationResult(_append(table, df.iloc[:0].copy(), "smote"), np.empty(0, np.int64), 0, "smote", params)
@@ -400,7 +394,7 @@ def smote_reference(table: Table, *, ratio: float = DEFAULT_RATIO, seed=0, k_nei
     ------
     MemvizError
         No class target (regression or none: use :func:`smote`, SMOTE-NC), bad ratio or k.
-    DataError
+    BadTable
         A minority class of fewer than 2 rows.
     """
     schema, df = table.schema, table.data
@@ -419,8 +413,8 @@ def smote_reference(table: Table, *, ratio: float = DEFAULT_RATIO, seed=0, k_nei
                                 "smote_reference", params)
     n_min = len(members)
     if n_min < 2:
-        raise DataError(f"{table.source}: the reference SMOTE needs a minority class of at least 2 rows "
-                        f"(class {params['minority']!r} has {n_min})")
+        raise BadTable(f"{table.source}: the reference SMOTE needs a minority class of at least 2 rows "
+                       f"(class {params['minority']!r} has {n_min})")
     k = int(min(k_neighbors, n_min - 1))
     num, cat = list(schema.numerical), list(schema.categorical)
     rng = np.random.default_rng(seed)
@@ -480,8 +474,8 @@ def prune(table: Table, row_ids) -> MitigationResult:
     ids = ids.astype(np.int64)
     unknown = ids[~np.isin(ids, table.row_ids)]
     if unknown.size:
-        raise DataError(f"{table.source}: prune: row_id {int(unknown[0])} is not in the table"
-                        + (f" ({unknown.size} unknown ids)" if unknown.size > 1 else ""))
+        raise BadTable(f"{table.source}: prune: row_id {int(unknown[0])} is not in the table"
+                       + (f" ({unknown.size} unknown ids)" if unknown.size > 1 else ""))
     removed = np.unique(ids)
     out = table.drop(removed)
     return MitigationResult(Table(out.data.copy(), out.schema, f"{table.source} - prune"), removed, 0, "prune",

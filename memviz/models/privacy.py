@@ -52,7 +52,7 @@ import math
 import warnings
 from dataclasses import asdict, dataclass, fields, replace
 
-from memviz.errors import MemvizError
+from memviz.errors import BadOption, MemvizError
 from memviz.models.dpstats import COMPOSITION, PREPROCESSING_SHARE
 
 ACCOUNTANTS = ("rdp", "prv")
@@ -96,31 +96,31 @@ class PrivacyConfig:
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             value = {"epsilon": value}
         if not isinstance(value, dict):
-            raise MemvizError(f"privacy: expected a number (ε) or {{epsilon, delta, max_grad_norm, accountant, "
-                              f"noise_seed}}, got {type(value).__name__}")
+            raise BadOption(f"privacy: expected a number (ε) or {{epsilon, delta, max_grad_norm, accountant, "
+                            f"noise_seed}}, got {type(value).__name__}")
         known = {f.name for f in fields(cls)}
         bad = [k for k in value if k not in known]
         if bad:
-            raise MemvizError(f"privacy: unknown setting {bad[0]!r} (use {', '.join(sorted(known))})")
+            raise BadOption(f"privacy: unknown setting {bad[0]!r} (use {', '.join(sorted(known))})")
         if "epsilon" not in value:
-            raise MemvizError("privacy: needs an epsilon (the target ε)")
+            raise BadOption("privacy: needs an epsilon (the target ε)")
         return cls(**value).validated()
 
     def validated(self) -> "PrivacyConfig":
         """The same settings, or a one-line MemvizError naming the bad one (δ against N: :func:`plan`)."""
         if not _positive(self.epsilon):
-            raise MemvizError(f"privacy: epsilon must be a finite number > 0, got {self.epsilon!r}")
+            raise BadOption(f"privacy: epsilon must be a finite number > 0, got {self.epsilon!r}")
         if self.delta is not None and not (_positive(self.delta) and self.delta < 1):
-            raise MemvizError(f"privacy: delta must be in (0, 1), got {self.delta!r}")
+            raise BadOption(f"privacy: delta must be in (0, 1), got {self.delta!r}")
         if not _positive(self.max_grad_norm):
-            raise MemvizError(f"privacy: max_grad_norm must be a finite number > 0, got {self.max_grad_norm!r}")
+            raise BadOption(f"privacy: max_grad_norm must be a finite number > 0, got {self.max_grad_norm!r}")
         if self.accountant not in ACCOUNTANTS:
-            raise MemvizError(f"privacy: accountant {self.accountant!r} is not one of {', '.join(ACCOUNTANTS)}")
+            raise BadOption(f"privacy: accountant {self.accountant!r} is not one of {', '.join(ACCOUNTANTS)}")
         if self.noise_seed is not None and (isinstance(self.noise_seed, bool) or not isinstance(self.noise_seed, int)):
-            raise MemvizError(f"privacy: noise_seed must be a whole number or None, got {self.noise_seed!r}")
+            raise BadOption(f"privacy: noise_seed must be a whole number or None, got {self.noise_seed!r}")
         share = self.preprocessing
         if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 <= share < 1:
-            raise MemvizError(f"privacy: preprocessing must be a share in [0, 1), got {share!r}")
+            raise BadOption(f"privacy: preprocessing must be a share in [0, 1), got {share!r}")
         return PrivacyConfig(float(self.epsilon), None if self.delta is None else float(self.delta),
                              float(self.max_grad_norm), self.accountant, self.noise_seed, float(share),
                              _bounds(self.bounds), _categories(self.categories))
@@ -169,8 +169,8 @@ class PrivacyPlan:
 def with_preprocessing(p: PrivacyPlan, epsilon: float, delta: float) -> PrivacyPlan:
     """The plan with what the transforms' releases spent (one line if it exceeds their share)."""
     if epsilon > p.epsilon - p.sgd_epsilon + 1e-12 or delta > p.delta - p.sgd_delta + 1e-15:
-        raise MemvizError(f"privacy: the preprocessing spent ({epsilon:g}, {delta:g}), over its share "
-                          f"({p.epsilon - p.sgd_epsilon:g}, {p.delta - p.sgd_delta:g})")
+        raise BadOption(f"privacy: the preprocessing spent ({epsilon:g}, {delta:g}), over its share "
+                        f"({p.epsilon - p.sgd_epsilon:g}, {p.delta - p.sgd_delta:g})")
     return replace(p, preprocessing_epsilon=float(epsilon), preprocessing_delta=float(delta))
 
 
@@ -179,20 +179,20 @@ def plan(config: PrivacyConfig, n_rows: int, batch_size: int, steps: int, *, amp
     """σ for training ``steps`` steps at expected batch ``batch_size`` on ``n_rows`` rows, or a
     one-line MemvizError when no private training of that shape exists (module docstring)."""
     if (missing := missing_piece()) is not None:
-        raise MemvizError(f"privacy: {missing}")
+        raise BadOption(f"privacy: {missing}")
     from opacus.accountants.utils import get_noise_multiplier
 
     n, b, s = int(n_rows), int(batch_size), int(steps)
     delta = config.delta_for(n)
     _, _, eps_sgd, delta_sgd = config.split(n)
     if delta >= 1 / n:
-        raise MemvizError(f"privacy: delta {delta:g} is not below 1/N = {1 / n:g} ({n:,} training rows): such a "
-                          "guarantee allows releasing a training row whole; give a smaller delta (default 1/(10 N))")
+        raise BadOption(f"privacy: delta {delta:g} is not below 1/N = {1 / n:g} ({n:,} training rows): such a "
+                        "guarantee allows releasing a training row whole; give a smaller delta (default 1/(10 N))")
     if amp:
-        raise MemvizError("privacy: amp (bfloat16 autocast) cannot train privately: per-sample gradient norms in "
-                          "bfloat16 would not bound each row's contribution; leave amp off")
+        raise BadOption("privacy: amp (bfloat16 autocast) cannot train privately: per-sample gradient norms in "
+                        "bfloat16 would not bound each row's contribution; leave amp off")
     if s < 1:
-        raise MemvizError(f"privacy: {s} optimiser steps: nothing to train")
+        raise BadOption(f"privacy: {s} optimiser steps: nothing to train")
     q = min(b, n) / n
     try:
         with warnings.catch_warnings():
@@ -201,9 +201,9 @@ def plan(config: PrivacyConfig, n_rows: int, batch_size: int, steps: int, *, amp
                                          accountant=config.accountant,
                                          epsilon_tolerance=min(EPSILON_TOLERANCE, eps_sgd / 10))
     except ValueError:
-        raise MemvizError(f"privacy: epsilon {config.epsilon:g} (DP-SGD's part {eps_sgd:g}) cannot be reached in "
-                          f"{s:,} steps at sample rate {q:.3g} and delta {delta_sgd:g}: the noise would exceed "
-                          "Opacus' bound; raise epsilon or train fewer steps") from None
+        raise BadOption(f"privacy: epsilon {config.epsilon:g} (DP-SGD's part {eps_sgd:g}) cannot be reached in "
+                        f"{s:,} steps at sample rate {q:.3g} and delta {delta_sgd:g}: the noise would exceed "
+                        "Opacus' bound; raise epsilon or train fewer steps") from None
     return PrivacyPlan(config.epsilon, delta, float(sigma), q, min(b, n), s, config.max_grad_norm,
                        config.accountant, eps_sgd, delta_sgd)
 
@@ -340,9 +340,9 @@ def _bounds(value) -> tuple:
         try:
             lo, hi = (float(x) for x in pair)
         except (TypeError, ValueError):
-            raise MemvizError(f"privacy: bounds of column {col!r}: expected [low, high], got {pair!r}") from None
+            raise BadOption(f"privacy: bounds of column {col!r}: expected [low, high], got {pair!r}") from None
         if not (math.isfinite(lo) and math.isfinite(hi) and lo <= hi):
-            raise MemvizError(f"privacy: bounds of column {col!r}: expected finite low <= high, got {list(pair)!r}")
+            raise BadOption(f"privacy: bounds of column {col!r}: expected finite low <= high, got {list(pair)!r}")
         out.append((str(col), lo, hi))
     return tuple(sorted(out))
 
@@ -353,11 +353,11 @@ def _categories(value) -> tuple:
     out = []
     for col, values in items:
         if isinstance(values, (str, bytes)) or not isinstance(values, (list, tuple)) or not values:
-            raise MemvizError(f"privacy: categories of column {col!r}: expected a non-empty list, got {values!r}")
+            raise BadOption(f"privacy: categories of column {col!r}: expected a non-empty list, got {values!r}")
         bad = [v for v in values if v is not None and not isinstance(v, (str, int, float, bool))]
         if bad:
-            raise MemvizError(f"privacy: categories of column {col!r}: {bad[0]!r} is not text, a number, a boolean "
-                              "or null")
+            raise BadOption(f"privacy: categories of column {col!r}: {bad[0]!r} is not text, a number, a boolean "
+                            "or null")
         out.append((str(col), tuple(values)))
     return tuple(sorted(out, key=lambda x: x[0]))
 

@@ -50,7 +50,7 @@ import numpy as np
 import pandas as pd
 
 from memviz.device import resolve_device, torch_threads
-from memviz.errors import DataError, MemvizError
+from memviz.errors import BadTable, MemvizError
 from memviz.models.callbacks import STOP
 
 KINDS = ("ctgan", "tvae")
@@ -190,7 +190,7 @@ class SDVGenerator:
             except Exception as exc:  # SDV's data errors become one-line DataErrors
                 if type(exc).__module__.startswith("sdv.errors"):
                     first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-                    raise DataError(f"{table.source}: {kind} cannot fit this table ({first})") from None
+                    raise BadTable(f"{table.source}: {kind} cannot fit this table ({first})") from None
                 raise
             finally:
                 synth.__dict__.pop("_print_warning", None)  # keep the fitted model picklable

@@ -31,7 +31,7 @@ import pandas as pd
 import torch
 from sklearn.preprocessing import QuantileTransformer
 
-from memviz.errors import DataError
+from memviz.errors import BadTable
 from memviz.tables.schema import Schema
 
 
@@ -75,13 +75,13 @@ def categorical_columns(schema: Schema) -> list[str]:
 
 def numerical_spec(s: pd.Series, col: str) -> tuple[dict, np.ndarray]:
     """A numerical column's spec (``name``, ``dtype``, ``integer``, ``min``, ``max``, ``mean`` of the values
-    read as they are) and its observed values; a one-line DataError for a column that is not numbers."""
+    read as they are) and its observed values; a one-line BadTable for a column that is not numbers."""
     if not pd.api.types.is_numeric_dtype(s) or pd.api.types.is_bool_dtype(s):
-        raise DataError(f"TabDDPM: column {col!r}: numerical column of dtype {s.dtype} is not numeric")
+        raise BadTable(f"TabDDPM: column {col!r}: numerical column of dtype {s.dtype} is not numeric")
     v = s.to_numpy(dtype=np.float64, na_value=np.nan)
     obs = v[~np.isnan(v)]
     if len(obs) == 0:
-        raise DataError(f"TabDDPM: column {col!r}: all values are missing")
+        raise BadTable(f"TabDDPM: column {col!r}: all values are missing")
     integer = bool(pd.api.types.is_integer_dtype(s) or np.all(obs == np.round(obs)))
     return {"name": col, "dtype": str(s.dtype), "integer": integer, "min": float(obs.min()),
             "max": float(obs.max()), "mean": float(obs.mean())}, obs
@@ -92,8 +92,8 @@ def categorical_spec(s: pd.Series, col: str, values: list, missing: bool) -> dic
     odd = [v for v in values if not isinstance(v, (str, int, float, bool))]
     if _odd_dtype(s) or odd:
         kind = type(odd[0]).__name__ if odd else str(s.dtype)
-        raise DataError(f"TabDDPM: column {col!r}: categories of type {kind} are not supported "
-                        "(use text, numbers or booleans)")
+        raise BadTable(f"TabDDPM: column {col!r}: categories of type {kind} are not supported "
+                       "(use text, numbers or booleans)")
     spec = {"name": col, "dtype": str(s.dtype), "missing": bool(missing), "values": _sorted_values(values)}
     if isinstance(s.dtype, pd.CategoricalDtype):
         spec["categories"] = [_plain(v) for v in s.dtype.categories]
@@ -197,10 +197,10 @@ class TabularTransform:
             unseen = (code < 0) & s.notna().to_numpy()
             if unseen.any():
                 bad = s[unseen].iloc[0]
-                raise DataError(f"TabDDPM: column {c['name']!r}: value {bad!r} was not in the training table")
+                raise BadTable(f"TabDDPM: column {c['name']!r}: value {bad!r} was not in the training table")
             missing = code < 0
             if missing.any() and not c["missing"]:
-                raise DataError(f"TabDDPM: column {c['name']!r}: missing values, none in the training table")
+                raise BadTable(f"TabDDPM: column {c['name']!r}: missing values, none in the training table")
             code[missing] = len(c["values"])
             codes[:, j] = code
         return x_num, codes

@@ -214,10 +214,10 @@ def explain_rows(train: Table, labels, *, factors: RiskFactors | None = None, fo
 
     oof = np.empty(n)
     for fit_idx, test_idx in StratifiedKFold(folds, shuffle=True, random_state=seed).split(X, ever):
-        oof[test_idx] = _fit(X[fit_idx], k[fit_idx], S, seed).predict_proba(X[test_idx])[:, 1]
+        oof[test_idx] = fit_model(X[fit_idx], k[fit_idx], S, seed).predict_proba(X[test_idx])[:, 1]
     auc = mean_auc(oof, y)
     low, high = bootstrap_auc(oof, y, n_boot, seed)
-    model = _fit(X, k, S, seed)
+    model = fit_model(X, k, S, seed)
     phi, base = _shap(model, X)
     shap_frame = pd.DataFrame(phi, index=x.index, columns=x.columns)
     factor_names = tuple(_factor_name(c, [c2 for c2 in x.columns if c2 not in MODEL_FACTORS]) for c in MODEL_FACTORS)
@@ -253,12 +253,8 @@ def model_input(features: pd.DataFrame) -> np.ndarray:
 
 
 def fit_model(X: np.ndarray, k: np.ndarray, S: int, seed: int):
-    """The classifier of the module docstring on :func:`model_input` rows (``k``: each row's Top count of S)."""
-    return _fit(X, k, S, seed)
-
-
-def _fit(X: np.ndarray, k: np.ndarray, S: int, seed: int):
-    """The classifier on each row twice: positive with weight k_i, negative with weight S − k_i."""
+    """The classifier of the module docstring on :func:`model_input` rows (``k``: each row's Top count of S):
+    each row twice: positive with weight k_i, negative with weight S − k_i."""
     from sklearn.ensemble import GradientBoostingClassifier
 
     w = np.concatenate([k, S - k]).astype(np.float64)

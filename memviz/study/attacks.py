@@ -64,7 +64,7 @@ def run_cell(data_dir, dataset: str, seed: int, out, *, n_shadows: int = N_SHADO
     from dataclasses import replace
 
     from memviz.attacks.shadow import attack_run
-    from memviz.auditing.build import from_run
+    from memviz.auditing.result import Audit
     from memviz.dynamics.dynamiccut import dynamiccut_selection
     from memviz.study.floors import study_tables
     from memviz.study.warmups import T_at, warmup_config
@@ -86,7 +86,7 @@ def run_cell(data_dir, dataset: str, seed: int, out, *, n_shadows: int = N_SHADO
     T = T_at(wres.dynamics.epochs, T_FRAC)
     sel = dynamiccut_selection(wres.dynamics, p=scale.p, k=scale.k, T=T)
     committed = committed_selection(name, dataset, seed, T, Path(__file__).resolve().parents[2])
-    audit = from_run(run_dir, quality=False, evidence=False)
+    audit = Audit.from_run(run_dir, quality=False, evidence=False)
     named = [int(i) for i in audit.frame("over_copied", row_id=True)["row_id"].head(n_targets)]
     say(f"{dataset} seed {seed}: T = {T}, {len(named)} named rows; attack ({n_shadows} shadows)")
 

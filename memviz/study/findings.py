@@ -41,9 +41,9 @@ from memviz.study.inference import (
     count_test,
     label,
     side_of,
-    t_interval,
     two_sided,
 )
+from memviz.measure.intervals import t_interval
 
 
 def signed_rank_exact(d) -> dict:

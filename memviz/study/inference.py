@@ -65,6 +65,7 @@ import math
 
 import numpy as np
 
+from memviz.measure.intervals import t_interval
 from memviz.measure.multiplicity import holm
 
 ALPHA = 0.05
@@ -95,21 +96,6 @@ DYNAMICS = "dynamics"
 
 def two_sided(p_claim: float, p_against: float) -> float:
     return float(min(1.0, 2.0 * min(p_claim, p_against)))
-
-
-def t_interval(x, level: float = 0.95) -> tuple[float, float, float]:
-    """(mean, low, high): mean ± t_{(1+level)/2, n−1} · sd / √n over the values (NaN below 2 values)."""
-    from scipy.stats import t
-
-    x = np.asarray(x, dtype=float)
-    x = x[np.isfinite(x)]
-    if x.size == 0:
-        return (math.nan, math.nan, math.nan)
-    m = float(x.mean())
-    if x.size < 2:
-        return (m, math.nan, math.nan)
-    h = float(t.ppf((1 + level) / 2, x.size - 1) * x.std(ddof=1) / math.sqrt(x.size))
-    return (m, m - h, m + h)
 
 
 def _wplus_upper(n: int) -> np.ndarray:

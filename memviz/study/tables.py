@@ -121,7 +121,7 @@ def knob_rows(knobs: list[dict], datasets) -> list[str]:
 def pilot_rows(pilot) -> list[str]:
     """The pilot (a DataFrame of every check of every finished run): the last check of each run, then per
     setting the mean excess and copy share over seeds with the t interval over seeds."""
-    from memviz.study.inference import t_interval
+    from memviz.measure.intervals import t_interval
 
     if pilot is None or len(pilot) == 0:
         return []

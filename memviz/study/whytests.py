@@ -209,7 +209,8 @@ def combination_tests(train, rows: pd.DataFrame, copies: pd.DataFrame, dataset: 
                       methods=("dynamiccut", "random", "isolation")) -> tuple[list[dict], pd.DataFrame]:
     """(the paired tests against the baseline, the per-cell counts) of one table (module docstring)."""
     from memviz.study.findings import signed_rank_exact
-    from memviz.study.inference import t_interval, two_sided
+    from memviz.measure.intervals import t_interval
+    from memviz.study.inference import two_sided
 
     texts = value_texts(train)
     wide = rows.pivot(index="row_id", columns="seed", values="top").astype(float).reindex(train.row_ids)

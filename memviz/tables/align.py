@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from memviz.errors import DataError
+from memviz.errors import BadTable
 from memviz.io import FORMULA_STARTS
 from memviz.tables.encoding import MISSING, canonical_series
 from memviz.tables.schema import ADAPTED, UNJUDGED
@@ -60,7 +60,7 @@ def align_to(frame: pd.DataFrame, train_frame: pd.DataFrame, categorical, source
 
     Raises
     ------
-    DataError
+    BadTable
         A column whose unknown categories exceed :data:`UNSEEN_LIMIT` of its rows.
     """
     train_cols = set(train_frame.columns)
@@ -94,9 +94,9 @@ def align_to(frame: pd.DataFrame, train_frame: pd.DataFrame, categorical, source
         if _improbable(int(unseen.sum()), len(canon), train_frame[col]):
             cats = [v for v in known if v != MISSING]
             example = ", ".join(repr(v) for v in cats[:SHOWN_VALUES]) + (", ..." if len(cats) > SHOWN_VALUES else "")
-            raise DataError(f"{source}: column {col!r}: {100 * share:.0f} % of its rows hold values the training "
-                            f"table does not have ({shown}; the training table has {example}): write them in the "
-                            "training table's coding")
+            raise BadTable(f"{source}: column {col!r}: {100 * share:.0f} % of its rows hold values the training "
+                           f"table does not have ({shown}; the training table has {example}): write them in the "
+                           "training table's coding")
         notices.append(f"{source}: column {col!r}: {int(unseen.sum()):,} rows hold categories the training table "
                        f"does not have ({shown}); those cells match no training row")
     return out, tuple(notices)

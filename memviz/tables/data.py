@@ -41,7 +41,7 @@ from typing import Mapping
 import numpy as np
 import pandas as pd
 
-from memviz.errors import DataError
+from memviz.errors import BadTable
 from memviz.tables.read import (  # noqa: F401 (the reading half, re-exported)
     MAX_CATEGORIES,
     MAX_COLUMNS,
@@ -273,7 +273,7 @@ def plain_key(v):
 
 
 def check_composite_key(df: pd.DataFrame, columns, source: str) -> None:
-    """One line (DataError) when a composite key's columns do not name each training row once: the columns and
+    """One line (BadTable) when a composite key's columns do not name each training row once: the columns and
     one repeated combination (``branch=North, account_no=17``)."""
     from memviz.tables.schema import key_text
 
@@ -282,7 +282,7 @@ def check_composite_key(df: pd.DataFrame, columns, source: str) -> None:
         i = int(np.flatnonzero(dup.to_numpy())[0])
         first = df[list(columns)].iloc[i].tolist()
         n = int((df[list(columns)] == df[list(columns)].iloc[i]).all(axis=1).sum()) or int(dup.sum())
-        raise DataError(f"{source}: columns {', '.join(map(repr, columns))}: the row key does not identify the rows: "
+        raise BadTable(f"{source}: columns {', '.join(map(repr, columns))}: the row key does not identify the rows: "
                         f"{key_text(columns, first)} names {n:,} rows (each combination must name one row)")
 
 
@@ -300,7 +300,7 @@ def _single_key(df: pd.DataFrame, schema: Schema, source: str, *, adopted: bool)
     n = int((v == value).sum())
     what = f"{value!r} names {n:,} rows" if isinstance(value, str) else f"{plain_key(value)} names {n:,} rows"
     if schema.declared(col) and not adopted:
-        raise DataError(f"{source}: column {col!r}: the row key does not identify the rows: {what} (each key "
+        raise BadTable(f"{source}: column {col!r}: the row key does not identify the rows: {what} (each key "
                         f"value must name one row; name another key, or none)")
     warnings.warn(f"{source}: column {col!r} nearly identifies rows but repeats values ({what}): it is left out "
                   f"of the distance and names no row (rows are named by their position)", SchemaWarning, stacklevel=3)
@@ -324,19 +324,19 @@ def validate(df: pd.DataFrame, schema: Schema, source: str, role: str = "train")
     """
     missing = [c for c in schema.columns if c not in df.columns]
     if missing:
-        raise DataError(f"{source}: column {missing[0]!r}: named in the schema but not in the file")
+        raise BadTable(f"{source}: column {missing[0]!r}: named in the schema but not in the file")
     if role == "train" and len(df) < MIN_ROWS:
-        raise DataError(f"{source}: only {len(df)} rows; at least {MIN_ROWS} are needed")
+        raise BadTable(f"{source}: only {len(df)} rows; at least {MIN_ROWS} are needed")
     out = df.loc[:, list(schema.columns)].copy()
     for col in schema.columns:
         s = out[col]
         if s.isna().all():
-            raise DataError(f"{source}: column {col!r}: all values are missing")
+            raise BadTable(f"{source}: column {col!r}: all values are missing")
     for col in schema.distance_numerical:
         s = out[col]
         if is_date_like(s):                   # read as numbers, they would be nanoseconds
-            raise DataError(f"{source}: column {col!r}: holds dates or durations, which the distance cannot read "
-                            "as numbers (leave it out of the schema, or give it as numbers in a unit you choose)")
+            raise BadTable(f"{source}: column {col!r}: holds dates or durations, which the distance cannot read "
+                           "as numbers (leave it out of the schema, or give it as numbers in a unit you choose)")
         if pd.api.types.is_bool_dtype(s):
             out[col] = s.astype(float)
             continue
@@ -345,36 +345,36 @@ def validate(df: pd.DataFrame, schema: Schema, source: str, role: str = "train")
             bad = conv.isna() & s.notna()
             if bad.any():
                 i = int(np.flatnonzero(bad.to_numpy())[0])
-                raise DataError(f"{source}: column {col!r}: numerical column holds text "
-                                f"({s.iloc[i]!r} in data row {i + 1})")
+                raise BadTable(f"{source}: column {col!r}: numerical column holds text "
+                               f"({s.iloc[i]!r} in data row {i + 1})")
             out[col] = conv
         if np.isinf(out[col].to_numpy(dtype=float)).any():
-            raise DataError(f"{source}: column {col!r}: holds infinite values")
+            raise BadTable(f"{source}: column {col!r}: holds infinite values")
     if role == "train":
         cats = list(schema.categorical) + ([schema.target] if schema.target_is_categorical else [])
         for col in cats:
             k = out[col].nunique(dropna=False)
             if k > MAX_CATEGORIES:
-                raise DataError(f"{source}: column {col!r}: {k:,} categories; a categorical column holds at most "
-                                f"{MAX_CATEGORIES:,} (leave it out, or make it numerical)")
+                raise BadTable(f"{source}: column {col!r}: {k:,} categories; a categorical column holds at most "
+                               f"{MAX_CATEGORIES:,} (leave it out, or make it numerical)")
     if role == "train" and schema.target_is_categorical:
         k = out[schema.target].nunique(dropna=False)
         if k < 2:
-            raise DataError(f"{source}: column {schema.target!r}: the target has only one class")
+            raise BadTable(f"{source}: column {schema.target!r}: the target has only one class")
     return out
 
 
 def check_column_names(df: pd.DataFrame, source: str) -> None:
-    """One line (DataError) for column names a file cannot have: a MultiIndex, or a name used twice (a
+    """One line (BadTable) for column names a file cannot have: a MultiIndex, or a name used twice (a
     DataFrame built in Python may have both; selecting such a column gave pandas' tracebacks)."""
     if isinstance(df.columns, pd.MultiIndex):
-        raise DataError(f"{source}: column names must be single labels (a MultiIndex of {df.columns.nlevels} "
-                        "levels was given): flatten them first, e.g. with '_'.join")
+        raise BadTable(f"{source}: column names must be single labels (a MultiIndex of {df.columns.nlevels} "
+                       "levels was given): flatten them first, e.g. with '_'.join")
     repeated = df.columns[df.columns.duplicated()]
     if len(repeated):
         name = repeated[0]
-        raise DataError(f"{source}: column {name!r} appears {int((df.columns == name).sum())} times: each column "
-                        "needs its own name")
+        raise BadTable(f"{source}: column {name!r} appears {int((df.columns == name).sum())} times: each column "
+                       "needs its own name")
 
 
 def load_table(path: str | Path, schema: Schema | str | Path | None = None, *, target: str | None = None,
@@ -428,7 +428,7 @@ def table_from_frame(df: pd.DataFrame, schema: Schema | str | Path | None = None
                                   f"{tip.reason}; name it with --target)", SchemaWarning, stacklevel=2)
     elif target is not None and target != schema.target:
         if target not in df.columns:
-            raise DataError(f"{source}: column {target!r}: target column not in the table")
+            raise BadTable(f"{source}: column {target!r}: target column not in the table")
         overrides = {**(overrides or {}), target: "target"}
     if overrides:
         schema = schema.with_overrides(overrides, source=source)
@@ -442,15 +442,15 @@ def table_from_frame(df: pd.DataFrame, schema: Schema | str | Path | None = None
         listed = {str(c) for c in schema.extra["sdv_columns"]} | {row_id_column}
         extra = [c for c in df.columns if str(c) not in listed]
         if extra:
-            raise DataError(f"{source}: column {extra[0]!r}: in the data but not in the SDV metadata (SDV refuses "
-                            "such data too: add it to the metadata, with sdtype numerical or categorical, or drop it)")
+            raise BadTable(f"{source}: column {extra[0]!r}: in the data but not in the SDV metadata (SDV refuses "
+                           "such data too: add it to the metadata, with sdtype numerical or categorical, or drop it)")
     data = validate(df, schema, source, role=role)
     if row_id_column is not None:
         if row_id_column not in df.columns:
-            raise DataError(f"{source}: column {row_id_column!r}: row id column not in the file")
+            raise BadTable(f"{source}: column {row_id_column!r}: row id column not in the file")
         ids = pd.to_numeric(df[row_id_column], errors="coerce")
         if ids.isna().any() or not (ids == ids.round()).all() or ids.duplicated().any():
-            raise DataError(f"{source}: column {row_id_column!r}: row ids must be unique integers")
+            raise BadTable(f"{source}: column {row_id_column!r}: row ids must be unique integers")
         data.index = pd.Index(ids.astype(np.int64).to_numpy(), name=ROW_ID)
     else:
         data.index = pd.RangeIndex(len(data), name=ROW_ID)
@@ -459,7 +459,7 @@ def table_from_frame(df: pd.DataFrame, schema: Schema | str | Path | None = None
     if len(schema.key_columns) > 1:
         absent = [c for c in schema.key_columns if c not in df.columns]
         if absent and role == "train":
-            raise DataError(f"{source}: column {absent[0]!r}: the row key named in the schema is not in the file")
+            raise BadTable(f"{source}: column {absent[0]!r}: the row key named in the schema is not in the file")
         if not absent:
             if role == "train":
                 check_composite_key(df, schema.key_columns, source)
@@ -472,7 +472,7 @@ def table_from_frame(df: pd.DataFrame, schema: Schema | str | Path | None = None
         elif schema.key in df.columns:
             keys = pd.Series(key_values(df[schema.key]).to_numpy(), index=data.index, name=schema.key)
         elif role == "train":
-            raise DataError(f"{source}: column {schema.key!r}: the row key named in the schema is not in the file")
+            raise BadTable(f"{source}: column {schema.key!r}: the row key named in the schema is not in the file")
     kept = set(data.columns) | (set(schema.key_columns) if keys is not None else set())
     from memviz.tables.describe import kind_reasons
 
@@ -515,7 +515,7 @@ def check_same_columns(train: Table, other: pd.DataFrame, source: str) -> None:
     """Train and synthetic/test tables must share the schema's columns."""
     missing = [c for c in train.schema.columns if c not in other.columns]
     if missing:
-        raise DataError(f"{source}: column {missing[0]!r}: in the training table but not in this one")
+        raise BadTable(f"{source}: column {missing[0]!r}: in the training table but not in this one")
 
 
 def load_companion(train: Table, path: str | Path, role: str = "synthetic", row_id_column: str | None = None) -> Table:
@@ -530,7 +530,7 @@ def load_dataset(folder: str | Path) -> tuple[Table, Table | None]:
     """Load ``folder/train.csv`` (+ ``test.csv`` when present) with ``folder/meta.json``."""
     folder = Path(folder)
     if not (folder / "train.csv").exists():
-        raise DataError(f"{folder}: no train.csv in this folder")
+        raise BadTable(f"{folder}: no train.csv in this folder")
     meta = folder / "meta.json"
     schema = Schema.load(meta) if meta.exists() else None
     train = load_table(folder / "train.csv", schema)

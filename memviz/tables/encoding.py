@@ -89,37 +89,6 @@ def _distinct(s: pd.Series) -> tuple[np.ndarray, list[str]]:
 
 
 _PHI = 0x9E3779B97F4A7C15   # 2^64 / golden ratio: column j's offset j·φ
-_M = 0xBF58476D1CE4E5B9     # odd: the multiplier between columns
-
-
-def row_keys(df: pd.DataFrame, cols) -> np.ndarray:
-    """(n,) uint64 key of each row over the columns ``cols``: rows equal cell by cell get equal
-    keys, where numbers are equal by value (3 == 3.0, -0.0 == 0.0, NaN == NaN) and other cells by
-    :func:`canonical_value`; two unequal rows share a key with probability about 2⁻⁶⁴.
-
-    Per column j a uint64 h_j(x) (numbers: the bits of the float64 value, or of the int64 one
-    where float64 cannot hold it exactly; other cells: ``pd.util.hash_array`` of the canonical
-    values of the column's distinct values, read through its factorization, shared inside
-    :func:`shared_factorizations`), then key = (…(m(h_1) · M + m(h_2)) · M + …) mod 2⁶⁴, with m
-    the splitmix64 finalizer of h_j + j · φ (φ = :data:`_PHI`) and M = :data:`_M`, an odd constant."""
-    n = len(df)
-    key = np.zeros(n, dtype=np.uint64)
-    for j, c in enumerate(cols):
-        s = df[c]
-        kind = s.dtype.kind if isinstance(s.dtype, np.dtype) else ""
-        if kind in "iubf":
-            v = s.to_numpy(dtype=np.float64) + 0.0                                    # -0.0 -> 0.0
-            h = np.where(np.isnan(v), np.float64(np.nan), v).view(np.uint64)
-            if kind in "iu":                              # an integer float64 cannot hold: its own bits
-                i = s.to_numpy()
-                with np.errstate(invalid="ignore"):
-                    inexact = ~(np.abs(v) < 2.0 ** 63) | (v.astype(np.int64) != i)
-                h = np.where(inexact, i.astype(np.int64).view(np.uint64), h)
-        else:
-            codes, canon = _distinct(s)
-            h = pd.util.hash_array(np.array(canon + [MISSING], dtype=object))[codes]   # -1: MISSING
-        key = key * np.uint64(_M) + splitmix64(h + np.uint64(column_salt(j)))
-    return key
 
 
 def column_salt(j: int) -> int:

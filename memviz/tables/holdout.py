@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from memviz.errors import MemvizError
+from memviz.errors import BadTable, RefusedVerdict
 from memviz.tables.data import Table, check_same_columns, fingerprint, table_from_frame
 from memviz.tables.encoding import Encoder
 
@@ -48,8 +48,12 @@ SHARED_ROWS_P = 1e-3
 #: training rows in a hold-out move its floor by under 2 points; 45 % moved it from 23 % to 58 %)
 SHARED_ROWS_MARGIN = 0.02
 
+class _Made:
+    """The type of :data:`_MADE`: the token only :func:`checked_holdout` passes."""
+
+
 #: what :class:`CheckedHoldout` accepts from :func:`checked_holdout` alone
-_MADE = object()
+_MADE = _Made()
 
 
 @dataclass(frozen=True)
@@ -140,7 +144,7 @@ def refuse_shared_rows(source: str, n_matching: int, n_holdout: int, n_repeated:
     :func:`memviz.measure.dcr.check_holdout`."""
     r = shared_rows(n_matching, n_holdout, n_repeated, n_train, itself=itself)
     if r.refused:
-        raise MemvizError(r.message(source))
+        raise RefusedVerdict(r.message(source))
     return r
 
 
@@ -150,15 +154,15 @@ def as_table(train: Table, other, role: str, what: str, *, empty_first: bool = F
     refused when its columns differ or it has no rows (``empty_first``: an empty DataFrame before it is read)."""
     if isinstance(other, Table):
         if tuple(other.schema.columns) != tuple(train.schema.columns):
-            raise MemvizError(f"{other.source}: the {what}'s columns differ from {columns}")
+            raise BadTable(f"{other.source}: the {what}'s columns differ from {columns}")
         t = other
     else:
         check_same_columns(train, other, what)
         if empty_first and len(other) == 0:
-            raise MemvizError(f"{what}: the {what} has no rows")
+            raise BadTable(f"{what}: the {what} has no rows")
         t = table_from_frame(other.loc[:, list(train.schema.columns)], train.schema, source=what, role=role)
     if len(t) == 0:
-        raise MemvizError(f"{t.source}: the {what} has no rows")
+        raise BadTable(f"{t.source}: the {what} has no rows")
     return t
 
 
@@ -186,7 +190,7 @@ class CheckedHoldout:
     n_identical: int = 0
     fingerprint: str = field(default="", repr=False)
     train_fingerprint: str = field(default="", repr=False)
-    token: object = field(default=None, repr=False, compare=False)
+    token: _Made | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self):
         if self.token is not _MADE:

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from memviz.errors import DataError
+from memviz.errors import BadTable
 from memviz.tables.read import MAX_CATEGORIES
 from memviz.tables.schema import INFERRED, Schema
 
@@ -111,7 +111,7 @@ def infer_schema(df: pd.DataFrame, target: str | None = None, source: str = "tab
     ``regression`` for a numerical one.
     """
     if target is not None and target not in df.columns:
-        raise DataError(f"{source}: column {target!r}: target column not in the table")
+        raise BadTable(f"{source}: column {target!r}: target column not in the table")
     num, cat, exc, keys = [], [], [], []
     for col in df.columns:
         s = df[col]

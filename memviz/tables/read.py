@@ -1,6 +1,6 @@
 """Reading CSV and Parquet files as data only, with one-line errors.
 
-What is refused, and why (each a :class:`~memviz.errors.DataError` naming the file, the
+What is refused, and why (each a :class:`~memviz.errors.BadTable` naming the file, the
 column where there is one, and the problem):
 
 * more than :data:`MAX_COLUMNS` columns, from the header (CSV) or the footer (Parquet), before
@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from memviz.errors import DataError
+from memviz.errors import BadTable
 
 #: a table with more columns is refused before it is parsed
 MAX_COLUMNS = 1_000
@@ -34,10 +34,10 @@ MAX_CATEGORIES = 1_000
 
 
 def check_columns(n: int, source: str) -> None:
-    """DataError when ``n`` columns exceed :data:`MAX_COLUMNS`."""
+    """BadTable when ``n`` columns exceed :data:`MAX_COLUMNS`."""
     if n > MAX_COLUMNS:
-        raise DataError(f"{source}: {n:,} columns; at most {MAX_COLUMNS:,} are read (leave out the columns "
-                        "you do not need)")
+        raise BadTable(f"{source}: {n:,} columns; at most {MAX_COLUMNS:,} are read (leave out the columns "
+                       "you do not need)")
 
 
 def read_frame(path: str | Path) -> pd.DataFrame:
@@ -48,16 +48,16 @@ def read_frame(path: str | Path) -> pd.DataFrame:
     """
     path = Path(path)
     if not path.exists():
-        raise DataError(f"{path}: file not found")
+        raise BadTable(f"{path}: file not found")
     if path.is_dir():
-        raise DataError(f"{path}: is a folder, expected a CSV or Parquet file")
+        raise BadTable(f"{path}: is a folder, expected a CSV or Parquet file")
     suffix = path.suffix.lower()
     if suffix in (".parquet", ".pq"):
         return _read_parquet(path)
     try:
         raw = path.read_bytes()
     except OSError as exc:
-        raise DataError(f"{path}: cannot read file ({exc.strerror})") from None
+        raise BadTable(f"{path}: cannot read file ({exc.strerror})") from None
     if raw[:4] == b"PAR1":
         return _read_parquet(path)
     return read_csv_bytes(raw, str(path))
@@ -76,8 +76,8 @@ def check_parquet_schema(schema, source: str) -> None:
                 else "struct" if pa.types.is_struct(t) else "map" if pa.types.is_map(t)
                 else "nested" if pa.types.is_nested(t) else None)
         if kind:
-            raise DataError(f"{source}: column {str(f.name)!r}: a {kind} column ({t}); a table cell must hold "
-                            "one value (flatten it into columns)")
+            raise BadTable(f"{source}: column {str(f.name)!r}: a {kind} column ({t}); a table cell must hold "
+                           "one value (flatten it into columns)")
 
 
 def _read_parquet(path: Path) -> pd.DataFrame:
@@ -92,13 +92,13 @@ def _read_parquet(path: Path) -> pd.DataFrame:
     try:
         df = pd.read_parquet(path)
     except Exception as exc:  # pyarrow raises many types
-        raise DataError(f"{path}: not a readable Parquet file ({type(exc).__name__})") from None
+        raise BadTable(f"{path}: not a readable Parquet file ({type(exc).__name__})") from None
     df.columns = [str(c) for c in df.columns]  # pandas metadata may restore int/float names
     _check_unique(list(df.columns), str(path))
     if df.shape[1] == 0:
-        raise DataError(f"{path}: the table has no columns")
+        raise BadTable(f"{path}: the table has no columns")
     if len(df) == 0:
-        raise DataError(f"{path}: the table has a header but no rows")
+        raise BadTable(f"{path}: the table has a header but no rows")
     check_frame(df, str(path))
     return df.reset_index(drop=True)
 
@@ -108,7 +108,7 @@ _SCALARS = {str, int, float, bool, type(None), bytes}
 
 
 def check_frame(df: pd.DataFrame, source: str) -> None:
-    """DataError for a cell that is not one value (a list, dict, set or array) or a text cell
+    """BadTable for a cell that is not one value (a list, dict, set or array) or a text cell
     holding a NUL character, naming the column and the row (1-based data row)."""
     check_columns(df.shape[1], source)
     for i in range(df.shape[1]):
@@ -122,30 +122,30 @@ def check_frame(df: pd.DataFrame, source: str) -> None:
             j = next((j for j, x in enumerate(v) if type(x) not in _SCALARS
                       and (isinstance(x, (list, tuple, dict, set)) or hasattr(x, "__array__"))), None)
         if j is not None:
-            raise DataError(f"{source}: column {col!r}: data row {j + 1} holds a {type(v[j]).__name__}; "
-                            "a table cell must hold one value")
+            raise BadTable(f"{source}: column {col!r}: data row {j + 1} holds a {type(v[j]).__name__}; "
+                           "a table cell must hold one value")
         j = next((j for j, x in enumerate(v) if isinstance(x, str) and "\x00" in x), None)
         if j is not None:
-            raise DataError(f"{source}: column {col!r}: a NUL character in data row {j + 1} (text cells must "
-                            "not hold NUL bytes)")
+            raise BadTable(f"{source}: column {col!r}: a NUL character in data row {j + 1} (text cells must "
+                           "not hold NUL bytes)")
 
 
 def read_csv_bytes(raw: bytes, source: str) -> pd.DataFrame:
     """Parse CSV bytes (from a file or an upload) with one-line errors (see the module docstring)."""
     if not raw.strip():
-        raise DataError(f"{source}: the file is empty")
+        raise BadTable(f"{source}: the file is empty")
     if raw[:2] in (b"\xff\xfe", b"\xfe\xff") or (b"\x00" in raw[:4096] and _looks_like_utf16(raw[:4096])):
-        raise DataError(f"{source}: unreadable encoding (UTF-16/UTF-32 text; save the file as UTF-8)")
+        raise BadTable(f"{source}: unreadable encoding (UTF-16/UTF-32 text; save the file as UTF-8)")
     if b"\x00" in raw[:4096]:
-        raise DataError(f"{source}: binary content, expected a CSV or Parquet file")
+        raise BadTable(f"{source}: binary content, expected a CSV or Parquet file")
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise DataError(f"{source}: unreadable encoding at byte {exc.start} (expected UTF-8 text)") from None
+        raise BadTable(f"{source}: unreadable encoding at byte {exc.start} (expected UTF-8 text)") from None
     # the first physical line, split on "\n" only (as the parser does): for the delimiter
     first = next((line for line in _lines(text) if line.strip()), None)  # pandas skips blank lines too
     if first is None:  # only a BOM or Unicode whitespace
-        raise DataError(f"{source}: the file is empty")
+        raise BadTable(f"{source}: the file is empty")
     try:
         delimiter = csv.Sniffer().sniff(first[:20_000], delimiters=",;\t|").delimiter
     except csv.Error:
@@ -158,9 +158,9 @@ def read_csv_bytes(raw: bytes, source: str) -> pd.DataFrame:
     if nul >= 0:
         _refuse_nul(text, nul, delimiter, names, source)
     if _looks_like_data(names):
-        raise DataError(f"{source}: no header row (the first line looks like data: {first[:60]!r})")
+        raise BadTable(f"{source}: no header row (the first line looks like data: {first[:60]!r})")
     if any(n == "" for n in names):
-        raise DataError(f"{source}: column {names.index('') + 1} has an empty name (is the header missing?)")
+        raise BadTable(f"{source}: column {names.index('') + 1} has an empty name (is the header missing?)")
     _check_unique(names, source)
     buf.seek(0)
     try:
@@ -168,12 +168,12 @@ def read_csv_bytes(raw: bytes, source: str) -> pd.DataFrame:
                          skipinitialspace=True, low_memory=False)
     except pd.errors.ParserError as exc:
         msg = str(exc).strip().splitlines()[-1]
-        raise DataError(f"{source}: malformed CSV ({msg})") from None
+        raise BadTable(f"{source}: malformed CSV ({msg})") from None
     if df.shape[1] != len(names):  # cannot happen with one parser's rules; never a 'Length mismatch'
-        raise DataError(f"{source}: malformed CSV (a header of {len(names)} names but {df.shape[1]} columns)")
+        raise BadTable(f"{source}: malformed CSV (a header of {len(names)} names but {df.shape[1]} columns)")
     df.columns = names
     if len(df) == 0:
-        raise DataError(f"{source}: the table has a header but no rows")
+        raise BadTable(f"{source}: the table has a header but no rows")
     return df
 
 
@@ -196,12 +196,12 @@ def _header(buf: io.StringIO, delimiter: str, source: str) -> list[str]:
             if "".join(row).strip():
                 return row
     except csv.Error as exc:
-        raise DataError(f"{source}: malformed CSV header ({exc})") from None
-    raise DataError(f"{source}: the file is empty")
+        raise BadTable(f"{source}: malformed CSV header ({exc})") from None
+    raise BadTable(f"{source}: the file is empty")
 
 
 def _refuse_nul(text: str, pos: int, delimiter: str, names: list[str], source: str) -> None:
-    """DataError naming the line and (as far as its fields tell) the column of a NUL character."""
+    """BadTable naming the line and (as far as its fields tell) the column of a NUL character."""
     line_no = text.count("\n", 0, pos) + 1
     start = text.rfind("\n", 0, pos) + 1
     try:
@@ -210,15 +210,15 @@ def _refuse_nul(text: str, pos: int, delimiter: str, names: list[str], source: s
         fields = [""]
     i = max(0, len(fields) - 1)
     col = f"column {names[i]!r}" if i < len(names) else f"field {i + 1}"
-    raise DataError(f"{source}: {col}: a NUL byte on line {line_no} (text cells must not hold NUL bytes; "
-                    "is this a binary file?)")
+    raise BadTable(f"{source}: {col}: a NUL byte on line {line_no} (text cells must not hold NUL bytes; "
+                   "is this a binary file?)")
 
 
 def _check_unique(names: list[str], source: str) -> None:
     seen: set[str] = set()
     for n in names:
         if n in seen:
-            raise DataError(f"{source}: column {n!r}: duplicate column name")
+            raise BadTable(f"{source}: column {n!r}: duplicate column name")
         seen.add(n)
 
 

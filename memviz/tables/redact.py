@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from memviz.errors import BadOption
 from memviz.tables.encoding import MISSING, canonical_series
 from memviz.tables.schema import Schema
 
@@ -262,8 +263,7 @@ def redact_joint(df: pd.DataFrame, schema: Schema, *, reference: pd.DataFrame, k
     (DataFrame, JointK) : the redacted rows (same shape and index as ``df``) and their joint k.
     """
     if mode not in JOINT_MODES:
-        from memviz.errors import MemvizError
-        raise MemvizError(f"mode {mode!r}: unknown (use {' or '.join(JOINT_MODES)})")
+        raise BadOption(f"mode {mode!r}: unknown (use {' or '.join(JOINT_MODES)})")
     cols = [c for c in (columns if columns is not None else schema.distance_numerical + schema.distance_categorical)
             if c in df.columns]
     num = [c for c in schema.distance_numerical if c in cols]

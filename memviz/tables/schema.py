@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Mapping
 
-from memviz.errors import DataError
+from memviz.errors import BadTable
 
 TASKS = ("binary", "multiclass", "regression", "none")
 KINDS = ("numerical", "categorical", "target", "key", "excluded")
@@ -38,28 +38,28 @@ READING = (INFERRED, DECLARED, ADAPTED, UNJUDGED)
 
 
 def _read_json(path: Path, what: str) -> Mapping:
-    """A JSON file's value; one DataError line naming the file on any problem."""
+    """A JSON file's value; one BadTable line naming the file on any problem."""
     from memviz.io import parse_json
 
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
-        raise DataError(f"{path}: {what} not found") from None
+        raise BadTable(f"{path}: {what} not found") from None
     except OSError as exc:
-        raise DataError(f"{path}: cannot read {what} ({exc.strerror})") from None
+        raise BadTable(f"{path}: cannot read {what} ({exc.strerror})") from None
     return parse_json(raw, str(path), what)   # one line for bad text, bad JSON or deep nesting
 
 
 def key_of_names(key):
     """A schema's ``key`` as kept: None, a column name, or a tuple of two or more column names (a list or tuple
-    of one is that name). DataError for anything else, or a column named twice."""
+    of one is that name). BadTable for anything else, or a column named twice."""
     if key is None or isinstance(key, str):
         return key
     if isinstance(key, (list, tuple)) and key and all(isinstance(k, str) for k in key):
         if len(set(key)) != len(key):
-            raise DataError(f"schema: 'key' names a column twice ({', '.join(map(repr, key))})")
+            raise BadTable(f"schema: 'key' names a column twice ({', '.join(map(repr, key))})")
         return key[0] if len(key) == 1 else tuple(key)
-    raise DataError("schema: 'key' must be a column name, a list of distinct column names (a composite key) or null")
+    raise BadTable("schema: 'key' must be a column name, a list of distinct column names (a composite key) or null")
 
 
 def key_text(columns, values) -> str:
@@ -117,17 +117,17 @@ class Schema:
         if self.target is None:
             object.__setattr__(self, "task", "none")
         if self.task not in TASKS:
-            raise DataError(f"schema: task {self.task!r} is not one of {', '.join(TASKS)}")
+            raise BadTable(f"schema: task {self.task!r} is not one of {', '.join(TASKS)}")
         if self.target is not None and self.task == "none":
-            raise DataError(f"schema: target {self.target!r} given with task 'none'")
+            raise BadTable(f"schema: target {self.target!r} given with task 'none'")
         seen: set[str] = set()
         for col in self.columns:
             if col in seen:
-                raise DataError(f"schema: column {col!r} is given more than one role")
+                raise BadTable(f"schema: column {col!r} is given more than one role")
             seen.add(col)
         for col in self.key_columns:
             if col in seen or col in self.excluded:
-                raise DataError(f"schema: column {col!r} is the row key and has another role")
+                raise BadTable(f"schema: column {col!r} is the row key and has another role")
 
     # ------------------------------------------------------------------ views
     @property
@@ -193,12 +193,12 @@ class Schema:
         new_key = False
         for col, kind in overrides.items():
             if kind not in KINDS:
-                raise DataError(f"{source}: column {col!r}: unknown type {kind!r} (use {', '.join(KINDS)})")
+                raise BadTable(f"{source}: column {col!r}: unknown type {kind!r} (use {', '.join(KINDS)})")
             if col not in known:
                 parts = [c.strip() for c in str(col).split(",")]
                 hint = (f" (a composite key is one --key per column: {' '.join(f'--key {c}' for c in parts)})"
                         if kind == "key" and len(parts) > 1 and all(c in known for c in parts) else "")
-                raise DataError(f"{source}: column {col!r}: no such column{hint}")
+                raise BadTable(f"{source}: column {col!r}: no such column{hint}")
             for lst in (num, cat, exc):
                 if col in lst:
                     lst.remove(col)
@@ -239,23 +239,23 @@ class Schema:
     @classmethod
     def from_dict(cls, d: Mapping, source: str = "schema") -> "Schema":
         if not isinstance(d, Mapping):
-            raise DataError(f"{source}: expected a JSON object with 'numerical' and 'categorical' lists")
+            raise BadTable(f"{source}: expected a JSON object with 'numerical' and 'categorical' lists")
         if "numerical" not in d and "categorical" not in d:
             hint = " (SDV metadata? give it as --metadata)" if "columns" in d or "tables" in d else ""
-            raise DataError(f"{source}: no 'numerical' or 'categorical' list of column names{hint}")
+            raise BadTable(f"{source}: no 'numerical' or 'categorical' list of column names{hint}")
         for key in ("numerical", "categorical", "excluded"):
             val = d.get(key, []) if key != "excluded" else (d.get(key) or [])
             if not isinstance(val, list) or not all(isinstance(v, str) for v in val):  # "age" is no list of a, g, e
-                raise DataError(f"{source}: '{key}' must be a list of column names")
+                raise BadTable(f"{source}: '{key}' must be a list of column names")
         target = d.get("target")
         if target is not None and not isinstance(target, str):
-            raise DataError(f"{source}: 'target' must be a column name or null")
+            raise BadTable(f"{source}: 'target' must be a column name or null")
         task = d.get("task") or ("binary" if target is not None else "none")
         key = d.get("key")
         if isinstance(key, list) and key and all(isinstance(k, str) for k in key) and len(set(key)) == len(key):
             key = tuple(key)
         elif key is not None and not isinstance(key, str):
-            raise DataError(f"{source}: 'key' must be a column name, a list of distinct column names (a composite "
+            raise BadTable(f"{source}: 'key' must be a column name, a list of distinct column names (a composite "
                             "key) or null")
         known = {"name", "target", "task", "numerical", "categorical", "excluded", "key"}
         extra = {k: v for k, v in d.items() if k not in known}
@@ -264,9 +264,9 @@ class Schema:
             return cls(numerical=tuple(d.get("numerical", [])), categorical=tuple(categorical),
                        target=target, task=task, excluded=tuple(d.get("excluded", []) or []),
                        name=str(d.get("name") or ""), extra=extra, key=key)
-        except DataError as exc:  # name the file, not just "schema"
+        except BadTable as exc:  # name the file, not just "schema"
             msg = str(exc)
-            raise DataError(f"{source}: {msg[len('schema: '):] if msg.startswith('schema: ') else msg}") from None
+            raise BadTable(f"{source}: {msg[len('schema: '):] if msg.startswith('schema: ') else msg}") from None
 
     @classmethod
     def load(cls, path: str | Path) -> "Schema":
@@ -311,28 +311,28 @@ class Schema:
         else:
             d = metadata
         if not isinstance(d, Mapping):
-            raise DataError(f"{source}: expected a JSON object (SDV metadata)")
+            raise BadTable(f"{source}: expected a JSON object (SDV metadata)")
         name = ""
         if "tables" in d:
             tables = d["tables"]
             if not isinstance(tables, Mapping) or not tables:
-                raise DataError(f"{source}: 'tables' must map a table name to its metadata")
+                raise BadTable(f"{source}: 'tables' must map a table name to its metadata")
             if table is None:
                 if len(tables) != 1:
-                    raise DataError(f"{source}: {len(tables)} tables ({', '.join(map(str, tables))}); "
-                                    "memviz reads one table: name it")
+                    raise BadTable(f"{source}: {len(tables)} tables ({', '.join(map(str, tables))}); "
+                                   "memviz reads one table: name it")
                 table = next(iter(tables))
             if table not in tables:
-                raise DataError(f"{source}: no table {table!r} (tables: {', '.join(map(str, tables))})")
+                raise BadTable(f"{source}: no table {table!r} (tables: {', '.join(map(str, tables))})")
             name, d = str(table), tables[table]
         cols = d.get("columns") if isinstance(d, Mapping) else None
         if not isinstance(cols, Mapping) or not cols:
-            raise DataError(f"{source}: no 'columns' object (SDV single-table metadata)")
+            raise BadTable(f"{source}: no 'columns' object (SDV single-table metadata)")
         num, cat, ids, dates, other, mapped = [], [], [], [], [], []
         for col, spec in cols.items():
             sdtype = spec.get("sdtype") if isinstance(spec, Mapping) else None
             if not isinstance(sdtype, str):
-                raise DataError(f"{source}: column {col!r}: no sdtype")
+                raise BadTable(f"{source}: column {col!r}: no sdtype")
             if sdtype == "numerical":
                 num.append(col)
             elif sdtype == "categorical":
@@ -353,7 +353,7 @@ class Schema:
         if target is not None:
             if target not in num and target not in cat:
                 kind = "not in the metadata" if target not in cols else "an excluded column"
-                raise DataError(f"{source}: column {target!r}: the target is {kind}")
+                raise BadTable(f"{source}: column {target!r}: the target is {kind}")
             task = task or ("regression" if target in num else "binary")
             num = [c for c in num if c != target]
             cat = [c for c in cat if c != target]
@@ -366,9 +366,9 @@ class Schema:
             return cls(numerical=tuple(num), categorical=tuple(cat), target=target,
                        task=task or ("binary" if target else "none"), excluded=tuple(exc), name=name,
                        extra=notes, key=key)
-        except DataError as exc_:
+        except BadTable as exc_:
             msg = str(exc_)
-            raise DataError(f"{source}: {msg[len('schema: '):] if msg.startswith('schema: ') else msg}") from None
+            raise BadTable(f"{source}: {msg[len('schema: '):] if msg.startswith('schema: ') else msg}") from None
 
     def sdv_notes(self) -> tuple[str, ...]:
         """One line per way the SDV metadata's reading departs from its sdtypes (() when none): the

@@ -34,7 +34,7 @@ __getattr__, __dir__ = lazy_face(__name__, {
     "column_shift_plot": "memviz.viz.tune",
     "early_identification_plot": "memviz.viz.tune",
     "caption": "memviz.viz.style",
-    "method_label": "memviz.viz.style",
+    "method_label": "memviz.compare.methods",
     "model_label": "memviz.viz.style",
     "wrap_title": "memviz.viz.style",
     "check_name": "memviz.viz.text",

@@ -2,7 +2,7 @@
 
 The Compare page's card (:func:`memviz.app.compare_card.compare_verdict`), a run's or a table's card
 (:func:`memviz.app.audits.card`) and the audit's report (:mod:`memviz.auditing.html`) are all a
-:class:`Card`; :func:`memviz.viz.report.card_block` draws it in HTML, the dashboard's
+:class:`Card`; the report draws it in HTML (its `card` block, memviz/templates/blocks.html.j2), the dashboard's
 ``screens/_ui.verdict_card`` in Streamlit. Plain text only (no Markdown, no HTML): callers escape it.
 """
 from __future__ import annotations

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from memviz.compare.methods import method_label as arm_label
+from memviz.compare.methods import method_label
 from memviz.compare.threeway import three_way
 from memviz.errors import MemvizError
 from memviz.metrics import METRICS, MISSING, number, percent
@@ -17,7 +17,6 @@ from memviz.viz.style import (
     PALETTE,
     REMOVED_COLOR,
     add_note,
-    method_label,
     method_order,
     model_label,
     model_order,
@@ -434,7 +433,7 @@ def three_way_display(results: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for _, r in three_way(results).iterrows():
         rows.append({
-            "model": model_label(r["model"]), "method": arm_label(r["method"]), "family": r["family"],
+            "model": model_label(r["model"]), "method": method_label(r["method"]), "family": r["family"],
             "n_seeds": str(int(r["n_seeds"])),
             "gain_rel": _interval_text(r, "gain_rel", lambda v: percent(v, signed=True, unit=" %"), signed),
             **{c: _interval_text(r, c, signed, signed)

@@ -31,18 +31,16 @@ import numpy as np
 import pandas as pd
 
 from memviz.errors import MemvizError
-from memviz.metrics import METRICS, MISSING, number
+from memviz.metrics import MISSING, number
 from memviz.viz import glossary as words
 from memviz.viz.card import Card
-from memviz.viz.compare import THREE_WAY_NOTE, by_method, fractions, results_display, three_way_table
-from memviz.viz.style import caption, method_label, model_label
+from memviz.viz.compare import THREE_WAY_NOTE, by_method, results_display, three_way_table
+from memviz.viz.style import caption
 from memviz.viz.templating import blocks, render
 from memviz.viz.text import cut, seconds
 
 CSP = ("default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
        "img-src data: blob:; font-src data:")
-#: results columns shown as percentages (fractions in [0, 1], or already percent when > 1.5)
-PERCENT_COLUMNS = (*(k for k, m in METRICS.items() if m.percent), "mle_real", "dcr_ideal")
 #: identifiers printed without thousands separators
 PLAIN_INT_COLUMNS = ("synthetic_id", "row_id", "check", "epoch", "seed")
 CSS = """
@@ -189,41 +187,6 @@ def frame_table(df: pd.DataFrame, text_cols=(), match: pd.DataFrame | None = Non
     return blocks().frame_table(table_cells(df, text_cols, match, na))
 
 
-def results_summary(results: pd.DataFrame) -> pd.DataFrame:
-    """Results as display strings: mean ± sd over seeds per (method, model) when those
-    columns exist (else one line per row); metric columns declared percentages in :data:`memviz.metrics.METRICS` as
-    percentages with 2 decimals, other numbers with 4 significant digits."""
-    df = results.copy()
-    numeric = [c for c in df.columns if c not in ("method", "model", "seed") and pd.api.types.is_numeric_dtype(df[c])
-               and not pd.api.types.is_bool_dtype(df[c])]
-    for c in numeric:
-        if c in PERCENT_COLUMNS:
-            df[c] = fractions(df[c]) * 100.0
-
-    def fmt(c, x):
-        if x is None or (isinstance(x, float) and math.isnan(x)):
-            return "n/a"
-        return f"{x:.2f}%" if c in PERCENT_COLUMNS else _fmt_value(float(x))
-
-    if {"method", "model"} <= set(df.columns):
-        g = df.groupby(["method", "model"], sort=False)
-        mean, std, n = g[numeric].mean(), g[numeric].std(), g.size()
-        rows = []
-        for key in mean.index:
-            row = {"method": method_label(key[0]), "model": model_label(key[1]), "seeds": int(n[key])}
-            for c in numeric:
-                m, s = mean.at[key, c], std.at[key, c]
-                row[c] = fmt(c, m) + (f" ± {fmt(c, s)}" if n[key] > 1 and np.isfinite(s) else "")
-            rows.append(row)
-        out = pd.DataFrame(rows, columns=["method", "model", "seeds", *numeric])
-    else:
-        out = df.copy()
-        for c in numeric:
-            out[c] = [fmt(c, x) for x in df[c]]
-    out.index = pd.RangeIndex(1, len(out) + 1, name="#")
-    return out
-
-
 @dataclass(frozen=True)
 class FigureCells:
     """A figure as the templates print it: its number (from 1), plotly's ``<div>`` (Markup) and its caption."""
@@ -242,11 +205,6 @@ def figure_cells(fig, i: int) -> FigureCells:
     div = pio.to_html(fig, full_html=False, include_plotlyjs=False, div_id=f"memviz-fig-{i}",
                       config={"displaylogo": False, "responsive": True}, default_height="480px")
     return FigureCells(i + 1, Markup(div), caption(fig))
-
-
-def figure_block(fig, i: int) -> str:
-    """The report's ``i``-th figure (from 0) with its heading and caption (:func:`figure_cells`)."""
-    return blocks().figure(figure_cells(fig, i))
 
 
 @dataclass(frozen=True)
@@ -272,11 +230,6 @@ def leak_cells(view, redacted: bool, salt: str | None = None) -> LeakCells:
         head += f" (closest {shown} shown)"
     text_cols = tuple(t.columns) if redacted else tuple(view.schema.distance_categorical)
     return LeakCells(head, table_cells(t, text_cols=text_cols, match=view.mask(), na=""))
-
-
-def leak_block(view, redacted: bool, salt: str | None = None) -> str:
-    """A training row beside its copies (:func:`leak_cells`) as HTML."""
-    return blocks().leak(leak_cells(view, redacted, salt))
 
 
 def report_figures(dynamics=None, per_check: pd.DataFrame | None = None, *, early_curve: pd.DataFrame | None = None,
@@ -341,12 +294,6 @@ REDACTED_NOTE = ("Redacted report: training and generated rows appear only in re
                  "(counts, shares, distances), column names and internal row ids; class values are hashed.")
 RAW_NOTE = ("Not redacted: this report contains raw values of training rows. Share it only with people allowed to "
             "see the training data.")
-
-
-def card_block(verdict: Card | None, sentence: str = "") -> str:
-    """The plain sentence and the verdict card (:class:`memviz.viz.card.Card`), each escaped; a line's
-    tone outside :data:`memviz.viz.card.TONES` is drawn as neutral."""
-    return blocks().card(verdict, sentence)
 
 
 @dataclass(frozen=True)
@@ -417,12 +364,6 @@ def results_cells(results: pd.DataFrame, note: str = "") -> ResultsCells:
     return ResultsCells(f"{note}. {RESULTS_NOTE}" if note else RESULTS_NOTE,
                         table_cells(table, text_cols=tuple(table.columns)),
                         None if three is None else table_cells(three, text_cols=tuple(three.columns)))
-
-
-def results_block(results: pd.DataFrame, note: str = "") -> str:
-    """A comparison's results in words (:func:`results_cells`), scrolling sideways with each row's method and
-    generator in view."""
-    return blocks().results(results_cells(results, note))
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from memviz.compare.methods import METHOD_LABELS
-from memviz.compare.methods import method_label as compare_method_label
 from memviz.dynamics.rows import RowDynamics
 from memviz.errors import MemvizError
 from memviz.models import MODEL_LABELS
@@ -115,14 +114,6 @@ def pct_axis(fig: go.Figure, axis: str, lo: float, hi: float, pad: float = 0.05)
 
 def name_key(name) -> str:
     return "".join(ch for ch in str(name).lower() if ch.isalnum())
-
-
-def method_label(name) -> str:
-    """Display name of a method (``dynamic_cut`` -> ``DynamicCut``, ``dp@3`` -> ``DP-SGD ε = 3``); unknown
-    names as given."""
-    if str(name).startswith("dp@"):
-        return compare_method_label(str(name))
-    return METHOD_LABELS.get(str(name), METHOD_LABELS.get(name_key(name), str(name)))
 
 
 def model_label(name) -> str:

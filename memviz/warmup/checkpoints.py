@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from memviz.errors import MemvizError, RunError, checked_seed
+from memviz.errors import MemvizError, BadRunFolder, checked_seed
 
 FOLDER = "checkpoints"
 RETENTIONS = ("all", "every:K", "last:N", "none")
@@ -103,21 +103,21 @@ def drop_after(run_dir, check: int) -> None:
 
 
 def load(run_dir, check: int, map_location="cpu") -> dict:
-    """The sampler state of check ``check``; RunError (one line) when it was not kept or is unreadable."""
+    """The sampler state of check ``check``; BadRunFolder (one line) when it was not kept or is unreadable."""
     import torch
 
     f = path(run_dir, check)
     if not f.exists():
         have = kept(run_dir)
         which = f"kept checks: {', '.join(map(str, have))}" if have else "this run kept no per-check checkpoint"
-        raise RunError(f"{run_dir}: no checkpoint of check {check} ({which})")
+        raise BadRunFolder(f"{run_dir}: no checkpoint of check {check} ({which})")
     try:
         state = torch.load(f, map_location=map_location, weights_only=True)
     except Exception as exc:  # a refused pickle or a corrupt file
-        raise RunError(f"{f}: unreadable checkpoint ({type(exc).__name__})") from None
+        raise BadRunFolder(f"{f}: unreadable checkpoint ({type(exc).__name__})") from None
     if not isinstance(state, dict) or "model" not in state or "epoch" not in state \
             or isinstance(state["epoch"], bool) or not isinstance(state["epoch"], int):
-        raise RunError(f"{f}: not a memviz check checkpoint (expected a TabDDPM state)")
+        raise BadRunFolder(f"{f}: not a memviz check checkpoint (expected a TabDDPM state)")
     return state
 
 
@@ -142,6 +142,6 @@ def sample_check(run_dir, check: int, rows: int, seed: int = 0, device: str = "a
     except MemvizError:
         raise
     except Exception as exc:  # a foreign or damaged state: missing keys, other shapes, other parameters
-        raise RunError(f"{path(run_dir, check)}: not a checkpoint of this memviz's TabDDPM (foreign or damaged: "
-                       f"{type(exc).__name__}: {' '.join(str(exc).split())[:120]})") from None
+        raise BadRunFolder(f"{path(run_dir, check)}: not a checkpoint of this memviz's TabDDPM (foreign or damaged: "
+                           f"{type(exc).__name__}: {' '.join(str(exc).split())[:120]})") from None
     return model.sample(int(rows), seed=int(seed)).reset_index(drop=True), int(state["epoch"])

@@ -1,6 +1,6 @@
 """The run manifest (``manifest.json``): its format, its validation, and the typed view readers use.
 
-A manifest is validated once, when read (:func:`validate_manifest`: one RunError line naming the
+A manifest is validated once, when read (:func:`validate_manifest`: one BadRunFolder line naming the
 file, the field and the problem), and read through :class:`Manifest`'s attributes.
 """
 from __future__ import annotations
@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from memviz.errors import MemvizError, RunError
+from memviz.errors import MemvizError, BadRunFolder
 from memviz.tables.schema import Schema
 
 FORMAT = "memviz.run/1"
@@ -117,7 +117,7 @@ def _type_line(name: str, v, kind: str) -> str:
 
 
 def validate_manifest(m, f: Path) -> dict:
-    """``m`` if it is a well-formed run manifest; RunError naming ``f``, the field and the problem.
+    """``m`` if it is a well-formed run manifest; BadRunFolder naming ``f``, the field and the problem.
 
     Checked against :data:`SCHEMA` (``jsonschema``): the format tag; the type of every known field;
     ``status`` among :data:`STATUSES`; ``data.fingerprint`` (string) and ``data.n_rows`` (integer);
@@ -127,16 +127,16 @@ def validate_manifest(m, f: Path) -> dict:
     checked by its reader (:func:`memviz.warmup.run.saved_config`).
     """
     if not isinstance(m, dict):
-        raise RunError(f"{f}: not a {FORMAT} manifest")
+        raise BadRunFolder(f"{f}: not a {FORMAT} manifest")
     problems = sorted((_problem(e, m) for e in _validator().iter_errors(m)), key=lambda p: p[0])
     if problems and problems[0][0] < (_SCHEMA_STEP,):
-        raise RunError(f"{f}: {problems[0][1]}")
+        raise BadRunFolder(f"{f}: {problems[0][1]}")
     try:
         Schema.from_dict(m["schema"], source="schema")
     except (MemvizError, TypeError, ValueError) as exc:
-        raise RunError(f"{f}: manifest field 'schema': {str(exc).removeprefix('schema: ')}") from None
+        raise BadRunFolder(f"{f}: manifest field 'schema': {str(exc).removeprefix('schema: ')}") from None
     if problems:
-        raise RunError(f"{f}: {problems[0][1]}")
+        raise BadRunFolder(f"{f}: {problems[0][1]}")
     return m
 
 
@@ -178,7 +178,7 @@ class Manifest:
 
     @classmethod
     def from_dict(cls, m, f: Path) -> "Manifest":
-        """Validate ``m`` (RunError naming ``f``, the field and the problem) and type it."""
+        """Validate ``m`` (BadRunFolder naming ``f``, the field and the problem) and type it."""
         m = validate_manifest(m, f)
         data = m["data"]
         return cls(status=m["status"], kind=m.get("kind") or "warmup", config=dict(m["config"]),

@@ -24,7 +24,7 @@ import os
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, TYPE_CHECKING
 
 import pandas as pd
 
@@ -35,7 +35,7 @@ from memviz.dynamics.rows import (
     compute_dynamics,
 )
 from memviz.dynamics.summaries import summarize
-from memviz.errors import SEED_MAX, MemvizError, RunError, checked_seed
+from memviz.errors import BadOption, BadRunFolder, MemvizError, SEED_MAX, checked_seed
 from memviz.measure.floor import Floor, excess, excess_columns
 from memviz.models.callbacks import Callback
 from memviz.tables.data import Table
@@ -49,6 +49,9 @@ from memviz.warmup.tracking import (
     ProgressEvents,
     StopCallback,
 )
+
+if TYPE_CHECKING:
+    from memviz.models.tabddpm import TabDDPM
 
 # torch-heavy modules (memorization, neighbors, models) are imported where used, so that
 # reading a finished run (the dashboard) never loads torch.
@@ -108,32 +111,32 @@ class WarmupConfig:
         from memviz.models.presets import PRESETS
 
         if self.preset not in PRESETS:
-            raise MemvizError(f"preset {self.preset!r}: unknown (use {', '.join(PRESETS)})")
+            raise BadOption(f"preset {self.preset!r}: unknown (use {', '.join(PRESETS)})")
         if not isinstance(self.model_params, dict):  # before .get below; the values after epochs
-            raise MemvizError(f"model_params: expected a dict of TabDDPM parameters, "
-                              f"got {type(self.model_params).__name__}")
+            raise BadOption(f"model_params: expected a dict of TabDDPM parameters, "
+                            f"got {type(self.model_params).__name__}")
         epochs = self.epochs if self.epochs is not None else self.model_params.get("epochs")
         epochs = PRESETS[self.preset].epochs if epochs is None else epochs
         if not _is_whole(epochs):
-            raise MemvizError(f"epochs={epochs!r}: must be a whole number")
+            raise BadOption(f"epochs={epochs!r}: must be a whole number")
         epochs = int(epochs)
         if epochs < 1:
-            raise MemvizError(f"epochs={epochs}: must be at least 1")
+            raise BadOption(f"epochs={epochs}: must be at least 1")
         every = int(self.check_every) if self.check_every is not None else max(1, math.ceil(epochs / DEFAULT_CHECKS))
         if every < 1:
-            raise MemvizError(f"check_every={every}: must be at least 1")
+            raise BadOption(f"check_every={every}: must be at least 1")
         n = int(self.n_samples) if self.n_samples is not None else n_train
         if n < 1:
-            raise MemvizError(f"n_samples={n}: must be at least 1")
+            raise BadOption(f"n_samples={n}: must be at least 1")
         if not 0 < self.top_frac < 1:
-            raise MemvizError(f"top_frac={self.top_frac}: must be between 0 and 1")
+            raise BadOption(f"top_frac={self.top_frac}: must be between 0 and 1")
         checked_seed(self.seed)
         _check_model_params(self.preset, self.model_params, epochs, n_train, schema)
         from memviz.warmup.checkpoints import check_retention
 
         q = self.quality_rows
         if q is not None and (not _is_whole(q) or q < 0):
-            raise MemvizError(f"quality_rows={q!r}: must be a whole number >= 0 (0: no quality; None: every row)")
+            raise BadOption(f"quality_rows={q!r}: must be a whole number >= 0 (0: no quality; None: every row)")
         return WarmupConfig(self.preset, epochs, every, n, int(self.seed), self.device, self.distance,
                             float(self.top_frac), self.keep_samples, max(1, int(self.checkpoint_every)),
                             dict(self.model_params), keep_checkpoints=check_retention(self.keep_checkpoints),
@@ -173,7 +176,7 @@ def _is_whole(v) -> bool:
 
 
 def saved_config(manifest: Manifest, source) -> WarmupConfig:
-    """The :class:`WarmupConfig` stored in a run's (validated) manifest; RunError naming
+    """The :class:`WarmupConfig` stored in a run's (validated) manifest; BadRunFolder naming
     ``source`` and the field when a value has the wrong type or range."""
     cfg = manifest.config
     kinds = {"preset": (str,), "epochs": (int,), "check_every": (int,), "n_samples": (int,), "seed": (int,),
@@ -190,9 +193,9 @@ def saved_config(manifest: Manifest, source) -> WarmupConfig:
         if k == "seed" and not bad:
             bad = not 0 <= v <= SEED_MAX
         if bad:
-            raise RunError(f"{source}: manifest field 'config.{k}': {v!r} is not a valid {k}")
+            raise BadRunFolder(f"{source}: manifest field 'config.{k}': {v!r} is not a valid {k}")
     if not 0 < kw.get("top_frac", DEFAULT_TOP_FRAC) < 1:
-        raise RunError(f"{source}: manifest field 'config.top_frac': must be between 0 and 1")
+        raise BadRunFolder(f"{source}: manifest field 'config.top_frac': must be between 0 and 1")
     return WarmupConfig(**kw)
 
 
@@ -206,15 +209,15 @@ def _check_model_params(preset: str, model_params, epochs: int, n_train: int, sc
     from memviz.models.tabddpm import TabDDPM
 
     if not isinstance(model_params, dict):
-        raise MemvizError(f"model_params: expected a dict of TabDDPM parameters, got {type(model_params).__name__}")
+        raise BadOption(f"model_params: expected a dict of TabDDPM parameters, got {type(model_params).__name__}")
     allowed = [k for k in TabDDPM().get_params() if k not in _OWN_PARAMS]
     for k in model_params:
         if k not in allowed:
-            raise MemvizError(f"model_params: unknown TabDDPM parameter {k!r} (use {', '.join(allowed)})")
+            raise BadOption(f"model_params: unknown TabDDPM parameter {k!r} (use {', '.join(allowed)})")
     try:
         model = TabDDPM(preset, **{**model_params, "epochs": epochs})  # validates the values (TabDDPM.config)
     except (TypeError, ValueError) as exc:
-        raise MemvizError(f"model_params: invalid value ({exc})") from None
+        raise BadOption(f"model_params: invalid value ({exc})") from None
     model.check_privacy(n_train, schema)
 
 
@@ -229,7 +232,7 @@ class WarmupResult:
     status: str
     seconds: float
     run_dir: Path | None = None
-    model: object = None
+    model: TabDDPM | None = None
     floor: Floor | None = None     # None: the run was given no hold-out
 
     @property
@@ -290,7 +293,7 @@ def _warmup(train: Table, config: WarmupConfig | None, run_dir, resume: bool, pr
     store, state, first_check, done_checks, floor = None, None, 0, [], None
     engine = NeighborEngine(distance=config.distance, device=config.device).fit(train)
     if run_dir is not None and resume:
-        store = RunStore.open(run_dir).acquire()  # a second writer of a live run: RunError
+        store = RunStore.open(run_dir).acquire()  # a second writer of a live run: BadRunFolder
         held.append(store)
         state, first_check, done_checks = _prepare_resume(store, train, config)
         floor = _resumed_floor(store, holdout)
@@ -416,7 +419,7 @@ def _stored_floor(store: RunStore) -> Floor | None:
     try:
         return Floor.from_stored(*stored)
     except (KeyError, TypeError, ValueError, MemvizError):
-        raise RunError(f"{store.path}: floor.json is not a readable floor") from None
+        raise BadRunFolder(f"{store.path}: floor.json is not a readable floor") from None
 
 
 def _resumed_floor(store: RunStore, holdout: Table | None) -> Floor | None:
@@ -425,7 +428,7 @@ def _resumed_floor(store: RunStore, holdout: Table | None) -> Floor | None:
 
     floor = _stored_floor(store)
     if floor is not None and holdout is not None and floor.holdout_fingerprint != fingerprint(holdout):
-        raise RunError(f"{store.path}: this run's floor was measured on another hold-out; resume with the same one")
+        raise BadRunFolder(f"{store.path}: this run's floor was measured on another hold-out; resume with the same one")
     return floor
 
 
@@ -434,10 +437,10 @@ def _prepare_resume(store: RunStore, train: Table, config: WarmupConfig):
 
     m = store.read()
     if m.data.fingerprint != fingerprint(train):
-        raise RunError(f"{store.path}: this run was trained on another table; resume it with the same data")
+        raise BadRunFolder(f"{store.path}: this run was trained on another table; resume it with the same data")
     differs = saved_config(m, store.path / MANIFEST).differs_from(config)
     if differs:
-        raise RunError(f"{store.path}: {differs}; resume with the run's settings")
+        raise BadRunFolder(f"{store.path}: {differs}; resume with the run's settings")
     ck = store.load_checkpoint()
     if ck is None:
         store.drop_checks_after(-1)
@@ -454,7 +457,7 @@ def load_warmup(run_dir: str | Path | RunStore) -> WarmupResult:
     """Reopen a stored run (no unpickling): checks, per-check summary, dynamics and the floor
     (None for a run without a hold-out, older runs included). ``status`` is the manifest's, or
     ``interrupted`` for a run that says ``running`` but whose writer is gone
-    (:meth:`RunStore.status`). Anything malformed in the folder is one RunError line.
+    (:meth:`RunStore.status`). Anything malformed in the folder is one BadRunFolder line.
     Given an open :class:`RunStore`, its manifest and training table are read once for both."""
     store = run_dir if isinstance(run_dir, RunStore) else RunStore.open(run_dir)
     run_dir = store.path
@@ -463,7 +466,7 @@ def load_warmup(run_dir: str | Path | RunStore) -> WarmupResult:
     checks = store.checks()
     train = store.train()
     if checks.empty:
-        raise RunError(f"{store.path}: the run has no finished check yet")
+        raise BadRunFolder(f"{store.path}: the run has no finished check yet")
     dyn = compute_dynamics(checks, train.row_ids, top_frac=cfg.top_frac)
     floor = _stored_floor(store)
     return WarmupResult(cfg, checks, frontier_columns(_per_check(checks, floor), m.checks), dyn,
@@ -482,7 +485,7 @@ def ensure_warmup(train: Table, config: WarmupConfig, run_dir: str | Path,
     ``holdout``: real rows outside ``train`` for the floor, ``quality``: the per-check scorer
     (see :func:`run_warmup`).
 
-    A run on another table, or a finished one with other settings, is a RunError: the
+    A run on another table, or a finished one with other settings, is a BadRunFolder: the
     folder is not silently overwritten.
     """
     from memviz.tables.data import fingerprint
@@ -492,11 +495,11 @@ def ensure_warmup(train: Table, config: WarmupConfig, run_dir: str | Path,
         return run_warmup(train, config, run_dir, progress=progress, holdout=holdout, quality=quality)
     m = RunStore.open(run_dir).read()
     if m.data.fingerprint != fingerprint(train):
-        raise RunError(f"{run_dir}: a warm-up of another table is there; choose another folder or delete it")
+        raise BadRunFolder(f"{run_dir}: a warm-up of another table is there; choose another folder or delete it")
     if m.status != "finished":
         return run_warmup(train, config, run_dir, resume=True, progress=progress, holdout=holdout, quality=quality)
     differs = saved_config(m, run_dir / MANIFEST).differs_from(config.resolved(len(train)))
     if differs:
-        raise RunError(f"{run_dir}: a finished warm-up made with other settings is there ({differs}); "
-                       "delete it or choose another folder")
+        raise BadRunFolder(f"{run_dir}: a finished warm-up made with other settings is there ({differs}); "
+                           "delete it or choose another folder")
     return load_warmup(run_dir)

@@ -17,7 +17,7 @@ Layout of ``RUN_DIR``::
                            was given a hold-out; absent otherwise (and in older runs)
     floor_rows.parquet     its per-row arrays: row_id, hits, nn1, auc
     holdout.parquet        the hold-out's rows themselves, so that an audit of any check can read how close
-                           the generated rows are against them (:func:`memviz.auditing.build.from_run`)
+                           the generated rows are against them (:meth:`memviz.auditing.result.Audit.from_run`)
     audit_cache/           the last check's audit and every row's copies by closeness, kept by the job
                            worker when the run stops (:mod:`memviz.auditing.stored`,
                            :func:`memviz.jobs.spec.keep_audit`), each tied to the manifest's
@@ -30,7 +30,7 @@ Every file is written to a temporary name in the same folder and renamed, so a k
 run never leaves a half-written file. Opening a run reads JSON and Parquet, and loads
 checkpoints with ``torch.load(weights_only=True)``: nothing is unpickled. Every reader
 validates what it reads (the manifest's fields and types, each Parquet file and its columns,
-the check file names) and raises one :class:`~memviz.errors.RunError` line naming the file
+the check file names) and raises one :class:`~memviz.errors.BadRunFolder` line naming the file
 and the problem.
 """
 from __future__ import annotations
@@ -46,7 +46,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from memviz.errors import RunError
+from memviz.locks import WriterLock
+from memviz.errors import BadRunFolder
 from memviz.io import (
     NonFinite,
     atomic_torch_save,
@@ -106,13 +107,13 @@ class RunStore:
 
     A writer (:meth:`create`, or :meth:`acquire` before resuming) holds the run's lock
     (``writer.lock``, an flock) until :meth:`release` or its process ends, however it ends:
-    a second writer gets a RunError, and :meth:`status` tells a live ``running`` run from an
+    a second writer gets a BadRunFolder, and :meth:`status` tells a live ``running`` run from an
     interrupted one.
     """
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
-        self._lock = None  # the open lock file while this object writes the run
+        self._lock = WriterLock(self.path / LOCK)  # held while this object writes the run
         self._read: tuple[tuple, Manifest] | None = None  # (the file's stamp, its Manifest)
         self._train: Table | None = None
 
@@ -120,7 +121,7 @@ class RunStore:
     @classmethod
     def create(cls, path: str | Path, train: Table, config: dict, *, kind: str = "warmup",
                device: str = "cpu") -> "RunStore":
-        """Create the run folder (or claim an empty one) and hold its lock; RunError when the
+        """Create the run folder (or claim an empty one) and hold its lock; BadRunFolder when the
         folder holds a run, other files, or another writer. A failure leaves no folder it made."""
         store = cls(path)
         store._refuse_existing()
@@ -128,7 +129,7 @@ class RunStore:
         try:
             store.path.mkdir(parents=True, exist_ok=True)
         except FileExistsError:  # a file appeared there meanwhile
-            raise RunError(f"{store.path}: is a file, not a folder") from None
+            raise BadRunFolder(f"{store.path}: is a file, not a folder") from None
         store.acquire()
         try:
             store._refuse_existing()  # again, now that no other writer can change the folder
@@ -149,17 +150,17 @@ class RunStore:
         return store
 
     def _refuse_existing(self) -> None:
-        """RunError unless ``path`` is absent or an empty folder (its lock file aside)."""
+        """BadRunFolder unless ``path`` is absent or an empty folder (its lock file aside)."""
         if not self.path.exists():
             return
         if not self.path.is_dir():
-            raise RunError(f"{self.path}: is a file, not a folder")
-        if self._lock is None and self.writer_alive():
-            raise RunError(f"{self.path}: another process is writing a run here{self._holder()}")
+            raise BadRunFolder(f"{self.path}: is a file, not a folder")
+        if not self._lock.mine and self._lock.alive():
+            raise BadRunFolder(f"{self.path}: another process is writing a run here{self._lock.holder()}")
         if (self.path / MANIFEST).exists():
-            raise RunError(f"{self.path}: a run already exists here (use --resume, or another --out)")
+            raise BadRunFolder(f"{self.path}: a run already exists here (use --resume, or another --out)")
         if any(p.name != LOCK for p in self.path.iterdir()):
-            raise RunError(f"{self.path}: folder is not empty and holds no run")
+            raise BadRunFolder(f"{self.path}: folder is not empty and holds no run")
 
     @classmethod
     def open(cls, path: str | Path) -> "RunStore":
@@ -169,37 +170,20 @@ class RunStore:
 
     # -- the writer's lock -------------------------------------------------------
     def acquire(self) -> "RunStore":
-        """Hold the run's lock (:mod:`memviz.locks`) until :meth:`release` or the end of this process; RunError
+        """Hold the run's lock (:mod:`memviz.locks`) until :meth:`release` or the end of this process; BadRunFolder
         (one line) when another process holds it."""
-        if self._lock is not None:
-            return self
-        from memviz.locks import holder, try_hold
-
-        held = try_hold(self.path / LOCK, wait=LOCK_WAIT_SECONDS)
-        if held is None:
-            raise RunError(f"{self.path}: another process is writing this run{holder(self.path / LOCK)}; "
-                           f"wait for it to stop, or cancel it") from None
-        self._lock = held.write_pid()
+        if not self._lock.take(wait=LOCK_WAIT_SECONDS):
+            raise BadRunFolder(f"{self.path}: another process is writing this run{self._lock.holder()}; "
+                               f"wait for it to stop, or cancel it")
         return self
 
     def release(self) -> None:
         """Let go of the run's lock (the system also frees it when the process ends)."""
-        if self._lock is not None:
-            self._lock.release()
-            self._lock = None
+        self._lock.release()
 
-    def writer_alive(self) -> bool | None:
+    def writer_alive(self) -> bool:
         """Does a process (this one included) hold the run's lock now?"""
-        if self._lock is not None:
-            return True
-        from memviz.locks import is_held
-
-        return is_held(self.path / LOCK)
-
-    def _holder(self) -> str:
-        from memviz.locks import holder
-
-        return holder(self.path / LOCK)
+        return self._lock.alive()
 
     def status(self, manifest: "dict | Manifest | None" = None) -> str:
         """The manifest's status, but :data:`INTERRUPTED` for a ``running`` run whose writer has
@@ -210,34 +194,34 @@ class RunStore:
 
     # -- manifest --------------------------------------------------------------
     def read(self) -> Manifest:
-        """The typed manifest; RunError when missing or malformed. Parsed and validated once per
+        """The typed manifest; BadRunFolder when missing or malformed. Parsed and validated once per
         version of the file (its modification time and size), so a live run is re-read after it
         writes and a finished one is read once for this object."""
         f = self.path / MANIFEST
         try:
             st = f.stat()
         except FileNotFoundError:
-            raise RunError(f"{self.path}: not a memviz run (no {MANIFEST})") from None
+            raise BadRunFolder(f"{self.path}: not a memviz run (no {MANIFEST})") from None
         except OSError as exc:
-            raise RunError(f"{f}: unreadable manifest ({exc.strerror or type(exc).__name__})") from None
+            raise BadRunFolder(f"{f}: unreadable manifest ({exc.strerror or type(exc).__name__})") from None
         stamp = (st.st_mtime_ns, st.st_size, st.st_ino)
         if self._read is not None and self._read[0] == stamp:
             return self._read[1]
         try:
             m = strict_loads(f.read_text(encoding="utf-8"))
         except NonFinite as exc:                    # Shape = inf recommended check 0 for "quality inf"
-            raise RunError(exc.sentence(f, "manifest")) from None
+            raise BadRunFolder(exc.sentence(f, "manifest")) from None
         except (json.JSONDecodeError, UnicodeDecodeError):
-            raise RunError(f"{f}: manifest is not valid JSON") from None
+            raise BadRunFolder(f"{f}: manifest is not valid JSON") from None
         except OSError as exc:
-            raise RunError(f"{f}: unreadable manifest ({exc.strerror or type(exc).__name__})") from None
+            raise BadRunFolder(f"{f}: unreadable manifest ({exc.strerror or type(exc).__name__})") from None
         typed = Manifest.from_dict(m, f)
         self._read = (stamp, typed)
         return typed
 
     def manifest(self) -> dict:
         """The validated manifest as a fresh dict (for writers: :meth:`update`); readers use
-        :meth:`read`. RunError when missing or malformed."""
+        :meth:`read`. BadRunFolder when missing or malformed."""
         return copy.deepcopy(dict(self.read().raw))
 
     def write_manifest(self, manifest: dict) -> None:
@@ -256,7 +240,7 @@ class RunStore:
 
     # -- tables ----------------------------------------------------------------
     def train(self) -> Table:
-        """The training table; RunError when train.parquet is missing, unreadable, lacks a
+        """The training table; BadRunFolder when train.parquet is missing, unreadable, lacks a
         schema column, or does not hold the manifest's rows (count, unique integer row_ids)."""
         if self._train is not None:  # written once, when the run is created
             return self._train
@@ -268,14 +252,14 @@ class RunStore:
         df = df[[c for c in wanted if c in df.columns]]   # the schema's order (the file keeps the user's)
         ids = df[ROW_ID]
         if not pd.api.types.is_integer_dtype(ids) or ids.duplicated().any():
-            raise RunError(f"{f}: column {ROW_ID!r}: row ids must be unique integers")
+            raise BadRunFolder(f"{f}: column {ROW_ID!r}: row ids must be unique integers")
         if len(df) != m.data.n_rows:
-            raise RunError(f"{f}: holds {len(df)} rows, the manifest says {m.data.n_rows}")
+            raise BadRunFolder(f"{f}: holds {len(df)} rows, the manifest says {m.data.n_rows}")
         for col in m.schema.numerical:    # the run wrote them as numbers: text there is a manifest edited by hand
             if not (pd.api.types.is_numeric_dtype(df[col]) or pd.api.types.is_bool_dtype(df[col])):
-                raise RunError(f"{self.path / MANIFEST}: manifest field 'schema': column {col!r} is numerical there, "
-                               f"but the run's training table holds text in it ({f.name}); the manifest does not "
-                               "match the run")
+                raise BadRunFolder(f"{self.path / MANIFEST}: manifest field 'schema': column {col!r} is numerical there, "
+                                   f"but the run's training table holds text in it ({f.name}); the manifest does not "
+                                   "match the run")
         df = df.set_index(ROW_ID)
         df.index = df.index.astype(np.int64)
         keys = df.pop(key[0]) if len(key) == 1 else None
@@ -294,7 +278,7 @@ class RunStore:
         atomic_write_parquet(self._check_file("checks", check), long)
 
     def finished_checks(self) -> list[int]:
-        """The numbers of the stored checks; RunError on a ``check_*.parquet`` not named
+        """The numbers of the stored checks; BadRunFolder on a ``check_*.parquet`` not named
         ``check_NNNN.parquet`` (memviz's temporary files are hidden and never match)."""
         folder = self.path / "checks"
         if not folder.exists():
@@ -303,7 +287,7 @@ class RunStore:
         for p in folder.glob("check_*.parquet"):
             match = _CHECK_NAME.fullmatch(p.name)
             if match is None:
-                raise RunError(f"{p}: not a check file name (expected check_NNNN.parquet)")
+                raise BadRunFolder(f"{p}: not a check file name (expected check_NNNN.parquet)")
             out.append(int(match.group(1)))
         return sorted(out)
 
@@ -315,12 +299,12 @@ class RunStore:
                     self._check_file(folder, c).unlink(missing_ok=True)
 
     def check_table(self, check: int) -> pd.DataFrame:
-        """The long table of one stored check (RunError when unreadable, lacking a column of
+        """The long table of one stored check (BadRunFolder when unreadable, lacking a column of
         :data:`CHECK_COLUMNS`, or holding rows of another check)."""
         f = self._check_file("checks", check)
         df = read_parquet(f, "check table", columns=CHECK_COLUMNS)
         if len(df) and not (df["check"] == check).all():
-            raise RunError(f"{f}: column 'check': holds rows of another check than {check}")
+            raise BadRunFolder(f"{f}: column 'check': holds rows of another check than {check}")
         return df
 
     def checks(self) -> pd.DataFrame:
@@ -336,7 +320,7 @@ class RunStore:
     def samples(self, check: int) -> pd.DataFrame:
         f = self._check_file("samples", check)
         if not f.exists():
-            raise RunError(f"{self.path}: no generated rows stored for check {check}")
+            raise BadRunFolder(f"{self.path}: no generated rows stored for check {check}")
         return read_parquet(f, "generated rows", columns=["synthetic_id"])
 
     def consolidate(self, row_frame: pd.DataFrame | None = None, row_long: pd.DataFrame | None = None) -> None:
@@ -375,7 +359,7 @@ class RunStore:
             return None
         info = read_json(f, "floor record")
         if not rows.exists():
-            raise RunError(f"{self.path}: floor.json without floor_rows.parquet")
+            raise BadRunFolder(f"{self.path}: floor.json without floor_rows.parquet")
         return info, read_parquet(rows, "floor rows")
 
     # -- checkpoints -------------------------------------------------------------
@@ -391,10 +375,10 @@ class RunStore:
         try:
             state = torch.load(f, map_location=map_location, weights_only=True)
         except Exception as exc:  # a refused pickle or a corrupt file
-            raise RunError(f"{f}: unreadable checkpoint ({type(exc).__name__})") from None
+            raise BadRunFolder(f"{f}: unreadable checkpoint ({type(exc).__name__})") from None
         if not isinstance(state, dict) or not {"model", "check", "epoch"} <= set(state) \
                 or not isinstance(state["check"], int) or not isinstance(state["epoch"], int):
-            raise RunError(f"{f}: not a memviz checkpoint (expected model, check and epoch)")
+            raise BadRunFolder(f"{f}: not a memviz checkpoint (expected model, check and epoch)")
         return state
 
     # -- cancellation --------------------------------------------------------------
@@ -437,7 +421,7 @@ def list_runs(root: str | Path) -> pd.DataFrame:
             store = RunStore(d)
             try:
                 m = store.read()
-            except RunError as exc:
+            except BadRunFolder as exc:
                 reason = str(exc).replace(f"{d}/", "").replace(f"{d}: ", "")
                 rows.append({"run_id": d.name, "path": str(d), "status": f"unreadable: {reason}"})
                 continue

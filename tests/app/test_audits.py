@@ -16,8 +16,8 @@ from helpers import near_copies
 
 from memviz.app import audits, comparisons, datasets, readings, runs
 from memviz.app.compare_card import compare_verdict
-from memviz.auditing.build import audit as make_audit
-from memviz.errors import DataError
+from memviz.auditing.result import audit as make_audit
+from memviz.errors import BadTable
 from memviz.jobs import control as jobs
 from memviz.warmup.store import RunStore
 
@@ -127,7 +127,7 @@ def test_uploads_become_tables_with_the_training_tables_schema(sample):
                                          _csv(h.iloc[100:300]))
     assert (len(tr), len(syn), len(hold)) == (len(t), 100, 200)
     assert syn.schema == tr.schema == hold.schema and tr.schema.target == "income"
-    with pytest.raises(DataError, match=r"syn\.csv: column 'age'"):
+    with pytest.raises(BadTable, match=r"syn\.csv: column 'age'"):
         audits.upload_tables("train.csv", _csv(t), "syn.csv", _csv(h.drop(columns="age")))
     # an SDV metadata upload decides the kinds: 'age' as categorical, the id column the row key (issue 42)
     meta = {"METADATA_SPEC_VERSION": "V1", "tables": {"adult": {"columns": {
@@ -144,16 +144,16 @@ def test_uploads_become_tables_with_the_training_tables_schema(sample):
 def test_schema_uploads_are_checked_and_named(sample):
     train, _ = sample
     frame = train.data.reset_index(drop=True)
-    with pytest.raises(DataError, match=r"meta\.json: not valid JSON"):
+    with pytest.raises(BadTable, match=r"meta\.json: not valid JSON"):
         datasets.schema_from_upload("meta.json", b"{nope", frame)
     bad = {"columns": {"age": {"sdtype": "numerical"}, "ghost": {"sdtype": "categorical"}}}
-    with pytest.raises(DataError, match=r"sdv\.json: column 'ghost'"):
+    with pytest.raises(BadTable, match=r"sdv\.json: column 'ghost'"):
         datasets.schema_from_upload("sdv.json", json.dumps(bad).encode(), frame)
     own = (ROOT / "sample_data" / "meta.json").read_bytes()
     assert datasets.schema_from_upload("meta.json", own, frame) == train.schema.__class__.load(
         ROOT / "sample_data" / "meta.json")
     multi = {"columns": {"age": {"sdtype": "numerical"}, "race": {"sdtype": "categorical"}}}
-    with pytest.raises(DataError, match=r"sdv\.json: column 'fnlwgt': in the table but not in the SDV metadata"):
+    with pytest.raises(BadTable, match=r"sdv\.json: column 'fnlwgt': in the table but not in the SDV metadata"):
         datasets.schema_from_upload("sdv.json", json.dumps(multi).encode(), frame, target="race")   # as SDV refuses
     multi["columns"].update({c: {"sdtype": "categorical"} for c in frame.columns if c not in multi["columns"]})
     s = datasets.schema_from_upload("sdv.json", json.dumps(multi).encode(), frame, target="race")
@@ -229,7 +229,7 @@ def test_a_synthetic_upload_takes_the_current_tables_schema(sample):
     train, test = sample
     syn = audits.companion_table(train, "gen.parquet", _parquet(test.data.iloc[:50].iloc[:, ::-1]))
     assert list(syn.data.columns) == list(train.data.columns) and len(syn) == 50 and syn.schema == train.schema
-    with pytest.raises(DataError, match=r"gen\.csv: .*age"):
+    with pytest.raises(BadTable, match=r"gen\.csv: .*age"):
         audits.companion_table(train, "gen.csv", _csv(test.data.assign(age="old")))
 
 
@@ -244,7 +244,7 @@ def test_the_page_reads_the_audit_the_worker_kept_for_this_run_state_only(tmp_pa
     back instead of computing it again, unless the run changed since (its manifest's token)."""
     import importlib
 
-    build = importlib.import_module("memviz.auditing.build")
+    build = importlib.import_module("memviz.auditing.result")
     from memviz.auditing.stored import RUN_FOLDER
     from memviz.jobs.spec import keep_audit
 
@@ -255,8 +255,8 @@ def test_the_page_reads_the_audit_the_worker_kept_for_this_run_state_only(tmp_pa
     assert keep_audit(run, events.append, device="cpu") and events == [{"event": "auditing"}]
     assert (run / RUN_FOLDER / "index.json").is_file()
     computed = []
-    real = build.from_run
-    monkeypatch.setattr(build, "from_run", lambda *a, **k: computed.append(a) or real(*a, **k))
+    real = build.run_fields
+    monkeypatch.setattr(build, "run_fields", lambda *a, **k: computed.append(a) or real(*a, **k))
     a = audits.run_audit(runs.load_run(run))
     assert computed == [] and a.provenance.run.run_dir == str(run)
     RunStore(run).update(status="finished")                  # a new run state: the kept audit is not its own
@@ -296,14 +296,14 @@ def test_a_failing_or_interrupted_audit_leaves_the_finished_run_finished(tmp_pat
     from memviz.auditing.stored import RUN_FOLDER
     from memviz.jobs.spec import keep_audit
 
-    build = importlib.import_module("memviz.auditing.build")
+    build = importlib.import_module("memviz.auditing.result")
     train, _ = sample
     run = tmp_path / "r"
     floored_run(train.subset(train.row_ids[:300]), train.subset(train.row_ids[300:800]), run)
     for exc in (ZeroDivisionError("a bug"), KeyboardInterrupt(), OSError(28, "No space left on device")):
         def boom(*a, _exc=exc, **k):
             raise _exc
-        monkeypatch.setattr(build, "from_run", boom)
+        monkeypatch.setattr(build, "run_fields", boom)
         assert keep_audit(run, device="cpu") is False
         assert not (run / RUN_FOLDER / "index.json").exists()
     assert "ZeroDivisionError: a bug" in capsys.readouterr().err        # the bug is in the job's log

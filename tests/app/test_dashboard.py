@@ -13,7 +13,7 @@ from dash_helpers import copier_run, finished_compare
 
 from memviz.app import comparisons, datasets, reports, runs
 from memviz.compare.details import compute_details
-from memviz.errors import DataError, MemvizError
+from memviz.errors import BadTable, MemvizError
 
 
 # ----------------------------------------------------------------- data in
@@ -28,7 +28,7 @@ def test_dataset_choices_start_with_the_sample_and_list_shared_folders(tmp_path,
     assert [c.key for c in choices[1:]] == ["shared:mine"]
     raw = datasets.load_choice("shared:mine")  # no meta.json: inferred schema
     assert raw.test is None and len(raw.frame) == 20 and raw.schema.name == "train"
-    with pytest.raises(DataError, match="not available"):
+    with pytest.raises(BadTable, match="not available"):
         datasets.choice_by_key("shared:nothing")
 
 
@@ -43,7 +43,7 @@ def test_read_upload_parses_csv_and_parquet_and_rejects_the_rest(sample):
     for name, raw, msg in [("t.csv", b"", "empty"), ("t.csv", b"\x00\x01\x02binary\x00data", "binary"),
                            ("t.parquet", b"PAR1garbage", "Parquet"), ("t.parquet", b"a,b\n1,2\n", "Parquet"),
                            ("t.csv", b"1,2,3\n4,5,6\n", "no header")]:
-        with pytest.raises(DataError, match=msg) as err:
+        with pytest.raises(BadTable, match=msg) as err:
             datasets.read_upload(name, raw)
         assert "\n" not in str(err.value)
 
@@ -68,7 +68,7 @@ def test_schema_edits_move_columns_and_name_the_bad_one(sample):
     assert schema.target == "income" and schema.task == "binary"
     two = frame.copy()
     two.loc[two["column"] == "sex", "kind"] = "target"
-    with pytest.raises(DataError, match="only one column can be the target") as err:
+    with pytest.raises(BadTable, match="only one column can be the target") as err:
         datasets.apply_schema_edits(raw.schema, two, raw.frame)
     assert "'sex'" in str(err.value) and "'income'" in str(err.value)
     moved = frame.copy()
@@ -76,7 +76,7 @@ def test_schema_edits_move_columns_and_name_the_bad_one(sample):
     moved.loc[moved["column"] == "hours-per-week", "kind"] = "target"
     assert datasets.apply_schema_edits(raw.schema, moved, raw.frame).task == "regression"
     none = frame.assign(kind="excluded")
-    with pytest.raises(DataError, match="no feature column"):
+    with pytest.raises(BadTable, match="no feature column"):
         datasets.apply_schema_edits(raw.schema, none, raw.frame)
 
 
@@ -96,7 +96,7 @@ def test_random_split_is_seeded_disjoint_and_renumbers_training_rows():
     t2, te = datasets.build_tables(raw, raw.schema, "file")
     assert len(t2) == 3000 and len(te) == 1000
     assert datasets.build_tables(raw, raw.schema, "none")[1] is None
-    with pytest.raises(DataError, match="test share"):
+    with pytest.raises(BadTable, match="test share"):
         datasets.build_tables(raw, raw.schema, "random", 0.95)
 
 
@@ -259,7 +259,7 @@ def test_with_target_moves_the_target_in_one_step():
     none = datasets.with_target(raw.schema, raw.frame, None)
     assert none.target is None and "income" in none.categorical
     assert datasets.with_target(raw.schema, raw.frame, raw.schema.target) == raw.schema
-    with pytest.raises(DataError, match="'nope'"):
+    with pytest.raises(BadTable, match="'nope'"):
         datasets.with_target(raw.schema, raw.frame, "nope")
 
 

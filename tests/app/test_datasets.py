@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from memviz.app import datasets
-from memviz.errors import DataError
+from memviz.errors import BadTable
 
 
 def parquet(df: pd.DataFrame) -> bytes:
@@ -25,7 +25,7 @@ def test_a_parquet_bomb_of_rows_is_refused_from_its_footer(monkeypatch):
     n = 600_000
     raw = parquet(pd.DataFrame({"a": np.zeros(n, dtype=np.int64), "b": np.ones(n)}))
     assert len(raw) < 100_000                                   # a few KB on the wire
-    with pytest.raises(DataError) as info:
+    with pytest.raises(BadTable) as info:
         datasets.read_upload("bomb.parquet", raw)
     msg = str(info.value)
     assert msg.startswith("bomb.parquet: 600,000 rows × 2 columns = 1,200,000 cells") and "\n" not in msg
@@ -33,7 +33,7 @@ def test_a_parquet_bomb_of_rows_is_refused_from_its_footer(monkeypatch):
     monkeypatch.setenv(datasets.MAX_CELLS_ENV, "2000000")       # the operator can raise the cap
     assert datasets.read_upload("bomb.parquet", raw).shape == (n, 2)
     monkeypatch.setenv(datasets.MAX_CELLS_ENV, "lots")
-    with pytest.raises(DataError, match="MEMVIZ_MAX_UPLOAD_CELLS"):
+    with pytest.raises(BadTable, match="MEMVIZ_MAX_UPLOAD_CELLS"):
         datasets.read_upload("bomb.parquet", raw)
 
 
@@ -48,7 +48,7 @@ def test_a_parquet_bomb_of_long_strings_is_refused_before_decoding(monkeypatch):
     raw = buf.getvalue()
     assert len(raw) < 100_000
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    with pytest.raises(DataError, match=r"^big\.parquet: its values expand to 2,861 MiB"):
+    with pytest.raises(BadTable, match=r"^big\.parquet: its values expand to 2,861 MiB"):
         datasets.read_upload("big.parquet", raw)
     assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss < 500_000  # KiB: nothing near 3 GB was made
 
@@ -57,7 +57,7 @@ def test_a_csv_past_the_cap_is_refused_before_parsing(monkeypatch):
     monkeypatch.setattr(datasets, "MAX_UPLOAD_CELLS", 100)
     ok = ("a,b\n" + "1,2\n" * 50).encode()
     assert datasets.read_upload("ok.csv", ok).shape == (50, 2)
-    with pytest.raises(DataError, match=r"^big\.csv: 51 rows × 2 columns = 102 cells, more than an upload"):
+    with pytest.raises(BadTable, match=r"^big\.csv: 51 rows × 2 columns = 102 cells, more than an upload"):
         datasets.read_upload("big.csv", ("a,b\n" + "1,2\n" * 51).encode())
 
 

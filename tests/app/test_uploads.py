@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from memviz.app import datasets, uploads
-from memviz.errors import DataError
+from memviz.errors import BadTable
 
 
 def test_uploads_and_the_table_in_use_are_kept_with_the_runs(tmp_path, sample):
@@ -18,7 +18,7 @@ def test_uploads_and_the_table_in_use_are_kept_with_the_runs(tmp_path, sample):
     assert b.key != a.key and [u.key for u in uploads.list_uploads(tmp_path)][0] == b.key
     back = uploads.load_upload(tmp_path, b.key)
     assert len(back.frame) == 50 and back.test is not None and back.label == "Upload: people.csv"
-    with pytest.raises(DataError, match="not kept"):
+    with pytest.raises(BadTable, match="not kept"):
         uploads.load_upload(tmp_path, "../etc")
     raw = datasets.load_choice("sample")
     tr, te = datasets.build_tables(raw, raw.schema, "random", 0.25, 3)

@@ -17,12 +17,10 @@ from memviz.tables.schema import Schema
 
 
 def test_the_function_and_the_package_are_both_reachable():
-    from memviz.auditing import from_run
-    from memviz.auditing.build import audit as fn
-    from memviz.auditing.result import Audit
+    from memviz.auditing.result import Audit, audit
 
-    assert memviz.audit is fn and callable(memviz.audit)
-    assert memviz.Audit is Audit and memviz.audit.from_run is from_run and Audit.from_run is from_run
+    assert memviz.audit is audit and callable(memviz.audit)
+    assert memviz.Audit is Audit and memviz.audit.from_run is Audit.from_run
     assert "audit" in memviz.__all__ and "Audit" in memviz.__all__
 
 

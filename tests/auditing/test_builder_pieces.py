@@ -10,10 +10,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import memviz
 from memviz.auditing import build
 
-#: the public doors: their keywords are the library's and the CLI's API (memviz.audit, memviz.audit.from_run)
-DOORS = {"audit", "from_run"}
+#: the work behind the public doors: their keywords are the library's and the CLI's API (memviz.audit,
+#: memviz.audit.from_run)
+DOORS = {"audit_fields", "run_fields"}
 
 
 def _counts() -> dict[str, int]:
@@ -61,8 +63,8 @@ def test_audit_builds_its_options_once_and_passes_them_down(fresh_split, monkeyp
         return real(train, generated, held, opts, provenance)
 
     monkeypatch.setattr(build, "_finish", spy)
-    a = build.audit(tr, fresh.data.iloc[:200], ho, distance="standardized", device="cpu", quality=False,
-                    evidence=False, seed=5)
+    a = memviz.audit(tr, fresh.data.iloc[:200], ho, distance="standardized", device="cpu", quality=False,
+                     evidence=False, seed=5)
     (generated, held, opts), = seen
     assert opts == build._Options(device="cpu", quality=False, dcr=True, evidence=False, seed=5, remote=None)
     assert generated.distance == "standardized" and len(generated.nn1) == 200 and generated.per_check is None

@@ -117,13 +117,13 @@ def test_a_kept_audit_keeps_its_composite_key(composite, tmp_path):
 
 def test_a_duplicate_combination_is_refused_in_one_line(tmp_path):
     import memviz
-    from memviz.errors import DataError
+    from memviz.errors import BadTable
 
     train, hold, syn = composite_tables()
     train.loc[7, list(KEY)] = train.loc[9, list(KEY)].to_numpy()
     meta = schema_file(tmp_path / "meta.json", train)
     b, n = train.loc[9, "branch"], int(train.loc[9, "account_no"])
-    with pytest.raises(DataError) as err:
+    with pytest.raises(BadTable) as err:
         memviz.audit(train, syn, hold, schema=meta, quality=False)
     msg = str(err.value)
     assert "\n" not in msg and "'branch', 'account_no'" in msg and f"branch={b}, account_no={n}" in msg

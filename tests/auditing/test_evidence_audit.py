@@ -145,6 +145,7 @@ def test_density_ratio_and_the_strongest_attack_are_in_the_audit(fresh_audit, hi
     """The density-ratio attack runs in the audit within its limits, validates in audit.json, and the
     Evidence reads every membership attack on one scale (the lead's verdict takes the strongest)."""
     from memviz.auditing.json_schema import validate
+    from memviz.evidence.attack_readings import strongest
     from memviz.evidence.densityratio import AUDIT_LIMITS
 
     dr = fresh_audit.evidence.density_ratio
@@ -155,8 +156,8 @@ def test_density_ratio_and_the_strongest_attack_are_in_the_audit(fresh_audit, hi
     assert doc["evidence"]["density_ratio"]["p_value"] == pytest.approx(dr.p_value)
     readings = fresh_audit.evidence.attack_readings()
     assert [r.test for r in readings] == ["membership", "density_ratio"]
-    assert fresh_audit.evidence.strongest_attack() in readings
+    assert strongest(readings) in readings
     tr, syn, ho, _ = high_floor
     ev = memviz.audit(tr, syn, ho, quality=False, dcr=False).evidence
-    best = ev.strongest_attack()
+    best = strongest(ev.attack_readings())
     assert best.flags and best.strength == min(r.strength for r in ev.attack_readings())

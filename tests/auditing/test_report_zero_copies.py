@@ -60,13 +60,13 @@ def early_run(sample, tmp_path_factory):
 
 def test_leak_views_take_a_named_row_with_no_copy_at_the_check(early_run):
     """A named row with 0 copies at the audited check gets a leak view saying 0 copies (no exception)."""
-    from memviz.auditing.build import from_run
+    from memviz.auditing.result import Audit
     from memviz.auditing.html import leak_views
     from memviz.tables.data import Table
     from memviz.warmup.store import RunStore
 
     train, run_dir = early_run
-    a = from_run(run_dir, quality=False, evidence=False)
+    a = Audit.from_run(run_dir, quality=False, evidence=False)
     store = RunStore(run_dir)
     samples = store.samples(2).drop(columns="synthetic_id")
     syn = Table(samples[list(train.schema.columns)], train.schema, "check 2")

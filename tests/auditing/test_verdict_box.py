@@ -6,14 +6,14 @@ from __future__ import annotations
 def test_the_reports_verdict_box_is_coloured_by_its_tone_in_the_pages_words(fresh_split, planted):
     import memviz
     from memviz.auditing.html import audit_card
-    from memviz.viz.report import card_block
+    from memviz.viz.templating import blocks
 
     tr, ho, _ = fresh_split
     syn, _, _ = planted
     a = memviz.audit(tr, syn, ho)
     assert a.verdict.tone == "bad"
     card = audit_card(a)
-    html = card_block(card)
+    html = blocks().card(card, "")
     assert "class='verdict tone-bad'" in html, html[:300]
     assert "Evidence:" not in html and not any("_" in ln.topic for ln in card.lines), [ln.topic for ln in card.lines]
     page_words = {name[:1].upper() + name[1:] for name, _ in a.evidence.sentences()}

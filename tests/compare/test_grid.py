@@ -8,7 +8,7 @@ import pytest
 from memviz.cli import main
 from memviz.compare import format_summary, results_frame, summary_table
 from memviz.compare.methods import METHODS, apply_method
-from memviz.compare.ranking import selection_from_run
+from memviz.compare.ranking import selections_from_run
 from memviz.dynamics.dynamiccut import DynamicCutParams
 from memviz.errors import MemvizError
 from memviz.tables.data import fingerprint, load_table, sample_data_dir
@@ -16,6 +16,12 @@ from memviz.tables.data import fingerprint, load_table, sample_data_dir
 from .stubs import TINY, grid
 
 META = sample_data_dir() / "meta.json"
+
+
+def added_ids(res):
+    """The row ids of the rows a mitigation appended (the last ``res.added`` of its table)."""
+    ids = res.table.row_ids
+    return ids[len(ids) - res.added:]
 
 
 # ------------------------------------------------------------------ methods
@@ -39,13 +45,13 @@ def test_methods_registry(tables):
     n_kept = len(train) - len(sel)
     pd.testing.assert_frame_equal(mix.table.data.iloc[:n_kept], kept.data)
     assert mix.added == math.floor(0.3 * n_kept + 0.5) and np.array_equal(mix.removed, np.sort(sel))
-    assert mix.added_ids.min() > train.row_ids.max()                           # no id of a pruned row reused
+    assert added_ids(mix).min() > train.row_ids.max()                           # no id of a pruned row reused
     assert set(mix.sources["a"]) | set(mix.sources["b"]) <= set(kept.row_ids)
     for m in ("tabcutmix", "tabcutmixplus", "tabcutmixplus_dtype", "smote", "smote_nc"):
         assert out[m].added == math.floor(0.3 * len(train) + 0.5) and len(out[m].removed) == 0
     minority = train.data["income"].value_counts().idxmin()
-    assert (out["smote"].table.data.loc[out["smote"].added_ids, "income"] == minority).all()   # the reference's
-    assert out["smote_nc"].table.data.loc[out["smote_nc"].added_ids, "income"].nunique() == 2   # every class
+    assert (out["smote"].table.data.loc[added_ids(out["smote"]), "income"] == minority).all()   # the reference's
+    assert out["smote_nc"].table.data.loc[added_ids(out["smote_nc"]), "income"].nunique() == 2   # every class
     assert np.array_equal(out["dynamiccut_excess"].removed, np.sort(sel))
     # without a ranking: random drops DynamicCut's budget ceil(p N); dynamiccut refuses
     assert len(apply_method("random", train, p=0.13).removed) == math.ceil(0.13 * len(train))
@@ -126,8 +132,8 @@ def test_run_of_another_table_is_refused(tables, files, run_dir):
     other = load_table(files / "other.csv", META)
     assert fingerprint(other) != fingerprint(tables[0])
     with pytest.raises(MemvizError, match="another table"):
-        selection_from_run(run_dir, other)
-    sel = selection_from_run(run_dir, tables[0], params=DynamicCutParams(0.1))
+        selections_from_run(run_dir, other)
+    sel = selections_from_run(run_dir, tables[0], params=DynamicCutParams(0.1))["raw"]
     assert len(sel.removed) == 20
 
 

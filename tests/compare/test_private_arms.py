@@ -166,3 +166,17 @@ def test_the_bundled_sample_declares_the_studys_public_knowledge():
     train = pd.read_csv(sample_data_dir() / "train.csv")
     for col, values in ADULT["categories"].items():
         assert set(train[col].dropna()) <= set(values), col
+
+
+def test_one_method_label_feeds_both_tables_of_the_compare_page():
+    """Issue 53 item 3: the results table (memviz.viz.compare.results_display) and the three-way table read two
+    different method_label functions (one in viz.style with a by-letters fallback, one in compare.methods);
+    there is one now, and the dashboard's face hands on the same."""
+    import memviz.viz.compare as vc
+    import memviz.viz.style as style
+    from memviz import viz
+
+    assert vc.method_label is method_label and viz.method_label is method_label
+    assert not hasattr(style, "method_label")
+    assert [method_label(m) for m in ("dp@3", "dynamiccut", "DynamicCut", "smote_nc", "custom")] == [
+        "DP-SGD ε = 3", "DynamicCut", "DynamicCut", "SMOTE-NC", "custom"]

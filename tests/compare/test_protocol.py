@@ -13,7 +13,7 @@ import memviz.compare.protocol as protocol
 from memviz.cli import main
 from memviz.compare.methods import PRUNES, SELECTION_SCORE, apply_method, removed_rows
 from memviz.compare.ranking import selections_from_run
-from memviz.errors import MemvizError, RunError
+from memviz.errors import MemvizError, BadRunFolder
 from memviz.measure.floor import holdout_floor
 from memviz.measure.memorization import memorization
 from memviz.engine.neighbors import NeighborEngine
@@ -110,7 +110,7 @@ def test_dynamiccut_excess_without_a_floor_stops_before_any_cell(tables, files, 
                                                                  capsys):
     train, test = tables
     use(monkeypatch, Stub)
-    with pytest.raises(RunError, match="no floor"):
+    with pytest.raises(BadRunFolder, match="no floor"):
         grid(train, test, ["baseline", "dynamiccut_excess"], ["ctgan"], [0], tmp_path / "a", run_dir=str(run_dir), **KW)
     with pytest.raises(MemvizError, match="needs a floor"):
         grid(train, None, ["dynamiccut_excess"], ["ctgan"], [0], tmp_path / "b", **KW)

@@ -43,7 +43,8 @@ def test_three_way_figures_by_hand():
 
 
 def test_the_display_and_the_report_show_it():
-    from memviz.viz.report import results_block
+    from memviz.viz.report import results_cells
+    from memviz.viz.templating import blocks
     from memviz.viz.compare import three_way_display
 
     d = three_way_display(_results())
@@ -51,7 +52,7 @@ def test_the_display_and_the_report_show_it():
     row = d.iloc[0]
     assert row["(ε, δ) spent"] == "2.99" and row["Privacy gain: mem ratio reduction"].startswith("+21.1 % (")
     assert d.iloc[1]["(ε, δ) spent"] == "none" and d.iloc[1]["Row-epochs left out"] == "1,000"
-    html = results_block(_results())
+    html = blocks().results(results_cells(_results()))
     assert "Privacy, quality and cost against the baseline" in html and "DP-SGD ε = 3" in html
     one_seed = _results()
     one_seed = one_seed[one_seed["seed"] == 0]

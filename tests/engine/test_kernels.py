@@ -31,5 +31,5 @@ def test_pruned_sums_of_squares_are_numpys_own_bit_for_bit(p):
     index = PrunedIndex(y, np.zeros((400, 0), dtype=np.int64), np.zeros(0, dtype=np.int64), "standardized")
     rows, at = rng.integers(0, 400, 5000), rng.integers(0, 60, 5000)
     want = np.square(y[rows] - g[at]).sum(axis=-1)
-    np.testing.assert_array_equal(index._s(g, rows, at), want)
-    np.testing.assert_array_equal(index._s(g[at], rows), want)
+    np.testing.assert_array_equal(index.squared_distances(g, rows, at), want)
+    np.testing.assert_array_equal(index.squared_distances(g[at], rows), want)

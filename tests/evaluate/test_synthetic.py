@@ -3,7 +3,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from memviz.errors import DataError, MemvizError
+from memviz.errors import BadTable, MemvizError
 from memviz.evaluate.synthetic import dcr_share, evaluate_synthetic, mle, quality
 from memviz.tables.data import table_from_frame
 from memviz.tables.schema import Schema
@@ -85,9 +85,9 @@ def test_quality_canonicalizes_categories_and_checks_columns():
     train = table_from_frame(df, Schema(numerical=("x",), categorical=("k",), target=None))
     as_text = df.assign(k=df["k"].astype(float).astype(str))  # "1.0" as read back from a CSV
     assert quality(train, as_text).shape == pytest.approx(1.0)
-    with pytest.raises(DataError, match="'k'"):
+    with pytest.raises(BadTable, match="'k'"):
         quality(train, df.drop(columns="k"))
-    with pytest.raises(DataError, match="'x'"):
+    with pytest.raises(BadTable, match="'x'"):
         quality(train, df.assign(x="oops"))
 
 

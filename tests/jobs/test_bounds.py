@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 from helpers import TINY_MODEL, live_job
 
-from memviz.errors import MemvizError, RunError
+from memviz.errors import MemvizError, BadRunFolder
 from memviz.io import DiskFull, export_csv, remove_stale_temps
 from memviz.jobs import control as jobs
 from memviz.jobs import worker
@@ -279,7 +279,7 @@ def test_a_missing_comparison_spec_leaves_no_details_folder_behind(tmp_path, mon
     compare = _finished_compare(tmp_path)
     saved = compare.spec_path.read_bytes()
     compare.spec_path.unlink()
-    with pytest.raises(RunError, match="no such job spec"):
+    with pytest.raises(BadRunFolder, match="no such job spec"):
         jobs.start_details(compare)
     assert not jobs.details_job(compare).job_dir.exists()
     compare.spec_path.write_bytes(saved)

@@ -269,7 +269,7 @@ def test_run_spec_runs_a_warmup_with_its_floor_in_this_process(tiny, sample, tmp
     assert res["status"] == "finished" and res["checks"] == 2
     assert [e["event"] for e in events if e["event"] != "epoch"] == ["schema", "floor", "check", "check", "done",
                                                                       "auditing"]
-    from memviz.auditing.build import from_run
+    from memviz.auditing.result import Audit
     from memviz.auditing.stored import RUN_FOLDER, load_audit
     from memviz.warmup.run import load_warmup
     from memviz.warmup.store import run_token
@@ -281,7 +281,7 @@ def test_run_spec_runs_a_warmup_with_its_floor_in_this_process(tiny, sample, tmp
         drop = lambda v: ({k: drop(x) for k, x in v.items() if k not in ("seconds", "created")}  # noqa: E731
                           if isinstance(v, dict) else [drop(x) for x in v] if isinstance(v, list) else v)
         return drop(json.loads(a.to_json()))
-    assert figures(kept) == figures(from_run(tmp_path / "run"))
+    assert figures(kept) == figures(Audit.from_run(tmp_path / "run"))
     run = load_warmup(tmp_path / "run")
     assert run.floor is not None and run.floor.n_holdout == 100 and "excess" in run.per_check
     # a live view reads the manifest's check summaries: they carry the floor band too

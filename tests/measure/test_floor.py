@@ -87,7 +87,7 @@ def test_intervals_match_newcombe_1998():
 
 def test_excess_figures_and_per_check_columns(split_floor):
     ex = excess(0.40, 2000, split_floor)
-    assert ex.n_memorized == 800 and ex.low < ex.excess < ex.high and not ex.covers_zero
+    assert ex.n_memorized == 800 and ex.low < ex.excess < ex.high and not ex.low <= 0 <= ex.high
     f = ex.figures()
     assert f["floor_pct"] == round(100 * split_floor.floor, 1) and f["n_holdout"] == split_floor.n_holdout
     assert f"{f['excess_points']:.1f} points" in ex.sentence()

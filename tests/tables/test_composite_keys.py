@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from memviz.errors import DataError
+from memviz.errors import BadTable
 from memviz.tables.data import table_from_frame
 from memviz.tables.schema import Schema
 from unseen_tables import credit_composite, credit_like
@@ -30,9 +30,9 @@ def test_meta_json_reads_a_list_and_writes_it_back():
     assert one.key == "branch" and one.to_dict()["key"] == "branch" and one.key_columns == ("branch",)
     assert Schema.from_dict({**d, "key": "branch"}).key_columns == ("branch",)
     for bad in (3, [], ["a", 3], ["a", "a"]):
-        with pytest.raises(DataError, match="m.json: 'key'"):
+        with pytest.raises(BadTable, match="m.json: 'key'"):
             Schema.from_dict({**d, "key": bad}, source="m.json")
-    with pytest.raises(DataError, match="'Age' is the row key and has another role"):
+    with pytest.raises(BadTable, match="'Age' is the row key and has another role"):
         Schema(numerical=("Age",), categorical=(), key=("branch", "Age"))
 
 
@@ -78,12 +78,12 @@ def test_a_duplicate_combination_or_a_missing_column_is_one_line():
     dup = df.copy()
     dup.loc[11, list(KEY)] = dup.loc[4, list(KEY)].to_numpy()
     b, n = dup.loc[4, "branch"], int(dup.loc[4, "account_no"])
-    with pytest.raises(DataError) as err:
+    with pytest.raises(BadTable) as err:
         table_from_frame(dup, SCHEMA, source="credit.csv")
     msg = str(err.value)
     assert "\n" not in msg and msg.startswith("credit.csv: columns 'branch', 'account_no'")
     assert f"branch={b}, account_no={n}" in msg
-    with pytest.raises(DataError, match="credit.csv: column 'account_no': the row key named in the schema is not"):
+    with pytest.raises(BadTable, match="credit.csv: column 'account_no': the row key named in the schema is not"):
         table_from_frame(df.drop(columns="account_no"), SCHEMA, source="credit.csv")
 
 
@@ -124,6 +124,6 @@ def test_docs_say_how_to_write_a_composite_key():
 
 def test_a_comma_joined_key_says_to_repeat_the_option():
     s = Schema(numerical=("Age", "account_no"), categorical=("Job", "branch"))
-    with pytest.raises(DataError, match="no such column \\(a composite key is one --key per column: --key branch "
+    with pytest.raises(BadTable, match="no such column \\(a composite key is one --key per column: --key branch "
                                         "--key account_no\\)"):
         s.with_overrides({"branch,account_no": "key"}, source="train.csv")

@@ -1,6 +1,6 @@
 """Data layer: loading, schema inference and files, overrides, row_id, and every bad input.
 
-Every bad input must raise a DataError whose message is one line naming the file, the
+Every bad input must raise a BadTable whose message is one line naming the file, the
 column (where there is one) and the problem.
 """
 import json
@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from memviz.errors import DataError, MemvizError
+from memviz.errors import BadTable, MemvizError
 from memviz.measure.memorization import memorization
 from memviz.tables.data import (
     SchemaWarning,
@@ -49,9 +49,9 @@ def schema_file(path: Path, **d) -> Path:
 
 
 def raises_one_line(fn, source, *needles):
-    """Call fn, expect a DataError whose message is one line naming ``source`` (the file)
+    """Call fn, expect a BadTable whose message is one line naming ``source`` (the file)
     and, in the rest of the line, every needle (the column, the problem)."""
-    with pytest.raises(DataError) as info:
+    with pytest.raises(BadTable) as info:
         fn()
     msg = str(info.value)
     assert "\n" not in msg and msg == msg.strip(), msg

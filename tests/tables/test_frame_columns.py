@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 import memviz
-from memviz.errors import DataError
+from memviz.errors import BadTable
 from memviz.tables.data import SchemaWarning, table_from_frame
 from memviz.tables.schema import Schema
 
@@ -22,15 +22,15 @@ def _frame(n=300):
 
 def test_repeated_column_names_are_one_line():
     df = _frame().set_axis(["a", "a", "c"], axis=1)
-    with pytest.raises(DataError, match=r"t\.csv: column 'a' appears 2 times"):
+    with pytest.raises(BadTable, match=r"t\.csv: column 'a' appears 2 times"):
         table_from_frame(df, source="t.csv")
-    with pytest.raises(DataError, match="column 'a' appears 2 times"):
+    with pytest.raises(BadTable, match="column 'a' appears 2 times"):
         memviz.audit(df.iloc[:200], df.iloc[200:250], df.iloc[250:], evidence=False, quality=False, device="cpu")
 
 
 def test_column_names_that_are_not_text_are_one_line():
     df = _frame().set_axis(pd.MultiIndex.from_tuples([("a", "1"), ("b", "2"), ("c", "3")]), axis=1)
-    with pytest.raises(DataError, match=r"t: column names must be single labels \(a MultiIndex"):
+    with pytest.raises(BadTable, match=r"t: column names must be single labels \(a MultiIndex"):
         table_from_frame(df, source="t")
 
 
@@ -45,5 +45,5 @@ def test_date_and_duration_columns_are_left_out_with_a_notice_when_inferred_and_
     assert any(issubclass(w.category, SchemaWarning) and "'d'" in str(w.message) and "dates" in str(w.message)
                for w in caught)
     declared = Schema(numerical=("a", "c", "d"), categorical=("b",), target=None, task="none")
-    with pytest.raises(DataError, match=r"t\.csv: column 'd': holds dates or durations"):
+    with pytest.raises(BadTable, match=r"t\.csv: column 'd': holds dates or durations"):
         table_from_frame(df, declared, source="t.csv")

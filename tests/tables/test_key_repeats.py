@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from memviz.errors import DataError
+from memviz.errors import BadTable
 from memviz.tables.data import table_from_frame
 from memviz.tables.schema import Schema
 from unseen_tables import credit_like
@@ -33,11 +33,11 @@ def test_a_declared_key_that_repeats_a_value_is_refused_in_one_line():
     declared = Schema(numerical=schema.numerical, categorical=schema.categorical, target=schema.target,
                       task=schema.task, key="customer_no")
     value = df["customer_no"].iloc[3]
-    with pytest.raises(DataError) as e:
+    with pytest.raises(BadTable) as e:
         table_from_frame(df, declared, source="people.csv")
     msg = str(e.value)
     assert "\n" not in msg and "people.csv" in msg and "'customer_no'" in msg and str(value) in msg and "2 rows" in msg
-    with pytest.raises(DataError, match="customer_no"):
+    with pytest.raises(BadTable, match="customer_no"):
         table_from_frame(df, None, source="people.csv", overrides={"customer_no": "key"})
 
 

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from memviz.errors import DataError
+from memviz.errors import BadTable
 from memviz.tables.schema import Schema
 
 COLUMNS = {"age": {"sdtype": "numerical", "computer_representation": "Int64"},
@@ -48,22 +48,22 @@ def test_round_trip_through_sdv(sample):
 
 
 def test_sdv_metadata_mistakes_are_one_line(tmp_path):
-    with pytest.raises(DataError, match="2 tables"):
+    with pytest.raises(BadTable, match="2 tables"):
         Schema.from_sdv({"tables": {"a": {"columns": COLUMNS}, "b": {"columns": COLUMNS}}})
     assert Schema.from_sdv({"tables": {"a": {"columns": COLUMNS}, "b": {"columns": {}}}}, table="a").name == "a"
-    with pytest.raises(DataError, match="no 'columns'"):
+    with pytest.raises(BadTable, match="no 'columns'"):
         Schema.from_sdv({"primary_key": "x"})
-    with pytest.raises(DataError, match="'job': no sdtype"):
+    with pytest.raises(BadTable, match="'job': no sdtype"):
         Schema.from_sdv({"columns": {"job": {"type": "categorical"}}})
-    with pytest.raises(DataError, match="'mail': the target is an excluded column"):
+    with pytest.raises(BadTable, match="'mail': the target is an excluded column"):
         Schema.from_sdv({"columns": COLUMNS}, target="mail")
-    with pytest.raises(DataError, match="'nope': the target is not in the metadata"):
+    with pytest.raises(BadTable, match="'nope': the target is not in the metadata"):
         Schema.from_sdv({"columns": COLUMNS}, target="nope")
     f = tmp_path / "m.json"
     f.write_text("{not json")
-    with pytest.raises(DataError, match=f"{f}: not valid JSON"):
+    with pytest.raises(BadTable, match=f"{f}: not valid JSON"):
         Schema.from_sdv(f)
-    with pytest.raises(DataError, match="SDV metadata file not found"):
+    with pytest.raises(BadTable, match="SDV metadata file not found"):
         Schema.from_sdv(tmp_path / "none.json")
 
 

@@ -4,7 +4,7 @@ import pandas as pd
 import pytest
 from helpers import TINY_MODEL, Crash, tiny_warmup
 
-from memviz.errors import MemvizError, RunError
+from memviz.errors import MemvizError, BadRunFolder
 from memviz.evaluate.quality import CheckQuality
 from memviz.evaluate.synthetic import quality as full_quality
 from memviz.warmup import checkpoints
@@ -74,7 +74,7 @@ def test_a_check_checkpoint_samples_the_checks_rows_but_cannot_resume(small_trai
     pd.testing.assert_frame_equal(again.reset_index(drop=True), stored, check_dtype=False)
     with pytest.raises(MemvizError, match="weights only"):
         TabDDPM("cpu-quick", epochs=8, device="cpu", **TINY_MODEL).fit(small_train, resume_state=state)
-    with pytest.raises(RunError, match="kept checks"):
+    with pytest.raises(BadRunFolder, match="kept checks"):
         checkpoints.load(tmp_path / "r", 9)
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from memviz.errors import RunError
+from memviz.errors import BadRunFolder
 from memviz.warmup.manifest import SCHEMA, validate_manifest
 
 BASE = {"format": "memviz.run/1", "status": "finished", "config": {"epochs": 3},
@@ -83,7 +83,7 @@ def apply(m, c):
 def test_the_first_problem_in_the_same_words(faults, line):
     m = copy.deepcopy(BASE)
     apply(m, faults)
-    with pytest.raises(RunError) as exc:
+    with pytest.raises(BadRunFolder) as exc:
         validate_manifest(m, Path("manifest.json"))
     assert str(exc.value) == f"manifest.json: {line}"
 
@@ -94,5 +94,5 @@ def test_a_good_manifest_passes_and_the_schema_is_a_valid_json_schema():
     jsonschema.Draft202012Validator.check_schema(SCHEMA)
     assert validate_manifest(copy.deepcopy(BASE), Path("m")) == BASE
     for bad in ([], "x", None):
-        with pytest.raises(RunError, match="not a memviz.run/1 manifest"):
+        with pytest.raises(BadRunFolder, match="not a memviz.run/1 manifest"):
             validate_manifest(bad, Path("m"))

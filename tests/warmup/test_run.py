@@ -4,7 +4,7 @@ import pytest
 from helpers import TINY_MODEL, Crash
 from helpers import tiny_warmup as tiny
 
-from memviz.errors import MemvizError, RunError
+from memviz.errors import MemvizError, BadRunFolder
 from memviz.measure.floor import excess, holdout_floor
 from memviz.warmup.run import (
     IDENTITY,
@@ -64,7 +64,7 @@ def test_run_store_round_trip(small_train, tmp_path):
     assert list(samples.columns) == ["synthetic_id", *small_train.schema.columns]
     assert len(samples) == len(small_train)
     assert list_runs(tmp_path)["run_id"].tolist() == ["run"]
-    with pytest.raises(RunError):
+    with pytest.raises(BadRunFolder):
         run_warmup(small_train, tiny(), run)  # never overwrite a run
 
 
@@ -114,16 +114,16 @@ def test_cancel_keeps_finished_checks(small_train, tmp_path):
 def test_resume_refuses_other_data_or_settings(small_train, sample, tmp_path):
     run_warmup(small_train, tiny(epochs=2), tmp_path / "r")
     other = sample[0].subset(sample[0].row_ids[150:300])
-    with pytest.raises(RunError, match="another table"):
+    with pytest.raises(BadRunFolder, match="another table"):
         run_warmup(other, tiny(epochs=2), tmp_path / "r", resume=True)
-    with pytest.raises(RunError, match="seed"):
+    with pytest.raises(BadRunFolder, match="seed"):
         run_warmup(small_train, tiny(epochs=2, seed=9), tmp_path / "r", resume=True)
 
 
 def test_resume_refuses_other_model_parameters(small_train, tmp_path):
     """A resume with another lr trained the rest of the run with other settings, silently (issue 21)."""
     run_warmup(small_train, tiny(epochs=2), tmp_path / "r")
-    with pytest.raises(RunError, match="model_params"):
+    with pytest.raises(BadRunFolder, match="model_params"):
         run_warmup(small_train, tiny(epochs=2, model_params={**TINY_MODEL, "lr": 0.01}), tmp_path / "r", resume=True)
 
 
@@ -132,7 +132,7 @@ def test_resume_refuses_other_model_parameters(small_train, tmp_path):
 def test_reuse_refuses_a_finished_run_made_with_other_check_settings(small_train, tmp_path, kw, name):
     """A comparison or the study reused a finished run made with other check settings (issue 21)."""
     run_warmup(small_train, tiny(epochs=2), tmp_path / "r")
-    with pytest.raises(RunError, match=name):
+    with pytest.raises(BadRunFolder, match=name):
         ensure_warmup(small_train, tiny(epochs=2, **kw), tmp_path / "r")
     assert ensure_warmup(small_train, tiny(epochs=2), tmp_path / "r").status == "finished"  # same: reused
 
@@ -145,7 +145,7 @@ def test_one_identity_for_resume_and_reuse(small_train, tmp_path):
     for name, value in [("distance", "standardized"), ("seed", 9), ("epochs", 3)]:
         for call in (lambda c: run_warmup(small_train, c, tmp_path / "r", resume=True),
                      lambda c: ensure_warmup(small_train, c, tmp_path / "r")):
-            with pytest.raises(RunError, match=name):
+            with pytest.raises(BadRunFolder, match=name):
                 call(tiny(epochs=2, **{name: value}) if name != "epochs" else tiny(epochs=value))
 
 
@@ -190,6 +190,6 @@ def test_a_bad_holdout_fails_before_the_run_folder_exists(small_train, sample, t
         run_warmup(small_train, tiny(epochs=2), tmp_path / "r", holdout=small_train)
     assert not (tmp_path / "r").exists()
     run_warmup(small_train, tiny(epochs=2), tmp_path / "ok", holdout=sample[1].subset(sample[1].row_ids[:100]))
-    with pytest.raises(RunError, match="another hold-out"):
+    with pytest.raises(BadRunFolder, match="another hold-out"):
         run_warmup(small_train, tiny(epochs=2), tmp_path / "ok", resume=True,
                    holdout=sample[1].subset(sample[1].row_ids[100:200]))

@@ -1,4 +1,4 @@
-"""The run store (memviz.warmup.store): every reader validates what it reads, one RunError line each;
+"""The run store (memviz.warmup.store): every reader validates what it reads, one BadRunFolder line each;
 the writer's lock refuses a second writer and tells a live run from an interrupted one.
 
 Each test here failed on the code as it was at commit 9a38467 (the start of the hardening
@@ -21,7 +21,7 @@ import pandas as pd
 import pytest
 from helpers import TINY_MODEL
 
-from memviz.errors import RunError
+from memviz.errors import BadRunFolder
 from memviz.warmup.run import WarmupConfig, load_warmup, run_warmup
 from memviz.warmup.store import RunStore, list_runs
 
@@ -86,7 +86,7 @@ def truncate(f: Path, keep: int = 300) -> None:
 ])
 def test_a_malformed_manifest_is_one_run_error_line_naming_the_field(run, change, needle):
     edit_manifest(run, change)
-    with pytest.raises(RunError) as info:
+    with pytest.raises(BadRunFolder) as info:
         load_warmup(run)
     one_line(info, str(run / "manifest.json"), needle)
 
@@ -95,7 +95,7 @@ def test_a_malformed_manifest_is_one_run_error_line_naming_the_field(run, change
                                           ('{"format": "memviz.run/0"}', "not a memviz.run/1")])
 def test_a_manifest_that_is_not_one_is_one_line(run, text, needle):
     (run / "manifest.json").write_text(text)
-    with pytest.raises(RunError) as info:
+    with pytest.raises(BadRunFolder) as info:
         RunStore.open(run)
     one_line(info, needle)
 
@@ -138,14 +138,14 @@ def _train_without_a_column(run: Path) -> None:
 ])
 def test_a_broken_parquet_file_is_one_run_error_line_naming_it(run, breaks, file, needle):
     breaks(run)
-    with pytest.raises(RunError) as info:
+    with pytest.raises(BadRunFolder) as info:
         load_warmup(run)
     one_line(info, file, needle)
 
 
 def test_a_truncated_sample_file_is_one_line(run):
     truncate(run / "samples" / "check_0001.parquet")
-    with pytest.raises(RunError) as info:
+    with pytest.raises(BadRunFolder) as info:
         RunStore(run).samples(1)
     one_line(info, "check_0001.parquet", "unreadable")
 
@@ -201,7 +201,7 @@ def test_two_writers_racing_for_one_folder_one_is_refused(small_train, tmp_path,
                      "st.RunStore.create(sys.argv[1], train, {'seed': 1})")
     try:
         monkeypatch.setattr("memviz.warmup.store.LOCK_WAIT_SECONDS", 0.2, raising=False)
-        with pytest.raises(RunError) as info:
+        with pytest.raises(BadRunFolder) as info:
             RunStore.create(out, small_train, {"seed": 2})
         one_line(info, str(out), "another process is writing", f"pid {a.pid}")
         assert not (out / "manifest.json").exists() and out.is_dir()  # B neither wrote nor removed A's folder
@@ -218,7 +218,7 @@ def test_resuming_a_live_run_is_refused(small_train, run, monkeypatch):
         monkeypatch.setattr("memviz.warmup.store.LOCK_WAIT_SECONDS", 0.2)
         assert RunStore(run).status() == "running"
         before = {p.name: p.stat().st_mtime_ns for p in (run / "checks").iterdir()}
-        with pytest.raises(RunError) as info:
+        with pytest.raises(BadRunFolder) as info:
             run_warmup(small_train, tiny(), run, resume=True)
         one_line(info, "another process is writing this run", f"pid {holder.pid}")
         assert {p.name: p.stat().st_mtime_ns for p in (run / "checks").iterdir()} == before  # nothing touched
@@ -246,16 +246,16 @@ def test_a_run_is_running_while_its_writer_lives_and_interrupted_after(small_tra
 
 def test_create_refuses_a_file_a_run_or_a_busy_folder_and_leaves_nothing_it_made(small_train, tmp_path):
     (tmp_path / "file").write_text("x")
-    with pytest.raises(RunError, match="is a file"):
+    with pytest.raises(BadRunFolder, match="is a file"):
         RunStore.create(tmp_path / "file", small_train, {})
     (tmp_path / "busy").mkdir()
     (tmp_path / "busy" / "notes.txt").write_text("mine")
-    with pytest.raises(RunError, match="not empty"):
+    with pytest.raises(BadRunFolder, match="not empty"):
         RunStore.create(tmp_path / "busy", small_train, {})
     assert [p.name for p in (tmp_path / "busy").iterdir()] == ["notes.txt"]  # no lock file left in it
     store = RunStore.create(tmp_path / "new", small_train, {"seed": 0})
     store.release()
-    with pytest.raises(RunError, match="already exists"):
+    with pytest.raises(BadRunFolder, match="already exists"):
         RunStore.create(tmp_path / "new", small_train, {})
 
 

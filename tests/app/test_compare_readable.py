@@ -64,9 +64,10 @@ def test_the_reports_results_keep_the_method_in_view():
     column stays (position: sticky) while Shape, Trend and MLE scroll in."""
     import re
 
-    from memviz.viz.report import CSS, results_block
+    from memviz.viz.report import CSS, results_cells
+    from memviz.viz.templating import blocks
 
-    html = results_block(walk_results())
+    html = blocks().results(results_cells(walk_results()))
     tables = re.findall(r"<table>.*?</table>", html)
     assert len(tables) == 2                                          # side by side, and against the baseline
     for t in tables:

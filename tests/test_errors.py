@@ -1,0 +1,70 @@
+"""Errors a caller can catch by kind (issue 53 item 3): a bad table, a bad option, a bad run folder and a refused
+verdict each raise their own MemvizError subclass, still a MemvizError (the CLI's one line and exit code 2 read
+that), and nothing else: a bad option is no bad table."""
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from memviz.errors import BadOption, BadRunFolder, BadTable, MemvizError, RefusedVerdict
+
+KINDS = (BadTable, BadOption, BadRunFolder, RefusedVerdict)
+
+
+def _raises(kind, fn, *args, **kw):
+    with pytest.raises(kind) as info:
+        fn(*args, **kw)
+    assert isinstance(info.value, MemvizError)
+    assert [k for k in KINDS if isinstance(info.value, k)] == [kind], f"{info.value!r} is more than one kind"
+    assert "\n" not in str(info.value)
+    return info.value
+
+
+def test_a_bad_table_raises_bad_table(tmp_path):
+    from memviz.tables.data import load_table, table_from_frame
+
+    f = tmp_path / "t.csv"
+    f.write_text("a,a\n1,2\n")
+    _raises(BadTable, load_table, f)                                     # two columns of one name
+    _raises(BadTable, load_table, tmp_path / "missing.csv")
+    _raises(BadTable, table_from_frame, pd.DataFrame({"x": [1.0, 2.0], "y": ["p", "q"]}), target="income")
+
+
+def test_a_bad_option_raises_bad_option():
+    from memviz.compare.config import CompareConfig
+    from memviz.dynamics.dynamiccut import DynamicCutParams, check_k
+    from memviz.errors import checked_seed
+    from memviz.warmup.run import WarmupConfig
+
+    _raises(BadOption, checked_seed, -1)
+    _raises(BadOption, check_k, 0)
+    _raises(BadOption, DynamicCutParams, 1.5)
+    _raises(BadOption, lambda: WarmupConfig(epochs=0).resolved(100))
+    _raises(BadOption, lambda: CompareConfig(seeds=()).validated())
+    _raises(BadOption, lambda: CompareConfig(backend="nope").validated())
+
+
+def test_a_bad_run_folder_raises_bad_run_folder(tmp_path):
+    from memviz.warmup.run import load_warmup
+    from memviz.warmup.store import RunStore
+
+    _raises(BadRunFolder, RunStore.open, tmp_path)                       # no manifest
+    (tmp_path / "manifest.json").write_text("{not json")
+    _raises(BadRunFolder, load_warmup, tmp_path)
+
+
+def test_a_hold_out_that_shares_the_training_rows_refuses_the_verdict():
+    from memviz.tables.holdout import refuse_shared_rows
+
+    err = _raises(RefusedVerdict, refuse_shared_rows, "holdout.csv", 90, 100, 0, 1000)
+    assert "holdout.csv" in str(err)
+
+
+def test_the_cli_still_prints_each_kind_in_one_line(capsys):
+    from memviz.cli import main
+
+    for kind in KINDS:
+        assert issubclass(kind, MemvizError)
+    assert main(["warmup", "--train", "no-such-file.csv", "--out", "x", "--epochs", "0"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("memviz warmup: ")
