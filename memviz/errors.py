@@ -35,6 +35,10 @@ class RefusedVerdict(MemvizError):
     """Tables on which an audit gives no verdict, and why (a hold-out that shares the training table's rows)."""
 
 
+#: the names these kinds had before (a caller's ``except DataError`` still catches a bad table); not used in memviz
+DataError, RunError = BadTable, BadRunFolder
+
+
 #: the extra of ``pip install 'memviz[EXTRA]'`` that installs each optional library (pyproject.toml)
 EXTRAS = {
     "torch": "train", "sklearn": "train", "imblearn": "train", "joblib": "train",

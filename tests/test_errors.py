@@ -68,3 +68,10 @@ def test_the_cli_still_prints_each_kind_in_one_line(capsys):
     assert main(["warmup", "--train", "no-such-file.csv", "--out", "x", "--epochs", "0"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("memviz warmup: ")
+
+
+def test_the_old_names_still_catch_what_they_caught():
+    """DataError and RunError were public before the kinds were named: a caller's except clause still works."""
+    from memviz.errors import BadRunFolder, BadTable, DataError, RunError
+
+    assert DataError is BadTable and RunError is BadRunFolder
