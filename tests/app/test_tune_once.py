@@ -35,7 +35,7 @@ def root(small, tmp_path_factory):
 def counted(monkeypatch):
     """{"p": p checks, "rank": rankings scored}: wraps the one p check and the one scorer."""
     n = {"p": 0, "rank": 0}
-    check_p, scores = dc._check_p, dc._scores
+    check_p, scores = dc._check_p, dc.score_rows
 
     def counting_p(p):
         n["p"] += 1
@@ -46,7 +46,7 @@ def counted(monkeypatch):
         return scores(*a, **kw)
 
     monkeypatch.setattr(dc, "_check_p", counting_p)
-    monkeypatch.setattr(dc, "_scores", counting_scores)
+    monkeypatch.setattr(dc, "score_rows", counting_scores)
     return n
 
 
