@@ -296,3 +296,20 @@ def test_no_dataclass_field_is_typed_object():
                     if isinstance(f, ast.AnnAssign) and "object" in _union_members(f.annotation):
                         bad.append(f"{mod}.{node.name}.{ast.unparse(f.target)}: {ast.unparse(f.annotation)}")
     assert not bad, "\n".join(sorted(bad))
+
+
+def test_the_words_a_verdict_is_made_of_are_typed():
+    """Issue 53 item 2: a verdict's code, tone and qualifiers, a card line's tone and the engine's distances are
+    ``Literal`` types, and each tuple or table the code iterates is that type's values, in its order."""
+    from typing import get_args
+
+    from memviz.auditing import verdict
+    from memviz.engine import DISTANCES, Distance
+    from memviz.viz.card import TONES, Tone
+
+    assert tuple(verdict.CODES) == get_args(verdict.Code)
+    assert set(verdict.CODES.values()) <= set(get_args(verdict.VerdictTone)) <= set(TONES)
+    assert set(verdict.REFUSALS) <= set(get_args(verdict.Code))
+    assert verdict.QUALIFIERS == get_args(verdict.Qualifier)
+    assert TONES == get_args(Tone) == ("good", "bad", "warn", "neutral")
+    assert DISTANCES == get_args(Distance) == ("paper", "standardized")

@@ -64,7 +64,7 @@ Plain text only: callers escape it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal, get_args
 
 from memviz.viz.text import pct, percent, points, share_digits
 
@@ -80,15 +80,22 @@ QUALITY_GAP = 0.25
 #: a run with fewer checks than this gets the ``few_checks`` qualifier
 MIN_CHECKS = 3
 
-CODES = {"no_holdout": "warn", "copying": "bad", "rows_over_copied": "warn", "regional_copying": "warn",
-         "quality_too_low": "bad", "no_copying": "good"}
-QUALIFIERS = ("run_cancelled", "run_interrupted", "run_running", "run_failed", "few_checks", "rows_untested",
-              "rows_low_power", "ratio_blind", "quality_unknown", "evidence_disagrees")
+#: a verdict's code
+Code = Literal["no_holdout", "copying", "rows_over_copied", "regional_copying", "quality_too_low", "no_copying"]
+#: a verdict's tone (a card line's :data:`memviz.viz.card.TONES` but neutral)
+VerdictTone = Literal["good", "bad", "warn"]
+#: what qualifies a verdict (a run not finished, few checks, a test that cannot see, ...)
+Qualifier = Literal["run_cancelled", "run_interrupted", "run_running", "run_failed", "few_checks", "rows_untested",
+                    "rows_low_power", "ratio_blind", "quality_unknown", "evidence_disagrees"]
+#: each code's tone, in the order of :data:`Code`
+CODES: dict[Code, VerdictTone] = {"no_holdout": "warn", "copying": "bad", "rows_over_copied": "warn",
+                                  "regional_copying": "warn", "quality_too_low": "bad", "no_copying": "good"}
+QUALIFIERS: tuple[Qualifier, ...] = get_args(Qualifier)
 #: what a copy share below zero (the model's rows flagged less often than the floor) is said as, wherever
 #: the share is shown: a negative share of copies has no meaning of its own
 BELOW_FLOOR = "below the floor (the test flags the model's rows less often than real rows)"
 #: the codes that refuse to judge
-REFUSALS = ("no_holdout", "quality_too_low")
+REFUSALS: tuple[Code, ...] = ("no_holdout", "quality_too_low")
 
 
 #: a release gate (``memviz audit --fail-on``): the codes each level fails on; a refusal fails every level but
@@ -136,10 +143,10 @@ class Verdict:
     """code (a key of :data:`CODES`), sentence (plain text), tone (good / bad / warn), qualifiers, and
     next_step (:data:`NEXT_STEPS`, prefixed when the run is not finished)."""
 
-    code: str
+    code: Code
     sentence: str
-    tone: str
-    qualifiers: tuple[str, ...] = ()
+    tone: VerdictTone
+    qualifiers: tuple[Qualifier, ...] = ()
     next_step: str = ""
 
     def to_dict(self) -> dict:
@@ -151,7 +158,7 @@ def _rows(n: int) -> str:
     return f"{n:,} training row{'s' * (n != 1)}"
 
 
-def qualifiers(a: "Audit") -> tuple[str, ...]:
+def qualifiers(a: "Audit") -> tuple[Qualifier, ...]:
     """The qualifiers that apply to ``a`` (module docstring), in table order."""
     out = []
     run = a.provenance.run
@@ -246,7 +253,7 @@ def _evidence_clause(a: "Audit") -> str:
     return f"{said} point{'s' * (len(names) == 1)} to copying the other tests did not find"
 
 
-def code_of(a: "Audit") -> str:
+def code_of(a: "Audit") -> Code:
     """The verdict code of ``a`` (first row of the module's table that applies)."""
     if a.floor is None:
         return "no_holdout"

@@ -8,12 +8,15 @@ The Compare page's card (:func:`memviz.app.compare_card.compare_verdict`), a run
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal, get_args
 
-#: the tones a line may have; anything else is drawn as neutral (:func:`tone`)
-TONES = ("good", "bad", "warn", "neutral")
+#: a line's tone; anything else is drawn as neutral (:func:`tone`)
+Tone = Literal["good", "bad", "warn", "neutral"]
+#: the tones a line may have, in that order
+TONES: tuple[Tone, ...] = get_args(Tone)
 
 
-def tone(value) -> str:
+def tone(value) -> Tone:
     """``value`` when it is one of :data:`TONES`, else ``"neutral"``."""
     return value if value in TONES else "neutral"
 
@@ -24,7 +27,7 @@ class Line:
 
     topic: str
     text: str
-    tone: str = "neutral"
+    tone: Tone = "neutral"
 
 
 @dataclass(frozen=True)
@@ -54,4 +57,4 @@ class Card:
         return "\n".join([self.title, *(f"{ln.topic}: {ln.text}" for ln in self.lines)])
 
 
-__all__ = ["TONES", "tone", "Line", "Card"]
+__all__ = ["Tone", "TONES", "tone", "Line", "Card"]
