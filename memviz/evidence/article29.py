@@ -129,25 +129,36 @@ def _rates(successes_main: int, successes_control: int, n_main: int, n_control: 
 
 
 # ------------------------------------------------------------------ singling out
+def _column_arrays(frame: pd.DataFrame, schema: Schema, cols) -> dict:
+    """Each of ``cols`` of ``frame`` as the predicates read it: numbers as floats (NaN missing), categories in
+    their canonical text (:func:`memviz.tables.encoding.canonical_series`)."""
+    return {c: pd.to_numeric(frame[c], errors="coerce").to_numpy(dtype=float) if c in schema.numerical
+            else canonical_series(frame[c]) for c in cols}
+
+
+def _mask(arrays: dict, conds, n_rows: int, schema: Schema) -> np.ndarray:
+    """(n_rows,) bool: the rows whose ``arrays`` satisfy every condition of one predicate."""
+    out = np.ones(n_rows, dtype=bool)
+    for col, op, value in conds:
+        v = arrays[col]
+        if op == "missing":
+            hit = np.isnan(v) if col in schema.numerical else (v == "\x00<missing>")
+        elif op == "<=":
+            hit = v <= value
+        elif op == ">=":
+            hit = v >= value
+        else:
+            hit = v == value
+        out &= hit
+    return out
+
+
 def _predicate_masks(frame: pd.DataFrame, schema: Schema, preds) -> np.ndarray:
     """(n_predicates, n_rows) bool: which rows of ``frame`` satisfy each predicate."""
+    arrays = _column_arrays(frame, schema, sorted({c for conds in preds for c, _, _ in conds}))
     out = np.ones((len(preds), len(frame)), dtype=bool)
-    cache = {}
     for i, conds in enumerate(preds):
-        for col, op, value in conds:
-            if col not in cache:
-                cache[col] = (pd.to_numeric(frame[col], errors="coerce").to_numpy(dtype=float)
-                              if col in schema.numerical else canonical_series(frame[col]))
-            v = cache[col]
-            if op == "missing":
-                hit = np.isnan(v) if col in schema.numerical else (v == "\x00<missing>")
-            elif op == "<=":
-                hit = v <= value
-            elif op == ">=":
-                hit = v >= value
-            else:
-                hit = v == value
-            out[i] &= hit
+        out[i] = _mask(arrays, conds, len(frame), schema)
     return out
 
 
@@ -157,22 +168,26 @@ def _draw_predicates(synthetic: pd.DataFrame, schema: Schema, n: int, rng) -> li
     if not cols:
         return []
     k = min(PREDICATE_COLUMNS, len(cols))
-    num = {c: pd.to_numeric(synthetic[c], errors="coerce").to_numpy(dtype=float) for c in cols
-           if c in schema.numerical}
+    arrays = _column_arrays(synthetic, schema, cols)                 # read once, not once per try
+    num = {c: v for c, v in arrays.items() if c in schema.numerical}
     med = {c: float(np.nanmedian(v)) if np.isfinite(v).any() else math.nan for c, v in num.items()}
-    cats = {c: canonical_series(synthetic[c]) for c in cols if c not in num}
+    # the tries compare integer codes where the predicate names a category (the same rows as its text)
+    codes = {**num, **{c: pd.factorize(v)[0] for c, v in arrays.items() if c not in num}}
     preds, tries = [], 0
     while len(preds) < n and tries < MAX_TRIES * n:
         tries += 1
         row = int(rng.integers(len(synthetic)))
-        conds = []
+        conds, coded = [], []
         for c in rng.choice(cols, k, replace=False):
             if c in num:
                 v = num[c][row]
-                conds.append((c, "missing", None) if np.isnan(v) else (c, "<=" if v <= med[c] else ">=", float(v)))
+                cond = (c, "missing", None) if np.isnan(v) else (c, "<=" if v <= med[c] else ">=", float(v))
+                conds.append(cond)
+                coded.append(cond)
             else:
-                conds.append((c, "==", cats[c][row]))
-        if _predicate_masks(synthetic, schema, [conds])[0].sum() == 1:
+                conds.append((c, "==", arrays[c][row]))
+                coded.append((c, "==", codes[c][row]))
+        if _mask(codes, coded, len(synthetic), schema).sum() == 1:
             preds.append(conds)
     return preds
 
