@@ -66,6 +66,8 @@ names), measured at load 8-15 on the shared 2 cores:
   row named); the regions held in none;
 * cost at full Adult, 3 runs alternated (load 7): 7.1 s against 7.7 s for 54e3f85's audit (0.92x; 0.68x without the
   density-ratio attack): the near-verbatim matching costs about 1.7-2.8 s, the numpy CPU engine (issue 54) saves more.
+  With singling out and linkability in the audit: 1.23x (load 12) while singling out re-read its columns at every
+  try; once it read them once, 10.5 s against 11.3 s (0.93x; 0.70x without the density-ratio attack; load 7.7).
 
 Usage: python benchmarks/bench_verdict.py [--parts null,rows,power,masking,cost] [--resamples R]
        [--data ../shared/datasets] [--old /tmp/old]
