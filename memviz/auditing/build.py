@@ -10,7 +10,8 @@ distances to the data-copying test; the excess comes from :func:`~memviz.measure
 verdict's family from :mod:`memviz.auditing.family`, closeness in the data's units from
 :mod:`memviz.measure.closeness`, the column summary from :mod:`memviz.leaks.columns`, Shape and the DCR
 share from :mod:`memviz.evaluate.synthetic`. The synthetic table and the hold-out are read in the training
-table's own coding first (:mod:`memviz.tables.align`). :func:`from_run` reads one check of a warm-up run
+table's own coding first, once (:func:`memviz.auditing.inputs.audit_inputs`, whose
+:class:`~memviz.auditing.inputs.AuditInputs` the rest takes as is). :func:`from_run` reads one check of a warm-up run
 (its stored checks and floor; the closeness tests read that check's rows again).
 
 On Dask (``backend="dask"``, :func:`searches`) each engine is fitted here, as in the local run, and sent
