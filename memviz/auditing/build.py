@@ -10,7 +10,8 @@ distances to the data-copying test; the excess comes from :func:`~memviz.measure
 verdict's family from :mod:`memviz.auditing.family`, closeness in the data's units from
 :mod:`memviz.measure.closeness`, the column summary from :mod:`memviz.leaks.columns`, Shape and the DCR
 share from :mod:`memviz.evaluate.synthetic`. The synthetic table and the hold-out are read in the training
-table's own coding first (:mod:`memviz.tables.align`). :func:`from_run` reads one check of a warm-up run
+table's own coding first, once (:func:`memviz.auditing.inputs.audit_inputs`, whose
+:class:`~memviz.auditing.inputs.AuditInputs` the rest takes as is). :func:`from_run` reads one check of a warm-up run
 (its stored checks and floor; the closeness tests read that check's rows again).
 
 On Dask (``backend="dask"``, :func:`searches`) each engine is fitted here, as in the local run, and sent
@@ -37,6 +38,7 @@ from typing import Mapping, TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
+from memviz.auditing.inputs import AuditInputs, audit_inputs, read_other
 from memviz.auditing.provenance import Provenance, RunInfo
 from memviz.auditing.rowtest import row_test
 from memviz.auditing.share import copy_share
@@ -44,12 +46,9 @@ from memviz.errors import MemvizError
 from memviz.tables.data import (
     Table,
     fingerprint,
-    load_table,
-    read_frame,
-    table_from_frame,
 )
 from memviz.tables.encoding import shared_factorizations
-from memviz.tables.schema import ADAPTED, UNJUDGED, Schema
+from memviz.tables.schema import UNJUDGED
 
 if TYPE_CHECKING:
     from memviz.engine.distributed import Remote
@@ -66,66 +65,6 @@ KEY = "key"
 def key_part(column: str) -> str:
     """The per-row table's column holding one column of a composite key (``key:<column>``)."""
     return f"{KEY}:{column}"
-
-
-# ------------------------------------------------------------------ inputs
-def resolve_schema(schema=None, metadata=None, target: str | None = None) -> Schema | None:
-    """The schema from ``schema`` (a Schema or meta.json path) or ``metadata`` (SDV), never both."""
-    if schema is not None and metadata is not None:
-        raise MemvizError("give either schema (meta.json format) or metadata (SDV), not both")
-    if metadata is not None:
-        return Schema.from_sdv(metadata, target=target)
-    if isinstance(schema, (str, Path)):
-        return Schema.load(schema)
-    return schema
-
-
-def as_table(obj, schema: Schema | None, *, role: str, name: str, target: str | None = None,
-             train: Table | None = None) -> Table:
-    """A Table from a Table, a DataFrame or a path (CSV/Parquet); with ``train``, a synthetic table or a
-    hold-out is read in the training table's coding (:func:`memviz.tables.align.align_to`)."""
-    if isinstance(obj, Table):
-        if train is None or role == "train":
-            return obj
-        if tuple(obj.schema.columns) == tuple(schema.columns):
-            return aligned(obj, train)[0]
-        df, source = obj.data, obj.source           # another schema: its rows read as a frame of training columns
-    elif isinstance(obj, (str, Path)):
-        if role == "train":
-            return load_table(obj, schema, target=target)
-        df, source = read_frame(obj), str(obj)
-    elif isinstance(obj, pd.DataFrame):
-        if role == "train":
-            return table_from_frame(obj, schema, source=name, target=target)
-        df, source = obj, name
-    else:
-        raise MemvizError(f"{name}: expected a DataFrame, a Table or a path, got {type(obj).__name__}")
-    if train is not None:
-        from memviz.tables.align import align_to
-
-        df, _ = align_to(df, train.data, schema.distance_categorical, source)
-    missing = [c for c in schema.columns if c not in df.columns]
-    if missing:
-        raise MemvizError(f"{source}: column {missing[0]!r}: in the training table but not in this one")
-    return table_from_frame(df.loc[:, list(schema.columns)], schema, source=source, role=role)
-
-
-def adapt_train(train: Table, synthetic, source: str = "synthetic") -> Table:
-    """``train`` with its inferred kinds corrected by the generated rows (:func:`memviz.tables.align.adapt_to`:
-    integers read as numbers, a generator's own values left out and not judged); ``synthetic``: a Table or a
-    DataFrame. The notices stay in the schema's ``extra`` for the audit's provenance."""
-    from memviz.tables.align import adapt_to
-
-    frame = synthetic.data if isinstance(synthetic, Table) else synthetic
-    return adapt_to(train, frame, synthetic.source if isinstance(synthetic, Table) else source)[0]
-
-
-def aligned(table: Table, train: Table) -> tuple[Table, tuple[str, ...]]:
-    """``table`` read in ``train``'s coding, and the notices that says (the same Table when nothing changed)."""
-    from memviz.tables.align import align_to
-
-    frame, notices = align_to(table.data, train.data, train.schema.distance_categorical, table.source)
-    return (table if frame is table.data else Table(frame, table.schema, table.source)), notices
 
 
 # ------------------------------------------------------------------ where the searches run
@@ -358,8 +297,10 @@ def _rows_frame(ids: np.ndarray, copies: np.ndarray, close, closest: pd.DataFram
     return rows[[c for c in cols if c in rows]]
 
 
-def _finish(train: Table, generated: _Generated, held: _HeldOut, opts: _Options, provenance: dict) -> dict:
-    """The audit's fields (:class:`~memviz.auditing.result.Audit`'s) from one set of generated rows with their ratio-test NN1 / ratio / flags (both entry points),
+def _finish(inputs: AuditInputs, generated: _Generated, held: _HeldOut, opts: _Options, provenance: dict) -> dict:
+    """The audit's fields (:class:`~memviz.auditing.result.Audit`'s) from the entry point's
+    :class:`~memviz.auditing.inputs.AuditInputs` (taken as is) and one set of generated rows with their ratio-test
+    NN1 / ratio / flags (both entry points),
     what the hold-out gives (its floor, the :class:`~memviz.tables.holdout.CheckedHoldout` the entry point
     made and the closeness tests: each None without it) and the audit's options; ``provenance``: the
     entry point's fingerprints, sources, rows read and notices (and a run's :class:`RunInfo`)."""
@@ -369,6 +310,7 @@ def _finish(train: Table, generated: _Generated, held: _HeldOut, opts: _Options,
     from memviz.measure.dcr import Q_LEVEL
     from memviz.measure.floor import excess
 
+    train = inputs.train
     nn1, ratio, memorized, distance = generated.nn1, generated.ratio, generated.memorized, generated.distance
     floor, holdout, close = held.floor, held.checked, held.close
     m = len(ratio)
@@ -465,19 +407,8 @@ def audit_fields(train, synthetic, holdout, *, schema, metadata, target: str | N
     from memviz.tables.holdout import REFERENCE, checked_holdout
 
     check_backend(backend, scheduler)
-    sch = resolve_schema(schema, metadata, target)
-    tr = as_table(train, sch, role="train", name="train", target=target)
-    syn_name = str(synthetic) if isinstance(synthetic, (str, Path)) else "synthetic"
-    synthetic = read_frame(synthetic) if isinstance(synthetic, (str, Path)) else synthetic      # read once
-    tr = adapt_train(tr, synthetic, syn_name)          # an inferred kind the generated rows correct, said
-    syn, notices = aligned(as_table(synthetic, tr.schema, role="synthetic", name=syn_name, train=tr), tr)
-    notices = (*tr.schema.extra.get(ADAPTED, ()), *notices)
-    hold = None
-    if holdout is not None:
-        hold, more = aligned(as_table(holdout, tr.schema, role="test", name="holdout", train=tr), tr)
-        notices += more
-    if len(syn) == 0:
-        raise MemvizError(f"{syn.source}: the synthetic table has no rows")
+    inputs = audit_inputs(train, synthetic, holdout, schema=schema, metadata=metadata, target=target)
+    tr, syn, hold, notices = inputs.train, inputs.synthetic, inputs.holdout, inputs.notices
     check_memory(tr, len(syn), hold, distance=distance, device=device, evidence=evidence, dcr=dcr, backend=backend,
                  scheduler=scheduler)
     # the pass, the floor and the evidence encode the same frames
@@ -501,7 +432,7 @@ def audit_fields(train, synthetic, holdout, *, schema, metadata, target: str | N
                 "rows_read": f"the synthetic table ({syn.source}): {len(syn):,} generated rows"
                 if syn.source not in ("", "synthetic") else f"the synthetic table: {len(syn):,} generated rows",
                 "notices": notices, "unjudged": tuple(tr.schema.extra.get(UNJUDGED, ()))}
-        return _finish(tr, _Generated(syn.data, res.nn1, res.ratio, res.memorized, distance),
+        return _finish(inputs, _Generated(syn.data, res.nn1, res.ratio, res.memorized, distance),
                        _HeldOut(floor, checked, close), opts, prov)
 
 
@@ -566,7 +497,8 @@ def _from_run(run_dir, check, *, holdout, window: int, tuned: dict, opts: _Optio
         generated = _Generated(syn_table.data, sub["nn1"].to_numpy(), sub["ratio"].to_numpy(),
                                sub["memorized"].to_numpy(), wr.config.distance,
                                per_check=wr.per_check[wr.per_check["check"] <= check].reset_index(drop=True))
-        return _finish(train, generated, _HeldOut(floor, checked, close), opts, prov)
+        return _finish(AuditInputs(train, syn_table, hold, notices), generated, _HeldOut(floor, checked, close),
+                       opts, prov)
 
 
 def _run_holdout(train: Table, wr, holdout, store, opts: _Options):
@@ -581,7 +513,7 @@ def _run_holdout(train: Table, wr, holdout, store, opts: _Options):
 
     floor = wr.floor
     if holdout is not None:
-        hold, notices = aligned(as_table(holdout, train.schema, role="test", name="holdout", train=train), train)
+        hold, notices = read_other(holdout, train.schema, role="test", name="holdout", train=train)
         local = NeighborEngine(distance=wr.config.distance, device=opts.device).fit(train)
         checked = checked_holdout(train, hold, against=REFERENCE, encoder=local.encoder_)   # once, at the door
         engine = opts.remote(local) if opts.remote is not None else local
@@ -596,7 +528,7 @@ def _run_holdout(train: Table, wr, holdout, store, opts: _Options):
     if not path.is_file():
         return floor, None, ()
     try:
-        t, notices = aligned(as_table(path, train.schema, role="test", name="holdout", train=train), train)
+        t, notices = read_other(path, train.schema, role="test", name="holdout", train=train)
     except MemvizError:
         return floor, None, ()
     return (floor, t, notices) if fingerprint(t) == floor.holdout_fingerprint else (floor, None, ())

@@ -87,7 +87,8 @@ def backend_help(what: str = "the audit's") -> str:
 
 
 def run(args) -> int:
-    from memviz.auditing.build import adapt_train, as_table, check_backend
+    from memviz.auditing.build import check_backend
+    from memviz.auditing.inputs import adapt_train, as_table
     from memviz.auditing.result import FILES, audit
     from memviz.folders import folder_unit
     from memviz.tables.data import load_table, read_frame

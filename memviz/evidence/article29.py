@@ -240,16 +240,18 @@ def _half_schema(schema: Schema, cols) -> Schema:
                   categorical=tuple(c for c in schema.distance_categorical if c in cols), target=None)
 
 
-def _links(synthetic: Table, targets: pd.DataFrame, a, b, device: str) -> np.ndarray:
-    """(n,) bool: the ``LINK_NEIGHBOURS`` nearest synthetic rows of each target in A and in B share one."""
-    near = []
+def _links(synthetic: Table, target_sets: tuple[pd.DataFrame, ...], a, b, device: str) -> list[np.ndarray]:
+    """Per set of targets, (n,) bool: the ``LINK_NEIGHBOURS`` nearest synthetic rows of each target in A and in B
+    share one. One engine per half of the columns, fitted once and asked for every set."""
+    near = []                                        # per half: the neighbours' positions of each set
     for cols in (a, b):
         s = _half_schema(synthetic.schema, cols)
         engine = NeighborEngine(distance="standardized", device=device).fit(
             Table(synthetic.data[list(s.columns)].reset_index(drop=True), s, "synthetic"))
-        near.append(engine.kneighbors(targets[list(s.columns)].reset_index(drop=True), k=LINK_NEIGHBOURS).pos)
-    pa, pb = near
-    return np.array([bool(set(x) & set(y)) for x, y in zip(pa.tolist(), pb.tolist())])
+        near.append([engine.kneighbors(t[list(s.columns)].reset_index(drop=True), k=LINK_NEIGHBOURS).pos
+                     for t in target_sets])
+    return [np.array([bool(set(x) & set(y)) for x, y in zip(pa.tolist(), pb.tolist())])
+            for pa, pb in zip(*near)]
 
 
 def linkability(train: Table, synthetic: Table, holdout: Table, *, n_attacks: int = N_ATTACKS, seed: int = 0,
@@ -266,7 +268,7 @@ def linkability(train: Table, synthetic: Table, holdout: Table, *, n_attacks: in
         raise MemvizError("linkability: needs training and hold-out rows")
     main = train.data.iloc[rng.choice(len(train), n, replace=False)]
     ctrl = holdout.data.iloc[rng.choice(len(holdout), n, replace=False)]
-    lt, lc = _links(synthetic, main, a, b, device), _links(synthetic, ctrl, a, b, device)
+    lt, lc = _links(synthetic, (main, ctrl), a, b, device)
     xt, xc = int(lt.sum()), int(lc.sum())
     p = hypergeom_sf(xt, 2 * n, xt + xc, n)                                 # Fisher's exact, one-sided
     rm, ci_m, rc, ci_c, risk = _rates(xt, xc, n, n)

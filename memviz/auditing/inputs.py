@@ -1,0 +1,117 @@
+"""The audit's inputs read once: :class:`AuditInputs`, the training, generated and hold-out tables checked and
+read in the training table's coding, made at the door of :func:`memviz.audit` (:func:`audit_inputs`) and taken
+as is by the tests, the verdict and the pages.
+
+Each other table is aligned once (:func:`memviz.tables.align.align_to`: its guarded headers and categories read
+in the training table's coding, an unseen category said in a notice, too many refused); the training table's
+inferred kinds are first corrected by the generated rows (:func:`memviz.tables.align.adapt_to`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from memviz.errors import MemvizError
+from memviz.tables import align
+from memviz.tables.data import Table, load_table, read_frame, table_from_frame
+from memviz.tables.schema import ADAPTED, Schema
+
+
+def resolve_schema(schema=None, metadata=None, target: str | None = None) -> Schema | None:
+    """The schema from ``schema`` (a Schema or meta.json path) or ``metadata`` (SDV), never both."""
+    if schema is not None and metadata is not None:
+        raise MemvizError("give either schema (meta.json format) or metadata (SDV), not both")
+    if metadata is not None:
+        return Schema.from_sdv(metadata, target=target)
+    if isinstance(schema, (str, Path)):
+        return Schema.load(schema)
+    return schema
+
+
+def read_other(obj, schema: Schema, *, role: str, name: str,
+               train: Table | None) -> tuple[Table, tuple[str, ...]]:
+    """A synthetic table or a hold-out (a Table, a DataFrame or a path) read in ``train``'s coding, aligned once
+    (:func:`memviz.tables.align.align_to`; None: read as is), and the notices the alignment gave."""
+    if isinstance(obj, Table):
+        if train is None:
+            return obj, ()
+        if tuple(obj.schema.columns) == tuple(schema.columns):
+            return aligned(obj, train)
+        df, source = obj.data, obj.source           # another schema: its rows read as a frame of training columns
+    elif isinstance(obj, (str, Path)):
+        df, source = read_frame(obj), str(obj)
+    elif isinstance(obj, pd.DataFrame):
+        df, source = obj, name
+    else:
+        raise MemvizError(f"{name}: expected a DataFrame, a Table or a path, got {type(obj).__name__}")
+    notices = ()
+    if train is not None:
+        df, notices = align.align_to(df, train.data, schema.distance_categorical, source)
+    missing = [c for c in schema.columns if c not in df.columns]
+    if missing:
+        raise MemvizError(f"{source}: column {missing[0]!r}: in the training table but not in this one")
+    return table_from_frame(df.loc[:, list(schema.columns)], schema, source=source, role=role), notices
+
+
+def as_table(obj, schema: Schema | None, *, role: str, name: str, target: str | None = None,
+             train: Table | None = None) -> Table:
+    """A Table from a Table, a DataFrame or a path (CSV/Parquet); with ``train``, a synthetic table or a
+    hold-out is read in the training table's coding (:func:`read_other`)."""
+    if role == "train" or (isinstance(obj, Table) and train is None):
+        if isinstance(obj, Table):
+            return obj
+        if isinstance(obj, (str, Path)):
+            return load_table(obj, schema, target=target)
+        if isinstance(obj, pd.DataFrame):
+            return table_from_frame(obj, schema, source=name, target=target)
+        raise MemvizError(f"{name}: expected a DataFrame, a Table or a path, got {type(obj).__name__}")
+    return read_other(obj, schema, role=role, name=name, train=train)[0]
+
+
+def adapt_train(train: Table, synthetic, source: str = "synthetic") -> Table:
+    """``train`` with its inferred kinds corrected by the generated rows (:func:`memviz.tables.align.adapt_to`:
+    integers read as numbers, a generator's own values left out and not judged); ``synthetic``: a Table or a
+    DataFrame. The notices stay in the schema's ``extra`` for the audit's provenance."""
+    frame = synthetic.data if isinstance(synthetic, Table) else synthetic
+    return align.adapt_to(train, frame, synthetic.source if isinstance(synthetic, Table) else source)[0]
+
+
+def aligned(table: Table, train: Table) -> tuple[Table, tuple[str, ...]]:
+    """``table`` read in ``train``'s coding, and the notices that says (the same Table when nothing changed)."""
+    frame, notices = align.align_to(table.data, train.data, train.schema.distance_categorical, table.source)
+    return (table if frame is table.data else Table(frame, table.schema, table.source)), notices
+
+
+@dataclass(frozen=True, eq=False)
+class AuditInputs:
+    """The tables of one audit, read once: ``train`` (its kinds corrected by the generated rows), ``synthetic``
+    and ``holdout`` (None without one) in ``train``'s schema and coding, and the ``notices`` their reading gave
+    (the training kinds corrected, then each other table's unseen categories), in that order."""
+
+    train: Table
+    synthetic: Table
+    holdout: Table | None
+    notices: tuple[str, ...]
+
+
+def audit_inputs(train, synthetic, holdout=None, *, schema=None, metadata=None,
+                 target: str | None = None) -> AuditInputs:
+    """The :class:`AuditInputs` of :func:`memviz.audit`'s tables (its docstring says what each argument may be):
+    the schema resolved once, the training table read, the synthetic table read once (a path) and aligned once,
+    the hold-out aligned once; a synthetic table without rows refused."""
+    sch = resolve_schema(schema, metadata, target)
+    tr = as_table(train, sch, role="train", name="train", target=target)
+    syn_name = str(synthetic) if isinstance(synthetic, (str, Path)) else "synthetic"
+    synthetic = read_frame(synthetic) if isinstance(synthetic, (str, Path)) else synthetic      # read once
+    tr = adapt_train(tr, synthetic, syn_name)          # an inferred kind the generated rows correct, said
+    syn, notices = read_other(synthetic, tr.schema, role="synthetic", name=syn_name, train=tr)
+    notices = (*tr.schema.extra.get(ADAPTED, ()), *notices)
+    hold = None
+    if holdout is not None:
+        hold, more = read_other(holdout, tr.schema, role="test", name="holdout", train=tr)
+        notices += more
+    if len(syn) == 0:
+        raise MemvizError(f"{syn.source}: the synthetic table has no rows")
+    return AuditInputs(tr, syn, hold, notices)
