@@ -142,12 +142,12 @@ def test_epsilon_is_kept_exactly_as_given(tables, tmp_path):
     from memviz.compare.methods import DPArm
 
     eps = 0.123456789
-    cfg = CompareConfig(methods=("dp",), models=("tabddpm",), epsilons=(eps,)).validated()
-    assert cfg.methods == ("dp@0.123456789",) and cfg.dp_arms["dp@0.123456789"] == DPArm(eps)
+    checked = CompareConfig(methods=("dp",), models=("tabddpm",), epsilons=(eps,)).checked()
+    cfg = checked.settings
+    assert cfg.methods == ("dp@0.123456789",) and DPArm.parse(cfg.methods[0]) == DPArm(eps)
     assert method_label("dp@0.123456789") == "DP-SGD ε = 0.123456789" and DPArm(3.0).name == "dp@3"
-    assert CompareConfig.from_dict(cfg.to_dict()).validated().dp_arms == cfg.dp_arms   # old "dp@3" reads the same
-    from memviz.compare.grid import privacy_arms
-    assert privacy_arms(cfg)["dp@0.123456789"].epsilon == eps
+    assert CompareConfig.from_dict(cfg.to_dict()).checked() == checked   # old "dp@3" reads the same
+    assert [a.epsilon for a in checked.arms] == [eps] and DPArm(checked.arms[0].epsilon).name == cfg.methods[0]
 
 
 def test_the_page_lists_a_failed_arm_with_its_reason():
