@@ -137,28 +137,6 @@ def test_the_cells_context_is_typed_and_pickles(tables, run_floor):
         back.arm_privacy("dp@3")
 
 
-@pytest.fixture
-def checks(monkeypatch):
-    """How often a comparison's config is checked (its one method-list check, run once per check of the whole
-    config) and its privacy settings parsed (:meth:`PrivacyConfig.validated`, which every parse runs)."""
-    import memviz.compare.config as config
-
-    n = {"config": 0, "privacy": 0}
-    check_arms, check_privacy = config._dp_arms, PrivacyConfig.validated
-
-    def counting_arms(*a, **kw):
-        n["config"] += 1
-        return check_arms(*a, **kw)
-
-    def counting_privacy(self):
-        n["privacy"] += 1
-        return check_privacy(self)
-
-    monkeypatch.setattr(config, "_dp_arms", counting_arms)
-    monkeypatch.setattr(PrivacyConfig, "validated", counting_privacy)
-    return n
-
-
 DP_GRID = {"methods": ("baseline", "dp"), "models": ("tabddpm",), "seeds": (0,), "epsilons": (2.0,),
            "privacy": {"max_grad_norm": 2.0}, "device": "cpu", "n_jobs": 1}
 

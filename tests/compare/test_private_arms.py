@@ -41,13 +41,14 @@ def test_dp_arms_are_named_by_their_epsilon():
     assert round_trip == cfg
 
 
-def test_a_grid_with_dp_and_the_dynamic_threshold(tables, tmp_path):
+def test_a_grid_with_dp_and_the_dynamic_threshold(tables, tmp_path, checks):
     train, test = tables
     res = grid(train, test, ["baseline", "dp", "dynamic_threshold", "random"], ["tabddpm", "tvae"], [0],
                tmp_path / "g", epochs=3, epsilons=(2.0,), device="cpu",
                model_params={"tabddpm": dict(TINY), "tvae": {"epochs": 1}},
                dynamic={"check_every": 1, "n_samples": 100}, privacy=dict(ADULT))
     assert (res["status"] == "ok").all(), res["error"].tolist()
+    assert checks == {"config": 1, "privacy": 1}    # the DP cell trains with the settings parsed at the door (was 8)
     assert set(zip(res["method"], res["model"])) == {("baseline", "tabddpm"), ("dp@2", "tabddpm"),
                                                      ("dynamic_threshold", "tabddpm"), ("random", "tabddpm"),
                                                      ("baseline", "tvae"), ("random", "tvae")}
