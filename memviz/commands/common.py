@@ -410,7 +410,7 @@ def add_distance(sp) -> None:
 def add_dynamiccut(sp) -> None:
     """``--p``, ``--k``, ``--T``: DynamicCut's parameters, defaulted by
     :class:`memviz.dynamics.dynamiccut.DynamicCutParams` and checked by it once, where the command makes one
-    (``memviz compare``: :meth:`memviz.compare.config.CompareConfig.validated`), never here."""
+    (``memviz compare``: :meth:`memviz.compare.config.CompareConfig.checked`), never here."""
     sp.add_argument("--p", type=float, default=DYNAMICCUT.p,
                     help="share of training rows DynamicCut removes, strictly between 0 and 1")
     sp.add_argument("--k", type=int, default=DYNAMICCUT.k,

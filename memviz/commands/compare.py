@@ -81,7 +81,7 @@ def run(args) -> None:
                         epochs=args.epochs, ratio=args.ratio, distance=args.distance,
                         model_params=parse_model_params(args.model_params, per_model=True), device=args.device,
                         n_jobs=args.n_jobs, backend=args.backend, scheduler=args.scheduler,
-                        threads=args.threads, epsilons=tuple(_epsilons(args.epsilons))).validated()
+                        threads=args.threads, epsilons=tuple(_epsilons(args.epsilons))).checked()
     spec = JobSpec("compare", cfg.to_dict(), {"train": args.train, "schema": args.schema,
                                               "metadata": args.metadata, "test": args.test,
                                               "out": args.out, **({"target": args.target} if args.target else {}),

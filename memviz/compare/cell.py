@@ -96,7 +96,7 @@ class GridContext:
     """What every cell needs (shipped once to each worker: it pickles).
 
     ``dynamiccut``, ``privacy``, ``dynamic`` and ``stop`` are typed and checked before any cell
-    starts (:meth:`memviz.compare.config.CompareConfig.validated`, :func:`memviz.compare.grid.run_grid`):
+    starts (:meth:`memviz.compare.config.CompareConfig.checked`, :func:`memviz.compare.grid.run_grid`):
     a cell checks none of them again.
     """
 
@@ -115,7 +115,7 @@ class GridContext:
     threads: int | None = None                      # torch threads per cell (None: leave as is)
     stop: EarlyStop | None = None                   # early stop's epoch (None: no early_stop cell)
     progress: Callable[[dict], None] | None = None  # in-cell events (see the module docstring); picklable
-    privacy: tuple[PrivacyConfig, ...] = ()         # one per DP arm (CompareConfig.privacy at the arm's exact ε)
+    privacy: tuple[PrivacyConfig, ...] = ()         # one per DP arm (CheckedCompare.arms)
     dynamic: DynamicThreshold | None = None         # the dynamic threshold's (None: its defaults)
 
     def arm_privacy(self, method: str) -> PrivacyConfig:

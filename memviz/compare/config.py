@@ -1,4 +1,6 @@
-"""The settings of a comparison: one frozen dataclass, the single source of every default."""
+"""The settings of a comparison: :class:`CompareConfig`, one frozen dataclass, the single source of every
+default, as given; :class:`CheckedCompare`, the same settings checked once (:meth:`CompareConfig.checked`), with
+what the grid reads typed (each DP arm's privacy settings, the dynamic threshold, early stop's rule)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields, replace
@@ -9,6 +11,7 @@ from memviz.compare.methods import (
     NEEDS_WARMUP,
     TABDDPM_ONLY,
     USES_P,
+    DPArm,
     base_method,
     check_methods,
     dp_method,
@@ -17,8 +20,11 @@ from memviz.device import resolve_device
 from memviz.errors import BadOption, checked_seed
 from memviz.engine import DISTANCES
 from memviz.mitigate.augment import DEFAULT_RATIO
+from memviz.mitigate.dynamic import DynamicThreshold
 from memviz.dynamics.dynamiccut import DEFAULTS, DynamicCutParams
 from memviz.models import MODELS, check_model_params, check_models
+from memviz.models.privacy import PrivacyConfig
+from memviz.warmup.frontier import StopRule
 
 BACKENDS = ("local", "dask")
 PRUNED_REFERENCES = ("kept", "trained")
@@ -100,10 +106,13 @@ class CompareConfig:
     dynamiccut: DynamicCutParams | None = field(default=None, init=False, repr=False)
 
     # --------------------------------------------------------------- checking
-    def validated(self) -> "CompareConfig":
-        """The same settings, normalized (names lower-case, duplicates dropped), or a
-        one-line MemvizError naming the bad one. Cheap: called before any work starts."""
-        methods, privacy, dynamic = _dp_arms(self.methods, self.epsilons), _privacy(self.privacy), _dynamic(self.dynamic)
+    def checked(self) -> "CheckedCompare":
+        """These settings checked once, or a one-line MemvizError naming the bad one: the normalized settings
+        (names lower-case, duplicates dropped) with the privacy settings parsed once into each DP arm's, the
+        dynamic threshold's and early stop's rule typed. Cheap: called before any work starts; what takes the
+        result (:func:`memviz.compare.grid.run_grid`, the cells) checks nothing again."""
+        methods = _dp_arms(self.methods, self.epsilons)
+        privacy, dynamic = _privacy(self.privacy), DynamicThreshold.parse(self.dynamic)
         models = check_models(self.models)
         only = [m for m in methods if base_method(m) in TABDDPM_ONLY]
         if only and "tabddpm" not in models:
@@ -146,19 +155,19 @@ class CompareConfig:
         dc = None
         if self.needs_ranking or set(methods) & USES_P:  # checked once (p, then k, then T); the row count by the grid
             dc = self.dynamiccut or DynamicCutParams(self.p, self.k, self.T)
+        given = privacy.to_dict()
         out = replace(self, methods=methods, models=models, seeds=seeds,
-                      model_params={m: dict(v) for m, v in params.items()}, stop_rule=stop_rule,
-                      epsilons=tuple(float(e) for e in self.epsilons), privacy=privacy, dynamic=dynamic)
+                      model_params={m: dict(v) for m, v in params.items()}, stop_rule=stop_rule.to_dict(),
+                      epsilons=tuple(float(e) for e in self.epsilons), privacy={k: given[k] for k in self.privacy},
+                      dynamic=dynamic.to_dict())
         object.__setattr__(out, "dynamiccut", dc)  # not an init field: replace() leaves it unset
-        return out
+        arms = tuple(replace(privacy, epsilon=arm.epsilon) for m in methods if (arm := DPArm.parse(m)) is not None)
+        return CheckedCompare(out, arms, dynamic, stop_rule)
 
-    @property
-    def dp_arms(self) -> dict:
-        """arm name -> :class:`memviz.compare.methods.DPArm` of every DP-SGD arm (methods validated: each name is
-        its arm's exact name, read once)."""
-        from memviz.compare.methods import DPArm
-
-        return {m: arm for m in self.methods if (arm := DPArm.parse(m)) is not None}
+    def validated(self) -> "CompareConfig":
+        """The same settings, normalized (:meth:`checked`'s settings), or a one-line MemvizError naming the bad
+        one."""
+        return self.checked().settings
 
     @property
     def needs_ranking(self) -> bool:
@@ -195,15 +204,37 @@ class CompareConfig:
         return cls(**d)
 
 
+@dataclass(frozen=True)
+class CheckedCompare:
+    """A comparison's settings checked once (made by :meth:`CompareConfig.checked` only): what
+    :func:`memviz.compare.grid.run_grid` and its cells take and check nothing again.
 
-def _stop_rule(d) -> dict:
-    """``stop_rule`` as the plain dict of a validated StopRule (one-line error on a bad key or value)."""
-    from memviz.warmup.frontier import StopRule
+    Attributes
+    ----------
+    settings : the :class:`CompareConfig` normalized (its ``dynamiccut`` set where the grid uses p); what
+        ``experiment.json`` and a job spec record (:meth:`CompareConfig.to_dict`).
+    arms : the DP-SGD settings of each DP arm, in the methods' order: ``settings.privacy`` at the arm's exact ε
+        (:class:`memviz.compare.methods.DPArm`), parsed once.
+    dynamic : the dynamic threshold's settings.
+    stop_rule : the rule of early stop's recommended epoch.
+    """
 
+    settings: CompareConfig
+    arms: tuple[PrivacyConfig, ...]
+    dynamic: DynamicThreshold
+    stop_rule: StopRule
+
+    def to_dict(self) -> dict:
+        """The settings' plain values (:meth:`CompareConfig.to_dict`)."""
+        return self.settings.to_dict()
+
+
+def _stop_rule(d) -> StopRule:
+    """``stop_rule`` as a validated StopRule (one-line error on a bad key or value)."""
     if not isinstance(d, dict):
         raise BadOption("stop_rule: expected {tolerance, metric, max_excess}")
     try:
-        return StopRule(**d).validated().to_dict()
+        return StopRule(**d).validated()
     except TypeError:
         raise BadOption(f"stop_rule: unknown setting (use {', '.join(StopRule().to_dict())})") from None
 
@@ -225,20 +256,10 @@ def _dp_arms(methods, epsilons) -> tuple:
     return tuple(dict.fromkeys(arms))
 
 
-def _privacy(d) -> dict:
-    """``privacy`` checked with a stand-in ε (each arm has its own): the PrivacyConfig fields but epsilon."""
-    from memviz.models.privacy import PrivacyConfig
-
+def _privacy(d) -> PrivacyConfig:
+    """``privacy`` parsed once, at a stand-in ε (each arm has its own): the PrivacyConfig fields but epsilon."""
     if not isinstance(d, dict):
         raise BadOption("privacy: expected {delta, max_grad_norm, accountant, noise_seed}")
     if "epsilon" in d:
         raise BadOption("privacy: give the epsilons as the method dp's arms (epsilons, or dp@3 in methods)")
-    cfg = PrivacyConfig.parse({"epsilon": 1.0, **d}).to_dict()
-    return {k: cfg[k] for k in d}
-
-
-def _dynamic(d) -> dict:
-    """``dynamic`` as the plain dict of a validated DynamicThreshold (one-line error on a bad key or value)."""
-    from memviz.mitigate.dynamic import DynamicThreshold
-
-    return DynamicThreshold.parse(d).to_dict()
+    return PrivacyConfig.parse({"epsilon": 1.0, **d})

@@ -59,7 +59,7 @@ import pandas as pd
 
 from memviz.compare.backends import run_cells
 from memviz.compare.cell import CellOutput, CellSpec, GridContext, original_engine
-from memviz.compare.config import CompareConfig
+from memviz.compare.config import CheckedCompare, CompareConfig
 from memviz.compare.methods import (
     AUGMENTS,
     IMPLEMENTATION,
@@ -70,6 +70,7 @@ from memviz.compare.methods import (
     SELECTION_SCORE,
     SHORTENS,
     TABDDPM_ONLY,
+    DPArm,
     EarlyStop,
     base_method,
     pretraining_key,
@@ -93,8 +94,8 @@ from memviz.io import (
     strict_loads,
 )
 from memviz.tables.data import Table, fingerprint
-from memviz.mitigate.dynamic import DynamicThreshold
 from memviz.models.privacy import PrivacyConfig
+from memviz.warmup.frontier import StopRule, recommend
 from memviz.warmup.run import WarmupConfig, ensure_warmup, load_warmup
 from memviz.warmup.store import RunStore, versions
 
@@ -104,7 +105,7 @@ FIDELITY = "column_fidelity.csv"
 Progress = Callable[[dict], None]
 
 
-def run_grid(train: Table, test: Table | None, config: CompareConfig, out_dir: str | Path, *,
+def run_grid(train: Table, test: Table | None, config: CompareConfig | CheckedCompare, out_dir: str | Path, *,
              progress: Progress | None = None, cell_progress: Progress | None = None) -> pd.DataFrame:
     """Run every (method, model, seed) cell not finished yet; return the results of the whole grid.
 
@@ -112,7 +113,8 @@ def run_grid(train: Table, test: Table | None, config: CompareConfig, out_dir: s
     ----------
     train, test : the original training table and the real test split (None: no MLE/DCR and
         no floor). The test split is also the floor's hold-out (:mod:`.protocol`).
-    config : :class:`CompareConfig` (validated here, before any work).
+    config : a :class:`CheckedCompare`, run as given; or a :class:`CompareConfig`, checked here once
+        (:meth:`CompareConfig.checked`), before any work.
     out_dir : results folder (see the module docstring); reruns skip finished cells.
     progress : called with event dicts (see the module docstring).
     cell_progress : called with each cell's in-cell events (``cell_phase``, ``cell_epoch``:
@@ -127,8 +129,9 @@ def run_grid(train: Table, test: Table | None, config: CompareConfig, out_dir: s
     figures of the pruning cells (:mod:`memviz.compare.protocol`).
     """
     t_start = time.perf_counter()
-    cfg = config.validated()
-    dc = cfg.dynamiccut  # (p, k, T) checked once, by validated(): below, nothing checks them again
+    checked = config if isinstance(config, CheckedCompare) else config.checked()
+    cfg = checked.settings
+    dc = cfg.dynamiccut  # (p, k, T) checked once, by checked(): below, nothing checks them again
     if dc is not None:
         dc.budget(len(train))  # a p removing every row fails now, not after a warm-up
     scores = tuple(dict.fromkeys(SELECTION_SCORE[m] for m in cfg.methods if m in NEEDS_SELECTION)) or ("raw",)
@@ -138,8 +141,7 @@ def run_grid(train: Table, test: Table | None, config: CompareConfig, out_dir: s
         elif test is None:
             raise MemvizError("dynamiccut_excess needs a floor: give a test split (the warm-up's hold-out) or a "
                               "warm-up run measured with a hold-out")
-    arms = privacy_arms(cfg)
-    blocked = blocked_arms(cfg, arms, train)
+    blocked = blocked_arms(cfg, checked.arms, train)
     threads = cfg.threads
     if threads is None and not (cfg.backend == "dask" and cfg.scheduler is not None):
         threads = 1
@@ -147,17 +149,17 @@ def run_grid(train: Table, test: Table | None, config: CompareConfig, out_dir: s
     out.mkdir(parents=True, exist_ok=True)
     writer = RunStore(out).acquire()  # one writer per folder (the run store's lock): BadRunFolder for a second
     try:
-        return _run_grid(train, test, cfg, out, threads, scores, progress, t_start, cell_progress, arms, blocked)
+        return _run_grid(train, test, checked, out, threads, scores, progress, t_start, cell_progress, blocked)
     finally:
         writer.release()
 
 
-def _run_grid(train: Table, test: Table | None, cfg: CompareConfig, out: Path, threads, scores,
+def _run_grid(train: Table, test: Table | None, compared: CheckedCompare, out: Path, threads, scores,
               progress: Progress | None, t_start: float,
-              cell_progress: Progress | None = None, arms: dict | None = None,
-              blocked: dict | None = None) -> pd.DataFrame:
-    """:func:`run_grid` once it holds the folder's writer lock (``cfg`` validated, ``arms``: :func:`privacy_arms`,
-    ``blocked``: :func:`blocked_arms`, whose cells are recorded failed with their reason, never run)."""
+              cell_progress: Progress | None = None, blocked: dict | None = None) -> pd.DataFrame:
+    """:func:`run_grid` once it holds the folder's writer lock (``blocked``: :func:`blocked_arms`, whose cells are
+    recorded failed with their reason, never run)."""
+    cfg = compared.settings
     dc = cfg.dynamiccut
     selections, sel_info, stop = {}, {}, None
     if cfg.needs_ranking:
@@ -177,7 +179,7 @@ def _run_grid(train: Table, test: Table | None, cfg: CompareConfig, out: Path, t
         sel_info = {"run_dir": str(run_dir), "k": sel.k, "T": sel.T, "n_removed": int(sel.n_remove),
                     "scores": list(sels)}
         if SHORTENS & set(cfg.methods):
-            stop = early_stop_point(run_dir, cfg.stop_rule)
+            stop = early_stop_point(run_dir, compared.stop_rule)
     else:
         sels = {}
     train_fp = fingerprint(train)
@@ -233,7 +235,7 @@ def _run_grid(train: Table, test: Table | None, cfg: CompareConfig, out: Path, t
     total = len(specs)
     ctx = GridContext(train, test, train_fp, selections, dc, cfg.ratio, cfg.epochs, cfg.model_params,
                       cfg.device, cfg.distance, cfg.pruned_reference, _mle_reference(train, test, {s.seed for s in todo}),
-                      threads, stop, cell_progress, tuple((arms or {}).values()), DynamicThreshold.parse(cfg.dynamic))
+                      threads, stop, cell_progress, compared.arms, compared.dynamic)
     floors = None if test is None else Floors(out, train, test, train_fp, test_fp, cfg.distance, cfg.device)
     floor = None
     if floors is not None:
@@ -287,20 +289,15 @@ def _run_grid(train: Table, test: Table | None, cfg: CompareConfig, out: Path, t
     return results
 
 
-def privacy_arms(cfg: CompareConfig) -> dict[str, PrivacyConfig]:
-    """The DP-SGD settings of every DP arm of ``cfg`` (validated), by arm name: ``cfg.privacy`` at the arm's ε,
-    exactly as given (what :attr:`memviz.compare.cell.GridContext.privacy` holds)."""
-    return {m: PrivacyConfig.parse({**cfg.privacy, "epsilon": arm.epsilon}) for m, arm in cfg.dp_arms.items()}
-
-
-def blocked_arms(cfg: CompareConfig, arms: dict, train: Table) -> dict[str, str]:
+def blocked_arms(cfg: CompareConfig, arms: tuple[PrivacyConfig, ...], train: Table) -> dict[str, str]:
     """arm name -> the one line why it cannot train privately on ``train`` here (Opacus or OpenDP missing, an ε
     no noise reaches, a column whose statistics could never be released...), found before any work from public
     facts only; its cells are recorded failed, the others run."""
     from memviz.models.tabddpm import TabDDPM
 
     out = {}
-    for name, privacy in arms.items():
+    for privacy in arms:
+        name = DPArm(privacy.epsilon).name
         params = {**cfg.model_params.get("tabddpm", {}), **({"epochs": cfg.epochs} if cfg.epochs else {})}
         try:
             TabDDPM(device="cpu", privacy=privacy, **params).check_privacy(len(train), train.schema)
@@ -329,13 +326,11 @@ def warmup_config(cfg: CompareConfig) -> WarmupConfig:
     return WarmupConfig(**{**base, **(cfg.warmup or {})})
 
 
-def early_stop_point(run_dir, rule: dict) -> EarlyStop:
+def early_stop_point(run_dir, rule: StopRule) -> EarlyStop:
     """Early stop's epoch: the warm-up's recommended check (:func:`memviz.warmup.frontier.recommend`
     with ``rule``; every check can be chosen, since the cells retrain) with its reason."""
-    from memviz.warmup.frontier import StopRule, recommend
-
     res = load_warmup(run_dir)
-    return EarlyStop(recommend(res.per_check, StopRule(**(rule or {}))), int(res.config.epochs))
+    return EarlyStop(recommend(res.per_check, rule), int(res.config.epochs))
 
 
 def read_experiment(out_dir: str | Path) -> dict:

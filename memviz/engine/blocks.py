@@ -4,10 +4,18 @@ from __future__ import annotations
 import contextlib
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from memviz.engine.neighbors import NeighborEngine
+
+class BlockRunner(Protocol):
+    """What :func:`map_blocks` asks of an engine (:class:`memviz.engine.neighbors.NeighborEngine` is one):
+    its device, how many worker threads it may use, and a fresh workspace for blocks of ``b`` query rows."""
+
+    device_: Any
+
+    def n_jobs_(self) -> int: ...
+
+    def workspace(self, b: int) -> Any: ...
 
 
 class Progress:
@@ -48,7 +56,7 @@ def one_blas_thread():
                 _BLAS_USERS[1] = None
 
 
-def map_blocks(engine: NeighborEngine, starts, b, block, progress, counter) -> None:
+def map_blocks(engine: BlockRunner, starts, b, block, progress, counter) -> None:
     """Run ``block(start, workspace)`` over the starts; on CPU, one thread per core, each
     with its own cache-sized workspace (blocks are independent: numpy and scipy release the
     GIL over each block's arrays). On CUDA one after another (the GPU runs each block)."""

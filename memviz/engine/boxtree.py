@@ -7,12 +7,18 @@ needs no margin: the pruned module's docstring, "min e and max e").
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from memviz.engine.pruned import PrunedIndex
+
+class ReferenceRows(Protocol):
+    """What :meth:`BoxTree.farthest` reads of the index it serves (:class:`memviz.engine.pruned.PrunedIndex`
+    is one): the reference rows' coordinates ``y`` (N, p) and their exact squared distances to query rows."""
+
+    y: np.ndarray
+
+    def squared_distances(self, g: np.ndarray, rows: np.ndarray) -> np.ndarray: ...
 
 
 def _last_axis(x: np.ndarray, fn) -> np.ndarray:
@@ -63,7 +69,7 @@ class BoxTree:
         self.seeds = np.unique(np.concatenate([seeds, far]))
         self.max_pairs = 64                                                              # boxes per query row
 
-    def farthest(self, index: PrunedIndex, g: np.ndarray):
+    def farthest(self, index: ReferenceRows, g: np.ndarray):
         """(m,) exact max e of the query rows g (m, p), and the (m,) rows it gave up on
         (more than ``max_pairs`` boxes left at some level: the caller does a full pass)."""
         m, p = g.shape

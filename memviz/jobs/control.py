@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memviz.compare import CompareConfig
+from memviz.compare.config import CheckedCompare
 from memviz.errors import MemvizError
 from memviz.io import (
     DISK_FULL,
@@ -255,16 +256,18 @@ def start_warmup(train: Table, config: WarmupConfig | None = None, *, holdout: T
         return _spawn(job, JobSpec("warmup", config.to_dict(), paths, label=label or train.source), session=session)
 
 
-def start_compare(train: Table, test: Table, config: CompareConfig | None = None, *,
+def start_compare(train: Table, test: Table, config: CompareConfig | CheckedCompare | None = None, *,
                   root: str | Path | None = None, label: str = "", session: str = "", **settings) -> Job:
     """Start a comparison in the background; its results directory is ``job.out``.
 
-    ``config`` (or its fields as ``settings``) is a :class:`memviz.compare.CompareConfig`;
+    ``config`` (or its fields as ``settings``) is a :class:`memviz.compare.CompareConfig` (checked here) or a
+    :class:`memviz.compare.config.CheckedCompare`;
     ``run_dir`` is the warm-up whose ranking DynamicCut uses (trained on ``train``). A bad
     setting raises MemvizError here, in one line, not in the worker (and so do a full disk and
     a full queue, as in :func:`start_warmup`).
     """
-    config = (config or CompareConfig(**settings)).validated()
+    if not isinstance(config, CheckedCompare):   # the worker reads its spec back and checks it there: a new door
+        config = (config or CompareConfig(**settings)).checked()
     job = Job(new_job_id("compare"), "compare", runs_root(root))
     with _starting(job, session):
         paths = _write_inputs(job, train, test)

@@ -303,7 +303,7 @@ def run_spec(spec: JobSpec, emit: Emit | None = None, *, config=None) -> dict:
 
     ``emit`` receives the progress events (see the module docstring); the caller (the
     worker, or the CLI's progress bar) adds ``started`` / ``finished`` / ``failed``.
-    ``config``: a compare job's :class:`~memviz.compare.CompareConfig` already checked by the caller
+    ``config``: a compare job's :class:`~memviz.compare.config.CheckedCompare`, checked by the caller
     (``memviz compare``'s, whose ``to_dict`` is ``spec.config``): run as given, not read back from the
     spec and checked again. A user mistake raises MemvizError (one line).
     """

@@ -41,7 +41,7 @@ import numpy as np
 import pandas as pd
 
 from memviz.errors import MemvizError
-from memviz.measure.rownull import NullFit, fit_null, positions
+from memviz.measure.nullfit import NullFit, fit_null
 from memviz.metrics import auc_terms
 from memviz.tables.data import Table
 from memviz.tables.holdout import REFERENCE, CheckedHoldout, checked_holdout
@@ -157,6 +157,14 @@ class Floor:
                    info.get("holdout_source", ""), info.get("holdout_fingerprint", ""),
                    info.get("reference_fingerprint", ""), float(info.get("seconds", 0.0)),
                    info.get("interval", "wilson"))
+
+
+def positions(row_ids: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    """Positions of ``ids`` in the sorted ``row_ids``."""
+    pos = np.searchsorted(row_ids, ids)
+    if np.any(row_ids[np.minimum(pos, len(row_ids) - 1)] != ids):
+        raise MemvizError("nearest-row ids that are not reference row_ids")
+    return pos
 
 
 def _null_fit(d: dict) -> NullFit:

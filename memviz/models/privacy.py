@@ -123,7 +123,7 @@ class PrivacyConfig:
             raise BadOption(f"privacy: preprocessing must be a share in [0, 1), got {share!r}")
         return PrivacyConfig(float(self.epsilon), None if self.delta is None else float(self.delta),
                              float(self.max_grad_norm), self.accountant, self.noise_seed, float(share),
-                             _bounds(self.bounds), _categories(self.categories))
+                             public_bounds(self.bounds), public_categories(self.categories))
 
     def to_dict(self) -> dict:
         """Plain JSON values (bounds and categories as dicts); ``epsilon`` exactly as given."""
@@ -332,7 +332,7 @@ def missing_piece() -> str | None:
     return f"private training needs {' and '.join(lost)}: pip install 'memviz[dp]'"
 
 
-def _bounds(value) -> tuple:
+def public_bounds(value) -> tuple:
     """``{column: [low, high]}`` (or the pairs already kept) as ``((column, low, high), ...)``, checked."""
     items = value.items() if isinstance(value, dict) else [(c, (lo, hi)) for c, lo, hi in value or ()]
     out = []
@@ -347,7 +347,7 @@ def _bounds(value) -> tuple:
     return tuple(sorted(out))
 
 
-def _categories(value) -> tuple:
+def public_categories(value) -> tuple:
     """``{column: [value, ...]}`` (or the pairs already kept) as ``((column, (value, ...)), ...)``, checked."""
     items = value.items() if isinstance(value, dict) else list(value or ())
     out = []

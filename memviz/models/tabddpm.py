@@ -54,7 +54,15 @@ from memviz.errors import MemvizError
 from memviz.models.callbacks import STOP, rows_left_out
 from memviz.models.diffusion import CAT_INPUTS, MixedDiffusion, MLPDenoiser
 from memviz.models.presets import PRESETS, TabDDPMConfig
-from memviz.models.privacy import DPSGD, PrivacyConfig, epsilon_spent, guarantee, with_preprocessing
+from memviz.models.privacy import (
+    DPSGD,
+    PrivacyConfig,
+    epsilon_spent,
+    guarantee,
+    public_bounds,
+    public_categories,
+    with_preprocessing,
+)
 from memviz.models.privacy import plan as privacy_plan
 from memviz.models.transforms import TabularTransform
 from memviz.tables.data import Table
@@ -134,8 +142,7 @@ class TabDDPM:
         self.dropout, self.lr_schedule, self.cat_input = dropout, lr_schedule, cat_input
         self.device, self.amp, self.seed = device, amp, seed
         self.n_threads, self.steps = n_threads, steps
-        cfg = PrivacyConfig.parse(privacy)
-        self.privacy = None if cfg is None else cfg.to_dict()
+        self.privacy = privacy
         if steps is not None and (isinstance(steps, bool) or int(steps) != steps or steps < 1):
             raise MemvizError(f"TabDDPM: steps must be a whole number >= 1 (or None), got {steps!r}")
         self.config  # fail fast on a bad preset or value
@@ -178,9 +185,15 @@ class TabDDPM:
         return cfg
 
     @property
-    def privacy_config(self) -> PrivacyConfig | None:
-        """``privacy`` validated (None: plain training)."""
-        return PrivacyConfig.parse(self.privacy)
+    def privacy(self) -> dict | None:
+        """The privacy settings as plain values (None: plain training); typed: :attr:`privacy_config`."""
+        return self._privacy
+
+    @privacy.setter
+    def privacy(self, value) -> None:
+        """Parsed once, here (a :class:`PrivacyConfig` is taken as checked); one-line MemvizError otherwise."""
+        self.privacy_config = PrivacyConfig.parse(value)
+        self._privacy = None if self.privacy_config is None else self.privacy_config.to_dict()
 
     def _resolve_device(self) -> torch.device:
         return resolve_device("auto" if self.device is None else self.device)
@@ -495,10 +508,10 @@ def public_knowledge(schema, privacy: PrivacyConfig) -> tuple[dict, dict]:
     public = schema.extra.get("public") or {}
     if not isinstance(public, dict) or set(public) - {"bounds", "categories"}:
         raise MemvizError(f"{schema.name or 'schema'}: 'public' must be {{\"bounds\": {{...}}, \"categories\": {{...}}}}")
-    given = PrivacyConfig.parse({"epsilon": 1.0, "bounds": public.get("bounds") or {},
-                                 "categories": public.get("categories") or {}})
-    bounds = {c: (lo, hi) for c, lo, hi in (*given.bounds, *privacy.bounds)}
-    categories = {c: list(v) for c, v in (*given.categories, *privacy.categories)}
+    given_bounds = public_bounds(public.get("bounds") or {})           # checked as the privacy settings' are
+    given_categories = public_categories(public.get("categories") or {})
+    bounds = {c: (lo, hi) for c, lo, hi in (*given_bounds, *privacy.bounds)}
+    categories = {c: list(v) for c, v in (*given_categories, *privacy.categories)}
     return bounds, categories
 
 

@@ -4,6 +4,8 @@ import pandas as pd
 import pytest
 
 import memviz.compare.cell as cell
+import memviz.compare.config as config
+from memviz.models.privacy import PrivacyConfig
 from memviz.tables.data import load_table, sample_data_dir
 from memviz.warmup.run import WarmupConfig, run_warmup
 
@@ -53,3 +55,23 @@ def run_floor(tables, tmp_path_factory):
     run_warmup(tables[0], WarmupConfig(epochs=4, check_every=1, device="cpu", model_params=TINY, seed=0), path,
                holdout=tables[1])
     return path
+
+
+@pytest.fixture
+def checks(monkeypatch):
+    """How often a comparison's config is checked (its one method-list check, run once per check of the whole
+    config) and its privacy settings parsed (:meth:`PrivacyConfig.validated`, which every parse runs)."""
+    n = {"config": 0, "privacy": 0}
+    check_arms, check_privacy = config._dp_arms, PrivacyConfig.validated
+
+    def counting_arms(*a, **kw):
+        n["config"] += 1
+        return check_arms(*a, **kw)
+
+    def counting_privacy(self):
+        n["privacy"] += 1
+        return check_privacy(self)
+
+    monkeypatch.setattr(config, "_dp_arms", counting_arms)
+    monkeypatch.setattr(PrivacyConfig, "validated", counting_privacy)
+    return n

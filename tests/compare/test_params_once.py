@@ -17,8 +17,9 @@ import pytest
 
 import memviz.dynamics.dynamiccut as dc
 from memviz.cli import main
-from memviz.compare import CompareConfig
+from memviz.compare import CompareConfig, run_grid
 from memviz.compare.cell import GridContext
+from memviz.compare.config import CheckedCompare
 from memviz.compare.methods import EarlyStop
 from memviz.dynamics.dynamiccut import DynamicCutParams
 from memviz.errors import MemvizError
@@ -134,3 +135,42 @@ def test_the_cells_context_is_typed_and_pickles(tables, run_floor):
     assert back.arm_privacy("dp@2") == PrivacyConfig(2.0) and stop.epochs(stop.warmup_epochs) == stop.epoch
     with pytest.raises(MemvizError, match="dp@3"):
         back.arm_privacy("dp@3")
+
+
+DP_GRID = {"methods": ("baseline", "dp"), "models": ("tabddpm",), "seeds": (0,), "epsilons": (2.0,),
+           "privacy": {"max_grad_norm": 2.0}, "device": "cpu", "n_jobs": 1}
+
+
+def test_one_grid_checks_its_config_once_and_parses_the_privacy_settings_once(tables, tmp_path, stub, checks):
+    """run_grid given a raw config checks it once at its door; its DP arm's settings are parsed once there and
+    passed down typed (before: the privacy settings parsed 4 times in this grid: at the door, for the arm, for its
+    check of what can train privately here, and once more there)."""
+    train, test = tables
+    res = run_grid(train, test, CompareConfig(**DP_GRID), tmp_path / "g")
+    assert set(res["method"]) == {"baseline", "dp@2"}
+    assert checks == {"config": 1, "privacy": 1}
+
+
+def test_a_checked_config_is_run_as_given(tables, tmp_path, stub, checks):
+    train, test = tables
+    checked = CompareConfig(**DP_GRID).checked()
+    assert isinstance(checked, CheckedCompare) and checks == {"config": 1, "privacy": 1}
+    assert checked.arms == (PrivacyConfig(2.0, max_grad_norm=2.0),) and checked.settings.methods == ("baseline", "dp@2")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        checked.arms = ()
+    run_grid(train, test, checked, tmp_path / "g")
+    assert checks == {"config": 1, "privacy": 1}                 # nothing checked or parsed again
+    assert checked.settings.checked().settings == checked.settings   # checking a checked config changes nothing
+
+
+def test_memviz_compare_checks_its_config_once_and_parses_the_privacy_settings_once(files, tmp_path, stub, checks,
+                                                                                      capsys):
+    """The CLI checks its flags at the door and runs that checked config (before: the config checked twice, at
+    the door and again in run_grid, and the privacy settings parsed 5 times)."""
+    from memviz.tables.data import sample_data_dir
+
+    code = main(["compare", "--train", str(files / "train.csv"), "--test", str(files / "test.csv"),
+                 "--schema", str(sample_data_dir() / "meta.json"), "--methods", "baseline,dp", "--models", "tabddpm",
+                 "--epsilons", "2", "--seeds", "0", "--n-jobs", "1", "--device", "cpu", "--out", str(tmp_path / "o")])
+    assert code == 0, capsys.readouterr().err
+    assert checks == {"config": 1, "privacy": 1}

@@ -41,13 +41,14 @@ def test_dp_arms_are_named_by_their_epsilon():
     assert round_trip == cfg
 
 
-def test_a_grid_with_dp_and_the_dynamic_threshold(tables, tmp_path):
+def test_a_grid_with_dp_and_the_dynamic_threshold(tables, tmp_path, checks):
     train, test = tables
     res = grid(train, test, ["baseline", "dp", "dynamic_threshold", "random"], ["tabddpm", "tvae"], [0],
                tmp_path / "g", epochs=3, epsilons=(2.0,), device="cpu",
                model_params={"tabddpm": dict(TINY), "tvae": {"epochs": 1}},
                dynamic={"check_every": 1, "n_samples": 100}, privacy=dict(ADULT))
     assert (res["status"] == "ok").all(), res["error"].tolist()
+    assert checks == {"config": 1, "privacy": 1}    # the DP cell trains with the settings parsed at the door (was 8)
     assert set(zip(res["method"], res["model"])) == {("baseline", "tabddpm"), ("dp@2", "tabddpm"),
                                                      ("dynamic_threshold", "tabddpm"), ("random", "tabddpm"),
                                                      ("baseline", "tvae"), ("random", "tvae")}
@@ -142,12 +143,12 @@ def test_epsilon_is_kept_exactly_as_given(tables, tmp_path):
     from memviz.compare.methods import DPArm
 
     eps = 0.123456789
-    cfg = CompareConfig(methods=("dp",), models=("tabddpm",), epsilons=(eps,)).validated()
-    assert cfg.methods == ("dp@0.123456789",) and cfg.dp_arms["dp@0.123456789"] == DPArm(eps)
+    checked = CompareConfig(methods=("dp",), models=("tabddpm",), epsilons=(eps,)).checked()
+    cfg = checked.settings
+    assert cfg.methods == ("dp@0.123456789",) and DPArm.parse(cfg.methods[0]) == DPArm(eps)
     assert method_label("dp@0.123456789") == "DP-SGD ε = 0.123456789" and DPArm(3.0).name == "dp@3"
-    assert CompareConfig.from_dict(cfg.to_dict()).validated().dp_arms == cfg.dp_arms   # old "dp@3" reads the same
-    from memviz.compare.grid import privacy_arms
-    assert privacy_arms(cfg)["dp@0.123456789"].epsilon == eps
+    assert CompareConfig.from_dict(cfg.to_dict()).checked() == checked   # old "dp@3" reads the same
+    assert [a.epsilon for a in checked.arms] == [eps] and DPArm(checked.arms[0].epsilon).name == cfg.methods[0]
 
 
 def test_the_page_lists_a_failed_arm_with_its_reason():

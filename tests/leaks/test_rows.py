@@ -175,12 +175,8 @@ def _law_counts(floor, c, m, spread, upto):
     """Σ_i P(C_i = x), x = 0..upto, under the per-row law of row_null(spread), written out with scipy."""
     from scipy import stats
 
-    from memviz.measure.rownull import (
-        LOG_ALPHA_GRID,
-        joint_floor,
-        mixture_prior,
-        row_null,
-    )
+    from memviz.measure.nullfit import LOG_ALPHA_GRID
+    from memviz.measure.rownull import joint_floor, mixture_prior, row_null
 
     h_rows, mu, hits = floor.n_holdout, floor.null.rate, floor.hits
     x = np.arange(upto + 1)

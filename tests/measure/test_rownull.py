@@ -13,17 +13,16 @@ from memviz.measure.memorization import memorization
 from memviz.engine.neighbors import NeighborEngine
 from memviz.measure.rownull import (
     DEFAULT_SPREAD,
-    LOG_ALPHA_GRID,
     MIXTURE_SPREADS,
     ROW_COLUMNS,
     copies_per_row,
-    fit_spread,
     joint_floor,
     mixture_prior,
     mixture_pvalues,
     predictive_pvalues,
     row_null,
 )
+from memviz.measure.nullfit import LOG_ALPHA_GRID, fit_spread
 from memviz.tables.data import table_from_frame
 
 
