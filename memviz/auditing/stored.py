@@ -34,9 +34,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+#: 5: NullFit in measure.nullfit; a composite key's parts in the per-row table;
 #: 4: RunInfo, Provenance (auditing.provenance) and RowTest (auditing.rowtest) in modules of their own;
 #: 3: the near-verbatim member, ties, the pooled identical test, regions; rows named by the key
-FORMAT = "memviz.audit.stored/4"
+FORMAT = "memviz.audit.stored/5"
 _OWN = re.compile(r"[0-9a-f]{12}_[0-9]+\.(parquet|npy)")   # the files a save writes (others are left alone)
 INDEX = "index.json"
 #: the folder of a run's kept audit
