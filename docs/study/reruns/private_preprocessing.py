@@ -1,11 +1,14 @@
 """Issue 50's reduced rerun of the private grid with the private preprocessing (scale ``mid``, DP arms only).
 
     python docs/study/reruns/private_preprocessing.py ../shared/datasets OUT SEED...
+    python docs/study/reruns/private_preprocessing.py read      # the private family's claims read again
 
 Each seed's DP-SGD arms (ε = 1 and 10, the whole pipeline's; Adult's bounds and categories public:
 :mod:`memviz.study.public`) run as the study's ``private`` grid runs them (same rows, steps, TabDDPM settings) into
 ``OUT/private_pre_s{seed}`` (resumable); the finished cells are written to
-``docs/study/mid/adult/private_preprocessing.csv``.
+``docs/study/mid/adult/private_preprocessing.csv``. ``read`` puts those cells' figures in place of the old DP cells
+of ``docs/study/mid/adult/results.csv`` and tests the private family's claims again (:func:`memviz.study.findings.
+claim_tests`, Holm within the family: :func:`memviz.study.inference.adjust`), beside the old pipeline's reading.
 """
 from __future__ import annotations
 
@@ -45,5 +48,31 @@ def main(data: str, out: str, seeds: list[int]) -> None:
     print(table.to_string())
 
 
+def read(results: str = "docs/study/mid/adult/results.csv",
+         cells: str = "docs/study/mid/adult/private_preprocessing.csv") -> pd.DataFrame:
+    """The private family's claims on the committed cells and with the private pipeline's DP cells in their place."""
+    from memviz.study.findings import claim_tests
+    from memviz.study.inference import adjust
+
+    old, new = pd.read_csv(results), pd.read_csv(cells)
+    private = old.copy()
+    for r in new.itertuples():
+        at = (private["method"] == r.method) & (private["seed"] == r.seed) & (private["model"] == "tabddpm")
+        if at.sum() != 1:
+            raise SystemExit(f"{results}: no one cell for {r.method}, seed {r.seed}")
+        for f in ("mem_ratio", "shape", "trend", "mle"):
+            private.loc[at, f] = getattr(r, f)
+    rows = []
+    for name, table in (("old pipeline", old), ("private pipeline", private)):
+        tests = adjust([t for t in claim_tests(table) if t["family"] == "private"])
+        rows += [{"pipeline": name, "claim": t["key"], "seeds": t["n"], "effect": 100 * t["effect"],
+                  "low": 100 * t["effect_low"], "high": 100 * t["effect_high"], "p_adj": t["p_adj"],
+                  "label": t["label"]} for t in tests]
+    return pd.DataFrame(rows)
+
+
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2], [int(s) for s in sys.argv[3:]])
+    if sys.argv[1:] == ["read"]:
+        print(read().round(3).to_string(index=False))
+    else:
+        main(sys.argv[1], sys.argv[2], [int(s) for s in sys.argv[3:]])
