@@ -137,9 +137,21 @@ def test_stopping_a_parallel_comparison_prints_no_worker_warnings(data, sig):
     out = data / f"cmp{int(sig)}"
     proc = _start(data, ["compare", "--train", "train.csv", "--test", "hold.csv", "--methods", "baseline",
                          "--models", "tvae", "--seeds", "0,1", "--epochs", 300, "--n-jobs", 2, "--out", out])
-    _wait_for(proc, lambda: len([c for c in _descendants(proc.pid) if "loky" in _cmdline(c)]) >= 2,
-              "two worker processes")
+    # two loky workers at work (torch loaded): loky's resource tracker has "loky" in its command line too, and a
+    # worker still starting its interpreter dies of the signal with a fatal error of its own
+    _wait_for(proc, lambda: _training_workers(proc.pid) >= 2, "two worker processes training")
     _stopped(proc, sig, "compare")
+
+
+def _training_workers(pid: int) -> int:
+    """How many of ``pid``'s loky worker processes have torch loaded (past their interpreter's start-up)."""
+    def has_torch(p: int) -> bool:
+        try:
+            return "libtorch" in open(f"/proc/{p}/maps").read()
+        except OSError:
+            return False
+
+    return sum(1 for c in _descendants(pid) if "popen_loky_posix" in _cmdline(c) and has_torch(c))
 
 
 def _descendants(pid: int) -> list[int]:
