@@ -134,20 +134,20 @@ class Targets:
         return pd.concat(parts, ignore_index=True)
 
     def named(self, train: Table, holdout: Table | None) -> pd.DataFrame:
-        """:attr:`frame` with the user's key of each target after ``row_id`` (the training table's key for a
-        training row, the hold-out's for a hold-out row; None where that table has none), under the key's own name
-        (``"NAME (key)"`` if a column of the frame has that name); the frame as it is without a key."""
+        """:attr:`frame` with the user's key of each target after ``row_id`` (:meth:`Table.with_keys` of the training
+        table for a training row, of the hold-out for a hold-out row: one column per key column, under its own name;
+        missing where that table has no key); the frame as it is without a key."""
         if train.key is None:
             return self.frame
-        name = train.key if train.key not in self.frame.columns else f"{train.key} (key)"
-        keys = np.empty(len(self.frame), dtype=object)
+        parts = []
         for src, t in (("train", train), ("holdout", holdout)):
-            at = (self.frame["source"] == src).to_numpy()
-            if at.any() and t is not None and t.keys is not None:
-                keys[at] = t.key_of(self.frame.loc[at, "row_id"].to_numpy(np.int64))
-        out = self.frame.copy()
-        out.insert(int(out.columns.get_loc("row_id")) + 1, name, keys)
-        return out
+            part = self.frame[self.frame["source"] == src]
+            parts.append(t.with_keys(part, "row_id") if t is not None else part)
+        out = pd.concat(parts).loc[self.frame.index]                       # in target order
+        keys = [c for c in out.columns if c not in self.frame.columns]
+        at = list(self.frame.columns).index("row_id") + 1
+        cols = list(self.frame.columns)
+        return out[cols[:at] + keys + cols[at:]]
 
     def to_records(self) -> list[dict]:
         return [{"row_id": int(r.row_id), "group": str(r.group), "source": str(r.source)}

@@ -9,7 +9,6 @@ import pandas as pd
 import pytest
 from sklearn.metrics import roc_auc_score
 
-import memviz
 from memviz.attacks.design import ShadowConfig, choose_targets, make_plan
 from memviz.attacks.features import DELTA, FEATURES, FeatureSpace
 from memviz.attacks.lira import TargetedResult, _fit, analyse, loo_scores
@@ -171,7 +170,9 @@ def test_a_tiny_attack_trains_reuses_and_reads_the_release(parts, tmp_path):
         targeted_attack(tr, targets, ShadowConfig(n_shadows=6, model_params=cfg.model_params, device="cpu"),
                         tmp_path / "att", holdout=ho, release=tr.data.iloc[:80])
     shutil.rmtree(tmp_path / "att")
-    ev = memviz.evidence.suite.Evidence().with_extra("targeted", res)
+    from memviz.evidence.suite import Evidence
+
+    ev = Evidence().with_extra("targeted", res)
     assert ev.attack_readings()[0].test == "targeted"
 
 
@@ -199,3 +200,27 @@ def test_the_attacks_targets_are_named_by_the_users_key(parts, tmp_path):
     assert list(res.targets.columns[:3]) == ["target", "row_id", "customer"]
     assert TargetedResult.from_dict(json.loads((tmp_path / "att" / "result.json").read_text())).targets[
         "customer"].tolist() == [t["customer"] for t in saved]
+
+
+def test_a_composite_keys_columns_name_the_attacks_targets(parts, tmp_path):
+    """A composite key names each target by its own columns in result.json, as every other file names rows."""
+    from dataclasses import replace
+
+    from helpers import TINY_MODEL
+
+    from memviz.attacks.shadow import targeted_attack
+
+    tr, ho = parts
+    schema = replace(tr.schema, key=("branch", "account_no"))
+    keys = pd.DataFrame({"branch": ["North", "South"] * (len(tr) // 2), "account_no": tr.row_ids // 2 * 7 + 1},
+                        index=tr.data.index)
+    tr = replace(tr, schema=schema, keys=keys)
+    targets = choose_targets(tr, ho, top=tr.row_ids[4:6], n_random=2, n_holdout=2, seed=3)
+    cfg = ShadowConfig(n_shadows=4, model_params={**TINY_MODEL, "steps": 5}, device="cpu")
+    targeted_attack(tr, targets, cfg, tmp_path / "att", holdout=ho)
+    saved = json.loads((tmp_path / "att" / "result.json").read_text())["targets"]
+    for t in saved:
+        if t["source"] == "train":
+            assert (t["branch"], t["account_no"]) == tuple(keys.loc[t["row_id"]]), t
+        else:                                                   # the hold-out has no key: nothing to name it by
+            assert t.get("branch") is None and t.get("account_no") is None, t
