@@ -286,20 +286,20 @@ def check_composite_key(df: pd.DataFrame, columns, source: str) -> None:
                         f"{key_text(columns, first)} names {n:,} rows (each combination must name one row)")
 
 
-def _single_key(df: pd.DataFrame, schema: Schema, source: str, *, adopted: bool) -> Schema:
+def _single_key(df: pd.DataFrame, schema: Schema, source: str) -> Schema:
     """The schema again when its one key column names each training row once (missing cells aside). A key that
-    repeats a value would name two rows alike: a declared one (:meth:`Schema.declared`, not ``adopted`` by
-    inference from a schema file's unlisted columns) is refused in one line naming the column and the value; an
-    inferred one is left out of the distance (excluded) and names no row, said in a :class:`SchemaWarning`."""
+    repeats a value would name two rows alike: a declared one (:meth:`Schema.declared`) is refused in one line
+    naming the column and the value; an inferred one (a schema inferred from another table; inference itself and a
+    schema file's unlisted columns never take a key that repeats: :func:`memviz.tables.infer.repeats`) is left out
+    of the distance (excluded) and names no row, said in a :class:`SchemaWarning`."""
     col = schema.key
-    v = df[col].dropna()
-    dup = v[v.duplicated(keep=False)]
-    if dup.empty:
+    if not repeats(df[col]):
         return schema
-    value = dup.iloc[0]
+    v = df[col].dropna()
+    value = v[v.duplicated(keep=False)].iloc[0]
     n = int((v == value).sum())
     what = f"{value!r} names {n:,} rows" if isinstance(value, str) else f"{plain_key(value)} names {n:,} rows"
-    if schema.declared(col) and not adopted:
+    if schema.declared(col):
         raise BadTable(f"{source}: column {col!r}: the row key does not identify the rows: {what} (each key "
                         f"value must name one row; name another key, or none)")
     warnings.warn(f"{source}: column {col!r} nearly identifies rows but repeats values ({what}): it is left out "
@@ -466,9 +466,9 @@ def table_from_frame(df: pd.DataFrame, schema: Schema | str | Path | None = None
             keys = pd.DataFrame({c: key_values(df[c]).to_numpy() for c in schema.key_columns}, index=data.index)
     elif schema.key is not None:
         if schema.key in df.columns and role == "train":
-            schema = _single_key(df, schema, source, adopted=schema.key in unlisted)
+            schema = _single_key(df, schema, source)     # its key None when an inferred one repeats
         if schema.key is None:
-            pass
+            keys = None
         elif schema.key in df.columns:
             keys = pd.Series(key_values(df[schema.key]).to_numpy(), index=data.index, name=schema.key)
         elif role == "train":
