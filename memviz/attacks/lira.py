@@ -55,6 +55,7 @@ from scipy.stats import t as student_t
 from memviz.attacks.design import GROUPS
 from memviz.evidence.membership import FPRS, tpr_at_fpr
 from memviz.evidence.ranktests import auc_delong, json_safe
+from memviz.measure.intervals import t_interval
 
 FORMAT = "memviz.attacks.targeted/1"
 COMPARISONS = (("top", "random"), ("named", "random"), ("top", "named"))
@@ -126,14 +127,6 @@ def per_target(scores: np.ndarray, inside: np.ndarray) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _t_interval(x: np.ndarray) -> tuple[float, float, float]:
-    m = float(np.mean(x)) if len(x) else math.nan
-    if len(x) < 2:
-        return m, math.nan, math.nan
-    h = float(student_t.ppf(0.975, len(x) - 1) * np.std(x, ddof=1) / math.sqrt(len(x)))
-    return m, m - h, m + h
-
-
 def group_table(targets: pd.DataFrame, scores: np.ndarray, inside: np.ndarray) -> pd.DataFrame:
     """One row per group present: n, auc (mean), auc_low, auc_high (t interval), exposed_share, tpr_1pct and
     tpr_01pct pooled over the group's pairs (with their false alarms allowed and whether resolved)."""
@@ -142,7 +135,9 @@ def group_table(targets: pd.DataFrame, scores: np.ndarray, inside: np.ndarray) -
         idx = np.flatnonzero(targets["group"].to_numpy() == g)
         if not len(idx):
             continue
-        m, lo, hi = _t_interval(targets["auc"].to_numpy()[idx])
+        auc = targets["auc"].to_numpy()[idx]
+        # a group with an undefined AUC has no mean (memviz.measure.intervals.t_interval would leave it out)
+        m, lo, hi = t_interval(auc) if np.isfinite(auc).all() else (math.nan,) * 3
         lo, hi = max(0.0, lo), min(1.0, hi)                                          # an AUC's range
         x = scores[:, idx][inside[:, idx]]
         y = scores[:, idx][~inside[:, idx]]
