@@ -7,7 +7,11 @@ Anything else is a bug and keeps its traceback.
 
 A caller catches a kind of mistake by its subclass: :class:`BadTable` (a table or schema file),
 :class:`BadOption` (an option or config value), :class:`BadRunFolder` (a run, job or attack folder),
-:class:`RefusedVerdict` (tables an audit gives no verdict on), :class:`MissingExtra` (an optional library).
+:class:`RefusedVerdict` (tables an audit gives no verdict on), :class:`TooLarge` (more than this machine's memory or disk
+holds), :class:`Busy` (a folder another memviz process is writing), :class:`MissingExtra` (an optional library);
+beside them, ``memviz.io.OutputRefused`` (an output path memviz will not write: it would replace something the user
+owns) and ``memviz.io.DiskFull``. Every ``raise`` in memviz names one of these kinds; the base class is for
+``except`` only.
 """
 from __future__ import annotations
 
@@ -33,6 +37,15 @@ class BadRunFolder(MemvizError):
 
 class RefusedVerdict(MemvizError):
     """Tables on which an audit gives no verdict, and why (a hold-out that shares the training table's rows)."""
+
+
+class TooLarge(MemvizError):
+    """A request this machine cannot hold, refused before any work: memory for a neighbour search or for rows to
+    sample, the disk reserve of a runs folder."""
+
+
+class Busy(MemvizError):
+    """A folder another memviz process is writing now (its lock is held): try again when that process stops."""
 
 
 #: the names these kinds had before (a caller's ``except DataError`` still catches a bad table); not used in memviz

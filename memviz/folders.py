@@ -23,7 +23,7 @@ import warnings
 import time
 from pathlib import Path
 
-from memviz.errors import MemvizError
+from memviz.errors import Busy, MemvizError
 from memviz.io import (
     DISK_FULL,
     TEMP,
@@ -47,7 +47,7 @@ class ReplacedFolder(UserWarning):
     """An output folder was written over an earlier one (said, in one line, by the CLI)."""
 
 
-class FolderBusy(MemvizError):
+class FolderBusy(Busy):
     """Another process is writing the same output folder."""
 
 
