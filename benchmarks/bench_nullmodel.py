@@ -19,8 +19,8 @@ import numpy as np
 import pandas as pd
 from bench_rescore import timed  # noqa: E402  (benchmarks/ is on the path when run as a script)
 
-from memviz.dynamics.rows import compute_dynamics
 from memviz.dynamics.nullmodel import fit_null
+from memviz.dynamics.rows import compute_dynamics
 from memviz.dynamics.splithalf import dynamics_statistics
 
 

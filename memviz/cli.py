@@ -136,7 +136,7 @@ def main(argv=None) -> int:
         except KeyboardInterrupt as exc:         # Ctrl-C or SIGTERM, wherever it came: one line
             for sig in (signal.SIGINT, signal.SIGTERM):      # a second stop while we say so: no traceback
                 signal.signal(sig, signal.SIG_IGN)
-            from memviz.commands import COMMANDS                # names only (it may be what was interrupted)
+            from memviz.commands import COMMANDS  # names only (it may be what was interrupted)
 
             name = f"memviz {chosen}" if chosen in COMMANDS else "memviz"
             try:

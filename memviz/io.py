@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from memviz.errors import MemvizError, BadRunFolder
+from memviz.errors import BadRunFolder, MemvizError
 
 #: the package's version (``memviz.__version__``). A base module holds it so that any layer can record it
 #: (a run's manifest, an audit's provenance) without importing the package's face, which imports the audit

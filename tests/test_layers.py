@@ -1,6 +1,6 @@
 """The house's layers: who may import whom inside memviz, and no import circles.
 
-Layers, bottom to top, in the pipeline's order: the base (errors, io, folders, locks, device, metrics) <
+Layers, bottom to top, in the pipeline's order: the base (errors, io, folders, locks, device, metrics, text) <
 tables (load) < engine (the one nearest-neighbour engine) < measure (the metric) < evidence (the
 privacy tests) < models < dynamics (and the DynamicCut score that reads them) < risk (why these rows: risk
 factors from the table, a model of a warm-up's memorization from them) < evaluate < warmup <
@@ -20,7 +20,7 @@ import pytest
 PKG = Path(__file__).resolve().parent.parent / "memviz"
 LAYERS = ["base", "tables", "engine", "measure", "evidence", "models", "dynamics", "risk", "evaluate", "warmup", "mitigate",
           "leaks", "attacks", "compare", "viz", "auditing", "jobs", "study", "app", "top"]
-BASE = ("errors", "faces", "io", "folders", "locks", "device", "metrics")
+BASE = ("errors", "faces", "io", "folders", "locks", "device", "metrics", "text")
 
 
 def module_name(path: Path) -> str:

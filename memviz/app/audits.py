@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memviz.auditing.verdict import rows_within_chance
-from memviz.errors import MemvizError
 from memviz.dynamics.dynamiccut import DEFAULTS, DynamicCutParams
+from memviz.errors import MemvizError
+from memviz.text import check_name
 from memviz.viz.card import Card, Line, tone
-from memviz.viz.text import check_name
 
 
 def pkT(p: float, k: int, T) -> str:
@@ -422,7 +422,7 @@ def headline_figures(audit, *, ratio: bool = True) -> list[Figure]:
     never saw: the too-close share, the identical share, the ratio test above its floor (``ratio=False``
     leaves it to a page that shows the ratio test in full), and the named rows (each with how the verdict's
     family judged it). Empty without a hold-out."""
-    from memviz.viz.text import pct, share_digits
+    from memviz.text import pct, share_digits
 
     if audit.floor is None:
         return []

@@ -29,11 +29,11 @@ import numpy as np
 import pandas as pd
 
 from memviz.auditing.verdict import REFUSALS
-from memviz.measure.floor import Excess, Floor, newcombe_interval, wilson_interval
-from memviz.viz.card import Card, Line, tone
 from memviz.compare.methods import method_label
+from memviz.measure.floor import Excess, Floor, newcombe_interval, wilson_interval
+from memviz.text import pct, points
+from memviz.viz.card import Card, Line, tone
 from memviz.viz.style import model_label
-from memviz.viz.text import pct, points
 
 #: below this many seeds a difference is "indicative"
 MIN_SEEDS = 3

@@ -14,13 +14,13 @@ from memviz.compare.details import (
     read_details,
     read_results,
 )
+from memviz.compare.methods import method_label
 from memviz.errors import BadTable, MemvizError
 from memviz.io import read_json
 from memviz.jobs.control import job_for, read_spec
 from memviz.measure.floor import Floor
 from memviz.metrics import METRICS
 from memviz.models import MODELS  # noqa: F401
-from memviz.compare.methods import method_label
 from memviz.viz.style import model_label
 
 
@@ -285,7 +285,7 @@ def verdicts_differ(run_audit, run_source, compare_audit, model: str, compare: C
     ``run_source``: the run's :class:`memviz.app.audits.Source`; ``compare``: the comparison (for its seeds)."""
     if run_audit is None or compare_audit is None or run_audit.verdict.code == compare_audit.verdict.code:
         return ""
-    from memviz.viz.text import check_name
+    from memviz.text import check_name
 
     where = check_name(run_source.check, run_source.n_checks) if run_source.check is not None else "its last check"
     epoch = f" (epoch {run_source.epoch})" if run_source.epoch is not None else ""

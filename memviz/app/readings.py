@@ -14,8 +14,8 @@ import numpy as np
 import pandas as pd
 
 from memviz.app.runs import RunView
-from memviz.errors import MemvizError, BadRunFolder
 from memviz.dynamics.nullmodel import DEFAULT_REPLICATES as NULL_REPLICATES
+from memviz.errors import BadRunFolder, MemvizError
 from memviz.tables.data import Table, fingerprint
 from memviz.warmup.store import RunStore, run_token
 
@@ -219,9 +219,9 @@ def measure_distance(view: RunView, distance: str, holdout: Table | None = None)
     rows). BadRunFolder when the run kept no generated rows."""
     import time
 
+    from memviz.engine.neighbors import NeighborEngine
     from memviz.measure.floor import excess, holdout_floor
     from memviz.measure.memorization import memorization
-    from memviz.engine.neighbors import NeighborEngine
 
     t0 = time.perf_counter()
     check = int(view.per_check["check"].iloc[-1])
@@ -397,7 +397,7 @@ def dynamics_sentence(dyn, findings=None) -> str:
     rows ever copied (a row never copied has none). With ``findings`` (the null comparison's
     frame), how many of the non-circular statistics hold against the null.
     """
-    from memviz.viz.text import count, pct
+    from memviz.text import count, pct
 
     total = float(dyn.total.sum())
     if total <= 0:

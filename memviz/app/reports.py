@@ -16,13 +16,9 @@ from pathlib import Path
 import pandas as pd
 
 from memviz.app import audits, glossary, why
+from memviz.app.compare_card import compare_verdict, pick_model
 from memviz.app.comparisons import CompareView, run_floor, verdicts_differ
 from memviz.app.runs import RunView, load_run, rankings
-from memviz.app.compare_card import compare_verdict, pick_model
-from memviz.dynamics.summaries import concentration, heavy_tail
-from memviz.errors import MemvizError
-from memviz.io import csv_bytes
-from memviz.leaks.rows import copies_of, most_copied
 from memviz.dynamics.dynamiccut import (
     DEFAULTS,
     DynamicCutParams,
@@ -31,11 +27,15 @@ from memviz.dynamics.dynamiccut import (
     early_identification_curve,
     params_of,
 )
+from memviz.dynamics.summaries import concentration, heavy_tail
+from memviz.errors import MemvizError
+from memviz.io import csv_bytes
+from memviz.leaks.rows import copies_of, most_copied
 from memviz.tables.data import read_frame
+from memviz.text import pct
 from memviz.viz import report as vr
 from memviz.viz import why as viz_why
 from memviz.viz.card import Card, Line
-from memviz.viz.text import pct
 
 
 def _tuning(params: DynamicCutParams | None, p=None, k=None, T=None) -> DynamicCutParams:

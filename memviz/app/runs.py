@@ -12,12 +12,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from memviz.dynamics.summaries import concentration, heavy_tail
-from memviz.errors import MemvizError, BadRunFolder
-from memviz.io import atomic_write_json, csv_bytes, read_json
-from memviz.jobs.control import job_for, runs_root
-from memviz.leaks.columns import run_column_match_rates
-from memviz.leaks.rows import LeakView, copies_of, most_copied, style_matches
 from memviz.dynamics.dynamiccut import (
     DEFAULTS,
     DynamicCutParams,
@@ -29,6 +23,12 @@ from memviz.dynamics.dynamiccut import (
     early_identification_curve,
 )
 from memviz.dynamics.dynamiccut import default_T as _default_T
+from memviz.dynamics.summaries import concentration, heavy_tail
+from memviz.errors import BadRunFolder, MemvizError
+from memviz.io import atomic_write_json, csv_bytes, read_json
+from memviz.jobs.control import job_for, runs_root
+from memviz.leaks.columns import run_column_match_rates
+from memviz.leaks.rows import LeakView, copies_of, most_copied, style_matches
 from memviz.tables.data import Table, fingerprint, load_companion
 from memviz.tables.redact import redact
 from memviz.warmup.run import WarmupConfig, WarmupResult, load_warmup

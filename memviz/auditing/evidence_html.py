@@ -15,7 +15,7 @@ import math
 
 import pandas as pd
 
-from memviz.metrics import MISSING, number, percent
+from memviz.text import MISSING, number, percent
 
 HEADING = "Other tests"
 INTRO = ("Each is read against the hold-out (real rows the model never saw); they support the verdict and never "

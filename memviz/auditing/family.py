@@ -112,7 +112,6 @@ class Family:
 def family(pvalues: dict[str, float], alpha: float = ALPHA) -> Family:
     """The :class:`Family` of the members given (name → p; None or NaN: the member did not run)."""
     from memviz.measure.multiplicity import holm
-
     from memviz.measure.tails import positive
 
     names = [n for n in MEMBERS if pvalues.get(n) is not None and math.isfinite(float(pvalues[n]))]

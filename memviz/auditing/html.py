@@ -17,8 +17,8 @@ import pandas as pd
 from memviz.auditing.family import MEMBER_NAMES
 from memviz.auditing.verdict import BELOW_FLOOR
 from memviz.errors import install_hint
+from memviz.text import cut, pct, percent, points, share_digits
 from memviz.viz.card import Card, Line, tone
-from memviz.viz.text import cut, pct, percent, points, share_digits
 
 #: most-copied training rows shown beside their copies (with the tables given)
 N_LEAKS = 5

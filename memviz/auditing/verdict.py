@@ -66,7 +66,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, get_args
 
-from memviz.viz.text import pct, percent, points, share_digits
+from memviz.text import pct, percent, points, share_digits
 
 if TYPE_CHECKING:
     from memviz.auditing.result import Audit

@@ -66,7 +66,6 @@ def run(args) -> None:
     from memviz.attacks.shadow import attack_run
     from memviz.attacks.store import run_attack_dir
     from memviz.errors import MemvizError
-
     from memviz.folders import output_folder
 
     t0 = time.perf_counter()

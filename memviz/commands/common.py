@@ -10,9 +10,9 @@ from pathlib import Path
 
 from memviz.compare.config import CompareConfig
 from memviz.device import DEVICES
-from memviz.errors import BadOption, MemvizError, SEED_MAX, checked_seed
-from memviz.engine import DISTANCES
 from memviz.dynamics.dynamiccut import DEFAULTS as DYNAMICCUT
+from memviz.engine import DISTANCES
+from memviz.errors import SEED_MAX, BadOption, MemvizError, checked_seed
 from memviz.jobs.spec import OVERRIDE_HINT
 from memviz.warmup.run import WarmupConfig
 
@@ -91,7 +91,7 @@ class EventBars:
         last after its final epoch, so the figure is not the current epoch's."""
         if self.mem is None:
             return ""
-        from memviz.viz.text import check_name, pct
+        from memviz.text import check_name, pct
 
         c, n, e = self.check
         where = ", ".join(x for x in (check_name(c, n) if c is not None else "",
@@ -130,8 +130,8 @@ class EventBars:
             self.cells.append(ev)
             self.grid = (int(ev["done"]), int(ev["total"]))
             from memviz.compare.methods import method_label
+            from memviz.text import pct, seconds
             from memviz.viz.style import model_label
-            from memviz.viz.text import pct, seconds
 
             what = f"mem {pct(ev['mem_ratio'])}" if ev.get("status") == "ok" else "FAILED"
             self.bars["compare"](int(ev["done"]), int(ev["total"]),
@@ -142,7 +142,7 @@ class EventBars:
         """The comparison's line while cells run: each running cell's phase and epoch, the time left (the
         Compare page's estimate, :func:`memviz.app.progress.cells_estimate`)."""
         from memviz.app.progress import cells_estimate
-        from memviz.viz.text import seconds
+        from memviz.text import seconds
 
         done, total = self.grid
         if not total:

@@ -58,10 +58,10 @@ def run(args) -> None:
 def _run(args, t0, client, outs) -> None:
     import pandas as pd
 
+    from memviz.engine.neighbors import NeighborEngine
     from memviz.io import export_csv
     from memviz.measure.closeness import nn1_closeness, summary
     from memviz.measure.memorization import memorization
-    from memviz.engine.neighbors import NeighborEngine
     from memviz.tables.data import load_companion, load_table
 
     train = load_table(args.train, schema_of(args), target=args.target, suggest=False,  # it reads no target

@@ -30,9 +30,9 @@ _UNFINISHED = {"running": "is still training", "interrupted": "was interrupted (
 
 
 def run(args) -> None:
+    from memviz.dynamics.dynamiccut import DynamicCutParams, dynamiccut_selection
     from memviz.errors import BadRunFolder
     from memviz.io import export_csv
-    from memviz.dynamics.dynamiccut import DynamicCutParams, dynamiccut_selection
     from memviz.warmup.run import load_warmup
     from memviz.warmup.store import RunStore
 

@@ -17,11 +17,11 @@ from memviz.compare.methods import (
     dp_method,
 )
 from memviz.device import resolve_device
-from memviz.errors import BadOption, checked_seed
+from memviz.dynamics.dynamiccut import DEFAULTS, DynamicCutParams
 from memviz.engine import DISTANCES
+from memviz.errors import BadOption, checked_seed
 from memviz.mitigate.augment import DEFAULT_RATIO
 from memviz.mitigate.dynamic import DynamicThreshold
-from memviz.dynamics.dynamiccut import DEFAULTS, DynamicCutParams
 from memviz.models import MODELS, check_model_params, check_models
 from memviz.models.privacy import PrivacyConfig
 from memviz.warmup.frontier import StopRule

@@ -58,6 +58,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 import pandas as pd
 
+from memviz.dynamics.dynamiccut import DEFAULT_K, DEFAULT_P, DynamicCutParams
 from memviz.dynamics.rows import (
     DEFAULT_TOP_FRAC,
     CheckEvents,
@@ -65,10 +66,9 @@ from memviz.dynamics.rows import (
     check_events,
     dynamics_from_events,
 )
+from memviz.dynamics.splithalf import Statistic, dynamics_statistics
 from memviz.dynamics.summaries import early_check_count
 from memviz.errors import MemvizError
-from memviz.dynamics.splithalf import Statistic, dynamics_statistics
-from memviz.dynamics.dynamiccut import DEFAULT_K, DEFAULT_P, DynamicCutParams
 
 VALUE_BINS = 10
 DEFAULT_REPLICATES = 100

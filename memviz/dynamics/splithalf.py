@@ -43,9 +43,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from memviz.dynamics.rows import RowDynamics, top_mask
-from memviz.dynamics.summaries import early_check_count, mann_whitney_p
-from memviz.errors import MemvizError
 from memviz.dynamics.dynamiccut import (
     DEFAULT_K,
     DEFAULT_P,
@@ -54,6 +51,9 @@ from memviz.dynamics.dynamiccut import (
     params_of,
     target_top,
 )
+from memviz.dynamics.rows import RowDynamics, top_mask
+from memviz.dynamics.summaries import early_check_count, mann_whitney_p
+from memviz.errors import MemvizError
 
 #: the paper's criteria, as :func:`memviz.study.findings` applies them: two-sided
 #: Mann-Whitney p below this (with the Top value on the paper's side) for group statistics ...

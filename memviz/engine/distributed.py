@@ -42,8 +42,8 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from memviz.errors import MemvizError
 from memviz.engine.neighbors import NeighborEngine, Neighbors
+from memviz.errors import MemvizError
 from memviz.tables.data import Table
 
 #: query rows per task unless given: enough to keep a worker's pass efficient, small

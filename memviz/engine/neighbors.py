@@ -97,10 +97,10 @@ import numpy as np
 import pandas as pd
 
 from memviz.device import compute_device, cpu_threads
-from memviz.errors import MemvizError
 from memviz.engine import DISTANCES, budget
 from memviz.engine.blocks import Progress, map_blocks
 from memviz.engine.cpudense import CpuDense, tiny_rows
+from memviz.errors import MemvizError
 from memviz.tables.data import Table
 from memviz.tables.encoding import Encoder, pow2_exponents
 

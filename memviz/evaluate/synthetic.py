@@ -569,7 +569,6 @@ def dcr_share(train: Table, test, synthetic, device: str = "auto", *, balance: b
     """
     from memviz.engine.distributed import on_cluster
     from memviz.engine.neighbors import NeighborEngine
-
     from memviz.tables.holdout import CheckedHoldout
 
     syn = synthetic_frame(train, synthetic)

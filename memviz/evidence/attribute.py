@@ -41,16 +41,16 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
+from memviz.engine.neighbors import NeighborEngine
 from memviz.errors import MemvizError
+from memviz.evidence.membership import DEFAULT_DISTANCE, check_distance
+from memviz.evidence.ranktests import json_safe
 from memviz.measure.closeness import NEAR_GAP, fit_spread
 from memviz.measure.floor import newcombe_interval, wilson_interval
-from memviz.tables.holdout import CheckedHoldout, as_table, checked_holdout
-from memviz.evidence.membership import DEFAULT_DISTANCE, check_distance
-from memviz.engine.neighbors import NeighborEngine
-from memviz.evidence.ranktests import json_safe
 from memviz.measure.multiplicity import bh_qvalues
 from memviz.tables.data import Table
 from memviz.tables.encoding import canonical_series
+from memviz.tables.holdout import CheckedHoldout, as_table, checked_holdout
 from memviz.tables.schema import Schema
 
 N_ROWS = 1000

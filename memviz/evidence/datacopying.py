@@ -50,15 +50,15 @@ from functools import cached_property
 import numpy as np
 import pandas as pd
 
-from memviz.errors import MemvizError
-from memviz.measure.closeness import fit_spread
-from memviz.tables.holdout import CheckedHoldout, as_table, checked_holdout
-from memviz.evidence.membership import DEFAULT_DISTANCE, check_distance
 from memviz.engine.neighbors import NeighborEngine
+from memviz.errors import MemvizError
+from memviz.evidence.membership import DEFAULT_DISTANCE, check_distance
 from memviz.evidence.ranktests import json_safe, mann_whitney_z, one_sided_p
+from memviz.measure.closeness import fit_spread
 from memviz.measure.multiplicity import bh_qvalues
 from memviz.tables.data import Table
 from memviz.tables.encoding import Encoder, canonical_series
+from memviz.tables.holdout import CheckedHoldout, as_table, checked_holdout
 
 MAX_CELLS = 10
 HOLDOUT_PER_CELL = 100

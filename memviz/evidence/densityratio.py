@@ -87,12 +87,12 @@ import pandas as pd
 from scipy.stats import nhypergeom, norm
 
 from memviz.errors import MemvizError
-from memviz.tables.holdout import CheckedHoldout, as_table, checked_holdout
 from memviz.evidence.membership import FPRS, N_NAMED, ROC_POINTS, roc_curve_points, thin_roc, tpr_at_fpr
 from memviz.evidence.ranktests import auc_delong, json_safe
 from memviz.measure.multiplicity import bh_qvalues, bonferroni
 from memviz.tables.data import Table
 from memviz.tables.encoding import canonical_series
+from memviz.tables.holdout import CheckedHoldout, as_table, checked_holdout
 
 FORMAT = "memviz.evidence.density_ratio/1"
 #: the encoding's name in the JSON (module docstring)

@@ -39,14 +39,14 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from memviz.errors import MemvizError
-from memviz.measure.floor import wilson_interval
 from memviz.engine import DISTANCES
 from memviz.engine.neighbors import NeighborEngine
-from memviz.tables.holdout import CheckedHoldout, as_table, checked_holdout
+from memviz.errors import MemvizError
 from memviz.evidence.ranktests import auc_delong, json_safe
+from memviz.measure.floor import wilson_interval
 from memviz.measure.multiplicity import bh_qvalues
 from memviz.tables.data import Table
+from memviz.tables.holdout import CheckedHoldout, as_table, checked_holdout
 
 #: the distance of the tests beyond the ratio test (module docstring: why not the paper's)
 DEFAULT_DISTANCE = "standardized"

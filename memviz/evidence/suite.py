@@ -67,11 +67,12 @@ from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
+from memviz.device import cpu_threads, limit_threads
+from memviz.engine.neighbors import NeighborEngine
 from memviz.evidence.article29 import Article29Result, linkability, singling_out
 from memviz.evidence.attribute import N_ROWS, AttributeResult, attribute_inference
-from memviz.evidence.densityratio import AUDIT_LIMITS, DensityRatioResult, density_ratio_attack
 from memviz.evidence.datacopying import DataCopyingResult, data_copying_test
-from memviz.tables.holdout import CheckedHoldout, as_table, checked_holdout
+from memviz.evidence.densityratio import AUDIT_LIMITS, DensityRatioResult, density_ratio_attack
 from memviz.evidence.membership import (
     DEFAULT_DISTANCE,
     MembershipResult,
@@ -79,10 +80,9 @@ from memviz.evidence.membership import (
     membership_inference,
     synthetic_engine,
 )
-from memviz.device import cpu_threads, limit_threads
-from memviz.engine.neighbors import NeighborEngine
 from memviz.tables.data import Table
 from memviz.tables.encoding import shared_factorizations
+from memviz.tables.holdout import CheckedHoldout, as_table, checked_holdout
 
 log = logging.getLogger(__name__)
 

@@ -50,10 +50,10 @@ from memviz.jobs.queue import (  # noqa: F401 (re-exported)
     MAX_JOBS_ENV,
     MAX_QUEUED_ENV,
     MAX_SESSION_JOBS,
-    proc_start_ticks,
     max_jobs,
     max_queued,
     pid_alive,
+    proc_start_ticks,
     take_slot,
 )
 from memviz.jobs.spec import (  # noqa: F401 (EventLog re-exported)
@@ -149,7 +149,7 @@ def _starting(job: Job, session: str = "", check_room: bool = True, remove: bool
     """Start ``job`` alone (a lock under ``<root>/.jobs``), within the queue's bounds
     (:func:`check_room_for`); on any failure remove what was made of it unless not ``remove``
     (a full disk is one :class:`~memviz.io.DiskFull` line naming the folder)."""
-    from memviz.locks import hold
+    from memviz.folders import hold
 
     folder = job.root / JOBS
     try:

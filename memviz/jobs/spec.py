@@ -52,7 +52,7 @@ from memviz.compare import (
     summary_table,
 )
 from memviz.compare.details import compute_details
-from memviz.errors import MemvizError, BadRunFolder
+from memviz.errors import BadRunFolder, MemvizError
 from memviz.io import atomic_write_json, dumps, read_json
 from memviz.tables.data import Table, load_companion, load_table
 from memviz.warmup.run import WarmupConfig, run_warmup

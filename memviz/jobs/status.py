@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from memviz.errors import MemvizError, BadRunFolder
+from memviz.errors import BadRunFolder, MemvizError
 from memviz.io import read_json
 from memviz.jobs.guard import inside
 from memviz.jobs.queue import JOBS, pid_alive

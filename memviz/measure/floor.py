@@ -41,8 +41,8 @@ import numpy as np
 import pandas as pd
 
 from memviz.errors import MemvizError
+from memviz.measure.memorization import auc_terms
 from memviz.measure.nullfit import NullFit, fit_null
-from memviz.metrics import auc_terms
 from memviz.tables.data import Table
 from memviz.tables.holdout import REFERENCE, CheckedHoldout, checked_holdout
 
@@ -233,8 +233,8 @@ def holdout_floor(reference: Table, holdout: CheckedHoldout | Table | pd.DataFra
         An empty hold-out, missing or other columns, an engine of another reference or
         distance, or a hold-out that is the reference.
     """
-    from memviz.measure.memorization import memorization
     from memviz.engine.neighbors import NeighborEngine
+    from memviz.measure.memorization import memorization
 
     t0 = time.perf_counter()
     if not (isinstance(holdout, CheckedHoldout) and holdout.train is reference and holdout.fingerprint):

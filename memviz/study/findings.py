@@ -35,6 +35,7 @@ from itertools import product
 import numpy as np
 import pandas as pd
 
+from memviz.measure.intervals import t_interval
 from memviz.study.inference import (
     FAMILIES,
     PAPER_RELATIVE,
@@ -43,7 +44,6 @@ from memviz.study.inference import (
     side_of,
     two_sided,
 )
-from memviz.measure.intervals import t_interval
 
 
 def signed_rank_exact(d) -> dict:

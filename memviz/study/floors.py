@@ -21,7 +21,6 @@ from memviz.study.util import save, stored
 from memviz.tables.data import Table, fingerprint, load_dataset
 
 
-
 def subsample(table: Table, n: int | None, seed: int = 0) -> Table:
     """``n`` rows drawn without replacement (seeded), in their original order; ids kept."""
     import numpy as np

@@ -131,7 +131,7 @@ def run_seed_grid(grid: str, train, test, scale: StudyScale, dataset: str, seed:
     they are."""
     cfg = grid_specs(scale, dataset, seed, Ts, runs, device, n_jobs, len(train)).get(grid)
     if cfg is not None and grid == "stop":
-        from memviz.study.warmups import warmup_job, warmup_config
+        from memviz.study.warmups import warmup_config, warmup_job
 
         warmup_job(train, test, warmup_config(scale, seed, device), stop_warmup_dir(runs, seed))
     if cfg is not None:

@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 
 from memviz.study.util import as_float
-from memviz.viz.text import percent
+from memviz.text import percent
 
 #: plain-words names of the null model's statistics (:func:`memviz.dynamics.splithalf.dynamics_statistics`)
 STATISTICS = {

@@ -29,12 +29,12 @@ import numpy as np
 import pandas as pd
 
 from memviz.device import torch_threads
+from memviz.dynamics.dynamiccut import dynamiccut_selection, early_identification
+from memviz.dynamics.nullmodel import compare_to_null, verdict
 from memviz.dynamics.rows import ceil_share
 from memviz.dynamics.summaries import summarize
-from memviz.dynamics.nullmodel import compare_to_null, verdict
 from memviz.io import settings_key
 from memviz.measure.rownull import row_null
-from memviz.dynamics.dynamiccut import dynamiccut_selection, early_identification
 from memviz.study.scales import StudyScale
 from memviz.study.util import run_jobs, save, stored
 from memviz.warmup.run import WarmupConfig, ensure_warmup, load_warmup

@@ -208,8 +208,8 @@ def high_risk_rows(texts: pd.DataFrame, top_rate: pd.Series, base: float) -> tup
 def combination_tests(train, rows: pd.DataFrame, copies: pd.DataFrame, dataset: str,
                       methods=("dynamiccut", "random", "isolation")) -> tuple[list[dict], pd.DataFrame]:
     """(the paired tests against the baseline, the per-cell counts) of one table (module docstring)."""
-    from memviz.study.findings import signed_rank_exact
     from memviz.measure.intervals import t_interval
+    from memviz.study.findings import signed_rank_exact
     from memviz.study.inference import two_sided
 
     texts = value_texts(train)

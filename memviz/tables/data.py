@@ -42,13 +42,6 @@ import numpy as np
 import pandas as pd
 
 from memviz.errors import BadTable
-from memviz.tables.read import (  # noqa: F401 (the reading half, re-exported)
-    MAX_CATEGORIES,
-    MAX_COLUMNS,
-    check_frame,
-    read_csv_bytes,
-    read_frame,
-)
 from memviz.tables.infer import (  # noqa: F401 (the inference half, re-exported)
     KEY_DENSITY,
     KEY_MIN_ROWS,
@@ -60,13 +53,21 @@ from memviz.tables.infer import (  # noqa: F401 (the inference half, re-exported
     KeyNote,
     SchemaWarning,
     TargetSuggestion,
+    infer_schema,
     is_date_like,
     is_integer_valued,
-    infer_schema,
+    key_named,
     key_reason,
+    repeats,
     suggest_target,
 )
-from memviz.tables.infer import key_named, repeats
+from memviz.tables.read import (  # noqa: F401 (the reading half, re-exported)
+    MAX_CATEGORIES,
+    MAX_COLUMNS,
+    check_frame,
+    read_csv_bytes,
+    read_frame,
+)
 from memviz.tables.schema import INFERRED, Schema
 
 ROW_ID = "row_id"

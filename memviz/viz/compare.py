@@ -12,7 +12,8 @@ import pandas as pd
 from memviz.compare.methods import method_label
 from memviz.compare.threeway import three_way
 from memviz.errors import MemvizError
-from memviz.metrics import METRICS, MISSING, number, percent
+from memviz.metrics import METRICS
+from memviz.text import MISSING, number, pct, percent, plain, plain_all
 from memviz.viz.style import (
     PALETTE,
     REMOVED_COLOR,
@@ -25,7 +26,6 @@ from memviz.viz.style import (
     pct_axis,
     rgba,
 )
-from memviz.viz.text import pct, plain, plain_all
 
 if TYPE_CHECKING:
     import plotly.graph_objects as go  # imported where a figure is made: the audit's report needs no plotly

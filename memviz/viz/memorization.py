@@ -12,6 +12,7 @@ from plotly.subplots import make_subplots
 from memviz.dynamics.rows import RowDynamics
 from memviz.dynamics.summaries import concentration_curve
 from memviz.errors import MemvizError
+from memviz.text import count, pct, plain_all
 from memviz.viz.style import (
     BEFORE_COLOR,
     MAX_CURVE_POINTS,
@@ -22,7 +23,6 @@ from memviz.viz.style import (
     new_figure,
     rgba,
 )
-from memviz.viz.text import count, pct, plain_all
 
 
 # ------------------------------------------------------------------ memorization screen

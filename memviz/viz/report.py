@@ -16,7 +16,7 @@ Redaction (default): row-level content (the optional leak tables) is shown throu
 :func:`memviz.tables.redact.redact` with ranges from the whole training table and category hashes
 keyed per column and per report; figures are aggregates (counts, shares, distances) and
 name columns, methods and internal row ids only; class values in figures are hashed too.
-User text inside figures is made inert with :func:`memviz.viz.text.plain`.
+User text inside figures is made inert with :func:`memviz.text.plain`.
 """
 from __future__ import annotations
 
@@ -31,13 +31,12 @@ import numpy as np
 import pandas as pd
 
 from memviz.errors import MemvizError
-from memviz.metrics import MISSING, number
+from memviz.text import MISSING, cut, number, seconds
 from memviz.viz import glossary as words
 from memviz.viz.card import Card
 from memviz.viz.compare import THREE_WAY_NOTE, by_method, results_display, three_way_table
 from memviz.viz.style import caption
 from memviz.viz.templating import blocks, render
-from memviz.viz.text import cut, seconds
 
 CSP = ("default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
        "img-src data: blob:; font-src data:")

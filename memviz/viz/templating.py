@@ -6,7 +6,7 @@ Escaping is jinja2's autoescape (on for every template, :func:`jinja2.select_aut
 prints is escaped unless it is :class:`markupsafe.Markup` (the blocks memviz drew itself: a table, plotly's
 figure ``<div>``, the inline stylesheet and scripts), so user text (column names, cells, titles, file names)
 cannot become markup even where a template forgets a filter. The escape itself is :func:`html.escape` with
-quotes, after :func:`memviz.viz.text.isolate` (a bidirectional control cannot reverse the figures beside it),
+quotes, after :func:`memviz.text.isolate` (a bidirectional control cannot reverse the figures beside it),
 applied through the environment's ``finalize``: the report's bytes stay those of the stdlib's escape
 (``&#x27;``, ``&quot;``). An undefined name is an error (:class:`jinja2.StrictUndefined`), never an empty string.
 
@@ -20,12 +20,12 @@ from functools import lru_cache
 
 from markupsafe import Markup
 
-from memviz.viz.text import isolate
+from memviz.text import isolate
 
 
 def escape(value) -> Markup:
     """``value`` as HTML text: Markup as it is, anything else :func:`html.escape`\\ d (quotes included) after
-    :func:`memviz.viz.text.isolate`."""
+    :func:`memviz.text.isolate`."""
     if hasattr(value, "__html__"):
         return Markup(value.__html__())
     return Markup(html.escape(isolate(str(value)), quote=True))

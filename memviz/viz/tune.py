@@ -10,6 +10,7 @@ from memviz.evaluate.synthetic import ks_statistic
 from memviz.tables.data import Table
 from memviz.tables.encoding import canonical_series
 from memviz.tables.redact import category_labels
+from memviz.text import pct, plain, plain_all
 from memviz.viz.style import (
     AFTER_COLOR,
     BEFORE_COLOR,
@@ -20,7 +21,6 @@ from memviz.viz.style import (
     new_figure,
     rgba,
 )
-from memviz.viz.text import pct, plain, plain_all
 
 
 # --------------------------------------------------------------------- tune & prune screen

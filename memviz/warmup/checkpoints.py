@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from memviz.errors import MemvizError, BadRunFolder, checked_seed
+from memviz.errors import BadRunFolder, MemvizError, checked_seed
 
 FOLDER = "checkpoints"
 RETENTIONS = ("all", "every:K", "last:N", "none")
@@ -125,9 +125,9 @@ def sample_check(run_dir, check: int, rows: int, seed: int = 0, device: str = "a
     """``rows`` rows drawn with ``seed`` from check ``check``'s weights -> (DataFrame, epoch).
     The same run, check, rows, seed and device kind give the same table; the check's own seed
     (:func:`memviz.warmup.tracking.check_seed`) and size redraw the rows that check measured."""
+    from memviz.engine.budget import check as check_memory
+    from memviz.engine.budget import sample_bytes
     from memviz.models.tabddpm import TabDDPM
-
-    from memviz.engine.budget import check as check_memory, sample_bytes
     from memviz.warmup.store import RunStore
 
     if int(rows) < 1:

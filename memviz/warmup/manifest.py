@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from memviz.errors import MemvizError, BadRunFolder
+from memviz.errors import BadRunFolder, MemvizError
 from memviz.tables.schema import Schema
 
 FORMAT = "memviz.run/1"

@@ -24,7 +24,7 @@ import os
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable, TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 import pandas as pd
 
@@ -35,7 +35,7 @@ from memviz.dynamics.rows import (
     compute_dynamics,
 )
 from memviz.dynamics.summaries import summarize
-from memviz.errors import BadOption, BadRunFolder, MemvizError, SEED_MAX, checked_seed
+from memviz.errors import SEED_MAX, BadOption, BadRunFolder, MemvizError, checked_seed
 from memviz.measure.floor import Floor, excess, excess_columns
 from memviz.models.callbacks import Callback
 from memviz.tables.data import Table

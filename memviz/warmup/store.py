@@ -46,8 +46,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from memviz.locks import WriterLock
 from memviz.errors import BadRunFolder
+from memviz.folders import WriterLock
 from memviz.io import (
     NonFinite,
     atomic_torch_save,
@@ -170,7 +170,7 @@ class RunStore:
 
     # -- the writer's lock -------------------------------------------------------
     def acquire(self) -> "RunStore":
-        """Hold the run's lock (:mod:`memviz.locks`) until :meth:`release` or the end of this process; BadRunFolder
+        """Hold the run's lock (:mod:`memviz.folders`) until :meth:`release` or the end of this process; BadRunFolder
         (one line) when another process holds it."""
         if not self._lock.take(wait=LOCK_WAIT_SECONDS):
             raise BadRunFolder(f"{self.path}: another process is writing this run{self._lock.holder()}; "

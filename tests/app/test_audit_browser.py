@@ -19,7 +19,7 @@ import pandas as pd
 import pytest
 from helpers import CHROMIUM, CHROMIUM_ARGS, WAIT_MS, need_browser, serve_dashboard
 
-from memviz.viz.text import pct
+from memviz.text import pct
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "sample_data"

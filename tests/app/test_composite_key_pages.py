@@ -142,8 +142,9 @@ def test_the_audit_pages_named_rows_and_the_report_carry_both_columns(composite_
 def test_the_schema_table_makes_a_composite_key_of_two_key_rows():
     """The Data and Audit pages' schema table: two columns marked ``key`` are one composite key (it refused the
     second: "only one column can be the row key")."""
-    from memviz.app import datasets
     from unseen_tables import credit_composite
+
+    from memviz.app import datasets
 
     df = credit_composite(120, seed=6)
     schema = datasets.infer_schema(df, target="Status")

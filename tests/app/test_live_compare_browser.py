@@ -8,8 +8,8 @@ comparison writes them, cell by cell; every wait is for a state on the page (hel
 from __future__ import annotations
 
 import json
-import re
 import os
+import re
 
 import numpy as np
 import pandas as pd

@@ -2,7 +2,6 @@
 from pathlib import Path
 
 import pytest
-
 import tomllib
 
 ROOT = Path(__file__).resolve().parents[2]

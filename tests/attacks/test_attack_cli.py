@@ -9,9 +9,9 @@ import time
 
 import pandas as pd
 import pytest
+from conftest import ROOT
 from helpers import memviz_cli, tiny_warmup
 
-from conftest import ROOT
 from memviz.attacks.store import SHADOWS, AttackStore, run_attack_dir
 from memviz.tables.data import load_companion
 from memviz.warmup.run import run_warmup

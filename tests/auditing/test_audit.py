@@ -6,9 +6,9 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
+from helpers import near_copies
 
 import memviz
-from helpers import near_copies
 from memviz.auditing.json_schema import validate
 from memviz.errors import MemvizError
 from memviz.measure.floor import excess, holdout_floor, newcombe_interval
@@ -158,7 +158,8 @@ def test_noise_fails_the_quality_gate_and_no_quality_is_said(fresh_split):
 
 
 def test_shape_score_is_sdmetrics_column_shapes(fresh_split):
-    from memviz.evaluate.synthetic import quality, shape as shape_score
+    from memviz.evaluate.synthetic import quality
+    from memviz.evaluate.synthetic import shape as shape_score
 
     tr, ho, _ = fresh_split
     assert shape_score(tr, ho.data) == pytest.approx(quality(tr, ho.data).shape, abs=1e-12)

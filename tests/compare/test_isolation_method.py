@@ -7,6 +7,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from unseen_tables import credit_like
 
 from memviz.compare import CompareConfig
 from memviz.compare.methods import (
@@ -20,7 +21,6 @@ from memviz.compare.methods import (
 )
 from memviz.risk.factors import risk_factors
 from memviz.tables.data import table_from_frame
-from unseen_tables import credit_like
 
 
 @pytest.fixture(scope="module")

@@ -13,11 +13,11 @@ import memviz.compare.protocol as protocol
 from memviz.cli import main
 from memviz.compare.methods import PRUNES, SELECTION_SCORE, apply_method, removed_rows
 from memviz.compare.ranking import selections_from_run
-from memviz.errors import MemvizError, BadRunFolder
+from memviz.dynamics.dynamiccut import DynamicCutParams, dynamiccut_selection
+from memviz.engine.neighbors import NeighborEngine
+from memviz.errors import BadRunFolder, MemvizError
 from memviz.measure.floor import holdout_floor
 from memviz.measure.memorization import memorization
-from memviz.engine.neighbors import NeighborEngine
-from memviz.dynamics.dynamiccut import DynamicCutParams, dynamiccut_selection
 from memviz.tables.data import fingerprint, load_table, sample_data_dir
 from memviz.warmup.run import load_warmup
 

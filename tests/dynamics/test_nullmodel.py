@@ -5,9 +5,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from memviz.dynamics.nullmodel import compare_to_null, fit_null, verdict
 from memviz.dynamics.rows import compute_dynamics
 from memviz.errors import MemvizError
-from memviz.dynamics.nullmodel import compare_to_null, fit_null, verdict
 
 PAPER = ("first_epoch", "forgetting_events", "early_mem_auc", "early_identification")
 SPLIT = ("first_epoch_split", "forgetting_rate_split", "early_mem_auc_split", "early_identification_after")

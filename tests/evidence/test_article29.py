@@ -6,10 +6,10 @@ import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats
+from unseen_tables import credit_like
 
 from memviz.evidence.article29 import ALPHA, halves, linkability, singling_out
 from memviz.tables.data import table_from_frame
-from unseen_tables import credit_like
 
 
 @pytest.fixture(scope="module")

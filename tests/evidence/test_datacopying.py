@@ -7,10 +7,10 @@ import pytest
 from evidence_tables import numeric_table, plant, shuffled_table, three_parts
 from scipy.stats import mannwhitneyu
 
+from memviz.engine.neighbors import NeighborEngine
 from memviz.errors import MemvizError
 from memviz.evidence.datacopying import data_copying_test
 from memviz.measure.floor import holdout_floor
-from memviz.engine.neighbors import NeighborEngine
 from memviz.tables.data import table_from_frame
 
 

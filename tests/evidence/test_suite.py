@@ -7,10 +7,10 @@ import pandas as pd
 import pytest
 from evidence_tables import numeric_table, plant, shuffled_table, three_parts
 
+from memviz.engine.neighbors import NeighborEngine
 from memviz.errors import MemvizError
 from memviz.evidence.suite import TESTS, privacy_evidence
 from memviz.measure.floor import holdout_floor
-from memviz.engine.neighbors import NeighborEngine
 
 
 @pytest.fixture(scope="module")

@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 from helpers import TINY_MODEL, live_job
 
-from memviz.errors import MemvizError, BadRunFolder
+from memviz.errors import BadRunFolder, MemvizError
 from memviz.io import DiskFull, export_csv, remove_stale_temps
 from memviz.jobs import control as jobs
 from memviz.jobs import worker

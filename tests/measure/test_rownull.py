@@ -7,10 +7,11 @@ import pytest
 from conftest import SHARED
 from scipy import stats
 
+from memviz.engine.neighbors import NeighborEngine
 from memviz.errors import MemvizError
 from memviz.measure.floor import excess, floor_from_attributions, holdout_floor
 from memviz.measure.memorization import memorization
-from memviz.engine.neighbors import NeighborEngine
+from memviz.measure.nullfit import LOG_ALPHA_GRID, fit_spread
 from memviz.measure.rownull import (
     DEFAULT_SPREAD,
     MIXTURE_SPREADS,
@@ -22,7 +23,6 @@ from memviz.measure.rownull import (
     predictive_pvalues,
     row_null,
 )
-from memviz.measure.nullfit import LOG_ALPHA_GRID, fit_spread
 from memviz.tables.data import table_from_frame
 
 

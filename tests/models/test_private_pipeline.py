@@ -118,8 +118,7 @@ def test_a_column_that_could_never_be_released_is_refused_before_any_work():
 def test_the_released_statistics_approach_the_exact_ones_as_epsilon_grows():
     """Cross-check with numpy: at a large ε the histogram's quantiles are within two bins of np.quantile, the
     released range holds every value's bucket, and the categories are the data's with the mode as fallback."""
-    from memviz.models.dpstats import (LOG_BASE, cdf_quantiles, private_histogram, private_range,
-                                       thresholded_counts)
+    from memviz.models.dpstats import LOG_BASE, cdf_quantiles, private_histogram, private_range, thresholded_counts
 
     rng = np.random.default_rng(3)
     x = rng.normal(40, 8, 20_000)

@@ -8,11 +8,11 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from unseen_tables import credit_like
 
 from memviz.errors import MemvizError
 from memviz.risk.explanation import explain_rows, rank_auc, strength, value_attributions
 from memviz.tables.data import table_from_frame
-from unseen_tables import credit_like
 
 pytest.importorskip("shap")
 

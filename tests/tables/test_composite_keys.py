@@ -9,11 +9,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from unseen_tables import credit_composite, credit_like
 
 from memviz.errors import BadTable
 from memviz.tables.data import table_from_frame
 from memviz.tables.schema import Schema
-from unseen_tables import credit_composite, credit_like
 
 KEY = ("branch", "account_no")
 SCHEMA = Schema(numerical=("Seniority", "Age", "Income", "Amount", "Price"), categorical=("Home", "Records", "Job"),

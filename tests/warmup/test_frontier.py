@@ -4,7 +4,7 @@ import pandas as pd
 import pytest
 from helpers import TINY_MODEL, Crash, tiny_warmup
 
-from memviz.errors import MemvizError, BadRunFolder
+from memviz.errors import BadRunFolder, MemvizError
 from memviz.evaluate.quality import CheckQuality
 from memviz.evaluate.synthetic import quality as full_quality
 from memviz.warmup import checkpoints

@@ -4,7 +4,7 @@ import pytest
 from helpers import TINY_MODEL, Crash
 from helpers import tiny_warmup as tiny
 
-from memviz.errors import MemvizError, BadRunFolder
+from memviz.errors import BadRunFolder, MemvizError
 from memviz.measure.floor import excess, holdout_floor
 from memviz.warmup.run import (
     IDENTITY,
