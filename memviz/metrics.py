@@ -215,7 +215,7 @@ METRICS: dict[str, Metric] = {m.key: m for m in (
                "How many different training rows a pruning method kept out of the batches at some point.")),
     # an audit's figures (memviz.audit)
     Metric("copy_share", "Copy share: generated rows copied beyond chance", MINIMIZE, None, 1.0,
-           source="memviz.auditing.share"),
+           source="memviz.verdict.share"),
     Metric("identical_share", "Generated rows identical to a training row", MINIMIZE,
            source="memviz.measure.dcr", explain=(
                "The share of generated rows equal to some training row in every column the distance reads. Real "

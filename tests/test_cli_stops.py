@@ -96,7 +96,7 @@ AUDIT = ["audit", "--train", "train.csv", "--synthetic", "syn.csv", "--holdout",
 
 
 @pytest.mark.parametrize("module", ["memviz.commands", "memviz.commands.audit", "pandas", "torch", "scipy",
-                                    "memviz.auditing.build", "memviz.auditing.html"])
+                                    "memviz.verdict.build", "memviz.auditing.html"])
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_a_stop_during_any_import_is_one_line(data, module, sig):
     """From the command's own module (parsing) to the report's builder (the audit computed, being written)."""

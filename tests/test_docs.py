@@ -123,7 +123,7 @@ def test_the_readme_cli_runs_in_the_order_printed():
 
 
 def test_the_readme_states_the_gate_as_the_code_defines_it():
-    from memviz.auditing.verdict import EXIT_FAILED, EXIT_PASSED, EXIT_REFUSED, GATES
+    from memviz.verdict.verdict import EXIT_FAILED, EXIT_PASSED, EXIT_REFUSED, GATES
 
     text = _text(README)
     assert f"--fail-on {{{','.join(GATES)}}}" in text

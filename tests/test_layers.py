@@ -1,12 +1,14 @@
 """The house's layers: who may import whom inside memviz, and no import circles.
 
-Layers, bottom to top, in the pipeline's order: the base (errors, io, folders, locks, device, metrics, text) <
+Layers, bottom to top, in the pipeline's order: the base (errors, io, folders, device, metrics, text) <
 tables (load) < engine (the one nearest-neighbour engine) < measure (the metric) < evidence (the
 privacy tests) < models < dynamics (and the DynamicCut score that reads them) < risk (why these rows: risk
 factors from the table, a model of a warm-up's memorization from them) < evaluate < warmup <
-mitigate (augment) < leaks < attacks (targeted shadow-model attacks) < compare < viz (figures) <
-auditing (the one verdict, its report and JSON, drawn with viz's figures) < jobs (the worker audits a
-run when it stops) < study < app < the CLI (cli, commands).
+mitigate (augment) < leaks < attacks (targeted shadow-model attacks) < compare < verdict (the audit's
+inputs, tests, family and verdict: numbers and words, no figure) < viz (figures; it may read the verdict's
+types) < auditing (the report room: the Audit result and its writers, HTML, notebook, JUnit, JSON Schema,
+the stored audit, drawn with viz's figures) < jobs (the worker audits a run when it stops) < study < app <
+the CLI (cli, commands).
 A module may import its own layer and the layers below, never a layer above. Every import
 counts, also one hidden inside a function.
 """
@@ -19,8 +21,8 @@ import pytest
 
 PKG = Path(__file__).resolve().parent.parent / "memviz"
 LAYERS = ["base", "tables", "engine", "measure", "evidence", "models", "dynamics", "risk", "evaluate", "warmup", "mitigate",
-          "leaks", "attacks", "compare", "viz", "auditing", "jobs", "study", "app", "top"]
-BASE = ("errors", "faces", "io", "folders", "locks", "device", "metrics", "text")
+          "leaks", "attacks", "compare", "verdict", "viz", "auditing", "jobs", "study", "app", "top"]
+BASE = ("errors", "faces", "io", "folders", "device", "metrics", "text")
 
 
 def module_name(path: Path) -> str:
@@ -146,7 +148,8 @@ def test_the_layers_are_what_the_guide_says(graph):
     for upper, lower in [("engine", "tables"), ("measure", "engine"), ("evidence", "measure"),
                          ("warmup", "measure"), ("warmup", "models"), ("compare", "dynamics"),
                          ("compare", "mitigate"), ("risk", "engine"), ("compare", "risk"), ("app", "risk"),
-                         ("auditing", "evidence"), ("jobs", "compare"),
+                         ("verdict", "evidence"), ("auditing", "verdict"), ("auditing", "viz"),
+                         ("jobs", "compare"),
                          ("app", "jobs"), ("top", "jobs")]:
         assert (upper, lower) in uses, f"{upper} no longer builds on {lower}"
 
@@ -303,8 +306,8 @@ def test_the_words_a_verdict_is_made_of_are_typed():
     ``Literal`` types, and each tuple or table the code iterates is that type's values, in its order."""
     from typing import get_args
 
-    from memviz.auditing import verdict
     from memviz.engine import DISTANCES, Distance
+    from memviz.verdict import verdict
     from memviz.viz.card import TONES, Tone
 
     assert tuple(verdict.CODES) == get_args(verdict.Code)

@@ -11,10 +11,10 @@ import functools
 from dataclasses import dataclass
 from pathlib import Path
 
-from memviz.auditing.verdict import rows_within_chance
 from memviz.dynamics.dynamiccut import DEFAULTS, DynamicCutParams
 from memviz.errors import MemvizError
 from memviz.text import check_name
+from memviz.verdict.verdict import rows_within_chance
 from memviz.viz.card import Card, Line, tone
 
 
@@ -374,7 +374,7 @@ def download_stem(source: str) -> str:
 
 # ------------------------------------------------------------------ the card
 def next_step(audit) -> str:
-    """The next step a reader should take: the Audit verdict's own (:data:`memviz.auditing.verdict.NEXT_STEPS`,
+    """The next step a reader should take: the Audit verdict's own (:data:`memviz.verdict.verdict.NEXT_STEPS`,
     prefixed for a run that did not finish)."""
     return audit.verdict.next_step
 

@@ -28,10 +28,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from memviz.auditing.verdict import REFUSALS
 from memviz.compare.methods import method_label
 from memviz.measure.floor import Excess, Floor, newcombe_interval, wilson_interval
 from memviz.text import pct, points
+from memviz.verdict.verdict import REFUSALS
 from memviz.viz.card import Card, Line, tone
 from memviz.viz.style import model_label
 

@@ -14,10 +14,10 @@ import secrets
 import numpy as np
 import pandas as pd
 
-from memviz.auditing.family import MEMBER_NAMES
-from memviz.auditing.verdict import BELOW_FLOOR
 from memviz.errors import install_hint
 from memviz.text import cut, pct, percent, points, share_digits
+from memviz.verdict.family import MEMBER_NAMES
+from memviz.verdict.verdict import BELOW_FLOOR
 from memviz.viz.card import Card, Line, tone
 
 #: most-copied training rows shown beside their copies (with the tables given)
@@ -35,7 +35,7 @@ def _ci(ci) -> str:
 def facts(a) -> list[tuple[str, str]]:
     """The audit's figures in words, as (label, value) pairs: the tests the verdict reads first, each against real
     rows the model never saw, then the ratio test's averages under its own name."""
-    from memviz.auditing.verdict import findings
+    from memviz.verdict.verdict import findings
 
     p = a.provenance
     out = []

@@ -6,10 +6,10 @@ MemvizError line naming the first problem. ``python -m memviz.auditing.json_sche
 """
 from __future__ import annotations
 
-from memviz.auditing.family import MEMBERS
 from memviz.auditing.result import FORMAT
-from memviz.auditing.verdict import CODES, QUALIFIERS
 from memviz.errors import MemvizError
+from memviz.verdict.family import MEMBERS
+from memviz.verdict.verdict import CODES, QUALIFIERS
 
 _NUM = {"type": "number"}
 _SHARE = {"type": "number", "minimum": 0, "maximum": 1}

@@ -90,7 +90,7 @@ def audit_metrics(a: "Audit") -> dict[str, float]:
         _put(out, f"family.{m.name}.p_adjusted", m.p_adjusted)
         _put(out, f"family.{m.name}.holds", bool(m.holds))
     v = a.verdict
-    from memviz.auditing.verdict import CODES, REFUSALS
+    from memviz.verdict.verdict import CODES, REFUSALS
 
     for code in CODES:
         if code not in REFUSALS:

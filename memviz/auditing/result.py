@@ -1,18 +1,18 @@
 """The Audit: one frozen result behind every sentence, page, report and JSON about a synthetic table.
 
 Made by ``memviz.audit`` (:data:`audit`: any synthetic table) or :meth:`Audit.from_run` (one check of a warm-up
-run), the two entry points, both defined here; their work is :mod:`memviz.auditing.build`'s. Figures (all shares in [0, 1], the excess in share points):
+run), the two entry points, both defined here; their work is :mod:`memviz.verdict.build`'s. Figures (all shares in [0, 1], the excess in share points):
 
 * mem_ratio   p1 = flagged generated rows / M (flagged: r = d(g, NN1) / d(g, NN2) < 1/3).
 * floor       p0 = flagged hold-out rows / H, 95 % Wilson interval (:mod:`memviz.measure.floor`).
 * excess      p1 − p0, Newcombe's hybrid score interval (:mod:`memviz.measure.floor`).
-* copy_share  c = (p1 − p0) / (1 − p0), MOVER-R interval (:mod:`memviz.auditing.share`).
+* copy_share  c = (p1 − p0) / (1 − p0), MOVER-R interval (:mod:`memviz.verdict.share`).
 * close       how close every generated row is to its nearest training row against the hold-out's rows
   (:mod:`memviz.measure.dcr`): the too-close share, the identical share and the per-row test of close
   copies, each an exact test.
 * identical_share, holdout_identical_share  share of generated / hold-out rows equal in every distance
   column to a training row (the closeness tests' counts when they ran).
-* family      the verdict's evidence as one family of tests, Holm-adjusted (:mod:`memviz.auditing.family`).
+* family      the verdict's evidence as one family of tests, Holm-adjusted (:mod:`memviz.verdict.family`).
 * dcr_share   share of generated rows whose closest real row is a training row rather than a
   hold-out row (balanced, ideal 0.5; :func:`memviz.evaluate.synthetic.dcr_share`).
 * shape, shape_reference  SDMetrics' Column Shapes of the generated rows and of the hold-out,
@@ -37,14 +37,14 @@ from typing import TYPE_CHECKING, Mapping
 
 import pandas as pd
 
-from memviz.auditing.build import KEY, audit_fields, key_part, run_fields
-from memviz.auditing.family import Family
-from memviz.auditing.provenance import Provenance
-from memviz.auditing.rowtest import RowTest
-from memviz.auditing.verdict import Finding, Verdict, verdict_of
-from memviz.auditing.verdict import findings as findings_of
 from memviz.evidence.suite import Evidence
 from memviz.measure.dcr import CloseCopies
+from memviz.verdict.build import KEY, audit_fields, key_part, run_fields
+from memviz.verdict.family import Family
+from memviz.verdict.provenance import Provenance
+from memviz.verdict.rowtest import RowTest
+from memviz.verdict.verdict import Finding, Verdict, verdict_of
+from memviz.verdict.verdict import findings as findings_of
 
 if TYPE_CHECKING:
     from memviz.measure.floor import Floor
@@ -71,7 +71,7 @@ class Audit:
     caller's own, each with ``to_dict()`` and ``sentence()``; the data-copying test's regions enter the
     verdict's family, the others qualify it). ``close``: the closeness tests
     (:class:`~memviz.measure.dcr.CloseCopies`; None without a hold-out at hand); ``family``: the verdict's
-    evidence, Holm-adjusted (:class:`~memviz.auditing.family.Family`). ``generated``: per generated row
+    evidence, Holm-adjusted (:class:`~memviz.verdict.family.Family`). ``generated``: per generated row
     synthetic_id, nn1, ratio, memorized, exact of the ratio test, and close_nn1, distance, too_close, close of the
     closeness tests (M rows); ``floor_detail``: the ratio test's :class:`~memviz.measure.floor.Floor` (pass it to
     :func:`~memviz.leaks.rows.copies_vs_null` for the copies fresh rows would give each row); ``per_check``: a
@@ -241,14 +241,14 @@ class Audit:
     # ------------------------------------------------------------------ reading
     @cached_property
     def verdict(self) -> Verdict:
-        """The one verdict (:mod:`memviz.auditing.verdict`), derived only from this object (computed once)."""
+        """The one verdict (:mod:`memviz.verdict.verdict`), derived only from this object (computed once)."""
         return verdict_of(self)
 
     @cached_property
     def findings(self) -> tuple[Finding, ...]:
         """The figures the verdict rests on: each member of its family with the share it reads among the generated
         rows, the share real rows give, its p and whether it holds, those that hold first
-        (:func:`memviz.auditing.verdict.findings`)."""
+        (:func:`memviz.verdict.verdict.findings`)."""
         return findings_of(self)
 
     def region_distances(self):
@@ -258,7 +258,7 @@ class Audit:
         None when no region copies."""
         import numpy as np
 
-        from memviz.auditing.verdict import copying_region
+        from memviz.verdict.verdict import copying_region
 
         cell = copying_region(self)
         dc = self.evidence.get("data_copying")
@@ -473,7 +473,7 @@ class AuditDoors:
         ------
         MemvizError
             Among others: an unknown backend, a scheduler that does not answer, or tables whose audit the memory
-            estimate says will not fit (:func:`memviz.auditing.build.check_memory`), in one line and before any search.
+            estimate says will not fit (:func:`memviz.verdict.build.check_memory`), in one line and before any search.
         """
         return Audit(**audit_fields(train, synthetic, holdout, schema=schema, metadata=metadata, target=target,
                                     distance=distance, device=device, quality=quality, dcr=dcr, evidence=evidence,

@@ -34,17 +34,18 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+#: 6: the verdict's room below viz: Family, Provenance, RunInfo and RowTest in memviz.verdict;
 #: 5: NullFit in measure.nullfit; a composite key's parts in the per-row table;
 #: 4: RunInfo, Provenance (auditing.provenance) and RowTest (auditing.rowtest) in modules of their own;
 #: 3: the near-verbatim member, ties, the pooled identical test, regions; rows named by the key
-FORMAT = "memviz.audit.stored/5"
+FORMAT = "memviz.audit.stored/6"
 _OWN = re.compile(r"[0-9a-f]{12}_[0-9]+\.(parquet|npy)")   # the files a save writes (others are left alone)
 INDEX = "index.json"
 #: the folder of a run's kept audit
 RUN_FOLDER = "audit_cache"
 #: the packages whose dataclasses an audit holds (its figures, verdict, evidence and floors); the only
 #: classes a kept audit is read back into
-RESULT_PACKAGES = ("memviz.auditing", "memviz.evidence", "memviz.measure")
+RESULT_PACKAGES = ("memviz.verdict", "memviz.auditing", "memviz.evidence", "memviz.measure")
 
 
 @functools.lru_cache(maxsize=1)

@@ -43,8 +43,8 @@ def register(sub, command) -> None:
 
 
 def add_ci_options(sp) -> None:
-    """The CI gate's numeric thresholds (:mod:`memviz.auditing.thresholds`), ``--junit`` and ``--mlflow``."""
-    from memviz.auditing.thresholds import EXIT_THRESHOLD, FIGURES
+    """The CI gate's numeric thresholds (:mod:`memviz.verdict.thresholds`), ``--junit`` and ``--mlflow``."""
+    from memviz.verdict.thresholds import EXIT_THRESHOLD, FIGURES
 
     for name, f in FIGURES.items():
         sp.add_argument(f"--max-{name}", type=float, metavar="SHARE" if f.share else "N",
@@ -61,8 +61,8 @@ def add_ci_options(sp) -> None:
 
 
 def thresholds_of(args) -> tuple:
-    """The ``--max-...`` options given, each checked at the door (:class:`~memviz.auditing.thresholds.Threshold`)."""
-    from memviz.auditing.thresholds import FIGURES, Threshold
+    """The ``--max-...`` options given, each checked at the door (:class:`~memviz.verdict.thresholds.Threshold`)."""
+    from memviz.verdict.thresholds import FIGURES, Threshold
 
     return tuple(Threshold(name, getattr(args, "max_" + name.replace("-", "_")))
                  for name in FIGURES if getattr(args, "max_" + name.replace("-", "_"), None) is not None)
@@ -87,11 +87,11 @@ def backend_help(what: str = "the audit's") -> str:
 
 
 def run(args) -> int:
-    from memviz.auditing.build import check_backend
-    from memviz.auditing.inputs import adapt_train, as_table
     from memviz.auditing.result import FILES, audit
     from memviz.folders import folder_unit
     from memviz.tables.data import load_table, read_frame
+    from memviz.verdict.build import check_backend
+    from memviz.verdict.inputs import adapt_train, as_table
 
     t0 = time.perf_counter()
     check_backend(args.backend, args.scheduler)            # before the folder is locked or a table read
@@ -112,8 +112,8 @@ def run(args) -> int:
         a.write(stage, redacted=not args.raw_report, raw_csv=args.raw_csv, train=train, synthetic=syn,
                 row_id=args.keep_row_id)
     paths = {k: str(Path(args.out) / v) for k, v in FILES.items()}
-    from memviz.auditing.thresholds import read_thresholds, threshold_exit
-    from memviz.auditing.verdict import gate
+    from memviz.verdict.thresholds import read_thresholds, threshold_exit
+    from memviz.verdict.verdict import gate
 
     readings = read_thresholds(a, thresholds)
     code = threshold_exit(gate(a.verdict.code, args.fail_on), readings)

@@ -420,7 +420,7 @@ def add_dynamiccut(sp) -> None:
 
 
 def add_fail_on(sp) -> None:
-    """``--fail-on {copying, rows, never}``: the audit as a release gate (:func:`memviz.auditing.verdict.gate`)."""
+    """``--fail-on {copying, rows, never}``: the audit as a release gate (:func:`memviz.verdict.verdict.gate`)."""
     sp.add_argument("--fail-on", choices=("copying", "rows", "never"), default="never",
                     help="exit with code 3 when the verdict is 'copying' (copying), or 'copying' or "
                          "'rows_over_copied' (rows), and with code 4 when the audit refused to judge "

@@ -124,11 +124,11 @@ def run(args) -> int:
     import secrets
 
     from memviz.app.runs import load_run
-    from memviz.auditing.build import check_backend
     from memviz.auditing.html import audit_html
     from memviz.auditing.result import Audit
     from memviz.folders import folder_unit
     from memviz.io import atomic_write_text
+    from memviz.verdict.build import check_backend
     from memviz.warmup.store import RunStore
 
     t0 = time.perf_counter()
@@ -167,6 +167,6 @@ def run(args) -> int:
     emit({**a.headline(), "run_id": a.provenance.run.run_id, "check": a.provenance.run.check,
           "status": a.provenance.run.status, **paths, "comparisons": summaries,
           "seconds": round(time.perf_counter() - t0, 3)})
-    from memviz.auditing.verdict import gate
+    from memviz.verdict.verdict import gate
 
     return gate(a.verdict.code, args.fail_on)

@@ -122,7 +122,7 @@ class DataCopyingResult:
 
     @property
     def flags_copying(self) -> bool:
-        """Supporting evidence of copying for the audit's verdict (:mod:`memviz.auditing.verdict`): :attr:`copying`."""
+        """Supporting evidence of copying for the audit's verdict (:mod:`memviz.verdict.verdict`): :attr:`copying`."""
         return self.copying
 
     @property

@@ -112,7 +112,7 @@ class MembershipResult:
 
     @property
     def flags_copying(self) -> bool:
-        """Supporting evidence of copying for the audit's verdict (:mod:`memviz.auditing.verdict`): the AUC's
+        """Supporting evidence of copying for the audit's verdict (:mod:`memviz.verdict.verdict`): the AUC's
         interval lies above 0.5 (:attr:`better_than_chance`)."""
         return self.better_than_chance
 

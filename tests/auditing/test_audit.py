@@ -251,7 +251,7 @@ def test_evidence_is_rendered_and_consulted_only_as_support(fresh_split, fresh_a
 
 
 def test_copy_share_interval_is_mover_r_and_covers(fresh_audit):
-    from memviz.auditing.share import copy_share
+    from memviz.verdict.share import copy_share
 
     c, lo, hi = copy_share(300, 1000, 200, 800)
     assert c == pytest.approx(1 - (700 / 1000) / (600 / 800))

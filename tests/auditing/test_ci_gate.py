@@ -8,11 +8,11 @@ import xml.etree.ElementTree as ET
 import pytest
 from helpers import memviz_cli
 
-from memviz.auditing.family import Family, Member
 from memviz.auditing.junit import junit_xml
-from memviz.auditing.thresholds import EXIT_THRESHOLD, Threshold, read_thresholds, threshold_exit
-from memviz.auditing.verdict import EXIT_FAILED, EXIT_PASSED, EXIT_REFUSED
 from memviz.errors import MemvizError
+from memviz.verdict.family import Family, Member
+from memviz.verdict.thresholds import EXIT_THRESHOLD, Threshold, read_thresholds, threshold_exit
+from memviz.verdict.verdict import EXIT_FAILED, EXIT_PASSED, EXIT_REFUSED
 
 
 def cases(xml: str) -> dict:

@@ -179,7 +179,7 @@ def test_the_gate_exit_codes(credit, masked, tmp_path, capsys):
 
 
 def test_the_gate_levels():
-    from memviz.auditing.verdict import CODES, EXIT_FAILED, EXIT_PASSED, EXIT_REFUSED, gate
+    from memviz.verdict.verdict import CODES, EXIT_FAILED, EXIT_PASSED, EXIT_REFUSED, gate
 
     assert {c: gate(c, "rows") for c in CODES} == {"no_holdout": EXIT_REFUSED, "copying": EXIT_FAILED,
                                                   "rows_over_copied": EXIT_FAILED, "regional_copying": EXIT_FAILED,

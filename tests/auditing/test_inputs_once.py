@@ -1,6 +1,6 @@
 """One audit aligns each input table once, and fits and encodes no more than the engines it builds need
 (issue 53 item 1: the audit's inputs checked, aligned and encoded once into
-:class:`memviz.auditing.inputs.AuditInputs`).
+:class:`memviz.verdict.inputs.AuditInputs`).
 
 Counted during one ``memviz.audit(train, synthetic, holdout)`` of a credit-like table (300 training, 250
 generated, 220 hold-out rows; unseen categories in both other tables), by wrapping the one alignment
@@ -82,7 +82,7 @@ def test_one_audit_aligns_each_table_once(monkeypatch):
 def test_the_inputs_are_one_frozen_value_made_at_the_door():
     import dataclasses
 
-    from memviz.auditing.inputs import AuditInputs, audit_inputs
+    from memviz.verdict.inputs import AuditInputs, audit_inputs
 
     train, syn, hold = _tables()
     inputs = audit_inputs(train, syn, hold)

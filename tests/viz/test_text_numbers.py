@@ -35,8 +35,8 @@ def test_mean_and_spread():
 def test_no_other_percent_formatter_is_left():
     """The four private formatters of issue 21 are gone: their modules print through the one formatter."""
     from memviz.app import compare_card, reports
-    from memviz.auditing import verdict as averdict
     from memviz.study import util
+    from memviz.verdict import verdict as averdict
 
     for mod in (reports, compare_card, averdict, util):
         assert not hasattr(mod, "_pct"), mod.__name__

@@ -7,11 +7,11 @@ synthetic rows (:func:`~memviz.measure.memorization.memorization`) and the hold-
 the audit's distance is standardized, else one sharing its encoder) gives every generated, hold-out and
 training row its nearest training row for the closeness tests (:mod:`memviz.measure.dcr`), and the same
 distances to the data-copying test; the excess comes from :func:`~memviz.measure.floor.excess`, the
-verdict's family from :mod:`memviz.auditing.family`, closeness in the data's units from
+verdict's family from :mod:`memviz.verdict.family`, closeness in the data's units from
 :mod:`memviz.measure.closeness`, the column summary from :mod:`memviz.leaks.columns`, Shape and the DCR
 share from :mod:`memviz.evaluate.synthetic`. The synthetic table and the hold-out are read in the training
-table's own coding first, once (:func:`memviz.auditing.inputs.audit_inputs`, whose
-:class:`~memviz.auditing.inputs.AuditInputs` the rest takes as is). :func:`from_run` reads one check of a warm-up run
+table's own coding first, once (:func:`memviz.verdict.inputs.audit_inputs`, whose
+:class:`~memviz.verdict.inputs.AuditInputs` the rest takes as is). :func:`from_run` reads one check of a warm-up run
 (its stored checks and floor; the closeness tests read that check's rows again).
 
 On Dask (``backend="dask"``, :func:`searches`) each engine is fitted here, as in the local run, and sent
@@ -38,10 +38,6 @@ from typing import TYPE_CHECKING, Mapping
 import numpy as np
 import pandas as pd
 
-from memviz.auditing.inputs import AuditInputs, audit_inputs, read_other
-from memviz.auditing.provenance import Provenance, RunInfo
-from memviz.auditing.rowtest import row_test
-from memviz.auditing.share import copy_share
 from memviz.errors import MemvizError
 from memviz.tables.data import (
     Table,
@@ -49,6 +45,10 @@ from memviz.tables.data import (
 )
 from memviz.tables.encoding import shared_factorizations
 from memviz.tables.schema import UNJUDGED
+from memviz.verdict.inputs import AuditInputs, audit_inputs, read_other
+from memviz.verdict.provenance import Provenance, RunInfo
+from memviz.verdict.rowtest import row_test
+from memviz.verdict.share import copy_share
 
 if TYPE_CHECKING:
     from memviz.engine.distributed import Remote
@@ -263,10 +263,10 @@ def close_distance() -> str:
 
 
 def _family(floor, n_mem: int, m: int, close, ev):
-    """The verdict's family (:mod:`memviz.auditing.family`) from the ratio test, the closeness tests and the
+    """The verdict's family (:mod:`memviz.verdict.family`) from the ratio test, the closeness tests and the
     data-copying test's regions."""
-    from memviz.auditing.family import family
     from memviz.measure.floor import excess_p_value
+    from memviz.verdict.family import family
 
     p = {}
     if floor is not None:
@@ -299,7 +299,7 @@ def _rows_frame(ids: np.ndarray, copies: np.ndarray, close, closest: pd.DataFram
 
 def _finish(inputs: AuditInputs, generated: _Generated, held: _HeldOut, opts: _Options, provenance: dict) -> dict:
     """The audit's fields (:class:`~memviz.auditing.result.Audit`'s) from the entry point's
-    :class:`~memviz.auditing.inputs.AuditInputs` (taken as is) and one set of generated rows with their ratio-test
+    :class:`~memviz.verdict.inputs.AuditInputs` (taken as is) and one set of generated rows with their ratio-test
     NN1 / ratio / flags (both entry points),
     what the hold-out gives (its floor, the :class:`~memviz.tables.holdout.CheckedHoldout` the entry point
     made and the closeness tests: each None without it) and the audit's options; ``provenance``: the

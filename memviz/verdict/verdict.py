@@ -1,7 +1,7 @@
 """One verdict, derived only from an :class:`~memviz.auditing.result.Audit`: a code and one plain sentence.
 
 Every page, the report and the CLI print :attr:`Audit.verdict` verbatim. The evidence is one family of
-tests, Holm-adjusted (:mod:`memviz.auditing.family`): the ratio test against its floor, the too-close
+tests, Holm-adjusted (:mod:`memviz.verdict.family`): the ratio test against its floor, the too-close
 share, the identical share, the data-copying test's regions, and the per-row test of close copies, each
 read against real rows the model never saw. The **code** is the first row of this table that applies:
 
@@ -10,7 +10,7 @@ code                     tone     when
 =======================  =======  ===========================================================================
 ``no_holdout``           warn     no hold-out: nothing tells copying from resemblance (refused)
 ``copying``              bad      a member that reads the whole table holds (the ratio test, too close,
-                                  identical, near-verbatim: :data:`memviz.auditing.family.TABLE_MEMBERS`): the
+                                  identical, near-verbatim: :data:`memviz.verdict.family.TABLE_MEMBERS`): the
                                   table copies (the sentence says which evidence carries it)
 ``rows_over_copied``     warn     no such member holds but training rows are named: some have far more close
                                   copies than real rows give them: review them
@@ -449,7 +449,7 @@ def _main_sentence(a: "Audit", code: str) -> str:
 class Finding:
     """One member of the verdict's family as a reader checks it: the figures the verdict rests on.
 
-    member : its key (:data:`memviz.auditing.family.MEMBERS`); test : its name in words.
+    member : its key (:data:`memviz.verdict.family.MEMBERS`); test : its name in words.
     observed, expected : the share the member reads among the generated rows and the share real rows give
         (None where the member reads no share: the per-row test).
     p, p_adjusted, holds : its one-sided p, Holm's adjustment over the family, and whether it holds.
@@ -491,7 +491,7 @@ def _shares(a: "Audit", name: str) -> tuple[float | None, float | None]:
 def findings(a: "Audit") -> tuple[Finding, ...]:
     """The family's members as :class:`Finding` s, those that hold first (smallest adjusted p first), then the
     others by p: what a summary prints first is what the verdict rests on."""
-    from memviz.auditing.family import MEMBER_NAMES
+    from memviz.verdict.family import MEMBER_NAMES
 
     out = []
     for m in a.family.members:

@@ -27,7 +27,7 @@ member          the test
 
 Holm (:func:`memviz.measure.multiplicity.holm`) adjusts the m members' p-values; a member holds when its
 adjusted p is at most :data:`ALPHA` (5 %), so under the null the chance that any holds is at most 5 %,
-whatever the dependence between them. The verdict (:mod:`memviz.auditing.verdict`) is ``copying`` when
+whatever the dependence between them. The verdict (:mod:`memviz.verdict.verdict`) is ``copying`` when
 a member that reads the whole table holds (ratio, too_close, identical, partial), ``rows_over_copied`` when
 rows are named without it, ``regional_copying`` when only ``local`` holds, and says which members carry it.
 

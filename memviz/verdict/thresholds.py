@@ -21,7 +21,7 @@ option                     the figure (at most the limit passes)
 A figure the audit could not measure (no hold-out) fails its threshold as *not measured*: a gate never
 passes on a figure it did not see. Exit codes: :data:`EXIT_THRESHOLD` when a measured figure is above
 its limit and the verdict's gate passed; a figure not measured is the gate's refusal
-(:data:`memviz.auditing.verdict.EXIT_REFUSED`).
+(:data:`memviz.verdict.verdict.EXIT_REFUSED`).
 """
 from __future__ import annotations
 
@@ -29,8 +29,8 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
-from memviz.auditing.verdict import EXIT_PASSED, EXIT_REFUSED
 from memviz.errors import MemvizError
+from memviz.verdict.verdict import EXIT_PASSED, EXIT_REFUSED
 
 if TYPE_CHECKING:
     from memviz.auditing.result import Audit
@@ -135,7 +135,7 @@ def read_thresholds(a: "Audit", thresholds) -> tuple[Reading, ...]:
 def threshold_exit(gate_code: int, readings) -> int:
     """The exit code once the thresholds are read: the verdict's gate first (a failing or refusing gate
     keeps its code), then :data:`EXIT_THRESHOLD` when a measured figure is above its limit, then
-    :data:`~memviz.auditing.verdict.EXIT_REFUSED` when a figure was not measured."""
+    :data:`~memviz.verdict.verdict.EXIT_REFUSED` when a figure was not measured."""
     if gate_code != EXIT_PASSED:
         return gate_code
     if any(r.measured and not r.passes for r in readings):
