@@ -15,7 +15,15 @@ import math
 
 import pandas as pd
 
+from memviz.evidence.article29 import Article29Result
+from memviz.evidence.attribute import AttributeResult
+from memviz.evidence.datacopying import DataCopyingResult
+from memviz.evidence.densityratio import DensityRatioResult
+from memviz.evidence.membership import MembershipResult
+from memviz.metrics import EVIDENCE_METRICS as M
+from memviz.metrics import TERMS
 from memviz.text import MISSING, number, percent
+from memviz.viz.report import Part, Section
 
 HEADING = "Other tests"
 INTRO = ("Each is read against the hold-out (real rows the model never saw); they support the verdict and never "
@@ -49,13 +57,6 @@ def shown(evidence, redacted: bool):
 
 def _figures(name: str, e) -> list[tuple[str, str]]:
     """(label, value) pairs of one test's figures (labels from EVIDENCE_METRICS); none for a caller's own test."""
-    from memviz.evidence.article29 import Article29Result
-    from memviz.evidence.attribute import AttributeResult
-    from memviz.evidence.datacopying import DataCopyingResult
-    from memviz.evidence.densityratio import DensityRatioResult
-    from memviz.evidence.membership import MembershipResult
-    from memviz.metrics import EVIDENCE_METRICS as M
-
     if isinstance(e, MembershipResult):
         t1, t2 = e.tpr
         return [(M["mia_auc"].name, f"{number(e.auc)} ({number(e.auc_low)} to {number(e.auc_high)})"),
@@ -104,9 +105,6 @@ def _figures(name: str, e) -> list[tuple[str, str]]:
 def other_tests_section(a, redacted: bool = False):
     """The "Other tests" :class:`~memviz.viz.report.Section` of audit ``a`` (module docstring), raw values
     hidden when ``redacted`` (:func:`shown`); None when it carries no evidence."""
-    from memviz.metrics import TERMS
-    from memviz.viz.report import Part, Section
-
     ev = shown(a.evidence, redacted)
     if not len(ev):
         return None

@@ -18,6 +18,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from memviz.io import atomic_write_text
 from memviz.verdict.family import MEMBER_NAMES
 from memviz.verdict.verdict import REFUSALS
 
@@ -81,8 +82,6 @@ def junit_xml(a: "Audit", readings=(), seconds: float | None = None, source: str
 
 def write_junit(path: str | Path, a: "Audit", readings=(), seconds: float | None = None, source: str = "") -> Path:
     """:func:`junit_xml` written atomically to ``path`` (:func:`memviz.io.atomic_write_text`)."""
-    from memviz.io import atomic_write_text
-
     path = Path(path)
     atomic_write_text(path, junit_xml(a, readings, seconds, source))
     return path

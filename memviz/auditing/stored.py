@@ -34,6 +34,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from memviz.io import VERSION, atomic_write_parquet, atomic_write_text
+
 #: 6: the verdict's room below viz: Family, Provenance, RunInfo and RowTest in memviz.verdict;
 #: 5: NullFit in measure.nullfit; a composite key's parts in the per-row table;
 #: 4: RunInfo, Provenance (auditing.provenance) and RowTest (auditing.rowtest) in modules of their own;
@@ -66,8 +68,6 @@ def kept_classes() -> dict:
 def save_audit(audit, folder: str | Path, token: int | None = None) -> Path:
     """Write ``audit`` to ``folder`` (module docstring); ``token`` ties it to a run state (its manifest's
     time, :func:`memviz.app.runs.run_token`). Returns the index path."""
-    from memviz.io import VERSION, atomic_write_text
-
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     tag = uuid.uuid4().hex[:12]
@@ -87,8 +87,6 @@ def save_audit(audit, folder: str | Path, token: int | None = None) -> Path:
 def load_audit(folder: str | Path, token: int | None = None):
     """The audit kept in ``folder``, or None when there is none, it was made for another run state
     (``token``) or another memviz version, or a file it names is missing or unreadable."""
-    from memviz.io import VERSION
-
     folder = Path(folder)
     try:
         index = json.loads((folder / INDEX).read_text(encoding="utf-8"))
@@ -107,8 +105,6 @@ def load_audit(folder: str | Path, token: int | None = None):
 def save_table(df: pd.DataFrame, folder: str | Path, name: str, token: int | None) -> Path:
     """Keep a table computed from one run state beside the audit (``NAME_TOKEN.parquet``, atomically;
     the same name for other states is removed)."""
-    from memviz.io import atomic_write_parquet
-
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{name}_{token}.parquet"

@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from memviz.io import to_jsonable
 from memviz.verdict.family import ALPHA
 
 
@@ -54,8 +55,6 @@ class RowTest:
                 + (f" {self.note[0].upper()}{self.note[1:]}." if self.note else ""))
 
     def to_dict(self) -> dict:
-        from memviz.io import to_jsonable
-
         return to_jsonable({"status": self.status, "n_reference": self.n_reference, "n_holdout": self.n_holdout,
                             "n_generated": self.n_generated, "share": self.share,
                             "copies_needed": self.copies_needed, "note": self.note, "sentence": self.sentence()})

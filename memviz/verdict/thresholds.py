@@ -29,7 +29,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
-from memviz.errors import MemvizError
+from memviz.errors import BadOption
 from memviz.verdict.verdict import EXIT_PASSED, EXIT_REFUSED
 
 if TYPE_CHECKING:
@@ -77,11 +77,11 @@ class Threshold:
 
     def __post_init__(self):
         if self.figure not in FIGURES:
-            raise MemvizError(f"threshold {self.figure!r}: unknown (use {', '.join(FIGURES)})")
+            raise BadOption(f"threshold {self.figure!r}: unknown (use {', '.join(FIGURES)})")
         f = FIGURES[self.figure]
         ok = isinstance(self.limit, (int, float)) and not isinstance(self.limit, bool) and math.isfinite(self.limit)
         if not ok or self.limit < 0 or (f.share and self.limit > 1):
-            raise MemvizError(f"--max-{self.figure} {self.limit!r}: must be "
+            raise BadOption(f"--max-{self.figure} {self.limit!r}: must be "
                               + ("a share between 0 and 1" if f.share else "a count of at least 0"))
 
     @property

@@ -63,10 +63,16 @@ Plain text only: callers escape it.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, get_args
 
+from memviz.errors import BadOption
+from memviz.evidence.suite import TEST_NAMES
+from memviz.io import to_jsonable
+from memviz.measure.multiplicity import holm
 from memviz.text import pct, percent, points, share_digits
+from memviz.verdict.family import MEMBER_NAMES
 
 if TYPE_CHECKING:
     from memviz.auditing.result import Audit
@@ -109,8 +115,7 @@ EXIT_PASSED, EXIT_FAILED, EXIT_REFUSED = 0, 3, 4
 def gate(code: str, fail_on: str) -> int:
     """The exit code of a release gate at level ``fail_on`` (:data:`GATES`) for verdict ``code``."""
     if fail_on not in GATES:
-        from memviz.errors import MemvizError
-        raise MemvizError(f"--fail-on {fail_on!r}: use {', '.join(GATES)}")
+        raise BadOption(f"--fail-on {fail_on!r}: use {', '.join(GATES)}")
     if fail_on == "never":
         return EXIT_PASSED
     if code in REFUSALS:
@@ -191,10 +196,6 @@ def _disagreeing(a: "Audit") -> list[str]:
     """The supporting tests outside the family that read as copying and would hold inside it: their one-sided p,
     Holm-adjusted together with the family's members, at most α (a test that flags at its own level alone is
     one of several chances to flag by luck: 5 of 132 fresh-row audits carried the membership clause)."""
-    import math
-
-    from memviz.measure.multiplicity import holm
-
     flagged = {k: _support_p(e) for k, e in a.evidence.items() if getattr(e, "flags_copying", None) is True}
     flagged = {k: p for k, p in flagged.items() if p is not None and math.isfinite(p)}
     if not flagged:
@@ -246,8 +247,6 @@ def _prefix(a: "Audit", quals: tuple[str, ...]) -> str:
 def _evidence_clause(a: "Audit") -> str:
     """Names the supporting tests outside the family that read as copying: "the membership attack points to
     copying"."""
-    from memviz.evidence.suite import TEST_NAMES
-
     names = [TEST_NAMES.get(k, k.replace("_", " ")) for k in _disagreeing(a)]
     said = " and ".join(names) if len(names) < 3 else ", ".join(names[:-1]) + " and " + names[-1]
     return f"{said} point{'s' * (len(names) == 1)} to copying the other tests did not find"
@@ -466,8 +465,6 @@ class Finding:
     text: str
 
     def to_dict(self) -> dict:
-        from memviz.io import to_jsonable
-
         return to_jsonable(dict(self.__dict__))
 
 
@@ -491,8 +488,6 @@ def _shares(a: "Audit", name: str) -> tuple[float | None, float | None]:
 def findings(a: "Audit") -> tuple[Finding, ...]:
     """The family's members as :class:`Finding` s, those that hold first (smallest adjusted p first), then the
     others by p: what a summary prints first is what the verdict rests on."""
-    from memviz.verdict.family import MEMBER_NAMES
-
     out = []
     for m in a.family.members:
         obs, exp = _shares(a, m.name)

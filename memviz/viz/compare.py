@@ -11,7 +11,7 @@ import pandas as pd
 
 from memviz.compare.methods import method_label
 from memviz.compare.threeway import three_way
-from memviz.errors import MemvizError
+from memviz.errors import BadTable
 from memviz.metrics import METRICS
 from memviz.text import MISSING, number, pct, percent, plain, plain_all
 from memviz.viz.style import (
@@ -80,10 +80,10 @@ def fractions(values: pd.Series) -> pd.Series:
 
 def _check_results(results: pd.DataFrame, *cols: str) -> None:
     if not isinstance(results, pd.DataFrame):
-        raise MemvizError(f"results must be a pandas DataFrame, got {type(results).__name__}")
+        raise BadTable(f"results must be a pandas DataFrame, got {type(results).__name__}")
     missing = [c for c in ("method", "model", *cols) if c not in results.columns]
     if missing:
-        raise MemvizError(f"results table is missing column(s) {', '.join(missing)}")
+        raise BadTable(f"results table is missing column(s) {', '.join(missing)}")
 
 
 def _aggregate(results: pd.DataFrame, metric: str) -> pd.DataFrame:
@@ -218,11 +218,11 @@ def shape_breakdown_plot(column_shapes) -> go.Figure:
     elif isinstance(column_shapes, pd.DataFrame):
         df = column_shapes
     else:
-        raise MemvizError("column_shapes must be a DataFrame or a dict of DataFrames, "
+        raise BadTable("column_shapes must be a DataFrame or a dict of DataFrames, "
                           f"got {type(column_shapes).__name__}")
     missing = [c for c in ("method", "column", "score") if c not in df.columns]
     if missing:
-        raise MemvizError(f"column shapes table is missing column(s) {', '.join(missing)}")
+        raise BadTable(f"column shapes table is missing column(s) {', '.join(missing)}")
     df = df.assign(score=fractions(df["score"]))
     piv = df.pivot_table(index="column", columns="method", values="score", aggfunc="mean", sort=False)
     methods = method_order(list(piv.columns))
@@ -263,7 +263,7 @@ def dcr_plot(dcr_by_method: Mapping[str, np.ndarray], *, bins: int = 60, clip_qu
     real rows it never saw.
     """
     if not isinstance(dcr_by_method, Mapping):
-        raise MemvizError(f"dcr_by_method must be a dict method -> distances, got {type(dcr_by_method).__name__}")
+        raise BadTable(f"dcr_by_method must be a dict method -> distances, got {type(dcr_by_method).__name__}")
     arrays = {k: np.asarray(v, dtype=np.float64).ravel() for k, v in dcr_by_method.items()}
     arrays = {k: v[np.isfinite(v)] for k, v in arrays.items()}
     ref = None if reference is None else np.asarray(reference, dtype=np.float64).ravel()

@@ -9,6 +9,7 @@ callers escape or show it as it is).
 """
 from __future__ import annotations
 
+import html
 import re
 
 from memviz.metrics import METRICS, TERMS
@@ -52,7 +53,5 @@ def used_in(text: str, terms) -> list[str]:
 def text_of(html_text: str) -> str:
     """The words a reader sees in HTML: tags, scripts and figure data left out, entities read (what
     :func:`used_in` reads in a drawn report)."""
-    import html
-
     body = re.sub(r"<script\b.*?</script>", " ", html_text, flags=re.S | re.I)
     return html.unescape(re.sub(r"<[^>]+>", " ", body))

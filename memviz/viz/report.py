@@ -29,14 +29,16 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from markupsafe import Markup
 
-from memviz.errors import MemvizError
+from memviz.errors import BadTable, MemvizError
 from memviz.text import MISSING, cut, number, seconds
 from memviz.viz import glossary as words
 from memviz.viz.card import Card
 from memviz.viz.compare import THREE_WAY_NOTE, by_method, results_display, three_way_table
 from memviz.viz.style import caption
 from memviz.viz.templating import blocks, render
+from memviz.warmup.frontier import StopRule, recommend
 
 CSP = ("default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
        "img-src data: blob:; font-src data:")
@@ -198,8 +200,7 @@ class FigureCells:
 def figure_cells(fig, i: int) -> FigureCells:
     """Figure ``fig`` as the report's ``i``-th (from 0): plotly's ``<div>`` with id ``memviz-fig-i``, no script
     of its own (the page holds plotly.js once), its caption (:func:`memviz.viz.style.caption`)."""
-    import plotly.io as pio
-    from markupsafe import Markup
+    import plotly.io as pio  # lazy: plotly, an optional extra (memviz[plots]): a report without figures loads none
 
     div = pio.to_html(fig, full_html=False, include_plotlyjs=False, div_id=f"memviz-fig-{i}",
                       config={"displaylogo": False, "responsive": True}, default_height="480px")
@@ -245,10 +246,18 @@ def report_figures(dynamics=None, per_check: pd.DataFrame | None = None, *, earl
     ``column_shapes`` and ``dcr`` (one model's) add their breakdowns. ``redact_salt``: class
     values appear as keyed hashes (a redacted report), never as they are.
     """
-    from memviz.viz import compare as fc
-    from memviz.viz import dynamics as fd
-    from memviz.viz import memorization as fm
-    from memviz.viz import tune as ft
+    from memviz.viz import (
+        compare as fc,  # lazy: the figure modules import plotly, an optional extra: a report without figures loads none
+    )
+    from memviz.viz import (
+        dynamics as fd,  # lazy: the figure modules import plotly, an optional extra: a report without figures loads none
+    )
+    from memviz.viz import (
+        memorization as fm,  # lazy: the figure modules import plotly, an optional extra: a report without figures loads none
+    )
+    from memviz.viz import (
+        tune as ft,  # lazy: the figure modules import plotly, an optional extra: a report without figures loads none
+    )
 
     figs = []
     if dynamics is not None:
@@ -276,8 +285,9 @@ def when_to_stop(per_check: pd.DataFrame, available=None, rule=None):
     :class:`memviz.warmup.frontier.StopRule`, among the checks in ``available``: those with a kept
     checkpoint, None for all). Returns (figure, sentence); the sentence says why there is no
     recommendation when there is none."""
-    from memviz.viz.frontier import frontier_plot
-    from memviz.warmup.frontier import StopRule, recommend
+    from memviz.viz.frontier import (
+        frontier_plot,  # lazy: memviz.viz.frontier imports plotly, an optional extra: a report without figures loads none
+    )
 
     rule = rule or StopRule()
     try:
@@ -442,7 +452,7 @@ def build_report(run_summary: Mapping | Sequence | None = None, figures: Sequenc
         The HTML document (UTF-8 text).
     """
     if results is not None and not isinstance(results, pd.DataFrame):
-        raise MemvizError(f"results must be a pandas DataFrame or None, got {type(results).__name__}")
+        raise BadTable(f"results must be a pandas DataFrame or None, got {type(results).__name__}")
     figures = list(figures or [])
     sections = list(sections or [])
     created = created or time.strftime("%Y-%m-%d %H:%M:%S %Z")
@@ -477,10 +487,11 @@ def build_report(run_summary: Mapping | Sequence | None = None, figures: Sequenc
     body = render("report_body.html.j2", **values, words=used, glossary=glossary)
     plotlyjs = ""
     if n_fig:
-        from plotly.offline import get_plotlyjs
+        from plotly.offline import (
+            get_plotlyjs,  # lazy: plotly, an optional extra (memviz[plots]): a report without figures loads none
+        )
 
         plotlyjs = get_plotlyjs()
-    from markupsafe import Markup
 
     return render("report.html.j2", csp=Markup(CSP), css=Markup(CSS), plotlyjs=Markup(plotlyjs), title=title,
                   body=Markup(body)) + "\n"

@@ -18,9 +18,13 @@ from __future__ import annotations
 import html
 from functools import lru_cache
 
+from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+from jinja2.ext import Extension
 from markupsafe import Markup
 
 from memviz.text import isolate
+from memviz.viz.card import tone
+from memviz.viz.glossary import anchor
 
 
 def escape(value) -> Markup:
@@ -32,8 +36,6 @@ def escape(value) -> Markup:
 
 
 def _one_line_extension():
-    from jinja2.ext import Extension
-
     class OneLine(Extension):
         """Each line of a template stripped of its indentation and joined to the next without its line end."""
 
@@ -47,11 +49,6 @@ def _one_line_extension():
 def environment():
     """The environment (built once): templates from the package's ``templates`` folder, autoescape, strict
     undefined names, the one-line layout, and the helpers templates call (``tone``, ``anchor``)."""
-    from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
-
-    from memviz.viz.card import tone
-    from memviz.viz.glossary import anchor
-
     env = Environment(loader=PackageLoader("memviz", "templates"),
                       autoescape=select_autoescape(enabled_extensions=("html", "html.j2"), default_for_string=True,
                                                    default=True),
