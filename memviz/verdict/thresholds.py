@@ -27,13 +27,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable
+from typing import Callable
 
 from memviz.errors import BadOption
-from memviz.verdict.verdict import EXIT_PASSED, EXIT_REFUSED
-
-if TYPE_CHECKING:
-    from memviz.auditing.result import Audit
+from memviz.verdict.verdict import EXIT_PASSED, EXIT_REFUSED, AuditFigures
 
 #: a measured figure above its limit (the verdict's own gate passed)
 EXIT_THRESHOLD = 5
@@ -45,14 +42,14 @@ class Figure:
 
     words: str
     share: bool
-    read: Callable[["Audit"], float | None]
+    read: Callable[[AuditFigures], float | None]
 
 
-def _too_close(a: "Audit") -> float | None:
+def _too_close(a: AuditFigures) -> float | None:
     return None if a.close is None else a.close.too_close_share
 
 
-def _near_verbatim(a: "Audit") -> float | None:
+def _near_verbatim(a: AuditFigures) -> float | None:
     lv = next((lv for lv in a.close.partial if lv.altered == 1), None) if a.close is not None else None
     return None if lv is None else lv.share
 
@@ -122,7 +119,7 @@ def _share(x: float) -> str:
     return f"{100 * x:.2g} %" if abs(x) < 0.01 else f"{100 * x:.1f} %"
 
 
-def read_thresholds(a: "Audit", thresholds) -> tuple[Reading, ...]:
+def read_thresholds(a: AuditFigures, thresholds) -> tuple[Reading, ...]:
     """Each threshold read on ``a`` (NaN reads as not measured)."""
     out = []
     for t in thresholds:
