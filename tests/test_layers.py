@@ -187,6 +187,8 @@ SHARED_NAMES = {
     "run": "a run's entry point: the warm-up's and the study's",
     "store": "a resumable folder: the warm-up's and an attack's",
     "why": "why these rows: the panel's library side (app), its figure (viz), its study (study)",
+    "words": "a room's sentences, composed from the figures of its results: why a row is at risk (risk), the floor's "
+             "excess (verdict)",
 }
 
 

@@ -16,6 +16,7 @@ from memviz.commands.common import (
     schema_of,
 )
 from memviz.errors import MemvizError
+from memviz.verdict.words import excess_sentence
 
 
 def register(sub, command) -> None:
@@ -90,7 +91,7 @@ def _run(args, t0, client, outs) -> None:
         ex = excess(res.mem_ratio, res.n_synthetic, floor)
         out.update(floor=floor.floor, floor_ci=[floor.low, floor.high], excess=ex.excess, excess_ci=[ex.low, ex.high],
                    n_holdout=floor.n_holdout, holdout_identical_share=floor.n_identical / floor.n_holdout,
-                   sentence=ex.sentence())
+                   sentence=excess_sentence(ex))
         if args.rows_out:
             rows = row_null(floor, copies_per_row(floor, res.nn1, res.memorized), res.n_synthetic).to_frame()
             out["ratio_above_chance"] = int(rows["above_chance"].sum())

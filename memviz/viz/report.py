@@ -432,7 +432,7 @@ def build_report(run_summary: Mapping | Sequence | None = None, figures: Sequenc
     verdict : :class:`memviz.viz.card.Card`, optional
         Printed first.
     sentence : str
-        The plain floor sentence (:meth:`memviz.measure.floor.Excess.sentence`), printed first.
+        The plain floor sentence (:func:`memviz.verdict.words.excess_sentence`), printed first.
     glossary : (term, explanation) pairs, printed last, each linked where the report uses it (default: the one).
     salt : key of the category hashes of the redacted leak tables (one per report).
     sections : sequence of :class:`Section`

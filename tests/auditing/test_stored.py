@@ -142,4 +142,4 @@ def test_every_class_an_audit_holds_is_in_the_registry(planted_audit, tmp_path):
     save_audit(planted_audit, tmp_path)
     names = set(re.findall(r'"__dc__": "([^"]+)"', (tmp_path / INDEX).read_text()))
     assert names and names <= set(kept_classes())
-    assert all(n.split(":")[0].startswith(("memviz.auditing.", "memviz.evidence.", "memviz.measure.")) for n in names)
+    assert all(n.split(":")[0].startswith(("memviz.verdict.", "memviz.auditing.", "memviz.evidence.", "memviz.measure.")) for n in names)
