@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from memviz.text import percent
+
 MAXIMIZE, MINIMIZE, TARGET, REFERENCE = "maximize", "minimize", "target", "reference"
 
 
@@ -58,7 +60,7 @@ class Metric:
             return "lower"
         if self.goal == MAXIMIZE:
             return "higher"
-        return f"closer to {self.target:.0%}" if self.percent else f"closer to {self.target:g}"
+        return f"closer to {percent(self.target, 0, unit='%')}" if self.percent else f"closer to {self.target:g}"
 
 
 _M = "memviz.measure.memorization"

@@ -140,6 +140,23 @@ def test_no_import_circles(graph):
     assert not circles, circles
 
 
+def test_the_verdicts_room_names_nothing_above_it_not_even_for_types():
+    """Issue 53 item 2, numbers below words: the verdict's room (its inputs, tests, family, verdict and words) sits
+    below the figures (viz) and the report room (auditing), and names neither, not even in an ``if
+    TYPE_CHECKING:`` block: it reads an audit through :class:`memviz.verdict.verdict.AuditFigures`. (Before, the
+    verdict imported viz's number formatter and typed its audit with the report room's Audit.)"""
+    above = {name for name in LAYERS[LAYERS.index("verdict") + 1:]}
+    bad = []
+    for mod, path in modules().items():
+        if layer(mod) != "verdict":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
+                     [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
+            bad += [f"{mod} imports {n}" for n in names if n.startswith("memviz.") and layer(n) in above]
+    assert not bad, "\n".join(sorted(bad))
+
+
 def test_the_layers_are_what_the_guide_says(graph):
     """The check above cannot pass vacuously: every layer exists and the pipeline builds upward."""
     present = {layer(m) for m in graph}

@@ -59,6 +59,7 @@ from memviz.measure.multiplicity import bh_qvalues
 from memviz.tables.data import Table
 from memviz.tables.encoding import Encoder, canonical_series
 from memviz.tables.holdout import CheckedHoldout, as_table, checked_holdout
+from memviz.text import percent
 
 MAX_CELLS = 10
 HOLDOUT_PER_CELL = 100
@@ -156,7 +157,7 @@ class DataCopyingResult:
         if len(cc):
             share = float(cc["holdout_share"].sum())
             first = cc.iloc[0]
-            where = (f"; it copies in {len(cc)} of {self.n_cells} regions of the data holding {100 * share:.0f} % of it, "
+            where = (f"; it copies in {len(cc)} of {self.n_cells} regions of the data holding {percent(share, 0)} of it, "
                      f"strongest among rows like: {first['description']}")
         if self.copying:
             return f"Generated rows sit closer to the training rows than fresh real rows do, a sign of copying ({stat}){where}."

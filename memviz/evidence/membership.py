@@ -47,6 +47,7 @@ from memviz.measure.floor import wilson_interval
 from memviz.measure.multiplicity import bh_qvalues
 from memviz.tables.data import Table
 from memviz.tables.holdout import CheckedHoldout, as_table, checked_holdout
+from memviz.text import percent
 
 #: the distance of the tests beyond the ratio test (module docstring: why not the paper's)
 DEFAULT_DISTANCE = "standardized"
@@ -158,7 +159,7 @@ class MembershipResult:
         t1 = self.tpr[0]
         if self.better_than_chance:
             return (f"{head} tells training rows from fresh real rows better than chance ({ci}): allowing "
-                    f"{100 * t1['fpr']:g} % false alarms, it picks out {100 * t1['tpr']:.1f} % of the training rows "
+                    f"{100 * t1['fpr']:g} % false alarms, it picks out {percent(t1['tpr'])} of the training rows "
                     f"(chance: {100 * t1['fpr']:g} %).")
         if self.auc_high < 0.5:
             return (f"{head} does worse than chance at telling training rows from fresh real rows ({ci}): "

@@ -478,7 +478,7 @@ def _main_sentence(a: AuditFigures, code: str) -> str:
             d = share_digits(every.expected_share)
             tail = f" and {pct(every.share, d)} nearer than any of them ({pct(every.expected_share, d)} expected)"
         parts.append(f"{pct(a.close.too_close_share)} of the generated rows are nearer a training row than "
-                     f"{100 * (1 - a.close.alpha):.0f} % of real rows it never saw are ({pct(a.close.expected_share)} "
+                     f"{percent(1 - a.close.alpha, 0)} of real rows it never saw are ({pct(a.close.expected_share)} "
                      f"expected){tail}, {pct(a.close.identical_share)} are identical to one against "
                      f"{pct(a.close.holdout_identical_share)} of real rows")
         lv = a.close.carrying_partial

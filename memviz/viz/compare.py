@@ -132,7 +132,7 @@ def comparison_plot(results: pd.DataFrame, metric: str = "mem_ratio") -> go.Figu
         fig.add_hline(y=float(fractions(results[ref]).mean()), line_dash="dash", line_color="#555",
                       annotation_text="real training data", annotation_position="top left")
     elif isinstance(ref, float):
-        fig.add_hline(y=ref, line_dash="dash", line_color="#555", annotation_text=f"ideal {ref:.0%}",
+        fig.add_hline(y=ref, line_dash="dash", line_color="#555", annotation_text=f"ideal {percent(ref, 0, unit='%')}",
                       annotation_position="top left")
     if band is not None:
         _add_floor(fig, band, "y")

@@ -12,7 +12,7 @@ from plotly.subplots import make_subplots
 from memviz.dynamics.rows import RowDynamics
 from memviz.dynamics.summaries import concentration_curve
 from memviz.errors import BadOption, BadTable
-from memviz.text import count, pct, plain_all
+from memviz.text import count, pct, percent, plain_all
 from memviz.viz.style import (
     BEFORE_COLOR,
     MAX_CURVE_POINTS,
@@ -105,7 +105,7 @@ def concentration_plot(dyn: RowDynamics, *, marks: Sequence[float] = (0.01, 0.10
             fig.add_scatter(x=[x[j]], y=[y[j]], mode="markers", marker={"color": "#333", "size": 8},
                             showlegend=False, hoverinfo="skip")
             # on a white box below right of its point: the curve and the diagonal do not run through it
-            fig.add_annotation(x=x[j], y=y[j], text=f"top {share:.0%}: {pct(y[j])}", showarrow=False,
+            fig.add_annotation(x=x[j], y=y[j], text=f"top {percent(share, 0, unit='%')}: {pct(y[j])}", showarrow=False,
                                xanchor="left", yanchor="top", xshift=6, yshift=-4,
                                bgcolor="rgba(255, 255, 255, 0.85)", font={"size": 12})
     fig.update_xaxes(tickformat=".0%", range=[0, 1])

@@ -32,7 +32,7 @@ import pandas as pd
 from markupsafe import Markup
 
 from memviz.errors import BadTable, MemvizError
-from memviz.text import MISSING, cut, number, seconds
+from memviz.text import MISSING, cut, number, percent, seconds
 from memviz.viz import glossary as words
 from memviz.viz.card import Card
 from memviz.viz.compare import THREE_WAY_NOTE, by_method, results_display, three_way_table
@@ -144,7 +144,7 @@ def summary_facts(summary: Mapping) -> list[tuple[str, str]]:
     for key, label in SUMMARY_WORDS.items():
         if key in flat and flat[key] is not None:
             v = flat[key]
-            text = f"{100 * float(v):.1f} %" if key in SUMMARY_PERCENT and number(v) != MISSING else _fmt_value(v)
+            text = percent(v) if key in SUMMARY_PERCENT and number(v) != MISSING else _fmt_value(v)
             out.append((label, text))
     return out
 

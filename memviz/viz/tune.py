@@ -10,7 +10,7 @@ from memviz.evaluate.synthetic import ks_statistic
 from memviz.tables.data import Table
 from memviz.tables.encoding import canonical_series
 from memviz.tables.redact import category_labels
-from memviz.text import pct, plain, plain_all
+from memviz.text import pct, percent, plain, plain_all
 from memviz.viz.style import (
     AFTER_COLOR,
     BEFORE_COLOR,
@@ -37,7 +37,7 @@ def early_identification_plot(curve: pd.DataFrame) -> go.Figure:
     if missing:
         raise BadTable(f"early-identification table is missing column(s) {', '.join(missing)}")
     cv = curve.sort_values("T")
-    params = ([f"p = {cv['p'].iloc[0]:.0%}"] if "p" in cv and len(cv) else []) + \
+    params = ([f"p = {percent(cv['p'].iloc[0], 0, unit='%')}"] if "p" in cv and len(cv) else []) + \
         ([f"k = {int(cv['k'].iloc[0])}"] if "k" in cv and len(cv) else [])
     fig = new_figure("Early identification of the final Top group" + (f" ({', '.join(params)})" if params else ""),
                   "Warm-up window T (epochs)", "Overlap with the final Top group (%)",
