@@ -28,7 +28,7 @@ autolinker (GitHub-flavoured Markdown's, a mail client's) finds a link in it, an
 bidirectional control is isolated (:func:`isolate`), so it cannot reverse the figures beside it.
 It reads as typed.
 On top of it, :func:`plain` escapes plotly's HTML subset (titles, ticks, legends, hover), the report's
-templates escape HTML (jinja2's autoescape, :mod:`memviz.viz.templating`) and the dashboard's
+templates escape HTML (jinja2's autoescape, :mod:`memviz.auditing.templating`) and the dashboard's
 ``screens/_ui.esc`` escapes Markdown.
 """
 from __future__ import annotations

@@ -199,7 +199,7 @@ SHARED_NAMES = {
     "frontier": "the warm-up's quality/copying frontier: computed and drawn",
     "glossary": "the glossary: built from the metrics' declarations and shown on every page",
     "memorization": "the memorization metric: computed and drawn",
-    "report": "the HTML report: built (viz) and its command",
+    "report": "the HTML report: built (auditing, the report room) and its command",
     "rows": "per-row figures: the dynamics of each row and which rows leak",
     "run": "a run's entry point: the warm-up's and the study's",
     "store": "a resumable folder: the warm-up's and an attack's",

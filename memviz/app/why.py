@@ -82,10 +82,10 @@ def row_reasons(view, factors: RiskFactors, row_id: int, *, redacted: bool = Tru
 
 
 def report_part(view, why_view: WhyView, *, redacted: bool = True, salt: str | None = None, n_rows: int = 3):
-    """The report's "Why these rows" block (:class:`memviz.viz.report.Part`): the model's held-out AUC and its
+    """The report's "Why these rows" block (:class:`memviz.auditing.report.Part`): the model's held-out AUC and its
     strength, what carries it, the column values and the riskiest rows with their reasons (redacted with the
     report's key ``salt``)."""
-    from memviz.viz.report import Part
+    from memviz.auditing.report import Part
 
     ex = why_view.explanation
     if ex is None:

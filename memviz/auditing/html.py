@@ -1,4 +1,4 @@
-"""The audit's self-contained HTML report, drawn with :func:`memviz.viz.report.build_report`.
+"""The audit's self-contained HTML report, drawn with :func:`memviz.auditing.report.build_report`.
 
 No external request (inline plotly, a Content-Security-Policy forbidding the network), every
 user string escaped by the report's writer, row-level content redacted by default
@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from memviz.auditing.evidence_html import other_tests_section, shown
+from memviz.auditing.report import build_report, when_to_stop
 from memviz.errors import install_hint
 from memviz.leaks.rows import LeakView, cell_matches, nn1_closeness, row_key
 from memviz.tables.redact import redaction_bins
@@ -23,7 +24,6 @@ from memviz.text import cut, pct, percent, points, share_digits
 from memviz.verdict.family import MEMBER_NAMES
 from memviz.verdict.verdict import BELOW_FLOOR, findings
 from memviz.viz.card import Card, Line, tone
-from memviz.viz.report import build_report, when_to_stop
 from memviz.warmup import checkpoints
 
 #: most-copied training rows shown beside their copies (with the tables given)
@@ -223,7 +223,7 @@ def audit_card(a, redacted: bool = True, stop: str = "") -> Card:
 
 def audit_html(a, *, redacted: bool = True, train=None, synthetic=None, sections=()) -> str:
     """The HTML document of audit ``a`` (module docstring); ``sections``: further parts, each naming
-    its source (:class:`memviz.viz.report.Section`: e.g. the comparisons ranked on the audited run,
+    its source (:class:`memviz.auditing.report.Section`: e.g. the comparisons ranked on the audited run,
     ``memviz report``), after the audit's own.
 
     For a warm-up run's check the verdict card ends with the recommended check and its reason, and

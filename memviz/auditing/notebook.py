@@ -2,7 +2,7 @@
 
 * :func:`audit_fragment`: the audit as an HTML fragment (what ``Audit._repr_html_`` shows in Jupyter):
   the verdict card and the named training rows, redacted by default, drawn by the report's own blocks
-  (``memviz/templates/notebook.html.j2``, autoescaped: :mod:`memviz.viz.templating`).
+  (``memviz/templates/notebook.html.j2``, autoescaped: :mod:`memviz.auditing.templating`).
 * :func:`audit_metrics`: every figure of the audit as a flat ``name → number`` dictionary
   (``Audit.to_metrics()``), what a tracker (MLflow, Weights & Biases) logs as metrics: the figures of
   audit.json, the family's p-values and outcomes (1 holds, 0 not), the supporting tests' headline figures;
@@ -23,10 +23,10 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from memviz.auditing.html import audit_card, row_names
+from memviz.auditing.report import table_cells
+from memviz.auditing.templating import render
 from memviz.errors import BadOption, install_hint
 from memviz.verdict.verdict import CODES, REFUSALS
-from memviz.viz.report import table_cells
-from memviz.viz.templating import render
 
 if TYPE_CHECKING:
     from memviz.auditing.result import Audit

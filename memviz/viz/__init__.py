@@ -5,7 +5,6 @@
 * :mod:`.dynamics` — Top vs Non-Top over the warm-up, timelines of chosen rows;
 * :mod:`.tune` — early identification, class balance and column shifts of a pruning;
 * :mod:`.compare` — methods side by side, privacy vs utility, breakdowns, transfer;
-* :mod:`.report` — the self-contained HTML report (the one builder, :func:`memviz.viz.report.build_report`).
 * :mod:`.card` — the one verdict card type (:class:`memviz.viz.card.Card`).
 
 Reads the core and the comparison; never imports the dashboard or the CLI.

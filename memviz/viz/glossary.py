@@ -1,7 +1,7 @@
 """The words of the dashboard and the reports, explained once for someone who has not read the papers,
 generated from the declarations in :mod:`memviz.metrics` (``TERMS`` and each metric's ``explain``).
 
-It lives beside the report builder (:func:`memviz.viz.report.build_report`), so that every report (the
+The report builder (:func:`memviz.auditing.report.build_report`) reads it, so that every report (the
 dashboard's, the audit's, ``memviz report``'s) prints it and links the words it uses to it (the report's
 templates draw both: ``memviz/templates/blocks.html.j2``);
 :mod:`memviz.app.glossary` is the dashboard's name for it. Plain text only: no Markdown, no HTML (the

@@ -64,8 +64,8 @@ def test_the_reports_results_keep_the_method_in_view():
     column stays (position: sticky) while Shape, Trend and MLE scroll in."""
     import re
 
-    from memviz.viz.report import CSS, results_cells
-    from memviz.viz.templating import blocks
+    from memviz.auditing.report import CSS, results_cells
+    from memviz.auditing.templating import blocks
 
     html = blocks().results(results_cells(walk_results()))
     tables = re.findall(r"<table>.*?</table>", html)

@@ -6,8 +6,8 @@ import math
 
 from memviz.auditing.evidence_html import HEADING, other_tests_section
 from memviz.auditing.html import audit_html
+from memviz.auditing.report import Part, Section
 from memviz.text import MISSING, number
-from memviz.viz.report import Part, Section
 
 
 def test_other_tests_is_a_section_of_parts_one_per_test(fresh_audit):

@@ -43,9 +43,9 @@ def test_three_way_figures_by_hand():
 
 
 def test_the_display_and_the_report_show_it():
+    from memviz.auditing.report import results_cells
+    from memviz.auditing.templating import blocks
     from memviz.viz.compare import three_way_display
-    from memviz.viz.report import results_cells
-    from memviz.viz.templating import blocks
 
     d = three_way_display(_results())
     assert list(d["Method"]) == ["DP-SGD ε = 3", "DynamicCut"]

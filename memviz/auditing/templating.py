@@ -1,4 +1,4 @@
-"""The one jinja2 environment of memviz's HTML: every report page and its blocks (:mod:`memviz.viz.report`), and the
+"""The one jinja2 environment of memviz's HTML: every report page and its blocks (:mod:`memviz.auditing.report`), and the
 notebook's view of an audit (:mod:`memviz.auditing.notebook`), drawn from the templates shipped in
 ``memviz/templates`` (package data).
 

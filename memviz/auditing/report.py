@@ -3,7 +3,7 @@
 The page holds everything it needs: plotly.js inline once (not per figure), inline CSS,
 no external URL, and a Content-Security-Policy that forbids loading anything from the
 network. The page and its blocks are jinja2 templates (``memviz/templates``, drawn through
-:mod:`memviz.viz.templating`) with autoescape on: every user-provided string (titles, setting names
+:mod:`memviz.auditing.templating`) with autoescape on: every user-provided string (titles, setting names
 and values, column names, method names, table cells) is escaped; figure data is embedded by plotly
 as JSON with ``<``, ``>`` and ``/`` escaped. This module prepares what the templates print (numbers
 in words, a table's cells and classes); it writes no markup.
@@ -31,13 +31,13 @@ import numpy as np
 import pandas as pd
 from markupsafe import Markup
 
+from memviz.auditing.templating import blocks, render
 from memviz.errors import BadTable, MemvizError
 from memviz.text import MISSING, cut, number, percent, seconds
 from memviz.viz import glossary as words
 from memviz.viz.card import Card
 from memviz.viz.compare import THREE_WAY_NOTE, by_method, results_display, three_way_table
 from memviz.viz.style import caption
-from memviz.viz.templating import blocks, render
 from memviz.warmup.frontier import StopRule, recommend
 
 CSP = ("default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "

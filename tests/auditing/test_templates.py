@@ -14,9 +14,9 @@ import pandas as pd
 import pytest
 import tomllib
 
+from memviz.auditing.report import CSP, Part, Section, build_report
+from memviz.auditing.templating import environment, render
 from memviz.viz.card import Card, Line
-from memviz.viz.report import CSP, Part, Section, build_report
-from memviz.viz.templating import environment, render
 
 ROOT = Path(__file__).resolve().parents[2]
 #: what a user may type where memviz prints a name or a value
