@@ -34,7 +34,7 @@ from dataclasses import asdict, dataclass, fields
 
 import numpy as np
 
-from memviz.dynamics.dynamiccut import DEFAULT_K, DEFAULT_P, rank_rows
+from memviz.dynamics.dynamiccut import DEFAULT_K, DEFAULT_P, rank_by_score
 from memviz.dynamics.rows import ceil_share
 from memviz.errors import MemvizError
 from memviz.metrics import auc_terms
@@ -139,7 +139,7 @@ class DynamicThresholdCallback(Callback):
     def rows_left_out(self, model, epoch: int) -> np.ndarray | None:
         e = epoch - 1
         n_out = left_out_count(e, self.config.p0, self.end, self.n) if self.scores is not None else 0
-        out = np.sort(rank_rows(self.scores, self.row_ids)[:n_out]) if n_out else np.empty(0, dtype=np.int64)
+        out = np.sort(rank_by_score(self.scores, self.row_ids)[:n_out]) if n_out else np.empty(0, dtype=np.int64)
         self.schedule.append({"epoch": int(epoch), "finished": int(e), "share": share(e, self.config.p0, self.end),
                               "n_left_out": int(out.size), "check": len(self.auc)})
         if out.size:

@@ -316,7 +316,7 @@ def key_values(s: pd.Series) -> pd.Series:
 
 
 # ------------------------------------------------------------------ validation
-def validate(df: pd.DataFrame, schema: Schema, source: str, role: str = "train") -> pd.DataFrame:
+def validate_frame(df: pd.DataFrame, schema: Schema, source: str, role: str = "train") -> pd.DataFrame:
     """Check ``df`` against ``schema`` and return its schema columns, typed.
 
     ``role`` is ``"train"`` (all checks), ``"test"`` or ``"synthetic"`` (no minimum row
@@ -388,7 +388,7 @@ def load_table(path: str | Path, schema: Schema | str | Path | None = None, *, t
     schema : a :class:`Schema`, a schema file (meta.json format), or None to infer one.
     target : the target column when the schema is inferred.
     overrides : {column: kind} applied on top of the schema (see :meth:`Schema.with_overrides`).
-    role : ``"train"``, ``"test"`` or ``"synthetic"`` (see :func:`validate`).
+    role : ``"train"``, ``"test"`` or ``"synthetic"`` (see :func:`validate_frame`).
     row_id_column : use this column as ``row_id`` instead of the row position.
     suggest : when no target is given, say which column :func:`suggest_target` would take (False where
         nothing is measured on a target, as in ``memviz memorize``).
@@ -444,7 +444,7 @@ def table_from_frame(df: pd.DataFrame, schema: Schema | str | Path | None = None
         if extra:
             raise BadTable(f"{source}: column {extra[0]!r}: in the data but not in the SDV metadata (SDV refuses "
                            "such data too: add it to the metadata, with sdtype numerical or categorical, or drop it)")
-    data = validate(df, schema, source, role=role)
+    data = validate_frame(df, schema, source, role=role)
     if row_id_column is not None:
         if row_id_column not in df.columns:
             raise BadTable(f"{source}: column {row_id_column!r}: row id column not in the file")

@@ -29,7 +29,7 @@ from memviz.errors import BadTable
 #: a table with more columns is refused before it is parsed
 MAX_COLUMNS = 1_000
 #: a categorical column with more distinct values is left out when a schema is inferred, and
-#: refused when a schema names it (:func:`memviz.tables.data.validate`)
+#: refused when a schema names it (:func:`memviz.tables.data.validate_frame`)
 MAX_CATEGORIES = 1_000
 
 

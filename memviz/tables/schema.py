@@ -303,7 +303,7 @@ class Schema:
         for a numerical column, else ``binary`` (pass ``task`` for ``multiclass``). The
         metadata's column names are kept (``extra["sdv_columns"]``): a training table holding a
         column the metadata does not list is refused in one line, as SDV refuses it
-        (:func:`memviz.tables.data.validate`).
+        (:func:`memviz.tables.data.validate_frame`).
         """
         source = str(metadata) if isinstance(metadata, (str, Path)) else "SDV metadata"
         if isinstance(metadata, (str, Path)):

@@ -80,7 +80,7 @@ def kept(run_dir) -> list[int]:
     return sorted(int(m.group(1)) for p in folder.iterdir() if (m := _NAME.fullmatch(p.name)))
 
 
-def save(run_dir, check: int, state: dict, rule: str, final: int) -> None:
+def save_checkpoint(run_dir, check: int, state: dict, rule: str, final: int) -> None:
     """Store check ``check``'s sampler state (when ``rule`` may keep it), then delete the
     checkpoints ``rule`` no longer keeps. ``final``: the run's last check number."""
     from memviz.io import atomic_torch_save
@@ -102,7 +102,7 @@ def drop_after(run_dir, check: int) -> None:
             path(run_dir, c).unlink(missing_ok=True)
 
 
-def load(run_dir, check: int, map_location="cpu") -> dict:
+def load_checkpoint(run_dir, check: int, map_location="cpu") -> dict:
     """The sampler state of check ``check``; BadRunFolder (one line) when it was not kept or is unreadable."""
     import torch
 
@@ -136,7 +136,7 @@ def sample_check(run_dir, check: int, rows: int, seed: int = 0, device: str = "a
     columns = len(RunStore(run_dir).read().schema.columns)
     check_memory(sample_bytes(rows, columns), f"drawing {int(rows):,} rows of {columns} columns",   # before any work
                  "draw fewer rows (several draws with other seeds, appended), or on a machine with more memory")
-    state = load(run_dir, check)
+    state = load_checkpoint(run_dir, check)
     try:
         model = TabDDPM.from_state_dict(state, device=device)
     except MemvizError:

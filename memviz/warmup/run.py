@@ -331,7 +331,7 @@ def _warmup(train: Table, config: WarmupConfig | None, run_dir, resume: bool, pr
             # redoes what is missing
             store.write_check(cr.check, cr.long, cr.samples if config.keep_samples else None)
             state = cr.state if cr.state is not None else model.state_dict()
-            checkpoints.save(store.path, cr.check, state, config.keep_checkpoints, final=len(check_epochs) - 1)
+            checkpoints.save_checkpoint(store.path, cr.check, state, config.keep_checkpoints, final=len(check_epochs) - 1)
             store.update(checks=summaries, progress={"epoch": cr.epoch, "epochs": config.epochs})
             if (cr.check + 1) % config.checkpoint_every == 0 or cr.epoch == config.epochs:
                 store.save_checkpoint({"model": state, "check": cr.check, "epoch": cr.epoch})

@@ -66,7 +66,7 @@ def test_a_check_checkpoint_samples_the_checks_rows_but_cannot_resume(small_trai
 
     cfg = tiny(n_samples=60)
     run_warmup(small_train, cfg, tmp_path / "r")
-    state = checkpoints.load(tmp_path / "r", 1)
+    state = checkpoints.load_checkpoint(tmp_path / "r", 1)
     assert "optimizer" not in state and state["epoch"] == 4
     model = TabDDPM.from_state_dict(state, device="cpu")
     again = model.sample(60, seed=check_seed(cfg.seed, 1))
@@ -75,7 +75,7 @@ def test_a_check_checkpoint_samples_the_checks_rows_but_cannot_resume(small_trai
     with pytest.raises(MemvizError, match="weights only"):
         TabDDPM("cpu-quick", epochs=8, device="cpu", **TINY_MODEL).fit(small_train, resume_state=state)
     with pytest.raises(BadRunFolder, match="kept checks"):
-        checkpoints.load(tmp_path / "r", 9)
+        checkpoints.load_checkpoint(tmp_path / "r", 9)
 
 
 def test_a_killed_run_with_retention_resumes_bit_identically(small_train, sample, tmp_path, monkeypatch):
@@ -97,7 +97,7 @@ def test_a_killed_run_with_retention_resumes_bit_identically(small_train, sample
     pd.testing.assert_frame_equal(resumed.per_check[cols], full.per_check[cols])
     assert checkpoints.kept(tmp_path / "part") == checkpoints.kept(tmp_path / "full") == [2, 3]
     for c in (2, 3):
-        a, b = checkpoints.load(tmp_path / "part", c)["model"], checkpoints.load(tmp_path / "full", c)["model"]
+        a, b = checkpoints.load_checkpoint(tmp_path / "part", c)["model"], checkpoints.load_checkpoint(tmp_path / "full", c)["model"]
         assert all(np.array_equal(a[k].numpy(), b[k].numpy()) for k in a)
 
 
