@@ -42,6 +42,7 @@ import numpy as np
 import pandas as pd
 
 from memviz.errors import BadTable
+from memviz.tables.describe import kind_reasons
 from memviz.tables.read import (  # noqa: F401 (the reading half, re-exported)
     MAX_CATEGORIES,
     MAX_COLUMNS,
@@ -67,7 +68,8 @@ from memviz.tables.infer import (  # noqa: F401 (the inference half, re-exported
     suggest_target,
 )
 from memviz.tables.infer import key_named, repeats
-from memviz.tables.schema import INFERRED, Schema
+from memviz.tables.redact import key_labels
+from memviz.tables.schema import INFERRED, Schema, key_text
 
 ROW_ID = "row_id"
 
@@ -189,8 +191,6 @@ class Table:
                      for i, col in enumerate(self.key_columns)]
             return [", ".join(f"{c}={p}" for c, p in zip(self.key_columns, row)) for row in zip(*parts)]
         if redacted and self.keys is not None:
-            from memviz.tables.redact import key_labels
-
             return key_labels(values, str(self.key), salt=salt)
         return ["missing" if _missing(v) else str(v) for v in values]
 
@@ -199,8 +199,6 @@ class Table:
         """Part ``i`` (column ``column``) of composite key values as text, hashed when ``redacted``."""
         part = [v[i] for v in values]
         if redacted:
-            from memviz.tables.redact import key_labels
-
             return key_labels(part, column, salt=salt)
         return ["missing" if _missing(v) else str(v) for v in part]
 
@@ -275,8 +273,6 @@ def plain_key(v):
 def check_composite_key(df: pd.DataFrame, columns, source: str) -> None:
     """One line (BadTable) when a composite key's columns do not name each training row once: the columns and
     one repeated combination (``branch=North, account_no=17``)."""
-    from memviz.tables.schema import key_text
-
     dup = df.duplicated(list(columns), keep=False)
     if dup.any():
         i = int(np.flatnonzero(dup.to_numpy())[0])
@@ -474,7 +470,6 @@ def table_from_frame(df: pd.DataFrame, schema: Schema | str | Path | None = None
         elif role == "train":
             raise BadTable(f"{source}: column {schema.key!r}: the row key named in the schema is not in the file")
     kept = set(data.columns) | (set(schema.key_columns) if keys is not None else set())
-    from memviz.tables.describe import kind_reasons
 
     why = kind_reasons(df.drop(columns=[row_id_column]) if row_id_column else df, schema, origin=origin,
                        overrides=overrides, unlisted=unlisted) if role == "train" else {}
