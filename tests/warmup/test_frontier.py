@@ -11,6 +11,7 @@ from memviz.warmup import checkpoints
 from memviz.warmup.frontier import StopRule, recommend
 from memviz.warmup.run import load_warmup, run_warmup
 from memviz.warmup.store import RunStore
+from memviz.warmup.tracking import check_seed
 
 
 def tiny(**kw):
@@ -61,8 +62,7 @@ def test_a_bad_retention_is_one_line(rule):
 
 
 def test_a_check_checkpoint_samples_the_checks_rows_but_cannot_resume(small_train, tmp_path):
-    from memviz.models.tabddpm import TabDDPM
-    from memviz.warmup.tracking import check_seed
+    from memviz.models.tabddpm import TabDDPM  # lazy: torch (memviz.models.tabddpm), an extra (train)
 
     cfg = tiny(n_samples=60)
     run_warmup(small_train, cfg, tmp_path / "r")
@@ -79,7 +79,7 @@ def test_a_check_checkpoint_samples_the_checks_rows_but_cannot_resume(small_trai
 
 
 def test_a_killed_run_with_retention_resumes_bit_identically(small_train, sample, tmp_path, monkeypatch):
-    import memviz.models.tabddpm as tabddpm
+    import memviz.models.tabddpm as tabddpm  # lazy: torch (memviz.models.tabddpm), an extra (train)
 
     holdout = sample[1].subset(sample[1].row_ids[:200])
     cfg = tiny(keep_checkpoints="last:2")
