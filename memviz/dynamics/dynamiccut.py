@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from memviz.dynamics.rows import RowDynamics, ceil_share, top_mask
-from memviz.errors import BadOption, MemvizError
+from memviz.errors import BadOption
 
 SCORES = ("raw", "excess")
 TARGETS = ("final", "after")
@@ -358,9 +358,9 @@ def _ranking_for(dyn: RowDynamics, params: DynamicCutParams, score, expected_auc
         return dynamiccut_ranking(dyn, score=score, expected_auc_rate=expected_auc_rate, params=params)
     want = (params.k, params.window(dyn), _check_score(score))
     if (ranking.k, ranking.T, ranking.score) != want or len(ranking.row_ids) != dyn.n_rows:
-        raise MemvizError(f"the ranking given was made at k={ranking.k}, T={ranking.T}, score={ranking.score!r} "
-                          f"on {len(ranking.row_ids)} rows, not at k={want[0]}, T={want[1]}, score={want[2]!r} "
-                          f"on {dyn.n_rows}")
+        raise BadOption(f"the ranking given was made at k={ranking.k}, T={ranking.T}, score={ranking.score!r} "
+                        f"on {len(ranking.row_ids)} rows, not at k={want[0]}, T={want[1]}, score={want[2]!r} "
+                        f"on {dyn.n_rows}")
     return ranking
 
 
