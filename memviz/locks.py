@@ -16,6 +16,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from filelock import FileLock, Timeout
+
 
 class Held:
     """A held lock: :meth:`release` lets go (the end of the process does too)."""
@@ -37,16 +39,12 @@ class Held:
 
 
 def _lock(path: Path):
-    from filelock import FileLock
-
     # the lock file stays on release on every system (a run's or a slot's lock file is part of its folder)
     return FileLock(str(path), thread_local=False, preserve_lock_file=True)
 
 
 def try_hold(path: Path | str, wait: float = 0.0) -> Held | None:
     """The lock of ``path`` (created if missing), or None when another holder keeps it ``wait`` seconds."""
-    from filelock import Timeout
-
     path = Path(path)
     lock = _lock(path)
     try:
