@@ -16,13 +16,9 @@ from pathlib import Path
 import pandas as pd
 
 from memviz.app import audits, glossary, why
+from memviz.app.compare_card import compare_verdict, pick_model
 from memviz.app.comparisons import CompareView, run_floor, verdicts_differ
 from memviz.app.runs import RunView, load_run, rankings
-from memviz.app.compare_card import compare_verdict, pick_model
-from memviz.dynamics.summaries import concentration, heavy_tail
-from memviz.errors import MemvizError
-from memviz.io import csv_bytes
-from memviz.leaks.rows import copies_of, most_copied
 from memviz.dynamics.dynamiccut import (
     DEFAULTS,
     DynamicCutParams,
@@ -31,6 +27,10 @@ from memviz.dynamics.dynamiccut import (
     early_identification_curve,
     params_of,
 )
+from memviz.dynamics.summaries import concentration, heavy_tail
+from memviz.errors import BadRunFolder, MemvizError
+from memviz.io import csv_bytes
+from memviz.leaks.rows import copies_of, most_copied
 from memviz.tables.data import read_frame
 from memviz.viz import report as vr
 from memviz.viz import why as viz_why
@@ -315,7 +315,7 @@ def report_html(view: RunView | None, compare: CompareView | None = None, *, p: 
     prune page): the report's selection and curve are read from it, nothing is ranked again.
     """
     if view is None and compare is None:
-        raise MemvizError("nothing to report: open a warm-up run or a comparison first")
+        raise BadRunFolder("nothing to report: open a warm-up run or a comparison first")
     salt = secrets.token_hex(16)
     parts = report_parts(view, compare, redacted=redacted, salt=salt, n_leaks=n_leaks,
                          params=_tuning(params, p, k, T), ranked=ranked)

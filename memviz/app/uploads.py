@@ -33,7 +33,7 @@ import pandas as pd
 
 from memviz.app import bounds
 from memviz.app.datasets import RawData, raw_from_upload
-from memviz.errors import BadTable, MemvizError
+from memviz.errors import BadOption, BadTable, MemvizError
 from memviz.io import (
     atomic_write_bytes,
     atomic_write_json,
@@ -159,7 +159,7 @@ def save_audit_files(root: str | Path, names: tuple, raws: tuple, current: bool 
     the same files are kept once). Within the uploads' quota, as the Data page's uploads."""
     names, raws = tuple(names), tuple(raws)
     if len(names) != len(AUDIT_ROLES) or len(raws) != len(AUDIT_ROLES):
-        raise MemvizError(f"audit files: expected {len(AUDIT_ROLES)} names and contents")
+        raise BadOption(f"audit files: expected {len(AUDIT_ROLES)} names and contents")
     key = _key("audit", b"1" if current else b"0", *(x for pair in zip(names, raws) for x in pair))
     folder = _uploads(root) / AUDITS / key
     bounds.check_upload_size(sum(len(r or b"") for r in raws), ", ".join(str(n) for n in names if n))
@@ -279,7 +279,7 @@ def upload_cache_bytes() -> int:
         try:
             return max(0, int(raw))
         except ValueError:
-            raise MemvizError(f"${UPLOAD_CACHE_ENV}={raw!r}: expected a whole number of bytes") from None
+            raise BadOption(f"${UPLOAD_CACHE_ENV}={raw!r}: expected a whole number of bytes") from None
     return DEFAULT_UPLOAD_CACHE_BYTES
 
 

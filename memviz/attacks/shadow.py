@@ -39,7 +39,7 @@ from memviz.attacks.design import ShadowConfig, Targets, make_plan, shadow_seed
 from memviz.attacks.features import FeatureSpace
 from memviz.attacks.lira import TargetedResult, analyse
 from memviz.attacks.store import AttackStore, run_attack_dir
-from memviz.errors import MemvizError
+from memviz.errors import BadOption, BadRunFolder, BadTable, MemvizError
 from memviz.tables.data import Table, fingerprint
 from memviz.tables.holdout import checked_holdout
 
@@ -78,7 +78,7 @@ def targeted_attack(train: Table, targets: Targets, config: ShadowConfig, out, *
     if release is not None:
         missing = [c for c in cols if c not in release.columns]
         if missing:
-            raise MemvizError(f"release: column {missing[0]!r} of the training table is missing")
+            raise BadTable(f"release: column {missing[0]!r} of the training table is missing")
         release = release[cols]
     plan = make_plan(train, holdout, targets, cfg)
     rows = targets.rows(train, holdout)
@@ -159,7 +159,7 @@ def run_settings(run_dir, check: int | None = None) -> tuple[str, dict, int, int
     done = sorted(int(c) for c in wr.checks["check"].unique())
     check = done[-1] if check is None else int(check)
     if check not in done:
-        raise MemvizError(f"{run_dir}: check {check} is not a finished check (finished: {', '.join(map(str, done))})")
+        raise BadOption(f"{run_dir}: check {check} is not a finished check (finished: {', '.join(map(str, done))})")
     epoch = int(wr.checks.loc[wr.checks["check"] == check, "epoch"].iloc[0])
     params = {k: v for k, v in dict(wr.config.model_params).items() if k not in ("epochs", "steps")}
     n = int(wr.dynamics.n_rows)
@@ -186,7 +186,7 @@ def attack_run(run_dir, *, n_top: int = 20, named=(), n_random: int = 20, n_hold
     if hold is not None:     # the training table (or much of it) as the controls would read "no better than chance"
         hold = checked_holdout(train, hold).table
     if hold is None and n_holdout:
-        raise MemvizError(f"{run_dir}: hold-out targets need the run's hold-out; its file is gone or changed "
+        raise BadRunFolder(f"{run_dir}: hold-out targets need the run's hold-out; its file is gone or changed "
                           "(pass --holdout) or ask for none")
     preset, params, check, epoch = run_settings(run_dir, check)
     params.update(model_params or {})

@@ -12,6 +12,7 @@ from memviz.commands.common import (
     parse_model_params,
     seed_arg,
 )
+from memviz.errors import BadOption
 
 #: the defaults of the command (ShadowConfig's own n_shadows; the targets per group)
 N_TARGETS = 20
@@ -65,8 +66,6 @@ def run(args) -> None:
 
     from memviz.attacks.shadow import attack_run
     from memviz.attacks.store import run_attack_dir
-    from memviz.errors import MemvizError
-
     from memviz.folders import output_folder
 
     t0 = time.perf_counter()
@@ -74,7 +73,7 @@ def run(args) -> None:
         output_folder(args.out)                                 # before any work
     for name in ("top", "named", "random", "holdout_rows"):
         if getattr(args, name) < 0:
-            raise MemvizError(f"--{name.replace('_', '-')}: must be 0 or more")
+            raise BadOption(f"--{name.replace('_', '-')}: must be 0 or more")
     named = named_rows(args.run, args.check, args.holdout, args.named)
     bar = None if args.quiet else Bar("shadows")
 

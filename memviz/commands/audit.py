@@ -17,6 +17,7 @@ from memviz.commands.common import (
     say_schema,
     schema_of,
 )
+from memviz.errors import BadOption
 
 
 def register(sub, command) -> None:
@@ -72,13 +73,12 @@ def check_junit_path(junit: str | None, out: str) -> None:
     """A JUnit file inside the output folder is refused (that folder is written as a unit, its contents listed)."""
     if junit is None:
         return
-    from memviz.errors import MemvizError
 
     j, o = Path(junit).resolve(), Path(out).resolve()
     if j == o or o in j.parents:
-        raise MemvizError(f"--junit {junit}: lies inside --out {out}, a folder written as a unit; put it beside it")
+        raise BadOption(f"--junit {junit}: lies inside --out {out}, a folder written as a unit; put it beside it")
     if j.is_dir():
-        raise MemvizError(f"--junit {junit}: is a folder; give a file name (e.g. audit-junit.xml)")
+        raise BadOption(f"--junit {junit}: is a folder; give a file name (e.g. audit-junit.xml)")
 
 
 def backend_help(what: str = "the audit's") -> str:

@@ -18,6 +18,7 @@ from memviz.commands.common import (
 )
 from memviz.compare.config import CompareConfig
 from memviz.engine import DISTANCES
+from memviz.errors import BadOption
 
 
 def register(sub, command) -> None:
@@ -100,9 +101,8 @@ def run(args) -> None:
 
 
 def _epsilons(text: str) -> list[float]:
-    from memviz.errors import MemvizError
 
     try:
         return [float(x) for x in split(text, "epsilons")]
     except ValueError:
-        raise MemvizError(f"--epsilons: expected comma-separated numbers, got {text!r}") from None
+        raise BadOption(f"--epsilons: expected comma-separated numbers, got {text!r}") from None

@@ -15,7 +15,7 @@ from memviz.commands.common import (
     say_schema,
     schema_of,
 )
-from memviz.errors import MemvizError
+from memviz.errors import BadOption
 
 
 def register(sub, command) -> None:
@@ -43,9 +43,9 @@ def register(sub, command) -> None:
 def run(args) -> None:
     t0 = time.perf_counter()
     if args.rows_out and not args.holdout:
-        raise MemvizError("--rows-out needs --holdout: each row's expected copies come from the hold-out's floor")
+        raise BadOption("--rows-out needs --holdout: each row's expected copies come from the hold-out's floor")
     if args.scheduler is not None and args.backend != "dask":
-        raise MemvizError("--scheduler needs --backend dask")
+        raise BadOption("--scheduler needs --backend dask")
     outs = output_files(args, out="--out", rows_out="--rows-out")     # before any work
     if args.backend == "dask":
         from memviz.engine.distributed import connect
@@ -58,10 +58,10 @@ def run(args) -> None:
 def _run(args, t0, client, outs) -> None:
     import pandas as pd
 
+    from memviz.engine.neighbors import NeighborEngine
     from memviz.io import export_csv
     from memviz.measure.closeness import nn1_closeness, summary
     from memviz.measure.memorization import memorization
-    from memviz.engine.neighbors import NeighborEngine
     from memviz.tables.data import load_companion, load_table
 
     train = load_table(args.train, schema_of(args), target=args.target, suggest=False,  # it reads no target

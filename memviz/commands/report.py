@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 from memviz.commands.common import add_backend, add_fail_on, add_keep_row_id, add_quiet, add_raw_csv, emit, inputs_of
+from memviz.errors import BadRunFolder
 
 #: what a report folder holds (an earlier report folder is replaced whole): the audit's files
 #: (:data:`memviz.auditing.result.FILES`) and comparisons/NAME/ with the same three
@@ -81,13 +82,12 @@ def open_comparisons(folders) -> list:
     """The comparisons in ``folders``, opened (:class:`memviz.app.comparisons.CompareView`); one line
     naming the folder when one cannot be opened or has no finished cell (before anything is written)."""
     from memviz.app import comparisons
-    from memviz.errors import MemvizError
 
     out = []
     for folder in folders:
         cv = comparisons.load_compare(folder)
         if not len(cv.ok):
-            raise MemvizError(f"{folder}: the comparison has no finished cell to report")
+            raise BadRunFolder(f"{folder}: the comparison has no finished cell to report")
         out.append(cv)
     return out
 

@@ -6,6 +6,7 @@ import time
 from memviz.commands.common import SEED_RANGE, add_quiet, add_raw_csv, emit, output_files, seed_arg
 from memviz.commands.inspect import add_stop_rule
 from memviz.device import DEVICES
+from memviz.errors import BadOption
 
 
 def register(sub, command) -> None:
@@ -33,7 +34,6 @@ def run(args) -> None:
     require("torch")                        # it trains or samples: refused before a table is read
 
     from memviz.commands.inspect import recommendation
-    from memviz.errors import MemvizError
     from memviz.io import export_csv
     from memviz.warmup import checkpoints
     from memviz.warmup.run import load_warmup
@@ -48,7 +48,7 @@ def run(args) -> None:
         check, why = rec["recommended_check"], rec["recommendation"]
     rows = res.config.n_samples if args.rows is None else int(args.rows)
     if rows < 1:
-        raise MemvizError(f"--rows {rows}: must be at least 1")
+        raise BadOption(f"--rows {rows}: must be at least 1")
     syn, epoch = checkpoints.sample_check(res.run_dir, check, rows, seed=args.seed, device=args.device)
     export_csv(outs["out"], syn, raw=args.raw_csv)
     out = {"run_dir": str(args.run_dir), "check": int(check), "epoch": epoch, "rows": int(len(syn)),

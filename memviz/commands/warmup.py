@@ -12,6 +12,7 @@ from memviz.commands.common import (
     parse_model_params,
     seed_arg,
 )
+from memviz.errors import BadOption
 from memviz.models.presets import PRESETS
 from memviz.warmup.run import DEFAULT_CHECKS, WarmupConfig
 
@@ -89,11 +90,10 @@ def run(args) -> None:
 
 def _private(params: dict, args) -> dict:
     """``params`` with ``privacy`` from --epsilon / --delta (a --delta alone is one line)."""
-    from memviz.errors import MemvizError
 
     if args.epsilon is None:
         if args.delta is not None:
-            raise MemvizError("--delta needs --epsilon (the privacy budget it goes with)")
+            raise BadOption("--delta needs --epsilon (the privacy budget it goes with)")
         return params
     privacy = {"epsilon": args.epsilon, **({"delta": args.delta} if args.delta is not None else {})}
     return {**params, "privacy": privacy}

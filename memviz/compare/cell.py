@@ -57,19 +57,19 @@ from memviz.compare.methods import (
     PRUNES,
     SELECTION_SCORE,
     SHORTENS,
-    EarlyStop,
     DPArm,
+    EarlyStop,
     apply_method,
     base_method,
 )
 from memviz.compare.protocol import pruning_figures
 from memviz.device import torch_threads
 from memviz.dynamics.dynamiccut import DynamicCutParams
-from memviz.errors import MemvizError
+from memviz.engine.neighbors import NeighborEngine
+from memviz.errors import BadOption
 from memviz.evaluate.fidelity import column_fidelity, fidelity_figures, report_trend
 from memviz.evaluate.synthetic import evaluate_synthetic
 from memviz.measure.memorization import memorization
-from memviz.engine.neighbors import NeighborEngine
 from memviz.mitigate.dynamic import DynamicThreshold
 from memviz.models import make_model
 from memviz.models.callbacks import Callback
@@ -124,7 +124,7 @@ class GridContext:
         for cfg in self.privacy:
             if DPArm(cfg.epsilon).name == method:
                 return cfg
-        raise MemvizError(f"{method}: no privacy settings for this arm")
+        raise BadOption(f"{method}: no privacy settings for this arm")
 
 
 @dataclass(frozen=True)

@@ -82,7 +82,7 @@ from memviz.compare.protocol import Floors, protocol_pass, with_protocol
 from memviz.compare.ranking import check_run, selections_from_run
 from memviz.compare.results import COLUMNS, results_frame
 from memviz.device import torch_threads
-from memviz.errors import MemvizError, BadRunFolder
+from memviz.errors import BadOption, BadRunFolder, MemvizError
 from memviz.evaluate.quality import CheckQuality
 from memviz.evaluate.synthetic import mle
 from memviz.io import (
@@ -93,8 +93,8 @@ from memviz.io import (
     settings_key,
     strict_loads,
 )
-from memviz.tables.data import Table, fingerprint
 from memviz.models.privacy import PrivacyConfig
+from memviz.tables.data import Table, fingerprint
 from memviz.warmup.frontier import StopRule, recommend
 from memviz.warmup.run import WarmupConfig, ensure_warmup, load_warmup
 from memviz.warmup.store import RunStore, versions
@@ -139,7 +139,7 @@ def run_grid(train: Table, test: Table | None, config: CompareConfig | CheckedCo
         if cfg.run_dir is not None:
             check_run(cfg.run_dir, train, need_floor=True)
         elif test is None:
-            raise MemvizError("dynamiccut_excess needs a floor: give a test split (the warm-up's hold-out) or a "
+            raise BadOption("dynamiccut_excess needs a floor: give a test split (the warm-up's hold-out) or a "
                               "warm-up run measured with a hold-out")
     blocked = blocked_arms(cfg, checked.arms, train)
     threads = cfg.threads

@@ -14,7 +14,7 @@ import os
 import time
 from pathlib import Path
 
-from memviz.errors import MemvizError, BadRunFolder
+from memviz.errors import BadOption, BadRunFolder
 from memviz.io import atomic_write_json, read_json
 
 MAX_JOBS_ENV = "MEMVIZ_MAX_JOBS"
@@ -33,7 +33,7 @@ def max_jobs() -> int:
         try:
             return max(1, int(raw))
         except ValueError:
-            raise MemvizError(f"${MAX_JOBS_ENV}={raw!r}: expected a whole number of jobs") from None
+            raise BadOption(f"${MAX_JOBS_ENV}={raw!r}: expected a whole number of jobs") from None
     return max(1, (os.cpu_count() or 1) // 2)
 
 
@@ -45,7 +45,7 @@ def max_queued() -> int:
         try:
             return max(0, int(raw))
         except ValueError:
-            raise MemvizError(f"${MAX_QUEUED_ENV}={raw!r}: expected a whole number of jobs") from None
+            raise BadOption(f"${MAX_QUEUED_ENV}={raw!r}: expected a whole number of jobs") from None
     return DEFAULT_MAX_QUEUED
 
 

@@ -52,7 +52,7 @@ from memviz.compare import (
     summary_table,
 )
 from memviz.compare.details import compute_details
-from memviz.errors import MemvizError, BadRunFolder
+from memviz.errors import BadOption, BadRunFolder, MemvizError
 from memviz.io import atomic_write_json, dumps, read_json
 from memviz.tables.data import Table, load_companion, load_table
 from memviz.warmup.run import WarmupConfig, run_warmup
@@ -80,12 +80,12 @@ class JobSpec:
 
     def __post_init__(self):
         if self.kind not in KINDS:
-            raise MemvizError(f"job kind {self.kind!r}: unknown (use {', '.join(KINDS)})")
+            raise BadRunFolder(f"job kind {self.kind!r}: unknown (use {', '.join(KINDS)})")
         bad = [k for k in self.paths if k not in PATH_KEYS]
         if bad:
-            raise MemvizError(f"job paths: unknown key {bad[0]!r} (use {', '.join(PATH_KEYS)})")
+            raise BadRunFolder(f"job paths: unknown key {bad[0]!r} (use {', '.join(PATH_KEYS)})")
         if not self.paths.get("out"):
-            raise MemvizError("job paths: 'out' is required")
+            raise BadRunFolder("job paths: 'out' is required")
 
     def to_dict(self) -> dict:
         return {"format": FORMAT, **asdict(self)}
@@ -311,7 +311,7 @@ def run_spec(spec: JobSpec, emit: Emit | None = None, *, config=None) -> dict:
     out = Path(spec.paths["out"])
     train = _table(spec, "train")
     if train is None:
-        raise MemvizError(f"{spec.kind}: the job needs a training table (paths.train)")
+        raise BadRunFolder(f"{spec.kind}: the job needs a training table (paths.train)")
     if spec.kind == "warmup":
         config = _warmup_config(spec.config)
         holdout = _table(spec, "holdout", train, role="test")
@@ -336,7 +336,7 @@ def run_spec(spec: JobSpec, emit: Emit | None = None, *, config=None) -> dict:
                    cell_progress=emit if isinstance(emit, EventLog) else None)
     failed = res[res["status"] != "ok"]
     if len(res) and len(failed) == len(res):
-        raise MemvizError(f"every cell failed; first error: {failed['error'].iloc[0]}")
+        raise BadOption(f"every cell failed; first error: {failed['error'].iloc[0]}")
     ok = res[res["status"] == "ok"]
     by_method = ok.groupby("method", sort=False)
     exp = read_experiment(out)
@@ -367,5 +367,5 @@ def _warmup_config(d: dict) -> WarmupConfig:
     known = WarmupConfig.__dataclass_fields__
     bad = [k for k in d if k not in known]
     if bad:
-        raise MemvizError(f"warm-up config: unknown setting {bad[0]!r}")
+        raise BadRunFolder(f"warm-up config: unknown setting {bad[0]!r}")
     return WarmupConfig(**d)

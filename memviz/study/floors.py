@@ -13,13 +13,12 @@ import time
 from pathlib import Path
 
 from memviz.engine import DISTANCES
-from memviz.errors import MemvizError
+from memviz.errors import BadTable
 from memviz.io import settings_key
 from memviz.measure.floor import holdout_floor
 from memviz.study.scales import REFERENCE, StudyScale
 from memviz.study.util import save, stored
 from memviz.tables.data import Table, fingerprint, load_dataset
-
 
 
 def subsample(table: Table, n: int | None, seed: int = 0) -> Table:
@@ -42,7 +41,7 @@ def study_tables(folder: Path, scale: StudyScale, n_train: int | None = None) ->
     """
     train_full, test_full = load_dataset(folder)
     if test_full is None:
-        raise MemvizError(f"{folder}: the study needs a test.csv beside train.csv")
+        raise BadTable(f"{folder}: the study needs a test.csv beside train.csv")
     n = scale.max_train if n_train is None else n_train
     return subsample(train_full, n, seed=0), subsample(test_full, scale.max_test, seed=1), len(train_full)
 

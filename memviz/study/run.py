@@ -46,7 +46,7 @@ import pandas as pd
 
 from memviz.compare.threeway import three_way
 from memviz.device import resolve_device
-from memviz.errors import MemvizError
+from memviz.errors import BadOption, BadTable
 from memviz.io import atomic_write_csv, atomic_write_json, atomic_write_text, read_json
 from memviz.measure.floor import holdout_floor
 from memviz.study.findings import claim_tests, heavy_tail_test, null_findings
@@ -83,7 +83,7 @@ DATASETS = ("adult", "default", "shoppers")
 
 def _scale(name: str, seeds=None) -> StudyScale:
     if name not in SCALES:
-        raise MemvizError(f"scale {name!r}: unknown (use {', '.join(SCALES)})")
+        raise BadOption(f"scale {name!r}: unknown (use {', '.join(SCALES)})")
     sc = SCALES[name]
     return sc if seeds is None else replace(sc, seeds=tuple(int(s) for s in seeds))
 
@@ -92,7 +92,7 @@ def _check_parts(parts) -> tuple:
     parts = tuple(parts)
     bad = [p for p in parts if p not in PARTS]
     if bad:
-        raise MemvizError(f"part {bad[0]!r}: unknown (use {', '.join(PARTS)})")
+        raise BadOption(f"part {bad[0]!r}: unknown (use {', '.join(PARTS)})")
     return parts
 
 
@@ -266,10 +266,10 @@ def run_study(data_dir: str | Path, out: str | Path, scales=("cpu", "regime"), d
     parts = _check_parts(parts)
     sc_list = [_scale(s, seeds) for s in scales]
     if not data_dir.is_dir():
-        raise MemvizError(f"{data_dir}: data folder not found")
+        raise BadTable(f"{data_dir}: data folder not found")
     for name in datasets:
         if not (data_dir / name / "train.csv").exists():
-            raise MemvizError(f"{data_dir / name}: no train.csv (dataset {name!r} not in {data_dir})")
+            raise BadTable(f"{data_dir / name}: no train.csv (dataset {name!r} not in {data_dir})")
     t0 = time.perf_counter()
     study: dict = {"floors": floor_table(data_dir, datasets, out / "floors", device) if "floors" in parts
                    or (out / "floors").is_dir() else []}
