@@ -27,13 +27,17 @@ from __future__ import annotations
 
 import hashlib
 import json
+import warnings
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
 import pandas as pd
 
+from memviz.dynamics.dynamiccut import DEFAULTS, DynamicCutParams, dynamiccut_selection
 from memviz.errors import BadOption, BadTable, Notice, checked_seed
+from memviz.models.presets import PRESETS
 from memviz.tables.data import Table
+from memviz.warmup.run import load_warmup
 
 GROUPS = ("top", "named", "random", "holdout")
 #: groups of training rows (members of the released model)
@@ -75,8 +79,6 @@ class ShadowConfig:
 
     def checked(self) -> "ShadowConfig":
         """Validated (one MemvizError line per problem)."""
-        from memviz.models.presets import PRESETS
-
         s = self.n_shadows
         if isinstance(s, bool) or not isinstance(s, (int, np.integer)) or s < 4 or s % 2:
             raise BadOption(f"n_shadows={s!r}: must be an even whole number >= 4 (each target in half of them)")
@@ -201,15 +203,10 @@ def dynamiccut_top(run_dir, n: int, p: float | None = None, k: int | None = None
     """The ``n`` highest-ranked rows of DynamicCut's ranking of a warm-up run (its defaults for p, k, T
     left None), among the ceil(p N) rows it would prune: asked for more, the rows it names, said in one line
     (a :class:`memviz.errors.Notice`; ``--top 1000000`` had been cut to 347 without a word)."""
-    from memviz.dynamics.dynamiccut import DEFAULTS, DynamicCutParams, dynamiccut_selection
-    from memviz.warmup.run import load_warmup
-
     dyn = load_warmup(run_dir).dynamics
     params = DynamicCutParams(DEFAULTS.p if p is None else p, DEFAULTS.k if k is None else k, T)  # checked once
     sel = dynamiccut_selection(dyn, params=params)
     if int(n) > len(sel.removed):
-        import warnings
-
         warnings.warn(f"{int(n):,} top targets asked, and DynamicCut's ranking at p={params.p:g} names "
                       f"{len(sel.removed):,} of the {int(dyn.n_rows):,} training rows (ceil(p N)): those "
                       f"{len(sel.removed):,} are attacked (a larger p names more)", Notice, stacklevel=2)

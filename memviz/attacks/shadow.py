@@ -35,17 +35,20 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from memviz.attacks.design import ShadowConfig, Targets, make_plan, shadow_seed
+from memviz.attacks.design import ShadowConfig, Targets, choose_targets, dynamiccut_top, make_plan, shadow_seed
 from memviz.attacks.features import FeatureSpace
 from memviz.attacks.lira import TargetedResult, analyse
 from memviz.attacks.store import AttackStore, run_attack_dir
 from memviz.errors import BadOption, BadRunFolder, BadTable, MemvizError
-from memviz.tables.data import Table, fingerprint
+from memviz.models.presets import PRESETS
+from memviz.tables.data import Table, fingerprint, load_companion
 from memviz.tables.holdout import checked_holdout
+from memviz.warmup.run import load_warmup
+from memviz.warmup.store import RunStore
 
 
 def _fit_shadow(table: Table, cfg: ShadowConfig, seed: int):
-    from memviz.models.tabddpm import TabDDPM
+    from memviz.models.tabddpm import TabDDPM  # lazy: loads sklearn, torch (optional)
 
     return TabDDPM(cfg.preset, **cfg.model_params, device=cfg.device, seed=seed).fit(table)
 
@@ -128,12 +131,9 @@ def targeted_attack(train: Table, targets: Targets, config: ShadowConfig, out, *
 
 
 # ------------------------------------------------------------------ on a warm-up run
-def run_holdout(run_dir, train: Table, holdout=None) -> Table | None:
+def attack_holdout(run_dir, train: Table, holdout=None) -> Table | None:
     """The run's hold-out: ``holdout`` (a Table or a file) if given, else the floor's own file when it still
     holds the same rows, else None."""
-    from memviz.tables.data import load_companion
-    from memviz.warmup.run import load_warmup
-
     if isinstance(holdout, Table):
         return holdout
     if holdout is not None:
@@ -152,9 +152,6 @@ def run_settings(run_dir, check: int | None = None) -> tuple[str, dict, int, int
     """(preset, TabDDPM params, check, epoch) of a run's check: the run's overrides with ``steps`` set to the
     optimiser steps the run had taken at that check, E_c · ⌈N / min(B, N)⌉ (so a shadow of another size
     trains as long)."""
-    from memviz.models.presets import PRESETS
-    from memviz.warmup.run import load_warmup
-
     wr = load_warmup(run_dir)
     done = sorted(int(c) for c in wr.checks["check"].unique())
     check = done[-1] if check is None else int(check)
@@ -177,12 +174,9 @@ def attack_run(run_dir, *, n_top: int = 20, named=(), n_random: int = 20, n_hold
     random training rows and ``n_holdout`` hold-out rows; shadows with the run's settings at ``check``
     (default: the last), whose generated rows are the release; ``model_params`` override the run's.
     Written to ``out`` (default :func:`~memviz.attacks.store.run_attack_dir`)."""
-    from memviz.attacks.design import choose_targets, dynamiccut_top
-    from memviz.warmup.store import RunStore
-
     store = RunStore.open(run_dir)
     train = store.train()
-    hold = run_holdout(run_dir, train, holdout)
+    hold = attack_holdout(run_dir, train, holdout)
     if hold is not None:     # the training table (or much of it) as the controls would read "no better than chance"
         hold = checked_holdout(train, hold).table
     if hold is None and n_holdout:
