@@ -86,6 +86,7 @@ from memviz.jobs.status import (  # noqa: F401 (re-exported: the reading half)
     runs_root,
     wait,
 )
+from memviz.locks import hold
 from memviz.tables.data import ROW_ID, Table
 from memviz.warmup.run import WarmupConfig
 from memviz.warmup.store import MANIFEST, RunStore
@@ -149,8 +150,6 @@ def _starting(job: Job, session: str = "", check_room: bool = True, remove: bool
     """Start ``job`` alone (a lock under ``<root>/.jobs``), within the queue's bounds
     (:func:`check_room_for`); on any failure remove what was made of it unless not ``remove``
     (a full disk is one :class:`~memviz.io.DiskFull` line naming the folder)."""
-    from memviz.locks import hold
-
     folder = job.root / JOBS
     try:
         folder.mkdir(parents=True, exist_ok=True)

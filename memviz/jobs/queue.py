@@ -16,6 +16,7 @@ from pathlib import Path
 
 from memviz.errors import BadOption, BadRunFolder
 from memviz.io import atomic_write_json, read_json
+from memviz.locks import is_held, try_hold
 
 MAX_JOBS_ENV = "MEMVIZ_MAX_JOBS"
 MAX_QUEUED_ENV = "MEMVIZ_MAX_QUEUED"
@@ -89,7 +90,6 @@ def take_slot(root: Path, slots: int, job_id: str, on_queued=None, poll: float =
     (on Windows too). ``on_queued()`` is called once if the job has to wait.
     """
     global _SLOT
-    from memviz.locks import try_hold
 
     folder, queue = root / JOBS / "slots", root / JOBS / "queue"
     folder.mkdir(parents=True, exist_ok=True)
@@ -117,8 +117,6 @@ def take_slot(root: Path, slots: int, job_id: str, on_queued=None, poll: float =
 def running_jobs(root: Path) -> int:
     """How many slots under ``root/.jobs/slots`` are held now (jobs running, the caller's
     own included): a slot whose lock cannot be taken now is held (:func:`memviz.locks.is_held`)."""
-    from memviz.locks import is_held
-
     return sum(is_held(path) for path in sorted((root / JOBS / "slots").glob("*.lock")))
 
 
