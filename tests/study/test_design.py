@@ -69,8 +69,6 @@ def test_a_plain_study_leaves_the_pilot_out(capsys):
 
 
 def test_a_plain_study_call_does_not_run_the_pilot(tmp_path, monkeypatch):
-    import memviz.study.figures as figures
-    import memviz.study.markdown as markdown
     import memviz.study.run as run
 
     def no_pilot(*a, **k):
@@ -80,8 +78,8 @@ def test_a_plain_study_call_does_not_run_the_pilot(tmp_path, monkeypatch):
     monkeypatch.setattr(run, "dataset_study", lambda name, *a, **k: {"dataset": name})
     for part in ("floor_table", "knob_table", "budget_table"):
         monkeypatch.setattr(run, part, lambda *a, **k: [])
-    monkeypatch.setattr(figures, "write_figures", lambda study, out: None)
-    monkeypatch.setattr(markdown, "render_markdown", lambda study, out, md: "")
+    monkeypatch.setattr(run, "write_figures", lambda study, out: None)
+    monkeypatch.setattr(run, "render_markdown", lambda study, out, md: "")
     data = tmp_path / "data" / "adult"
     data.mkdir(parents=True)
     (data / "train.csv").write_text("a\n1\n")

@@ -67,15 +67,13 @@ def test_memviz_study_defaults_to_auto_and_keys_its_runs_by_the_resolved_device(
     resolves it before anything is keyed, so a CPU machine's auto reuses runs made with --device cpu."""
     import torch
 
-    import memviz.study.figures as figures
-    import memviz.study.markdown as markdown
     import memviz.study.run as run
 
     seen = []
     monkeypatch.setattr(run, "dataset_study", lambda name, folder, sc, out, parts, device, n_jobs, progress:
                         seen.append(device) or {"dataset": name})
-    monkeypatch.setattr(figures, "write_figures", lambda study, out: None)
-    monkeypatch.setattr(markdown, "render_markdown", lambda study, out, md: "")
+    monkeypatch.setattr(run, "write_figures", lambda study, out: None)
+    monkeypatch.setattr(run, "render_markdown", lambda study, out, md: "")
     data = tmp_path / "data" / "t"
     data.mkdir(parents=True)
     (data / "train.csv").write_text("a\n1\n")
