@@ -28,6 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memviz.errors import BadOption, TooLarge
+from memviz.models.presets import PRESETS
+from memviz.warmup.checkpoints import retained
 
 SAMPLE_ROWS_ENV = "MEMVIZ_SAMPLE_ROWS_MAX"
 DEFAULT_SAMPLE_ROWS_MAX = 50_000
@@ -131,9 +133,6 @@ def warmup_disk(train, *, preset: str, epochs: int, check_every: int, n_samples:
                 model_params: dict | None = None, keep_checkpoints: str = "all") -> DiskEstimate:
     """The disk a warm-up of ``train`` with these settings writes (module docstring; an estimate
     that errs high: 12.0 MB for the 9.8 MB of 6 checks of the Adult sample, 1.2 x a tiny run's)."""
-    from memviz.models.presets import PRESETS
-    from memviz.warmup.checkpoints import retained
-
     cfg = PRESETS.get(preset)
     if cfg is None:
         raise BadOption(f"preset {preset!r}: unknown (use {', '.join(PRESETS)})")

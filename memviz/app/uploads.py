@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import inspect
 import json
 import os
 import shutil
@@ -333,8 +334,6 @@ class ByteCache:
     table passed beside its fingerprint)."""
 
     def __init__(self, fn, max_bytes: int | None = None):
-        import inspect
-
         self.fn, self._max = fn, max_bytes
         self._pool = SHARED if max_bytes is None else _Pool(lambda: max_bytes)
         self._id = object()

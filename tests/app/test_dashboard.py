@@ -347,11 +347,11 @@ def test_tuning_is_kept_with_the_run(view):
     assert runs.saved_tuning(view) is None or runs.saved_tuning(view)["run"] == view.run_id
     tuned = runs.PruneParams(view.run_id, 0.17, 2, view.epochs[-1])
     runs.save_tuning(view, tuned)
-    assert runs.tuned_params(runs.saved_tuning(view), view.run_id) == tuned
+    assert runs.saved_prune_params(runs.saved_tuning(view), view.run_id) == tuned
     # values from a URL are text; a hand-edited one falls back to the defaults
-    assert runs.tuned_params({"run": view.run_id, "p": "0.17", "k": "2", "T": str(view.epochs[-1])},
+    assert runs.saved_prune_params({"run": view.run_id, "p": "0.17", "k": "2", "T": str(view.epochs[-1])},
                              view.run_id) == tuned
-    assert runs.tuned_params({"run": view.run_id, "p": "x", "k": "2"}, view.run_id) == runs.PruneParams(view.run_id)
+    assert runs.saved_prune_params({"run": view.run_id, "p": "x", "k": "2"}, view.run_id) == runs.PruneParams(view.run_id)
 
 
 def test_a_run_knows_its_table_and_form_settings(view, small):

@@ -116,10 +116,10 @@ def test_the_pages_bound_p_in_one_place():
 
 
 def test_p_k_T_from_the_url_or_the_file_are_parsed_and_checked_in_one_place():
-    tuned = runs.tuned_params({"run": "r", "p": "0.17", "k": "2", "T": "4"}, "r")
+    tuned = runs.saved_prune_params({"run": "r", "p": "0.17", "k": "2", "T": "4"}, "r")
     assert tuned == runs.PruneParams("r", 0.17, 2, 4) and tuned.dc == dc.DynamicCutParams(0.17, 2, 4)
     assert tuned.to_query() == {"p": "0.17", "k": "2", "T": "4"}
-    assert runs.tuned_params({"run": "r", "p": "1.5", "k": "2"}, "r") == runs.PruneParams("r")  # out of (0, 1)
+    assert runs.saved_prune_params({"run": "r", "p": "1.5", "k": "2"}, "r") == runs.PruneParams("r")  # out of (0, 1)
     with pytest.raises(MemvizError, match="k must be an integer >= 1, got 0"):
         runs.PruneParams("r", 0.1, 0)
 
