@@ -4,9 +4,12 @@ from __future__ import annotations
 import time
 
 from memviz.commands.common import SEED_RANGE, add_quiet, add_raw_csv, emit, output_files, seed_arg
-from memviz.commands.inspect import add_stop_rule
+from memviz.commands.inspect import add_stop_rule, recommendation
 from memviz.device import DEVICES
-from memviz.errors import BadOption
+from memviz.errors import BadOption, require
+from memviz.io import export_csv
+from memviz.warmup import checkpoints
+from memviz.warmup.run import load_warmup
 
 
 def register(sub, command) -> None:
@@ -29,14 +32,7 @@ def register(sub, command) -> None:
 
 
 def run(args) -> None:
-    from memviz.errors import require
-
     require("torch")                        # it trains or samples: refused before a table is read
-
-    from memviz.commands.inspect import recommendation
-    from memviz.io import export_csv
-    from memviz.warmup import checkpoints
-    from memviz.warmup.run import load_warmup
 
     t0 = time.perf_counter()
     outs = output_files(args, out="--out")     # before the run is read

@@ -131,11 +131,11 @@ def test_a_bad_setting_is_refused_before_anything_starts(tiny, tmp_path):
 
 def test_cli_and_dashboard_run_the_same_spec(tiny, tmp_path, monkeypatch):
     """One code path: the dashboard's job and `memviz warmup` describe the same work."""
-    import memviz.jobs.spec as spec_mod
+    import memviz.commands.warmup as warmup_command
     from memviz.cli import main
 
     seen = []
-    monkeypatch.setattr(spec_mod, "run_spec", lambda spec, emit=None: seen.append(spec) or {"status": "finished"})
+    monkeypatch.setattr(warmup_command, "run_spec", lambda spec, emit=None: seen.append(spec) or {"status": "finished"})
     monkeypatch.setattr(jobs, "_spawn", lambda job, spec, queued=True, **kw: seen.append(spec) or job)
     jobs.start_warmup(tiny, root=tmp_path, epochs=4, check_every=2, seed=3, device="cpu", model_params=TINY_MODEL)
     assert main(["warmup", "--train", "t.csv", "--out", str(tmp_path / "cli"), "--epochs", "4", "--check-every",
