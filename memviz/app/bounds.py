@@ -77,11 +77,13 @@ def sample_rows_help() -> str:
 
 
 def check_sample_rows(rows: int) -> int:
-    """``rows`` when within :func:`sample_rows_max`, else a MemvizError (one line)."""
+    """``rows`` when within :func:`sample_rows_max`, else one line: :class:`~memviz.errors.TooLarge` above the cap,
+    :class:`~memviz.errors.BadOption` below 1."""
     cap = sample_rows_max()
     if not 1 <= int(rows) <= cap:
-        raise TooLarge(f"{int(rows):,} rows: the dashboard draws 1 to {cap:,} rows (for more, use memviz sample "
-                          "RUN --check K --rows N)")
+        raise (TooLarge if int(rows) > cap else BadOption)(
+            f"{int(rows):,} rows: the dashboard draws 1 to {cap:,} rows (for more, use memviz sample RUN --check K "
+            "--rows N)")
     return int(rows)
 
 

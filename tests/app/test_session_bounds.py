@@ -17,7 +17,7 @@ import pytest
 from helpers import tiny_warmup
 
 from memviz.app import bounds, uploads
-from memviz.errors import MemvizError
+from memviz.errors import BadOption, MemvizError, TooLarge
 from memviz.jobs import control as jobs
 from memviz.warmup.run import run_warmup
 
@@ -97,6 +97,17 @@ def test_sampling_from_a_check_is_capped_and_says_so(app):
     assert any(f"At most {cap:,} rows are drawn here" in c.value for c in at.caption)
     with pytest.raises(MemvizError):
         bounds.check_sample_rows(10_000_000)
+
+
+def test_the_row_cap_says_which_kind_of_mistake_it_refuses():
+    """Above the cap the machine's limit (TooLarge), below one row a bad value (BadOption): one line each, the same
+    words."""
+    cap = bounds.sample_rows_max()
+    with pytest.raises(TooLarge, match=rf"^{cap + 1:,} rows: the dashboard draws 1 to {cap:,} rows"):
+        bounds.check_sample_rows(cap + 1)
+    with pytest.raises(BadOption, match=rf"^0 rows: the dashboard draws 1 to {cap:,} rows"):
+        bounds.check_sample_rows(0)
+    assert bounds.check_sample_rows(cap) == cap
 
 
 def test_the_caps_read_their_environment_in_one_line(monkeypatch):
