@@ -397,7 +397,8 @@ def test_warmup_with_a_holdout_then_inspect_shows_the_floor_in_plain_words(capsy
     assert any(line.startswith("floor: real rows the model never saw (300 hold-out rows)") for line in text)
     assert any(line.startswith("Real rows the model never saw are flagged at") for line in text)
     assert any(line.startswith("points above the floor per check: e2:") for line in text)
-    assert readings.run_holdout(runs.load_run(run)) is not None                   # again from the floor's source
+    # the dashboard finds its hold-out again from the floor's source
+    assert readings.run_holdout(runs.load_run(run)) is not None
 
 
 def test_inspect_of_a_run_without_holdout_says_there_is_no_floor(capsys, small_files, tmp_path):

@@ -9,7 +9,6 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-
 from helpers import TINY_MODEL, memviz_cli
 from unseen_tables import credit_composite, credit_like
 

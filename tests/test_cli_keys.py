@@ -7,7 +7,6 @@ import json
 
 import pandas as pd
 import pytest
-
 from helpers import TINY_MODEL, memviz_cli
 from unseen_tables import credit_like
 

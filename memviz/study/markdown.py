@@ -8,8 +8,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from memviz.study import tables as T
 from memviz.study import claim_tables as V
+from memviz.study import tables as T
 from memviz.study.inference import ALPHA, ALPHA_SEED, FAMILIES, LABELS, PAPER_RELATIVE
 from memviz.study.scales import SCALES
 
