@@ -38,7 +38,7 @@ from typing import Mapping, TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from memviz.auditing.inputs import AuditInputs, audit_inputs, read_other
+from memviz.auditing.inputs import AuditInputs, audit_inputs, read_other, with_holdout
 from memviz.auditing.provenance import Provenance, RunInfo
 from memviz.auditing.rowtest import row_test
 from memviz.auditing.share import copy_share
@@ -400,6 +400,7 @@ def audit_fields(train, synthetic, holdout, *, schema, metadata, target: str | N
     """The fields of the :class:`~memviz.auditing.result.Audit` of a synthetic table (``memviz.audit``, whose
     docstring says what each argument is, and which gives their defaults)."""
     from memviz.engine.distributed import on_cluster
+    from memviz.engine.encoded import encode_tables
     from memviz.engine.neighbors import NeighborEngine
     from memviz.measure.dcr import Nearest
     from memviz.measure.floor import holdout_floor
@@ -407,21 +408,23 @@ def audit_fields(train, synthetic, holdout, *, schema, metadata, target: str | N
     from memviz.tables.holdout import REFERENCE, checked_holdout
 
     check_backend(backend, scheduler)
-    inputs = audit_inputs(train, synthetic, holdout, schema=schema, metadata=metadata, target=target)
+    inputs = (with_holdout(train, holdout) if isinstance(train, AuditInputs) else      # read by a caller: as is
+              audit_inputs(train, synthetic, holdout, schema=schema, metadata=metadata, target=target))
     tr, syn, hold, notices = inputs.train, inputs.synthetic, inputs.holdout, inputs.notices
     check_memory(tr, len(syn), hold, distance=distance, device=device, evidence=evidence, dcr=dcr, backend=backend,
                  scheduler=scheduler)
     # the pass, the floor and the evidence encode the same frames
     with searches(backend, scheduler) as remote, shared_factorizations():
         opts = _Options(device=device, quality=quality, dcr=dcr, evidence=evidence, seed=seed, remote=remote)
-        engine = NeighborEngine(distance=distance, device=device).fit(tr)
+        encoded = encode_tables(tr, syn, hold)      # the encoder fitted once, each table encoded once
+        engine = NeighborEngine(distance=distance, device=device).fit(tr, encoded=encoded)
         searcher = on_cluster(engine, remote)
         res = memorization(tr, syn, engine=searcher)
         close = (closeness_tests(tr, syn, hold, engine, synthetic_near=Nearest(res.d1, res.nn1_pos), device=device,
                                  remote=remote) if hold is not None else None)
         # the hold-out checked once, in the floor's words, for the floor, the DCR share and the evidence (after
         # the closeness tests, whose own refusals come first): columns, rows, rows hashed once, training rows
-        checked = (checked_holdout(tr, hold, against=REFERENCE, encoder=engine.encoder_)
+        checked = (checked_holdout(tr, hold, against=REFERENCE, encoder=encoded)
                    if hold is not None else None)
         floor = holdout_floor(tr, checked, distance=distance, engine=searcher) if hold is not None else None
         prov = {"fingerprints": {"train": floor.reference_fingerprint if floor is not None else fingerprint(tr),

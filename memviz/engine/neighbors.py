@@ -101,6 +101,7 @@ from memviz.errors import MemvizError
 from memviz.engine import DISTANCES, budget
 from memviz.engine.blocks import Progress, map_blocks
 from memviz.engine.cpudense import CpuDense, tiny_rows
+from memviz.engine.encoded import EncodedTables
 from memviz.tables.data import Table
 from memviz.tables.encoding import Encoder, pow2_exponents
 
@@ -176,8 +177,8 @@ class NeighborEngine:
         self.algorithm = algorithm
 
     # ------------------------------------------------------------------- fit
-    def fit(self, reference: Table, scale_table: Table | None = None, like: "NeighborEngine | None" = None
-            ) -> "NeighborEngine":
+    def fit(self, reference: Table, scale_table: Table | None = None, like: "NeighborEngine | None" = None,
+            *, encoded: EncodedTables | None = None) -> "NeighborEngine":
         """Index the reference rows.
 
         ``scale_table`` (default: the reference) gives the means used for missing
@@ -185,6 +186,10 @@ class NeighborEngine:
         category vocabulary always comes from the reference rows. ``like``: an engine fitted
         on this same Table object (no scale table), with any distance: its encoder and its
         categorical groups are reused, and only this distance's own structures are built.
+        ``encoded`` (or ``like``'s, when it has them): the tables of one audit encoded once
+        (:class:`memviz.engine.encoded.EncodedTables`) with the encoder fitted on this reference
+        (no scale table): that encoder and the arrays are taken as they are, here and in every
+        search of a table they hold; else (default) the rows are encoded here.
         """
         schema = reference.schema
         num_cols, cat_cols = schema.distance_numerical, schema.distance_categorical
@@ -195,7 +200,12 @@ class NeighborEngine:
                      f"{len(cat_cols)} categorical columns")
         like = like if scale_table is None and getattr(like, "_fitted_on", _nothing)() is reference else None
         self._fitted_on = weakref.ref(reference) if scale_table is None else _nothing
-        if like is not None:
+        encoded = encoded if encoded is not None else getattr(like, "encoded_", None)
+        held = encoded.of(reference) if encoded is not None and scale_table is None else None
+        self.encoded_ = encoded if held is not None and encoded.serves(num_cols, cat_cols) else None
+        if self.encoded_ is not None:
+            self.encoder_ = self.encoded_.encoder
+        elif like is not None:
             self.encoder_ = like.encoder_
         else:
             base = Encoder.fit((scale_table or reference).data, num_cols, cat_cols)
@@ -204,7 +214,7 @@ class NeighborEngine:
             self.encoder_ = replace(base, vocab=vocab)
         self.device_ = compute_device(self.device)
         self.chunk_elements_ = self._chunk_elements()
-        enc = self.encoder_.transform(reference.data)
+        enc = held if self.encoded_ is not None else self.encoder_.transform(reference.data)
         self.row_ids_ = reference.row_ids
         self.n_reference_ = len(reference)
         self._check_finite(enc.num, reference.source)
@@ -235,6 +245,7 @@ class NeighborEngine:
     def __getstate__(self) -> dict:
         state = dict(self.__dict__)
         state["_fitted_on"] = _nothing          # a weak reference does not pickle (Dask workers)
+        state["encoded_"] = None                # the whole tables stay here: the workers get slices of rows
         return state
 
     def _resolve_algorithm(self) -> str:
@@ -359,7 +370,8 @@ class NeighborEngine:
         budget.check(budget.query_bytes(M, N, self.p_, self.q_, k, self.n_jobs_(), self.algorithm_,
                                         self.chunk_elements_),
                      f"{source}: {M:,} query rows against {N:,} reference rows")
-        enc = self.encoder_.transform(df)
+        enc = self.encoded_.of(df) if getattr(self, "encoded_", None) is not None else None
+        enc = enc if enc is not None else self.encoder_.transform(df)
         self._check_finite(enc.num, source)
         y = self._coords(enc.num, source)                                                  # (M, p)
         pos = np.empty((M, k), dtype=np.int64)

@@ -1,0 +1,62 @@
+"""The tables of one audit encoded once: :class:`EncodedTables`, the distance's encoder fitted once on the
+training table and the training, generated and hold-out rows turned into the distance's arrays once with it.
+
+Every :class:`~memviz.engine.neighbors.NeighborEngine` fitted on the training table with them (``fit(train,
+encoded=...)``, or ``like=`` an engine that has them) takes this encoder and the training rows' arrays as
+they are, and each of its searches of one of these tables reads that table's arrays instead of encoding it
+again; a table they do not hold (a slice, another frame) is encoded as before. The arrays are read-only.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+
+from memviz.tables.data import Table
+from memviz.tables.encoding import Encoded, Encoder
+
+
+@dataclass(frozen=True, eq=False)
+class EncodedTables:
+    """The training table's encoder (``encoder``, fitted once on ``train``'s distance columns) and each table's
+    arrays under it (``arrays[i]`` of ``frames[i]``, ``frames[0]`` the training rows; a frame is matched by
+    identity: the same DataFrame object, not equal values)."""
+
+    encoder: Encoder
+    frames: tuple[pd.DataFrame, ...]
+    arrays: tuple[Encoded, ...]
+
+    def of(self, rows: pd.DataFrame | Table) -> Encoded | None:
+        """The arrays of ``rows`` (a Table or a DataFrame held here), None for rows not held."""
+        df = rows.data if isinstance(rows, Table) else rows
+        return next((a for f, a in zip(self.frames, self.arrays) if f is df), None)
+
+    def transform(self, df: pd.DataFrame) -> Encoded:
+        """:meth:`memviz.tables.encoding.Encoder.transform` of ``df`` with the training encoder: the arrays
+        held for it, else encoded now (so that this value stands where an Encoder's ``transform`` is read)."""
+        held = self.of(df)
+        return held if held is not None else self.encoder.transform(df)
+
+    def serves(self, num_cols, cat_cols) -> bool:
+        """Whether the encoder encodes exactly these distance columns, in this order."""
+        return self.encoder.num_cols == tuple(num_cols) and self.encoder.cat_cols == tuple(cat_cols)
+
+
+def encode_tables(train: Table, *others: Table | None) -> EncodedTables:
+    """The :class:`EncodedTables` of ``train`` and ``others`` (None skipped; a frame already held is encoded
+    once): the encoder fitted once on ``train``'s distance columns (:meth:`Schema.distance_numerical`,
+    :meth:`Schema.distance_categorical`), every table encoded once with it."""
+    s = train.schema
+    encoder = Encoder.fit(train.data, s.distance_numerical, s.distance_categorical)
+    frames: list[pd.DataFrame] = []
+    for t in (train, *others):
+        if t is not None and not any(t.data is f for f in frames):
+            frames.append(t.data)
+    arrays = tuple(_read_only(encoder.transform(f)) for f in frames)
+    return EncodedTables(encoder, tuple(frames), arrays)
+
+
+def _read_only(enc: Encoded) -> Encoded:
+    enc.num.setflags(write=False)
+    enc.cat.setflags(write=False)
+    return enc
