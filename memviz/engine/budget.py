@@ -46,14 +46,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from memviz import device as _device
-from memviz.errors import MemvizError
+from memviz.engine.pruned import CHUNK, MAX_LEVEL2
+from memviz.engine.wide import BLOCK, task_rows
+from memviz.errors import TooLarge
 
 MIB = 1 << 20
 
 
 def fit_bytes(N: int, p: int, q: int) -> int:
-    from memviz.engine.pruned import MAX_LEVEL2
-
     level2 = min(q * (q - 1) // 2 * N, MAX_LEVEL2) if q >= 2 else 0    # groups <= rows: an upper bound
     return N * (96 * p + 24 * q + 256) + 48 * level2
 
@@ -61,13 +61,11 @@ def fit_bytes(N: int, p: int, q: int) -> int:
 def query_bytes(M: int, N: int, p: int, q: int, k: int, threads: int, algorithm: str,
                 chunk_elements: int) -> int:
     if algorithm == "wide":
-        from memviz.engine.wide import BLOCK, task_rows
         nb = N // BLOCK + 1
         per = 32 * task_rows(nb) * nb + 64 * MIB
     elif algorithm == "dense":
         per = 3 * chunk_elements * 8
     else:
-        from memviz.engine.pruned import CHUNK
         per = max(64 * MIB, min(M, CHUNK) * 20 * 1024)
     return M * (48 * p + 16 * q + 96 * k + 128) + max(1, threads) * per
 
@@ -164,16 +162,16 @@ def check_audit(need: AuditNeed, what: str, *, backend: str = "local", local_wor
     if backend == "local":
         if need.here > have:
             tail = "" if need.client <= have else ": use fewer rows, or a machine with more memory"
-            raise MemvizError(f"{what} needs about {mib(need.here)} MiB of memory and this machine has {mib(have)} "
+            raise TooLarge(f"{what} needs about {mib(need.here)} MiB of memory and this machine has {mib(have)} "
                               f"MiB available; with --backend dask --scheduler ADDR it would need {dask_need}{tail}")
         return
     total = need.client + local_workers * need.worker
     if total > have:
         if local_workers:
-            raise MemvizError(f"{what} on a local Dask cluster of {local_workers} workers needs about {mib(total)} MiB "
+            raise TooLarge(f"{what} on a local Dask cluster of {local_workers} workers needs about {mib(total)} MiB "
                               f"of memory and this machine has {mib(have)} MiB available: with a cluster elsewhere "
                               f"(--scheduler ADDR) it would need {dask_need}")
-        raise MemvizError(f"{what} with --backend dask needs {dask_need}, and this machine has {mib(have)} MiB "
+        raise TooLarge(f"{what} with --backend dask needs {dask_need}, and this machine has {mib(have)} MiB "
                           "available: use fewer rows, or a machine with more memory")
 
 
@@ -190,7 +188,7 @@ def check(need: int, what: str, fix: str = "use fewer rows, or a machine (or a D
     do instead."""
     have = _device.available_memory()
     if have is not None and need > have:
-        raise MemvizError(f"{what} needs about {mib(need)} MiB of memory and this machine has "
+        raise TooLarge(f"{what} needs about {mib(need)} MiB of memory and this machine has "
                           f"{mib(have)} MiB available: {fix}")
 
 
