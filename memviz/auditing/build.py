@@ -207,7 +207,7 @@ class Closeness:
 
 
 def closeness_tests(train: Table, synthetic, holdout, engine, *, synthetic_near=None,
-                    device: str = "auto", remote=None) -> Closeness:
+                    device: str = "auto", remote=None, encoded=None) -> Closeness:
     """The closeness tests (:mod:`memviz.measure.dcr`) of ``synthetic`` (a Table or a frame of the training
     columns) against ``holdout``: the audit's ``engine`` when its distance is the standardized one (then
     ``synthetic_near``, the memorization pass's NN1 distances and positions, is reused), else one fitted
@@ -215,7 +215,8 @@ def closeness_tests(train: Table, synthetic, holdout, engine, *, synthetic_near=
     refused when it shares rows with the training table beyond what the training table shares with itself.
     ``holdout``: a Table, or the :class:`~memviz.tables.holdout.CheckedHoldout` (its table searched as is).
     ``engine`` is the local one; ``remote`` (:func:`searches`): the searches run on its cluster (the engine
-    of the result is then the cluster's)."""
+    of the result is then the cluster's). ``encoded``: the tables encoded once
+    (:class:`memviz.engine.encoded.EncodedTables`) for an engine fitted here without ``engine``."""
     from memviz.engine.distributed import on_cluster
     from memviz.engine.neighbors import NeighborEngine
     from memviz.measure.dcr import DISTANCE, check_holdout, close_copy_test, leave_one_out, nearest
@@ -226,7 +227,7 @@ def closeness_tests(train: Table, synthetic, holdout, engine, *, synthetic_near=
     if engine is not None and engine.distance == DISTANCE:
         local = engine
     else:
-        local = NeighborEngine(distance=DISTANCE, device=device).fit(train, like=engine)
+        local = NeighborEngine(distance=DISTANCE, device=device).fit(train, like=engine, encoded=encoded)
     c_engine = on_cluster(local, remote)
     syn_near = synthetic_near if synthetic_near is not None and local is engine else nearest(c_engine, synthetic)
     hold_near = nearest(c_engine, holdout)
@@ -462,6 +463,7 @@ def run_fields(run_dir: str | Path, check: int | None, *, holdout, window: int, 
 def _from_run(run_dir, check, *, holdout, window: int, tuned: dict, opts: _Options) -> dict:
     """:func:`run_fields` with its searches on ``opts.remote`` (None: here); ``tuned``: the DynamicCut settings
     ``p``, ``k``, ``T`` a caller gave, carried in the run's :class:`RunInfo`."""
+    from memviz.engine.encoded import encode_tables
     from memviz.tables.holdout import checked_holdout
     from memviz.warmup.run import load_warmup
     from memviz.warmup.store import RunStore
@@ -494,9 +496,10 @@ def _from_run(run_dir, check, *, holdout, window: int, tuned: dict, opts: _Optio
                         "holdout": floor.holdout_source if floor is not None else ""}, "run": run,
             "rows_read": f"{where}: {len(sub):,} generated rows", "notices": notices}
     with shared_factorizations():
-        close = (closeness_tests(train, syn_table, hold, None, device=opts.device, remote=opts.remote)
-                 if hold is not None else None)
-        checked = checked_holdout(train, hold) if hold is not None else None     # once (as is when checked)
+        encoded = encode_tables(train, syn_table, hold)   # the encoder fitted once, each table encoded once
+        close = (closeness_tests(train, syn_table, hold, None, device=opts.device, remote=opts.remote,
+                                 encoded=encoded) if hold is not None else None)
+        checked = checked_holdout(train, hold, encoder=encoded) if hold is not None else None   # once (as is when checked)
         generated = _Generated(syn_table.data, sub["nn1"].to_numpy(), sub["ratio"].to_numpy(),
                                sub["memorized"].to_numpy(), wr.config.distance,
                                per_check=wr.per_check[wr.per_check["check"] <= check].reset_index(drop=True))

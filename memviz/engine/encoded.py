@@ -14,6 +14,7 @@ import pandas as pd
 
 from memviz.tables.data import Table
 from memviz.tables.encoding import Encoded, Encoder
+from memviz.tables.holdout import CheckedHoldout
 
 
 @dataclass(frozen=True, eq=False)
@@ -37,19 +38,23 @@ class EncodedTables:
         held = self.of(df)
         return held if held is not None else self.encoder.transform(df)
 
-    def serves(self, num_cols, cat_cols) -> bool:
-        """Whether the encoder encodes exactly these distance columns, in this order."""
-        return self.encoder.num_cols == tuple(num_cols) and self.encoder.cat_cols == tuple(cat_cols)
+    def serves(self, reference: Table) -> bool:
+        """Whether an engine on ``reference`` may take this value: its encoder was fitted on these very rows
+        (``frames[0]``) and encodes exactly their distance columns, in this order."""
+        s = reference.schema
+        return (reference.data is self.frames[0] and self.encoder.num_cols == tuple(s.distance_numerical)
+                and self.encoder.cat_cols == tuple(s.distance_categorical))
 
 
-def encode_tables(train: Table, *others: Table | None) -> EncodedTables:
-    """The :class:`EncodedTables` of ``train`` and ``others`` (None skipped; a frame already held is encoded
-    once): the encoder fitted once on ``train``'s distance columns (:meth:`Schema.distance_numerical`,
-    :meth:`Schema.distance_categorical`), every table encoded once with it."""
+def encode_tables(train: Table, *others: Table | CheckedHoldout | None) -> EncodedTables:
+    """The :class:`EncodedTables` of ``train`` and ``others`` (a checked hold-out's table; None skipped; a frame
+    already held is encoded once): the encoder fitted once on ``train``'s distance columns
+    (``Schema.distance_numerical``, ``Schema.distance_categorical``), every table encoded once with it."""
     s = train.schema
     encoder = Encoder.fit(train.data, s.distance_numerical, s.distance_categorical)
     frames: list[pd.DataFrame] = []
     for t in (train, *others):
+        t = t.table if isinstance(t, CheckedHoldout) else t
         if t is not None and not any(t.data is f for f in frames):
             frames.append(t.data)
     arrays = tuple(_read_only(encoder.transform(f)) for f in frames)

@@ -203,8 +203,9 @@ class NeighborEngine:
         like = like if scale_table is None and getattr(like, "_fitted_on", _nothing)() is reference else None
         self._fitted_on = weakref.ref(reference) if scale_table is None else _nothing
         encoded = encoded if encoded is not None else getattr(like, "encoded_", None)
-        held = encoded.of(reference) if encoded is not None and scale_table is None else None
-        self.encoded_ = encoded if held is not None and encoded.serves(num_cols, cat_cols) else None
+        usable = encoded is not None and scale_table is None and encoded.serves(reference)
+        held = encoded.of(reference) if usable else None
+        self.encoded_ = encoded if usable else None
         if self.encoded_ is not None:
             self.encoder_ = self.encoded_.encoder
         elif like is not None:

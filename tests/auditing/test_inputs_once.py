@@ -22,6 +22,7 @@ generated rows, the DCR share's and the hold-out's are other references with the
 """
 from __future__ import annotations
 
+import shutil
 import sys
 from collections import Counter
 from pathlib import Path
@@ -138,3 +139,18 @@ def test_the_inputs_are_one_frozen_value_made_at_the_door():
     assert inputs.synthetic.schema is inputs.train.schema is inputs.holdout.schema
     assert not hasattr(inputs.synthetic.data, "rownames") or list(inputs.synthetic.data.columns) == list(
         inputs.train.schema.columns)
+
+
+def test_the_audit_of_a_run_fits_the_training_encoder_once_and_encodes_each_table_once(monkeypatch, tmp_path):
+    """``Audit.from_run`` (the demo run: 3,000 training rows, a check of 3,000 generated rows, the 1,000 hold-out
+    rows it kept; the tests on other references left out, so every fit on 3,000 rows is the training encoder's)
+    encodes its tables once too. Before: that encoder was fitted twice (the closeness engine's, the hold-out's
+    check) and encoded the 3,000-row tables 4 times (training rows 3, generated rows 1), the hold-out 2."""
+    run = next((Path(__file__).resolve().parents[2] / "sample_data" / "demo").glob("*-warmup-*"))
+    shutil.copytree(run, tmp_path / run.name)
+    n = _counting(monkeypatch, {3000: "train", 1000: "holdout"})
+    a = memviz.Audit.from_run(tmp_path / run.name, evidence=False, dcr=False, quality=False)
+    assert (a.provenance.n_train, a.provenance.n_synthetic, a.provenance.n_holdout) == (3000, 3000, 1000)
+    assert n["fit train"] == n["fit train (used)"] == 1                                        # it was 2
+    # the training and the generated rows (3,000 each) once each, the hold-out once
+    assert (n["encode train by the training encoder"], n["encode holdout by the training encoder"]) == (2, 1)
