@@ -399,7 +399,9 @@ def audit_fields(train, synthetic, holdout, *, schema, metadata, target: str | N
                  quality: bool, dcr: bool, evidence: bool | Mapping[str, object], seed: int, backend: str,
                  scheduler) -> dict:
     """The fields of the :class:`~memviz.auditing.result.Audit` of a synthetic table (``memviz.audit``, whose
-    docstring says what each argument is, and which gives their defaults)."""
+    docstring says what each argument is, and which gives their defaults); ``train`` may instead be the
+    :class:`~memviz.auditing.inputs.AuditInputs` a caller read (``memviz audit``:
+    :func:`~memviz.auditing.inputs.generated_inputs`), taken as is with ``holdout`` added."""
     from memviz.engine.distributed import on_cluster
     from memviz.engine.encoded import encode_tables
     from memviz.engine.neighbors import NeighborEngine
