@@ -419,7 +419,8 @@ def audit_fields(train, synthetic, holdout, *, schema, metadata, target: str | N
     # the pass, the floor and the evidence encode the same frames
     with searches(backend, scheduler) as remote, shared_factorizations():
         opts = _Options(device=device, quality=quality, dcr=dcr, evidence=evidence, seed=seed, remote=remote)
-        encoded = encode_tables(tr, syn, hold)      # the encoder fitted once, each table encoded once
+        # the encoder fitted once, each table encoded once (on Dask the generated rows are searched there)
+        encoded = encode_tables(tr, *((hold,) if remote is not None else (syn, hold)))
         engine = NeighborEngine(distance=distance, device=device).fit(tr, encoded=encoded)
         searcher = on_cluster(engine, remote)
         res = memorization(tr, syn, engine=searcher)

@@ -33,7 +33,8 @@ columns, k neighbours, T worker threads), from the arrays the engine holds at it
 
 The audit (:func:`audit_bytes`, :func:`check_audit`) sums these over its steps: the engines it
 holds throughout (one on the training rows, two when its distance is not the closeness tests'
-standardized one) plus the largest of what comes and goes (each search of N, M or H query rows
+standardized one) and its tables encoded once (:mod:`memviz.engine.encoded`: 8 · (p + q) bytes a row of
+the N, M and H rows; with ``--backend dask`` of the N and H rows) plus the largest of what comes and goes (each search of N, M or H query rows
 against the training rows; the evidence's engines on the M generated rows with their searches;
 the DCR share's two engines on min(N, H) rows with their search of the M generated rows). With
 ``--backend dask`` the searches of the training rows' engines and of the membership attack's
@@ -134,10 +135,14 @@ def audit_bytes(N: int, M: int, H: int, p: int, q: int, *, threads: int, cpu: bo
     ref = min(N, H)
     dcr_fits = 2 * fit_bytes(ref, p, q) if H and dcr else 0
     share = dcr_fits + query(M, ref, 1) if H and dcr else 0
-    here = engines + max(passes, members + member_search + attribute, share)
+    # the tables encoded once (memviz.engine.encoded), held throughout: float64 numbers and int64 codes; with
+    # Dask the generated rows are searched on the workers and not encoded here
+    held = 8 * (p + q) * (N + M + H)
+    here = engines + held + max(passes, members + member_search + attribute, share)
     # an engine's pickled copy while it is sent: its arrays once, half the fit's estimate; the DCR share's
     # engines are sent too, and their search runs on the workers
-    client = engines + max(fit_n // 2, members + members // 2 + attribute, dcr_fits + dcr_fits // 4)
+    client = engines + 8 * (p + q) * (N + H) + max(fit_n // 2, members + members // 2 + attribute,
+                                                   dcr_fits + dcr_fits // 4)
     worker = engines + members + dcr_fits + query(min(rows_per_task, max(M, N, H)), max(N, M), 2, 1)
     return AuditNeed(here=here, client=client, worker=worker)
 
