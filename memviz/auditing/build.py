@@ -485,7 +485,7 @@ def _from_run(run_dir, check, *, holdout, window: int, tuned: dict, opts: _Optio
     samples = pd.concat([store.samples(c).set_index("synthetic_id").loc[
         sub.loc[sub["check"] == c, "synthetic_id"].to_numpy()] for c in read], ignore_index=True)
     epoch = int(long.loc[long["check"] == check, "epoch"].iloc[0])
-    floor, hold, notices = _run_holdout(train, wr, holdout, store, opts)
+    floor, hold, notices, encoded = _run_holdout(train, wr, holdout, store, opts)
     m = store.manifest()
     run = RunInfo(run_id=str(m.get("run_id") or store.path.name), run_dir=str(store.path), check=check, epoch=epoch,
                   status=wr.status, n_checks=len(done), epochs=int(wr.config.epochs) if wr.config.epochs else None,
@@ -499,7 +499,8 @@ def _from_run(run_dir, check, *, holdout, window: int, tuned: dict, opts: _Optio
                         "holdout": floor.holdout_source if floor is not None else ""}, "run": run,
             "rows_read": f"{where}: {len(sub):,} generated rows", "notices": notices}
     with shared_factorizations():
-        encoded = encode_tables(train, syn_table, hold)   # the encoder fitted once, each table encoded once
+        # the encoder fitted once, each table encoded once (the training rows and a given hold-out's at its check)
+        encoded = encoded.including(syn_table, hold) if encoded else encode_tables(train, syn_table, hold)
         close = (closeness_tests(train, syn_table, hold, None, device=opts.device, remote=opts.remote,
                                  encoded=encoded) if hold is not None else None)
         checked = checked_holdout(train, hold, encoder=encoded) if hold is not None else None   # once (as is when checked)
@@ -511,11 +512,12 @@ def _from_run(run_dir, check, *, holdout, window: int, tuned: dict, opts: _Optio
 
 
 def _run_holdout(train: Table, wr, holdout, store, opts: _Options):
-    """(floor, hold-out, notices) of a run: with ``holdout`` given, its
+    """(floor, hold-out, notices, the tables encoded or None) of a run: with ``holdout`` given, its
     :class:`~memviz.tables.holdout.CheckedHoldout` (checked once, in the floor's words) and its own floor
     measured afresh (the run's distance, on ``opts.device``; its search on ``opts.remote``'s cluster when
     given); else the run's stored floor with the hold-out rows the run kept (holdout.parquet), or for an
     older run its source file when it still holds the same rows."""
+    from memviz.engine.encoded import encode_tables
     from memviz.engine.neighbors import NeighborEngine
     from memviz.measure.floor import holdout_floor
     from memviz.tables.holdout import REFERENCE, checked_holdout
@@ -523,22 +525,23 @@ def _run_holdout(train: Table, wr, holdout, store, opts: _Options):
     floor = wr.floor
     if holdout is not None:
         hold, notices = read_other(holdout, train.schema, role="test", name="holdout", train=train)
-        local = NeighborEngine(distance=wr.config.distance, device=opts.device).fit(train)
-        checked = checked_holdout(train, hold, against=REFERENCE, encoder=local.encoder_)   # once, at the door
+        encoded = encode_tables(train, hold)
+        local = NeighborEngine(distance=wr.config.distance, device=opts.device).fit(train, encoded=encoded)
+        checked = checked_holdout(train, hold, against=REFERENCE, encoder=encoded)   # once, at the door
         engine = opts.remote(local) if opts.remote is not None else local
         return (holdout_floor(train, checked, distance=wr.config.distance, device=opts.device, engine=engine),
-                checked, notices)
+                checked, notices, encoded)
     kept = store.holdout() if floor is not None else None
     if kept is not None and len(kept) == floor.n_holdout:
-        return floor, kept, ()
+        return floor, kept, (), None
     if floor is None or not floor.holdout_source:
-        return floor, None, ()
+        return floor, None, (), None
     path = Path(floor.holdout_source)
     if not path.is_file():
-        return floor, None, ()
+        return floor, None, (), None
     try:
         t, notices = read_other(path, train.schema, role="test", name="holdout", train=train)
     except MemvizError:
-        return floor, None, ()
-    return (floor, t, notices) if fingerprint(t) == floor.holdout_fingerprint else (floor, None, ())
+        return floor, None, (), None
+    return (floor, t, notices, None) if fingerprint(t) == floor.holdout_fingerprint else (floor, None, (), None)
 

@@ -38,6 +38,18 @@ class EncodedTables:
         held = self.of(df)
         return held if held is not None else self.encoder.transform(df)
 
+    def including(self, *tables: Table | CheckedHoldout | pd.DataFrame | None) -> EncodedTables:
+        """This value with ``tables`` (Tables, a checked hold-out's table, frames) encoded too, by the same encoder
+        (no fit; None skipped, a frame already held not encoded again)."""
+        frames, arrays = list(self.frames), list(self.arrays)
+        for t in tables:
+            t = t.table if isinstance(t, CheckedHoldout) else t
+            df = t.data if isinstance(t, Table) else t
+            if df is not None and not any(df is f for f in frames):
+                frames.append(df)
+                arrays.append(_read_only(self.encoder.transform(df)))
+        return EncodedTables(self.encoder, tuple(frames), tuple(arrays))
+
     def serves(self, reference: Table) -> bool:
         """Whether an engine on ``reference`` may take this value: its encoder was fitted on these very rows
         (``frames[0]``) and encodes exactly their distance columns, in this order."""
@@ -52,13 +64,7 @@ def encode_tables(train: Table, *others: Table | CheckedHoldout | None) -> Encod
     (``Schema.distance_numerical``, ``Schema.distance_categorical``), every table encoded once with it."""
     s = train.schema
     encoder = Encoder.fit(train.data, s.distance_numerical, s.distance_categorical)
-    frames: list[pd.DataFrame] = []
-    for t in (train, *others):
-        t = t.table if isinstance(t, CheckedHoldout) else t
-        if t is not None and not any(t.data is f for f in frames):
-            frames.append(t.data)
-    arrays = tuple(_read_only(encoder.transform(f)) for f in frames)
-    return EncodedTables(encoder, tuple(frames), arrays)
+    return EncodedTables(encoder, (), ()).including(train, *others)
 
 
 def _read_only(enc: Encoded) -> Encoded:

@@ -27,6 +27,8 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 import memviz
 from memviz.cli import main
 from memviz.tables import align, encoding
@@ -141,15 +143,20 @@ def test_the_inputs_are_one_frozen_value_made_at_the_door():
         inputs.train.schema.columns)
 
 
-def test_the_audit_of_a_run_fits_the_training_encoder_once_and_encodes_each_table_once(monkeypatch, tmp_path):
+@pytest.mark.parametrize("given", [False, True], ids=["kept hold-out", "hold-out given"])
+def test_the_audit_of_a_run_fits_the_training_encoder_once_and_encodes_each_table_once(monkeypatch, tmp_path,
+                                                                                       given):
     """``Audit.from_run`` (the demo run: 3,000 training rows, a check of 3,000 generated rows, the 1,000 hold-out
-    rows it kept; the tests on other references left out, so every fit on 3,000 rows is the training encoder's)
-    encodes its tables once too. Before: that encoder was fitted twice (the closeness engine's, the hold-out's
-    check) and encoded the 3,000-row tables 4 times (training rows 3, generated rows 1), the hold-out 2."""
-    run = next((Path(__file__).resolve().parents[2] / "sample_data" / "demo").glob("*-warmup-*"))
+    rows it kept, or the sample's 1,000 test rows given; the tests on other references left out, so every fit on
+    3,000 rows is the training encoder's) encodes its tables once too. Before: that encoder was fitted twice (the
+    closeness engine's, the hold-out's check or the given hold-out's floor) and encoded the 3,000-row tables 4
+    times (5 with a hold-out given), the hold-out 2 (3)."""
+    root = Path(__file__).resolve().parents[2] / "sample_data"
+    run = next((root / "demo").glob("*-warmup-*"))
     shutil.copytree(run, tmp_path / run.name)
     n = _counting(monkeypatch, {3000: "train", 1000: "holdout"})
-    a = memviz.Audit.from_run(tmp_path / run.name, evidence=False, dcr=False, quality=False)
+    a = memviz.Audit.from_run(tmp_path / run.name, holdout=root / "test.csv" if given else None, evidence=False,
+                              dcr=False, quality=False)
     assert (a.provenance.n_train, a.provenance.n_synthetic, a.provenance.n_holdout) == (3000, 3000, 1000)
     assert n["fit train"] == n["fit train (used)"] == 1                                        # it was 2
     # the training and the generated rows (3,000 each) once each, the hold-out once

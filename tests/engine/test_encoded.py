@@ -76,6 +76,9 @@ def test_the_held_tables_are_not_encoded_again_and_others_are(tables, monkeypatc
     engine.kneighbors(syn.data.copy(), k=1)                          # equal values, another frame: encoded
     assert n == {"fit": 0, "transform": 1}
     assert encoded.transform(hold.data) is encoded.of(hold) and n["transform"] == 1
+    more = encoded.including(syn, None, syn.data.copy())             # the same encoder: one new frame encoded
+    assert n == {"fit": 0, "transform": 2} and more.encoder is encoded.encoder and len(more.frames) == 4
+    assert more.of(syn) is encoded.of(syn)
 
 
 def test_the_arrays_are_read_only_and_stay_home_when_the_engine_is_pickled(tables):
