@@ -42,6 +42,7 @@ from memviz.auditing.inputs import AuditInputs, audit_inputs, read_other, with_h
 from memviz.auditing.provenance import Provenance, RunInfo
 from memviz.auditing.rowtest import row_test
 from memviz.auditing.share import copy_share
+from memviz.engine.encoded import encode_tables
 from memviz.errors import MemvizError
 from memviz.tables.data import (
     Table,
@@ -403,7 +404,6 @@ def audit_fields(train, synthetic, holdout, *, schema, metadata, target: str | N
     :class:`~memviz.auditing.inputs.AuditInputs` a caller read (``memviz audit``:
     :func:`~memviz.auditing.inputs.generated_inputs`), taken as is with ``holdout`` added."""
     from memviz.engine.distributed import on_cluster
-    from memviz.engine.encoded import encode_tables
     from memviz.engine.neighbors import NeighborEngine
     from memviz.measure.dcr import Nearest
     from memviz.measure.floor import holdout_floor
@@ -466,7 +466,6 @@ def run_fields(run_dir: str | Path, check: int | None, *, holdout, window: int, 
 def _from_run(run_dir, check, *, holdout, window: int, tuned: dict, opts: _Options) -> dict:
     """:func:`run_fields` with its searches on ``opts.remote`` (None: here); ``tuned``: the DynamicCut settings
     ``p``, ``k``, ``T`` a caller gave, carried in the run's :class:`RunInfo`."""
-    from memviz.engine.encoded import encode_tables
     from memviz.tables.holdout import checked_holdout
     from memviz.warmup.run import load_warmup
     from memviz.warmup.store import RunStore
@@ -517,7 +516,6 @@ def _run_holdout(train: Table, wr, holdout, store, opts: _Options):
     measured afresh (the run's distance, on ``opts.device``; its search on ``opts.remote``'s cluster when
     given); else the run's stored floor with the hold-out rows the run kept (holdout.parquet), or for an
     older run its source file when it still holds the same rows."""
-    from memviz.engine.encoded import encode_tables
     from memviz.engine.neighbors import NeighborEngine
     from memviz.measure.floor import holdout_floor
     from memviz.tables.holdout import REFERENCE, checked_holdout
