@@ -5,6 +5,7 @@ import time
 from pathlib import Path
 
 from memviz.auditing.build import check_backend
+from memviz.auditing.inputs import generated_inputs
 from memviz.auditing.junit import write_junit
 from memviz.auditing.result import FILES, audit
 from memviz.auditing.thresholds import EXIT_THRESHOLD, FIGURES, Threshold, read_thresholds, threshold_exit
@@ -24,7 +25,7 @@ from memviz.commands.common import (
 )
 from memviz.errors import BadOption
 from memviz.folders import folder_unit
-from memviz.tables.data import load_table, read_frame
+from memviz.tables.data import load_table
 
 
 def register(sub, command) -> None:
@@ -90,7 +91,6 @@ def backend_help(what: str = "the audit's") -> str:
 
 
 def run(args) -> int:
-    from memviz.auditing.inputs import adapt_train, as_table
 
     t0 = time.perf_counter()
     check_backend(args.backend, args.scheduler)            # before the folder is locked or a table read
@@ -101,11 +101,11 @@ def run(args) -> int:
     # as a unit (memviz.folders.folder_unit)
     with folder_unit(args.out, names=tuple(FILES.values()), inputs=inputs_of(args)) as stage:
         train = load_table(args.train, schema, target=args.target, overrides=overrides_of(args))
-        synthetic = read_frame(args.synthetic)
-        train = adapt_train(train, synthetic, str(args.synthetic))   # an inferred kind the generated rows correct
-        syn = as_table(synthetic, train.schema, role="synthetic", name=str(args.synthetic), train=train)
+        # read and aligned once, taken as is by the audit (an inferred kind the generated rows correct, said)
+        inputs = generated_inputs(train, args.synthetic)
+        train, syn = inputs.train, inputs.synthetic
         say_schema(train, args)                    # once the tables are read, before the work
-        a = audit(train, syn, args.holdout, distance=args.distance, device=args.device,
+        a = audit(inputs, None, args.holdout, distance=args.distance, device=args.device,
                   quality=not args.no_quality, evidence=not args.no_evidence, backend=args.backend,
                   scheduler=args.scheduler)
         a.write(stage, redacted=not args.raw_report, raw_csv=args.raw_csv, train=train, synthetic=syn,
