@@ -30,10 +30,10 @@ import numpy as np
 import pandas as pd
 
 import memviz
+from memviz.verdict.rowtest import assess
 from memviz.measure.floor import floor_from_attributions
 from memviz.measure.memorization import memorization
 from memviz.measure.rownull import DEFAULT_SPREAD, copies_per_row, row_null
-from memviz.verdict.rowtest import assess
 
 PLANTED = (5, 20, 50, 100, 200)
 

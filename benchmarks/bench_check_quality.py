@@ -25,10 +25,10 @@ from pathlib import Path
 import numpy as np
 
 import memviz
-from memviz.engine.neighbors import NeighborEngine
 from memviz.evaluate.quality import CheckQuality
 from memviz.evaluate.synthetic import quality
 from memviz.measure.memorization import memorization
+from memviz.engine.neighbors import NeighborEngine
 from memviz.models.tabddpm import TabDDPM
 
 ROOT = Path(__file__).resolve().parent.parent

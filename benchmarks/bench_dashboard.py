@@ -38,9 +38,10 @@ def fabricate(data: Path, run_dir: Path, n_checks: int = 25, seed: int = 0) -> N
     import memviz
     from memviz.dynamics.rows import compute_dynamics
     from memviz.dynamics.summaries import summarize
-    from memviz.measure.floor import holdout_floor
     from memviz.warmup.run import WarmupConfig
     from memviz.warmup.store import RunStore
+
+    from memviz.measure.floor import holdout_floor
 
     train, test = memviz.load_dataset(data)
     n, rng = len(train), np.random.default_rng(seed)

@@ -90,8 +90,8 @@ def main() -> None:
     from distributed import LocalCluster, get_task_stream
 
     from memviz.engine.distributed import DaskEngine, connect
-    from memviz.engine.neighbors import NeighborEngine
     from memviz.measure.memorization import memorization
+    from memviz.engine.neighbors import NeighborEngine
 
     if args.table == "adult":
         from bench_scale import adult_shaped
@@ -154,10 +154,10 @@ def audit_main(args) -> None:
     import tempfile
 
     import torch
-    from bench_scale import adult_shaped
     from distributed import LocalCluster
 
     import memviz
+    from bench_scale import adult_shaped
     from memviz.engine.distributed import connect
     from memviz.tables.data import Table
 

@@ -72,11 +72,11 @@ import numpy as np
 import pandas as pd
 
 import memviz
-from memviz.engine.neighbors import NeighborEngine
 from memviz.evidence.attribute import resolve_secrets
 from memviz.evidence.suite import privacy_evidence
 from memviz.measure.floor import holdout_floor
 from memviz.measure.memorization import memorization
+from memviz.engine.neighbors import NeighborEngine
 from memviz.tables.data import Table
 from memviz.tables.schema import Schema
 

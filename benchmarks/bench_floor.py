@@ -21,9 +21,9 @@ import numpy as np
 from scipy import stats
 
 import memviz
-from memviz.engine.neighbors import NeighborEngine
 from memviz.measure.floor import holdout_floor
 from memviz.measure.memorization import memorization
+from memviz.engine.neighbors import NeighborEngine
 from memviz.measure.rownull import row_null
 
 

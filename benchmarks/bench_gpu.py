@@ -42,8 +42,8 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from bench_memorize import DEFAULT_DATASET, make_synthetic  # noqa: E402
 
-from memviz.engine.neighbors import NeighborEngine  # noqa: E402
 from memviz.measure.memorization import memorization  # noqa: E402
+from memviz.engine.neighbors import NeighborEngine  # noqa: E402
 from memviz.tables.data import load_dataset  # noqa: E402
 from memviz.warmup.run import WarmupConfig, run_warmup  # noqa: E402
 

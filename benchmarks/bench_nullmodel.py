@@ -4,7 +4,7 @@ A synthetic checks table of N training rows x C checks x S synthetic rows per ch
 (default 32,561 x 25 x 32,561, i.e. 0.8 M events, heavy-tailed NN1 attribution, a rising
 memorization trend) is built, then timed:
 
-* ``fit_null`` once;
+* ``fit_dynamics_null`` once;
 * one replicate (``NullModel.simulate``) and the statistics of one run
   (``dynamics_statistics``), medians over repeats;
 * ``compute_dynamics`` on the same table in the same run, as the baseline the ratios use.
@@ -19,8 +19,8 @@ import numpy as np
 import pandas as pd
 from bench_rescore import timed  # noqa: E402  (benchmarks/ is on the path when run as a script)
 
-from memviz.dynamics.nullmodel import fit_null
 from memviz.dynamics.rows import compute_dynamics
+from memviz.dynamics.nullmodel import fit_dynamics_null
 from memviz.dynamics.splithalf import dynamics_statistics
 
 
@@ -48,13 +48,13 @@ def main() -> None:
     print(f"checks table: {len(checks):,} events ({a.rows:,} train x {a.checks} checks x {a.synthetic:,} synthetic)")
     base = np.median([timed(compute_dynamics, checks, ids)[1] for _ in range(3)])
     print(f"compute_dynamics (baseline): median {base:.0f} ms")
-    model, ms = timed(fit_null, checks, ids)
+    model, ms = timed(fit_dynamics_null, checks, ids)
     rng = np.random.default_rng(0)
     sim = [timed(model.simulate, rng)[1] for _ in range(a.repeats)]
     dyn = model.simulate(rng)
     stats = [timed(dynamics_statistics, dyn)[1] for _ in range(a.repeats)]
     one = np.median(sim) + np.median(stats)
-    print(f"fit_null {ms:.0f} ms; replicate median {np.median(sim):.0f} ms (x{np.median(sim) / base:.2f}"
+    print(f"fit_dynamics_null {ms:.0f} ms; replicate median {np.median(sim):.0f} ms (x{np.median(sim) / base:.2f}"
           f" compute_dynamics); statistics median {np.median(stats):.0f} ms; 100 replicates ~ {one / 10:.1f} s")
 
 if __name__ == "__main__":

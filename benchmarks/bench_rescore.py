@@ -21,9 +21,9 @@ import time
 import numpy as np
 import pandas as pd
 
-from memviz.dynamics.dynamiccut import dynamiccut_selection
 from memviz.dynamics.rows import check_summary, compute_dynamics
 from memviz.dynamics.summaries import summarize
+from memviz.dynamics.dynamiccut import dynamiccut_selection
 
 
 def synthetic_checks(n_rows: int, n_checks: int, n_syn: int, seed: int = 0) -> pd.DataFrame:

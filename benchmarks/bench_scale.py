@@ -92,8 +92,8 @@ def child(table: str, n: int, threads: int) -> None:
     import torch
 
     from memviz.engine import budget
-    from memviz.engine.neighbors import NeighborEngine
     from memviz.measure.memorization import memorization
+    from memviz.engine.neighbors import NeighborEngine
 
     torch.set_num_threads(threads)
     if table == "adult":

@@ -87,6 +87,7 @@ import numpy as np
 import pandas as pd
 
 import memviz
+from memviz.verdict.family import ALPHA, family
 from memviz.engine.neighbors import NeighborEngine
 from memviz.evidence.datacopying import data_copying_test
 from memviz.measure.dcr import close_copy_test, leave_one_out, nearest
@@ -95,7 +96,6 @@ from memviz.measure.memorization import memorization
 from memviz.measure.partial import PartialIndex, PartialSet
 from memviz.tables.data import Table, table_from_frame
 from memviz.tables.schema import Schema
-from memviz.verdict.family import ALPHA, family
 
 ROOT = Path(__file__).resolve().parents[1]
 TABLES = ("adult", "default", "shoppers", "numeric")

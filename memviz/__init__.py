@@ -3,7 +3,7 @@
 The face is lazy (:mod:`memviz.faces`): ``import memviz`` loads none of numpy, pandas or torch; each name
 below is imported the first time it is read.
 """
-from memviz.errors import BadRunFolder, BadTable, MemvizError
+from memviz.errors import BadTable, MemvizError, BadRunFolder
 from memviz.faces import lazy_face
 
 __getattr__, __dir__ = lazy_face(__name__, {

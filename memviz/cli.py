@@ -8,10 +8,11 @@ is one module of :mod:`memviz.commands` (``register`` adds its arguments, ``run`
 this module builds the parser from them and turns a user mistake into one line.
 
 A stop is one line too, whenever it comes: Ctrl-C (SIGINT) and SIGTERM, from the first import on (the
-command's module, numpy, torch: every import is inside :func:`main`'s guard), print ``memviz CMD:
-interrupted`` and exit with 128 + the signal (130, 143). SIGTERM is turned into the same exception as
-Ctrl-C (:class:`Terminated`), so an output folder's lock and staging folder are removed on the way out
-(:func:`memviz.folders.folder_unit`) and a warm-up records itself as cancelled.
+command's module, numpy, torch: every import but :mod:`memviz.errors`, which ``import memviz`` has loaded, is
+inside :func:`main`'s guard), print ``memviz CMD: interrupted`` and exit with 128 + the signal (130, 143).
+SIGTERM is turned into the same exception as Ctrl-C (:class:`Terminated`), so an output folder's lock and
+staging folder are removed on the way out (:func:`memviz.folders.folder_unit`) and a warm-up records itself as
+cancelled.
 """
 from __future__ import annotations
 
@@ -21,6 +22,8 @@ import logging
 import signal
 import sys
 import warnings
+
+from memviz.errors import MemvizError, Notice, missing_extra
 
 
 # ------------------------------------------------------------------ parser
@@ -39,7 +42,7 @@ class _Version(argparse.Action):
         super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
 
     def __call__(self, parser, namespace, values, option_string=None):
-        from memviz.io import VERSION
+        from memviz.io import VERSION  # lazy: numpy, pandas (memviz.io), off memviz --help
 
         print(f"memviz {VERSION}")         # on stdout, as argparse's own version action
         parser.exit(0)
@@ -86,7 +89,7 @@ def build_parser(commands=None) -> argparse.ArgumentParser:
     """The parser: every command by name and one-line help, with the arguments of ``commands`` (default:
     all). :func:`main` registers the one being run, so only its module is imported (``memviz --help``
     loads no command: none of numpy, pandas or torch)."""
-    from memviz.commands import COMMANDS, load
+    from memviz.commands import COMMANDS, load  # lazy: inside main's guard (a stop here is one line)
 
     p = _Parser(prog="memviz", description="Which training rows does a tabular generator copy?",
                 formatter_class=_Help)
@@ -113,9 +116,8 @@ def build_parser(commands=None) -> argparse.ArgumentParser:
 def _one_line_warnings(command: str):
     """A ``warnings.showwarning`` that prints ``memviz CMD: warning: MESSAGE`` on one line (no
     file, line number or source line; memviz's own warnings, e.g. a SchemaWarning, name their file)."""
-    from memviz.errors import Notice
-    from memviz.folders import ReplacedFolder
-    from memviz.tables.data import SchemaWarning
+    from memviz.folders import ReplacedFolder  # lazy: numpy, pandas (memviz.io), off memviz --help
+    from memviz.tables.data import SchemaWarning  # lazy: pandas, off memviz --help
 
     def show(message, category, filename, lineno, file=None, line=None):
         what = "" if issubclass(category, (SchemaWarning, ReplacedFolder, Notice)) else f"{category.__name__}: "
@@ -136,7 +138,7 @@ def main(argv=None) -> int:
         except KeyboardInterrupt as exc:         # Ctrl-C or SIGTERM, wherever it came: one line
             for sig in (signal.SIGINT, signal.SIGTERM):      # a second stop while we say so: no traceback
                 signal.signal(sig, signal.SIG_IGN)
-            from memviz.commands import COMMANDS  # names only (it may be what was interrupted)
+            from memviz.commands import COMMANDS  # lazy: names only (it may be what was interrupted)
 
             name = f"memviz {chosen}" if chosen in COMMANDS else "memviz"
             try:
@@ -148,7 +150,7 @@ def main(argv=None) -> int:
 
 def _main(argv: list, chosen: str | None) -> int:
     """Parse and run (every import inside :func:`main`'s guard)."""
-    from memviz.commands import COMMANDS
+    from memviz.commands import COMMANDS  # lazy: inside main's guard (a stop here is one line)
 
     parser = build_parser([chosen] if chosen in COMMANDS else [])
     args, extra = parser.parse_known_args(argv)
@@ -181,8 +183,6 @@ def _diagnostics(command: str, verbose: bool):
 
 
 def _run(args) -> int:
-    from memviz.errors import MemvizError, missing_extra
-
     try:
         code = args.func(args)              # a command may return its own exit code (the audit's gate)
     except MemvizError as exc:

@@ -10,9 +10,10 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import os
+import sys
 from typing import TYPE_CHECKING
 
-from memviz.errors import MemvizError, install_hint
+from memviz.errors import BadOption, MissingExtra, install_hint
 
 if TYPE_CHECKING:
     import torch
@@ -22,7 +23,7 @@ DEVICES = ("auto", "cpu", "cuda")
 
 def resolve_device(device: str | torch.device = "auto") -> torch.device:
     """``"auto"`` is CUDA when a GPU is visible, else the CPU; ``"cuda"`` without a GPU is an error."""
-    import torch
+    import torch  # lazy: torch, an extra (train): compute_device answers "cpu" without it
 
     if isinstance(device, torch.device):
         return device
@@ -31,11 +32,11 @@ def resolve_device(device: str | torch.device = "auto") -> torch.device:
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     if name.startswith("cuda"):
         if not torch.cuda.is_available():
-            raise MemvizError(f"device {device!r}: no CUDA GPU is available here (use --device cpu or auto)")
+            raise BadOption(f"device {device!r}: no CUDA GPU is available here (use --device cpu or auto)")
         return torch.device(name)
     if name == "cpu":
         return torch.device("cpu")
-    raise MemvizError(f"device {device!r}: unknown device (use auto, cpu or cuda)")
+    raise BadOption(f"device {device!r}: unknown device (use auto, cpu or cuda)")
 
 
 class CpuDevice:
@@ -80,7 +81,7 @@ def compute_device(device="auto"):
         if name == "auto":
             return CPU
         if name.startswith("cuda"):
-            raise MemvizError(f"device {device!r}: needs torch, which is not installed: {install_hint('train')}")
+            raise MissingExtra(f"device {device!r}: needs torch, which is not installed: {install_hint('train')}")
     dev = resolve_device(device)
     return CPU if dev.type == "cpu" else dev
 
@@ -95,7 +96,6 @@ def cpu_threads() -> int:
     the CPUs this process may run on."""
     if _CPU_THREADS is not None:
         return _CPU_THREADS
-    import sys
 
     if "torch" in sys.modules:
         return int(sys.modules["torch"].get_num_threads())
@@ -115,7 +115,6 @@ def limit_threads(n: int | None):
     if n is None:
         yield
         return
-    import sys
 
     if "torch" in sys.modules:
         with torch_threads(n):
@@ -132,13 +131,13 @@ def limit_threads(n: int | None):
 
 def _positive_threads(n) -> int:
     if isinstance(n, bool) or not hasattr(n, "__index__") or int(n) < 1:
-        raise MemvizError(f"n_threads must be a positive integer or None, got {n!r}")
+        raise BadOption(f"n_threads must be a positive integer or None, got {n!r}")
     return int(n)
 
 
 def describe_device(device) -> str:
     if device.type == "cuda":
-        import torch
+        import torch  # lazy: torch, an extra (train)
 
         return f"cuda ({torch.cuda.get_device_name(device)})"
     return f"cpu ({cpu_threads()} threads)"
@@ -176,7 +175,7 @@ def torch_threads(n: int | None):
         yield
         return
     n = _positive_threads(n)
-    import torch
+    import torch  # lazy: torch, an extra (train)
 
     global _CPU_THREADS
     previous, previous_own = torch.get_num_threads(), _CPU_THREADS

@@ -15,6 +15,9 @@ owns) and ``memviz.io.DiskFull``. Every ``raise`` in memviz names one of these k
 """
 from __future__ import annotations
 
+import importlib
+from numbers import Integral
+
 
 class MemvizError(Exception):
     """A user mistake, explained in one line."""
@@ -73,8 +76,6 @@ class MissingExtra(MemvizError):
 def require(*modules: str) -> None:
     """At a command's door, before any table is read: :class:`MissingExtra` in one line for the first optional
     library in ``modules`` that is not installed (a command that trains reads no table it cannot use)."""
-    import importlib
-
     for name in modules:
         try:
             importlib.import_module(name)
@@ -121,8 +122,6 @@ SEED_MAX = 2**32 - 1
 def checked_seed(value, what: str = "seed") -> int:
     """``value`` as an int when it is a whole number from 0 to :data:`SEED_MAX`, else a MemvizError naming
     ``what`` (``seed=-1: ...``). numpy integers count; a bool, a float or text do not."""
-    from numbers import Integral
-
     if isinstance(value, bool) or not isinstance(value, Integral) or not 0 <= int(value) <= SEED_MAX:
         raise BadOption(f"{what}={value!r}: a seed is a whole number from 0 to {SEED_MAX} (2**32 - 1)")
     return int(value)

@@ -24,6 +24,7 @@ A base module: it imports nothing from memviz but the errors and :mod:`memviz.io
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import errno
 import hashlib
 import json
@@ -31,11 +32,13 @@ import os
 import re
 import shutil
 import threading
-import time
 import warnings
+import time
 from pathlib import Path
 
-from memviz.errors import Busy, MemvizError
+from filelock import FileLock, Timeout
+
+from memviz.errors import BadRunFolder, Busy
 from memviz.io import (
     DISK_FULL,
     TEMP,
@@ -104,11 +107,11 @@ def folder_unit(out: Path | str, names: tuple[str, ...] = (), inputs=None):
         return
     parent = out.parent if str(out.parent) else Path(".")
     if out.name in ("", ".", "..") or out.resolve() == parent.resolve():
-        raise MemvizError(f"{out}: give a folder name for the output (not the current or the parent folder)")
+        raise OutputRefused(f"{out}: give a folder name for the output (not the current or the parent folder)")
     try:
         parent.mkdir(parents=True, exist_ok=True)
     except FileExistsError:
-        raise MemvizError(f"{parent}: is a file, not a folder") from None
+        raise OutputRefused(f"{parent}: is a file, not a folder") from None
     output_folder(out)
     lock = _lock_folder(out, parent)
     stage = None
@@ -212,8 +215,8 @@ def _check_replaceable(out: Path, names, inputs=None) -> bool:
     other = sorted(entries - ours)
     if other:
         shown = ", ".join(repr(x) for x in other[:3]) + (f" and {len(other) - 3} more" if len(other) > 3 else "")
-        raise MemvizError(f"{out}: the folder holds files memviz did not write there ({shown}); an output folder "
-                          "is replaced whole: give a new or empty folder")
+        raise OutputRefused(f"{out}: the folder holds files memviz did not write there ({shown}); an output folder "
+                            "is replaced whole: give a new or empty folder")
     if inputs:
         for base, _dirs, files in os.walk(out):
             for name in files:
@@ -252,7 +255,6 @@ _RENAME_EXCHANGE = 2
 def _exchange(a: Path, b: Path) -> bool:
     """Swap two paths atomically (Linux ``renameat2(RENAME_EXCHANGE)``); False where it is not offered."""
     try:
-        import ctypes
         libc = ctypes.CDLL(None, use_errno=True)
         fn = libc.renameat2
     except (OSError, AttributeError):
@@ -291,25 +293,25 @@ def check_folder(folder: Path | str, what: str = "output folder") -> dict:
     the folder has no :data:`CONTENTS` (a writer stopped before the end, or memviz before it wrote one)."""
     folder = Path(folder)
     if not folder.is_dir():
-        raise MemvizError(f"{folder}: no such {what}")
+        raise BadRunFolder(f"{folder}: no such {what}")
     try:
         doc = json.loads((folder / CONTENTS).read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise MemvizError(f"{folder}: incomplete {what} (no {CONTENTS}: its writer stopped before the end, or "
-                          "an older memviz wrote it); write it again") from None
+        raise BadRunFolder(f"{folder}: incomplete {what} (no {CONTENTS}: its writer stopped before the end, or "
+                           "an older memviz wrote it); write it again") from None
     except (OSError, ValueError) as exc:
-        raise MemvizError(f"{folder}: unreadable {CONTENTS} ({type(exc).__name__})") from None
+        raise BadRunFolder(f"{folder}: unreadable {CONTENTS} ({type(exc).__name__})") from None
     files = doc.get("files") if isinstance(doc, dict) else None
     if not isinstance(files, dict) or doc.get("format") != CONTENTS_FORMAT:
-        raise MemvizError(f"{folder}: {CONTENTS} is not a memviz folder listing")
+        raise BadRunFolder(f"{folder}: {CONTENTS} is not a memviz folder listing")
     for rel, meta in files.items():
         p = folder / str(rel)
         if ".." in Path(str(rel)).parts or not isinstance(meta, dict):
-            raise MemvizError(f"{folder}: {CONTENTS} names {rel!r}, not a file of this folder")
+            raise BadRunFolder(f"{folder}: {CONTENTS} names {rel!r}, not a file of this folder")
         if not p.is_file():
-            raise MemvizError(f"{folder}: incomplete {what}: {rel} is missing")
+            raise BadRunFolder(f"{folder}: incomplete {what}: {rel} is missing")
         if p.stat().st_size != meta.get("bytes") or _sha256(p) != meta.get("sha256"):
-            raise MemvizError(f"{folder}: {rel} differs from the one written with this folder (changed or torn)")
+            raise BadRunFolder(f"{folder}: {rel} differs from the one written with this folder (changed or torn)")
     return doc
 
 
@@ -334,16 +336,12 @@ class Held:
 
 
 def _lock(path: Path):
-    from filelock import FileLock
-
     # the lock file stays on release on every system (a run's or a slot's lock file is part of its folder)
     return FileLock(str(path), thread_local=False, preserve_lock_file=True)
 
 
 def try_hold(path: Path | str, wait: float = 0.0) -> Held | None:
     """The lock of ``path`` (created if missing), or None when another holder keeps it ``wait`` seconds."""
-    from filelock import Timeout
-
     path = Path(path)
     lock = _lock(path)
     try:

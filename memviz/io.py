@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from memviz.errors import BadRunFolder, MemvizError
+from memviz.errors import BadRunFolder, BadTable, MemvizError
 
 #: the package's version (``memviz.__version__``). A base module holds it so that any layer can record it
 #: (a run's manifest, an audit's provenance) without importing the package's face, which imports the audit
@@ -78,7 +78,7 @@ def _atomic(path, write) -> None:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
         except (FileExistsError, NotADirectoryError):
-            raise MemvizError(f"{shown}: a part of its folder is a file, not a folder") from None
+            raise OutputRefused(f"{shown}: a part of its folder is a file, not a folder") from None
         try:
             fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=TEMP_SUFFIX, dir=path.parent)
         except OSError as exc:   # the folder takes no new file (read-only, /proc): name the user's path
@@ -312,7 +312,7 @@ def atomic_write_json(path: Path, obj, indent: int | None = 1) -> None:
 
 
 def atomic_torch_save(path: Path, obj) -> None:
-    import torch
+    import torch  # lazy: torch, an extra (train): memviz.io is loaded by the CPU audit
     _atomic(path, lambda tmp: torch.save(obj, tmp))
 
 
@@ -420,8 +420,6 @@ MAX_JSON_DEPTH = 64
 def parse_json(raw: bytes | str, source: str, what: str = "file", max_depth: int = MAX_JSON_DEPTH):
     """The JSON value of ``raw`` (a file's bytes or text), or a BadTable in one line naming ``source``: not
     UTF-8, not JSON (with the line), NaN or infinities, nested deeper than ``max_depth`` levels."""
-    from memviz.errors import BadTable
-
     if isinstance(raw, bytes):
         try:
             raw = raw.decode("utf-8-sig")

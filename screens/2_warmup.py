@@ -5,8 +5,8 @@ import streamlit as st
 
 from memviz.app import bounds, devices, progress, runs
 from memviz.errors import MemvizError
-from memviz.jobs import control as jobs
 from memviz.models import privacy
+from memviz.jobs import control as jobs
 from screens import _stop, _ui
 
 st.title("Warm-up")

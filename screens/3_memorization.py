@@ -100,7 +100,7 @@ if view is not None:
             st.markdown("**Targeted attack** (shadow models trained with and without each target row)")
             if attack["result"] is not None:
                 st.markdown(_ui.esc(attack["result"].sentence()))
-                st.dataframe(attacks.group_table(attack["result"]), hide_index=True)
+                st.dataframe(attacks.readable_group_table(attack["result"]), hide_index=True)
             else:
                 st.caption(_ui.esc(attack["error"] or attacks.status_line(attack["status"])))
 
@@ -194,7 +194,7 @@ if view is not None:
                         "generated copies** "
                         "(closest first; highlighted cells equal the training row)")
             factors = _ui.risk_factors(path, token)   # why this row: from the training table alone
-            st.markdown(_ui.esc(why.row_reasons(view, factors, int(row_id), redacted=redact)))
+            st.markdown(_ui.esc(why.row_risk_sentence(view, factors, int(row_id), redacted=redact)))
             if len(lv.copies):
                 st.dataframe(runs.styled_copies(lv, redact), key="leak_table",
                              column_config=wide)

@@ -3,6 +3,7 @@ import streamlit as st
 
 from memviz import viz
 from memviz.app import glossary, runs
+from memviz.dynamics.dynamiccut import default_T
 from memviz.errors import MemvizError
 from screens import _ui
 
@@ -30,7 +31,7 @@ if view is not None:
         q = st.query_params
         from_url = {"run": view.run_id, "p": q.get("p"), "k": q.get("k"), "T": q.get("T")} if q.get("p") else None
         given = from_url or runs.saved_tuning(view)
-        saved = runs.tuned_params(given, view.run_id)
+        saved = runs.saved_prune_params(given, view.run_id)
         state["tune_p"] = runs.ui_p(saved.p)
         if saved.T in epochs:
             state["tune_T"] = saved.T
@@ -42,7 +43,7 @@ if view is not None:
     p_lo, p_hi, p_step = runs.P_RANGE
     p = c1.slider("p: share of rows to remove", p_lo, p_hi, key="tune_p", step=p_step, format="%.2f")
     if len(epochs) > 1:
-        T = c3.select_slider("T: last epoch scored", epochs, value=None if "tune_T" in state else runs.default_T(view),
+        T = c3.select_slider("T: last epoch scored", epochs, value=None if "tune_T" in state else default_T(view.dynamics),
                              key="tune_T")
     else:
         T = epochs[0]

@@ -5,9 +5,9 @@ import streamlit as st
 from memviz import viz
 from memviz.app import audits, compare_card, comparisons, devices, progress, runs
 from memviz.errors import MemvizError
+from memviz.models import privacy
 from memviz.io import csv_bytes
 from memviz.jobs import control as jobs
-from memviz.models import privacy
 from memviz.viz.compare import THREE_WAY_NOTE, three_way_display
 from screens import _ui
 

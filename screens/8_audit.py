@@ -6,9 +6,9 @@ import dataclasses
 import streamlit as st
 
 from memviz.app import audits, datasets, demo, readings, uploads
+from memviz.verdict.verdict import BELOW_FLOOR
 from memviz.errors import MemvizError
 from memviz.tables.data import fingerprint
-from memviz.verdict.verdict import BELOW_FLOOR
 from screens import _ui
 
 FILES = ["csv", "parquet", "pq", "txt"]

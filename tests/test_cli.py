@@ -1,5 +1,7 @@
 """The CLI contract that scripts rely on."""
 import json
+import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -9,9 +11,15 @@ import numpy as np
 import pandas as pd
 import pytest
 from conftest import ROOT
+from dash_helpers import copier_run
 from helpers import TINY_MODEL
 
+from memviz.app import readings, runs
 from memviz.cli import main
+from memviz.tables.data import load_table
+from memviz.warmup.run import WarmupConfig, run_warmup
+from memviz.warmup.store import RunStore
+from memviz.warmup.tracking import check_seed
 
 SAMPLE = ROOT / "sample_data"
 
@@ -181,8 +189,6 @@ def test_schema_warnings_are_one_line_on_stderr(capsys, small_files):
 # ------------------------------------------------------------------ broken run folders
 @pytest.fixture(scope="module")
 def finished_run(tmp_path_factory, sample):
-    from memviz.warmup.run import WarmupConfig, run_warmup
-
     run = tmp_path_factory.mktemp("cli_runs") / "run"
     train = sample[0].subset(sample[0].row_ids[:150])
     run_warmup(train, WarmupConfig(epochs=4, check_every=2, n_samples=40, device="cpu", model_params=TINY_MODEL), run)
@@ -196,7 +202,6 @@ def _no_data(run):
 
 
 def _only_truncated_consolidated(run):
-    import shutil
     shutil.rmtree(run / "checks")
     (run / "checks.parquet").write_bytes((run / "checks.parquet").read_bytes()[:200])
 
@@ -211,7 +216,6 @@ def _only_truncated_consolidated(run):
 @pytest.mark.parametrize("command", ["inspect", "prune"])
 def test_a_broken_run_folder_is_one_line_and_exit_2(capsys, finished_run, tmp_path, breaks, needle, command):
     """At 9a38467 these printed 20-34-line tracebacks (exit 1)."""
-    import shutil
     run = Path(shutil.copytree(finished_run, tmp_path / "run"))
     breaks(run)
     extra = ["--out", str(tmp_path / "p.csv")] if command == "prune" else []
@@ -258,7 +262,6 @@ def test_two_warmups_started_together_on_one_out_one_is_refused(small_files):
 def test_a_live_run_refuses_a_second_resume_and_says_interrupted_once_killed(capsys, small_files):
     """At 9a38467 a second ``--resume`` of a live run went ahead (two writers), and
     ``memviz inspect`` kept saying ``running`` after the writer was killed."""
-    import signal
     out = small_files / "live"
     argv = _warmup_argv(small_files, out, 100_000)
     proc = _cli(*argv)
@@ -394,15 +397,11 @@ def test_warmup_with_a_holdout_then_inspect_shows_the_floor_in_plain_words(capsy
     assert any(line.startswith("floor: real rows the model never saw (300 hold-out rows)") for line in text)
     assert any(line.startswith("Real rows the model never saw are flagged at") for line in text)
     assert any(line.startswith("points above the floor per check: e2:") for line in text)
-    from memviz.app import readings, runs  # the dashboard finds its hold-out
-    assert readings.run_holdout(runs.load_run(run)) is not None                   # again from the floor's source
+    # the dashboard finds its hold-out again from the floor's source
+    assert readings.run_holdout(runs.load_run(run)) is not None
 
 
 def test_inspect_of_a_run_without_holdout_says_there_is_no_floor(capsys, small_files, tmp_path):
-    from dash_helpers import copier_run
-
-    from memviz.tables.data import load_table
-
     train = load_table(small_files / "train.csv", SAMPLE / "meta.json")
     copier_run(train, tmp_path / "run")
     code, out, err = run_cli(capsys, "inspect", str(tmp_path / "run"))
@@ -413,9 +412,6 @@ def test_inspect_of_a_run_without_holdout_says_there_is_no_floor(capsys, small_f
 
 # ------------------------------------------------------------------ when to stop, and release from a check
 def test_inspect_recommends_a_check_and_sample_releases_from_any_kept_one(capsys, small_files, holdout_csv):
-    from memviz.warmup.store import RunStore
-    from memviz.warmup.tracking import check_seed
-
     run = small_files / "run"
     code, out, err = run_cli(capsys, "warmup", "--train", str(small_files / "train.csv"), "--schema",
                              str(SAMPLE / "meta.json"), "--holdout", str(holdout_csv), "--out", str(run),
@@ -494,9 +490,6 @@ def _set_status(run, status):
 def test_prune_refuses_an_unfinished_run_unless_partial(capsys, finished_run, tmp_path, status, word):
     """`memviz prune` on a run still training exited 0 with a partial ranking (T = 20 where the finished
     run gives T = 100) and no status in its output."""
-    import shutil
-
-    from memviz.warmup.store import RunStore
     run = Path(shutil.copytree(finished_run, tmp_path / "run"))
     _set_status(run, "running" if status == "interrupted" else status)
     store = RunStore(run).acquire() if status == "running" else None   # this process stands in for the writer

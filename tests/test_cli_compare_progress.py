@@ -9,6 +9,7 @@ import time
 
 from helpers import TINY_MODEL
 
+from memviz.cli import main
 from memviz.commands.common import EventBars, FollowEvents
 from memviz.jobs.spec import EventLog
 from memviz.tables.data import sample_data_dir
@@ -58,8 +59,6 @@ def test_the_events_other_processes_append_are_drawn_as_they_come(tmp_path):
 
 
 def test_the_cli_draws_the_cells_epochs_before_the_first_cell_ends(capsys, tmp_path, monkeypatch):
-    from memviz.cli import main
-
     drawn = []
     original = EventBars.__call__
 

@@ -12,6 +12,8 @@ import pytest
 from helpers import TINY_MODEL, memviz_cli
 from unseen_tables import credit_composite, credit_like
 
+from memviz.warmup.store import RunStore
+
 KEY = ["branch", "account_no"]
 
 
@@ -70,7 +72,6 @@ def test_warmup_and_prune_write_the_users_columns_back(files, capsys, tmp_path):
                             "--holdout", d / "holdout.csv", "--out", run, "--epochs", "4", "--check-every", "2",
                             "--device", "cpu", "--quiet", "--model-params", json.dumps(TINY_MODEL))
     assert rc == 0, err
-    from memviz.warmup.store import RunStore
 
     assert tuple(RunStore(run).schema.key) == tuple(KEY)
     rc, last, err = memviz_cli(capsys, "prune", run, "--p", "0.1", "--k", "2", "--out", tmp_path / "pruned.csv",

@@ -17,13 +17,14 @@ from helpers import TINY_MODEL, memviz_cli
 
 from memviz.cli import build_parser
 from memviz.commands import COMMANDS
+from memviz.io import VERSION
+from memviz.tables.data import load_table
+from memviz.warmup.run import WarmupConfig, run_warmup
 
 SAMPLE = ROOT / "sample_data"
 
 
 def test_version_is_memvizs():
-    from memviz.io import VERSION
-
     out = subprocess.run([sys.executable, "-m", "memviz", "--version"], capture_output=True, text=True,
                          env={"PYTHONPATH": str(ROOT)}, cwd=ROOT)
     assert (out.returncode, out.stdout, out.stderr) == (0, f"memviz {VERSION}\n", "")
@@ -73,9 +74,6 @@ def test_limits_are_in_the_help():
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
-    from memviz.tables.data import load_table
-    from memviz.warmup.run import WarmupConfig, run_warmup
-
     d = tmp_path_factory.mktemp("face")
     pd.read_csv(SAMPLE / "train.csv").iloc[:200].to_csv(d / "train.csv", index=False)
     train = load_table(d / "train.csv", SAMPLE / "meta.json")

@@ -10,6 +10,9 @@ import pytest
 from helpers import TINY_MODEL, memviz_cli
 from unseen_tables import credit_like
 
+from memviz.cli import build_parser
+from memviz.warmup.store import RunStore
+
 
 @pytest.fixture(scope="module")
 def credit_files(tmp_path_factory):
@@ -21,8 +24,6 @@ def credit_files(tmp_path_factory):
 
 
 def test_every_command_that_infers_a_schema_takes_target():
-    from memviz.cli import build_parser
-
     parser = build_parser()
     for cmd in ("memorize", "warmup", "compare", "audit"):
         sub = parser._subparsers._group_actions[0].choices[cmd]
@@ -37,7 +38,6 @@ def test_warmup_with_target_keeps_the_key_and_prune_writes_it_back(credit_files,
                             "--device", "cpu", "--quiet", "--model-params", json.dumps(TINY_MODEL))
     assert rc == 0, err
     assert "'rownames' identifies rows" in err and "row key" in err and "no target given" not in err
-    from memviz.warmup.store import RunStore
 
     store = RunStore(run)
     assert store.schema.target == "Status" and store.schema.key == "rownames"

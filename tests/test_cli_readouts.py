@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import re
 
+from dash_helpers import copier_run
+
 from memviz.cli import main
+from memviz.commands.common import EventBars
+from memviz.compare import format_summary, results_frame, summary_table
 
 
 def test_the_warmup_bar_ends_on_the_last_checks_memorization_ratio(capsys):
     """The walk: the bar ended at "mem 0.118" where the result said 0.228. Checks are measured beside the
     training (and the last after it), so the last check's event came after the last epoch's line and was
     never drawn: the bar showed the check before it, with no epoch to say so."""
-    from memviz.commands.common import EventBars
-
     bars = EventBars()
     bars({"event": "check", "check": 10, "epoch": 55, "mem_ratio": 0.118, "checks": 12})
     bars({"event": "epoch", "epoch": 60, "epochs": 60, "loss": 0.5})
@@ -26,8 +28,6 @@ def test_inspect_states_the_range_of_the_per_row_mem_auc(capsys, tmp_path, sampl
     """The walk: "early Mem-AUC 1.3961" where Mem-AUC is described as between 0 and 1. The per-row figure is a
     sum of 1 − r over the generated rows nearest the row (memviz.dynamics.rows.RowDynamics.auc), so it is 0 and
     up, bounded by the generated rows per check, not by 1: inspect names it per-row and says so."""
-    from dash_helpers import copier_run
-
     train, _ = sample
     copier_run(train.subset(train.row_ids[:200]), tmp_path / "run")
     code = main(["inspect", str(tmp_path / "run")])
@@ -42,8 +42,6 @@ def test_inspect_states_the_range_of_the_per_row_mem_auc(capsys, tmp_path, sampl
 
 def test_compare_prints_the_excess_in_points_not_percent():
     """The walk: `memviz compare` printed the excess over the floor (percentage points) with a % sign."""
-    from memviz.compare import format_summary, results_frame, summary_table
-
     rec = [dict(method=m, model="m", seed=s, status="ok", mem_ratio=r, mem_ratio_pruned=r, floor=0.20,
                 floor_low=0.18, floor_high=0.22, excess=r - 0.20, excess_low=r - 0.25, excess_high=r - 0.15)
            for m, s, r in [("baseline", 0, 0.30), ("baseline", 1, 0.32), ("dynamiccut", 0, 0.22),

@@ -13,13 +13,22 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import shutil
+import subprocess
+import sys
 
 import numpy as np
 import pandas as pd
 import pytest
 from conftest import ROOT
 from helpers import TINY_MODEL, memviz_cli
+
+from memviz.app.bounds import DEFAULT_SAMPLE_ROWS_MAX
+from memviz.attacks.design import shadow_seed
+from memviz.engine.budget import sample_bytes
+from memviz.tables.data import load_companion, load_table
+from memviz.warmup.run import WarmupConfig, run_warmup
 
 SAMPLE = ROOT / "sample_data"
 #: the seed range's end every command states (memviz.errors.SEED_MAX)
@@ -31,9 +40,6 @@ SMALL_ATTACK = ["--shadows", "4", "--named", "0", "--random", "2", "--holdout-ro
 @pytest.fixture(scope="module")
 def d(tmp_path_factory):
     """train.csv (200 sample rows), syn.csv, hold.csv and a finished tiny run with a floor (run/)."""
-    from memviz.tables.data import load_companion, load_table
-    from memviz.warmup.run import WarmupConfig, run_warmup
-
     d = tmp_path_factory.mktemp("refusals")
     pd.read_csv(SAMPLE / "train.csv").iloc[:200].to_csv(d / "train.csv", index=False)
     te = pd.read_csv(SAMPLE / "test.csv")
@@ -181,8 +187,6 @@ def test_the_largest_seed_runs_a_warmup_a_draw_and_an_attack(d, capsys, tmp_path
 
 
 def test_a_shadows_seed_stays_in_range():
-    from memviz.attacks.design import shadow_seed
-
     seeds = [shadow_seed(SEED_MAX, s) for s in range(64)] + [shadow_seed(20261207, s) for s in range(64)]
     assert all(0 <= s <= SEED_MAX for s in seeds) and len(set(seeds)) == len(seeds)
     assert shadow_seed(3, 5) == shadow_seed(3, 5) != shadow_seed(3, 6)
@@ -191,10 +195,6 @@ def test_a_shadows_seed_stays_in_range():
 # ------------------------------------------------------------------ bounded and checked
 def test_sample_checks_the_memory_before_any_work(d, tmp_path):
     """In a process of its own: before, the draw of 10**20 rows began and ran on, silently."""
-    import os
-    import subprocess
-    import sys
-
     try:
         done = subprocess.run([sys.executable, "-m", "memviz", "sample", str(d / "run"), "--rows", str(10 ** 20),
                                "--out", str(tmp_path / "s.csv")], capture_output=True, text=True, timeout=300,
@@ -209,9 +209,6 @@ def test_sample_checks_the_memory_before_any_work(d, tmp_path):
 
 def test_sample_bytes_is_the_dashboards_rule_too():
     """One rule: the engine's memory guard estimates a draw; the dashboard's cap (a time bound) comes on top."""
-    from memviz.app.bounds import DEFAULT_SAMPLE_ROWS_MAX
-    from memviz.engine.budget import sample_bytes
-
     assert sample_bytes(200_000, 15) == 200_000 * (32 * 15 + 64)
     assert sample_bytes(DEFAULT_SAMPLE_ROWS_MAX, 15) < 2**30
 

@@ -11,6 +11,10 @@ import pandas as pd
 import pytest
 from helpers import TINY_MODEL, memviz_cli
 
+from memviz.cli import build_parser
+from memviz.tables.data import sample_data_dir
+from memviz.warmup.store import RunStore
+
 COMMANDS = ("memorize", "warmup", "compare", "audit")
 
 
@@ -18,8 +22,6 @@ COMMANDS = ("memorize", "warmup", "compare", "audit")
 def files(tmp_path_factory):
     """train.csv (400 sample rows and a key ``customer_id`` = 10 i + 7, shuffled), holdout.csv, syn.csv (fresh
     rows with 10 verbatim copies of training rows 3 and 7) and meta.json listing neither the key nor ``fnlwgt``."""
-    from memviz.tables.data import sample_data_dir
-
     d = tmp_path_factory.mktemp("schema_cli")
     rows = pd.concat([pd.read_csv(sample_data_dir() / f) for f in ("train.csv", "test.csv")], ignore_index=True)
     rows = rows.iloc[:1000].copy()
@@ -49,8 +51,6 @@ def block(err: str) -> dict[str, str]:
 
 
 def test_every_command_that_reads_a_table_takes_the_overrides():
-    from memviz.cli import build_parser
-
     parser = build_parser()
     for cmd in COMMANDS:
         sub = parser._subparsers._group_actions[0].choices[cmd]
@@ -120,7 +120,6 @@ def test_warmup_takes_the_overrides_and_shows_the_block(files, capsys, tmp_path)
     assert rc == 0, err
     kinds = block(err)
     assert kinds["fnlwgt"] == "left out" and kinds["education-num"] == "numerical" and kinds["income"] == "target"
-    from memviz.warmup.store import RunStore
 
     schema = RunStore(tmp_path / "run").schema
     assert "fnlwgt" not in schema.columns and "education-num" in schema.numerical and schema.key == "customer_id"

@@ -21,6 +21,8 @@ import pandas as pd
 import pytest
 from conftest import ROOT
 
+from memviz.warmup.store import RunStore
+
 SAMPLE = ROOT / "sample_data"
 
 #: the launcher: memviz's console script, with a finder that pauses at the first import of $MEMVIZ_PAUSE_AT
@@ -119,8 +121,6 @@ def test_sigterm_while_an_audit_folder_is_staged_leaves_nothing_beside_it(data):
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_a_stop_during_a_warmup_is_one_line_and_the_run_says_cancelled(data, sig):
-    from memviz.warmup.store import RunStore
-
     run = data / f"run{int(sig)}"
     proc = _start(data, ["warmup", "--train", "train.csv", "--epochs", 200, "--check-every", 1, "--out", run,
                          "--quiet"])

@@ -173,7 +173,7 @@ def _resolves(dotted: str) -> bool:
 
 def test_every_dotted_memviz_name_in_the_docs_and_docstrings_exists():
     """Issue 37 item 4, stale references: modules moved (memviz.measure.membership -> memviz.evidence...,
-    memviz.dashboard -> memviz.app, memviz.viz.style -> memviz.viz.text) and names were removed while the docs
+    memviz.dashboard -> memviz.app, memviz.viz.style -> memviz.text) and names were removed while the docs
     and docstrings kept pointing at them. Every ``memviz.a.b`` in README, docs/, benchmarks/, screens/, app.py
     and the package's own source must import (a module, then its attributes)."""
     files = [README, ROOT / "app.py", *ROOT.glob("docs/**/*.md"), *ROOT.glob("benchmarks/*.py"),

@@ -6,7 +6,23 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from memviz.errors import BadOption, BadRunFolder, BadTable, MemvizError, RefusedVerdict
+from memviz.cli import main
+from memviz.compare.config import CompareConfig
+from memviz.dynamics.dynamiccut import DynamicCutParams, check_k
+from memviz.errors import (
+    BadOption,
+    BadRunFolder,
+    BadTable,
+    DataError,
+    MemvizError,
+    RefusedVerdict,
+    RunError,
+    checked_seed,
+)
+from memviz.tables.data import load_table, table_from_frame
+from memviz.tables.holdout import refuse_shared_rows
+from memviz.warmup.run import WarmupConfig, load_warmup
+from memviz.warmup.store import RunStore
 
 KINDS = (BadTable, BadOption, BadRunFolder, RefusedVerdict)
 
@@ -21,8 +37,6 @@ def _raises(kind, fn, *args, **kw):
 
 
 def test_a_bad_table_raises_bad_table(tmp_path):
-    from memviz.tables.data import load_table, table_from_frame
-
     f = tmp_path / "t.csv"
     f.write_text("a,a\n1,2\n")
     _raises(BadTable, load_table, f)                                     # two columns of one name
@@ -31,11 +45,6 @@ def test_a_bad_table_raises_bad_table(tmp_path):
 
 
 def test_a_bad_option_raises_bad_option():
-    from memviz.compare.config import CompareConfig
-    from memviz.dynamics.dynamiccut import DynamicCutParams, check_k
-    from memviz.errors import checked_seed
-    from memviz.warmup.run import WarmupConfig
-
     _raises(BadOption, checked_seed, -1)
     _raises(BadOption, check_k, 0)
     _raises(BadOption, DynamicCutParams, 1.5)
@@ -45,24 +54,17 @@ def test_a_bad_option_raises_bad_option():
 
 
 def test_a_bad_run_folder_raises_bad_run_folder(tmp_path):
-    from memviz.warmup.run import load_warmup
-    from memviz.warmup.store import RunStore
-
     _raises(BadRunFolder, RunStore.open, tmp_path)                       # no manifest
     (tmp_path / "manifest.json").write_text("{not json")
     _raises(BadRunFolder, load_warmup, tmp_path)
 
 
 def test_a_hold_out_that_shares_the_training_rows_refuses_the_verdict():
-    from memviz.tables.holdout import refuse_shared_rows
-
     err = _raises(RefusedVerdict, refuse_shared_rows, "holdout.csv", 90, 100, 0, 1000)
     assert "holdout.csv" in str(err)
 
 
 def test_the_cli_still_prints_each_kind_in_one_line(capsys):
-    from memviz.cli import main
-
     for kind in KINDS:
         assert issubclass(kind, MemvizError)
     assert main(["warmup", "--train", "no-such-file.csv", "--out", "x", "--epochs", "0"]) == 2
@@ -72,6 +74,4 @@ def test_the_cli_still_prints_each_kind_in_one_line(capsys):
 
 def test_the_old_names_still_catch_what_they_caught():
     """DataError and RunError were public before the kinds were named: a caller's except clause still works."""
-    from memviz.errors import BadRunFolder, BadTable, DataError, RunError
-
     assert DataError is BadTable and RunError is BadRunFolder

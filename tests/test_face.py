@@ -8,6 +8,12 @@ import sys
 
 import pytest
 
+import memviz
+import memviz.compare
+import memviz.study
+import memviz.viz
+from memviz.io import VERSION
+
 HEAVY = ("torch", "pandas", "numpy", "scipy", "sklearn", "plotly")
 
 
@@ -31,17 +37,11 @@ def test_memviz_help_loads_nothing_heavy():
 
 
 def test_every_public_name_resolves_and_unknown_ones_say_so():
-    import memviz
-    import memviz.compare
-    import memviz.study
-    import memviz.viz
-
     for pkg in (memviz, memviz.viz, memviz.compare, memviz.study):
         for name in pkg.__all__:
             assert getattr(pkg, name) is not None, (pkg.__name__, name)
             assert name in dir(pkg)
     assert memviz.audit.from_run is memviz.Audit.from_run
-    from memviz.io import VERSION
 
     assert memviz.__version__ == VERSION
     with pytest.raises(AttributeError, match="no attribute 'nothing'"):

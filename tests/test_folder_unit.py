@@ -17,9 +17,10 @@ from pathlib import Path
 
 import pytest
 
+import memviz.folders as folders
 from memviz.errors import MemvizError
 from memviz.folders import CONTENTS, FolderBusy, check_folder, folder_unit
-from memviz.io import atomic_write_text
+from memviz.io import DiskFull, atomic_write_text
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -126,9 +127,6 @@ def test_a_second_writer_is_refused_and_a_killed_writer_leaves_the_earlier_folde
 
 
 def test_disk_full_while_staging_is_one_line(tmp_path, monkeypatch):
-    import memviz.folders as folders
-    from memviz.io import DiskFull
-
     def no_space(*a, **k):
         raise OSError(errno.ENOSPC, "No space left on device")
     monkeypatch.setattr(folders, "_hashes", no_space)

@@ -28,7 +28,7 @@ def run_attack(run_dir) -> dict | None:
         return {"status": None, "result": None, "error": str(exc)}
 
 
-def group_table(result) -> pd.DataFrame:
+def readable_group_table(result) -> pd.DataFrame:
     """One row per target group: group, targets, AUC (95 %), exposed, TPR at 1 % FPR."""
     return pd.DataFrame([{"group": GROUP_NAMES.get(r.group, r.group), "targets": int(r.n),
                           "AUC (95 %)": f"{r.auc:.2f} ({r.auc_low:.2f} to {r.auc_high:.2f})",

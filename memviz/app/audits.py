@@ -8,14 +8,33 @@ and opens it once.
 from __future__ import annotations
 
 import functools
+import hashlib
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
+
+from memviz.app import datasets
+from memviz.app.comparisons import compare_token, load_compare
+from memviz.app.readings import display_names, run_holdout
+from memviz.app.runs import load_run, run_token
+from memviz.auditing.result import Audit, audit
+from memviz.auditing.stored import RUN_FOLDER, load_audit
+from memviz.verdict.verdict import rows_within_chance
+from memviz.compare.grid import read_experiment
+from memviz.compare.methods import NEEDS_SELECTION
 from memviz.dynamics.dynamiccut import DEFAULTS, DynamicCutParams
 from memviz.errors import MemvizError
-from memviz.text import check_name
-from memviz.verdict.verdict import rows_within_chance
+from memviz.io import csv_bytes, read_json
+from memviz.jobs.control import job_for
+from memviz.jobs.spec import read_spec
+from memviz.tables.data import check_same_columns, load_companion, load_table, read_frame, table_from_frame
+from memviz.tables.describe import kind_of
+from memviz.tables.redact import key_labels, redact
 from memviz.viz.card import Card, Line, tone
+from memviz.text import check_name, pct, share_digits
 
 
 def pkT(p: float, k: int, T) -> str:
@@ -112,8 +131,6 @@ def compare_source(compare) -> Source:
     """The :class:`Source` of a comparison (``compare``: a :class:`memviz.app.comparisons.CompareView` or
     its folder): the warm-up run and DynamicCut settings it was started with, read from its
     experiment.json (else its job spec)."""
-    from memviz.compare.grid import read_experiment
-
     path = Path(getattr(compare, "path", compare))
     cfg, sel = {}, {}
     try:
@@ -122,9 +139,6 @@ def compare_source(compare) -> Source:
     except MemvizError:
         pass
     if not cfg:
-        from memviz.io import read_json
-        from memviz.jobs.control import job_for
-
         try:
             cfg = read_json(job_for(path).spec_path, "job spec").get("config") or {}
         except (MemvizError, OSError):
@@ -132,7 +146,6 @@ def compare_source(compare) -> Source:
     run_dir = cfg.get("run_dir") or sel.get("run_dir")
     own = run_dir is not None and Path(str(run_dir)).resolve() == (path / "warmup").resolve()
     run_id = None if run_dir is None or own else Path(str(run_dir)).name
-    from memviz.compare.methods import NEEDS_SELECTION
 
     ranked = run_dir is not None or bool(sel) or bool(set(cfg.get("methods") or ()) & set(NEEDS_SELECTION))
     params = DynamicCutParams.unchecked(float(cfg.get("p", DEFAULTS.p)), int(cfg.get("k", DEFAULTS.k)), cfg.get("T"))
@@ -145,9 +158,6 @@ def compare_source(compare) -> Source:
 def _run_audit(run_dir: str, token: int, check: int | None):
     """The last check's audit as the worker kept it for this run state (:func:`memviz.jobs.spec.keep_audit`),
     else computed here (a run from before, another check, or a kept one that no longer reads)."""
-    from memviz.auditing.result import Audit
-    from memviz.auditing.stored import RUN_FOLDER, load_audit
-
     if check is None:
         kept = load_audit(Path(run_dir) / RUN_FOLDER, token=token)
         if kept is not None:
@@ -158,18 +168,12 @@ def _run_audit(run_dir: str, token: int, check: int | None):
 def run_audit(view, check: int | None = None):
     """The :class:`memviz.Audit` of a run's check (default: its last), computed once per run state
     (keyed by the run's manifest time, so a live run is audited again after it writes)."""
-    from memviz.app.runs import run_token
-
     return _run_audit(str(view.path), run_token(view.path), None if check is None else int(check))
 
 
 def compare_inputs(compare, source: Source | None = None):
     """(train, test) of a comparison: its job's input files, else the training table of the run it was
     ranked on with that run's hold-out; (None, None) when neither is there any more."""
-    from memviz.jobs.control import job_for
-    from memviz.jobs.spec import read_spec
-    from memviz.tables.data import load_companion, load_table
-
     try:
         paths = read_spec(job_for(compare.path).spec_path).paths
         if paths.get("train") and Path(paths["train"]).is_file():
@@ -182,9 +186,6 @@ def compare_inputs(compare, source: Source | None = None):
         pass
     source = source or compare_source(compare)
     if source.run_dir and Path(source.run_dir).is_dir():
-        from memviz.app.readings import run_holdout
-        from memviz.app.runs import load_run
-
         try:
             view = load_run(source.run_dir)
         except MemvizError:
@@ -195,11 +196,6 @@ def compare_inputs(compare, source: Source | None = None):
 
 @functools.lru_cache(maxsize=8)
 def _compare_audit(out_dir: str, token: int, model: str):
-    import pandas as pd
-
-    from memviz.app.comparisons import load_compare
-    from memviz.tables.data import read_frame, table_from_frame
-
     compare = load_compare(out_dir)
     ok = compare.ok
     base = ok[(ok["model"] == model) & (ok["method"] == "baseline")] if {"model", "method"} <= set(ok) else ok[:0]
@@ -223,8 +219,6 @@ def compare_audit(compare, model: str):
     """The :class:`memviz.Audit` of a comparison's unmitigated ``model``: its baseline cells'
     generated rows pooled over seeds (M = Σ_s M_s) against the comparison's training table and test
     split (the floor's hold-out); None when the cells or the inputs are not there (older folders)."""
-    from memviz.app.comparisons import compare_token
-
     try:
         return _compare_audit(str(compare.path), compare_token(compare.path), str(model))
     except MemvizError:
@@ -233,8 +227,6 @@ def compare_audit(compare, model: str):
 
 def tables_audit(train, synthetic, holdout=None, *, distance: str = "paper"):
     """The :class:`memviz.Audit` of a synthetic table made by any generator (the Audit screen)."""
-    from memviz.auditing.result import audit
-
     return audit(train, synthetic, holdout, distance=distance)
 
 
@@ -249,8 +241,6 @@ def upload_tables(train_name: str, train_raw: bytes, synthetic_name: str, synthe
     with ``target`` (else a guessed label column); ``overrides``: (column, kind) pairs the user set on the
     page's schema table (:meth:`memviz.tables.schema.Schema.with_overrides`). BadTable (one line, naming the
     file and column) otherwise."""
-    from memviz.app import datasets
-
     raw = datasets.raw_from_upload(train_name, train_raw, target=target)
     schema = raw.schema
     if schema_raw is not None:
@@ -270,8 +260,6 @@ def kind_edits(schema, edited, overrides: tuple = ()) -> tuple:
     """The page's overrides after an edit of its schema table (:func:`memviz.app.datasets.schema_editor_frame`'s
     ``kind`` column): ``overrides`` with every column whose kind the edit changed, as (column, kind) pairs in the
     order set (a column set again moves to the end)."""
-    from memviz.tables.describe import kind_of
-
     out = dict(overrides)
     for col, kind in zip(edited["column"].astype(str), edited["kind"].astype(str)):
         if kind != kind_of(schema, col):
@@ -283,9 +271,6 @@ def kind_edits(schema, edited, overrides: tuple = ()) -> tuple:
 def companion_table(train, name: str, raw: bytes, role: str = "synthetic"):
     """An uploaded synthetic or hold-out table (parsed as data only, capped in size) with the training
     table's schema: its columns, values checked; BadTable naming the file and column otherwise."""
-    from memviz.app import datasets
-    from memviz.tables.data import check_same_columns, table_from_frame
-
     frame = datasets.read_upload(name, raw)
     check_same_columns(train, frame, name)
     return table_from_frame(frame, train.schema, source=name, role=role)
@@ -293,8 +278,6 @@ def companion_table(train, name: str, raw: bytes, role: str = "synthetic"):
 
 def digests(*raw: bytes | None) -> tuple[str, ...]:
     """SHA-256 of each upload's bytes ("" for none): the cache key of its parsed table."""
-    import hashlib
-
     return tuple("" if r is None else hashlib.sha256(r).hexdigest() for r in raw)
 
 
@@ -317,12 +300,6 @@ def over_copied_table(audit, train, *, redacted: bool = True, n: int = 200):
     row", memviz's row_id, for a table without a key), with their values from ``train``, redacted unless asked
     (:func:`memviz.tables.redact.redact`: ranges of at least 10 training rows, hashed categories), columns named
     in words."""
-    import numpy as np
-    import pandas as pd
-
-    from memviz.app.readings import display_names
-    from memviz.tables.redact import key_labels, redact
-
     top = audit.frame("over_copied", row_id=True).head(n).reset_index(drop=True)
     ids = top["row_id"].to_numpy(dtype=np.int64)
     vals = train.data.loc[ids].reset_index(drop=True)
@@ -359,15 +336,11 @@ def rows_csv(audit, train=None, *, row_id: bool = False) -> bytes:
     """The per-row table as rows.csv holds it (:meth:`memviz.Audit.rows_frame`: each row named by the user's key,
     memviz's row_id after it only when asked) as CSV bytes, spreadsheet formulas neutralised
     (:func:`memviz.io.csv_bytes`)."""
-    from memviz.io import csv_bytes
-
     return csv_bytes(audit.rows_frame(train, row_id=row_id).reset_index(drop=True))
 
 
 def download_stem(source: str) -> str:
     """A file name stem from a table's source name: letters, digits, '-' and '_' only."""
-    import re
-
     stem = Path(str(source)).stem
     return re.sub(r"[^A-Za-z0-9_-]+", "_", stem).strip("_")[:60] or "synthetic"
 
@@ -396,7 +369,7 @@ def card(audit, title: str = "What this shows") -> Card:
 
 
 @dataclass(frozen=True)
-class Figure:
+class HeadlineFigure:
     """One headline figure of an audit: label, value, caption (its reference and interval) and help."""
 
     label: str
@@ -417,13 +390,11 @@ def rows_read(audit) -> str:
     return f"Rows read: {what}{hold}."
 
 
-def headline_figures(audit, *, ratio: bool = True) -> list[Figure]:
+def headline_figures(audit, *, ratio: bool = True) -> list[HeadlineFigure]:
     """The audit's evidence as four figures for a page's headline, each read against real rows the model
     never saw: the too-close share, the identical share, the ratio test above its floor (``ratio=False``
     leaves it to a page that shows the ratio test in full), and the named rows (each with how the verdict's
     family judged it). Empty without a hold-out."""
-    from memviz.text import pct, share_digits
-
     if audit.floor is None:
         return []
     fam = audit.family
@@ -437,7 +408,7 @@ def headline_figures(audit, *, ratio: bool = True) -> list[Figure]:
     if c is not None:
         tail = c.every_level
         d = share_digits(tail.expected_share) if tail is not None else 1
-        out.append(Figure("too close to a training row", pct(c.too_close_share),
+        out.append(HeadlineFigure("too close to a training row", pct(c.too_close_share),
                           f"fresh real rows: {pct(c.expected_share)}"
                           + (f"; nearer than any real row: {pct(tail.share, d)} vs {pct(tail.expected_share, d)}"
                              if tail is not None else "") + held('too_close'),
@@ -447,7 +418,7 @@ def headline_figures(audit, *, ratio: bool = True) -> list[Figure]:
         ref = c.identical
         own = (f"; training rows repeating another: {pct(ref.training_share)}" if ref is not None and ref.pooled
                else "")
-        out.append(Figure("identical to a training row", pct(c.identical_share),
+        out.append(HeadlineFigure("identical to a training row", pct(c.identical_share),
                           f"real rows never seen: {pct(c.holdout_identical_share)}{own}{held('identical')}",
                           "Generated rows equal to a training row in every column the distance reads, against the "
                           "same share among real rows the model never saw and, when they repeat each other as "
@@ -456,7 +427,7 @@ def headline_figures(audit, *, ratio: bool = True) -> list[Figure]:
         if lv is not None:
             top = f"; mostly '{lv.by_column[0][0]}'" if lv.by_column else ""
             but = "one column" if lv.altered == 1 else f"at most {lv.altered} columns"
-            out.append(Figure(f"equal but for {but}", pct(lv.share),
+            out.append(HeadlineFigure(f"equal but for {but}", pct(lv.share),
                               f"real rows: {pct(lv.reference_share)}{top}{held('partial')}",
                               "Generated rows equal to a training row in every column but one (or two), at the "
                               "data's own resolution: a copy with one cell altered (made missing, rescaled, rounded, "
@@ -464,7 +435,7 @@ def headline_figures(audit, *, ratio: bool = True) -> list[Figure]:
                               "same share of real rows (Fisher's exact test, Bonferroni over the two levels)."))
     lo, hi = audit.excess_ci
     if ratio:
-        out.append(Figure("ratio test above its floor", f"{100 * audit.excess:+.1f} points",
+        out.append(HeadlineFigure("ratio test above its floor", f"{100 * audit.excess:+.1f} points",
                           f"flagged {pct(audit.mem_ratio)} vs {pct(audit.floor)} for real rows{held('ratio')}",
                           f"The paper's test (r < 1/3) on the model's rows minus the same test on real rows it "
                           f"never saw; 95 %: {100 * lo:+.1f} to {100 * hi:+.1f} points."))
@@ -474,7 +445,7 @@ def headline_figures(audit, *, ratio: bool = True) -> list[Figure]:
     rows = fam.get("rows")
     # rows are named once the family holds, by any member: "within chance" beside named rows would contradict
     # them, so only a holding per-row member is said
-    out.append(Figure("training rows named", f"{n:,}",
+    out.append(HeadlineFigure("training rows named", f"{n:,}",
                       (f"{verbatim:,} with an identical copy" if n else "no row has more close copies than chance")
                       + (" · holds" if rows is not None and rows.holds else ""), audit.row_test.sentence()))
     return out
@@ -492,5 +463,5 @@ def run_card(view) -> Card:
 
 
 __all__ = ["Source", "rows_read", "pkT", "run_source", "compare_source", "ranked_on", "run_audit", "tables_audit", "upload_tables",
-           "next_step", "card", "run_card", "evidence_lines", "headline_figures", "Figure", "digests", "companion_table", "over_copied_table", "rows_csv", "kind_edits",
+           "next_step", "card", "run_card", "evidence_lines", "headline_figures", "HeadlineFigure", "digests", "companion_table", "over_copied_table", "rows_csv", "kind_edits",
            "download_stem"]

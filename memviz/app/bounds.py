@@ -27,7 +27,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from memviz.errors import MemvizError
+from memviz.errors import BadOption, TooLarge
+from memviz.models.presets import PRESETS
+from memviz.warmup.checkpoints import retained
 
 SAMPLE_ROWS_ENV = "MEMVIZ_SAMPLE_ROWS_MAX"
 DEFAULT_SAMPLE_ROWS_MAX = 50_000
@@ -46,9 +48,9 @@ def _env_int(name: str, default: int) -> int:
     try:
         value = int(raw)
     except ValueError:
-        raise MemvizError(f"${name}={raw!r}: expected a whole number") from None
+        raise BadOption(f"${name}={raw!r}: expected a whole number") from None
     if value < 0:
-        raise MemvizError(f"${name}={raw!r}: must be at least 0")
+        raise BadOption(f"${name}={raw!r}: must be at least 0")
     return value
 
 
@@ -75,11 +77,13 @@ def sample_rows_help() -> str:
 
 
 def check_sample_rows(rows: int) -> int:
-    """``rows`` when within :func:`sample_rows_max`, else a MemvizError (one line)."""
+    """``rows`` when within :func:`sample_rows_max`, else one line: :class:`~memviz.errors.TooLarge` above the cap,
+    :class:`~memviz.errors.BadOption` below 1."""
     cap = sample_rows_max()
     if not 1 <= int(rows) <= cap:
-        raise MemvizError(f"{int(rows):,} rows: the dashboard draws 1 to {cap:,} rows (for more, use memviz sample "
-                          "RUN --check K --rows N)")
+        raise (TooLarge if int(rows) > cap else BadOption)(
+            f"{int(rows):,} rows: the dashboard draws 1 to {cap:,} rows (for more, use memviz sample RUN --check K "
+            "--rows N)")
     return int(rows)
 
 
@@ -131,12 +135,9 @@ def warmup_disk(train, *, preset: str, epochs: int, check_every: int, n_samples:
                 model_params: dict | None = None, keep_checkpoints: str = "all") -> DiskEstimate:
     """The disk a warm-up of ``train`` with these settings writes (module docstring; an estimate
     that errs high: 12.0 MB for the 9.8 MB of 6 checks of the Adult sample, 1.2 x a tiny run's)."""
-    from memviz.models.presets import PRESETS
-    from memviz.warmup.checkpoints import retained
-
     cfg = PRESETS.get(preset)
     if cfg is None:
-        raise MemvizError(f"preset {preset!r}: unknown (use {', '.join(PRESETS)})")
+        raise BadOption(f"preset {preset!r}: unknown (use {', '.join(PRESETS)})")
     mp = dict(model_params or {})
     params = model_parameters(encoded_width(train), mp.get("layers", cfg.layers), int(mp.get("dim_t", cfg.dim_t)))
     n = int(n_samples or len(train))
@@ -160,11 +161,11 @@ def check_warmup_disk(estimate: DiskEstimate, root: str | Path) -> None:
     free space of ``root``'s disk less :data:`DISK_RESERVE`."""
     budget = run_disk_bytes()
     if estimate.total > budget:
-        raise MemvizError(f"this warm-up would write {estimate.sentence()}, above the {size(budget)} one run may "
+        raise TooLarge(f"this warm-up would write {estimate.sentence()}, above the {size(budget)} one run may "
                           f"take (${RUN_DISK_ENV}): check less often, or train fewer epochs")
     free = free_bytes(root)
     if estimate.total > free - DISK_RESERVE:
-        raise MemvizError(f"this warm-up would write {estimate.sentence()}, but the runs folder's disk has "
+        raise TooLarge(f"this warm-up would write {estimate.sentence()}, but the runs folder's disk has "
                           f"{size(free)} free ({size(DISK_RESERVE)} is kept free): free some space, check less often, "
                           "or train fewer epochs")
 
@@ -222,7 +223,7 @@ def check_upload_size(n_bytes: int, name: str) -> None:
     """A MemvizError (one line) when one upload alone exceeds the quota."""
     quota = upload_quota_bytes()
     if n_bytes > quota:
-        raise MemvizError(f"{name}: {size(n_bytes)} is more than the {size(quota)} kept uploads may take "
+        raise TooLarge(f"{name}: {size(n_bytes)} is more than the {size(quota)} kept uploads may take "
                           f"(${UPLOAD_QUOTA_ENV})")
 
 

@@ -27,14 +27,15 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from scipy.stats import t as student_t
 
-from memviz.compare.methods import method_label
-from memviz.measure.floor import Excess, Floor, newcombe_interval, wilson_interval
-from memviz.text import pct, points
 from memviz.verdict.verdict import REFUSALS
 from memviz.verdict.words import excess_sentence
+from memviz.compare.methods import method_label
+from memviz.measure.floor import Excess, Floor, newcombe_interval, wilson_interval
 from memviz.viz.card import Card, Line, tone
 from memviz.viz.style import model_label
+from memviz.text import pct, points
 
 #: below this many seeds a difference is "indicative"
 MIN_SEEDS = 3
@@ -50,7 +51,7 @@ NO_FLOOR = ("Real rows a model never saw are often flagged by this test too (20 
 Verdict = Card
 
 
-def seeds(n: int) -> str:
+def seeds_text(n: int) -> str:
     """'1 seed', '3 seeds'."""
     return f"{n} seed{'s' * (n != 1)}"
 
@@ -124,14 +125,13 @@ class Paired:
             return False
         if self.sd == 0:
             return self.mean != 0
-        from scipy.stats import t
 
-        return abs(self.mean) / (self.sd / math.sqrt(self.n)) > float(t.ppf(0.975, self.n - 1))
+        return abs(self.mean) / (self.sd / math.sqrt(self.n)) > float(student_t.ppf(0.975, self.n - 1))
 
     def spread(self) -> str:
         """'-4.4 points ± 1.2 over 3 seeds' (no ± with one seed)."""
         sd = f" ± {100 * self.sd:.1f}" if np.isfinite(self.sd) else ""
-        return f"{points(self.mean)}{sd} over {seeds(self.n)}"
+        return f"{points(self.mean)}{sd} over {seeds_text(self.n)}"
 
 
 def paired(results: pd.DataFrame, model: str, method: str, figure: str) -> Paired | None:
@@ -197,16 +197,16 @@ def compare_verdict(results: pd.DataFrame, model: str | None = None, method: str
     else:
         ex = pooled_excess(base, floor)
         n_base = int(base["seed"].nunique())
-        who = f"{mlabel} without mitigation ({seeds(n_base)}): its rows"
+        who = f"{mlabel} without mitigation ({seeds_text(n_base)}): its rows"
         if audit is not None:
             v = audit.verdict
             pooled = f", {audit.provenance.n_synthetic:,} generated rows pooled" if n_base > 1 else ""
-            lines.append(Line("Flagged output", f"{mlabel} without mitigation ({seeds(n_base)}{pooled}). {v.sentence}",
+            lines.append(Line("Flagged output", f"{mlabel} without mitigation ({seeds_text(n_base)}{pooled}). {v.sentence}",
                               tone(v.tone)))
         else:
             lines.append(flagged_line(float(base["mem_ratio"].mean()), ex, who))
             if ex is not None:
-                lines[-1] = Line(lines[-1].topic, f"{mlabel} without mitigation ({seeds(n_base)}). {excess_sentence(ex)}",
+                lines[-1] = Line(lines[-1].topic, f"{mlabel} without mitigation ({seeds_text(n_base)}). {excess_sentence(ex)}",
                                  lines[-1].tone)
     pr = paired(ok, model, method, "mem_ratio") if method and not base.empty else None
     n = pr.n if pr is not None else 0
@@ -223,7 +223,7 @@ def compare_verdict(results: pd.DataFrame, model: str | None = None, method: str
     title = f"{mlabel}: " + (f"{method_label(method)} against no mitigation" if pr is not None
                              else "memorization without mitigation")
     if indicative:
-        title += f" (indicative: {seeds(n)})"
+        title += f" (indicative: {seeds_text(n)})"
     sentence = audit.verdict.sentence if audit is not None else (excess_sentence(ex) if ex is not None else "")
     return Verdict(title, tuple(lines), sentence, n, indicative)
 
@@ -315,7 +315,7 @@ def _next_step(ok, model, method, ex: Excess | None, pr: Paired | None, audit=No
         n = int(audit.n_over_copied)
         did = ""
         if pr is not None:
-            did = (f" {label} changed the flagged share by {points(pr.mean)} ({seeds(pr.n)}); check on the Memorization "
+            did = (f" {label} changed the flagged share by {points(pr.mean)} ({seeds_text(pr.n)}); check on the Memorization "
                    "page whether the rows it removed are those rows.")
         return (f"No copying of the table as a whole, but {n:,} training row{'s have' if n != 1 else ' has'} far more "
                 f"close copies than real rows would give {'them' if n != 1 else 'it'}. {audit.verdict.next_step}{did}")
@@ -329,7 +329,7 @@ def _next_step(ok, model, method, ex: Excess | None, pr: Paired | None, audit=No
     if pr is None:
         return "Add DynamicCut and random pruning to see whether removing rows lowers the excess."
     if pr.n < MIN_SEEDS:
-        return f"Run at least {MIN_SEEDS} seeds (e.g. 0,1,2) before acting: with {seeds(pr.n)} the spread is unknown."
+        return f"Run at least {MIN_SEEDS} seeds (e.g. 0,1,2) before acting: with {seeds_text(pr.n)} the spread is unknown."
     if not (pr.clear and pr.mean < 0):
         return f"{label} did not clearly lower memorization here; do not rely on it for this table."
     rnd = paired(ok, model, "random", "mem_ratio")

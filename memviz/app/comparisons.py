@@ -21,7 +21,9 @@ from memviz.jobs.control import job_for, read_spec
 from memviz.measure.floor import Floor
 from memviz.metrics import METRICS
 from memviz.models import MODELS  # noqa: F401
+from memviz.models.privacy import missing_piece
 from memviz.viz.style import model_label
+from memviz.text import check_name
 
 
 @dataclass(frozen=True, eq=False)
@@ -142,7 +144,6 @@ def run_floor(compare: CompareView, view) -> Floor | None:
     floor = getattr(getattr(view, "result", None), "floor", None)
     if floor is None:
         return None
-    from memviz.jobs.control import job_for
 
     try:
         config = (read_json(job_for(compare.path).spec_path, "job spec").get("config") or {})
@@ -189,8 +190,6 @@ def failed_cells(results: pd.DataFrame) -> list[str]:
 
 def offered_methods() -> tuple[str, ...]:
     """The methods the Compare page offers: every one that can run here (DP-SGD only with Opacus and OpenDP)."""
-    from memviz.models.privacy import missing_piece
-
     return tuple(m for m in METHODS if m != "dp" or missing_piece() is None)
 
 
@@ -285,7 +284,6 @@ def verdicts_differ(run_audit, run_source, compare_audit, model: str, compare: C
     ``run_source``: the run's :class:`memviz.app.audits.Source`; ``compare``: the comparison (for its seeds)."""
     if run_audit is None or compare_audit is None or run_audit.verdict.code == compare_audit.verdict.code:
         return ""
-    from memviz.text import check_name
 
     where = check_name(run_source.check, run_source.n_checks) if run_source.check is not None else "its last check"
     epoch = f" (epoch {run_source.epoch})" if run_source.epoch is not None else ""

@@ -18,8 +18,12 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
 from memviz.errors import BadTable, MemvizError
+from memviz.io import parse_json
 from memviz.tables.data import (
     NEAR_UNIQUE,
     KeyNote,
@@ -28,6 +32,7 @@ from memviz.tables.data import (
     TargetSuggestion,
     check_same_columns,
     infer_schema,
+    key_reason,
     read_csv_bytes,
     read_frame,
     sample_data_dir,
@@ -150,10 +155,6 @@ def _check_size(name: str, rows: int, cols: int, decoded: int | None = None) -> 
 def _read_parquet_upload(name: str, raw: bytes) -> pd.DataFrame:
     """An uploaded Parquet file, its size checked from the footer (rows, columns, encoded
     bytes) and from its strings' decoded lengths before anything is expanded."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-    import pyarrow.parquet as pq
-
     try:
         meta = pq.ParquetFile(io.BytesIO(raw)).metadata
         _check_size(name, meta.num_rows, meta.num_columns,
@@ -271,8 +272,6 @@ def schema_from_upload(name: str, raw: bytes, frame: pd.DataFrame, target: str |
     """A schema from an uploaded JSON file: SDV single-table metadata (:meth:`Schema.from_sdv`, with
     ``target`` as its label when the metadata lists that column) or memviz's meta.json; every column
     it names must be in ``frame``. One BadTable line naming the file (and column) otherwise."""
-    from memviz.io import parse_json
-
     if len(raw) > MAX_SCHEMA_BYTES:
         raise BadTable(f"{name}: {len(raw):,} bytes is too large for a schema file")
     d = parse_json(raw, name, "schema file")   # one line: not UTF-8, not JSON, nested too deeply
@@ -344,8 +343,6 @@ def column_reason(schema: Schema, column: str, series: pd.Series | None = None) 
     """Why a column has its kind, in a few words, for the key and the columns left out ("" for a
     feature): the row key's evidence, all values missing, text that nearly identifies rows, a
     further ID, an SDV sdtype (personal data, dates, ids), else the user's or the schema file's choice."""
-    from memviz.tables.data import key_reason
-
     try:
         kind = schema.kind_of(column)
     except KeyError:

@@ -26,7 +26,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from memviz.app.runs import column_order
+from memviz.jobs.status import JOBS
 from memviz.tables.data import sample_data_dir
+from memviz.warmup.store import MANIFEST, RunStore
 
 DEMO_ENV = "MEMVIZ_DEMO"
 #: what a packed path under the runs root starts with instead of the recording machine's folder
@@ -111,9 +114,6 @@ def pack(root: str | Path, out: str | Path) -> int:
 
 
 def _has_work(root: Path) -> bool:
-    from memviz.jobs.status import JOBS
-    from memviz.warmup.store import MANIFEST
-
     if any((p / MANIFEST).is_file() for p in root.iterdir() if p.is_dir()):
         return True
     jobs = root / JOBS
@@ -161,8 +161,6 @@ def planted_example(view, seed: int = 0) -> pd.DataFrame:
     """The last check's generated rows of a run (``view``: :class:`memviz.app.runs.RunView`) with
     :data:`PLANTED_ROWS` × :data:`PLANTED_TIMES` of them replaced by verbatim copies of as many training rows
     (drawn with ``seed``), in the training file's column order; without ``row_id``."""
-    from memviz.warmup.store import RunStore
-
     store = RunStore(view.path)
     last = int(view.per_check["check"].iloc[-1])
     syn = store.samples(last).drop(columns=["synthetic_id"], errors="ignore").reset_index(drop=True)
@@ -173,7 +171,6 @@ def planted_example(view, seed: int = 0) -> pd.DataFrame:
     where = rng.choice(len(syn), size=len(planted), replace=False)
     syn.iloc[where] = planted.to_numpy()
     syn = syn.astype(train[syn.columns].dtypes.to_dict())
-    from memviz.app.runs import column_order
 
     order = [c for c in column_order(view.path) if c in syn.columns]
     return syn[order + [c for c in syn.columns if c not in order]]

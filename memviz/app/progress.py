@@ -18,9 +18,11 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
+from memviz.compare.methods import method_label
 from memviz.errors import MemvizError
 from memviz.jobs import control as jobs
 from memviz.jobs.spec import read_events
+from memviz.viz.style import model_label
 from memviz.text import count, seconds
 
 FIT_SHARE, EVALUATE_AT = 0.83, 0.89
@@ -48,9 +50,6 @@ class CellNow:
         return PHASE_SHARE.get(self.phase, 0.0)
 
     def line(self, now: float | None = None) -> str:
-        from memviz.compare.methods import method_label
-        from memviz.viz.style import model_label
-
         now = time.time() if now is None else now
         where = (f"fitting, epoch {count(self.epoch)}/{count(self.epochs)}" if self.phase == "fit" and self.epoch
                  and self.epochs else {"mitigate": "preparing its training table", "fit": "fitting",

@@ -6,6 +6,7 @@ Every function takes the :class:`memviz.app.runs.RunView` of an opened run.
 """
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -14,9 +15,20 @@ import numpy as np
 import pandas as pd
 
 from memviz.app.runs import RunView
+from memviz.auditing.stored import RUN_FOLDER, load_table
 from memviz.dynamics.nullmodel import DEFAULT_REPLICATES as NULL_REPLICATES
+from memviz.dynamics.nullmodel import compare_to_null
+from memviz.engine.neighbors import NeighborEngine
 from memviz.errors import BadRunFolder, MemvizError
-from memviz.tables.data import Table, fingerprint
+from memviz.jobs.control import job_for
+from memviz.jobs.spec import ROW_CLOSENESS, read_spec
+from memviz.leaks.rows import closeness_by_row, copies_vs_null, flagged_closeness, rank_rows
+from memviz.measure.closeness import nn1_closeness, summary
+from memviz.measure.floor import excess, holdout_floor
+from memviz.measure.memorization import memorization
+from memviz.measure.rownull import row_null
+from memviz.tables.data import Table, fingerprint, load_companion
+from memviz.text import count, pct
 from memviz.warmup.store import RunStore, run_token
 
 if TYPE_CHECKING:
@@ -31,7 +43,6 @@ def last_excess(view: RunView):
     floor = view.result.floor
     if floor is None or view.per_check.empty:
         return None
-    from memviz.measure.floor import excess
 
     last = view.per_check.iloc[-1]
     return excess(float(last["mem_ratio"]), int(last["n_synthetic"]), floor)
@@ -43,7 +54,6 @@ def run_row_null(view: RunView):
     floor = view.result.floor
     if floor is None:
         return None
-    from memviz.measure.rownull import row_null
 
     return row_null(floor, view.dynamics.total, view.per_check["n_synthetic"].to_numpy())
 
@@ -54,7 +64,6 @@ def copies_null_table(view: RunView, null=None) -> pd.DataFrame | None:
     floor = view.result.floor
     if floor is None:
         return None
-    from memviz.leaks.rows import copies_vs_null
 
     return copies_vs_null(floor, view.dynamics.total, view.per_check["n_synthetic"].to_numpy())
 
@@ -68,8 +77,6 @@ def run_closeness(view: RunView, row_ids=None) -> pd.DataFrame | None:
     """How close every flagged generated row of the run (or only those credited to ``row_ids``)
     is to its NN1 training row (:func:`memviz.leaks.rows.flagged_closeness` over all checks); None
     when the run kept no generated rows."""
-    from memviz.leaks.rows import flagged_closeness
-
     long = view.result.checks
     if row_ids is not None:
         long = long[long["nn1"].isin(np.asarray(row_ids, dtype=np.int64))]
@@ -84,8 +91,6 @@ def check_closeness(view: RunView, check: int | None = None) -> dict | None:
     (mostlyai-qa's IMS), how close the flagged ones are, and the same share among the hold-out
     rows as its reference (``holdout_identical_share``, None without a floor)
     (:func:`memviz.measure.closeness.summary`); None when the run kept no generated rows."""
-    from memviz.measure.closeness import nn1_closeness, summary
-
     long = view.result.checks
     check = int(long["check"].max()) if check is None else int(check)
     sub = long[long["check"] == check]
@@ -107,9 +112,6 @@ def check_closeness(view: RunView, check: int | None = None) -> dict | None:
 def kept_row_closeness(view: RunView) -> pd.DataFrame | None:
     """Every training row's copies by closeness over all checks, as the job worker kept them for this run
     state (:func:`memviz.jobs.spec.keep_audit`); None when it did not."""
-    from memviz.auditing.stored import RUN_FOLDER, load_table
-    from memviz.jobs.spec import ROW_CLOSENESS
-
     return load_table(Path(view.path) / RUN_FOLDER, ROW_CLOSENESS, run_token(view.path))
 
 
@@ -122,8 +124,6 @@ def leak_ranking(view: RunView, by: str = "excess", n: int = 20, null=None, clos
     row, :func:`kept_row_closeness`, else measured here for the listed rows' copies only, which reads
     every check's generated rows: about 1 s at Adult size), unless the run kept no generated rows.
     """
-    from memviz.leaks.rows import closeness_by_row, rank_rows
-
     top = rank_rows(view.dynamics, null, by=by, n=n)
     rows = kept_row_closeness(view) if closeness and len(top) else None
     if rows is None and closeness and len(top):
@@ -143,10 +143,6 @@ def run_holdout(view: RunView, candidates=()) -> Table | None:
     (e.g. the Data page's test split). A table is returned only when its fingerprint equals
     the floor's hold-out fingerprint, so a floor is never re-measured on other rows.
     """
-    from memviz.jobs.control import job_for
-    from memviz.jobs.spec import read_spec
-    from memviz.tables.data import load_companion
-
     floor = view.result.floor
     if floor is None:
         return None
@@ -217,12 +213,6 @@ def measure_distance(view: RunView, distance: str, holdout: Table | None = None)
     """The last check's generated rows and the hold-out measured with ``distance``: one engine
     fit on the training rows, then one query pass each (the stored samples are the generated
     rows). BadRunFolder when the run kept no generated rows."""
-    import time
-
-    from memviz.engine.neighbors import NeighborEngine
-    from memviz.measure.floor import excess, holdout_floor
-    from memviz.measure.memorization import memorization
-
     t0 = time.perf_counter()
     check = int(view.per_check["check"].iloc[-1])
     try:
@@ -248,8 +238,6 @@ def null_comparison(view: RunView, replicates: int | None = None, seed: int = 0)
     p_naive, naive_holds, null_median, null_low, null_high, p_null, naive_null_share,
     verdict. MemvizError when the run has fewer checks than the split-half statistics need.
     """
-    from memviz.dynamics.nullmodel import compare_to_null
-
     cmp = compare_to_null(view.result.checks, view.train.row_ids,
                           replicates=NULL_REPLICATES if replicates is None else replicates, seed=seed,
                           top_frac=view.dynamics.top_frac)
@@ -397,8 +385,6 @@ def dynamics_sentence(dyn, findings=None) -> str:
     rows ever copied (a row never copied has none). With ``findings`` (the null comparison's
     frame), how many of the non-circular statistics hold against the null.
     """
-    from memviz.text import count, pct
-
     total = float(dyn.total.sum())
     if total <= 0:
         return "No training row was copied at any check, so there are no dynamics to read."

@@ -1,7 +1,7 @@
 """The Report page's library side: the report's sections, each naming what it draws on, and the HTML document.
 
 A report covers a warm-up run, a comparison, or both. Each gets its own section
-(:class:`Section`), headed by its :class:`memviz.app.audits.Source`: the run with the check and
+(:class:`SectionHead`), headed by its :class:`memviz.app.audits.Source`: the run with the check and
 the DynamicCut p/k/T tuned on it, the comparison with the run its ranking came from and the
 p/k/T it was started with. A verdict is never printed beside settings it did not use: the
 comparison's card sits under the comparison's heading, with the floor of the run it was ranked on.
@@ -17,9 +17,17 @@ import pandas as pd
 
 from memviz.app import audits, glossary, why
 from memviz.app.compare_card import compare_verdict, pick_model
-from memviz.app.comparisons import CompareView, run_floor, verdicts_differ
+from memviz.app.comparisons import (
+    CompareView,
+    data_dictionary,
+    readable_results,
+    run_floor,
+    synthetic_files,
+    verdicts_differ,
+)
 from memviz.app.runs import RunView, load_run, rankings
-from memviz.auditing import report as vr
+from memviz.compare.grid import grid_progress
+from memviz.compare.methods import method_label
 from memviz.dynamics.dynamiccut import (
     DEFAULTS,
     DynamicCutParams,
@@ -29,13 +37,16 @@ from memviz.dynamics.dynamiccut import (
     params_of,
 )
 from memviz.dynamics.summaries import concentration, heavy_tail
-from memviz.errors import MemvizError
+from memviz.errors import BadRunFolder, MemvizError
 from memviz.io import csv_bytes
 from memviz.leaks.rows import copies_of, most_copied
 from memviz.tables.data import read_frame
-from memviz.text import pct
+from memviz.auditing import report as vr
 from memviz.viz import why as viz_why
 from memviz.viz.card import Card, Line
+from memviz.viz.style import model_label
+from memviz.text import pct
+from memviz.warmup import checkpoints
 
 
 def _tuning(params: DynamicCutParams | None, p=None, k=None, T=None) -> DynamicCutParams:
@@ -49,7 +60,7 @@ def _tuning(params: DynamicCutParams | None, p=None, k=None, T=None) -> DynamicC
 
 # ------------------------------------------------------------------ sections
 @dataclass(frozen=True, eq=False)
-class Section:
+class SectionHead:
     """One part of the report: what it draws on (``source``), its heading, its opening sentence
     (for "In short"), its verdict card, and (for a comparison on another run) a note saying so."""
 
@@ -63,13 +74,11 @@ class Section:
 def _when_to_stop(view: RunView):
     """(frontier figure, recommendation sentence) of a run (:func:`memviz.auditing.report.when_to_stop`, among
     the checks with a kept checkpoint)."""
-    from memviz.warmup import checkpoints
-
     return vr.when_to_stop(view.per_check, checkpoints.kept(view.path) if view.path is not None else None)
 
 
 def run_section(view: RunView, p: float | None = None, k: int | None = None, T=None, *,
-                params: DynamicCutParams | None = None) -> Section:
+                params: DynamicCutParams | None = None) -> SectionHead:
     """The run's section: its last check's audit, headed by the run, its check and the p/k/T tuned on it
     (``params``: checked when made; given, ``p``, ``k`` and ``T`` are not read); its card ends with the
     recommended check and why (issue 23: when to stop)."""
@@ -77,7 +86,7 @@ def run_section(view: RunView, p: float | None = None, k: int | None = None, T=N
     src = audits.run_source(view, params=params)
     card = audits.run_card(view)
     card = replace(card, lines=(*card.lines, Line("When to stop", _when_to_stop(view)[1])))
-    return Section(src, f"{src.label()} · DynamicCut {src.settings}", f"{src.label()}: {card.sentence}", card)
+    return SectionHead(src, f"{src.label()} · DynamicCut {src.settings}", f"{src.label()}: {card.sentence}", card)
 
 
 def ranked_run(compare: CompareView, source: audits.Source | None = None) -> RunView | None:
@@ -93,12 +102,10 @@ def ranked_run(compare: CompareView, source: audits.Source | None = None) -> Run
 
 def compare_progress(compare: CompareView):
     """The comparison's :class:`memviz.compare.grid.GridProgress` (its cells done of its grid's)."""
-    from memviz.compare.grid import grid_progress
-
     return grid_progress(compare.path, len(compare.results))
 
 
-def compare_section(compare: CompareView, view: RunView | None = None) -> Section:
+def compare_section(compare: CompareView, view: RunView | None = None) -> SectionHead:
     """The comparison's section: its card with the floor of the run it was ranked on, headed by that
     run and the p/k/T it was started with; a note when that is not the report's run ``view``."""
     src = audits.compare_source(compare)
@@ -126,11 +133,11 @@ def compare_section(compare: CompareView, view: RunView | None = None) -> Sectio
         lines = {ln.topic: ln.text for ln in card.lines}
         opening = " ".join(t for t in (card.sentence or lines.get("Flagged output", ""), lines.get("Next step", ""))
                            if t)
-    return Section(src, src.label(), f"{src.label()}: {opening}" if opening else "", card, note)
+    return SectionHead(src, src.label(), f"{src.label()}: {opening}" if opening else "", card, note)
 
 
 def sections(view: RunView | None, compare: CompareView | None = None, p: float | None = None,
-             k: int | None = None, T=None, *, params: DynamicCutParams | None = None) -> list[Section]:
+             k: int | None = None, T=None, *, params: DynamicCutParams | None = None) -> list[SectionHead]:
     """The report's sections, in order: the run's, then the comparison's (when it has finished cells).
     ``params``: as :func:`run_section`."""
     out = []
@@ -228,7 +235,7 @@ def figures(view: RunView | None, compare: CompareView | None = None, p: float |
 
 
 # ------------------------------------------------------------------ the page's side
-def verdict(view: RunView | None, compare: CompareView | None = None) -> Card | None:
+def first_verdict_card(view: RunView | None, compare: CompareView | None = None) -> Card | None:
     """The first section's card (the run's when there is a run, else the comparison's)."""
     secs = sections(view, compare)
     return secs[0].card if secs else None
@@ -247,7 +254,7 @@ def report_name(view: RunView | None, compare: CompareView | None, redacted: boo
 
 
 # ------------------------------------------------------------------ the document
-def _run_part(sec: Section, view: RunView, pruning: RunPruning, fig_salt, n_leaks: int) -> vr.Section:
+def _run_part(sec: SectionHead, view: RunView, pruning: RunPruning, fig_salt, n_leaks: int) -> vr.Section:
     leaks = []
     if view.path is not None and n_leaks:
         for rid in most_copied(view.dynamics, n=n_leaks)["row_id"]:
@@ -266,8 +273,8 @@ def _run_part(sec: Section, view: RunView, pruning: RunPruning, fig_salt, n_leak
                       parts=(why.report_part(view, why_view, redacted=fig_salt is not None, salt=fig_salt),))
 
 
-def compare_part(sec: Section, compare: CompareView, fig_salt=None) -> vr.Section:
-    """A comparison's :class:`Section` as a report part (card, results, figures, and the run it was ranked on
+def compare_part(sec: SectionHead, compare: CompareView, fig_salt=None) -> vr.Section:
+    """A comparison's :class:`SectionHead` as a report part (card, results, figures, and the run it was ranked on
     with the p/k/T it was started with as its settings); ``fig_salt``: class values hashed in its figures."""
     src = sec.source
     settings = {"ranked on warm-up run": src.run_id or ("its own warm-up" if src.ranked else "none"),
@@ -315,7 +322,7 @@ def report_html(view: RunView | None, compare: CompareView | None = None, *, p: 
     prune page): the report's selection and curve are read from it, nothing is ranked again.
     """
     if view is None and compare is None:
-        raise MemvizError("nothing to report: open a warm-up run or a comparison first")
+        raise BadRunFolder("nothing to report: open a warm-up run or a comparison first")
     salt = secrets.token_hex(16)
     parts = report_parts(view, compare, redacted=redacted, salt=salt, n_leaks=n_leaks,
                          params=_tuning(params, p, k, T), ranked=ranked)
@@ -327,16 +334,12 @@ def report_html(view: RunView | None, compare: CompareView | None = None, *, p: 
 def results_csv(compare: CompareView) -> bytes:
     """The comparison's results for people and the next tool: readable headers, labels and units
     (:func:`memviz.app.comparisons.readable_results`), internal columns left out, formulas neutralised."""
-    from memviz.app.comparisons import readable_results
-
     return csv_bytes(readable_results(compare.results))
 
 
 def dictionary_csv(compare: CompareView) -> bytes:
     """The data dictionary of :func:`results_csv`: each header, its raw name, unit, goal, range and meaning
     (:func:`memviz.app.comparisons.data_dictionary`)."""
-    from memviz.app.comparisons import data_dictionary
-
     return csv_bytes(data_dictionary(compare.results))
 
 
@@ -354,10 +357,6 @@ def synthetic_downloads(compare: CompareView) -> list[Download]:
     """The comparison's synthetic tables with labels from the results' method, generator and seed (the
     stored file names are internal keys such as ``baseline_tabddpm_0``); files not in the results keep
     their stem."""
-    from memviz.app.comparisons import synthetic_files
-    from memviz.compare.methods import method_label
-    from memviz.viz.style import model_label
-
     res = compare.results
     cells = {}
     if {"synthetic", "method", "model", "seed"} <= set(res.columns):
@@ -382,6 +381,6 @@ def table_csv(path: str | Path, raw: bool = False) -> bytes:
     return csv_bytes(read_frame(path), raw=raw)
 
 
-__all__ = ["Section", "sections", "run_section", "compare_section", "figures", "run_facts", "verdict",
+__all__ = ["SectionHead", "sections", "run_section", "compare_section", "figures", "run_facts", "first_verdict_card",
            "sentence", "report_name", "report_parts", "compare_part", "report_html", "table_csv", "results_csv", "dictionary_csv", "Download",
            "synthetic_downloads"]

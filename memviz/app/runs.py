@@ -6,6 +6,7 @@ something new.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,7 +23,6 @@ from memviz.dynamics.dynamiccut import (
     dynamiccut_selection,
     early_identification_curve,
 )
-from memviz.dynamics.dynamiccut import default_T as _default_T
 from memviz.dynamics.summaries import concentration, heavy_tail
 from memviz.errors import BadRunFolder, MemvizError
 from memviz.io import atomic_write_json, csv_bytes, read_json
@@ -149,11 +149,6 @@ class PruneParams:
         return {"p": f"{self.p:.2f}", "k": str(int(self.k)), "T": str(int(self.T))}
 
 
-def default_T(view: "RunView") -> int:
-    """DynamicCut's default window for this run (:func:`memviz.dynamics.dynamiccut.default_T`)."""
-    return _default_T(view.dynamics)
-
-
 TUNING = "tuning.json"
 COLUMN_ORDER = "columns.json"   # in the job's folder: the training file's column order
 
@@ -243,7 +238,7 @@ def saved_tuning(view: "RunView") -> dict | None:
     return d if isinstance(d, dict) and d.get("run") == view.run_id else None
 
 
-def tuned_params(saved: dict | None, run_id: str | None) -> PruneParams:
+def saved_prune_params(saved: dict | None, run_id: str | None) -> PruneParams:
     """The (p, k, T) tuned for ``run_id``, or the defaults when ``saved`` belongs to another run.
 
     ``saved`` is what the Tune & prune page stored (:meth:`PruneParams.to_dict`, or the strings of
@@ -267,7 +262,7 @@ def current_tuning(session: dict | None, view: "RunView | None") -> PruneParams:
     run_id = view.run_id if view is not None else None
     if view is not None and (not session or session.get("run") != run_id):
         session = saved_tuning(view)
-    return tuned_params(session, run_id)
+    return saved_prune_params(session, run_id)
 
 
 def most_copied_table(view: RunView, n: int = 20) -> pd.DataFrame:
@@ -416,7 +411,5 @@ def pruned_csv(view: RunView, removed_ids, keep_row_id: bool = False, raw: bool 
 
 def pruned_file_name(view: RunView, p: float, k: int, T: int) -> str:
     """A readable download name: ``adult_pruned_10pct_k3_T50.csv`` (the dataset's name, made file-safe)."""
-    import re
-
     name = re.sub(r"[^A-Za-z0-9._-]+", "_", str(view.settings().get("dataset") or view.run_id)).strip("._") or "table"
     return f"{name[:60]}_pruned_{round(100 * p):d}pct_k{int(k)}_T{int(T)}.csv"

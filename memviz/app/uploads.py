@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import inspect
 import json
 import os
 import shutil
@@ -33,7 +34,7 @@ import pandas as pd
 
 from memviz.app import bounds
 from memviz.app.datasets import RawData, raw_from_upload
-from memviz.errors import BadTable, MemvizError
+from memviz.errors import BadOption, BadTable, MemvizError
 from memviz.io import (
     atomic_write_bytes,
     atomic_write_json,
@@ -159,7 +160,7 @@ def save_audit_files(root: str | Path, names: tuple, raws: tuple, current: bool 
     the same files are kept once). Within the uploads' quota, as the Data page's uploads."""
     names, raws = tuple(names), tuple(raws)
     if len(names) != len(AUDIT_ROLES) or len(raws) != len(AUDIT_ROLES):
-        raise MemvizError(f"audit files: expected {len(AUDIT_ROLES)} names and contents")
+        raise BadOption(f"audit files: expected {len(AUDIT_ROLES)} names and contents")
     key = _key("audit", b"1" if current else b"0", *(x for pair in zip(names, raws) for x in pair))
     folder = _uploads(root) / AUDITS / key
     bounds.check_upload_size(sum(len(r or b"") for r in raws), ", ".join(str(n) for n in names if n))
@@ -279,7 +280,7 @@ def upload_cache_bytes() -> int:
         try:
             return max(0, int(raw))
         except ValueError:
-            raise MemvizError(f"${UPLOAD_CACHE_ENV}={raw!r}: expected a whole number of bytes") from None
+            raise BadOption(f"${UPLOAD_CACHE_ENV}={raw!r}: expected a whole number of bytes") from None
     return DEFAULT_UPLOAD_CACHE_BYTES
 
 
@@ -333,8 +334,6 @@ class ByteCache:
     table passed beside its fingerprint)."""
 
     def __init__(self, fn, max_bytes: int | None = None):
-        import inspect
-
         self.fn, self._max = fn, max_bytes
         self._pool = SHARED if max_bytes is None else _Pool(lambda: max_bytes)
         self._id = object()

@@ -3,20 +3,23 @@
 :func:`why_of` reads a run once: the risk factors of its training rows (:mod:`memviz.risk.factors`) and, where
 SHAP is installed and the run's Top group allows a cross-validated fit, the model of its Top group
 (:mod:`memviz.risk.explanation`); :func:`feature_lines` and :func:`value_table` put them in the user's words,
-:func:`row_reasons` says why one row is at risk (:mod:`memviz.risk.words`), redacted on request.
+:func:`row_risk_sentence` says why one row is at risk (:mod:`memviz.risk.words`), redacted on request.
 """
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
+from memviz.compare.methods import isolation_removed
 from memviz.errors import MemvizError
 from memviz.risk.explanation import Explanation, explain_rows, value_attributions
-from memviz.risk.factors import FACTOR_WORDS, RiskFactors, risk_factors
+from memviz.risk.factors import DEFAULT_K, FACTOR_WORDS, RiskFactors, risk_factors
 from memviz.risk.words import row_sentence
+from memviz.auditing.report import Part
 
 
 @dataclass(frozen=True, eq=False)
@@ -30,8 +33,6 @@ class WhyView:
 
 def run_factors(view) -> RiskFactors:
     """The risk factors of a run's training rows, in the run's distance (k = 5, or N − 1 on a smaller table)."""
-    from memviz.risk.factors import DEFAULT_K
-
     distance = getattr(view.result.config, "distance", None) or "paper"
     return risk_factors(view.train, k=max(1, min(DEFAULT_K, len(view.train) - 1)), distance=distance)
 
@@ -76,7 +77,7 @@ def value_table(view, why: WhyView, *, redacted: bool = True, n: int = 12) -> pd
                          "rows in the Top group": (100 * v["top_share"]).round(0).astype(int).astype(str) + " %"})
 
 
-def row_reasons(view, factors: RiskFactors, row_id: int, *, redacted: bool = True, salt: str | None = None) -> str:
+def row_risk_sentence(view, factors: RiskFactors, row_id: int, *, redacted: bool = True, salt: str | None = None) -> str:
     """Why this training row is at risk, in one sentence (:func:`memviz.risk.words.row_sentence`)."""
     return row_sentence(view.train, factors, int(row_id), redacted=redacted, salt=salt)
 
@@ -85,8 +86,6 @@ def report_part(view, why_view: WhyView, *, redacted: bool = True, salt: str | N
     """The report's "Why these rows" block (:class:`memviz.auditing.report.Part`): the model's held-out AUC and its
     strength, what carries it, the column values and the riskiest rows with their reasons (redacted with the
     report's key ``salt``)."""
-    from memviz.auditing.report import Part
-
     ex = why_view.explanation
     if ex is None:
         return Part("Why these rows", f"No explanation for this run: {why_view.error}")
@@ -147,10 +146,6 @@ class IsolationPreview:
 def isolation_preview(view, params, dynamiccut_removed) -> IsolationPreview:
     """The isolation cut at ``params.p`` (:func:`memviz.compare.methods.isolation_removed`, the comparison's one
     definition) beside DynamicCut's ``dynamiccut_removed`` row_ids, with both costs."""
-    import time
-
-    from memviz.compare.methods import isolation_removed
-
     t0 = time.perf_counter()
     removed = isolation_removed(view.train, params)
     seconds = time.perf_counter() - t0

@@ -27,13 +27,17 @@ from __future__ import annotations
 
 import hashlib
 import json
+import warnings
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
 import pandas as pd
 
-from memviz.errors import MemvizError, Notice, checked_seed
+from memviz.dynamics.dynamiccut import DEFAULTS, DynamicCutParams, dynamiccut_selection
+from memviz.errors import BadOption, BadTable, Notice, checked_seed
+from memviz.models.presets import PRESETS
 from memviz.tables.data import Table
+from memviz.warmup.run import load_warmup
 
 GROUPS = ("top", "named", "random", "holdout")
 #: groups of training rows (members of the released model)
@@ -75,24 +79,22 @@ class ShadowConfig:
 
     def checked(self) -> "ShadowConfig":
         """Validated (one MemvizError line per problem)."""
-        from memviz.models.presets import PRESETS
-
         s = self.n_shadows
         if isinstance(s, bool) or not isinstance(s, (int, np.integer)) or s < 4 or s % 2:
-            raise MemvizError(f"n_shadows={s!r}: must be an even whole number >= 4 (each target in half of them)")
+            raise BadOption(f"n_shadows={s!r}: must be an even whole number >= 4 (each target in half of them)")
         if self.preset not in PRESETS:
-            raise MemvizError(f"preset {self.preset!r}: unknown (use {', '.join(PRESETS)})")
+            raise BadOption(f"preset {self.preset!r}: unknown (use {', '.join(PRESETS)})")
         if not isinstance(self.model_params, dict):
-            raise MemvizError(f"model_params: expected a dict of TabDDPM parameters, got "
+            raise BadOption(f"model_params: expected a dict of TabDDPM parameters, got "
                               f"{type(self.model_params).__name__}")
         bad = sorted(set(self.model_params) - set(TABDDPM_PARAMS))
         if bad:
-            raise MemvizError(f"model_params: unknown TabDDPM parameter {bad[0]!r} (known: {', '.join(TABDDPM_PARAMS)})")
+            raise BadOption(f"model_params: unknown TabDDPM parameter {bad[0]!r} (known: {', '.join(TABDDPM_PARAMS)})")
         if self.n_samples is not None and (isinstance(self.n_samples, bool) or int(self.n_samples) != self.n_samples
                                            or self.n_samples < 1):
-            raise MemvizError(f"n_samples={self.n_samples!r}: must be a whole number >= 1 (or None)")
+            raise BadOption(f"n_samples={self.n_samples!r}: must be a whole number >= 1 (or None)")
         if isinstance(self.k, bool) or not isinstance(self.k, (int, np.integer)) or self.k < 1:
-            raise MemvizError(f"k={self.k!r}: must be a whole number >= 1")
+            raise BadOption(f"k={self.k!r}: must be a whole number >= 1")
         checked_seed(self.seed)
         return self
 
@@ -171,7 +173,7 @@ def choose_targets(train: Table, holdout: Table | None = None, *, top=(), named=
     for name, group in (("top", top), ("named", named)):
         bad = [i for i in group if i not in ids]
         if bad:
-            raise MemvizError(f"{train.source}: {name} target {bad[0]} is not a training row_id")
+            raise BadOption(f"{train.source}: {name} target {bad[0]} is not a training row_id")
     taken = set(top) | set(named)
     rng = np.random.default_rng(seed)
     if random_ids is not None:
@@ -179,21 +181,21 @@ def choose_targets(train: Table, holdout: Table | None = None, *, top=(), named=
     else:
         rest = np.array(sorted(ids - taken), dtype=np.int64)
         if n_random > len(rest):
-            raise MemvizError(f"{train.source}: {n_random} random targets asked, {len(rest)} training rows left")
+            raise BadOption(f"{train.source}: {n_random} random targets asked, {len(rest)} training rows left")
         rand = sorted(rng.choice(rest, int(n_random), replace=False).tolist()) if n_random else []
     hold = []
     if n_holdout:
         if holdout is None:
-            raise MemvizError("hold-out targets need a hold-out table")
+            raise BadOption("hold-out targets need a hold-out table")
         if n_holdout > len(holdout):
-            raise MemvizError(f"{holdout.source}: {n_holdout} hold-out targets asked, the hold-out has {len(holdout)}")
+            raise BadOption(f"{holdout.source}: {n_holdout} hold-out targets asked, the hold-out has {len(holdout)}")
         hold = sorted(rng.choice(holdout.row_ids, int(n_holdout), replace=False).tolist())
     recs = ([{"row_id": i, "group": "top", "source": "train"} for i in top]
             + [{"row_id": i, "group": "named", "source": "train"} for i in named]
             + [{"row_id": i, "group": "random", "source": "train"} for i in rand]
             + [{"row_id": i, "group": "holdout", "source": "holdout"} for i in hold])
     if not recs:
-        raise MemvizError("the targeted attack needs at least one target row")
+        raise BadOption("the targeted attack needs at least one target row")
     return Targets.from_records(recs)
 
 
@@ -201,15 +203,10 @@ def dynamiccut_top(run_dir, n: int, p: float | None = None, k: int | None = None
     """The ``n`` highest-ranked rows of DynamicCut's ranking of a warm-up run (its defaults for p, k, T
     left None), among the ceil(p N) rows it would prune: asked for more, the rows it names, said in one line
     (a :class:`memviz.errors.Notice`; ``--top 1000000`` had been cut to 347 without a word)."""
-    from memviz.dynamics.dynamiccut import DEFAULTS, DynamicCutParams, dynamiccut_selection
-    from memviz.warmup.run import load_warmup
-
     dyn = load_warmup(run_dir).dynamics
     params = DynamicCutParams(DEFAULTS.p if p is None else p, DEFAULTS.k if k is None else k, T)  # checked once
     sel = dynamiccut_selection(dyn, params=params)
     if int(n) > len(sel.removed):
-        import warnings
-
         warnings.warn(f"{int(n):,} top targets asked, and DynamicCut's ranking at p={params.p:g} names "
                       f"{len(sel.removed):,} of the {int(dyn.n_rows):,} training rows (ceil(p N)): those "
                       f"{len(sel.removed):,} are attacked (a larger p names more)", Notice, stacklevel=2)
@@ -270,7 +267,7 @@ def make_plan(train: Table, holdout: Table | None, targets: Targets, config: Sha
     if holdout is not None and cfg.replace_out and member.any():
         pool = np.setdiff1d(holdout.row_ids, rid[~member])
         if len(pool) < int(member.sum()):
-            raise MemvizError(f"{holdout.source}: {int(member.sum())} replacement rows needed, "
+            raise BadTable(f"{holdout.source}: {int(member.sum())} replacement rows needed, "
                               f"{len(pool)} hold-out rows are not targets")
         replacements[member] = rng.choice(pool, int(member.sum()), replace=False)
     background = np.setdiff1d(train.row_ids, rid[member])

@@ -52,7 +52,7 @@ class FeatureSpace:
     def features(self, generated: pd.DataFrame) -> np.ndarray:
         """(T, len(FEATURES)) of one generated table (module docstring). Categories the encoding has not
         seen are a zero block (a mismatch with every target)."""
-        import torch
+        import torch  # lazy: torch is optional (memviz[train])
 
         cols = list(self.space.num_cols + self.space.cat_cols)
         g = torch.as_tensor(self.space.encode(generated[cols]).astype(np.float64))

@@ -53,6 +53,7 @@ from scipy.stats import mannwhitneyu, norm
 from scipy.stats import t as student_t
 
 from memviz.attacks.design import GROUPS
+from memviz.evidence.attack_readings import AttackReading
 from memviz.evidence.membership import FPRS, tpr_at_fpr
 from memviz.evidence.ranktests import auc_delong, json_safe
 from memviz.measure.intervals import t_interval
@@ -214,8 +215,6 @@ class TargetedResult:
 
     def reading(self):
         """The release reading as an :class:`~memviz.evidence.attack_readings.AttackReading` (None without one)."""
-        from memviz.evidence.attack_readings import AttackReading
-
         r = self.release
         if r is None:
             return None

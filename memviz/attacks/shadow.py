@@ -35,17 +35,20 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from memviz.attacks.design import ShadowConfig, Targets, make_plan, shadow_seed
+from memviz.attacks.design import ShadowConfig, Targets, choose_targets, dynamiccut_top, make_plan, shadow_seed
 from memviz.attacks.features import FeatureSpace
 from memviz.attacks.lira import TargetedResult, analyse
 from memviz.attacks.store import AttackStore, run_attack_dir
-from memviz.errors import MemvizError
-from memviz.tables.data import Table, fingerprint
+from memviz.errors import BadOption, BadRunFolder, BadTable, MemvizError
+from memviz.models.presets import PRESETS
+from memviz.tables.data import Table, fingerprint, load_companion
 from memviz.tables.holdout import checked_holdout
+from memviz.warmup.run import load_warmup
+from memviz.warmup.store import RunStore
 
 
 def _fit_shadow(table: Table, cfg: ShadowConfig, seed: int):
-    from memviz.models.tabddpm import TabDDPM
+    from memviz.models.tabddpm import TabDDPM  # lazy: loads sklearn, torch (optional)
 
     return TabDDPM(cfg.preset, **cfg.model_params, device=cfg.device, seed=seed).fit(table)
 
@@ -78,7 +81,7 @@ def targeted_attack(train: Table, targets: Targets, config: ShadowConfig, out, *
     if release is not None:
         missing = [c for c in cols if c not in release.columns]
         if missing:
-            raise MemvizError(f"release: column {missing[0]!r} of the training table is missing")
+            raise BadTable(f"release: column {missing[0]!r} of the training table is missing")
         release = release[cols]
     plan = make_plan(train, holdout, targets, cfg)
     rows = targets.rows(train, holdout)
@@ -128,12 +131,9 @@ def targeted_attack(train: Table, targets: Targets, config: ShadowConfig, out, *
 
 
 # ------------------------------------------------------------------ on a warm-up run
-def run_holdout(run_dir, train: Table, holdout=None) -> Table | None:
+def attack_holdout(run_dir, train: Table, holdout=None) -> Table | None:
     """The run's hold-out: ``holdout`` (a Table or a file) if given, else the floor's own file when it still
     holds the same rows, else None."""
-    from memviz.tables.data import load_companion
-    from memviz.warmup.run import load_warmup
-
     if isinstance(holdout, Table):
         return holdout
     if holdout is not None:
@@ -152,14 +152,11 @@ def run_settings(run_dir, check: int | None = None) -> tuple[str, dict, int, int
     """(preset, TabDDPM params, check, epoch) of a run's check: the run's overrides with ``steps`` set to the
     optimiser steps the run had taken at that check, E_c · ⌈N / min(B, N)⌉ (so a shadow of another size
     trains as long)."""
-    from memviz.models.presets import PRESETS
-    from memviz.warmup.run import load_warmup
-
     wr = load_warmup(run_dir)
     done = sorted(int(c) for c in wr.checks["check"].unique())
     check = done[-1] if check is None else int(check)
     if check not in done:
-        raise MemvizError(f"{run_dir}: check {check} is not a finished check (finished: {', '.join(map(str, done))})")
+        raise BadOption(f"{run_dir}: check {check} is not a finished check (finished: {', '.join(map(str, done))})")
     epoch = int(wr.checks.loc[wr.checks["check"] == check, "epoch"].iloc[0])
     params = {k: v for k, v in dict(wr.config.model_params).items() if k not in ("epochs", "steps")}
     n = int(wr.dynamics.n_rows)
@@ -177,16 +174,13 @@ def attack_run(run_dir, *, n_top: int = 20, named=(), n_random: int = 20, n_hold
     random training rows and ``n_holdout`` hold-out rows; shadows with the run's settings at ``check``
     (default: the last), whose generated rows are the release; ``model_params`` override the run's.
     Written to ``out`` (default :func:`~memviz.attacks.store.run_attack_dir`)."""
-    from memviz.attacks.design import choose_targets, dynamiccut_top
-    from memviz.warmup.store import RunStore
-
     store = RunStore.open(run_dir)
     train = store.train()
-    hold = run_holdout(run_dir, train, holdout)
+    hold = attack_holdout(run_dir, train, holdout)
     if hold is not None:     # the training table (or much of it) as the controls would read "no better than chance"
         hold = checked_holdout(train, hold).table
     if hold is None and n_holdout:
-        raise MemvizError(f"{run_dir}: hold-out targets need the run's hold-out; its file is gone or changed "
+        raise BadRunFolder(f"{run_dir}: hold-out targets need the run's hold-out; its file is gone or changed "
                           "(pass --holdout) or ask for none")
     preset, params, check, epoch = run_settings(run_dir, check)
     params.update(model_params or {})

@@ -25,6 +25,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -33,8 +34,8 @@ import pandas as pd
 from memviz.attacks.features import FEATURES
 from memviz.attacks.lira import TargetedResult
 from memviz.errors import BadRunFolder
+from memviz.io import atomic_write_json, parquet_safe, pid_running, read_json, read_parquet, to_jsonable
 from memviz.folders import WriterLock
-from memviz.io import atomic_write_json, pid_running, read_json, read_parquet, to_jsonable
 
 SPEC = "attack.json"
 RESULT = "result.json"
@@ -117,8 +118,6 @@ class AttackStore:
     def commit(self, s: int, features: np.ndarray, target_ids: np.ndarray, meta: dict,
                samples: pd.DataFrame | None = None) -> None:
         """Shadow ``s``'s outputs, written under a hidden name and renamed into place (module docstring)."""
-        from memviz.io import parquet_safe
-
         d = self.path / SHADOWS
         d.mkdir(parents=True, exist_ok=True)
         final = d / f"s{s:04d}"
@@ -197,7 +196,5 @@ def with_attack(evidence, result: TargetedResult | None):
 def with_finished_attack(audit, run_dir):
     """``audit`` (a frozen :class:`~memviz.auditing.result.Audit`) with the run's finished targeted attack in
     its evidence (``memviz report`` adds it: audit.json's ``evidence.targeted``, the report's "Other tests")."""
-    from dataclasses import replace
-
     result = finished_attack(run_dir)
     return audit if result is None else replace(audit, evidence=with_attack(audit.evidence, result))

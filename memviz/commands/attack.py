@@ -3,6 +3,10 @@ from __future__ import annotations
 
 import time
 
+from memviz.attacks.design import ShadowConfig
+from memviz.attacks.shadow import attack_run
+from memviz.attacks.store import run_attack_dir
+from memviz.auditing.result import Audit
 from memviz.commands.common import (
     SEED_RANGE,
     Bar,
@@ -12,14 +16,14 @@ from memviz.commands.common import (
     parse_model_params,
     seed_arg,
 )
+from memviz.errors import BadOption, require
+from memviz.folders import output_folder
 
 #: the defaults of the command (ShadowConfig's own n_shadows; the targets per group)
 N_TARGETS = 20
 
 
 def register(sub, command) -> None:
-    from memviz.attacks.design import ShadowConfig
-
     sp = command("attack")
     sp.add_argument("run", help="a warm-up run folder (made by memviz warmup)")
     sp.add_argument("--out", help="the attack folder (default: RUN/attacks/targeted, where the report and the "
@@ -48,33 +52,25 @@ def register(sub, command) -> None:
     sp.set_defaults(func=run)
 
 
-def named_rows(run_dir, check, holdout, n: int) -> list[int]:
+def audit_named_targets(run_dir, check, holdout, n: int) -> list[int]:
     """Up to ``n`` rows the audit of the run's check names (over-copied, most excess first)."""
     if n <= 0:
         return []
-    from memviz.auditing.result import Audit
 
     a = Audit.from_run(run_dir, check, holdout=holdout, quality=False, evidence=False)
     return [int(i) for i in a.frame("over_copied", row_id=True)["row_id"].head(n)]
 
 
 def run(args) -> None:
-    from memviz.errors import require
-
     require("torch")                        # it trains or samples: refused before a table is read
-
-    from memviz.attacks.shadow import attack_run
-    from memviz.attacks.store import run_attack_dir
-    from memviz.errors import MemvizError
-    from memviz.folders import output_folder
 
     t0 = time.perf_counter()
     if args.out is not None:
         output_folder(args.out)                                 # before any work
     for name in ("top", "named", "random", "holdout_rows"):
         if getattr(args, name) < 0:
-            raise MemvizError(f"--{name.replace('_', '-')}: must be 0 or more")
-    named = named_rows(args.run, args.check, args.holdout, args.named)
+            raise BadOption(f"--{name.replace('_', '-')}: must be 0 or more")
+    named = audit_named_targets(args.run, args.check, args.holdout, args.named)
     bar = None if args.quiet else Bar("shadows")
 
     def progress(ev: dict) -> None:

@@ -4,6 +4,12 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from memviz.verdict.build import check_backend
+from memviz.verdict.inputs import generated_inputs
+from memviz.auditing.junit import write_junit
+from memviz.auditing.result import FILES, audit
+from memviz.verdict.thresholds import EXIT_THRESHOLD, FIGURES, Threshold, read_thresholds, threshold_exit
+from memviz.verdict.verdict import gate
 from memviz.commands.common import (
     add_backend,
     add_common,
@@ -17,6 +23,9 @@ from memviz.commands.common import (
     say_schema,
     schema_of,
 )
+from memviz.errors import BadOption
+from memviz.folders import folder_unit
+from memviz.tables.data import load_table
 
 
 def register(sub, command) -> None:
@@ -44,8 +53,6 @@ def register(sub, command) -> None:
 
 def add_ci_options(sp) -> None:
     """The CI gate's numeric thresholds (:mod:`memviz.verdict.thresholds`), ``--junit`` and ``--mlflow``."""
-    from memviz.verdict.thresholds import EXIT_THRESHOLD, FIGURES
-
     for name, f in FIGURES.items():
         sp.add_argument(f"--max-{name}", type=float, metavar="SHARE" if f.share else "N",
                         help=f"exit with code {EXIT_THRESHOLD} when {f.words} is above this "
@@ -62,8 +69,6 @@ def add_ci_options(sp) -> None:
 
 def thresholds_of(args) -> tuple:
     """The ``--max-...`` options given, each checked at the door (:class:`~memviz.verdict.thresholds.Threshold`)."""
-    from memviz.verdict.thresholds import FIGURES, Threshold
-
     return tuple(Threshold(name, getattr(args, "max_" + name.replace("-", "_")))
                  for name in FIGURES if getattr(args, "max_" + name.replace("-", "_"), None) is not None)
 
@@ -72,13 +77,12 @@ def check_junit_path(junit: str | None, out: str) -> None:
     """A JUnit file inside the output folder is refused (that folder is written as a unit, its contents listed)."""
     if junit is None:
         return
-    from memviz.errors import MemvizError
 
     j, o = Path(junit).resolve(), Path(out).resolve()
     if j == o or o in j.parents:
-        raise MemvizError(f"--junit {junit}: lies inside --out {out}, a folder written as a unit; put it beside it")
+        raise BadOption(f"--junit {junit}: lies inside --out {out}, a folder written as a unit; put it beside it")
     if j.is_dir():
-        raise MemvizError(f"--junit {junit}: is a folder; give a file name (e.g. audit-junit.xml)")
+        raise BadOption(f"--junit {junit}: is a folder; give a file name (e.g. audit-junit.xml)")
 
 
 def backend_help(what: str = "the audit's") -> str:
@@ -87,11 +91,6 @@ def backend_help(what: str = "the audit's") -> str:
 
 
 def run(args) -> int:
-    from memviz.auditing.result import FILES, audit
-    from memviz.folders import folder_unit
-    from memviz.tables.data import load_table, read_frame
-    from memviz.verdict.build import check_backend
-    from memviz.verdict.inputs import adapt_train, as_table
 
     t0 = time.perf_counter()
     check_backend(args.backend, args.scheduler)            # before the folder is locked or a table read
@@ -102,18 +101,16 @@ def run(args) -> int:
     # as a unit (memviz.folders.folder_unit)
     with folder_unit(args.out, names=tuple(FILES.values()), inputs=inputs_of(args)) as stage:
         train = load_table(args.train, schema, target=args.target, overrides=overrides_of(args))
-        synthetic = read_frame(args.synthetic)
-        train = adapt_train(train, synthetic, str(args.synthetic))   # an inferred kind the generated rows correct
-        syn = as_table(synthetic, train.schema, role="synthetic", name=str(args.synthetic), train=train)
+        # read and aligned once, taken as is by the audit (an inferred kind the generated rows correct, said)
+        inputs = generated_inputs(train, args.synthetic)
+        train, syn = inputs.train, inputs.synthetic
         say_schema(train, args)                    # once the tables are read, before the work
-        a = audit(train, syn, args.holdout, distance=args.distance, device=args.device,
+        a = audit(inputs, None, args.holdout, distance=args.distance, device=args.device,
                   quality=not args.no_quality, evidence=not args.no_evidence, backend=args.backend,
                   scheduler=args.scheduler)
         a.write(stage, redacted=not args.raw_report, raw_csv=args.raw_csv, train=train, synthetic=syn,
                 row_id=args.keep_row_id)
     paths = {k: str(Path(args.out) / v) for k, v in FILES.items()}
-    from memviz.verdict.thresholds import read_thresholds, threshold_exit
-    from memviz.verdict.verdict import gate
 
     readings = read_thresholds(a, thresholds)
     code = threshold_exit(gate(a.verdict.code, args.fail_on), readings)
@@ -122,8 +119,6 @@ def run(args) -> int:
         extra["thresholds"] = [{"option": r.threshold.option, "limit": r.threshold.limit, "value": r.value,
                                 "passes": r.passes} for r in readings]
     if args.junit:
-        from memviz.auditing.junit import write_junit
-
         extra["junit"] = str(write_junit(args.junit, a, readings, time.perf_counter() - t0, source=str(args.synthetic)))
     if args.mlflow:
         extra["mlflow_run"] = a.log_mlflow(args.mlflow, experiment=args.mlflow_experiment, out_dir=args.out)

@@ -5,15 +5,25 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import threading
 import time
 from pathlib import Path
 
+from tqdm import tqdm
+
+from memviz.app.progress import cells_estimate
 from memviz.compare.config import CompareConfig
+from memviz.compare.methods import method_label
 from memviz.device import DEVICES
 from memviz.dynamics.dynamiccut import DEFAULTS as DYNAMICCUT
 from memviz.engine import DISTANCES
 from memviz.errors import SEED_MAX, BadOption, MemvizError, checked_seed
-from memviz.jobs.spec import OVERRIDE_HINT
+from memviz.io import dumps, input_identities, output_file
+from memviz.jobs.spec import OVERRIDE_HINT, valid_event
+from memviz.tables.describe import schema_block
+from memviz.tables.schema import Schema
+from memviz.viz.style import model_label
+from memviz.text import check_name, pct, seconds
 from memviz.warmup.run import WarmupConfig
 
 #: the one set of defaults each command's help shows (never restated)
@@ -43,8 +53,6 @@ class Bar:
 
     def line(self, done: int, total: int, text: str = "") -> str:
         """The line tqdm draws for ``done`` of ``total`` with ``text``."""
-        from tqdm import tqdm
-
         return tqdm.format_meter(done, total, 0, prefix=self.label, bar_format=self.FORMAT, ascii=self.CHARS,
                                  postfix=text or None)
 
@@ -58,7 +66,6 @@ class Bar:
             self.stream.write(self.line(done, total, text) + "\n")
             self.stream.flush()
             return
-        from tqdm import tqdm
 
         if self.live is None:                  # drawn as it is made
             self.live = tqdm(total=total, initial=done, desc=self.label, postfix=text or None, file=self.stream,
@@ -91,7 +98,6 @@ class EventBars:
         last after its final epoch, so the figure is not the current epoch's."""
         if self.mem is None:
             return ""
-        from memviz.text import check_name, pct
 
         c, n, e = self.check
         where = ", ".join(x for x in (check_name(c, n) if c is not None else "",
@@ -129,9 +135,6 @@ class EventBars:
         elif kind == "cell":
             self.cells.append(ev)
             self.grid = (int(ev["done"]), int(ev["total"]))
-            from memviz.compare.methods import method_label
-            from memviz.text import pct, seconds
-            from memviz.viz.style import model_label
 
             what = f"mem {pct(ev['mem_ratio'])}" if ev.get("status") == "ok" else "FAILED"
             self.bars["compare"](int(ev["done"]), int(ev["total"]),
@@ -141,9 +144,6 @@ class EventBars:
     def _draw_cells(self, force: bool = False) -> None:
         """The comparison's line while cells run: each running cell's phase and epoch, the time left (the
         Compare page's estimate, :func:`memviz.app.progress.cells_estimate`)."""
-        from memviz.app.progress import cells_estimate
-        from memviz.text import seconds
-
         done, total = self.grid
         if not total:
             return
@@ -160,16 +160,12 @@ class FollowEvents:
     epochs there (the CLI said nothing for the 6–8 minutes of a cell)."""
 
     def __init__(self, path, draw, poll: float = 0.5):
-        import threading
-
         self.path, self.draw, self.poll = Path(path), draw, poll
         self.offset, self.buffer = 0, b""
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self._run, name="memviz-progress", daemon=True)
 
     def _read(self) -> None:
-        from memviz.jobs.spec import valid_event
-
         try:
             with open(self.path, "rb") as f:
                 f.seek(self.offset)
@@ -213,8 +209,6 @@ def inputs_of(args) -> dict:
     """``{(device, inode): 'OPTION PATH'}`` of every file ``args`` name as an input (:data:`INPUTS`; a folder
     with every file under it): what :func:`output_files` and :func:`memviz.folders.folder_unit` refuse to
     replace."""
-    from memviz.io import input_identities
-
     return input_identities({label: getattr(args, dest) for dest, label in INPUTS.items()
                              if getattr(args, dest, None) is not None})
 
@@ -224,8 +218,6 @@ def output_files(args, **options: str) -> dict:
     ``options`` maps an argument's dest to its option (``out="--out", rows_out="--rows-out"``); one not given
     is left out. Each is refused in one line when it is one of the command's inputs, a folder, a device, a
     FIFO or a socket, or the same file as another of them."""
-    from memviz.io import output_file
-
     inputs, taken, out = inputs_of(args), {}, {}
     for dest, option in options.items():
         path = getattr(args, dest, None)
@@ -238,7 +230,6 @@ def output_files(args, **options: str) -> dict:
 
 def emit(obj: dict) -> None:
     """The last stdout line: strict JSON (NaN and infinities become null)."""
-    from memviz.io import dumps
     print(dumps(obj), flush=True)
 
 
@@ -348,8 +339,6 @@ def add_quiet(sp, help: str = "no progress bar on stderr") -> None:
 def schema_of(args):
     """The schema ``--schema`` (a meta.json path) or ``--metadata`` (SDV, read here) names, else None."""
     if getattr(args, "metadata", None):
-        from memviz.tables.schema import Schema
-
         schema = Schema.from_sdv(args.metadata)   # the target is applied with the table (--target)
         for note in schema.sdv_notes():
             sys.stderr.write(f"memviz: {note}\n")
@@ -380,7 +369,6 @@ def say_schema(table, args) -> None:
     before any work; nothing with ``--quiet`` (the notices that changed a column still print)."""
     if getattr(args, "quiet", False):
         return
-    from memviz.tables.describe import schema_block
 
     sys.stderr.write("memviz: " + schema_block(table, overrides_hint=OVERRIDE_HINT) + "\n")
     sys.stderr.flush()

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import sys
+import tempfile
+from pathlib import Path
 
 from memviz.commands.common import (
     COMPARE,
@@ -17,11 +19,14 @@ from memviz.commands.common import (
     split,
 )
 from memviz.compare.config import CompareConfig
+from memviz.compare.methods import METHODS
 from memviz.engine import DISTANCES
+from memviz.errors import BadOption, require
+from memviz.folders import output_folder
+from memviz.jobs.spec import EventLog, JobSpec, compare_summary_text, run_spec
 
 
 def register(sub, command) -> None:
-    from memviz.compare.methods import METHODS
     sp = command("compare")
     add_common(sp)
     sp.add_argument("--test", required=True, help="real test split: MLE and DCR are measured on it, and it is the "
@@ -64,15 +69,7 @@ def register(sub, command) -> None:
 
 def run(args) -> None:
     """Run the grid, print the summary table, list failed cells on stderr (every cell failing: exit 2)."""
-    from memviz.errors import require
-
     require("torch")                        # it trains or samples: refused before a table is read
-
-    import tempfile
-    from pathlib import Path
-
-    from memviz.folders import output_folder
-    from memviz.jobs.spec import EventLog, JobSpec, compare_summary_text, run_spec
 
     output_folder(args.out)                                     # before any work
 
@@ -100,9 +97,8 @@ def run(args) -> None:
 
 
 def _epsilons(text: str) -> list[float]:
-    from memviz.errors import MemvizError
 
     try:
         return [float(x) for x in split(text, "epsilons")]
     except ValueError:
-        raise MemvizError(f"--epsilons: expected comma-separated numbers, got {text!r}") from None
+        raise BadOption(f"--epsilons: expected comma-separated numbers, got {text!r}") from None

@@ -10,7 +10,15 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
+
+from memviz.app import why
+from memviz.app.runs import load_run
 from memviz.commands.common import add_quiet, add_raw_csv, emit
+from memviz.folders import folder_unit
+from memviz.io import atomic_write_json, export_csv, to_jsonable
+from memviz.risk.explanation import value_attributions
 
 FILES = ("factors.csv", "shap.csv", "explanation.json")
 
@@ -30,15 +38,6 @@ def register(sub, command) -> None:
 
 
 def run(args) -> None:
-    import numpy as np
-    import pandas as pd
-
-    from memviz.app import why
-    from memviz.app.runs import load_run
-    from memviz.folders import folder_unit
-    from memviz.io import atomic_write_json, export_csv, to_jsonable
-    from memviz.risk.explanation import value_attributions
-
     t0 = time.perf_counter()
     view = load_run(args.run)
     redacted = not args.raw_values
@@ -52,7 +51,7 @@ def run(args) -> None:
         frame["row_id"]).to_numpy()
     if ex is not None:
         frame["model_score"] = ex.oof.reindex(frame["row_id"]).to_numpy()
-    frame["why"] = [why.row_reasons(view, factors, int(i), redacted=redacted) for i in frame["row_id"]]
+    frame["why"] = [why.row_risk_sentence(view, factors, int(i), redacted=redacted) for i in frame["row_id"]]
     riskiest = frame.sort_values("model_score" if ex is not None else "isolation", ascending=False,
                                  kind="stable").head(5)
     names = train.key_texts(riskiest["row_id"].to_numpy(), redacted=redacted)

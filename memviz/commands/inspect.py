@@ -2,8 +2,12 @@
 from __future__ import annotations
 
 from memviz.commands.common import add_quiet, emit
+from memviz.measure.floor import excess
 from memviz.verdict.words import excess_sentence
-from memviz.warmup.frontier import METRICS, StopRule
+from memviz.warmup import checkpoints
+from memviz.warmup.frontier import METRICS, StopRule, recommend
+from memviz.warmup.run import load_warmup
+from memviz.warmup.store import RunStore
 
 RULE = StopRule()
 
@@ -22,9 +26,6 @@ def add_stop_rule(sp) -> None:
 def recommendation(res, args) -> dict:
     """``recommended_check``, ``recommended_epoch``, ``recommendation`` (the reason), the rule and
     the kept checkpoints of a loaded warm-up."""
-    from memviz.warmup import checkpoints
-    from memviz.warmup.frontier import recommend
-
     kept = checkpoints.kept(res.run_dir)
     rule = StopRule(args.tolerance, args.metric, args.max_excess)
     rec = recommend(res.per_check, rule, available=kept or None)
@@ -41,10 +42,6 @@ def register(sub, command) -> None:
 
 
 def run(args) -> None:
-    from memviz.measure.floor import excess
-    from memviz.warmup.run import load_warmup
-    from memviz.warmup.store import RunStore
-
     res = load_warmup(args.run_dir)
     m = RunStore(args.run_dir).read()
     out = {"run_dir": str(args.run_dir), "status": res.status, "checks": int(len(res.per_check)),
@@ -61,11 +58,11 @@ def run(args) -> None:
         out["final_excess"] = {"excess": ex.excess, "excess_ci": [ex.low, ex.high], "sentence": excess_sentence(ex)}
     out.update(recommendation(res, args))
     if not (args.json or args.quiet):
-        print(format_summary(out))
+        print(format_run_summary(out))
     emit(out)
 
 
-def format_summary(o: dict) -> str:
+def format_run_summary(o: dict) -> str:
     s = o["summary"]
     pc = o["per_check"]
     lines = [f"run {o['run_dir']}  status {o['status']}  checks {o['checks']}  device {o['device']}",

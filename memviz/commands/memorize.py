@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import time
 
+import pandas as pd
+
 from memviz.commands.common import (
     Bar,
     add_backend,
@@ -15,7 +17,15 @@ from memviz.commands.common import (
     say_schema,
     schema_of,
 )
-from memviz.errors import MemvizError
+from memviz.engine.distributed import DaskEngine, connect
+from memviz.engine.neighbors import NeighborEngine
+from memviz.errors import BadOption
+from memviz.io import export_csv
+from memviz.measure.closeness import nn1_closeness, summary
+from memviz.measure.floor import excess, holdout_floor
+from memviz.measure.memorization import memorization
+from memviz.measure.rownull import copies_per_row, row_null
+from memviz.tables.data import load_companion, load_table
 from memviz.verdict.words import excess_sentence
 
 
@@ -44,12 +54,11 @@ def register(sub, command) -> None:
 def run(args) -> None:
     t0 = time.perf_counter()
     if args.rows_out and not args.holdout:
-        raise MemvizError("--rows-out needs --holdout: each row's expected copies come from the hold-out's floor")
+        raise BadOption("--rows-out needs --holdout: each row's expected copies come from the hold-out's floor")
     if args.scheduler is not None and args.backend != "dask":
-        raise MemvizError("--scheduler needs --backend dask")
+        raise BadOption("--scheduler needs --backend dask")
     outs = output_files(args, out="--out", rows_out="--rows-out")     # before any work
     if args.backend == "dask":
-        from memviz.engine.distributed import connect
         with connect(args.scheduler) as client:
             _run(args, t0, client, outs)
     else:
@@ -57,14 +66,6 @@ def run(args) -> None:
 
 
 def _run(args, t0, client, outs) -> None:
-    import pandas as pd
-
-    from memviz.engine.neighbors import NeighborEngine
-    from memviz.io import export_csv
-    from memviz.measure.closeness import nn1_closeness, summary
-    from memviz.measure.memorization import memorization
-    from memviz.tables.data import load_companion, load_table
-
     train = load_table(args.train, schema_of(args), target=args.target, suggest=False,  # it reads no target
                        overrides=overrides_of(args))
     syn = load_companion(train, args.synthetic, role="synthetic")
@@ -72,7 +73,6 @@ def _run(args, t0, client, outs) -> None:
     say_schema(train, args)                        # once the tables are read, before the work
     engine = NeighborEngine(distance=args.distance, device=args.device).fit(train)
     if client is not None:
-        from memviz.engine.distributed import DaskEngine
         engine = DaskEngine(engine, client)
     res = memorization(train, syn, engine=engine, progress=Bar("memorize") if not args.quiet else None)
     close = nn1_closeness(train, syn.data.reset_index(drop=True), res.nn1, ratio=res.ratio, distance=res.distance)
@@ -84,9 +84,6 @@ def _run(args, t0, client, outs) -> None:
            **{k: v for k, v in summary(close, res.memorized).items() if k != "n_pairs"}}
     rows = None
     if holdout is not None:
-        from memviz.measure.floor import excess, holdout_floor
-        from memviz.measure.rownull import copies_per_row, row_null
-
         floor = holdout_floor(train, holdout, distance=args.distance, engine=engine)
         ex = excess(res.mem_ratio, res.n_synthetic, floor)
         out.update(floor=floor.floor, floor_ci=[floor.low, floor.high], excess=ex.excess, excess_ci=[ex.low, ex.high],

@@ -2,6 +2,11 @@
 from __future__ import annotations
 
 from memviz.commands.common import add_dynamiccut, add_quiet, add_raw_csv, emit, output_files
+from memviz.dynamics.dynamiccut import DynamicCutParams, dynamiccut_selection
+from memviz.errors import BadRunFolder
+from memviz.io import export_csv
+from memviz.warmup.run import load_warmup
+from memviz.warmup.store import RunStore
 
 
 def register(sub, command) -> None:
@@ -30,12 +35,6 @@ _UNFINISHED = {"running": "is still training", "interrupted": "was interrupted (
 
 
 def run(args) -> None:
-    from memviz.dynamics.dynamiccut import DynamicCutParams, dynamiccut_selection
-    from memviz.errors import BadRunFolder
-    from memviz.io import export_csv
-    from memviz.warmup.run import load_warmup
-    from memviz.warmup.store import RunStore
-
     outs = output_files(args, out="--out", removed_out="--removed-out")     # before the run is read
     res = load_warmup(args.run_dir)
     # an unfinished run ranks by the checks it has: a different ranking from the finished run's

@@ -8,10 +8,26 @@ DIR/comparisons/NAME/{audit.json, report.html, rows.csv}: the audit of its unmit
 """
 from __future__ import annotations
 
+import secrets
 import time
 from pathlib import Path
 
+from memviz.app import audits, comparisons
+from memviz.app.audits import ranked_on
+from memviz.app.compare_card import pick_model
+from memviz.app.runs import load_run
+from memviz.attacks.store import with_finished_attack
+from memviz.verdict.build import check_backend
+from memviz.auditing.html import audit_html
+from memviz.auditing.result import Audit
+from memviz.verdict.verdict import gate
+from memviz.commands.audit import backend_help
 from memviz.commands.common import add_backend, add_fail_on, add_keep_row_id, add_quiet, add_raw_csv, emit, inputs_of
+from memviz.errors import BadRunFolder, MemvizError
+from memviz.folders import folder_unit
+from memviz.io import atomic_write_text, read_json
+from memviz.jobs.status import list_jobs
+from memviz.warmup.store import RunStore
 
 #: what a report folder holds (an earlier report folder is replaced whole): the audit's files
 #: (:data:`memviz.auditing.result.FILES`) and comparisons/NAME/ with the same three
@@ -41,7 +57,6 @@ def register(sub, command) -> None:
     sp.add_argument("--no-quality", action="store_true", help="skip Shape")
     sp.add_argument("--no-evidence", action="store_true",
                     help="skip the membership, data-copying and attribute tests against the hold-out")
-    from memviz.commands.audit import backend_help
 
     add_backend(sp, backend_help("the check's audit's (not the comparisons')"))
     add_raw_csv(sp)
@@ -55,11 +70,6 @@ def ranked_comparisons(run_dir) -> list[Path]:
     """The finished comparisons under the run's folder's parent (the runs root) ranked on ``run_dir``, oldest
     first: the dashboard's comparison jobs, and the folders ``memviz compare --out`` wrote there (a folder
     with results.csv whose experiment.json records the grid's end; a CLI comparison had been missed)."""
-    from memviz.app.audits import ranked_on
-    from memviz.errors import MemvizError
-    from memviz.io import read_json
-    from memviz.jobs.status import list_jobs
-
     root = Path(run_dir).resolve().parent
     jobs = list_jobs(root, kind="compare")
     outs = [Path(o) for o, st in zip(jobs["out"], jobs["state"]) if st == "finished"]
@@ -80,14 +90,11 @@ def ranked_comparisons(run_dir) -> list[Path]:
 def open_comparisons(folders) -> list:
     """The comparisons in ``folders``, opened (:class:`memviz.app.comparisons.CompareView`); one line
     naming the folder when one cannot be opened or has no finished cell (before anything is written)."""
-    from memviz.app import comparisons
-    from memviz.errors import MemvizError
-
     out = []
     for folder in folders:
         cv = comparisons.load_compare(folder)
         if not len(cv.ok):
-            raise MemvizError(f"{folder}: the comparison has no finished cell to report")
+            raise BadRunFolder(f"{folder}: the comparison has no finished cell to report")
         out.append(cv)
     return out
 
@@ -96,8 +103,7 @@ def comparison_parts(view, compares, out_dir: Path, *, redacted: bool, raw_csv: 
     """(report parts, summaries) of the opened comparisons: each one's section
     (:func:`memviz.app.reports.compare_part`) and, where its tables are there, its audit written to
     ``out_dir/comparisons/NAME``."""
-    from memviz.app import audits, reports
-    from memviz.app.compare_card import pick_model
+    from memviz.app import reports  # lazy: loads plotly (optional)
 
     parts, summaries = [], []
     for cv in compares:
@@ -109,9 +115,6 @@ def comparison_parts(view, compares, out_dir: Path, *, redacted: bool, raw_csv: 
         model = pick_model(cv.ok)
         a = audits.compare_audit(cv, model) if model is not None else None
         if a is not None:
-            from memviz.auditing.html import audit_html
-            from memviz.io import atomic_write_text
-
             paths = a.write(out_dir / "comparisons" / cv.path.name, redacted=redacted, raw_csv=raw_csv)
             # its own report names the run it was ranked on and its p/k/T too
             atomic_write_text(Path(paths["report"]), audit_html(a, redacted=redacted, sections=[parts[-1]]))
@@ -121,16 +124,6 @@ def comparison_parts(view, compares, out_dir: Path, *, redacted: bool, raw_csv: 
 
 
 def run(args) -> int:
-    import secrets
-
-    from memviz.app.runs import load_run
-    from memviz.auditing.html import audit_html
-    from memviz.auditing.result import Audit
-    from memviz.folders import folder_unit
-    from memviz.io import atomic_write_text
-    from memviz.verdict.build import check_backend
-    from memviz.warmup.store import RunStore
-
     t0 = time.perf_counter()
     check_backend(args.backend, args.scheduler)            # before the folder is locked or the run read
     out = Path(args.out)
@@ -144,7 +137,6 @@ def run(args) -> int:
                            quality=not args.no_quality, evidence=not args.no_evidence, backend=args.backend,
                            scheduler=args.scheduler)
         if not args.no_evidence:  # the run's finished targeted attack (memviz attack), with the other tests
-            from memviz.attacks.store import with_finished_attack
 
             a = with_finished_attack(a, args.run)
         store = RunStore.open(args.run)
@@ -167,6 +159,5 @@ def run(args) -> int:
     emit({**a.headline(), "run_id": a.provenance.run.run_id, "check": a.provenance.run.check,
           "status": a.provenance.run.status, **paths, "comparisons": summaries,
           "seconds": round(time.perf_counter() - t0, 3)})
-    from memviz.verdict.verdict import gate
 
     return gate(a.verdict.code, args.fail_on)

@@ -4,8 +4,12 @@ from __future__ import annotations
 import time
 
 from memviz.commands.common import SEED_RANGE, add_quiet, add_raw_csv, emit, output_files, seed_arg
-from memviz.commands.inspect import add_stop_rule
+from memviz.commands.inspect import add_stop_rule, recommendation
 from memviz.device import DEVICES
+from memviz.errors import BadOption, require
+from memviz.io import export_csv
+from memviz.warmup import checkpoints
+from memviz.warmup.run import load_warmup
 
 
 def register(sub, command) -> None:
@@ -28,15 +32,7 @@ def register(sub, command) -> None:
 
 
 def run(args) -> None:
-    from memviz.errors import require
-
     require("torch")                        # it trains or samples: refused before a table is read
-
-    from memviz.commands.inspect import recommendation
-    from memviz.errors import MemvizError
-    from memviz.io import export_csv
-    from memviz.warmup import checkpoints
-    from memviz.warmup.run import load_warmup
 
     t0 = time.perf_counter()
     outs = output_files(args, out="--out")     # before the run is read
@@ -48,7 +44,7 @@ def run(args) -> None:
         check, why = rec["recommended_check"], rec["recommendation"]
     rows = res.config.n_samples if args.rows is None else int(args.rows)
     if rows < 1:
-        raise MemvizError(f"--rows {rows}: must be at least 1")
+        raise BadOption(f"--rows {rows}: must be at least 1")
     syn, epoch = checkpoints.sample_check(res.run_dir, check, rows, seed=args.seed, device=args.device)
     export_csv(outs["out"], syn, raw=args.raw_csv)
     out = {"run_dir": str(args.run_dir), "check": int(check), "epoch": epoch, "rows": int(len(syn)),

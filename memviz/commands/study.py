@@ -7,11 +7,14 @@ from pathlib import Path
 
 from memviz.commands.common import COMPARE, SEED_RANGE, add_quiet, dataset_names, emit, output_files, seeds, split
 from memviz.device import DEVICES
+from memviz.errors import require
+from memviz.folders import output_folder
+from memviz.study import run_study
+from memviz.study.run import DATASETS, DEFAULT_PARTS, PARTS
+from memviz.study.scales import SCALES
 
 
 def register(sub, command) -> None:
-    from memviz.study.run import DATASETS, DEFAULT_PARTS, PARTS
-    from memviz.study.scales import SCALES
     sp = command("study")
     sp.add_argument("--data-dir", required=True, help="folder holding one sub-folder per dataset "
                                                       "(train.csv, test.csv, meta.json)")
@@ -37,12 +40,7 @@ def register(sub, command) -> None:
 
 
 def run(args) -> None:
-    from memviz.errors import require
-
     require("torch")                        # it trains or samples: refused before a table is read
-
-    from memviz.folders import output_folder
-    from memviz.study import run_study
 
     t0 = time.perf_counter()
     output_folder(args.out)                                     # before any work

@@ -12,6 +12,9 @@ from memviz.commands.common import (
     parse_model_params,
     seed_arg,
 )
+from memviz.errors import BadOption, require
+from memviz.folders import output_folder
+from memviz.jobs.spec import JobSpec, run_spec
 from memviz.models.presets import PRESETS
 from memviz.warmup.run import DEFAULT_CHECKS, WarmupConfig
 
@@ -62,18 +65,13 @@ def register(sub, command) -> None:
 
 
 def run(args) -> None:
-    from memviz.errors import require
-
     require("torch")                        # it trains or samples: refused before a table is read
-
-    from memviz.jobs.spec import JobSpec, run_spec
 
     cfg = WarmupConfig(preset=args.preset, epochs=args.epochs, check_every=args.check_every,
                        n_samples=args.n_samples, seed=args.seed, device=args.device, distance=args.distance,
                        top_frac=args.top_frac, keep_samples=not args.no_samples,
                        keep_checkpoints=args.keep_checkpoints, quality_rows=args.quality_rows,
                        model_params=_private(parse_model_params(args.model_params, per_model=False), args))
-    from memviz.folders import output_folder
 
     output_folder(args.out)                                     # before any work
     paths = {"train": args.train, "schema": args.schema, "metadata": args.metadata, "out": args.out}
@@ -89,11 +87,10 @@ def run(args) -> None:
 
 def _private(params: dict, args) -> dict:
     """``params`` with ``privacy`` from --epsilon / --delta (a --delta alone is one line)."""
-    from memviz.errors import MemvizError
 
     if args.epsilon is None:
         if args.delta is not None:
-            raise MemvizError("--delta needs --epsilon (the privacy budget it goes with)")
+            raise BadOption("--delta needs --epsilon (the privacy budget it goes with)")
         return params
     privacy = {"epsilon": args.epsilon, **({"delta": args.delta} if args.delta is not None else {})}
     return {**params, "privacy": privacy}

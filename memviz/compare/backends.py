@@ -8,6 +8,7 @@ from __future__ import annotations
 import uuid
 
 from memviz.compare.cell import run_cell
+from memviz.engine.distributed import connect, results, scatter
 from memviz.errors import stop_behind
 
 
@@ -22,7 +23,7 @@ def _run_local(todo, ctx, n_jobs, scheduler, on_done) -> None:
         for spec in todo:
             on_done(run_cell(spec, ctx))
         return
-    from joblib import Parallel, delayed
+    from joblib import Parallel, delayed  # lazy: joblib is optional (memviz[train])
 
     jobs = Parallel(n_jobs=min(n_jobs, len(todo)), return_as="generator_unordered")
     try:
@@ -38,8 +39,6 @@ def _run_local(todo, ctx, n_jobs, scheduler, on_done) -> None:
 def _run_dask(todo, ctx, n_jobs, scheduler, on_done) -> None:
     """Cells as dask.distributed tasks; results are written here, in the client, as they finish.
     The client is :func:`memviz.engine.distributed.connect`'s (the one dask set-up)."""
-    from memviz.engine.distributed import connect, results, scatter
-
     with connect(scheduler, n_workers=n_jobs) as client:
         shared = scatter(client, ctx)
         tag = uuid.uuid4().hex[:8]

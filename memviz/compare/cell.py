@@ -66,14 +66,15 @@ from memviz.compare.protocol import pruning_figures
 from memviz.device import torch_threads
 from memviz.dynamics.dynamiccut import DynamicCutParams
 from memviz.engine.neighbors import NeighborEngine
-from memviz.errors import MemvizError
+from memviz.errors import BadOption
 from memviz.evaluate.fidelity import column_fidelity, fidelity_figures, report_trend
 from memviz.evaluate.synthetic import evaluate_synthetic
 from memviz.measure.memorization import memorization
-from memviz.mitigate.dynamic import DynamicThreshold
+from memviz.mitigate.dynamic import DynamicThreshold, DynamicThresholdCallback
 from memviz.models import make_model
 from memviz.models.callbacks import Callback
 from memviz.models.privacy import PrivacyConfig
+from memviz.models.sdv_models import DEFAULT_EPOCHS
 from memviz.tables.data import Table
 
 
@@ -124,7 +125,7 @@ class GridContext:
         for cfg in self.privacy:
             if DPArm(cfg.epsilon).name == method:
                 return cfg
-        raise MemvizError(f"{method}: no privacy settings for this arm")
+        raise BadOption(f"{method}: no privacy settings for this arm")
 
 
 @dataclass(frozen=True)
@@ -168,7 +169,6 @@ def full_epochs(model: str, params: dict) -> int:
         return int(m.config.epochs)
     if getattr(m, "epochs", None) is not None:
         return int(m.epochs)
-    from memviz.models.sdv_models import DEFAULT_EPOCHS
     return int(DEFAULT_EPOCHS[model])
 
 
@@ -233,8 +233,6 @@ def run_cell(spec: CellSpec, ctx: GridContext) -> CellOutput:
             if base_method(spec.method) == "dp":
                 params["privacy"] = ctx.arm_privacy(spec.method)
             if spec.method == "dynamic_threshold":
-                from memviz.mitigate.dynamic import DynamicThresholdCallback
-
                 dyn = DynamicThresholdCallback(mit.table, ctx.dynamic, seed=spec.seed, engine=original_engine(ctx))
                 callbacks.append(dyn)
             model = make_model(spec.model, device=ctx.device, seed=spec.seed, **params).fit(mit.table,

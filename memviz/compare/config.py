@@ -19,6 +19,7 @@ from memviz.compare.methods import (
 from memviz.device import resolve_device
 from memviz.dynamics.dynamiccut import DEFAULTS, DynamicCutParams
 from memviz.engine import DISTANCES
+from memviz.engine.distributed import check_address
 from memviz.errors import BadOption, checked_seed
 from memviz.mitigate.augment import DEFAULT_RATIO
 from memviz.mitigate.dynamic import DynamicThreshold
@@ -133,7 +134,6 @@ class CompareConfig:
         if self.scheduler is not None and self.backend != "dask":
             raise BadOption("a scheduler address needs the dask backend (--backend dask)")
         if isinstance(self.scheduler, str):  # a malformed address: one line before any work
-            from memviz.engine.distributed import check_address
             check_address(self.scheduler)
         if self.pruned_reference not in PRUNED_REFERENCES:
             raise BadOption(f"pruned_reference {self.pruned_reference!r}: use {' or '.join(PRUNED_REFERENCES)}")

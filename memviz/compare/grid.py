@@ -82,7 +82,8 @@ from memviz.compare.protocol import Floors, protocol_pass, with_protocol
 from memviz.compare.ranking import check_run, selections_from_run
 from memviz.compare.results import COLUMNS, results_frame
 from memviz.device import torch_threads
-from memviz.errors import BadRunFolder, MemvizError
+from memviz.errors import BadOption, BadRunFolder, MemvizError
+from memviz.evaluate.fidelity import FIDELITY_COLUMNS
 from memviz.evaluate.quality import CheckQuality
 from memviz.evaluate.synthetic import mle
 from memviz.io import (
@@ -139,7 +140,7 @@ def run_grid(train: Table, test: Table | None, config: CompareConfig | CheckedCo
         if cfg.run_dir is not None:
             check_run(cfg.run_dir, train, need_floor=True)
         elif test is None:
-            raise MemvizError("dynamiccut_excess needs a floor: give a test split (the warm-up's hold-out) or a "
+            raise BadOption("dynamiccut_excess needs a floor: give a test split (the warm-up's hold-out) or a "
                               "warm-up run measured with a hold-out")
     blocked = blocked_arms(cfg, checked.arms, train)
     threads = cfg.threads
@@ -166,7 +167,7 @@ def _run_grid(train: Table, test: Table | None, compared: CheckedCompare, out: P
         run_dir = cfg.run_dir
         if run_dir is None:
             with torch_threads(threads):
-                wres = ensure_warmup(train, warmup_config(cfg), out / "warmup", progress=_tagged(progress, "warmup"),
+                wres = ensure_warmup(train, ranking_warmup_config(cfg), out / "warmup", progress=_tagged(progress, "warmup"),
                                      holdout=test, quality=CheckQuality)
             run_dir = out / "warmup"
             if "excess" in scores and wres.floor is None:
@@ -293,7 +294,7 @@ def blocked_arms(cfg: CompareConfig, arms: tuple[PrivacyConfig, ...], train: Tab
     """arm name -> the one line why it cannot train privately on ``train`` here (Opacus or OpenDP missing, an ε
     no noise reaches, a column whose statistics could never be released...), found before any work from public
     facts only; its cells are recorded failed, the others run."""
-    from memviz.models.tabddpm import TabDDPM
+    from memviz.models.tabddpm import TabDDPM  # lazy: loads sklearn, torch (optional)
 
     out = {}
     for privacy in arms:
@@ -319,7 +320,7 @@ def _write_selections(out: Path, train: Table, sels: dict, removed_by: dict) -> 
         atomic_write_parquet(out / "selections" / f"{method}_{seed}.parquet", frame.reset_index(drop=True))
 
 
-def warmup_config(cfg: CompareConfig) -> WarmupConfig:
+def ranking_warmup_config(cfg: CompareConfig) -> WarmupConfig:
     """The warm-up a comparison runs for its ranking when it is given none."""
     base = {"epochs": cfg.epochs, "seed": 0, "device": cfg.device, "distance": cfg.distance,
             "model_params": dict(cfg.model_params.get("tabddpm", {}))}
@@ -394,8 +395,6 @@ def _finished(out: Path, spec: CellSpec) -> dict | None:
 
 def fidelity_frame(records: dict, specs) -> pd.DataFrame:
     """The per-column fidelity of every finished cell, in grid order (the module docstring's column_fidelity.csv)."""
-    from memviz.evaluate.fidelity import FIDELITY_COLUMNS
-
     rows = [{"method": s.method, "model": s.model, "seed": s.seed, **r}
             for s in specs for r in (records.get(s.name) or {}).get("column_fidelity") or ()]
     return pd.DataFrame(rows, columns=["method", "model", "seed", *FIDELITY_COLUMNS])

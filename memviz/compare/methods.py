@@ -54,7 +54,6 @@ import dataclasses
 import numpy as np
 import pandas as pd
 
-from memviz.dynamics.dynamiccut import DEFAULT_P, DynamicCutParams, prune_budget
 from memviz.errors import BadOption
 from memviz.mitigate.augment import (
     DEFAULT_RATIO,
@@ -67,6 +66,7 @@ from memviz.mitigate.augment import (
     tabcutmix,
     tabcutmixplus,
 )
+from memviz.dynamics.dynamiccut import DEFAULT_P, DynamicCutParams, prune_budget
 from memviz.risk.factors import DEFAULT_DISTANCE, DEFAULT_K, isolation_order, isolation_scores
 from memviz.tables.data import ROW_ID, Table
 from memviz.warmup.frontier import Recommendation

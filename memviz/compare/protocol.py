@@ -54,7 +54,6 @@ import numpy as np
 import pandas as pd
 
 from memviz.compare.methods import PRUNES
-from memviz.engine.neighbors import NeighborEngine
 from memviz.errors import BadRunFolder
 from memviz.io import (
     atomic_write_json,
@@ -66,6 +65,7 @@ from memviz.io import (
 )
 from memviz.measure.floor import Floor, excess, holdout_floor
 from memviz.measure.memorization import MemorizationResult, memorization
+from memviz.engine.neighbors import NeighborEngine
 from memviz.tables.data import Table
 
 FLOOR_COLUMNS = ("floor", "floor_low", "floor_high", "n_holdout", "excess", "excess_low", "excess_high")

@@ -11,13 +11,13 @@ from pathlib import Path
 
 import numpy as np
 
+from memviz.errors import BadRunFolder
 from memviz.dynamics.dynamiccut import (
     DEFAULTS,
     DynamicCutParams,
     Selection,
     dynamiccut_selection,
 )
-from memviz.errors import BadRunFolder
 from memviz.tables.data import Table, fingerprint
 from memviz.warmup.run import load_warmup
 from memviz.warmup.store import RunStore

@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from memviz.dynamics.rows import RowDynamics, ceil_share, top_mask
-from memviz.errors import BadOption, MemvizError
+from memviz.errors import BadOption
 
 SCORES = ("raw", "excess")
 TARGETS = ("final", "after")
@@ -233,7 +233,7 @@ def score_rows(dyn: RowDynamics, k: int = DEFAULT_K, T=None, score: str = "raw",
     return top_k.mean(axis=1)
 
 
-def rank_rows(scores: np.ndarray, row_ids: np.ndarray) -> np.ndarray:
+def rank_by_score(scores: np.ndarray, row_ids: np.ndarray) -> np.ndarray:
     """Positions sorted by descending score, ties broken by the lowest ``row_id``."""
     return np.lexsort((row_ids, -scores))
 
@@ -305,7 +305,7 @@ class Ranking:
     scores : ndarray, float64, (N,)
         :func:`score_rows` at (k, T), aligned with ``row_ids``.
     order : ndarray, int64, (N,)
-        :func:`rank_rows`: positions, best first (ties to the lowest row_id).
+        :func:`rank_by_score`: positions, best first (ties to the lowest row_id).
     ranks : ndarray, int64, (N,)
         1-based rank of each row in ``row_ids``.
     k, T, n_checks_used, score
@@ -344,7 +344,7 @@ def dynamiccut_ranking(dyn: RowDynamics, k: int = DEFAULT_K, T=None, score: str 
     params = _k_T(params, k, T)
     T = params.window(dyn)
     scores = score_rows(dyn, score=score, expected_auc_rate=expected_auc_rate, params=params)
-    order = rank_rows(scores, dyn.row_ids)  # (N,) positions
+    order = rank_by_score(scores, dyn.row_ids)  # (N,) positions
     ranks = np.empty(dyn.n_rows, dtype=np.int64)
     ranks[order] = np.arange(1, dyn.n_rows + 1)
     return Ranking(row_ids=dyn.row_ids, scores=scores, order=order, ranks=ranks, k=params.k, T=T,
@@ -358,9 +358,9 @@ def _ranking_for(dyn: RowDynamics, params: DynamicCutParams, score, expected_auc
         return dynamiccut_ranking(dyn, score=score, expected_auc_rate=expected_auc_rate, params=params)
     want = (params.k, params.window(dyn), _check_score(score))
     if (ranking.k, ranking.T, ranking.score) != want or len(ranking.row_ids) != dyn.n_rows:
-        raise MemvizError(f"the ranking given was made at k={ranking.k}, T={ranking.T}, score={ranking.score!r} "
-                          f"on {len(ranking.row_ids)} rows, not at k={want[0]}, T={want[1]}, score={want[2]!r} "
-                          f"on {dyn.n_rows}")
+        raise BadOption(f"the ranking given was made at k={ranking.k}, T={ranking.T}, score={ranking.score!r} "
+                        f"on {len(ranking.row_ids)} rows, not at k={want[0]}, T={want[1]}, score={want[2]!r} "
+                        f"on {dyn.n_rows}")
     return ranking
 
 

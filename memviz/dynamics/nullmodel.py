@@ -58,7 +58,6 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 import pandas as pd
 
-from memviz.dynamics.dynamiccut import DEFAULT_K, DEFAULT_P, DynamicCutParams
 from memviz.dynamics.rows import (
     DEFAULT_TOP_FRAC,
     CheckEvents,
@@ -66,9 +65,10 @@ from memviz.dynamics.rows import (
     check_events,
     dynamics_from_events,
 )
-from memviz.dynamics.splithalf import Statistic, dynamics_statistics
 from memviz.dynamics.summaries import early_check_count
-from memviz.errors import MemvizError
+from memviz.errors import BadOption
+from memviz.dynamics.splithalf import Statistic, dynamics_statistics
+from memviz.dynamics.dynamiccut import DEFAULT_K, DEFAULT_P, DynamicCutParams
 
 VALUE_BINS = 10
 DEFAULT_REPLICATES = 100
@@ -105,7 +105,7 @@ class NullModel:
         return dynamics_from_events(ev, self.top_frac, check_pos=check_pos)
 
 
-def fit_null(checks: pd.DataFrame, train_row_ids, top_frac: float = DEFAULT_TOP_FRAC) -> NullModel:
+def fit_dynamics_null(checks: pd.DataFrame, train_row_ids, top_frac: float = DEFAULT_TOP_FRAC) -> NullModel:
     """Fit the null model of a checks table (see the module docstring for the model).
 
     Raises
@@ -213,9 +213,9 @@ def compare_to_null(checks: pd.DataFrame, train_row_ids, replicates: int = DEFAU
         The same code computes each statistic on the observed run and on every replicate.
     """
     if isinstance(replicates, bool) or not isinstance(replicates, (int, np.integer)) or replicates < 40:
-        raise MemvizError(f"replicates must be an integer >= 40 (so the null can reject at 2.5 %), got {replicates!r}")
+        raise BadOption(f"replicates must be an integer >= 40 (so the null can reject at 2.5 %), got {replicates!r}")
     params = DynamicCutParams(p, k, T)  # checked once for the run and every replicate
-    model = fit_null(checks, train_row_ids, top_frac)
+    model = fit_dynamics_null(checks, train_row_ids, top_frac)
     obs_dyn = model.observed()
     observed = dynamics_statistics(obs_dyn, early_checks=early_checks, params=params)
     rng = np.random.default_rng(seed)

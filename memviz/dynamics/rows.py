@@ -35,7 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from memviz.errors import MemvizError
+from memviz.errors import BadOption, BadTable
 from memviz.measure.memorization import auc_terms
 
 CHECK_COLUMNS = ("check", "epoch", "synthetic_id", "nn1", "d1", "d2", "ratio", "memorized")
@@ -167,7 +167,7 @@ def top_mask(total: np.ndarray, row_ids: np.ndarray, top_frac: float = DEFAULT_T
     is filled with never-copied rows of lowest ``row_id`` (it always has that size).
     """
     if not 0.0 < float(top_frac) <= 1.0:
-        raise MemvizError(f"top_frac must be in (0, 1], got {top_frac}")
+        raise BadOption(f"top_frac must be in (0, 1], got {top_frac}")
     n_top = ceil_share(float(top_frac), len(total))
     order = np.lexsort((row_ids, -np.asarray(total, dtype=np.int64)))  # descending count, then row_id
     mask = np.zeros(len(total), dtype=bool)
@@ -177,12 +177,12 @@ def top_mask(total: np.ndarray, row_ids: np.ndarray, top_frac: float = DEFAULT_T
 
 def _check_columns(checks: pd.DataFrame) -> None:
     if not isinstance(checks, pd.DataFrame):
-        raise MemvizError(f"checks table must be a pandas DataFrame, got {type(checks).__name__}")
+        raise BadTable(f"checks table must be a pandas DataFrame, got {type(checks).__name__}")
     missing = [c for c in ("check", "epoch", "nn1", "ratio", "memorized") if c not in checks.columns]
     if missing:
-        raise MemvizError(f"checks table is missing column(s) {', '.join(missing)}")
+        raise BadTable(f"checks table is missing column(s) {', '.join(missing)}")
     if len(checks) == 0:
-        raise MemvizError("checks table is empty: the warm-up recorded no check")
+        raise BadTable("checks table is empty: the warm-up recorded no check")
 
 
 def _int_column(checks: pd.DataFrame, name: str) -> np.ndarray:
@@ -191,7 +191,7 @@ def _int_column(checks: pd.DataFrame, name: str) -> np.ndarray:
         return col.astype(np.int64, copy=False)
     as_float = np.asarray(col, dtype=np.float64)
     if not np.all(np.isfinite(as_float)) or np.any(as_float != np.round(as_float)):
-        raise MemvizError(f"checks table column {name} must hold integers")
+        raise BadTable(f"checks table column {name} must hold integers")
     return as_float.astype(np.int64)
 
 
@@ -204,9 +204,9 @@ def _check_index(checks: pd.DataFrame):
     epochs[inverse] = epoch
     if np.any(epochs[inverse] != epoch):
         bad = uniq[np.unique(inverse[epochs[inverse] != epoch])[0]]
-        raise MemvizError(f"checks table: check {bad} has more than one epoch")
+        raise BadTable(f"checks table: check {bad} has more than one epoch")
     if np.any(np.diff(epochs) < 0):
-        raise MemvizError("checks table: epochs decrease as the check index grows")
+        raise BadTable("checks table: epochs decrease as the check index grows")
     return uniq, epochs, inverse
 
 
@@ -218,18 +218,18 @@ def _row_positions(nn1: np.ndarray, row_ids: np.ndarray) -> np.ndarray:
     if np.any(unknown):
         bad = np.unique(nn1[unknown])
         more = f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""
-        raise MemvizError(f"checks table: nn1 {bad[0]}{more} is not a training row_id")
+        raise BadTable(f"checks table: nn1 {bad[0]}{more} is not a training row_id")
     return pos
 
 
 def _train_ids(train_row_ids) -> np.ndarray:
     ids = np.asarray(train_row_ids)
     if ids.ndim != 1 or ids.size == 0 or ids.dtype.kind not in "iu":
-        raise MemvizError("train_row_ids must be a non-empty 1-D array of integer row_ids")
+        raise BadTable("train_row_ids must be a non-empty 1-D array of integer row_ids")
     ids = np.sort(ids.astype(np.int64))
     if np.any(ids[1:] == ids[:-1]):
         dup = ids[1:][ids[1:] == ids[:-1]][0]
-        raise MemvizError(f"train_row_ids: row_id {dup} appears more than once")
+        raise BadTable(f"train_row_ids: row_id {dup} appears more than once")
     return ids
 
 

@@ -43,6 +43,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from memviz.dynamics.rows import RowDynamics, top_mask
+from memviz.dynamics.summaries import early_check_count, mann_whitney_p
+from memviz.errors import BadRunFolder
 from memviz.dynamics.dynamiccut import (
     DEFAULT_K,
     DEFAULT_P,
@@ -51,9 +54,6 @@ from memviz.dynamics.dynamiccut import (
     params_of,
     target_top,
 )
-from memviz.dynamics.rows import RowDynamics, top_mask
-from memviz.dynamics.summaries import early_check_count, mann_whitney_p
-from memviz.errors import MemvizError
 
 #: the paper's criteria, as :func:`memviz.study.findings` applies them: two-sided
 #: Mann-Whitney p below this (with the Top value on the paper's side) for group statistics ...
@@ -103,7 +103,7 @@ class Statistic:
 def split_halves(n_checks: int) -> tuple[np.ndarray, np.ndarray]:
     """(G, M): odd check positions (groups) and even ones (measurement); disjoint, both sorted."""
     if n_checks < MIN_CHECKS:
-        raise MemvizError(f"split-half statistics need at least {MIN_CHECKS} checks, the warm-up has {n_checks}")
+        raise BadRunFolder(f"split-half statistics need at least {MIN_CHECKS} checks, the warm-up has {n_checks}")
     pos = np.arange(n_checks)
     return pos[1::2], pos[0::2]
 

@@ -14,9 +14,10 @@ import warnings
 from dataclasses import asdict, dataclass
 
 import numpy as np
+from scipy.stats import mannwhitneyu
 
 from memviz.dynamics.rows import RowDynamics, ceil_share
-from memviz.errors import MemvizError
+from memviz.errors import BadOption
 
 
 def concentration_curve(dyn: RowDynamics) -> tuple[np.ndarray, np.ndarray]:
@@ -134,7 +135,7 @@ def early_check_count(dyn: RowDynamics, early_checks: int | None) -> int:
     if early_checks is None:
         return max(1, ceil_share(0.25, dyn.n_checks))
     if int(early_checks) != early_checks or not 1 <= early_checks <= dyn.n_checks:
-        raise MemvizError(f"early_checks must be an integer in [1, {dyn.n_checks}], got {early_checks}")
+        raise BadOption(f"early_checks must be an integer in [1, {dyn.n_checks}], got {early_checks}")
     return int(early_checks)
 
 
@@ -156,7 +157,6 @@ def _group(dyn: RowDynamics, mask: np.ndarray, early: np.ndarray) -> GroupStats:
 
 def mann_whitney_p(a: np.ndarray, b: np.ndarray) -> float:
     """Two-sided Mann-Whitney U p-value (scipy); NaN when a sample is empty or the test is undefined."""
-    from scipy.stats import mannwhitneyu
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     if a.size == 0 or b.size == 0:
         return float("nan")

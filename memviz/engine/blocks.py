@@ -6,6 +6,8 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol
 
+from threadpoolctl import threadpool_limits
+
 
 class BlockRunner(Protocol):
     """What :func:`map_blocks` asks of an engine (:class:`memviz.engine.neighbors.NeighborEngine` is one):
@@ -18,8 +20,8 @@ class BlockRunner(Protocol):
     def workspace(self, b: int) -> Any: ...
 
 
-class Progress:
-    """Calls progress(done, total) as parts of the query rows finish (thread-safe)."""
+class RowsDone:
+    """The query rows done so far: calls progress(done, total) as parts of them finish (thread-safe)."""
 
     def __init__(self, fn, total):
         self.fn, self.total, self.done, self.lock = fn, total, 0, threading.Lock()
@@ -40,8 +42,6 @@ def one_blas_thread():
     asked for it leaves (thread-safe: concurrent searches share one limit): the searches run
     one block per worker thread, and a BLAS pool of its own under each would oversubscribe
     the cores."""
-    from threadpoolctl import threadpool_limits
-
     with _BLAS:
         if _BLAS_USERS[0] == 0:
             _BLAS_USERS[1] = threadpool_limits(limits=1, user_api="blas")

@@ -33,7 +33,8 @@ columns, k neighbours, T worker threads), from the arrays the engine holds at it
 
 The audit (:func:`audit_bytes`, :func:`check_audit`) sums these over its steps: the engines it
 holds throughout (one on the training rows, two when its distance is not the closeness tests'
-standardized one) plus the largest of what comes and goes (each search of N, M or H query rows
+standardized one) and its tables encoded once (:mod:`memviz.engine.encoded`: 8 · (p + q) bytes a row of
+the N, M and H rows; with ``--backend dask`` of the N and H rows) plus the largest of what comes and goes (each search of N, M or H query rows
 against the training rows; the evidence's engines on the M generated rows with their searches;
 the DCR share's two engines on min(N, H) rows with their search of the M generated rows). With
 ``--backend dask`` the searches of the training rows' engines and of the membership attack's
@@ -46,14 +47,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from memviz import device as _device
-from memviz.errors import MemvizError
+from memviz.engine.pruned import CHUNK, MAX_LEVEL2
+from memviz.engine.wide import BLOCK, task_rows
+from memviz.errors import TooLarge
 
 MIB = 1 << 20
 
 
 def fit_bytes(N: int, p: int, q: int) -> int:
-    from memviz.engine.pruned import MAX_LEVEL2
-
     level2 = min(q * (q - 1) // 2 * N, MAX_LEVEL2) if q >= 2 else 0    # groups <= rows: an upper bound
     return N * (96 * p + 24 * q + 256) + 48 * level2
 
@@ -61,13 +62,11 @@ def fit_bytes(N: int, p: int, q: int) -> int:
 def query_bytes(M: int, N: int, p: int, q: int, k: int, threads: int, algorithm: str,
                 chunk_elements: int) -> int:
     if algorithm == "wide":
-        from memviz.engine.wide import BLOCK, task_rows
         nb = N // BLOCK + 1
         per = 32 * task_rows(nb) * nb + 64 * MIB
     elif algorithm == "dense":
         per = 3 * chunk_elements * 8
     else:
-        from memviz.engine.pruned import CHUNK
         per = max(64 * MIB, min(M, CHUNK) * 20 * 1024)
     return M * (48 * p + 16 * q + 96 * k + 128) + max(1, threads) * per
 
@@ -136,10 +135,14 @@ def audit_bytes(N: int, M: int, H: int, p: int, q: int, *, threads: int, cpu: bo
     ref = min(N, H)
     dcr_fits = 2 * fit_bytes(ref, p, q) if H and dcr else 0
     share = dcr_fits + query(M, ref, 1) if H and dcr else 0
-    here = engines + max(passes, members + member_search + attribute, share)
+    # the tables encoded once (memviz.engine.encoded), held throughout: float64 numbers and int64 codes; with
+    # Dask the generated rows are searched on the workers and not encoded here
+    held = 8 * (p + q) * (N + M + H)
+    here = engines + held + max(passes, members + member_search + attribute, share)
     # an engine's pickled copy while it is sent: its arrays once, half the fit's estimate; the DCR share's
     # engines are sent too, and their search runs on the workers
-    client = engines + max(fit_n // 2, members + members // 2 + attribute, dcr_fits + dcr_fits // 4)
+    client = engines + 8 * (p + q) * (N + H) + max(fit_n // 2, members + members // 2 + attribute,
+                                                   dcr_fits + dcr_fits // 4)
     worker = engines + members + dcr_fits + query(min(rows_per_task, max(M, N, H)), max(N, M), 2, 1)
     return AuditNeed(here=here, client=client, worker=worker)
 
@@ -164,16 +167,16 @@ def check_audit(need: AuditNeed, what: str, *, backend: str = "local", local_wor
     if backend == "local":
         if need.here > have:
             tail = "" if need.client <= have else ": use fewer rows, or a machine with more memory"
-            raise MemvizError(f"{what} needs about {mib(need.here)} MiB of memory and this machine has {mib(have)} "
+            raise TooLarge(f"{what} needs about {mib(need.here)} MiB of memory and this machine has {mib(have)} "
                               f"MiB available; with --backend dask --scheduler ADDR it would need {dask_need}{tail}")
         return
     total = need.client + local_workers * need.worker
     if total > have:
         if local_workers:
-            raise MemvizError(f"{what} on a local Dask cluster of {local_workers} workers needs about {mib(total)} MiB "
+            raise TooLarge(f"{what} on a local Dask cluster of {local_workers} workers needs about {mib(total)} MiB "
                               f"of memory and this machine has {mib(have)} MiB available: with a cluster elsewhere "
                               f"(--scheduler ADDR) it would need {dask_need}")
-        raise MemvizError(f"{what} with --backend dask needs {dask_need}, and this machine has {mib(have)} MiB "
+        raise TooLarge(f"{what} with --backend dask needs {dask_need}, and this machine has {mib(have)} MiB "
                           "available: use fewer rows, or a machine with more memory")
 
 
@@ -190,7 +193,7 @@ def check(need: int, what: str, fix: str = "use fewer rows, or a machine (or a D
     do instead."""
     have = _device.available_memory()
     if have is not None and need > have:
-        raise MemvizError(f"{what} needs about {mib(need)} MiB of memory and this machine has "
+        raise TooLarge(f"{what} needs about {mib(need)} MiB of memory and this machine has "
                           f"{mib(have)} MiB available: {fix}")
 
 

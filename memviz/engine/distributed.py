@@ -30,9 +30,14 @@ same rows, mostly faulting in fresh pages for every temporary array.
 """
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import contextlib
 import copy
+import ctypes
+import logging
 import os
+import socket
 import threading
 import time
 import uuid
@@ -43,7 +48,7 @@ import numpy as np
 import pandas as pd
 
 from memviz.engine.neighbors import NeighborEngine, Neighbors
-from memviz.errors import MemvizError
+from memviz.errors import BadOption, MemvizError, MissingExtra
 from memviz.tables.data import Table
 
 #: query rows per task unless given: enough to keep a worker's pass efficient, small
@@ -69,17 +74,17 @@ def check_address(scheduler) -> str:
     text = str(scheduler).strip()
     shown = repr(str(scheduler)[:200])
     if not text:
-        raise MemvizError("dask scheduler '': empty address (give tcp://HOST:PORT, or leave out --scheduler for a "
+        raise BadOption("dask scheduler '': empty address (give tcp://HOST:PORT, or leave out --scheduler for a "
                           "local cluster)")
     scheme, sep, rest = text.partition("://")
     if not sep:
         scheme, rest = "tcp", text
     if scheme not in SCHEMES:
-        raise MemvizError(f"dask scheduler {shown}: unknown scheme {scheme!r} (use tcp://HOST:PORT)")
+        raise BadOption(f"dask scheduler {shown}: unknown scheme {scheme!r} (use tcp://HOST:PORT)")
     if scheme in ("tcp", "tls", "ws", "wss"):
         host, colon, port = rest.rpartition(":")
         if not colon or not host or not port.isdigit() or not 0 < int(port) < 65536 or "/" in host:
-            raise MemvizError(f"dask scheduler {shown}: not HOST:PORT with a port in 1-65535 (e.g. "
+            raise BadOption(f"dask scheduler {shown}: not HOST:PORT with a port in 1-65535 (e.g. "
                               "tcp://127.0.0.1:8786)")
     return f"{scheme}://{rest}"
 
@@ -89,9 +94,7 @@ def _handshake(address: str, timeout: float) -> None:
     (one line): dask's own connect bounds the TCP connection but not the handshake, so a port that
     accepts and never answers held ``Client`` for good, and one that answers HTTP had it read a frame
     length of 3 EiB."""
-    import asyncio
-
-    from distributed.comm import connect as comm_connect
+    from distributed.comm import connect as comm_connect  # lazy: dask is optional (memviz[dask])
 
     async def probe():
         comm = await comm_connect(address, timeout=timeout)
@@ -101,17 +104,15 @@ def _handshake(address: str, timeout: float) -> None:
     try:
         asyncio.run(asyncio.wait_for(probe(), timeout))
     except (asyncio.TimeoutError, TimeoutError):
-        raise MemvizError(f"dask scheduler {address}: no dask scheduler answered within {timeout:g} s") from None
+        raise BadOption(f"dask scheduler {address}: no dask scheduler answered within {timeout:g} s") from None
     except Exception as exc:  # refused, unreachable, or not dask's protocol (MemoryError from a garbage frame length)
-        raise MemvizError(f"dask scheduler {address}: cannot connect ({_why(exc)})") from None
+        raise BadOption(f"dask scheduler {address}: cannot connect ({_why(exc)})") from None
 
 
 def _reach(address: str, timeout: float) -> None:
     """A TCP connection to a ``tcp://`` address, or a MemvizError saying it cannot connect: dask's own
     connect retries a refused port until its timeout, so a closed port read as "no answer within 10 s"
     rather than as refused."""
-    import socket
-
     scheme, _, rest = address.partition("://")
     if scheme != "tcp":
         return
@@ -119,7 +120,7 @@ def _reach(address: str, timeout: float) -> None:
     try:
         socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
     except OSError as exc:
-        raise MemvizError(f"dask scheduler {address}: cannot connect ({_why(exc)})") from None
+        raise BadOption(f"dask scheduler {address}: cannot connect ({_why(exc)})") from None
 
 
 def _why(exc: BaseException) -> str:
@@ -137,9 +138,9 @@ def connect(scheduler=None, n_workers: int | None = None):
     finish dask's handshake within :data:`CONNECT_TIMEOUT` seconds in one line. dask's own log
     lines are silenced while the client lives: what fails is said by memviz, in one line."""
     try:
-        from dask.distributed import Client, LocalCluster
+        from dask.distributed import Client, LocalCluster  # lazy: dask is optional (memviz[dask])
     except ImportError:
-        raise MemvizError("the dask backend needs the package distributed (pip install distributed)") from None
+        raise MissingExtra("the dask backend needs the package distributed (pip install distributed)") from None
     cluster = client = None
     own = True
     quiet = _quiet_dask()
@@ -158,7 +159,7 @@ def connect(scheduler=None, n_workers: int | None = None):
             try:
                 client = Client(address, timeout=f"{CONNECT_TIMEOUT}s")
             except Exception as exc:
-                raise MemvizError(f"dask scheduler {address}: cannot connect ({_why(exc)})") from None
+                raise BadOption(f"dask scheduler {address}: cannot connect ({_why(exc)})") from None
         yield client
     finally:
         try:
@@ -179,15 +180,11 @@ class _quiet_dask:
              "distributed.nanny", "distributed.core", "distributed.comm")
 
     def __init__(self):
-        import logging
-
         self.levels = {n: logging.getLogger(n).level for n in self.NAMES}
         for n in self.NAMES:
             logging.getLogger(n).setLevel(logging.CRITICAL)
 
     def close(self) -> None:
-        import logging
-
         for n, level in self.levels.items():
             logging.getLogger(n).setLevel(level)
 
@@ -198,7 +195,7 @@ def results(client, futures, what: str = "task"):
     killed while running it (KilledWorker), the scheduler lost, or no worker in the cluster for
     :data:`NO_WORKER_TIMEOUT` seconds while tasks wait. An error the task itself raises is raised as it
     is (a MemvizError stays one line)."""
-    from distributed import wait
+    from distributed import wait  # lazy: dask is optional (memviz[dask])
 
     pending, idle = set(futures), None
     while pending:
@@ -223,14 +220,14 @@ def results(client, futures, what: str = "task"):
         try:
             workers = client.nthreads(callback_timeout=POLL_SECONDS)
         except Exception as exc:
-            raise MemvizError(f"dask: the scheduler stopped answering ({_why(exc)}); the {what}s are not "
+            raise BadOption(f"dask: the scheduler stopped answering ({_why(exc)}); the {what}s are not "
                               "finished: start the cluster again and rerun") from None
         if workers:
             idle = None
         elif idle is None:
             idle = time.monotonic()
         elif time.monotonic() - idle > NO_WORKER_TIMEOUT:
-            raise MemvizError(f"dask: no worker in the cluster for {NO_WORKER_TIMEOUT:g} s while {len(pending)} "
+            raise BadOption(f"dask: no worker in the cluster for {NO_WORKER_TIMEOUT:g} s while {len(pending)} "
                               f"{what}(s) wait; start workers and rerun")
 
 
@@ -240,14 +237,11 @@ def scatter(client, value):
     try:
         return client.scatter(value, broadcast=True, timeout=NO_WORKER_TIMEOUT)
     except Exception as exc:
-        raise MemvizError(f"dask: cannot send the data to the workers within {NO_WORKER_TIMEOUT:g} s ({_why(exc)}); "
+        raise BadOption(f"dask: cannot send the data to the workers within {NO_WORKER_TIMEOUT:g} s ({_why(exc)}); "
                           "is a worker connected to the scheduler?") from None
 
 
 def _is_cluster_failure(exc: BaseException) -> bool:
-    import asyncio
-    import concurrent.futures
-
     names = {c.__name__ for c in type(exc).__mro__}
     return bool(names & {"FutureCancelledError", "KilledWorker", "CommClosedError", "CancelledError"}) or \
         isinstance(exc, (asyncio.CancelledError, concurrent.futures.CancelledError, OSError, TimeoutError))
@@ -281,7 +275,6 @@ def _tune_malloc() -> None:
             return
         _MALLOC_TUNED.append(True)
         try:
-            import ctypes
             libc = ctypes.CDLL("libc.so.6")
             libc.mallopt(-3, MMAP_THRESHOLD)                                  # M_MMAP_THRESHOLD
             libc.mallopt(-1, TRIM_THRESHOLD)                                  # M_TRIM_THRESHOLD
@@ -300,7 +293,7 @@ def _worker_engine(engine: NeighborEngine) -> NeighborEngine:
         if local is None:
             local = copy.copy(engine)
             try:
-                from distributed import get_worker
+                from distributed import get_worker  # lazy: dask is optional (memviz[dask])
                 local.n_jobs = max(1, int(get_worker().state.nthreads))
             except (ImportError, ValueError, AttributeError):
                 pass
@@ -333,7 +326,7 @@ class DaskEngine:
         self.client = client
         self.rows_per_task = ROWS_PER_TASK if rows_per_task is None else int(rows_per_task)
         if self.rows_per_task < 1:
-            raise MemvizError(f"rows_per_task={self.rows_per_task}: must be at least 1")
+            raise BadOption(f"rows_per_task={self.rows_per_task}: must be at least 1")
         self._remote = scatter(client, engine)                                            # once
 
     # what memorization() and holdout_floor() read from an engine
@@ -365,7 +358,7 @@ class DaskEngine:
         df = queries.data if isinstance(queries, Table) else queries
         N = self.engine.n_reference_
         if k < 1 or k > N:
-            raise MemvizError(f"k={k}: must be between 1 and the {N} reference rows")
+            raise BadOption(f"k={k}: must be between 1 and the {N} reference rows")
         M, b = len(df), self.rows_per_task
         tag = uuid.uuid4().hex[:12]                                                      # one per call
         futures = {self.client.submit(_query, self._remote, df.iloc[s:s + b], k, key=f"memviz-knn-{tag}-{s}"): s

@@ -98,9 +98,12 @@ import pandas as pd
 
 from memviz.device import compute_device, cpu_threads
 from memviz.engine import DISTANCES, budget
-from memviz.engine.blocks import Progress, map_blocks
+from memviz.engine.blocks import RowsDone, map_blocks
 from memviz.engine.cpudense import CpuDense, tiny_rows
-from memviz.errors import MemvizError
+from memviz.engine.encoded import EncodedTables
+from memviz.engine.pruned import PrunedIndex
+from memviz.engine.wide import WideIndex
+from memviz.errors import BadOption, BadTable
 from memviz.tables.data import Table
 from memviz.tables.encoding import Encoder, pow2_exponents
 
@@ -165,9 +168,9 @@ class NeighborEngine:
     def __init__(self, distance: str = "paper", device: str = "auto", chunk_elements: int | None = None,
                  n_candidates: int = 8, n_jobs: int | None = None, algorithm: str = "auto"):
         if distance not in DISTANCES:
-            raise MemvizError(f"distance {distance!r}: unknown (use paper or standardized)")
+            raise BadOption(f"distance {distance!r}: unknown (use paper or standardized)")
         if algorithm not in ALGORITHMS:
-            raise MemvizError(f"algorithm {algorithm!r}: unknown (use auto, pruned, wide or dense)")
+            raise BadOption(f"algorithm {algorithm!r}: unknown (use auto, pruned, wide or dense)")
         self.distance = distance
         self.device = device
         self.chunk_elements = None if chunk_elements is None else int(chunk_elements)
@@ -176,8 +179,8 @@ class NeighborEngine:
         self.algorithm = algorithm
 
     # ------------------------------------------------------------------- fit
-    def fit(self, reference: Table, scale_table: Table | None = None, like: "NeighborEngine | None" = None
-            ) -> "NeighborEngine":
+    def fit(self, reference: Table, scale_table: Table | None = None, like: "NeighborEngine | None" = None,
+            *, encoded: EncodedTables | None = None) -> "NeighborEngine":
         """Index the reference rows.
 
         ``scale_table`` (default: the reference) gives the means used for missing
@@ -185,17 +188,27 @@ class NeighborEngine:
         category vocabulary always comes from the reference rows. ``like``: an engine fitted
         on this same Table object (no scale table), with any distance: its encoder and its
         categorical groups are reused, and only this distance's own structures are built.
+        ``encoded`` (or ``like``'s, when it has them): the tables of one audit encoded once
+        (:class:`memviz.engine.encoded.EncodedTables`) with the encoder fitted on this reference
+        (no scale table): that encoder and the arrays are taken as they are, here and in every
+        search of a table they hold; else (default) the rows are encoded here.
         """
         schema = reference.schema
         num_cols, cat_cols = schema.distance_numerical, schema.distance_categorical
         if not num_cols and not cat_cols:
-            raise MemvizError(f"{reference.source}: no numerical or categorical column to compare")
+            raise BadTable(f"{reference.source}: no numerical or categorical column to compare")
         budget.check(budget.fit_bytes(len(reference), len(num_cols), len(cat_cols)),
                      f"{reference.source}: indexing {len(reference):,} rows × {len(num_cols)} numerical + "
                      f"{len(cat_cols)} categorical columns")
         like = like if scale_table is None and getattr(like, "_fitted_on", _nothing)() is reference else None
         self._fitted_on = weakref.ref(reference) if scale_table is None else _nothing
-        if like is not None:
+        encoded = encoded if encoded is not None else getattr(like, "encoded_", None)
+        usable = encoded is not None and scale_table is None and encoded.serves(reference)
+        held = encoded.of(reference) if usable else None
+        self.encoded_ = encoded if usable else None
+        if self.encoded_ is not None:
+            self.encoder_ = self.encoded_.encoder
+        elif like is not None:
             self.encoder_ = like.encoder_
         else:
             base = Encoder.fit((scale_table or reference).data, num_cols, cat_cols)
@@ -204,7 +217,7 @@ class NeighborEngine:
             self.encoder_ = replace(base, vocab=vocab)
         self.device_ = compute_device(self.device)
         self.chunk_elements_ = self._chunk_elements()
-        enc = self.encoder_.transform(reference.data)
+        enc = held if self.encoded_ is not None else self.encoder_.transform(reference.data)
         self.row_ids_ = reference.row_ids
         self.n_reference_ = len(reference)
         self._check_finite(enc.num, reference.source)
@@ -219,11 +232,9 @@ class NeighborEngine:
         if self.device_.type != "cpu":
             self._load_dense()
         if self.algorithm_ == "pruned":
-            from memviz.engine.pruned import PrunedIndex
             self.pruned_ = PrunedIndex(y, enc.cat, self.encoder_.n_categories, self.distance,
                                        groups=getattr(like, "pruned_", None))
         elif self.algorithm_ == "wide":
-            from memviz.engine.wide import WideIndex
             self.wide_ = WideIndex(y, enc.cat, self.distance)
         return self
 
@@ -235,12 +246,13 @@ class NeighborEngine:
     def __getstate__(self) -> dict:
         state = dict(self.__dict__)
         state["_fitted_on"] = _nothing          # a weak reference does not pickle (Dask workers)
+        state["encoded_"] = None                # the whole tables stay here: the workers get slices of rows
         return state
 
     def _resolve_algorithm(self) -> str:
         if self.algorithm != "auto":
             if self.algorithm in ("pruned", "wide") and self.device_.type != "cpu":
-                raise MemvizError(f"algorithm {self.algorithm!r} runs on the CPU only (device {self.device_})")
+                raise BadOption(f"algorithm {self.algorithm!r} runs on the CPU only (device {self.device_})")
             if self.algorithm == "wide" and not self.p_:
                 return "dense"                 # no numerical column: no product to bound
             return self.algorithm
@@ -249,10 +261,10 @@ class NeighborEngine:
     def _chunk_elements(self) -> int:
         if self.chunk_elements is not None:
             if self.chunk_elements < 1:
-                raise MemvizError(f"chunk_elements={self.chunk_elements}: must be at least 1")
+                raise BadOption(f"chunk_elements={self.chunk_elements}: must be at least 1")
             return self.chunk_elements
         if self.device_.type == "cuda":
-            from memviz.engine.densetorch import cuda_chunk_elements
+            from memviz.engine.densetorch import cuda_chunk_elements  # lazy: densetorch imports torch (CUDA only)
 
             return cuda_chunk_elements(self.device_)
         return 1 << 20
@@ -262,7 +274,7 @@ class NeighborEngine:
         bad = ~np.isfinite(num)
         if bad.any():
             i, j = np.argwhere(bad)[0]
-            raise MemvizError(f"{source}: column {self.encoder_.num_cols[j]!r}: holds an infinite value "
+            raise BadTable(f"{source}: column {self.encoder_.num_cols[j]!r}: holds an infinite value "
                               f"(row {i + 1}); distances need finite numbers")
 
     def _coords(self, num: np.ndarray, source: str) -> np.ndarray:
@@ -286,7 +298,7 @@ class NeighborEngine:
         """One line naming the first value marked in ``far`` (n, d): its column, row and ``why(i, j)``."""
         if far.any():
             i, j = np.argwhere(far)[0]
-            raise MemvizError(f"{source}: column {self.encoder_.num_cols[j]!r}: value {num[i, j]:.3g} "
+            raise BadTable(f"{source}: column {self.encoder_.num_cols[j]!r}: value {num[i, j]:.3g} "
                               f"(row {i + 1}) {why(i, j)}")
 
     # ------------------------------------------------------------- dense path
@@ -305,7 +317,7 @@ class NeighborEngine:
             if self.device_.type == "cpu":
                 dense = CpuDense(y, cat, paper, self.n_candidates)
             else:
-                from memviz.engine.densetorch import TorchDense
+                from memviz.engine.densetorch import TorchDense  # lazy: densetorch imports torch (CUDA only)
 
                 dense = TorchDense(y, cat, self.encoder_.n_categories, paper, self.n_candidates, self.device_)
             self.dense_ = dense
@@ -354,17 +366,18 @@ class NeighborEngine:
         t0 = time.perf_counter()
         N = self.n_reference_
         if k < 1 or k > N:
-            raise MemvizError(f"k={k}: must be between 1 and the {N} reference rows")
+            raise BadOption(f"k={k}: must be between 1 and the {N} reference rows")
         M = len(df)
         budget.check(budget.query_bytes(M, N, self.p_, self.q_, k, self.n_jobs_(), self.algorithm_,
                                         self.chunk_elements_),
                      f"{source}: {M:,} query rows against {N:,} reference rows")
-        enc = self.encoder_.transform(df)
+        enc = self.encoded_.of(df) if getattr(self, "encoded_", None) is not None else None
+        enc = enc if enc is not None else self.encoder_.transform(df)
         self._check_finite(enc.num, source)
         y = self._coords(enc.num, source)                                                  # (M, p)
         pos = np.empty((M, k), dtype=np.int64)
         dist = np.empty((M, k), dtype=np.float64)
-        report = None if progress is None else Progress(progress, M).add
+        report = None if progress is None else RowsDone(progress, M).add
         # rows with a coordinate too small for plain squares (or all rows, when the
         # reference has one) take the dense path with per-pair scaling
         tiny = np.ones(M, dtype=bool) if self.tiny_ else tiny_rows(y)

@@ -42,6 +42,7 @@ left to it as well.
 from __future__ import annotations
 
 import math
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -170,8 +171,6 @@ class PrunedIndex:
         """Fill pos/dist (M, k) for the query rows this search answers and return the (M,)
         mask of those rows. When most rows of the finished chunks fail (tables where the
         levels or the trees do not prune), the remaining chunks are left to the dense path."""
-        import threading
-
         M = len(y)
         done = np.zeros(M, dtype=bool)
         seen = [0, 0]                                                                    # rows tried, rows answered

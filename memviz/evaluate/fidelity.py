@@ -39,7 +39,10 @@ import warnings
 
 import numpy as np
 import pandas as pd
+from scipy.spatial.distance import jensenshannon
+from scipy.stats import wasserstein_distance
 
+from memviz.evaluate.synthetic import canonical_frame, synthetic_frame
 from memviz.tables.data import Table
 
 #: the write-up's reference lines, per kind of column
@@ -50,11 +53,6 @@ FIDELITY_COLUMNS = ["column", "kind", "metric", "value", "reference"]
 def column_fidelity(train: Table, synthetic) -> pd.DataFrame:
     """One row per column: ``column, kind (numerical / categorical), metric (wasserstein / jsd),
     value, reference`` (module docstring), in schema order."""
-    from scipy.spatial.distance import jensenshannon
-    from scipy.stats import wasserstein_distance
-
-    from memviz.evaluate.synthetic import canonical_frame, synthetic_frame
-
     schema = train.schema
     real = canonical_frame(train.data, schema)
     syn = canonical_frame(synthetic_frame(train, synthetic), schema)
@@ -100,8 +98,6 @@ def fidelity_figures(per_column: pd.DataFrame) -> dict:
 
 def report_trend(train: Table, synthetic) -> float:
     """Column Pair Trends of SDMetrics' QualityReport with its shipped thresholds (module docstring)."""
-    from memviz.evaluate.synthetic import canonical_frame, synthetic_frame
-
     schema = train.schema
     real = canonical_frame(train.data, schema)
     syn = canonical_frame(synthetic_frame(train, synthetic), schema)
@@ -112,7 +108,7 @@ def report_trend(train: Table, synthetic) -> float:
         warnings.filterwarnings("ignore", category=FutureWarning)
         warnings.filterwarnings("ignore", module=r"sdmetrics(\..*)?$")
         warnings.filterwarnings("ignore", category=RuntimeWarning)
-        from sdmetrics.reports.single_table import QualityReport
+        from sdmetrics.reports.single_table import QualityReport  # lazy: sdmetrics, an extra (sdv)
 
         report = QualityReport()                    # its own thresholds, untouched
         report.generate(real, syn, metadata, verbose=False)

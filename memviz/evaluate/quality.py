@@ -36,6 +36,7 @@ import time
 import numpy as np
 import pandas as pd
 
+from memviz.errors import BadOption
 from memviz.evaluate.synthetic import ColumnShapes, canonical_frame, shape_mean, synthetic_frame
 from memviz.tables.data import Table
 
@@ -58,8 +59,7 @@ class CheckQuality:
 
     def __init__(self, train: Table, rows: int | None = DEFAULT_QUALITY_ROWS):
         if rows is not None and int(rows) < 1:
-            from memviz.errors import MemvizError
-            raise MemvizError(f"quality_rows={rows}: must be at least 1 (or None for every generated row)")
+            raise BadOption(f"quality_rows={rows}: must be at least 1 (or None for every generated row)")
         self.train, self.rows = train, None if rows is None else int(rows)
         schema = train.schema
         self.shapes = ColumnShapes(train)                                   # the real side of Column Shapes

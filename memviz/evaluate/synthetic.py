@@ -26,10 +26,14 @@ from typing import Mapping
 
 import numpy as np
 import pandas as pd
+from threadpoolctl import threadpool_limits
 
-from memviz.errors import BadTable, MemvizError
+from memviz.engine.distributed import on_cluster
+from memviz.engine.neighbors import NeighborEngine
+from memviz.errors import BadTable
 from memviz.tables.data import Table, check_same_columns
 from memviz.tables.encoding import MISSING, canonical_series
+from memviz.tables.holdout import CheckedHoldout
 
 #: hyper-parameter grid of the MLE booster, searched on a 1/9 hold-out of the fit table
 MLE_GRID = {"learning_rate": (0.05, 0.1, 0.2), "max_leaf_nodes": (15, 31, 63)}
@@ -130,7 +134,7 @@ def quality(train: Table, synthetic, *, real_correlation_threshold: float = 0.0,
         warnings.filterwarnings("ignore", category=FutureWarning)
         warnings.filterwarnings("ignore", module=r"sdmetrics(\..*)?$")
         warnings.filterwarnings("ignore", category=RuntimeWarning)
-        from sdmetrics.reports.single_table import QualityReport
+        from sdmetrics.reports.single_table import QualityReport  # lazy: sdmetrics, an extra (sdv)
 
         report = QualityReport()
         if hasattr(report, "real_correlation_threshold"):
@@ -383,13 +387,12 @@ def mle(train: Table, synthetic, test: Table, seed: int = 0, *, real_score: floa
     """
     schema = train.schema
     if schema.target is None:
-        raise MemvizError(f"{train.source}: MLE needs a target column (the schema has none)")
+        raise BadTable(f"{train.source}: MLE needs a target column (the schema has none)")
     if not schema.numerical and not schema.categorical:
-        raise MemvizError(f"{train.source}: MLE needs at least one feature column besides the target")
+        raise BadTable(f"{train.source}: MLE needs at least one feature column besides the target")
     syn = synthetic_frame(train, synthetic)
     grid = dict(MLE_GRID if grid is None else grid)
     metric = {"binary": "roc_auc", "multiclass": "roc_auc_ovr_macro"}.get(schema.task, "r2")
-    from threadpoolctl import threadpool_limits
 
     with threadpool_limits(limits=n_threads, user_api="openmp"):
         score, note, params = _fit_and_score(syn, train.data, test.data, schema, seed, grid, max_iter)
@@ -437,7 +440,7 @@ def _fit_and_score(fit_df, real_train_df, test_df, schema, seed, grid, max_iter)
 
 def _holdout(y: np.ndarray, stratify: bool, seed: int):
     """Positions of the 8/9 fit part and the 1/9 hold-out (stratified when every class allows)."""
-    from sklearn.model_selection import train_test_split
+    from sklearn.model_selection import train_test_split  # lazy: sklearn, an extra (train)
 
     pos = np.arange(len(y))
     if stratify and np.min(np.unique(y, return_counts=True)[1]) >= 2:
@@ -486,7 +489,7 @@ def _features(df: pd.DataFrame, schema, codes: _CategoryCodes) -> np.ndarray:
 
 
 def _booster(classes, cat_mask, params, seed, max_iter):
-    from sklearn.ensemble import (
+    from sklearn.ensemble import (  # lazy: sklearn, an extra (train)
         HistGradientBoostingClassifier,
         HistGradientBoostingRegressor,
     )
@@ -497,7 +500,7 @@ def _booster(classes, cat_mask, params, seed, max_iter):
 
 
 def _score(model, X, y, classes) -> float:
-    from sklearn.metrics import r2_score, roc_auc_score
+    from sklearn.metrics import r2_score, roc_auc_score  # lazy: sklearn, an extra (train)
 
     if classes is None:
         return float(r2_score(y, model.predict(X))) if len(y) > 1 and np.ptp(y) > 0 else np.nan
@@ -567,17 +570,13 @@ def dcr_share(train: Table, test, synthetic, device: str = "auto", *, balance: b
     rows were checked once, :func:`memviz.audit`); a raw Table keeps these checks (non-empty, the training
     columns), not the hold-out's refusal of training rows, which a DCR share of any split may read.
     """
-    from memviz.engine.distributed import on_cluster
-    from memviz.engine.neighbors import NeighborEngine
-    from memviz.tables.holdout import CheckedHoldout
-
     syn = synthetic_frame(train, synthetic)
     if isinstance(test, CheckedHoldout) and test.train is train:      # checked once already: used as is
         ref_train, ref_test = train, test.table
     else:
         test = test.table if isinstance(test, CheckedHoldout) else test
         if test is None or len(test) == 0 or len(train) == 0:
-            raise MemvizError("DCR share needs a non-empty training and test split")
+            raise BadTable("DCR share needs a non-empty training and test split")
         check_same_columns(train, test.data, test.source)
         ref_train, ref_test = train, test.with_data(test.data.loc[:, list(train.schema.columns)])
     if balance and len(ref_train) != len(ref_test):

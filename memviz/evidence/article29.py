@@ -42,9 +42,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
+from scipy.stats import binom
 
 from memviz.engine.neighbors import NeighborEngine
-from memviz.errors import MemvizError
+from memviz.errors import BadTable
+from memviz.io import to_jsonable
 from memviz.measure.floor import wilson_interval
 from memviz.measure.tails import hypergeom_sf
 from memviz.tables.data import Table
@@ -99,8 +101,6 @@ class Article29Result:
         return bool(self.p_value < ALPHA)
 
     def to_dict(self) -> dict:
-        from memviz.io import to_jsonable
-
         return to_jsonable({"test": self.test, "n_attacks": self.n_attacks, "main_rate": self.main_rate,
                             "main_ci": list(self.main_ci), "control_rate": self.control_rate,
                             "control_ci": list(self.control_ci), "risk": self.risk, "p_value": self.p_value,
@@ -202,7 +202,7 @@ def singling_out(train: Table, synthetic: Table, holdout: Table, *, n_attacks: i
     schema = train.schema
     h = len(holdout)
     if h < 1 or len(train) < 1:
-        raise MemvizError("singling out: needs training and hold-out rows")
+        raise BadTable("singling out: needs training and hold-out rows")
     pool = synthetic.data.iloc[rng.choice(len(synthetic), min(h, len(synthetic)), replace=False)]
     preds = _draw_predicates(pool, schema, n_attacks, rng)
     if not preds:
@@ -212,7 +212,6 @@ def singling_out(train: Table, synthetic: Table, holdout: Table, *, n_attacks: i
     in_t = mask_t.sum(axis=1) == 1
     in_c = _predicate_masks(holdout.data, schema, preds).sum(axis=1) == 1
     b, c = int(np.sum(in_t & ~in_c)), int(np.sum(~in_t & in_c))
-    from scipy.stats import binom
 
     p = float(binom.sf(b - 1, b + c, 0.5)) if b else 1.0                     # McNemar's exact, one-sided
     rm, ci_m, rc, ci_c, risk = _rates(int(in_t.sum()), int(in_c.sum()), len(preds), len(preds))
@@ -266,7 +265,7 @@ def linkability(train: Table, synthetic: Table, holdout: Table, *, n_attacks: in
     rng = np.random.default_rng([seed, 30])
     n = min(n_attacks, len(train), len(holdout))
     if n < 1:
-        raise MemvizError("linkability: needs training and hold-out rows")
+        raise BadTable("linkability: needs training and hold-out rows")
     main = train.data.iloc[rng.choice(len(train), n, replace=False)]
     ctrl = holdout.data.iloc[rng.choice(len(holdout), n, replace=False)]
     lt, lc = _links(synthetic, (main, ctrl), a, b, device)

@@ -41,16 +41,16 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
-from memviz.engine.neighbors import NeighborEngine
-from memviz.errors import MemvizError
-from memviz.evidence.membership import DEFAULT_DISTANCE, check_distance
-from memviz.evidence.ranktests import json_safe
+from memviz.errors import BadOption
 from memviz.measure.closeness import NEAR_GAP, fit_spread
 from memviz.measure.floor import newcombe_interval, wilson_interval
+from memviz.tables.holdout import CheckedHoldout, as_table, checked_holdout
+from memviz.evidence.membership import DEFAULT_DISTANCE, check_distance
+from memviz.engine.neighbors import NeighborEngine
+from memviz.evidence.ranktests import json_safe
 from memviz.measure.multiplicity import bh_qvalues
 from memviz.tables.data import Table
 from memviz.tables.encoding import canonical_series
-from memviz.tables.holdout import CheckedHoldout, as_table, checked_holdout
 from memviz.tables.schema import Schema
 from memviz.text import percent
 
@@ -157,7 +157,7 @@ def resolve_secrets(schema: Schema, secrets) -> tuple[str, ...]:
     secrets = (secrets,) if isinstance(secrets, str) else tuple(secrets)
     for c in secrets:
         if c not in cols:
-            raise MemvizError(f"secret column {c!r}: not a column of the training table's schema")
+            raise BadOption(f"secret column {c!r}: not a column of the training table's schema")
     return secrets
 
 
@@ -194,9 +194,9 @@ def attribute_inference(train: Table, synthetic, holdout: CheckedHoldout | Table
         known = (known,) if isinstance(known, str) else tuple(known)
         bad = [c for c in known if c not in cols]
         if bad:
-            raise MemvizError(f"known column {bad[0]!r}: not a column of the training table's schema")
+            raise BadOption(f"known column {bad[0]!r}: not a column of the training table's schema")
     if n_rows < 1:
-        raise MemvizError(f"n_rows={n_rows}: at least one row must be attacked")
+        raise BadOption(f"n_rows={n_rows}: at least one row must be attacked")
     rng = np.random.default_rng(seed)
     a_pos = np.sort(rng.choice(len(train), min(n_rows, len(train)), replace=False))
     b_pos = np.sort(rng.choice(len(hold), min(n_rows, len(hold)), replace=False))
@@ -208,7 +208,7 @@ def attribute_inference(train: Table, synthetic, holdout: CheckedHoldout | Table
     for s in secrets:
         k_cols = tuple(c for c in (known if known is not None else cols) if c != s)
         if not k_cols:
-            raise MemvizError(f"secret column {s!r}: no known column left to attack it with")
+            raise BadOption(f"secret column {s!r}: no known column left to attack it with")
         used[s] = list(k_cols)
         engine = NeighborEngine(distance=distance, device=device).fit(_known_table(synth, k_cols))
         numerical = s in schema.distance_numerical

@@ -50,15 +50,15 @@ from functools import cached_property
 import numpy as np
 import pandas as pd
 
-from memviz.engine.neighbors import NeighborEngine
-from memviz.errors import MemvizError
-from memviz.evidence.membership import DEFAULT_DISTANCE, check_distance
-from memviz.evidence.ranktests import json_safe, mann_whitney_z, one_sided_p
+from memviz.errors import BadOption
 from memviz.measure.closeness import fit_spread
+from memviz.tables.holdout import CheckedHoldout, as_table, checked_holdout
+from memviz.evidence.membership import DEFAULT_DISTANCE, check_distance
+from memviz.engine.neighbors import NeighborEngine
+from memviz.evidence.ranktests import json_safe, mann_whitney_z, one_sided_p
 from memviz.measure.multiplicity import bh_qvalues
 from memviz.tables.data import Table
 from memviz.tables.encoding import Encoder, canonical_series
-from memviz.tables.holdout import CheckedHoldout, as_table, checked_holdout
 from memviz.text import percent
 
 MAX_CELLS = 10
@@ -415,11 +415,11 @@ def data_copying_test(train: Table, synthetic, holdout: CheckedHoldout | Table |
     synth = as_table(train, synthetic, "synthetic", "synthetic table")
     hold = checked_holdout(train, holdout).table
     if engine is not None and engine.distance != distance:
-        raise MemvizError(f"engine: uses the {engine.distance} distance, the data-copying test asked for {distance}")
+        raise BadOption(f"engine: uses the {engine.distance} distance, the data-copying test asked for {distance}")
     if engine is None:
         engine = NeighborEngine(distance=distance, device=device).fit(train)
     elif engine.n_reference_ != len(train) or not np.array_equal(engine.row_ids_, train.row_ids):
-        raise MemvizError("engine: fitted on other rows than the training table")
+        raise BadOption("engine: fitted on other rows than the training table")
     encoder = engine.encoder_
     if distances is None:
         nq, np_ = engine.kneighbors(synth, k=1), engine.kneighbors(hold, k=1)
@@ -428,11 +428,11 @@ def data_copying_test(train: Table, synthetic, holdout: CheckedHoldout | Table |
     else:
         dq_all, dp_all = (np.asarray(d, dtype=np.float64) for d in distances)
         if dq_all.shape != (len(synth),) or dp_all.shape != (len(hold),):
-            raise MemvizError(f"distances: expected {len(synth)} generated and {len(hold)} hold-out distances, "
-                              f"got {dq_all.shape} and {dp_all.shape}")
+            raise BadOption(f"distances: expected {len(synth)} generated and {len(hold)} hold-out distances, "
+                            f"got {dq_all.shape} and {dp_all.shape}")
     k = n_cells if n_cells is not None else max(2, min(MAX_CELLS, len(hold) // HOLDOUT_PER_CELL))
     if k < 1 or k > len(train):
-        raise MemvizError(f"n_cells={k}: must be between 1 and the {len(train)} training rows")
+        raise BadOption(f"n_cells={k}: must be between 1 and the {len(train)} training rows")
     # a standardized engine's coordinates are the standardized numericals
     z_t, cat_t = engine.reference_arrays() if engine.distance == "standardized" else cell_arrays(encoder, train.data)
     xt = CellSpace.of(encoder, z_t, cat_t)                                          # N rows in D coordinates
@@ -444,7 +444,7 @@ def data_copying_test(train: Table, synthetic, holdout: CheckedHoldout | Table |
         pq, pp = (np.asarray(p_, dtype=np.int64) for p_ in positions)
         if pq.shape != (len(synth),) or pp.shape != (len(hold),) or len(pq) and pq.max() >= len(train) \
                 or len(pp) and pp.max() >= len(train):
-            raise MemvizError("positions: expected one training position per generated and per hold-out row")
+            raise BadOption("positions: expected one training position per generated and per hold-out row")
         lq, lp = lt[pq], lt[pp]                                                     # the cell of NN1(x)
     else:
         lq, lp = (CellSpace.of(encoder, *cell_arrays(encoder, t.data)).nearest(centres) for t in (synth, hold))

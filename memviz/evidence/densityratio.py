@@ -86,13 +86,16 @@ import numpy as np
 import pandas as pd
 from scipy.stats import nhypergeom, norm
 
-from memviz.errors import MemvizError
+from memviz.device import compute_device
+from memviz.engine.blocks import one_blas_thread
+from memviz.errors import BadOption, BadTable
+from memviz.evidence.attack_readings import AttackReading
+from memviz.tables.holdout import CheckedHoldout, as_table, checked_holdout
 from memviz.evidence.membership import FPRS, N_NAMED, ROC_POINTS, roc_curve_points, thin_roc, tpr_at_fpr
 from memviz.evidence.ranktests import auc_delong, json_safe
 from memviz.measure.multiplicity import bh_qvalues, bonferroni
 from memviz.tables.data import Table
 from memviz.tables.encoding import canonical_series
-from memviz.tables.holdout import CheckedHoldout, as_table, checked_holdout
 from memviz.text import percent
 
 FORMAT = "memviz.evidence.density_ratio/1"
@@ -187,11 +190,11 @@ def bandwidth_of(bandwidth, n: int, d: int) -> float:
     """h: Scott's factor n^(−1/(d+4)) for ``"scott"``, else the positive number given."""
     if isinstance(bandwidth, str):
         if bandwidth != "scott":
-            raise MemvizError(f"bandwidth {bandwidth!r}: unknown (use scott or a positive number)")
+            raise BadOption(f"bandwidth {bandwidth!r}: unknown (use scott or a positive number)")
         return float(max(n, 2) ** (-1.0 / (d + 4)))
     if isinstance(bandwidth, bool) or not isinstance(bandwidth, (int, float, np.integer, np.floating)) \
             or not math.isfinite(bandwidth) or bandwidth <= 0:
-        raise MemvizError(f"bandwidth {bandwidth!r}: must be scott or a positive number")
+        raise BadOption(f"bandwidth {bandwidth!r}: must be scott or a positive number")
     return float(bandwidth)
 
 
@@ -201,20 +204,16 @@ def log_kde(queries: np.ndarray, centres: np.ndarray, device: str = "cpu") -> np
     ‖q − c‖² = ‖q‖² + ‖c‖² − 2 q·c, clipped at 0; its rounding (about 10⁻⁶ of ‖q‖² + ‖c‖²) moves a
     kernel by a factor within 10⁻⁴ on standardized rows. On the CPU in numpy (no torch), on CUDA
     in torch: the same blocks, float32 products summed in each library's own order."""
-    from memviz.device import compute_device
-
     dev = compute_device(device)
     c = len(centres)
     if c == 0:
-        raise MemvizError("density ratio: no centres to estimate a density from")
+        raise BadTable("density ratio: no centres to estimate a density from")
     out = _log_kde_cpu(queries, centres) if dev.type == "cpu" else _log_kde_torch(queries, centres, dev)
     return out - math.log(c)
 
 
 def _log_kde_cpu(queries: np.ndarray, centres: np.ndarray) -> np.ndarray:
     """Σ_c exp(−½ ‖q − c‖²) in log, numpy (see :func:`log_kde`)."""
-    from memviz.engine.blocks import one_blas_thread
-
     cen = np.asarray(centres)
     cn = np.einsum("ij,ij->i", cen, cen)                                           # (C,)
     out = np.empty(len(queries), dtype=np.float64)
@@ -239,7 +238,7 @@ def _log_kde_cpu(queries: np.ndarray, centres: np.ndarray) -> np.ndarray:
 
 def _log_kde_torch(queries: np.ndarray, centres: np.ndarray, dev) -> np.ndarray:
     """Σ_c exp(−½ ‖q − c‖²) in log, torch on ``dev`` (see :func:`log_kde`)."""
-    import torch
+    import torch  # lazy: torch, an extra (train): the density ratio runs on the CPU without it
 
     cen = torch.as_tensor(centres, device=dev)
     cn = (cen * cen).sum(dim=1)                                                    # (C,)
@@ -330,8 +329,6 @@ class DensityRatioResult:
 
     def reading(self):
         """This attack as an :class:`~memviz.evidence.attack_readings.AttackReading` (the verdict's worst case)."""
-        from memviz.evidence.attack_readings import AttackReading
-
         auc_side = self.auc_p_value <= self.tail_p_value
         t = min(self.tpr, key=lambda r: r["p_value"])
         return AttackReading(
@@ -399,7 +396,7 @@ def _check_cap(name: str, v) -> int | None:
     if v is None:
         return None
     if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 2:
-        raise MemvizError(f"{name}={v!r}: must be a whole number >= 2 (or None: no cap)")
+        raise BadOption(f"{name}={v!r}: must be a whole number >= 2 (or None: no cap)")
     return int(v)
 
 
@@ -441,7 +438,7 @@ def density_ratio_attack(train: Table, synthetic, holdout: CheckedHoldout | Tabl
     synth = as_table(train, synthetic, "synthetic", "synthetic table")
     hold = checked_holdout(train, holdout).table
     if len(hold) < 4:
-        raise MemvizError(f"{hold.source}: the density-ratio attack needs at least 4 hold-out rows, got {len(hold)}")
+        raise BadTable(f"{hold.source}: the density-ratio attack needs at least 4 hold-out rows, got {len(hold)}")
     schema = train.schema
     num, cat = tuple(schema.distance_numerical), tuple(schema.distance_categorical)
     rng = np.random.default_rng(seed)

@@ -38,15 +38,17 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from scipy.stats import norm
 
+from memviz.errors import BadOption
+from memviz.evidence.attack_readings import AttackReading
+from memviz.measure.floor import wilson_interval
 from memviz.engine import DISTANCES
 from memviz.engine.neighbors import NeighborEngine
-from memviz.errors import MemvizError
+from memviz.tables.holdout import CheckedHoldout, as_table, checked_holdout
 from memviz.evidence.ranktests import auc_delong, json_safe
-from memviz.measure.floor import wilson_interval
 from memviz.measure.multiplicity import bh_qvalues
 from memviz.tables.data import Table
-from memviz.tables.holdout import CheckedHoldout, as_table, checked_holdout
 from memviz.text import percent
 
 #: the distance of the tests beyond the ratio test (module docstring: why not the paper's)
@@ -63,7 +65,7 @@ FORMAT = "memviz.measure.membership/1"  # a format name, kept when the module mo
 # ------------------------------------------------------------------ shared plumbing
 def check_distance(distance: str) -> str:
     if distance not in DISTANCES:
-        raise MemvizError(f"distance {distance!r}: unknown (use paper or standardized)")
+        raise BadOption(f"distance {distance!r}: unknown (use paper or standardized)")
     return distance
 
 
@@ -120,10 +122,6 @@ class MembershipResult:
     def reading(self):
         """This attack as an :class:`~memviz.evidence.attack_readings.AttackReading`: the AUC, flagged when its
         DeLong interval lies above 0.5 (one-sided p = 1 − Φ((AUC − ½) / se) below 2.5 %)."""
-        from scipy.stats import norm
-
-        from memviz.evidence.attack_readings import AttackReading
-
         p = float(norm.sf((self.auc - 0.5) / self.auc_se)) if self.auc_se > 0 else float(not self.auc > 0.5)
         return AttackReading(test="membership", attack="the distance attack", statistic="AUC", value=self.auc,
                              low=self.auc_low, high=self.auc_high, chance=0.5, p_value=p, level=0.025,
@@ -228,8 +226,8 @@ def membership_inference(train: Table, synthetic, holdout: CheckedHoldout | Tabl
     if engine is None:
         engine = synthetic_engine(synth, distance, device)
     elif engine.distance != distance or engine.n_reference_ != len(synth):
-        raise MemvizError(f"engine: fitted with the {engine.distance} distance on {engine.n_reference_} rows; "
-                          f"the attack needs one on the {len(synth)} generated rows with the {distance} distance")
+        raise BadOption(f"engine: fitted with the {engine.distance} distance on {engine.n_reference_} rows; "
+                        f"the attack needs one on the {len(synth)} generated rows with the {distance} distance")
     nb_train = engine.kneighbors(train, k=1)
     x = nb_train.dist[:, 0]                                                    # (N,)
     y = engine.kneighbors(hold, k=1).dist[:, 0]                                # (H,)

@@ -67,12 +67,12 @@ from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from memviz.device import cpu_threads, limit_threads
-from memviz.engine.neighbors import NeighborEngine
+from memviz.engine.distributed import on_cluster
 from memviz.evidence.article29 import Article29Result, linkability, singling_out
 from memviz.evidence.attribute import N_ROWS, AttributeResult, attribute_inference
-from memviz.evidence.datacopying import DataCopyingResult, data_copying_test
 from memviz.evidence.densityratio import AUDIT_LIMITS, DensityRatioResult, density_ratio_attack
+from memviz.evidence.datacopying import DataCopyingResult, data_copying_test
+from memviz.tables.holdout import CheckedHoldout, as_table, checked_holdout
 from memviz.evidence.membership import (
     DEFAULT_DISTANCE,
     MembershipResult,
@@ -80,9 +80,11 @@ from memviz.evidence.membership import (
     membership_inference,
     synthetic_engine,
 )
+from memviz.device import cpu_threads, limit_threads
+from memviz.engine.neighbors import NeighborEngine
+from memviz.errors import BadOption
 from memviz.tables.data import Table
 from memviz.tables.encoding import shared_factorizations
-from memviz.tables.holdout import CheckedHoldout, as_table, checked_holdout
 
 log = logging.getLogger(__name__)
 
@@ -224,7 +226,6 @@ def audit_evidence(train: Table, synthetic: Table, holdout: CheckedHoldout | Tab
     # sets each, searches that hold the GIL for much of their time and gain little from a
     # second thread of their own (benchmarks/bench_evidence.py), so one thread each
     jobs = max(1, cpu_threads() // 2)
-    from memviz.engine.distributed import on_cluster
 
     def copying() -> DataCopyingResult:
         distances = positions = None
@@ -306,8 +307,7 @@ def privacy_evidence(train: Table, synthetic, holdout, *, engine: NeighborEngine
     check_distance(distance)
     unknown = [t for t in tests if t not in TESTS]
     if unknown:
-        from memviz.errors import MemvizError
-        raise MemvizError(f"test {unknown[0]!r}: unknown (use {', '.join(TESTS)})")
+        raise BadOption(f"test {unknown[0]!r}: unknown (use {', '.join(TESTS)})")
     synth = as_table(train, synthetic, "synthetic", "synthetic table")
     out = {}
     with shared_factorizations():                          # the check and the tests encode the same frames

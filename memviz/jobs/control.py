@@ -35,7 +35,7 @@ from pathlib import Path
 
 from memviz.compare import CompareConfig
 from memviz.compare.config import CheckedCompare
-from memviz.errors import MemvizError
+from memviz.errors import BadOption, MemvizError, TooLarge
 from memviz.io import (
     DISK_FULL,
     DiskFull,
@@ -86,6 +86,7 @@ from memviz.jobs.status import (  # noqa: F401 (re-exported: the reading half)
     runs_root,
     wait,
 )
+from memviz.folders import hold
 from memviz.tables.data import ROW_ID, Table
 from memviz.warmup.run import WarmupConfig
 from memviz.warmup.store import MANIFEST, RunStore
@@ -149,8 +150,6 @@ def _starting(job: Job, session: str = "", check_room: bool = True, remove: bool
     """Start ``job`` alone (a lock under ``<root>/.jobs``), within the queue's bounds
     (:func:`check_room_for`); on any failure remove what was made of it unless not ``remove``
     (a full disk is one :class:`~memviz.io.DiskFull` line naming the folder)."""
-    from memviz.folders import hold
-
     folder = job.root / JOBS
     try:
         folder.mkdir(parents=True, exist_ok=True)
@@ -234,7 +233,7 @@ def check_room_for(root: Path, session: str = "") -> None:
     process of about 300 MB: unbounded, a few dozen clicks would fill the machine's memory."""
     why = queue_use(root, session).refusal(root)
     if why:
-        raise MemvizError(why)
+        raise TooLarge(why)
 
 
 def start_warmup(train: Table, config: WarmupConfig | None = None, *, holdout: Table | None = None,
@@ -281,7 +280,7 @@ def resume_compare(job: Job, session: str = "") -> Job:
     are reused (as a CLI rerun does), the others run. MemvizError for a job in another state."""
     st = job_status(job)
     if job.kind != "compare" or st.state not in ("lost", "cancelled"):
-        raise MemvizError(f"job {job.job_id}: only a lost or cancelled comparison can be resumed (it is {st.state})")
+        raise BadOption(f"job {job.job_id}: only a lost or cancelled comparison can be resumed (it is {st.state})")
     spec = read_spec(job.spec_path)
     with _starting(job, session, remove=False):  # the folder holds the inputs and the finished cells
         for name in (CANCEL, "exit_code"):
@@ -299,7 +298,7 @@ def start_details(compare: Job, device: str = "auto") -> Job | None:
     blocked every later try).
     """
     if compare.kind != "compare":
-        raise MemvizError(f"job {compare.job_id}: details are computed for comparisons only")
+        raise BadOption(f"job {compare.job_id}: details are computed for comparisons only")
     job = details_job(compare)
     src = read_json(compare.spec_path, "job spec").get("paths", {})
     src = src if isinstance(src, dict) else {}

@@ -19,7 +19,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from memviz.errors import MemvizError
+from memviz.errors import BadRunFolder
 
 #: spec paths that are files or folders (``row_id`` is a column name)
 FILE_KEYS = ("train", "schema", "test", "holdout", "out")
@@ -45,15 +45,15 @@ def confine(spec, root: str | Path):
         if not p:
             continue
         if not isinstance(p, str) or "\x00" in p:
-            raise MemvizError(f"job spec: paths.{key}: not a path")
+            raise BadRunFolder(f"job spec: paths.{key}: not a path")
         if not inside(p, root):
-            raise MemvizError(f"job spec: paths.{key}: {p!r} lies outside the runs root {root}; refused")
+            raise BadRunFolder(f"job spec: paths.{key}: {p!r} lies outside the runs root {root}; refused")
         paths[key] = str(Path(p).resolve())
     config = dict(spec.config)
     run_dir = config.get("run_dir")
     if run_dir is not None:
         if not isinstance(run_dir, str) or not inside(run_dir, root):
-            raise MemvizError(f"job spec: config.run_dir: {run_dir!r} lies outside the runs root {root}; refused")
+            raise BadRunFolder(f"job spec: config.run_dir: {run_dir!r} lies outside the runs root {root}; refused")
         config["run_dir"] = str(Path(run_dir).resolve())
     return replace(spec, paths=paths, config=config)
 

@@ -14,8 +14,9 @@ import os
 import time
 from pathlib import Path
 
-from memviz.errors import BadRunFolder, MemvizError
+from memviz.errors import BadOption, BadRunFolder
 from memviz.io import atomic_write_json, read_json
+from memviz.folders import is_held, try_hold
 
 MAX_JOBS_ENV = "MEMVIZ_MAX_JOBS"
 MAX_QUEUED_ENV = "MEMVIZ_MAX_QUEUED"
@@ -33,7 +34,7 @@ def max_jobs() -> int:
         try:
             return max(1, int(raw))
         except ValueError:
-            raise MemvizError(f"${MAX_JOBS_ENV}={raw!r}: expected a whole number of jobs") from None
+            raise BadOption(f"${MAX_JOBS_ENV}={raw!r}: expected a whole number of jobs") from None
     return max(1, (os.cpu_count() or 1) // 2)
 
 
@@ -45,7 +46,7 @@ def max_queued() -> int:
         try:
             return max(0, int(raw))
         except ValueError:
-            raise MemvizError(f"${MAX_QUEUED_ENV}={raw!r}: expected a whole number of jobs") from None
+            raise BadOption(f"${MAX_QUEUED_ENV}={raw!r}: expected a whole number of jobs") from None
     return DEFAULT_MAX_QUEUED
 
 
@@ -89,7 +90,6 @@ def take_slot(root: Path, slots: int, job_id: str, on_queued=None, poll: float =
     (on Windows too). ``on_queued()`` is called once if the job has to wait.
     """
     global _SLOT
-    from memviz.folders import try_hold
 
     folder, queue = root / JOBS / "slots", root / JOBS / "queue"
     folder.mkdir(parents=True, exist_ok=True)
@@ -117,8 +117,6 @@ def take_slot(root: Path, slots: int, job_id: str, on_queued=None, poll: float =
 def running_jobs(root: Path) -> int:
     """How many slots under ``root/.jobs/slots`` are held now (jobs running, the caller's
     own included): a slot whose lock cannot be taken now is held (:func:`memviz.folders.is_held`)."""
-    from memviz.folders import is_held
-
     return sum(is_held(path) for path in sorted((root / JOBS / "slots").glob("*.lock")))
 
 

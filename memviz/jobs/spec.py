@@ -40,10 +40,16 @@ from __future__ import annotations
 import json
 import os
 import time
+import traceback
+import warnings
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable
 
+import pandas as pd
+
+from memviz.auditing.result import Audit
+from memviz.auditing.stored import RUN_FOLDER, save_audit, save_table
 from memviz.compare import (
     CompareConfig,
     format_summary,
@@ -52,10 +58,15 @@ from memviz.compare import (
     summary_table,
 )
 from memviz.compare.details import compute_details
-from memviz.errors import BadRunFolder, MemvizError
+from memviz.errors import BadOption, BadRunFolder, MemvizError
+from memviz.evaluate.quality import CheckQuality
 from memviz.io import atomic_write_json, dumps, read_json
-from memviz.tables.data import Table, load_companion, load_table
-from memviz.warmup.run import WarmupConfig, run_warmup
+from memviz.leaks.rows import closeness_by_row, flagged_closeness
+from memviz.tables.data import SchemaWarning, Table, load_companion, load_table
+from memviz.tables.describe import schema_block
+from memviz.tables.schema import Schema
+from memviz.warmup.run import WarmupConfig, load_warmup, run_warmup
+from memviz.warmup.store import RunStore, run_token
 
 FORMAT = "memviz.job/1"
 SPEC = "spec.json"
@@ -80,12 +91,12 @@ class JobSpec:
 
     def __post_init__(self):
         if self.kind not in KINDS:
-            raise MemvizError(f"job kind {self.kind!r}: unknown (use {', '.join(KINDS)})")
+            raise BadRunFolder(f"job kind {self.kind!r}: unknown (use {', '.join(KINDS)})")
         bad = [k for k in self.paths if k not in PATH_KEYS]
         if bad:
-            raise MemvizError(f"job paths: unknown key {bad[0]!r} (use {', '.join(PATH_KEYS)})")
+            raise BadRunFolder(f"job paths: unknown key {bad[0]!r} (use {', '.join(PATH_KEYS)})")
         if not self.paths.get("out"):
-            raise MemvizError("job paths: 'out' is required")
+            raise BadRunFolder("job paths: 'out' is required")
 
     def to_dict(self) -> dict:
         return {"format": FORMAT, **asdict(self)}
@@ -223,10 +234,7 @@ def _table(spec: JobSpec, key: str, train: Table | None = None, role: str = "tra
     if train is None:
         schema = spec.paths.get("schema")
         if not schema and spec.paths.get("metadata"):  # SDV single-table metadata
-            import warnings
 
-            from memviz.tables.data import SchemaWarning
-            from memviz.tables.schema import Schema
             schema = Schema.from_sdv(spec.paths["metadata"])
             for note in schema.sdv_notes():   # each said (the CLI prints a SchemaWarning as one line)
                 warnings.warn(note, SchemaWarning, stacklevel=2)
@@ -244,12 +252,6 @@ def keep_audit(run_dir: Path, emit: Emit | None = None, device: str = "auto") ->
     or a cancel while auditing keep nothing, and the pages compute the audit as before (saying what goes
     wrong). Returns whether it was kept.
     """
-    import traceback
-
-    from memviz.auditing.result import Audit
-    from memviz.auditing.stored import RUN_FOLDER, save_audit
-    from memviz.warmup.store import run_token
-
     token = run_token(run_dir)
     if emit is not None:
         emit({"event": "auditing"})
@@ -275,11 +277,6 @@ def _keep_row_closeness(run_dir: Path, token: int) -> None:
     """How close each training row's flagged copies of every check are (the leak explorer's columns,
     :func:`memviz.leaks.rows.closeness_by_row`), kept beside the audit: a page would read every check's
     generated rows for it (about 1 s at Adult size). Nothing is kept when the run kept no generated rows."""
-    from memviz.auditing.stored import RUN_FOLDER, save_table
-    from memviz.leaks.rows import closeness_by_row, flagged_closeness
-    from memviz.warmup.run import load_warmup
-    from memviz.warmup.store import RunStore
-
     store = RunStore.open(run_dir)
     wr = load_warmup(run_dir)
     try:
@@ -293,8 +290,6 @@ def _say_schema(train: Table, emit: Emit | None) -> None:
     """The schema the training table was read with (:func:`memviz.tables.describe.schema_block`) as a ``schema``
     event, once every table is read and before any work (the CLI prints it on stderr)."""
     if emit is not None and train.why:
-        from memviz.tables.describe import schema_block
-
         emit({"event": "schema", "text": schema_block(train, overrides_hint=OVERRIDE_HINT)})
 
 
@@ -311,12 +306,11 @@ def run_spec(spec: JobSpec, emit: Emit | None = None, *, config=None) -> dict:
     out = Path(spec.paths["out"])
     train = _table(spec, "train")
     if train is None:
-        raise MemvizError(f"{spec.kind}: the job needs a training table (paths.train)")
+        raise BadRunFolder(f"{spec.kind}: the job needs a training table (paths.train)")
     if spec.kind == "warmup":
         config = _warmup_config(spec.config)
         holdout = _table(spec, "holdout", train, role="test")
         _say_schema(train, emit)
-        from memviz.evaluate.quality import CheckQuality
 
         res = run_warmup(train, config, out, resume=spec.resume, progress=emit, holdout=holdout, quality=CheckQuality)
         keep_audit(out, emit, device=config.device)
@@ -336,7 +330,7 @@ def run_spec(spec: JobSpec, emit: Emit | None = None, *, config=None) -> dict:
                    cell_progress=emit if isinstance(emit, EventLog) else None)
     failed = res[res["status"] != "ok"]
     if len(res) and len(failed) == len(res):
-        raise MemvizError(f"every cell failed; first error: {failed['error'].iloc[0]}")
+        raise BadOption(f"every cell failed; first error: {failed['error'].iloc[0]}")
     ok = res[res["status"] == "ok"]
     by_method = ok.groupby("method", sort=False)
     exp = read_experiment(out)
@@ -358,8 +352,6 @@ PRIVACY_KEYS = ("epsilon", "delta", "epsilon_spent", "delta_spent", "epsilon_pre
 
 def compare_summary_text(out_dir: str | Path) -> str:
     """The fixed-width summary table of a comparison's results (the CLI prints it)."""
-    import pandas as pd
-
     return format_summary(summary_table(pd.read_csv(Path(out_dir) / "results.csv")))
 
 
@@ -367,5 +359,5 @@ def _warmup_config(d: dict) -> WarmupConfig:
     known = WarmupConfig.__dataclass_fields__
     bad = [k for k in d if k not in known]
     if bad:
-        raise MemvizError(f"warm-up config: unknown setting {bad[0]!r}")
+        raise BadRunFolder(f"warm-up config: unknown setting {bad[0]!r}")
     return WarmupConfig(**d)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from memviz.errors import BadRunFolder, MemvizError
+from memviz.errors import BadOption, BadRunFolder
 from memviz.io import read_json
 from memviz.jobs.guard import inside
 from memviz.jobs.queue import JOBS, pid_alive
@@ -53,7 +53,7 @@ def run_dir_named(name: str | None, root: str | Path | None = None) -> Path | No
 def new_job_id(kind: str) -> str:
     """A unique, sortable id: ``20250101-120000-warmup-a1b2c3``."""
     if kind not in KINDS:
-        raise MemvizError(f"job kind {kind!r}: unknown (use {', '.join(KINDS)})")
+        raise BadOption(f"job kind {kind!r}: unknown (use {', '.join(KINDS)})")
     return f"{time.strftime('%Y%m%d-%H%M%S')}-{kind}-{secrets.token_hex(3)}"
 
 

@@ -29,6 +29,7 @@ from memviz.io import DISK_FULL, DiskFull, disk_full, remove_stale_temps
 from memviz.jobs.guard import Reserve, confine, start_watchdog
 from memviz.jobs.queue import JOBS, max_jobs, running_jobs, take_slot
 from memviz.jobs.spec import EVENTS, EventLog, read_spec, run_spec
+from memviz.warmup.store import MANIFEST, RunStore
 
 
 def _sigterm(signum, frame):
@@ -105,7 +106,6 @@ def _mark_failed(spec, error: str) -> None:
     handler could not write it on a full disk)."""
     if spec is None or spec.kind != "warmup":
         return
-    from memviz.warmup.store import MANIFEST, RunStore
 
     store = RunStore(spec.paths["out"])
     try:

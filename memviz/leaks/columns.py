@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from memviz.errors import MemvizError
+from memviz.errors import BadOption, BadRunFolder, BadTable
 from memviz.leaks.rows import resolve_run
 from memviz.measure.closeness import RTOL, cell_matches
 from memviz.tables.data import Table
@@ -74,25 +74,25 @@ def column_match_rates(train: Table, samples: pd.DataFrame, long: pd.DataFrame, 
                            ("long table", long, ("synthetic_id", "nn1", "memorized"))):
         missing = [c for c in need if c not in df.columns]
         if missing:
-            raise MemvizError(f"{name} is missing column(s) {', '.join(missing)}")
+            raise BadTable(f"{name} is missing column(s) {', '.join(missing)}")
     keys = ["synthetic_id"]
     if "check" in long.columns and long["check"].nunique() > 1:
         if "check" not in samples.columns:
-            raise MemvizError("the long table spans several checks: give samples a check column, or one check's rows")
+            raise BadTable("the long table spans several checks: give samples a check column, or one check's rows")
         keys = ["check", "synthetic_id"]
     missing = [c for c in train.schema.columns if c not in samples.columns]
     if missing:
-        raise MemvizError(f"samples: column {missing[0]!r} of the training table is missing")
+        raise BadTable(f"samples: column {missing[0]!r} of the training table is missing")
     idx = pd.MultiIndex.from_frame(samples[keys]) if len(keys) > 1 else pd.Index(samples["synthetic_id"])
     want = pd.MultiIndex.from_frame(long[keys]) if len(keys) > 1 else pd.Index(long["synthetic_id"])
     pos = idx.get_indexer(want)
     if (pos < 0).any():
-        raise MemvizError(f"generated row {want[int(np.flatnonzero(pos < 0)[0])]} of the long table is not in samples")
+        raise BadTable(f"generated row {want[int(np.flatnonzero(pos < 0)[0])]} of the long table is not in samples")
     gen = samples.iloc[pos]  # (G, ...) aligned with long
     nn1 = long["nn1"].to_numpy(dtype=np.int64)
     rpos = train.data.index.get_indexer(nn1)
     if (rpos < 0).any():
-        raise MemvizError(f"nn1 {nn1[rpos < 0][0]} is not a training row_id")
+        raise BadTable(f"nn1 {nn1[rpos < 0][0]} is not a training row_id")
     ref = train.data.iloc[rpos]
     b = cell_matches(gen.reset_index(drop=True), ref.reset_index(drop=True), train.schema, rtol)
     names = list(b.columns)
@@ -113,12 +113,12 @@ def run_column_match_rates(store_or_result, check: int | None = None, *, checks:
     store, long = resolve_run(store_or_result)
     long = checks if checks is not None else long
     if store is None:
-        raise MemvizError("this run is held in memory only: its generated rows were not kept")
+        raise BadRunFolder("this run is held in memory only: its generated rows were not kept")
     long = store.checks() if long is None else long
     if long.empty:
-        raise MemvizError("the run has no finished check yet")
+        raise BadRunFolder("the run has no finished check yet")
     check = int(long["check"].max()) if check is None else int(check)
     sub = long[long["check"] == check]
     if sub.empty:
-        raise MemvizError(f"check {check} is not a finished check of this run")
+        raise BadOption(f"check {check} is not a finished check of this run")
     return column_match_rates(train if train is not None else store.train(), store.samples(check), sub)

@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from memviz.dynamics.rows import RowDynamics
-from memviz.errors import MemvizError
+from memviz.errors import BadOption, BadRunFolder, BadTable
 from memviz.measure.closeness import (  # noqa: F401 (re-exported)
     RTOL,
     Closeness,
@@ -38,10 +38,11 @@ from memviz.measure.closeness import (  # noqa: F401 (re-exported)
     fit_spread,
     nn1_closeness,
 )
-from memviz.measure.rownull import DEFAULT_SPREAD
+from memviz.measure.rownull import DEFAULT_SPREAD, predictive_counts
 from memviz.tables.data import ROW_ID, Table
-from memviz.tables.redact import redact, redaction_bins
-from memviz.tables.schema import Schema
+from memviz.tables.redact import key_labels, redact, redaction_bins
+from memviz.tables.schema import Schema, key_text
+from memviz.warmup.store import RunStore
 
 COPY_COLUMNS = ("synthetic_id", "check", "epoch", "ratio")
 
@@ -55,7 +56,7 @@ def most_copied(dyn: RowDynamics, n: int = 20, *, include_uncopied: bool = False
     Rows never copied are left out unless ``include_uncopied``.
     """
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-        raise MemvizError(f"n must be an integer >= 1, got {n!r}")
+        raise BadOption(f"n must be an integer >= 1, got {n!r}")
     order = np.lexsort((dyn.row_ids, -dyn.total))  # (N,) positions
     if not include_uncopied:
         order = order[dyn.total[order] > 0]
@@ -87,16 +88,16 @@ def rank_rows(dyn: RowDynamics, null=None, *, by: str = "excess", n: int = 20,
     distance's per-row scaling; then first_epoch, top, copy_checks.
     """
     if by not in RANK_BY:
-        raise MemvizError(f"by={by!r}: use {' or '.join(RANK_BY)}")
+        raise BadOption(f"by={by!r}: use {' or '.join(RANK_BY)}")
     if by == "excess" and null is None:
-        raise MemvizError("ranking by excess needs the run's floor (a hold-out); rank by copies instead")
+        raise BadOption("ranking by excess needs the run's floor (a hold-out); rank by copies instead")
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-        raise MemvizError(f"n must be an integer >= 1, got {n!r}")
+        raise BadOption(f"n must be an integer >= 1, got {n!r}")
     total = np.asarray(dyn.total, dtype=np.int64)                               # (N,)
     cols = {"row_id": dyn.row_ids, "copies": total}
     if null is not None:
         if not np.array_equal(null.row_ids, dyn.row_ids) or not np.array_equal(null.copies, total):
-            raise MemvizError("the per-row null was computed for other rows or other copy counts")
+            raise BadOption("the per-row null was computed for other rows or other copy counts")
         cols.update(expected=null.expected, excess=null.excess, q_value=null.q_value, above_chance=null.above_chance)
     key = null.excess if by == "excess" else total
     order = np.lexsort((dyn.row_ids, -total, -key))                              # (N,) positions
@@ -129,11 +130,9 @@ def copies_vs_null(floor, copies, n_generated, *, max_bins: int = 60, spread: st
     -------
     DataFrame with columns low, high (bin edges, inclusive), observed, expected.
     """
-    from memviz.measure.rownull import predictive_counts
-
     c = np.asarray(copies, dtype=np.int64)                                       # (N,)
     if c.shape != floor.row_ids.shape:
-        raise MemvizError(f"copies: {c.shape[0]} values for {floor.n_reference} reference rows")
+        raise BadOption(f"copies: {c.shape[0]} values for {floor.n_reference} reference rows")
     m = int(np.sum(n_generated))
     mx = int(c.max()) if c.size else 0
     width = 1 if mx < max_bins else math.ceil(mx / (max_bins - 1))
@@ -178,8 +177,8 @@ def flagged_closeness(train: Table, long: pd.DataFrame, samples: Callable[[int],
         key = pd.Index(gen["synthetic_id"].to_numpy() if "synthetic_id" in gen else np.arange(len(gen)))
         pos = key.get_indexer(sub["synthetic_id"].to_numpy())
         if (pos < 0).any():
-            raise MemvizError(f"check {c}: generated row {sub['synthetic_id'].to_numpy()[pos < 0][0]} "
-                              "is missing from the stored samples")
+            raise BadTable(f"check {c}: generated row {sub['synthetic_id'].to_numpy()[pos < 0][0]} "
+                           "is missing from the stored samples")
         g = gen.iloc[pos].reset_index(drop=True)
         cl = nn1_closeness(train, g, sub["nn1"].to_numpy(), ratio=sub["ratio"].to_numpy(), distance=distance,
                            spread=spread)
@@ -252,15 +251,11 @@ class LeakView:
         if self.key_name is None:
             return f"training row {self.row_id}"
         if not isinstance(self.key_name, str):          # a composite key: branch=North, account_no=17
-            from memviz.tables.redact import key_labels
-            from memviz.tables.schema import key_text
 
             parts = [key_labels([v], c, salt=salt)[0] for c, v in zip(self.key_name, self.key)] if redacted else \
                 self.key
             return f"training row {key_text(self.key_name, parts)}"
         if redacted:
-            from memviz.tables.redact import key_labels
-
             return f"training row {self.key_name} {key_labels([self.key], self.key_name, salt=salt)[0]}"
         return f"training row {self.key_name} {'missing' if pd.isna(self.key) else self.key}"
 
@@ -338,8 +333,6 @@ def style_matches(view: LeakView, redacted: bool = False, *, color: str = "#ffcc
 
 def resolve_run(store_or_result):
     """(RunStore or None, long checks table or None) from a store, a path or a WarmupResult."""
-    from memviz.warmup.store import RunStore
-
     if isinstance(store_or_result, RunStore):
         return store_or_result, None
     if isinstance(store_or_result, (str, Path)):
@@ -348,7 +341,7 @@ def resolve_run(store_or_result):
     run_dir = getattr(store_or_result, "run_dir", None)
     if isinstance(checks, pd.DataFrame):
         return (RunStore.open(run_dir) if run_dir is not None else None), checks
-    raise MemvizError(f"expected a RunStore, a run folder or a WarmupResult, got {type(store_or_result).__name__}")
+    raise BadOption(f"expected a RunStore, a run folder or a WarmupResult, got {type(store_or_result).__name__}")
 
 
 def copies_of(store_or_result, row_id: int, check: int | None = None, limit: int = 20, *,
@@ -387,20 +380,20 @@ def copies_of(store_or_result, row_id: int, check: int | None = None, limit: int
         Unknown row_id or check, a run without stored generated rows.
     """
     if isinstance(limit, bool) or not isinstance(limit, (int, np.integer)) or limit < 1:
-        raise MemvizError(f"limit must be an integer >= 1, got {limit!r}")
+        raise BadOption(f"limit must be an integer >= 1, got {limit!r}")
     store, long = resolve_run(store_or_result)
     long = checks if checks is not None else long
     if long is None:
         long = store.checks()
     if train is None:
         if store is None:
-            raise MemvizError("this run is held in memory only: pass train= (and it kept no generated rows)")
+            raise BadRunFolder("this run is held in memory only: pass train= (and it kept no generated rows)")
         train = store.train()
     row_id = int(row_id)
     if row_id not in train.data.index:
-        raise MemvizError(f"row_id {row_id} is not a training row of this run")
+        raise BadOption(f"row_id {row_id} is not a training row of this run")
     if check is not None and not (long["check"] == check).any():
-        raise MemvizError(f"check {check} is not a finished check of this run")
+        raise BadOption(f"check {check} is not a finished check of this run")
     sel = (long["nn1"].to_numpy() == row_id) & long["memorized"].to_numpy(dtype=bool)
     if check is not None:
         sel &= long["check"].to_numpy() == check
@@ -413,7 +406,7 @@ def copies_of(store_or_result, row_id: int, check: int | None = None, limit: int
     parts = []
     if samples is None and len(hits):
         if store is None:
-            raise MemvizError("this run is held in memory only: its generated rows were not kept")
+            raise BadRunFolder("this run is held in memory only: its generated rows were not kept")
         samples = store.samples
     for c in pd.unique(hits["check"]):
         gen = samples(int(c))
@@ -423,7 +416,7 @@ def copies_of(store_or_result, row_id: int, check: int | None = None, limit: int
         if (pos >= len(key)).any() or (pos < 0).any() or np.any(key[np.clip(pos, 0, len(key) - 1)] != ids):
             pos = pd.Index(key).get_indexer(ids)  # synthetic_id is not the row position
         if (pos < 0).any():
-            raise MemvizError(f"check {c}: generated row {ids[pos < 0][0]} is missing from the stored samples")
+            raise BadTable(f"check {c}: generated row {ids[pos < 0][0]} is missing from the stored samples")
         part = gen.iloc[pos][cols].copy()
         part.index = hits.index[hits["check"] == c]
         parts.append(part)

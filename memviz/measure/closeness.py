@@ -58,7 +58,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from memviz.errors import MemvizError
+from memviz.errors import BadOption, BadTable
 from memviz.tables.data import Table
 from memviz.tables.encoding import canonical_series
 from memviz.tables.schema import Schema
@@ -85,7 +85,7 @@ def cell_matches(generated: pd.DataFrame, reference: pd.DataFrame, schema: Schem
     DataFrame of bool, index of ``generated``, the schema columns present in both (schema order).
     """
     if len(generated) != len(reference):
-        raise MemvizError(f"cannot compare {len(generated)} generated rows with {len(reference)} reference rows")
+        raise BadTable(f"cannot compare {len(generated)} generated rows with {len(reference)} reference rows")
     num, cat = set(schema.distance_numerical), set(schema.distance_categorical)
     out = {}
     for col in schema.columns:
@@ -206,7 +206,7 @@ def closeness(generated: pd.DataFrame, reference: pd.DataFrame, train: Table, *,
     Closeness
     """
     if len(generated) != len(reference):
-        raise MemvizError(f"cannot compare {len(generated)} generated rows with {len(reference)} reference rows")
+        raise BadTable(f"cannot compare {len(generated)} generated rows with {len(reference)} reference rows")
     spread = spread if spread is not None else fit_spread(train)
     schema = train.schema
     match = cell_matches(generated, reference, schema, rtol)                     # (n, p + q)
@@ -229,7 +229,7 @@ def closeness(generated: pd.DataFrame, reference: pd.DataFrame, train: Table, *,
     if ratio is not None and distance == "paper":
         r = np.asarray(ratio, dtype=np.float64)
         if r.shape != (n,):
-            raise MemvizError(f"ratio: {r.shape[0] if r.ndim == 1 else r.shape} values for {n} generated rows")
+            raise BadOption(f"ratio: {r.shape[0] if r.ndim == 1 else r.shape} values for {n} generated rows")
         zero = (r < ZERO_RATIO) & (e_num > 0)
     else:
         zero = np.zeros(n, dtype=bool)
@@ -254,7 +254,7 @@ def nn1_closeness(train: Table, generated: pd.DataFrame, nn1, *, ratio=None, dis
     ids = np.asarray(nn1, dtype=np.int64)
     pos = train.data.index.get_indexer(ids)
     if (pos < 0).any():
-        raise MemvizError(f"nn1 {ids[pos < 0][0]} is not a training row_id")
+        raise BadOption(f"nn1 {ids[pos < 0][0]} is not a training row_id")
     ref = train.data.iloc[pos].set_axis(generated.index)
     return closeness(generated, ref, train, ratio=ratio, distance=distance, spread=spread)
 

@@ -68,15 +68,19 @@ moved its floor from 23 % to 58 % and turned a "copying" verdict into "no copyin
 """
 from __future__ import annotations
 
+import hashlib
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
 
-from memviz.errors import MemvizError
+from memviz.errors import BadOption, BadTable
+from memviz.io import to_jsonable
 from memviz.measure.floor import newcombe_interval, wilson_interval
 from memviz.measure.multiplicity import bh_qvalues, bonferroni
+from memviz.measure.tails import betabinom_sf, binom_sf, hypergeom_sf
+from memviz.tables.holdout import refuse_shared_rows
 
 #: α: a generated row is too close when nearer its training row than all but α of the hold-out rows
 CLOSE_QUANTILE = 0.05
@@ -113,7 +117,7 @@ class Nearest:
 
     def __post_init__(self):
         if self.distance.shape != self.position.shape or self.distance.ndim != 1:
-            raise MemvizError("nearest: distances and positions must be two arrays of one length")
+            raise BadOption("nearest: distances and positions must be two arrays of one length")
 
     def __len__(self) -> int:
         return len(self.distance)
@@ -145,15 +149,13 @@ def leave_one_out(engine, train) -> Nearest:
 
 def _check_engine(engine) -> None:
     if engine.distance != DISTANCE:
-        raise MemvizError(f"engine: uses the {engine.distance} distance; closeness is read with the {DISTANCE} one")
+        raise BadOption(f"engine: uses the {engine.distance} distance; closeness is read with the {DISTANCE} one")
 
 
 # ------------------------------------------------------------------ the hold-out at the door
 def identical_excess_p(n_a: int, size_a: int, n_b: int, size_b: int) -> float:
     """One-sided Fisher exact p that sample a's share of identical rows exceeds sample b's:
     P(X ≥ n_a), X ~ Hypergeometric(size_a + size_b, n_a + n_b, size_a)."""
-    from memviz.measure.tails import hypergeom_sf
-
     return hypergeom_sf(n_a, size_a + size_b, n_a + n_b, size_a)
 
 
@@ -163,8 +165,6 @@ def check_holdout(holdout: Nearest, loo: Nearest, source: str) -> None:
     (:func:`memviz.tables.holdout.refuse_shared_rows`), the identical shares read here from the standardized
     distances (the hold-out's nearest training row, each training row's nearest other one). Without hold-out
     rows, or without training rows to compare, nothing is refused."""
-    from memviz.tables.holdout import refuse_shared_rows
-
     h, n = len(holdout), len(loo)
     i_h, i_n = int(np.sum(holdout.distance == 0)), int(np.sum(loo.distance == 0))
     if h and n:
@@ -205,8 +205,6 @@ class CloseLevel:
         return "any real row" if self.every else f"{100 * (1 - self.quantile):.0f} % of real rows"
 
     def to_dict(self) -> dict:
-        from memviz.io import to_jsonable
-
         return to_jsonable({"quantile": self.quantile, "k": self.k, "threshold": self.threshold,
                             "n_too_close": self.n_too_close, "share": self.share,
                             "expected_share": self.expected_share, "p": self.p, "n_tied": self.n_tied})
@@ -218,8 +216,6 @@ def tie_key(synthetic_distance: np.ndarray, holdout_distance: np.ndarray) -> int
     fixed seed, the lowest draws' mix of generated and hold-out rows tilted every audit the same way: 6.9 % of
     tied fresh-row tables read too close at 5 %), and it does not depend on which rows are the generated ones, so
     the two samples stay exchangeable under the null. The same tables give the same audit."""
-    import hashlib
-
     pooled = np.sort(np.concatenate([np.asarray(synthetic_distance, dtype=np.float64),
                                      np.asarray(holdout_distance, dtype=np.float64)]))
     return int.from_bytes(hashlib.sha256(pooled.tobytes()).digest()[:8], "little")
@@ -237,8 +233,6 @@ def close_levels(synthetic_distance: np.ndarray, holdout_distance: np.ndarray,
     """The too-close test's levels, α first, then :data:`TAIL_QUANTILES`, then k = 1, each k once; () when
     ⌊α (H + 1)⌋ < 1 (too few hold-out rows for α: no too-close test). Rows tied with the threshold are ordered
     by their tie-breaking draws (:func:`tie_draws`): a hold-out row at distance 0 never disables a level."""
-    from memviz.measure.tails import betabinom_sf
-
     dS = np.asarray(synthetic_distance, dtype=np.float64)
     dH = np.asarray(holdout_distance, dtype=np.float64)
     m, h = len(dS), len(dH)
@@ -290,8 +284,6 @@ class ReferenceShare:
     by_column: tuple[tuple[str, int], ...] = ()
 
     def to_dict(self) -> dict:
-        from memviz.io import to_jsonable
-
         return to_jsonable({"altered": self.altered, "n": self.n, "share": self.share, "n_holdout": self.n_holdout,
                             "holdout_share": self.holdout_share, "n_training": self.n_training,
                             "training_share": self.training_share, "pooled": self.pooled,
@@ -318,8 +310,6 @@ def reference_share(events_s: np.ndarray, events_h: np.ndarray, events_l: np.nda
     cluster of them weighed once (:func:`design_effect` of ``partner_l``, each training row's match: their count
     and size divided by it, the count rounded up and the size down, so the pooled test never claims more than
     their clusters say)."""
-    from memviz.measure.tails import hypergeom_sf
-
     m, h = len(events_s), len(events_h)
     x, xh = int(np.sum(events_s)), int(np.sum(events_h))
     n_l = len(events_l) if events_l is not None else 0
@@ -422,8 +412,6 @@ class CloseCopies:
 
     def to_dict(self) -> dict:
         """The figures (JSON-ready; the per-row table goes to rows.csv)."""
-        from memviz.io import to_jsonable
-
         keep = ("alpha", "k", "threshold", "n_generated", "n_holdout", "n_reference", "reference_note", "n_too_close",
                 "too_close_share", "expected_share", "p_too_close", "n_identical", "identical_share",
                 "n_holdout_identical", "holdout_identical_share", "identical_excess", "p_identical",
@@ -464,14 +452,12 @@ def close_copy_test(row_ids, synthetic: Nearest, holdout: Nearest, loo: Nearest 
     -------
     CloseCopies
     """
-    from dataclasses import replace
-
     if not 0 < alpha < 1:
-        raise MemvizError(f"alpha={alpha}: must be between 0 and 1")
+        raise BadOption(f"alpha={alpha}: must be between 0 and 1")
     row_ids = np.asarray(row_ids, dtype=np.int64)
     n, m, h = len(row_ids), len(synthetic), len(holdout)
     if m == 0 or h == 0:
-        raise MemvizError("closeness: needs at least one generated and one hold-out row")
+        raise BadTable("closeness: needs at least one generated and one hold-out row")
     dS, dH = synthetic.distance, holdout.distance
     levels = close_levels(dS, dH, alpha)
     k = levels[0].k if levels else 0
@@ -593,8 +579,6 @@ def _events(identical: np.ndarray, too: np.ndarray, nn1: np.ndarray, partial, le
 def _row_tests(c: np.ndarray, r: np.ndarray, share: float):
     """(p, q, candidates) per row: p_i = P(Bin(c_i + r_i, share) ≥ c_i) (1 when c_i = 0); q: BH over the rows
     whose smallest attainable p, share^(c_i + r_i), is at most :data:`Q_LEVEL` (the others stay 1)."""
-    from memviz.measure.tails import binom_sf
-
     n = len(c)
     tot = c + r
     p = np.ones(n)

@@ -40,9 +40,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from memviz.errors import MemvizError
-from memviz.measure.memorization import auc_terms
+from memviz.errors import BadOption, BadRunFolder, BadTable
 from memviz.measure.nullfit import NullFit, fit_null
+from memviz.measure.memorization import auc_terms
 from memviz.tables.data import Table
 from memviz.tables.holdout import REFERENCE, CheckedHoldout, checked_holdout
 
@@ -148,7 +148,7 @@ class Floor:
     def from_stored(cls, info: dict, rows: pd.DataFrame) -> "Floor":
         """Rebuild from :meth:`to_dict` and :meth:`to_frame` (the stored null is reused as is)."""
         if info.get("format") != FORMAT:
-            raise MemvizError(f"floor: not a {FORMAT} record")
+            raise BadRunFolder(f"floor: not a {FORMAT} record")
         low, high = info["floor_ci"]
         return cls(info["distance"], int(info["n_reference"]), int(info["n_holdout"]), int(info["n_flagged"]),
                    float(info["floor"]), float(low), float(high), _frozen(rows["row_id"], np.int64),
@@ -163,7 +163,7 @@ def positions(row_ids: np.ndarray, ids: np.ndarray) -> np.ndarray:
     """Positions of ``ids`` in the sorted ``row_ids``."""
     pos = np.searchsorted(row_ids, ids)
     if np.any(row_ids[np.minimum(pos, len(row_ids) - 1)] != ids):
-        raise MemvizError("nearest-row ids that are not reference row_ids")
+        raise BadOption("nearest-row ids that are not reference row_ids")
     return pos
 
 
@@ -186,7 +186,7 @@ def floor_from_attributions(reference_row_ids, nn1, ratio, *, distance: str, **p
     ratio = np.asarray(ratio, dtype=float)                                     # (H,)
     h_total = len(ratio)
     if h_total == 0:
-        raise MemvizError("hold-out: no rows; the floor needs real rows outside the reference")
+        raise BadTable("hold-out: no rows; the floor needs real rows outside the reference")
     pos = positions(row_ids, np.asarray(nn1, dtype=np.int64))                 # (H,)
     with np.errstate(invalid="ignore"):
         flagged = ratio < 1.0 / 3.0                                            # NaN is not flagged
@@ -233,8 +233,8 @@ def holdout_floor(reference: Table, holdout: CheckedHoldout | Table | pd.DataFra
         An empty hold-out, missing or other columns, an engine of another reference or
         distance, or a hold-out that is the reference.
     """
-    from memviz.engine.neighbors import NeighborEngine
-    from memviz.measure.memorization import memorization
+    from memviz.engine.neighbors import NeighborEngine  # lazy: reading a run loads this module, not scipy
+    from memviz.measure.memorization import memorization  # lazy: it loads the engine (scipy), as above
 
     t0 = time.perf_counter()
     if not (isinstance(holdout, CheckedHoldout) and holdout.train is reference and holdout.fingerprint):
@@ -245,9 +245,9 @@ def holdout_floor(reference: Table, holdout: CheckedHoldout | Table | pd.DataFra
     if engine is None:
         engine = NeighborEngine(distance=distance, device=device).fit(reference)
     elif engine.distance != distance:
-        raise MemvizError(f"engine: uses the {engine.distance} distance, the floor asked for {distance}")
+        raise BadOption(f"engine: uses the {engine.distance} distance, the floor asked for {distance}")
     elif engine.n_reference_ != len(reference) or not np.array_equal(engine.row_ids_, reference.row_ids):
-        raise MemvizError("engine: fitted on other rows than the reference")
+        raise BadOption("engine: fitted on other rows than the reference")
     res = memorization(reference, hold, engine=engine)
     return floor_from_attributions(reference.row_ids, res.nn1, res.ratio, distance=distance,
                                    n_identical=holdout.n_identical, holdout_source=hold.source,
@@ -294,9 +294,9 @@ def excess(mem_ratio: float, n_synthetic: int, floor: Floor) -> Excess:
     """Excess of a mem ratio over the floor (X = round(mem_ratio · n_synthetic) memorized rows)."""
     n = int(n_synthetic)
     if n < 1:
-        raise MemvizError(f"n_synthetic={n}: at least one generated row is needed")
+        raise BadOption(f"n_synthetic={n}: at least one generated row is needed")
     if not 0.0 <= float(mem_ratio) <= 1.0:
-        raise MemvizError(f"mem_ratio={mem_ratio}: must be between 0 and 1")
+        raise BadOption(f"mem_ratio={mem_ratio}: must be between 0 and 1")
     x = int(round(float(mem_ratio) * n))
     d, lo, hi = newcombe_interval(x, n, floor.n_flagged, floor.n_holdout)
     return Excess(x / n, n, x, floor.floor, floor.low, floor.high, floor.n_holdout, float(d), float(lo), float(hi))
@@ -309,7 +309,7 @@ def excess_p_value(x1: int, n1: int, x0: int, n0: int) -> float:
     (1 when nothing or everything is flagged: no difference is possible). Exact, so it keeps its level where
     the score test's normal approximation did not: with almost every real row flagged (floor 99.7 %, H = 300)
     that test rejected 6.9 % of null tables at 5 % (``tests/measure/test_floor.py``)."""
-    from scipy.stats import hypergeom
+    from scipy.stats import hypergeom  # lazy: reading a run (memviz.warmup.run) loads this module, not scipy
 
     x = x1 + x0
     if x <= 0 or x >= n1 + n0:

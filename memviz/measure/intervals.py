@@ -10,13 +10,12 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from scipy.stats import t
 
 
 def t_interval(x, level: float = 0.95) -> tuple[float, float, float]:
     """(mean, low, high): mean ± t_{(1+level)/2, n−1} · sd / √n over the finite values of ``x`` (NaN bounds
     below 2 values, all NaN for none)."""
-    from scipy.stats import t
-
     x = np.asarray(x, dtype=float)
     x = x[np.isfinite(x)]
     if x.size == 0:

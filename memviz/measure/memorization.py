@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from memviz.engine.neighbors import NeighborEngine
+from memviz.errors import BadTable
 from memviz.tables.data import Table
 
 THRESHOLD = 1.0 / 3.0
@@ -145,8 +146,7 @@ def memorization(train: Table, synthetic: pd.DataFrame | Table, *, distance: str
     if engine is None:
         engine = NeighborEngine(distance=distance, device=device).fit(train)
     if len(train) < 2:
-        from memviz.errors import MemvizError
-        raise MemvizError(f"{train.source}: at least 2 training rows are needed for NN1 and NN2")
+        raise BadTable(f"{train.source}: at least 2 training rows are needed for NN1 and NN2")
     nb = engine.kneighbors(synthetic, k=2, progress=progress)
     d1, d2 = nb.dist[:, 0], nb.dist[:, 1]
     ratio = ratio_from_distances(d1, d2)

@@ -54,9 +54,7 @@ class NullFit:
 def spread_loglik(counts: np.ndarray) -> np.ndarray:
     """(G,) ℓ(α_k) on :data:`LOG_ALPHA_GRID` of counts (N,) under NegBin(size α, mean m = their mean):
     Σ_i [lnΓ(x_i + α) − lnΓ(α) + α ln(α / (α + m)) + x_i ln(m / (α + m))] (m = 0.5 / N for all-zero counts)."""
-    from scipy import (
-        special,  # here: reading a run (the dashboard) never pays its import
-    )
+    from scipy import special  # lazy: reading a run (memviz.warmup.run) loads this module, not scipy
 
     x = np.asarray(counts, dtype=np.int64)
     values, count = np.unique(x, return_counts=True)                        # (k,), (k,)
@@ -79,7 +77,7 @@ def spread_weights(loglik: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return a[keep], w[keep] / w[keep].sum()
 
 
-def fit_spread(hits: np.ndarray, n_holdout: int):
+def fit_hits_prior(hits: np.ndarray, n_holdout: int):
     """(μ, α_k, w_k, α̂): the prior mean, the spread's grid and posterior weights, and its MLE.
 
     Measured on Adult (3,000 reference rows, fresh rows as synthetic, 20 splits; false =
@@ -102,8 +100,8 @@ def fit_spread(hits: np.ndarray, n_holdout: int):
 
 
 def fit_null(hits: np.ndarray, auc: np.ndarray, auc_sq_sum: float, n_holdout: int) -> NullFit:
-    """Fit the prior of π_i (:func:`fit_spread`) and the credibility weight of the Mem-AUC rate."""
-    rate, alphas, weights, alpha_mle = fit_spread(hits, n_holdout)
+    """Fit the prior of π_i (:func:`fit_hits_prior`) and the credibility weight of the Mem-AUC rate."""
+    rate, alphas, weights, alpha_mle = fit_hits_prior(hits, n_holdout)
     per_row = np.asarray(auc, dtype=float) / n_holdout                     # (N,) a_i / H
     within = auc_sq_sum / (len(per_row) * n_holdout ** 2)                  # s²
     between = max(0.0, float(per_row.var()) - within)                      # t²

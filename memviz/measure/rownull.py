@@ -24,7 +24,7 @@ Most rows have h_i = 0, so π_i is shrunk with a prior fitted across rows:
               Plugging in the MLE instead is badly anti-conservative with a small hold-out (a
               100-row hold-out often "finds" no spread: 16 false over-copied rows of 3,000 on
               average at M = 3,000), and the lower confidence bound of α over-corrects (no
-              power); the mixture does neither (measured: see :func:`fit_spread`).
+              power); the mixture does neither (measured: see :func:`memviz.measure.nullfit.fit_hits_prior`).
 * posterior   π_i | h_i, α ~ Gamma(α + h_i, b(α)), b(α) = α / μ + H.
 * predictive  c_i ~ Σ_k w_k NegBin(size α_k + h_i, success probability b_k / (b_k + M)):
               expected_i = M Σ_k w_k (α_k + h_i) / b_k, and Σ_i expected_i = M K / H = M · floor (K > 0).
@@ -114,12 +114,13 @@ posterior mean but without a distributional assumption on 1 − r:
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
+from scipy import special
 
-from memviz.errors import MemvizError
+from memviz.errors import BadOption
 from memviz.measure.floor import Floor, positions
 from memviz.measure.multiplicity import bh_qvalues
 from memviz.measure.nullfit import LOG_ALPHA_GRID, WEIGHT_DROPPED, NullFit, spread_loglik, spread_weights
@@ -171,17 +172,17 @@ class RowNull:
 def _generated(n_generated) -> int:
     m = int(np.sum(n_generated))
     if m < 1:
-        raise MemvizError(f"n_generated={m}: at least one generated row is needed")
+        raise BadOption(f"n_generated={m}: at least one generated row is needed")
     return m
 
 
 def _copies(floor: Floor, copies) -> np.ndarray:
     c = np.asarray(copies)
     if c.shape != floor.row_ids.shape:
-        raise MemvizError(f"copies: {c.shape[0] if c.ndim == 1 else c.shape} values for "
+        raise BadOption(f"copies: {c.shape[0] if c.ndim == 1 else c.shape} values for "
                           f"{floor.n_reference} reference rows")
     if c.dtype.kind not in "iu" or np.any(c < 0):
-        raise MemvizError("copies: must be non-negative integer counts")
+        raise BadOption("copies: must be non-negative integer counts")
     return c.astype(np.int64)
 
 
@@ -192,10 +193,8 @@ def predictive_pvalues(floor: Floor, copies, n_generated, kind: str = "upper",
     kind : ``upper`` P(C ≥ c) (reported), ``mid`` P(C > c) + ½ P(C = c), or ``randomized``
         P(C > c) + U · P(C = c) with U ~ Uniform(0, 1) from ``rng`` (calibration checks).
     """
-    from scipy import special
-
     if kind not in ("upper", "mid", "randomized"):
-        raise MemvizError(f"kind={kind!r}: use upper, mid or randomized")
+        raise BadOption(f"kind={kind!r}: use upper, mid or randomized")
     c, m = _copies(floor, copies), _generated(n_generated)
     # p depends on (c_i, h_i) only: compute it once per distinct pair (hundreds, not N)
     base = int(floor.hits.max()) + 1
@@ -221,8 +220,6 @@ def predictive_pvalues(floor: Floor, copies, n_generated, kind: str = "upper",
 def joint_floor(floor: Floor, copies) -> Floor:
     """``floor`` with the spread's weights refitted on the hold-out's hits **and** the copies (module
     docstring, "Calibration"): w_k ∝ exp(ℓ_h(α_k) + ℓ_c(α_k)), the prior mean μ still the hold-out's."""
-    from dataclasses import replace
-
     c = _copies(floor, copies)
     alphas, weights = spread_weights(spread_loglik(floor.hits) + spread_loglik(c))
     null = replace(floor.null, alphas=tuple(map(float, alphas)), weights=tuple(map(float, weights)),
@@ -237,8 +234,6 @@ MIXTURE_SPREADS = (0.01, 0.5, 1.0, 1.5, 2.0, 3.0)
 
 def _nb_logpmf(x, alphas: np.ndarray, mean: float) -> np.ndarray:
     """(G, U) log NegBin(x_u; size α_g, mean)."""
-    from scipy import special
-
     a, x = alphas[:, None], np.asarray(x, dtype=float)[None, :]
     return (special.gammaln(x + a) - special.gammaln(a) - special.gammaln(x + 1) + a * np.log(a / (a + mean))
             + x * np.log(mean / (a + mean)))
@@ -282,8 +277,6 @@ def mixture_pvalues(floor: Floor, copies, n_generated) -> tuple[np.ndarray, np.n
     """(p_i, expected_i) under the per-row mixture prior (``spread="mixture"``, module docstring):
     responsibilities r_g(h) ∝ v_g NegBin(h; α_g, H μ), rates scaled by λ so that Σ_i expected_i = M K / H,
     p_i = Σ_g r_g(h_i) I_{M/(b_g/λ + M)}(c_i, α_g + h_i), b_g = α_g / μ + H."""
-    from scipy import special
-
     c, m = _copies(floor, copies), _generated(n_generated)
     uc, uh, inverse, a, b, r = _mixture(floor, c, m)
     upper = np.zeros(len(uc))
@@ -321,15 +314,13 @@ def predictive_counts(floor: Floor, copies, n_generated, upto: int, *, spread: s
 
 def _nb_logpmf_tail(x, size, tail):
     """log NegBin(x; size, failure probability ``tail``), broadcast."""
-    from scipy import special
-
     return special.gammaln(x + size) - special.gammaln(size) - special.gammaln(x + 1.0) + size * np.log1p(-tail) \
         + x * np.log(tail)
 
 
 def _check_spread(spread: str) -> None:
     if spread not in ("mixture", "joint", "holdout"):
-        raise MemvizError(f"spread={spread!r}: use joint, mixture or holdout")
+        raise BadOption(f"spread={spread!r}: use joint, mixture or holdout")
 
 
 def row_null(floor: Floor, copies, n_generated, *, spread: str = DEFAULT_SPREAD) -> RowNull:

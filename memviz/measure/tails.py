@@ -19,6 +19,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from scipy.special import betaln, gammaln, logsumexp
+from scipy.stats import binom, hypergeom
 
 #: the smallest p any test reports: a tail below it is said as this number, never as 0
 SMALLEST = float(np.finfo(float).tiny)
@@ -32,8 +34,6 @@ def positive(p: float) -> float:
 
 def betabinom_logsf(x: int, n: int, a: float, b: float) -> float:
     """log P(X ≥ x) for X ~ Beta-Binomial(n, a, b), summed in log space over j = x..n (module docstring)."""
-    from scipy.special import betaln, gammaln, logsumexp
-
     x, n = int(x), int(n)
     if x <= 0:
         return 0.0
@@ -52,8 +52,6 @@ def betabinom_sf(x: int, n: int, a: float, b: float) -> float:
 def hypergeom_sf(x: int, total: int, successes: int, draws: int) -> float:
     """P(X ≥ x) for X ~ Hypergeometric(total, successes, draws) (Fisher's exact one-sided p), never below
     :data:`SMALLEST`; 1 for x ≤ 0."""
-    from scipy.stats import hypergeom
-
     if x <= 0:
         return 1.0
     return positive(min(1.0, float(hypergeom.sf(x - 1, total, successes, draws))))
@@ -61,8 +59,6 @@ def hypergeom_sf(x: int, total: int, successes: int, draws: int) -> float:
 
 def binom_sf(x, n, p) -> np.ndarray:
     """P(X ≥ x) for X ~ Binomial(n, p), elementwise, never below :data:`SMALLEST`; 1 where x ≤ 0."""
-    from scipy.stats import binom
-
     x, n = np.asarray(x), np.asarray(n)
     out = np.where(x > 0, binom.sf(x - 1, n, p), 1.0)
     return np.maximum(out, SMALLEST)

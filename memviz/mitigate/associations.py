@@ -32,7 +32,7 @@ from scipy import sparse
 from scipy.cluster.hierarchy import fcluster, linkage
 from scipy.spatial.distance import squareform
 
-from memviz.errors import MemvizError
+from memviz.errors import BadOption
 from memviz.tables.data import Table
 
 DEFAULT_THRESHOLD = 0.3
@@ -99,7 +99,7 @@ def cramers_v(x, y, *, bias_correction: bool = True) -> float:
     cx, kx = _codes(x)
     cy, ky = _codes(y)
     if len(cx) != len(cy):
-        raise MemvizError(f"cramers_v: arrays of different lengths ({len(cx)} and {len(cy)})")
+        raise BadOption(f"cramers_v: arrays of different lengths ({len(cx)} and {len(cy)})")
     return _cramers_v_codes(cx, kx, cy, ky, bias_correction)
 
 
@@ -124,14 +124,14 @@ def correlation_ratio(categories, values) -> float:
     codes, k = _codes(categories)
     z = _standardized(values)
     if len(codes) != len(z):
-        raise MemvizError(f"correlation_ratio: arrays of different lengths ({len(codes)} and {len(z)})")
+        raise BadOption(f"correlation_ratio: arrays of different lengths ({len(codes)} and {len(z)})")
     return float(_eta_codes(codes, k, z[:, None])[0])
 
 
 # ------------------------------------------------------------------ matrix
 def _check_rule(rule: str) -> str:
     if rule not in RULES:
-        raise MemvizError(f"cluster rule {rule!r}: unknown (use {' or '.join(RULES)})")
+        raise BadOption(f"cluster rule {rule!r}: unknown (use {' or '.join(RULES)})")
     return rule
 
 
@@ -206,7 +206,7 @@ def column_clusters(table: Table, threshold: float = DEFAULT_THRESHOLD, *,
         schema order.
     """
     if not np.isfinite(threshold) or threshold < 0:
-        raise MemvizError(f"column_clusters: threshold must be a number >= 0, got {threshold!r}")
+        raise BadOption(f"column_clusters: threshold must be a number >= 0, got {threshold!r}")
     _check_rule(rule)
     cols = list(table.schema.columns)
     if len(cols) == 1:

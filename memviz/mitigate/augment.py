@@ -17,8 +17,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
+from scipy import sparse
 
-from memviz.errors import BadTable, MemvizError
+from memviz.errors import BadOption, BadTable, MissingExtra
 from memviz.mitigate.associations import DEFAULT_THRESHOLD, RULES, column_clusters
 from memviz.tables.data import ROW_ID, Table
 
@@ -61,7 +62,7 @@ class MitigationResult:
 # ------------------------------------------------------------------ helpers
 def _n_new(table: Table, ratio: float, method: str) -> int:
     if isinstance(ratio, bool) or not isinstance(ratio, numbers.Real) or not np.isfinite(ratio) or ratio < 0:
-        raise MemvizError(f"{method}: ratio must be a number >= 0, got {ratio!r}")
+        raise BadOption(f"{method}: ratio must be a number >= 0, got {ratio!r}")
     if len(table) == 0:
         raise BadTable(f"{table.source}: the table has no rows")
     return int(np.floor(ratio * len(table) + 0.5))
@@ -77,7 +78,7 @@ def _group_codes(table: Table, regression_bins: int, method: str) -> np.ndarray:
     if schema.target_is_categorical:
         return pd.factorize(y, use_na_sentinel=False)[0].astype(np.int64)
     if isinstance(regression_bins, bool) or not isinstance(regression_bins, numbers.Integral) or regression_bins < 1:
-        raise MemvizError(f"{method}: regression_bins must be an integer >= 1, got {regression_bins!r}")
+        raise BadOption(f"{method}: regression_bins must be an integer >= 1, got {regression_bins!r}")
     bins = pd.qcut(pd.to_numeric(y, errors="coerce"), q=int(regression_bins), labels=False, duplicates="drop")
     codes = bins.to_numpy(dtype=float)
     codes[np.isnan(codes)] = np.nanmax(codes) + 1 if np.isfinite(codes).any() else 0
@@ -186,7 +187,7 @@ def tabcutmixplus(table: Table, *, ratio: float = DEFAULT_RATIO, seed=0, thresho
       average. It is kept in ``params["clusters"]`` as an empty list.
     """
     if rule not in RULES:
-        raise MemvizError(f"tabcutmixplus: rule {rule!r} is unknown (use {' or '.join(RULES)})")
+        raise BadOption(f"tabcutmixplus: rule {rule!r} is unknown (use {' or '.join(RULES)})")
     target = table.schema.target
     groups = [[c for c in g if c != target] for g in column_clusters(table, threshold, rule=rule)]
     if rule == "schema":
@@ -235,9 +236,8 @@ def _dense_helpers():
     """SMOTE-NC one-hot encodes into a sparse matrix; sparse neighbour search and sparse
     inverse one-hot are ~3x slower on Adult than dense ones, so densify (same neighbours
     up to floating-point ties)."""
-    from scipy import sparse
-    from sklearn.neighbors import NearestNeighbors
-    from sklearn.preprocessing import OneHotEncoder
+    from sklearn.neighbors import NearestNeighbors  # lazy: sklearn, an extra (train)
+    from sklearn.preprocessing import OneHotEncoder  # lazy: sklearn, an extra (train)
 
     def dense(x):
         return x.toarray() if sparse.issparse(x) else x
@@ -295,11 +295,11 @@ def smote(table: Table, *, ratio: float = DEFAULT_RATIO, seed=0, k_neighbors: in
         Number of target quantile bins (the classes) for a regression target.
     """
     try:
-        from imblearn.over_sampling import SMOTE, SMOTEN, SMOTENC
+        from imblearn.over_sampling import SMOTE, SMOTEN, SMOTENC  # lazy: imblearn, an extra (train)
     except ImportError:
-        raise MemvizError("smote: needs the package imbalanced-learn (pip install imbalanced-learn)") from None
+        raise MissingExtra("smote: needs the package imbalanced-learn (pip install imbalanced-learn)") from None
     if isinstance(k_neighbors, bool) or not isinstance(k_neighbors, numbers.Integral) or k_neighbors < 1:
-        raise MemvizError(f"smote: k_neighbors must be an integer >= 1, got {k_neighbors!r}")
+        raise BadOption(f"smote: k_neighbors must be an integer >= 1, got {k_neighbors!r}")
     params = {"ratio": ratio, "seed": seed, "k_neighbors": k_neighbors, "balance": balance,
               "standardize": standardize, "regression_bins": regression_bins}
     n_new = _n_new(table, ratio, "smote")
@@ -360,7 +360,7 @@ def smote(table: Table, *, ratio: float = DEFAULT_RATIO, seed=0, k_neighbors: in
 def _k_nearest(x: np.ndarray, k: int) -> np.ndarray:
     """(n, k) positions of each row's k nearest rows of ``x`` (n, p) by Euclidean distance,
     itself excluded (when a duplicate displaces it from the k + 1 found, the farthest goes)."""
-    from sklearn.neighbors import NearestNeighbors
+    from sklearn.neighbors import NearestNeighbors  # lazy: sklearn, an extra (train)
 
     idx = NearestNeighbors(n_neighbors=k + 1).fit(x).kneighbors(x, return_distance=False)  # (n, k+1)
     is_self = idx == np.arange(len(x))[:, None]
@@ -399,10 +399,10 @@ def smote_reference(table: Table, *, ratio: float = DEFAULT_RATIO, seed=0, k_nei
     """
     schema, df = table.schema, table.data
     if not schema.target_is_categorical:
-        raise MemvizError(f"{table.source}: the reference SMOTE oversamples the minority class and needs a class "
-                          "target; use smote_nc")
+        raise BadTable(f"{table.source}: the reference SMOTE oversamples the minority class and needs a class "
+                       "target; use smote_nc")
     if isinstance(k_neighbors, bool) or not isinstance(k_neighbors, numbers.Integral) or k_neighbors < 1:
-        raise MemvizError(f"smote: k_neighbors must be an integer >= 1, got {k_neighbors!r}")
+        raise BadOption(f"smote: k_neighbors must be an integer >= 1, got {k_neighbors!r}")
     n_new = _n_new(table, ratio, "smote_reference")
     params = {"ratio": ratio, "seed": seed, "k_neighbors": k_neighbors}
     codes = pd.factorize(df[schema.target].reset_index(drop=True), use_na_sentinel=False)[0]  # (n,) first-seen order
@@ -457,7 +457,7 @@ def random_prune(table: Table, n_remove: int, *, seed=0) -> MitigationResult:
     """Remove exactly ``n_remove`` rows drawn uniformly without replacement (the
     control for DynamicCut, which removes the same number of chosen rows)."""
     if isinstance(n_remove, bool) or not isinstance(n_remove, numbers.Integral) or not 0 <= n_remove <= len(table):
-        raise MemvizError(f"random_prune: n_remove must be an integer in [0, {len(table)}], got {n_remove!r}")
+        raise BadOption(f"random_prune: n_remove must be an integer in [0, {len(table)}], got {n_remove!r}")
     removed = random_removed(table.row_ids, int(n_remove), seed=seed)
     out = table.drop(removed)
     return MitigationResult(Table(out.data.copy(), out.schema, f"{table.source} - random_prune"), removed, 0,
@@ -470,7 +470,7 @@ def prune(table: Table, row_ids) -> MitigationResult:
     ids = np.asarray(row_ids).ravel()
     if ids.size and not (np.issubdtype(ids.dtype, np.integer)
                          or (np.issubdtype(ids.dtype, np.floating) and np.all(ids == np.round(ids)))):
-        raise MemvizError(f"prune: row_ids must be integers, got {ids[:3].tolist()!r}...")
+        raise BadOption(f"prune: row_ids must be integers, got {ids[:3].tolist()!r}...")
     ids = ids.astype(np.int64)
     unknown = ids[~np.isin(ids, table.row_ids)]
     if unknown.size:

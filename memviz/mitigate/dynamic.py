@@ -34,12 +34,15 @@ from dataclasses import asdict, dataclass, fields
 
 import numpy as np
 
-from memviz.dynamics.dynamiccut import DEFAULT_K, DEFAULT_P, rank_rows
+from memviz.dynamics.dynamiccut import DEFAULT_K, DEFAULT_P, rank_by_score
 from memviz.dynamics.rows import ceil_share
-from memviz.errors import MemvizError
+from memviz.engine.neighbors import NeighborEngine
+from memviz.errors import BadOption
+from memviz.measure import memorization as ratio_test
 from memviz.measure.memorization import auc_terms
 from memviz.models.callbacks import Callback
 from memviz.tables.data import Table
+from memviz.warmup.tracking import check_seed
 
 #: checks over the schedule when ``check_every`` is not set (a warm-up's default)
 DEFAULT_CHECKS = 25
@@ -63,22 +66,22 @@ class DynamicThreshold:
         if d is None:
             d = {}
         if not isinstance(d, dict):
-            raise MemvizError(f"dynamic threshold: expected {{{', '.join(f.name for f in fields(cls))}}}")
+            raise BadOption(f"dynamic threshold: expected {{{', '.join(f.name for f in fields(cls))}}}")
         bad = [k for k in d if k not in {f.name for f in fields(cls)}]
         if bad:
-            raise MemvizError(f"dynamic threshold: unknown setting {bad[0]!r} "
-                              f"(use {', '.join(f.name for f in fields(cls))})")
+            raise BadOption(f"dynamic threshold: unknown setting {bad[0]!r} "
+                            f"(use {', '.join(f.name for f in fields(cls))})")
         return cls(**d).validated()
 
     def validated(self) -> "DynamicThreshold":
         if isinstance(self.p0, bool) or not isinstance(self.p0, (int, float)) or not 0 < self.p0 < 1:
-            raise MemvizError(f"dynamic threshold: p0 must be strictly between 0 and 1, got {self.p0!r}")
+            raise BadOption(f"dynamic threshold: p0 must be strictly between 0 and 1, got {self.p0!r}")
         for name in ("end", "check_every", "n_samples"):
             v = getattr(self, name)
             if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
-                raise MemvizError(f"dynamic threshold: {name} must be a whole number >= 1 (or None), got {v!r}")
+                raise BadOption(f"dynamic threshold: {name} must be a whole number >= 1 (or None), got {v!r}")
         if isinstance(self.k, bool) or not isinstance(self.k, int) or self.k < 1:
-            raise MemvizError(f"dynamic threshold: k must be a whole number >= 1, got {self.k!r}")
+            raise BadOption(f"dynamic threshold: k must be a whole number >= 1, got {self.k!r}")
         return DynamicThreshold(float(self.p0), self.end, self.check_every, self.n_samples, int(self.k))
 
     def to_dict(self) -> dict:
@@ -132,14 +135,12 @@ class DynamicThresholdCallback(Callback):
         self.every = cfg.check_every or max(1, math.ceil(self.end / DEFAULT_CHECKS))
         self.n_samples = cfg.n_samples or self.n
         if self.engine is None:
-            from memviz.engine.neighbors import NeighborEngine
-
             self.engine = NeighborEngine(distance=self.distance, device=self.device).fit(self.train)
 
     def rows_left_out(self, model, epoch: int) -> np.ndarray | None:
         e = epoch - 1
         n_out = left_out_count(e, self.config.p0, self.end, self.n) if self.scores is not None else 0
-        out = np.sort(rank_rows(self.scores, self.row_ids)[:n_out]) if n_out else np.empty(0, dtype=np.int64)
+        out = np.sort(rank_by_score(self.scores, self.row_ids)[:n_out]) if n_out else np.empty(0, dtype=np.int64)
         self.schedule.append({"epoch": int(epoch), "finished": int(e), "share": share(e, self.config.p0, self.end),
                               "n_left_out": int(out.size), "check": len(self.auc)})
         if out.size:
@@ -152,11 +153,8 @@ class DynamicThresholdCallback(Callback):
         return None
 
     def _check(self, model, c: int, epoch: int) -> None:
-        from memviz.measure.memorization import memorization
-        from memviz.warmup.tracking import check_seed
-
         samples = model.sample(self.n_samples, seed=check_seed(self.seed, c))
-        res = memorization(self.train, samples, engine=self.engine)
+        res = ratio_test.memorization(self.train, samples, engine=self.engine)  # read from its module at each call
         a = np.bincount(np.asarray(res.nn1_pos, dtype=np.int64), weights=auc_terms(res.ratio), minlength=self.n)
         self.auc.append(a)                                              # (N,) A_i(c)
         m = np.stack(self.auc, axis=1)                                  # (N, C)

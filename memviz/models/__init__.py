@@ -13,7 +13,8 @@ and display labels).
 """
 from __future__ import annotations
 
-from memviz.errors import MemvizError
+from memviz.errors import BadOption
+from memviz.models.sdv_models import SDVGenerator
 
 #: model name -> display label (the one list of generators)
 MODEL_LABELS = {"tabddpm": "TabDDPM", "ctgan": "CTGAN", "tvae": "TVAE"}
@@ -23,12 +24,11 @@ MODELS = tuple(MODEL_LABELS)
 def make_model(name: str, **params):
     name = name.lower()
     if name == "tabddpm":
-        from memviz.models.tabddpm import TabDDPM
+        from memviz.models.tabddpm import TabDDPM  # lazy: torch (memviz.models.tabddpm imports it)
         return TabDDPM(**params)
     if name in ("ctgan", "tvae"):
-        from memviz.models.sdv_models import SDVGenerator
         return SDVGenerator(kind=name, **params)
-    raise MemvizError(f"unknown model {name!r} (use {', '.join(MODELS)})")
+    raise BadOption(f"unknown model {name!r} (use {', '.join(MODELS)})")
 
 
 def check_model_params(name: str, params: dict) -> None:
@@ -36,13 +36,13 @@ def check_model_params(name: str, params: dict) -> None:
     one-line MemvizError before any work starts."""
     epochs = params.get("epochs")
     if epochs is not None and (isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1):
-        raise MemvizError(f"model_params[{name!r}]: epochs must be a whole number >= 1, got {epochs!r}")
+        raise BadOption(f"model_params[{name!r}]: epochs must be a whole number >= 1, got {epochs!r}")
     try:
         model = make_model(name, device="cpu", **params)
     except TypeError as exc:
-        raise MemvizError(f"model_params[{name!r}]: {exc}") from None
+        raise BadOption(f"model_params[{name!r}]: {exc}") from None
     except ValueError as exc:
-        raise MemvizError(f"model_params[{name!r}]: invalid value ({exc})") from None
+        raise BadOption(f"model_params[{name!r}]: invalid value ({exc})") from None
     check = getattr(model, "check_params", None)
     if check is not None:
         check()
@@ -53,7 +53,7 @@ def check_models(names) -> tuple[str, ...]:
     out = tuple(dict.fromkeys(str(m).strip().lower() for m in names))
     for m in out:
         if m not in MODEL_LABELS:
-            raise MemvizError(f"unknown model {m!r} (use {', '.join(MODELS)})")
+            raise BadOption(f"unknown model {m!r} (use {', '.join(MODELS)})")
     if not out:
-        raise MemvizError(f"no model given (use {', '.join(MODELS)})")
+        raise BadOption(f"no model given (use {', '.join(MODELS)})")
     return out

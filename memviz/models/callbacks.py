@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from memviz.errors import MemvizError
+from memviz.errors import BadOption
 
 STOP = "stop"
 
@@ -41,8 +41,8 @@ def rows_left_out(hooks, model, epoch: int, n: int) -> np.ndarray | None:
     parts = [np.asarray(r, dtype=np.int64).ravel() for f in hooks if (r := f(model, epoch)) is not None]
     out = np.unique(np.concatenate(parts)) if parts else np.empty(0, dtype=np.int64)
     if out.size and (out[0] < 0 or out[-1] >= n):
-        raise MemvizError(f"rows_left_out gave positions outside 0..{n - 1}")
+        raise BadOption(f"rows_left_out gave positions outside 0..{n - 1}")
     if out.size >= n:
-        raise MemvizError(f"rows_left_out left out every row of epoch {epoch}")
+        raise BadOption(f"rows_left_out left out every row of epoch {epoch}")
     return out if out.size else None
 

@@ -49,7 +49,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from memviz.errors import MemvizError
+from memviz.errors import BadOption, BadTable, MissingExtra
 
 #: the share of the total (ε, δ) the preprocessing spends when none is given
 PREPROCESSING_SHARE = 0.1
@@ -84,9 +84,9 @@ class Release:
 def opendp():
     """OpenDP's prelude with its ``contrib`` features on, or a one-line MemvizError."""
     try:
-        import opendp.prelude as dp
+        import opendp.prelude as dp  # lazy: opendp, an extra (dp)
     except ImportError:
-        raise MemvizError("privacy: the private preprocessing needs OpenDP (pip install 'memviz[dp]')") from None
+        raise MissingExtra("privacy: the private preprocessing needs OpenDP (pip install 'memviz[dp]')") from None
     dp.enable_features("contrib")
     return dp
 
@@ -150,9 +150,9 @@ def private_range(column: str, x: np.ndarray, integer: bool, epsilon: float, del
     """``(lo, hi)`` from the thresholded histogram of magnitudes of the observed values ``x`` (module docstring)."""
     counts, rel = thresholded_counts([bucket_key(float(v)) for v in x], epsilon, delta)
     if not counts:
-        raise MemvizError(f"privacy: column {column!r}: no range of values holds enough rows to be released at "
-                          f"ε = {epsilon:.3g} ({rel.detail}); give its bounds as public knowledge (privacy bounds) "
-                          "or raise ε or the preprocessing share")
+        raise BadTable(f"privacy: column {column!r}: no range of values holds enough rows to be released at "
+                       f"ε = {epsilon:.3g} ({rel.detail}); give its bounds as public knowledge (privacy bounds) "
+                       "or raise ε or the preprocessing share")
     edges = [bucket_edges(k) for k in counts]
     lo, hi = min(e[0] for e in edges), max(e[1] for e in edges)
     if integer:
@@ -201,8 +201,8 @@ def split_budget(epsilon: float, delta: float, n_queries: int, n_thresholded: in
 def _within(eps: float, epsilon: float, dlt: float, delta: float) -> None:
     """OpenDP's map stays within the query's share (a relative float slack of 1e-9)."""
     if eps > epsilon * (1 + 1e-9) or dlt > delta * (1 + 1e-9):
-        raise MemvizError(f"privacy: a preprocessing query spends ({eps:g}, {dlt:g}) over its share "
-                          f"({epsilon:g}, {delta:g})")
+        raise BadOption(f"privacy: a preprocessing query spends ({eps:g}, {dlt:g}) over its share "
+                        f"({epsilon:g}, {delta:g})")
 
 
 def check_releasable(schema, n_rows: int, *, epsilon: float, delta: float, bounds: dict | None = None,
@@ -210,7 +210,7 @@ def check_releasable(schema, n_rows: int, *, epsilon: float, delta: float, bound
     """Before any work or release, from public facts only (the schema, N, the budget): a column whose range or
     categories would have to be released with a threshold above N (nothing could ever be released) is one
     line naming it."""
-    from memviz.models.transforms import categorical_columns
+    from memviz.models.transforms import categorical_columns  # lazy: torch, sklearn; the privacy settings load dpstats without them
 
     bounds, categories = dict(bounds or {}), dict(categories or {})
     num_cols, cat_cols = list(schema.distance_numerical), categorical_columns(schema)
@@ -220,18 +220,18 @@ def check_releasable(schema, n_rows: int, *, epsilon: float, delta: float, bound
         return
     if epsilon <= 0:
         missing = (ranges + discovered)[0]
-        raise MemvizError(f"privacy: preprocessing share 0 needs every column public: column {missing!r} has no "
-                          f"public {'bounds' if missing in ranges else 'categories'}")
+        raise BadOption(f"privacy: preprocessing share 0 needs every column public: column {missing!r} has no "
+                        f"public {'bounds' if missing in ranges else 'categories'}")
     eps_q, delta_q = split_budget(epsilon, delta, len(ranges) + len(num_cols) + len(discovered),
                                   len(ranges) + len(discovered))
     tau = threshold_for(eps_q, delta_q)
     if tau > n_rows:
         col = (ranges + discovered)[0]
         what = "bounds" if col in ranges else "categories"
-        raise MemvizError(f"privacy: column {col!r}: releasing its {'range' if what == 'bounds' else what} at "
-                          f"ε = {eps_q:.3g} needs at least {tau:,} rows holding it, more than the {n_rows:,} "
-                          f"training rows; give the {what} of {col!r} (and of the other columns) as public in the "
-                          "schema, or raise ε or the preprocessing share")
+        raise BadTable(f"privacy: column {col!r}: releasing its {'range' if what == 'bounds' else what} at "
+                       f"ε = {eps_q:.3g} needs at least {tau:,} rows holding it, more than the {n_rows:,} "
+                       f"training rows; give the {what} of {col!r} (and of the other columns) as public in the "
+                       "schema, or raise ε or the preprocessing share")
 
 
 def public_report(numerical: list, categorical: list, bounds: dict, categories: dict) -> dict:
@@ -245,30 +245,35 @@ def private_transform(data: pd.DataFrame, schema, *, epsilon: float, delta: floa
                       categories: dict | None = None):
     """A :class:`memviz.models.transforms.TabularTransform` whose statistics are public or released with
     (≤ ``epsilon``, ≤ ``delta``)-DP (module docstring); its ``privacy`` holds every release and their sums."""
-    from memviz.models.transforms import TabularTransform, categorical_columns, n_quantiles_for, numerical_spec
+    from memviz.models.transforms import (  # lazy: torch, sklearn; the privacy settings load dpstats without them
+        TabularTransform,
+        categorical_columns,
+        n_quantiles_for,
+        numerical_spec,
+    )
 
     bounds, categories = dict(bounds or {}), dict(categories or {})
     num_cols = list(schema.distance_numerical)
     cat_cols = categorical_columns(schema)
     for col in [*bounds, *categories]:
         if col not in num_cols and col not in cat_cols:
-            raise MemvizError(f"privacy: public {'bounds' if col in bounds else 'categories'} for column {col!r}, "
-                              "which the model does not train on (a numerical column takes bounds, a categorical "
-                              "one categories)")
+            raise BadOption(f"privacy: public {'bounds' if col in bounds else 'categories'} for column {col!r}, "
+                            "which the model does not train on (a numerical column takes bounds, a categorical "
+                            "one categories)")
     for col in bounds:
         if col not in num_cols:
-            raise MemvizError(f"privacy: column {col!r} is categorical: give it categories, not bounds")
+            raise BadOption(f"privacy: column {col!r} is categorical: give it categories, not bounds")
     for col in categories:
         if col not in cat_cols:
-            raise MemvizError(f"privacy: column {col!r} is numerical: give it bounds, not categories")
+            raise BadOption(f"privacy: column {col!r} is numerical: give it bounds, not categories")
     n = len(data)
     ranges = [c for c in num_cols if c not in bounds]
     discovered = [c for c in cat_cols if c not in categories]
     n_queries = (len(ranges) + len(num_cols) + len(discovered)) if epsilon > 0 else 0
     if epsilon <= 0 and (ranges or discovered):
         missing = (ranges + discovered)[0]
-        raise MemvizError(f"privacy: preprocessing share 0 needs every column public: column {missing!r} has no "
-                          f"public {'bounds' if missing in ranges else 'categories'}")
+        raise BadOption(f"privacy: preprocessing share 0 needs every column public: column {missing!r} has no "
+                        f"public {'bounds' if missing in ranges else 'categories'}")
     eps_q, delta_q = split_budget(epsilon, delta, n_queries, len(ranges) + len(discovered))
     releases: list[Release] = []
     references = np.linspace(0, 1, n_quantiles_for(n))
@@ -299,17 +304,17 @@ def private_transform(data: pd.DataFrame, schema, *, epsilon: float, delta: floa
             allowed = {value_key(v): v for v in categories[col]}
             bad = next((v for k, v in zip(keys, s.astype(object)) if k not in allowed), None)
             if any(k not in allowed for k in keys):
-                raise MemvizError(f"privacy: column {col!r}: value {bad!r} is not among the categories given as "
-                                  "public (add it, or null for missing values)")
+                raise BadTable(f"privacy: column {col!r}: value {bad!r} is not among the categories given as "
+                               "public (add it, or null for missing values)")
             kept = {k: allowed[k] for k in allowed}
             fallback = None
         else:
             counts, rel = thresholded_counts(keys, eps_q, delta_q)
             releases.append(Release(col, "categories", rel.mechanism, rel.epsilon, rel.delta, rel.detail))
             if not counts:
-                raise MemvizError(f"privacy: column {col!r}: no category holds enough rows to be released at "
-                                  f"ε = {eps_q:.3g} ({rel.detail}); give its categories as public knowledge "
-                                  "(privacy categories) or raise ε or the preprocessing share")
+                raise BadTable(f"privacy: column {col!r}: no category holds enough rows to be released at "
+                               f"ε = {eps_q:.3g} ({rel.detail}); give its categories as public knowledge "
+                               "(privacy categories) or raise ε or the preprocessing share")
             kept = {k: by_key[k] for k in counts}
             fallback = max(counts, key=lambda k: (counts[k], k))
         missing = MISSING_KEY in kept
@@ -332,6 +337,6 @@ def _plain(v):
 
 
 def _categorical_spec(s: pd.Series, col: str, values: list, missing: bool) -> dict:
-    from memviz.models.transforms import categorical_spec
+    from memviz.models.transforms import categorical_spec  # lazy: torch, sklearn; the privacy settings load dpstats without them
 
     return categorical_spec(s, col, [_plain(v) for v in values], missing)

@@ -48,11 +48,12 @@ threshold), resuming a run trained with other privacy settings.
 from __future__ import annotations
 
 import functools
+import importlib.util
 import math
 import warnings
 from dataclasses import asdict, dataclass, fields, replace
 
-from memviz.errors import BadOption, MemvizError
+from memviz.errors import BadOption
 from memviz.models.dpstats import COMPOSITION, PREPROCESSING_SHARE
 
 ACCOUNTANTS = ("rdp", "prv")
@@ -180,7 +181,7 @@ def plan(config: PrivacyConfig, n_rows: int, batch_size: int, steps: int, *, amp
     one-line MemvizError when no private training of that shape exists (module docstring)."""
     if (missing := missing_piece()) is not None:
         raise BadOption(f"privacy: {missing}")
-    from opacus.accountants.utils import get_noise_multiplier
+    from opacus.accountants.utils import get_noise_multiplier  # lazy: opacus, an extra (dp)
 
     n, b, s = int(n_rows), int(batch_size), int(steps)
     delta = config.delta_for(n)
@@ -213,7 +214,7 @@ def sgd_epsilon_spent(p: PrivacyPlan, steps: int) -> float:
     """The accountant's ε_sgd after ``steps`` steps of the plan's σ and q at δ_sgd (0 before the first)."""
     if steps <= 0:
         return 0.0
-    from opacus.accountants import create_accountant
+    from opacus.accountants import create_accountant  # lazy: opacus, an extra (dp)
 
     acc = create_accountant(mechanism=p.accountant)
     acc.history = [(p.noise_multiplier, p.sample_rate, int(steps))]
@@ -246,11 +247,11 @@ ASSUMES_PUBLIC = ("the schema (column names, kinds, dtypes), the number of train
 
 def check_module(model) -> None:
     """A network Opacus cannot clip per sample is a one-line MemvizError (its first complaint)."""
-    from opacus.validators import ModuleValidator
+    from opacus.validators import ModuleValidator  # lazy: opacus, an extra (dp)
 
     errors = ModuleValidator.validate(model, strict=False)
     if errors:
-        raise MemvizError(f"privacy: Opacus cannot train this network privately ({' '.join(str(errors[0]).split())})")
+        raise BadOption(f"privacy: Opacus cannot train this network privately ({' '.join(str(errors[0]).split())})")
 
 
 class DPSGD:
@@ -261,8 +262,8 @@ class DPSGD:
     """
 
     def __init__(self, model, optimizer, p: PrivacyPlan, generator):
-        from opacus.grad_sample import GradSampleModuleFastGradientClipping
-        from opacus.optimizers import DPOptimizerFastGradientClipping
+        from opacus.grad_sample import GradSampleModuleFastGradientClipping  # lazy: opacus, an extra (dp)
+        from opacus.optimizers import DPOptimizerFastGradientClipping  # lazy: opacus, an extra (dp)
 
         check_module(model)
         self.model, self.plan, self.generator = model, p, generator
@@ -279,7 +280,7 @@ class DPSGD:
 
     def batch(self, n: int, device):
         """The rows of one Poisson batch: positions ``[b]`` with each row in independently at rate q."""
-        import torch
+        import torch  # lazy: torch, an extra (train): the privacy settings are read without it
 
         keep = torch.rand(n, generator=self.generator, device=device) < self.plan.sample_rate   # [N]
         return keep.nonzero().squeeze(1)
@@ -287,8 +288,8 @@ class DPSGD:
     def step(self, row_loss_fn, n_rows: int):
         """One DP-SGD step; ``row_loss_fn()`` gives ``(ℓ [b], L_gauss, L_multi)`` of the batch
         (``n_rows`` = b). Returns ``(mean loss, L_gauss, L_multi)`` as tensors."""
-        import torch
-        from opacus.utils.fast_gradient_clipping_utils import DPTensorFastGradientClipping
+        import torch  # lazy: torch, an extra (train): the privacy settings are read without it
+        from opacus.utils.fast_gradient_clipping_utils import DPTensorFastGradientClipping  # lazy: opacus, an extra (dp)
 
         opt = self.optimizer
         opt.zero_grad(set_to_none=True)
@@ -324,9 +325,8 @@ def _positive(x) -> bool:
 def missing_piece() -> str | None:
     """None when private training can run here (Opacus and OpenDP installed), else the one line saying what to
     install: a page never offers what cannot run (found without importing either)."""
-    from importlib.util import find_spec
-
-    lost = [name for name, mod in (("Opacus", "opacus"), ("OpenDP", "opendp")) if find_spec(mod) is None]
+    lost = [name for name, mod in (("Opacus", "opacus"), ("OpenDP", "opendp"))
+            if importlib.util.find_spec(mod) is None]
     if not lost:
         return None
     return f"private training needs {' and '.join(lost)}: pip install 'memviz[dp]'"

@@ -39,6 +39,7 @@ once with the final epoch, after the fit. ``on_fit_start`` comes before the fit 
 """
 from __future__ import annotations
 
+import importlib
 import logging
 import random
 import threading
@@ -50,7 +51,7 @@ import numpy as np
 import pandas as pd
 
 from memviz.device import resolve_device, torch_threads
-from memviz.errors import BadTable, MemvizError
+from memviz.errors import BadOption, BadTable
 from memviz.models.callbacks import STOP
 
 KINDS = ("ctgan", "tvae")
@@ -142,26 +143,26 @@ class SDVGenerator:
     def _resolved_epochs(self) -> int:
         kind = str(self.kind).lower()
         if kind not in KINDS:
-            raise MemvizError(f"SDV model: kind {self.kind!r} is not one of {', '.join(KINDS)}")
+            raise BadOption(f"SDV model: kind {self.kind!r} is not one of {', '.join(KINDS)}")
         epochs = DEFAULT_EPOCHS[kind] if self.epochs is None else self.epochs
         if isinstance(epochs, bool) or not isinstance(epochs, (int, np.integer)) or epochs < 1:
-            raise MemvizError(f"{kind}: epochs must be a positive integer, got {epochs!r}")
+            raise BadOption(f"{kind}: epochs must be a positive integer, got {epochs!r}")
         bs = self.batch_size
         if isinstance(bs, bool) or not isinstance(bs, (int, np.integer)) or bs < 1:
-            raise MemvizError(f"{kind}: batch_size must be a positive integer, got {bs!r}")
+            raise BadOption(f"{kind}: batch_size must be a positive integer, got {bs!r}")
         nt = self.n_threads
         if nt is not None and (isinstance(nt, bool) or not isinstance(nt, (int, np.integer)) or nt < 1):
-            raise MemvizError(f"{kind}: n_threads must be a positive integer or None, got {nt!r}")
+            raise BadOption(f"{kind}: n_threads must be a positive integer or None, got {nt!r}")
         pac = self.model_kwargs.get("pac", 10)
         if kind == "ctgan" and (bs % pac or bs % 2):
-            raise MemvizError(f"ctgan: batch_size {bs} must be an even multiple of pac={pac}")
+            raise BadOption(f"ctgan: batch_size {bs} must be an even multiple of pac={pac}")
         return int(epochs)
 
     # --------------------------------------------------------------------- fit
     def fit(self, table, callbacks: Iterable = ()) -> "SDVGenerator":
         """Train on ``table`` (a :class:`~memviz.tables.data.Table`); returns self."""
         if not hasattr(table, "schema") or not hasattr(table, "data"):
-            raise MemvizError(f"{self.kind}: fit expects a memviz Table, got {type(table).__name__}")
+            raise BadTable(f"{self.kind}: fit expects a memviz Table, got {type(table).__name__}")
         epochs = self._resolved_epochs()
         kind = str(self.kind).lower()
         callbacks = list(callbacks or ())
@@ -182,7 +183,7 @@ class SDVGenerator:
             stack.enter_context(torch_threads(self.n_threads))
             stack.enter_context(seeded(int(self.seed)))
             if device.startswith("cuda:"):
-                import torch
+                import torch  # lazy: torch, an extra (train)
                 stack.enter_context(torch.cuda.device(torch.device(device)))
             hook = stack.enter_context(epoch_hook(self, synth, kind, callbacks))
             try:
@@ -214,9 +215,9 @@ class SDVGenerator:
         the next seed of a stream seeded by ``self.seed`` at fit time.
         """
         if not hasattr(self, "synthesizer_"):
-            raise MemvizError(f"{self.kind}: sample called before fit")
+            raise BadOption(f"{self.kind}: sample called before fit")
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
-            raise MemvizError(f"{self.kind}: the number of rows to sample must be >= 0, got {n!r}")
+            raise BadOption(f"{self.kind}: the number of rows to sample must be >= 0, got {n!r}")
         columns = list(self.schema_.columns)
         if n == 0:
             return restore_dtypes(pd.DataFrame({c: pd.Series([], dtype=object) for c in columns}), self.dtypes_)
@@ -269,8 +270,6 @@ def _epoch_shim(original):
 def _install_epoch_shims() -> bool:
     """Put the shim in place of ``tqdm`` in ctgan's two training modules (once); False when a
     module has no ``tqdm`` to wrap (another ctgan: the loop is then not hooked)."""
-    import importlib
-
     ok = True
     for name in _LOOP_MODULES:
         try:
@@ -317,7 +316,7 @@ def epoch_hook(model: "SDVGenerator", synth, kind: str, callbacks: list):
 # ------------------------------------------------------------------- helpers
 def build_metadata(schema):
     """SDV ``Metadata`` of one table: numericals and categoricals, nothing else."""
-    from sdv.metadata import Metadata
+    from sdv.metadata import Metadata  # lazy: sdv, an extra (sdv)
 
     columns = {c: {"sdtype": "numerical"} for c in schema.distance_numerical}
     columns.update({c: {"sdtype": "categorical"} for c in schema.distance_categorical})
@@ -327,7 +326,7 @@ def build_metadata(schema):
 
 
 def _make_synthesizer(kind, schema, *, epochs, batch_size, enable_gpu, model_kwargs):
-    from sdv.single_table import CTGANSynthesizer, TVAESynthesizer
+    from sdv.single_table import CTGANSynthesizer, TVAESynthesizer  # lazy: sdv, an extra (sdv)
 
     cls = CTGANSynthesizer if kind == "ctgan" else TVAESynthesizer
     kwargs = dict(model_kwargs)
@@ -335,7 +334,7 @@ def _make_synthesizer(kind, schema, *, epochs, batch_size, enable_gpu, model_kwa
     try:
         synth = cls(build_metadata(schema), **kwargs)
     except TypeError as exc:
-        raise MemvizError(f"{kind}: bad model parameter ({exc})") from None
+        raise BadOption(f"{kind}: bad model parameter ({exc})") from None
     if hasattr(synth, "_print_warning"):
         synth._print_warning = _no_print  # CTGAN print()s a "PerformanceAlert"; this instance only, during fit
     return synth
@@ -416,8 +415,8 @@ def seeded(seed: int):
     per-column transforms). The transforms are run sequentially (joblib
     ``backend="sequential"``) so that no unseeded worker process draws numbers.
     """
-    import torch
-    from joblib import parallel_config
+    import torch  # lazy: torch, an extra (train)
+    from joblib import parallel_config  # lazy: joblib, an extra (train)
 
     np_state, py_state = np.random.get_state(), random.getstate()
     devices = list(range(torch.cuda.device_count())) if torch.cuda.is_available() else []
@@ -440,7 +439,7 @@ def quiet_sdv():
     scikit-learn's ConvergenceWarning from their Gaussian mixtures) only.
     Logging: those packages' loggers are raised to ERROR and restored on exit.
     """
-    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.exceptions import ConvergenceWarning  # lazy: sklearn, an extra (train)
 
     loggers = [logging.getLogger(name) for name in _QUIET_LOGGERS]
     levels = [lg.level for lg in loggers]

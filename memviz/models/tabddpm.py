@@ -50,9 +50,10 @@ import pandas as pd
 import torch
 
 from memviz.device import resolve_device, shared_cpu_threads, torch_threads
-from memviz.errors import MemvizError
+from memviz.errors import BadOption, BadRunFolder, BadTable
 from memviz.models.callbacks import STOP, rows_left_out
 from memviz.models.diffusion import CAT_INPUTS, MixedDiffusion, MLPDenoiser
+from memviz.models.dpstats import check_releasable, private_transform
 from memviz.models.presets import PRESETS, TabDDPMConfig
 from memviz.models.privacy import (
     DPSGD,
@@ -144,7 +145,7 @@ class TabDDPM:
         self.n_threads, self.steps = n_threads, steps
         self.privacy = privacy
         if steps is not None and (isinstance(steps, bool) or int(steps) != steps or steps < 1):
-            raise MemvizError(f"TabDDPM: steps must be a whole number >= 1 (or None), got {steps!r}")
+            raise BadOption(f"TabDDPM: steps must be a whole number >= 1 (or None), got {steps!r}")
         self.config  # fail fast on a bad preset or value
 
     # ------------------------------------------------------------- params
@@ -156,7 +157,7 @@ class TabDDPM:
     def set_params(self, **params) -> "TabDDPM":
         for k, v in params.items():
             if k not in self.get_params():
-                raise MemvizError(f"TabDDPM: unknown parameter {k!r}")
+                raise BadOption(f"TabDDPM: unknown parameter {k!r}")
             setattr(self, k, v)
         return self
 
@@ -164,24 +165,24 @@ class TabDDPM:
     def config(self) -> TabDDPMConfig:
         """The preset with the non-None overrides applied, validated."""
         if self.preset not in PRESETS:
-            raise MemvizError(f"TabDDPM: unknown preset {self.preset!r} (use {', '.join(PRESETS)})")
+            raise BadOption(f"TabDDPM: unknown preset {self.preset!r} (use {', '.join(PRESETS)})")
         over = {f.name: getattr(self, f.name) for f in fields(TabDDPMConfig) if getattr(self, f.name) is not None}
         if "layers" in over:
             over["layers"] = tuple(int(w) for w in over["layers"])
         cfg = replace(PRESETS[self.preset], **over)
         for name in ("epochs", "batch_size", "dim_t", "n_timesteps"):
             if int(getattr(cfg, name)) < (0 if name == "epochs" else 1):
-                raise MemvizError(f"TabDDPM: {name} must be a positive integer, got {getattr(cfg, name)!r}")
+                raise BadOption(f"TabDDPM: {name} must be a positive integer, got {getattr(cfg, name)!r}")
         if not cfg.layers or min(cfg.layers) < 1:
-            raise MemvizError(f"TabDDPM: layers must be a non-empty tuple of positive widths, got {cfg.layers!r}")
+            raise BadOption(f"TabDDPM: layers must be a non-empty tuple of positive widths, got {cfg.layers!r}")
         if not 0 <= cfg.dropout < 1:
-            raise MemvizError(f"TabDDPM: dropout must be in [0, 1), got {cfg.dropout!r}")
+            raise BadOption(f"TabDDPM: dropout must be in [0, 1), got {cfg.dropout!r}")
         if cfg.lr <= 0 or cfg.weight_decay < 0:
-            raise MemvizError(f"TabDDPM: lr must be > 0 and weight_decay >= 0, got {cfg.lr!r}, {cfg.weight_decay!r}")
+            raise BadOption(f"TabDDPM: lr must be > 0 and weight_decay >= 0, got {cfg.lr!r}, {cfg.weight_decay!r}")
         if cfg.lr_schedule not in LR_SCHEDULES:
-            raise MemvizError(f"TabDDPM: lr_schedule {cfg.lr_schedule!r} is not one of {', '.join(LR_SCHEDULES)}")
+            raise BadOption(f"TabDDPM: lr_schedule {cfg.lr_schedule!r} is not one of {', '.join(LR_SCHEDULES)}")
         if cfg.cat_input not in CAT_INPUTS:
-            raise MemvizError(f"TabDDPM: cat_input {cfg.cat_input!r} is not one of {', '.join(CAT_INPUTS)}")
+            raise BadOption(f"TabDDPM: cat_input {cfg.cat_input!r} is not one of {', '.join(CAT_INPUTS)}")
         return cfg
 
     @property
@@ -231,27 +232,27 @@ class TabDDPM:
         run bit-identically on the same table.
         """
         if not isinstance(table, Table):
-            raise MemvizError(f"TabDDPM: fit expects a memviz Table, got {type(table).__name__}")
+            raise BadTable(f"TabDDPM: fit expects a memviz Table, got {type(table).__name__}")
         if len(table) < 2:
-            raise MemvizError(f"{table.source}: TabDDPM needs at least 2 rows, got {len(table)}")
+            raise BadTable(f"{table.source}: TabDDPM needs at least 2 rows, got {len(table)}")
         data = table.data.loc[:, list(table.schema.columns)]
         fingerprint = _fingerprint(data)
         if resume_state is not None:
             here = self._resolve_device().type
             if isinstance(resume_state, dict) and resume_state.get("device_type", here) != here:
                 # random streams differ between CPU and CUDA: no bit-identical continuation
-                raise MemvizError(f"TabDDPM: resume_state was trained on {resume_state['device_type']}, this "
-                                  f"model runs on {here}; resume on the same kind of device")
+                raise BadRunFolder(f"TabDDPM: resume_state was trained on {resume_state['device_type']}, this "
+                                   f"model runs on {here}; resume on the same kind of device")
             if isinstance(resume_state, dict) and not {"optimizer", "rng"} <= set(resume_state):
-                raise MemvizError("TabDDPM: resume_state holds weights only (a sampling checkpoint); resuming "
-                                  "training needs the full state_dict (optimizer and random state)")
+                raise BadRunFolder("TabDDPM: resume_state holds weights only (a sampling checkpoint); resuming "
+                                   "training needs the full state_dict (optimizer and random state)")
             saved = (resume_state.get("params") or {}).get("privacy") if isinstance(resume_state, dict) else None
             if saved != self.privacy:
-                raise MemvizError(f"TabDDPM: resume_state was trained with privacy={saved!r}, this model has "
-                                  f"privacy={self.privacy!r}; resume with the same privacy settings")
+                raise BadRunFolder(f"TabDDPM: resume_state was trained with privacy={saved!r}, this model has "
+                                   f"privacy={self.privacy!r}; resume with the same privacy settings")
             self.load_state_dict(resume_state)
             if list(self.transform_.columns) != list(table.schema.columns) or self.fingerprint_ != fingerprint:
-                raise MemvizError(f"{table.source}: resume_state was trained on another table")
+                raise BadRunFolder(f"{table.source}: resume_state was trained on another table")
         else:
             self._build(self._fit_transform(data, table.schema), len(data), fingerprint)
         x_num, codes = self.transform_.transform(data)
@@ -260,8 +261,8 @@ class TabDDPM:
         callbacks = list(callbacks or ())
         if self._dp_gen is not None:
             if any(getattr(cb, "rows_left_out", None) is not None for cb in callbacks):
-                raise MemvizError("privacy: private training cannot leave rows out by a rule that reads them "
-                                  "(the dynamic threshold); use one or the other")
+                raise BadOption("privacy: private training cannot leave rows out by a rule that reads them "
+                                "(the dynamic threshold); use one or the other")
             n, bs, _, total, _ = self._budget(len(data))
             spent = self.transform_.privacy or {}
             self._dp_plan = with_preprocessing(privacy_plan(self.privacy_config, n, bs, total, amp=bool(self.amp)),
@@ -281,7 +282,6 @@ class TabDDPM:
         priv = self.privacy_config
         if priv is None:
             return TabularTransform.fit(data, schema, seed=int(self.seed))
-        from memviz.models.dpstats import private_transform
 
         n, bs, _, total, _ = self._budget(len(data))
         privacy_plan(priv, n, bs, total, amp=bool(self.amp))    # a training that cannot run: before any release
@@ -371,8 +371,6 @@ class TabDDPM:
             n, bs, _, total, _ = self._budget(int(n_rows))
             privacy_plan(priv, n, bs, total, amp=bool(self.amp))
             if schema is not None:
-                from memviz.models.dpstats import check_releasable
-
                 eps_pre, delta_pre, _, _ = priv.split(int(n_rows))
                 bounds, categories = public_knowledge(schema, priv)
                 check_releasable(schema, int(n_rows), epsilon=eps_pre, delta=delta_pre, bounds=bounds,
@@ -401,7 +399,7 @@ class TabDDPM:
             batch_size = 65_536 if self.device_.type == "cuda" else 10_000
         n = int(n)
         if n < 0 or batch_size < 1:
-            raise MemvizError(f"TabDDPM: sample needs n >= 0 and batch_size >= 1, got {n}, {batch_size}")
+            raise BadOption(f"TabDDPM: sample needs n >= 0 and batch_size >= 1, got {n}, {batch_size}")
         seed = secrets.randbits(63) if seed is None else int(seed)
         gen = torch.Generator(device=self.device_).manual_seed(seed)
         was_training = self.model_.training
@@ -438,7 +436,7 @@ class TabDDPM:
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "model_"):
-            raise MemvizError("TabDDPM: the model is not fitted (call fit or load_state_dict first)")
+            raise BadOption("TabDDPM: the model is not fitted (call fit or load_state_dict first)")
 
     # -------------------------------------------------------------- state
     def state_dict(self) -> dict:
@@ -474,11 +472,11 @@ class TabDDPM:
         is what a bit-identical resume (``fit(resume_state=...)``) requires.
         """
         if not isinstance(state, dict) or state.get("format") != STATE_FORMAT:
-            raise MemvizError(f"TabDDPM: not a TabDDPM state (expected format {STATE_FORMAT!r})")
+            raise BadRunFolder(f"TabDDPM: not a TabDDPM state (expected format {STATE_FORMAT!r})")
         saved, cfg = state["params"]["config"], self.config
         for name in _ARCH:
             if _plain_params({name: getattr(cfg, name)})[name] != saved[name]:
-                raise MemvizError(f"TabDDPM: state has {name}={saved[name]!r}, this model {getattr(cfg, name)!r}")
+                raise BadRunFolder(f"TabDDPM: state has {name}={saved[name]!r}, this model {getattr(cfg, name)!r}")
         self._build(TabularTransform.from_state(state["transform"]), int(state["n_rows"]), int(state["fingerprint"]))
         self.model_.load_state_dict(state["model"])
         if "optimizer" in state:  # a check's sampling checkpoint has none (memviz.warmup.checkpoints)
@@ -507,7 +505,7 @@ def public_knowledge(schema, privacy: PrivacyConfig) -> tuple[dict, dict]:
     "categories": {column: [value, ...]}}`` (meta.json), overridden column by column by the privacy settings'."""
     public = schema.extra.get("public") or {}
     if not isinstance(public, dict) or set(public) - {"bounds", "categories"}:
-        raise MemvizError(f"{schema.name or 'schema'}: 'public' must be {{\"bounds\": {{...}}, \"categories\": {{...}}}}")
+        raise BadTable(f"{schema.name or 'schema'}: 'public' must be {{\"bounds\": {{...}}, \"categories\": {{...}}}}")
     given_bounds = public_bounds(public.get("bounds") or {})           # checked as the privacy settings' are
     given_categories = public_categories(public.get("categories") or {})
     bounds = {c: (lo, hi) for c, lo, hi in (*given_bounds, *privacy.bounds)}

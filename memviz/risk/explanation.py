@@ -28,15 +28,18 @@ raises one line saying so.
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from scipy.stats import rankdata, spearmanr
 
-from memviz.errors import MemvizError
-from memviz.risk.factors import RiskFactors, risk_factors
+from memviz.errors import BadTable, MissingExtra
+from memviz.risk.factors import FACTOR_SHORT, RiskFactors, risk_factors
 from memviz.tables.data import Table
 from memviz.tables.encoding import canonical_series
+from memviz.tables.redact import redact
 
 #: the factors the model reads (ratio and percentile of isolation are monotone in it: left out, so that the
 #: attributions do not split one signal three ways)
@@ -55,8 +58,6 @@ def rank_auc(score: np.ndarray, labels: np.ndarray) -> np.ndarray:
     labels : (N,) or (N, S) bool. Returns (S,) (or (B,) / scalar shapes broadcast likewise); NaN for a
     column with no positive or no negative.
     """
-    from scipy.stats import rankdata
-
     s = np.asarray(score, dtype=np.float64)
     y = np.asarray(labels, dtype=bool)
     s2 = s[:, None] if s.ndim == 1 else s
@@ -119,8 +120,6 @@ def feature_frame(train: Table, factors: RiskFactors) -> pd.DataFrame:
 
 def feature_label(feature: str, kind: str) -> str:
     """What a reader sees: a factor in words (:data:`memviz.risk.factors.FACTOR_SHORT`), a column by its name."""
-    from memviz.risk.factors import FACTOR_SHORT
-
     return FACTOR_SHORT.get(feature.removesuffix(" (factor)"), feature) if kind == "factor" else str(feature)
 
 
@@ -192,14 +191,12 @@ def explain_rows(train: Table, labels, *, factors: RiskFactors | None = None, fo
     factors : the table's :func:`~memviz.risk.factors.risk_factors` (computed when None).
     folds : cross-validation folds (at least 2, at most the rows in the smaller class).
     """
-    import time
-
     t0 = time.perf_counter()
     y = _labels(train, labels)                                                # (N, S) bool
     n, S = y.shape
     k = y.sum(axis=1)
     if not (k > 0).any() or not (k < S).any():
-        raise MemvizError(f"{train.source}: every row is on the same side of the Top group: nothing to explain")
+        raise BadTable(f"{train.source}: every row is on the same side of the Top group: nothing to explain")
     if factors is None:
         factors = risk_factors(train, device=device)
     x = feature_frame(train, factors)
@@ -208,9 +205,9 @@ def explain_rows(train: Table, labels, *, factors: RiskFactors | None = None, fo
     n_min = int(min(ever.sum(), (~ever).sum()))
     folds = int(folds)
     if folds < 2 or n_min < folds:
-        raise MemvizError(f"{train.source}: {n_min} rows on the smaller side of the Top group: too few for "
-                          f"{folds}-fold cross-validation (at least {max(folds, 2)} needed)")
-    from sklearn.model_selection import StratifiedKFold
+        raise BadTable(f"{train.source}: {n_min} rows on the smaller side of the Top group: too few for "
+                       f"{folds}-fold cross-validation (at least {max(folds, 2)} needed)")
+    from sklearn.model_selection import StratifiedKFold  # lazy: sklearn, an extra (train)
 
     oof = np.empty(n)
     for fit_idx, test_idx in StratifiedKFold(folds, shuffle=True, random_state=seed).split(X, ever):
@@ -232,12 +229,12 @@ def _labels(train: Table, labels) -> np.ndarray:
         top = pd.Series(np.asarray(labels.top, dtype=bool), index=np.asarray(labels.row_ids, dtype=np.int64))
         missing = ~np.isin(train.row_ids, top.index)
         if missing.any():
-            raise MemvizError(f"{train.source}: row_id {int(train.row_ids[missing][0])} is not in the warm-up's rows")
+            raise BadTable(f"{train.source}: row_id {int(train.row_ids[missing][0])} is not in the warm-up's rows")
         return top.loc[train.row_ids].to_numpy()[:, None]
     y = np.asarray(labels)
     y = y[:, None] if y.ndim == 1 else y
     if y.shape[0] != len(train):
-        raise MemvizError(f"{train.source}: {y.shape[0]} labels for {len(train)} rows")
+        raise BadTable(f"{train.source}: {y.shape[0]} labels for {len(train)} rows")
     return y.astype(bool)
 
 
@@ -255,7 +252,7 @@ def model_input(features: pd.DataFrame) -> np.ndarray:
 def fit_model(X: np.ndarray, k: np.ndarray, S: int, seed: int):
     """The classifier of the module docstring on :func:`model_input` rows (``k``: each row's Top count of S):
     each row twice: positive with weight k_i, negative with weight S − k_i."""
-    from sklearn.ensemble import GradientBoostingClassifier
+    from sklearn.ensemble import GradientBoostingClassifier  # lazy: sklearn, an extra (train)
 
     w = np.concatenate([k, S - k]).astype(np.float64)
     keep = w > 0
@@ -266,9 +263,9 @@ def fit_model(X: np.ndarray, k: np.ndarray, S: int, seed: int):
 
 def _shap(model, X: np.ndarray) -> tuple[np.ndarray, float]:
     try:
-        import shap
+        import shap  # lazy: shap, an extra (explain)
     except ImportError:
-        raise MemvizError("explaining memorization needs SHAP: pip install 'memviz[explain]' (or pip install shap)") \
+        raise MissingExtra("explaining memorization needs SHAP: pip install 'memviz[explain]' (or pip install shap)") \
             from None
     ex = shap.TreeExplainer(model)
     phi = np.asarray(ex.shap_values(X), dtype=np.float64)
@@ -279,8 +276,6 @@ def _shap(model, X: np.ndarray) -> tuple[np.ndarray, float]:
 
 
 def _importance(x: pd.DataFrame, phi: pd.DataFrame, factor_names) -> pd.DataFrame:
-    from scipy.stats import spearmanr
-
     mabs = phi.abs().mean(axis=0)
     total = float(mabs.sum()) or 1.0
     rows = []
@@ -301,8 +296,6 @@ def value_attributions(train: Table, explanation: Explanation, *, redacted: bool
     quantile ranges of the table ("a – b"); ``redacted``: categories as their keyed hashes and numbers in the
     redaction ranges (round numbers, each holding at least 10 training rows: :mod:`memviz.tables.redact`).
     Values held by fewer than ``min_rows`` rows are left out (one row's value is that row, not a pattern)."""
-    from memviz.tables.redact import redact
-
     s = train.schema
     phi = explanation.shap
     cols = [c for c in list(s.distance_categorical) + list(s.distance_numerical) if c in phi.columns]

@@ -38,7 +38,7 @@ import numpy as np
 import pandas as pd
 
 from memviz.engine.neighbors import NeighborEngine
-from memviz.errors import MemvizError
+from memviz.errors import BadOption
 from memviz.tables.data import ROW_ID, Table
 from memviz.tables.encoding import canonical_series
 
@@ -126,10 +126,10 @@ def risk_factors(train: Table, *, k: int = DEFAULT_K, distance: str = DEFAULT_DI
     """
     n = len(train)
     if isinstance(k, bool) or int(k) != k or not 1 <= int(k) < n:
-        raise MemvizError(f"{train.source}: isolation's k={k!r} must be a whole number from 1 to {n - 1} "
-                          f"(the table has {n} rows)")
+        raise BadOption(f"{train.source}: isolation's k={k!r} must be a whole number from 1 to {n - 1} "
+                        f"(the table has {n} rows)")
     if not near_share > 0:
-        raise MemvizError(f"near_share {near_share!r}: must be > 0")
+        raise BadOption(f"near_share {near_share!r}: must be > 0")
     k = int(k)
     t0 = time.perf_counter()
     dist = other_distances(train, max(k, int(n_near)), distance=distance, device=device, engine=engine)
@@ -163,8 +163,8 @@ def isolation_scores(train: Table, k: int = DEFAULT_K, *, distance: str = DEFAUL
     """(N,) I_i = d(i, j_k(i)) in table order: the isolation alone (the pre-training ranking's score)."""
     n = len(train)
     if isinstance(k, bool) or int(k) != k or not 1 <= int(k) < n:
-        raise MemvizError(f"{train.source}: isolation's k={k!r} must be a whole number from 1 to {n - 1} "
-                          f"(the table has {n} rows)")
+        raise BadOption(f"{train.source}: isolation's k={k!r} must be a whole number from 1 to {n - 1} "
+                        f"(the table has {n} rows)")
     return other_distances(train, int(k), distance=distance, device=device)[:, int(k) - 1]
 
 

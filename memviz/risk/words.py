@@ -16,6 +16,8 @@ ranges, as everywhere else a row is shown.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 
@@ -117,8 +119,6 @@ def _th(k: int) -> str:
 
 def _share(x: float, down: bool = False) -> str:
     """A share in words: "99 %", "0.4 %" (``down``: never rounded up, so 99.6 % of rows reads "99 %")."""
-    import math
-
     p = 100 * float(x)
     if p >= 10 or p == int(p):
         return f"{math.floor(p) if down else round(p):.0f} %"

@@ -11,7 +11,7 @@ check names, random rows, hold-out controls, and the targeted attack on them
 :func:`pooled` reads the cells: per comparison (top − random, the claim; named − random and top − named)
 the mean over attacks of the per-attack differences of mean exposure AUC, its t interval over attacks,
 and a stratified permutation p-value (group labels reassigned within each attack, 20,000 times).
-:func:`render` writes the results section of the study's markdown from them.
+:func:`render_attack_results` writes the results section of the study's markdown from them.
 
 ``python -m memviz.study.attacks --data-dir DIR --out docs/study/attacks --datasets adult --seeds 0,1,2``
 """
@@ -22,12 +22,21 @@ import json
 import math
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
+from scipy.stats import t as student_t
 
+from memviz.attacks.shadow import attack_run
+from memviz.auditing.result import Audit
+from memviz.dynamics.dynamiccut import dynamiccut_selection
 from memviz.io import atomic_write_json, atomic_write_text
+from memviz.study.floors import study_tables
 from memviz.study.scales import SCALES
+from memviz.study.warmups import T_at, warmup_config
+from memviz.warmup.run import ensure_warmup
 
 SCALE = "regime"
 N_TARGETS = 20
@@ -45,8 +54,6 @@ def cell_path(out: Path, dataset: str, seed: int) -> Path:
 
 def committed_selection(scale: str, dataset: str, seed: int, T: int, root: Path) -> list[int] | None:
     """The study's committed DynamicCut selection of this warm-up (raw score, T), in rank order, or None."""
-    import pandas as pd
-
     f = root / "docs" / "study" / scale / dataset / "selections.csv"
     if not f.is_file():
         return None
@@ -55,21 +62,12 @@ def committed_selection(scale: str, dataset: str, seed: int, T: int, root: Path)
     return [int(i) for i in s["row_id"]] or None
 
 
-def run_cell(data_dir, dataset: str, seed: int, out, *, n_shadows: int = N_SHADOWS, n_targets: int = N_TARGETS,
+def run_attack_cell(data_dir, dataset: str, seed: int, out, *, n_shadows: int = N_SHADOWS, n_targets: int = N_TARGETS,
              device: str = "cpu", scale: str = SCALE, model_params: dict | None = None, say=print) -> dict:
     """One attack of the study (module docstring) at ``scale`` (:data:`memviz.study.scales.SCALES`; the
     CPU run's is ``regime``, the GPU plan's ``paper``), ``model_params`` added to the scale's TabDDPM
     parameters (warm-up and shadows, e.g. ``{"amp": true}`` on a GPU); its record, also written to
     :func:`cell_path`."""
-    from dataclasses import replace
-
-    from memviz.attacks.shadow import attack_run
-    from memviz.auditing.result import Audit
-    from memviz.dynamics.dynamiccut import dynamiccut_selection
-    from memviz.study.floors import study_tables
-    from memviz.study.warmups import T_at, warmup_config
-    from memviz.warmup.run import ensure_warmup
-
     out = Path(out)
     path = cell_path(out, dataset, seed)
     if path.is_file():
@@ -121,8 +119,6 @@ def _aucs(rec: dict, group: str) -> np.ndarray:
 def pooled(cells: list[dict], seed: int = 0) -> list[dict]:
     """Per comparison of :data:`COMPARISONS`: the attacks used, the per-attack differences, their mean with
     a t interval over attacks, and the stratified permutation p-values (module docstring)."""
-    from scipy.stats import t as student_t
-
     out = []
     rng = np.random.default_rng([seed, 39])
     for a, b in COMPARISONS:
@@ -167,8 +163,6 @@ def by_table(cells: list[dict], n_boot: int = 2000, seed: int = 0) -> list[dict]
     independent bootstrap draws (the rows of these tables; no interval here generalizes to other tables: with
     two tables, the t interval over tables, also given, has one degree of freedom). The p-values are the
     stratified permutation's (:func:`pooled`), written "p < 1e-4" at its floor 1 / (1 + 20,000)."""
-    from scipy.stats import t as student_t
-
     rng = np.random.default_rng([seed, 52])
     perm = {(c["a"], c["b"]): c for c in pooled(cells)}
     out = []
@@ -224,7 +218,7 @@ def by_table(cells: list[dict], n_boot: int = 2000, seed: int = 0) -> list[dict]
     return out
 
 
-def p_text(p: float) -> str:
+def attack_p_text(p: float) -> str:
     """A permutation p as the study writes it: "p < 1e-4" at the floor 1 / (1 + N_PERMUTATIONS)."""
     if p is None or not math.isfinite(p):
         return "–"
@@ -242,7 +236,7 @@ def table_claim_sentence(c: dict | None) -> str:
     for t in c["tables"]:
         iv = (f"{100 * t['mean']:+.1f} AUC points; over its seeds {100 * t['seeds_low']:+.1f} to "
               f"{100 * t['seeds_high']:+.1f}, over its rows {100 * t['low']:+.1f} to {100 * t['high']:+.1f}; "
-              f"{p_text(t['p_greater'])}")
+              f"{attack_p_text(t['p_greater'])}")
         ok = t["p_greater"] < 0.05 and t["low"] > 0 and math.isfinite(t["seeds_low"]) and t["seeds_low"] > 0
         parts.append(f"{'supported' if ok else 'not shown'} on {t['table']} ({iv})")
     general = ("" if not math.isfinite(c["t_low"]) else
@@ -260,14 +254,14 @@ def claim_sentence(c: dict | None, n_planned: int) -> str:
     iv = (f"{100 * c['mean']:+.1f} AUC points, 95 % interval {100 * c['low']:+.1f} to {100 * c['high']:+.1f}"
           if math.isfinite(c["low"]) else f"{100 * c['mean']:+.1f} AUC points, no interval from one attack")
     if c["p_greater"] < 0.05 and c["low"] > 0:                 # nan (one attack) is never above 0
-        return f"Supported{tail}: DynamicCut's top rows are more exposed than random rows ({iv}; {p_text(c['p_greater'])})."
+        return f"Supported{tail}: DynamicCut's top rows are more exposed than random rows ({iv}; {attack_p_text(c['p_greater'])})."
     if c["high"] < 0:
         return f"Refuted{tail}: DynamicCut's top rows are less exposed than random rows ({iv})."
     return (f"Not shown{tail}: the top rows are not significantly more exposed than random rows ({iv}; "
-            f"stratified permutation {p_text(c['p_greater'])}).")
+            f"stratified permutation {attack_p_text(c['p_greater'])}).")
 
 
-def render(cells: list[dict]) -> str:
+def render_attack_results(cells: list[dict]) -> str:
     """The markdown of the results section."""
     n_planned = len(PLANNED["datasets"]) * len(PLANNED["seeds"])
     comps = pooled(cells)
@@ -300,7 +294,7 @@ def render(cells: list[dict]) -> str:
             ex = c["warmup"].get("excess")
             ex_s = "–" if ex is None else f"{100 * ex:+.1f} pts"
             d_s = "–" if d is None else f"{100 * d['difference']:+.1f} ({100 * d['low']:+.1f} to {100 * d['high']:+.1f})"
-            p_s = "–" if d is None else p_text(d["p_greater"]).removeprefix("p ")
+            p_s = "–" if d is None else attack_p_text(d["p_greater"]).removeprefix("p ")
             rel_s = "–" if rel is None else f"AUC {rel['auc']:.2f}, p {rel['p_value']:.2g}"
             lines.append(f"| {c['dataset']} | {c['seed']} | {ex_s} | {c['warmup']['n_over_copied']} | {cell('top')} | "
                          f"{cell('named')} | {cell('random')} | {cell('holdout')} | {d_s} | {p_s} | {rel_s} |")
@@ -315,11 +309,11 @@ def render(cells: list[dict]) -> str:
                   "|---|" + "---|" * (len(tables[0]["tables"]) if tables else 0) + "---|---|---|---|"]
         for c in tables:
             per = " | ".join(f"{100 * t['mean']:+.1f}; seeds {100 * t['seeds_low']:+.1f} to {100 * t['seeds_high']:+.1f}"
-                             f"; rows {100 * t['low']:+.1f} to {100 * t['high']:+.1f}; {p_text(t['p_greater'])} "
+                             f"; rows {100 * t['low']:+.1f} to {100 * t['high']:+.1f}; {attack_p_text(t['p_greater'])} "
                              f"({t['attacks']} attacks, {t['rows']} rows)" for t in c["tables"])
             tt = (f"{100 * c['t_low']:+.1f} to {100 * c['t_high']:+.1f}" if math.isfinite(c["t_low"]) else "–")
             lines.append(f"| {c['a']} − {c['b']} | {per} | {100 * c['mean']:+.1f} ({100 * c['low']:+.1f} to "
-                         f"{100 * c['high']:+.1f}) | {tt} | {p_text(c['p_greater'])} | {p_text(c['p_two_sided'])} |")
+                         f"{100 * c['high']:+.1f}) | {tt} | {attack_p_text(c['p_greater'])} | {attack_p_text(c['p_two_sided'])} |")
         lines += ["", "As declared, for the record (the six attacks treated as independent: too narrow), pooled over "
                       "the attacks (mean of the per-attack differences, t interval over attacks, stratified "
                       "permutation p-values):", "",
@@ -328,7 +322,7 @@ def render(cells: list[dict]) -> str:
         for c in comps:
             iv = f"{100 * c['low']:+.1f} to {100 * c['high']:+.1f}" if math.isfinite(c["low"]) else "–"
             lines.append(f"| {c['a']} − {c['b']} | {len(c['attacks'])} | {100 * c['mean']:+.1f} | {iv} | "
-                         f"{p_text(c['p_greater'])} | {p_text(c['p_two_sided'])} |")
+                         f"{attack_p_text(c['p_greater'])} | {attack_p_text(c['p_two_sided'])} |")
         tpr = {}
         for c in cells:
             for x in c["result"]["groups"]:
@@ -348,7 +342,7 @@ def update_markdown(md: Path, cells: list[dict]) -> None:
     """Replace the results section of ``md`` (between its results heading and the next section)."""
     text = md.read_text(encoding="utf-8")
     a, b = text.index(RESULTS_HEAD), text.index(RESULTS_END)
-    atomic_write_text(md, text[:a] + render(cells) + "\n" + text[b:])
+    atomic_write_text(md, text[:a] + render_attack_results(cells) + "\n" + text[b:])
 
 
 def main(argv=None) -> int:
@@ -367,7 +361,7 @@ def main(argv=None) -> int:
     extra = json.loads(args.model_params) if args.model_params else None
     for seed in [int(s) for s in args.seeds.split(",")]:
         for ds in args.datasets.split(","):
-            run_cell(args.data_dir, ds, seed, args.out, n_shadows=args.shadows, n_targets=args.targets,
+            run_attack_cell(args.data_dir, ds, seed, args.out, n_shadows=args.shadows, n_targets=args.targets,
                      device=args.device, scale=args.scale, model_params=extra, say=lambda m: print(m, flush=True))
             if args.markdown:
                 update_markdown(Path(args.markdown), read_cells(args.out))

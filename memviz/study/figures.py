@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pandas as pd
+
 from memviz.io import atomic_write_text
 from memviz.study.scales import SCALES
 from memviz.study.tables import METHOD_NAMES
@@ -12,10 +14,10 @@ def _datasets(block: dict) -> dict:
     return {k: v for k, v in block.items() if isinstance(v, dict) and "dataset" in v}
 
 
-def check_curves(study: dict):
+def warmup_ratio_curves(study: dict):
     """Mem ratio per check of every warm-up, with each scale's floor band (95 % interval)."""
-    import plotly.graph_objects as go
-    from plotly.subplots import make_subplots
+    import plotly.graph_objects as go  # lazy: plotly is optional (memviz[plots])
+    from plotly.subplots import make_subplots  # lazy: plotly is optional (memviz[plots])
 
     cells = [(sc, d, s) for sc in study if sc in SCALES for d, s in _datasets(study[sc]).items() if s.get("warmups")]
     if not cells:
@@ -40,9 +42,9 @@ def check_curves(study: dict):
 def knob_plot(study: dict):
     """Excess (95 % CI) per knob run: against epochs at the smallest row count (left), and against
     training rows at the largest number of optimisation steps (right)."""
-    import plotly.graph_objects as go
-    from plotly.colors import qualitative
-    from plotly.subplots import make_subplots
+    import plotly.graph_objects as go  # lazy: plotly is optional (memviz[plots])
+    from plotly.colors import qualitative  # lazy: plotly is optional (memviz[plots])
+    from plotly.subplots import make_subplots  # lazy: plotly is optional (memviz[plots])
 
     knobs = [r for sc in study if sc in SCALES for r in study[sc].get("knobs", [])]
     if not knobs:
@@ -73,9 +75,8 @@ def knob_plot(study: dict):
 
 def mitigation_plot(study: dict, scale: str, out: Path):
     """Mem ratio against the original table per method, one dot per seed, with the floor."""
-    import pandas as pd
-    import plotly.graph_objects as go
-    from plotly.subplots import make_subplots
+    import plotly.graph_objects as go  # lazy: plotly is optional (memviz[plots])
+    from plotly.subplots import make_subplots  # lazy: plotly is optional (memviz[plots])
 
     ds = {d: s for d, s in _datasets(study.get(scale, {})).items()
           if (Path(out) / scale / d / "results.csv").exists()}
@@ -97,7 +98,7 @@ def mitigation_plot(study: dict, scale: str, out: Path):
 
 def pilot_plot(study: dict):
     """The pilot: excess over the floor per check (95 % interval of each check), one line per run."""
-    import plotly.graph_objects as go
+    import plotly.graph_objects as go  # lazy: plotly is optional (memviz[plots])
 
     pilot = (study.get("pilot") or {}).get("runs")
     if pilot is None or len(pilot) == 0:
@@ -120,7 +121,7 @@ def pilot_plot(study: dict):
 
 def write_figures(study: dict, out: Path) -> None:
     """All figures into ``out/figures.html`` (plotly.js embedded in the first)."""
-    figs = [f for f in (check_curves(study), knob_plot(study), pilot_plot(study)) if f is not None]
+    figs = [f for f in (warmup_ratio_curves(study), knob_plot(study), pilot_plot(study)) if f is not None]
     figs += [f for sc in study if sc in SCALES for f in [mitigation_plot(study, sc, out)] if f is not None]
     if not figs:
         return

@@ -34,6 +34,7 @@ from itertools import product
 
 import numpy as np
 import pandas as pd
+from scipy.stats import rankdata
 
 from memviz.measure.intervals import t_interval
 from memviz.study.inference import (
@@ -52,8 +53,6 @@ def signed_rank_exact(d) -> dict:
     Returns n (non-zero differences), n_positive, n_negative, W+, p_claim = P(W+ ≥ w),
     p_against = P(W+ ≤ w) and min_p = 2^-n (1.0 when n = 0).
     """
-    from scipy.stats import rankdata
-
     d = np.asarray(d, dtype=float)
     d = d[np.isfinite(d) & (d != 0)]
     n = int(d.size)

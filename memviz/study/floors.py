@@ -12,19 +12,19 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import numpy as np
+
 from memviz.engine import DISTANCES
-from memviz.errors import MemvizError
+from memviz.errors import BadTable
 from memviz.io import settings_key
 from memviz.measure.floor import holdout_floor
 from memviz.study.scales import REFERENCE, StudyScale
-from memviz.study.util import save, stored
+from memviz.study.util import save_record, stored
 from memviz.tables.data import Table, fingerprint, load_dataset
 
 
 def subsample(table: Table, n: int | None, seed: int = 0) -> Table:
     """``n`` rows drawn without replacement (seeded), in their original order; ids kept."""
-    import numpy as np
-
     if n is None or n >= len(table):
         return table
     rng = np.random.default_rng(seed)
@@ -41,7 +41,7 @@ def study_tables(folder: Path, scale: StudyScale, n_train: int | None = None) ->
     """
     train_full, test_full = load_dataset(folder)
     if test_full is None:
-        raise MemvizError(f"{folder}: the study needs a test.csv beside train.csv")
+        raise BadTable(f"{folder}: the study needs a test.csv beside train.csv")
     n = scale.max_train if n_train is None else n_train
     return subsample(train_full, n, seed=0), subsample(test_full, scale.max_test, seed=1), len(train_full)
 
@@ -55,7 +55,7 @@ def full_floor(folder: Path, name: str, distance: str, out: Path, device: str = 
         return rec
     t0 = time.perf_counter()
     fl = holdout_floor(train, test, distance=distance, device=device)
-    return save(path, key, {"dataset": name, "distance": distance, "n_reference": fl.n_reference,
+    return save_record(path, key, {"dataset": name, "distance": distance, "n_reference": fl.n_reference,
                             "n_holdout": fl.n_holdout, "n_flagged": fl.n_flagged, "floor": fl.floor,
                             "low": fl.low, "high": fl.high, "n_identical": fl.n_identical,
                             "seconds": time.perf_counter() - t0,

@@ -64,6 +64,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from scipy.stats import binom, norm
 
 from memviz.measure.intervals import t_interval
 from memviz.measure.multiplicity import holm
@@ -130,8 +131,6 @@ def wilcoxon_power(n: int, delta: float, sd: float, level: float, reps: int = 40
 
 def binom_upper(k: int, n: int, p: float = ALPHA_SEED) -> float:
     """P(Binomial(n, p) ≥ k)."""
-    from scipy.stats import binom
-
     return 1.0 if k <= 0 else float(binom.sf(k - 1, n, p))
 
 
@@ -142,8 +141,6 @@ def binom_critical(n: int, level: float, p: float = ALPHA_SEED) -> int | None:
 
 def binom_power(n: int, pi: float, level: float) -> float:
     """P(Bin(n, π) ≥ k*) with k* = :func:`binom_critical` (n, level): the count test's power."""
-    from scipy.stats import binom
-
     k = binom_critical(n, level)
     return 0.0 if k is None or not np.isfinite(pi) else float(binom.sf(k - 1, n, pi))
 
@@ -170,8 +167,6 @@ def count_test(rows: list[dict]) -> dict:
 
     ``rows``: one per warm-up seed, with ``verdict`` ("holds" / "reversed" / other), ``observed``,
     ``null_median``, ``null_low``, ``null_high`` and ``direction`` ("higher" / "lower")."""
-    from scipy.stats import norm
-
     n = len(rows)
     h = sum(r["verdict"] == "holds" for r in rows)
     r_ = sum(r["verdict"] == "reversed" for r in rows)
@@ -190,8 +185,6 @@ def count_test(rows: list[dict]) -> dict:
 
 
 def _power(t: dict, level: float) -> float | None:
-    from scipy.stats import norm
-
     if t.get("kind") == "paired":
         return wilcoxon_power(int(t["n"]), float(t["delta_ref"]), float(t["sd"]), level) \
             if t.get("n") and t.get("sd") is not None and t.get("delta_ref") is not None else None

@@ -28,7 +28,7 @@ from memviz.measure.memorization import memorization
 from memviz.models import make_model
 from memviz.study.floors import study_tables
 from memviz.study.scales import StudyScale
-from memviz.study.util import run_jobs, save, stored
+from memviz.study.util import run_jobs, save_record, stored
 from memviz.tables.data import fingerprint
 
 
@@ -56,7 +56,7 @@ def knob_run(folder: Path, scale: StudyScale, n_rows: int, epochs: int, seed: in
         sample_s = time.perf_counter() - t0
     mem = memorization(train, syn, device=device)
     ex = excess(mem.mem_ratio, len(syn), fl)
-    return save(path, key, {"dataset": Path(folder).name, "n_rows": n_rows, "epochs": int(epochs), "seed": seed,
+    return save_record(path, key, {"dataset": Path(folder).name, "n_rows": n_rows, "epochs": int(epochs), "seed": seed,
                             "steps": int(model.step_),
                             "n_synthetic": len(syn), "mem_ratio": mem.mem_ratio, "floor": fl.floor,
                             "floor_low": fl.low, "floor_high": fl.high, "n_holdout": fl.n_holdout,
@@ -84,7 +84,7 @@ def budget_run(folder: Path, scale: StudyScale, model_name: str, epochs: int, se
     mem = memorization(train, syn, device=device)
     ex = excess(mem.mem_ratio, len(syn), fl)
     m = mle(train, syn, test, seed=seed)
-    return save(path, key, {"dataset": Path(folder).name, "model": model_name, "epochs": int(epochs), "seed": seed,
+    return save_record(path, key, {"dataset": Path(folder).name, "model": model_name, "epochs": int(epochs), "seed": seed,
                             "mle": m.score,
                             "mle_real": m.real_score, "mle_gap": m.real_score - m.score, "mem_ratio": mem.mem_ratio,
                             "floor": fl.floor, "excess": ex.excess, "excess_low": ex.low, "excess_high": ex.high,

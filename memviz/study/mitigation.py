@@ -46,8 +46,12 @@ import pandas as pd
 
 from memviz.compare import CompareConfig, run_grid
 from memviz.compare.methods import METHODS, base_method
+from memviz.io import read_parquet
+from memviz.measure.memorization import memorization
+from memviz.models.presets import PRESETS
 from memviz.study.public import PUBLIC
 from memviz.study.scales import StudyScale
+from memviz.study.warmups import warmup_config, warmup_job
 
 
 def available_methods(wanted) -> tuple[tuple, tuple]:
@@ -70,8 +74,6 @@ def tabddpm_params(scale: StudyScale, n_train: int | None = None) -> dict:
 
 
 def _preset(scale: StudyScale):
-    from memviz.models.presets import PRESETS
-
     return PRESETS[scale.preset]
 
 
@@ -131,8 +133,6 @@ def run_seed_grid(grid: str, train, test, scale: StudyScale, dataset: str, seed:
     they are."""
     cfg = grid_specs(scale, dataset, seed, Ts, runs, device, n_jobs, len(train)).get(grid)
     if cfg is not None and grid == "stop":
-        from memviz.study.warmups import warmup_config, warmup_job
-
         warmup_job(train, test, warmup_config(scale, seed, device), stop_warmup_dir(runs, seed))
     if cfg is not None:
         run_grid(train, test, cfg, Path(runs) / f"{grid}_s{seed}",
@@ -213,9 +213,6 @@ def early_control(res: pd.DataFrame, train, runs: Path, seed: int, device: str) 
     """``control_kept`` of the ``early`` grid's pruning cells, which has no baseline cell of its own:
     the ``main`` grid's TabDDPM baseline rows of the same seed against the early cell's kept rows
     (its selection as stored by the comparison). Left NaN when either file is missing."""
-    from memviz.io import read_parquet
-    from memviz.measure.memorization import memorization
-
     base = Path(runs) / f"main_s{seed}" / "synthetic" / f"baseline_tabddpm_{seed}.parquet"
     if not base.is_file() or "control_kept" not in res.columns:
         return res
@@ -237,9 +234,6 @@ def cross_seed_control(res: pd.DataFrame, train, runs: Path, seed: int, seeds: l
     control (``control_kept``) shares the warm-up seed with the cell; this one does not, so it says whether
     the kept rows are copied because of what the pruning left or because they are rows any baseline copies.
     Left NaN when the files are missing (run folders are not committed)."""
-    from memviz.io import read_parquet
-    from memviz.measure.memorization import memorization
-
     others = [s for s in seeds if s != seed
               and (Path(runs) / f"main_s{s}" / "synthetic" / f"baseline_tabddpm_{s}.parquet").is_file()]
     res = res.copy()

@@ -30,6 +30,10 @@ import pandas as pd
 
 from memviz.device import torch_threads
 from memviz.io import atomic_write_csv, atomic_write_json, read_json
+from memviz.models.presets import PRESETS
+from memviz.study.floors import subsample
+from memviz.tables.data import load_dataset
+from memviz.warmup.run import WarmupConfig, ensure_warmup, load_warmup
 
 #: per-check columns kept in pilot.csv
 COLUMNS = ("check", "epoch", "n_synthetic", "mem_ratio", "floor", "floor_low", "floor_high", "excess",
@@ -76,8 +80,6 @@ def run_dir(out: Path, design: PilotDesign, n: int, e: int, seed: int) -> Path:
 
 def pilot_frame(out: Path, design: PilotDesign = PILOT) -> pd.DataFrame:
     """Every pilot warm-up's checks so far, from the run folders, with ``finished`` (no run: an empty frame)."""
-    from memviz.warmup.run import load_warmup
-
     frames = []
     for n, e, s in design.order():
         d = run_dir(out, design, n, e, s)
@@ -104,18 +106,12 @@ def pilot_frame(out: Path, design: PilotDesign = PILOT) -> pd.DataFrame:
 
 
 def _batch(design: PilotDesign) -> int:
-    from memviz.models.presets import PRESETS
-
     return int(design.tabddpm_params.get("batch_size", PRESETS[design.preset].batch_size))
 
 
 def run_pilot(data_dir: Path, out: Path, design: PilotDesign = PILOT, device: str = "cpu",
               progress: Callable[[str], None] | None = None) -> pd.DataFrame:
     """Run (resume, reuse) every pilot warm-up in order; rewrite ``OUT/pilot/pilot.csv`` after each."""
-    from memviz.study.floors import subsample
-    from memviz.tables.data import load_dataset
-    from memviz.warmup.run import WarmupConfig, ensure_warmup
-
     say = progress or (lambda msg: None)
     train_full, test_full = load_dataset(Path(data_dir) / design.dataset)
     test = subsample(test_full, design.max_test, seed=1)

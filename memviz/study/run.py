@@ -46,13 +46,16 @@ import pandas as pd
 
 from memviz.compare.threeway import three_way
 from memviz.device import resolve_device
-from memviz.errors import MemvizError
+from memviz.errors import BadOption, BadTable
 from memviz.io import atomic_write_csv, atomic_write_json, atomic_write_text, read_json
 from memviz.measure.floor import holdout_floor
+from memviz.mitigate.associations import cluster_rules
+from memviz.study.figures import write_figures
 from memviz.study.findings import claim_tests, heavy_tail_test, null_findings
 from memviz.study.floors import DISTANCES, floor_table, study_tables
 from memviz.study.inference import adjust
 from memviz.study.knobs import budget_table, knob_table
+from memviz.study.markdown import render_markdown
 from memviz.study.mitigation import (
     GRIDS,
     available_methods,
@@ -63,6 +66,7 @@ from memviz.study.mitigation import (
     method_summary,
     run_seed_grid,
     stop_records,
+    stop_warmup_dir,
     with_steps,
 )
 from memviz.study.pilot import (
@@ -74,6 +78,8 @@ from memviz.study.pilot import (
 )
 from memviz.study.scales import SCALES, StudyScale
 from memviz.study.warmups import dataset_warmups, selection_frame, selection_overlap
+from memviz.warmup.run import load_warmup
+from memviz.warmup.store import RunStore
 
 PARTS = ("floors", "pilot", "knobs", "budget", "warmups", "main", "early", "transfer", "stop", "private")
 #: what a plain ``memviz study`` runs: every part but the pilot (hours), which runs only when named
@@ -83,7 +89,7 @@ DATASETS = ("adult", "default", "shoppers")
 
 def _scale(name: str, seeds=None) -> StudyScale:
     if name not in SCALES:
-        raise MemvizError(f"scale {name!r}: unknown (use {', '.join(SCALES)})")
+        raise BadOption(f"scale {name!r}: unknown (use {', '.join(SCALES)})")
     sc = SCALES[name]
     return sc if seeds is None else replace(sc, seeds=tuple(int(s) for s in seeds))
 
@@ -92,7 +98,7 @@ def _check_parts(parts) -> tuple:
     parts = tuple(parts)
     bad = [p for p in parts if p not in PARTS]
     if bad:
-        raise MemvizError(f"part {bad[0]!r}: unknown (use {', '.join(PARTS)})")
+        raise BadOption(f"part {bad[0]!r}: unknown (use {', '.join(PARTS)})")
     return parts
 
 
@@ -197,10 +203,6 @@ def stop_frontier(d_out: Path, runs: Path, seeds) -> None:
     """``stop_per_check.csv``: every check of the stop grid's warm-ups (mem ratio, floor, excess with its
     interval, copy share, Shape, Trend, quality), the frontier early stop chose from; seeds with a finished
     warm-up in the run folders replace their committed rows."""
-    from memviz.study.mitigation import stop_warmup_dir
-    from memviz.warmup.run import load_warmup
-    from memviz.warmup.store import RunStore
-
     frames = []
     for s in seeds:
         w = stop_warmup_dir(runs, s)
@@ -224,10 +226,6 @@ def _with_committed(path: Path, fresh: pd.DataFrame, rerun) -> pd.DataFrame:
 
 def _clusters(train) -> dict:
     """TabCutMixPlus's column clusters under each association rule (empty before the comparison has them)."""
-    try:
-        from memviz.mitigate.associations import cluster_rules
-    except ImportError:
-        return {}
     return {rule: [list(c) for c in cl] for rule, cl in cluster_rules(train).items()}
 
 
@@ -266,10 +264,10 @@ def run_study(data_dir: str | Path, out: str | Path, scales=("cpu", "regime"), d
     parts = _check_parts(parts)
     sc_list = [_scale(s, seeds) for s in scales]
     if not data_dir.is_dir():
-        raise MemvizError(f"{data_dir}: data folder not found")
+        raise BadTable(f"{data_dir}: data folder not found")
     for name in datasets:
         if not (data_dir / name / "train.csv").exists():
-            raise MemvizError(f"{data_dir / name}: no train.csv (dataset {name!r} not in {data_dir})")
+            raise BadTable(f"{data_dir / name}: no train.csv (dataset {name!r} not in {data_dir})")
     t0 = time.perf_counter()
     study: dict = {"floors": floor_table(data_dir, datasets, out / "floors", device) if "floors" in parts
                    or (out / "floors").is_dir() else []}
@@ -295,8 +293,6 @@ def run_study(data_dir: str | Path, out: str | Path, scales=("cpu", "regime"), d
             atomic_write_json(out / sc.name / name / "summary.json", block[name])
         study[sc.name] = block
     study["seconds"] = time.perf_counter() - t0
-    from memviz.study.figures import write_figures
-    from memviz.study.markdown import render_markdown
 
     write_figures(study, out)
     md = markdown if markdown is not None else out / "study.md"     # a path, or the CLI's checked OutputFile

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from memviz.measure.intervals import t_interval
 from memviz.study.util import as_float
 from memviz.text import percent
 
@@ -88,7 +89,7 @@ def warmup_excess_rows(summaries: dict) -> list[str]:
             rows.append([name, str(w["seed"]), f"{w['epochs']:,}", percent(last.get("mem_ratio"), unit=''),
                          percent(fl.get("floor"), unit=''), interval(last.get("excess"), last.get("excess_low"),
                                                          last.get("excess_high")),
-                         _share(copy_share(last.get("excess"), fl.get("floor"))), f"{w['seconds'] / 60:.1f} min"])
+                         _share(excess_copy_share(last.get("excess"), fl.get("floor"))), f"{w['seconds'] / 60:.1f} min"])
     return table(["dataset", "warm-up seed", "epochs", "mem ratio %", "floor %", "excess, points (95 % CI of this "
                   "run)", "copy share c", "warm-up cost"], rows)
 
@@ -109,7 +110,7 @@ def knob_rows(knobs: list[dict], datasets) -> list[str]:
             steps = steps or (rs[0]["steps"] if rs else None)
             secs += [r["fit_cpu_seconds"] for r in rs]
             cells.append("<br>".join(f"{interval(r['excess'], r['excess_low'], r['excess_high'])} "
-                                     f"[floor {percent(r['floor'], unit='')}, c {_share(copy_share(r['excess'], r['floor']))}]"
+                                     f"[floor {percent(r['floor'], unit='')}, c {_share(excess_copy_share(r['excess'], r['floor']))}]"
                                      for r in rs) or "–")
         rows.append([f"{n:,}", f"{e:,}", f"{steps:,}" if steps else "–", *cells,
                      f"{np.mean(secs):.0f} s" if secs else "–"])
@@ -121,8 +122,6 @@ def knob_rows(knobs: list[dict], datasets) -> list[str]:
 def pilot_rows(pilot) -> list[str]:
     """The pilot (a DataFrame of every check of every finished run): the last check of each run, then per
     setting the mean excess and copy share over seeds with the t interval over seeds."""
-    from memviz.measure.intervals import t_interval
-
     if pilot is None or len(pilot) == 0:
         return []
     done = pilot["finished"].astype(bool) if "finished" in pilot.columns else pd.Series(True, index=pilot.index)
@@ -149,14 +148,14 @@ def pilot_rows(pilot) -> list[str]:
     return out
 
 
-def copy_share(excess, floor):
+def excess_copy_share(excess, floor):
     """c = excess / (1 − floor): the share of the rows fresh real rows would not flag that the model's do."""
     e, f = as_float(excess), as_float(floor)
     return None if e is None or f is None or f >= 1 else e / (1 - f)
 
 
 def _c(row: dict, ex: str = "excess", fl: str = "floor") -> str:
-    c = copy_share(row.get(f"{ex}_mean"), row.get(f"{fl}_mean"))
+    c = excess_copy_share(row.get(f"{ex}_mean"), row.get(f"{fl}_mean"))
     return "–" if c is None else f"{c * 100:+.1f} %"
 
 
@@ -197,7 +196,7 @@ def onion_rows(summaries: dict) -> list[str]:
             if r is None or as_float(r.get("mem_ratio_kept_mean")) is None:
                 continue
             ex = as_float(r["mem_ratio_kept_mean"]) - (as_float(r.get("floor_kept_mean")) or 0.0)
-            c = copy_share(ex, r.get("floor_kept_mean"))
+            c = excess_copy_share(ex, r.get("floor_kept_mean"))
             rows.append([d, METHOD_NAMES.get(m, m), mean_sd(r, "mem_ratio_kept"), mean_sd(r, "floor_kept"),
                          f"{ex * 100:+.1f}", "–" if c is None else f"{c * 100:+.1f} %", mean_sd(r, "control_kept"),
                          mean_sd(r, "control_kept_cross"), mean_sd(by.get("baseline", {}), "excess", signed=True)])

@@ -5,6 +5,7 @@ import math
 from pathlib import Path
 from typing import Callable
 
+from memviz.errors import stop_behind
 from memviz.io import atomic_write_json, strict_loads
 
 
@@ -40,9 +41,7 @@ def run_jobs(fn: Callable, jobs: list, n_jobs: int) -> list:
     """``[fn(*job) for job in jobs]``, in joblib worker processes when ``n_jobs > 1`` (order kept)."""
     if n_jobs <= 1 or len(jobs) <= 1:
         return [fn(*job) for job in jobs]
-    from joblib import Parallel, delayed
-
-    from memviz.errors import stop_behind
+    from joblib import Parallel, delayed  # lazy: joblib is optional (memviz[train])
 
     try:
         return list(Parallel(n_jobs=min(n_jobs, len(jobs)))(delayed(fn)(*job) for job in jobs))
@@ -53,7 +52,7 @@ def run_jobs(fn: Callable, jobs: list, n_jobs: int) -> list:
         raise stop from None
 
 
-def save(path: Path, key: str, record: dict) -> dict:
+def save_record(path: Path, key: str, record: dict) -> dict:
     """Write a job's record with its settings key; returns it."""
     rec = {"key": key, **record}
     atomic_write_json(Path(path), rec)

@@ -27,16 +27,18 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from scipy.stats import hypergeom
 
 from memviz.device import torch_threads
 from memviz.dynamics.dynamiccut import dynamiccut_selection, early_identification
 from memviz.dynamics.nullmodel import compare_to_null, verdict
 from memviz.dynamics.rows import ceil_share
 from memviz.dynamics.summaries import summarize
+from memviz.evaluate.quality import CheckQuality
 from memviz.io import settings_key
 from memviz.measure.rownull import row_null
 from memviz.study.scales import StudyScale
-from memviz.study.util import run_jobs, save, stored
+from memviz.study.util import run_jobs, save_record, stored
 from memviz.warmup.run import WarmupConfig, ensure_warmup, load_warmup
 
 SCORES = ("raw", "excess")
@@ -52,8 +54,6 @@ def warmup_config(scale: StudyScale, seed: int, device: str) -> WarmupConfig:
 
 
 def warmup_job(train, test, config: WarmupConfig, run_dir: Path) -> float:
-    from memviz.evaluate.quality import CheckQuality
-
     with torch_threads(1):  # Shape and Trend at every check: early stop's recommended epoch needs them
         return float(ensure_warmup(train, config, run_dir, holdout=test, quality=CheckQuality).seconds)
 
@@ -142,7 +142,7 @@ def analyse_warmup(wres, scale: StudyScale, seed: int, path: Path) -> dict:
                                   "n_over_copied": int(rn.above_chance.sum()), "n_rows": int(dyn.n_rows),
                                   "over_copied_copy_share": float(rn.copies[rn.above_chance].sum()
                                                                   / max(1, rn.copies.sum()))}
-    return save(path, key, rec)
+    return save_record(path, key, rec)
 
 
 def selection_frame(analyses: list[dict]) -> pd.DataFrame:
@@ -164,8 +164,6 @@ def jaccard(a, b) -> float:
 
 def random_jaccard(n_rows: int, n_selected: int) -> float:
     """E[J] of two independent uniform selections of n of N rows: X ~ Hypergeom(N, n, n), J = X / (2n − X)."""
-    from scipy.stats import hypergeom
-
     x = np.arange(0, n_selected + 1)
     pmf = hypergeom(n_rows, n_selected, n_selected).pmf(x)
     return float(np.sum(pmf * x / (2 * n_selected - x)))

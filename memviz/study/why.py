@@ -25,8 +25,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from memviz.io import atomic_write_csv
+from memviz.io import atomic_write_csv, read_parquet
+from memviz.measure.memorization import memorization
+from memviz.risk.factors import risk_factors
+from memviz.study.floors import study_tables
+from memviz.study.run import dataset_study
 from memviz.study.scales import SCALES
+from memviz.study.whytests import render_results, write_results
+from memviz.warmup.run import load_warmup
+from memviz.warmup.store import RunStore
 
 SCALE = "why"
 DATASETS = ("adult", "default", "shoppers")
@@ -38,8 +45,6 @@ def table_dir(out: Path, dataset: str) -> Path:
 
 def run_table(data_dir, dataset: str, out, device: str = "cpu", say=print) -> dict:
     """Warm-ups, cells and claims of one table (resumable), then its per-row records."""
-    from memviz.study.run import dataset_study
-
     rec = dataset_study(dataset, Path(data_dir) / dataset, SCALES[SCALE], Path(out), parts=("warmups", "main"),
                         device=device, n_jobs=1, progress=say)
     row_records(data_dir, dataset, out, device)
@@ -49,13 +54,6 @@ def run_table(data_dir, dataset: str, out, device: str = "cpu", say=print) -> di
 def row_records(data_dir, dataset: str, out, device: str = "cpu") -> None:
     """rows.csv, factors.csv and copies.csv of one table (module docstring), from its run folders; seeds and
     cells whose folders are not here keep their committed rows."""
-    from memviz.io import read_parquet
-    from memviz.measure.memorization import memorization
-    from memviz.risk.factors import risk_factors
-    from memviz.study.floors import study_tables
-    from memviz.warmup.run import load_warmup
-    from memviz.warmup.store import RunStore
-
     scale = SCALES[SCALE]
     d_out = table_dir(out, dataset)
     runs = d_out / "runs"
@@ -111,12 +109,8 @@ def main(argv=None) -> int:
         for ds in names:
             row_records(args.data_dir, ds, args.out, args.device)
     elif args.what == "render":
-        from memviz.study.whytests import render_results
-
         render_results(args.out, args.markdown)
     else:
-        from memviz.study.whytests import write_results
-
         write_results(args.data_dir, args.out, names, args.markdown, say)
     return 0
 

@@ -7,6 +7,7 @@ isolation cut's non-inferiority claim against DynamicCut holds there.
 from __future__ import annotations
 
 import math
+from html import escape
 
 from memviz.risk.explanation import feature_label
 from memviz.study.inference import ALPHA
@@ -23,7 +24,7 @@ METHOD_LABELS = {"baseline": "baseline", "dynamiccut": "DynamicCut", "random": "
                  "isolation": "isolation cut"}
 
 
-def p_text(p: float, n_perm: int | None = None) -> str:
+def p_text_with_floor(p: float, n_perm: int | None = None) -> str:
     """A p-value as the study writes it: "p < 1e-4" where a permutation test sits at its floor 1 / (1 + B)."""
     if p is None or not math.isfinite(p):
         return "–"
@@ -39,7 +40,7 @@ def _floor_text(n_perm: int) -> str:
 
 
 def _p(p, n_perm=None) -> str:
-    return p_text(p, n_perm)
+    return p_text_with_floor(p, n_perm)
 
 
 def _num(x) -> float:
@@ -212,7 +213,7 @@ def reproduction_line(res: dict) -> list[str]:
             "runs are not bit-identical across sessions, so the regime's cells are not reused here).", ""]
 
 
-def render(res: dict) -> str:
+def render_why_results(res: dict) -> str:
     """The results section."""
     L = ["### (a) Which rows are memorized: the factors and the model against the Top group", "",
          "AUC = mean over the warm-up seeds of the AUC of the score for the seed's Top group (25 of 250 rows); 95 % "
@@ -246,8 +247,6 @@ def render(res: dict) -> str:
 def forest_svg(factor_rows: list[dict], attack_rows: list[dict]) -> str:
     """The study's figure: each score's AUC (dot) and 95 % interval (line) per table, against the Top group
     (left panel) and the attack's exposed rows, all training targets (right panel); 0.5 dashed."""
-    from html import escape
-
     panels = [("Top group of the warm-ups", factor_rows),
               ("rows the targeted attack exposes", [r for r in attack_rows if r["targets"] == "all training targets"])]
     names = list(dict.fromkeys(r["score"] for r in factor_rows))
@@ -290,7 +289,7 @@ def forest_svg(factor_rows: list[dict], attack_rows: list[dict]) -> str:
 
 def note(res: dict, text: str, reading: str = "") -> str:
     """Section 11 of study.md (``notes/11_why.md``): what was asked, the design in one paragraph, the figure and the
-    results' tables (:func:`render`)."""
+    results' tables (:func:`render_why_results`)."""
     return ("Which training rows does TabDDPM memorize, and why; and can they be found before any training? The "
             "design and the claims ([study-why.md](study-why.md), issue 52) were committed before the study's cells "
             "ran: the regime's settings (250 rows, 4,000 steps) with 10 seeds on adult, default and shoppers; per "

@@ -26,11 +26,22 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from scipy.stats import rankdata
 
-from memviz.io import atomic_write_text
+from memviz.evidence.ranktests import json_safe
+from memviz.io import atomic_write_csv, atomic_write_json, atomic_write_text, read_json
+from memviz.measure.intervals import t_interval
 from memviz.measure.multiplicity import holm
-from memviz.risk.explanation import bootstrap_auc, explain_rows, mean_auc
+from memviz.risk.explanation import bootstrap_auc, explain_rows, mean_auc, quantile_ranges, rank_auc
+from memviz.risk.factors import RiskFactors, isolation_scores
+from memviz.study.findings import claim_tests, signed_rank_exact
+from memviz.study.floors import study_tables
+from memviz.study.inference import adjust, two_sided
+from memviz.study.mitigation import merge_stored, method_summary
 from memviz.study.scales import SCALES
+from memviz.study.warmups import jaccard
+from memviz.study.whyreport import forest_svg, note, render_why_results
+from memviz.tables.encoding import canonical_series
 
 #: each factor's declared direction of risk (+1: a larger value is riskier)
 DIRECTIONS = {"isolation": 1, "nearest": 1, "exact_duplicates": -1, "near_duplicates": -1, "value_rarity": -1,
@@ -63,8 +74,6 @@ def oriented(factors: pd.DataFrame) -> dict:
 
 def permutation_p(score: np.ndarray, labels: np.ndarray, n_perm: int = N_PERM, seed: int = 0) -> float:
     """Two-sided permutation p of :func:`~memviz.risk.explanation.mean_auc` against 0.5 (module docstring)."""
-    from scipy.stats import rankdata
-
     y = np.asarray(labels, dtype=bool)
     y = y[:, None] if y.ndim == 1 else y
     r = rankdata(np.asarray(score, dtype=np.float64))                          # (N,)
@@ -95,12 +104,10 @@ def factor_tests(train, factors: pd.DataFrame, rows: pd.DataFrame, dataset: str)
     y = labels_matrix(rows, ids)
     f = factors.set_index("row_id").loc[ids]
     out = [{"dataset": dataset, **score_test(name, s, y)} for name, s in oriented(f).items()]
-    from memviz.risk.factors import RiskFactors
 
     rf = RiskFactors(f, 5, "paper", 0.1, float(np.median(f["isolation"])), 0.0)
     ex = explain_rows(train, y, factors=rf, n_boot=N_BOOT)
     out.append({"dataset": dataset, **score_test(MODEL, ex.oof.to_numpy(), y)})
-    from memviz.risk.factors import isolation_scores
 
     out.append({"dataset": dataset, "exploratory": True,
                 **score_test(EXPLORATORY, isolation_scores(train, distance="standardized"), y)})
@@ -122,8 +129,6 @@ def attack_pairs(attack_dir: Path, dataset: str, group: str | None = None) -> pd
 def pair_auc_test(name: str, score_by_row: pd.Series, pairs: pd.DataFrame, seed: int = 0) -> dict:
     """AUC of the row's score for ``exposed`` over the (row, attack) pairs; bootstrap and permutation over the
     attacked rows (a row attacked in several attacks moves with all its pairs)."""
-    from memviz.risk.explanation import rank_auc
-
     rows = np.unique(pairs["row_id"].to_numpy())
     pos = {r: i for i, r in enumerate(rows)}
     idx = pairs["row_id"].map(pos).to_numpy()
@@ -178,9 +183,6 @@ def with_holm(tests: list[dict], family: str) -> list[dict]:
 # ------------------------------------------------------------------ (c)
 def value_texts(train) -> pd.DataFrame:
     """Each row's value text per distance column, numbers in the training table's quintile ranges."""
-    from memviz.risk.explanation import quantile_ranges
-    from memviz.tables.encoding import canonical_series
-
     sch = train.schema
     out = {c: pd.Series(canonical_series(train.data[c]), index=train.data.index) for c in sch.distance_categorical}
     for c in sch.distance_numerical:
@@ -208,10 +210,6 @@ def high_risk_rows(texts: pd.DataFrame, top_rate: pd.Series, base: float) -> tup
 def combination_tests(train, rows: pd.DataFrame, copies: pd.DataFrame, dataset: str,
                       methods=("dynamiccut", "random", "isolation")) -> tuple[list[dict], pd.DataFrame]:
     """(the paired tests against the baseline, the per-cell counts) of one table (module docstring)."""
-    from memviz.measure.intervals import t_interval
-    from memviz.study.findings import signed_rank_exact
-    from memviz.study.inference import two_sided
-
     texts = value_texts(train)
     wide = rows.pivot(index="row_id", columns="seed", values="top").astype(float).reindex(train.row_ids)
     base = float(wide.to_numpy().mean())
@@ -251,8 +249,6 @@ def combination_tests(train, rows: pd.DataFrame, copies: pd.DataFrame, dataset: 
 def table_results(out: Path, dataset: str) -> pd.DataFrame | None:
     """A table's cells: the committed ``results.csv`` merged with the run folders' finished ``main`` cells (newer;
     a run still going has its cells in its folders before the study writes its tables)."""
-    from memviz.study.mitigation import merge_stored
-
     d = Path(out) / "why" / dataset
     fresh = [pd.read_csv(f).assign(grid="main", warmup_seed=int(f.parent.name.removeprefix("main_s")))
              for f in sorted((d / "runs").glob("main_s*/results.csv"))]
@@ -262,11 +258,6 @@ def table_results(out: Path, dataset: str) -> pd.DataFrame | None:
 def pruning_tests(out: Path, names) -> tuple[list[dict], list[dict], dict]:
     """(the scale's paired claims, Holm-adjusted over its tables; the per-method summaries; the costs), from each
     table's finished cells (:func:`table_results`)."""
-    from memviz.io import read_json
-    from memviz.study.findings import claim_tests
-    from memviz.study.inference import adjust
-    from memviz.study.mitigation import method_summary
-
     tests, summary, costs = [], [], {}
     for ds in names:
         res = table_results(out, ds)
@@ -295,10 +286,6 @@ def pruning_tests(out: Path, names) -> tuple[list[dict], list[dict], dict]:
 def write_results(data_dir, out, names, markdown=None, say=print) -> dict:
     """Every declared test from the committed files; ``OUT/why/results.json``, the figure, and the results
     section of ``markdown`` and of the study's note (``OUT/notes/11_why.md``)."""
-    from memviz.io import atomic_write_json
-    from memviz.study.floors import study_tables
-    from memviz.study.whyreport import forest_svg
-
     out = Path(out)
     scale = SCALES["why"]
     factor_rows, attack_rows, combo_rows, cells, importance = [], [], [], [], {}
@@ -329,8 +316,6 @@ def write_results(data_dir, out, names, markdown=None, say=print) -> dict:
            "summary": summary, "costs": costs, "n_perm": N_PERM, "n_boot": N_BOOT}
     atomic_write_json(out / "why" / "results.json", _json_safe(res))
     if cells:
-        from memviz.io import atomic_write_csv
-
         atomic_write_csv(out / "why" / "combinations.csv", pd.concat(cells, ignore_index=True))
     atomic_write_text(out / "why" / "factors_auc.svg", forest_svg(factor_rows, attack_rows))
     render_results(out, markdown, res)
@@ -340,13 +325,9 @@ def write_results(data_dir, out, names, markdown=None, say=print) -> dict:
 def render_results(out, markdown=None, res: dict | None = None) -> None:
     """Section 11's note (``OUT/notes/11_why.md``) and the results section of ``markdown`` from ``res`` (default:
     the committed ``OUT/why/results.json``), with the hand-written reading ``OUT/why/reading.md`` when there."""
-    import json
-
-    from memviz.study.whyreport import note, render
-
     out = Path(out)
     res = res if res is not None else json.loads((out / "why" / "results.json").read_text(encoding="utf-8"))
-    text = render(res)
+    text = render_why_results(res)
     hand = out / "why" / "reading.md"   # the reading, written after looking at the numbers (optional)
     reading = "\n" + hand.read_text(encoding="utf-8") if hand.is_file() else ""
     atomic_write_text(out / "notes" / "11_why.md", note(res, text, reading))
@@ -359,9 +340,6 @@ def render_results(out, markdown=None, res: dict | None = None) -> None:
 
 def reproduction(out: Path, names) -> dict:
     """{table: [Jaccard of warm-up s's DynamicCut selection (raw, T = half) with the regime's committed one]}."""
-    from memviz.io import read_json
-    from memviz.study.warmups import jaccard
-
     rep = {}
     for ds in names:
         f = Path(out) / "regime" / ds / "selections.csv"
@@ -386,6 +364,4 @@ def reproduction(out: Path, names) -> dict:
 
 
 def _json_safe(x):
-    from memviz.evidence.ranktests import json_safe
-
     return json_safe(x)

@@ -21,11 +21,16 @@ Missing values are never "unknown": a missing cell is a category of its own ever
 """
 from __future__ import annotations
 
+import warnings
+from dataclasses import replace
+
 import pandas as pd
+from scipy import stats
 
 from memviz.errors import BadTable
 from memviz.io import FORMULA_STARTS
 from memviz.tables.encoding import MISSING, canonical_series
+from memviz.tables.infer import SchemaWarning, is_integer_valued
 from memviz.tables.schema import ADAPTED, UNJUDGED
 
 #: the least share of unknown categories a fresh row may hold (module docstring)
@@ -104,8 +109,6 @@ def align_to(frame: pd.DataFrame, train_frame: pd.DataFrame, categorical, source
 
 def _improbable(unseen: int, n: int, train_column: pd.Series) -> bool:
     """Whether ``unseen`` unknown values among ``n`` rows are more than fresh rows would hold (module docstring)."""
-    from scipy import stats
-
     counts = pd.Series(canonical_series(train_column)).value_counts()
     good_turing = float((counts == 1).sum()) / max(1, len(train_column))
     return bool(stats.binom.sf(unseen - 1, n, max(UNSEEN_LIMIT, good_turing)) < UNSEEN_P)
@@ -133,10 +136,6 @@ def adapt_to(train, frame: pd.DataFrame, source: str):
 
     A declared column is left as it is (:func:`align_to` refuses it). Each notice is a :class:`SchemaWarning`, and
     kept in the schema's ``extra["adapted"]`` so that whoever audits the table says them too."""
-    from dataclasses import replace
-
-    from memviz.tables.infer import is_integer_valued
-
     s = train.schema
     changes, why, notices, unjudged = {}, {}, [], []
     for col in s.distance_categorical:
@@ -168,9 +167,6 @@ def adapt_to(train, frame: pd.DataFrame, source: str):
                            "of the distance, not judged")
     if not changes:
         return train, ()
-    import warnings
-
-    from memviz.tables.infer import SchemaWarning
 
     for note in notices:                                   # said where the table is read (the CLI: one line each)
         warnings.warn(note, SchemaWarning, stacklevel=3)

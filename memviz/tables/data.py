@@ -42,6 +42,14 @@ import numpy as np
 import pandas as pd
 
 from memviz.errors import BadTable
+from memviz.tables.describe import kind_reasons
+from memviz.tables.read import (  # noqa: F401 (the reading half, re-exported)
+    MAX_CATEGORIES,
+    MAX_COLUMNS,
+    check_frame,
+    read_csv_bytes,
+    read_frame,
+)
 from memviz.tables.infer import (  # noqa: F401 (the inference half, re-exported)
     KEY_DENSITY,
     KEY_MIN_ROWS,
@@ -53,22 +61,15 @@ from memviz.tables.infer import (  # noqa: F401 (the inference half, re-exported
     KeyNote,
     SchemaWarning,
     TargetSuggestion,
-    infer_schema,
     is_date_like,
     is_integer_valued,
-    key_named,
+    infer_schema,
     key_reason,
-    repeats,
     suggest_target,
 )
-from memviz.tables.read import (  # noqa: F401 (the reading half, re-exported)
-    MAX_CATEGORIES,
-    MAX_COLUMNS,
-    check_frame,
-    read_csv_bytes,
-    read_frame,
-)
-from memviz.tables.schema import INFERRED, Schema
+from memviz.tables.infer import key_named, repeats
+from memviz.tables.redact import key_labels
+from memviz.tables.schema import INFERRED, Schema, key_text
 
 ROW_ID = "row_id"
 
@@ -190,8 +191,6 @@ class Table:
                      for i, col in enumerate(self.key_columns)]
             return [", ".join(f"{c}={p}" for c, p in zip(self.key_columns, row)) for row in zip(*parts)]
         if redacted and self.keys is not None:
-            from memviz.tables.redact import key_labels
-
             return key_labels(values, str(self.key), salt=salt)
         return ["missing" if _missing(v) else str(v) for v in values]
 
@@ -200,8 +199,6 @@ class Table:
         """Part ``i`` (column ``column``) of composite key values as text, hashed when ``redacted``."""
         part = [v[i] for v in values]
         if redacted:
-            from memviz.tables.redact import key_labels
-
             return key_labels(part, column, salt=salt)
         return ["missing" if _missing(v) else str(v) for v in part]
 
@@ -276,8 +273,6 @@ def plain_key(v):
 def check_composite_key(df: pd.DataFrame, columns, source: str) -> None:
     """One line (BadTable) when a composite key's columns do not name each training row once: the columns and
     one repeated combination (``branch=North, account_no=17``)."""
-    from memviz.tables.schema import key_text
-
     dup = df.duplicated(list(columns), keep=False)
     if dup.any():
         i = int(np.flatnonzero(dup.to_numpy())[0])
@@ -317,7 +312,7 @@ def key_values(s: pd.Series) -> pd.Series:
 
 
 # ------------------------------------------------------------------ validation
-def validate(df: pd.DataFrame, schema: Schema, source: str, role: str = "train") -> pd.DataFrame:
+def validate_frame(df: pd.DataFrame, schema: Schema, source: str, role: str = "train") -> pd.DataFrame:
     """Check ``df`` against ``schema`` and return its schema columns, typed.
 
     ``role`` is ``"train"`` (all checks), ``"test"`` or ``"synthetic"`` (no minimum row
@@ -389,7 +384,7 @@ def load_table(path: str | Path, schema: Schema | str | Path | None = None, *, t
     schema : a :class:`Schema`, a schema file (meta.json format), or None to infer one.
     target : the target column when the schema is inferred.
     overrides : {column: kind} applied on top of the schema (see :meth:`Schema.with_overrides`).
-    role : ``"train"``, ``"test"`` or ``"synthetic"`` (see :func:`validate`).
+    role : ``"train"``, ``"test"`` or ``"synthetic"`` (see :func:`validate_frame`).
     row_id_column : use this column as ``row_id`` instead of the row position.
     suggest : when no target is given, say which column :func:`suggest_target` would take (False where
         nothing is measured on a target, as in ``memviz memorize``).
@@ -445,7 +440,7 @@ def table_from_frame(df: pd.DataFrame, schema: Schema | str | Path | None = None
         if extra:
             raise BadTable(f"{source}: column {extra[0]!r}: in the data but not in the SDV metadata (SDV refuses "
                            "such data too: add it to the metadata, with sdtype numerical or categorical, or drop it)")
-    data = validate(df, schema, source, role=role)
+    data = validate_frame(df, schema, source, role=role)
     if row_id_column is not None:
         if row_id_column not in df.columns:
             raise BadTable(f"{source}: column {row_id_column!r}: row id column not in the file")
@@ -475,7 +470,6 @@ def table_from_frame(df: pd.DataFrame, schema: Schema | str | Path | None = None
         elif role == "train":
             raise BadTable(f"{source}: column {schema.key!r}: the row key named in the schema is not in the file")
     kept = set(data.columns) | (set(schema.key_columns) if keys is not None else set())
-    from memviz.tables.describe import kind_reasons
 
     why = kind_reasons(df.drop(columns=[row_id_column]) if row_id_column else df, schema, origin=origin,
                        overrides=overrides, unlisted=unlisted) if role == "train" else {}

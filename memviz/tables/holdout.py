@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 from memviz.errors import BadTable, RefusedVerdict
 from memviz.tables.data import Table, check_same_columns, fingerprint, table_from_frame
@@ -129,8 +130,6 @@ def shared_rows(n_matching: int, n_holdout: int, n_repeated: int, n_train: int, 
         L(x, n) = B⁻¹(P/2; x, n − x + 1) (0 when x = 0) and s⁺ = B⁻¹(1 − P/2; I_N + 1, N − I_N) (1 when
         I_N = N), B⁻¹ the Beta quantile.
     """
-    from scipy import stats
-
     i_h, h, i_n, n = int(n_matching), int(n_holdout), int(n_repeated), int(n_train)
     low = float(stats.beta.ppf(p / 2, i_h, h - i_h + 1)) if i_h > 0 else 0.0
     high = float(stats.beta.ppf(1 - p / 2, i_n + 1, n - i_n)) if i_n < n else 1.0

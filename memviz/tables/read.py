@@ -23,13 +23,15 @@ import io
 from pathlib import Path
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from memviz.errors import BadTable
 
 #: a table with more columns is refused before it is parsed
 MAX_COLUMNS = 1_000
 #: a categorical column with more distinct values is left out when a schema is inferred, and
-#: refused when a schema names it (:func:`memviz.tables.data.validate`)
+#: refused when a schema names it (:func:`memviz.tables.data.validate_frame`)
 MAX_CATEGORIES = 1_000
 
 
@@ -66,8 +68,6 @@ def read_frame(path: str | Path) -> pd.DataFrame:
 def check_parquet_schema(schema, source: str) -> None:
     """A Parquet (pyarrow) schema memviz can read: at most :data:`MAX_COLUMNS` columns, unique
     names, no nested (list, struct, map) columns."""
-    import pyarrow as pa
-
     check_columns(len(schema.names), source)
     _check_unique([str(n) for n in schema.names], source)  # pyarrow fails on duplicates with a cryptic message
     for f in schema:
@@ -82,8 +82,6 @@ def check_parquet_schema(schema, source: str) -> None:
 
 def _read_parquet(path: Path) -> pd.DataFrame:
     try:
-        import pyarrow.parquet as pq
-
         schema = pq.read_schema(path)
     except Exception:
         schema = None  # pd.read_parquet below reports the problem

@@ -20,7 +20,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Mapping
 
+import pandas as pd
+
 from memviz.errors import BadTable
+from memviz.io import atomic_write_text, parse_json
 
 TASKS = ("binary", "multiclass", "regression", "none")
 KINDS = ("numerical", "categorical", "target", "key", "excluded")
@@ -39,8 +42,6 @@ READING = (INFERRED, DECLARED, ADAPTED, UNJUDGED)
 
 def _read_json(path: Path, what: str) -> Mapping:
     """A JSON file's value; one BadTable line naming the file on any problem."""
-    from memviz.io import parse_json
-
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
@@ -65,8 +66,6 @@ def key_of_names(key):
 def key_text(columns, values) -> str:
     """A composite key's value as a reader sees it: ``branch=North, account_no=17`` (a missing part reads
     ``missing``)."""
-    import pandas as pd
-
     def one(v):
         try:
             if pd.isna(v):
@@ -303,7 +302,7 @@ class Schema:
         for a numerical column, else ``binary`` (pass ``task`` for ``multiclass``). The
         metadata's column names are kept (``extra["sdv_columns"]``): a training table holding a
         column the metadata does not list is refused in one line, as SDV refuses it
-        (:func:`memviz.tables.data.validate`).
+        (:func:`memviz.tables.data.validate_frame`).
         """
         source = str(metadata) if isinstance(metadata, (str, Path)) else "SDV metadata"
         if isinstance(metadata, (str, Path)):
@@ -411,6 +410,4 @@ class Schema:
                 "METADATA_SPEC_VERSION": "V1"}
 
     def save(self, path: str | Path) -> None:
-        from memviz.io import atomic_write_text
-
         atomic_write_text(Path(path), json.dumps(self.to_dict(), indent=1))

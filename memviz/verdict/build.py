@@ -43,6 +43,7 @@ from memviz.device import compute_device, cpu_threads
 from memviz.dynamics.dynamiccut import tuned_params
 from memviz.engine import budget
 from memviz.engine.distributed import Remote, check_address, connect, on_cluster
+from memviz.engine.encoded import encode_tables
 from memviz.engine.neighbors import NeighborEngine
 from memviz.errors import BadOption, MemvizError
 from memviz.evaluate.synthetic import dcr_share, shape
@@ -73,7 +74,7 @@ from memviz.tables.encoding import shared_factorizations
 from memviz.tables.holdout import REFERENCE, CheckedHoldout, checked_holdout
 from memviz.tables.schema import UNJUDGED
 from memviz.verdict.family import family
-from memviz.verdict.inputs import AuditInputs, audit_inputs, read_other
+from memviz.verdict.inputs import AuditInputs, audit_inputs, read_other, with_holdout
 from memviz.verdict.provenance import Provenance, RunInfo
 from memviz.verdict.rowtest import row_test
 from memviz.verdict.share import copy_share
@@ -223,7 +224,7 @@ class Closeness:
 
 
 def closeness_tests(train: Table, synthetic, holdout, engine, *, synthetic_near=None,
-                    device: str = "auto", remote=None) -> Closeness:
+                    device: str = "auto", remote=None, encoded=None) -> Closeness:
     """The closeness tests (:mod:`memviz.measure.dcr`) of ``synthetic`` (a Table or a frame of the training
     columns) against ``holdout``: the audit's ``engine`` when its distance is the standardized one (then
     ``synthetic_near``, the memorization pass's NN1 distances and positions, is reused), else one fitted
@@ -231,12 +232,13 @@ def closeness_tests(train: Table, synthetic, holdout, engine, *, synthetic_near=
     refused when it shares rows with the training table beyond what the training table shares with itself.
     ``holdout``: a Table, or the :class:`~memviz.tables.holdout.CheckedHoldout` (its table searched as is).
     ``engine`` is the local one; ``remote`` (:func:`searches`): the searches run on its cluster (the engine
-    of the result is then the cluster's)."""
+    of the result is then the cluster's). ``encoded``: the tables encoded once
+    (:class:`memviz.engine.encoded.EncodedTables`) for an engine fitted here without ``engine``."""
     holdout = holdout.table if isinstance(holdout, CheckedHoldout) else holdout
     if engine is not None and engine.distance == DISTANCE:
         local = engine
     else:
-        local = NeighborEngine(distance=DISTANCE, device=device).fit(train, like=engine)
+        local = NeighborEngine(distance=DISTANCE, device=device).fit(train, like=engine, encoded=encoded)
     c_engine = on_cluster(local, remote)
     syn_near = synthetic_near if synthetic_near is not None and local is engine else nearest(c_engine, synthetic)
     hold_near = nearest(c_engine, holdout)
@@ -390,23 +392,29 @@ def audit_fields(train, synthetic, holdout, *, schema, metadata, target: str | N
                  quality: bool, dcr: bool, evidence: bool | Mapping[str, object], seed: int, backend: str,
                  scheduler) -> dict:
     """The fields of the :class:`~memviz.auditing.result.Audit` of a synthetic table (``memviz.audit``, whose
-    docstring says what each argument is, and which gives their defaults)."""
+    docstring says what each argument is, and which gives their defaults); ``train`` may instead be the
+    :class:`~memviz.verdict.inputs.AuditInputs` a caller read (``memviz audit``:
+    :func:`~memviz.verdict.inputs.generated_inputs`), taken as is with ``holdout`` added."""
+
     check_backend(backend, scheduler)
-    inputs = audit_inputs(train, synthetic, holdout, schema=schema, metadata=metadata, target=target)
+    inputs = (with_holdout(train, holdout) if isinstance(train, AuditInputs) else      # read by a caller: as is
+              audit_inputs(train, synthetic, holdout, schema=schema, metadata=metadata, target=target))
     tr, syn, hold, notices = inputs.train, inputs.synthetic, inputs.holdout, inputs.notices
     check_memory(tr, len(syn), hold, distance=distance, device=device, evidence=evidence, dcr=dcr, backend=backend,
                  scheduler=scheduler)
     # the pass, the floor and the evidence encode the same frames
     with searches(backend, scheduler) as remote, shared_factorizations():
         opts = _Options(device=device, quality=quality, dcr=dcr, evidence=evidence, seed=seed, remote=remote)
-        engine = NeighborEngine(distance=distance, device=device).fit(tr)
+        # the encoder fitted once, each table encoded once (on Dask the generated rows are searched there)
+        encoded = encode_tables(tr, *((hold,) if remote is not None else (syn, hold)))
+        engine = NeighborEngine(distance=distance, device=device).fit(tr, encoded=encoded)
         searcher = on_cluster(engine, remote)
         res = memorization(tr, syn, engine=searcher)
         close = (closeness_tests(tr, syn, hold, engine, synthetic_near=Nearest(res.d1, res.nn1_pos), device=device,
                                  remote=remote) if hold is not None else None)
         # the hold-out checked once, in the floor's words, for the floor, the DCR share and the evidence (after
         # the closeness tests, whose own refusals come first): columns, rows, rows hashed once, training rows
-        checked = (checked_holdout(tr, hold, against=REFERENCE, encoder=engine.encoder_)
+        checked = (checked_holdout(tr, hold, against=REFERENCE, encoder=encoded)
                    if hold is not None else None)
         floor = holdout_floor(tr, checked, distance=distance, engine=searcher) if hold is not None else None
         prov = {"fingerprints": {"train": floor.reference_fingerprint if floor is not None else fingerprint(tr),
@@ -455,7 +463,7 @@ def _from_run(run_dir, check, *, holdout, window: int, tuned: dict, opts: _Optio
     samples = pd.concat([store.samples(c).set_index("synthetic_id").loc[
         sub.loc[sub["check"] == c, "synthetic_id"].to_numpy()] for c in read], ignore_index=True)
     epoch = int(long.loc[long["check"] == check, "epoch"].iloc[0])
-    floor, hold, notices = _run_holdout(train, wr, holdout, store, opts)
+    floor, hold, notices, encoded = _run_holdout(train, wr, holdout, store, opts)
     m = store.manifest()
     run = RunInfo(run_id=str(m.get("run_id") or store.path.name), run_dir=str(store.path), check=check, epoch=epoch,
                   status=wr.status, n_checks=len(done), epochs=int(wr.config.epochs) if wr.config.epochs else None,
@@ -469,9 +477,11 @@ def _from_run(run_dir, check, *, holdout, window: int, tuned: dict, opts: _Optio
                         "holdout": floor.holdout_source if floor is not None else ""}, "run": run,
             "rows_read": f"{where}: {len(sub):,} generated rows", "notices": notices}
     with shared_factorizations():
-        close = (closeness_tests(train, syn_table, hold, None, device=opts.device, remote=opts.remote)
-                 if hold is not None else None)
-        checked = checked_holdout(train, hold) if hold is not None else None     # once (as is when checked)
+        # the encoder fitted once, each table encoded once (the training rows and a given hold-out's at its check)
+        encoded = encoded.including(syn_table, hold) if encoded else encode_tables(train, syn_table, hold)
+        close = (closeness_tests(train, syn_table, hold, None, device=opts.device, remote=opts.remote,
+                                 encoded=encoded) if hold is not None else None)
+        checked = checked_holdout(train, hold, encoder=encoded) if hold is not None else None   # once (as is when checked)
         generated = _Generated(syn_table.data, sub["nn1"].to_numpy(), sub["ratio"].to_numpy(),
                                sub["memorized"].to_numpy(), wr.config.distance,
                                per_check=wr.per_check[wr.per_check["check"] <= check].reset_index(drop=True))
@@ -480,7 +490,7 @@ def _from_run(run_dir, check, *, holdout, window: int, tuned: dict, opts: _Optio
 
 
 def _run_holdout(train: Table, wr, holdout, store, opts: _Options):
-    """(floor, hold-out, notices) of a run: with ``holdout`` given, its
+    """(floor, hold-out, notices, the tables encoded or None) of a run: with ``holdout`` given, its
     :class:`~memviz.tables.holdout.CheckedHoldout` (checked once, in the floor's words) and its own floor
     measured afresh (the run's distance, on ``opts.device``; its search on ``opts.remote``'s cluster when
     given); else the run's stored floor with the hold-out rows the run kept (holdout.parquet), or for an
@@ -488,22 +498,23 @@ def _run_holdout(train: Table, wr, holdout, store, opts: _Options):
     floor = wr.floor
     if holdout is not None:
         hold, notices = read_other(holdout, train.schema, role="test", name="holdout", train=train)
-        local = NeighborEngine(distance=wr.config.distance, device=opts.device).fit(train)
-        checked = checked_holdout(train, hold, against=REFERENCE, encoder=local.encoder_)   # once, at the door
+        encoded = encode_tables(train, hold)
+        local = NeighborEngine(distance=wr.config.distance, device=opts.device).fit(train, encoded=encoded)
+        checked = checked_holdout(train, hold, against=REFERENCE, encoder=encoded)   # once, at the door
         engine = opts.remote(local) if opts.remote is not None else local
         return (holdout_floor(train, checked, distance=wr.config.distance, device=opts.device, engine=engine),
-                checked, notices)
+                checked, notices, encoded)
     kept = store.holdout() if floor is not None else None
     if kept is not None and len(kept) == floor.n_holdout:
-        return floor, kept, ()
+        return floor, kept, (), None
     if floor is None or not floor.holdout_source:
-        return floor, None, ()
+        return floor, None, (), None
     path = Path(floor.holdout_source)
     if not path.is_file():
-        return floor, None, ()
+        return floor, None, (), None
     try:
         t, notices = read_other(path, train.schema, role="test", name="holdout", train=train)
     except MemvizError:
-        return floor, None, ()
-    return (floor, t, notices) if fingerprint(t) == floor.holdout_fingerprint else (floor, None, ())
+        return floor, None, (), None
+    return (floor, t, notices, None) if fingerprint(t) == floor.holdout_fingerprint else (floor, None, (), None)
 

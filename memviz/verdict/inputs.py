@@ -101,17 +101,31 @@ def audit_inputs(train, synthetic, holdout=None, *, schema=None, metadata=None,
     """The :class:`AuditInputs` of :func:`memviz.audit`'s tables (its docstring says what each argument may be):
     the schema resolved once, the training table read, the synthetic table read once (a path) and aligned once,
     the hold-out aligned once; a synthetic table without rows refused."""
+    return with_holdout(generated_inputs(train, synthetic, schema=schema, metadata=metadata, target=target),
+                        holdout)
+
+
+def generated_inputs(train, synthetic, *, schema=None, metadata=None, target: str | None = None) -> AuditInputs:
+    """The training and synthetic tables of :func:`audit_inputs`, read and aligned once, without a hold-out yet
+    and not yet checked (:func:`with_holdout` adds the hold-out and checks them)."""
     sch = resolve_schema(schema, metadata, target)
     tr = as_table(train, sch, role="train", name="train", target=target)
     syn_name = str(synthetic) if isinstance(synthetic, (str, Path)) else "synthetic"
     synthetic = read_frame(synthetic) if isinstance(synthetic, (str, Path)) else synthetic      # read once
     tr = adapt_train(tr, synthetic, syn_name)          # an inferred kind the generated rows correct, said
     syn, notices = read_other(synthetic, tr.schema, role="synthetic", name=syn_name, train=tr)
-    notices = (*tr.schema.extra.get(ADAPTED, ()), *notices)
-    hold = None
+    return AuditInputs(tr, syn, None, (*tr.schema.extra.get(ADAPTED, ()), *notices))
+
+
+def with_holdout(inputs: AuditInputs, holdout=None) -> AuditInputs:
+    """``inputs`` (of :func:`generated_inputs`) with the hold-out aligned once (None: none) and a synthetic table
+    without rows refused: the :class:`AuditInputs` that :func:`memviz.audit` takes as is."""
+    if holdout is not None and inputs.holdout is not None:
+        raise MemvizError("holdout: these inputs already hold one")
+    hold, notices = inputs.holdout, inputs.notices
     if holdout is not None:
-        hold, more = read_other(holdout, tr.schema, role="test", name="holdout", train=tr)
+        hold, more = read_other(holdout, inputs.train.schema, role="test", name="holdout", train=inputs.train)
         notices += more
-    if len(syn) == 0:
-        raise MemvizError(f"{syn.source}: the synthetic table has no rows")
-    return AuditInputs(tr, syn, hold, notices)
+    if len(inputs.synthetic) == 0:
+        raise MemvizError(f"{inputs.synthetic.source}: the synthetic table has no rows")
+    return AuditInputs(inputs.train, inputs.synthetic, hold, notices)

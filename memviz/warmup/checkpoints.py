@@ -25,7 +25,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from memviz.errors import BadRunFolder, MemvizError, checked_seed
+from memviz.engine.budget import check as check_memory, sample_bytes
+from memviz.errors import BadOption, BadRunFolder, MemvizError, checked_seed
+from memviz.io import atomic_torch_save
+from memviz.warmup.store import RunStore
 
 FOLDER = "checkpoints"
 RETENTIONS = ("all", "every:K", "last:N", "none")
@@ -41,7 +44,7 @@ def check_retention(rule) -> str:
     m = _RULE.fullmatch(text)
     if text in ("all", "none") or (m and int(m.group(2)) >= 1):
         return text if not m else f"{m.group(1)}:{int(m.group(2))}"
-    raise MemvizError(f"keep_checkpoints={rule!r}: use all, none, every:K or last:N (K, N at least 1)")
+    raise BadOption(f"keep_checkpoints={rule!r}: use all, none, every:K or last:N (K, N at least 1)")
 
 
 def retained(rule: str, checks, last: int | None = None) -> list[int]:
@@ -80,11 +83,9 @@ def kept(run_dir) -> list[int]:
     return sorted(int(m.group(1)) for p in folder.iterdir() if (m := _NAME.fullmatch(p.name)))
 
 
-def save(run_dir, check: int, state: dict, rule: str, final: int) -> None:
+def save_checkpoint(run_dir, check: int, state: dict, rule: str, final: int) -> None:
     """Store check ``check``'s sampler state (when ``rule`` may keep it), then delete the
     checkpoints ``rule`` no longer keeps. ``final``: the run's last check number."""
-    from memviz.io import atomic_torch_save
-
     rule = check_retention(rule)
     have = sorted(set(kept(run_dir)) | {int(check)})
     keep = set(retained(rule, [c for c in have if c <= check], last=final))
@@ -102,9 +103,9 @@ def drop_after(run_dir, check: int) -> None:
             path(run_dir, c).unlink(missing_ok=True)
 
 
-def load(run_dir, check: int, map_location="cpu") -> dict:
+def load_checkpoint(run_dir, check: int, map_location="cpu") -> dict:
     """The sampler state of check ``check``; BadRunFolder (one line) when it was not kept or is unreadable."""
-    import torch
+    import torch  # lazy: torch, an extra (train): the audit's report lists kept checkpoints without it
 
     f = path(run_dir, check)
     if not f.exists():
@@ -125,18 +126,15 @@ def sample_check(run_dir, check: int, rows: int, seed: int = 0, device: str = "a
     """``rows`` rows drawn with ``seed`` from check ``check``'s weights -> (DataFrame, epoch).
     The same run, check, rows, seed and device kind give the same table; the check's own seed
     (:func:`memviz.warmup.tracking.check_seed`) and size redraw the rows that check measured."""
-    from memviz.engine.budget import check as check_memory
-    from memviz.engine.budget import sample_bytes
-    from memviz.models.tabddpm import TabDDPM
-    from memviz.warmup.store import RunStore
+    from memviz.models.tabddpm import TabDDPM  # lazy: torch (memviz.models.tabddpm); the audit report loads this module
 
     if int(rows) < 1:
-        raise MemvizError(f"rows={rows}: must be at least 1")
+        raise BadOption(f"rows={rows}: must be at least 1")
     checked_seed(seed)
     columns = len(RunStore(run_dir).read().schema.columns)
     check_memory(sample_bytes(rows, columns), f"drawing {int(rows):,} rows of {columns} columns",   # before any work
                  "draw fewer rows (several draws with other seeds, appended), or on a machine with more memory")
-    state = load(run_dir, check)
+    state = load_checkpoint(run_dir, check)
     try:
         model = TabDDPM.from_state_dict(state, device=device)
     except MemvizError:

@@ -33,7 +33,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import pandas as pd
 
-from memviz.errors import MemvizError
+from memviz.errors import BadOption, BadRunFolder
 from memviz.text import percent
 
 METRICS = ("quality", "shape", "trend")
@@ -75,9 +75,9 @@ class StopRule:
         for name in ("tolerance", "max_excess"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not np.isfinite(v) or not 0 <= v <= 1:
-                raise MemvizError(f"{name}={v!r}: must be a number between 0 and 1")
+                raise BadOption(f"{name}={v!r}: must be a number between 0 and 1")
         if self.metric not in METRICS:
-            raise MemvizError(f"metric={self.metric!r}: use {', '.join(METRICS)}")
+            raise BadOption(f"metric={self.metric!r}: use {', '.join(METRICS)}")
         return StopRule(float(self.tolerance), self.metric, float(self.max_excess))
 
     def to_dict(self) -> dict:
@@ -115,8 +115,8 @@ def recommend(per_check: pd.DataFrame, rule: StopRule | None = None, available=N
     if available is not None:
         pc = pc[pc["check"].isin([int(c) for c in available])]
     if pc.empty:
-        raise MemvizError("no check to recommend: the run kept no checkpoint of any check" if available is not None
-                          else "no check to recommend: the run has no finished check")
+        raise BadRunFolder("no check to recommend: the run kept no checkpoint of any check" if available is not None
+                           else "no check to recommend: the run has no finished check")
     pc = pc.sort_values("check", kind="stable")
     has_q = rule.metric in pc and pc[rule.metric].notna().any()
     has_floor = "excess_low" in pc and pc["excess_low"].notna().any()

@@ -10,7 +10,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from memviz.errors import BadRunFolder, MemvizError
+import jsonschema
+
+from memviz.errors import MemvizError, BadRunFolder
 from memviz.tables.schema import Schema
 
 FORMAT = "memviz.run/1"
@@ -68,8 +70,6 @@ _SCHEMA_STEP = 3          # the schema field's own check runs after steps 0-2 (f
 
 @functools.lru_cache(maxsize=1)
 def _validator():
-    import jsonschema
-
     strict = jsonschema.Draft202012Validator.TYPE_CHECKER.redefine(
         "integer", lambda _, v: isinstance(v, int) and not isinstance(v, bool))
     return jsonschema.validators.extend(jsonschema.Draft202012Validator, type_checker=strict)(SCHEMA)

@@ -24,10 +24,11 @@ import os
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import Callable, TYPE_CHECKING
 
 import pandas as pd
 
+from memviz.device import describe_device, resolve_device
 from memviz.dynamics.rows import (
     DEFAULT_TOP_FRAC,
     RowDynamics,
@@ -35,11 +36,15 @@ from memviz.dynamics.rows import (
     compute_dynamics,
 )
 from memviz.dynamics.summaries import summarize
-from memviz.errors import SEED_MAX, BadOption, BadRunFolder, MemvizError, checked_seed
-from memviz.measure.floor import Floor, excess, excess_columns
+from memviz.engine.neighbors import NeighborEngine
+from memviz.errors import BadOption, BadRunFolder, MemvizError, SEED_MAX, checked_seed
+from memviz.io import to_jsonable
+from memviz.measure.floor import Floor, excess, excess_columns, holdout_floor
 from memviz.models.callbacks import Callback
-from memviz.tables.data import Table
+from memviz.models.presets import PRESETS
+from memviz.tables.data import Table, fingerprint
 from memviz.warmup import checkpoints
+from memviz.warmup.checkpoints import check_retention
 from memviz.warmup.frontier import frontier_columns
 from memviz.warmup.manifest import Manifest
 from memviz.warmup.store import MANIFEST, RunStore
@@ -108,8 +113,6 @@ class WarmupConfig:
     def resolved(self, n_train: int, schema=None) -> "WarmupConfig":
         """Fill epochs, check_every and n_samples; validate (with the training table's ``schema``, also that a
         private run's column statistics can be released: :meth:`memviz.models.tabddpm.TabDDPM.check_privacy`)."""
-        from memviz.models.presets import PRESETS
-
         if self.preset not in PRESETS:
             raise BadOption(f"preset {self.preset!r}: unknown (use {', '.join(PRESETS)})")
         if not isinstance(self.model_params, dict):  # before .get below; the values after epochs
@@ -132,7 +135,6 @@ class WarmupConfig:
             raise BadOption(f"top_frac={self.top_frac}: must be between 0 and 1")
         checked_seed(self.seed)
         _check_model_params(self.preset, self.model_params, epochs, n_train, schema)
-        from memviz.warmup.checkpoints import check_retention
 
         q = self.quality_rows
         if q is not None and (not _is_whole(q) or q < 0):
@@ -155,8 +157,6 @@ class WarmupConfig:
     def identity(self) -> tuple:
         """What makes two warm-ups the same run: the :data:`IDENTITY` settings, as canonical JSON
         (so ``[256, 256]`` and ``(256, 256)`` are one value). Resume and reuse both compare it."""
-        from memviz.io import to_jsonable
-
         return tuple(json.dumps(to_jsonable(getattr(self, k)), sort_keys=True) for k in IDENTITY)
 
     def differs_from(self, other: "WarmupConfig") -> str | None:
@@ -206,7 +206,7 @@ _OWN_PARAMS = ("preset", "device", "seed")
 def _check_model_params(preset: str, model_params, epochs: int, n_train: int, schema=None) -> None:
     """Unknown or badly typed TabDDPM overrides are a user error (one line), not a TypeError; so is a
     privacy setting that cannot train ``epochs`` epochs of ``n_train`` rows privately."""
-    from memviz.models.tabddpm import TabDDPM
+    from memviz.models.tabddpm import TabDDPM  # lazy: torch (memviz.models.tabddpm); memviz warmup --help loads this module
 
     if not isinstance(model_params, dict):
         raise BadOption(f"model_params: expected a dict of TabDDPM parameters, got {type(model_params).__name__}")
@@ -283,9 +283,7 @@ def run_warmup(train: Table, config: WarmupConfig | None = None, run_dir: str | 
 def _warmup(train: Table, config: WarmupConfig | None, run_dir, resume: bool, progress, should_stop,
             holdout: Table | None, held: list, quality=None) -> WarmupResult:
     """:func:`run_warmup`'s work; the store it creates or opens goes into ``held``."""
-    from memviz.device import describe_device, resolve_device
-    from memviz.engine.neighbors import NeighborEngine
-    from memviz.models.tabddpm import TabDDPM
+    from memviz.models.tabddpm import TabDDPM  # lazy: torch (memviz.models.tabddpm); memviz warmup --help loads this module
 
     t_start = time.perf_counter()
     config = (config or WarmupConfig()).resolved(len(train), train.schema)
@@ -299,7 +297,6 @@ def _warmup(train: Table, config: WarmupConfig | None, run_dir, resume: bool, pr
         floor = _resumed_floor(store, holdout)
         checkpoints.drop_after(store.path, first_check - 1)
     if floor is None and holdout is not None:  # before the run folder exists: a bad hold-out leaves nothing
-        from memviz.measure.floor import holdout_floor
         floor = holdout_floor(train, holdout, distance=config.distance, engine=engine)
     if run_dir is not None and not resume:
         store = RunStore.create(run_dir, train, config.to_dict(), device=describe_device(device))
@@ -331,7 +328,7 @@ def _warmup(train: Table, config: WarmupConfig | None, run_dir, resume: bool, pr
             # redoes what is missing
             store.write_check(cr.check, cr.long, cr.samples if config.keep_samples else None)
             state = cr.state if cr.state is not None else model.state_dict()
-            checkpoints.save(store.path, cr.check, state, config.keep_checkpoints, final=len(check_epochs) - 1)
+            checkpoints.save_checkpoint(store.path, cr.check, state, config.keep_checkpoints, final=len(check_epochs) - 1)
             store.update(checks=summaries, progress={"epoch": cr.epoch, "epochs": config.epochs})
             if (cr.check + 1) % config.checkpoint_every == 0 or cr.epoch == config.epochs:
                 store.save_checkpoint({"model": state, "check": cr.check, "epoch": cr.epoch})
@@ -371,7 +368,7 @@ def _warmup(train: Table, config: WarmupConfig | None, run_dir, resume: bool, pr
     checks = store.checks() if store is not None else (
         pd.concat(collected, ignore_index=True) if collected else pd.DataFrame())
     if checks.empty:
-        raise MemvizError("the warm-up stopped before its first check; nothing to analyse")
+        raise BadRunFolder("the warm-up stopped before its first check; nothing to analyse")
     dyn = compute_dynamics(checks, train.row_ids, top_frac=config.top_frac)
     per_check = frontier_columns(_per_check(checks, floor), summaries)
     seconds = time.perf_counter() - t_start
@@ -424,8 +421,6 @@ def _stored_floor(store: RunStore) -> Floor | None:
 
 def _resumed_floor(store: RunStore, holdout: Table | None) -> Floor | None:
     """The run's stored floor; a hold-out given on resume must be the one it was measured on."""
-    from memviz.tables.data import fingerprint
-
     floor = _stored_floor(store)
     if floor is not None and holdout is not None and floor.holdout_fingerprint != fingerprint(holdout):
         raise BadRunFolder(f"{store.path}: this run's floor was measured on another hold-out; resume with the same one")
@@ -433,8 +428,6 @@ def _resumed_floor(store: RunStore, holdout: Table | None) -> Floor | None:
 
 
 def _prepare_resume(store: RunStore, train: Table, config: WarmupConfig):
-    from memviz.tables.data import fingerprint
-
     m = store.read()
     if m.data.fingerprint != fingerprint(train):
         raise BadRunFolder(f"{store.path}: this run was trained on another table; resume it with the same data")
@@ -488,8 +481,6 @@ def ensure_warmup(train: Table, config: WarmupConfig, run_dir: str | Path,
     A run on another table, or a finished one with other settings, is a BadRunFolder: the
     folder is not silently overwritten.
     """
-    from memviz.tables.data import fingerprint
-
     run_dir = Path(run_dir)
     if not (run_dir / MANIFEST).exists():
         return run_warmup(train, config, run_dir, progress=progress, holdout=holdout, quality=quality)

@@ -45,10 +45,12 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow.parquet as pq
 
-from memviz.errors import BadRunFolder
 from memviz.folders import WriterLock
+from memviz.errors import BadRunFolder
 from memviz.io import (
+    VERSION,
     NonFinite,
     atomic_torch_save,
     atomic_write_json,
@@ -76,11 +78,10 @@ LOCK_WAIT_SECONDS = 2.0
 
 # ------------------------------------------------------------------- helpers
 def versions() -> dict:
-    import sklearn
-    import torch
+    import sklearn  # lazy: sklearn, an extra (train): a run's store is read without it
+    import torch  # lazy: torch, an extra (train): a run's store is read without it
 
-    from memviz.io import VERSION as __version__
-    return {"memviz": __version__, "python": platform.python_version(), "torch": torch.__version__,
+    return {"memviz": VERSION, "python": platform.python_version(), "torch": torch.__version__,
             "numpy": np.__version__, "pandas": pd.__version__, "scikit-learn": sklearn.__version__}
 
 
@@ -94,8 +95,6 @@ def _column_order(path: Path) -> tuple[str, ...]:
     """The columns of a Parquet file in its order, row_id aside (written in the user's order by
     :func:`table_to_frame`); () when its footer cannot be read."""
     try:
-        import pyarrow.parquet as pq
-
         return tuple(c for c in pq.read_schema(path).names if c != ROW_ID)
     except Exception:  # noqa: BLE001 (pyarrow raises many types; the order is only for downloads)
         return ()
@@ -367,7 +366,7 @@ class RunStore:
         atomic_torch_save(self.path / "checkpoints" / "model.pt", state)
 
     def load_checkpoint(self, map_location="cpu") -> dict | None:
-        import torch
+        import torch  # lazy: torch, an extra (train): a run's store is read without it
 
         f = self.path / "checkpoints" / "model.pt"
         if not f.exists():

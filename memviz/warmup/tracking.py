@@ -7,6 +7,8 @@ synthetic_id, nn1 (row_id), nn2, d1, d2, ratio, memorized``.
 """
 from __future__ import annotations
 
+import copy
+import os
 import time
 from dataclasses import dataclass, field
 from typing import Callable
@@ -14,8 +16,11 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
+from memviz.device import shared_cpu_threads
+from memviz.measure import memorization as ratio_test
 from memviz.models.callbacks import STOP, Callback
 from memviz.tables.data import Table
+from memviz.warmup.checkqueue import CheckQueue
 
 
 @dataclass(frozen=True)
@@ -92,9 +97,6 @@ class MemorizationTracker(Callback):
         if not self.overlap:
             self.on_check(self._check(model, c, epoch, logs.get("loss"), None))
             return None
-        import copy
-
-        from memviz.warmup.checkqueue import CheckQueue
 
         state = copy.deepcopy(model.state_dict())            # the optimizer's tensors are live
         frozen = type(model).from_state_dict(state, device=str(model.device_))
@@ -104,12 +106,10 @@ class MemorizationTracker(Callback):
         return None
 
     def _check(self, model, c: int, epoch: int, loss, state) -> CheckResult:
-        from memviz.measure.memorization import memorization
-
         t0 = time.perf_counter()
         samples = model.sample(self.n_samples, seed=check_seed(self.seed, c))
         t1 = time.perf_counter()
-        res = memorization(self.train, samples, engine=self.engine)
+        res = ratio_test.memorization(self.train, samples, engine=self.engine)  # read from its module at each call
         t2 = time.perf_counter()
         scores = dict(self.quality(samples)) if self.quality is not None else {}
         samples = samples.reset_index(drop=True)
@@ -130,7 +130,7 @@ class MemorizationTracker(Callback):
 
 def _tensor_bytes(obj) -> int:
     """Bytes of the tensors in a (nested) state dict."""
-    import torch
+    import torch  # lazy: torch, an extra (train)
 
     if isinstance(obj, torch.Tensor):
         return obj.numel() * obj.element_size()
@@ -145,10 +145,6 @@ def check_workers(model) -> int:
     """Checks measured at once after training: the cores this job may use (the job queue's share,
     :func:`memviz.device.shared_cpu_threads`, else every core) over the threads one check's
     sampling takes (:meth:`memviz.models.tabddpm.TabDDPM.cpu_threads`); at least 1."""
-    import os
-
-    from memviz.device import shared_cpu_threads
-
     cores = shared_cpu_threads() or os.cpu_count() or 1
     per_check = model.cpu_threads() if hasattr(model, "cpu_threads") else None
     return max(1, cores // max(1, per_check or cores))

@@ -17,8 +17,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from helpers import CHROMIUM, CHROMIUM_ARGS, WAIT_MS, need_browser, serve_dashboard
+from helpers import CHROMIUM, CHROMIUM_ARGS, WAIT_MS, need_browser, serve_dashboard, settled
+from unseen import credit_table, independent_columns, with_copies
 
+from memviz.app.datasets import raw_from_upload
+from memviz.tables.schema import Schema
 from memviz.text import pct
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -61,8 +64,6 @@ def cli_audit(paths: dict[str, Path], out: Path) -> tuple[dict, dict]:
 
 
 def _idle(page, timeout=WAIT_MS) -> None:
-    from helpers import settled
-
     settled(page, timeout)
 
 
@@ -74,7 +75,7 @@ def _metric(page, label: str) -> str:
 @contextlib.contextmanager
 def audit_page(tmp_path: Path):
     """The Audit page of a dashboard served on an empty runs root, in headless Chromium."""
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import sync_playwright  # lazy: playwright is optional (browser tests only)
 
     runs = tmp_path / "runs"
     runs.mkdir()
@@ -112,7 +113,7 @@ def _shows(page, selector: str, text: str, timeout=WAIT_MS) -> None:
     shown. The uploader lists a file's name before the script run that reads it has started, so an idle page
     after the last upload can still show the previous run's audit (the schema not yet read: its verdict names
     the data-copying test, the CLI's does not)."""
-    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout  # lazy: playwright is optional
 
     try:
         page.wait_for_function(
@@ -158,9 +159,6 @@ def test_the_audit_page_shows_what_the_cli_prints(tmp_path):
 def _data_page_reads_sdv_metadata(page, paths: dict[str, Path], tmp: Path) -> None:
     """The Data page: an SDV metadata upload replaces the inferred schema (here: 'age' and
     'hours-per-week' categorical, an identifier column left out), with the target picked on the page."""
-    from memviz.app.datasets import raw_from_upload
-    from memviz.tables.schema import Schema
-
     schema = Schema.load(paths["schema"])
     frame = pd.read_csv(paths["train"]).assign(person=lambda d: np.arange(len(d)))
     frame.to_csv(tmp / "people.csv", index=False)
@@ -193,7 +191,6 @@ def test_the_audit_page_shows_a_new_tables_key_and_asks_for_its_target(tmp_path)
     in a browser: the schema it read says the key is left out and names the rows, the target is the table's
     suggestion and can be changed, and the files and result stay after a visit to another page."""
     need_browser()
-    from unseen import credit_table, independent_columns, with_copies
 
     df = credit_table(1500, seed=4)
     train, hold = df.iloc[:1000].reset_index(drop=True), df.iloc[1000:].reset_index(drop=True)

@@ -5,14 +5,14 @@ from __future__ import annotations
 import pytest
 from dash_helpers import APP
 
-from memviz.app import uploads
+from memviz.app import bounds, demo, uploads
 from memviz.jobs import control as jobs
 
 TIMEOUT = 180
 
 
 def audit_page(root, monkeypatch, params=None):
-    from streamlit.testing.v1 import AppTest
+    from streamlit.testing.v1 import AppTest  # lazy: streamlit is optional (memviz[app])
 
     monkeypatch.setenv(jobs.RUNS_ENV, str(root))
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
@@ -45,8 +45,6 @@ def test_the_example_is_one_click_away_and_names_its_planted_rows(tmp_path, monk
 
 def test_a_reload_finds_the_files_again(tmp_path, monkeypatch):
     """The session is gone after a reload; the address names the kept files (they were lost before)."""
-    from memviz.app import demo
-
     files = demo.example_files()
     key = uploads.save_audit_files(tmp_path, tuple(files[r][0] for r in uploads.AUDIT_ROLES),
                                    tuple(files[r][1] for r in uploads.AUDIT_ROLES))
@@ -77,8 +75,6 @@ def test_the_audit_cache_says_what_it_holds_without_computing():
 
 
 def test_kept_audit_files_count_in_the_uploads_quota(tmp_path, monkeypatch):
-    from memviz.app import bounds
-
     monkeypatch.setenv(bounds.UPLOAD_QUOTA_ENV, "3000")
     a = uploads.save_audit_files(tmp_path, ("t.csv", "s.csv", None, None), (b"a" * 1000, b"b" * 1000, None, None))
     b = uploads.save_audit_files(tmp_path, ("t.csv", "s.csv", None, None), (b"c" * 1000, b"d" * 1000, None, None))

@@ -3,6 +3,7 @@ sources are named, uploads become tables safely, and the pages that show them sa
 Audit says (a cancelled run, over-copied rows beside 'no copying overall')."""
 from __future__ import annotations
 
+import importlib
 import io
 import json
 import re
@@ -17,8 +18,10 @@ from helpers import near_copies
 from memviz.app import audits, comparisons, datasets, readings, runs
 from memviz.app.compare_card import compare_verdict
 from memviz.auditing.result import audit as make_audit
+from memviz.auditing.stored import RUN_FOLDER
 from memviz.errors import BadTable
 from memviz.jobs import control as jobs
+from memviz.jobs.spec import ROW_CLOSENESS, keep_audit
 from memviz.warmup.store import RunStore
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -242,11 +245,7 @@ def _parquet(df: pd.DataFrame) -> bytes:
 def test_the_page_reads_the_audit_the_worker_kept_for_this_run_state_only(tmp_path, sample, monkeypatch):
     """An Adult-size run's audit takes 12-18 s; the worker keeps it when the run stops, and the pages read it
     back instead of computing it again, unless the run changed since (its manifest's token)."""
-    import importlib
-
     build = importlib.import_module("memviz.auditing.result")
-    from memviz.auditing.stored import RUN_FOLDER
-    from memviz.jobs.spec import keep_audit
 
     train, _ = sample
     run = tmp_path / "r"
@@ -267,9 +266,6 @@ def test_the_page_reads_the_audit_the_worker_kept_for_this_run_state_only(tmp_pa
 
 
 def test_the_leak_ranking_reads_the_kept_closeness_and_gives_the_same_table(tmp_path, sample, monkeypatch):
-    from memviz.auditing.stored import RUN_FOLDER
-    from memviz.jobs.spec import ROW_CLOSENESS, keep_audit
-
     train, _ = sample
     run = tmp_path / "r"
     floored_run(train.subset(train.row_ids[:300]), train.subset(train.row_ids[300:800]), run)
@@ -291,11 +287,6 @@ def test_the_leak_ranking_reads_the_kept_closeness_and_gives_the_same_table(tmp_
 def test_a_failing_or_interrupted_audit_leaves_the_finished_run_finished(tmp_path, sample, monkeypatch, capsys):
     """The warm-up is done when the worker audits it: a bug or a cancel inside the audit keeps nothing and
     raises nothing (the pages compute the audit themselves and say what goes wrong)."""
-    import importlib
-
-    from memviz.auditing.stored import RUN_FOLDER
-    from memviz.jobs.spec import keep_audit
-
     build = importlib.import_module("memviz.auditing.result")
     train, _ = sample
     run = tmp_path / "r"

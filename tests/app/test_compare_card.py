@@ -16,7 +16,7 @@ from memviz.app.compare_card import (
     pick_model,
     pooled_excess,
 )
-from memviz.measure.floor import newcombe_interval
+from memviz.measure.floor import floor_from_attributions, newcombe_interval
 
 
 def results(n_seeds=3, *, base=0.30, pruned=0.25, rnd=0.29, noise=0.003, floor=None, mle_drop=0.0, seed=0):
@@ -116,8 +116,6 @@ def test_glossary_names_the_terms_and_says_closeness_is_not_identity():
 
 
 def test_results_without_floor_columns_use_the_warmups_floor_when_given():
-    from memviz.measure.floor import floor_from_attributions
-
     ratio = np.r_[np.full(250, 0.1), np.full(750, 0.9)]
     floor = floor_from_attributions(np.arange(100), np.arange(1000) % 100, ratio, distance="paper")
     v = compare_verdict(results(3), floor=floor)

@@ -3,10 +3,20 @@ columns scroll, the verdict card's cost line names Shape, Trend and MLE, and a r
 read opposite verdicts says why in one sentence."""
 from __future__ import annotations
 
+import json
+import re
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
+from dash_helpers import finished_compare, floored_run
 
+from memviz.app import comparisons, reports, runs
 from memviz.app.compare_card import compare_verdict
+from memviz.io import atomic_write_parquet, atomic_write_text
+from memviz.jobs import control as jobs
+from memviz.auditing.report import CSS, results_cells
+from memviz.auditing.templating import blocks
 
 
 def walk_results(n_seeds: int = 3) -> pd.DataFrame:
@@ -37,13 +47,7 @@ def test_the_cost_line_names_shape_trend_and_mle():
 def test_the_compare_table_keeps_the_method_in_view(tmp_path, sample, monkeypatch):
     """The walk: Shape, Trend and MLE were reachable only by scrolling right, and the Method column scrolled away
     with them. The method and generator are pinned: they stay while the other columns scroll."""
-    import json
-    from pathlib import Path
-
-    from dash_helpers import finished_compare
-    from streamlit.testing.v1 import AppTest
-
-    from memviz.jobs import control as jobs
+    from streamlit.testing.v1 import AppTest  # lazy: streamlit is optional (memviz[app])
 
     monkeypatch.setenv(jobs.RUNS_ENV, str(tmp_path))
     train, _ = sample
@@ -62,11 +66,6 @@ def test_the_compare_table_keeps_the_method_in_view(tmp_path, sample, monkeypatc
 def test_the_reports_results_keep_the_method_in_view():
     """The report's results scroll sideways too: each row is headed by its method and generator, and that header
     column stays (position: sticky) while Shape, Trend and MLE scroll in."""
-    import re
-
-    from memviz.auditing.report import CSS, results_cells
-    from memviz.auditing.templating import blocks
-
     html = blocks().results(results_cells(walk_results()))
     tables = re.findall(r"<table>.*?</table>", html)
     assert len(tables) == 2                                          # side by side, and against the baseline
@@ -82,13 +81,6 @@ def test_a_report_says_why_its_run_and_its_comparison_read_different_verdicts(tm
     beside a comparison whose unmitigated model's rows are fresh real rows: the comparison's section says, in one
     sentence, which generated rows each audit read (the run's check, the comparison's retrained model and seeds)
     and how many of the run's named rows the comparison names."""
-    import json
-
-    from dash_helpers import finished_compare, floored_run
-
-    from memviz.app import comparisons, reports, runs
-    from memviz.io import atomic_write_parquet, atomic_write_text
-
     train, test = sample
     small, holdout = train.subset(train.row_ids[:300]), train.subset(train.row_ids[300:800])
     floored_run(small, holdout, tmp_path / "run")

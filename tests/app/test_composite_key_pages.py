@@ -12,7 +12,10 @@ import numpy as np
 import pandas as pd
 import pytest
 from dash_helpers import N_COPIED, floored_run, open_page
+from unseen_tables import credit_composite
 
+from memviz.app import audits, datasets, reports, runs
+from memviz.app.runs import load_run
 from memviz.jobs import control as jobs
 from memviz.tables.data import table_from_frame
 
@@ -104,8 +107,6 @@ def test_dynamics_takes_a_composite_key_typed_as_shown(page, composite_root):
 
 
 def test_tune_lists_the_rows_that_would_go_and_writes_them_back(page, composite_root):
-    from memviz.app import runs
-
     root, tr = composite_root
     at = page("5_tune")
     at.toggle(key="tune_redact").set_value(False).run()
@@ -120,9 +121,6 @@ def test_tune_lists_the_rows_that_would_go_and_writes_them_back(page, composite_
 
 
 def test_the_audit_pages_named_rows_and_the_report_carry_both_columns(composite_root):
-    from memviz.app import audits, reports
-    from memviz.app.runs import load_run
-
     root, tr = composite_root
     view = load_run(root / "composite")
     a = audits.run_audit(view)
@@ -142,10 +140,6 @@ def test_the_audit_pages_named_rows_and_the_report_carry_both_columns(composite_
 def test_the_schema_table_makes_a_composite_key_of_two_key_rows():
     """The Data and Audit pages' schema table: two columns marked ``key`` are one composite key (it refused the
     second: "only one column can be the row key")."""
-    from unseen_tables import credit_composite
-
-    from memviz.app import datasets
-
     df = credit_composite(120, seed=6)
     schema = datasets.infer_schema(df, target="Status")
     edited = datasets.schema_editor_frame(schema, df)

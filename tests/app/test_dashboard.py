@@ -5,6 +5,8 @@ import io
 import json
 import math
 import re
+import shutil
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -13,7 +15,9 @@ from dash_helpers import copier_run, finished_compare
 
 from memviz.app import comparisons, datasets, reports, runs
 from memviz.compare.details import compute_details
+from memviz.dynamics.dynamiccut import dynamiccut_selection, early_identification_curve
 from memviz.errors import BadTable, MemvizError
+from memviz.jobs import control as jobs
 
 
 # ----------------------------------------------------------------- data in
@@ -129,11 +133,6 @@ def test_prune_preview_removes_the_top_p_rows_with_their_values(view, small):
 def test_a_kept_ranking_gives_the_library_selection_and_curve_at_every_p(view):
     """Tune & prune keeps one ranking per (k, T): a p move is a slice of it. It must give what
     dynamiccut_selection / early_identification_curve give when they rescore from scratch."""
-    from memviz.dynamics.dynamiccut import (
-        dynamiccut_selection,
-        early_identification_curve,
-    )
-
     dyn = view.dynamics
     for k in (1, 2, 3):
         ranked = runs.rankings(view, k)
@@ -237,7 +236,6 @@ def test_pruned_and_synthetic_downloads_neutralise_formulas(small, tmp_path):
 
 
 def test_runs_table_lists_an_unreadable_run_last_with_its_reason(view, tmp_path):
-    import shutil
     shutil.copytree(view.path, tmp_path / "b_good")
     shutil.copytree(view.path, tmp_path / "a_bad")
     m = json.loads((tmp_path / "a_bad" / "manifest.json").read_text())
@@ -264,8 +262,6 @@ def test_with_target_moves_the_target_in_one_step():
 
 
 def test_the_readout_is_one_line_in_words(tmp_path):
-    from memviz.jobs import control as jobs
-
     one = jobs.JobStatus("j", "warmup", "running", 5, 60, "epoch", "", checks=[{"check": 0}], updated=0.0)
     assert one.readout() == "running · epoch 5/60 · 1 check"                     # not "1 checks"
     assert "updated at" in one.banner() and one.readout() in one.banner()
@@ -296,10 +292,6 @@ def test_report_keys_its_hashes_per_report(view):
 
 
 def test_a_comparison_borrows_the_floor_of_its_own_warmup_only(tmp_path):
-    from types import SimpleNamespace
-
-    from memviz.jobs import control as jobs
-
     job = jobs.Job(jobs.new_job_id("compare"), "compare", tmp_path)
     job.job_dir.mkdir(parents=True)
     run = tmp_path / "run-a"
@@ -347,11 +339,11 @@ def test_tuning_is_kept_with_the_run(view):
     assert runs.saved_tuning(view) is None or runs.saved_tuning(view)["run"] == view.run_id
     tuned = runs.PruneParams(view.run_id, 0.17, 2, view.epochs[-1])
     runs.save_tuning(view, tuned)
-    assert runs.tuned_params(runs.saved_tuning(view), view.run_id) == tuned
+    assert runs.saved_prune_params(runs.saved_tuning(view), view.run_id) == tuned
     # values from a URL are text; a hand-edited one falls back to the defaults
-    assert runs.tuned_params({"run": view.run_id, "p": "0.17", "k": "2", "T": str(view.epochs[-1])},
+    assert runs.saved_prune_params({"run": view.run_id, "p": "0.17", "k": "2", "T": str(view.epochs[-1])},
                              view.run_id) == tuned
-    assert runs.tuned_params({"run": view.run_id, "p": "x", "k": "2"}, view.run_id) == runs.PruneParams(view.run_id)
+    assert runs.saved_prune_params({"run": view.run_id, "p": "x", "k": "2"}, view.run_id) == runs.PruneParams(view.run_id)
 
 
 def test_a_run_knows_its_table_and_form_settings(view, small):

@@ -8,6 +8,8 @@ import resource
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from memviz.app import datasets
@@ -39,9 +41,6 @@ def test_a_parquet_bomb_of_rows_is_refused_from_its_footer(monkeypatch):
 
 def test_a_parquet_bomb_of_long_strings_is_refused_before_decoding(monkeypatch):
     """Dictionary-encoded strings: the footer says a few KB; decoded they take 3 GB."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
     strings = pa.DictionaryArray.from_arrays(pa.array(np.zeros(3_000, dtype=np.int32)), pa.array(["x" * 1_000_000]))
     buf = io.BytesIO()
     pq.write_table(pa.table({"s": strings, "n": np.arange(3_000)}), buf, compression="zstd")
@@ -62,8 +61,6 @@ def test_a_csv_past_the_cap_is_refused_before_parsing(monkeypatch):
 
 
 def test_uploads_under_the_caps_read_as_before(sample):
-    import pyarrow.parquet as pq
-
     cat = pd.DataFrame({"k": pd.Categorical(["a", "b"] * 5), "s": ["x", None] * 5, "n": np.arange(10.0)})
     for df in (sample[0].data.head(200).reset_index(drop=True), cat):
         raw = parquet(df)

@@ -6,12 +6,14 @@ These tests fail when the shipped folder no longer matches the code (a manifest,
 sample, the memviz version its audit was kept with): run ``python sample_data/make_demo.py`` again then."""
 from __future__ import annotations
 
+import importlib.util
 import json
+import shutil
 from pathlib import Path
 
 import pandas as pd
 import pytest
-from dash_helpers import APP
+from dash_helpers import APP, copier_run
 
 from memviz.app import audits, comparisons, datasets, demo, runs
 from memviz.auditing import stored
@@ -69,8 +71,6 @@ def test_it_is_installed_once_into_an_empty_root_and_read_as_any_run(installed, 
 
 
 def test_it_never_lands_beside_a_users_runs_nor_when_turned_off(tmp_path, monkeypatch, sample):
-    from dash_helpers import copier_run
-
     monkeypatch.setenv(demo.DEMO_ENV, "1")
     root = tmp_path / "mine"
     train, _ = sample
@@ -90,7 +90,7 @@ def test_it_never_lands_beside_a_users_runs_nor_when_turned_off(tmp_path, monkey
                                   "screens/6_compare.py", "screens/7_report.py"])
 def test_every_analysis_page_shows_the_demo_on_a_first_start(installed, page):
     """A first start with no URL: the sidebar picks the demo run, and each page draws it (no "No warm-up run")."""
-    from streamlit.testing.v1 import AppTest
+    from streamlit.testing.v1 import AppTest  # lazy: streamlit is optional (memviz[app])
 
     at = AppTest.from_file(APP, default_timeout=180)
     at.run()
@@ -122,9 +122,6 @@ def test_the_audit_pages_example_names_its_planted_rows(sample):
 def test_audit_again_remakes_only_the_kept_audit(tmp_path, monkeypatch):
     """``make_demo.py --audit-again``: the kept audit made by today's code, what was recorded kept as it was. A stale
     audit (another stored format) is made readable again; the checks, the comparison and the tokens stay."""
-    import importlib.util
-    import shutil
-
     monkeypatch.setenv(demo.DEMO_ENV, "1")
     spec = importlib.util.spec_from_file_location("make_demo", Path(APP).parent / "sample_data" / "make_demo.py")
     make_demo = importlib.util.module_from_spec(spec)

@@ -21,7 +21,7 @@ WATCH_SIDEBAR = """() => {
 
 def test_a_first_start_shows_the_demo_and_redraws_only_the_page(tmp_path, monkeypatch):
     need_browser()
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import sync_playwright  # lazy: playwright is optional (browser tests only)
 
     monkeypatch.setenv("MEMVIZ_DEMO", "1")
     root = tmp_path / "runs"

@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 from dash_helpers import floored_run
 
+from memviz.app import audits, glossary, reports, runs
+from memviz.auditing.html import audit_html
 from memviz.jobs import control as jobs
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -31,8 +33,6 @@ def run_root(tmp_path_factory, sample):
 
 
 def test_the_glossary_explains_the_statistics_in_plain_words():
-    from memviz.app import glossary
-
     terms = dict(glossary.entries())
     for term in set(STATISTICAL.values()):
         assert term in terms and terms[term].endswith("."), term
@@ -44,7 +44,7 @@ def test_the_glossary_explains_the_statistics_in_plain_words():
 def test_the_memorization_pages_words_are_plain_or_one_click_away(run_root, monkeypatch):
     """The walk: "q < 0.05 after Benjamini–Hochberg" and the figures' "holds" reached the privacy officer
     unexplained. The page says the test in plain words, and one expander on it explains each word it uses."""
-    from streamlit.testing.v1 import AppTest
+    from streamlit.testing.v1 import AppTest  # lazy: streamlit is optional (memviz[app])
 
     monkeypatch.setenv(jobs.RUNS_ENV, str(run_root))
     at = AppTest.from_file(APP, default_timeout=120)
@@ -67,8 +67,6 @@ def test_the_reports_words_are_one_click_from_its_glossary(run_root):
     """The report prints its glossary at the end; a line under "In short" links every glossary word the report
     uses to its entry, so each is one click away. The audit's report (memviz report, the Audit page's download)
     had no glossary at all beside "Holm" and "DeLong"."""
-    from memviz.app import reports, runs
-
     html = reports.report_html(runs.load_run(run_root / "floored"))
     ids = set(re.findall(r"<dt id='(g-[^']+)'>", html))
     links = re.findall(r"<a href='#(g-[^']+)'>([^<]+)</a>", html)
@@ -80,11 +78,6 @@ def test_the_reports_words_are_one_click_from_its_glossary(run_root):
 
 
 def test_the_audits_report_has_the_glossary_and_links_its_statistics(sample):
-    from dash_helpers import N_COPIED  # noqa: F401  (the fixtures' module: the tables come from the sample)
-
-    from memviz.app import audits
-    from memviz.auditing.html import audit_html
-
     train, test = sample
     small = train.subset(train.row_ids[:300])
     a = audits.tables_audit(small, test.subset(test.row_ids[:300]), train.subset(train.row_ids[300:800]))

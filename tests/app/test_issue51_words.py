@@ -10,9 +10,14 @@ import re
 
 import numpy as np
 import pandas as pd
+from dash_helpers import APP, finished_compare, open_page
 
+from memviz import viz
+from memviz.app import datasets
 from memviz.app.compare_card import compare_verdict
+from memviz.io import atomic_write_csv
 from memviz.jobs import control as jobs
+from memviz.viz.style import wrap_title
 
 
 def results(*, trend_drop=0.048, methods=("baseline", "dynamiccut", "random"), n_seeds=1, dyn=0.27):
@@ -54,8 +59,6 @@ def test_the_card_reads_every_mitigation_not_only_dynamiccut():
 
 
 def test_the_transfer_figure_needs_both_arms():
-    from memviz import viz
-
     both = viz.transferability_plot(results())
     assert {tr.name for tr in both.data} == {"DynamicCut", "Random"}
     one = viz.transferability_plot(results(methods=("baseline", "dynamiccut")))
@@ -64,10 +67,6 @@ def test_the_transfer_figure_needs_both_arms():
 
 
 def test_the_compare_page_draws_no_transfer_figure_without_its_random_arm(tmp_path, monkeypatch, sample):
-    from dash_helpers import finished_compare, open_page
-
-    from memviz.io import atomic_write_csv
-
     train, _ = sample
     out = finished_compare(tmp_path, train.subset(train.row_ids[:200]), np.random.default_rng(0))
     res = pd.read_csv(out / "results.csv")
@@ -81,8 +80,6 @@ def test_the_compare_page_draws_no_transfer_figure_without_its_random_arm(tmp_pa
 
 def test_a_detected_row_key_is_information_not_a_warning():
     """A telecom table's ``rownames`` column was detected correctly, and said in a yellow warning box."""
-    from memviz.app import datasets
-
     rng = np.random.default_rng(0)
     df = pd.DataFrame({"rownames": np.arange(1, 301), "tenure": rng.integers(0, 72, 300),
                        "charges": rng.normal(70, 20, 300).round(2), "plan": rng.choice(["a", "b", "c"], 300),
@@ -96,8 +93,6 @@ def test_a_detected_row_key_is_information_not_a_warning():
 def test_wrapped_titles_keep_their_spaces_in_the_text():
     """A title broken with <br> read "…against real<br>rows…": its text (what a screen reader and a search read)
     was "realrows"."""
-    from memviz.viz.style import wrap_title
-
     title = "Copies per training row against what real rows never seen would give (the floor of each row)"
     wrapped = wrap_title(title, 40)
     assert "<br>" in wrapped
@@ -105,8 +100,7 @@ def test_wrapped_titles_keep_their_spaces_in_the_text():
 
 
 def test_the_upload_note_says_where_uploads_are_kept_once(tmp_path, monkeypatch):
-    from dash_helpers import APP
-    from streamlit.testing.v1 import AppTest
+    from streamlit.testing.v1 import AppTest  # lazy: streamlit is optional (memviz[app])
 
     monkeypatch.setenv(jobs.RUNS_ENV, str(tmp_path))
     at = AppTest.from_file(APP, default_timeout=120)
@@ -119,8 +113,7 @@ def test_the_upload_note_says_where_uploads_are_kept_once(tmp_path, monkeypatch)
 
 def test_the_data_page_shows_the_row_key_and_target_in_full(tmp_path, monkeypatch):
     """A metric cut the row key to "rowna…"; the target and the key are now text beside the figures."""
-    from dash_helpers import APP
-    from streamlit.testing.v1 import AppTest
+    from streamlit.testing.v1 import AppTest  # lazy: streamlit is optional (memviz[app])
 
     monkeypatch.setenv(jobs.RUNS_ENV, str(tmp_path))
     at = AppTest.from_file(APP, default_timeout=120)

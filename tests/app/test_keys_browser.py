@@ -10,9 +10,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from dash_helpers import floored_run
 from helpers import CHROMIUM, CHROMIUM_ARGS, WAIT_MS, need_browser, serve_dashboard, settled
 
-from memviz.tables.data import sample_data_dir
+from memviz.tables.data import sample_data_dir, table_from_frame
+from tests.app.test_audit_browser import upload
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 SOURCES = [5, 77, 301, 555]
@@ -58,10 +60,6 @@ def grid_csv(page, header: str, timeout: float = 120_000) -> str:
 
 def keyed_run(root: Path, train: pd.DataFrame) -> None:
     """A stored run on the keyed table whose generated rows copy training rows 0..9, with a floor."""
-    from dash_helpers import floored_run
-
-    from memviz.tables.data import table_from_frame
-
     with pytest.warns(UserWarning):
         tr = table_from_frame(train.iloc[:300].reset_index(drop=True), target="income", source="train.csv")
     ho = table_from_frame(train.iloc[300:800].reset_index(drop=True), tr.schema, source="holdout.csv", role="test")
@@ -70,9 +68,7 @@ def keyed_run(root: Path, train: pd.DataFrame) -> None:
 
 def test_named_rows_carry_the_users_key_in_the_browser(tmp_path):
     need_browser()
-    from playwright.sync_api import sync_playwright
-
-    from tests.app.test_audit_browser import upload
+    from playwright.sync_api import sync_playwright  # lazy: playwright is optional (browser tests only)
 
     paths, train = keyed_files(tmp_path)
     runs = tmp_path / "runs"

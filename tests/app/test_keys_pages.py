@@ -13,8 +13,10 @@ import pandas as pd
 import pytest
 from dash_helpers import N_COPIED, floored_run, open_page
 
+from memviz.app import audits, datasets, reports
+from memviz.app.runs import load_run
 from memviz.jobs import control as jobs
-from memviz.tables.data import table_from_frame
+from memviz.tables.data import sample_data_dir, table_from_frame
 
 TIMEOUT = 120
 
@@ -101,9 +103,6 @@ def test_tune_lists_the_rows_that_would_go_by_key(page, keyed_root):
 
 def test_the_audit_pages_named_rows_carry_the_key(keyed_root):
     """The Audit page's named-rows table (memviz.app.audits.over_copied_table) listed row_ids."""
-    from memviz.app import audits
-    from memviz.app.runs import load_run
-
     root, tr = keyed_root
     a = audits.run_audit(load_run(root / "keyed"))
     shown = audits.over_copied_table(a, tr, redacted=False)
@@ -117,11 +116,6 @@ def test_the_audit_pages_named_rows_carry_the_key(keyed_root):
 
 def test_the_run_report_names_rows_by_the_key(keyed_root):
     """The Report page's HTML (memviz.app.reports.report_html): its leak views and named rows by the key."""
-    import re
-
-    from memviz.app import reports
-    from memviz.app.runs import load_run
-
     root, tr = keyed_root
     view = load_run(root / "keyed")
     raw = reports.report_html(view, None, redacted=False)
@@ -136,9 +130,6 @@ def test_the_run_report_names_rows_by_the_key(keyed_root):
 def test_the_audit_pages_schema_table_sets_a_columns_kind(tmp_path):
     """Issue 48 item 3 on the Audit page: a kind changed in its schema table is applied to the uploaded tables
     (memviz.app.audits.kind_edits -> upload_tables(overrides=))."""
-    from memviz.app import audits, datasets
-    from memviz.tables.data import sample_data_dir
-
     raw = (sample_data_dir() / "train.csv").read_bytes()
     test = (sample_data_dir() / "test.csv").read_bytes()
     train, _, _ = audits.upload_tables("train.csv", raw, "syn.csv", test, target="income")

@@ -16,6 +16,7 @@ import pandas as pd
 import pytest
 from helpers import WAIT_MS, drawn, launch_chromium, need_browser, no_exception, serve_dashboard
 
+from memviz.compare import results_frame
 from memviz.io import atomic_write_csv, atomic_write_parquet
 from memviz.jobs import control as jobs
 from memviz.jobs.spec import EventLog, JobSpec, write_spec
@@ -26,8 +27,6 @@ METHODS = ("baseline", "dynamiccut", "random")
 
 
 def results(train, methods, rng) -> pd.DataFrame:
-    from memviz.compare import results_frame
-
     rows = []
     for m, base in zip(methods, (0.30, 0.24, 0.29)):
         rows.append({"method": m, "model": "tabddpm", "seed": 0, "status": "ok", "mem_ratio": base,
@@ -38,7 +37,7 @@ def results(train, methods, rng) -> pd.DataFrame:
 
 def test_cells_come_in_as_they_finish_and_the_end_shows_the_finished_state(tmp_path, sample):
     need_browser()
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import sync_playwright  # lazy: playwright is optional (browser tests only)
 
     train, _ = sample
     train = train.subset(train.row_ids[:200])

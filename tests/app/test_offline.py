@@ -15,6 +15,9 @@ import pytest
 from dash_helpers import copier_run
 from helpers import CHROMIUM, CHROMIUM_ARGS, need_browser, serve_dashboard
 
+from memviz.app import reports
+from memviz.app import runs as app_runs
+
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = ["Data", "Warm-up", "Memorization", "Dynamics", "Tune & prune", "Compare", "Report"]
 
@@ -53,10 +56,7 @@ def _idle(page) -> None:
 
 
 def test_the_dashboard_and_the_report_request_nothing_outside(served, tmp_path):
-    from playwright.sync_api import sync_playwright
-
-    from memviz.app import reports
-    from memviz.app import runs as app_runs
+    from playwright.sync_api import sync_playwright  # lazy: playwright is optional (browser tests only)
 
     url, root = served
     report = tmp_path / "report.html"

@@ -2,20 +2,23 @@
 the dynamics against their null, typed row ids)."""
 from __future__ import annotations
 
+import shutil
+
 import numpy as np
 import pandas as pd
 import pytest
+from dash_helpers import floored_run
 
-from memviz.app import readings, runs
+from memviz.app import comparisons, readings, runs
+from memviz.compare import results_frame
 from memviz.errors import MemvizError
+from memviz.leaks.rows import closeness_by_row
 from memviz.verdict.words import excess_sentence
 
 
 @pytest.fixture(scope="module")
 def floored(sample, tmp_path_factory):
     """A copier run of 300 sample rows with its floor measured on 500 other training rows."""
-    from dash_helpers import floored_run
-
     train, _ = sample
     small, holdout = train.subset(train.row_ids[:300]), train.subset(train.row_ids[300:800])
     run_dir = tmp_path_factory.mktemp("floor") / "floored"
@@ -41,8 +44,6 @@ def test_last_excess_and_row_null_of_a_run_with_a_floor(floored, view):
 
 
 def test_leak_ranking_and_closeness_of_a_run(floored):
-    from memviz.leaks.rows import closeness_by_row
-
     v, _ = floored
     flagged = readings.run_closeness(v)
     assert len(flagged) == int(v.result.checks["memorized"].sum())
@@ -106,8 +107,6 @@ def test_typed_row_ids_match_exactly_and_display_names_stay_unique():
 
 
 def test_a_run_without_stored_generated_rows_says_so(floored, tmp_path):
-    import shutil
-
     v, holdout = floored
     bare = tmp_path / "bare"
     shutil.copytree(v.path, bare)
@@ -132,9 +131,6 @@ def test_dynamics_has_a_plain_one_line_summary(view):
 
 def test_results_csv_has_readable_headers_and_a_data_dictionary():
     """Issue 20 item 6: the results CSV had about 50 raw column names and no dictionary."""
-    from memviz.app import comparisons
-    from memviz.compare import results_frame
-
     recs = [{"method": m, "model": "tabddpm", "seed": 0, "status": "ok", "mem_ratio": r, "shape": 0.9, "mle": 0.8,
              "n_removed": 30.0, "key": "abc", "synthetic": "synthetic/x.parquet"}
             for m, r in (("baseline", 0.3), ("dynamiccut", 0.24))]

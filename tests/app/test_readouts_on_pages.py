@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from dash_helpers import floored_run, open_page
 
+from memviz.app import audits
 from memviz.jobs import control as jobs
 from memviz.warmup.store import RunStore
 
@@ -71,7 +72,7 @@ def test_a_check_is_named_as_the_count_beside_it_counts(app):
 def test_the_warmups_arrow_is_red_only_above_the_floor(app):
     """The walk: a red up-arrow beside a memorization ratio below the floor, which is good news for privacy. The
     change since the check before is grey unless the last check is above the floor (its excess interval above 0)."""
-    from streamlit.proto.Metric_pb2 import Metric
+    from streamlit.proto.Metric_pb2 import Metric  # lazy: streamlit is optional (memviz[app])
 
     def arrow(at):
         m = next(m for m in at.metric if m.label == "Memorization ratio")
@@ -99,8 +100,6 @@ def test_the_verdict_names_an_attack_as_pointing_to_copying_only_when_that_attac
     """The walk: the Memorization headline said "the membership attack points to copying" beside that attack's
     AUC 0.52. A synthetic table of fresh real rows: each attack reads no better than chance (an AUC near 0.5
     whose interval covers it), and the verdict names none of them; the clause follows each attack's own flag."""
-    from memviz.app import audits
-
     train, test = sample
     small = train.subset(train.row_ids[:1000])
     a = audits.tables_audit(small, test.subset(test.row_ids[:1000]), train.subset(train.row_ids[1000:1500]))

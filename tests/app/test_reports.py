@@ -3,8 +3,12 @@ was cancelled (issue 19: the report used to pair run B's settings with the verdi
 ranked on run A with another p, and gave a cancelled run a clean verdict)."""
 from __future__ import annotations
 
+import inspect
+import io
 import json
 import re
+import shutil
+from html import unescape
 from pathlib import Path
 
 import numpy as np
@@ -13,9 +17,13 @@ import pytest
 from dash_helpers import copier_run, finished_compare, floored_run
 from helpers import memviz_cli
 
-from memviz.app import comparisons, reports, runs
+from memviz.app import audits, compare_card, comparisons, reports, runs
+from memviz.auditing import html as audit_html
+from memviz.auditing.json_schema import validate
 from memviz.io import atomic_write_json
 from memviz.jobs import control as jobs
+from memviz.viz.card import Card, Line
+from memviz.warmup.frontier import recommend
 from memviz.warmup.store import RunStore
 
 
@@ -32,9 +40,7 @@ def sections(doc: str) -> dict[str, str]:
 
 def text(html: str) -> str:
     """What a reader sees of an HTML fragment (tags removed, entities as characters)."""
-    import html as h
-
-    return h.unescape(re.sub(r"<[^>]+>", " ", html))
+    return unescape(re.sub(r"<[^>]+>", " ", html))
 
 
 def compare_on(root: Path, train, run_dir: Path, p: float, k: int = 3, T=None) -> Path:
@@ -136,7 +142,7 @@ def test_a_finished_run_is_not_called_cancelled(two_runs):
 def test_the_report_page_names_each_sections_run_and_p(two_runs, monkeypatch):
     """The Report page with run B open, p = 0.21 tuned on B and the comparison on A included: the run's
     heading says p=0.21, the comparison's says run A and p=0.10, and a warning says it is another run."""
-    from streamlit.testing.v1 import AppTest
+    from streamlit.testing.v1 import AppTest  # lazy: streamlit is optional (memviz[app])
 
     root, out = two_runs
     monkeypatch.setenv(jobs.RUNS_ENV, str(root))
@@ -183,8 +189,6 @@ def test_memviz_report_covers_the_comparisons_ranked_on_the_run_each_with_its_ow
     """Issue 19: `memviz report RUN` used to write the run's audit only. Run A with p = 0.21 tuned on it and a
     comparison ranked on A with p = 0.10: the report has a section for the comparison naming it, run A and
     p=0.10 (never 0.21), the run's settings say p 0.21, and the comparison's own audit is written beside it."""
-    from memviz.auditing.json_schema import validate
-
     root, out = two_runs
     rc, head, err = _cli(capsys, "report", root / "run-A-aaaa", "--p", "0.21", "--out", tmp_path / "a", "--no-quality")
     assert rc == 0, err
@@ -228,8 +232,6 @@ def test_memviz_report_of_another_run_includes_no_comparison_unless_named_and_th
 def test_the_runs_report_carries_the_frontier_and_the_recommended_check(two_runs, tmp_path, capsys):
     """The frontier figure and the recommendation's sentence are in the dashboard's report and in
     `memviz report`'s (they were on the Warm-up and Memorization pages only)."""
-    from memviz.warmup.frontier import recommend
-
     root, _ = two_runs
     view = runs.load_run(root / "run-A-aaaa")
     reason = recommend(view.per_check).reason
@@ -244,12 +246,6 @@ def test_the_runs_report_carries_the_frontier_and_the_recommended_check(two_runs
 def test_one_card_type_and_no_private_report_helper_outside_viz():
     """The audit's report and the app's cards are one type (memviz.viz.card.Card), and the app's report calls
     only the report builder's public helpers (it called five private ones)."""
-    import inspect
-
-    from memviz.app import audits, compare_card
-    from memviz.auditing import html as audit_html
-    from memviz.viz.card import Card, Line
-
     assert compare_card.Verdict is Card and compare_card.Line is Line and audits.Card is Card
     assert not hasattr(audit_html, "_Card") and not hasattr(audit_html, "_Line")
     assert not re.search(r"\bvr\._", inspect.getsource(reports))
@@ -259,10 +255,6 @@ def test_one_card_type_and_no_private_report_helper_outside_viz():
 def test_the_report_pages_downloads_carry_readable_labels_not_raw_keys(two_runs):
     """The synthetic tables' buttons said `baseline_tabddpm_0` and the results CSV had ~50 raw column names:
     now each table is 'TabDDPM · Baseline · seed 0' and the results carry the data dictionary's headers."""
-    import io
-
-    import pandas as pd
-
     _, out = two_runs
     cv = comparisons.load_compare(out)
     downloads = reports.synthetic_downloads(cv)
@@ -282,7 +274,7 @@ def test_the_report_pages_downloads_carry_readable_labels_not_raw_keys(two_runs)
 
 def test_the_report_page_offers_the_readable_downloads(two_runs, monkeypatch):
     """The Report page's download buttons for a comparison use the readable labels (no raw key)."""
-    from streamlit.testing.v1 import AppTest
+    from streamlit.testing.v1 import AppTest  # lazy: streamlit is optional (memviz[app])
 
     root, out = two_runs
     monkeypatch.setenv(jobs.RUNS_ENV, str(root))
@@ -302,8 +294,6 @@ def test_memviz_report_finds_a_comparison_memviz_compare_wrote_beside_the_run(tm
     """A comparison made by ``memviz compare --out ROOT/compare`` (a folder, not a dashboard job) was missed by
     ``memviz report RUN`` without --compare, though its help says every finished comparison under the run's
     folder's parent; the README had to name it."""
-    import shutil
-
     root = tmp_path / "runs"
     train, _ = sample
     a_train, holdout = train.subset(train.row_ids[:300]), train.subset(train.row_ids[300:800])

@@ -30,7 +30,7 @@ def _lost_compare(root: Path) -> jobs.Job:
 
 
 def test_a_lost_comparison_has_a_resume_button_that_starts_it_again(tmp_path, monkeypatch):
-    from streamlit.testing.v1 import AppTest
+    from streamlit.testing.v1 import AppTest  # lazy: streamlit is optional (memviz[app])
 
     job = _lost_compare(tmp_path)
     spawned = []

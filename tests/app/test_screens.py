@@ -11,17 +11,24 @@ plus a comparison results folder registered as a finished background job.
 """
 from __future__ import annotations
 
+import ast
 import json
 import re
+import shutil
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
-from dash_helpers import N_COPIED, copier_run, finished_compare, open_page
+import tomllib
+from dash_helpers import N_COPIED, copier_run, finished_compare, floored_run, open_page
+from helpers import live_job
 
+from memviz.app import glossary, readings, uploads
+from memviz.app import runs as app_runs
 from memviz.jobs import control as jobs
 from memviz.warmup.run import WarmupConfig, run_warmup
+from memviz.warmup.store import RunStore
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
@@ -45,7 +52,7 @@ def runs_root(tmp_path_factory, sample):
 @pytest.fixture
 def app(runs_root, monkeypatch):
     """An AppTest on the fixture runs root; ``app(run)`` opens with that run selected."""
-    from streamlit.testing.v1 import AppTest
+    from streamlit.testing.v1 import AppTest  # lazy: streamlit is optional (memviz[app])
 
     monkeypatch.setenv(jobs.RUNS_ENV, str(runs_root))
 
@@ -59,8 +66,6 @@ def app(runs_root, monkeypatch):
 
 def runs_of(run_dir) -> int:
     """The number of training rows of a stored run."""
-    from memviz.warmup.store import RunStore
-
     return int(RunStore(run_dir).manifest()["data"]["n_rows"])
 
 
@@ -85,8 +90,6 @@ def table_with(at, column: str) -> pd.DataFrame:
 def metric(at, label: str) -> str:
     """A figure of the Data page; its target and row key are one line of text (a metric cut "rownames")."""
     if label in ("target", "row key"):
-        import re
-
         line = next(m.value for m in at.main.markdown if m.value.startswith("**Target:**"))
         found = re.fullmatch(r"\*\*Target:\*\* (.*) · \*\*Row key:\*\* (.*)", line)
         return re.sub(r"\\(.)", r"\1", found.group(1 if label == "target" else 2))
@@ -95,7 +98,7 @@ def metric(at, label: str) -> str:
 
 # ---------------------------------------------------------------------- pages
 def test_first_visit_shows_the_sample_ready_to_use(tmp_path, monkeypatch):
-    from streamlit.testing.v1 import AppTest
+    from streamlit.testing.v1 import AppTest  # lazy: streamlit is optional (memviz[app])
 
     monkeypatch.setenv(jobs.RUNS_ENV, str(tmp_path))   # no run yet
     at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
@@ -143,7 +146,7 @@ def test_every_page_renders_on_a_finished_run(app, page):
 
 @pytest.mark.parametrize("page", RUN_PAGES)
 def test_run_pages_without_a_run_say_what_to_do(tmp_path, monkeypatch, page):
-    from streamlit.testing.v1 import AppTest
+    from streamlit.testing.v1 import AppTest  # lazy: streamlit is optional (memviz[app])
 
     monkeypatch.setenv(jobs.RUNS_ENV, str(tmp_path))
     at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
@@ -173,8 +176,6 @@ def test_bad_upload_shows_one_line_error_and_the_app_keeps_working(app):
 def test_the_tune_page_says_what_pruning_does_not_buy(app):
     """A privacy officer reads, beside the rows that would go, that pruning protects those rows and not
     the table (the study's measured result), and where to check a pruned model."""
-    from memviz.app import glossary
-
     at = app("copier").run()
     at.switch_page("screens/5_tune.py").run()
     no_exception(at)
@@ -373,11 +374,9 @@ def test_run_stays_selected_when_its_status_changes_between_reruns(tmp_path, run
     label runs with their status and check count, so right after a warm-up finished the
     next page switch sent a label that matched no option; Streamlit handed that label
     back as the value and the current run was dropped ("No warm-up run selected")."""
-    import shutil
-
-    import streamlit as st
-    from streamlit.testing.v1 import AppTest
-    from streamlit.testing.v1.element_tree import Selectbox
+    import streamlit as st  # lazy: streamlit is optional (memviz[app])
+    from streamlit.testing.v1 import AppTest  # lazy: streamlit is optional (memviz[app])
+    from streamlit.testing.v1.element_tree import Selectbox  # lazy: streamlit is optional (memviz[app])
 
     root = tmp_path / "runs"
     shutil.copytree(runs_root / "tiny", root / "live")
@@ -385,7 +384,6 @@ def test_run_stays_selected_when_its_status_changes_between_reruns(tmp_path, run
     m = json.loads(manifest.read_text())
     monkeypatch.setenv(jobs.RUNS_ENV, str(root))
     manifest.write_text(json.dumps({**m, "status": "running", "checks": m["checks"][:1]}))
-    from memviz.warmup.store import RunStore
     writer = RunStore(root / "live").acquire()          # a live writer: without one, a running run reads as lost
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     at.query_params["run"] = "live"
@@ -417,8 +415,7 @@ def test_run_stays_selected_when_its_status_changes_between_reruns(tmp_path, run
 
 def test_sidebar_says_queued_for_a_run_waiting_for_a_slot(tmp_path, monkeypatch):
     """A run whose job waits for a slot has no manifest yet; the sidebar shows it as queued."""
-    from helpers import live_job
-    from streamlit.testing.v1 import AppTest
+    from streamlit.testing.v1 import AppTest  # lazy: streamlit is optional (memviz[app])
 
     job = live_job(tmp_path, "warmup")                  # this test process stands in for the waiting job
     jobs.EventLog(job.events_path)({"event": "queued", "slots": 1})
@@ -464,7 +461,7 @@ def small(sample):
 
 def test_tune_page_with_exactly_one_check_does_not_crash(tmp_path, small, monkeypatch):
     """Regression: the k slider had min = max = 1 (StreamlitInvalidMinMaxError) for a run with one check."""
-    from streamlit.testing.v1 import AppTest
+    from streamlit.testing.v1 import AppTest  # lazy: streamlit is optional (memviz[app])
 
     one_check_root(tmp_path, small, monkeypatch)
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
@@ -482,8 +479,6 @@ def test_tune_page_with_exactly_one_check_does_not_crash(tmp_path, small, monkey
 
 def test_no_error_links_in_a_privacy_tool():
     """The error box offered "Ask Google / Ask ChatGPT" links: a Streamlit option turns them off."""
-    import tomllib
-
     cfg = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
     assert cfg["client"]["showErrorLinks"] is False
 
@@ -524,11 +519,7 @@ def test_target_picker_changes_the_target_in_one_step(app):
 def test_a_reload_finds_the_uploaded_table_again(tmp_path, runs_root, monkeypatch, small, sample):
     """Regression: a reload kept the run but lost the uploaded table, and Compare refused ("trained on
     another table"). The table in use is kept with the runs and found from the URL (or the run)."""
-    import shutil
-
-    from streamlit.testing.v1 import AppTest
-
-    from memviz.app import uploads
+    from streamlit.testing.v1 import AppTest  # lazy: streamlit is optional (memviz[app])
 
     _, test = sample
     root = tmp_path / "runs"
@@ -596,11 +587,7 @@ def test_user_text_never_renders_as_markdown_links_or_images(app):
 def live_app(tmp_path, runs_root, monkeypatch):
     """An AppTest on a copy of the ``tiny`` run made live (manifest ``running``, its writer lock
     held, as a warm-up in progress holds it); ``finish()`` ends it."""
-    import shutil
-
-    from streamlit.testing.v1 import AppTest
-
-    from memviz.warmup.store import RunStore
+    from streamlit.testing.v1 import AppTest  # lazy: streamlit is optional (memviz[app])
 
     root = tmp_path / "runs"
     shutil.copytree(runs_root / "tiny", root / "live")
@@ -704,8 +691,6 @@ def floor_root(tmp_path_factory, sample):
     """``floored``: a copier run (4 checks) with its floor measured on 500 real rows outside its
     training rows and a job spec naming them; ``nofloor``: the same without a hold-out; ``short``:
     3 checks (too few for the split-half statistics)."""
-    from dash_helpers import floored_run
-
     root = tmp_path_factory.mktemp("floor_runs")
     train, _ = sample
     small, holdout = train.subset(train.row_ids[:300]), train.subset(train.row_ids[300:800])
@@ -812,9 +797,7 @@ def test_dynamics_row_picker_matches_typed_row_ids_exactly(floor_app):
 
 
 def test_dynamics_of_a_big_run_asks_before_simulating_the_null(floor_app, monkeypatch):
-    import streamlit as st
-
-    from memviz.app import readings
+    import streamlit as st  # lazy: streamlit is optional (memviz[app])
 
     st.cache_resource.clear()
     monkeypatch.setattr(readings, "NULL_AUTO_EVENTS", 0)                         # every run counts as big
@@ -844,8 +827,7 @@ def test_redacted_ranges_get_room_instead_of_being_cut_off(app):
 
 def test_a_run_without_a_check_yet_says_so_in_words(tmp_path, monkeypatch):
     """A just-started run used to show "not a memviz run (no manifest.json)" with its folder path."""
-    from helpers import live_job
-    from streamlit.testing.v1 import AppTest
+    from streamlit.testing.v1 import AppTest  # lazy: streamlit is optional (memviz[app])
 
     job = live_job(tmp_path, "warmup")                  # this test process stands in for the starting job
     monkeypatch.setenv(jobs.RUNS_ENV, str(tmp_path))
@@ -887,8 +869,6 @@ def test_tune_keeps_p_k_T_with_the_run_and_in_the_url_and_bounds_k(app, runs_roo
 def test_report_page_uses_the_tuning_kept_with_the_run(app, runs_root):
     """Regression (issue 19 item 6): a fresh session (a reload, another tab) opened on Report used the
     default p/k/T while Tune & prune had kept k=2, T=4 with the run; its headings named the defaults."""
-    from memviz.app import runs as app_runs
-
     view = app_runs.load_run(runs_root / "tiny")
     try:
         app_runs.save_tuning(view, app_runs.PruneParams("tiny", 0.3, 2, 4))
@@ -906,9 +886,7 @@ def test_every_download_button_leaves_the_page_as_it_is():
     """A download click reran the page, which registered the button's deferred data again and
     revoked the id the click was fetching: under load the audit page's audit.json never came
     (CI, test_audit_browser). Every screen goes through ``_ui.download`` (on_click="ignore")."""
-    import ast
-
-    import screens._ui as ui
+    import screens._ui as ui  # lazy: screens/_ui imports streamlit (optional, memviz[app])
 
     root = Path(ui.__file__).resolve().parent
     direct = []

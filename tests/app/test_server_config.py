@@ -1,4 +1,9 @@
 """The served dashboard's Streamlit settings (.streamlit/config.toml) that tests elsewhere cannot see."""
+import os
+import socket
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -22,12 +27,6 @@ def test_the_apps_settings_apply_when_started_from_another_folder(tmp_path):
     """Issue 51: whether .streamlit/config.toml applies when `streamlit run` starts from another folder was not
     said. Streamlit reads the one beside app.py over the starting folder's own (and ~/.streamlit's): started from
     a folder whose config listens on every address, the server still listens on 127.0.0.1 alone."""
-    import os
-    import socket
-    import subprocess
-    import sys
-    import time
-
     (tmp_path / ".streamlit").mkdir()
     (tmp_path / ".streamlit" / "config.toml").write_text('[server]\naddress = "0.0.0.0"\n')
     with socket.socket() as s:

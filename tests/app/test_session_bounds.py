@@ -6,14 +6,18 @@ nothing of the disk (about 110 GB, more than the disk); kept uploads had no tota
 """
 from __future__ import annotations
 
+import os
 import re
+import sys
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
 import pytest
 from helpers import tiny_warmup
 
-from memviz.app import bounds
-from memviz.errors import MemvizError
+from memviz.app import bounds, uploads
+from memviz.errors import BadOption, MemvizError, TooLarge
 from memviz.jobs import control as jobs
 from memviz.warmup.run import run_warmup
 
@@ -56,7 +60,7 @@ def test_a_run_larger_than_the_free_space_is_refused(root, small_train, monkeypa
 
 @pytest.fixture
 def app(root, monkeypatch):
-    from streamlit.testing.v1 import AppTest
+    from streamlit.testing.v1 import AppTest  # lazy: streamlit is optional (memviz[app])
 
     monkeypatch.setenv(jobs.RUNS_ENV, str(root))
     started = []
@@ -95,6 +99,17 @@ def test_sampling_from_a_check_is_capped_and_says_so(app):
         bounds.check_sample_rows(10_000_000)
 
 
+def test_the_row_cap_says_which_kind_of_mistake_it_refuses():
+    """Above the cap the machine's limit (TooLarge), below one row a bad value (BadOption): one line each, the same
+    words."""
+    cap = bounds.sample_rows_max()
+    with pytest.raises(TooLarge, match=rf"^{cap + 1:,} rows: the dashboard draws 1 to {cap:,} rows"):
+        bounds.check_sample_rows(cap + 1)
+    with pytest.raises(BadOption, match=rf"^0 rows: the dashboard draws 1 to {cap:,} rows"):
+        bounds.check_sample_rows(0)
+    assert bounds.check_sample_rows(cap) == cap
+
+
 def test_the_caps_read_their_environment_in_one_line(monkeypatch):
     monkeypatch.setenv(bounds.SAMPLE_ROWS_ENV, "1000")
     assert bounds.sample_rows_max() == 1000
@@ -105,9 +120,6 @@ def test_the_caps_read_their_environment_in_one_line(monkeypatch):
 
 # ------------------------------------------------------------------ one byte budget for every cache
 def _frame(n: int, seed: int = 0):
-    import numpy as np
-    import pandas as pd
-
     rng = np.random.default_rng(seed)
     return pd.DataFrame({"x": rng.normal(size=n), "s": [f"text-{i}" for i in rng.integers(0, 10**9, n)]})
 
@@ -115,8 +127,6 @@ def _frame(n: int, seed: int = 0):
 def test_every_cache_of_tables_and_audits_shares_one_byte_budget(monkeypatch):
     """Four 72 MB uploads took the server to 4.2 GB: the Audit page's caches were bounded by entries (8),
     each on its own."""
-    from memviz.app import uploads
-
     one = uploads.nbytes(_frame(20_000))
     monkeypatch.setenv(uploads.UPLOAD_CACHE_ENV, str(int(2.5 * one)))
     a = uploads.ByteCache(lambda name: _frame(20_000, seed=hash(name) % 1000))
@@ -134,11 +144,8 @@ def test_every_cache_of_tables_and_audits_shares_one_byte_budget(monkeypatch):
 
 
 def test_the_dashboards_table_and_audit_caches_are_on_the_budget():
-    import sys
-
     sys.path.insert(0, str(ROOT))
-    from memviz.app import uploads
-    from screens import _ui
+    from screens import _ui  # lazy: screens/_ui imports streamlit (optional, memviz[app])
 
     for name in ("raw_choice", "raw_upload", "raw_kept", "kept_tables", "run_view", "run_tables", "redacted_table",
                  "tables_of", "audit_of"):
@@ -150,10 +157,6 @@ def test_the_dashboards_table_and_audit_caches_are_on_the_budget():
 
 # ------------------------------------------------------------------ kept uploads: a total quota
 def test_kept_uploads_stay_within_their_quota_oldest_first(tmp_path, monkeypatch):
-    import os
-
-    from memviz.app import uploads
-
     raw = [(f"t{i}.csv", ("a,b\n" + "".join(f"{i},{j}\n" for j in range(20_000))).encode()) for i in range(4)]
     size = len(raw[0][1])
     monkeypatch.setenv(bounds.UPLOAD_QUOTA_ENV, str(int(2.5 * size)))

@@ -30,8 +30,8 @@ def good_run(sample, tmp_path_factory) -> Path:
 
 
 def _app(root, monkeypatch, run=None):
-    import streamlit as st
-    from streamlit.testing.v1 import AppTest
+    import streamlit as st  # lazy: streamlit is optional (memviz[app])
+    from streamlit.testing.v1 import AppTest  # lazy: streamlit is optional (memviz[app])
 
     st.cache_data.clear()
     monkeypatch.setenv(jobs.RUNS_ENV, str(root))

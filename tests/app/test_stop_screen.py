@@ -26,7 +26,7 @@ def stop_root(tmp_path_factory, sample):
 
 @pytest.mark.parametrize("page, key", [("screens/3_memorization.py", "mem"), ("screens/2_warmup.py", "warmup")])
 def test_the_frontier_recommends_a_check_and_samples_from_it(stop_root, monkeypatch, page, key):
-    from streamlit.testing.v1 import AppTest
+    from streamlit.testing.v1 import AppTest  # lazy: streamlit is optional (memviz[app])
 
     monkeypatch.setenv(jobs.RUNS_ENV, str(stop_root))
     at = AppTest.from_file(APP, default_timeout=90)

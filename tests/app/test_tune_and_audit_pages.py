@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from dash_helpers import copier_run
+from unseen import credit_table, independent_columns, with_copies
 
 from memviz.jobs import control as jobs
 
@@ -26,7 +27,7 @@ def many_checks(tmp_path_factory, sample):
 
 def test_moving_T_keeps_the_k_asked_for_and_says_when_it_must_change(many_checks, monkeypatch):
     """The walk: /tune?run=…&p=0.10&k=5&T=100, T moved to 80: k silently became 1 (URL k=1)."""
-    from streamlit.testing.v1 import AppTest
+    from streamlit.testing.v1 import AppTest  # lazy: streamlit is optional (memviz[app])
 
     monkeypatch.setenv(jobs.RUNS_ENV, str(many_checks))
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
@@ -54,8 +55,7 @@ def test_the_audit_page_keeps_its_files_shows_its_schema_and_the_reports_evidenc
     another page, never showed the schema it inferred (an integer key with gaps, a label named ``Status``) nor
     let the target be picked, and left out the evidence lines its own report prints; its headline read only the
     ratio test's averages (a copy share of 1.9 % above 20 % identical rows)."""
-    from streamlit.testing.v1 import AppTest
-    from unseen import credit_table, independent_columns, with_copies
+    from streamlit.testing.v1 import AppTest  # lazy: streamlit is optional (memviz[app])
 
     monkeypatch.setenv(jobs.RUNS_ENV, str(tmp_path))
     df = credit_table(1500, seed=4)

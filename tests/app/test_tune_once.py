@@ -7,6 +7,7 @@ validator (:class:`memviz.dynamics.dynamiccut.DynamicCutParams`'s p check) or th
 """
 from __future__ import annotations
 
+import ast
 import contextlib
 import io
 import re
@@ -16,6 +17,7 @@ import pytest
 from dash_helpers import APP, copier_run
 
 from memviz.app import reports, runs
+from memviz.cli import main
 from memviz.dynamics import dynamiccut as dc
 from memviz.errors import MemvizError
 from memviz.jobs import control as jobs
@@ -74,8 +76,6 @@ def test_the_parameters_are_checked_when_made_one_line_per_bad_value():
 def literal_defaults(path: Path) -> list[str]:
     """Where ``path`` gives p or k a literal default of 0.1 or 3: an argument's default, a dataclass field's,
     a ``.get("p", 0.1)``'s (found in the syntax tree, so prose and examples do not count)."""
-    import ast
-
     tree, out = ast.parse(path.read_text(encoding="utf-8")), []
 
     def lit(node) -> bool:
@@ -116,18 +116,16 @@ def test_the_pages_bound_p_in_one_place():
 
 
 def test_p_k_T_from_the_url_or_the_file_are_parsed_and_checked_in_one_place():
-    tuned = runs.tuned_params({"run": "r", "p": "0.17", "k": "2", "T": "4"}, "r")
+    tuned = runs.saved_prune_params({"run": "r", "p": "0.17", "k": "2", "T": "4"}, "r")
     assert tuned == runs.PruneParams("r", 0.17, 2, 4) and tuned.dc == dc.DynamicCutParams(0.17, 2, 4)
     assert tuned.to_query() == {"p": "0.17", "k": "2", "T": "4"}
-    assert runs.tuned_params({"run": "r", "p": "1.5", "k": "2"}, "r") == runs.PruneParams("r")  # out of (0, 1)
+    assert runs.saved_prune_params({"run": "r", "p": "1.5", "k": "2"}, "r") == runs.PruneParams("r")  # out of (0, 1)
     with pytest.raises(MemvizError, match="k must be an integer >= 1, got 0"):
         runs.PruneParams("r", 0.1, 0)
 
 
 # ------------------------------------------------------------------ counted
 def test_a_prune_call_checks_p_once(root, counted, tmp_path):
-    from memviz.cli import main
-
     with contextlib.redirect_stdout(io.StringIO()):
         main(["prune", str(root / "copier"), "--p", "0.2", "--out", str(tmp_path / "pruned.csv")])
     assert counted == {"p": 1, "rank": 1}   # it was {"p": 2, "rank": 1}
@@ -161,7 +159,7 @@ def test_the_report_ranks_the_rows_once_per_check_epoch_or_not_at_all_with_the_t
 def test_a_p_move_on_the_tune_page_checks_p_once_and_ranks_nothing(root, counted, monkeypatch):
     """The page itself, driven by Streamlit's AppTest: after the first draw (which ranks the rows at every
     check epoch once, into the cache the Report page reads too), a p move checks p once and scores no row."""
-    from streamlit.testing.v1 import AppTest
+    from streamlit.testing.v1 import AppTest  # lazy: streamlit is optional (memviz[app])
 
     monkeypatch.setenv(jobs.RUNS_ENV, str(root))
     (root / "copier" / runs.TUNING).unlink(missing_ok=True)

@@ -1,15 +1,22 @@
 """memviz.app.uploads: uploads and the table in use kept with the runs, found again after a reload."""
 from __future__ import annotations
 
+import errno
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
 import pytest
 
+import memviz.io as mio
 from memviz.app import datasets, uploads
 from memviz.errors import BadTable
+from memviz.io import DiskFull
+from memviz.tables.data import fingerprint
 
 
 def test_uploads_and_the_table_in_use_are_kept_with_the_runs(tmp_path, sample):
-    from memviz.tables.data import fingerprint
-
     train, test = sample
     raw_bytes = train.data.head(50).to_csv(index=False).encode()
     a = uploads.save_upload(tmp_path, "people.csv", raw_bytes)
@@ -33,9 +40,6 @@ def test_uploads_and_the_table_in_use_are_kept_with_the_runs(tmp_path, sample):
 
 # ------------------------------------------------------------- bounded in bytes (issue 26, item 4)
 def _frame(n, seed=0):
-    import numpy as np
-    import pandas as pd
-
     rng = np.random.default_rng(seed)
     return pd.DataFrame({"x": rng.normal(size=n), "s": [f"text-{i}" for i in rng.integers(0, 10**9, n)]})
 
@@ -73,11 +77,8 @@ def test_nbytes_counts_strings_and_dataclasses(sample):
 
 
 def test_the_dashboards_upload_caches_are_byte_bounded():
-    import sys
-    from pathlib import Path
-
     sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "screens"))
-    import _ui
+    import _ui  # lazy: after screens/ is on sys.path; it imports streamlit (optional, memviz[app])
 
     for fn in (_ui.raw_upload, _ui.raw_kept, _ui.kept_tables):
         assert isinstance(fn, uploads.ByteCache)
@@ -85,11 +86,6 @@ def test_the_dashboards_upload_caches_are_byte_bounded():
 
 
 def test_a_full_disk_while_keeping_an_upload_leaves_no_half_made_folder(tmp_path, monkeypatch):
-    import errno
-
-    import memviz.io as mio
-    from memviz.io import DiskFull
-
     real = mio.os.replace
     calls = []
 

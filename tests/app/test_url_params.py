@@ -19,7 +19,7 @@ PAGES = ["screens/1_data.py", "screens/2_warmup.py", "screens/3_memorization.py"
 
 @pytest.mark.parametrize("value", ["\x00", "a\x00b", "../\x00", "%00"])
 def test_a_run_parameter_with_a_nul_is_ignored_on_every_page(value, tmp_path, monkeypatch):
-    from streamlit.testing.v1 import AppTest
+    from streamlit.testing.v1 import AppTest  # lazy: streamlit is optional (memviz[app])
 
     monkeypatch.setenv(jobs.RUNS_ENV, str(tmp_path))
     for page in PAGES:

@@ -180,7 +180,7 @@ def walk_root(tmp_path_factory, sample):
 
 
 def test_walk(walk_root):
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import sync_playwright  # lazy: playwright is optional (browser tests only)
 
     runs = walk_root
     with serve_dashboard(runs, "--server.headless", "true", "--browser.gatherUsageStats", "false") as url, \
@@ -364,7 +364,7 @@ def hostile_table(n: int, seed: int) -> Table:
 
 
 def test_hostile_text_is_inert_on_every_page(tmp_path_factory):
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import sync_playwright  # lazy: playwright is optional (browser tests only)
 
     need_browser()
     runs = tmp_path_factory.mktemp("evil_runs")

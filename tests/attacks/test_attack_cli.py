@@ -13,6 +13,7 @@ from conftest import ROOT
 from helpers import memviz_cli, tiny_warmup
 
 from memviz.attacks.store import SHADOWS, AttackStore, run_attack_dir
+from memviz.jobs import control as jobs
 from memviz.tables.data import load_companion
 from memviz.warmup.run import run_warmup
 
@@ -50,9 +51,7 @@ def test_attack_end_to_end_from_the_cli_into_the_report_and_the_page(tiny_run, t
     assert doc["evidence"]["targeted"]["groups"][0]["group"] == "top"
     assert "The targeted shadow-model attack" in (tmp_path / "rep" / "report.html").read_text()
     # the Memorization page shows the finished attack (read-only)
-    from streamlit.testing.v1 import AppTest
-
-    from memviz.jobs import control as jobs
+    from streamlit.testing.v1 import AppTest  # lazy: streamlit is optional (memviz[app])
 
     monkeypatch.setenv(jobs.RUNS_ENV, str(tiny_run.parent))
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)

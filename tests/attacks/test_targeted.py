@@ -3,17 +3,22 @@ test against a from-definition refit and sklearn on simulated features (null and
 folder's refusals, and the whole attack on a tiny warm-up run."""
 import json
 import shutil
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
 import pytest
+from helpers import TINY_MODEL
+from scipy.stats import multivariate_normal
 from sklearn.metrics import roc_auc_score
 
 from memviz.attacks.design import ShadowConfig, choose_targets, make_plan
 from memviz.attacks.features import DELTA, FEATURES, FeatureSpace
 from memviz.attacks.lira import TargetedResult, _fit, analyse, loo_scores
+from memviz.attacks.shadow import targeted_attack
 from memviz.attacks.store import AttackStore
 from memviz.errors import MemvizError
+from memviz.evidence.suite import Evidence
 
 
 @pytest.fixture(scope="module")
@@ -81,7 +86,6 @@ def test_lira_scores_equal_a_refit_without_the_shadow_and_sklearns_auc():
         # from the definition: per-target means and pooled covariances of the other shadows
         mu_in = np.stack([F[keep][inside[keep][:, t], t].mean(axis=0) for t in range(6)])
         mu_out = np.stack([F[keep][~inside[keep][:, t], t].mean(axis=0) for t in range(6)])
-        from scipy.stats import multivariate_normal
         fit = _fit(F, inside, keep)
         want = [multivariate_normal(mu_in[t], fit[2]).logpdf(F[s, t]) - multivariate_normal(mu_out[t], fit[3]).logpdf(F[s, t])
                 for t in range(6)]
@@ -146,10 +150,6 @@ def test_the_folder_refuses_another_attack_and_a_second_writer(tmp_path):
 
 @pytest.mark.slow
 def test_a_tiny_attack_trains_reuses_and_reads_the_release(parts, tmp_path):
-    from helpers import TINY_MODEL
-
-    from memviz.attacks.shadow import targeted_attack
-
     tr, ho = parts
     targets = choose_targets(tr, ho, top=tr.row_ids[:3], n_random=3, n_holdout=3, seed=1)
     cfg = ShadowConfig(n_shadows=4, model_params={**TINY_MODEL, "steps": 20}, device="cpu")
@@ -170,7 +170,6 @@ def test_a_tiny_attack_trains_reuses_and_reads_the_release(parts, tmp_path):
         targeted_attack(tr, targets, ShadowConfig(n_shadows=6, model_params=cfg.model_params, device="cpu"),
                         tmp_path / "att", holdout=ho, release=tr.data.iloc[:80])
     shutil.rmtree(tmp_path / "att")
-    from memviz.evidence.suite import Evidence
 
     ev = Evidence().with_extra("targeted", res)
     assert ev.attack_readings()[0].test == "targeted"
@@ -179,12 +178,6 @@ def test_a_tiny_attack_trains_reuses_and_reads_the_release(parts, tmp_path):
 def test_the_attacks_targets_are_named_by_the_users_key(parts, tmp_path):
     """Issue 48: result.json named every target by memviz's row_id only. With a key, each target carries the user's
     key of its own table (the training table's for a training row, the hold-out's for a hold-out row)."""
-    from dataclasses import replace
-
-    from helpers import TINY_MODEL
-
-    from memviz.attacks.shadow import targeted_attack
-
     tr, ho = parts
     schema = replace(tr.schema, key="customer")
     tr = replace(tr, schema=schema, keys=pd.Series([f"C-{7 * i + 3:05d}" for i in tr.row_ids], index=tr.data.index))
@@ -204,12 +197,6 @@ def test_the_attacks_targets_are_named_by_the_users_key(parts, tmp_path):
 
 def test_a_composite_keys_columns_name_the_attacks_targets(parts, tmp_path):
     """A composite key names each target by its own columns in result.json, as every other file names rows."""
-    from dataclasses import replace
-
-    from helpers import TINY_MODEL
-
-    from memviz.attacks.shadow import targeted_attack
-
     tr, ho = parts
     schema = replace(tr.schema, key=("branch", "account_no"))
     keys = pd.DataFrame({"branch": ["North", "South"] * (len(tr) // 2), "account_no": tr.row_ids // 2 * 7 + 1},

@@ -23,7 +23,7 @@ def test_the_stop_behind_a_failed_clean_up_is_found():
 
 
 def test_run_cells_reraises_the_stop_not_the_clean_up(monkeypatch):
-    import joblib
+    import joblib  # lazy: joblib is optional (memviz[train])
 
     class Parallel:
         def __init__(self, **kw):

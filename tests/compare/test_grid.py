@@ -1,5 +1,7 @@
 import json
 import math
+import subprocess
+import sys
 
 import numpy as np
 import pandas as pd
@@ -220,9 +222,6 @@ def test_dask_local_cluster_matches_local(tables, tmp_path):
 # ------------------------------------------------------------- one writer
 def _hold_lock(folder):
     """Another process holding the comparison folder's writer lock (as a running `memviz compare`)."""
-    import subprocess
-    import sys
-
     folder.mkdir(parents=True, exist_ok=True)
     code = ("import fcntl, sys, time; f = open(sys.argv[1], 'a'); fcntl.flock(f, fcntl.LOCK_EX); "
             "print('held', flush=True); time.sleep(60)")

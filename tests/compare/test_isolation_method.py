@@ -19,8 +19,11 @@ from memviz.compare.methods import (
     pretraining_key,
     removed_rows,
 )
+from memviz.errors import MemvizError
 from memviz.risk.factors import risk_factors
 from memviz.tables.data import table_from_frame
+
+from .stubs import grid
 
 
 @pytest.fixture(scope="module")
@@ -46,7 +49,6 @@ def test_it_removes_the_ceil_p_n_most_isolated_rows(credit):
 def test_the_config_checks_its_p_without_a_warm_up():
     cfg = CompareConfig(methods=("baseline", "isolation"), p=0.2).validated()
     assert not cfg.needs_ranking and cfg.dynamiccut is not None and cfg.dynamiccut.p == 0.2
-    from memviz.errors import MemvizError
 
     with pytest.raises(MemvizError):
         CompareConfig(methods=("isolation",), p=1.5).validated()
@@ -67,8 +69,6 @@ def test_the_random_arm_prunes_as_many_rows_as_the_isolation_cut(credit):
 def test_a_comparison_runs_the_isolation_cut_without_a_warm_up(tables, tmp_path, stub):
     """`memviz compare --methods baseline,isolation`: no warm-up folder, the cut's 20 of 200 rows removed and
     stored, the pruning protocol's figures filled, and a change of p (its ranking in the cell key) reruns it."""
-    from .stubs import grid
-
     train, test = tables
     res = grid(train, test, ["baseline", "isolation"], ["ctgan"], [0], tmp_path, device="cpu", p=0.1, threads=1)
     assert (res["status"] == "ok").all() and not (tmp_path / "warmup").exists()

@@ -25,6 +25,7 @@ from memviz.dynamics.dynamiccut import DynamicCutParams
 from memviz.errors import MemvizError
 from memviz.mitigate.dynamic import DynamicThreshold
 from memviz.models.privacy import PrivacyConfig
+from memviz.tables.data import sample_data_dir
 from memviz.warmup.frontier import StopRule, recommend
 from memviz.warmup.run import load_warmup
 
@@ -70,8 +71,6 @@ def test_random_cells_without_a_ranking_check_p_once(tables, tmp_path, stub, p_c
 def test_the_cli_checks_p_once(files, tmp_path, stub, p_checks, capsys):
     """memviz compare checks its flags at the door and runs that config: it wrote the config into its job spec
     and read it back, checking p a second time (2 before)."""
-    from memviz.tables.data import sample_data_dir
-
     code = main(["compare", "--train", str(files / "train.csv"), "--test", str(files / "test.csv"),
                  "--schema", str(sample_data_dir() / "meta.json"), "--methods", "random", "--models", "ctgan",
                  "--seeds", "0", "--p", "0.13", "--n-jobs", "1", "--device", "cpu", "--out", str(tmp_path / "o")])
@@ -167,8 +166,6 @@ def test_memviz_compare_checks_its_config_once_and_parses_the_privacy_settings_o
                                                                                       capsys):
     """The CLI checks its flags at the door and runs that checked config (before: the config checked twice, at
     the door and again in run_grid, and the privacy settings parsed 5 times)."""
-    from memviz.tables.data import sample_data_dir
-
     code = main(["compare", "--train", str(files / "train.csv"), "--test", str(files / "test.csv"),
                  "--schema", str(sample_data_dir() / "meta.json"), "--methods", "baseline,dp", "--models", "tabddpm",
                  "--epsilons", "2", "--seeds", "0", "--n-jobs", "1", "--device", "cpu", "--out", str(tmp_path / "o")])

@@ -4,14 +4,19 @@ from __future__ import annotations
 
 import json
 import math
+from importlib import util
 
 import numpy as np
 import pandas as pd
 import pytest
 
+import memviz.viz.compare as vc
+import memviz.viz.style as style
+from memviz import viz
+from memviz.app.comparisons import failed_cells, offered_methods
 from memviz.cli import main
 from memviz.compare import CompareConfig
-from memviz.compare.methods import check_methods, method_label
+from memviz.compare.methods import DPArm, check_methods, method_label
 from memviz.errors import MemvizError
 from memviz.tables.data import sample_data_dir
 
@@ -123,8 +128,6 @@ def test_cli_dp_warmup_and_compare(files, tmp_path, capsys):
 def test_an_arm_that_cannot_run_costs_no_other_cell(tables, tmp_path, monkeypatch):
     """Issue 50: without Opacus a comparison of four methods lost all its cells; now the DP arm is recorded
     failed with its one line and the others finish."""
-    from importlib import util
-
     real = util.find_spec
     monkeypatch.setattr(util, "find_spec", lambda name, *a: None if name == "opacus" else real(name, *a))
     train, test = tables
@@ -135,13 +138,10 @@ def test_an_arm_that_cannot_run_costs_no_other_cell(tables, tmp_path, monkeypatc
     assert np.isfinite(by.loc["baseline", "mem_ratio"]) and np.isfinite(by.loc["random", "mem_ratio"])
     assert by.loc["dp@3", "status"] == "failed"
     assert by.loc["dp@3", "error"] == "privacy: private training needs Opacus: pip install 'memviz[dp]'"
-    from memviz.app.comparisons import offered_methods
     assert "dp" not in offered_methods()                  # and the page does not offer it
 
 
 def test_epsilon_is_kept_exactly_as_given(tables, tmp_path):
-    from memviz.compare.methods import DPArm
-
     eps = 0.123456789
     checked = CompareConfig(methods=("dp",), models=("tabddpm",), epsilons=(eps,)).checked()
     cfg = checked.settings
@@ -152,8 +152,6 @@ def test_epsilon_is_kept_exactly_as_given(tables, tmp_path):
 
 
 def test_the_page_lists_a_failed_arm_with_its_reason():
-    from memviz.app.comparisons import failed_cells
-
     res = pd.DataFrame({"method": ["baseline", "dp@3"], "model": ["tabddpm", "tabddpm"], "seed": [0, 0],
                         "status": ["ok", "failed"], "error": ["", "privacy: private training needs Opacus: pip x"]})
     assert failed_cells(res) == ["DP-SGD ε = 3 × TabDDPM, seed 0: failed, privacy: private training needs Opacus: pip x"]
@@ -173,10 +171,6 @@ def test_one_method_label_feeds_both_tables_of_the_compare_page():
     """Issue 53 item 3: the results table (memviz.viz.compare.results_display) and the three-way table read two
     different method_label functions (one in viz.style with a by-letters fallback, one in compare.methods);
     there is one now, and the dashboard's face hands on the same."""
-    import memviz.viz.compare as vc
-    import memviz.viz.style as style
-    from memviz import viz
-
     assert vc.method_label is method_label and viz.method_label is method_label
     assert not hasattr(style, "method_label")
     assert [method_label(m) for m in ("dp@3", "dynamiccut", "DynamicCut", "smote_nc", "custom")] == [

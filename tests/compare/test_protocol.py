@@ -18,10 +18,10 @@ from memviz.engine.neighbors import NeighborEngine
 from memviz.errors import BadRunFolder, MemvizError
 from memviz.measure.floor import holdout_floor
 from memviz.measure.memorization import memorization
-from memviz.tables.data import fingerprint, load_table, sample_data_dir
+from memviz.tables.data import fingerprint, load_table, sample_data_dir, table_from_frame
 from memviz.warmup.run import load_warmup
 
-from .stubs import Stub, grid
+from .stubs import TINY, Stub, grid
 
 META = sample_data_dir() / "meta.json"
 PRUNING = ["dynamiccut", "dynamiccut_excess", "dynamiccutmix", "random"]
@@ -37,7 +37,6 @@ def pool(files):
 
 
 def load_table_from(df, like):
-    from memviz.tables.data import table_from_frame
     return table_from_frame(df.loc[:, list(like.schema.columns)].reset_index(drop=True), like.schema, source="pool")
 
 
@@ -123,7 +122,6 @@ def test_dynamiccut_excess_without_a_floor_stops_before_any_cell(tables, files, 
 
 
 def test_own_warmup_measures_its_floor_on_the_test_split(tables, tmp_path, monkeypatch):
-    from .stubs import TINY
     train, test = tables
     use(monkeypatch, Stub)
     res = grid(train, test, ["dynamiccut_excess"], ["ctgan"], [0], tmp_path, epochs=2,

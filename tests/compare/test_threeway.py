@@ -8,6 +8,9 @@ from scipy import stats
 
 from memviz.compare import results_frame
 from memviz.compare.threeway import three_way
+from memviz.viz.compare import three_way_display
+from memviz.auditing.report import results_cells
+from memviz.auditing.templating import blocks
 
 
 def _results():
@@ -43,10 +46,6 @@ def test_three_way_figures_by_hand():
 
 
 def test_the_display_and_the_report_show_it():
-    from memviz.auditing.report import results_cells
-    from memviz.auditing.templating import blocks
-    from memviz.viz.compare import three_way_display
-
     d = three_way_display(_results())
     assert list(d["Method"]) == ["DP-SGD ε = 3", "DynamicCut"]
     row = d.iloc[0]

@@ -5,6 +5,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from memviz.dynamics.rows import compute_dynamics
+from memviz.errors import MemvizError
 from memviz.dynamics.dynamiccut import (
     default_T,
     dynamiccut_ranking,
@@ -15,8 +17,6 @@ from memviz.dynamics.dynamiccut import (
     prune_budget,
     score_rows,
 )
-from memviz.dynamics.rows import compute_dynamics
-from memviz.errors import MemvizError
 
 # the hand table of tests/test_dynamics.py (repeated here: test files do not import each other)
 TRAIN_IDS = np.array([42, 3, 20, 7, 11], dtype=np.int64)

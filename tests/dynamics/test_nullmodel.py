@@ -5,9 +5,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from memviz.dynamics.nullmodel import compare_to_null, fit_null, verdict
 from memviz.dynamics.rows import compute_dynamics
 from memviz.errors import MemvizError
+from memviz.dynamics.nullmodel import compare_to_null, fit_dynamics_null, verdict
 
 PAPER = ("first_epoch", "forgetting_events", "early_mem_auc", "early_identification")
 SPLIT = ("first_epoch_split", "forgetting_rate_split", "early_mem_auc_split", "early_identification_after")
@@ -56,14 +56,14 @@ def flat():
 
 def test_observed_is_compute_dynamics(flat):
     checks, ids = flat
-    a, b = fit_null(checks, ids).observed(), compute_dynamics(checks, ids)
+    a, b = fit_dynamics_null(checks, ids).observed(), compute_dynamics(checks, ids)
     for name in ("counts", "auc", "total", "first_epoch", "forgetting_events", "top", "n_synthetic"):
         np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
 
 
 def test_permutation_keeps_rows_checks_and_strata(flat):
     checks, ids = flat
-    model = fit_null(checks, ids)
+    model = fit_dynamics_null(checks, ids)
     obs, sim = model.observed(), model.simulate(np.random.default_rng(5))
     np.testing.assert_array_equal(sim.total, obs.total)  # each row's copies
     np.testing.assert_allclose(sim.auc.sum(axis=1), obs.auc.sum(axis=1), rtol=0, atol=1e-12)  # its pooled values

@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
-from memviz.dynamics.dynamiccut import score_rows, target_top
 from memviz.dynamics.rows import dynamics_from_matrices
+from memviz.errors import MemvizError
 from memviz.dynamics.splithalf import (
     dynamics_statistics,
     first_epoch,
@@ -12,7 +12,7 @@ from memviz.dynamics.splithalf import (
     split_halves,
     split_top,
 )
-from memviz.errors import MemvizError
+from memviz.dynamics.dynamiccut import score_rows, target_top
 
 
 def random_dyn(seed=0, n=300, c=12, top_frac=0.1):

@@ -4,9 +4,9 @@ import pytest
 
 from memviz import device
 from memviz.cli import main
+from memviz.errors import MemvizError
 from memviz.engine import budget, neighbors
 from memviz.engine.neighbors import NeighborEngine
-from memviz.errors import MemvizError
 
 
 def test_a_reference_too_large_is_refused_before_any_work(sample, monkeypatch):

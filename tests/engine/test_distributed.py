@@ -10,11 +10,11 @@ pytest.importorskip("distributed")
 from distributed import LocalCluster  # noqa: E402
 
 from memviz.cli import main  # noqa: E402
-from memviz.engine.distributed import DaskEngine, connect  # noqa: E402
-from memviz.engine.neighbors import NeighborEngine  # noqa: E402
 from memviz.errors import MemvizError  # noqa: E402
+from memviz.engine.distributed import DaskEngine, connect  # noqa: E402
 from memviz.measure.floor import holdout_floor  # noqa: E402
 from memviz.measure.memorization import memorization  # noqa: E402
+from memviz.engine.neighbors import NeighborEngine  # noqa: E402
 from memviz.tables.data import Table  # noqa: E402
 from memviz.tables.schema import Schema  # noqa: E402
 

@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 from naive import naive_memorization
 
 from memviz.engine import wide
-from memviz.engine.neighbors import NeighborEngine
 from memviz.measure.memorization import memorization
+from memviz.engine.neighbors import NeighborEngine
 from memviz.tables.data import Table
 from memviz.tables.schema import Schema
 

@@ -14,7 +14,16 @@ import pytest
 
 import memviz
 from memviz.evaluate.quality import CheckQuality
-from memviz.evaluate.synthetic import canonical_frame, column_shapes, quality, shape, synthetic_frame
+from memviz.evaluate.synthetic import (
+    KS_EXACT_ROWS,
+    canonical_frame,
+    column_shapes,
+    ks_complement,
+    quality,
+    shape,
+    shape_values,
+    synthetic_frame,
+)
 from memviz.tables.data import table_from_frame
 
 SOURCE = Path(memviz.__file__).parent
@@ -63,7 +72,7 @@ def _tables(sample):
 
 def _sdmetrics_per_column(train, syn):
     """The audit's gate as it was (memviz.verdict.build.shape_score): SDMetrics' single-column metrics."""
-    from sdmetrics.single_column import KSComplement, TVComplement
+    from sdmetrics.single_column import KSComplement, TVComplement  # lazy: sdmetrics, an extra (sdv)
 
     schema = train.schema
     real, s = canonical_frame(train.data, schema), canonical_frame(synthetic_frame(train, syn), schema)
@@ -98,9 +107,7 @@ def test_shape_is_a_drop_in_for_the_audit_gate(sample, name):
 
 def test_ks_complement_equals_sdmetrics_beyond_scipys_exact_sizes():
     """Over 10,000 values scipy's ks_2samp is asymptotic and leaves D as computed."""
-    from sdmetrics.single_column import KSComplement
-
-    from memviz.evaluate.synthetic import KS_EXACT_ROWS, ks_complement, shape_values
+    from sdmetrics.single_column import KSComplement  # lazy: sdmetrics, an extra (sdv)
 
     rng = np.random.default_rng(7)
     for n1, n2 in ((KS_EXACT_ROWS + 1, 3_001), (12_345, 9_999), (KS_EXACT_ROWS, 7)):

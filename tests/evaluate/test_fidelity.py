@@ -3,6 +3,7 @@ versions, and Trend as SDMetrics' QualityReport ships it on two tables."""
 from __future__ import annotations
 
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -10,7 +11,7 @@ import pandas as pd
 import pytest
 
 from memviz.evaluate.fidelity import REFERENCE, column_fidelity, fidelity_figures, report_trend
-from memviz.evaluate.synthetic import quality
+from memviz.evaluate.synthetic import canonical_frame, quality
 from memviz.tables.data import infer_schema, load_table, table_from_frame
 from memviz.tables.schema import Schema
 
@@ -81,7 +82,7 @@ def test_all_numerical_and_all_categorical_tables_have_nan_for_the_missing_kind(
 def test_report_trend_is_the_shipped_quality_report_and_trend_counts_every_pair(name):
     """On two real tables: memviz's trend equals the QualityReport with both thresholds at 0 (every pair,
     the papers' reading); trend_report equals the report as users run it, untouched (thresholds 0.5 / 0.3)."""
-    from sdmetrics.reports.single_table import QualityReport
+    from sdmetrics.reports.single_table import QualityReport  # lazy: sdmetrics, an extra (sdv)
 
     if name == "adult_sample":
         train = load_table(ROOT / "sample_data/train.csv", ROOT / "sample_data/meta.json")
@@ -93,12 +94,10 @@ def test_report_trend_is_the_shipped_quality_report_and_trend_counts_every_pair(
         full = load_table(d / "train.csv", d / "meta.json")
         train = table_from_frame(full.data.iloc[:1500], full.schema)
         syn = full.data.iloc[1500:2100]
-    from memviz.evaluate.synthetic import canonical_frame
 
     real, fake = canonical_frame(train.data, train.schema), canonical_frame(syn, train.schema)
     meta = {"columns": {c: {"sdtype": "numerical" if c in train.schema.distance_numerical else "categorical"}
                         for c in train.schema.columns}}
-    import warnings
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

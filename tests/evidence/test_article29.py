@@ -6,17 +6,17 @@ import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats
-from unseen_tables import credit_like
 
 from memviz.evidence.article29 import ALPHA, halves, linkability, singling_out
 from memviz.tables.data import table_from_frame
+from memviz.tables.infer import infer_schema
+from unseen_tables import credit_like
 
 
 @pytest.fixture(scope="module")
 def credit():
     """A credit-like table with a gapped key and missing values: train 1,500, hold-out 600, fresh 2,400."""
     df = credit_like(4500, seed=11)
-    from memviz.tables.infer import infer_schema
 
     schema = infer_schema(df.iloc[:1500], target="Status")
     t = lambda f, role: table_from_frame(f.reset_index(drop=True), schema, source=role, role=role)  # noqa: E731
@@ -55,7 +55,6 @@ def test_fresh_rows_flag_singling_out_and_linkability_at_most_at_their_level():
     """60 fresh tables against one training table: each attack flags in about 5 % of them or fewer (its exact
     test's level: McNemar's and Fisher's are conservative with few discordant pairs)."""
     df = credit_like(6000, seed=12)
-    from memviz.tables.infer import infer_schema
 
     schema = infer_schema(df.iloc[:1000], target="Status")
     train = table_from_frame(df.iloc[:1000].reset_index(drop=True), schema, source="t", role="train")

@@ -7,10 +7,11 @@ import pytest
 from evidence_tables import numeric_table, plant, shuffled_table, three_parts
 from scipy.stats import mannwhitneyu
 
-from memviz.engine.neighbors import NeighborEngine
+import memviz.evidence.datacopying as dc
 from memviz.errors import MemvizError
-from memviz.evidence.datacopying import data_copying_test
+from memviz.evidence.datacopying import CellSpace, _describe, cell_arrays, data_copying_test, kmeans
 from memviz.measure.floor import holdout_floor
+from memviz.engine.neighbors import NeighborEngine
 from memviz.tables.data import table_from_frame
 
 
@@ -37,8 +38,6 @@ def test_statistic_is_the_papers_weighted_cell_z(parts):
 
 def test_cell_z_equals_scipy_on_the_cells_distances(parts, monkeypatch):
     """Capture each cell's two distance samples and recompute z with scipy."""
-    import memviz.evidence.datacopying as dc
-
     seen = []
     real = dc.mann_whitney_z
 
@@ -137,8 +136,6 @@ def test_each_row_is_in_the_cell_of_its_nearest_training_row(parts):
 def test_cells_described_from_the_engine_codes_equal_the_canonical_strings(sample):
     """The cells' descriptions read the engine's category codes (and its standardized
     coordinates for the cells): the same texts and centres as from the canonical strings."""
-    from memviz.evidence.datacopying import CellSpace, _describe, cell_arrays, kmeans
-
     train, _ = sample
     eng = NeighborEngine(distance="standardized", device="cpu").fit(train)
     z, cat = cell_arrays(eng.encoder_, train.data)
@@ -152,8 +149,6 @@ def test_cell_space_answers_as_the_dense_one_hot_matrix():
     """k-means on the arrays (no one-hot matrix): each row's squared distance to a centre, its
     nearest centre and the cells' means equal those of the dense (n, D) matrix, with missing
     categories (code -1), empty cells and non-finite numericals."""
-    from memviz.evidence.datacopying import CellSpace
-
     rng = np.random.default_rng(3)
     n, sizes = 2_000, (3, 7, 1, 12)
     z = rng.normal(size=(n, 4))

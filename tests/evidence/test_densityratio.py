@@ -1,6 +1,7 @@
 """Density-ratio membership inference (memviz.evidence.densityratio) against sklearn's KDE, a naive
 float64 loop of its definition, DOMIAS's own KDE recipe (scipy's gaussian_kde), an exact enumeration of
 its tail test, fresh real rows and planted copies."""
+import dataclasses
 import itertools
 import json
 import math
@@ -194,8 +195,6 @@ def test_the_sentence_names_the_test_that_flagged():
     """Issue 42: the sentence said "better than chance (AUC 0.47, 0.42 to 0.52; 0.50 is chance)" when only the
     tail test had flagged (a few rows picked out at 1 % false alarms), so a 'no copying' verdict could sit beside
     an attack that read as pointing to copying with an AUC interval around 0.5."""
-    import dataclasses
-
     t = mixed_table(1400, seed=0)
     ids = t.row_ids
     tr, ho = t.subset(ids[:100]), t.subset(ids[100:1100])

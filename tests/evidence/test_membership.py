@@ -6,6 +6,7 @@ import pytest
 from evidence_tables import numeric_table, plant, three_parts
 from sklearn.metrics import roc_auc_score
 
+from memviz.engine.neighbors import NeighborEngine
 from memviz.errors import MemvizError
 from memviz.evidence.membership import (
     FPRS,
@@ -24,7 +25,6 @@ def parts(sample):
 
 def _brute_nearest(engine_table, queries, distance):
     """min_g d(x, g) by the engine on each query row alone (no shared pruning state)."""
-    from memviz.engine.neighbors import NeighborEngine
     eng = NeighborEngine(distance=distance, device="cpu", algorithm="dense").fit(engine_table)
     return eng.kneighbors(queries, k=1).dist[:, 0]
 

@@ -7,10 +7,11 @@ import pandas as pd
 import pytest
 from evidence_tables import numeric_table, plant, shuffled_table, three_parts
 
-from memviz.engine.neighbors import NeighborEngine
 from memviz.errors import MemvizError
 from memviz.evidence.suite import TESTS, privacy_evidence
 from memviz.measure.floor import holdout_floor
+from memviz.engine.neighbors import NeighborEngine
+from memviz.metrics import EVIDENCE_METRICS, metric
 
 
 @pytest.fixture(scope="module")
@@ -94,7 +95,6 @@ def test_high_floor_table_the_ratio_test_cannot_read(tables):
 
 
 def test_headline_figures_are_declared_metrics_within_their_range(sample):
-    from memviz.metrics import EVIDENCE_METRICS, metric
     tr, sy, ho = three_parts(sample[0], 250, seed=9)
     syn, _ = plant(tr, sy, 0.2, seed=1)
     ev = privacy_evidence(tr, syn, ho, secret=["income"], device="cpu")

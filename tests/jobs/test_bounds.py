@@ -16,12 +16,15 @@ import pandas as pd
 import pytest
 from helpers import TINY_MODEL, live_job
 
+import memviz.io as mio
 from memviz.errors import BadRunFolder, MemvizError
 from memviz.io import DiskFull, export_csv, remove_stale_temps
 from memviz.jobs import control as jobs
 from memviz.jobs import worker
-from memviz.jobs.guard import start_watchdog
-from memviz.jobs.spec import EventLog, JobSpec, read_events, write_spec
+from memviz.jobs.guard import Reserve, start_watchdog
+from memviz.jobs.spec import EventLog, JobSpec, read_events, run_spec, write_spec
+from memviz.warmup.run import WarmupConfig, run_warmup
+from memviz.warmup.store import RunStore, list_runs
 
 
 @pytest.fixture(scope="module")
@@ -105,7 +108,7 @@ def test_the_queue_use_is_counted_and_said_before_any_refusal(tmp_path, monkeypa
 
 
 def test_the_start_buttons_state_the_queue_use(tmp_path, monkeypatch):
-    from streamlit.testing.v1 import AppTest
+    from streamlit.testing.v1 import AppTest  # lazy: streamlit is optional (memviz[app])
 
     monkeypatch.setenv(jobs.RUNS_ENV, str(tmp_path))
     monkeypatch.setenv(jobs.MAX_QUEUED_ENV, "4")
@@ -179,10 +182,6 @@ def _warmup_spec(tiny, root, **cfg):
 
 def test_a_full_disk_mid_run_fails_the_job_and_its_run_in_one_line(tiny, tmp_path, monkeypatch):
     """The worker died without a 'failed' event (the UI said 'lost'), the manifest stayed 'running'."""
-    import memviz.io as mio
-    from memviz.jobs.guard import Reserve
-    from memviz.warmup.store import RunStore
-
     job = _warmup_spec(tiny, tmp_path)
     disk = {"full": False}
     real_mkstemp, real_free, real_write = mio.tempfile.mkstemp, Reserve.free, os.write
@@ -208,7 +207,6 @@ def test_a_full_disk_mid_run_fails_the_job_and_its_run_in_one_line(tiny, tmp_pat
                 disk["full"] = True  # the disk fills after the first check
         return run_spec(spec, emit=fill)
 
-    from memviz.jobs.spec import run_spec
     monkeypatch.setattr(mio.tempfile, "mkstemp", mkstemp)
     monkeypatch.setattr("memviz.jobs.spec.os.write", os_write)
     monkeypatch.setattr(Reserve, "free", free)
@@ -252,7 +250,6 @@ def test_a_real_full_disk_fails_a_detached_warmup_cleanly(tiny, tmp_path):
         st = jobs.wait(job, timeout=240)
         assert st.state == "failed" and "no space left on the disk" in st.message, (st.state, st.message)
         (disk / "filler").unlink(missing_ok=True)
-        from memviz.warmup.store import RunStore
         assert RunStore(job.out).manifest()["status"] == "failed"
         assert not _no_tmp(disk)
         pid = job.info()["pid"]
@@ -415,9 +412,6 @@ def test_the_worker_refuses_a_comparisons_run_dir_outside_the_root(tiny, tmp_pat
 
 
 def test_symlinks_out_of_the_root_are_neither_listed_nor_opened(tiny, tmp_path):
-    from memviz.warmup.run import WarmupConfig, run_warmup
-    from memviz.warmup.store import list_runs
-
     outside, root = tmp_path / "outside", tmp_path / "runs"
     run_warmup(tiny, WarmupConfig(epochs=1, check_every=1, n_samples=20, device="cpu", model_params=TINY_MODEL),
                outside / "secret")

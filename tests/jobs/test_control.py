@@ -11,11 +11,15 @@ import time
 import pytest
 from helpers import TINY_MODEL, live_job
 
+import memviz.commands.warmup as warmup_command
+from memviz.auditing.result import Audit
+from memviz.auditing.stored import RUN_FOLDER, load_audit
+from memviz.cli import main
 from memviz.errors import MemvizError
 from memviz.jobs import control as jobs
 from memviz.jobs.spec import EventLog, JobSpec, read_events, read_spec, run_spec
-from memviz.warmup.run import WarmupConfig
-from memviz.warmup.store import list_runs
+from memviz.warmup.run import WarmupConfig, load_warmup, run_warmup
+from memviz.warmup.store import RunStore, list_runs, run_token
 
 
 @pytest.fixture(scope="module")
@@ -131,11 +135,8 @@ def test_a_bad_setting_is_refused_before_anything_starts(tiny, tmp_path):
 
 def test_cli_and_dashboard_run_the_same_spec(tiny, tmp_path, monkeypatch):
     """One code path: the dashboard's job and `memviz warmup` describe the same work."""
-    import memviz.jobs.spec as spec_mod
-    from memviz.cli import main
-
     seen = []
-    monkeypatch.setattr(spec_mod, "run_spec", lambda spec, emit=None: seen.append(spec) or {"status": "finished"})
+    monkeypatch.setattr(warmup_command, "run_spec", lambda spec, emit=None: seen.append(spec) or {"status": "finished"})
     monkeypatch.setattr(jobs, "_spawn", lambda job, spec, queued=True, **kw: seen.append(spec) or job)
     jobs.start_warmup(tiny, root=tmp_path, epochs=4, check_every=2, seed=3, device="cpu", model_params=TINY_MODEL)
     assert main(["warmup", "--train", "t.csv", "--out", str(tmp_path / "cli"), "--epochs", "4", "--check-every",
@@ -162,7 +163,6 @@ def test_warmup_job_runs_detached_and_finishes(tiny, tmp_path):
     assert runs["run_id"].tolist() == [job.job_id] and runs["status"].iloc[0] == "finished"
     assert jobs.list_jobs(tmp_path)["state"].tolist() == ["finished"]
     # the run keeps the dashboard table's row ids
-    from memviz.warmup.store import RunStore
     assert (RunStore(job.out).train().row_ids == tiny.row_ids).all()
 
 
@@ -269,10 +269,6 @@ def test_run_spec_runs_a_warmup_with_its_floor_in_this_process(tiny, sample, tmp
     assert res["status"] == "finished" and res["checks"] == 2
     assert [e["event"] for e in events if e["event"] != "epoch"] == ["schema", "floor", "check", "check", "done",
                                                                       "auditing"]
-    from memviz.auditing.result import Audit
-    from memviz.auditing.stored import RUN_FOLDER, load_audit
-    from memviz.warmup.run import load_warmup
-    from memviz.warmup.store import run_token
 
     # the worker kept the last check's audit for this run state: the same audit as computing it again
     kept = load_audit(tmp_path / "run" / RUN_FOLDER, token=run_token(tmp_path / "run"))
@@ -294,7 +290,6 @@ def test_run_spec_runs_a_warmup_with_its_floor_in_this_process(tiny, sample, tmp
 # ------------------------------------------------------------- runs started from the CLI
 def _cli_run(tiny, root, name="cli"):
     """A finished run made in this process (as the CLI makes one: no job record)."""
-    from memviz.warmup.run import run_warmup
     run_warmup(tiny, WarmupConfig(epochs=2, check_every=1, n_samples=20, device="cpu", model_params=TINY_MODEL),
                root / name)
     return jobs.job_for(root / name)
@@ -313,7 +308,6 @@ def test_a_cli_run_whose_writer_is_gone_is_lost_not_running(tiny, tmp_path):
     _set(job.out, status="running")                 # what a kill -9 leaves
     st = jobs.job_status(job)
     assert st.state == "lost" and st.final and "stopped" in st.message
-    from memviz.warmup.store import RunStore
     writer = RunStore(job.out).acquire()            # a live writer: running again
     try:
         assert jobs.job_status(job).state == "running"

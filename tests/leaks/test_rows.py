@@ -5,15 +5,23 @@ import numpy as np
 import pandas as pd
 import pytest
 from planted import N_TRAIN, SCHEMA, planted_finished
+from scipy import stats
 
 from memviz.errors import MemvizError
 from memviz.leaks.rows import (
     LeakView,
     cell_matches,
+    closeness_by_row,
     copies_of,
+    copies_vs_null,
+    flagged_closeness,
     most_copied,
+    rank_rows,
     style_matches,
 )
+from memviz.measure.floor import floor_from_attributions
+from memviz.measure.nullfit import LOG_ALPHA_GRID
+from memviz.measure.rownull import DEFAULT_SPREAD, joint_floor, mixture_prior, predictive_counts, row_null
 from memviz.tables.data import Table
 from memviz.tables.schema import Schema
 
@@ -140,17 +148,12 @@ def test_style_matches_highlights_exactly_the_mask(run):
 # ------------------------------------------------------------- ranking by excess
 def _planted_floor(train, seed=0, n_holdout=200):
     """A floor of the planted training rows from simulated hold-out attributions."""
-    from memviz.measure.floor import floor_from_attributions
-
     rng = np.random.default_rng(seed)
     ids = train.row_ids
     return floor_from_attributions(ids, rng.choice(ids, n_holdout), rng.uniform(0, 1, n_holdout), distance="paper")
 
 
 def test_rank_rows_by_excess_and_by_copies(run):
-    from memviz.leaks.rows import rank_rows
-    from memviz.measure.rownull import row_null
-
     store, res = run
     dyn = res.dynamics
     floor = _planted_floor(store.train())
@@ -173,11 +176,6 @@ def test_rank_rows_by_excess_and_by_copies(run):
 
 def _law_counts(floor, c, m, spread, upto):
     """Σ_i P(C_i = x), x = 0..upto, under the per-row law of row_null(spread), written out with scipy."""
-    from scipy import stats
-
-    from memviz.measure.nullfit import LOG_ALPHA_GRID
-    from memviz.measure.rownull import joint_floor, mixture_prior, row_null
-
     h_rows, mu, hits = floor.n_holdout, floor.null.rate, floor.hits
     x = np.arange(upto + 1)
     if spread == "joint":
@@ -202,9 +200,6 @@ def _law_counts(floor, c, m, spread, upto):
 def test_copies_vs_null_counts_every_row_and_draws_the_row_tests_own_law(run):
     """The figure's expected rows per copy count come from the null whose q-values the row table shows
     (before: from the hold-out-only spread, whatever test the table used)."""
-    from memviz.leaks.rows import copies_vs_null
-    from memviz.measure.rownull import DEFAULT_SPREAD, predictive_counts, row_null
-
     store, res = run
     floor = _planted_floor(store.train())
     total, m = res.dynamics.total.astype(np.int64), int(res.per_check["n_synthetic"].sum())
@@ -227,8 +222,6 @@ def test_copies_vs_null_counts_every_row_and_draws_the_row_tests_own_law(run):
 
 
 def test_flagged_closeness_and_counts_per_row(run):
-    from memviz.leaks.rows import closeness_by_row, flagged_closeness, rank_rows
-
     store, res = run
     train = store.train()
     flagged = flagged_closeness(train, res.checks, store.samples)

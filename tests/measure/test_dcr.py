@@ -16,10 +16,10 @@ from memviz.measure.dcr import (
     check_holdout,
     close_copy_test,
     close_levels,
-    leave_one_out,
-    nearest,
     tie_draws,
     tie_key,
+    leave_one_out,
+    nearest,
 )
 
 

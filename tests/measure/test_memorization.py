@@ -15,15 +15,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from naive import naive_memorization
 
-from memviz.engine import pruned, wide
-from memviz.engine.neighbors import NeighborEngine
 from memviz.errors import MemvizError
+from memviz.engine import pruned, wide
 from memviz.measure.memorization import (
     THRESHOLD,
     mem_auc,
     mem_auc_trapezoid,
     memorization,
 )
+from memviz.engine.neighbors import NeighborEngine
 from memviz.tables.data import Table, load_dataset
 from memviz.tables.schema import Schema
 

@@ -7,11 +7,10 @@ import pytest
 from conftest import SHARED
 from scipy import stats
 
-from memviz.engine.neighbors import NeighborEngine
 from memviz.errors import MemvizError
 from memviz.measure.floor import excess, floor_from_attributions, holdout_floor
 from memviz.measure.memorization import memorization
-from memviz.measure.nullfit import LOG_ALPHA_GRID, fit_spread
+from memviz.engine.neighbors import NeighborEngine
 from memviz.measure.rownull import (
     DEFAULT_SPREAD,
     MIXTURE_SPREADS,
@@ -23,6 +22,7 @@ from memviz.measure.rownull import (
     predictive_pvalues,
     row_null,
 )
+from memviz.measure.nullfit import LOG_ALPHA_GRID, fit_hits_prior
 from memviz.tables.data import table_from_frame
 
 
@@ -64,12 +64,12 @@ def _spread_sd(alphas, weights):
 def test_the_spread_is_learnt_when_the_holdout_tells_it_and_left_wide_when_not():
     rng = np.random.default_rng(3)
     spread = rng.gamma(0.5, 1 / 0.5, 3000)                           # true α = 0.5
-    mu, alphas, weights, alpha_mle = fit_spread(rng.poisson(0.3 * spread), 1000)
+    mu, alphas, weights, alpha_mle = fit_hits_prior(rng.poisson(0.3 * spread), 1000)
     assert mu == pytest.approx(0.3 / 1000, rel=0.1) and 0.3 < alpha_mle < 0.8
     assert _spread_sd(alphas, weights) < 0.5
-    _, alphas, weights, _ = fit_spread(rng.poisson(0.3, 3000), 1000)  # no spread: mostly near-Poisson
+    _, alphas, weights, _ = fit_hits_prior(rng.poisson(0.3, 3000), 1000)  # no spread: mostly near-Poisson
     assert np.dot(weights, alphas > 10) > 0.9
-    _, alphas, weights, _ = fit_spread(rng.poisson(0.01 * spread), 100)  # ~30 hits: cannot tell
+    _, alphas, weights, _ = fit_hits_prior(rng.poisson(0.01 * spread), 100)  # ~30 hits: cannot tell
     assert _spread_sd(alphas, weights) > 2 and np.dot(weights, alphas < 1) > 0.05
 
 

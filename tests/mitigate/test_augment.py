@@ -3,6 +3,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import memviz.mitigate.augment as mitigate
 from memviz.errors import BadTable, MemvizError
 from memviz.mitigate.augment import (
     MitigationResult,
@@ -342,10 +343,8 @@ def test_smote_small_class_lowers_k_and_singleton_class_gets_nothing():
 
 
 def test_smote_dense_neighbour_search_matches_imblearn_default(monkeypatch):
-    from sklearn.neighbors import NearestNeighbors
-    from sklearn.preprocessing import OneHotEncoder
-
-    import memviz.mitigate.augment as mitigate
+    from sklearn.neighbors import NearestNeighbors  # lazy: sklearn, an extra (train)
+    from sklearn.preprocessing import OneHotEncoder  # lazy: sklearn, an extra (train)
 
     t = smote_table()
     fast = smote(t, ratio=0.5, seed=3).table.data

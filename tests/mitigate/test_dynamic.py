@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 import torch
 
-from memviz.dynamics.dynamiccut import rank_rows
+from memviz.dynamics.dynamiccut import rank_by_score
 from memviz.errors import MemvizError
 from memviz.mitigate.dynamic import DynamicThreshold, DynamicThresholdCallback, left_out_count, share
 from memviz.models.callbacks import Callback
@@ -85,7 +85,7 @@ def test_the_rows_left_out_of_each_epoch_equal_the_schedule():
             a = np.stack(dyn.auc[:checks], axis=1)
             k = min(3, checks)
             score = np.sort(a, axis=1)[:, checks - k:].mean(axis=1)
-            assert np.array_equal(out, np.sort(rank_rows(score, table.row_ids.to_numpy()
+            assert np.array_equal(out, np.sort(rank_by_score(score, table.row_ids.to_numpy()
                                                          if hasattr(table.row_ids, "to_numpy")
                                                          else np.asarray(table.row_ids))[:expect]))
     b = dyn.budget()

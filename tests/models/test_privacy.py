@@ -12,12 +12,15 @@ import torch
 pytest.importorskip("opacus")
 
 from memviz.errors import MemvizError  # noqa: E402
+from memviz.models.callbacks import STOP, Callback  # noqa: E402
 from memviz.models.diffusion import MixedDiffusion, MLPDenoiser  # noqa: E402
 from memviz.models.privacy import (  # noqa: E402
     DELTA_FACTOR,
     DPSGD,
     EPSILON_TOLERANCE,
     PrivacyConfig,
+    PrivacyPlan,
+    check_module,
     epsilon_spent,
     plan,
 )
@@ -66,7 +69,7 @@ def test_epsilon_spent_is_within_the_accountants_tolerance_of_the_target(account
     assert p["sample_rate"] == pytest.approx(32 / n)
     assert 3.0 - EPSILON_TOLERANCE < p["epsilon_spent"] <= 3.0
     # DP-SGD's part from Opacus' own accountant, stepped one step at a time, at its δ_sgd; plus the preprocessing's
-    from opacus.accountants import create_accountant
+    from opacus.accountants import create_accountant  # lazy: opacus, an extra (dp)
 
     acc = create_accountant(accountant)
     for _ in range(m.step_):
@@ -79,8 +82,6 @@ def test_epsilon_spent_is_within_the_accountants_tolerance_of_the_target(account
 
 
 def test_a_stopped_fit_spends_less_and_each_epoch_says_what_it_spent():
-    from memviz.models.callbacks import STOP, Callback
-
     class StopAt(Callback):
         def on_epoch_end(self, model, epoch, logs):
             return STOP if epoch == 2 else None
@@ -128,8 +129,6 @@ def test_amp_and_bad_settings_are_refused_before_any_work():
 
 
 def test_a_network_opacus_cannot_clip_per_sample_is_refused():
-    from memviz.models.privacy import check_module
-
     with pytest.raises(MemvizError, match="Opacus cannot train this network privately") as exc:
         check_module(torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.BatchNorm1d(4)))
     assert "\n" not in str(exc.value)
@@ -137,8 +136,6 @@ def test_a_network_opacus_cannot_clip_per_sample_is_refused():
 
 
 def test_private_training_does_not_leave_rows_out():
-    from memviz.models.callbacks import Callback
-
     class LeaveOut(Callback):
         def rows_left_out(self, model, epoch):
             return [0]
@@ -158,7 +155,6 @@ def test_ghost_clipping_equals_a_loop_of_clipped_per_row_gradients():
     ref.inplace = False
     x, codes = torch.randn(9, 2), torch.randint(0, 3, (9, 2))
     C, B = 0.05, 12                                   # a small C: most rows are clipped; B = expected batch
-    from memviz.models.privacy import PrivacyPlan
 
     p = PrivacyPlan(1.0, 1e-5, 0.0, 0.5, B, 10, C, "rdp")
     opt = torch.optim.SGD(net.parameters(), lr=1.0)
@@ -194,8 +190,6 @@ def test_per_row_losses_average_to_the_loss():
 
 
 def test_poisson_batches_draw_each_row_at_the_sample_rate():
-    from memviz.models.privacy import PrivacyPlan
-
     p = PrivacyPlan(1.0, 1e-5, 1.0, 0.2, 40, 10, 1.0, "rdp")
     net = MLPDenoiser(4, (8,), 4)
     dp = DPSGD(net, torch.optim.SGD(net.parameters(), lr=0.1), p, torch.Generator().manual_seed(0))
@@ -207,8 +201,6 @@ def test_poisson_batches_draw_each_row_at_the_sample_rate():
 
 
 def test_an_empty_poisson_batch_still_releases_noise():
-    from memviz.models.privacy import PrivacyPlan
-
     p = PrivacyPlan(1.0, 1e-5, 1.0, 0.01, 4, 10, 1.0, "rdp")
     net = MLPDenoiser(4, (8,), 4)
     before = [q.detach().clone() for q in net.parameters()]
@@ -220,8 +212,6 @@ def test_an_empty_poisson_batch_still_releases_noise():
 
 # ------------------------------------------------------------------ state, resume, repeatability
 def test_resume_continues_bit_identically_and_refuses_other_privacy_settings():
-    from memviz.models.callbacks import Callback
-
     table = credit_table(200)
     kw = dict(epochs=4, seed=2, device="cpu", privacy={"epsilon": 5.0, "noise_seed": 11}, **TINY)
 

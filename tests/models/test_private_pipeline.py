@@ -3,6 +3,7 @@ so a planted outlier never reaches the generated rows, and the reported ε is th
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -10,6 +11,8 @@ import pytest
 
 pytest.importorskip("opacus")
 
+from memviz.errors import MemvizError  # noqa: E402
+from memviz.models.dpstats import LOG_BASE, cdf_quantiles, private_histogram, private_range, thresholded_counts  # noqa: E402
 from memviz.models.tabddpm import TabDDPM  # noqa: E402
 from memviz.tables.data import table_from_frame  # noqa: E402
 from memviz.tables.schema import Schema  # noqa: E402
@@ -44,7 +47,7 @@ def test_a_planted_outlier_never_reaches_10000_rows_generated_at_epsilon_1():
 
 
 def test_the_reported_epsilon_is_the_sum_of_the_preprocessing_and_dp_sgd():
-    from opacus.accountants import create_accountant
+    from opacus.accountants import create_accountant  # lazy: opacus, an extra (dp)
 
     table = planted_table(n=4000)
     m = TabDDPM(epochs=1, seed=0, device="cpu", privacy={"epsilon": 2.0, "preprocessing": 0.2}, **TINY).fit(table)
@@ -66,8 +69,6 @@ def test_the_reported_epsilon_is_the_sum_of_the_preprocessing_and_dp_sgd():
 
 
 def test_public_knowledge_spends_nothing_and_what_it_misses_is_one_line():
-    from memviz.errors import MemvizError
-
     table = planted_table(n=600)
     public = {"bounds": {"balance": [0, 100]}, "categories": {"region": ["north", "south", "east", OUTLIER_CATEGORY],
                                                               "churned": ["yes", "no"]}}
@@ -86,8 +87,6 @@ def test_public_knowledge_spends_nothing_and_what_it_misses_is_one_line():
 
 
 def test_a_schema_declares_public_bounds_and_categories():
-    from dataclasses import replace
-
     table = planted_table(n=600)
     schema = replace(table.schema, extra={"public": {"bounds": {"balance": [0, 100]},
                                                      "categories": {"region": ["north", "south", "east"],
@@ -103,8 +102,6 @@ def test_a_schema_declares_public_bounds_and_categories():
 
 def test_a_column_that_could_never_be_released_is_refused_before_any_work():
     """From public facts only (the schema, N, ε): at 300 rows and ε = 1 the threshold exceeds N."""
-    from memviz.errors import MemvizError
-
     table = planted_table(n=300)
     m = TabDDPM(epochs=1, device="cpu", privacy=1.0, **TINY)
     with pytest.raises(MemvizError) as exc:
@@ -118,8 +115,6 @@ def test_a_column_that_could_never_be_released_is_refused_before_any_work():
 def test_the_released_statistics_approach_the_exact_ones_as_epsilon_grows():
     """Cross-check with numpy: at a large ε the histogram's quantiles are within two bins of np.quantile, the
     released range holds every value's bucket, and the categories are the data's with the mode as fallback."""
-    from memviz.models.dpstats import LOG_BASE, cdf_quantiles, private_histogram, private_range, thresholded_counts
-
     rng = np.random.default_rng(3)
     x = rng.normal(40, 8, 20_000)
     edges, counts, rel = private_histogram("x", x, 0.0, 80.0, len(x), 100.0)

@@ -1,6 +1,7 @@
 """CTGAN / TVAE behind memviz's generator interface (tiny tables, 2 epochs)."""
 import contextlib
 import io
+import pickle
 import types
 import warnings
 
@@ -9,6 +10,7 @@ import pandas as pd
 import pytest
 import torch
 
+from memviz.compare.cell import CellReporter
 from memviz.errors import MemvizError
 from memviz.models import make_model
 from memviz.models.callbacks import STOP, Callback
@@ -138,8 +140,6 @@ def test_stop_ends_the_fit_after_that_epoch(kind):
 
 def test_a_compare_cell_of_ctgan_reports_each_epoch(monkeypatch):
     """The Compare page's in-cell events (cell_epoch, as TabDDPM's) arrive per epoch for CTGAN."""
-    from memviz.compare.cell import CellReporter
-
     seen = []
     ctx = types.SimpleNamespace(progress=seen.append)
     spec = types.SimpleNamespace(method="baseline", model="ctgan", seed=0)
@@ -155,7 +155,7 @@ def test_a_compare_cell_of_ctgan_reports_each_epoch(monkeypatch):
 
 
 def test_other_threads_and_other_uses_of_tqdm_are_untouched():
-    import ctgan.synthesizers.ctgan as loop
+    import ctgan.synthesizers.ctgan as loop  # lazy: ctgan, an extra (sdv)
 
     rec = Recorder()
     SDVGenerator(kind="ctgan", epochs=1, device="cpu").fit(tiny_table(), callbacks=[rec])
@@ -195,8 +195,6 @@ def test_cuda_without_gpu_and_sample_before_fit():
 
 
 def test_fitted_model_pickles():
-    import pickle
-
     model = SDVGenerator(kind="ctgan", epochs=2, device="cpu").fit(tiny_table())
     clone = pickle.loads(pickle.dumps(model))
     pd.testing.assert_frame_equal(clone.sample(50, seed=1), model.sample(50, seed=1))

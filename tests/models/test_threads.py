@@ -5,6 +5,7 @@ import torch
 
 from memviz import device
 from memviz.jobs.queue import JOBS, running_jobs
+from memviz.models import tabddpm
 from memviz.models.tabddpm import TabDDPM
 
 
@@ -70,8 +71,6 @@ def test_the_default_network_runs_on_one_thread_whatever_the_sharing_and_keeps_i
 def test_a_large_network_takes_its_share_of_the_cores(sample, monkeypatch):
     """Above the small-network size the ops are large enough for threads: the cores divided
     among the jobs running (two jobs no longer both take every core), torch's setting when unknown."""
-    from memviz.models import tabddpm
-
     train, _ = sample
     rows = train.subset(train.row_ids[:200])
     monkeypatch.setattr(tabddpm, "SMALL_NETWORK", 0)

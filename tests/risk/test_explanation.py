@@ -8,17 +8,17 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
-from unseen_tables import credit_like
 
 from memviz.errors import MemvizError
-from memviz.risk.explanation import explain_rows, rank_auc, strength, value_attributions
+from memviz.risk.explanation import explain_rows, fit_model, model_input, rank_auc, strength, value_attributions
 from memviz.tables.data import table_from_frame
+from unseen_tables import credit_like
 
 pytest.importorskip("shap")
 
 
 def test_rank_auc_is_scikit_learns_with_ties_and_several_label_columns():
-    from sklearn.metrics import roc_auc_score
+    from sklearn.metrics import roc_auc_score  # lazy: sklearn, an extra (train)
 
     rng = np.random.default_rng(0)
     s = rng.integers(0, 5, 200).astype(float)                    # many ties
@@ -61,8 +61,6 @@ def test_random_labels_are_said_to_be_no_better_than_chance(credit):
 
 
 def test_shap_values_add_up_to_the_models_log_odds(credit):
-    from memviz.risk.explanation import fit_model, model_input
-
     rng = np.random.default_rng(3)
     y = credit.data["Age"].to_numpy() > 60
     y = y ^ (rng.random(len(y)) < 0.05)

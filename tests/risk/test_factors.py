@@ -7,12 +7,12 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
-from unseen_tables import credit_like
 
 from memviz.errors import MemvizError
 from memviz.risk.factors import isolation_order, risk_factors
 from memviz.tables.data import table_from_frame
 from memviz.tables.encoding import canonical_value
+from unseen_tables import credit_like
 
 
 def _table(df, target="Status"):

@@ -95,9 +95,9 @@ def test_read_by_table_each_table_over_its_seeds_and_its_rows_issue_52():
 def test_a_permutation_p_at_its_floor_is_written_as_below_1e_4_issue_52():
     """The study printed "p 5e-05" where the permutation test cannot go lower (1 / 20,001): that is its floor,
     written "p < 1e-4"; a p above the floor keeps its digits."""
-    assert st.p_text(1 / (1 + st.N_PERMUTATIONS)) == "p < 1e-4"
-    assert st.p_text(0.0123) == "p 0.012"
+    assert st.attack_p_text(1 / (1 + st.N_PERMUTATIONS)) == "p < 1e-4"
+    assert st.attack_p_text(0.0123) == "p 0.012"
     cells = [_keyed("adult", s, [(i, 0.95) for i in range(20)], [(100 + i, 0.5) for i in range(20)])
              for s in range(3)]
-    text = st.render(cells)
+    text = st.render_attack_results(cells)
     assert "p < 1e-4" in text and "5e-05" not in text

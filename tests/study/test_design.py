@@ -5,12 +5,16 @@ import json
 import pandas as pd
 import pytest
 
+import memviz.study.run as run
 from memviz.cli import main
 from memviz.compare.methods import apply_method
 from memviz.models import make_model
-from memviz.study.mitigation import baseline_steps, grid_specs
-from memviz.study.run import DEFAULT_PARTS, PARTS, committed_seeds
+from memviz.study.claim_tables import _budget
+from memviz.study.findings import CLAIMS
+from memviz.study.mitigation import available_methods, baseline_steps, grid_specs, stop_warmup_dir
+from memviz.study.run import DEFAULT_PARTS, PARTS, committed_seeds, stop_frontier
 from memviz.study.scales import SCALES
+from memviz.warmup.run import WarmupConfig, run_warmup
 
 
 def _n_train(sc):
@@ -69,10 +73,6 @@ def test_a_plain_study_leaves_the_pilot_out(capsys):
 
 
 def test_a_plain_study_call_does_not_run_the_pilot(tmp_path, monkeypatch):
-    import memviz.study.figures as figures
-    import memviz.study.markdown as markdown
-    import memviz.study.run as run
-
     def no_pilot(*a, **k):
         raise AssertionError("the pilot ran without being named")
 
@@ -80,8 +80,8 @@ def test_a_plain_study_call_does_not_run_the_pilot(tmp_path, monkeypatch):
     monkeypatch.setattr(run, "dataset_study", lambda name, *a, **k: {"dataset": name})
     for part in ("floor_table", "knob_table", "budget_table"):
         monkeypatch.setattr(run, part, lambda *a, **k: [])
-    monkeypatch.setattr(figures, "write_figures", lambda study, out: None)
-    monkeypatch.setattr(markdown, "render_markdown", lambda study, out, md: "")
+    monkeypatch.setattr(run, "write_figures", lambda study, out: None)
+    monkeypatch.setattr(run, "render_markdown", lambda study, out, md: "")
     data = tmp_path / "data" / "adult"
     data.mkdir(parents=True)
     (data / "train.csv").write_text("a\n1\n")
@@ -105,8 +105,6 @@ def test_committed_seeds_are_those_with_a_warmup_and_every_cell(tmp_path):
 
 
 def test_early_stops_fewer_steps_are_its_treatment_not_a_confound():
-    from memviz.study.claim_tables import _budget
-
     assert "confounded" in _budget({"a": "tabcutmix", "b": "baseline", "steps_a": 8000, "steps_b": 4000})
     es = _budget({"a": "early_stop", "b": "baseline", "steps_a": 3680, "steps_b": 4000})
     assert "confounded" not in es and "by design" in es and "3,680" in es
@@ -117,10 +115,6 @@ def test_the_stop_frontier_skips_a_warmup_still_running(tmp_path, small_train):
     """An early-stop warm-up that has not finished (a lane's, mid-run) is left out of stop_per_check.csv.
     (The crash this guards against, "the run has no finished check yet" while rendering during a run, came
     from a run with no check on disk; this test's run has one, so it checks the rule, not that crash.)"""
-    from memviz.study.mitigation import stop_warmup_dir
-    from memviz.study.run import stop_frontier
-    from memviz.warmup.run import WarmupConfig, run_warmup
-
     cfg = WarmupConfig(preset="cpu-quick", epochs=4, n_samples=20, seed=0, device="cpu",
                        model_params=dict(SCALES["tiny"].tabddpm_params))
     run_warmup(small_train, cfg, stop_warmup_dir(tmp_path, 0), should_stop=lambda: True)
@@ -150,9 +144,6 @@ def test_the_private_grid_runs_dp_and_the_dynamic_threshold_without_a_warmup(tmp
     """Issue 38: the mid scale's ``private`` grid holds DP-SGD at ε = 1 and 10 and the dynamic threshold, at the
     baseline's optimiser steps (the parametrized test above), with no warm-up (neither ranks rows by one), its
     checks drawing the scale's rows; its claims are declared beside the others, before its runs."""
-    from memviz.study.findings import CLAIMS
-    from memviz.study.mitigation import available_methods
-
     sc = SCALES["mid"]
     specs = grid_specs(sc, "adult", 0, {f"{f:g}": 1 for f in sc.T_fracs}, tmp_path, "cpu", 1, _n_train(sc))
     private = specs["private"]

@@ -1,5 +1,7 @@
 """memviz.study.figures: every knob run is drawn where it belongs."""
-from memviz.study.figures import knob_plot
+import pandas as pd
+
+from memviz.study.figures import knob_plot, pilot_plot
 
 
 def _run(dataset, n_rows, epochs, seed, excess):
@@ -22,10 +24,6 @@ def test_knob_plot_draws_the_epoch_and_the_row_runs_on_numeric_axes():
 
 
 def test_pilot_plot_draws_one_line_per_run_and_marks_the_unfinished():
-    import pandas as pd
-
-    from memviz.study.figures import pilot_plot
-
     rows = [{"n_train": n, "epochs": 8, "seed": 0, "epoch": ep, "excess": 0.01 * ep, "excess_low": 0.0,
              "excess_high": 0.2, "finished": n == 60} for n in (60, 120) for ep in (4, 8)]
     fig = pilot_plot({"pilot": {"runs": pd.DataFrame(rows)}})

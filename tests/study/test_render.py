@@ -1,4 +1,5 @@
 """The study document is rendered from the committed files alone, and every arm gets the same budget."""
+import json
 import shutil
 
 import numpy as np
@@ -8,8 +9,10 @@ from conftest import ROOT
 
 from memviz.models import make_model
 from memviz.study import run_study
-from memviz.study.mitigation import baseline_steps, merge_stored, with_steps
+from memviz.study.findings import claim_tests
+from memviz.study.mitigation import baseline_steps, collect, merge_stored, with_steps
 from memviz.study.scales import SCALES
+from memviz.study.tables import three_way_rows
 
 PARTS = ("floors", "knobs", "budget", "warmups", "main")
 
@@ -105,9 +108,6 @@ def test_tabddpm_steps_budget_is_equal_across_table_sizes(sample):
 def test_equal_steps_reruns_are_their_own_arms(tmp_path):
     """An equal-steps rerun of confounded cells (grid "steps") enters as <method>_eq, beside the confounded
     cells it does not replace, and its claim pairs only the rerun arms."""
-    from memviz.study.findings import claim_tests
-    from memviz.study.mitigation import collect
-
     (tmp_path / "steps_s0").mkdir()
     _res([{"method": "baseline", "seed": 0, "mem_ratio": 0.55, "steps": 4000},
           {"method": "tabcutmix", "seed": 0, "mem_ratio": 0.50, "steps": 4000}]).drop(columns="grid").to_csv(
@@ -151,7 +151,6 @@ def test_a_rerun_in_a_fresh_clone_continues_with_the_seeds_not_committed(data_di
                                   first, check_dtype=False)
     assert sorted(pd.read_csv(d / "per_check.csv")["seed"].unique()) == [0, 1]
     assert sorted(pd.read_csv(d / "null.csv")["seed"].unique()) == [0, 1]
-    import json
     assert [w["seed"] for w in json.loads((d / "summary.json").read_text())["warmups"]] == [0, 1]
     summary = json.loads((d / "summary.json").read_text())
     assert [r["seed"] for r in summary["stop"]] == [0, 1] and all(r["base_mem_ratio"] is not None
@@ -164,8 +163,6 @@ def test_a_rerun_in_a_fresh_clone_continues_with_the_seeds_not_committed(data_di
 def test_the_three_way_table_states_each_arms_gain_quality_and_cost():
     """Issue 38 item 5: the study shows the write-up's three-way table (privacy gain, quality change, cost) with the
     ε a DP arm spent and the row-epochs a pruning arm left out; a scale without it renders no table."""
-    from memviz.study.tables import three_way_rows
-
     rec = {"model": "tabddpm", "method": "dp@10", "family": "differential privacy", "n_seeds": 10,
            "gain_rel": 0.987, "gain_rel_low": 0.964, "gain_rel_high": 1.01, "gain_points": 0.488,
            "gain_points_low": 0.474, "gain_points_high": 0.501, "shape_change": -0.578, "shape_change_low": -0.622,

@@ -4,6 +4,7 @@ import json
 import pytest
 from conftest import SHARED
 
+import memviz.study.run as run
 from memviz.cli import main
 
 needs_shared = pytest.mark.skipif(not (SHARED / "shoppers" / "train.csv").exists(),
@@ -65,17 +66,13 @@ def test_study_bad_input_is_a_user_error(tmp_path, capsys):
 def test_memviz_study_defaults_to_auto_and_keys_its_runs_by_the_resolved_device(tmp_path, monkeypatch):
     """`memviz study` uses a GPU when one is visible (device auto, like every other command) and
     resolves it before anything is keyed, so a CPU machine's auto reuses runs made with --device cpu."""
-    import torch
-
-    import memviz.study.figures as figures
-    import memviz.study.markdown as markdown
-    import memviz.study.run as run
+    import torch  # lazy: torch is optional (memviz[train])
 
     seen = []
     monkeypatch.setattr(run, "dataset_study", lambda name, folder, sc, out, parts, device, n_jobs, progress:
                         seen.append(device) or {"dataset": name})
-    monkeypatch.setattr(figures, "write_figures", lambda study, out: None)
-    monkeypatch.setattr(markdown, "render_markdown", lambda study, out, md: "")
+    monkeypatch.setattr(run, "write_figures", lambda study, out: None)
+    monkeypatch.setattr(run, "render_markdown", lambda study, out, md: "")
     data = tmp_path / "data" / "t"
     data.mkdir(parents=True)
     (data / "train.csv").write_text("a\n1\n")

@@ -12,7 +12,7 @@ import pytest
 
 from memviz.risk.explanation import mean_auc
 from memviz.study import whytests as W
-from memviz.study.whyreport import p_text
+from memviz.study.whyreport import p_text_with_floor
 from memviz.tables.data import table_from_frame
 
 
@@ -28,9 +28,9 @@ def test_the_permutation_p_is_the_share_of_relabellings_at_least_as_far_from_one
 
 
 def test_a_p_at_the_permutation_floor_is_written_as_a_bound():
-    assert p_text(1 / 10_001, 10_000) == "p < 1e-4"
-    assert p_text(1 / 20_001, 20_000) == "p < 1e-4"
-    assert p_text(0.0004, 10_000) == "p 4.0e-04" and p_text(0.2, 10_000) == "p 0.200"
+    assert p_text_with_floor(1 / 10_001, 10_000) == "p < 1e-4"
+    assert p_text_with_floor(1 / 20_001, 20_000) == "p < 1e-4"
+    assert p_text_with_floor(0.0004, 10_000) == "p 4.0e-04" and p_text_with_floor(0.2, 10_000) == "p 0.200"
 
 
 def test_high_risk_pairs_by_their_rule():

@@ -9,11 +9,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from unseen_tables import credit_composite, credit_like
 
+from memviz.app.readings import parse_rows
 from memviz.errors import BadTable
 from memviz.tables.data import table_from_frame
 from memviz.tables.schema import Schema
+from unseen_tables import credit_composite, credit_like
 
 KEY = ("branch", "account_no")
 SCHEMA = Schema(numerical=("Seniority", "Age", "Income", "Amount", "Price"), categorical=("Home", "Records", "Job"),
@@ -88,8 +89,6 @@ def test_a_duplicate_combination_or_a_missing_column_is_one_line():
 
 
 def test_the_dynamics_lookup_takes_a_composite_key_typed_as_shown():
-    from memviz.app.readings import parse_rows
-
     df = credit_composite(200, seed=3)
     t = table_from_frame(df, SCHEMA, source="credit.csv")
     shown = t.row_names([17, 5])
@@ -102,8 +101,6 @@ def test_the_dynamics_lookup_takes_a_composite_key_typed_as_shown():
 
 
 def test_a_text_key_with_gaps_not_in_row_order_is_looked_up_as_typed():
-    from memviz.app.readings import parse_rows
-
     df = credit_like(200, seed=4)
     df["rownames"] = [f"C-{int(k):05d}" for k in df["rownames"]]
     schema = Schema(numerical=("Age",), categorical=("Job",), target="Status", key="rownames")

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from helpers import memviz_cli
 
+from memviz.app import audits, datasets
 from memviz.errors import MemvizError
 from memviz.tables.schema import Schema
 
@@ -69,8 +70,6 @@ def test_the_library_says_one_line_naming_the_file(case, tmp_path):
 
 @pytest.mark.parametrize("case", sorted(CRAFTED))
 def test_both_pages_say_one_line_naming_the_file(case, table):
-    from memviz.app import audits, datasets
-
     raw = CRAFTED[case].encode()
     with pytest.raises(Exception) as e:
         datasets.schema_from_upload(f"{case}.json", raw, table, "income")

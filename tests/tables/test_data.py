@@ -8,6 +8,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as papq
 import pytest
 
 from memviz.errors import BadTable, MemvizError
@@ -83,8 +85,6 @@ def test_csv_and_parquet_load_the_same_table(tmp_path):
 
 def test_parquet_detected_by_content_and_non_string_names_are_strings(tmp_path):
     df = pd.DataFrame({0: np.arange(12) * 1.5, 1: np.arange(12) % 3})
-    import pyarrow as pa
-    import pyarrow.parquet as papq
     path = tmp_path / "table.data"                     # no .parquet suffix: magic bytes decide
     papq.write_table(pa.Table.from_pandas(df), path)   # pandas metadata restores int names
     assert list(pd.read_parquet(path).columns) == [0, 1]
@@ -266,8 +266,6 @@ def test_duplicate_column_names(tmp_path):
     p = tmp_path / "dup.csv"
     p.write_text("age,job,age\n" + "1,a,2\n" * 12)
     raises_one_line(lambda: load_table(p), p, "'age'", "duplicate")
-    import pyarrow as pa
-    import pyarrow.parquet as papq
     q = tmp_path / "dup.parquet"
     papq.write_table(pa.table([pa.array(np.arange(12.0)), pa.array(np.arange(12.0))], names=["w", "w"]), q)
     raises_one_line(lambda: load_table(q), q, "'w'", "duplicate")

@@ -1,9 +1,13 @@
 """Encoding cells: the vocabulary and the codes from one factorization per column equal
 their definitions through the canonical strings."""
+import contextvars
+import threading
+
 import numpy as np
 import pandas as pd
 
-from memviz.tables.encoding import MISSING, Encoder, _vocabulary, canonical_series
+from memviz.tables import encoding
+from memviz.tables.encoding import MISSING, Encoder, _vocabulary, canonical_series, shared_factorizations
 
 VALUES = [1, "1", 1.0, "1.0", None, np.nan, "", " ", "a", "A", " a", True, "True", 2.5, "x", pd.NA]
 
@@ -37,12 +41,6 @@ def test_shared_factorizations_factorize_each_column_once_and_answer_the_same(mo
     reads it (a fit, a transform, a vocabulary, a frame of the same column arrays, a thread run
     in a copy of the context); the codes, vocabularies and canonical strings equal those computed
     outside it, the memo's codes are read-only, and outside the block nothing is kept."""
-    import contextvars
-    import threading
-
-    from memviz.tables import encoding
-    from memviz.tables.encoding import Encoder, canonical_series, shared_factorizations
-
     rng = np.random.default_rng(2)
     n = 3_000
     df = pd.DataFrame({"x": rng.normal(size=n), "a": rng.choice(["u", "v", None, "1", 1, 1.0], n),

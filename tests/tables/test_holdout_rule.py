@@ -9,10 +9,12 @@ the one message every command gives.
 import numpy as np
 import pandas as pd
 import pytest
+from scipy.stats import binomtest
 
 from memviz.errors import MemvizError
 from memviz.tables import holdout as eh
 from memviz.tables.data import table_from_frame
+from memviz.tables.encoding import Encoder
 from memviz.tables.schema import Schema
 
 
@@ -39,8 +41,6 @@ def _shares(train, hold):
 
 
 def _encoder(train):
-    from memviz.tables.encoding import Encoder
-
     s = train.schema
     return Encoder.fit(train.data, s.distance_numerical, s.distance_categorical)
 
@@ -99,8 +99,6 @@ def test_half_training_rows_on_a_low_cardinality_table_are_refused():
 def test_the_bounds_are_clopper_pearsons():
     """Cross-checked against scipy's exact binomial interval: a two-sided level-P interval's ends are the
     one-sided P/2 bounds."""
-    from scipy.stats import binomtest
-
     r = eh.shared_rows(548, 700, 1165, 1500)
     lo = binomtest(548, 700).proportion_ci(1 - eh.SHARED_ROWS_P, method="exact").low
     hi = binomtest(1165, 1500).proportion_ci(1 - eh.SHARED_ROWS_P, method="exact").high

@@ -9,11 +9,11 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
-from unseen_tables import credit_like
 
 from memviz.errors import BadTable
 from memviz.tables.data import table_from_frame
 from memviz.tables.schema import Schema
+from unseen_tables import credit_like
 
 
 def _with_key(n=400, repeat=True, missing=False):

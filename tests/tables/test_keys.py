@@ -8,7 +8,6 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
-from unseen_tables import credit_like
 
 from memviz.errors import BadTable
 from memviz.tables.data import (
@@ -21,6 +20,7 @@ from memviz.tables.data import (
     table_from_frame,
 )
 from memviz.tables.schema import Schema
+from unseen_tables import credit_like
 
 
 def quiet_infer(df, **kw):

@@ -2,6 +2,7 @@
 line naming the file, the column and the problem; never a traceback, never a silently cut cell."""
 from __future__ import annotations
 
+import time
 import warnings
 
 import numpy as np
@@ -13,6 +14,7 @@ import pytest
 from memviz.tables import read as tread
 from memviz.tables.data import SchemaWarning, infer_schema, load_table, read_frame
 from memviz.tables.read import MAX_CATEGORIES, MAX_COLUMNS, read_csv_bytes
+from memviz.tables.schema import Schema
 from tests.tables.test_data import raises_one_line
 
 
@@ -113,7 +115,6 @@ def test_a_wide_header_is_refused_before_parsing(tmp_path):
     header = ",".join(f"c{i}" for i in range(n))
     path = tmp_path / "wide.csv"
     path.write_text(header + "\n" + ",".join("1" for _ in range(n)) + "\n")
-    import time
     t0 = time.perf_counter()
     raises_one_line(lambda: read_frame(path), path, f"{n:,} columns", f"{MAX_COLUMNS:,}")
     assert time.perf_counter() - t0 < 20  # generous: a loaded machine; the old code took minutes
@@ -173,7 +174,6 @@ def test_a_schema_naming_a_categorical_over_the_cap_is_refused(tmp_path):
     df = _with_id()
     path = tmp_path / "t.csv"
     df.to_csv(path, index=False)
-    from memviz.tables.schema import Schema
     schema = Schema(numerical=("age",), categorical=("customer", "job"), target="y", task="binary")
     raises_one_line(lambda: load_table(path, schema), path, "'customer'", "categories", f"{MAX_CATEGORIES:,}")
 

@@ -6,8 +6,9 @@ import pandas as pd
 import pytest
 from planted import SCHEMA, planted_finished, planted_train
 
+from memviz.errors import MemvizError
 from memviz.leaks.rows import copies_of, most_copied
-from memviz.tables.redact import bin_edges, category_labels, redact
+from memviz.tables.redact import SUPPRESSED, bin_edges, category_labels, joint_k, redact, redact_joint
 from memviz.tables.schema import Schema
 
 
@@ -113,7 +114,6 @@ def test_leak_view_redacts_with_the_training_ranges(run):
 def _brute_group(shown_row, reference, schema, cats):
     """Training rows matching a shown (redacted) row on every non-suppressed cell: numbers from the raw
     values inside the shown range, categories from ``cats`` (the reference redacted with the same key)."""
-    from memviz.tables.redact import SUPPRESSED
     ok = np.ones(len(reference), dtype=bool)
     for c, lab in shown_row.items():
         if lab == SUPPRESSED or c not in schema.columns:
@@ -131,7 +131,6 @@ def _brute_group(shown_row, reference, schema, cats):
 
 
 def test_joint_k_states_what_the_per_column_ranges_leave(sample):
-    from memviz.tables.redact import joint_k
     train = sample[0]
     num = list(train.schema.numerical)
     jk = joint_k(train.data, train.schema, reference=train.data, columns=num)
@@ -145,7 +144,6 @@ def test_joint_k_states_what_the_per_column_ranges_leave(sample):
 
 @pytest.mark.parametrize("mode", ["coarsen", "suppress"])
 def test_redact_joint_enforces_k_checked_from_raw_values(sample, mode):
-    from memviz.tables.redact import SUPPRESSED, redact_joint
     train = sample[0]
     shown = train.data.iloc[:25]
     out, jk = redact_joint(shown, train.schema, reference=train.data, k=10, mode=mode, salt="s")
@@ -160,7 +158,6 @@ def test_redact_joint_enforces_k_checked_from_raw_values(sample, mode):
 
 
 def test_coarsening_widens_ranges_before_suppressing(sample):
-    from memviz.tables.redact import redact_joint
     train = sample[0]
     num = list(train.schema.numerical)
     shown = train.data.iloc[:200]
@@ -173,8 +170,6 @@ def test_coarsening_widens_ranges_before_suppressing(sample):
 
 
 def test_redact_joint_stated_only_and_bad_mode(sample):
-    from memviz.errors import MemvizError
-    from memviz.tables.redact import redact_joint
     train = sample[0]
     out, jk = redact_joint(train.data.iloc[:10], train.schema, reference=train.data, enforce=False)
     assert jk.n_suppressed == 0 and out.equals(redact(train.data.iloc[:10], train.schema, reference=train.data))

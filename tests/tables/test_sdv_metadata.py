@@ -5,7 +5,9 @@ import json
 
 import pytest
 
+from memviz.cli import build_parser, main
 from memviz.errors import BadTable
+from memviz.jobs.spec import JobSpec, _table
 from memviz.tables.schema import Schema
 
 COLUMNS = {"age": {"sdtype": "numerical", "computer_representation": "Int64"},
@@ -68,8 +70,6 @@ def test_sdv_metadata_mistakes_are_one_line(tmp_path):
 
 
 def test_metadata_on_every_command_that_takes_a_schema(sample, tmp_path, capsys):
-    from memviz.cli import build_parser, main
-
     train, _ = sample
     sdv = tmp_path / "sdv.json"
     sdv.write_text(json.dumps(train.schema.to_sdv()))
@@ -91,8 +91,6 @@ def test_metadata_on_every_command_that_takes_a_schema(sample, tmp_path, capsys)
 
 
 def test_a_job_spec_reads_sdv_metadata(sample, tmp_path):
-    from memviz.jobs.spec import JobSpec, _table
-
     train, _ = sample
     sdv = tmp_path / "sdv.json"
     sdv.write_text(json.dumps(train.schema.to_sdv()))

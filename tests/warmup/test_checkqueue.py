@@ -4,7 +4,9 @@ import time
 
 import pytest
 
+import memviz.device as device
 from memviz.warmup.checkqueue import CheckQueue
+from memviz.warmup.tracking import check_workers
 
 WAIT = 10   # seconds a test waits for something that should happen at once
 
@@ -173,9 +175,6 @@ def test_a_submit_after_the_last_worker_left_finds_a_worker():
 
 
 def test_the_backlog_takes_the_jobs_share_of_the_cores(monkeypatch):
-    import memviz.device as device
-    from memviz.warmup.tracking import check_workers
-
     class OneThread:
         def cpu_threads(self):
             return 1

@@ -44,7 +44,7 @@ def test_memviz_sample_of_a_foreign_checkpoint_is_one_line(run, case, tmp_path, 
         elif case == "empty":
             f.write_bytes(b"")
         else:
-            torch.save(_crafted(checkpoints.load(run, 1))[case], f)
+            torch.save(_crafted(checkpoints.load_checkpoint(run, 1))[case], f)
         code, _, err = memviz_cli(capsys, "sample", run, "--check", "1", "--rows", "10", "--out",
                                   tmp_path / "s.csv", "--device", "cpu")
     finally:

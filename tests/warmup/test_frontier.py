@@ -4,13 +4,14 @@ import pandas as pd
 import pytest
 from helpers import TINY_MODEL, Crash, tiny_warmup
 
-from memviz.errors import BadRunFolder, MemvizError
+from memviz.errors import MemvizError, BadRunFolder
 from memviz.evaluate.quality import CheckQuality
 from memviz.evaluate.synthetic import quality as full_quality
 from memviz.warmup import checkpoints
 from memviz.warmup.frontier import StopRule, recommend
 from memviz.warmup.run import load_warmup, run_warmup
 from memviz.warmup.store import RunStore
+from memviz.warmup.tracking import check_seed
 
 
 def tiny(**kw):
@@ -61,12 +62,11 @@ def test_a_bad_retention_is_one_line(rule):
 
 
 def test_a_check_checkpoint_samples_the_checks_rows_but_cannot_resume(small_train, tmp_path):
-    from memviz.models.tabddpm import TabDDPM
-    from memviz.warmup.tracking import check_seed
+    from memviz.models.tabddpm import TabDDPM  # lazy: torch (memviz.models.tabddpm), an extra (train)
 
     cfg = tiny(n_samples=60)
     run_warmup(small_train, cfg, tmp_path / "r")
-    state = checkpoints.load(tmp_path / "r", 1)
+    state = checkpoints.load_checkpoint(tmp_path / "r", 1)
     assert "optimizer" not in state and state["epoch"] == 4
     model = TabDDPM.from_state_dict(state, device="cpu")
     again = model.sample(60, seed=check_seed(cfg.seed, 1))
@@ -75,11 +75,11 @@ def test_a_check_checkpoint_samples_the_checks_rows_but_cannot_resume(small_trai
     with pytest.raises(MemvizError, match="weights only"):
         TabDDPM("cpu-quick", epochs=8, device="cpu", **TINY_MODEL).fit(small_train, resume_state=state)
     with pytest.raises(BadRunFolder, match="kept checks"):
-        checkpoints.load(tmp_path / "r", 9)
+        checkpoints.load_checkpoint(tmp_path / "r", 9)
 
 
 def test_a_killed_run_with_retention_resumes_bit_identically(small_train, sample, tmp_path, monkeypatch):
-    import memviz.models.tabddpm as tabddpm
+    import memviz.models.tabddpm as tabddpm  # lazy: torch (memviz.models.tabddpm), an extra (train)
 
     holdout = sample[1].subset(sample[1].row_ids[:200])
     cfg = tiny(keep_checkpoints="last:2")
@@ -97,7 +97,7 @@ def test_a_killed_run_with_retention_resumes_bit_identically(small_train, sample
     pd.testing.assert_frame_equal(resumed.per_check[cols], full.per_check[cols])
     assert checkpoints.kept(tmp_path / "part") == checkpoints.kept(tmp_path / "full") == [2, 3]
     for c in (2, 3):
-        a, b = checkpoints.load(tmp_path / "part", c)["model"], checkpoints.load(tmp_path / "full", c)["model"]
+        a, b = checkpoints.load_checkpoint(tmp_path / "part", c)["model"], checkpoints.load_checkpoint(tmp_path / "full", c)["model"]
         assert all(np.array_equal(a[k].numpy(), b[k].numpy()) for k in a)
 
 

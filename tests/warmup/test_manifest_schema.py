@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 from memviz.errors import BadRunFolder
@@ -89,8 +90,6 @@ def test_the_first_problem_in_the_same_words(faults, line):
 
 
 def test_a_good_manifest_passes_and_the_schema_is_a_valid_json_schema():
-    import jsonschema
-
     jsonschema.Draft202012Validator.check_schema(SCHEMA)
     assert validate_manifest(copy.deepcopy(BASE), Path("m")) == BASE
     for bad in ([], "x", None):

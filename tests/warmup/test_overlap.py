@@ -9,6 +9,7 @@ from helpers import Crash
 from helpers import tiny_warmup as tiny
 
 import memviz.measure.memorization as memorization_module
+import memviz.models.tabddpm as tabddpm
 from memviz.errors import MemvizError
 from memviz.models.callbacks import Callback
 from memviz.warmup import run as run_module
@@ -74,7 +75,6 @@ def test_a_run_killed_with_a_check_in_flight_resumes_to_the_uninterrupted_result
                                                                                    monkeypatch):
     overlap(monkeypatch, True)
     full = run_warmup(small_train, tiny(), tmp_path / "full")
-    import memviz.models.tabddpm as tabddpm
     original_fit = tabddpm.TabDDPM.fit
 
     def crashing_fit(self, table, callbacks=(), resume_state=None):
@@ -131,7 +131,6 @@ class _Release(Callback):
 
 
 def _with_callback(monkeypatch, callback):
-    import memviz.models.tabddpm as tabddpm
     original_fit = tabddpm.TabDDPM.fit
 
     def fit(self, table, callbacks=(), resume_state=None):
@@ -178,7 +177,6 @@ def test_a_cancel_with_checks_queued_drops_them_and_resumes_to_the_uninterrupted
     assert store.finished_checks() in ([0], [0, 1])    # the check in flight is kept, the rest may go
     assert not any(t.name.startswith("memviz-check") for t in threading.enumerate())
     monkeypatch.setattr(memorization_module, "memorization", original)
-    import memviz.models.tabddpm as tabddpm
     monkeypatch.setattr(tabddpm.TabDDPM, "fit", original_fit)
     resumed = run_warmup(small_train, tiny(), tmp_path / "part", resume=True)
     pd.testing.assert_frame_equal(resumed.checks, full.checks)

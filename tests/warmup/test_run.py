@@ -4,7 +4,7 @@ import pytest
 from helpers import TINY_MODEL, Crash
 from helpers import tiny_warmup as tiny
 
-from memviz.errors import BadRunFolder, MemvizError
+from memviz.errors import MemvizError, BadRunFolder
 from memviz.measure.floor import excess, holdout_floor
 from memviz.warmup.run import (
     IDENTITY,
@@ -74,7 +74,7 @@ def test_killed_run_resumes_to_the_uninterrupted_result(small_train, sample, tmp
     holdout = sample[1].subset(sample[1].row_ids[:200]) if with_floor else None
     full = run_warmup(small_train, tiny(), tmp_path / "full", holdout=holdout)
     # crash during epoch 5: checks at epochs 2 and 4 are finished and checkpointed
-    import memviz.models.tabddpm as tabddpm
+    import memviz.models.tabddpm as tabddpm  # lazy: torch (memviz.models.tabddpm), an extra (train)
     original_fit = tabddpm.TabDDPM.fit
 
     def crashing_fit(self, table, callbacks=(), resume_state=None):

@@ -21,6 +21,9 @@ import pandas as pd
 import pytest
 from helpers import TINY_MODEL
 
+import memviz.warmup.manifest as manifest_mod
+import memviz.warmup.store as store_mod
+from memviz.app.runs import load_run
 from memviz.errors import BadRunFolder
 from memviz.warmup.run import WarmupConfig, load_warmup, run_warmup
 from memviz.warmup.store import RunStore, list_runs
@@ -302,10 +305,6 @@ def test_a_kill_between_checkpoint_and_manifest_update_loses_no_check(small_trai
 def test_the_manifest_is_typed_and_a_run_is_opened_once(run, monkeypatch):
     """Opening a run for the dashboard parsed its manifest about six times and read
     train.parquet twice (issue 21); now once each, and readers use attributes."""
-    import memviz.warmup.manifest as manifest_mod
-    import memviz.warmup.store as store_mod
-    from memviz.app.runs import load_run
-
     m = RunStore(run).read()
     assert m.status == "finished" and m.kind == "warmup" and m.data.n_rows == len(RunStore(run).train())
     assert m.schema.columns == RunStore(run).train().schema.columns
