@@ -233,9 +233,7 @@ def audit_html(a, *, redacted: bool = True, train=None, synthetic=None, sections
     figures = []
     plots = has_plotly()
     if plots and a.close is not None and a.generated is not None and "distance" in a.generated:
-        from memviz.viz.memorization import (
-            closeness_plot,  # lazy: plotly, an optional extra (memviz.viz.memorization draws with it): a report without figures loads none
-        )
+        from memviz.viz.memorization import closeness_plot  # lazy: plotly, an optional extra
 
         figures.append(closeness_plot(a.generated["distance"], a.close.holdout_distances, a.close.threshold))
         region = a.region_distances()
@@ -244,9 +242,7 @@ def audit_html(a, *, redacted: bool = True, train=None, synthetic=None, sections
             figures.append(closeness_plot(g, h, t, region=words))
     stop = ""
     if plots and a.per_check is not None and len(a.per_check):
-        from memviz.viz.memorization import (
-            check_curves,  # lazy: plotly, an optional extra (memviz.viz.memorization draws with it): a report without figures loads none
-        )
+        from memviz.viz.memorization import check_curves  # lazy: plotly, an optional extra
 
         figures.append(check_curves(a.per_check))
         if a.provenance.run is not None:  # the frontier and the recommended check (issue 23)

@@ -120,15 +120,11 @@ def log_mlflow(a: "Audit", tracking_uri: str | None = None, *, experiment: str =
             Metric,
             RunTag,
         )
-        from mlflow.tracking import (
-            MlflowClient,  # lazy: mlflow, an optional extra (memviz[mlflow]): only log_mlflow needs it
-        )
+        from mlflow.tracking import MlflowClient  # lazy: mlflow, an optional extra (memviz[mlflow])
     except ModuleNotFoundError as exc:
         raise ModuleNotFoundError(f"MLflow logging needs mlflow: {install_hint('mlflow')}", name="mlflow") from exc
 
-    from mlflow.exceptions import (
-        MlflowException,  # lazy: mlflow, an optional extra (memviz[mlflow]): only log_mlflow needs it
-    )
+    from mlflow.exceptions import MlflowException  # lazy: mlflow, an optional extra (memviz[mlflow])
 
     v = a.verdict
     try:

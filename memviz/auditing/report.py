@@ -246,18 +246,10 @@ def report_figures(dynamics=None, per_check: pd.DataFrame | None = None, *, earl
     ``column_shapes`` and ``dcr`` (one model's) add their breakdowns. ``redact_salt``: class
     values appear as keyed hashes (a redacted report), never as they are.
     """
-    from memviz.viz import (
-        compare as fc,  # lazy: the figure modules import plotly, an optional extra: a report without figures loads none
-    )
-    from memviz.viz import (
-        dynamics as fd,  # lazy: the figure modules import plotly, an optional extra: a report without figures loads none
-    )
-    from memviz.viz import (
-        memorization as fm,  # lazy: the figure modules import plotly, an optional extra: a report without figures loads none
-    )
-    from memviz.viz import (
-        tune as ft,  # lazy: the figure modules import plotly, an optional extra: a report without figures loads none
-    )
+    from memviz.viz import compare as fc  # lazy: plotly, an optional extra: a report without figures loads none
+    from memviz.viz import dynamics as fd  # lazy: plotly, an optional extra: a report without figures loads none
+    from memviz.viz import memorization as fm  # lazy: plotly, an optional extra: a report without figures loads none
+    from memviz.viz import tune as ft  # lazy: plotly, an optional extra: a report without figures loads none
 
     figs = []
     if dynamics is not None:
@@ -285,9 +277,7 @@ def when_to_stop(per_check: pd.DataFrame, available=None, rule=None):
     :class:`memviz.warmup.frontier.StopRule`, among the checks in ``available``: those with a kept
     checkpoint, None for all). Returns (figure, sentence); the sentence says why there is no
     recommendation when there is none."""
-    from memviz.viz.frontier import (
-        frontier_plot,  # lazy: memviz.viz.frontier imports plotly, an optional extra: a report without figures loads none
-    )
+    from memviz.viz.frontier import frontier_plot  # lazy: plotly, an optional extra
 
     rule = rule or StopRule()
     try:
@@ -487,9 +477,7 @@ def build_report(run_summary: Mapping | Sequence | None = None, figures: Sequenc
     body = render("report_body.html.j2", **values, words=used, glossary=glossary)
     plotlyjs = ""
     if n_fig:
-        from plotly.offline import (
-            get_plotlyjs,  # lazy: plotly, an optional extra (memviz[plots]): a report without figures loads none
-        )
+        from plotly.offline import get_plotlyjs  # lazy: plotly, an optional extra: a report without figures loads none
 
         plotlyjs = get_plotlyjs()
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from memviz.errors import BadOption, BadTable, MemvizError
+from memviz.errors import BadOption, BadTable
 from memviz.tables import align
 from memviz.tables.data import Table, load_table, read_frame, table_from_frame
 from memviz.tables.schema import ADAPTED, Schema
@@ -121,11 +121,11 @@ def with_holdout(inputs: AuditInputs, holdout=None) -> AuditInputs:
     """``inputs`` (of :func:`generated_inputs`) with the hold-out aligned once (None: none) and a synthetic table
     without rows refused: the :class:`AuditInputs` that :func:`memviz.audit` takes as is."""
     if holdout is not None and inputs.holdout is not None:
-        raise MemvizError("holdout: these inputs already hold one")
+        raise BadOption("holdout: these inputs already hold one")
     hold, notices = inputs.holdout, inputs.notices
     if holdout is not None:
         hold, more = read_other(holdout, inputs.train.schema, role="test", name="holdout", train=inputs.train)
         notices += more
     if len(inputs.synthetic) == 0:
-        raise MemvizError(f"{inputs.synthetic.source}: the synthetic table has no rows")
+        raise BadTable(f"{inputs.synthetic.source}: the synthetic table has no rows")
     return AuditInputs(inputs.train, inputs.synthetic, hold, notices)
