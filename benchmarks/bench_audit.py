@@ -10,7 +10,7 @@ row (BH promises ≤ 5 %) and the mean number of false rows, for the per-row mix
 ``spread="mixture"``), one spread fitted on the hold-out and the copies (``joint``, the default before)
 and, with ``--spreads holdout,...``, the first test (the spread from the hold-out alone), in the same run;
 the power: the share of 10 rows found over-copied when each gets k extra copies (k = 5, 20, 50, 100,
-200); and what the audit states for the default test at these sizes (:func:`memviz.auditing.rowtest.row_test`
+200); and what the audit states for the default test at these sizes (:func:`memviz.verdict.rowtest.row_test`
 on the first resample's hold-out and copies) beside what was measured.
 
 Cost: ``memviz.audit`` on the sample (3,000 training rows, 1,000 test rows as the hold-out, 1,000
@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 import memviz
-from memviz.auditing.rowtest import assess
+from memviz.verdict.rowtest import assess
 from memviz.measure.floor import floor_from_attributions
 from memviz.measure.memorization import memorization
 from memviz.measure.rownull import DEFAULT_SPREAD, copies_per_row, row_null

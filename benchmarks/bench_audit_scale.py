@@ -35,7 +35,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 STEPS = (("memviz.measure.memorization", "memorization", "ratio pass"),
-         ("memviz.auditing.build", "closeness_tests", "closeness"),
+         ("memviz.verdict.build", "closeness_tests", "closeness"),
          ("memviz.measure.floor", "holdout_floor", "floor"),
          ("memviz.evaluate.synthetic", "shape", "Shape"),
          ("memviz.evidence.suite", "audit_evidence", "other tests"),

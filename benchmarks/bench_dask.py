@@ -45,7 +45,7 @@ synthetic × N/10 hold-out rows, the tables of ``bench_audit_scale.py``): one pr
 threads against ``backend="dask"`` on the same LocalCluster (start-up and imports not counted), audit.json
 compared without its timings and creation time, rows.csv byte for byte. Every engine pass of the audit goes
 to the cluster; the fits, the attribute and density-ratio attacks and the DCR share stay local
-(:mod:`memviz.auditing.build`), so on one machine the cluster adds transfers and no cores.
+(:mod:`memviz.verdict.build`), so on one machine the cluster adds transfers and no cores.
 
 Usage: python benchmarks/bench_dask.py [--table adult|wide] [--n N] [--workers W] [--threads T]
        [--rows-per-task R] [--audit]

@@ -11,7 +11,7 @@ Parts (``--parts``, default all):
   identical, the data-copying test's regions, the per-row test; Holm at 5 %; target ≤ 5 %), and each
   member's own rate at 5 %. The engines are fitted once per table and the family read from the same
   functions :func:`memviz.audit` calls (:mod:`memviz.measure.dcr`, :func:`memviz.measure.floor.excess_p_value`,
-  :func:`memviz.evidence.datacopying.data_copying_test`, :mod:`memviz.auditing.family`).
+  :func:`memviz.evidence.datacopying.data_copying_test`, :mod:`memviz.verdict.family`).
 * ``rows``: named rows at the earlier grid, N = 3,000, M ∈ {3,000, 60,000}, H ∈ {300, 1,233, 3,000}: the
   share of resamples with any named row (rows are named once the family holds, q ≤ 5 %; target ≤ 5 %),
   and, for information, how often the per-row test with the training rows as reference would name one
@@ -87,7 +87,7 @@ import numpy as np
 import pandas as pd
 
 import memviz
-from memviz.auditing.family import ALPHA, family
+from memviz.verdict.family import ALPHA, family
 from memviz.engine.neighbors import NeighborEngine
 from memviz.evidence.datacopying import data_copying_test
 from memviz.measure.dcr import close_copy_test, leave_one_out, nearest

@@ -5,78 +5,15 @@ target value) and range (``min_value``, ``max_value``); tables, figures and verd
 these declarations instead of restating them. The formulas live where the figures are
 computed (the module named in ``source``); this registry only describes them.
 
-Shares are stored as fractions in [0, 1] and shown as percentages.
+Shares are stored as fractions in [0, 1] and shown as percentages (:func:`memviz.text.percent`).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
+from memviz.text import percent
 
 MAXIMIZE, MINIMIZE, TARGET, REFERENCE = "maximize", "minimize", "target", "reference"
-
-#: what a missing figure reads as, wherever memviz prints one
-MISSING = "–"
-
-
-def percent(x, digits: int = 1, *, signed: bool = False, unit: str = " %") -> str:
-    """The one formatting of a share (a fraction) as a number of percent: ``100 x`` rounded to
-    ``digits`` decimals, then ``unit`` (``" %"``, ``" points"`` for a difference of shares, ``""``
-    for a table whose header carries the unit); ``signed`` adds ``+``. Never ``-0.0`` (a value
-    that rounds to zero prints as ``0.0``); :data:`MISSING` for None, NaN or text that is no number.
-
-    It lives in the base layer so that every layer can print a share the same way; people-facing
-    code reads it through :mod:`memviz.viz.text` (``pct``, ``points``).
-    """
-    v = _finite(x)
-    return MISSING if v is None else _fixed(100 * v, digits, signed) + unit
-
-
-def percent_pm(mean, sd, digits: int = 1, *, signed: bool = False, unit: str = " %", sep: str = " ± ") -> str:
-    """A mean share and its standard deviation over seeds: ``percent(mean) + sep + percent(sd)``
-    (the ± part left out when ``sd`` is missing; :data:`MISSING` when ``mean`` is)."""
-    m = percent(mean, digits, signed=signed, unit=unit)
-    if m == MISSING:
-        return MISSING
-    s = percent(sd, digits, unit="" if unit.strip() in ("%", "") else unit)
-    return m if s == MISSING else f"{m}{sep}{s}"
-
-
-def number(x, digits: int = 2, *, signed: bool = False) -> str:
-    """A plain number (an AUC, a z statistic) with ``digits`` decimals; ``signed`` adds ``+``. Never
-    ``-0.00``; :data:`MISSING` for None, NaN or text that is no number (as :func:`percent`)."""
-    v = _finite(x)
-    return MISSING if v is None else _fixed(v, digits, signed)
-
-
-def _finite(x) -> float | None:
-    """``x`` as a finite float, or None (None, NaN, infinite, or text that is no number)."""
-    try:
-        v = float(x)
-    except (TypeError, ValueError):
-        return None
-    return v if np.isfinite(v) else None
-
-
-def _fixed(v: float, digits: int, signed: bool) -> str:
-    """``v`` rounded to ``digits`` decimals, never ``-0.0``; ``signed`` adds ``+``."""
-    v = round(v, digits)
-    return f"{0.0 if v == 0 else v:{'+' if signed else ''}.{digits}f}"
-
-#: per-term Mem-AUC contributions are rounded to multiples of 1 / AUC_QUANTUM_INV (about 1e-9)
-AUC_QUANTUM_INV = float(2 ** 30)
-
-
-def auc_terms(ratio: np.ndarray) -> np.ndarray:
-    """The Mem-AUC term of each generated row: ``1 - r``, 0 where r is NaN, on a 2**-30 grid.
-
-    Mem-AUC(x) = sum over checks c and generated rows g with NN1(g) = x of (1 - r_c(g)).
-    Quantized to multiples of 2**-30, every sum of up to 2**23 terms is exact in float64,
-    hence independent of the order of the rows (ties rank the same). Shape: (S,) -> (S,).
-    """
-    ratio = np.asarray(ratio, dtype=np.float64)
-    one_minus_r = np.where(np.isfinite(ratio), 1.0 - ratio, 0.0)
-    return np.round(one_minus_r * AUC_QUANTUM_INV) / AUC_QUANTUM_INV
 
 
 @dataclass(frozen=True)
@@ -123,7 +60,7 @@ class Metric:
             return "lower"
         if self.goal == MAXIMIZE:
             return "higher"
-        return f"closer to {self.target:.0%}" if self.percent else f"closer to {self.target:g}"
+        return f"closer to {percent(self.target, 0, unit='%')}" if self.percent else f"closer to {self.target:g}"
 
 
 _M = "memviz.measure.memorization"
@@ -280,7 +217,7 @@ METRICS: dict[str, Metric] = {m.key: m for m in (
                "How many different training rows a pruning method kept out of the batches at some point.")),
     # an audit's figures (memviz.audit)
     Metric("copy_share", "Copy share: generated rows copied beyond chance", MINIMIZE, None, 1.0,
-           source="memviz.auditing.share"),
+           source="memviz.verdict.share"),
     Metric("identical_share", "Generated rows identical to a training row", MINIMIZE,
            source="memviz.measure.dcr", explain=(
                "The share of generated rows equal to some training row in every column the distance reads. Real "

@@ -5,6 +5,7 @@ import streamlit as st
 from memviz import viz
 from memviz.app import attacks, audits, glossary, readings, runs, why
 from memviz.errors import MemvizError
+from memviz.verdict.words import excess_sentence
 from screens import _stop, _ui
 
 if _ui.page_fragment(__file__):     # a widget on this page reruns the page alone, not the app
@@ -47,7 +48,7 @@ if view is not None:
             st.caption(_ui.esc(audits.rows_read(audit)))
             st.caption(_ui.esc(audits.run_source(view).label()) + " · " + _ui.esc(audits.next_step(audit)))
         if ex is not None and audit is None:
-            st.markdown(ex.sentence())      # the same check and floor as the audit, in numbers
+            st.markdown(excess_sentence(ex))      # the same check and floor as the audit, in numbers
             st.caption(f"Last check (epoch {int(last['epoch'])}), {readings.DISTANCE_LABELS[distance]}. The floor is the "
                        "share of real rows the model never saw that the same test flags: the paper's test measures "
                        "relative closeness, so it flags some real rows too, and only the part above the floor comes "

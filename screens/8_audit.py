@@ -6,7 +6,7 @@ import dataclasses
 import streamlit as st
 
 from memviz.app import audits, datasets, demo, readings, uploads
-from memviz.auditing.verdict import BELOW_FLOOR
+from memviz.verdict.verdict import BELOW_FLOOR
 from memviz.errors import MemvizError
 from memviz.tables.data import fingerprint
 from screens import _ui

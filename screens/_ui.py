@@ -27,7 +27,7 @@ from memviz.app import (
 from memviz.errors import MemvizError
 from memviz.jobs import control as jobs
 from memviz.tables.data import fingerprint
-from memviz.viz.text import inert, pct, points, qvalue  # noqa: F401 (the screens' formatters: _ui.pct, ...)
+from memviz.text import inert, pct, points, qvalue  # noqa: F401 (the screens' formatters: _ui.pct, ...)
 
 DATA = "memviz_data"            # session key: the current DataState
 CURRENT = "memviz_run"          # session key: the current run's path ("" for none)
@@ -51,7 +51,7 @@ def esc(text) -> str:
     as itself), so ``[x](http://...)`` stays text, ``![t](url)`` fetches nothing, ``:red[x]``
     and ``:material/...:`` are not directives and ``<b>`` is not HTML. Line breaks become
     spaces: a message is one line; a bare URL, ``www.`` address or e-mail address gets a
-    zero-width joiner in its scheme or ``@`` (:func:`memviz.viz.text.inert`), so the
+    zero-width joiner in its scheme or ``@`` (:func:`memviz.text.inert`), so the
     Markdown renderer's autolinker finds no link in it.
     """
     return _MD_SPECIAL.sub(r"\\\1", inert(text))

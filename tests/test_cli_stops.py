@@ -98,7 +98,7 @@ AUDIT = ["audit", "--train", "train.csv", "--synthetic", "syn.csv", "--holdout",
 
 
 @pytest.mark.parametrize("module", ["memviz.commands", "memviz.commands.audit", "pandas", "torch", "scipy",
-                                    "memviz.auditing.build", "memviz.auditing.html"])
+                                    "memviz.verdict.build", "memviz.auditing.html"])
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_a_stop_during_any_import_is_one_line(data, module, sig):
     """From the command's own module (parsing) to the report's builder (the audit computed, being written)."""
@@ -111,7 +111,7 @@ def test_a_stop_during_any_import_is_one_line(data, module, sig):
 def test_sigterm_while_an_audit_folder_is_staged_leaves_nothing_beside_it(data):
     """The staging folder is there (the audit is being computed into it): SIGTERM removes it and the lock."""
     argv = [("aud2" if a == "aud" else a) for a in AUDIT]
-    proc = _start(data, argv, pause_at="memviz.auditing.html")
+    proc = _start(data, argv, pause_at="memviz.viz.memorization")     # the report's first figure, drawn in the stage
     _wait_for(proc, lambda: any(p.name.startswith(".aud2.") and p.name.endswith(".unit") for p in data.iterdir()),
               "the staging folder")
     _stopped(proc, signal.SIGTERM, "audit")

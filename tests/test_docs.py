@@ -123,7 +123,7 @@ def test_the_readme_cli_runs_in_the_order_printed():
 
 
 def test_the_readme_states_the_gate_as_the_code_defines_it():
-    from memviz.auditing.verdict import EXIT_FAILED, EXIT_PASSED, EXIT_REFUSED, GATES
+    from memviz.verdict.verdict import EXIT_FAILED, EXIT_PASSED, EXIT_REFUSED, GATES
 
     text = _text(README)
     assert f"--fail-on {{{','.join(GATES)}}}" in text
@@ -173,7 +173,7 @@ def _resolves(dotted: str) -> bool:
 
 def test_every_dotted_memviz_name_in_the_docs_and_docstrings_exists():
     """Issue 37 item 4, stale references: modules moved (memviz.measure.membership -> memviz.evidence...,
-    memviz.dashboard -> memviz.app, memviz.viz.style -> memviz.viz.text) and names were removed while the docs
+    memviz.dashboard -> memviz.app, memviz.viz.style -> memviz.text) and names were removed while the docs
     and docstrings kept pointing at them. Every ``memviz.a.b`` in README, docs/, benchmarks/, screens/, app.py
     and the package's own source must import (a module, then its attributes)."""
     files = [README, ROOT / "app.py", *ROOT.glob("docs/**/*.md"), *ROOT.glob("benchmarks/*.py"),

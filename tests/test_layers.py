@@ -1,12 +1,14 @@
 """The house's layers: who may import whom inside memviz, and no import circles.
 
-Layers, bottom to top, in the pipeline's order: the base (errors, io, folders, locks, device, metrics) <
+Layers, bottom to top, in the pipeline's order: the base (errors, io, folders, device, metrics, text) <
 tables (load) < engine (the one nearest-neighbour engine) < measure (the metric) < evidence (the
 privacy tests) < models < dynamics (and the DynamicCut score that reads them) < risk (why these rows: risk
 factors from the table, a model of a warm-up's memorization from them) < evaluate < warmup <
-mitigate (augment) < leaks < attacks (targeted shadow-model attacks) < compare < viz (figures) <
-auditing (the one verdict, its report and JSON, drawn with viz's figures) < jobs (the worker audits a
-run when it stops) < study < app < the CLI (cli, commands).
+mitigate (augment) < leaks < attacks (targeted shadow-model attacks) < compare < verdict (the audit's
+inputs, tests, family and verdict: numbers and words, no figure) < viz (figures; it may read the verdict's
+types) < auditing (the report room: the Audit result and its writers, HTML, notebook, JUnit, JSON Schema,
+the stored audit, drawn with viz's figures) < jobs (the worker audits a run when it stops) < study < app <
+the CLI (cli, commands).
 A module may import its own layer and the layers below, never a layer above. Every import
 counts, also one hidden inside a function.
 """
@@ -19,8 +21,8 @@ import pytest
 
 PKG = Path(__file__).resolve().parent.parent / "memviz"
 LAYERS = ["base", "tables", "engine", "measure", "evidence", "models", "dynamics", "risk", "evaluate", "warmup", "mitigate",
-          "leaks", "attacks", "compare", "viz", "auditing", "jobs", "study", "app", "top"]
-BASE = ("errors", "faces", "io", "folders", "locks", "device", "metrics")
+          "leaks", "attacks", "compare", "verdict", "viz", "auditing", "jobs", "study", "app", "top"]
+BASE = ("errors", "faces", "io", "folders", "device", "metrics", "text")
 
 
 def module_name(path: Path) -> str:
@@ -138,6 +140,23 @@ def test_no_import_circles(graph):
     assert not circles, circles
 
 
+def test_the_verdicts_room_names_nothing_above_it_not_even_for_types():
+    """Issue 53 item 2, numbers below words: the verdict's room (its inputs, tests, family, verdict and words) sits
+    below the figures (viz) and the report room (auditing), and names neither, not even in an ``if
+    TYPE_CHECKING:`` block: it reads an audit through :class:`memviz.verdict.verdict.AuditFigures`. (Before, the
+    verdict imported viz's number formatter and typed its audit with the report room's Audit.)"""
+    above = {name for name in LAYERS[LAYERS.index("verdict") + 1:]}
+    bad = []
+    for mod, path in modules().items():
+        if layer(mod) != "verdict":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
+                     [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
+            bad += [f"{mod} imports {n}" for n in names if n.startswith("memviz.") and layer(n) in above]
+    assert not bad, "\n".join(sorted(bad))
+
+
 def test_the_layers_are_what_the_guide_says(graph):
     """The check above cannot pass vacuously: every layer exists and the pipeline builds upward."""
     present = {layer(m) for m in graph}
@@ -146,7 +165,8 @@ def test_the_layers_are_what_the_guide_says(graph):
     for upper, lower in [("engine", "tables"), ("measure", "engine"), ("evidence", "measure"),
                          ("warmup", "measure"), ("warmup", "models"), ("compare", "dynamics"),
                          ("compare", "mitigate"), ("risk", "engine"), ("compare", "risk"), ("app", "risk"),
-                         ("auditing", "evidence"), ("jobs", "compare"),
+                         ("verdict", "evidence"), ("auditing", "verdict"), ("auditing", "viz"),
+                         ("jobs", "compare"),
                          ("app", "jobs"), ("top", "jobs")]:
         assert (upper, lower) in uses, f"{upper} no longer builds on {lower}"
 
@@ -179,11 +199,13 @@ SHARED_NAMES = {
     "frontier": "the warm-up's quality/copying frontier: computed and drawn",
     "glossary": "the glossary: built from the metrics' declarations and shown on every page",
     "memorization": "the memorization metric: computed and drawn",
-    "report": "the HTML report: built (viz) and its command",
+    "report": "the HTML report: built (auditing, the report room) and its command",
     "rows": "per-row figures: the dynamics of each row and which rows leak",
     "run": "a run's entry point: the warm-up's and the study's",
     "store": "a resumable folder: the warm-up's and an attack's",
     "why": "why these rows: the panel's library side (app), its figure (viz), its study (study)",
+    "words": "a room's sentences, composed from the figures of its results: why a row is at risk (risk), the floor's "
+             "excess (verdict)",
 }
 
 
@@ -303,8 +325,8 @@ def test_the_words_a_verdict_is_made_of_are_typed():
     ``Literal`` types, and each tuple or table the code iterates is that type's values, in its order."""
     from typing import get_args
 
-    from memviz.auditing import verdict
     from memviz.engine import DISTANCES, Distance
+    from memviz.verdict import verdict
     from memviz.viz.card import TONES, Tone
 
     assert tuple(verdict.CODES) == get_args(verdict.Code)

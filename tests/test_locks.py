@@ -1,10 +1,10 @@
-"""The one writer's lock (memviz.locks.WriterLock) that a run folder and an attack folder both hold: taken once,
+"""The one writer's lock (memviz.folders.WriterLock) that a run folder and an attack folder both hold: taken once,
 probed by another holder, named in a refusal, let go."""
 from __future__ import annotations
 
 import os
 
-from memviz.locks import WriterLock
+from memviz.folders import WriterLock
 
 
 def test_a_writers_lock_is_held_by_one_object_and_seen_by_another(tmp_path):

@@ -22,7 +22,7 @@ from memviz.app.readings import display_names, run_holdout
 from memviz.app.runs import load_run, run_token
 from memviz.auditing.result import Audit, audit
 from memviz.auditing.stored import RUN_FOLDER, load_audit
-from memviz.auditing.verdict import rows_within_chance
+from memviz.verdict.verdict import rows_within_chance
 from memviz.compare.grid import read_experiment
 from memviz.compare.methods import NEEDS_SELECTION
 from memviz.dynamics.dynamiccut import DEFAULTS, DynamicCutParams
@@ -34,7 +34,7 @@ from memviz.tables.data import check_same_columns, load_companion, load_table, r
 from memviz.tables.describe import kind_of
 from memviz.tables.redact import key_labels, redact
 from memviz.viz.card import Card, Line, tone
-from memviz.viz.text import check_name, pct, share_digits
+from memviz.text import check_name, pct, share_digits
 
 
 def pkT(p: float, k: int, T) -> str:
@@ -347,7 +347,7 @@ def download_stem(source: str) -> str:
 
 # ------------------------------------------------------------------ the card
 def next_step(audit) -> str:
-    """The next step a reader should take: the Audit verdict's own (:data:`memviz.auditing.verdict.NEXT_STEPS`,
+    """The next step a reader should take: the Audit verdict's own (:data:`memviz.verdict.verdict.NEXT_STEPS`,
     prefixed for a run that did not finish)."""
     return audit.verdict.next_step
 

@@ -8,7 +8,7 @@ comparison knows, and never contradicts that audit:
 
 1. **Flagged output**: the unmitigated model's Audit verdict, verbatim (without an audit, for
    older folders whose inputs are gone: the share of its rows flagged against the floor, the
-   excess δ = p1 − p0 and its Newcombe 95 % interval, :meth:`memviz.measure.floor.Excess.sentence`);
+   excess δ = p1 − p0 and its Newcombe 95 % interval, :func:`memviz.verdict.words.excess_sentence`);
 2. **Pruning**: the change of the memorization ratio, per seed s paired with the baseline of
    the same generator and seed, d_s = m_method(s) − m_baseline(s), shown as mean ± standard
    deviation (ddof 1) over the n seeds; "clear" when n ≥ 3 and the paired t statistic
@@ -29,12 +29,13 @@ import numpy as np
 import pandas as pd
 from scipy.stats import t as student_t
 
-from memviz.auditing.verdict import REFUSALS
+from memviz.verdict.verdict import REFUSALS
+from memviz.verdict.words import excess_sentence
 from memviz.compare.methods import method_label
 from memviz.measure.floor import Excess, Floor, newcombe_interval, wilson_interval
 from memviz.viz.card import Card, Line, tone
 from memviz.viz.style import model_label
-from memviz.viz.text import pct, points
+from memviz.text import pct, points
 
 #: below this many seeds a difference is "indicative"
 MIN_SEEDS = 3
@@ -62,7 +63,7 @@ def flagged_line(mem_ratio: float, ex: Excess | None, who: str = "The model's ro
         return Line("Flagged output", f"{who} are flagged as memorized at {pct(mem_ratio)}. {NO_FLOOR}: this "
                                       "number alone does not show copying.", "warn")
     tone = "bad" if ex.low > 0 else "good"
-    return Line("Flagged output", ex.sentence(), tone)
+    return Line("Flagged output", excess_sentence(ex), tone)
 
 
 # ------------------------------------------------------------------ comparisons
@@ -205,7 +206,7 @@ def compare_verdict(results: pd.DataFrame, model: str | None = None, method: str
         else:
             lines.append(flagged_line(float(base["mem_ratio"].mean()), ex, who))
             if ex is not None:
-                lines[-1] = Line(lines[-1].topic, f"{mlabel} without mitigation ({seeds_text(n_base)}). {ex.sentence()}",
+                lines[-1] = Line(lines[-1].topic, f"{mlabel} without mitigation ({seeds_text(n_base)}). {excess_sentence(ex)}",
                                  lines[-1].tone)
     pr = paired(ok, model, method, "mem_ratio") if method and not base.empty else None
     n = pr.n if pr is not None else 0
@@ -223,7 +224,7 @@ def compare_verdict(results: pd.DataFrame, model: str | None = None, method: str
                              else "memorization without mitigation")
     if indicative:
         title += f" (indicative: {seeds_text(n)})"
-    sentence = audit.verdict.sentence if audit is not None else (ex.sentence() if ex is not None else "")
+    sentence = audit.verdict.sentence if audit is not None else (excess_sentence(ex) if ex is not None else "")
     return Verdict(title, tuple(lines), sentence, n, indicative)
 
 

@@ -23,7 +23,7 @@ from memviz.metrics import METRICS
 from memviz.models import MODELS  # noqa: F401
 from memviz.models.privacy import missing_piece
 from memviz.viz.style import model_label
-from memviz.viz.text import check_name
+from memviz.text import check_name
 
 
 @dataclass(frozen=True, eq=False)

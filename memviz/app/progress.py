@@ -23,7 +23,7 @@ from memviz.errors import MemvizError
 from memviz.jobs import control as jobs
 from memviz.jobs.spec import read_events
 from memviz.viz.style import model_label
-from memviz.viz.text import count, seconds
+from memviz.text import count, seconds
 
 FIT_SHARE, EVALUATE_AT = 0.83, 0.89
 PHASE_SHARE = {"mitigate": 0.0, "fit": 0.0, "sample": FIT_SHARE, "evaluate": EVALUATE_AT}

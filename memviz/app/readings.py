@@ -28,7 +28,7 @@ from memviz.measure.floor import excess, holdout_floor
 from memviz.measure.memorization import memorization
 from memviz.measure.rownull import row_null
 from memviz.tables.data import Table, fingerprint, load_companion
-from memviz.viz.text import count, pct
+from memviz.text import count, pct
 from memviz.warmup.store import RunStore, run_token
 
 if TYPE_CHECKING:

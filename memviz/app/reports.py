@@ -41,11 +41,11 @@ from memviz.errors import BadRunFolder, MemvizError
 from memviz.io import csv_bytes
 from memviz.leaks.rows import copies_of, most_copied
 from memviz.tables.data import read_frame
-from memviz.viz import report as vr
+from memviz.auditing import report as vr
 from memviz.viz import why as viz_why
 from memviz.viz.card import Card, Line
 from memviz.viz.style import model_label
-from memviz.viz.text import pct
+from memviz.text import pct
 from memviz.warmup import checkpoints
 
 
@@ -72,7 +72,7 @@ class SectionHead:
 
 
 def _when_to_stop(view: RunView):
-    """(frontier figure, recommendation sentence) of a run (:func:`memviz.viz.report.when_to_stop`, among
+    """(frontier figure, recommendation sentence) of a run (:func:`memviz.auditing.report.when_to_stop`, among
     the checks with a kept checkpoint)."""
     return vr.when_to_stop(view.per_check, checkpoints.kept(view.path) if view.path is not None else None)
 
@@ -204,7 +204,7 @@ def run_facts(view: RunView, p: float | None = None, k: int | None = None, T=Non
 
 
 def _run_figures(view: RunView, pruning: RunPruning, salt, why_view: why.WhyView | None = None) -> list:
-    """A run's figures in the report: the dynamics (:func:`memviz.viz.report.report_figures`), then the frontier,
+    """A run's figures in the report: the dynamics (:func:`memviz.auditing.report.report_figures`), then the frontier,
     then what carries the model of its Top group (``why_view``, :func:`memviz.app.why.why_of`; computed when None)."""
     why_view = why_view if why_view is not None else why.why_of(view)
     figs = [*vr.report_figures(view.dynamics, view.per_check, early_curve=pruning.curve, train=view.train,
@@ -225,7 +225,7 @@ def _compare_figures(compare: CompareView, salt) -> list:
 def figures(view: RunView | None, compare: CompareView | None = None, p: float | None = None, k: int | None = None,
             T: int | None = None, *, redact_salt: str | None = None, params: DynamicCutParams | None = None,
             ranked: dict | None = None) -> list:
-    """The figures of a run's and a comparison's report (:func:`memviz.viz.report.report_figures`);
+    """The figures of a run's and a comparison's report (:func:`memviz.auditing.report.report_figures`);
     ``redact_salt``: class values hashed (a redacted report); ``params``, ``ranked``: as :func:`report_html`."""
     out = (_run_figures(view, run_pruning(view, _tuning(params, p, k, T), ranked), redact_salt)
            if view is not None else [])
@@ -289,8 +289,8 @@ def report_parts(view: RunView | None, compare: CompareView | None = None, *, p:
                  k: int | None = None, T: int | None = None, redacted: bool = True, salt: str | None = None,
                  n_leaks: int = 3, params: DynamicCutParams | None = None,
                  ranked: dict | None = None) -> list[vr.Section]:
-    """The report's sections as :class:`memviz.viz.report.Section` (for
-    :func:`memviz.viz.report.build_report`): the run's (card, facts, figures, most-copied rows, the
+    """The report's sections as :class:`memviz.auditing.report.Section` (for
+    :func:`memviz.auditing.report.build_report`): the run's (card, facts, figures, most-copied rows, the
     p/k/T tuned on it), then the comparison's (card, results, figures, the run it was ranked on and
     the p/k/T it was started with), each under a heading naming its source. ``params``, ``ranked``: as
     :func:`report_html`."""
@@ -308,7 +308,7 @@ def report_html(view: RunView | None, compare: CompareView | None = None, *, p: 
                 k: int | None = None, T: int | None = None, redacted: bool = True, n_leaks: int = 3,
                 params: DynamicCutParams | None = None, ranked: dict | None = None) -> str:
     """The self-contained HTML report of a run and a comparison, drawn by the one report builder
-    (:func:`memviz.viz.report.build_report`: inline plotly, a CSP forbidding the network, every
+    (:func:`memviz.auditing.report.build_report`: inline plotly, a CSP forbidding the network, every
     string escaped).
 
     "In short" comes first, one sentence per section naming its source; then each section under

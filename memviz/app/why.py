@@ -19,7 +19,7 @@ from memviz.errors import MemvizError
 from memviz.risk.explanation import Explanation, explain_rows, value_attributions
 from memviz.risk.factors import DEFAULT_K, FACTOR_WORDS, RiskFactors, risk_factors
 from memviz.risk.words import row_sentence
-from memviz.viz.report import Part
+from memviz.auditing.report import Part
 
 
 @dataclass(frozen=True, eq=False)
@@ -83,7 +83,7 @@ def row_risk_sentence(view, factors: RiskFactors, row_id: int, *, redacted: bool
 
 
 def report_part(view, why_view: WhyView, *, redacted: bool = True, salt: str | None = None, n_rows: int = 3):
-    """The report's "Why these rows" block (:class:`memviz.viz.report.Part`): the model's held-out AUC and its
+    """The report's "Why these rows" block (:class:`memviz.auditing.report.Part`): the model's held-out AUC and its
     strength, what carries it, the column values and the riskiest rows with their reasons (redacted with the
     report's key ``salt``)."""
     ex = why_view.explanation

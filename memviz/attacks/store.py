@@ -35,7 +35,7 @@ from memviz.attacks.features import FEATURES
 from memviz.attacks.lira import TargetedResult
 from memviz.errors import BadRunFolder
 from memviz.io import atomic_write_json, parquet_safe, pid_running, read_json, read_parquet, to_jsonable
-from memviz.locks import WriterLock
+from memviz.folders import WriterLock
 
 SPEC = "attack.json"
 RESULT = "result.json"
@@ -60,7 +60,7 @@ class AttackStore:
 
     # -- the writer's lock --------------------------------------------------------
     def acquire(self) -> "AttackStore":
-        """Hold the folder's lock (:mod:`memviz.locks`); MemvizError (one line) when another process holds it."""
+        """Hold the folder's lock (:mod:`memviz.folders`); MemvizError (one line) when another process holds it."""
         self.path.mkdir(parents=True, exist_ok=True)
         if not self._lock.take():
             raise BadRunFolder(f"{self.path}: another process is running this attack{self._lock.holder()}; "

@@ -3,8 +3,8 @@
 Per test (:mod:`memviz.evidence.suite`): its plain sentence (``Evidence.sentences()``, the
 same text the Memorization page prints), what it is (:data:`memviz.metrics.TERMS`) and its
 figures (:data:`memviz.metrics.EVIDENCE_METRICS` labels). :func:`other_tests_section` returns a
-:class:`memviz.viz.report.Section` of :class:`~memviz.viz.report.Part` blocks, one per test, which
-:func:`memviz.viz.report.build_report` draws after the audit's own parts; the report's writer
+:class:`memviz.auditing.report.Section` of :class:`~memviz.auditing.report.Part` blocks, one per test, which
+:func:`memviz.auditing.report.build_report` draws after the audit's own parts; the report's writer
 escapes every string, user text included (column names, category values in a cell's
 description): it renders as inert text.
 """
@@ -15,7 +15,15 @@ import math
 
 import pandas as pd
 
-from memviz.metrics import MISSING, number, percent
+from memviz.auditing.report import Part, Section
+from memviz.evidence.article29 import Article29Result
+from memviz.evidence.attribute import AttributeResult
+from memviz.evidence.datacopying import DataCopyingResult
+from memviz.evidence.densityratio import DensityRatioResult
+from memviz.evidence.membership import MembershipResult
+from memviz.metrics import EVIDENCE_METRICS as M
+from memviz.metrics import TERMS
+from memviz.text import MISSING, number, percent
 
 HEADING = "Other tests"
 INTRO = ("Each is read against the hold-out (real rows the model never saw); they support the verdict and never "
@@ -49,13 +57,6 @@ def shown(evidence, redacted: bool):
 
 def _figures(name: str, e) -> list[tuple[str, str]]:
     """(label, value) pairs of one test's figures (labels from EVIDENCE_METRICS); none for a caller's own test."""
-    from memviz.evidence.article29 import Article29Result
-    from memviz.evidence.attribute import AttributeResult
-    from memviz.evidence.datacopying import DataCopyingResult
-    from memviz.evidence.densityratio import DensityRatioResult
-    from memviz.evidence.membership import MembershipResult
-    from memviz.metrics import EVIDENCE_METRICS as M
-
     if isinstance(e, MembershipResult):
         t1, t2 = e.tpr
         return [(M["mia_auc"].name, f"{number(e.auc)} ({number(e.auc_low)} to {number(e.auc_high)})"),
@@ -102,11 +103,8 @@ def _figures(name: str, e) -> list[tuple[str, str]]:
 
 
 def other_tests_section(a, redacted: bool = False):
-    """The "Other tests" :class:`~memviz.viz.report.Section` of audit ``a`` (module docstring), raw values
+    """The "Other tests" :class:`~memviz.auditing.report.Section` of audit ``a`` (module docstring), raw values
     hidden when ``redacted`` (:func:`shown`); None when it carries no evidence."""
-    from memviz.metrics import TERMS
-    from memviz.viz.report import Part, Section
-
     ev = shown(a.evidence, redacted)
     if not len(ev):
         return None

@@ -1,4 +1,4 @@
-"""The audit's self-contained HTML report, drawn with :func:`memviz.viz.report.build_report`.
+"""The audit's self-contained HTML report, drawn with :func:`memviz.auditing.report.build_report`.
 
 No external request (inline plotly, a Content-Security-Policy forbidding the network), every
 user string escaped by the report's writer, row-level content redacted by default
@@ -9,16 +9,22 @@ calibration and power, the over-copied rows, the column summary and the supporti
 """
 from __future__ import annotations
 
+import importlib.util
 import secrets
 
 import numpy as np
 import pandas as pd
 
-from memviz.auditing.family import MEMBER_NAMES
-from memviz.auditing.verdict import BELOW_FLOOR
+from memviz.auditing.evidence_html import other_tests_section, shown
+from memviz.auditing.report import build_report, when_to_stop
 from memviz.errors import install_hint
+from memviz.leaks.rows import LeakView, cell_matches, nn1_closeness, row_key
+from memviz.tables.redact import redaction_bins
+from memviz.text import cut, pct, percent, points, share_digits
+from memviz.verdict.family import MEMBER_NAMES
+from memviz.verdict.verdict import BELOW_FLOOR, findings
 from memviz.viz.card import Card, Line, tone
-from memviz.viz.text import cut, pct, percent, points, share_digits
+from memviz.warmup import checkpoints
 
 #: most-copied training rows shown beside their copies (with the tables given)
 N_LEAKS = 5
@@ -35,8 +41,6 @@ def _ci(ci) -> str:
 def facts(a) -> list[tuple[str, str]]:
     """The audit's figures in words, as (label, value) pairs: the tests the verdict reads first, each against real
     rows the model never saw, then the ratio test's averages under its own name."""
-    from memviz.auditing.verdict import findings
-
     p = a.provenance
     out = []
     c = a.close
@@ -126,9 +130,6 @@ def provenance_facts(a) -> list[tuple[str, str]]:
 def leak_views(a, train, synthetic, salt: str | None = None):
     """:class:`memviz.leaks.rows.LeakView` of the named rows beside their close copies, nearest first (else
     of the rows the ratio test credits most copies, beside those), with the tables."""
-    from memviz.leaks.rows import LeakView, cell_matches, nn1_closeness, row_key
-    from memviz.tables.redact import redaction_bins
-
     if a.generated is None or train is None or synthetic is None:
         return []
     rows = a.frame("over_copied", row_id=True)
@@ -194,8 +195,6 @@ def source_name(a) -> str:
 
 def _kept_checks(run_dir) -> list[int] | None:
     """The checks of a run with a kept checkpoint (None when that cannot be read: every check)."""
-    from memviz.warmup import checkpoints
-
     try:
         return list(checkpoints.kept(run_dir)) or None
     except (OSError, ValueError):
@@ -204,8 +203,6 @@ def _kept_checks(run_dir) -> list[int] | None:
 
 def has_plotly() -> bool:
     """Whether plotly is installed (the report's figures need it; the audit itself does not)."""
-    import importlib.util
-
     try:
         return importlib.util.find_spec("plotly") is not None
     except (ImportError, ValueError):
@@ -215,8 +212,6 @@ def has_plotly() -> bool:
 def audit_card(a, redacted: bool = True, stop: str = "") -> Card:
     """The audit's verdict card: headed by the verdict's sentence (the code is for machines: audit.json), a
     line per supporting test, the next step and, for a run, when to stop."""
-    from memviz.auditing.evidence_html import shown
-
     v = a.verdict
     # the other tests named as the pages name them ("Data copying", not "Evidence: data_copying"); the box in the
     # verdict's colour, as the pages colour its line
@@ -228,19 +223,17 @@ def audit_card(a, redacted: bool = True, stop: str = "") -> Card:
 
 def audit_html(a, *, redacted: bool = True, train=None, synthetic=None, sections=()) -> str:
     """The HTML document of audit ``a`` (module docstring); ``sections``: further parts, each naming
-    its source (:class:`memviz.viz.report.Section`: e.g. the comparisons ranked on the audited run,
+    its source (:class:`memviz.auditing.report.Section`: e.g. the comparisons ranked on the audited run,
     ``memviz report``), after the audit's own.
 
     For a warm-up run's check the verdict card ends with the recommended check and its reason, and
     the figures include the when-to-stop frontier (excess against quality over the checks).
     """
-    from memviz.viz.report import build_report
-
     salt = secrets.token_hex(16)
     figures = []
     plots = has_plotly()
     if plots and a.close is not None and a.generated is not None and "distance" in a.generated:
-        from memviz.viz.memorization import closeness_plot
+        from memviz.viz.memorization import closeness_plot  # lazy: plotly, an optional extra
 
         figures.append(closeness_plot(a.generated["distance"], a.close.holdout_distances, a.close.threshold))
         region = a.region_distances()
@@ -249,8 +242,7 @@ def audit_html(a, *, redacted: bool = True, train=None, synthetic=None, sections
             figures.append(closeness_plot(g, h, t, region=words))
     stop = ""
     if plots and a.per_check is not None and len(a.per_check):
-        from memviz.viz.memorization import check_curves
-        from memviz.viz.report import when_to_stop
+        from memviz.viz.memorization import check_curves  # lazy: plotly, an optional extra
 
         figures.append(check_curves(a.per_check))
         if a.provenance.run is not None:  # the frontier and the recommended check (issue 23)
@@ -272,7 +264,6 @@ def audit_html(a, *, redacted: bool = True, train=None, synthetic=None, sections
     title = "memviz audit" + (f": run {a.provenance.run.run_id}, check {a.provenance.run.check}"
                               if a.provenance.run is not None else "")
     source = source_name(a)
-    from memviz.auditing.evidence_html import other_tests_section
 
     other = other_tests_section(a, redacted)   # the supporting evidence, after the audit's own parts
     return build_report(facts(a), figures, None, settings, redacted=redacted, title=title,

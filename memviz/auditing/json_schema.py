@@ -2,14 +2,16 @@
 
 Kept as Python data so that it ships inside the package; :func:`validate` checks a document
 against it with the ``jsonschema`` package (a dependency of the dashboard's stack), one
-MemvizError line naming the first problem. ``python -m memviz.auditing.json_schema`` prints it.
+BadRunFolder line naming the first problem. ``python -m memviz.auditing.json_schema`` prints it.
 """
 from __future__ import annotations
 
-from memviz.auditing.family import MEMBERS
+import jsonschema
+
 from memviz.auditing.result import FORMAT
-from memviz.auditing.verdict import CODES, QUALIFIERS
-from memviz.errors import MemvizError
+from memviz.errors import BadRunFolder
+from memviz.verdict.family import MEMBERS
+from memviz.verdict.verdict import CODES, QUALIFIERS
 
 _NUM = {"type": "number"}
 _SHARE = {"type": "number", "minimum": 0, "maximum": 1}
@@ -213,14 +215,13 @@ SCHEMA = {
 
 
 def validate(doc) -> None:
-    """Check ``doc`` (a parsed audit.json) against :data:`SCHEMA`; MemvizError naming the first problem."""
-    import jsonschema
+    """Check ``doc`` (a parsed audit.json) against :data:`SCHEMA`; BadRunFolder naming the first problem."""
 
     errors = sorted(jsonschema.Draft202012Validator(SCHEMA).iter_errors(doc), key=lambda e: list(e.absolute_path))
     if errors:
         e = errors[0]
         where = "/".join(map(str, e.absolute_path)) or "(top)"
-        raise MemvizError(f"audit.json: {where}: {e.message}")
+        raise BadRunFolder(f"audit.json: {where}: {e.message}")
 
 
 if __name__ == "__main__":  # pragma: no cover

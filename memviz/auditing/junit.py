@@ -1,9 +1,9 @@
 """The audit as JUnit XML, the test report every CI system reads (``memviz audit --junit FILE``).
 
 One test suite, ``memviz audit``; one test case per member of the verdict's family
-(:mod:`memviz.auditing.family`, whatever members it holds), failing where the member holds, its failure
+(:mod:`memviz.verdict.family`, whatever members it holds), failing where the member holds, its failure
 carrying the verdict's sentence and the member's p-values; one test case per threshold
-(:mod:`memviz.auditing.thresholds`), failing above its limit; and, where the verdict refuses to judge
+(:mod:`memviz.verdict.thresholds`), failing above its limit; and, where the verdict refuses to judge
 (``no_holdout``, ``quality_too_low``), one test case ``verdict`` in error with the sentence. The suite's
 properties carry the verdict's code and the figures of :meth:`~memviz.auditing.result.Audit.headline`.
 
@@ -18,8 +18,9 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from memviz.auditing.family import MEMBER_NAMES
-from memviz.auditing.verdict import REFUSALS
+from memviz.io import atomic_write_text
+from memviz.verdict.family import MEMBER_NAMES
+from memviz.verdict.verdict import REFUSALS
 
 if TYPE_CHECKING:
     from memviz.auditing.result import Audit
@@ -81,8 +82,6 @@ def junit_xml(a: "Audit", readings=(), seconds: float | None = None, source: str
 
 def write_junit(path: str | Path, a: "Audit", readings=(), seconds: float | None = None, source: str = "") -> Path:
     """:func:`junit_xml` written atomically to ``path`` (:func:`memviz.io.atomic_write_text`)."""
-    from memviz.io import atomic_write_text
-
     path = Path(path)
     atomic_write_text(path, junit_xml(a, readings, seconds, source))
     return path

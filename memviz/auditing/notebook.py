@@ -2,7 +2,7 @@
 
 * :func:`audit_fragment`: the audit as an HTML fragment (what ``Audit._repr_html_`` shows in Jupyter):
   the verdict card and the named training rows, redacted by default, drawn by the report's own blocks
-  (``memviz/templates/notebook.html.j2``, autoescaped: :mod:`memviz.viz.templating`).
+  (``memviz/templates/notebook.html.j2``, autoescaped: :mod:`memviz.auditing.templating`).
 * :func:`audit_metrics`: every figure of the audit as a flat ``name → number`` dictionary
   (``Audit.to_metrics()``), what a tracker (MLflow, Weights & Biases) logs as metrics: the figures of
   audit.json, the family's p-values and outcomes (1 holds, 0 not), the supporting tests' headline figures;
@@ -15,8 +15,18 @@
 from __future__ import annotations
 
 import math
+import secrets
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+import pandas as pd
+
+from memviz.auditing.html import audit_card, row_names
+from memviz.auditing.report import table_cells
+from memviz.auditing.templating import render
+from memviz.errors import BadOption, install_hint
+from memviz.verdict.verdict import CODES, REFUSALS
 
 if TYPE_CHECKING:
     from memviz.auditing.result import Audit
@@ -29,14 +39,6 @@ def audit_fragment(a: "Audit", *, train=None, redacted: bool = True, max_rows: i
     """The verdict card and the first ``max_rows`` named training rows as one HTML fragment (no script,
     every text escaped). Rows are named by the training table's key when ``train`` (a Table with a key)
     is given, hashed when ``redacted``; else by memviz's row number."""
-    import secrets
-
-    import pandas as pd
-
-    from memviz.auditing.html import audit_card, row_names
-    from memviz.viz.report import table_cells
-    from memviz.viz.templating import render
-
     over = a.frame("over_copied", row_id=True)
     rows, more = None, ""
     if len(over):
@@ -90,7 +92,6 @@ def audit_metrics(a: "Audit") -> dict[str, float]:
         _put(out, f"family.{m.name}.p_adjusted", m.p_adjusted)
         _put(out, f"family.{m.name}.holds", bool(m.holds))
     v = a.verdict
-    from memviz.auditing.verdict import CODES, REFUSALS
 
     for code in CODES:
         if code not in REFUSALS:
@@ -114,18 +115,16 @@ def log_mlflow(a: "Audit", tracking_uri: str | None = None, *, experiment: str =
     metrics, the verdict's code and sentence as tags, and the files of ``out_dir`` (an audit's output
     folder: audit.json, report.html, rows.csv) as artifacts under ``memviz/``."""
     try:
-        import mlflow
-        from mlflow.entities import Metric, RunTag
-        from mlflow.tracking import MlflowClient
+        import mlflow  # lazy: mlflow, an optional extra (memviz[mlflow]): only log_mlflow needs it
+        from mlflow.entities import (  # lazy: mlflow, an optional extra (memviz[mlflow]): only log_mlflow needs it
+            Metric,
+            RunTag,
+        )
+        from mlflow.tracking import MlflowClient  # lazy: mlflow, an optional extra (memviz[mlflow])
     except ModuleNotFoundError as exc:
-        from memviz.errors import install_hint
-
         raise ModuleNotFoundError(f"MLflow logging needs mlflow: {install_hint('mlflow')}", name="mlflow") from exc
-    import time
 
-    from mlflow.exceptions import MlflowException
-
-    from memviz.errors import MemvizError
+    from mlflow.exceptions import MlflowException  # lazy: mlflow, an optional extra (memviz[mlflow])
 
     v = a.verdict
     try:
@@ -138,7 +137,7 @@ def log_mlflow(a: "Audit", tracking_uri: str | None = None, *, experiment: str =
             exp_id = exp.experiment_id if exp is not None else client.create_experiment(experiment)
             run_id, own = client.create_run(exp_id, run_name=run_name or "memviz audit").info.run_id, True
     except MlflowException as exc:         # a tracking URI MLflow cannot use: one line naming it
-        raise MemvizError(f"MLflow tracking URI {tracking_uri or '(MLflow default)'}: {exc.message}") from None
+        raise BadOption(f"MLflow tracking URI {tracking_uri or '(MLflow default)'}: {exc.message}") from None
     try:
         now = int(time.time() * 1000)
         metrics = [Metric(k, val, now, 0) for k, val in audit_metrics(a).items()]

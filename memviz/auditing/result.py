@@ -1,18 +1,18 @@
 """The Audit: one frozen result behind every sentence, page, report and JSON about a synthetic table.
 
 Made by ``memviz.audit`` (:data:`audit`: any synthetic table) or :meth:`Audit.from_run` (one check of a warm-up
-run), the two entry points, both defined here; their work is :mod:`memviz.auditing.build`'s. Figures (all shares in [0, 1], the excess in share points):
+run), the two entry points, both defined here; their work is :mod:`memviz.verdict.build`'s. Figures (all shares in [0, 1], the excess in share points):
 
 * mem_ratio   p1 = flagged generated rows / M (flagged: r = d(g, NN1) / d(g, NN2) < 1/3).
 * floor       p0 = flagged hold-out rows / H, 95 % Wilson interval (:mod:`memviz.measure.floor`).
 * excess      p1 − p0, Newcombe's hybrid score interval (:mod:`memviz.measure.floor`).
-* copy_share  c = (p1 − p0) / (1 − p0), MOVER-R interval (:mod:`memviz.auditing.share`).
+* copy_share  c = (p1 − p0) / (1 − p0), MOVER-R interval (:mod:`memviz.verdict.share`).
 * close       how close every generated row is to its nearest training row against the hold-out's rows
   (:mod:`memviz.measure.dcr`): the too-close share, the identical share and the per-row test of close
   copies, each an exact test.
 * identical_share, holdout_identical_share  share of generated / hold-out rows equal in every distance
   column to a training row (the closeness tests' counts when they ran).
-* family      the verdict's evidence as one family of tests, Holm-adjusted (:mod:`memviz.auditing.family`).
+* family      the verdict's evidence as one family of tests, Holm-adjusted (:mod:`memviz.verdict.family`).
 * dcr_share   share of generated rows whose closest real row is a training row rather than a
   hold-out row (balanced, ideal 0.5; :func:`memviz.evaluate.synthetic.dcr_share`).
 * shape, shape_reference  SDMetrics' Column Shapes of the generated rows and of the hold-out,
@@ -33,18 +33,24 @@ import math
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Mapping, TYPE_CHECKING
+from typing import TYPE_CHECKING, Mapping
 
+import numpy as np
 import pandas as pd
 
-from memviz.auditing.build import KEY, audit_fields, key_part, run_fields
-from memviz.auditing.family import Family
-from memviz.auditing.provenance import Provenance
-from memviz.auditing.rowtest import RowTest
-from memviz.auditing.verdict import Finding, Verdict, verdict_of
-from memviz.auditing.verdict import findings as findings_of
+from memviz.auditing.html import audit_html
+from memviz.auditing.notebook import audit_fragment, audit_metrics, log_mlflow
 from memviz.evidence.suite import Evidence
+from memviz.folders import folder_unit
+from memviz.io import atomic_write_text, dumps, export_csv, to_jsonable
 from memviz.measure.dcr import CloseCopies
+from memviz.tables.redact import key_labels
+from memviz.verdict.build import KEY, audit_fields, key_part, run_fields
+from memviz.verdict.family import Family
+from memviz.verdict.provenance import Provenance
+from memviz.verdict.rowtest import RowTest
+from memviz.verdict.verdict import Finding, Verdict, copying_region, verdict_of
+from memviz.verdict.verdict import findings as findings_of
 
 if TYPE_CHECKING:
     from memviz.measure.floor import Floor
@@ -71,7 +77,7 @@ class Audit:
     caller's own, each with ``to_dict()`` and ``sentence()``; the data-copying test's regions enter the
     verdict's family, the others qualify it). ``close``: the closeness tests
     (:class:`~memviz.measure.dcr.CloseCopies`; None without a hold-out at hand); ``family``: the verdict's
-    evidence, Holm-adjusted (:class:`~memviz.auditing.family.Family`). ``generated``: per generated row
+    evidence, Holm-adjusted (:class:`~memviz.verdict.family.Family`). ``generated``: per generated row
     synthetic_id, nn1, ratio, memorized, exact of the ratio test, and close_nn1, distance, too_close, close of the
     closeness tests (M rows); ``floor_detail``: the ratio test's :class:`~memviz.measure.floor.Floor` (pass it to
     :func:`~memviz.leaks.rows.copies_vs_null` for the copies fresh rows would give each row); ``per_check``: a
@@ -205,8 +211,6 @@ class Audit:
     def key_of(self, row_ids) -> list:
         """The user's key of each of these training row_ids, as plain values (the row_ids themselves without a key;
         None for a missing key value)."""
-        import numpy as np
-
         ids = np.asarray(row_ids, dtype=np.int64).reshape(-1)
         held = self._held()
         if not held:
@@ -226,29 +230,25 @@ class Audit:
             return [f"row {i}" for i in ids]
         values = self.key_of(ids)
         if len(held) > 1:
-            from memviz.tables.redact import key_labels
-
             cols = self.key_columns
             parts = [key_labels([v[c] for v in values], c, salt=salt) if redacted else
                      ["missing" if v[c] is None else str(v[c]) for v in values] for c in cols]
             return [", ".join(f"{c}={t}" for c, t in zip(cols, row)) for row in zip(*parts)]
         if redacted:
-            from memviz.tables.redact import key_labels
-
             return [f"{self.key} {t}" for t in key_labels(values, self.key, salt=salt)]
         return [f"{self.key} {'missing' if v is None else v}" for v in values]
 
     # ------------------------------------------------------------------ reading
     @cached_property
     def verdict(self) -> Verdict:
-        """The one verdict (:mod:`memviz.auditing.verdict`), derived only from this object (computed once)."""
+        """The one verdict (:mod:`memviz.verdict.verdict`), derived only from this object (computed once)."""
         return verdict_of(self)
 
     @cached_property
     def findings(self) -> tuple[Finding, ...]:
         """The figures the verdict rests on: each member of its family with the share it reads among the generated
         rows, the share real rows give, its p and whether it holds, those that hold first
-        (:func:`memviz.auditing.verdict.findings`)."""
+        (:func:`memviz.verdict.verdict.findings`)."""
         return findings_of(self)
 
     def region_distances(self):
@@ -256,10 +256,6 @@ class Audit:
         strongly: each row's distance to its nearest training row there, the region's real rows' 5 % quantile,
         and the region in the user's column names (what :func:`memviz.viz.memorization.closeness_plot` draws);
         None when no region copies."""
-        import numpy as np
-
-        from memviz.auditing.verdict import copying_region
-
         cell = copying_region(self)
         dc = self.evidence.get("data_copying")
         got = dc.cell_distances(int(cell["cell"])) if cell is not None else None
@@ -323,8 +319,6 @@ class Audit:
 
     def to_json(self, path: str | Path | None = None, indent: int | None = 1) -> str:
         """Strict JSON of :meth:`to_dict` (NaN → null); written atomically to ``path`` when given."""
-        from memviz.io import atomic_write_text, dumps
-
         text = dumps(self.to_dict(), indent=indent)
         if path is not None:
             atomic_write_text(Path(path), text + "\n")
@@ -333,9 +327,6 @@ class Audit:
     def to_html(self, path: str | Path | None = None, *, redacted: bool = True, train=None, synthetic=None) -> str:
         """Self-contained HTML report (no external requests; redacted by default); written atomically to
         ``path`` when given. ``train`` / ``synthetic`` (Tables) add the most-copied rows beside their copies."""
-        from memviz.auditing.html import audit_html
-        from memviz.io import atomic_write_text
-
         text = audit_html(self, redacted=redacted, train=train, synthetic=synthetic)
         if path is not None:
             atomic_write_text(Path(path), text)
@@ -384,9 +375,6 @@ class Audit:
         staged beside DIR with DIR/contents.json, renamed into place, under a lock); returns their paths.
         rows.csv names each row by the user's key (:meth:`rows_frame`; ``row_id``: memviz's row_id after it);
         ``train`` / ``synthetic`` add the most-copied rows beside their copies to the report."""
-        from memviz.folders import folder_unit
-        from memviz.io import export_csv
-
         out = Path(out_dir)
         with folder_unit(out, names=tuple(FILES.values())) as stage:
             export_csv(stage / FILES["rows"], self.rows_frame(train, row_id=row_id), raw=raw_csv)
@@ -397,22 +385,16 @@ class Audit:
     # ------------------------------------------------- notebooks and trackers (memviz.auditing.notebook)
     def _repr_html_(self) -> str:
         """Jupyter's view of the audit: the verdict card and the named training rows, redacted."""
-        from memviz.auditing.notebook import audit_fragment
-
         return audit_fragment(self)
 
     def to_metrics(self) -> dict[str, float]:
         """Every figure as a flat ``name → number`` dictionary (for MLflow, Weights & Biases, ...)."""
-        from memviz.auditing.notebook import audit_metrics
-
         return audit_metrics(self)
 
     def log_mlflow(self, tracking_uri: str | None = None, *, experiment: str = "memviz", run_name: str | None = None,
                    out_dir: str | Path | None = None) -> str:
         """Log the metrics, the verdict and (``out_dir``) the audit's files into MLflow; returns the run id
         (:func:`memviz.auditing.notebook.log_mlflow`; ``pip install 'memviz[mlflow]'``)."""
-        from memviz.auditing.notebook import log_mlflow
-
         return log_mlflow(self, tracking_uri, experiment=experiment, run_name=run_name, out_dir=out_dir)
 
 
@@ -473,7 +455,7 @@ class AuditDoors:
         ------
         MemvizError
             Among others: an unknown backend, a scheduler that does not answer, or tables whose audit the memory
-            estimate says will not fit (:func:`memviz.auditing.build.check_memory`), in one line and before any search.
+            estimate says will not fit (:func:`memviz.verdict.build.check_memory`), in one line and before any search.
         """
         return Audit(**audit_fields(train, synthetic, holdout, schema=schema, metadata=metadata, target=target,
                                     distance=distance, device=device, quality=quality, dcr=dcr, evidence=evidence,
@@ -492,15 +474,11 @@ def _pair(v):
 
 
 def _records(df: pd.DataFrame) -> list[dict]:
-    from memviz.io import to_jsonable
-
     return to_jsonable(df.to_dict(orient="records"))
 
 
 def _plain(v):
     """A key value as a plain Python value for JSON and text (int, float, str; None when missing)."""
-    import numpy as np
-
     try:
         if pd.isna(v):
             return None

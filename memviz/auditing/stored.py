@@ -34,17 +34,20 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from memviz.io import VERSION, atomic_write_parquet, atomic_write_text
+
+#: 6: the verdict's room below viz: Family, Provenance, RunInfo and RowTest in memviz.verdict;
 #: 5: NullFit in measure.nullfit; a composite key's parts in the per-row table;
 #: 4: RunInfo, Provenance (auditing.provenance) and RowTest (auditing.rowtest) in modules of their own;
 #: 3: the near-verbatim member, ties, the pooled identical test, regions; rows named by the key
-FORMAT = "memviz.audit.stored/5"
+FORMAT = "memviz.audit.stored/6"
 _OWN = re.compile(r"[0-9a-f]{12}_[0-9]+\.(parquet|npy)")   # the files a save writes (others are left alone)
 INDEX = "index.json"
 #: the folder of a run's kept audit
 RUN_FOLDER = "audit_cache"
 #: the packages whose dataclasses an audit holds (its figures, verdict, evidence and floors); the only
 #: classes a kept audit is read back into
-RESULT_PACKAGES = ("memviz.auditing", "memviz.evidence", "memviz.measure")
+RESULT_PACKAGES = ("memviz.verdict", "memviz.auditing", "memviz.evidence", "memviz.measure")
 
 
 @functools.lru_cache(maxsize=1)
@@ -65,8 +68,6 @@ def kept_classes() -> dict:
 def save_audit(audit, folder: str | Path, token: int | None = None) -> Path:
     """Write ``audit`` to ``folder`` (module docstring); ``token`` ties it to a run state (its manifest's
     time, :func:`memviz.app.runs.run_token`). Returns the index path."""
-    from memviz.io import VERSION, atomic_write_text
-
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     tag = uuid.uuid4().hex[:12]
@@ -86,8 +87,6 @@ def save_audit(audit, folder: str | Path, token: int | None = None) -> Path:
 def load_audit(folder: str | Path, token: int | None = None):
     """The audit kept in ``folder``, or None when there is none, it was made for another run state
     (``token``) or another memviz version, or a file it names is missing or unreadable."""
-    from memviz.io import VERSION
-
     folder = Path(folder)
     try:
         index = json.loads((folder / INDEX).read_text(encoding="utf-8"))
@@ -106,8 +105,6 @@ def load_audit(folder: str | Path, token: int | None = None):
 def save_table(df: pd.DataFrame, folder: str | Path, name: str, token: int | None) -> Path:
     """Keep a table computed from one run state beside the audit (``NAME_TOKEN.parquet``, atomically;
     the same name for other states is removed)."""
-    from memviz.io import atomic_write_parquet
-
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{name}_{token}.parquet"

@@ -4,12 +4,12 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from memviz.auditing.build import check_backend
-from memviz.auditing.inputs import generated_inputs
+from memviz.verdict.build import check_backend
+from memviz.verdict.inputs import generated_inputs
 from memviz.auditing.junit import write_junit
 from memviz.auditing.result import FILES, audit
-from memviz.auditing.thresholds import EXIT_THRESHOLD, FIGURES, Threshold, read_thresholds, threshold_exit
-from memviz.auditing.verdict import gate
+from memviz.verdict.thresholds import EXIT_THRESHOLD, FIGURES, Threshold, read_thresholds, threshold_exit
+from memviz.verdict.verdict import gate
 from memviz.commands.common import (
     add_backend,
     add_common,
@@ -52,7 +52,7 @@ def register(sub, command) -> None:
 
 
 def add_ci_options(sp) -> None:
-    """The CI gate's numeric thresholds (:mod:`memviz.auditing.thresholds`), ``--junit`` and ``--mlflow``."""
+    """The CI gate's numeric thresholds (:mod:`memviz.verdict.thresholds`), ``--junit`` and ``--mlflow``."""
     for name, f in FIGURES.items():
         sp.add_argument(f"--max-{name}", type=float, metavar="SHARE" if f.share else "N",
                         help=f"exit with code {EXIT_THRESHOLD} when {f.words} is above this "
@@ -68,7 +68,7 @@ def add_ci_options(sp) -> None:
 
 
 def thresholds_of(args) -> tuple:
-    """The ``--max-...`` options given, each checked at the door (:class:`~memviz.auditing.thresholds.Threshold`)."""
+    """The ``--max-...`` options given, each checked at the door (:class:`~memviz.verdict.thresholds.Threshold`)."""
     return tuple(Threshold(name, getattr(args, "max_" + name.replace("-", "_")))
                  for name in FIGURES if getattr(args, "max_" + name.replace("-", "_"), None) is not None)
 

@@ -23,7 +23,7 @@ from memviz.jobs.spec import OVERRIDE_HINT, valid_event
 from memviz.tables.describe import schema_block
 from memviz.tables.schema import Schema
 from memviz.viz.style import model_label
-from memviz.viz.text import check_name, pct, seconds
+from memviz.text import check_name, pct, seconds
 from memviz.warmup.run import WarmupConfig
 
 #: the one set of defaults each command's help shows (never restated)
@@ -408,7 +408,7 @@ def add_dynamiccut(sp) -> None:
 
 
 def add_fail_on(sp) -> None:
-    """``--fail-on {copying, rows, never}``: the audit as a release gate (:func:`memviz.auditing.verdict.gate`)."""
+    """``--fail-on {copying, rows, never}``: the audit as a release gate (:func:`memviz.verdict.verdict.gate`)."""
     sp.add_argument("--fail-on", choices=("copying", "rows", "never"), default="never",
                     help="exit with code 3 when the verdict is 'copying' (copying), or 'copying' or "
                          "'rows_over_copied' (rows), and with code 4 when the audit refused to judge "

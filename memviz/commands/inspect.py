@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from memviz.commands.common import add_quiet, emit
 from memviz.measure.floor import excess
+from memviz.verdict.words import excess_sentence
 from memviz.warmup import checkpoints
 from memviz.warmup.frontier import METRICS, StopRule, recommend
 from memviz.warmup.run import load_warmup
@@ -54,7 +55,7 @@ def run(args) -> None:
                         "holdout_identical_share": f.n_identical / f.n_holdout}
         last = res.per_check.iloc[-1]
         ex = excess(float(last["mem_ratio"]), int(last["n_synthetic"]), f)
-        out["final_excess"] = {"excess": ex.excess, "excess_ci": [ex.low, ex.high], "sentence": ex.sentence()}
+        out["final_excess"] = {"excess": ex.excess, "excess_ci": [ex.low, ex.high], "sentence": excess_sentence(ex)}
     out.update(recommendation(res, args))
     if not (args.json or args.quiet):
         print(format_run_summary(out))

@@ -26,6 +26,7 @@ from memviz.measure.floor import excess, holdout_floor
 from memviz.measure.memorization import memorization
 from memviz.measure.rownull import copies_per_row, row_null
 from memviz.tables.data import load_companion, load_table
+from memviz.verdict.words import excess_sentence
 
 
 def register(sub, command) -> None:
@@ -87,7 +88,7 @@ def _run(args, t0, client, outs) -> None:
         ex = excess(res.mem_ratio, res.n_synthetic, floor)
         out.update(floor=floor.floor, floor_ci=[floor.low, floor.high], excess=ex.excess, excess_ci=[ex.low, ex.high],
                    n_holdout=floor.n_holdout, holdout_identical_share=floor.n_identical / floor.n_holdout,
-                   sentence=ex.sentence())
+                   sentence=excess_sentence(ex))
         if args.rows_out:
             rows = row_null(floor, copies_per_row(floor, res.nn1, res.memorized), res.n_synthetic).to_frame()
             out["ratio_above_chance"] = int(rows["above_chance"].sum())

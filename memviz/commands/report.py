@@ -17,10 +17,10 @@ from memviz.app.audits import ranked_on
 from memviz.app.compare_card import pick_model
 from memviz.app.runs import load_run
 from memviz.attacks.store import with_finished_attack
-from memviz.auditing.build import check_backend
+from memviz.verdict.build import check_backend
 from memviz.auditing.html import audit_html
 from memviz.auditing.result import Audit
-from memviz.auditing.verdict import gate
+from memviz.verdict.verdict import gate
 from memviz.commands.audit import backend_help
 from memviz.commands.common import add_backend, add_fail_on, add_keep_row_id, add_quiet, add_raw_csv, emit, inputs_of
 from memviz.errors import BadRunFolder, MemvizError

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from memviz.compare.protocol import COLUMNS as PROTOCOL
-from memviz.metrics import percent_pm
+from memviz.text import percent_pm
 
 FIGURES = ("mem_ratio", "mem_ratio_pruned", "mem_auc", "mem_auc_pruned", "relative_reduction",
            "relative_reduction_auc", "shape", "trend", "mle", "mle_real", "dcr_share", "floor", "excess",

@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 
 from memviz.errors import BadOption, BadTable
-from memviz.metrics import auc_terms
+from memviz.measure.memorization import auc_terms
 
 CHECK_COLUMNS = ("check", "epoch", "synthetic_id", "nn1", "d1", "d2", "ratio", "memorized")
 DEFAULT_TOP_FRAC = 0.10

@@ -21,7 +21,7 @@ that answered it), so the output equals the local run's, byte for byte
 
 The audit (``memviz.audit(..., backend="dask")``, ``memviz audit --backend dask``) wraps each engine it
 fits through one :class:`Remote` (each engine sent once): its memorization pass, floor, closeness tests
-and membership attack search on the cluster (``memviz.auditing.build`` says which searches stay here);
+and membership attack search on the cluster (``memviz.verdict.build`` says which searches stay here);
 :class:`DaskEngine` also offers ``reference_arrays`` for the data-copying test's cells.
 
 On each worker the first task raises glibc's mmap and trim thresholds (:func:`_tune_malloc`):

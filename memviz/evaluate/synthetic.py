@@ -564,7 +564,7 @@ def dcr_share(train: Table, test, synthetic, device: str = "auto", *, balance: b
     Values well above ``ideal`` mean the generator stays closer to its training rows
     than to unseen real rows. ``every_train_row``: also search every training row when the share's reference
     is a subsample (``dcr_train_all``, ``median_train``; otherwise those are the subsample's only when it is the
-    whole table, else None and NaN: never the subsample's under the other name). ``remote`` (:func:`memviz.auditing.build.searches`): the two searches run on
+    whole table, else None and NaN: never the subsample's under the other name). ``remote`` (:func:`memviz.verdict.build.searches`): the two searches run on
     its cluster (the engines are fitted here). ``test``: a Table with the training columns, or a
     :class:`~memviz.tables.holdout.CheckedHoldout` checked against ``train`` (used as is: its columns and
     rows were checked once, :func:`memviz.audit`); a raw Table keeps these checks (non-empty, the training

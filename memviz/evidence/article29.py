@@ -52,6 +52,7 @@ from memviz.measure.tails import hypergeom_sf
 from memviz.tables.data import Table
 from memviz.tables.encoding import canonical_series
 from memviz.tables.schema import Schema
+from memviz.text import percent
 
 #: the level each attack flags at (on its own)
 ALPHA = 0.05
@@ -112,11 +113,11 @@ class Article29Result:
                                 "person)",
                 "linkability": "Linkability (joining two halves of a person's columns through the synthetic "
                                "rows)"}[self.test]
-        rates = (f"{100 * self.main_rate:.1f} % of attacks succeed on training rows against "
-                 f"{100 * self.control_rate:.1f} % on real rows the model never saw")
+        rates = (f"{percent(self.main_rate)} of attacks succeed on training rows against "
+                 f"{percent(self.control_rate)} on real rows the model never saw")
         p = "p < 0.001" if self.p_value < 0.001 else f"p {self.p_value:.2g}"
         if self.flags_risk:
-            return f"{what}: {rates}: a risk of {100 * self.risk:.1f} % beyond chance ({p})."
+            return f"{what}: {rates}: a risk of {percent(self.risk)} beyond chance ({p})."
         return f"{what}: {rates}: no risk beyond chance shown ({p})."
 
 

@@ -52,6 +52,7 @@ from memviz.measure.multiplicity import bh_qvalues
 from memviz.tables.data import Table
 from memviz.tables.encoding import canonical_series
 from memviz.tables.schema import Schema
+from memviz.text import percent
 
 N_ROWS = 1000
 ALPHA = 0.05
@@ -106,8 +107,8 @@ class AttributeResult:
         head = "Knowing the other columns of a person, the nearest generated row gives away"
         ga = self.given_away
         first = (ga if len(ga) else cols.sort_values("excess", ascending=False)).iloc[0]
-        fig = (f"{first['secret']}: right for {100 * first['rate']:.0f} % of training rows against "
-               f"{100 * first['control']:.0f} % of people outside them, {100 * first['excess']:+.1f} points, "
+        fig = (f"{first['secret']}: right for {percent(first['rate'], 0)} of training rows against "
+               f"{percent(first['control'], 0)} of people outside them, {100 * first['excess']:+.1f} points, "
                f"{100 * first['excess_low']:+.1f} to {100 * first['excess_high']:+.1f}")
         more = "more" if len(ga) else "no more"
         if len(cols) == 1:                                   # not "in any of 1 column"

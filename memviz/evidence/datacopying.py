@@ -59,6 +59,7 @@ from memviz.evidence.ranktests import json_safe, mann_whitney_z, one_sided_p
 from memviz.measure.multiplicity import bh_qvalues
 from memviz.tables.data import Table
 from memviz.tables.encoding import Encoder, canonical_series
+from memviz.text import percent
 
 MAX_CELLS = 10
 HOLDOUT_PER_CELL = 100
@@ -122,7 +123,7 @@ class DataCopyingResult:
 
     @property
     def flags_copying(self) -> bool:
-        """Supporting evidence of copying for the audit's verdict (:mod:`memviz.auditing.verdict`): :attr:`copying`."""
+        """Supporting evidence of copying for the audit's verdict (:mod:`memviz.verdict.verdict`): :attr:`copying`."""
         return self.copying
 
     @property
@@ -156,7 +157,7 @@ class DataCopyingResult:
         if len(cc):
             share = float(cc["holdout_share"].sum())
             first = cc.iloc[0]
-            where = (f"; it copies in {len(cc)} of {self.n_cells} regions of the data holding {100 * share:.0f} % of it, "
+            where = (f"; it copies in {len(cc)} of {self.n_cells} regions of the data holding {percent(share, 0)} of it, "
                      f"strongest among rows like: {first['description']}")
         if self.copying:
             return f"Generated rows sit closer to the training rows than fresh real rows do, a sign of copying ({stat}){where}."

@@ -96,6 +96,7 @@ from memviz.evidence.ranktests import auc_delong, json_safe
 from memviz.measure.multiplicity import bh_qvalues, bonferroni
 from memviz.tables.data import Table
 from memviz.tables.encoding import canonical_series
+from memviz.text import percent
 
 FORMAT = "memviz.evidence.density_ratio/1"
 #: the encoding's name in the JSON (module docstring)
@@ -370,8 +371,8 @@ class DensityRatioResult:
         ci = f"AUC {self.auc:.2f}, {self.auc_low:.2f} to {self.auc_high:.2f}; 0.50 is chance"
         head = "Comparing the synthetic table's density with the population's (the density-ratio attack), an attacker"
         t1, t2 = self.tpr
-        hits = (f"allowing {100 * t1['fpr']:g} % false alarms it picks out {100 * t1['tpr']:.1f} % of the training "
-                f"rows, at {100 * t2['fpr']:g} % {100 * t2['tpr']:.2f} % (chance: the same as the false alarms)")
+        hits = (f"allowing {100 * t1['fpr']:g} % false alarms it picks out {percent(t1['tpr'])} of the training "
+                f"rows, at {100 * t2['fpr']:g} % {percent(t2['tpr'], 2)} (chance: the same as the false alarms)")
         if self.better_than_chance:
             return f"{head} tells training rows from fresh real rows better than chance ({ci}): {hits}."
         if self.flags_copying:            # the tail test alone: a few rows stand out, the average does not move

@@ -49,6 +49,7 @@ from memviz.tables.holdout import CheckedHoldout, as_table, checked_holdout
 from memviz.evidence.ranktests import auc_delong, json_safe
 from memviz.measure.multiplicity import bh_qvalues
 from memviz.tables.data import Table
+from memviz.text import percent
 
 #: the distance of the tests beyond the ratio test (module docstring: why not the paper's)
 DEFAULT_DISTANCE = "standardized"
@@ -114,7 +115,7 @@ class MembershipResult:
 
     @property
     def flags_copying(self) -> bool:
-        """Supporting evidence of copying for the audit's verdict (:mod:`memviz.auditing.verdict`): the AUC's
+        """Supporting evidence of copying for the audit's verdict (:mod:`memviz.verdict.verdict`): the AUC's
         interval lies above 0.5 (:attr:`better_than_chance`)."""
         return self.better_than_chance
 
@@ -156,7 +157,7 @@ class MembershipResult:
         t1 = self.tpr[0]
         if self.better_than_chance:
             return (f"{head} tells training rows from fresh real rows better than chance ({ci}): allowing "
-                    f"{100 * t1['fpr']:g} % false alarms, it picks out {100 * t1['tpr']:.1f} % of the training rows "
+                    f"{100 * t1['fpr']:g} % false alarms, it picks out {percent(t1['tpr'])} of the training rows "
                     f"(chance: {100 * t1['fpr']:g} %).")
         if self.auc_high < 0.5:
             return (f"{head} does worse than chance at telling training rows from fresh real rows ({ci}): "

@@ -86,7 +86,7 @@ from memviz.jobs.status import (  # noqa: F401 (re-exported: the reading half)
     runs_root,
     wait,
 )
-from memviz.locks import hold
+from memviz.folders import hold
 from memviz.tables.data import ROW_ID, Table
 from memviz.warmup.run import WarmupConfig
 from memviz.warmup.store import MANIFEST, RunStore

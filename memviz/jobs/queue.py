@@ -16,7 +16,7 @@ from pathlib import Path
 
 from memviz.errors import BadOption, BadRunFolder
 from memviz.io import atomic_write_json, read_json
-from memviz.locks import is_held, try_hold
+from memviz.folders import is_held, try_hold
 
 MAX_JOBS_ENV = "MEMVIZ_MAX_JOBS"
 MAX_QUEUED_ENV = "MEMVIZ_MAX_QUEUED"
@@ -78,7 +78,7 @@ def pid_alive(pid: int | None, start_ticks: int | None = None) -> bool:
     return True
 
 
-_SLOT = None  # this process' slot (a held memviz.locks lock), held until it exits
+_SLOT = None  # this process' slot (a held memviz.folders lock), held until it exits
 
 
 def take_slot(root: Path, slots: int, job_id: str, on_queued=None, poll: float = 0.5) -> None:
@@ -86,7 +86,7 @@ def take_slot(root: Path, slots: int, job_id: str, on_queued=None, poll: float =
 
     Each waiting job holds a ticket ``root/.jobs/queue/<time>-<job_id>`` (with its pid); it
     tries the slots only when no older ticket of a living process waits. A slot is a
-    :mod:`memviz.locks` lock: the system frees it when its process ends, however it ends
+    :mod:`memviz.folders` lock: the system frees it when its process ends, however it ends
     (on Windows too). ``on_queued()`` is called once if the job has to wait.
     """
     global _SLOT
@@ -116,7 +116,7 @@ def take_slot(root: Path, slots: int, job_id: str, on_queued=None, poll: float =
 
 def running_jobs(root: Path) -> int:
     """How many slots under ``root/.jobs/slots`` are held now (jobs running, the caller's
-    own included): a slot whose lock cannot be taken now is held (:func:`memviz.locks.is_held`)."""
+    own included): a slot whose lock cannot be taken now is held (:func:`memviz.folders.is_held`)."""
     return sum(is_held(path) for path in sorted((root / JOBS / "slots").glob("*.lock")))
 
 

@@ -43,7 +43,7 @@ hold-out rows exchangeable)
   allows, s^{n_i}, is at most :data:`Q_LEVEL` (a row that could never be named does not dilute the others;
   the selection reads n_i only, which the null leaves free of the split). Its smallest q-value is Simes' p
   of "some row has more close copies than chance" (:attr:`CloseCopies.p_rows`): exact, the member of the
-  verdict's family (:mod:`memviz.auditing.family`).
+  verdict's family (:mod:`memviz.verdict.family`).
 * **naming rows**   once the family holds (the table copies, or some row does), rows are named with more
   power: the training rows join the reference, each against the other N − 1 (leave one out: NN1 of training
   row j among the rows other than j; :func:`leave_one_out`), R = H + N, s = M / (M + R), and a row is named at

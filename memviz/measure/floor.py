@@ -42,7 +42,7 @@ import pandas as pd
 
 from memviz.errors import BadOption, BadRunFolder, BadTable
 from memviz.measure.nullfit import NullFit, fit_null
-from memviz.metrics import auc_terms
+from memviz.measure.memorization import auc_terms
 from memviz.tables.data import Table
 from memviz.tables.holdout import REFERENCE, CheckedHoldout, checked_holdout
 
@@ -281,28 +281,13 @@ class Excess:
         return self.low, self.high
 
     def figures(self) -> dict:
-        """The plain sentence's numbers, in percent and percentage points (1 decimal)."""
+        """The plain sentence's numbers (:func:`memviz.verdict.words.excess_sentence`), in percent and percentage
+        points (1 decimal)."""
         pct = lambda v: round(100.0 * v, 1)                                    # noqa: E731
         return {"floor_pct": pct(self.floor), "floor_ci_pct": [pct(self.floor_low), pct(self.floor_high)],
                 "mem_pct": pct(self.mem_ratio), "excess_points": pct(self.excess),
                 "excess_ci_points": [pct(self.low), pct(self.high)], "n_holdout": self.n_holdout,
                 "n_synthetic": self.n_synthetic}
-
-    def sentence(self) -> str:
-        """'Real rows the model never saw are flagged at Y %; the model's rows at X %; so Z points (interval)
-        come from the model.' (worded for an interval that covers 0 or lies below it)."""
-        f = self.figures()
-        head = (f"Real rows the model never saw are flagged at {f['floor_pct']:.1f} % "
-                f"({f['n_holdout']:,} hold-out rows); the model's rows at {f['mem_pct']:.1f} %")
-        lo, hi = f["excess_ci_points"]
-        ci = f"{lo:+.1f} to {hi:+.1f}"
-        if self.low > 0:
-            return f"{head}; so {f['excess_points']:.1f} points ({ci}) come from the model."
-        if self.high < 0:
-            return (f"{head}; so the model's rows are flagged less often than real rows "
-                    f"({f['excess_points']:+.1f} points, {ci}).")
-        return (f"{head}; so the model's rows are not flagged more than real rows it never saw "
-                f"({f['excess_points']:+.1f} points, {ci}).")
 
 
 def excess(mem_ratio: float, n_synthetic: int, floor: Floor) -> Excess:

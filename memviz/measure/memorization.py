@@ -50,6 +50,22 @@ def mem_auc(ratio: np.ndarray) -> float:
     return float(np.where(np.isfinite(r), 1.0 - r, 0.0).mean())
 
 
+#: per-term Mem-AUC contributions are rounded to multiples of 1 / AUC_QUANTUM_INV (about 1e-9)
+AUC_QUANTUM_INV = float(2 ** 30)
+
+
+def auc_terms(ratio: np.ndarray) -> np.ndarray:
+    """The Mem-AUC term of each generated row: ``1 - r``, 0 where r is NaN, on a 2**-30 grid.
+
+    Mem-AUC(x) = sum over checks c and generated rows g with NN1(g) = x of (1 - r_c(g)).
+    Quantized to multiples of 2**-30, every sum of up to 2**23 terms is exact in float64,
+    hence independent of the order of the rows (ties rank the same). Shape: (S,) -> (S,).
+    """
+    ratio = np.asarray(ratio, dtype=np.float64)
+    one_minus_r = np.where(np.isfinite(ratio), 1.0 - ratio, 0.0)
+    return np.round(one_minus_r * AUC_QUANTUM_INV) / AUC_QUANTUM_INV
+
+
 def mem_auc_trapezoid(ratio: np.ndarray, points: int = 10) -> float:
     """The papers' approximation: trapezoid of mean(r < τ) over τ = linspace(0, 1, points)."""
     r = np.asarray(ratio, dtype=float)

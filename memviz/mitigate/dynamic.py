@@ -15,7 +15,7 @@ Every ``check_every`` epochs (m; default ⌈E / 25⌉, a warm-up's spacing) the 
 ``n_samples`` rows (default N; seeded by the check, as a warm-up's checks, so training's own
 draws are untouched), each matched to its nearest training row with the memorization metric
 (:func:`memviz.measure.memorization.memorization`, against the training table). A row's Mem-AUC
-at check c is ``A_i(c) = Σ_{g : NN1(g) = i} (1 − r(g))`` (:func:`memviz.metrics.auc_terms`), and
+at check c is ``A_i(c) = Σ_{g : NN1(g) = i} (1 − r(g))`` (:func:`memviz.measure.memorization.auc_terms`), and
 its score after checks 1..c is DynamicCut's: the mean of its k largest A_i over those checks
 (:func:`memviz.dynamics.dynamiccut.score_rows`, k = 3). Epoch e + 1 then leaves out the
 ``n(e) = ⌈p(e) · N⌉`` rows of highest score (ties: lowest row_id), the latest check's ranking.
@@ -39,7 +39,7 @@ from memviz.dynamics.rows import ceil_share
 from memviz.engine.neighbors import NeighborEngine
 from memviz.errors import BadOption
 from memviz.measure import memorization as ratio_test
-from memviz.metrics import auc_terms
+from memviz.measure.memorization import auc_terms
 from memviz.models.callbacks import Callback
 from memviz.tables.data import Table
 from memviz.warmup.tracking import check_seed

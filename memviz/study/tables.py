@@ -6,7 +6,7 @@ import pandas as pd
 
 from memviz.measure.intervals import t_interval
 from memviz.study.util import as_float
-from memviz.viz.text import percent
+from memviz.text import percent
 
 #: plain-words names of the null model's statistics (:func:`memviz.dynamics.splithalf.dynamics_statistics`)
 STATISTICS = {

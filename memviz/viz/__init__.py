@@ -5,7 +5,6 @@
 * :mod:`.dynamics` — Top vs Non-Top over the warm-up, timelines of chosen rows;
 * :mod:`.tune` — early identification, class balance and column shifts of a pruning;
 * :mod:`.compare` — methods side by side, privacy vs utility, breakdowns, transfer;
-* :mod:`.report` — the self-contained HTML report (the one builder, :func:`memviz.viz.report.build_report`).
 * :mod:`.card` — the one verdict card type (:class:`memviz.viz.card.Card`).
 
 Reads the core and the comparison; never imports the dashboard or the CLI.
@@ -37,14 +36,14 @@ __getattr__, __dir__ = lazy_face(__name__, {
     "method_label": "memviz.compare.methods",
     "model_label": "memviz.viz.style",
     "wrap_title": "memviz.viz.style",
-    "check_name": "memviz.viz.text",
-    "count": "memviz.viz.text",
-    "inert": "memviz.viz.text",
-    "pct": "memviz.viz.text",
-    "plain": "memviz.viz.text",
-    "points": "memviz.viz.text",
-    "qvalue": "memviz.viz.text",
-    "seconds": "memviz.viz.text",
+    "check_name": "memviz.text",
+    "count": "memviz.text",
+    "inert": "memviz.text",
+    "pct": "memviz.text",
+    "plain": "memviz.text",
+    "points": "memviz.text",
+    "qvalue": "memviz.text",
+    "seconds": "memviz.text",
     "null_findings_plot": "memviz.viz.dynamics",
     "copies_null_plot": "memviz.viz.memorization",
     "frontier_plot": "memviz.viz.frontier",

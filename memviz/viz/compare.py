@@ -11,8 +11,9 @@ import pandas as pd
 
 from memviz.compare.methods import method_label
 from memviz.compare.threeway import three_way
-from memviz.errors import MemvizError
-from memviz.metrics import METRICS, MISSING, number, percent
+from memviz.errors import BadTable
+from memviz.metrics import METRICS
+from memviz.text import MISSING, number, pct, percent, plain, plain_all
 from memviz.viz.style import (
     PALETTE,
     REMOVED_COLOR,
@@ -25,7 +26,6 @@ from memviz.viz.style import (
     pct_axis,
     rgba,
 )
-from memviz.viz.text import pct, plain, plain_all
 
 if TYPE_CHECKING:
     import plotly.graph_objects as go  # imported where a figure is made: the audit's report needs no plotly
@@ -80,10 +80,10 @@ def fractions(values: pd.Series) -> pd.Series:
 
 def _check_results(results: pd.DataFrame, *cols: str) -> None:
     if not isinstance(results, pd.DataFrame):
-        raise MemvizError(f"results must be a pandas DataFrame, got {type(results).__name__}")
+        raise BadTable(f"results must be a pandas DataFrame, got {type(results).__name__}")
     missing = [c for c in ("method", "model", *cols) if c not in results.columns]
     if missing:
-        raise MemvizError(f"results table is missing column(s) {', '.join(missing)}")
+        raise BadTable(f"results table is missing column(s) {', '.join(missing)}")
 
 
 def _aggregate(results: pd.DataFrame, metric: str) -> pd.DataFrame:
@@ -132,7 +132,7 @@ def comparison_plot(results: pd.DataFrame, metric: str = "mem_ratio") -> go.Figu
         fig.add_hline(y=float(fractions(results[ref]).mean()), line_dash="dash", line_color="#555",
                       annotation_text="real training data", annotation_position="top left")
     elif isinstance(ref, float):
-        fig.add_hline(y=ref, line_dash="dash", line_color="#555", annotation_text=f"ideal {ref:.0%}",
+        fig.add_hline(y=ref, line_dash="dash", line_color="#555", annotation_text=f"ideal {percent(ref, 0, unit='%')}",
                       annotation_position="top left")
     if band is not None:
         _add_floor(fig, band, "y")
@@ -218,11 +218,11 @@ def shape_breakdown_plot(column_shapes) -> go.Figure:
     elif isinstance(column_shapes, pd.DataFrame):
         df = column_shapes
     else:
-        raise MemvizError("column_shapes must be a DataFrame or a dict of DataFrames, "
+        raise BadTable("column_shapes must be a DataFrame or a dict of DataFrames, "
                           f"got {type(column_shapes).__name__}")
     missing = [c for c in ("method", "column", "score") if c not in df.columns]
     if missing:
-        raise MemvizError(f"column shapes table is missing column(s) {', '.join(missing)}")
+        raise BadTable(f"column shapes table is missing column(s) {', '.join(missing)}")
     df = df.assign(score=fractions(df["score"]))
     piv = df.pivot_table(index="column", columns="method", values="score", aggfunc="mean", sort=False)
     methods = method_order(list(piv.columns))
@@ -263,7 +263,7 @@ def dcr_plot(dcr_by_method: Mapping[str, np.ndarray], *, bins: int = 60, clip_qu
     real rows it never saw.
     """
     if not isinstance(dcr_by_method, Mapping):
-        raise MemvizError(f"dcr_by_method must be a dict method -> distances, got {type(dcr_by_method).__name__}")
+        raise BadTable(f"dcr_by_method must be a dict method -> distances, got {type(dcr_by_method).__name__}")
     arrays = {k: np.asarray(v, dtype=np.float64).ravel() for k, v in dcr_by_method.items()}
     arrays = {k: v[np.isfinite(v)] for k, v in arrays.items()}
     ref = None if reference is None else np.asarray(reference, dtype=np.float64).ravel()

@@ -5,7 +5,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from memviz.dynamics.rows import RowDynamics
-from memviz.errors import MemvizError
+from memviz.errors import BadOption, BadTable
 from memviz.viz.style import (
     TOP_COLOR,
     add_note,
@@ -89,7 +89,7 @@ def group_band_plot(dyn: RowDynamics, quantity: str = "cumulative", *, show_mean
     shows the heavy tail when the median sits at 0.
     """
     if quantity not in BAND_QUANTITIES:
-        raise MemvizError(f"quantity {quantity!r}: use one of {', '.join(BAND_QUANTITIES)}")
+        raise BadOption(f"quantity {quantity!r}: use one of {', '.join(BAND_QUANTITIES)}")
     title, y_title, fmt = BAND_QUANTITIES[quantity]
     values = {"cumulative": dyn.cumulative, "mem_auc": dyn.auc, "counts": dyn.counts}[quantity]  # (N, C)
     fig = new_figure(f"{title}: Top vs Non-Top (median and 25–75% band)", "Epoch (training epochs finished)", y_title,
@@ -197,7 +197,7 @@ def null_findings_plot(findings) -> go.Figure:
     need = ("label", "circular", "direction", "observed", "null_median", "null_low", "null_high", "verdict")
     missing = [c for c in need if c not in findings.columns]
     if missing:
-        raise MemvizError(f"findings table is missing column(s) {', '.join(missing)}")
+        raise BadTable(f"findings table is missing column(s) {', '.join(missing)}")
     f = findings.reset_index(drop=True)
     x = null_position(f["observed"], f["null_median"], f["null_low"], f["null_high"], f["direction"])
     names = [("paper's (circular): " if c else "non-circular: ") + str(lab) for lab, c in zip(f["label"], f["circular"])]

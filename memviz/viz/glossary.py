@@ -1,7 +1,7 @@
 """The words of the dashboard and the reports, explained once for someone who has not read the papers,
 generated from the declarations in :mod:`memviz.metrics` (``TERMS`` and each metric's ``explain``).
 
-It lives beside the report builder (:func:`memviz.viz.report.build_report`), so that every report (the
+The report builder (:func:`memviz.auditing.report.build_report`) reads it, so that every report (the
 dashboard's, the audit's, ``memviz report``'s) prints it and links the words it uses to it (the report's
 templates draw both: ``memviz/templates/blocks.html.j2``);
 :mod:`memviz.app.glossary` is the dashboard's name for it. Plain text only: no Markdown, no HTML (the
@@ -9,6 +9,7 @@ callers escape or show it as it is).
 """
 from __future__ import annotations
 
+import html
 import re
 
 from memviz.metrics import METRICS, TERMS
@@ -52,7 +53,5 @@ def used_in(text: str, terms) -> list[str]:
 def text_of(html_text: str) -> str:
     """The words a reader sees in HTML: tags, scripts and figure data left out, entities read (what
     :func:`used_in` reads in a drawn report)."""
-    import html
-
     body = re.sub(r"<script\b.*?</script>", " ", html_text, flags=re.S | re.I)
     return html.unescape(re.sub(r"<[^>]+>", " ", body))

@@ -11,7 +11,8 @@ from plotly.subplots import make_subplots
 
 from memviz.dynamics.rows import RowDynamics
 from memviz.dynamics.summaries import concentration_curve
-from memviz.errors import MemvizError
+from memviz.errors import BadOption, BadTable
+from memviz.text import count, pct, percent, plain_all
 from memviz.viz.style import (
     BEFORE_COLOR,
     MAX_CURVE_POINTS,
@@ -22,7 +23,6 @@ from memviz.viz.style import (
     new_figure,
     rgba,
 )
-from memviz.viz.text import count, pct, plain_all
 
 
 # ------------------------------------------------------------------ memorization screen
@@ -105,7 +105,7 @@ def concentration_plot(dyn: RowDynamics, *, marks: Sequence[float] = (0.01, 0.10
             fig.add_scatter(x=[x[j]], y=[y[j]], mode="markers", marker={"color": "#333", "size": 8},
                             showlegend=False, hoverinfo="skip")
             # on a white box below right of its point: the curve and the diagonal do not run through it
-            fig.add_annotation(x=x[j], y=y[j], text=f"top {share:.0%}: {pct(y[j])}", showarrow=False,
+            fig.add_annotation(x=x[j], y=y[j], text=f"top {percent(share, 0, unit='%')}: {pct(y[j])}", showarrow=False,
                                xanchor="left", yanchor="top", xshift=6, yshift=-4,
                                bgcolor="rgba(255, 255, 255, 0.85)", font={"size": 12})
     fig.update_xaxes(tickformat=".0%", range=[0, 1])
@@ -132,7 +132,7 @@ def check_curves(per_check: pd.DataFrame) -> go.Figure:
     """
     missing = [c for c in ("epoch", "mem_ratio", "mem_auc") if c not in per_check.columns]
     if missing:
-        raise MemvizError(f"per-check table is missing column(s) {', '.join(missing)}")
+        raise BadTable(f"per-check table is missing column(s) {', '.join(missing)}")
     pc = per_check.sort_values("epoch")
     floored = all(c in pc.columns for c in ("floor", "floor_low", "floor_high", "excess", "excess_low",
                                             "excess_high")) and len(pc) > 0
@@ -194,7 +194,7 @@ def copies_null_plot(table: pd.DataFrame, log_y: bool = True) -> go.Figure:
     """
     missing = [c for c in ("low", "high", "observed", "expected") if c not in table.columns]
     if missing:
-        raise MemvizError(f"copies table is missing column(s) {', '.join(missing)}")
+        raise BadTable(f"copies table is missing column(s) {', '.join(missing)}")
     labels = [f"{a:,}" if a == b else f"{a:,}–{b:,}" for a, b in zip(table["low"], table["high"])]
     n = int(table["observed"].sum())
     fig = new_figure(f"Copies per training row: the model vs fresh real rows ({count(n)} rows)",
@@ -232,7 +232,7 @@ def closeness_plot(generated, holdout, threshold: float, *, region: str = "") ->
     """
     g, h = np.sort(np.asarray(generated, dtype=float)), np.sort(np.asarray(holdout, dtype=float))
     if not len(g) or not len(h):
-        raise MemvizError("closeness_plot: needs generated and hold-out distances")
+        raise BadOption("closeness_plot: needs generated and hold-out distances")
     positive = np.r_[g[g > 0], h[h > 0]]
     floor = float(positive.min()) / 2 if len(positive) else 1e-6                # where D = 0 is drawn
     fig = new_figure("How close each row is to its nearest training row" + (f", in {region}" if region else ""),
@@ -267,7 +267,7 @@ def _column_rates(column_rates) -> pd.DataFrame:
         column_rates = column_rates.columns  # a ColumnLeak
     missing = [c for c in ("column", "memorized_rate", "non_memorized_rate") if c not in column_rates.columns]
     if missing:
-        raise MemvizError(f"column rates table is missing column(s) {', '.join(missing)}")
+        raise BadTable(f"column rates table is missing column(s) {', '.join(missing)}")
     return column_rates
 
 

@@ -18,6 +18,7 @@ labels from their registries (:data:`memviz.compare.methods.METHOD_LABELS`,
 """
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
@@ -25,7 +26,7 @@ import numpy as np
 
 from memviz.compare.methods import METHOD_LABELS
 from memviz.dynamics.rows import RowDynamics
-from memviz.errors import MemvizError
+from memviz.errors import BadOption
 from memviz.models import MODEL_LABELS
 
 if TYPE_CHECKING:
@@ -64,8 +65,6 @@ TITLE_WIDTH = 50
 def wrap_title(title: str, width: int = TITLE_WIDTH) -> str:
     """Break a long title into lines of at most ``width`` characters (plotly ``<br>``);
     plotly never wraps a title and cuts it at the figure's edge."""
-    import textwrap
-
     if len(title) <= width or "<br>" in title:
         return title
     glued = title.replace(" = ", "\x00=\x00")  # "p = 10%" stays on one line
@@ -88,7 +87,7 @@ def base_layout(title: str, text: str, **layout) -> dict:
 
 def new_figure(title: str, x_title: str, y_title: str, text: str, **layout) -> go.Figure:
     """An empty figure with title, axis titles and the caption in ``layout.meta``."""
-    import plotly.graph_objects as go
+    import plotly.graph_objects as go  # lazy: plotly, an optional extra (memviz[plots]): the style's constants load without it
 
     return go.Figure(layout=base_layout(title, text, xaxis={"title": {"text": x_title}},
                                     yaxis={"title": {"text": y_title}}, **layout))
@@ -135,7 +134,7 @@ def row_positions(dyn: RowDynamics, row_ids) -> np.ndarray:
     pos = np.searchsorted(dyn.row_ids, ids)
     bad = (pos >= dyn.n_rows) | (dyn.row_ids[np.minimum(pos, dyn.n_rows - 1)] != ids)
     if bad.any():
-        raise MemvizError(f"row_id {ids[bad][0]} is not a training row of this run")
+        raise BadOption(f"row_id {ids[bad][0]} is not a training row of this run")
     return pos
 
 

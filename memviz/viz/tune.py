@@ -5,11 +5,12 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from memviz.errors import MemvizError
+from memviz.errors import BadOption, BadTable
 from memviz.evaluate.synthetic import ks_statistic
 from memviz.tables.data import Table
 from memviz.tables.encoding import canonical_series
 from memviz.tables.redact import category_labels
+from memviz.text import pct, percent, plain, plain_all
 from memviz.viz.style import (
     AFTER_COLOR,
     BEFORE_COLOR,
@@ -20,7 +21,6 @@ from memviz.viz.style import (
     new_figure,
     rgba,
 )
-from memviz.viz.text import pct, plain, plain_all
 
 
 # --------------------------------------------------------------------- tune & prune screen
@@ -35,9 +35,9 @@ def early_identification_plot(curve: pd.DataFrame) -> go.Figure:
     need = ("T", "precision", "recall", "jaccard", "random_precision", "random_recall")
     missing = [c for c in need if c not in curve.columns]
     if missing:
-        raise MemvizError(f"early-identification table is missing column(s) {', '.join(missing)}")
+        raise BadTable(f"early-identification table is missing column(s) {', '.join(missing)}")
     cv = curve.sort_values("T")
-    params = ([f"p = {cv['p'].iloc[0]:.0%}"] if "p" in cv and len(cv) else []) + \
+    params = ([f"p = {percent(cv['p'].iloc[0], 0, unit='%')}"] if "p" in cv and len(cv) else []) + \
         ([f"k = {int(cv['k'].iloc[0])}"] if "k" in cv and len(cv) else [])
     fig = new_figure("Early identification of the final Top group" + (f" ({', '.join(params)})" if params else ""),
                   "Warm-up window T (epochs)", "Overlap with the final Top group (%)",
@@ -80,7 +80,7 @@ def _removed_mask(train: Table, removed_ids) -> np.ndarray:
     index = train.data.index
     unknown = ~np.isin(ids, index.to_numpy())
     if unknown.any():
-        raise MemvizError(f"removed row_id {ids[unknown][0]} is not in the training table")
+        raise BadOption(f"removed row_id {ids[unknown][0]} is not in the training table")
     return index.isin(ids)  # (N,)
 
 
@@ -144,7 +144,7 @@ def column_shift_plot(train: Table, removed_ids, column: str, *, bins: int = 30,
     """
     schema = train.schema
     if column not in schema.columns:
-        raise MemvizError(f"column {column!r}: not a column of the training table")
+        raise BadOption(f"column {column!r}: not a column of the training table")
     removed = _removed_mask(train, removed_ids)
     n_rm = int(removed.sum())
     text = ("Grey is the column in the full training table, blue after pruning and red among the removed rows "

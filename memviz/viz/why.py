@@ -4,7 +4,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 
 from memviz.risk.explanation import feature_label
-from memviz.viz.text import inert
+from memviz.text import inert
 
 
 def why_plot(importance, top: int = 12) -> go.Figure:

@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 
 from memviz.errors import BadOption, BadRunFolder
-from memviz.metrics import percent
+from memviz.text import percent
 
 METRICS = ("quality", "shape", "trend")
 QUALITY_COLUMNS = ("shape", "trend", "quality_rows")

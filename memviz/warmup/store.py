@@ -47,7 +47,7 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 
-from memviz.locks import WriterLock
+from memviz.folders import WriterLock
 from memviz.errors import BadRunFolder
 from memviz.io import (
     VERSION,
@@ -169,7 +169,7 @@ class RunStore:
 
     # -- the writer's lock -------------------------------------------------------
     def acquire(self) -> "RunStore":
-        """Hold the run's lock (:mod:`memviz.locks`) until :meth:`release` or the end of this process; BadRunFolder
+        """Hold the run's lock (:mod:`memviz.folders`) until :meth:`release` or the end of this process; BadRunFolder
         (one line) when another process holds it."""
         if not self._lock.take(wait=LOCK_WAIT_SECONDS):
             raise BadRunFolder(f"{self.path}: another process is writing this run{self._lock.holder()}; "

@@ -22,7 +22,7 @@ from unseen import credit_table, independent_columns, with_copies
 
 from memviz.app.datasets import raw_from_upload
 from memviz.tables.schema import Schema
-from memviz.viz.text import pct
+from memviz.text import pct
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "sample_data"

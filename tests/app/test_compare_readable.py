@@ -15,8 +15,8 @@ from memviz.app import comparisons, reports, runs
 from memviz.app.compare_card import compare_verdict
 from memviz.io import atomic_write_parquet, atomic_write_text
 from memviz.jobs import control as jobs
-from memviz.viz.report import CSS, results_cells
-from memviz.viz.templating import blocks
+from memviz.auditing.report import CSS, results_cells
+from memviz.auditing.templating import blocks
 
 
 def walk_results(n_seeds: int = 3) -> pd.DataFrame:

@@ -13,6 +13,7 @@ from memviz.app import comparisons, readings, runs
 from memviz.compare import results_frame
 from memviz.errors import MemvizError
 from memviz.leaks.rows import closeness_by_row
+from memviz.verdict.words import excess_sentence
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +32,7 @@ def test_last_excess_and_row_null_of_a_run_with_a_floor(floored, view):
     last = v.per_check.iloc[-1]
     assert ex.excess == pytest.approx(last["excess"]) and (ex.low, ex.high) == pytest.approx(
         (last["excess_low"], last["excess_high"]))
-    assert ex.low > 0 and "come from the model" in ex.sentence()           # the copier copies
+    assert ex.low > 0 and "come from the model" in excess_sentence(ex)           # the copier copies
     null = readings.run_row_null(v)
     assert null.n_generated == int(v.per_check["n_synthetic"].sum())
     assert set(np.flatnonzero(null.above_chance)) >= set(range(5))            # rows 0-9 are copied again and again

@@ -6,9 +6,9 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
+from helpers import near_copies
 
 import memviz
-from helpers import near_copies
 from memviz.auditing.json_schema import validate
 from memviz.errors import MemvizError
 from memviz.measure.floor import excess, holdout_floor, newcombe_interval
@@ -158,7 +158,8 @@ def test_noise_fails_the_quality_gate_and_no_quality_is_said(fresh_split):
 
 
 def test_shape_score_is_sdmetrics_column_shapes(fresh_split):
-    from memviz.evaluate.synthetic import quality, shape as shape_score
+    from memviz.evaluate.synthetic import quality
+    from memviz.evaluate.synthetic import shape as shape_score
 
     tr, ho, _ = fresh_split
     assert shape_score(tr, ho.data) == pytest.approx(quality(tr, ho.data).shape, abs=1e-12)
@@ -250,7 +251,7 @@ def test_evidence_is_rendered_and_consulted_only_as_support(fresh_split, fresh_a
 
 
 def test_copy_share_interval_is_mover_r_and_covers(fresh_audit):
-    from memviz.auditing.share import copy_share
+    from memviz.verdict.share import copy_share
 
     c, lo, hi = copy_share(300, 1000, 200, 800)
     assert c == pytest.approx(1 - (700 / 1000) / (600 / 800))

@@ -15,11 +15,11 @@ pytest.importorskip("distributed")
 from distributed import LocalCluster  # noqa: E402
 
 import memviz  # noqa: E402
-from memviz.auditing import build  # noqa: E402
 from memviz.cli import main  # noqa: E402
 from memviz.engine.distributed import DaskEngine  # noqa: E402
 from memviz.errors import MemvizError  # noqa: E402
 from memviz.tables.data import table_from_frame  # noqa: E402
+from memviz.verdict import build  # noqa: E402
 
 
 @pytest.fixture(scope="module")

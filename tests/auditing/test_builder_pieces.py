@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import memviz
-from memviz.auditing import build
+from memviz.verdict import build
 
 #: the work behind the public doors: their keywords are the library's and the CLI's API (memviz.audit,
 #: memviz.audit.from_run)

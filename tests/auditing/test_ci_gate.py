@@ -6,13 +6,13 @@ import json
 import xml.etree.ElementTree as ET
 
 import pytest
-
 from helpers import memviz_cli
-from memviz.auditing.family import Family, Member
+
 from memviz.auditing.junit import junit_xml
-from memviz.auditing.thresholds import EXIT_THRESHOLD, Threshold, read_thresholds, threshold_exit
-from memviz.auditing.verdict import EXIT_FAILED, EXIT_PASSED, EXIT_REFUSED
 from memviz.errors import MemvizError
+from memviz.verdict.family import Family, Member
+from memviz.verdict.thresholds import EXIT_THRESHOLD, Threshold, read_thresholds, threshold_exit
+from memviz.verdict.verdict import EXIT_FAILED, EXIT_PASSED, EXIT_REFUSED
 
 
 def cases(xml: str) -> dict:
@@ -125,8 +125,9 @@ def test_version(capsys):
 
     code, last, _ = memviz_cli(capsys, "--version")
     assert code == 0 and last == f"memviz {VERSION}"
-    import tomllib
     from pathlib import Path
+
+    import tomllib
 
     project = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text())["project"]
     assert project["version"] == VERSION

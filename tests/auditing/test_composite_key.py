@@ -13,7 +13,6 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
-
 from unseen_tables import credit_composite
 
 KEY = ("branch", "account_no")

@@ -1,13 +1,13 @@
 """The report's "Other tests" is a Section of the one report builder (no splice into the document) and
-prints its numbers through the one set of formatters (memviz.metrics)."""
+prints its numbers through the one set of formatters (memviz.text)."""
 from __future__ import annotations
 
 import math
 
 from memviz.auditing.evidence_html import HEADING, other_tests_section
 from memviz.auditing.html import audit_html
-from memviz.metrics import MISSING, number
-from memviz.viz.report import Part, Section
+from memviz.auditing.report import Part, Section
+from memviz.text import MISSING, number
 
 
 def test_other_tests_is_a_section_of_parts_one_per_test(fresh_audit):

@@ -9,13 +9,13 @@ import json
 
 import pandas as pd
 import pytest
+from helpers import memviz_cli
+from unseen import credit_table, independent_columns, with_copies
 
 import memviz
-from helpers import memviz_cli
 from memviz.errors import MemvizError
 from memviz.io import export_csv
 from memviz.tables.schema import Schema
-from unseen import credit_table, independent_columns, with_copies
 
 SCHEMA = Schema(numerical=("Seniority", "Age", "Income", "Debt"),
                 categorical=("Home", "Marital", "Records", "Job", "Trend"), target="Status", task="binary")
@@ -145,7 +145,6 @@ def test_a_checks_verdict_reads_that_check(sample, tmp_path):
     """A run whose first checks copy training rows 0..9 and whose last check copies none: the last check's
     verdict names no row (it pooled every check and named rows with no copy at it); check 0's names them."""
     from auditing.test_report_zero_copies import early_copier_run
-
     from memviz.warmup.store import RunStore
 
     train, test = sample
@@ -180,7 +179,7 @@ def test_the_gate_exit_codes(credit, masked, tmp_path, capsys):
 
 
 def test_the_gate_levels():
-    from memviz.auditing.verdict import CODES, EXIT_FAILED, EXIT_PASSED, EXIT_REFUSED, gate
+    from memviz.verdict.verdict import CODES, EXIT_FAILED, EXIT_PASSED, EXIT_REFUSED, gate
 
     assert {c: gate(c, "rows") for c in CODES} == {"no_holdout": EXIT_REFUSED, "copying": EXIT_FAILED,
                                                   "rows_over_copied": EXIT_FAILED, "regional_copying": EXIT_FAILED,

@@ -40,6 +40,7 @@ def _counting(monkeypatch, hold_rows: int) -> Counter:
     """Count, from here on, the hold-out's column/row checks (the door's and the DCR share's own), its row
     hashes, its fingerprints and the closeness test's overlap check."""
     from memviz.measure import dcr
+    from memviz.verdict import build
 
     n = Counter()
     as_table, row_hashes, fingerprint, check = eh.as_table, eh.row_hashes, eh.fingerprint, dcr.check_holdout
@@ -70,6 +71,7 @@ def _counting(monkeypatch, hold_rows: int) -> Counter:
     monkeypatch.setattr(eh, "row_hashes", counted_row_hashes)
     monkeypatch.setattr(eh, "fingerprint", counted_fingerprint)
     monkeypatch.setattr(dcr, "check_holdout", counted_check)
+    monkeypatch.setattr(build, "check_holdout", counted_check)    # the builder's own name for it
     monkeypatch.setattr(es, "check_same_columns", counted_same_columns)
     return n
 

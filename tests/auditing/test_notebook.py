@@ -6,10 +6,10 @@ import math
 import warnings
 
 import pytest
-
 from helpers import memviz_cli
-from memviz.tables.data import table_from_frame
 from unseen_tables import credit_like
+
+from memviz.tables.data import table_from_frame
 
 
 @pytest.fixture(scope="module")

@@ -25,7 +25,7 @@ def test_the_readme_audit_example_runs(tmp_path, capsys):
 
 
 def test_every_verdict_code_is_in_the_readme():
-    from memviz.auditing.verdict import CODES
+    from memviz.verdict.verdict import CODES
 
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     assert all(f"| `{code}` |" in text for code in CODES)

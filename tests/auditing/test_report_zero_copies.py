@@ -12,7 +12,6 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-
 from helpers import memviz_cli
 
 
@@ -60,8 +59,8 @@ def early_run(sample, tmp_path_factory):
 
 def test_leak_views_take_a_named_row_with_no_copy_at_the_check(early_run):
     """A named row with 0 copies at the audited check gets a leak view saying 0 copies (no exception)."""
-    from memviz.auditing.result import Audit
     from memviz.auditing.html import leak_views
+    from memviz.auditing.result import Audit
     from memviz.tables.data import Table
     from memviz.warmup.store import RunStore
 

@@ -76,7 +76,7 @@ def test_a_second_save_replaces_the_first_and_leaves_no_files_behind(fresh_audit
 def test_only_memviz_dataclasses_are_built_and_no_array_is_unpickled(fresh_audit, tmp_path):
     save_audit(fresh_audit, tmp_path)
     index = json.loads((tmp_path / INDEX).read_text())
-    forged = json.loads(json.dumps(index).replace("memviz.auditing.rowtest:RowTest", "subprocess:Popen"))
+    forged = json.loads(json.dumps(index).replace("memviz.verdict.rowtest:RowTest", "subprocess:Popen"))
     (tmp_path / INDEX).write_text(json.dumps(forged))
     assert load_audit(tmp_path) is None
     outside = json.loads(json.dumps(index).replace(index["files"][0], "../elsewhere.parquet"))
@@ -142,4 +142,4 @@ def test_every_class_an_audit_holds_is_in_the_registry(planted_audit, tmp_path):
     save_audit(planted_audit, tmp_path)
     names = set(re.findall(r'"__dc__": "([^"]+)"', (tmp_path / INDEX).read_text()))
     assert names and names <= set(kept_classes())
-    assert all(n.split(":")[0].startswith(("memviz.auditing.", "memviz.evidence.", "memviz.measure.")) for n in names)
+    assert all(n.split(":")[0].startswith(("memviz.verdict.", "memviz.auditing.", "memviz.evidence.", "memviz.measure.")) for n in names)

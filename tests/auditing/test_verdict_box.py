@@ -6,7 +6,7 @@ from __future__ import annotations
 def test_the_reports_verdict_box_is_coloured_by_its_tone_in_the_pages_words(fresh_split, planted):
     import memviz
     from memviz.auditing.html import audit_card
-    from memviz.viz.templating import blocks
+    from memviz.auditing.templating import blocks
 
     tr, ho, _ = fresh_split
     syn, _, _ = planted
@@ -18,4 +18,4 @@ def test_the_reports_verdict_box_is_coloured_by_its_tone_in_the_pages_words(fres
     assert "Evidence:" not in html and not any("_" in ln.topic for ln in card.lines), [ln.topic for ln in card.lines]
     page_words = {name[:1].upper() + name[1:] for name, _ in a.evidence.sentences()}
     assert page_words & {ln.topic for ln in card.lines}
-    assert ".verdict.tone-bad" in memviz.viz.report.CSS
+    assert ".verdict.tone-bad" in memviz.auditing.report.CSS

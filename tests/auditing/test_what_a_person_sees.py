@@ -12,12 +12,12 @@ from types import SimpleNamespace
 import numpy as np
 import pandas as pd
 import pytest
+from unseen import credit_table
 
 import memviz
-from memviz.auditing.family import family
-from memviz.auditing.verdict import code_of, gate
 from memviz.tables.schema import Schema
-from unseen import credit_table
+from memviz.verdict.family import family
+from memviz.verdict.verdict import code_of, gate
 
 SCHEMA = Schema(numerical=("Seniority", "Age", "Income", "Debt"),
                 categorical=("Home", "Marital", "Records", "Job", "Trend"), target="Status", task="binary")

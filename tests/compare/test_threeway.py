@@ -9,8 +9,8 @@ from scipy import stats
 from memviz.compare import results_frame
 from memviz.compare.threeway import three_way
 from memviz.viz.compare import three_way_display
-from memviz.viz.report import results_cells
-from memviz.viz.templating import blocks
+from memviz.auditing.report import results_cells
+from memviz.auditing.templating import blocks
 
 
 def _results():

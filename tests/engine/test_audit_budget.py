@@ -36,6 +36,7 @@ def test_the_refusal_says_what_dask_would_need(sample, monkeypatch):
                         "and 512 MiB on each worker")
     # a local cluster's workers are on this machine too: 1 GiB + 4 × 512 MiB does not fit, before any worker starts
     monkeypatch.setattr(distributed, "connect", lambda *a, **k: pytest.fail("a cluster started"))
+    monkeypatch.setattr("memviz.verdict.build.connect", lambda *a, **k: pytest.fail("a cluster started"))
     monkeypatch.setattr("os.cpu_count", lambda: 4)
     with pytest.raises(MemvizError, match="on a local Dask cluster of 4 workers needs about 3,072 MiB.*--scheduler"):
         memviz.audit(train, test.data.iloc[:600], test.data.iloc[600:], backend="dask")

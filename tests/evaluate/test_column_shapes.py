@@ -71,7 +71,7 @@ def _tables(sample):
 
 
 def _sdmetrics_per_column(train, syn):
-    """The audit's gate as it was (memviz.auditing.build.shape_score): SDMetrics' single-column metrics."""
+    """The audit's gate as it was (memviz.verdict.build.shape_score): SDMetrics' single-column metrics."""
     from sdmetrics.single_column import KSComplement, TVComplement  # lazy: sdmetrics, an extra (sdv)
 
     schema = train.schema

@@ -18,6 +18,7 @@ from memviz.measure.floor import (
 )
 from memviz.measure.memorization import memorization
 from memviz.tables.data import Table
+from memviz.verdict.words import excess_sentence
 
 
 def test_floor_is_the_flagged_share_of_the_holdout_rows(holdout_split, split_engine, split_floor):
@@ -90,7 +91,7 @@ def test_excess_figures_and_per_check_columns(split_floor):
     assert ex.n_memorized == 800 and ex.low < ex.excess < ex.high and not ex.low <= 0 <= ex.high
     f = ex.figures()
     assert f["floor_pct"] == round(100 * split_floor.floor, 1) and f["n_holdout"] == split_floor.n_holdout
-    assert f"{f['excess_points']:.1f} points" in ex.sentence()
+    assert f"{f['excess_points']:.1f} points" in excess_sentence(ex)
     per_check = pd.DataFrame({"check": [0, 1], "n_synthetic": [2000, 2000], "n_memorized": [800, 500]})
     cols = excess_columns(per_check, split_floor)
     assert cols.loc[0, "excess"] == pytest.approx(ex.excess) and cols.loc[0, "excess_low"] == pytest.approx(ex.low)

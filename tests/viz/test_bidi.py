@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memviz.viz.text import BIDI_CONTROLS, PDI, inert, isolate
+from memviz.text import BIDI_CONTROLS, PDI, inert, isolate
 
 OPENS = {"\u2066", "\u2067", "\u2068"}
 RLO = "\u202e"

@@ -16,10 +16,10 @@ from planted import planted_run
 
 import memviz.viz.style  # noqa: F401
 from memviz import viz
+from memviz.dynamics.dynamiccut import dynamiccut_selection, early_identification_curve
 from memviz.dynamics.rows import compute_dynamics
 from memviz.errors import MemvizError
 from memviz.leaks.columns import column_match_rates
-from memviz.dynamics.dynamiccut import dynamiccut_selection, early_identification_curve
 from memviz.warmup.run import load_warmup
 
 METHODS = ("baseline", "dynamiccut", "dynamiccutmix", "tabcutmix", "random")

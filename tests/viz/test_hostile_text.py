@@ -13,11 +13,11 @@ import pytest
 from planted import planted_run
 
 from memviz import viz
-from memviz.leaks.columns import column_match_rates  # noqa: F401 (the heatmap's input format)
 from memviz.dynamics.dynamiccut import early_identification_curve
+from memviz.leaks.columns import column_match_rates  # noqa: F401 (the heatmap's input format)
 from memviz.tables.data import Table
 from memviz.tables.schema import Schema
-from memviz.viz.text import ZWJ, inert, plain
+from memviz.text import ZWJ, inert, plain
 from memviz.warmup.run import load_warmup
 
 HOSTILE = {

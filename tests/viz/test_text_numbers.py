@@ -1,43 +1,42 @@
-"""One formatter of shares (issue 21's leftovers): every layer prints a share the same way."""
+"""One formatter of shares (issue 21's leftovers): every layer prints a share the same way (memviz.text, at the base)."""
 from __future__ import annotations
 
 import math
 
 import pandas as pd
 
-from memviz import metrics
-from memviz.viz import text
+from memviz import text
 
 
 def test_pct_and_points_are_the_base_layers_percent():
-    assert text.pct(0.1234) == "12.3 %" == metrics.percent(0.1234)
-    assert text.points(0.041) == "+4.1 points" == metrics.percent(0.041, signed=True, unit=" points")
-    assert metrics.percent(0.5, unit="") == "50.0"
+    assert text.pct(0.1234) == "12.3 %" == text.percent(0.1234)
+    assert text.points(0.041) == "+4.1 points" == text.percent(0.041, signed=True, unit=" points")
+    assert text.percent(0.5, unit="") == "50.0"
 
 
 def test_a_difference_that_rounds_to_zero_is_never_minus_zero():
     """The app's old points formatter said '-0.0 points' for -0.0001 on some paths, +0.0 on others."""
     assert text.points(-0.0001) == "+0.0 points"
-    assert metrics.percent(-0.0004, signed=True, unit="") == "+0.0"
+    assert text.percent(-0.0004, signed=True, unit="") == "+0.0"
 
 
 def test_missing_values_read_the_same_everywhere():
     for v in (None, math.nan, float("inf"), "x", pd.NA):
-        assert text.pct(v) == text.points(v) == metrics.MISSING
+        assert text.pct(v) == text.points(v) == text.MISSING
 
 
 def test_mean_and_spread():
-    assert metrics.percent_pm(0.123, 0.012) == "12.3 % ± 1.2"
-    assert metrics.percent_pm(0.123, math.nan) == "12.3 %"
-    assert metrics.percent_pm(-0.02, 0.01, signed=True, unit="%", sep=" ±") == "-2.0% ±1.0"
-    assert metrics.percent_pm(None, 0.01) == metrics.MISSING
+    assert text.percent_pm(0.123, 0.012) == "12.3 % ± 1.2"
+    assert text.percent_pm(0.123, math.nan) == "12.3 %"
+    assert text.percent_pm(-0.02, 0.01, signed=True, unit="%", sep=" ±") == "-2.0% ±1.0"
+    assert text.percent_pm(None, 0.01) == text.MISSING
 
 
 def test_no_other_percent_formatter_is_left():
     """The four private formatters of issue 21 are gone: their modules print through the one formatter."""
     from memviz.app import compare_card, reports
-    from memviz.auditing import verdict as averdict
     from memviz.study import util
+    from memviz.verdict import verdict as averdict
 
     for mod in (reports, compare_card, averdict, util):
         assert not hasattr(mod, "_pct"), mod.__name__

@@ -1,13 +1,15 @@
-"""Numbers and user text for people: the one formatter of every share, point, count and q-value,
-and the one path that makes user text inert, wherever memviz shows it (dashboard, figures, report).
+"""Numbers and user text for people: the one formatter of every share, point, number, count and q-value,
+and the one path that makes user text inert, wherever memviz shows it (dashboard, figures, report, CLI).
+
+It sits at the base, below every figure it prints, so that every layer says a number the same way.
 
 Numbers
 -------
-* :func:`pct` — a share (a fraction) as a percentage, ``0.123 -> "12.3 %"``;
+* :func:`percent` — a share (a fraction) as a number of percent with a unit (``" %"``, ``" points"``, or
+  none for a table whose header carries it); :func:`percent_pm` — a mean ± sd over seeds;
+* :func:`pct` — a share as a percentage, ``0.123 -> "12.3 %"``;
 * :func:`points` — a difference of shares in percentage points, ``0.041 -> "+4.1 points"``;
-* :func:`percent`, :func:`percent_pm` — the same number with another unit (or none, for a table
-  whose header carries it) and a mean ± sd over seeds; defined in the base layer
-  (:mod:`memviz.metrics`) so that layers below viz print shares the same way;
+* :func:`number` — a plain number (an AUC, a z statistic), ``0.6149 -> "0.61"``;
 * :func:`count` — an integer count with thousands separators, ``3000.0 -> "3,000"``;
 * :func:`qvalue` — a p- or q-value, ``2e-20 -> "< 0.001"``, ``0.0312 -> "0.031"``;
 * :func:`seconds` — a duration, ``36.4743 -> "36 s"``, ``754 -> "12 min 34 s"``;
@@ -26,7 +28,7 @@ autolinker (GitHub-flavoured Markdown's, a mail client's) finds a link in it, an
 bidirectional control is isolated (:func:`isolate`), so it cannot reverse the figures beside it.
 It reads as typed.
 On top of it, :func:`plain` escapes plotly's HTML subset (titles, ticks, legends, hover), the report's
-templates escape HTML (jinja2's autoescape, :mod:`memviz.viz.templating`) and the dashboard's
+templates escape HTML (jinja2's autoescape, :mod:`memviz.auditing.templating`) and the dashboard's
 ``screens/_ui.esc`` escapes Markdown.
 """
 from __future__ import annotations
@@ -34,15 +36,17 @@ from __future__ import annotations
 import math
 import re
 
-from memviz.metrics import MISSING, percent, percent_pm  # noqa: F401  (the one share formatter, re-exported)
-
 ZWJ = "\u200d"
 
 #: scheme separators and address markers that autolinkers look for
 _LINKY = re.compile(r"(://|(?<![\w.])www\.|@|(?i:mailto):|(?i:javascript):|(?i:data):)")
 
+#: what a missing figure reads as, wherever memviz prints one
+MISSING = "–"
 
-def _number(x) -> float | None:
+
+def _finite(x) -> float | None:
+    """``x`` as a finite float, or None (None, NaN, infinite, or text that is no number)."""
     try:
         v = float(x)
     except (TypeError, ValueError):
@@ -50,9 +54,42 @@ def _number(x) -> float | None:
     return v if math.isfinite(v) else None
 
 
+def _fixed(v: float, digits: int, signed: bool) -> str:
+    """``v`` rounded to ``digits`` decimals, never ``-0.0``; ``signed`` adds ``+``."""
+    v = round(v, digits)
+    return f"{0.0 if v == 0 else v:{'+' if signed else ''}.{digits}f}"
+
+
+def percent(x, digits: int = 1, *, signed: bool = False, unit: str = " %") -> str:
+    """The one formatting of a share (a fraction) as a number of percent: ``100 x`` rounded to
+    ``digits`` decimals, then ``unit`` (``" %"``, ``" points"`` for a difference of shares, ``""``
+    for a table whose header carries the unit); ``signed`` adds ``+``. Never ``-0.0`` (a value
+    that rounds to zero prints as ``0.0``); :data:`MISSING` for None, NaN or text that is no number.
+    """
+    v = _finite(x)
+    return MISSING if v is None else _fixed(100 * v, digits, signed) + unit
+
+
+def percent_pm(mean, sd, digits: int = 1, *, signed: bool = False, unit: str = " %", sep: str = " ± ") -> str:
+    """A mean share and its standard deviation over seeds: ``percent(mean) + sep + percent(sd)``
+    (the ± part left out when ``sd`` is missing; :data:`MISSING` when ``mean`` is)."""
+    m = percent(mean, digits, signed=signed, unit=unit)
+    if m == MISSING:
+        return MISSING
+    s = percent(sd, digits, unit="" if unit.strip() in ("%", "") else unit)
+    return m if s == MISSING else f"{m}{sep}{s}"
+
+
+def number(x, digits: int = 2, *, signed: bool = False) -> str:
+    """A plain number (an AUC, a z statistic) with ``digits`` decimals; ``signed`` adds ``+``. Never
+    ``-0.00``; :data:`MISSING` for None, NaN or text that is no number (as :func:`percent`)."""
+    v = _finite(x)
+    return MISSING if v is None else _fixed(v, digits, signed)
+
+
 def pct(x, digits: int = 1) -> str:
     """A share as a percentage: ``100 x`` with ``digits`` decimals and a thin space, ``"12.3 %"``
-    (:func:`memviz.metrics.percent`)."""
+    (:func:`percent`)."""
     return percent(x, digits)
 
 
@@ -66,19 +103,19 @@ def share_digits(share: float) -> int:
 
 def points(x, digits: int = 1, signed: bool = True) -> str:
     """A difference of two shares in percentage points: ``100 x``, signed, ``"+4.1 points"``
-    (never ``"-0.0 points"``; :func:`memviz.metrics.percent`)."""
+    (never ``"-0.0 points"``; :func:`percent`)."""
     return percent(x, digits, signed=signed, unit=" points")
 
 
 def count(x) -> str:
     """An integer count with thousands separators (``3000.0 -> "3,000"``; rounded, never decimals)."""
-    v = _number(x)
+    v = _finite(x)
     return MISSING if v is None else f"{int(round(v)):,}"
 
 
 def qvalue(x) -> str:
     """A p- or q-value for people: ``"< 0.001"`` below 0.001, else 2 significant digits (at most 3 decimals)."""
-    v = _number(x)
+    v = _finite(x)
     if v is None:
         return MISSING
     if v < 0.001:
@@ -88,7 +125,7 @@ def qvalue(x) -> str:
 
 def seconds(x) -> str:
     """A duration: ``"0.4 s"`` under 10 s, ``"36 s"`` under a minute, ``"12 min 34 s"``, ``"2 h 05 min"``."""
-    v = _number(x)
+    v = _finite(x)
     if v is None or v < 0:
         return MISSING
     if v < 10:
@@ -106,10 +143,10 @@ def check_name(check, n_checks=None) -> str:
     ``"check 11 of 0–11"``. Checks are numbered from 0 (the run's files, ``memviz sample --check``,
     the report's "Audited check"), so the last of 12 checks is check 11: the range says so wherever a
     count ("12 checks") can stand beside it."""
-    c = _number(check)
+    c = _finite(check)
     if c is None:
         return MISSING
-    n = _number(n_checks)
+    n = _finite(n_checks)
     return f"check {int(c)}" + (f" of 0–{int(n) - 1}" if n is not None and n >= 1 else "")
 
 

@@ -10,13 +10,12 @@ from planted import planted_run
 from plotly.offline import get_plotlyjs
 
 from memviz import viz
+from memviz.auditing.report import build_report
 from memviz.errors import MemvizError
 from memviz.leaks.rows import copies_of, most_copied
 from memviz.viz.compare import results_display
-from memviz.viz.report import build_report
 from memviz.warmup.run import load_warmup
-
-from .test_figures import results_frame
+from tests.viz.test_figures import results_frame
 
 EVIL = "<script>alert(1)</script>"
 
@@ -138,8 +137,8 @@ def test_results_are_formatted():
 def test_redacted_report_has_no_class_value_and_no_link(run):
     """Plotly made <a href> in a class value a live link even in the redacted report, and raw class
     values appeared in it (issue 12 item 3)."""
+    from memviz.auditing.report import report_figures
     from memviz.tables.data import Table
-    from memviz.viz.report import report_figures
 
     store, res, views, _ = run
     train = store.train()
@@ -175,8 +174,8 @@ def test_sections_each_name_their_source_in_every_heading_and_escape_it():
     """build_report(sections=...): the one builder of the audit's and the dashboard's reports. Each
     section's heading (user text: escaped) heads its card, its figures and its settings; its opening
     joins "In short"; a line's unknown tone is drawn as neutral, never as a class of the caller's choosing."""
+    from memviz.auditing.report import Section
     from memviz.viz.card import Card, Line
-    from memviz.viz.report import Section
 
     fig = viz.frontier_plot(pd.DataFrame({"check": [0, 1], "epoch": [2, 4], "mem_ratio": [0.3, 0.35]}))
     a = Section(f"Run A {EVIL}", "Run A: fine.", Card("card A", (Line("Next step", "wait", f"bad' {EVIL}"),)),

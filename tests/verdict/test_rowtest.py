@@ -1,9 +1,9 @@
-"""What the audit states of its per-row test (memviz.auditing.rowtest) is what the test does."""
+"""What the audit states of its per-row test (memviz.verdict.rowtest) is what the test does."""
 import numpy as np
 
-from memviz.auditing.family import ALPHA
-from memviz.auditing.rowtest import row_test
 from memviz.measure.dcr import Nearest, close_copy_test
+from memviz.verdict.family import ALPHA
+from memviz.verdict.rowtest import row_test
 
 
 def _test(copies: int, m=1800, h=1500, n=4000, seed=0):

@@ -7,11 +7,11 @@ synthetic rows (:func:`~memviz.measure.memorization.memorization`) and the hold-
 the audit's distance is standardized, else one sharing its encoder) gives every generated, hold-out and
 training row its nearest training row for the closeness tests (:mod:`memviz.measure.dcr`), and the same
 distances to the data-copying test; the excess comes from :func:`~memviz.measure.floor.excess`, the
-verdict's family from :mod:`memviz.auditing.family`, closeness in the data's units from
+verdict's family from :mod:`memviz.verdict.family`, closeness in the data's units from
 :mod:`memviz.measure.closeness`, the column summary from :mod:`memviz.leaks.columns`, Shape and the DCR
 share from :mod:`memviz.evaluate.synthetic`. The synthetic table and the hold-out are read in the training
-table's own coding first, once (:func:`memviz.auditing.inputs.audit_inputs`, whose
-:class:`~memviz.auditing.inputs.AuditInputs` the rest takes as is). :func:`from_run` reads one check of a warm-up run
+table's own coding first, once (:func:`memviz.verdict.inputs.audit_inputs`, whose
+:class:`~memviz.verdict.inputs.AuditInputs` the rest takes as is). :func:`from_run` reads one check of a warm-up run
 (its stored checks and floor; the closeness tests read that check's rows again).
 
 On Dask (``backend="dask"``, :func:`searches`) each engine is fitted here, as in the local run, and sent
@@ -30,33 +30,60 @@ attack (kernel sums on at most 4,096 + 4,096 rows, no engine). Before any work t
 from __future__ import annotations
 
 import contextlib
+import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping, TYPE_CHECKING
+from typing import TYPE_CHECKING, Mapping
 
 import numpy as np
 import pandas as pd
 
-from memviz.auditing.inputs import AuditInputs, audit_inputs, read_other, with_holdout
-from memviz.auditing.provenance import Provenance, RunInfo
-from memviz.auditing.rowtest import row_test
-from memviz.auditing.share import copy_share
+from memviz.device import compute_device, cpu_threads
+from memviz.dynamics.dynamiccut import tuned_params
+from memviz.engine import budget
+from memviz.engine.distributed import Remote, check_address, connect, on_cluster
 from memviz.engine.encoded import encode_tables
-from memviz.errors import MemvizError
+from memviz.engine.neighbors import NeighborEngine
+from memviz.errors import BadOption, MemvizError
+from memviz.evaluate.synthetic import dcr_share, shape
+from memviz.evidence.attribute import N_ROWS
+from memviz.evidence.suite import Evidence, audit_evidence
+from memviz.io import VERSION
+from memviz.leaks.columns import column_match_rates
+from memviz.measure.closeness import nn1_closeness
+from memviz.measure.closeness import summary as close_summary
+from memviz.measure.dcr import (
+    DISTANCE,
+    Q_LEVEL,
+    ROW_COLUMNS,
+    Nearest,
+    check_holdout,
+    close_copy_test,
+    leave_one_out,
+    nearest,
+)
+from memviz.measure.floor import excess, excess_p_value, holdout_floor
+from memviz.measure.memorization import memorization
+from memviz.measure.partial import partial_matches
 from memviz.tables.data import (
     Table,
     fingerprint,
 )
 from memviz.tables.encoding import shared_factorizations
+from memviz.tables.holdout import REFERENCE, CheckedHoldout, checked_holdout
 from memviz.tables.schema import UNJUDGED
+from memviz.verdict.family import family
+from memviz.verdict.inputs import AuditInputs, audit_inputs, read_other, with_holdout
+from memviz.verdict.provenance import Provenance, RunInfo
+from memviz.verdict.rowtest import row_test
+from memviz.verdict.share import copy_share
+from memviz.warmup.run import load_warmup
+from memviz.warmup.store import RunStore
 
 if TYPE_CHECKING:
-    from memviz.engine.distributed import Remote
-    from memviz.engine.neighbors import NeighborEngine
-    from memviz.measure.dcr import CloseCopies, Nearest
+    from memviz.measure.dcr import CloseCopies
     from memviz.measure.floor import Floor
-    from memviz.tables.holdout import CheckedHoldout
 
 
 #: the per-row table's column holding the user's key of each row (:attr:`memviz.auditing.result.Audit.per_row`)
@@ -78,11 +105,10 @@ def check_backend(backend: str, scheduler=None) -> None:
     without the dask backend, or a malformed scheduler address
     (:func:`memviz.engine.distributed.check_address`; an unreachable one is refused by :func:`searches`)."""
     if backend not in BACKENDS:
-        raise MemvizError(f"backend={backend!r}: use 'local' or 'dask'")
+        raise BadOption(f"backend={backend!r}: use 'local' or 'dask'")
     if scheduler is not None and backend != "dask":
-        raise MemvizError("a scheduler needs the dask backend (--scheduler needs --backend dask)")
+        raise BadOption("a scheduler needs the dask backend (--scheduler needs --backend dask)")
     if isinstance(scheduler, str):
-        from memviz.engine.distributed import check_address
         check_address(scheduler)
 
 
@@ -95,7 +121,6 @@ def searches(backend: str, scheduler=None):
     if backend != "dask":
         yield None
         return
-    from memviz.engine.distributed import Remote, connect
 
     with connect(scheduler) as client:
         yield Remote(client)
@@ -106,13 +131,6 @@ def check_memory(train: Table, n_synthetic: int, holdout: Table | None, *, dista
     """Refuse the audit in one line, before any work, when its memory estimate
     (:func:`memviz.engine.budget.audit_bytes`) exceeds what this machine has; the refusal says what
     ``--backend dask`` would need here and on each worker (:func:`memviz.engine.budget.check_audit`)."""
-    import os
-
-    from memviz.device import compute_device, cpu_threads
-    from memviz.engine import budget
-    from memviz.evidence.attribute import N_ROWS
-    from memviz.measure.dcr import DISTANCE
-
     s = train.schema
     N, H = len(train), len(holdout) if holdout is not None else 0
     need = budget.audit_bytes(N, n_synthetic, H, len(s.distance_numerical), len(s.distance_categorical),
@@ -180,7 +198,6 @@ def _quality(train: Table, synthetic: pd.DataFrame, held: _HeldOut, opts: _Optio
     """(Shape of the generated rows, Shape of the hold-out rows or None); (None, None) with quality off."""
     if not opts.quality:
         return None, None
-    from memviz.evaluate.synthetic import shape
 
     hold = held.checked.table if held.checked is not None else None
     return shape(train, synthetic), (shape(train, hold.data) if hold is not None else None)
@@ -191,7 +208,6 @@ def _created() -> str:
 
 
 def _version() -> str:
-    from memviz.io import VERSION
     return VERSION
 
 
@@ -218,12 +234,6 @@ def closeness_tests(train: Table, synthetic, holdout, engine, *, synthetic_near=
     ``engine`` is the local one; ``remote`` (:func:`searches`): the searches run on its cluster (the engine
     of the result is then the cluster's). ``encoded``: the tables encoded once
     (:class:`memviz.engine.encoded.EncodedTables`) for an engine fitted here without ``engine``."""
-    from memviz.engine.distributed import on_cluster
-    from memviz.engine.neighbors import NeighborEngine
-    from memviz.measure.dcr import DISTANCE, check_holdout, close_copy_test, leave_one_out, nearest
-    from memviz.measure.partial import partial_matches
-    from memviz.tables.holdout import CheckedHoldout
-
     holdout = holdout.table if isinstance(holdout, CheckedHoldout) else holdout
     if engine is not None and engine.distance == DISTANCE:
         local = engine
@@ -245,8 +255,6 @@ def closest_copies(train: Table, synthetic: pd.DataFrame, close) -> pd.DataFrame
     """Per training row with a close copy: how close its closest one is in the data's units (level exact /
     near-exact / differs, the largest numerical gap in spreads, the column of the largest difference);
     indexed by row_id (:data:`CLOSEST_COLUMNS`)."""
-    from memviz.measure.closeness import nn1_closeness
-
     gen = close.generated
     ev = gen[gen["close"]]
     if ev.empty:
@@ -260,16 +268,12 @@ def closest_copies(train: Table, synthetic: pd.DataFrame, close) -> pd.DataFrame
 
 
 def close_distance() -> str:
-    from memviz.measure.dcr import DISTANCE
     return DISTANCE
 
 
 def _family(floor, n_mem: int, m: int, close, ev):
-    """The verdict's family (:mod:`memviz.auditing.family`) from the ratio test, the closeness tests and the
+    """The verdict's family (:mod:`memviz.verdict.family`) from the ratio test, the closeness tests and the
     data-copying test's regions."""
-    from memviz.auditing.family import family
-    from memviz.measure.floor import excess_p_value
-
     p = {}
     if floor is not None:
         p["ratio"] = excess_p_value(n_mem, m, floor.n_flagged, floor.n_holdout)
@@ -285,8 +289,6 @@ def _family(floor, n_mem: int, m: int, close, ev):
 
 def _rows_frame(ids: np.ndarray, copies: np.ndarray, close, closest: pd.DataFrame | None, level: float) -> pd.DataFrame:
     """The per-row table: the ratio test's copies, the closeness tests' columns and over_copied (q ≤ level)."""
-    from memviz.measure.dcr import ROW_COLUMNS
-
     rows = pd.DataFrame({"row_id": ids, "copies": copies})
     if close is None:
         rows["over_copied"] = False
@@ -301,17 +303,11 @@ def _rows_frame(ids: np.ndarray, copies: np.ndarray, close, closest: pd.DataFram
 
 def _finish(inputs: AuditInputs, generated: _Generated, held: _HeldOut, opts: _Options, provenance: dict) -> dict:
     """The audit's fields (:class:`~memviz.auditing.result.Audit`'s) from the entry point's
-    :class:`~memviz.auditing.inputs.AuditInputs` (taken as is) and one set of generated rows with their ratio-test
+    :class:`~memviz.verdict.inputs.AuditInputs` (taken as is) and one set of generated rows with their ratio-test
     NN1 / ratio / flags (both entry points),
     what the hold-out gives (its floor, the :class:`~memviz.tables.holdout.CheckedHoldout` the entry point
     made and the closeness tests: each None without it) and the audit's options; ``provenance``: the
     entry point's fingerprints, sources, rows read and notices (and a run's :class:`RunInfo`)."""
-    from memviz.leaks.columns import column_match_rates
-    from memviz.measure.closeness import nn1_closeness
-    from memviz.measure.closeness import summary as close_summary
-    from memviz.measure.dcr import Q_LEVEL
-    from memviz.measure.floor import excess
-
     train = inputs.train
     nn1, ratio, memorized, distance = generated.nn1, generated.ratio, generated.memorized, generated.distance
     floor, holdout, close = held.floor, held.checked, held.close
@@ -343,8 +339,6 @@ def _finish(inputs: AuditInputs, generated: _Generated, held: _HeldOut, opts: _O
         ex = excess(mem_ratio, m, floor)
         cshare = copy_share(n_mem, m, floor.n_flagged, floor.n_holdout)
         if opts.dcr and holdout is not None:
-            from memviz.evaluate.synthetic import dcr_share
-
             dcr_value = float(dcr_share(train, holdout, syn, device=opts.device, seed=opts.seed,
                                         remote=opts.remote).share)
     h = fl.n_holdout if fl is not None else 0
@@ -378,8 +372,6 @@ def _evidence(train: Table, syn: pd.DataFrame, held: _HeldOut, opts: _Options, f
     :func:`~memviz.evidence.suite.audit_evidence`, the data-copying test reading the
     closeness tests' distances, the membership attack's searches on ``remote``'s cluster when given), none
     when False, a caller's own tests when a mapping."""
-    from memviz.evidence.suite import Evidence, audit_evidence
-
     evidence, holdout, close = opts.evidence, held.checked, held.close
     if evidence is True:
         if holdout is None:
@@ -401,14 +393,8 @@ def audit_fields(train, synthetic, holdout, *, schema, metadata, target: str | N
                  scheduler) -> dict:
     """The fields of the :class:`~memviz.auditing.result.Audit` of a synthetic table (``memviz.audit``, whose
     docstring says what each argument is, and which gives their defaults); ``train`` may instead be the
-    :class:`~memviz.auditing.inputs.AuditInputs` a caller read (``memviz audit``:
-    :func:`~memviz.auditing.inputs.generated_inputs`), taken as is with ``holdout`` added."""
-    from memviz.engine.distributed import on_cluster
-    from memviz.engine.neighbors import NeighborEngine
-    from memviz.measure.dcr import Nearest
-    from memviz.measure.floor import holdout_floor
-    from memviz.measure.memorization import memorization
-    from memviz.tables.holdout import REFERENCE, checked_holdout
+    :class:`~memviz.verdict.inputs.AuditInputs` a caller read (``memviz audit``:
+    :func:`~memviz.verdict.inputs.generated_inputs`), taken as is with ``holdout`` added."""
 
     check_backend(backend, scheduler)
     inputs = (with_holdout(train, holdout) if isinstance(train, AuditInputs) else      # read by a caller: as is
@@ -449,11 +435,8 @@ def run_fields(run_dir: str | Path, check: int | None, *, holdout, window: int, 
     """The fields of the :class:`~memviz.auditing.result.Audit` of one check of a warm-up run
     (:meth:`memviz.auditing.result.Audit.from_run`, whose docstring says what each argument is, and which gives
     their defaults)."""
-    from memviz.dynamics.dynamiccut import tuned_params
-    from memviz.warmup.store import RunStore
-
     if isinstance(window, bool) or not isinstance(window, int) or window < 1:
-        raise MemvizError(f"window={window!r}: the checks read must be a whole number >= 1")
+        raise BadOption(f"window={window!r}: the checks read must be a whole number >= 1")
     tuned_params(p, k, T)                  # the one DynamicCut check: report --p nan had printed "p=nan"
     check_backend(backend, scheduler)
     if backend != "local":
@@ -466,10 +449,6 @@ def run_fields(run_dir: str | Path, check: int | None, *, holdout, window: int, 
 def _from_run(run_dir, check, *, holdout, window: int, tuned: dict, opts: _Options) -> dict:
     """:func:`run_fields` with its searches on ``opts.remote`` (None: here); ``tuned``: the DynamicCut settings
     ``p``, ``k``, ``T`` a caller gave, carried in the run's :class:`RunInfo`."""
-    from memviz.tables.holdout import checked_holdout
-    from memviz.warmup.run import load_warmup
-    from memviz.warmup.store import RunStore
-
     store = RunStore.open(run_dir)
     wr = load_warmup(run_dir)
     train = store.train()
@@ -477,7 +456,7 @@ def _from_run(run_dir, check, *, holdout, window: int, tuned: dict, opts: _Optio
     done = sorted(int(c) for c in long["check"].unique())
     check = done[-1] if check is None else int(check)
     if check not in done:
-        raise MemvizError(f"{store.path}: check {check} is not a finished check (finished: "
+        raise BadOption(f"{store.path}: check {check} is not a finished check (finished: "
                           f"{', '.join(map(str, done))})")
     read = [c for c in done if c <= check][-window:]
     sub = long[long["check"].isin(read)].sort_values(["check", "synthetic_id"])
@@ -516,10 +495,6 @@ def _run_holdout(train: Table, wr, holdout, store, opts: _Options):
     measured afresh (the run's distance, on ``opts.device``; its search on ``opts.remote``'s cluster when
     given); else the run's stored floor with the hold-out rows the run kept (holdout.parquet), or for an
     older run its source file when it still holds the same rows."""
-    from memviz.engine.neighbors import NeighborEngine
-    from memviz.measure.floor import holdout_floor
-    from memviz.tables.holdout import REFERENCE, checked_holdout
-
     floor = wr.floor
     if holdout is not None:
         hold, notices = read_other(holdout, train.schema, role="test", name="holdout", train=train)

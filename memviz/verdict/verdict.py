@@ -1,7 +1,7 @@
 """One verdict, derived only from an :class:`~memviz.auditing.result.Audit`: a code and one plain sentence.
 
 Every page, the report and the CLI print :attr:`Audit.verdict` verbatim. The evidence is one family of
-tests, Holm-adjusted (:mod:`memviz.auditing.family`): the ratio test against its floor, the too-close
+tests, Holm-adjusted (:mod:`memviz.verdict.family`): the ratio test against its floor, the too-close
 share, the identical share, the data-copying test's regions, and the per-row test of close copies, each
 read against real rows the model never saw. The **code** is the first row of this table that applies:
 
@@ -10,7 +10,7 @@ code                     tone     when
 =======================  =======  ===========================================================================
 ``no_holdout``           warn     no hold-out: nothing tells copying from resemblance (refused)
 ``copying``              bad      a member that reads the whole table holds (the ratio test, too close,
-                                  identical, near-verbatim: :data:`memviz.auditing.family.TABLE_MEMBERS`): the
+                                  identical, near-verbatim: :data:`memviz.verdict.family.TABLE_MEMBERS`): the
                                   table copies (the sentence says which evidence carries it)
 ``rows_over_copied``     warn     no such member holds but training rows are named: some have far more close
                                   copies than real rows give them: review them
@@ -63,13 +63,68 @@ Plain text only: callers escape it.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, get_args
+from typing import TYPE_CHECKING, Literal, Protocol, get_args
 
-from memviz.viz.text import pct, percent, points, share_digits
+from memviz.errors import BadOption
+from memviz.evidence.suite import TEST_NAMES, Evidence
+from memviz.io import to_jsonable
+from memviz.measure.multiplicity import holm
+from memviz.text import pct, percent, points, share_digits
+from memviz.verdict.family import MEMBER_NAMES, Family
+from memviz.verdict.provenance import Provenance
+from memviz.verdict.rowtest import RowTest
 
 if TYPE_CHECKING:
-    from memviz.auditing.result import Audit
+    import pandas as pd
+
+    from memviz.measure.dcr import CloseCopies
+
+
+class AuditFigures(Protocol):
+    """What the verdict and the release gate read of an audit: its figures, its tests and where it came from.
+
+    :class:`memviz.auditing.result.Audit` is one; the verdict's room names only what it reads, so it needs
+    nothing from the room above it that carries the result and its writers.
+    """
+
+    @property
+    def mem_ratio(self) -> float: ...
+    @property
+    def floor(self) -> float | None: ...
+    @property
+    def floor_ci(self) -> tuple[float, float] | None: ...
+    @property
+    def excess(self) -> float | None: ...
+    @property
+    def excess_ci(self) -> tuple[float, float] | None: ...
+    @property
+    def copy_share(self) -> float | None: ...
+    @property
+    def n_over_copied(self) -> int: ...
+    @property
+    def identical_share(self) -> float: ...
+    @property
+    def shape(self) -> float | None: ...
+    @property
+    def shape_reference(self) -> float | None: ...
+    @property
+    def row_test(self) -> RowTest: ...
+    @property
+    def provenance(self) -> Provenance: ...
+    @property
+    def evidence(self) -> Evidence: ...
+    @property
+    def close(self) -> CloseCopies | None: ...
+    @property
+    def family(self) -> Family: ...
+    @property
+    def over_copied_rows(self) -> pd.DataFrame: ...
+    @property
+    def verbatim_rows(self) -> pd.DataFrame: ...
+    @property
+    def near_verbatim_rows(self) -> pd.DataFrame: ...
 
 #: above this floor (its whole interval) the ratio test flags almost every real row: it cannot see copying
 HIGH_FLOOR = 0.80
@@ -109,8 +164,7 @@ EXIT_PASSED, EXIT_FAILED, EXIT_REFUSED = 0, 3, 4
 def gate(code: str, fail_on: str) -> int:
     """The exit code of a release gate at level ``fail_on`` (:data:`GATES`) for verdict ``code``."""
     if fail_on not in GATES:
-        from memviz.errors import MemvizError
-        raise MemvizError(f"--fail-on {fail_on!r}: use {', '.join(GATES)}")
+        raise BadOption(f"--fail-on {fail_on!r}: use {', '.join(GATES)}")
     if fail_on == "never":
         return EXIT_PASSED
     if code in REFUSALS:
@@ -158,7 +212,7 @@ def _rows(n: int) -> str:
     return f"{n:,} training row{'s' * (n != 1)}"
 
 
-def qualifiers(a: "Audit") -> tuple[Qualifier, ...]:
+def qualifiers(a: AuditFigures) -> tuple[Qualifier, ...]:
     """The qualifiers that apply to ``a`` (module docstring), in table order."""
     out = []
     run = a.provenance.run
@@ -183,18 +237,14 @@ def qualifiers(a: "Audit") -> tuple[Qualifier, ...]:
     return tuple(out)
 
 
-def _blind(a: "Audit") -> bool:
+def _blind(a: AuditFigures) -> bool:
     return a.floor_ci is not None and a.floor_ci[0] > HIGH_FLOOR
 
 
-def _disagreeing(a: "Audit") -> list[str]:
+def _disagreeing(a: AuditFigures) -> list[str]:
     """The supporting tests outside the family that read as copying and would hold inside it: their one-sided p,
     Holm-adjusted together with the family's members, at most α (a test that flags at its own level alone is
     one of several chances to flag by luck: 5 of 132 fresh-row audits carried the membership clause)."""
-    import math
-
-    from memviz.measure.multiplicity import holm
-
     flagged = {k: _support_p(e) for k, e in a.evidence.items() if getattr(e, "flags_copying", None) is True}
     flagged = {k: p for k, p in flagged.items() if p is not None and math.isfinite(p)}
     if not flagged:
@@ -213,7 +263,7 @@ def _support_p(e) -> float | None:
     return None if p is None else float(p)
 
 
-def _prefix(a: "Audit", quals: tuple[str, ...]) -> str:
+def _prefix(a: AuditFigures, quals: tuple[str, ...]) -> str:
     run = a.provenance.run
     bits = []
     for q in quals:
@@ -243,17 +293,15 @@ def _prefix(a: "Audit", quals: tuple[str, ...]) -> str:
     return ("Provisional" if provisional else "Qualified") + " (" + "; ".join(bits) + "): "
 
 
-def _evidence_clause(a: "Audit") -> str:
+def _evidence_clause(a: AuditFigures) -> str:
     """Names the supporting tests outside the family that read as copying: "the membership attack points to
     copying"."""
-    from memviz.evidence.suite import TEST_NAMES
-
     names = [TEST_NAMES.get(k, k.replace("_", " ")) for k in _disagreeing(a)]
     said = " and ".join(names) if len(names) < 3 else ", ".join(names[:-1]) + " and " + names[-1]
     return f"{said} point{'s' * (len(names) == 1)} to copying the other tests did not find"
 
 
-def code_of(a: "Audit") -> Code:
+def code_of(a: AuditFigures) -> Code:
     """The verdict code of ``a`` (first row of the module's table that applies)."""
     if a.floor is None:
         return "no_holdout"
@@ -268,7 +316,7 @@ def code_of(a: "Audit") -> Code:
     return "no_copying"
 
 
-def _finding(a: "Audit", name: str) -> str:
+def _finding(a: AuditFigures, name: str) -> str:
     """One member of the family in words, with its figures."""
     c = a.close
     if name == "identical":
@@ -331,7 +379,7 @@ def _too_close(level) -> str:
     return f"{pct(level.share, d)} are nearer a training row than {than} ({pct(level.expected_share, d)} expected)"
 
 
-def copying_region(a: "Audit"):
+def copying_region(a: AuditFigures):
     """The region the data-copying test finds copying in most strongly (a row of its cells, most negative z),
     or None."""
     dc = a.evidence.get("data_copying")
@@ -341,7 +389,7 @@ def copying_region(a: "Audit"):
     return cc.iloc[0] if len(cc) else None
 
 
-def _region(a: "Audit") -> str:
+def _region(a: AuditFigures) -> str:
     """The region in the user's column names (its values are data: the pages and the report show them beside,
     redacted where they redact), with the distances a person checks there: "in one region of the data (set apart
     by relationship, marital-status and sex; 15.6 % of the generated rows, 10.7 % of the real ones) the generated
@@ -366,7 +414,7 @@ def _region(a: "Audit") -> str:
     return text
 
 
-def _named(a: "Audit") -> str:
+def _named(a: AuditFigures) -> str:
     """"{n} training rows have far more close copies than real rows would give them (k copied verbatim)"."""
     rows = a.over_copied_rows
     n = len(rows)
@@ -375,7 +423,7 @@ def _named(a: "Audit") -> str:
     return f"{_rows(n)} {'have' if n != 1 else 'has'} far more close copies than real rows would give {'them' if n != 1 else 'it'}{how}"
 
 
-def rows_within_chance(a: "Audit") -> str:
+def rows_within_chance(a: AuditFigures) -> str:
     """What the per-row test says when it names no row, with its figure: the smallest q-value and its Holm
     adjustment when some row stands out before the family's correction, so that no sentence denies a row whose
     own p in rows.csv is small."""
@@ -388,7 +436,7 @@ def rows_within_chance(a: "Audit") -> str:
     return "no training row has more close copies than chance"
 
 
-def _main_sentence(a: "Audit", code: str) -> str:
+def _main_sentence(a: AuditFigures, code: str) -> str:
     if code == "no_holdout":
         return (f"{pct(a.mem_ratio)} of the generated rows are flagged, but without real rows the model never saw "
                 "(a hold-out) nothing tells copying from resemblance: give a hold-out to judge.")
@@ -430,7 +478,7 @@ def _main_sentence(a: "Audit", code: str) -> str:
             d = share_digits(every.expected_share)
             tail = f" and {pct(every.share, d)} nearer than any of them ({pct(every.expected_share, d)} expected)"
         parts.append(f"{pct(a.close.too_close_share)} of the generated rows are nearer a training row than "
-                     f"{100 * (1 - a.close.alpha):.0f} % of real rows it never saw are ({pct(a.close.expected_share)} "
+                     f"{percent(1 - a.close.alpha, 0)} of real rows it never saw are ({pct(a.close.expected_share)} "
                      f"expected){tail}, {pct(a.close.identical_share)} are identical to one against "
                      f"{pct(a.close.holdout_identical_share)} of real rows")
         lv = a.close.carrying_partial
@@ -449,7 +497,7 @@ def _main_sentence(a: "Audit", code: str) -> str:
 class Finding:
     """One member of the verdict's family as a reader checks it: the figures the verdict rests on.
 
-    member : its key (:data:`memviz.auditing.family.MEMBERS`); test : its name in words.
+    member : its key (:data:`memviz.verdict.family.MEMBERS`); test : its name in words.
     observed, expected : the share the member reads among the generated rows and the share real rows give
         (None where the member reads no share: the per-row test).
     p, p_adjusted, holds : its one-sided p, Holm's adjustment over the family, and whether it holds.
@@ -466,12 +514,10 @@ class Finding:
     text: str
 
     def to_dict(self) -> dict:
-        from memviz.io import to_jsonable
-
         return to_jsonable(dict(self.__dict__))
 
 
-def _shares(a: "Audit", name: str) -> tuple[float | None, float | None]:
+def _shares(a: AuditFigures, name: str) -> tuple[float | None, float | None]:
     c = a.close
     if name == "ratio":
         return a.mem_ratio, a.floor
@@ -488,11 +534,9 @@ def _shares(a: "Audit", name: str) -> tuple[float | None, float | None]:
     return None, None
 
 
-def findings(a: "Audit") -> tuple[Finding, ...]:
+def findings(a: AuditFigures) -> tuple[Finding, ...]:
     """The family's members as :class:`Finding` s, those that hold first (smallest adjusted p first), then the
     others by p: what a summary prints first is what the verdict rests on."""
-    from memviz.auditing.family import MEMBER_NAMES
-
     out = []
     for m in a.family.members:
         obs, exp = _shares(a, m.name)
@@ -501,7 +545,7 @@ def findings(a: "Audit") -> tuple[Finding, ...]:
     return tuple(sorted(out, key=lambda f: (not f.holds, f.p_adjusted if f.holds else f.p)))
 
 
-def verdict_of(a: "Audit") -> Verdict:
+def verdict_of(a: AuditFigures) -> Verdict:
     """The :class:`Verdict` of ``a``: its code, its qualifiers and the sentence that says both."""
     code = code_of(a)
     quals = qualifiers(a)

@@ -21,19 +21,16 @@ option                     the figure (at most the limit passes)
 A figure the audit could not measure (no hold-out) fails its threshold as *not measured*: a gate never
 passes on a figure it did not see. Exit codes: :data:`EXIT_THRESHOLD` when a measured figure is above
 its limit and the verdict's gate passed; a figure not measured is the gate's refusal
-(:data:`memviz.auditing.verdict.EXIT_REFUSED`).
+(:data:`memviz.verdict.verdict.EXIT_REFUSED`).
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable
+from typing import Callable
 
-from memviz.auditing.verdict import EXIT_PASSED, EXIT_REFUSED
-from memviz.errors import MemvizError
-
-if TYPE_CHECKING:
-    from memviz.auditing.result import Audit
+from memviz.errors import BadOption
+from memviz.verdict.verdict import EXIT_PASSED, EXIT_REFUSED, AuditFigures
 
 #: a measured figure above its limit (the verdict's own gate passed)
 EXIT_THRESHOLD = 5
@@ -45,14 +42,14 @@ class Figure:
 
     words: str
     share: bool
-    read: Callable[["Audit"], float | None]
+    read: Callable[[AuditFigures], float | None]
 
 
-def _too_close(a: "Audit") -> float | None:
+def _too_close(a: AuditFigures) -> float | None:
     return None if a.close is None else a.close.too_close_share
 
 
-def _near_verbatim(a: "Audit") -> float | None:
+def _near_verbatim(a: AuditFigures) -> float | None:
     lv = next((lv for lv in a.close.partial if lv.altered == 1), None) if a.close is not None else None
     return None if lv is None else lv.share
 
@@ -77,11 +74,11 @@ class Threshold:
 
     def __post_init__(self):
         if self.figure not in FIGURES:
-            raise MemvizError(f"threshold {self.figure!r}: unknown (use {', '.join(FIGURES)})")
+            raise BadOption(f"threshold {self.figure!r}: unknown (use {', '.join(FIGURES)})")
         f = FIGURES[self.figure]
         ok = isinstance(self.limit, (int, float)) and not isinstance(self.limit, bool) and math.isfinite(self.limit)
         if not ok or self.limit < 0 or (f.share and self.limit > 1):
-            raise MemvizError(f"--max-{self.figure} {self.limit!r}: must be "
+            raise BadOption(f"--max-{self.figure} {self.limit!r}: must be "
                               + ("a share between 0 and 1" if f.share else "a count of at least 0"))
 
     @property
@@ -122,7 +119,7 @@ def _share(x: float) -> str:
     return f"{100 * x:.2g} %" if abs(x) < 0.01 else f"{100 * x:.1f} %"
 
 
-def read_thresholds(a: "Audit", thresholds) -> tuple[Reading, ...]:
+def read_thresholds(a: AuditFigures, thresholds) -> tuple[Reading, ...]:
     """Each threshold read on ``a`` (NaN reads as not measured)."""
     out = []
     for t in thresholds:
@@ -135,7 +132,7 @@ def read_thresholds(a: "Audit", thresholds) -> tuple[Reading, ...]:
 def threshold_exit(gate_code: int, readings) -> int:
     """The exit code once the thresholds are read: the verdict's gate first (a failing or refusing gate
     keeps its code), then :data:`EXIT_THRESHOLD` when a measured figure is above its limit, then
-    :data:`~memviz.auditing.verdict.EXIT_REFUSED` when a figure was not measured."""
+    :data:`~memviz.verdict.verdict.EXIT_REFUSED` when a figure was not measured."""
     if gate_code != EXIT_PASSED:
         return gate_code
     if any(r.measured and not r.passes for r in readings):

@@ -1,6 +1,6 @@
 """One audit aligns each input table once, and fits and encodes no more than the engines it builds need
 (issue 53 item 1: the audit's inputs checked, aligned and encoded once into
-:class:`memviz.auditing.inputs.AuditInputs`).
+:class:`memviz.verdict.inputs.AuditInputs`).
 
 Counted during one ``memviz.audit(train, synthetic, holdout)`` of a credit-like table (300 training, 250
 generated, 220 hold-out rows; unseen categories in both other tables), by wrapping the one alignment
@@ -113,7 +113,7 @@ def test_one_audit_fits_the_training_encoder_once_and_encodes_each_table_once_wi
 
 def test_the_audit_command_aligns_the_synthetic_table_once(monkeypatch, tmp_path):
     """``memviz audit`` reads and aligns the generated rows once and hands them to the audit as they are
-    (:func:`memviz.auditing.inputs.generated_inputs`); before, the command aligned them and the audit again."""
+    (:func:`memviz.verdict.inputs.generated_inputs`); before, the command aligned them and the audit again."""
     train, syn, hold = _tables()
     paths = {}
     for name, df in (("train", train), ("synthetic", syn), ("holdout", hold)):
@@ -131,7 +131,7 @@ def test_the_audit_command_aligns_the_synthetic_table_once(monkeypatch, tmp_path
 def test_the_inputs_are_one_frozen_value_made_at_the_door():
     import dataclasses
 
-    from memviz.auditing.inputs import AuditInputs, audit_inputs
+    from memviz.verdict.inputs import AuditInputs, audit_inputs
 
     train, syn, hold = _tables()
     inputs = audit_inputs(train, syn, hold)

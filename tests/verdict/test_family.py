@@ -1,11 +1,11 @@
-"""The verdict's family (memviz.auditing.family): Holm's step-down, the level each member was tested at, and
+"""The verdict's family (memviz.verdict.family): Holm's step-down, the level each member was tested at, and
 the chance that any member holds when every one is null."""
 import math
 
 import numpy as np
 import pytest
 
-from memviz.auditing.family import ALPHA, family
+from memviz.verdict.family import ALPHA, family
 
 
 def test_levels_follow_holms_step_down():

@@ -3,7 +3,7 @@
 The page holds everything it needs: plotly.js inline once (not per figure), inline CSS,
 no external URL, and a Content-Security-Policy that forbids loading anything from the
 network. The page and its blocks are jinja2 templates (``memviz/templates``, drawn through
-:mod:`memviz.viz.templating`) with autoescape on: every user-provided string (titles, setting names
+:mod:`memviz.auditing.templating`) with autoescape on: every user-provided string (titles, setting names
 and values, column names, method names, table cells) is escaped; figure data is embedded by plotly
 as JSON with ``<``, ``>`` and ``/`` escaped. This module prepares what the templates print (numbers
 in words, a table's cells and classes); it writes no markup.
@@ -16,7 +16,7 @@ Redaction (default): row-level content (the optional leak tables) is shown throu
 :func:`memviz.tables.redact.redact` with ranges from the whole training table and category hashes
 keyed per column and per report; figures are aggregates (counts, shares, distances) and
 name columns, methods and internal row ids only; class values in figures are hashed too.
-User text inside figures is made inert with :func:`memviz.viz.text.plain`.
+User text inside figures is made inert with :func:`memviz.text.plain`.
 """
 from __future__ import annotations
 
@@ -29,15 +29,16 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from markupsafe import Markup
 
-from memviz.errors import MemvizError
-from memviz.metrics import MISSING, number
+from memviz.auditing.templating import blocks, render
+from memviz.errors import BadTable, MemvizError
+from memviz.text import MISSING, cut, number, percent, seconds
 from memviz.viz import glossary as words
 from memviz.viz.card import Card
 from memviz.viz.compare import THREE_WAY_NOTE, by_method, results_display, three_way_table
 from memviz.viz.style import caption
-from memviz.viz.templating import blocks, render
-from memviz.viz.text import cut, seconds
+from memviz.warmup.frontier import StopRule, recommend
 
 CSP = ("default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
        "img-src data: blob:; font-src data:")
@@ -143,7 +144,7 @@ def summary_facts(summary: Mapping) -> list[tuple[str, str]]:
     for key, label in SUMMARY_WORDS.items():
         if key in flat and flat[key] is not None:
             v = flat[key]
-            text = f"{100 * float(v):.1f} %" if key in SUMMARY_PERCENT and number(v) != MISSING else _fmt_value(v)
+            text = percent(v) if key in SUMMARY_PERCENT and number(v) != MISSING else _fmt_value(v)
             out.append((label, text))
     return out
 
@@ -199,8 +200,7 @@ class FigureCells:
 def figure_cells(fig, i: int) -> FigureCells:
     """Figure ``fig`` as the report's ``i``-th (from 0): plotly's ``<div>`` with id ``memviz-fig-i``, no script
     of its own (the page holds plotly.js once), its caption (:func:`memviz.viz.style.caption`)."""
-    import plotly.io as pio
-    from markupsafe import Markup
+    import plotly.io as pio  # lazy: plotly, an optional extra (memviz[plots]): a report without figures loads none
 
     div = pio.to_html(fig, full_html=False, include_plotlyjs=False, div_id=f"memviz-fig-{i}",
                       config={"displaylogo": False, "responsive": True}, default_height="480px")
@@ -246,10 +246,10 @@ def report_figures(dynamics=None, per_check: pd.DataFrame | None = None, *, earl
     ``column_shapes`` and ``dcr`` (one model's) add their breakdowns. ``redact_salt``: class
     values appear as keyed hashes (a redacted report), never as they are.
     """
-    from memviz.viz import compare as fc
-    from memviz.viz import dynamics as fd
-    from memviz.viz import memorization as fm
-    from memviz.viz import tune as ft
+    from memviz.viz import compare as fc  # lazy: plotly, an optional extra: a report without figures loads none
+    from memviz.viz import dynamics as fd  # lazy: plotly, an optional extra: a report without figures loads none
+    from memviz.viz import memorization as fm  # lazy: plotly, an optional extra: a report without figures loads none
+    from memviz.viz import tune as ft  # lazy: plotly, an optional extra: a report without figures loads none
 
     figs = []
     if dynamics is not None:
@@ -277,8 +277,7 @@ def when_to_stop(per_check: pd.DataFrame, available=None, rule=None):
     :class:`memviz.warmup.frontier.StopRule`, among the checks in ``available``: those with a kept
     checkpoint, None for all). Returns (figure, sentence); the sentence says why there is no
     recommendation when there is none."""
-    from memviz.viz.frontier import frontier_plot
-    from memviz.warmup.frontier import StopRule, recommend
+    from memviz.viz.frontier import frontier_plot  # lazy: plotly, an optional extra
 
     rule = rule or StopRule()
     try:
@@ -423,7 +422,7 @@ def build_report(run_summary: Mapping | Sequence | None = None, figures: Sequenc
     verdict : :class:`memviz.viz.card.Card`, optional
         Printed first.
     sentence : str
-        The plain floor sentence (:meth:`memviz.measure.floor.Excess.sentence`), printed first.
+        The plain floor sentence (:func:`memviz.verdict.words.excess_sentence`), printed first.
     glossary : (term, explanation) pairs, printed last, each linked where the report uses it (default: the one).
     salt : key of the category hashes of the redacted leak tables (one per report).
     sections : sequence of :class:`Section`
@@ -443,7 +442,7 @@ def build_report(run_summary: Mapping | Sequence | None = None, figures: Sequenc
         The HTML document (UTF-8 text).
     """
     if results is not None and not isinstance(results, pd.DataFrame):
-        raise MemvizError(f"results must be a pandas DataFrame or None, got {type(results).__name__}")
+        raise BadTable(f"results must be a pandas DataFrame or None, got {type(results).__name__}")
     figures = list(figures or [])
     sections = list(sections or [])
     created = created or time.strftime("%Y-%m-%d %H:%M:%S %Z")
@@ -478,10 +477,9 @@ def build_report(run_summary: Mapping | Sequence | None = None, figures: Sequenc
     body = render("report_body.html.j2", **values, words=used, glossary=glossary)
     plotlyjs = ""
     if n_fig:
-        from plotly.offline import get_plotlyjs
+        from plotly.offline import get_plotlyjs  # lazy: plotly, an optional extra: a report without figures loads none
 
         plotlyjs = get_plotlyjs()
-    from markupsafe import Markup
 
     return render("report.html.j2", csp=Markup(CSP), css=Markup(CSS), plotlyjs=Markup(plotlyjs), title=title,
                   body=Markup(body)) + "\n"

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from memviz.errors import MemvizError
+from memviz.errors import BadOption, BadTable
 from memviz.tables import align
 from memviz.tables.data import Table, load_table, read_frame, table_from_frame
 from memviz.tables.schema import ADAPTED, Schema
@@ -22,7 +22,7 @@ from memviz.tables.schema import ADAPTED, Schema
 def resolve_schema(schema=None, metadata=None, target: str | None = None) -> Schema | None:
     """The schema from ``schema`` (a Schema or meta.json path) or ``metadata`` (SDV), never both."""
     if schema is not None and metadata is not None:
-        raise MemvizError("give either schema (meta.json format) or metadata (SDV), not both")
+        raise BadOption("give either schema (meta.json format) or metadata (SDV), not both")
     if metadata is not None:
         return Schema.from_sdv(metadata, target=target)
     if isinstance(schema, (str, Path)):
@@ -45,13 +45,13 @@ def read_other(obj, schema: Schema, *, role: str, name: str,
     elif isinstance(obj, pd.DataFrame):
         df, source = obj, name
     else:
-        raise MemvizError(f"{name}: expected a DataFrame, a Table or a path, got {type(obj).__name__}")
+        raise BadTable(f"{name}: expected a DataFrame, a Table or a path, got {type(obj).__name__}")
     notices = ()
     if train is not None:
         df, notices = align.align_to(df, train.data, schema.distance_categorical, source)
     missing = [c for c in schema.columns if c not in df.columns]
     if missing:
-        raise MemvizError(f"{source}: column {missing[0]!r}: in the training table but not in this one")
+        raise BadTable(f"{source}: column {missing[0]!r}: in the training table but not in this one")
     return table_from_frame(df.loc[:, list(schema.columns)], schema, source=source, role=role), notices
 
 
@@ -66,7 +66,7 @@ def as_table(obj, schema: Schema | None, *, role: str, name: str, target: str | 
             return load_table(obj, schema, target=target)
         if isinstance(obj, pd.DataFrame):
             return table_from_frame(obj, schema, source=name, target=target)
-        raise MemvizError(f"{name}: expected a DataFrame, a Table or a path, got {type(obj).__name__}")
+        raise BadTable(f"{name}: expected a DataFrame, a Table or a path, got {type(obj).__name__}")
     return read_other(obj, schema, role=role, name=name, train=train)[0]
 
 
@@ -121,11 +121,11 @@ def with_holdout(inputs: AuditInputs, holdout=None) -> AuditInputs:
     """``inputs`` (of :func:`generated_inputs`) with the hold-out aligned once (None: none) and a synthetic table
     without rows refused: the :class:`AuditInputs` that :func:`memviz.audit` takes as is."""
     if holdout is not None and inputs.holdout is not None:
-        raise MemvizError("holdout: these inputs already hold one")
+        raise BadOption("holdout: these inputs already hold one")
     hold, notices = inputs.holdout, inputs.notices
     if holdout is not None:
         hold, more = read_other(holdout, inputs.train.schema, role="test", name="holdout", train=inputs.train)
         notices += more
     if len(inputs.synthetic) == 0:
-        raise MemvizError(f"{inputs.synthetic.source}: the synthetic table has no rows")
+        raise BadTable(f"{inputs.synthetic.source}: the synthetic table has no rows")
     return AuditInputs(inputs.train, inputs.synthetic, hold, notices)

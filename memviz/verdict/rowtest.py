@@ -15,13 +15,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from memviz.auditing.family import ALPHA
+from memviz.io import to_jsonable
+from memviz.verdict.family import ALPHA
 
 
 @dataclass(frozen=True)
 class RowTest:
     """What the per-row test of close copies (:mod:`memviz.measure.dcr`) can see at these sizes
-    (:func:`memviz.auditing.rowtest.row_test`).
+    (:func:`memviz.verdict.rowtest.row_test`).
 
     status : ``exact`` (it ran: an exact conditional test, so it names a row falsely at most at its level
         whatever the table), ``low_power`` (it ran, but a row needs more than :data:`LOW_POWER_COPIES` close
@@ -54,8 +55,6 @@ class RowTest:
                 + (f" {self.note[0].upper()}{self.note[1:]}." if self.note else ""))
 
     def to_dict(self) -> dict:
-        from memviz.io import to_jsonable
-
         return to_jsonable({"status": self.status, "n_reference": self.n_reference, "n_holdout": self.n_holdout,
                             "n_generated": self.n_generated, "share": self.share,
                             "copies_needed": self.copies_needed, "note": self.note, "sentence": self.sentence()})
@@ -68,7 +67,7 @@ LOW_POWER_COPIES = 20
 def row_test(close, n_reference_rows: int, n_holdout: int, n_generated: int) -> RowTest:
     """The :class:`RowTest` of a :class:`~memviz.measure.dcr.CloseCopies` (None: the test did not run, or
     ``n_holdout`` = 0: no hold-out). The count needed is the one that names a lone row at the level rows are
-    named at once the family holds (α, :attr:`memviz.auditing.family.Family.naming_level`)."""
+    named at once the family holds (α, :attr:`memviz.verdict.family.Family.naming_level`)."""
     if n_holdout == 0:
         return RowTest("no_holdout", n_reference_rows, 0, n_generated)
     if close is None:

@@ -27,7 +27,7 @@ member          the test
 
 Holm (:func:`memviz.measure.multiplicity.holm`) adjusts the m members' p-values; a member holds when its
 adjusted p is at most :data:`ALPHA` (5 %), so under the null the chance that any holds is at most 5 %,
-whatever the dependence between them. The verdict (:mod:`memviz.auditing.verdict`) is ``copying`` when
+whatever the dependence between them. The verdict (:mod:`memviz.verdict.verdict`) is ``copying`` when
 a member that reads the whole table holds (ratio, too_close, identical, partial), ``rows_over_copied`` when
 rows are named without it, ``regional_copying`` when only ``local`` holds, and says which members carry it.
 
@@ -43,6 +43,10 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+
+from memviz.io import to_jsonable
+from memviz.measure.multiplicity import holm
+from memviz.measure.tails import positive
 
 #: the family-wise error rate
 ALPHA = 0.05
@@ -68,8 +72,6 @@ class Member:
     level: float
 
     def to_dict(self) -> dict:
-        from memviz.io import to_jsonable
-
         return to_jsonable({"name": self.name, "p": self.p, "p_adjusted": self.p_adjusted, "holds": self.holds,
                             "level": self.level})
 
@@ -111,10 +113,6 @@ class Family:
 
 def family(pvalues: dict[str, float], alpha: float = ALPHA) -> Family:
     """The :class:`Family` of the members given (name → p; None or NaN: the member did not run)."""
-    from memviz.measure.multiplicity import holm
-
-    from memviz.measure.tails import positive
-
     names = [n for n in MEMBERS if pvalues.get(n) is not None and math.isfinite(float(pvalues[n]))]
     p = np.array([positive(pvalues[n]) for n in names])        # a tail that underflowed is tiny, never 0
     if not len(names):

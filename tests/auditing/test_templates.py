@@ -3,7 +3,6 @@ template expression evaluated), the CSP and the redaction kept, an undefined nam
 shipped as package data."""
 from __future__ import annotations
 
-import tomllib
 import warnings
 from fnmatch import fnmatch
 from html.parser import HTMLParser
@@ -13,10 +12,11 @@ import jinja2
 import numpy as np
 import pandas as pd
 import pytest
+import tomllib
 
+from memviz.auditing.report import CSP, Part, Section, build_report
+from memviz.auditing.templating import environment, render
 from memviz.viz.card import Card, Line
-from memviz.viz.report import CSP, Part, Section, build_report
-from memviz.viz.templating import environment, render
 
 ROOT = Path(__file__).resolve().parents[2]
 #: what a user may type where memviz prints a name or a value
@@ -84,10 +84,11 @@ def test_hostile_text_in_every_slot_of_a_report_stays_text():
 @pytest.fixture(scope="module")
 def hostile_audit():
     """A keyed table whose column names, category values and keys are hostile, 12 of its rows copied 3 times."""
+    from unseen_tables import credit_like
+
     import memviz
     from memviz.tables.data import table_from_frame
     from memviz.tables.infer import infer_schema
-    from unseen_tables import credit_like
 
     df = credit_like(700, seed=5).rename(columns={"Job": HOSTILE[0], "Home": HOSTILE[1], "Records": HOSTILE[4]})
     df[HOSTILE[0]] = df[HOSTILE[0]].map({"fixed": HOSTILE[2], "partime": HOSTILE[3], "freelance": HOSTILE[5],
