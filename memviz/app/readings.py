@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from memviz.app.runs import RunView
-from memviz.auditing.stored import RUN_FOLDER, load_table
+from memviz.auditing.stored import RUN_FOLDER, load_kept_table
 from memviz.dynamics.nullmodel import DEFAULT_REPLICATES as NULL_REPLICATES
 from memviz.dynamics.nullmodel import compare_to_null
 from memviz.engine.neighbors import NeighborEngine
@@ -112,7 +112,7 @@ def check_closeness(view: RunView, check: int | None = None) -> dict | None:
 def kept_row_closeness(view: RunView) -> pd.DataFrame | None:
     """Every training row's copies by closeness over all checks, as the job worker kept them for this run
     state (:func:`memviz.jobs.spec.keep_audit`); None when it did not."""
-    return load_table(Path(view.path) / RUN_FOLDER, ROW_CLOSENESS, run_token(view.path))
+    return load_kept_table(Path(view.path) / RUN_FOLDER, ROW_CLOSENESS, run_token(view.path))
 
 
 def leak_ranking(view: RunView, by: str = "excess", n: int = 20, null=None, closeness: bool = True) -> pd.DataFrame:

@@ -118,7 +118,7 @@ def save_table(df: pd.DataFrame, folder: str | Path, name: str, token: int | Non
     return path
 
 
-def load_table(folder: str | Path, name: str, token: int | None) -> pd.DataFrame | None:
+def load_kept_table(folder: str | Path, name: str, token: int | None) -> pd.DataFrame | None:
     """The table :func:`save_table` kept for this run state, or None."""
     try:
         return pd.read_parquet(Path(folder) / f"{name}_{token}.parquet")

@@ -167,11 +167,11 @@ class _Generated:
 class _HeldOut:
     """What the hold-out gives the audit: the ratio test's floor (None without one; a run's stored floor may
     come without its rows), the :class:`~memviz.tables.holdout.CheckedHoldout` the entry point made (None
-    without hold-out rows at hand) and the closeness tests (:class:`Closeness`, None likewise)."""
+    without hold-out rows at hand) and the closeness tests (:class:`ClosenessTests`, None likewise)."""
 
     floor: Floor | None = None
     checked: CheckedHoldout | None = None
-    close: Closeness | None = None
+    close: ClosenessTests | None = None
 
 
 @dataclass(frozen=True)
@@ -212,7 +212,7 @@ def _version() -> str:
 
 
 @dataclass(frozen=True, eq=False)
-class Closeness:
+class ClosenessTests:
     """The closeness tests of one audit and what they searched: the :class:`~memviz.measure.dcr.CloseCopies`,
     the standardized engine on the training rows, and the nearest training row of every generated and
     hold-out row (reused by the data-copying test)."""
@@ -224,7 +224,7 @@ class Closeness:
 
 
 def closeness_tests(train: Table, synthetic, holdout, engine, *, synthetic_near=None,
-                    device: str = "auto", remote=None, encoded=None) -> Closeness:
+                    device: str = "auto", remote=None, encoded=None) -> ClosenessTests:
     """The closeness tests (:mod:`memviz.measure.dcr`) of ``synthetic`` (a Table or a frame of the training
     columns) against ``holdout``: the audit's ``engine`` when its distance is the standardized one (then
     ``synthetic_near``, the memorization pass's NN1 distances and positions, is reused), else one fitted
@@ -247,7 +247,7 @@ def closeness_tests(train: Table, synthetic, holdout, engine, *, synthetic_near=
     s = train.schema
     partial = partial_matches(train.data, synthetic.data if isinstance(synthetic, Table) else synthetic,
                               holdout.data, s.distance_numerical, s.distance_categorical)
-    return Closeness(close_copy_test(c_engine.row_ids_, syn_near, hold_near, loo, partial=partial), c_engine,
+    return ClosenessTests(close_copy_test(c_engine.row_ids_, syn_near, hold_near, loo, partial=partial), c_engine,
                      syn_near, hold_near)
 
 

@@ -55,7 +55,7 @@ def read_other(obj, schema: Schema, *, role: str, name: str,
     return table_from_frame(df.loc[:, list(schema.columns)], schema, source=source, role=role), notices
 
 
-def as_table(obj, schema: Schema | None, *, role: str, name: str, target: str | None = None,
+def input_table(obj, schema: Schema | None, *, role: str, name: str, target: str | None = None,
              train: Table | None = None) -> Table:
     """A Table from a Table, a DataFrame or a path (CSV/Parquet); with ``train``, a synthetic table or a
     hold-out is read in the training table's coding (:func:`read_other`)."""
@@ -109,7 +109,7 @@ def generated_inputs(train, synthetic, *, schema=None, metadata=None, target: st
     """The training and synthetic tables of :func:`audit_inputs`, read and aligned once, without a hold-out yet
     and not yet checked (:func:`with_holdout` adds the hold-out and checks them)."""
     sch = resolve_schema(schema, metadata, target)
-    tr = as_table(train, sch, role="train", name="train", target=target)
+    tr = input_table(train, sch, role="train", name="train", target=target)
     syn_name = str(synthetic) if isinstance(synthetic, (str, Path)) else "synthetic"
     synthetic = read_frame(synthetic) if isinstance(synthetic, (str, Path)) else synthetic      # read once
     tr = adapt_train(tr, synthetic, syn_name)          # an inferred kind the generated rows correct, said
