@@ -9,22 +9,26 @@ import pytest
 from memviz.cli import main
 from memviz.compare.config import CompareConfig
 from memviz.dynamics.dynamiccut import DynamicCutParams, check_k
+from memviz.engine import budget
 from memviz.errors import (
     BadOption,
     BadRunFolder,
     BadTable,
+    Busy,
     DataError,
     MemvizError,
     RefusedVerdict,
     RunError,
+    TooLarge,
     checked_seed,
 )
+from memviz.folders import folder_unit
 from memviz.tables.data import load_table, table_from_frame
 from memviz.tables.holdout import refuse_shared_rows
 from memviz.warmup.run import WarmupConfig, load_warmup
 from memviz.warmup.store import RunStore
 
-KINDS = (BadTable, BadOption, BadRunFolder, RefusedVerdict)
+KINDS = (BadTable, BadOption, BadRunFolder, RefusedVerdict, TooLarge, Busy)
 
 
 def _raises(kind, fn, *args, **kw):
@@ -62,6 +66,19 @@ def test_a_bad_run_folder_raises_bad_run_folder(tmp_path):
 def test_a_hold_out_that_shares_the_training_rows_refuses_the_verdict():
     err = _raises(RefusedVerdict, refuse_shared_rows, "holdout.csv", 90, 100, 0, 1000)
     assert "holdout.csv" in str(err)
+
+
+def test_more_than_the_machine_holds_raises_too_large():
+    """A caller can tell a machine limit (retry elsewhere) from a mistake in its input."""
+    err = _raises(TooLarge, budget.check, 10**18, "a search of every row")
+    assert str(err).startswith("a search of every row needs about")
+
+
+def test_a_folder_another_writer_holds_raises_busy(tmp_path):
+    """A caller can tell a held folder (try again later) from a bad one."""
+    with folder_unit(tmp_path / "out", names=("a.txt",)):
+        err = _raises(Busy, lambda: folder_unit(tmp_path / "out", names=("a.txt",)).__enter__())
+    assert "another process is writing this folder" in str(err)
 
 
 def test_the_cli_still_prints_each_kind_in_one_line(capsys):

@@ -194,7 +194,7 @@ def check(need: int, what: str, fix: str = "use fewer rows, or a machine (or a D
     have = _device.available_memory()
     if have is not None and need > have:
         raise TooLarge(f"{what} needs about {mib(need)} MiB of memory and this machine has "
-                          f"{mib(have)} MiB available: {fix}")
+                       f"{mib(have)} MiB available: {fix}")
 
 
 def mib(n: int) -> str:
