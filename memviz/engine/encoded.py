@@ -8,8 +8,9 @@ again; a table they do not hold (a slice, another frame) is encoded as before. T
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+import numpy as np
 import pandas as pd
 
 from memviz.tables.data import Table
@@ -49,6 +50,26 @@ class EncodedTables:
                 frames.append(df)
                 arrays.append(_read_only(self.encoder.transform(df)))
         return EncodedTables(self.encoder, tuple(frames), tuple(arrays))
+
+    def subset(self, rows: Table, keep: np.ndarray) -> EncodedTables:
+        """The value for ``rows``, the training rows at positions ``keep`` (``frames[0].iloc[keep]``): the
+        training encoder's means and ranges with these rows' own vocabulary, and their arrays, read from the
+        training rows' arrays (no fit, no encoding). Per categorical column, the vocabulary that
+        :meth:`~memviz.tables.encoding.Encoder.fit` of ``rows`` gives (each canonical value coded in order of its
+        first appearance) is the training codes of ``rows`` renumbered in order of first appearance: the
+        training vocabulary codes one canonical value per code."""
+        train = self.arrays[0]
+        cat = train.cat[keep]
+        codes, vocab = np.empty_like(cat), []
+        for j, v in enumerate(self.encoder.vocab):
+            first = pd.unique(cat[:, j])                                     # training codes, first seen first
+            renumber = np.full(len(v), -1, dtype=np.int64)
+            renumber[first] = np.arange(len(first))
+            codes[:, j] = renumber[cat[:, j]]
+            names = list(v)                                                  # code -> canonical value
+            vocab.append({names[c]: i for i, c in enumerate(first)})
+        encoder = replace(self.encoder, vocab=tuple(vocab))
+        return EncodedTables(encoder, (rows.data,), (_read_only(Encoded(train.num[keep], codes)),))
 
     def serves(self, reference: Table) -> bool:
         """Whether an engine on ``reference`` may take this value: its encoder was fitted on these very rows

@@ -43,7 +43,7 @@ from memviz.device import compute_device, cpu_threads
 from memviz.dynamics.dynamiccut import tuned_params
 from memviz.engine import budget
 from memviz.engine.distributed import Remote, check_address, connect, on_cluster
-from memviz.engine.encoded import encode_tables
+from memviz.engine.encoded import EncodedTables, encode_tables
 from memviz.engine.neighbors import NeighborEngine
 from memviz.errors import BadOption, MemvizError
 from memviz.evaluate.synthetic import dcr_share, shape
@@ -301,13 +301,15 @@ def _rows_frame(ids: np.ndarray, copies: np.ndarray, close, closest: pd.DataFram
     return rows[[c for c in cols if c in rows]]
 
 
-def _finish(inputs: AuditInputs, generated: _Generated, held: _HeldOut, opts: _Options, provenance: dict) -> dict:
+def _finish(inputs: AuditInputs, generated: _Generated, held: _HeldOut, opts: _Options, provenance: dict,
+            encoded: EncodedTables | None = None) -> dict:
     """The audit's fields (:class:`~memviz.auditing.result.Audit`'s) from the entry point's
     :class:`~memviz.verdict.inputs.AuditInputs` (taken as is) and one set of generated rows with their ratio-test
     NN1 / ratio / flags (both entry points),
     what the hold-out gives (its floor, the :class:`~memviz.tables.holdout.CheckedHoldout` the entry point
     made and the closeness tests: each None without it) and the audit's options; ``provenance``: the
-    entry point's fingerprints, sources, rows read and notices (and a run's :class:`RunInfo`)."""
+    entry point's fingerprints, sources, rows read and notices (and a run's :class:`RunInfo`); ``encoded``: the
+    tables the entry point encoded once, whose training encoder the DCR share's scale takes (not fitted again)."""
     train = inputs.train
     nn1, ratio, memorized, distance = generated.nn1, generated.ratio, generated.memorized, generated.distance
     floor, holdout, close = held.floor, held.checked, held.close
@@ -340,7 +342,7 @@ def _finish(inputs: AuditInputs, generated: _Generated, held: _HeldOut, opts: _O
         cshare = copy_share(n_mem, m, floor.n_flagged, floor.n_holdout)
         if opts.dcr and holdout is not None:
             dcr_value = float(dcr_share(train, holdout, syn, device=opts.device, seed=opts.seed,
-                                        remote=opts.remote).share)
+                                        remote=opts.remote, encoded=encoded).share)
     h = fl.n_holdout if fl is not None else 0
     rt = row_test(test, len(train), h, m)
     if test is not None:
@@ -426,7 +428,7 @@ def audit_fields(train, synthetic, holdout, *, schema, metadata, target: str | N
                 if syn.source not in ("", "synthetic") else f"the synthetic table: {len(syn):,} generated rows",
                 "notices": notices, "unjudged": tuple(tr.schema.extra.get(UNJUDGED, ()))}
         return _finish(inputs, _Generated(syn.data, res.nn1, res.ratio, res.memorized, distance),
-                       _HeldOut(floor, checked, close), opts, prov)
+                       _HeldOut(floor, checked, close), opts, prov, encoded)
 
 
 def run_fields(run_dir: str | Path, check: int | None, *, holdout, window: int, p: float | None, k: int | None,
@@ -486,7 +488,7 @@ def _from_run(run_dir, check, *, holdout, window: int, tuned: dict, opts: _Optio
                                sub["memorized"].to_numpy(), wr.config.distance,
                                per_check=wr.per_check[wr.per_check["check"] <= check].reset_index(drop=True))
         return _finish(AuditInputs(train, syn_table, hold, notices), generated, _HeldOut(floor, checked, close),
-                       opts, prov)
+                       opts, prov, encoded)
 
 
 def _run_holdout(train: Table, wr, holdout, store, opts: _Options):
