@@ -22,7 +22,23 @@ from memviz.tables.holdout import CheckedHoldout
 class EncodedTables:
     """The training table's encoder (``encoder``, fitted once on ``train``'s distance columns) and each table's
     arrays under it (``arrays[i]`` of ``frames[i]``, ``frames[0]`` the training rows; a frame is matched by
-    identity: the same DataFrame object, not equal values)."""
+    identity: the same DataFrame object, not equal values).
+
+    One audit (:func:`memviz.audit`) fits this encoder once and no other on the training rows: the DCR share's
+    engines take it as their scale (``fit(ref, scale_table=train, encoded=...)``) and its balanced subsample of
+    the training rows its own vocabulary read from the training codes (:meth:`subset`). The encoders an audit
+    still fits are other tables' and stay theirs, since each imputes and scales with the rows of its own
+    reference and codes that reference's own categories:
+
+    * the generated rows' (4: the membership attack's engine, the attribute attack's one per secret, the
+      linkability test's two halves of the columns): the attacker holds the generated rows only, so their own
+      means, ranges and vocabulary are the attack's; the training encoder would change every distance. (They
+      could share one fit of the generated rows among themselves, sliced by column: each column's mean, range
+      and vocabulary read that column alone; their call sites are the evidence's, not the engine's.)
+    * the DCR share's test reference's vocabulary (the hold-out's, 1): its categories the training rows lack
+      have no training code (-1, as a generated row's unseen category, which would then match them), so its
+      own vocabulary is what keeps the distances.
+    """
 
     encoder: Encoder
     frames: tuple[pd.DataFrame, ...]
