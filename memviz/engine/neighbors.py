@@ -189,9 +189,12 @@ class NeighborEngine:
         on this same Table object (no scale table), with any distance: its encoder and its
         categorical groups are reused, and only this distance's own structures are built.
         ``encoded`` (or ``like``'s, when it has them): the tables of one audit encoded once
-        (:class:`memviz.engine.encoded.EncodedTables`) with the encoder fitted on this reference
-        (no scale table): that encoder and the arrays are taken as they are, here and in every
-        search of a table they hold; else (default) the rows are encoded here.
+        (:class:`memviz.engine.encoded.EncodedTables`) with the encoder fitted on this reference,
+        or on ``scale_table``: that encoder is taken as it is (not fitted again), and where the
+        reference is those very rows (no scale table, or the scale table's own rows) its arrays too,
+        here and in every search of a table they hold; a scale table's encoder on other reference
+        rows takes their own vocabulary (fitted here), as without ``encoded``. Else (default) the rows
+        are encoded here.
         """
         schema = reference.schema
         num_cols, cat_cols = schema.distance_numerical, schema.distance_categorical
@@ -203,7 +206,9 @@ class NeighborEngine:
         like = like if scale_table is None and getattr(like, "_fitted_on", _nothing)() is reference else None
         self._fitted_on = weakref.ref(reference) if scale_table is None else _nothing
         encoded = encoded if encoded is not None else getattr(like, "encoded_", None)
-        usable = encoded is not None and scale_table is None and encoded.serves(reference)
+        scale = scale_table if scale_table is not None else reference
+        shared = encoded if encoded is not None and encoded.serves(scale) else None     # the scale's encoder
+        usable = shared is not None and encoded.serves(reference)         # and the reference's own vocabulary
         held = encoded.of(reference) if usable else None
         self.encoded_ = encoded if usable else None
         if self.encoded_ is not None:
@@ -211,7 +216,7 @@ class NeighborEngine:
         elif like is not None:
             self.encoder_ = like.encoder_
         else:
-            base = Encoder.fit((scale_table or reference).data, num_cols, cat_cols)
+            base = shared.encoder if shared is not None else Encoder.fit(scale.data, num_cols, cat_cols)
             # the vocabulary must be the reference's; it already is unless a scale table is given
             vocab = base.vocab if scale_table is None else Encoder.fit(reference.data, (), cat_cols).vocab
             self.encoder_ = replace(base, vocab=vocab)

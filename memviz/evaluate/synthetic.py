@@ -29,6 +29,7 @@ import pandas as pd
 from threadpoolctl import threadpool_limits
 
 from memviz.engine.distributed import on_cluster
+from memviz.engine.encoded import EncodedTables
 from memviz.engine.neighbors import NeighborEngine
 from memviz.errors import BadTable
 from memviz.tables.data import Table, check_same_columns
@@ -544,7 +545,8 @@ class DCRResult:
 
 
 def dcr_share(train: Table, test, synthetic, device: str = "auto", *, balance: bool = True,
-              seed: int = 0, remote=None, every_train_row: bool = False) -> DCRResult:
+              seed: int = 0, remote=None, every_train_row: bool = False,
+              encoded: EncodedTables | None = None) -> DCRResult:
     """Share of synthetic rows whose closest real row is a training row.
 
     For each synthetic row g, with the standardized distance of
@@ -569,6 +571,11 @@ def dcr_share(train: Table, test, synthetic, device: str = "auto", *, balance: b
     :class:`~memviz.tables.holdout.CheckedHoldout` checked against ``train`` (used as is: its columns and
     rows were checked once, :func:`memviz.audit`); a raw Table keeps these checks (non-empty, the training
     columns), not the hold-out's refusal of training rows, which a DCR share of any split may read.
+    ``encoded``: the audit's tables encoded once (:class:`memviz.engine.encoded.EncodedTables`, the encoder fitted
+    on these very ``train`` rows): the scale taken from it, not fitted again (the same figures: the encoder of the
+    same rows), the training rows' arrays read for a reference of training rows (whole, or the balanced subsample
+    with its own vocabulary: :meth:`~memviz.engine.encoded.EncodedTables.subset`); the test reference's
+    vocabulary is still its own.
     """
     syn = synthetic_frame(train, synthetic)
     if isinstance(test, CheckedHoldout) and test.train is train:      # checked once already: used as is
@@ -579,6 +586,7 @@ def dcr_share(train: Table, test, synthetic, device: str = "auto", *, balance: b
             raise BadTable("DCR share needs a non-empty training and test split")
         check_same_columns(train, test.data, test.source)
         ref_train, ref_test = train, test.with_data(test.data.loc[:, list(train.schema.columns)])
+    encoded_small = None
     if balance and len(ref_train) != len(ref_test):
         rng = np.random.default_rng(seed)
         m = min(len(ref_train), len(ref_test))
@@ -586,11 +594,16 @@ def dcr_share(train: Table, test, synthetic, device: str = "auto", *, balance: b
         keep = np.sort(rng.choice(len(big), size=m, replace=False))
         small = Table(big.data.iloc[keep], big.schema, big.source)
         ref_train, ref_test = (small, ref_test) if big is ref_train else (ref_train, small)
+        if big is train and encoded is not None and encoded.serves(train):
+            encoded_small = encoded.subset(small, keep)          # the training scale, the subsample's vocabulary
     dist = {}
     refs = [("train", ref_train), ("test", ref_test)] + ([("all", train)] if every_train_row and ref_train is not train
                                                          else [])
     for name, ref in refs:
-        eng = on_cluster(NeighborEngine(distance="standardized", device=device).fit(ref, scale_table=train), remote)
+        engine = NeighborEngine(distance="standardized", device=device)
+        engine = (engine.fit(ref, encoded=encoded_small) if encoded_small is not None and ref is ref_train else
+                  engine.fit(ref, scale_table=train, encoded=encoded))      # the scale of the whole training table
+        eng = on_cluster(engine, remote)
         dist[name] = eng.kneighbors(syn, k=1).dist[:, 0]                             # (M,)
     d_tr, d_te = dist["train"], dist["test"]
     d_all = dist.get("all", d_tr if ref_train is train else None)

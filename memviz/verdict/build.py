@@ -43,7 +43,7 @@ from memviz.device import compute_device, cpu_threads
 from memviz.dynamics.dynamiccut import tuned_params
 from memviz.engine import budget
 from memviz.engine.distributed import Remote, check_address, connect, on_cluster
-from memviz.engine.encoded import encode_tables
+from memviz.engine.encoded import EncodedTables, encode_tables
 from memviz.engine.neighbors import NeighborEngine
 from memviz.errors import BadOption, MemvizError
 from memviz.evaluate.synthetic import dcr_share, shape
@@ -167,11 +167,14 @@ class _Generated:
 class _HeldOut:
     """What the hold-out gives the audit: the ratio test's floor (None without one; a run's stored floor may
     come without its rows), the :class:`~memviz.tables.holdout.CheckedHoldout` the entry point made (None
-    without hold-out rows at hand) and the closeness tests (:class:`ClosenessTests`, None likewise)."""
+    without hold-out rows at hand), the closeness tests (:class:`ClosenessTests`, None likewise) and the tables
+    the entry point encoded once (:class:`~memviz.engine.encoded.EncodedTables`, None: none), whose training
+    encoder the DCR share's scale takes (not fitted again)."""
 
     floor: Floor | None = None
     checked: CheckedHoldout | None = None
     close: ClosenessTests | None = None
+    encoded: EncodedTables | None = None
 
 
 @dataclass(frozen=True)
@@ -340,7 +343,7 @@ def _finish(inputs: AuditInputs, generated: _Generated, held: _HeldOut, opts: _O
         cshare = copy_share(n_mem, m, floor.n_flagged, floor.n_holdout)
         if opts.dcr and holdout is not None:
             dcr_value = float(dcr_share(train, holdout, syn, device=opts.device, seed=opts.seed,
-                                        remote=opts.remote).share)
+                                        remote=opts.remote, encoded=held.encoded).share)
     h = fl.n_holdout if fl is not None else 0
     rt = row_test(test, len(train), h, m)
     if test is not None:
@@ -426,7 +429,7 @@ def audit_fields(train, synthetic, holdout, *, schema, metadata, target: str | N
                 if syn.source not in ("", "synthetic") else f"the synthetic table: {len(syn):,} generated rows",
                 "notices": notices, "unjudged": tuple(tr.schema.extra.get(UNJUDGED, ()))}
         return _finish(inputs, _Generated(syn.data, res.nn1, res.ratio, res.memorized, distance),
-                       _HeldOut(floor, checked, close), opts, prov)
+                       _HeldOut(floor, checked, close, encoded), opts, prov)
 
 
 def run_fields(run_dir: str | Path, check: int | None, *, holdout, window: int, p: float | None, k: int | None,
@@ -485,7 +488,7 @@ def _from_run(run_dir, check, *, holdout, window: int, tuned: dict, opts: _Optio
         generated = _Generated(syn_table.data, sub["nn1"].to_numpy(), sub["ratio"].to_numpy(),
                                sub["memorized"].to_numpy(), wr.config.distance,
                                per_check=wr.per_check[wr.per_check["check"] <= check].reset_index(drop=True))
-        return _finish(AuditInputs(train, syn_table, hold, notices), generated, _HeldOut(floor, checked, close),
+        return _finish(AuditInputs(train, syn_table, hold, notices), generated, _HeldOut(floor, checked, close, encoded),
                        opts, prov)
 
 

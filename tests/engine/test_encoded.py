@@ -104,3 +104,55 @@ def test_encodings_of_other_rows_or_columns_are_not_taken(tables):
     # with a scale table the encoder is another one: encoded here
     s = NeighborEngine(distance="standardized").fit(hold, scale_table=train, encoded=encode_tables(hold))
     assert s.encoded_ is None
+
+
+@pytest.mark.parametrize("algorithm", ["dense", "pruned"])
+def test_a_scale_tables_encoder_is_taken_and_the_references_vocabulary_stays_its_own(tables, monkeypatch, algorithm):
+    """``fit(reference, scale_table=train, encoded=...)`` with the training rows' encoding: the training scale is
+    taken, not fitted again; the training rows themselves take their arrays too (no fit, no encoding); other rows
+    (the hold-out, with a category the training rows lack) fit their own vocabulary only. The same distances."""
+    train, syn, hold = tables
+    h = hold.data.copy()
+    h.loc[:2, "Job"] = "seasonal"
+    hold = Table(h, train.schema, "holdout")
+    encoded = encode_tables(train, syn, hold)
+    for ref, fits, held in ((train, 0, True), (hold, 1, False)):
+        n = _counting(monkeypatch)
+        given = NeighborEngine(distance="standardized", algorithm=algorithm).fit(ref, scale_table=train,
+                                                                                 encoded=encoded)
+        assert n["fit"] == fits and (given.encoded_ is encoded) == held
+        assert given.encoder_.means is encoded.encoder.means                   # the training scale, taken
+        monkeypatch.undo()
+        own = NeighborEngine(distance="standardized", algorithm=algorithm).fit(ref, scale_table=train)
+        assert given.encoder_.vocab == own.encoder_.vocab
+        for q in (syn, hold, train):
+            a, b = own.kneighbors(q, k=2), given.kneighbors(q, k=2)
+            np.testing.assert_array_equal(a.pos, b.pos)
+            np.testing.assert_array_equal(a.dist, b.dist)
+
+
+def test_a_subset_of_the_training_rows_has_its_own_vocabulary_read_from_the_training_codes(tables, monkeypatch):
+    """:meth:`EncodedTables.subset`: the vocabulary (codes in order of first appearance, the missing category
+    included) and the arrays that fitting the subsample's own vocabulary on the training scale gives, without a
+    fit or an encoding; an engine on it answers bit for bit as one fitted with ``scale_table``."""
+    train, syn, hold = tables
+    encoded = encode_tables(train, syn)
+    missing = np.flatnonzero(train.data["Status"].isna().to_numpy())[:1]   # a missing category among the rows
+    keep = np.union1d(np.random.default_rng(0).choice(len(train), 40, replace=False), missing)
+    keep = keep[train.data["Home"].to_numpy()[keep] != "priv"]             # a category the subsample lacks
+    small = Table(train.data.iloc[keep], train.schema, train.source)
+    n = _counting(monkeypatch)
+    sub = encoded.subset(small, keep)
+    given = NeighborEngine(distance="standardized").fit(small, encoded=sub)
+    assert n == {"fit": 0, "transform": 0} and given.encoded_ is sub and sub.serves(small)
+    monkeypatch.undo()
+    own = NeighborEngine(distance="standardized").fit(small, scale_table=train)
+    fitted = encoding.Encoder.fit(small.data, (), train.schema.distance_categorical).vocab
+    assert [list(v.items()) for v in sub.encoder.vocab] == [list(v.items()) for v in fitted]   # order too
+    assert any(encoding.MISSING in v for v in fitted)                     # a missing category among them
+    assert any(len(a) < len(b) for a, b in zip(fitted, encoded.encoder.vocab))   # a category the subsample lacks
+    for mine, theirs in zip(given.reference_arrays(), own.reference_arrays()):
+        np.testing.assert_array_equal(mine, theirs)
+    for q in (syn, train):
+        np.testing.assert_array_equal(given.kneighbors(q, k=3).dist, own.kneighbors(q, k=3).dist)
+    assert not (sub.arrays[0].num.flags.writeable or sub.arrays[0].cat.flags.writeable)
