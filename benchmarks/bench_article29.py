@@ -84,7 +84,7 @@ def part_cost(data: Path) -> None:
     a = memviz.audit(train, syn.data, test, device="cpu")
     t3 = time.perf_counter()
     print(f"\ncost at full Adult ({load()}): singling out {t1 - t0:.2f} s, linkability {t2 - t1:.2f} s, the whole "
-          f"audit (with both) {t3 - t2:.1f} s: {(t2 - t0) / (t3 - t2):.2f}x of it ({article29_sentence(so)} {article29_sentence(lk)} "
+          f"audit (with both) {t3 - t2:.1f} s: {(t2 - t0) / (t3 - t2):.2f}x of it (singling out: {article29_sentence(so)} linkability: {article29_sentence(lk)} "
           f"verdict {a.verdict.code})")
 
 

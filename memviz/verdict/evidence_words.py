@@ -55,7 +55,8 @@ def density_ratio_sentence(r: DensityRatioResult) -> str:
     head = "Comparing the synthetic table's density with the population's (the density-ratio attack), an attacker"
     t1, t2 = r.tpr
     hits = (f"allowing {100 * t1['fpr']:g} % false alarms it picks out {percent(t1['tpr'])} of the training "
-            f"rows, at {100 * t2['fpr']:g} % {percent(t2['tpr'], 2)} (chance: the same as the false alarms)")
+            f"rows, and allowing {100 * t2['fpr']:g} % it picks out {percent(t2['tpr'], 2)}, where guessing at random "
+            "picks out as many as the false alarms it allows")
     if r.better_than_chance:
         return f"{head} tells training rows from fresh real rows better than chance ({ci}): {hits}."
     if r.flags_copying:            # the tail test alone: a few rows stand out, the average does not move
@@ -109,22 +110,22 @@ def attribute_sentence(r: AttributeResult) -> str:
             f"(highest: {fig}).")
 
 
-#: what each Article 29 attack does, in words
-ARTICLE29_WHAT = {"singling_out": "Singling out (predicates drawn from the synthetic rows that pick out exactly one "
-                                  "person)",
-                  "linkability": "Linkability (joining two halves of a person's columns through the synthetic rows)"}
+#: what each Article 29 attack does, in words (without its name: the "Other tests" list, the card and the
+#: Memorization page print the name before the sentence)
+ARTICLE29_WHAT = {"singling_out": "Drawing predicates from the synthetic rows to pick out exactly one person",
+                  "linkability": "Joining two halves of a person's columns through the synthetic rows"}
 
 
 def article29_sentence(r: Article29Result) -> str:
-    """Singling out or linkability in one sentence: the success rates on training rows and on fresh ones, and the
-    risk beyond chance when it is shown."""
+    """Singling out or linkability in one sentence, after its name: what the attack does, its success rates on
+    training rows and on fresh ones, and the risk beyond chance when it is shown."""
     what = ARTICLE29_WHAT[r.test]
-    rates = (f"{percent(r.main_rate)} of attacks succeed on training rows against "
+    rates = (f"{what} succeeds in {percent(r.main_rate)} of attacks on training rows against "
              f"{percent(r.control_rate)} on real rows the model never saw")
     p = "p < 0.001" if r.p_value < 0.001 else f"p {r.p_value:.2g}"
     if r.flags_risk:
-        return f"{what}: {rates}: a risk of {percent(r.risk)} beyond chance ({p})."
-    return f"{what}: {rates}: no risk beyond chance shown ({p})."
+        return f"{rates}: a risk of {percent(r.risk)} beyond chance ({p})."
+    return f"{rates}: no risk beyond chance shown ({p})."
 
 
 #: each result type's sentence
