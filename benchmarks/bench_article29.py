@@ -35,6 +35,7 @@ import pandas as pd
 import memviz
 from memviz.evidence.article29 import linkability, singling_out
 from memviz.tables.data import table_from_frame
+from memviz.verdict.evidence_words import article29_sentence
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -83,7 +84,7 @@ def part_cost(data: Path) -> None:
     a = memviz.audit(train, syn.data, test, device="cpu")
     t3 = time.perf_counter()
     print(f"\ncost at full Adult ({load()}): singling out {t1 - t0:.2f} s, linkability {t2 - t1:.2f} s, the whole "
-          f"audit (with both) {t3 - t2:.1f} s: {(t2 - t0) / (t3 - t2):.2f}x of it ({so.sentence()} {lk.sentence()} "
+          f"audit (with both) {t3 - t2:.1f} s: {(t2 - t0) / (t3 - t2):.2f}x of it (singling out: {article29_sentence(so)} linkability: {article29_sentence(lk)} "
           f"verdict {a.verdict.code})")
 
 

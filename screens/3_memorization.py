@@ -5,7 +5,7 @@ import streamlit as st
 from memviz import viz
 from memviz.app import attacks, audits, glossary, readings, runs, why
 from memviz.errors import MemvizError
-from memviz.verdict.words import excess_sentence
+from memviz.verdict.words import excess_sentence, explanation_sentence
 from screens import _stop, _ui
 
 if _ui.page_fragment(__file__):     # a widget on this page reruns the page alone, not the app
@@ -220,7 +220,7 @@ if view is not None:
             _ui.warning(f"No explanation for this run: {wv.error}")
         else:
             ex = wv.explanation
-            st.markdown(f"**{_ui.esc(ex.sentence())}**")
+            st.markdown(f"**{_ui.esc(explanation_sentence(ex))}**")
             if ex.strength in ("weak", "no better than chance"):
                 st.caption("A weak explanation: the columns and factors below tell little about which rows the "
                            "model copies; read them as hints, not causes.")

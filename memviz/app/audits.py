@@ -22,6 +22,7 @@ from memviz.app.readings import display_names, run_holdout
 from memviz.app.runs import load_run, run_token
 from memviz.auditing.result import Audit, audit
 from memviz.auditing.stored import RUN_FOLDER, load_audit
+from memviz.verdict.evidence_words import evidence_sentences
 from memviz.verdict.verdict import rows_within_chance
 from memviz.compare.grid import read_experiment
 from memviz.compare.methods import NEEDS_SELECTION
@@ -453,8 +454,8 @@ def headline_figures(audit, *, ratio: bool = True) -> list[HeadlineFigure]:
 
 def evidence_lines(audit) -> list[tuple[str, str]]:
     """The Audit's other tests as (test, sentence) pairs for the Memorization page: the sentences of
-    :meth:`memviz.evidence.suite.Evidence.sentences`, verbatim (the report's "Other tests" prints the same)."""
-    return [(name[:1].upper() + name[1:], sentence) for name, sentence in audit.evidence.sentences()]
+    :func:`memviz.verdict.evidence_words.evidence_sentences`, verbatim (the report's "Other tests" prints the same)."""
+    return [(name[:1].upper() + name[1:], sentence) for name, sentence in evidence_sentences(audit.evidence)]
 
 
 def run_card(view) -> Card:

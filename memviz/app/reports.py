@@ -46,6 +46,7 @@ from memviz.viz import why as viz_why
 from memviz.viz.card import Card, Line
 from memviz.viz.style import model_label
 from memviz.text import pct
+from memviz.verdict.words import progress_sentence
 from memviz.warmup import checkpoints
 
 
@@ -127,7 +128,7 @@ def compare_section(compare: CompareView, view: RunView | None = None) -> Sectio
             run_audit = None
         why = verdicts_differ(run_audit, audits.run_source(view), audit, model, compare)
         note = " ".join(t for t in (note, why) if t)
-    note = " ".join(t for t in (compare_progress(compare).sentence(), note) if t)    # unfinished: said first
+    note = " ".join(t for t in (progress_sentence(compare_progress(compare)), note) if t)    # unfinished: said first
     opening = ""
     if card is not None:
         lines = {ln.topic: ln.text for ln in card.lines}

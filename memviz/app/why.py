@@ -20,6 +20,7 @@ from memviz.risk.explanation import Explanation, explain_rows, value_attribution
 from memviz.risk.factors import DEFAULT_K, FACTOR_WORDS, RiskFactors, risk_factors
 from memviz.risk.words import row_sentence
 from memviz.auditing.report import Part
+from memviz.verdict.words import explanation_sentence
 
 
 @dataclass(frozen=True, eq=False)
@@ -99,7 +100,7 @@ def report_part(view, why_view: WhyView, *, redacted: bool = True, salt: str | N
                                                        f"({r.rows} rows)" for r in values.itertuples()))]
     facts += [(f"Row {name}", row_sentence(view.train, why_view.factors, int(i), redacted=redacted, salt=salt))
               for name, i in zip(names, rows)]
-    return Part("Why these rows", ex.sentence(), "A gradient-boosted model of the Top group from each row's columns and "
+    return Part("Why these rows", explanation_sentence(ex), "A gradient-boosted model of the Top group from each row's columns and "
                 "its risk factors (from the training table alone), SHAP attributions; AUC held out over 5 folds of "
                 "rows. One warm-up's Top group is noisy at a few hundred rows.", facts)
 

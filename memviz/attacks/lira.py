@@ -222,8 +222,7 @@ class TargetedResult:
                              value=r["auc"], low=r["auc_low"], high=r["auc_high"], chance=0.5, p_value=r["p_value"],
                              level=r["level"], flags=r["flags"],
                              calibration=f"exact rank test of {r['n_members']} random training rows against "
-                                         f"{r['n_nonmembers']} hold-out rows on the release",
-                             sentence=self.sentence())
+                                         f"{r['n_nonmembers']} hold-out rows on the release")
 
     def group(self, name: str) -> dict | None:
         g = self.groups[self.groups["group"] == name]

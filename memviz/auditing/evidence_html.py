@@ -1,6 +1,6 @@
 """The report's "Other tests" section: the tests beyond the ratio test, from the :class:`Audit`'s evidence.
 
-Per test (:mod:`memviz.evidence.suite`): its plain sentence (``Evidence.sentences()``, the
+Per test (:mod:`memviz.evidence.suite`): its plain sentence (:func:`memviz.verdict.evidence_words.evidence_sentences`, the
 same text the Memorization page prints), what it is (:data:`memviz.metrics.TERMS`) and its
 figures (:data:`memviz.metrics.EVIDENCE_METRICS` labels). :func:`other_tests_section` returns a
 :class:`memviz.auditing.report.Section` of :class:`~memviz.auditing.report.Part` blocks, one per test, which
@@ -24,6 +24,7 @@ from memviz.evidence.membership import MembershipResult
 from memviz.metrics import EVIDENCE_METRICS as M
 from memviz.metrics import TERMS
 from memviz.text import MISSING, number, percent
+from memviz.verdict.evidence_words import evidence_sentences
 
 HEADING = "Other tests"
 INTRO = ("Each is read against the hold-out (real rows the model never saw); they support the verdict and never "
@@ -110,5 +111,5 @@ def other_tests_section(a, redacted: bool = False):
         return None
     parts = tuple(Part(label[0].upper() + label[1:], sentence, TERMS.get(TERM_OF.get(name, ""), ""),
                        tuple(_figures(name, e)))
-                  for (name, e), (label, sentence) in zip(ev.items(), ev.sentences()))
+                  for (name, e), (label, sentence) in zip(ev.items(), evidence_sentences(ev)))
     return Section(HEADING, intro=INTRO, parts=parts)

@@ -21,6 +21,7 @@ from memviz.errors import install_hint
 from memviz.leaks.rows import LeakView, cell_matches, nn1_closeness, row_key
 from memviz.tables.redact import redaction_bins
 from memviz.text import cut, pct, percent, points, share_digits
+from memviz.verdict.evidence_words import evidence_sentences
 from memviz.verdict.family import MEMBER_NAMES
 from memviz.verdict.verdict import BELOW_FLOOR, findings
 from memviz.viz.card import Card, Line, tone
@@ -216,7 +217,7 @@ def audit_card(a, redacted: bool = True, stop: str = "") -> Card:
     # the other tests named as the pages name them ("Data copying", not "Evidence: data_copying"); the box in the
     # verdict's colour, as the pages colour its line
     return Card(v.sentence, (*(Line(name[:1].upper() + name[1:], sentence)
-                               for name, sentence in shown(a.evidence, redacted).sentences()),
+                               for name, sentence in evidence_sentences(shown(a.evidence, redacted))),
                              Line("Next step", v.next_step),
                              *((Line("When to stop", stop),) if stop else ())), tone=tone(v.tone))
 

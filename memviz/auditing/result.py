@@ -45,6 +45,7 @@ from memviz.folders import folder_unit
 from memviz.io import atomic_write_text, dumps, export_csv, to_jsonable
 from memviz.measure.dcr import CloseCopies
 from memviz.tables.redact import key_labels
+from memviz.verdict.evidence_words import result_record
 from memviz.verdict.build import KEY, audit_fields, key_part, run_fields
 from memviz.verdict.family import Family
 from memviz.verdict.provenance import Provenance
@@ -312,7 +313,7 @@ class Audit:
                 "key": (self.key if isinstance(self.key, str) else list(self.key_columns)) if self._held() else None,
                 "over_copied": self.named_records(self.frame("over_copied", row_id=True).head(100)),
                 "columns": _records(self.columns), "provenance": self.provenance.to_dict(),
-                "evidence": {k: self.named_evidence({**_as_dict(e), "sentence": str(e.sentence())})
+                "evidence": {k: self.named_evidence(result_record(e))
                              for k, e in self.evidence.items()},
                 "closeness": self.close.to_dict() if self.close is not None else None,
                 "family": self.family.to_dict()}
@@ -489,6 +490,3 @@ def _plain(v):
     return v if isinstance(v, (int, float, str)) else str(v)
 
 
-def _as_dict(e) -> dict:
-    d = e.to_dict()
-    return dict(d) if isinstance(d, Mapping) else {"value": d}

@@ -19,6 +19,7 @@ from memviz.commands.common import add_quiet, add_raw_csv, emit
 from memviz.folders import folder_unit
 from memviz.io import atomic_write_json, export_csv, to_jsonable
 from memviz.risk.explanation import value_attributions
+from memviz.verdict.words import explanation_sentence, with_sentence
 
 FILES = ("factors.csv", "shap.csv", "explanation.json")
 
@@ -65,13 +66,13 @@ def run(args) -> None:
             shap = train.with_keys(ex.shap.reset_index(), keep_row_id=train.key is None)
             export_csv(stage / "shap.csv", shap, raw=args.raw_csv)
             values = value_attributions(train, ex, redacted=redacted).head(20)
-            record["explanation"] = {**ex.to_dict(), "features_in_words": why.feature_lines(ex),
+            record["explanation"] = {**with_sentence(ex.to_dict(), explanation_sentence(ex), "importance"), "features_in_words": why.feature_lines(ex),
                                      "values": values.to_dict(orient="records"), "seconds": ex.seconds}
         atomic_write_json(stage / "explanation.json", to_jsonable(record))
     emit({"run": str(args.run), "out": str(out), "auc": None if ex is None else ex.auc,
           "auc_low": None if ex is None else ex.auc_low, "auc_high": None if ex is None else ex.auc_high,
           "strength": None if ex is None else ex.strength, "reason": wv.error or None,
-          "sentence": None if ex is None else ex.sentence(),
+          "sentence": None if ex is None else explanation_sentence(ex),
           "features": [] if ex is None else ex.importance.head(5)["feature"].tolist(),
           "riskiest": [{"row": name, "why": w} for name, w in zip(names, riskiest["why"])],
           "files": {f: str(out / f) for f in FILES if ex is not None or f != "shap.csv"},

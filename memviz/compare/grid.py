@@ -351,13 +351,6 @@ class GridProgress:
     def to_dict(self) -> dict:
         return {"cells_done": self.done, "cells_total": self.total, "finished": self.finished}
 
-    def sentence(self) -> str:
-        """"" when finished; else what a reader of its figures must know."""
-        if self.finished:
-            return ""
-        return (f"This comparison is unfinished: {self.done} of its {self.total} cells are done, and its results and "
-                "figures read those cells only.")
-
 
 def grid_progress(out_dir: str | Path, done: int) -> GridProgress:
     """The progress of the comparison in ``out_dir`` with ``done`` cells in its results.csv: its grid's size from

@@ -52,7 +52,6 @@ from memviz.measure.tails import hypergeom_sf
 from memviz.tables.data import Table
 from memviz.tables.encoding import canonical_series
 from memviz.tables.schema import Schema
-from memviz.text import percent
 
 #: the level each attack flags at (on its own)
 ALPHA = 0.05
@@ -106,19 +105,8 @@ class Article29Result:
                             "control_ci": list(self.control_ci), "risk": self.risk, "p_value": self.p_value,
                             "flags_risk": self.flags_risk, "detail": self.detail,
                             "reached": [int(r) for r in self.rows["row_id"].head(20)], "n_reached": len(self.rows),
-                            "figures": self.figures(), "sentence": self.sentence(), "seconds": self.seconds})
+                            "figures": self.figures(), "seconds": self.seconds})
 
-    def sentence(self) -> str:
-        what = {"singling_out": "Singling out (predicates drawn from the synthetic rows that pick out exactly one "
-                                "person)",
-                "linkability": "Linkability (joining two halves of a person's columns through the synthetic "
-                               "rows)"}[self.test]
-        rates = (f"{percent(self.main_rate)} of attacks succeed on training rows against "
-                 f"{percent(self.control_rate)} on real rows the model never saw")
-        p = "p < 0.001" if self.p_value < 0.001 else f"p {self.p_value:.2g}"
-        if self.flags_risk:
-            return f"{what}: {rates}: a risk of {percent(self.risk)} beyond chance ({p})."
-        return f"{what}: {rates}: no risk beyond chance shown ({p})."
 
 
 def _rates(successes_main: int, successes_control: int, n_main: int, n_control: int):

@@ -29,7 +29,8 @@ class AttackReading:
     statistic : what is read (``AUC``, ``TPR at 0.1 % FPR``). value, low, high : it and its 95 % interval.
     chance : its value when the attacker learns nothing (0.5 for an AUC, α for a TPR at FPR α).
     p_value : one-sided p-value of "better than chance". level : the attack's level; flags = p < level.
-    calibration : how the p-value is calibrated, in words. sentence : the attack's own sentence.
+    calibration : how the p-value is calibrated, in words. (The attack's sentence is made where a reading is
+    read, above the figures: :func:`memviz.verdict.evidence_words.result_sentence`.)
     """
 
     test: str
@@ -43,7 +44,6 @@ class AttackReading:
     level: float
     flags: bool
     calibration: str
-    sentence: str
 
     @property
     def strength(self) -> float:

@@ -52,7 +52,6 @@ from memviz.measure.multiplicity import bh_qvalues
 from memviz.tables.data import Table
 from memviz.tables.encoding import canonical_series
 from memviz.tables.schema import Schema
-from memviz.text import percent
 
 N_ROWS = 1000
 ALPHA = 0.05
@@ -93,7 +92,7 @@ class AttributeResult:
             "n_given_away": int(self.columns["given_away"].sum()),
             "most_exposed": [{"row_id": int(r.row_id), "n_revealed": int(r.n_revealed), "excess": float(r.excess)}
                              for r in self.rows.head(10).itertuples()],
-            "figures": self.figures(), "sentence": self.sentence(), "seconds": self.seconds})
+            "figures": self.figures(), "seconds": self.seconds})
 
     def figures(self) -> dict:
         """The secret with the largest excess, under the :data:`memviz.metrics.EVIDENCE_METRICS` keys."""
@@ -101,23 +100,6 @@ class AttributeResult:
         return {"attribute_secret": top["secret"], "attribute_rate": float(top["rate"]),
                 "attribute_control": float(top["control"]), "attribute_excess": float(top["excess"])}
 
-    def sentence(self) -> str:
-        """One plain sentence over the secrets: how many are given away, the worst one with its figures."""
-        cols = self.columns
-        head = "Knowing the other columns of a person, the nearest generated row gives away"
-        ga = self.given_away
-        first = (ga if len(ga) else cols.sort_values("excess", ascending=False)).iloc[0]
-        fig = (f"{first['secret']}: right for {percent(first['rate'], 0)} of training rows against "
-               f"{percent(first['control'], 0)} of people outside them, {100 * first['excess']:+.1f} points, "
-               f"{100 * first['excess_low']:+.1f} to {100 * first['excess_high']:+.1f}")
-        more = "more" if len(ga) else "no more"
-        if len(cols) == 1:                                   # not "in any of 1 column"
-            return f"{head} a training row's value {more} often than an outsider's in the one column attacked ({fig})."
-        if len(ga):
-            return (f"{head} a training row's value more often than an outsider's in {len(ga)} of {len(cols)} "
-                    f"columns (most: {fig}).")
-        return (f"{head} a training row's value no more often than an outsider's in any of {len(cols)} columns "
-                f"(highest: {fig}).")
 
 
 def _known_table(table: Table, known: tuple[str, ...]) -> Table:

@@ -59,7 +59,6 @@ from memviz.evidence.ranktests import json_safe, mann_whitney_z, one_sided_p
 from memviz.measure.multiplicity import bh_qvalues
 from memviz.tables.data import Table
 from memviz.tables.encoding import Encoder, canonical_series
-from memviz.text import percent
 
 MAX_CELLS = 10
 HOLDOUT_PER_CELL = 100
@@ -142,33 +141,13 @@ class DataCopyingResult:
             "p_value": self.p_value, "copying": self.copying, "flags_copying": self.flags_copying, "n_copying_cells": int(self.cells["copies"].sum()),
             "copying_share": float(self.cells.loc[self.cells["copies"], "holdout_share"].sum()),
             "cells": cells, "n_train": self.n_train, "n_holdout": self.n_holdout, "n_synthetic": self.n_synthetic,
-            "seed": self.seed, "figures": self.figures(), "sentence": self.sentence(), "seconds": self.seconds})
+            "seed": self.seed, "figures": self.figures(), "seconds": self.seconds})
 
     def figures(self) -> dict:
         """The headline figures under their :data:`memviz.metrics.EVIDENCE_METRICS` keys."""
         return {"data_copying_ct": self.c_t, "data_copying_p": self.p_value,
                 "data_copying_share": float(self.cells.loc[self.cells["copies"], "holdout_share"].sum())}
 
-    def sentence(self) -> str:
-        """One plain sentence: closer than fresh rows or not, where, with C_T and its p-value."""
-        stat = f"data-copying statistic {self.c_t:+.1f}, p {_p(self.p_value)}"
-        cc = self.copying_cells
-        where = ""
-        if len(cc):
-            share = float(cc["holdout_share"].sum())
-            first = cc.iloc[0]
-            where = (f"; it copies in {len(cc)} of {self.n_cells} regions of the data holding {percent(share, 0)} of it, "
-                     f"strongest among rows like: {first['description']}")
-        if self.copying:
-            return f"Generated rows sit closer to the training rows than fresh real rows do, a sign of copying ({stat}){where}."
-        if self.c_t > 0 and self.p_value > 1 - self.alpha:
-            return (f"Generated rows sit farther from the training rows than fresh real rows do: no sign of copying, "
-                    f"rather the mark of a model that does not fit the data closely ({stat}){where}.")
-        return f"Generated rows are no closer to the training rows than fresh real rows are ({stat}){where}."
-
-
-def _p(p: float) -> str:
-    return "< 0.001" if p < 0.001 else f"{p:.3f}" if p < 0.01 else f"{p:.2f}"
 
 
 # ------------------------------------------------------------------ cells

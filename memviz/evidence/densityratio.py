@@ -96,7 +96,6 @@ from memviz.evidence.ranktests import auc_delong, json_safe
 from memviz.measure.multiplicity import bh_qvalues, bonferroni
 from memviz.tables.data import Table
 from memviz.tables.encoding import canonical_series
-from memviz.text import percent
 
 FORMAT = "memviz.evidence.density_ratio/1"
 #: the encoding's name in the JSON (module docstring)
@@ -337,8 +336,7 @@ class DensityRatioResult:
             value=self.auc if auc_side else t["tpr"], low=self.auc_low if auc_side else t["low"],
             high=self.auc_high if auc_side else t["high"], chance=0.5 if auc_side else t["fpr"],
             p_value=self.p_value, level=LEVEL, flags=self.flags_copying,
-            calibration="DeLong interval and exact rank tail test against the hold-out, Bonferroni",
-            sentence=self.sentence())
+            calibration="DeLong interval and exact rank tail test against the hold-out, Bonferroni")
 
     def roc_points(self, n: int = ROC_POINTS) -> tuple[np.ndarray, np.ndarray]:
         """About ``n`` points of the ROC curve (:func:`memviz.evidence.membership.thin_roc`)."""
@@ -363,25 +361,9 @@ class DensityRatioResult:
             "flags_copying": self.flags_copying, "roc": {"fpr": fpr, "tpr": tpr},
             "most_exposed": [{"row_id": int(r.row_id), "score": float(r.score), "p_value": float(r.p_value)}
                              for r in named.itertuples()],
-            "overlap": self.overlap, "figures": self.figures(), "sentence": self.sentence(),
+            "overlap": self.overlap, "figures": self.figures(),
             "seconds": self.seconds})
 
-    def sentence(self) -> str:
-        """One plain sentence: better than chance or not, with the AUC and the hit rates at low false alarms."""
-        ci = f"AUC {self.auc:.2f}, {self.auc_low:.2f} to {self.auc_high:.2f}; 0.50 is chance"
-        head = "Comparing the synthetic table's density with the population's (the density-ratio attack), an attacker"
-        t1, t2 = self.tpr
-        hits = (f"allowing {100 * t1['fpr']:g} % false alarms it picks out {percent(t1['tpr'])} of the training "
-                f"rows, at {100 * t2['fpr']:g} % {percent(t2['tpr'], 2)} (chance: the same as the false alarms)")
-        if self.better_than_chance:
-            return f"{head} tells training rows from fresh real rows better than chance ({ci}): {hits}."
-        if self.flags_copying:            # the tail test alone: a few rows stand out, the average does not move
-            return (f"{head} tells training rows from fresh real rows no better than chance on average ({ci}), "
-                    f"but picks out more training rows than chance allows at low false alarms (exact tail test, "
-                    f"p {self.tail_p_value:.2g} after Bonferroni): {hits}; a few rows stand out.")
-        if self.auc_high < 0.5:
-            return f"{head} does worse than chance at telling training rows from fresh real rows ({ci})."
-        return f"{head} tells training rows from fresh real rows no better than chance ({ci}; {hits})."
 
 
 # ------------------------------------------------------------------ the attack

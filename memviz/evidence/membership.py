@@ -49,7 +49,6 @@ from memviz.tables.holdout import CheckedHoldout, as_table, checked_holdout
 from memviz.evidence.ranktests import auc_delong, json_safe
 from memviz.measure.multiplicity import bh_qvalues
 from memviz.tables.data import Table
-from memviz.text import percent
 
 #: the distance of the tests beyond the ratio test (module docstring: why not the paper's)
 DEFAULT_DISTANCE = "standardized"
@@ -125,8 +124,7 @@ class MembershipResult:
         p = float(norm.sf((self.auc - 0.5) / self.auc_se)) if self.auc_se > 0 else float(not self.auc > 0.5)
         return AttackReading(test="membership", attack="the distance attack", statistic="AUC", value=self.auc,
                              low=self.auc_low, high=self.auc_high, chance=0.5, p_value=p, level=0.025,
-                             flags=self.flags_copying, calibration="DeLong interval against the hold-out",
-                             sentence=self.sentence())
+                             flags=self.flags_copying, calibration="DeLong interval against the hold-out")
 
     def roc_points(self, n: int = ROC_POINTS) -> tuple[np.ndarray, np.ndarray]:
         """About ``n`` points of the ROC curve (:func:`thin_roc`)."""
@@ -142,7 +140,7 @@ class MembershipResult:
             "tpr_at_fpr": list(self.tpr), "n_exposed": self.n_exposed, "flags_copying": self.flags_copying, "roc": {"fpr": fpr, "tpr": tpr},
             "most_exposed": [{"row_id": int(r.row_id), "score": float(r.score), "p_value": float(r.p_value)}
                              for r in named.itertuples()],
-            "overlap": self.overlap, "figures": self.figures(), "sentence": self.sentence(),
+            "overlap": self.overlap, "figures": self.figures(),
             "seconds": self.seconds})
 
     def figures(self) -> dict:
@@ -150,19 +148,6 @@ class MembershipResult:
         return {"mia_auc": self.auc, "mia_tpr_1pct": self.tpr[0]["tpr"], "mia_tpr_01pct": self.tpr[1]["tpr"],
                 "mia_exposed": self.n_exposed}
 
-    def sentence(self) -> str:
-        """One plain sentence: better than chance or not, with the AUC, its interval and the hit rate at 1 %."""
-        ci = f"AUC {self.auc:.2f}, {self.auc_low:.2f} to {self.auc_high:.2f}; 0.50 is chance"
-        head = "An attacker who sees the synthetic table"
-        t1 = self.tpr[0]
-        if self.better_than_chance:
-            return (f"{head} tells training rows from fresh real rows better than chance ({ci}): allowing "
-                    f"{100 * t1['fpr']:g} % false alarms, it picks out {percent(t1['tpr'])} of the training rows "
-                    f"(chance: {100 * t1['fpr']:g} %).")
-        if self.auc_high < 0.5:
-            return (f"{head} does worse than chance at telling training rows from fresh real rows ({ci}): "
-                    "the generated rows sit no closer to the training rows than to fresh ones.")
-        return f"{head} tells training rows from fresh real rows no better than chance ({ci})."
 
 
 # ------------------------------------------------------------------ the attack

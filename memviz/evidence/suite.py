@@ -17,8 +17,8 @@
   pick out exactly one training person, and do the synthetic rows join two halves of a person's columns, more often
   than for real rows the model never saw? (The third criterion, inference, is the attribute attack.)
 
-Each result is a frozen dataclass with its figures, ``to_dict()`` (strict JSON: no NaN) and
-``sentence()`` (one plain sentence), and where it can, a per-training-row frame (``rows``, keyed
+Each result is a frozen dataclass with its figures, ``to_dict()`` (strict JSON: no NaN; its sentence, one
+plain sentence, is worded above the figures, :mod:`memviz.verdict.evidence_words`), and where it can, a per-training-row frame (``rows``, keyed
 by ``row_id``) naming the rows most exposed. Unlike the ratio test, none of them has a floor
 to subtract: each is read against its own control, the hold-out.
 
@@ -104,7 +104,8 @@ class Evidence(Mapping):
     """The tests beyond the ratio test that an :class:`~memviz.auditing.result.Audit` carries.
 
     A read-only mapping from test name (:data:`TESTS`, then any ``extra`` names) to its result,
-    each with ``to_dict()``, ``sentence()`` and, where it reads as copying, ``flags_copying``.
+    each with ``to_dict()`` and, where it reads as copying, ``flags_copying`` (its sentence:
+    :func:`memviz.verdict.evidence_words.evidence_sentences`).
 
     membership, data_copying, attribute, density_ratio : the results, None when not run.
     extra : further (name, result) pairs a caller supplied (e.g. ``("targeted", TargetedResult)``,
@@ -174,11 +175,6 @@ class Evidence(Mapping):
             if r is not None:
                 out.append(r)
         return tuple(out)
-
-    def sentences(self) -> list[tuple[str, str]]:
-        """(test name in words, its sentence) per test, in :data:`TESTS` order: what the report's
-        "Other tests" and the Memorization page print."""
-        return [(TEST_NAMES.get(k, k.replace("_", " ")), str(v.sentence())) for k, v in self._pairs()]
 
 
 def audit_secrets(schema) -> tuple[str, ...]:

@@ -158,18 +158,10 @@ class Explanation:
     top_share: pd.Series
     seconds: float = 0.0
 
-    def sentence(self) -> str:
-        """The model's reading in one sentence, with its strength."""
-        top = self.importance.head(3)
-        names = ", ".join(feature_label(f, k) for f, k in zip(top["feature"], top["kind"]))
-        return (f"A model of which rows are in the Top group from their columns and risk factors tells them from "
-                f"the others with a held-out AUC of {self.auc:.2f} (95 % interval {self.auc_low:.2f} to "
-                f"{self.auc_high:.2f}; 0.50 is chance): {self.strength}. The features that carry it most: {names}.")
-
     def to_dict(self) -> dict:
         return {"auc": _f(self.auc), "auc_low": _f(self.auc_low), "auc_high": _f(self.auc_high),
                 "strength": self.strength, "n_rows": self.n_rows, "n_warmups": self.n_warmups,
-                "n_top": _f(self.n_top), "base_value": _f(self.base_value), "sentence": self.sentence(),
+                "n_top": _f(self.n_top), "base_value": _f(self.base_value),
                 "importance": [{k: (_f(v) if isinstance(v, float) else v) for k, v in r.items()}
                                for r in self.importance.to_dict(orient="records")]}
 

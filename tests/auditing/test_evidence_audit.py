@@ -13,6 +13,7 @@ from helpers import memviz_cli
 import memviz
 from memviz.auditing.json_schema import validate
 from memviz.evidence.suite import TESTS, Evidence
+from memviz.verdict.evidence_words import attribute_sentence, evidence_sentences
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +65,7 @@ def test_audit_json_carries_and_validates_the_evidence(fresh_audit, high_floor):
     assert set(doc["evidence"]) == set(TESTS)
     assert doc["evidence"]["membership"]["auc"] == pytest.approx(fresh_audit.evidence.membership.auc)
     assert doc["evidence"]["data_copying"]["flags_copying"] is False
-    assert doc["evidence"]["attribute"]["sentence"] == fresh_audit.evidence.attribute.sentence()
+    assert doc["evidence"]["attribute"]["sentence"] == attribute_sentence(fresh_audit.evidence.attribute)
     bad = json.loads(fresh_audit.to_json())
     del bad["evidence"]["membership"]["auc"]
     with pytest.raises(memviz.MemvizError, match="evidence/membership"):
@@ -105,7 +106,7 @@ def test_report_has_an_other_tests_section_with_inert_sentences(high_floor):
     a = memviz.audit(tr2, syn.set_axis(cols, axis=1), ho.data.set_axis(cols, axis=1), quality=False, dcr=False)
     page = a.to_html(redacted=False)            # the redacted report hides the regions' values
     assert "<h2>Other tests</h2>" in page and "<b>x0</b>" not in page
-    for _, sentence in a.evidence.sentences():
+    for _, sentence in evidence_sentences(a.evidence):
         assert sentence.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;") in page.replace("&#x27;", "'")
 
 
@@ -136,7 +137,7 @@ def test_memorization_page_lines_are_the_audits_sentences(fresh_audit):
     from memviz.app.audits import evidence_lines
 
     lines = evidence_lines(fresh_audit)
-    assert [s for _, s in lines] == [s for _, s in fresh_audit.evidence.sentences()]
+    assert [s for _, s in lines] == [s for _, s in evidence_sentences(fresh_audit.evidence)]
     assert [t for t, _ in lines] == ["The membership attack", "The data-copying test", "The attribute attack",
                                      "The density-ratio attack", "Singling out", "Linkability"]
 

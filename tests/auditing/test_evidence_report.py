@@ -8,14 +8,15 @@ from memviz.auditing.evidence_html import HEADING, other_tests_section
 from memviz.auditing.html import audit_html
 from memviz.auditing.report import Part, Section
 from memviz.text import MISSING, number
+from memviz.verdict.evidence_words import evidence_sentences
 
 
 def test_other_tests_is_a_section_of_parts_one_per_test(fresh_audit):
     sec = other_tests_section(fresh_audit)
     assert isinstance(sec, Section) and sec.heading == HEADING and sec.intro
     assert all(isinstance(p, Part) for p in sec.parts)
-    assert [p.heading.lower() for p in sec.parts] == [label.lower() for label, _ in fresh_audit.evidence.sentences()]
-    assert [p.sentence for p in sec.parts] == [s for _, s in fresh_audit.evidence.sentences()]
+    assert [p.heading.lower() for p in sec.parts] == [label.lower() for label, _ in evidence_sentences(fresh_audit.evidence)]
+    assert [p.sentence for p in sec.parts] == [s for _, s in evidence_sentences(fresh_audit.evidence)]
     assert all(p.note and p.facts for p in sec.parts)        # each test: its glossary entry and its figures
 
 

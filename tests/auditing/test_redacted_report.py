@@ -12,6 +12,7 @@ import pytest
 
 import memviz
 from memviz.tables.data import table_from_frame
+from memviz.verdict.evidence_words import data_copying_sentence
 
 TOKEN = re.compile(r"zq[a-z]{3}\d+x")
 
@@ -44,7 +45,7 @@ def copied(sample):
 
 def test_the_redacted_report_shows_no_raw_category(copied):
     a, train, syn = copied
-    assert a.evidence["data_copying"].copying and TOKEN.search(a.evidence["data_copying"].sentence())
+    assert a.evidence["data_copying"].copying and TOKEN.search(data_copying_sentence(a.evidence["data_copying"]))
     raw = a.to_html(redacted=False, train=train, synthetic=syn)
     assert TOKEN.search(raw)                                          # the raw report names them (the test can fail)
     page = a.to_html(redacted=True, train=train, synthetic=syn)

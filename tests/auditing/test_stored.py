@@ -10,6 +10,7 @@ import pytest
 
 import memviz
 from memviz.auditing.stored import INDEX, load_audit, save_audit
+from memviz.verdict.evidence_words import evidence_sentences
 
 
 @pytest.fixture(scope="module")
@@ -29,7 +30,7 @@ def _same(a, b):
     pd.testing.assert_frame_equal(a.rows, b.rows)
     pd.testing.assert_frame_equal(a.columns, b.columns)
     pd.testing.assert_frame_equal(a.generated, b.generated)
-    assert a.evidence.sentences() == b.evidence.sentences()
+    assert evidence_sentences(a.evidence) == evidence_sentences(b.evidence)
     assert a.row_test == b.row_test and a.provenance == b.provenance
     np.testing.assert_array_equal(a.floor_detail.hits, b.floor_detail.hits)
     assert a.floor_detail.null == b.floor_detail.null

@@ -7,6 +7,7 @@ def test_the_reports_verdict_box_is_coloured_by_its_tone_in_the_pages_words(fres
     import memviz
     from memviz.auditing.html import audit_card
     from memviz.auditing.templating import blocks
+    from memviz.verdict.evidence_words import evidence_sentences
 
     tr, ho, _ = fresh_split
     syn, _, _ = planted
@@ -16,6 +17,6 @@ def test_the_reports_verdict_box_is_coloured_by_its_tone_in_the_pages_words(fres
     html = blocks().card(card, "")
     assert "class='verdict tone-bad'" in html, html[:300]
     assert "Evidence:" not in html and not any("_" in ln.topic for ln in card.lines), [ln.topic for ln in card.lines]
-    page_words = {name[:1].upper() + name[1:] for name, _ in a.evidence.sentences()}
+    page_words = {name[:1].upper() + name[1:] for name, _ in evidence_sentences(a.evidence)}
     assert page_words & {ln.topic for ln in card.lines}
     assert ".verdict.tone-bad" in memviz.auditing.report.CSS

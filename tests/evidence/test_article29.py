@@ -10,6 +10,7 @@ from scipy import stats
 from memviz.evidence.article29 import ALPHA, halves, linkability, singling_out
 from memviz.tables.data import table_from_frame
 from memviz.tables.infer import infer_schema
+from memviz.verdict.evidence_words import article29_sentence
 from unseen_tables import credit_like
 
 
@@ -28,11 +29,11 @@ def test_fresh_rows_are_read_as_no_risk_and_copies_as_one(credit):
     syn = table_from_frame(fresh.iloc[:1200], schema, source="fresh", role="synthetic")
     for attack in (singling_out, linkability):
         r = attack(train, syn, hold)
-        assert r.control_rate >= 0 and not r.flags_risk, r.sentence()
+        assert r.control_rate >= 0 and not r.flags_risk, article29_sentence(r)
     copies = pd.concat([train.data.iloc[:1000].reset_index(drop=True), fresh.iloc[:200]], ignore_index=True)
     syn = table_from_frame(copies, schema, source="copies", role="synthetic")
     link = linkability(train, syn, hold)
-    assert link.flags_risk and link.risk > 0.03 and "a risk of" in link.sentence()
+    assert link.flags_risk and link.risk > 0.03 and "a risk of" in article29_sentence(link)
     assert set(link.rows["row_id"]) <= set(train.row_ids)
     so = singling_out(train, syn, hold)
     assert so.main_rate > so.control_rate and set(so.rows["row_id"]) <= set(train.row_ids)

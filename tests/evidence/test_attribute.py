@@ -8,6 +8,7 @@ from scipy.stats import chi2_contingency
 
 from memviz.errors import MemvizError
 from memviz.evidence.attribute import attribute_inference, pooled_z, resolve_secrets
+from memviz.verdict.evidence_words import attribute_sentence
 
 
 @pytest.fixture(scope="module")
@@ -52,11 +53,11 @@ def test_fresh_rows_cover_zero_and_copies_are_given_away(parts):
     tr, sy, ho = parts
     secrets = ["income", "age", "occupation", "relationship"]
     null = attribute_inference(tr, sy, ho, secret=secrets, device="cpu")
-    assert not null.columns["given_away"].any() and "no more often" in null.sentence()
+    assert not null.columns["given_away"].any() and "no more often" in attribute_sentence(null)
     syn, copied = plant(tr, sy, 0.3, seed=1)
     res = attribute_inference(tr, syn, ho, secret=secrets, device="cpu")
     assert res.columns["given_away"].all() and (res.columns["excess_low"] > 0).all()
-    assert "more often than an outsider's in 4 of 4 columns" in res.sentence()
+    assert "more often than an outsider's in 4 of 4 columns" in attribute_sentence(res)
     top = res.rows[res.rows["row_id"].isin(copied)]
     assert (top["n_revealed"] == len(secrets)).all()                    # a copy gives every secret away
     json.dumps(res.to_dict(), allow_nan=False)
@@ -90,6 +91,6 @@ def test_one_secret_reads_as_that_column_not_any_of_1_column(parts):
     secret the sentence names the column it attacked."""
     tr, sy, ho = parts
     res = attribute_inference(tr, sy, ho, secret="sex", known=["relationship"], n_rows=200, device="cpu")
-    text = res.sentence()
+    text = attribute_sentence(res)
     assert "1 column" not in text and "any of" not in text
     assert "the one column attacked" in text and "(sex: right for" in text

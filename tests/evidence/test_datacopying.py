@@ -13,6 +13,7 @@ from memviz.evidence.datacopying import CellSpace, _describe, cell_arrays, data_
 from memviz.measure.floor import holdout_floor
 from memviz.engine.neighbors import NeighborEngine
 from memviz.tables.data import table_from_frame
+from memviz.verdict.evidence_words import data_copying_sentence
 
 
 @pytest.fixture(scope="module")
@@ -58,10 +59,10 @@ def test_cell_z_equals_scipy_on_the_cells_distances(parts, monkeypatch):
 def test_fresh_rows_do_not_copy_and_planted_copies_do(parts):
     tr, sy, ho = parts
     null = data_copying_test(tr, sy, ho, device="cpu")
-    assert not null.copying and "no closer" in null.sentence()
+    assert not null.copying and "no closer" in data_copying_sentence(null)
     syn, _ = plant(tr, sy, 0.2, seed=2)
     res = data_copying_test(tr, syn, ho, device="cpu")
-    assert res.copying and res.c_t < -1 and "sign of copying" in res.sentence()
+    assert res.copying and res.c_t < -1 and "sign of copying" in data_copying_sentence(res)
 
 
 def test_copies_from_one_region_are_located(parts):
@@ -75,7 +76,7 @@ def test_copies_from_one_region_are_located(parts):
     assert target in set(cc["cell"]) and res.copying
     assert cc["description"].str.len().min() > 0
     assert set(res.rows.loc[res.rows["in_copying_cell"], "cell"]) == set(cc["cell"])
-    assert f"{100 * float(cc['holdout_share'].sum()):.0f} %" in res.sentence()
+    assert f"{100 * float(cc['holdout_share'].sum()):.0f} %" in data_copying_sentence(res)
 
 
 def test_cells_with_few_generated_rows_are_left_out(parts):

@@ -19,6 +19,7 @@ from memviz.evidence.densityratio import KDESpace, density_ratio_attack, log_kde
 from memviz.tables.data import Table
 from memviz.tables.encoding import canonical_value
 from memviz.tables.schema import Schema
+from memviz.verdict.evidence_words import density_ratio_sentence
 
 
 def independent_table(n: int, seed: int) -> Table:
@@ -203,8 +204,8 @@ def test_the_sentence_names_the_test_that_flagged():
     tail = tuple({**x, "p_value": 1e-6} for x in res.tpr)
     only_tail = dataclasses.replace(res, auc=0.47, auc_low=0.42, auc_high=0.52, tpr=tail)
     assert only_tail.flags_copying and not only_tail.better_than_chance
-    s = only_tail.sentence()
+    s = density_ratio_sentence(only_tail)
     assert "better than chance (AUC" not in s and "no better than chance on average" in s and "false alarms" in s
     both = dataclasses.replace(res, auc=0.70, auc_low=0.65, auc_high=0.75, tpr=tail)
-    assert "better than chance (AUC 0.70" in both.sentence()
-    assert "no better than chance (AUC" in dataclasses.replace(res, auc=0.5, auc_low=0.45, auc_high=0.55).sentence()
+    assert "better than chance (AUC 0.70" in density_ratio_sentence(both)
+    assert "no better than chance (AUC" in density_ratio_sentence(dataclasses.replace(res, auc=0.5, auc_low=0.45, auc_high=0.55))

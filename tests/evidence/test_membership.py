@@ -15,6 +15,7 @@ from memviz.evidence.membership import (
     tpr_at_fpr,
 )
 from memviz.tables.data import table_from_frame
+from memviz.verdict.evidence_words import membership_sentence
 
 
 @pytest.fixture(scope="module")
@@ -59,10 +60,10 @@ def test_fresh_rows_are_chance_and_planted_copies_are_named(parts):
     tr, sy, ho = parts
     null = membership_inference(tr, sy, ho, device="cpu")
     assert null.auc_low <= 0.5 <= null.auc_high
-    assert "no better than chance" in null.sentence()
+    assert "no better than chance" in membership_sentence(null)
     syn, copied = plant(tr, sy, 0.2, seed=1)
     res = membership_inference(tr, syn, ho, device="cpu", flagged_row_ids=copied[:30])
-    assert res.auc_low > 0.5 and "better than chance" in res.sentence() and "no better" not in res.sentence()
+    assert res.auc_low > 0.5 and "better than chance" in membership_sentence(res) and "no better" not in membership_sentence(res)
     top = res.rows.head(len(copied))
     assert set(top["row_id"]) == set(copied) and (top["score"] == 0).all()
     assert res.tpr[0]["fpr"] == FPRS[0] and res.tpr[0]["tpr"] >= 0.2

@@ -12,6 +12,7 @@ from memviz.evidence.suite import TESTS, privacy_evidence
 from memviz.measure.floor import holdout_floor
 from memviz.engine.neighbors import NeighborEngine
 from memviz.metrics import EVIDENCE_METRICS, metric
+from memviz.verdict.evidence_words import result_record, result_sentence
 
 
 @pytest.fixture(scope="module")
@@ -28,9 +29,11 @@ def test_one_call_gives_three_json_safe_results_with_sentences(sample):
     ev = privacy_evidence(tr, sy, ho, engine=eng, secret=["income", "age"], device="cpu")
     assert tuple(ev) == TESTS
     for res in ev.values():
-        d = res.to_dict()
+        assert "sentence" not in res.to_dict()              # the figures say nothing: worded above them
+        d = result_record(res)
         json.dumps(d, allow_nan=False)
-        assert d["sentence"] == res.sentence() and res.sentence().endswith(".")
+        assert d["sentence"] == result_sentence(res) and result_sentence(res).endswith(".")
+        assert list(d)[-2:] == ["sentence", "seconds"]      # where audit.json has always held it
         assert "rows" in dir(res) and "row_id" in res.rows.columns
         assert set(res.rows["row_id"]) <= set(tr.row_ids)
     assert list(ev["attribute"].columns["secret"]) == ["income", "age"]

@@ -12,6 +12,7 @@ import pytest
 from memviz.errors import MemvizError
 from memviz.risk.explanation import explain_rows, fit_model, model_input, rank_auc, strength, value_attributions
 from memviz.tables.data import table_from_frame
+from memviz.verdict.words import explanation_sentence
 from unseen_tables import credit_like
 
 pytest.importorskip("shap")
@@ -47,7 +48,7 @@ def test_a_planted_top_group_is_explained_strongly_and_by_the_right_feature(cred
     assert ex.auc > 0.85 and ex.auc_low > 0.7 and ex.strength in ("strong", "moderate")
     assert ex.importance["feature"].iloc[0] in ("Price", "extremeness")
     assert ex.n_warmups == 3 and ex.oof.index.equals(credit.data.index)
-    assert "held-out AUC" in ex.sentence() and ex.strength in ex.sentence()
+    assert "held-out AUC" in explanation_sentence(ex) and ex.strength in explanation_sentence(ex)
 
 
 def test_random_labels_are_said_to_be_no_better_than_chance(credit):
