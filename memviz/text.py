@@ -45,8 +45,9 @@ _LINKY = re.compile(r"(://|(?<![\w.])www\.|@|(?i:mailto):|(?i:javascript):|(?i:d
 MISSING = "–"
 
 
-def _finite(x) -> float | None:
-    """``x`` as a finite float, or None (None, NaN, infinite, or text that is no number)."""
+def as_float(x) -> float | None:
+    """``x`` as a finite float, or None (None, NaN, infinite, or text that is no number: JSON values that may be
+    null, NaN or text)."""
     try:
         v = float(x)
     except (TypeError, ValueError):
@@ -66,7 +67,7 @@ def percent(x, digits: int = 1, *, signed: bool = False, unit: str = " %") -> st
     for a table whose header carries the unit); ``signed`` adds ``+``. Never ``-0.0`` (a value
     that rounds to zero prints as ``0.0``); :data:`MISSING` for None, NaN or text that is no number.
     """
-    v = _finite(x)
+    v = as_float(x)
     return MISSING if v is None else _fixed(100 * v, digits, signed) + unit
 
 
@@ -83,7 +84,7 @@ def percent_pm(mean, sd, digits: int = 1, *, signed: bool = False, unit: str = "
 def number(x, digits: int = 2, *, signed: bool = False) -> str:
     """A plain number (an AUC, a z statistic) with ``digits`` decimals; ``signed`` adds ``+``. Never
     ``-0.00``; :data:`MISSING` for None, NaN or text that is no number (as :func:`percent`)."""
-    v = _finite(x)
+    v = as_float(x)
     return MISSING if v is None else _fixed(v, digits, signed)
 
 
@@ -109,13 +110,13 @@ def points(x, digits: int = 1, signed: bool = True) -> str:
 
 def count(x) -> str:
     """An integer count with thousands separators (``3000.0 -> "3,000"``; rounded, never decimals)."""
-    v = _finite(x)
+    v = as_float(x)
     return MISSING if v is None else f"{int(round(v)):,}"
 
 
 def qvalue(x) -> str:
     """A p- or q-value for people: ``"< 0.001"`` below 0.001, else 2 significant digits (at most 3 decimals)."""
-    v = _finite(x)
+    v = as_float(x)
     if v is None:
         return MISSING
     if v < 0.001:
@@ -125,7 +126,7 @@ def qvalue(x) -> str:
 
 def seconds(x) -> str:
     """A duration: ``"0.4 s"`` under 10 s, ``"36 s"`` under a minute, ``"12 min 34 s"``, ``"2 h 05 min"``."""
-    v = _finite(x)
+    v = as_float(x)
     if v is None or v < 0:
         return MISSING
     if v < 10:
@@ -143,10 +144,10 @@ def check_name(check, n_checks=None) -> str:
     ``"check 11 of 0–11"``. Checks are numbered from 0 (the run's files, ``memviz sample --check``,
     the report's "Audited check"), so the last of 12 checks is check 11: the range says so wherever a
     count ("12 checks") can stand beside it."""
-    c = _finite(check)
+    c = as_float(check)
     if c is None:
         return MISSING
-    n = _finite(n_checks)
+    n = as_float(n_checks)
     return f"check {int(c)}" + (f" of 0–{int(n) - 1}" if n is not None and n >= 1 else "")
 
 

@@ -5,8 +5,7 @@ import numpy as np
 import pandas as pd
 
 from memviz.measure.intervals import t_interval
-from memviz.study.util import as_float
-from memviz.text import percent
+from memviz.text import as_float, percent
 
 #: plain-words names of the null model's statistics (:func:`memviz.dynamics.splithalf.dynamics_statistics`)
 STATISTICS = {

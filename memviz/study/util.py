@@ -1,21 +1,12 @@
 """Small helpers of the study: formatting, stored jobs, parallel runs."""
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import Callable
 
 from memviz.errors import stop_behind
 from memviz.io import atomic_write_json, strict_loads
-
-
-def as_float(x) -> float | None:
-    """A finite float, or None (for JSON values that may be null, NaN or text)."""
-    try:
-        x = float(x)
-    except (TypeError, ValueError):
-        return None
-    return x if math.isfinite(x) else None
+from memviz.text import as_float
 
 
 def _num(x) -> str:
