@@ -10,7 +10,7 @@ Parts (``--parts``, default all):
   whose verdict is not ``no_copying`` (any member of the family holds: the ratio test, too close,
   identical, the data-copying test's regions, the per-row test; Holm at 5 %; target ≤ 5 %), and each
   member's own rate at 5 %. The engines are fitted once per table and the family read from the same
-  functions :func:`memviz.audit` calls (:mod:`memviz.measure.dcr`, :func:`memviz.measure.floor.excess_p_value`,
+  functions :func:`memviz.audit` calls (:mod:`memviz.measure.tooclose`, :func:`memviz.measure.floor.excess_p_value`,
   :func:`memviz.evidence.datacopying.data_copying_test`, :mod:`memviz.verdict.family`).
 * ``rows``: named rows at the earlier grid, N = 3,000, M ∈ {3,000, 60,000}, H ∈ {300, 1,233, 3,000}: the
   share of resamples with any named row (rows are named once the family holds, q ≤ 5 %; target ≤ 5 %),
@@ -90,7 +90,7 @@ import memviz
 from memviz.verdict.family import ALPHA, family
 from memviz.engine.neighbors import NeighborEngine
 from memviz.evidence.datacopying import data_copying_test
-from memviz.measure.dcr import close_copy_test, leave_one_out, nearest
+from memviz.measure.tooclose import close_copy_test, leave_one_out, nearest
 from memviz.measure.floor import excess_p_value
 from memviz.measure.memorization import memorization
 from memviz.measure.partial import PartialIndex, PartialSet
@@ -257,7 +257,7 @@ def _record(pool: Pool, positions):
 
 
 def _concat(a, b):
-    from memviz.measure.dcr import Nearest
+    from memviz.measure.tooclose import Nearest
 
     return Nearest(np.r_[a.distance, b.distance], np.r_[a.position, b.position])
 

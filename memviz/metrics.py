@@ -219,20 +219,20 @@ METRICS: dict[str, Metric] = {m.key: m for m in (
     Metric("copy_share", "Copy share: generated rows copied beyond chance", MINIMIZE, None, 1.0,
            source="memviz.verdict.share"),
     Metric("identical_share", "Generated rows identical to a training row", MINIMIZE,
-           source="memviz.measure.dcr", explain=(
+           source="memviz.measure.tooclose", explain=(
                "The share of generated rows equal to some training row in every column the distance reads. Real "
                "rows the model never saw are sometimes identical to a training row too (people who share every "
                "answer); the audit tests the generated share against theirs (Fisher's exact test).")),
     Metric("holdout_identical_share", "Hold-out rows identical to a training row", MINIMIZE,
-           source="memviz.measure.dcr"),
-    Metric("too_close_share", "Generated rows too close to a training row", MINIMIZE, source="memviz.measure.dcr",
+           source="memviz.measure.tooclose"),
+    Metric("too_close_share", "Generated rows too close to a training row", MINIMIZE, source="memviz.measure.tooclose",
            explain=(
                "The share of generated rows nearer their closest training row than all but 5 % of real rows the "
                "model never saw are (the standardized distance). Fresh rows give about 5 %; the audit tests the "
                "generated share against that, allowing for the hold-out's own sampling error (an exact "
                "Beta-Binomial test). No average hides a copy here: each row is read on its own distance.")),
     Metric("n_over_copied", "Training rows named: more close copies than real rows give them", MINIMIZE, 0.0, None,
-           percent=False, source="memviz.measure.dcr", explain=(
+           percent=False, source="memviz.measure.tooclose", explain=(
                "Training rows whose close copies (identical or too close) among the generated rows outnumber what "
                "real rows the model never saw give them, by an exact test per row (binomial, given the row's close "
                "copies from both); a row needs several close copies to be named, and the report says how many.")),

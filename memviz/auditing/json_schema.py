@@ -90,7 +90,7 @@ _EVIDENCE = {
         }},
 }
 
-#: one event's share against its reference (:class:`memviz.measure.dcr.ReferenceShare`)
+#: one event's share against its reference (:class:`memviz.measure.tooclose.ReferenceShare`)
 _REFERENCE_SHARE = {
     "type": "object", "required": ["altered", "n", "share", "n_holdout", "holdout_share", "pooled", "reference_share",
                                    "p"],

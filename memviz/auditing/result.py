@@ -8,7 +8,7 @@ run), the two entry points, both defined here; their work is :mod:`memviz.verdic
 * excess      p1 − p0, Newcombe's hybrid score interval (:mod:`memviz.measure.floor`).
 * copy_share  c = (p1 − p0) / (1 − p0), MOVER-R interval (:mod:`memviz.verdict.share`).
 * close       how close every generated row is to its nearest training row against the hold-out's rows
-  (:mod:`memviz.measure.dcr`): the too-close share, the identical share and the per-row test of close
+  (:mod:`memviz.measure.tooclose`): the too-close share, the identical share and the per-row test of close
   copies, each an exact test.
 * identical_share, holdout_identical_share  share of generated / hold-out rows equal in every distance
   column to a training row (the closeness tests' counts when they ran).
@@ -43,7 +43,7 @@ from memviz.auditing.notebook import audit_fragment, audit_metrics, log_mlflow
 from memviz.evidence.suite import Evidence
 from memviz.folders import folder_unit
 from memviz.io import atomic_write_text, dumps, export_csv, to_jsonable
-from memviz.measure.dcr import CloseCopies
+from memviz.measure.tooclose import CloseCopies
 from memviz.tables.redact import key_labels
 from memviz.verdict.evidence_words import result_record
 from memviz.verdict.build import KEY, audit_fields, key_part, run_fields
@@ -77,7 +77,7 @@ class Audit:
     (:class:`~memviz.evidence.suite.Evidence`: membership, data copying, attribute inference, or a
     caller's own, each with ``to_dict()`` and ``sentence()``; the data-copying test's regions enter the
     verdict's family, the others qualify it). ``close``: the closeness tests
-    (:class:`~memviz.measure.dcr.CloseCopies`; None without a hold-out at hand); ``family``: the verdict's
+    (:class:`~memviz.measure.tooclose.CloseCopies`; None without a hold-out at hand); ``family``: the verdict's
     evidence, Holm-adjusted (:class:`~memviz.verdict.family.Family`). ``generated``: per generated row
     synthetic_id, nn1, ratio, memorized, exact of the ratio test, and close_nn1, distance, too_close, close of the
     closeness tests (M rows); ``floor_detail``: the ratio test's :class:`~memviz.measure.floor.Floor` (pass it to
@@ -424,7 +424,7 @@ class AuditDoors:
         holdout : DataFrame, Table or path, optional: **real rows the generator never saw** (a test
             split). Without it nothing tells copying from resemblance, and the verdict refuses
             (``no_holdout``); one that shares rows with the training table beyond what the training table
-            shares with itself is refused (:func:`memviz.measure.dcr.check_holdout`).
+            shares with itself is refused (:func:`memviz.measure.tooclose.check_holdout`).
         schema : :class:`~memviz.tables.schema.Schema` or a meta.json path; ``metadata``: SDV
             single-table metadata (dict or path, :meth:`Schema.from_sdv`); neither: inferred.
         target : the label column when the schema is inferred or read from SDV metadata.

@@ -36,11 +36,12 @@ import pandas as pd
 
 from memviz.io import VERSION, atomic_write_parquet, atomic_write_text
 
+#: 7: the too-close tests' module is memviz.measure.tooclose (CloseCopies, Nearest; was measure.dcr);
 #: 6: the verdict's room below viz: Family, Provenance, RunInfo and RowTest in memviz.verdict;
 #: 5: NullFit in measure.nullfit; a composite key's parts in the per-row table;
 #: 4: RunInfo, Provenance (auditing.provenance) and RowTest (auditing.rowtest) in modules of their own;
 #: 3: the near-verbatim member, ties, the pooled identical test, regions; rows named by the key
-FORMAT = "memviz.audit.stored/6"
+FORMAT = "memviz.audit.stored/7"
 _OWN = re.compile(r"[0-9a-f]{12}_[0-9]+\.(parquet|npy)")   # the files a save writes (others are left alone)
 INDEX = "index.json"
 #: the folder of a run's kept audit

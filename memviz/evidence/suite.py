@@ -201,7 +201,7 @@ def audit_evidence(train: Table, synthetic: Table, holdout: CheckedHoldout | Tab
     d1_synthetic, nn1_synthetic : (M,) the memorization pass's NN1 distances and training positions
         (``nn1_pos``) of ``synthetic`` under ``engine``.
     d1_holdout, nn1_holdout : (H,) the same of ``holdout`` when the caller already searched them (the
-        audit's closeness tests, :mod:`memviz.measure.dcr`).
+        audit's closeness tests, :mod:`memviz.measure.tooclose`).
     secret : the attribute attack's secret column(s) (default: :func:`audit_secrets`).
     flagged_row_ids : the ratio test's over-copied rows (the membership overlap).
     remote : a callable that takes a fitted engine and returns one offering the same searches elsewhere

@@ -26,7 +26,7 @@ set S (in column order) that matched.
 
 The training rows are read against each other too (:meth:`PartialIndex.leave_one_out`): A of training row i
 among the other N − 1 rows (an exact twin gives 0), which tells how often real rows nearly repeat each other.
-The test of the verdict's family (:func:`memviz.measure.dcr.close_copy_test`) compares the share of generated
+The test of the verdict's family (:func:`memviz.measure.tooclose.close_copy_test`) compares the share of generated
 rows with 1 ≤ A ≤ L (and not identical) with the same share of real rows the model never saw.
 """
 from __future__ import annotations

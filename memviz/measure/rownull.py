@@ -35,7 +35,7 @@ Most rows have h_i = 0, so π_i is shrunk with a prior fitted across rows:
               P(C > c) + U · P(C = c), which is exactly uniform when the predictive is the true law.
 * q-value     Benjamini–Hochberg over the N rows: q_(k) = min_{m ≥ k} p_(m) N / m;
               above_chance = q < 0.05 (the ratio test's count above what fresh rows give; the audit's named
-              rows are another test: :mod:`memviz.measure.dcr`).
+              rows are another test: :mod:`memviz.measure.tooclose`).
 
 Calibration: the spread from the hits and the copies together
 -------------------------------------------------------------
@@ -158,7 +158,7 @@ class RowNull:
     @property
     def above_chance(self) -> np.ndarray:
         """(N,) q < 0.05: more ratio-test copies than fresh rows give the row. Not the audit's named rows (its
-        per-row test of close copies, :mod:`memviz.measure.dcr`), which can differ: a row copied with one cell
+        per-row test of close copies, :mod:`memviz.measure.tooclose`), which can differ: a row copied with one cell
         moved is no ratio-test copy."""
         return self.q_value < Q_LEVEL
 

@@ -27,7 +27,7 @@ meet a training row; half training rows in a hold-out of a table that repeats no
 The rows of both tables are hashed once here, and a :class:`CheckedHoldout` remembers the table it was
 checked against; handed to a function with another reference it is checked again against that one.
 :func:`memviz.audit` makes it once and passes it to the floor, the DCR share and the privacy tests (issue 37
-item 4). The closeness tests' own refusal (:func:`memviz.measure.dcr.check_holdout`) is another test: an
+item 4). The closeness tests' own refusal (:func:`memviz.measure.tooclose.check_holdout`) is another test: an
 exact test of the hold-out's identical share against the training table's own repeats, read from the
 standardized distances.
 """
@@ -140,7 +140,7 @@ def refuse_shared_rows(source: str, n_matching: int, n_holdout: int, n_repeated:
                        itself: bool = False) -> SharedRows:
     """:func:`shared_rows`, refused in one line naming ``source`` (:meth:`SharedRows.message`): the one door
     of the hold-out rule, for :func:`checked_holdout` and the closeness tests'
-    :func:`memviz.measure.dcr.check_holdout`."""
+    :func:`memviz.measure.tooclose.check_holdout`."""
     r = shared_rows(n_matching, n_holdout, n_repeated, n_train, itself=itself)
     if r.refused:
         raise RefusedVerdict(r.message(source))

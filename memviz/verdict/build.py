@@ -5,7 +5,7 @@ It composes the existing pieces, never a second floor or null: one
 synthetic rows (:func:`~memviz.measure.memorization.memorization`) and the hold-out
 (:func:`~memviz.measure.floor.holdout_floor`); one with the standardized distance (the same engine when
 the audit's distance is standardized, else one sharing its encoder) gives every generated, hold-out and
-training row its nearest training row for the closeness tests (:mod:`memviz.measure.dcr`), and the same
+training row its nearest training row for the closeness tests (:mod:`memviz.measure.tooclose`), and the same
 distances to the data-copying test; the excess comes from :func:`~memviz.measure.floor.excess`, the
 verdict's family from :mod:`memviz.verdict.family`, closeness in the data's units from
 :mod:`memviz.measure.closeness`, the column summary from :mod:`memviz.leaks.columns`, Shape and the DCR
@@ -53,7 +53,7 @@ from memviz.io import VERSION
 from memviz.leaks.columns import column_match_rates
 from memviz.measure.closeness import nn1_closeness
 from memviz.measure.closeness import summary as close_summary
-from memviz.measure.dcr import (
+from memviz.measure.tooclose import (
     DISTANCE,
     Q_LEVEL,
     ROW_COLUMNS,
@@ -82,7 +82,7 @@ from memviz.warmup.run import load_warmup
 from memviz.warmup.store import RunStore
 
 if TYPE_CHECKING:
-    from memviz.measure.dcr import CloseCopies
+    from memviz.measure.tooclose import CloseCopies
     from memviz.measure.floor import Floor
 
 
@@ -216,7 +216,7 @@ def _version() -> str:
 
 @dataclass(frozen=True, eq=False)
 class ClosenessTests:
-    """The closeness tests of one audit and what they searched: the :class:`~memviz.measure.dcr.CloseCopies`,
+    """The closeness tests of one audit and what they searched: the :class:`~memviz.measure.tooclose.CloseCopies`,
     the standardized engine on the training rows, and the nearest training row of every generated and
     hold-out row (reused by the data-copying test)."""
 
@@ -228,7 +228,7 @@ class ClosenessTests:
 
 def closeness_tests(train: Table, synthetic, holdout, engine, *, synthetic_near=None,
                     device: str = "auto", remote=None, encoded=None) -> ClosenessTests:
-    """The closeness tests (:mod:`memviz.measure.dcr`) of ``synthetic`` (a Table or a frame of the training
+    """The closeness tests (:mod:`memviz.measure.tooclose`) of ``synthetic`` (a Table or a frame of the training
     columns) against ``holdout``: the audit's ``engine`` when its distance is the standardized one (then
     ``synthetic_near``, the memorization pass's NN1 distances and positions, is reused), else one fitted
     beside it (sharing its encoder); the training rows against each other (leave one out); the hold-out

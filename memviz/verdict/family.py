@@ -12,14 +12,14 @@ member          the test
                 (:func:`memviz.measure.floor.excess_p_value`)
 ``too_close``   generated rows nearer their training row than all but 5 % of the hold-out rows, than all but
                 1 %, and than every one: exact Beta-Binomial p at each level, Bonferroni over the levels
-                (:mod:`memviz.measure.dcr`)
+                (:mod:`memviz.measure.tooclose`)
 ``identical``   generated rows equal to a training row, against the hold-out's share and (when they repeat each
                 other as often) the training rows' own: Fisher's exact p
 ``partial``     generated rows equal to a training row in every column but one (or two), against the same share
                 of the reference rows: Fisher's exact p, Bonferroni over the two levels
                 (:mod:`memviz.measure.partial`)
 ``rows``        some training row has more close copies than real rows give it: Simes' p of the exact per-row
-                test, the same test that names the rows (:mod:`memviz.measure.dcr`)
+                test, the same test that names the rows (:mod:`memviz.measure.tooclose`)
 ``local``       some region of the data copies (the data-copying test's cells,
                 :mod:`memviz.evidence.datacopying`): the smallest cell q-value; a member only when the
                 test ran

@@ -1,13 +1,13 @@
 """What the per-row test can see at an audit's sizes.
 
-The per-row test of close copies (:mod:`memviz.measure.dcr`) is an exact conditional test: given the
+The per-row test of close copies (:mod:`memviz.measure.tooclose`) is an exact conditional test: given the
 close copies n_i a training row draws from the generated and the reference rows together, its generated
 count is Binomial(n_i, s) under the null, s = M / (M + R), whatever the rows' own propensities. So its
 calibration needs no simulation (rows are named only once the verdict's family holds, so with no copying
 a row is named at most 5 % of the time; ``benchmarks/bench_verdict.py`` measures it on fresh real rows),
 and its power has a closed form: a row with c close copies and no close real row has p = s^c, and it is
 named on its own when s^c is at most the level over the rows that entered
-(:meth:`memviz.measure.dcr.CloseCopies.copies_needed`). That count is what the audit states: few copies
+(:meth:`memviz.measure.tooclose.CloseCopies.copies_needed`). That count is what the audit states: few copies
 where the reference outnumbers the generated rows, many where M ≫ R.
 """
 from __future__ import annotations
@@ -21,7 +21,7 @@ from memviz.verdict.family import ALPHA
 
 @dataclass(frozen=True)
 class RowTest:
-    """What the per-row test of close copies (:mod:`memviz.measure.dcr`) can see at these sizes
+    """What the per-row test of close copies (:mod:`memviz.measure.tooclose`) can see at these sizes
     (:func:`memviz.verdict.rowtest.row_test`).
 
     status : ``exact`` (it ran: an exact conditional test, so it names a row falsely at most at its level
@@ -65,7 +65,7 @@ LOW_POWER_COPIES = 20
 
 
 def row_test(close, n_reference_rows: int, n_holdout: int, n_generated: int) -> RowTest:
-    """The :class:`RowTest` of a :class:`~memviz.measure.dcr.CloseCopies` (None: the test did not run, or
+    """The :class:`RowTest` of a :class:`~memviz.measure.tooclose.CloseCopies` (None: the test did not run, or
     ``n_holdout`` = 0: no hold-out). The count needed is the one that names a lone row at the level rows are
     named at once the family holds (α, :attr:`memviz.verdict.family.Family.naming_level`)."""
     if n_holdout == 0:

@@ -32,7 +32,7 @@ often). ``--fail-on copying`` passes it; ``--fail-on rows`` fails on it, as on n
 So "no copying" never stands beside an identical or too-close share the family finds above the hold-out's,
 and no generator's other rows can cancel its copies: each test reads how close every generated row is, not
 an average of flags, and the too-close share is read at the tail too (nearer than 99 % of real rows, and than
-every one of them: :data:`memviz.measure.dcr.TAIL_QUANTILES`), so copies that fill no more than α's 5 % quota
+every one of them: :data:`memviz.measure.tooclose.TAIL_QUANTILES`), so copies that fill no more than α's 5 % quota
 are still seen. A quality too low refuses only a clean bill: verbatim copies are copying whatever the
 quality of the rest.
 
@@ -79,7 +79,7 @@ from memviz.verdict.rowtest import RowTest
 if TYPE_CHECKING:
     import pandas as pd
 
-    from memviz.measure.dcr import CloseCopies
+    from memviz.measure.tooclose import CloseCopies
 
 
 class AuditFigures(Protocol):

@@ -224,7 +224,7 @@ def copies_null_plot(table: pd.DataFrame, log_y: bool = True) -> go.Figure:
 def closeness_plot(generated, holdout, threshold: float, *, region: str = "") -> go.Figure:
     """How close every row is to its nearest training row: the cumulative share of the generated rows
     and of the hold-out's real rows within each distance D (the standardized distance,
-    :mod:`memviz.measure.dcr`), identical rows (D = 0) at the left edge, the too-close threshold t marked;
+    :mod:`memviz.measure.tooclose`), identical rows (D = 0) at the left edge, the too-close threshold t marked;
     ``region`` (words: "the region set apart by sex and age") titles the figure of one region's rows.
 
     share(x) = #{rows with D ≤ x} / rows, per group; a generated curve above the real one at the left is

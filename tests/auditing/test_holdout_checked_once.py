@@ -12,7 +12,7 @@ rows counted against the half once (the door). Two remain, and are other things:
 
 * :func:`memviz.tables.data.fingerprint` of the hold-out, once (in the door): the provenance hash of its values
   and row_ids that audit.json records and the floor's refusal of the reference itself compares, not a row hash;
-* :func:`memviz.measure.dcr.check_holdout`, once: the closeness tests' reading of the one hold-out rule
+* :func:`memviz.measure.tooclose.check_holdout`, once: the closeness tests' reading of the one hold-out rule
   (:func:`memviz.tables.holdout.shared_rows`, issue 49: the door's rule since the flat half was dropped) from
   the standardized distances; it runs before the door because its refusal (and the closeness test's refusal of an
   empty hold-out) is the one a user gets today.
@@ -39,11 +39,11 @@ PKG = Path(memviz.__file__).parent
 def _counting(monkeypatch, hold_rows: int) -> Counter:
     """Count, from here on, the hold-out's column/row checks (the door's and the DCR share's own), its row
     hashes, its fingerprints and the closeness test's overlap check."""
-    from memviz.measure import dcr
+    from memviz.measure import tooclose
     from memviz.verdict import build
 
     n = Counter()
-    as_table, row_hashes, fingerprint, check = eh.as_table, eh.row_hashes, eh.fingerprint, dcr.check_holdout
+    as_table, row_hashes, fingerprint, check = eh.as_table, eh.row_hashes, eh.fingerprint, tooclose.check_holdout
     same_columns = es.check_same_columns
 
     def counted_as_table(train, other, role, what, **k):
@@ -70,7 +70,7 @@ def _counting(monkeypatch, hold_rows: int) -> Counter:
     monkeypatch.setattr(eh, "as_table", counted_as_table)
     monkeypatch.setattr(eh, "row_hashes", counted_row_hashes)
     monkeypatch.setattr(eh, "fingerprint", counted_fingerprint)
-    monkeypatch.setattr(dcr, "check_holdout", counted_check)
+    monkeypatch.setattr(tooclose, "check_holdout", counted_check)
     monkeypatch.setattr(build, "check_holdout", counted_check)    # the builder's own name for it
     monkeypatch.setattr(es, "check_same_columns", counted_same_columns)
     return n

@@ -1,7 +1,7 @@
 """What the audit states of its per-row test (memviz.verdict.rowtest) is what the test does."""
 import numpy as np
 
-from memviz.measure.dcr import Nearest, close_copy_test
+from memviz.measure.tooclose import Nearest, close_copy_test
 from memviz.verdict.family import ALPHA
 from memviz.verdict.rowtest import row_test
 

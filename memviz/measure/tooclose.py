@@ -1,4 +1,5 @@
-"""How close every generated row is to the training rows, read against real rows the model never saw.
+"""The too-close tests (and the identical, near-verbatim and per-row ones): how close every generated row is
+to the training rows, read against real rows the model never saw.
 
 The ratio test (:mod:`memviz.measure.memorization`) asks whether a generated row is *relatively*
 nearer its nearest training row than its second nearest; averaged over a table, rows a generator

@@ -1,4 +1,4 @@
-"""The closeness tests (memviz.measure.dcr): exact under the null, cross-checked with scipy and a plain loop,
+"""The closeness tests (memviz.measure.tooclose): exact under the null, cross-checked with scipy and a plain loop,
 and able to see what the ratio test's averages hide."""
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from scipy import stats
 import memviz
 from memviz.engine.neighbors import NeighborEngine
 from memviz.errors import MemvizError
-from memviz.measure.dcr import (
+from memviz.measure.tooclose import (
     CLOSE_QUANTILE,
     Nearest,
     check_holdout,
